@@ -1,0 +1,139 @@
+/* cmd.c — the command table and the helpers every command shares. */
+#include "cmd/cmd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One line per command, in the order `cuco --help` lists them. */
+const cuco_cmd *const cuco_commands[] = {
+	&cmd_ls,
+	&cmd_show,
+	&cmd_diff,
+	&cmd_export,
+	&cmd_pin,
+	&cmd_unpin,
+	&cmd_reject,
+	&cmd_report,
+	NULL,
+};
+
+const cuco_cmd *cmd_find(const char *name)
+{
+	for (int i = 0; cuco_commands[i]; i++)
+		if (strcmp(cuco_commands[i]->name, name) == 0)
+			return cuco_commands[i];
+	return NULL;
+}
+
+int cmd_fail(const cuco_err *err)
+{
+	fprintf(stderr, "cuco: %s\n", err->msg);
+	return err->code ? err->code : CUCO_EDATA;
+}
+
+int cmd_usage_error(const cuco_cmd *cmd, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "cuco: %s: %s (see 'cuco %s --help')\n", cmd->name, what, cmd->name);
+	return CUCO_EUSAGE;
+}
+
+void cmd_print_usage(const cuco_cmd *cmd, const char *options)
+{
+	printf("usage: cuco %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
+	if (options && *options)
+		printf("\noptions:\n%s", options);
+}
+
+const char *cmd_run_dir(const char *opt)
+{
+	if (opt && *opt)
+		return opt;
+	const char *env = getenv("CUCO_RUN");
+	if (env && *env)
+		return env;
+	return "runs/latest";
+}
+
+int cmd_open_store(const char *run_dir, unsigned flags, cuco_store **st)
+{
+	cuco_err err = { 0 };
+	if (cuco_store_open(run_dir, flags, st, &err) != CUCO_OK)
+		return cmd_fail(&err);
+	return CUCO_OK;
+}
+
+static int find_best(cuco_txn *txn, void *arg)
+{
+	cuco_summary s;
+	int rc = cuco_best(txn, &s);
+	if (rc == CUCO_OK)
+		*(uint64_t *)arg = s.id;
+	return rc;
+}
+
+struct find_origin { cuco_origin origin; uint64_t id; };
+
+static int find_origin(cuco_txn *txn, void *arg)
+{
+	struct find_origin *fo = arg;
+	cuco_summary *sums = NULL;
+	size_t n = 0;
+	int rc = cuco_summary_all(txn, &sums, &n);
+	if (rc != CUCO_OK)
+		return rc;
+	/* The latest one: a resumed run re-measures its baseline. */
+	for (size_t i = n; i-- > 0;)
+		if (sums[i].origin == fo->origin) {
+			fo->id = sums[i].id;
+			break;
+		}
+	free(sums);
+	return fo->id ? CUCO_OK : cuco_txn_fail(txn, CUCO_ENOTFOUND, "no %s candidate yet",
+		cuco_origin_name(fo->origin));
+}
+
+int cmd_resolve_id(cuco_store *st, const char *text, uint64_t *id)
+{
+	cuco_err err = { 0 };
+	if (strcmp(text, "best") == 0) {
+		if (cuco_store_read(st, find_best, id, &err) != CUCO_OK) {
+			if (err.code == CUCO_ENOTFOUND)
+				cuco_errf(&err, CUCO_EDATA, "%s: no finished candidate yet", cuco_store_dir(st));
+			return cmd_fail(&err);
+		}
+		return CUCO_OK;
+	}
+	if (strcmp(text, "baseline") == 0 || strcmp(text, "seed") == 0) {
+		struct find_origin fo = { text[0] == 'b' ? CUCO_ORIGIN_BASELINE : CUCO_ORIGIN_SEED, 0 };
+		if (cuco_store_read(st, find_origin, &fo, &err) != CUCO_OK) {
+			err.code = CUCO_EDATA;
+			return cmd_fail(&err);
+		}
+		*id = fo.id;
+		return CUCO_OK;
+	}
+	char *end = NULL;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (!*text || *end || v == 0) {
+		cuco_errf(&err, CUCO_EUSAGE, "%s: not a candidate id (a number, best, baseline or seed)", text);
+		return cmd_fail(&err);
+	}
+	*id = v;
+	return CUCO_OK;
+}
+
+void cmd_author(char *buf, size_t size)
+{
+	const char *user = getenv("USER");
+	char host[128] = "localhost";
+	gethostname(host, sizeof host - 1);
+	host[sizeof host - 1] = '\0';
+	snprintf(buf, size, "%s@%s", user && *user ? user : "user", host);
+}

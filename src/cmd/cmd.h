@@ -1,0 +1,40 @@
+/* cmd.h — the CLI's commands, one file each (cmd-*.c), and the helpers
+ * they share. main() finds a command in cuco_commands[] and runs it;
+ * a command returns an exit code (CUCO_OK, CUCO_EUSAGE, CUCO_EDATA,
+ * CUCO_EENV) and prints its own output; errors go through cmd_fail(). */
+#ifndef CUCO_CMD_H
+#define CUCO_CMD_H
+
+#include "core.h"
+#include "store/store.h"
+
+typedef struct cuco_cmd {
+	const char *name;
+	const char *usage;    /* arguments after the name */
+	const char *summary;  /* one line for `cuco --help` */
+	int (*exec)(int argc, char **argv);  /* argv[0] is the command name */
+} cuco_cmd;
+
+extern const cuco_cmd *const cuco_commands[];  /* NULL-terminated */
+const cuco_cmd *cmd_find(const char *name);
+
+/* Print "cuco: <msg>" on stderr and return err->code. */
+int cmd_fail(const cuco_err *err);
+/* Print "cuco: <cmd>: <what>" plus a usage hint and return CUCO_EUSAGE. */
+int cmd_usage_error(const cuco_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cmd_print_usage(const cuco_cmd *cmd, const char *options);
+
+/* The run directory: --run DIR, else $CUCO_RUN, else runs/latest. */
+const char *cmd_run_dir(const char *opt);
+/* Open a run's store, printing the error; returns an exit code. */
+int cmd_open_store(const char *run_dir, unsigned flags, cuco_store **st);
+/* Parse a candidate id, or "best"/"baseline" resolved against the store. */
+int cmd_resolve_id(cuco_store *st, const char *text, uint64_t *id);
+/* Author of a human action: $USER@hostname. */
+void cmd_author(char *buf, size_t size);
+
+/* The commands. */
+extern const cuco_cmd cmd_ls, cmd_show, cmd_diff, cmd_export, cmd_pin, cmd_unpin,
+	cmd_reject, cmd_report;
+
+#endif

@@ -1,0 +1,219 @@
+/* eval.h — workloads and the evaluation cascade.
+ *
+ * A workload is a folder with workload.json (docs/workloads.md): sizes,
+ * files, build and run command templates, the design space and its
+ * constraints, a peak model and context documents. The evaluator takes a
+ * candidate's source and directive through compile → run and verify →
+ * benchmark, each stage a child process in its own process group with a
+ * wall-clock limit, resource limits, a private working directory and a
+ * scrubbed environment, and returns a classified result.
+ *
+ * Threads: cuco_eval_candidate() may be called from several threads at
+ * once. Compiles then run in parallel; the run and benchmark stages of
+ * candidates that share devices take the evaluator's device lock, one at a
+ * time, so timings are not polluted. The evaluator never calls an LLM,
+ * never draws, and never touches the store: the caller records results.
+ */
+#ifndef CUCO_EVAL_H
+#define CUCO_EVAL_H
+
+#include "core.h"
+#include "store/store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CUCO_MAX_DIMS 24
+#define CUCO_MAX_VALUES 32
+#define CUCO_MAX_SIZES 8
+#define CUCO_MAX_SIZE_VARS 12
+#define CUCO_MAX_CONSTRAINTS 16
+#define CUCO_MAX_CONTEXT 8
+
+/* ---- workloads ---------------------------------------------------------- */
+
+typedef enum cuco_family { CUCO_FAMILY_CPU_MPI, CUCO_FAMILY_CUDA_NCCL, CUCO_FAMILY_CUDA } cuco_family;
+typedef enum cuco_dim_kind { CUCO_DIM_ENUM, CUCO_DIM_INT } cuco_dim_kind;
+
+/* One dimension of the design space: a directive field (backend, issuer,
+ * placement, sync, granularity) or a free knob. */
+typedef struct cuco_dim {
+	char name[32];
+	bool directive;          /* one of the five directive fields */
+	cuco_dim_kind kind;
+	int nvalues;             /* ENUM: allowed values; INT: the explicit list if given */
+	char values[CUCO_MAX_VALUES][32];
+	long min, max, step;     /* INT range when nvalues == 0 */
+	bool pow2;               /* INT: powers of two in [min,max] */
+	char define[48];         /* reaches the source as -D<define>=<value>, or */
+	char slot[48];           /* replaces the template slot @<slot>@ in the source */
+	char help[256];          /* one-line explanation (teaching, prompts) */
+} cuco_dim;
+
+/* A forbidden combination: a point matching every listed dimension's
+ * values is invalid and never run. */
+typedef struct cuco_constraint {
+	int nterms;
+	struct {
+		char dim[32];
+		int nvalues;
+		char values[8][32];
+	} terms[4];
+	char why[160];
+} cuco_constraint;
+
+typedef struct cuco_size {
+	char name[32];
+	int nvars;
+	struct { char name[24]; long value; } vars[CUCO_MAX_SIZE_VARS];
+} cuco_size;
+
+typedef enum cuco_protocol { CUCO_PROTO_NATIVE, CUCO_PROTO_COMPAT } cuco_protocol;
+
+typedef struct cuco_workload {
+	char dir[1024];          /* absolute folder of workload.json */
+	char name[64];
+	char title[128];
+	char description[1024];
+	cuco_family family;
+	int ranks;
+	int nsizes;
+	cuco_size sizes[CUCO_MAX_SIZES];
+	char default_size[32];
+	char baseline_file[128]; /* relative to dir */
+	char seed_file[128];
+	char harness_file[128];  /* may be "" */
+	int nextras;
+	char extras[8][128];
+	char build_cmd[1024];    /* template; see docs/workloads.md for placeholders */
+	char run_cmd[1024];
+	char compiler[256];      /* default {compiler} (mpicc, nvcc) */
+	int ndims;
+	cuco_dim dims[CUCO_MAX_DIMS];
+	int nconstraints;
+	cuco_constraint constraints[CUCO_MAX_CONSTRAINTS];
+	double tolerance;        /* max error accepted */
+	double limit_compile_s, limit_run_s, limit_bench_s;
+	int warmup, reps;        /* benchmark defaults */
+	double max_spread;       /* re-run the benchmark above this (max-min)/min */
+	char peak_bytes[256];    /* expression over size variables */
+	char peak_flops[256];
+	double peak_bandwidth_gbs;  /* hardware peak used for peak_fraction; 0 = unknown */
+	double peak_gflops;
+	cuco_protocol protocol;
+	char compat_pass[128];   /* compat: line pattern meaning correct */
+	char compat_time[128];   /* compat: POSIX ERE, group 1 = time */
+	double compat_time_scale;/* multiply the matched number to get µs */
+	int ncontext;
+	char context[CUCO_MAX_CONTEXT][128];  /* context documents, relative to dir */
+} cuco_workload;
+
+/* Load by folder path, by path to workload.json, or by name looked up in
+ * $CUCO_WORKLOADS, then ./workloads, then the installed data folder. Every
+ * error names the file, the field and the problem. */
+int cuco_workload_load(const char *name_or_path, cuco_workload **out, cuco_err *err);
+void cuco_workload_free(cuco_workload *wl);
+/* Full validation: fields, files present, templates' placeholders known,
+ * seed and baseline readable, constraints naming real dimensions. Calls
+ * report() once per problem found; returns the number of problems. */
+int cuco_workload_check(const char *name_or_path,
+	void (*report)(const char *line, void *arg), void *arg);
+/* Names of the shipped workloads (folders with workload.json) found by the
+ * same search as load; *names malloc'd array of malloc'd strings. */
+int cuco_workload_list(char ***names, size_t *n, cuco_err *err);
+const cuco_size *cuco_workload_size(const cuco_workload *wl, const char *name); /* NULL: default */
+const cuco_dim *cuco_workload_dim(const cuco_workload *wl, const char *name);
+/* Whether a directive lies inside the design space and breaks no constraint;
+ * when not, err says which dimension or constraint. */
+bool cuco_directive_valid(const cuco_workload *wl, const cuco_directive *d, cuco_err *err);
+/* The seed's own directive: each dimension's first value (or min). */
+void cuco_directive_default(const cuco_workload *wl, cuco_directive *out);
+/* Value of a directive field or knob by dimension name ("" if unset). */
+const char *cuco_directive_value(const cuco_directive *d, const char *dim);
+int cuco_directive_set(cuco_directive *d, const char *dim, const char *value);
+/* Bytes and flops of the peak model at a size (NAN when not given). */
+int cuco_workload_peak(const cuco_workload *wl, const cuco_size *size,
+	double *bytes, double *flops, cuco_err *err);
+
+/* ---- evaluator ---------------------------------------------------------- */
+
+typedef enum cuco_runner_kind {
+	CUCO_RUNNER_LOCAL,     /* mpirun -np N (or the command as is for 1 rank) */
+	CUCO_RUNNER_HOSTFILE,  /* mpirun --hostfile FILE -np N */
+	CUCO_RUNNER_SLURM,     /* srun -n N */
+	CUCO_RUNNER_SSH,       /* copy to HOST, run there, bring the output back */
+} cuco_runner_kind;
+
+typedef struct cuco_eval_config {
+	char run_dir[1024];        /* work/ and cache/ live below it */
+	cuco_runner_kind runner;
+	char hostfile[1024];
+	char ssh_host[256];        /* user@host[:port] for CUCO_RUNNER_SSH */
+	char size[32];             /* "" = workload default */
+	int jobs;                  /* parallel compiles; 0 = number of CPUs */
+	double limit_scale;        /* multiplies the manifest's limits; 0 = 1 */
+	long mem_limit_mb;         /* RLIMIT_AS per stage; 0 = default */
+	bool keep_workdirs;
+} cuco_eval_config;
+
+typedef struct cuco_evaluator cuco_evaluator;
+
+int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
+	cuco_evaluator **out, cuco_err *err);
+void cuco_evaluator_free(cuco_evaluator *ev);
+/* Ask evaluations in flight to stop (their stages are killed); used on
+ * shutdown. Safe from any thread. */
+void cuco_evaluator_cancel(cuco_evaluator *ev);
+
+typedef struct cuco_eval_result {
+	bool ok;                     /* passed every stage */
+	bool environment;            /* failure is the environment's, not the candidate's */
+	char failed_stage[16];       /* compile | run | bench */
+	char error_class[24];        /* compile-error | crash | wrong-answer | timeout
+	                                | protocol | environment */
+	int signal;                  /* crash: the signal */
+	char excerpt[2048];          /* tail of the failing stage's output */
+	double max_error;
+	double latency_min_us, latency_median_us, latency_p90_us;
+	int samples;
+	double spread;
+	int nphases;
+	cuco_phase phases[CUCO_MAX_PHASES];
+	double bytes, flops;
+	double peak_fraction;        /* NAN when the workload has no peak */
+	bool cached_build;
+	double compile_s, run_s, bench_s;  /* wall time of each stage */
+	double overhead_s;           /* evaluator time outside the children */
+} cuco_eval_result;
+
+/* Evaluate one candidate end to end. bench=false stops after run+verify.
+ * Returns CUCO_OK whenever a result was produced (pass or classified
+ * failure); an error return means the evaluator itself could not work. */
+int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err);
+
+/* ---- hardware profile (hardware.c) ------------------------------------- */
+
+typedef struct cuco_hardware {
+	char cpu_model[128];
+	int cpus;
+	long mem_mb;
+	int ngpus;                 /* 0 when no GPU is usable */
+	char gpu_model[128];
+	int sm_count;
+	long gpu_mem_mb;
+	double hbm_gbs;            /* peak memory bandwidth */
+	double tensor_tflops;      /* bf16 dense tensor-core peak */
+	char nvlink[256];          /* topology in short, "" when none */
+	char driver[32];
+	char cuda_version[32];
+	char nccl_version[32];     /* of the library that will be loaded */
+	bool gin;                  /* GPU-initiated networking usable */
+	char missing[512];         /* what doctor found missing, "; "-separated */
+} cuco_hardware;
+
+/* Detect what this machine offers; never fails (absent parts stay empty). */
+void cuco_hardware_detect(cuco_hardware *hw);
+struct cJSON *cuco_hardware_to_json(const cuco_hardware *hw);
+
+#endif

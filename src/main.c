@@ -1,0 +1,38 @@
+/* main.c — `cuco`: find the command and run it. */
+#include "cmd/cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void print_help(void)
+{
+	printf("usage: cuco [--version] [--help] COMMAND [ARGS]\n\n"
+	       "A terminal workbench where agents and a cascade evaluator search for\n"
+	       "kernels that overlap computation with communication.\n\ncommands:\n");
+	for (int i = 0; cuco_commands[i]; i++)
+		printf("  %-10s %s\n", cuco_commands[i]->name, cuco_commands[i]->summary);
+	printf("\n'cuco COMMAND --help' describes one command. Exit codes: 0 ok, 1 usage,\n"
+	       "2 bad input or data, 3 environment missing. Manual: man cuco.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_help();
+		return CUCO_EUSAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		print_help();
+		return CUCO_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("cuco %s (store schema %d)\n", CUCO_VERSION, CUCO_SCHEMA_VERSION);
+		return CUCO_OK;
+	}
+	const cuco_cmd *cmd = cmd_find(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "cuco: %s: unknown command (see 'cuco --help')\n", argv[1]);
+		return CUCO_EUSAGE;
+	}
+	return cmd->exec(argc - 1, argv + 1);
+}

@@ -1,0 +1,219 @@
+/* util.c — errors, time, buffers, files. */
+#include "core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int cuco_errf(cuco_err *e, int code, const char *fmt, ...)
+{
+	if (e) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+		va_end(ap);
+		/* One line: a message may quote input that holds newlines. */
+		for (char *p = e->msg; *p; p++)
+			if (*p == '\n' || *p == '\r')
+				*p = ' ';
+		e->code = code;
+	}
+	return code;
+}
+
+double cuco_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double cuco_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void *cuco_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p) {
+		fputs("cuco: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+void *cuco_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p) {
+		fputs("cuco: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+void *cuco_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q) {
+		fputs("cuco: out of memory\n", stderr);
+		abort();
+	}
+	return q;
+}
+
+char *cuco_xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = cuco_xmalloc(n);
+	memcpy(p, s, n);
+	return p;
+}
+
+bool cuco_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t n = strlen(src);
+	bool fits = n < size;
+	if (!fits)
+		n = size - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+	return fits;
+}
+
+static void buf_reserve(cuco_buf *b, size_t extra)
+{
+	if (b->len + extra + 1 <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + extra + 1)
+		cap *= 2;
+	b->data = cuco_xrealloc(b->data, cap);
+	b->cap = cap;
+}
+
+void cuco_buf_append(cuco_buf *b, const char *s, size_t n)
+{
+	buf_reserve(b, n);
+	memcpy(b->data + b->len, s, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void cuco_buf_puts(cuco_buf *b, const char *s)
+{
+	cuco_buf_append(b, s, strlen(s));
+}
+
+void cuco_buf_printf(cuco_buf *b, const char *fmt, ...)
+{
+	va_list ap, ap2;
+	va_start(ap, fmt);
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n > 0) {
+		buf_reserve(b, (size_t)n);
+		vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+		b->len += (size_t)n;
+	}
+	va_end(ap2);
+}
+
+void cuco_buf_free(cuco_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+int cuco_read_file(const char *path, size_t max, char **out, size_t *len, cuco_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cuco_errf(err, errno == ENOENT ? CUCO_ENOTFOUND : CUCO_EENV,
+			"%s: cannot open: %s", path, strerror(errno));
+	cuco_buf b = { 0 };
+	char chunk[65536];
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			close(fd);
+			cuco_buf_free(&b);
+			return cuco_errf(err, CUCO_EENV, "%s: read failed: %s", path, strerror(e));
+		}
+		if (n == 0)
+			break;
+		if (b.len + (size_t)n > max) {
+			close(fd);
+			cuco_buf_free(&b);
+			return cuco_errf(err, CUCO_EDATA, "%s: larger than %zu bytes", path, max);
+		}
+		cuco_buf_append(&b, chunk, (size_t)n);
+	}
+	close(fd);
+	if (!b.data)
+		cuco_buf_append(&b, "", 0);
+	*out = b.data;
+	if (len)
+		*len = b.len;
+	return CUCO_OK;
+}
+
+int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *err)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+		return cuco_errf(err, CUCO_EDATA, "%s: path too long", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return cuco_errf(err, CUCO_EENV, "%s: cannot create: %s", tmp, strerror(errno));
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = write(fd, data + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = errno;
+			close(fd);
+			unlink(tmp);
+			return cuco_errf(err, CUCO_EENV, "%s: write failed: %s", path, strerror(e));
+		}
+		off += (size_t)n;
+	}
+	if (close(fd) != 0 || rename(tmp, path) != 0) {
+		int e = errno;
+		unlink(tmp);
+		return cuco_errf(err, CUCO_EENV, "%s: cannot write: %s", path, strerror(e));
+	}
+	return CUCO_OK;
+}
+
+int cuco_mkdir_p(const char *path, cuco_err *err)
+{
+	char p[4096];
+	if (!cuco_strlcpy(p, path, sizeof p))
+		return cuco_errf(err, CUCO_EDATA, "%s: path too long", path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST)
+			return cuco_errf(err, CUCO_EENV, "%s: cannot create directory: %s", p, strerror(errno));
+		*s = '/';
+	}
+	if (mkdir(p, 0755) != 0 && errno != EEXIST)
+		return cuco_errf(err, CUCO_EENV, "%s: cannot create directory: %s", p, strerror(errno));
+	return CUCO_OK;
+}
