@@ -10,7 +10,6 @@
 const cuco_cmd *const cuco_commands[] = {
 	&cmd_ls,
 	&cmd_show,
-	&cmd_diff,
 	&cmd_export,
 	&cmd_pin,
 	&cmd_unpin,

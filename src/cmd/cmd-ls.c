@@ -1,0 +1,167 @@
+/* cmd-ls.c — `cuco ls`: list a run's candidates. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+
+static const char ls_options[] =
+	"  --run DIR        the run directory (default $CUCO_RUN, else runs/latest)\n"
+	"  --tree           lineage order, children indented under their parent\n"
+	"  --status NAME    only candidates with this status (queued, done, failed, …)\n"
+	"  --origin NAME    only candidates of this origin (baseline, seed, tune, llm-diff, …)\n"
+	"  --island N       only candidates of island N\n"
+	"  --json           print a JSON array of candidate records, nothing else\n";
+
+struct ls_filter {
+	int status;  /* -1 = any */
+	int origin;
+	int island;  /* -2 = any */
+};
+
+static bool keep(const struct ls_filter *f, const cuco_summary *s)
+{
+	return (f->status < 0 || s->status == f->status) && (f->origin < 0 || s->origin == f->origin) &&
+	       (f->island == -2 || s->island == f->island);
+}
+
+struct ls_job {
+	struct ls_filter filter;
+	bool tree, json;
+	cJSON *array;
+};
+
+static void print_row(cuco_txn *txn, const cuco_summary *s, int depth)
+{
+	cuco_candidate *c = cuco_xmalloc(sizeof *c);
+	char dir[160] = "";
+	if (cuco_cand_get(txn, s->id, c) == CUCO_OK)
+		cuco_directive_short(&c->directive, dir, sizeof dir);
+	char lat[32] = "-", spd[32] = "-";
+	if (isfinite(s->latency_median_us))
+		snprintf(lat, sizeof lat, "%.1f", s->latency_median_us);
+	if (isfinite(s->speedup))
+		snprintf(spd, sizeof spd, "%.3fx", s->speedup);
+	printf("%*s%-6llu %-6llu %4d %4d %-10s %-12s %12s %9s %c %s\n", depth * 2, "",
+		(unsigned long long)s->id, (unsigned long long)s->parents[0], s->island, s->generation,
+		cuco_origin_name(s->origin), cuco_status_name(s->status), lat, spd,
+		s->pinned ? '*' : ' ', dir);
+	free(c);
+}
+
+static int add_json(cuco_txn *txn, struct ls_job *job, uint64_t id)
+{
+	cuco_candidate *c = cuco_xmalloc(sizeof *c);
+	int rc = cuco_cand_get(txn, id, c);
+	if (rc == CUCO_OK)
+		cJSON_AddItemToArray(job->array, cuco_candidate_to_json(c));
+	free(c);
+	return rc;
+}
+
+static int ls_txn(cuco_txn *txn, void *arg)
+{
+	struct ls_job *job = arg;
+	cuco_summary *sums;
+	size_t n;
+	int rc = cuco_summary_all(txn, &sums, &n);
+	if (rc)
+		return rc;
+	size_t *order = cuco_xmalloc((n ? n : 1) * sizeof *order);
+	int *depth = cuco_xcalloc(n ? n : 1, sizeof *depth);
+	if (job->tree) {
+		cuco_lineage_order(sums, n, order, depth);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			order[i] = i;
+	}
+	if (!job->json)
+		printf("%-6s %-6s %4s %4s %-10s %-12s %12s %9s %s %s\n", "ID", "PARENT", "ISL", "GEN",
+			"ORIGIN", "STATUS", "MEDIAN_US", "SPEEDUP", "P", "DIRECTIVE");
+	for (size_t i = 0; i < n && rc == CUCO_OK; i++) {
+		const cuco_summary *s = &sums[order[i]];
+		if (!keep(&job->filter, s))
+			continue;
+		if (job->json)
+			rc = add_json(txn, job, s->id);
+		else
+			print_row(txn, s, job->tree ? depth[i] : 0);
+	}
+	free(order);
+	free(depth);
+	free(sums);
+	return rc;
+}
+
+static int ls_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "run", required_argument, NULL, 'r' }, { "tree", no_argument, NULL, 't' },
+		{ "status", required_argument, NULL, 's' }, { "origin", required_argument, NULL, 'o' },
+		{ "island", required_argument, NULL, 'i' }, { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	struct ls_job job = { { -1, -1, -2 }, false, false, NULL };
+	const char *run = NULL;
+	int opt;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'r': run = optarg; break;
+		case 't': job.tree = true; break;
+		case 'j': job.json = true; break;
+		case 'i': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || !*optarg)
+				return cmd_usage_error(&cmd_ls, "--island: '%s' is not a number", optarg);
+			job.filter.island = (int)v;
+			break;
+		}
+		case 's': {
+			cuco_status st;
+			if (cuco_status_parse(optarg, &st))
+				return cmd_usage_error(&cmd_ls, "--status: unknown status '%s'", optarg);
+			job.filter.status = (int)st;
+			break;
+		}
+		case 'o': {
+			cuco_origin o;
+			if (cuco_origin_parse(optarg, &o))
+				return cmd_usage_error(&cmd_ls, "--origin: unknown origin '%s'", optarg);
+			job.filter.origin = (int)o;
+			break;
+		}
+		case 'h': cmd_print_usage(&cmd_ls, ls_options); return CUCO_OK;
+		default: return cmd_usage_error(&cmd_ls, "unknown option");
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error(&cmd_ls, "unexpected argument '%s'", argv[optind]);
+	cuco_store *st;
+	int rc = cmd_open_store(cmd_run_dir(run), CUCO_STORE_RDONLY, &st);
+	if (rc)
+		return rc;
+	if (job.json)
+		job.array = cJSON_CreateArray();
+	cuco_err err = { 0 };
+	rc = cuco_store_read(st, ls_txn, &job, &err);
+	cuco_store_close(st);
+	if (rc) {
+		cJSON_Delete(job.array);
+		return cmd_fail(&err);
+	}
+	if (job.json) {
+		char *text = cJSON_Print(job.array);
+		puts(text);
+		free(text);
+		cJSON_Delete(job.array);
+	}
+	return CUCO_OK;
+}
+
+const cuco_cmd cmd_ls = { "ls", "[--run DIR] [--tree] [--status S] [--origin O] [--island N] [--json]",
+	"list the candidates of a run", ls_exec };

@@ -1,0 +1,599 @@
+/* tables.c — typed access to the store's tables inside a transaction. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "store/store_int.h"
+
+/* ---- keys ----------------------------------------------------------------- */
+
+static void be64(uint64_t v, unsigned char out[8])
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		out[i] = (unsigned char)v;
+}
+
+static uint64_t from_be64(const void *p)
+{
+	const unsigned char *b = p;
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
+/* Map a score to a key that sorts best first: higher scores, then lower ids. */
+static void score_key(double score, uint64_t id, unsigned char out[16])
+{
+	uint64_t bits;
+	memcpy(&bits, &score, sizeof bits);
+	bits = (bits >> 63) ? ~bits : bits | (1ull << 63);  /* ascending order */
+	be64(~bits, out);                                    /* descending */
+	be64(id, out + 8);
+}
+
+static bool scored(const cuco_summary *s)
+{
+	return s->status == CUCO_STATUS_DONE && isfinite(s->score);
+}
+
+/* ---- JSON values ---------------------------------------------------------- */
+
+static int put_json(cuco_txn *txn, int table, MDB_val *key, cJSON *j, unsigned flags, const char *what)
+{
+	char *text = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	if (!text)
+		return cuco_txn_fail(txn, CUCO_EENV, "%s: cannot encode %s", txn->st->dir, what);
+	MDB_val v = { strlen(text), text };
+	int rc = mdb_put(txn->t, txn->st->dbi[table], key, &v, flags);
+	free(text);
+	return rc ? store_mdb_error(txn, what, rc) : CUCO_OK;
+}
+
+static cJSON *get_json(cuco_txn *txn, const MDB_val *v, const char *what)
+{
+	cJSON *j = cJSON_ParseWithLength(v->mv_data, v->mv_size);
+	if (!j)
+		cuco_txn_fail(txn, CUCO_EDATA, "%s: %s: record is not valid JSON", txn->st->dir, what);
+	return j;
+}
+
+static uint64_t last_key(cuco_txn *txn, int table)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	uint64_t last = 0;
+	if (mdb_cursor_open(txn->t, txn->st->dbi[table], &c))
+		return 0;
+	if (mdb_cursor_get(c, &k, &v, MDB_LAST) == 0 && k.mv_size == 8)
+		last = from_be64(k.mv_data);
+	mdb_cursor_close(c);
+	return last;
+}
+
+/* ---- candidates ----------------------------------------------------------- */
+
+static void summarize(const cuco_candidate *c, cuco_summary *s)
+{
+	memset(s, 0, sizeof *s);
+	s->id = c->id;
+	for (int i = 0; i < c->nparents && i < CUCO_MAX_PARENTS; i++)
+		s->parents[i] = c->parents[i];
+	s->island = c->island;
+	s->generation = c->generation;
+	s->origin = (uint8_t)c->origin;
+	s->status = (uint8_t)c->status;
+	s->pinned = c->pinned;
+	s->score = c->score;
+	s->latency_median_us = c->latency_median_us;
+	s->speedup = c->speedup;
+}
+
+static int unlink_old(cuco_txn *txn, const cuco_summary *old)
+{
+	unsigned char ck[8], sk[16];
+	be64(old->id, ck);
+	for (int i = 0; i < CUCO_MAX_PARENTS; i++) {
+		if (!old->parents[i])
+			continue;
+		unsigned char pk[8];
+		be64(old->parents[i], pk);
+		MDB_val k = { 8, pk }, v = { 8, ck };
+		int rc = mdb_del(txn->t, txn->st->dbi[T_CHILDREN], &k, &v);
+		if (rc && rc != MDB_NOTFOUND)
+			return store_mdb_error(txn, "children", rc);
+	}
+	if (scored(old)) {
+		score_key(old->score, old->id, sk);
+		MDB_val k = { 16, sk };
+		int rc = mdb_del(txn->t, txn->st->dbi[T_BY_SCORE], &k, NULL);
+		if (rc && rc != MDB_NOTFOUND)
+			return store_mdb_error(txn, "by_score", rc);
+	}
+	return CUCO_OK;
+}
+
+static int link_new(cuco_txn *txn, const cuco_summary *s)
+{
+	unsigned char ck[8], sk[16];
+	be64(s->id, ck);
+	for (int i = 0; i < CUCO_MAX_PARENTS; i++) {
+		if (!s->parents[i])
+			continue;
+		unsigned char pk[8];
+		be64(s->parents[i], pk);
+		MDB_val k = { 8, pk }, v = { 8, ck };
+		int rc = mdb_put(txn->t, txn->st->dbi[T_CHILDREN], &k, &v, MDB_NODUPDATA);
+		if (rc && rc != MDB_KEYEXIST)
+			return store_mdb_error(txn, "children", rc);
+	}
+	if (scored(s)) {
+		score_key(s->score, s->id, sk);
+		MDB_val k = { 16, sk }, v = { 0, "" };
+		int rc = mdb_put(txn->t, txn->st->dbi[T_BY_SCORE], &k, &v, 0);
+		if (rc)
+			return store_mdb_error(txn, "by_score", rc);
+	}
+	return CUCO_OK;
+}
+
+int cuco_cand_put(cuco_txn *txn, cuco_candidate *c)
+{
+	if (c->nparents < 0 || c->nparents > CUCO_MAX_PARENTS)
+		return cuco_txn_fail(txn, CUCO_EDATA, "candidate: parents: %d is out of 0..2", c->nparents);
+	if (c->id == 0)
+		c->id = last_key(txn, T_CANDIDATES) + 1;
+	double now = cuco_now();
+	if (c->created == 0)
+		c->created = now;
+	c->updated = now;
+
+	unsigned char key[8];
+	be64(c->id, key);
+	MDB_val k = { 8, key }, v;
+	int rc = mdb_get(txn->t, txn->st->dbi[T_SUMMARIES], &k, &v);
+	if (rc == 0 && v.mv_size == sizeof(cuco_summary)) {
+		cuco_summary old;
+		memcpy(&old, v.mv_data, sizeof old);
+		if (unlink_old(txn, &old) != CUCO_OK)
+			return txn->code;
+	} else if (rc && rc != MDB_NOTFOUND) {
+		return store_mdb_error(txn, "summaries", rc);
+	}
+
+	if (put_json(txn, T_CANDIDATES, &k, cuco_candidate_to_json(c), 0, "candidates") != CUCO_OK)
+		return txn->code;
+	cuco_summary s;
+	summarize(c, &s);
+	MDB_val sv = { sizeof s, &s };
+	rc = mdb_put(txn->t, txn->st->dbi[T_SUMMARIES], &k, &sv, 0);
+	if (rc)
+		return store_mdb_error(txn, "summaries", rc);
+	return link_new(txn, &s);
+}
+
+int cuco_cand_get(cuco_txn *txn, uint64_t id, cuco_candidate *out)
+{
+	unsigned char key[8];
+	be64(id, key);
+	MDB_val k = { 8, key }, v;
+	int rc = mdb_get(txn->t, txn->st->dbi[T_CANDIDATES], &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return store_notfound(txn, "%s: candidate %llu: no such candidate", txn->st->dir,
+			(unsigned long long)id);
+	if (rc)
+		return store_mdb_error(txn, "candidates", rc);
+	cJSON *j = get_json(txn, &v, "candidates");
+	if (!j)
+		return txn->code;
+	cuco_err err;
+	rc = cuco_candidate_from_json(j, out, &err);
+	cJSON_Delete(j);
+	if (rc)
+		return cuco_txn_fail(txn, CUCO_EDATA, "%s: candidate %llu: %s", txn->st->dir,
+			(unsigned long long)id, err.msg);
+	return CUCO_OK;
+}
+
+uint64_t cuco_cand_last_id(cuco_txn *txn)
+{
+	return last_key(txn, T_CANDIDATES);
+}
+
+int cuco_cand_each(cuco_txn *txn, uint64_t from, int (*fn)(const cuco_candidate *, void *), void *arg)
+{
+	MDB_cursor *cur;
+	int rc = mdb_cursor_open(txn->t, txn->st->dbi[T_CANDIDATES], &cur);
+	if (rc)
+		return store_mdb_error(txn, "candidates", rc);
+	unsigned char key[8];
+	be64(from, key);
+	MDB_val k = { 8, key }, v;
+	cuco_candidate *c = cuco_xmalloc(sizeof *c);
+	int ret = CUCO_OK;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		cJSON *j = get_json(txn, &v, "candidates");
+		cuco_err err;
+		if (!j) {
+			ret = txn->code;
+			break;
+		}
+		int prc = cuco_candidate_from_json(j, c, &err);
+		cJSON_Delete(j);
+		if (prc) {
+			ret = cuco_txn_fail(txn, CUCO_EDATA, "%s: candidate %llu: %s", txn->st->dir,
+				(unsigned long long)from_be64(k.mv_data), err.msg);
+			break;
+		}
+		if ((ret = fn(c, arg)) != 0)
+			break;
+	}
+	if (rc && rc != MDB_NOTFOUND)
+		ret = store_mdb_error(txn, "candidates", rc);
+	free(c);
+	mdb_cursor_close(cur);
+	return ret;
+}
+
+int cuco_summary_all(cuco_txn *txn, cuco_summary **out, size_t *n)
+{
+	MDB_stat ms;
+	int rc = mdb_stat(txn->t, txn->st->dbi[T_SUMMARIES], &ms);
+	if (rc)
+		return store_mdb_error(txn, "summaries", rc);
+	cuco_summary *sums = cuco_xmalloc((ms.ms_entries ? ms.ms_entries : 1) * sizeof *sums);
+	size_t count = 0;
+	MDB_cursor *cur;
+	if ((rc = mdb_cursor_open(txn->t, txn->st->dbi[T_SUMMARIES], &cur))) {
+		free(sums);
+		return store_mdb_error(txn, "summaries", rc);
+	}
+	MDB_val k, v;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && count < ms.ms_entries;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (v.mv_size != sizeof *sums)
+			continue;  /* written by another layout: skip rather than misread */
+		memcpy(&sums[count++], v.mv_data, sizeof *sums);
+	}
+	mdb_cursor_close(cur);
+	if (rc && rc != MDB_NOTFOUND) {
+		free(sums);
+		return store_mdb_error(txn, "summaries", rc);
+	}
+	*out = sums;
+	*n = count;
+	return CUCO_OK;
+}
+
+int cuco_summary_get(cuco_txn *txn, uint64_t id, cuco_summary *out)
+{
+	unsigned char key[8];
+	be64(id, key);
+	MDB_val k = { 8, key }, v;
+	int rc = mdb_get(txn->t, txn->st->dbi[T_SUMMARIES], &k, &v);
+	if (rc == MDB_NOTFOUND || (rc == 0 && v.mv_size != sizeof *out))
+		return store_notfound(txn, "%s: candidate %llu: no such candidate", txn->st->dir,
+			(unsigned long long)id);
+	if (rc)
+		return store_mdb_error(txn, "summaries", rc);
+	memcpy(out, v.mv_data, sizeof *out);
+	return CUCO_OK;
+}
+
+int cuco_children(cuco_txn *txn, uint64_t parent, uint64_t **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	MDB_cursor *cur;
+	int rc = mdb_cursor_open(txn->t, txn->st->dbi[T_CHILDREN], &cur);
+	if (rc)
+		return store_mdb_error(txn, "children", rc);
+	unsigned char key[8];
+	be64(parent, key);
+	MDB_val k = { 8, key }, v;
+	size_t cap = 0;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP)) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			*out = cuco_xrealloc(*out, cap * sizeof **out);
+		}
+		(*out)[(*n)++] = from_be64(v.mv_data);
+	}
+	mdb_cursor_close(cur);
+	if (rc && rc != MDB_NOTFOUND) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return store_mdb_error(txn, "children", rc);
+	}
+	return CUCO_OK;
+}
+
+int cuco_best(cuco_txn *txn, cuco_summary *out)
+{
+	MDB_cursor *cur;
+	int rc = mdb_cursor_open(txn->t, txn->st->dbi[T_BY_SCORE], &cur);
+	if (rc)
+		return store_mdb_error(txn, "by_score", rc);
+	MDB_val k, v;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+	mdb_cursor_close(cur);
+	if (rc == MDB_NOTFOUND)
+		return store_notfound(txn, "%s: no finished candidate yet", txn->st->dir);
+	if (rc)
+		return store_mdb_error(txn, "by_score", rc);
+	return cuco_summary_get(txn, from_be64((const unsigned char *)k.mv_data + 8), out);
+}
+
+/* ---- sources -------------------------------------------------------------- */
+
+void cuco_source_hash(const char *text, size_t len, char hash[CUCO_HASH_LEN + 1])
+{
+	XXH128_hash_t h = XXH3_128bits(text, len);
+	snprintf(hash, CUCO_HASH_LEN + 1, "%016llx%016llx", (unsigned long long)h.high64,
+		(unsigned long long)h.low64);
+}
+
+int cuco_source_put(cuco_txn *txn, const char *text, size_t len, char hash[CUCO_HASH_LEN + 1])
+{
+	cuco_source_hash(text, len, hash);
+	MDB_val k = { CUCO_HASH_LEN, hash }, v = { len, (void *)text };
+	int rc = mdb_put(txn->t, txn->st->dbi[T_SOURCES], &k, &v, MDB_NOOVERWRITE);
+	if (rc && rc != MDB_KEYEXIST)
+		return store_mdb_error(txn, "sources", rc);
+	return CUCO_OK;
+}
+
+int cuco_source_get(cuco_txn *txn, const char *hash, char **text, size_t *len)
+{
+	MDB_val k = { strlen(hash), (void *)hash }, v;
+	int rc = mdb_get(txn->t, txn->st->dbi[T_SOURCES], &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return store_notfound(txn, "%s: source %s: not in the store", txn->st->dir, hash);
+	if (rc)
+		return store_mdb_error(txn, "sources", rc);
+	*text = cuco_xmalloc(v.mv_size + 1);
+	memcpy(*text, v.mv_data, v.mv_size);
+	(*text)[v.mv_size] = '\0';
+	if (len)
+		*len = v.mv_size;
+	return CUCO_OK;
+}
+
+/* ---- sequenced JSON tables (events, commands, memory, islands) ------------- */
+
+static int seq_put(cuco_txn *txn, int table, uint64_t key64, cJSON *j, const char *what)
+{
+	unsigned char key[8];
+	be64(key64, key);
+	MDB_val k = { 8, key };
+	return put_json(txn, table, &k, j, 0, what);
+}
+
+/* Walk a table from key `from`, decoding each value with `decode` into rec. */
+static int seq_each(cuco_txn *txn, int table, uint64_t from, const char *what, void *rec,
+	int (*decode)(const cJSON *, void *), int (*fn)(const void *, void *), void *arg)
+{
+	MDB_cursor *cur;
+	int rc = mdb_cursor_open(txn->t, txn->st->dbi[table], &cur);
+	if (rc)
+		return store_mdb_error(txn, what, rc);
+	unsigned char key[8];
+	be64(from, key);
+	MDB_val k = { 8, key }, v;
+	int ret = CUCO_OK;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		cJSON *j = get_json(txn, &v, what);
+		if (!j) {
+			ret = txn->code;
+			break;
+		}
+		int drc = decode(j, rec);
+		cJSON_Delete(j);
+		if (drc) {
+			ret = cuco_txn_fail(txn, CUCO_EDATA, "%s: %s %llu: malformed record", txn->st->dir,
+				what, (unsigned long long)from_be64(k.mv_data));
+			break;
+		}
+		if ((ret = fn(rec, arg)) != 0)
+			break;
+	}
+	if (rc && rc != MDB_NOTFOUND && ret == CUCO_OK)
+		ret = store_mdb_error(txn, what, rc);
+	mdb_cursor_close(cur);
+	return ret;
+}
+
+static int seq_get(cuco_txn *txn, int table, uint64_t key64, const char *what, void *rec,
+	int (*decode)(const cJSON *, void *))
+{
+	unsigned char key[8];
+	be64(key64, key);
+	MDB_val k = { 8, key }, v;
+	int rc = mdb_get(txn->t, txn->st->dbi[table], &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return store_notfound(txn, "%s: %s %llu: not found", txn->st->dir, what, (unsigned long long)key64);
+	if (rc)
+		return store_mdb_error(txn, what, rc);
+	cJSON *j = get_json(txn, &v, what);
+	if (!j)
+		return txn->code;
+	rc = decode(j, rec);
+	cJSON_Delete(j);
+	return rc ? cuco_txn_fail(txn, CUCO_EDATA, "%s: %s %llu: malformed record", txn->st->dir, what,
+		(unsigned long long)key64) : CUCO_OK;
+}
+
+static int decode_event(const cJSON *j, void *rec) { return store_event_from_json(j, rec); }
+static int decode_command(const cJSON *j, void *rec) { return store_command_from_json(j, rec); }
+static int decode_island(const cJSON *j, void *rec) { return store_island_from_json(j, rec); }
+static int decode_memory(const cJSON *j, void *rec) { return store_memory_from_json(j, rec); }
+
+int cuco_event_add(cuco_txn *txn, cuco_event *ev)
+{
+	ev->seq = last_key(txn, T_EVENTS) + 1;
+	if (ev->time == 0)
+		ev->time = cuco_now();
+	return seq_put(txn, T_EVENTS, ev->seq, store_event_to_json(ev), "events");
+}
+
+/* Typed walkers hand seq_each's untyped records to the caller's callback. */
+struct event_walk { int (*fn)(const cuco_event *, void *); void *arg; };
+struct island_walk { int (*fn)(const cuco_island *, void *); void *arg; };
+struct memory_walk { int (*fn)(const cuco_memory *, void *); void *arg; };
+
+static int event_step(const void *rec, void *arg)
+{
+	struct event_walk *w = arg;
+	return w->fn(rec, w->arg);
+}
+
+static int island_step(const void *rec, void *arg)
+{
+	struct island_walk *w = arg;
+	return w->fn(rec, w->arg);
+}
+
+static int memory_step(const void *rec, void *arg)
+{
+	struct memory_walk *w = arg;
+	return w->fn(rec, w->arg);
+}
+
+int cuco_event_each(cuco_txn *txn, uint64_t from_seq, int (*fn)(const cuco_event *, void *), void *arg)
+{
+	cuco_event ev;
+	struct event_walk w = { fn, arg };
+	return seq_each(txn, T_EVENTS, from_seq, "events", &ev, decode_event, event_step, &w);
+}
+
+uint64_t cuco_event_last_seq(cuco_txn *txn)
+{
+	return last_key(txn, T_EVENTS);
+}
+
+int cuco_command_add(cuco_txn *txn, cuco_command *cmd)
+{
+	cmd->seq = last_key(txn, T_COMMANDS) + 1;
+	cmd->time = cuco_now();
+	cmd->acked = false;
+	return seq_put(txn, T_COMMANDS, cmd->seq, store_command_to_json(cmd), "commands");
+}
+
+struct pending { int (*fn)(const cuco_command *, void *); void *arg; };
+
+static int only_pending(const void *rec, void *arg)
+{
+	const cuco_command *c = rec;
+	struct pending *p = arg;
+	return c->acked ? 0 : p->fn(c, p->arg);
+}
+
+int cuco_command_each_pending(cuco_txn *txn, int (*fn)(const cuco_command *, void *), void *arg)
+{
+	cuco_command *c = cuco_xmalloc(sizeof *c);
+	struct pending p = { fn, arg };
+	int rc = seq_each(txn, T_COMMANDS, 1, "commands", c, decode_command, only_pending, &p);
+	free(c);
+	return rc;
+}
+
+int cuco_command_get(cuco_txn *txn, uint64_t seq, cuco_command *out)
+{
+	return seq_get(txn, T_COMMANDS, seq, "commands", out, decode_command);
+}
+
+int cuco_command_ack(cuco_txn *txn, uint64_t seq, const char *result)
+{
+	cuco_command *c = cuco_xmalloc(sizeof *c);
+	int rc = cuco_command_get(txn, seq, c);
+	if (rc == CUCO_OK) {
+		c->acked = true;
+		c->ack_time = cuco_now();
+		cuco_strlcpy(c->ack_result, result ? result : "", sizeof c->ack_result);
+		rc = seq_put(txn, T_COMMANDS, seq, store_command_to_json(c), "commands");
+	}
+	free(c);
+	return rc;
+}
+
+int cuco_island_put(cuco_txn *txn, const cuco_island *isl)
+{
+	if (isl->id < 0)
+		return cuco_txn_fail(txn, CUCO_EDATA, "island: id: %d is negative", isl->id);
+	return seq_put(txn, T_ISLANDS, (uint64_t)isl->id, store_island_to_json(isl), "islands");
+}
+
+int cuco_island_get(cuco_txn *txn, int id, cuco_island *out)
+{
+	if (id < 0)
+		return store_notfound(txn, "island %d: not found", id);
+	return seq_get(txn, T_ISLANDS, (uint64_t)id, "islands", out, decode_island);
+}
+
+int cuco_island_each(cuco_txn *txn, int (*fn)(const cuco_island *, void *), void *arg)
+{
+	cuco_island isl;
+	struct island_walk w = { fn, arg };
+	return seq_each(txn, T_ISLANDS, 0, "islands", &isl, decode_island, island_step, &w);
+}
+
+int cuco_memory_add(cuco_txn *txn, cuco_memory *m)
+{
+	m->id = last_key(txn, T_MEMORY) + 1;
+	return seq_put(txn, T_MEMORY, m->id, store_memory_to_json(m), "memory");
+}
+
+int cuco_memory_del(cuco_txn *txn, uint64_t id)
+{
+	unsigned char key[8];
+	be64(id, key);
+	MDB_val k = { 8, key };
+	int rc = mdb_del(txn->t, txn->st->dbi[T_MEMORY], &k, NULL);
+	if (rc == MDB_NOTFOUND)
+		return store_notfound(txn, "memory %llu: not found", (unsigned long long)id);
+	return rc ? store_mdb_error(txn, "memory", rc) : CUCO_OK;
+}
+
+int cuco_memory_each(cuco_txn *txn, int (*fn)(const cuco_memory *, void *), void *arg)
+{
+	cuco_memory *m = cuco_xmalloc(sizeof *m);
+	struct memory_walk w = { fn, arg };
+	int rc = seq_each(txn, T_MEMORY, 0, "memory", m, decode_memory, memory_step, &w);
+	free(m);
+	return rc;
+}
+
+/* ---- meta ----------------------------------------------------------------- */
+
+int cuco_meta_put(cuco_txn *txn, const char *key, const char *json)
+{
+	if (strcmp(key, "schema") == 0)
+		return cuco_txn_fail(txn, CUCO_EDATA, "meta: schema: written only by the store itself");
+	cJSON *j = cJSON_Parse(json);
+	if (!j)
+		return cuco_txn_fail(txn, CUCO_EDATA, "meta: %s: value is not valid JSON", key);
+	MDB_val k = { strlen(key), (void *)key };
+	return put_json(txn, T_META, &k, j, 0, "meta");
+}
+
+int cuco_meta_get(cuco_txn *txn, const char *key, char **json)
+{
+	MDB_val k = { strlen(key), (void *)key }, v;
+	int rc = mdb_get(txn->t, txn->st->dbi[T_META], &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return store_notfound(txn, "%s: meta %s: not set", txn->st->dir, key);
+	if (rc)
+		return store_mdb_error(txn, "meta", rc);
+	*json = cuco_xmalloc(v.mv_size + 1);
+	memcpy(*json, v.mv_data, v.mv_size);
+	(*json)[v.mv_size] = '\0';
+	return CUCO_OK;
+}
