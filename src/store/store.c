@@ -100,8 +100,9 @@ static int validate(cuco_store *st, MDB_txn *t, cuco_err *err)
 	int rc = mdb_dbi_open(t, "meta", 0, &meta);
 	if (rc == MDB_NOTFOUND) {
 		MDB_stat ms;
-		mdb_stat(t, 0, &ms);
-		if (ms.ms_entries == 0)
+		MDB_dbi main_dbi;
+		if (mdb_dbi_open(t, NULL, 0, &main_dbi) == 0 && mdb_stat(t, main_dbi, &ms) == 0 &&
+		    ms.ms_entries == 0)
 			return CUCO_ENOTFOUND;
 		return cuco_errf(err, CUCO_EDATA, "%s: not a cuco store (LMDB without a meta table)", st->dir);
 	}
