@@ -37,7 +37,7 @@ static int export_exec(int argc, char **argv)
 	const char *run = NULL, *output = NULL;
 	int opt, rc;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'r': run = optarg; break;
 		case 'o': output = optarg; break;

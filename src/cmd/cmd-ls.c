@@ -108,7 +108,7 @@ static int ls_exec(int argc, char **argv)
 	const char *run = NULL;
 	int opt;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'r': run = optarg; break;
 		case 't': job.tree = true; break;

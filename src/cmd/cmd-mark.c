@@ -71,7 +71,7 @@ static int mark_exec(const cuco_cmd *self, cuco_command_kind kind, int argc, cha
 	const char *run = NULL;
 	int opt, rc;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'r': run = optarg; break;
 		case 'm':

@@ -161,7 +161,7 @@ static int report_exec(int argc, char **argv)
 	bool json = false;
 	int opt, rc;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'r': run = optarg; break;
 		case 'j': json = true; break;

@@ -97,7 +97,7 @@ static int show_exec(int argc, char **argv)
 	const char *run = NULL;
 	int opt, rc;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'r': run = optarg; break;
 		case 's': job->source = true; break;

@@ -29,7 +29,8 @@ const cuco_cmd *cmd_find(const char *name)
 int cmd_fail(const cuco_err *err)
 {
 	fprintf(stderr, "cuco: %s\n", err->msg);
-	return err->code ? err->code : CUCO_EDATA;
+	/* A lookup miss reaches the user as bad input (exit 2). */
+	return (err->code && err->code != CUCO_ENOTFOUND) ? err->code : CUCO_EDATA;
 }
 
 int cmd_usage_error(const cuco_cmd *cmd, const char *fmt, ...)

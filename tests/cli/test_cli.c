@@ -1,0 +1,268 @@
+/* test_cli.c — the CLI against a run the test builds with the store API:
+ * exit codes, one-line errors, and the fixed JSON shapes of ls and report. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+static char rundir[64];
+
+struct out { int status; char *stdout_text; char *stderr_text; };
+
+/* Run `cuco ARGS` through the shell, capturing both streams. */
+static struct out cuco(const char *fmt, ...)
+{
+	char args[1024], cmd[2048], errpath[128];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof args, fmt, ap);
+	va_end(ap);
+	snprintf(errpath, sizeof errpath, "%s.stderr", rundir);
+	snprintf(cmd, sizeof cmd, "'%s' %s 2>'%s'", getenv("CUCO_BIN"), args, errpath);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	cuco_buf b = { 0 };
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
+		cuco_buf_append(&b, chunk, n);
+	int st = pclose(p);
+	struct out o = { WIFEXITED(st) ? WEXITSTATUS(st) : -1, b.data ? b.data : strdup(""), NULL };
+	size_t len;
+	if (cuco_read_file(errpath, 1 << 20, &o.stderr_text, &len, NULL))
+		o.stderr_text = strdup("");
+	return o;
+}
+
+static void out_free(struct out *o)
+{
+	free(o->stdout_text);
+	free(o->stderr_text);
+}
+
+static int populate(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	const char *texts[5] = { "int baseline;\n", "int seed;\nint x;\n", "int seed;\nint y;\n",
+		"int seed;\nint z;\n", "broken(\n" };
+	cuco_origin origins[5] = { CUCO_ORIGIN_BASELINE, CUCO_ORIGIN_SEED, CUCO_ORIGIN_TUNE,
+		CUCO_ORIGIN_TUNE, CUCO_ORIGIN_TUNE };
+	double medians[5] = { 1000, 900, 800, 700, NAN };
+	for (int i = 0; i < 5; i++) {
+		cuco_candidate c;
+		memset(&c, 0, sizeof c);
+		c.island = i == 0 ? -1 : 0;
+		c.origin = origins[i];
+		if (i >= 2) {
+			c.nparents = 1;
+			c.parents[0] = 2;
+		}
+		c.status = isnan(medians[i]) ? CUCO_STATUS_FAILED : CUCO_STATUS_DONE;
+		c.latency_median_us = c.latency_min_us = c.latency_p90_us = medians[i];
+		c.speedup = 1000 / medians[i];
+		c.score = c.speedup;
+		c.max_error = c.peak_fraction = c.spread = NAN;
+		strcpy(c.directive.backend, "rma");
+		snprintf(c.directive.granularity, sizeof c.directive.granularity, "%d", 1 << i);
+		if (c.status == CUCO_STATUS_FAILED) {
+			strcpy(c.failed_stage, "compile");
+			strcpy(c.error_class, "compile-error");
+			strcpy(c.error_excerpt, "seed.c:1: error: expected ')'");
+		}
+		int rc = cuco_source_put(txn, texts[i], strlen(texts[i]), c.source_hash);
+		if (!rc)
+			rc = cuco_cand_put(txn, &c);
+		if (rc)
+			return rc;
+	}
+	return cuco_meta_put(txn, "workload", "{\"name\":\"cpu-gemm-allgather\"}") ||
+	       cuco_meta_put(txn, "strategy", "\"tune\"");
+}
+
+static int setup_run(void **state)
+{
+	(void)state;
+	strcpy(rundir, "/tmp/cuco-test-cli-XXXXXX");
+	assert_non_null(mkdtemp(rundir));
+	cuco_store *st;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_open(rundir, CUCO_STORE_CREATE, &st, &err), CUCO_OK);
+	assert_int_equal(cuco_store_write(st, populate, NULL, &err), CUCO_OK);
+	cuco_store_close(st);
+	return 0;
+}
+
+static int teardown_run(void **state)
+{
+	(void)state;
+	char cmd[160];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.stderr'", rundir, rundir);
+	return system(cmd);
+}
+
+static void test_help_and_version(void **state)
+{
+	(void)state;
+	struct out o = cuco("--version");
+	assert_int_equal(o.status, 0);
+	assert_non_null(strstr(o.stdout_text, "cuco "));
+	out_free(&o);
+	o = cuco("--help");
+	assert_int_equal(o.status, 0);
+	assert_non_null(strstr(o.stdout_text, "report"));
+	out_free(&o);
+	o = cuco("ls --help");
+	assert_int_equal(o.status, 0);
+	assert_non_null(strstr(o.stdout_text, "usage: cuco ls"));
+	out_free(&o);
+	o = cuco("frobnicate");
+	assert_int_equal(o.status, 1);
+	assert_string_equal(o.stderr_text, "cuco: frobnicate: unknown command (see 'cuco --help')\n");
+	out_free(&o);
+	o = cuco("ls --bogus --run %s", rundir);
+	assert_int_equal(o.status, 1);
+	out_free(&o);
+}
+
+static void test_ls_json_shape(void **state)
+{
+	(void)state;
+	struct out o = cuco("ls --json --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	cJSON *a = cJSON_Parse(o.stdout_text);
+	assert_non_null(a);
+	assert_int_equal(cJSON_GetArraySize(a), 5);
+	const char *keys[] = { "id", "parents", "island", "generation", "origin", "status", "pinned",
+		"score", "latency_us", "speedup" };
+	cJSON *c;
+	cJSON_ArrayForEach(c, a)
+		for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+			if (!cJSON_HasObjectItem(c, keys[k]))
+				fail_msg("ls --json: candidate lacks %s", keys[k]);
+	cJSON *third = cJSON_GetArrayItem(a, 2);
+	assert_string_equal(cJSON_GetObjectItem(third, "origin")->valuestring, "tune");
+	assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(third, "parents"), 0)->valueint, 2);
+	cJSON_Delete(a);
+	out_free(&o);
+
+	o = cuco("ls --json --status failed --run %s", rundir);
+	a = cJSON_Parse(o.stdout_text);
+	assert_int_equal(cJSON_GetArraySize(a), 1);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(a, 0), "id")->valueint, 5);
+	cJSON_Delete(a);
+	out_free(&o);
+
+	o = cuco("ls --tree --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	assert_non_null(strstr(o.stdout_text, "\n  3 "));  /* a child is indented under 2 */
+	out_free(&o);
+}
+
+static void test_report_json_shape(void **state)
+{
+	(void)state;
+	struct out o = cuco("report --json --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	cJSON *r = cJSON_Parse(o.stdout_text);
+	assert_non_null(r);
+	assert_string_equal(cJSON_GetObjectItem(r, "workload")->valuestring, "cpu-gemm-allgather");
+	assert_string_equal(cJSON_GetObjectItem(r, "strategy")->valuestring, "tune");
+	cJSON *cands = cJSON_GetObjectItem(r, "candidates");
+	assert_int_equal(cJSON_GetObjectItem(cands, "total")->valueint, 5);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cands, "by_status"), "failed")->valueint, 1);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cands, "by_origin"), "tune")->valueint, 3);
+	cJSON *base = cJSON_GetObjectItem(r, "baseline"), *best = cJSON_GetObjectItem(r, "best");
+	assert_int_equal(cJSON_GetObjectItem(base, "id")->valueint, 1);
+	assert_true(cJSON_GetObjectItem(base, "latency_us")->valuedouble == 1000);
+	assert_int_equal(cJSON_GetObjectItem(best, "id")->valueint, 4);
+	assert_true(fabs(cJSON_GetObjectItem(best, "speedup")->valuedouble - 1000.0 / 700.0) < 1e-9);
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "tokens"), "prompt"));
+	assert_non_null(cJSON_GetObjectItem(r, "cost_usd"));
+	cJSON_Delete(r);
+	out_free(&o);
+}
+
+static void test_show_export_and_errors(void **state)
+{
+	(void)state;
+	struct out o = cuco("show 5 --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	assert_non_null(strstr(o.stdout_text, "compile-error"));
+	out_free(&o);
+	o = cuco("export best --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	assert_string_equal(o.stdout_text, "int seed;\nint z;\n");
+	out_free(&o);
+	o = cuco("show 42 --run %s", rundir);
+	assert_int_equal(o.status, 2);
+	assert_non_null(strstr(o.stderr_text, "candidate 42: no such candidate"));
+	assert_int_equal(strchr(o.stderr_text, '\n') - o.stderr_text + 1, (long)strlen(o.stderr_text));
+	out_free(&o);
+	o = cuco("show 42 --run /nonexistent/run");
+	assert_int_equal(o.status, 2);
+	assert_string_equal(o.stderr_text, "cuco: /nonexistent/run: no run directory here\n");
+	out_free(&o);
+	o = cuco("show x1 --run %s", rundir);
+	assert_int_equal(o.status, 1);
+	out_free(&o);
+}
+
+static void test_pin_and_reject(void **state)
+{
+	(void)state;
+	struct out o = cuco("pin 3 --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	out_free(&o);
+	o = cuco("reject 4 --reason 'races on the flag' --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	out_free(&o);
+	o = cuco("reject baseline --run %s", rundir);
+	assert_int_equal(o.status, 2);
+	assert_non_null(strstr(o.stderr_text, "the baseline cannot be rejected"));
+	out_free(&o);
+
+	o = cuco("show 4 --json --run %s", rundir);
+	cJSON *c = cJSON_Parse(o.stdout_text);
+	assert_string_equal(cJSON_GetObjectItem(c, "status")->valuestring, "rejected");
+	assert_string_equal(cJSON_GetObjectItem(c, "reject_reason")->valuestring, "races on the flag");
+	cJSON_Delete(c);
+	out_free(&o);
+	o = cuco("show 3 --json --run %s", rundir);
+	c = cJSON_Parse(o.stdout_text);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "pinned")));
+	cJSON_Delete(c);
+	out_free(&o);
+	/* The rejected best is no longer best: 3 (800 us) is. */
+	o = cuco("report --json --run %s", rundir);
+	c = cJSON_Parse(o.stdout_text);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "best"), "id")->valueint, 3);
+	cJSON_Delete(c);
+	out_free(&o);
+}
+
+int main(void)
+{
+	if (!getenv("CUCO_BIN")) {
+		fprintf(stderr, "test_cli: CUCO_BIN is not set (run through meson test)\n");
+		return 1;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_help_and_version),
+		cmocka_unit_test(test_ls_json_shape),
+		cmocka_unit_test(test_report_json_shape),
+		cmocka_unit_test(test_show_export_and_errors),
+		cmocka_unit_test(test_pin_and_reject),
+	};
+	return cmocka_run_group_tests(tests, setup_run, teardown_run);
+}
