@@ -19,11 +19,10 @@
 
 #include "store/store.h"
 
-static char *tmpdir(void)
+static void tmpdir(char d[64])
 {
-	char *d = strdup("/tmp/cuco-test-store-XXXXXX");
+	strcpy(d, "/tmp/cuco-test-store-XXXXXX");
 	assert_non_null(mkdtemp(d));
-	return d;
 }
 
 static void rmtree(const char *d)
@@ -107,7 +106,8 @@ static int get_one(cuco_txn *txn, void *arg)
 static void test_candidate_roundtrip(void **state)
 {
 	(void)state;
-	char *dir = tmpdir();
+	char dir[64];
+	tmpdir(dir);
 	cuco_store *st = open_new(dir);
 	cuco_err err = { 0 };
 	struct put_get *pg = calloc(1, sizeof *pg);
@@ -144,7 +144,6 @@ static void test_candidate_roundtrip(void **state)
 	free(pg);
 	cuco_store_close(st);
 	rmtree(dir);
-	free(dir);
 }
 
 static void test_json_rejects_bad_types(void **state)
@@ -219,7 +218,8 @@ static int reject_four(cuco_txn *txn, void *arg)
 static void test_indexes(void **state)
 {
 	(void)state;
-	char *dir = tmpdir();
+	char dir[64];
+	tmpdir(dir);
 	cuco_store *st = open_new(dir);
 	cuco_err err = { 0 };
 	struct tree t;
@@ -254,7 +254,6 @@ static void test_indexes(void **state)
 	free(ck.sums);
 	cuco_store_close(st);
 	rmtree(dir);
-	free(dir);
 }
 
 /* ---- sources, events, commands, islands, memory, meta -------------------------- */
@@ -361,7 +360,8 @@ static int ack_first(cuco_txn *txn, void *arg)
 static void test_misc_tables(void **state)
 {
 	(void)state;
-	char *dir = tmpdir();
+	char dir[64];
+	tmpdir(dir);
 	cuco_store *st = open_new(dir);
 	cuco_err err = { 0 };
 	struct misc m = { 0 };
@@ -380,7 +380,6 @@ static void test_misc_tables(void **state)
 	assert_int_equal(m.pending, 1);
 	cuco_store_close(st);
 	rmtree(dir);
-	free(dir);
 }
 
 /* ---- refusals ------------------------------------------------------------------ */
@@ -434,7 +433,8 @@ static void raw_lmdb_put(const char *dir, const char *db, const char *key, const
 static void test_refusals(void **state)
 {
 	(void)state;
-	char *dir = tmpdir();
+	char dir[64];
+	tmpdir(dir);
 	char path[512];
 
 	expect_refused("/nonexistent/cuco/run", 0, "no run directory");
@@ -463,7 +463,6 @@ static void test_refusals(void **state)
 	assert_int_equal(truncate(path, 8), 0);
 	expect_refused(dir, 0, "not a cuco store");
 	rmtree(dir);
-	free(dir);
 }
 
 /* ---- growth and a second process ---------------------------------------------- */
@@ -497,7 +496,8 @@ static int count_all(cuco_txn *txn, void *arg)
 static void test_growth_and_second_process(void **state)
 {
 	(void)state;
-	char *dir = tmpdir();
+	char dir[64];
+	tmpdir(dir);
 	cuco_store *st = open_new(dir);
 	cuco_err err = { 0 };
 	size_t map0, map1;
@@ -538,13 +538,13 @@ static void test_growth_and_second_process(void **state)
 	assert_int_equal(last, 56);
 	cuco_store_close(st);
 	rmtree(dir);
-	free(dir);
 }
 
 static void test_rdonly_refuses_writes(void **state)
 {
 	(void)state;
-	char *dir = tmpdir();
+	char dir[64];
+	tmpdir(dir);
 	cuco_store_close(open_new(dir));
 	cuco_store *st;
 	cuco_err err = { 0 };
@@ -555,7 +555,6 @@ static void test_rdonly_refuses_writes(void **state)
 	free(b.text);
 	cuco_store_close(st);
 	rmtree(dir);
-	free(dir);
 }
 
 int main(void)
