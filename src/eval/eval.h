@@ -152,8 +152,12 @@ typedef struct cuco_eval_config {
 	char size[32];             /* "" = workload default */
 	int jobs;                  /* parallel compiles; 0 = number of CPUs */
 	double limit_scale;        /* multiplies the manifest's limits; 0 = 1 */
-	long mem_limit_mb;         /* RLIMIT_AS per stage; 0 = default */
+	long mem_limit_mb;         /* RLIMIT_AS per stage; 0 = default (8 GiB; none for CUDA) */
 	bool keep_workdirs;
+	char ssh_options[512];     /* extra ssh/scp words for CUCO_RUNNER_SSH, e.g. "-i KEY" */
+	int max_procs;             /* live processes per stage before it is killed; 0 = 256 */
+	double peak_bandwidth_gbs; /* the hardware's peaks for peak_fraction; 0 = the */
+	double peak_gflops;        /* manifest's peak.bandwidth_gbs / peak.gflops */
 } cuco_eval_config;
 
 typedef struct cuco_evaluator cuco_evaluator;

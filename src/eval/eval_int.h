@@ -1,0 +1,144 @@
+/* eval_int.h — private to src/eval: the pieces the evaluator is built
+ * from (expressions, templates, the stage runner, result protocols and
+ * runners), each in its own file so each can be tested alone. */
+#ifndef CUCO_EVAL_INT_H
+#define CUCO_EVAL_INT_H
+
+#include "eval/eval.h"
+
+#include <regex.h>
+#include <stdatomic.h>
+#include <sys/types.h>
+
+/* ---- expr.c: the peak model's arithmetic -------------------------------- */
+
+/* Evaluate + - * / and parentheses over numbers, the size's variables and
+ * `ranks`. size may be NULL (then only numbers and ranks are known). */
+int eval_expr(const char *text, const cuco_size *size, int ranks, double *out, cuco_err *err);
+
+/* ---- template.c: placeholders, defines, slots ----------------------------- */
+
+typedef struct eval_vars {
+	const cuco_workload *wl;
+	const cuco_size *size;
+	const cuco_directive *dir;  /* NULL: placeholders only checked */
+	const char *compiler;
+	const char *source;
+	const char *output;
+	int warmup, reps;
+	const char *nccl_home, *cuda_home;
+} eval_vars;
+
+/* Whether {name} is a placeholder the workload's templates may use. */
+bool eval_placeholder_known(const cuco_workload *wl, const char *name);
+/* Expand a build or run template. Path-like values are shell-quoted when
+ * they hold characters the shell would split or interpret. */
+int eval_expand(const char *tmpl, const eval_vars *v, cuco_buf *out, cuco_err *err);
+/* Replace every @SLOT@ of a dimension with a slot by its directive value. */
+void eval_apply_slots(const cuco_workload *wl, const cuco_directive *dir,
+	const char *src, size_t len, cuco_buf *out);
+/* Append `word` to out, quoted for /bin/sh when needed. */
+void eval_shell_quote(cuco_buf *out, const char *word);
+
+/* ---- stage.c: one child process tree with limits -------------------------- */
+
+typedef struct eval_limits {
+	double wall_s;        /* SIGTERM to the session, then SIGKILL after grace_s */
+	double grace_s;
+	long mem_mb;          /* RLIMIT_AS; 0 = none (CUDA reserves huge address space) */
+	long fsize_mb;        /* RLIMIT_FSIZE for files the stage writes */
+	int max_procs;        /* processes alive in the stage's session */
+	size_t log_cap;       /* bytes of output kept in the log file */
+} eval_limits;
+
+/* Sees each line of output as it streams past (without its newline). */
+typedef void (*eval_line_fn)(const char *line, size_t len, void *arg);
+
+typedef struct eval_stage {
+	int exit_code;        /* -1 when killed by a signal */
+	int signal;           /* the signal that ended the leader, 0 if none */
+	bool timed_out;
+	bool too_many_procs;
+	bool cancelled;
+	pid_t session;        /* the leader's pid = its session and group id */
+	double wall_s;
+	size_t out_bytes;     /* all output, including what the log dropped */
+	char tail[2048];      /* the last bytes of output */
+} eval_stage;
+
+/* Run `sh -c cmd` in workdir as the leader of a new session (and so of a
+ * new process group), with the environment scrubbed of secrets, stdout and
+ * stderr to log_path (capped), and wait until every process of the session
+ * is gone. Returns an error only when the stage could not be started. */
+int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
+	const eval_limits *lim, const atomic_int *cancel, eval_line_fn on_line, void *arg,
+	eval_stage *st, cuco_err *err);
+/* Whether an environment variable of that name would be dropped. */
+bool eval_env_secret(const char *name);
+/* Live (non-zombie) processes in a session; for tests and the monitor. */
+int eval_session_count(pid_t session);
+
+/* ---- result.c: native and compat protocols ---------------------------------- */
+
+#define EVAL_MAX_SAMPLES 4096
+
+typedef struct eval_parse {
+	const cuco_workload *wl;
+	regex_t time_re, phase_re, signal_re;
+	bool have_time_re;
+	char *result_line;        /* native: the first CUCO_RESULT line's JSON */
+	bool pass_seen;           /* compat */
+	int nsamples;
+	double samples[EVAL_MAX_SAMPLES];
+	int nphases;
+	cuco_phase phases[CUCO_MAX_PHASES];
+	int rank_signal;          /* "exited on signal N" from mpirun */
+	char env_problem[160];    /* a line saying the environment is at fault */
+} eval_parse;
+
+int eval_parse_init(eval_parse *p, const cuco_workload *wl, cuco_err *err);
+void eval_parse_free(eval_parse *p);
+void eval_parse_line(const char *line, size_t len, void *arg);  /* an eval_line_fn */
+
+/* What a stage's output says about the candidate. */
+typedef struct eval_outcome {
+	bool have_result;       /* a result line was found and understood */
+	char protocol_error[160];
+	bool correct;
+	double max_error;
+	double min_us, median_us, p90_us, max_us;
+	int samples;
+	int nphases;
+	cuco_phase phases[CUCO_MAX_PHASES];
+	double bytes, flops;
+	char environment[160];  /* the harness said the environment is at fault */
+} eval_outcome;
+
+void eval_parse_finish(eval_parse *p, eval_outcome *o);
+/* Validate a compat time regex; for the manifest check. */
+int eval_compile_time_re(const char *re, regex_t *out, char *why, size_t size);
+
+/* ---- runner.c: how a program is launched ------------------------------------ */
+
+typedef struct eval_launch {
+	cuco_runner_kind kind;
+	const char *launcher;     /* mpirun / srun path, "" when run as is */
+	const char *hostfile;
+	const char *ssh_host;     /* user@host[:port] */
+	const char *ssh_options;  /* extra ssh/scp words, e.g. "-i KEY -o ..." */
+	const char *remote_dir;   /* ssh: a fresh folder on the host, removed after */
+	bool as_root;
+	int ranks;
+	bool mpi;                 /* needs the MPI launcher (ranks > 1, not family cuda) */
+	double remote_limit_s;    /* ssh: `timeout` on the far side */
+} eval_launch;
+
+/* The shell command that runs `prog_cmd` (already expanded; for ssh it must
+ * name the binary as ./<basename of binary>) under the runner. binary and
+ * extras are what ssh copies to the host. */
+void eval_launch_command(const eval_launch *l, const char *prog_cmd, const char *binary,
+	const char *const *extras, int nextras, cuco_buf *out);
+/* Find an executable in $PATH (or a path as is); false when missing. */
+bool eval_which(const char *prog, char *path, size_t size);
+
+#endif

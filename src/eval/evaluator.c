@@ -1,0 +1,572 @@
+/* evaluator.c — the cascade: compile → run and verify → benchmark.
+ *
+ * Each evaluation gets a private folder RUN/work/<hash>-XXXXXX/ holding the
+ * source, the stage logs and whatever the program writes. Builds are cached
+ * as RUN/cache/<hash>, the hash covering the source after slots, the
+ * build command and the compiler's version, so a rebuilt toolchain or a
+ * changed flag never reuses a stale binary. A build lands in the cache by
+ * rename(2), so two threads building the same thing both end up right. */
+#include "eval/eval_int.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define DEFAULT_MEM_MB 8192L  /* mpirun and MPI ranks map a lot of address space */
+#define DEFAULT_FSIZE_MB 1024L
+#define DEFAULT_MAX_PROCS 256
+#define LOG_CAP (4u << 20)
+#define GRACE_S 1.0
+#define BENCH_ATTEMPTS 3      /* the first run plus up to two re-runs on spread */
+
+struct cuco_evaluator {
+	cuco_workload wl;
+	cuco_eval_config cfg;
+	const cuco_size *size;
+	char compiler[256];
+	char compiler_version[512];
+	bool compiler_missing;
+	bool mpi;                    /* the program needs an MPI launcher */
+	char launcher[PATH_MAX];
+	char launcher_missing[160];  /* why the runner cannot start anything */
+	char gpu_missing[160];
+	char work_root[PATH_MAX], cache_root[PATH_MAX];
+	char src_name[32];
+	eval_limits limits;
+	pthread_mutex_t device_lock;  /* run and bench stages, one at a time */
+	pthread_mutex_t jobs_lock;
+	pthread_cond_t jobs_cond;
+	int jobs_free;                /* compile slots left */
+	atomic_int cancel;
+};
+
+/* ---- setup ------------------------------------------------------------------ */
+
+static void collect_line(const char *line, size_t len, void *arg)
+{
+	cuco_buf *b = arg;
+	if (b->len < 400) {
+		cuco_buf_append(b, line, len);
+		cuco_buf_puts(b, "\n");
+	}
+}
+
+/* `{compiler} --version`, once: part of every build's cache key. */
+static void probe_compiler(cuco_evaluator *ev)
+{
+	cuco_buf cmd = { 0 }, out = { 0 };
+	cuco_buf_printf(&cmd, "%s --version", ev->compiler);
+	eval_limits lim = ev->limits;
+	lim.wall_s = 30;
+	eval_stage st;
+	char log[PATH_MAX + 32];
+	snprintf(log, sizeof log, "%s/compiler-version.log", ev->work_root);
+	cuco_err err = { 0 };
+	if (eval_stage_run(cmd.data, ev->work_root, log, &lim, NULL, collect_line, &out, &st, &err) != CUCO_OK
+		|| st.exit_code != 0 || st.timed_out)
+		ev->compiler_missing = true;
+	else
+		cuco_strlcpy(ev->compiler_version, out.data ? out.data : "", sizeof ev->compiler_version);
+	unlink(log);
+	cuco_buf_free(&cmd);
+	cuco_buf_free(&out);
+}
+
+static void find_launcher(cuco_evaluator *ev)
+{
+	const char *name = NULL;
+	switch (ev->cfg.runner) {
+	case CUCO_RUNNER_LOCAL:
+	case CUCO_RUNNER_HOSTFILE:
+		if (ev->mpi) {
+			name = getenv("CUCO_MPIRUN");
+			name = name && *name ? name : "mpirun";
+		}
+		break;
+	case CUCO_RUNNER_SLURM:
+		name = "srun";
+		break;
+	case CUCO_RUNNER_SSH:
+		name = "ssh";
+		break;
+	}
+	if (name && !eval_which(name, ev->launcher, sizeof ev->launcher))
+		snprintf(ev->launcher_missing, sizeof ev->launcher_missing,
+			"%s not found (needed to run %d ranks with this runner)", name, ev->wl.ranks);
+}
+
+static void check_gpu(cuco_evaluator *ev)
+{
+	if (ev->wl.family == CUCO_FAMILY_CPU_MPI || ev->cfg.runner == CUCO_RUNNER_SSH
+		|| ev->cfg.runner == CUCO_RUNNER_SLURM)
+		return;  /* on another host the GPU is that host's business */
+	if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/dxg", F_OK) != 0)
+		snprintf(ev->gpu_missing, sizeof ev->gpu_missing, "no GPU: /dev/nvidiactl is missing");
+}
+
+int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
+	cuco_evaluator **out, cuco_err *err)
+{
+	cuco_evaluator *ev = cuco_xcalloc(1, sizeof *ev);
+	ev->wl = *wl;
+	ev->cfg = *cfg;
+	ev->size = cuco_workload_size(&ev->wl, cfg->size);
+	if (!ev->size) {
+		free(ev);
+		return cuco_errf(err, CUCO_EDATA, "%s: size %s: no such size", wl->name, cfg->size);
+	}
+	if (cfg->runner == CUCO_RUNNER_HOSTFILE && !*cfg->hostfile) {
+		free(ev);
+		return cuco_errf(err, CUCO_EUSAGE, "hostfile runner: no hostfile given");
+	}
+	if (cfg->runner == CUCO_RUNNER_SSH && !*cfg->ssh_host) {
+		free(ev);
+		return cuco_errf(err, CUCO_EUSAGE, "ssh runner: no host given");
+	}
+	snprintf(ev->work_root, sizeof ev->work_root, "%s/work", cfg->run_dir);
+	snprintf(ev->cache_root, sizeof ev->cache_root, "%s/cache", cfg->run_dir);
+	if (cuco_mkdir_p(ev->work_root, err) != CUCO_OK || cuco_mkdir_p(ev->cache_root, err) != CUCO_OK) {
+		free(ev);
+		return err->code;
+	}
+	const char *ext = strrchr(wl->seed_file, '.');
+	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
+	const char *env_cc = getenv(wl->family == CUCO_FAMILY_CPU_MPI ? "CUCO_MPICC" : "CUCO_NVCC");
+	cuco_strlcpy(ev->compiler, env_cc && *env_cc ? env_cc : wl->compiler, sizeof ev->compiler);
+	ev->mpi = wl->family != CUCO_FAMILY_CUDA && wl->ranks > 1;
+	bool cuda = wl->family != CUCO_FAMILY_CPU_MPI;
+	ev->limits = (eval_limits){
+		.grace_s = GRACE_S,
+		/* CUDA maps far more address space than it uses: no RLIMIT_AS there. */
+		.mem_mb = cfg->mem_limit_mb > 0 ? cfg->mem_limit_mb : cuda ? 0 : DEFAULT_MEM_MB,
+		.fsize_mb = DEFAULT_FSIZE_MB,
+		.max_procs = cfg->max_procs > 0 ? cfg->max_procs : DEFAULT_MAX_PROCS,
+		.log_cap = LOG_CAP,
+	};
+	pthread_mutex_init(&ev->device_lock, NULL);
+	pthread_mutex_init(&ev->jobs_lock, NULL);
+	pthread_cond_init(&ev->jobs_cond, NULL);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	ev->jobs_free = cfg->jobs > 0 ? cfg->jobs : (int)(ncpu > 0 ? ncpu : 1);
+	probe_compiler(ev);
+	find_launcher(ev);
+	check_gpu(ev);
+	*out = ev;
+	return CUCO_OK;
+}
+
+void cuco_evaluator_free(cuco_evaluator *ev)
+{
+	if (!ev)
+		return;
+	pthread_mutex_destroy(&ev->device_lock);
+	pthread_mutex_destroy(&ev->jobs_lock);
+	pthread_cond_destroy(&ev->jobs_cond);
+	free(ev);
+}
+
+void cuco_evaluator_cancel(cuco_evaluator *ev)
+{
+	atomic_store(&ev->cancel, 1);
+	pthread_mutex_lock(&ev->jobs_lock);
+	pthread_cond_broadcast(&ev->jobs_cond);
+	pthread_mutex_unlock(&ev->jobs_lock);
+}
+
+/* ---- results ------------------------------------------------------------------ */
+
+static void result_init(cuco_eval_result *res)
+{
+	memset(res, 0, sizeof *res);
+	res->max_error = res->latency_min_us = res->latency_median_us = res->latency_p90_us = NAN;
+	res->spread = res->bytes = res->flops = res->peak_fraction = NAN;
+}
+
+/* A classified failure: the reason first, then as much of the tail as fits. */
+static void fail(cuco_eval_result *res, const char *stage, const char *cls, const char *tail,
+	const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void fail(cuco_eval_result *res, const char *stage, const char *cls, const char *tail,
+	const char *fmt, ...)
+{
+	res->ok = false;
+	cuco_strlcpy(res->failed_stage, stage, sizeof res->failed_stage);
+	cuco_strlcpy(res->error_class, cls, sizeof res->error_class);
+	res->environment = strcmp(cls, "environment") == 0;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(res->excerpt, sizeof res->excerpt, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof res->excerpt - 2 || !tail || !*tail)
+		return;
+	size_t room = sizeof res->excerpt - (size_t)n - 2, len = strlen(tail);
+	snprintf(res->excerpt + n, sizeof res->excerpt - (size_t)n, "\n%s", len > room ? tail + len - room : tail);
+}
+
+/* Sort a stage's end into the failure classes; false when it failed. */
+static bool classify(const cuco_evaluator *ev, const char *stage, const eval_stage *st,
+	const eval_parse *p, const eval_outcome *o, cuco_eval_result *res)
+{
+	if (*p->env_problem || *o->environment || st->exit_code == 127
+		|| (ev->cfg.runner == CUCO_RUNNER_SSH && st->exit_code == 255)) {
+		fail(res, stage, "environment", st->tail, "%s: the environment failed: %s", stage,
+			*o->environment ? o->environment : *p->env_problem ? p->env_problem
+			: st->exit_code == 127 ? "command not found" : "ssh could not reach the host");
+		return false;
+	}
+	if (st->timed_out) {
+		fail(res, stage, "timeout", st->tail, "%s: killed after %.0f s (endless loop or deadlock)",
+			stage, st->wall_s);
+		return false;
+	}
+	if (st->too_many_procs) {
+		res->signal = SIGKILL;
+		fail(res, stage, "crash", st->tail, "%s: killed: more than %d processes (fork loop)",
+			stage, ev->limits.max_procs);
+		return false;
+	}
+	int sig = st->signal ? st->signal : p->rank_signal;
+	if (sig) {
+		res->signal = sig;
+		fail(res, stage, "crash", st->tail, "%s: killed by signal %d (%s)", stage, sig, strsignal(sig));
+		return false;
+	}
+	bool within = !isfinite(o->max_error) || o->max_error <= ev->wl.tolerance;
+	if (o->have_result && (!o->correct || !within)) {
+		res->max_error = o->max_error;
+		fail(res, stage, "wrong-answer", st->tail, "%s: wrong answer: max error %g (tolerance %g)",
+			stage, o->max_error, ev->wl.tolerance);
+		return false;
+	}
+	if (st->exit_code != 0) {
+		fail(res, stage, "crash", st->tail, "%s: exit status %d", stage, st->exit_code);
+		return false;
+	}
+	if (!o->have_result) {
+		fail(res, stage, "protocol", st->tail, "%s: %s", stage, o->protocol_error);
+		return false;
+	}
+	return true;
+}
+
+/* ---- stages ---------------------------------------------------------------------- */
+
+typedef struct job {
+	cuco_evaluator *ev;
+	const cuco_directive *dir;
+	char hash[CUCO_HASH_LEN + 1];
+	char workdir[PATH_MAX];
+	char binary[PATH_MAX];
+	cuco_eval_result *res;
+} job;
+
+static void hex128(XXH128_hash_t h, char out[CUCO_HASH_LEN + 1])
+{
+	XXH128_canonical_t c;
+	XXH128_canonicalFromHash(&c, h);
+	for (int i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", c.digest[i]);
+}
+
+static void build_key(cuco_evaluator *ev, const cuco_directive *dir, const cuco_buf *src,
+	char hash[CUCO_HASH_LEN + 1])
+{
+	/* Fixed names instead of the private folder: the key must not vary. */
+	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = dir, .compiler = ev->compiler,
+		.source = "SOURCE", .output = "OUTPUT", .nccl_home = getenv("CUCO_NCCL_HOME"),
+		.cuda_home = getenv("CUCO_CUDA_HOME") };
+	cuco_buf cmd = { 0 };
+	eval_expand(ev->wl.build_cmd, &v, &cmd, NULL);
+	XXH3_state_t *s = XXH3_createState();
+	XXH3_128bits_reset(s);
+	XXH3_128bits_update(s, src->data, src->len);
+	XXH3_128bits_update(s, "", 1);
+	XXH3_128bits_update(s, cmd.data, cmd.len + 1);
+	XXH3_128bits_update(s, ev->compiler_version, strlen(ev->compiler_version));
+	hex128(XXH3_128bits_digest(s), hash);
+	XXH3_freeState(s);
+	cuco_buf_free(&cmd);
+}
+
+static void take_job_slot(cuco_evaluator *ev)
+{
+	pthread_mutex_lock(&ev->jobs_lock);
+	while (ev->jobs_free == 0 && !atomic_load(&ev->cancel))
+		pthread_cond_wait(&ev->jobs_cond, &ev->jobs_lock);
+	ev->jobs_free--;
+	pthread_mutex_unlock(&ev->jobs_lock);
+}
+
+static void give_job_slot(cuco_evaluator *ev)
+{
+	pthread_mutex_lock(&ev->jobs_lock);
+	ev->jobs_free++;
+	pthread_cond_signal(&ev->jobs_cond);
+	pthread_mutex_unlock(&ev->jobs_lock);
+}
+
+/* Returns CUCO_OK with res->ok telling whether the build succeeded. */
+static int compile(job *j, const cuco_buf *src, cuco_err *err)
+{
+	cuco_evaluator *ev = j->ev;
+	if (ev->compiler_missing) {
+		fail(j->res, "compile", "environment", NULL, "compile: %s --version failed: compiler missing",
+			ev->compiler);
+		return CUCO_OK;
+	}
+	char source[PATH_MAX + 64], output[PATH_MAX + 16], log[PATH_MAX + 16];
+	snprintf(source, sizeof source, "%s/%s", j->workdir, ev->src_name);
+	snprintf(output, sizeof output, "%s/prog", j->workdir);
+	snprintf(log, sizeof log, "%s/compile.log", j->workdir);
+	int rc = cuco_write_file(source, src->data, src->len, err);
+	if (rc != CUCO_OK)
+		return rc;
+	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
+		.source = source, .output = output, .nccl_home = getenv("CUCO_NCCL_HOME"),
+		.cuda_home = getenv("CUCO_CUDA_HOME") };
+	cuco_buf cmd = { 0 };
+	eval_expand(ev->wl.build_cmd, &v, &cmd, NULL);
+	eval_limits lim = ev->limits;
+	lim.wall_s = ev->wl.limit_compile_s * (ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1);
+	eval_stage st;
+	take_job_slot(ev);
+	rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
+	give_job_slot(ev);
+	cuco_buf_free(&cmd);
+	if (rc != CUCO_OK)
+		return rc;
+	j->res->compile_s = st.wall_s;
+	if (st.cancelled)
+		return cuco_errf(err, CUCO_EENV, "evaluation cancelled");
+	struct stat sb;
+	if (st.timed_out)
+		fail(j->res, "compile", "timeout", st.tail, "compile: killed after %.0f s", st.wall_s);
+	else if (st.exit_code == 127)
+		fail(j->res, "compile", "environment", st.tail, "compile: command not found");
+	else if (st.exit_code != 0 || st.signal)
+		fail(j->res, "compile", "compile-error", st.tail, "compile: exit status %d", st.exit_code);
+	else if (stat(output, &sb) != 0)
+		fail(j->res, "compile", "compile-error", st.tail, "compile: the build made no {output}");
+	else if (rename(output, j->binary) != 0)
+		return cuco_errf(err, CUCO_EENV, "%s: %s", j->binary, strerror(errno));
+	else
+		j->res->ok = true;
+	return CUCO_OK;
+}
+
+/* One run of the program: stage "run" (0 warm-ups, 1 repetition) or "bench". */
+static int run_stage(job *j, const char *stage, int warmup, int reps, double limit_s,
+	eval_stage *st, eval_parse *p, eval_outcome *o, cuco_err *err)
+{
+	cuco_evaluator *ev = j->ev;
+	bool ssh = ev->cfg.runner == CUCO_RUNNER_SSH;
+	char remote_bin[CUCO_HASH_LEN + 8], remote_dir[128], log[PATH_MAX + 16];
+	snprintf(remote_bin, sizeof remote_bin, "./%s", j->hash);
+	snprintf(remote_dir, sizeof remote_dir, "/tmp/cuco-%s", strrchr(j->workdir, '/') + 1);
+	snprintf(log, sizeof log, "%s/%s.log", j->workdir, stage);
+	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
+		.source = ev->src_name, .output = ssh ? remote_bin : j->binary, .warmup = warmup,
+		.reps = reps, .nccl_home = getenv("CUCO_NCCL_HOME"), .cuda_home = getenv("CUCO_CUDA_HOME") };
+	cuco_buf prog = { 0 }, cmd = { 0 };
+	eval_expand(ev->wl.run_cmd, &v, &prog, NULL);
+	const char *extras[8];
+	char extra_paths[8][PATH_MAX];
+	for (int i = 0; i < ev->wl.nextras; i++) {
+		snprintf(extra_paths[i], sizeof extra_paths[i], "%s/%s", ev->wl.dir, ev->wl.extras[i]);
+		extras[i] = extra_paths[i];
+	}
+	eval_launch l = { .kind = ev->cfg.runner, .launcher = ev->launcher, .hostfile = ev->cfg.hostfile,
+		.ssh_host = ev->cfg.ssh_host, .ssh_options = ev->cfg.ssh_options, .remote_dir = remote_dir,
+		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .remote_limit_s = limit_s };
+	eval_launch_command(&l, prog.data, j->binary, extras, ev->wl.nextras, &cmd);
+	cuco_buf_free(&prog);
+	eval_limits lim = ev->limits;
+	lim.wall_s = limit_s;
+	int rc = eval_parse_init(p, &ev->wl, err);
+	if (rc == CUCO_OK) {
+		pthread_mutex_lock(&ev->device_lock);
+		rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
+		pthread_mutex_unlock(&ev->device_lock);
+		eval_parse_finish(p, o);
+		if (rc == CUCO_OK && st->cancelled)
+			rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
+	}
+	cuco_buf_free(&cmd);
+	return rc;
+}
+
+static double spread_of(const eval_outcome *o)
+{
+	double hi = isfinite(o->max_us) ? o->max_us : o->p90_us;
+	if (!(o->min_us > 0) || !isfinite(hi))
+		return NAN;
+	return (hi - o->min_us) / o->min_us;
+}
+
+static void take_outcome(cuco_eval_result *res, const eval_outcome *o)
+{
+	res->max_error = o->max_error;
+	res->latency_min_us = o->min_us;
+	res->latency_median_us = o->median_us;
+	res->latency_p90_us = o->p90_us;
+	res->samples = o->samples;
+	res->spread = spread_of(o);
+	res->nphases = o->nphases;
+	memcpy(res->phases, o->phases, sizeof res->phases);
+	res->bytes = o->bytes;
+	res->flops = o->flops;
+}
+
+static int verify(job *j, cuco_err *err)
+{
+	cuco_evaluator *ev = j->ev;
+	double scale = ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1;
+	eval_stage st;
+	eval_parse p;
+	eval_outcome o;
+	int rc = run_stage(j, "run", 0, 1, ev->wl.limit_run_s * scale, &st, &p, &o, err);
+	j->res->run_s = st.wall_s;
+	if (rc == CUCO_OK && classify(ev, "run", &st, &p, &o, j->res))
+		take_outcome(j->res, &o);
+	eval_parse_free(&p);
+	return rc;
+}
+
+/* Warm-ups and timed repetitions; a noisy run (spread above the manifest's
+ * max_spread) is repeated, and the steadiest of the runs is kept. */
+static int benchmark(job *j, cuco_err *err)
+{
+	cuco_evaluator *ev = j->ev;
+	double scale = ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1;
+	eval_outcome best = { 0 };
+	double best_spread = INFINITY;
+	j->res->bench_s = 0;
+	for (int attempt = 0; attempt < BENCH_ATTEMPTS; attempt++) {
+		eval_stage st;
+		eval_parse p;
+		eval_outcome o;
+		int rc = run_stage(j, "bench", ev->wl.warmup, ev->wl.reps, ev->wl.limit_bench_s * scale,
+			&st, &p, &o, err);
+		j->res->bench_s += st.wall_s;
+		bool ok = rc == CUCO_OK && classify(ev, "bench", &st, &p, &o, j->res);
+		if (ok && !(o.median_us > 0)) {
+			fail(j->res, "bench", "protocol", st.tail, "bench: the result has no latency_us.median");
+			ok = false;
+		}
+		eval_parse_free(&p);
+		if (rc != CUCO_OK || !ok)
+			return rc;
+		double s = spread_of(&o);
+		if (attempt == 0 || (isfinite(s) && s < best_spread)) {
+			best = o;
+			best_spread = isfinite(s) ? s : INFINITY;
+		}
+		if (!(best_spread > ev->wl.max_spread))
+			break;
+	}
+	take_outcome(j->res, &best);
+	return CUCO_OK;
+}
+
+static void peak_fraction(const cuco_evaluator *ev, cuco_eval_result *res)
+{
+	double bytes, flops;
+	if (cuco_workload_peak(&ev->wl, ev->size, &bytes, &flops, NULL) == CUCO_OK) {
+		if (isfinite(bytes))
+			res->bytes = bytes;
+		if (isfinite(flops))
+			res->flops = flops;
+	}
+	double bw = ev->cfg.peak_bandwidth_gbs > 0 ? ev->cfg.peak_bandwidth_gbs : ev->wl.peak_bandwidth_gbs;
+	double gf = ev->cfg.peak_gflops > 0 ? ev->cfg.peak_gflops : ev->wl.peak_gflops;
+	double bound = 0;  /* the fastest the hardware could possibly do it, in s */
+	if (bw > 0 && res->bytes > 0)
+		bound = fmax(bound, res->bytes / (bw * 1e9));
+	if (gf > 0 && res->flops > 0)
+		bound = fmax(bound, res->flops / (gf * 1e9));
+	if (bound > 0 && res->latency_median_us > 0)
+		res->peak_fraction = bound / (res->latency_median_us * 1e-6);
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err *err)
+{
+	cuco_evaluator *ev = j->ev;
+	cuco_buf src = { 0 };
+	eval_apply_slots(&ev->wl, j->dir, source, len, &src);
+	build_key(ev, j->dir, &src, j->hash);
+	int n1 = snprintf(j->workdir, sizeof j->workdir, "%s/%.12s-XXXXXX", ev->work_root, j->hash);
+	int n2 = snprintf(j->binary, sizeof j->binary, "%s/%s", ev->cache_root, j->hash);
+	if (n1 >= (int)sizeof j->workdir || n2 >= (int)sizeof j->binary || !mkdtemp(j->workdir)) {
+		j->workdir[0] = '\0';
+		cuco_buf_free(&src);
+		return cuco_errf(err, CUCO_EENV, "%s/work: %s", ev->cfg.run_dir, strerror(errno ? errno : ENAMETOOLONG));
+	}
+	int rc = CUCO_OK;
+	j->res->cached_build = access(j->binary, X_OK) == 0;
+	if (j->res->cached_build)
+		j->res->ok = true;
+	else
+		rc = compile(j, &src, err);
+	cuco_buf_free(&src);
+	if (rc != CUCO_OK || !j->res->ok)
+		return rc;
+	j->res->ok = false;
+	if (*ev->launcher_missing) {
+		fail(j->res, "run", "environment", NULL, "run: %s", ev->launcher_missing);
+		return CUCO_OK;
+	}
+	if (*ev->gpu_missing) {
+		fail(j->res, "run", "environment", NULL, "run: %s", ev->gpu_missing);
+		return CUCO_OK;
+	}
+	rc = verify(j, err);
+	if (rc != CUCO_OK || *j->res->error_class)
+		return rc;
+	if (bench) {
+		rc = benchmark(j, err);
+		if (rc != CUCO_OK || *j->res->error_class)
+			return rc;
+	}
+	peak_fraction(ev, j->res);
+	j->res->ok = true;
+	return CUCO_OK;
+}
+
+int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
+{
+	double start = cuco_mono();
+	result_init(res);
+	if (atomic_load(&ev->cancel))
+		return cuco_errf(err, CUCO_EENV, "evaluation cancelled");
+	cuco_err why = { 0 };
+	if (!cuco_directive_valid(&ev->wl, dir, &why)) {
+		fail(res, "compile", "compile-error", NULL, "directive: %s", why.msg);
+		res->overhead_s = cuco_mono() - start;
+		return CUCO_OK;
+	}
+	job j = { .ev = ev, .dir = dir, .res = res };
+	int rc = cascade(&j, source, len, bench, err);
+	if (*j.workdir && !ev->cfg.keep_workdirs)
+		nftw(j.workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	res->overhead_s = cuco_mono() - start - res->compile_s - res->run_s - res->bench_s;
+	return rc;
+}

@@ -1,0 +1,123 @@
+/* runner.c — how a built program is launched: as is, under mpirun (one
+ * host or a hostfile), under srun, or on another host over ssh. The result
+ * is one shell command, run as the stage's child, so the stage's limits and
+ * kills cover the launcher and everything it starts. */
+#include "eval/eval_int.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool eval_which(const char *prog, char *path, size_t size)
+{
+	if (strchr(prog, '/')) {
+		cuco_strlcpy(path, prog, size);
+		return access(prog, X_OK) == 0;
+	}
+	const char *env = getenv("PATH");
+	for (const char *p = env ? env : "/usr/bin:/bin"; *p;) {
+		size_t len = strcspn(p, ":");
+		char full[PATH_MAX];
+		snprintf(full, sizeof full, "%.*s/%s", (int)(len ? len : 1), len ? p : ".", prog);
+		if (access(full, X_OK) == 0) {
+			cuco_strlcpy(path, full, size);
+			return true;
+		}
+		p += len + (p[len] == ':');
+	}
+	return false;
+}
+
+/* mpirun's options for this runner; as root Open MPI refuses to start
+ * without the explicit permission. */
+static void mpirun_prefix(const eval_launch *l, cuco_buf *out)
+{
+	eval_shell_quote(out, l->launcher);
+	if (l->as_root)
+		cuco_buf_puts(out, " --allow-run-as-root");
+	if (l->kind == CUCO_RUNNER_HOSTFILE) {
+		cuco_buf_puts(out, " --hostfile ");
+		eval_shell_quote(out, l->hostfile);
+	} else {
+		/* More ranks than cores is normal on a laptop; do not refuse. */
+		cuco_buf_puts(out, " --oversubscribe");
+	}
+	cuco_buf_printf(out, " -np %d ", l->ranks);
+}
+
+/* user@host[:port] → the ssh destination and its -p / -P option. */
+static void split_host(const char *spec, char *host, size_t size, char *port, size_t psize)
+{
+	cuco_strlcpy(host, spec, size);
+	port[0] = '\0';
+	char *colon = strrchr(host, ':');
+	if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+		cuco_strlcpy(port, colon + 1, psize);
+		*colon = '\0';
+	}
+}
+
+static void ssh_command(const eval_launch *l, const char *prog_cmd, const char *binary,
+	const char *const *extras, int nextras, cuco_buf *out)
+{
+	char host[256], port[16];
+	split_host(l->ssh_host, host, sizeof host, port, sizeof port);
+	const char *opts = l->ssh_options ? l->ssh_options : "";
+	cuco_buf ssh = { 0 }, scp = { 0 }, remote = { 0 }, setup = { 0 };
+	/* Options are the user's own words (e.g. "-i key -o ..."): not quoted. */
+	cuco_buf_printf(&ssh, "ssh -o BatchMode=yes %s%s%s ", opts, *port ? " -p " : "", port);
+	eval_shell_quote(&ssh, host);
+	cuco_buf_printf(&scp, "scp -q -o BatchMode=yes %s%s%s", opts, *port ? " -P " : "", port);
+
+	cuco_buf_printf(&setup, "mkdir -p %s", l->remote_dir);
+	cuco_buf_printf(&remote, "cd %s && timeout -k 2 %.0f ", l->remote_dir, ceil(l->remote_limit_s));
+	if (l->mpi)
+		cuco_buf_printf(&remote, "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+			"mpirun --oversubscribe -np %d ", l->ranks);
+	cuco_buf_puts(&remote, prog_cmd);
+
+	cuco_buf_printf(out, "%s ", ssh.data);
+	eval_shell_quote(out, setup.data);
+	cuco_buf_puts(out, " || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; ");
+	cuco_buf_printf(out, "%s ", scp.data);
+	eval_shell_quote(out, binary);
+	for (int i = 0; i < nextras; i++) {
+		cuco_buf_puts(out, " ");
+		eval_shell_quote(out, extras[i]);
+	}
+	cuco_buf_puts(out, " ");
+	cuco_buf_printf(out, "%s:%s/", host, l->remote_dir);
+	cuco_buf_puts(out, " || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; ");
+	cuco_buf_printf(out, "%s ", ssh.data);
+	eval_shell_quote(out, remote.data);
+	cuco_buf_printf(out, "; rc=$?; %s 'rm -rf %s'; exit $rc", ssh.data, l->remote_dir);
+	cuco_buf_free(&ssh);
+	cuco_buf_free(&scp);
+	cuco_buf_free(&remote);
+	cuco_buf_free(&setup);
+}
+
+void eval_launch_command(const eval_launch *l, const char *prog_cmd, const char *binary,
+	const char *const *extras, int nextras, cuco_buf *out)
+{
+	cuco_buf_puts(out, "");
+	switch (l->kind) {
+	case CUCO_RUNNER_LOCAL:
+	case CUCO_RUNNER_HOSTFILE:
+		if (l->mpi)
+			mpirun_prefix(l, out);
+		cuco_buf_puts(out, prog_cmd);
+		break;
+	case CUCO_RUNNER_SLURM:
+		eval_shell_quote(out, l->launcher);
+		cuco_buf_printf(out, " -n %d ", l->ranks);
+		cuco_buf_puts(out, prog_cmd);
+		break;
+	case CUCO_RUNNER_SSH:
+		ssh_command(l, prog_cmd, binary, extras, nextras, out);
+		break;
+	}
+}

@@ -1,0 +1,366 @@
+/* stage.c — one stage (compile, run, benchmark) as a child process tree.
+ *
+ * The child becomes the leader of a new session, which also makes it the
+ * leader of a new process group. The session, not the group, is what we
+ * watch and kill: Open MPI's mpirun puts every rank in a process group of
+ * its own, but they all stay in the session. A process that calls setsid()
+ * itself escapes; nothing short of a cgroup stops that, and cgroups are not
+ * ours to create here.
+ *
+ * RLIMIT_NPROC would be the usual fork-bomb guard, but it counts all of a
+ * user's processes and root ignores it, so instead the monitor counts the
+ * session's live processes every few milliseconds and kills the session
+ * when there are more than the limit. RLIMIT_CPU is a backstop for when the
+ * monitor itself dies: a candidate outliving cuco still stops eventually.
+ *
+ * Output goes through a pipe that the parent drains: the log file keeps the
+ * first log_cap bytes, a tail is kept for the result's excerpt, and every
+ * line is handed to a callback as it passes, so a CUCO_RESULT line is found
+ * even after megabytes of chatter. */
+#include "eval/eval_int.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define LINE_MAX_BYTES 65536
+#define POLL_MS 10
+#define SCAN_EVERY_S 0.01
+#define ORPHAN_WAIT_S 5.0  /* after the leader: how long to wait for output to close */
+
+bool eval_env_secret(const char *name)
+{
+	static const char *const parts[] = { "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD",
+		"CREDENTIAL", "AUTH", NULL };
+	static const char *const names[] = { "DATABASE_URL", "PGPASSFILE", "NETRC", NULL };
+	/* The ssh runner needs the agent; the socket is not a secret itself. */
+	if (strcmp(name, "SSH_AUTH_SOCK") == 0)
+		return false;
+	for (int i = 0; names[i]; i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	for (int i = 0; parts[i]; i++)
+		if (strcasestr(name, parts[i]))
+			return true;
+	return false;
+}
+
+static char **scrubbed_env(void)
+{
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **env = cuco_xcalloc(n + 1, sizeof *env);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		char name[256];
+		size_t len = strcspn(environ[i], "=");
+		if (len >= sizeof name)
+			continue;
+		memcpy(name, environ[i], len);
+		name[len] = '\0';
+		if (!eval_env_secret(name))
+			env[k++] = environ[i];
+	}
+	return env;
+}
+
+/* Signal every live process of the session (sig 0: only count them). */
+static int session_signal(pid_t session, int sig)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	int live = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		char path[300], buf[512];
+		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* "pid (comm) state ppid pgrp session ...": comm may hold spaces. */
+		char *rp = strrchr(buf, ')');
+		char state;
+		int ppid, pgrp, sid;
+		if (!rp || sscanf(rp + 1, " %c %d %d %d", &state, &ppid, &pgrp, &sid) != 4)
+			continue;
+		if (sid != session || state == 'Z' || state == 'X')
+			continue;
+		live++;
+		if (sig)
+			kill((pid_t)atoi(e->d_name), sig);
+	}
+	closedir(d);
+	return live;
+}
+
+int eval_session_count(pid_t session)
+{
+	return session_signal(session, 0);
+}
+
+/* ---- output sink ------------------------------------------------------------ */
+
+typedef struct sink {
+	int log_fd;
+	size_t log_cap, logged;
+	eval_stage *st;
+	eval_line_fn on_line;
+	void *arg;
+	char *line;
+	size_t line_len;
+	bool line_cut;
+} sink;
+
+static void sink_line(sink *s)
+{
+	size_t n = s->line_len;
+	if (n > 0 && s->line[n - 1] == '\r')
+		n--;
+	s->line[n] = '\0';
+	if (s->on_line)
+		s->on_line(s->line, n, s->arg);
+	s->line_len = 0;
+	s->line_cut = false;
+}
+
+static void sink_feed(sink *s, const char *data, size_t n)
+{
+	eval_stage *st = s->st;
+	st->out_bytes += n;
+	if (s->logged < s->log_cap) {
+		size_t take = n < s->log_cap - s->logged ? n : s->log_cap - s->logged;
+		if (write(s->log_fd, data, take) > 0)
+			s->logged += take;
+	}
+	/* Keep the last sizeof tail - 1 bytes. */
+	size_t cap = sizeof st->tail - 1, have = strlen(st->tail);
+	if (n >= cap) {
+		memcpy(st->tail, data + n - cap, cap);
+		st->tail[cap] = '\0';
+	} else {
+		size_t drop = have + n > cap ? have + n - cap : 0;
+		memmove(st->tail, st->tail + drop, have - drop);
+		memcpy(st->tail + have - drop, data, n);
+		st->tail[have - drop + n] = '\0';
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (data[i] == '\n') {
+			sink_line(s);
+		} else if (s->line_len < LINE_MAX_BYTES) {
+			s->line[s->line_len++] = data[i];
+		} else {
+			s->line_cut = true;  /* an over-long line is seen truncated */
+		}
+	}
+}
+
+static void sink_finish(sink *s)
+{
+	if (s->line_len > 0 || s->line_cut)
+		sink_line(s);
+	if (s->st->out_bytes > s->logged) {
+		char note[128];
+		int n = snprintf(note, sizeof note, "\n[cuco: output cut: %zu of %zu bytes kept]\n",
+			s->logged, s->st->out_bytes);
+		if (write(s->log_fd, note, (size_t)n) < 0)
+			return;  /* the log is a convenience; the tail still holds the end */
+	}
+}
+
+/* ---- the child ---------------------------------------------------------------- */
+
+static void set_limit(int resource, rlim_t value)
+{
+	struct rlimit rl = { value, value };
+	setrlimit(resource, &rl);
+}
+
+/* After fork() in a threaded process: async-signal-safe calls only. */
+static void child_exec(const char *cmd, const char *workdir, int null_fd, int out_fd,
+	const eval_limits *lim, rlim_t cpu_s, char **env)
+{
+	setsid();
+	if (chdir(workdir) != 0)
+		_exit(126);
+	dup2(null_fd, 0);
+	dup2(out_fd, 1);
+	dup2(out_fd, 2);
+	if (close_range(3, ~0U, 0) != 0)
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+	struct sigaction sa = { .sa_handler = SIG_DFL };
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &sa, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	set_limit(RLIMIT_CORE, 0);
+	set_limit(RLIMIT_CPU, cpu_s);
+	if (lim->mem_mb > 0)
+		set_limit(RLIMIT_AS, (rlim_t)lim->mem_mb << 20);
+	if (lim->fsize_mb > 0)
+		set_limit(RLIMIT_FSIZE, (rlim_t)lim->fsize_mb << 20);
+	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+	execve("/bin/sh", argv, env);
+	_exit(127);
+}
+
+/* ---- the monitor ---------------------------------------------------------------- */
+
+typedef struct monitor {
+	pid_t pid;
+	bool leader_done, eof, terminating;
+	double kill_at;
+} monitor;
+
+static void terminate(monitor *m, const eval_limits *lim, double now)
+{
+	m->terminating = true;
+	m->kill_at = now + lim->grace_s;
+	kill(-m->pid, SIGTERM);
+	session_signal(m->pid, SIGTERM);
+}
+
+static void watch(monitor *m, const eval_limits *lim, const atomic_int *cancel, eval_stage *st,
+	double now, double deadline, double *next_scan)
+{
+	if (!m->terminating) {
+		if (now >= deadline) {
+			st->timed_out = true;
+			terminate(m, lim, now);
+		} else if (cancel && atomic_load(cancel)) {
+			st->cancelled = true;
+			terminate(m, lim, now);
+		} else if (lim->max_procs > 0 && now >= *next_scan) {
+			*next_scan = now + SCAN_EVERY_S;
+			if (session_signal(m->pid, 0) > lim->max_procs) {
+				st->too_many_procs = true;
+				terminate(m, lim, now);
+				m->kill_at = now;  /* a fork loop gets no grace */
+			}
+		}
+	}
+	/* Leftovers of a finished leader, or a group past its grace: kill. */
+	if ((m->terminating && now >= m->kill_at) || m->leader_done) {
+		kill(-m->pid, SIGKILL);
+		session_signal(m->pid, SIGKILL);
+	}
+}
+
+static void drain(int fd, sink *s, monitor *m, char *buf, size_t size)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	if (poll(&p, 1, POLL_MS) <= 0)
+		return;
+	ssize_t n = read(fd, buf, size);
+	if (n > 0)
+		sink_feed(s, buf, (size_t)n);
+	else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+		m->eof = true;
+}
+
+static void reap(monitor *m, eval_stage *st)
+{
+	int status;
+	if (m->leader_done || waitpid(m->pid, &status, WNOHANG) != m->pid)
+		return;
+	m->leader_done = true;
+	if (WIFEXITED(status)) {
+		st->exit_code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		st->exit_code = -1;
+		st->signal = WTERMSIG(status);
+	}
+}
+
+int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
+	const eval_limits *lim, const atomic_int *cancel, eval_line_fn on_line, void *arg,
+	eval_stage *st, cuco_err *err)
+{
+	memset(st, 0, sizeof *st);
+	int log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (log_fd < 0)
+		return cuco_errf(err, CUCO_EENV, "%s: %s", log_path, strerror(errno));
+	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int fds[2];
+	if (null_fd < 0 || pipe2(fds, O_CLOEXEC) != 0) {
+		int e = errno;
+		close(log_fd);
+		if (null_fd >= 0)
+			close(null_fd);
+		return cuco_errf(err, CUCO_EENV, "stage pipe: %s", strerror(e));
+	}
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	rlim_t cpu_s = (rlim_t)ceil(lim->wall_s + lim->grace_s) * (rlim_t)(ncpu > 0 ? ncpu : 1) + 1;
+	char **env = scrubbed_env();
+	double start = cuco_mono();
+	pid_t pid = fork();
+	if (pid == 0)
+		child_exec(cmd, workdir, null_fd, fds[1], lim, cpu_s, env);
+	int fork_errno = errno;
+	free(env);
+	close(fds[1]);
+	close(null_fd);
+	if (pid < 0) {
+		close(fds[0]);
+		close(log_fd);
+		return cuco_errf(err, CUCO_EENV, "fork: %s", strerror(fork_errno));
+	}
+	st->session = pid;
+	/* Wait for the child to be a session leader, so kills reach its tree. */
+	for (int i = 0; i < 10000 && getsid(pid) != pid; i++)
+		sched_yield();
+
+	sink s = { .log_fd = log_fd, .log_cap = lim->log_cap, .st = st, .on_line = on_line,
+		.arg = arg, .line = cuco_xmalloc(LINE_MAX_BYTES + 1) };
+	char *buf = cuco_xmalloc(65536);
+	monitor m = { .pid = pid };
+	double deadline = start + lim->wall_s, next_scan = start, orphan_deadline = 0;
+	while (!(m.leader_done && m.eof)) {
+		if (!m.eof)
+			drain(fds[0], &s, &m, buf, 65536);
+		else
+			nanosleep(&(struct timespec){ 0, POLL_MS * 1000000L }, NULL);
+		reap(&m, st);
+		double now = cuco_mono();
+		watch(&m, lim, cancel, st, now, deadline, &next_scan);
+		if (m.leader_done && orphan_deadline == 0)
+			orphan_deadline = now + ORPHAN_WAIT_S;
+		/* Something outside the session holds the pipe open: stop listening. */
+		if (m.leader_done && now > orphan_deadline)
+			break;
+	}
+	/* The session's last processes may still be on their way out. */
+	for (int i = 0; i < 200 && session_signal(pid, SIGKILL) > 0; i++)
+		nanosleep(&(struct timespec){ 0, 5000000L }, NULL);
+	st->wall_s = cuco_mono() - start;
+	sink_finish(&s);
+	free(s.line);
+	free(buf);
+	close(fds[0]);
+	close(log_fd);
+	return CUCO_OK;
+}

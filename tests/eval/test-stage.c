@@ -1,0 +1,225 @@
+/* test-stage.c — the stage runner alone: exit codes, wall-clock kills of
+ * the whole session, leftovers, a TERM-ignoring child, the scrubbed
+ * environment, the output cap, the process guard, rlimits and cancel. */
+#include "eval/eval_int.h"
+#include "util.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static char dir[256], log_path[512];
+
+static int setup(void **state)
+{
+	(void)state;
+	make_tmpdir(dir, sizeof dir);
+	snprintf(log_path, sizeof log_path, "%s/stage.log", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	rm_rf(dir);
+	return 0;
+}
+
+static eval_limits limits(double wall_s)
+{
+	return (eval_limits){ .wall_s = wall_s, .grace_s = 0.5, .mem_mb = 1024, .fsize_mb = 16,
+		.max_procs = 64, .log_cap = 1 << 20 };
+}
+
+static void collect(const char *line, size_t len, void *arg)
+{
+	cuco_buf_append(arg, line, len);
+	cuco_buf_puts(arg, "\n");
+}
+
+static void run(const char *cmd, const eval_limits *lim, eval_stage *st, cuco_buf *lines)
+{
+	cuco_err err = { 0 };
+	assert_int_equal(eval_stage_run(cmd, dir, log_path, lim, NULL, collect, lines, st, &err), CUCO_OK);
+}
+
+static void test_exit_and_output(void **state)
+{
+	(void)state;
+	eval_limits lim = limits(10);
+	eval_stage st;
+	cuco_buf lines = { 0 };
+	run("echo hello; pwd; echo oops >&2; exit 3", &lim, &st, &lines);
+	assert_int_equal(st.exit_code, 3);
+	assert_false(st.timed_out);
+	char want[512];
+	snprintf(want, sizeof want, "hello\n%s\noops\n", dir);
+	assert_string_equal(lines.data, want);
+	assert_string_equal(st.tail, want);
+	cuco_buf_free(&lines);
+	run("kill -SEGV $$", &lim, &st, &lines);
+	assert_int_equal(st.exit_code, -1);
+	assert_int_equal(st.signal, 11);
+	cuco_buf_free(&lines);
+}
+
+static void test_timeout_kills_session(void **state)
+{
+	(void)state;
+	eval_limits lim = limits(0.5);
+	eval_stage st;
+	cuco_buf lines = { 0 };
+	double t0 = cuco_mono();
+	run("sleep 37.101 & sleep 37.102; echo never", &lim, &st, &lines);
+	assert_true(st.timed_out);
+	assert_true(cuco_mono() - t0 < 3);
+	assert_int_equal(eval_session_count(st.session), 0);
+	assert_int_equal(count_processes("sleep 37.10"), 0);
+	assert_null(lines.data);
+}
+
+static void test_term_ignored(void **state)
+{
+	(void)state;
+	eval_limits lim = limits(0.3);
+	eval_stage st;
+	cuco_buf lines = { 0 };
+	run("trap '' TERM; sleep 37.201 & trap '' TERM; wait", &lim, &st, &lines);
+	assert_true(st.timed_out);
+	assert_int_equal(count_processes("sleep 37.201"), 0);
+}
+
+static void test_leftovers_killed(void **state)
+{
+	(void)state;
+	eval_limits lim = limits(10);
+	eval_stage st;
+	cuco_buf lines = { 0 };
+	run("sleep 37.301 & echo started", &lim, &st, &lines);
+	assert_int_equal(st.exit_code, 0);
+	assert_false(st.timed_out);
+	assert_true(st.wall_s < 3);
+	assert_int_equal(count_processes("sleep 37.301"), 0);
+	cuco_buf_free(&lines);
+}
+
+static void test_env_scrubbed(void **state)
+{
+	(void)state;
+	assert_true(eval_env_secret("OPENAI_API_KEY"));
+	assert_true(eval_env_secret("ANTHROPIC_API_KEY"));
+	assert_true(eval_env_secret("GH_TOKEN"));
+	assert_true(eval_env_secret("db_password"));
+	assert_true(eval_env_secret("GOOGLE_APPLICATION_CREDENTIALS"));
+	assert_false(eval_env_secret("PATH"));
+	assert_false(eval_env_secret("SSH_AUTH_SOCK"));
+	setenv("MY_SERVICE_KEY", "k1", 1);
+	setenv("OPENAI_API_KEY", "k2", 1);
+	setenv("CUCO_HARMLESS", "visible", 1);
+	eval_limits lim = limits(10);
+	eval_stage st;
+	cuco_buf lines = { 0 };
+	run("env", &lim, &st, &lines);
+	assert_non_null(strstr(lines.data, "CUCO_HARMLESS=visible\n"));
+	assert_null(strstr(lines.data, "MY_SERVICE_KEY"));
+	assert_null(strstr(lines.data, "OPENAI_API_KEY"));
+	cuco_buf_free(&lines);
+}
+
+static void test_output_capped(void **state)
+{
+	(void)state;
+	eval_limits lim = limits(20);
+	lim.log_cap = 1000;
+	eval_stage st;
+	cuco_buf lines = { 0 };
+	run("head -c 3000000 /dev/zero | tr '\\0' x; echo; echo last line", &lim, &st, &lines);
+	assert_int_equal(st.exit_code, 0);
+	assert_true(st.out_bytes > 3000000);
+	struct stat sb;
+	assert_int_equal(stat(log_path, &sb), 0);
+	assert_true(sb.st_size >= 1000 && sb.st_size < 1200);
+	size_t n = strlen(st.tail);
+	assert_int_equal(n, sizeof st.tail - 1);
+	assert_string_equal(st.tail + n - 10, "last line\n");
+	assert_non_null(strstr(lines.data, "\nlast line\n"));
+	cuco_buf_free(&lines);
+}
+
+static void test_fork_loop(void **state)
+{
+	(void)state;
+	eval_limits lim = limits(20);
+	lim.max_procs = 20;
+	eval_stage st;
+	cuco_buf lines = { 0 };
+	double t0 = cuco_mono();
+	run("while :; do sleep 37.401 & done", &lim, &st, &lines);
+	assert_true(st.too_many_procs);
+	assert_false(st.timed_out);
+	assert_true(cuco_mono() - t0 < 5);
+	assert_int_equal(count_processes("sleep 37.401"), 0);
+}
+
+static void test_rlimits(void **state)
+{
+	(void)state;
+	eval_limits lim = limits(10);
+	lim.fsize_mb = 5;
+	eval_stage st;
+	cuco_buf lines = { 0 };
+	run("ulimit -c; ulimit -f; ulimit -v", &lim, &st, &lines);
+	/* dash reports -f in 512-byte blocks and -v in KiB. */
+	assert_string_equal(lines.data, "0\n10240\n1048576\n");
+	cuco_buf_free(&lines);
+	run("head -c 6000000 /dev/zero > big", &lim, &st, &lines);
+	assert_int_not_equal(st.exit_code, 0);
+}
+
+static void *cancel_later(void *arg)
+{
+	usleep(200000);
+	atomic_store((atomic_int *)arg, 1);
+	return NULL;
+}
+
+static void test_cancel(void **state)
+{
+	(void)state;
+	atomic_int cancel = 0;
+	pthread_t th;
+	pthread_create(&th, NULL, cancel_later, &cancel);
+	eval_limits lim = limits(30);
+	eval_stage st;
+	cuco_err err = { 0 };
+	double t0 = cuco_mono();
+	assert_int_equal(eval_stage_run("sleep 37.501", dir, log_path, &lim, &cancel, NULL, NULL, &st, &err), CUCO_OK);
+	pthread_join(th, NULL);
+	assert_true(st.cancelled);
+	assert_true(cuco_mono() - t0 < 3);
+	assert_int_equal(count_processes("sleep 37.501"), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_exit_and_output, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout_kills_session, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_term_ignored, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_leftovers_killed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_env_scrubbed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_capped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rlimits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

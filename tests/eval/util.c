@@ -1,0 +1,96 @@
+/* util.c — helpers shared by the evaluator's tests. */
+#include "util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *fixture(const char *rel)
+{
+	static char path[4096];
+	const char *root = getenv("CUCO_SOURCE_ROOT");
+	snprintf(path, sizeof path, "%s/tests/eval/fixtures/%s", root ? root : ".", rel);
+	return path;
+}
+
+void make_tmpdir(char *out, size_t size)
+{
+	snprintf(out, size, "/tmp/cuco-test-eval-XXXXXX");
+	if (!mkdtemp(out))
+		abort();
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void rm_rf(const char *path)
+{
+	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static bool is_zombie(const char *pid)
+{
+	char path[300], buf[512];
+	snprintf(path, sizeof path, "/proc/%s/stat", pid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return true;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	char *rp = strrchr(buf, ')');
+	return !rp || rp[2] == 'Z' || rp[2] == 'X';
+}
+
+int count_processes(const char *needle)
+{
+	DIR *d = opendir("/proc");
+	int count = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]) || atoi(e->d_name) == getpid())
+			continue;
+		char path[300], buf[8192];
+		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+		int fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[n] = '\0';
+		if (strstr(buf, needle) && !is_zombie(e->d_name))
+			count++;
+	}
+	if (d)
+		closedir(d);
+	return count;
+}
+
+char *read_fixture(const char *rel, size_t *len)
+{
+	char *text = NULL;
+	cuco_err err = { 0 };
+	if (cuco_read_file(fixture(rel), 1 << 20, &text, len, &err) != CUCO_OK) {
+		fprintf(stderr, "%s\n", err.msg);
+		abort();
+	}
+	return text;
+}

@@ -1,0 +1,19 @@
+/* util.h — helpers shared by the evaluator's tests. */
+#ifndef CUCO_TEST_EVAL_UTIL_H
+#define CUCO_TEST_EVAL_UTIL_H
+
+#include "eval/eval.h"
+
+#include <stddef.h>
+
+/* $CUCO_SOURCE_ROOT/tests/eval/fixtures/<rel>, in a static buffer. */
+const char *fixture(const char *rel);
+/* A fresh folder under /tmp; the caller removes it with rm_rf(). */
+void make_tmpdir(char *out, size_t size);
+void rm_rf(const char *path);
+/* Live processes whose command line contains needle (zombies excluded). */
+int count_processes(const char *needle);
+/* Read a fixture file whole; free the result. */
+char *read_fixture(const char *rel, size_t *len);
+
+#endif
