@@ -15,6 +15,7 @@ const cuco_cmd *const cuco_commands[] = {
 	&cmd_unpin,
 	&cmd_reject,
 	&cmd_report,
+	&cmd_patch,
 	NULL,
 };
 

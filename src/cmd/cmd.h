@@ -36,5 +36,6 @@ void cmd_author(char *buf, size_t size);
 /* The commands. */
 extern const cuco_cmd cmd_ls, cmd_show, cmd_export, cmd_pin, cmd_unpin,
 	cmd_reject, cmd_report;
+extern const cuco_cmd cmd_patch;
 
 #endif

@@ -1,0 +1,388 @@
+/* llm.c — the LLM client: one HTTP call to a model, with timeouts,
+ * retries, cancellation and token accounting, over libcurl.
+ *
+ * Each call owns its easy handle, so threads call in parallel without
+ * sharing curl state; the only shared state is the running totals, under
+ * a lock. Keys are read from the environment at each call and reach only
+ * the request headers: error text is built from the URL, the status and
+ * the server's message (with the key cut out should a server echo it).
+ */
+#include "agents/llm_int.h"
+
+#include <curl/curl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* Bodies beyond this are not model replies. */
+#define LLM_MAX_BODY (64u << 20)
+
+struct cuco_llm {
+	cuco_llm_config cfg;
+	pthread_mutex_t lock;  /* guards the totals */
+	int64_t tokens_in, tokens_out;
+	double cost_usd;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+/* curl_global_init is not thread-safe on every libcurl; do it once. */
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int cuco_llm_new(const cuco_llm_config *cfg, cuco_llm **out, cuco_err *err)
+{
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK)
+		return cuco_errf(err, CUCO_EENV, "libcurl: %s", curl_easy_strerror(curl_init_rc));
+	cuco_llm *c = cuco_xcalloc(1, sizeof *c);
+	c->cfg = *cfg;
+	pthread_mutex_init(&c->lock, NULL);
+	*out = c;
+	return CUCO_OK;
+}
+
+void cuco_llm_free(cuco_llm *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+void cuco_llm_totals(cuco_llm *c, int64_t *tokens_in, int64_t *tokens_out, double *cost_usd)
+{
+	pthread_mutex_lock(&c->lock);
+	*tokens_in = c->tokens_in;
+	*tokens_out = c->tokens_out;
+	*cost_usd = c->cost_usd;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void cuco_llm_reply_free(cuco_llm_reply *r)
+{
+	free(r->text);
+	r->text = NULL;
+}
+
+/* ---- one attempt ----------------------------------------------------------- */
+
+typedef struct attempt {
+	CURL *curl;
+	llm_read read;
+	cuco_buf body;          /* non-streamed reply or error body */
+	bool streaming;         /* the server answered 200 to a stream request */
+	bool too_big;
+	bool idle;              /* a stream went silent past the idle limit */
+	double idle_limit;      /* seconds; streams only, 0 for none */
+	double last_byte;       /* cuco_mono() of the last byte, or of the start */
+	double retry_after;     /* seconds the server asked for; < 0 when not said */
+} attempt;
+
+static size_t on_body(char *p, size_t size, size_t n, void *arg)
+{
+	attempt *a = arg;
+	size_t len = size * n;
+	long status = 0;
+	a->last_byte = cuco_mono();
+	curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (a->read.req->stream && status == 200) {
+		a->streaming = true;
+		llm_sse_feed(&a->read, p, len);
+		return len;
+	}
+	if (a->body.len + len > LLM_MAX_BODY) {
+		a->too_big = true;
+		return 0;
+	}
+	cuco_buf_append(&a->body, p, len);
+	return len;
+}
+
+/* Retry-After is seconds or an HTTP date; some servers add retry-after-ms. */
+static size_t on_header(char *p, size_t size, size_t n, void *arg)
+{
+	attempt *a = arg;
+	size_t len = size * n;
+	a->last_byte = cuco_mono();
+	char h[256];
+	snprintf(h, sizeof h, "%.*s", (int)(len < sizeof h - 1 ? len : sizeof h - 1), p);
+	h[strcspn(h, "\r\n")] = '\0';
+	char *colon = strchr(h, ':');
+	if (!colon)
+		return len;
+	*colon = '\0';
+	const char *v = colon + 1;
+	while (*v == ' ')
+		v++;
+	char *end;
+	if (strcasecmp(h, "retry-after") == 0) {
+		double s = strtod(v, &end);
+		if (end != v && *end == '\0' && s >= 0) {
+			a->retry_after = s;
+		} else {
+			time_t when = curl_getdate(v, NULL);
+			if (when > 0)
+				a->retry_after = fmax(0, difftime(when, time(NULL)));
+		}
+	} else if (strcasecmp(h, "retry-after-ms") == 0) {
+		double ms = strtod(v, &end);
+		if (end != v && ms >= 0)
+			a->retry_after = ms / 1000;
+	}
+	return len;
+}
+
+/* Called about once a second even when nothing arrives, so it is where a
+ * cancel and a silent stream are noticed. (CURLOPT_LOW_SPEED_* averages
+ * over a window and lets a stream that stalls after a burst hang on.) */
+static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	(void)dt, (void)dn, (void)ut, (void)un;
+	attempt *a = arg;
+	if (a->read.req->cancel && atomic_load(a->read.req->cancel))
+		return 1;
+	if (a->idle_limit > 0 && cuco_mono() - a->last_byte > a->idle_limit) {
+		a->idle = true;
+		return 1;
+	}
+	return 0;
+}
+
+static char *endpoint(const cuco_model *m)
+{
+	cuco_buf b = { 0 };
+	cuco_buf_puts(&b, m->url);
+	while (b.len > 0 && b.data[b.len - 1] == '/')
+		b.data[--b.len] = '\0';
+	cuco_buf_puts(&b, m->provider == CUCO_PROVIDER_ANTHROPIC ? "/messages" : "/chat/completions");
+	return b.data;
+}
+
+static struct curl_slist *headers(const cuco_model *m)
+{
+	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+	const char *key = m->api_key_env[0] ? getenv(m->api_key_env) : NULL;
+	char line[1024];
+	if (m->provider == CUCO_PROVIDER_ANTHROPIC) {
+		h = curl_slist_append(h, "anthropic-version: 2023-06-01");
+		if (key && *key) {
+			snprintf(line, sizeof line, "x-api-key: %s", key);
+			h = curl_slist_append(h, line);
+		}
+	} else if (key && *key) {
+		snprintf(line, sizeof line, "Authorization: Bearer %s", key);
+		h = curl_slist_append(h, line);
+	}
+	explicit_bzero(line, sizeof line);
+	return h;
+}
+
+/* Cut every occurrence of the model's key out of a message. */
+static void scrub(const cuco_model *m, char *msg)
+{
+	const char *key = m->api_key_env[0] ? getenv(m->api_key_env) : NULL;
+	size_t kn = key ? strlen(key) : 0;
+	if (kn < 4)
+		return;
+	for (char *p; (p = strstr(msg, key));) {
+		memcpy(p, "[key]", 5);
+		memmove(p + 5, p + kn, strlen(p + kn) + 1);
+	}
+}
+
+/* How an attempt ended. */
+enum outcome { DONE, RETRY, FAIL, CANCELLED };
+
+static bool network_error(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST: case CURLE_COULDNT_CONNECT: case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR: case CURLE_RECV_ERROR: case CURLE_GOT_NOTHING: case CURLE_PARTIAL_FILE:
+	case CURLE_SSL_CONNECT_ERROR: case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static enum outcome judge(attempt *a, CURLcode rc, const char *url, char *why, size_t size)
+{
+	long status = 0;
+	curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (rc == CURLE_ABORTED_BY_CALLBACK && a->idle) {
+		snprintf(why, size, "%s: stream silent for over %.0f s", url, a->idle_limit);
+		return RETRY;
+	}
+	if (rc == CURLE_ABORTED_BY_CALLBACK) {
+		snprintf(why, size, "%s: cancelled", url);
+		return CANCELLED;
+	}
+	if (a->too_big) {
+		snprintf(why, size, "%s: reply larger than %u bytes", url, LLM_MAX_BODY);
+		return FAIL;
+	}
+	if (rc != CURLE_OK && !(a->streaming && rc == CURLE_PARTIAL_FILE)) {
+		snprintf(why, size, "%s: %s", url, curl_easy_strerror(rc));
+		return network_error(rc) ? RETRY : FAIL;
+	}
+	if (status != 200) {
+		char msg[256];
+		llm_error_message(a->body.data ? a->body.data : "", a->body.len, msg, sizeof msg);
+		snprintf(why, size, "%s: HTTP %ld%s%s", url, status, msg[0] ? ": " : "", msg);
+		if (status == 401 || status == 403)
+			snprintf(why + strlen(why), size - strlen(why), " (is the key variable set?)");
+		return status == 408 || status == 429 || status >= 500 ? RETRY : FAIL;
+	}
+	if (a->streaming) {
+		if (a->read.error[0]) {
+			snprintf(why, size, "%s: %s", url, a->read.error);
+			return RETRY;
+		}
+		if (!a->read.done) {
+			snprintf(why, size, "%s: stream ended before its end event (cut off)", url);
+			return RETRY;
+		}
+		if (!a->read.text.data)
+			cuco_buf_append(&a->read.text, "", 0);
+		return DONE;
+	}
+	if (!llm_parse_body(&a->read, a->body.data ? a->body.data : "", a->body.len)) {
+		snprintf(why, size, "%s: %s", url, a->read.error);
+		return RETRY;
+	}
+	return DONE;
+}
+
+static enum outcome run_attempt(const cuco_llm *c, const cuco_llm_request *req, const char *url,
+	const char *json, attempt *a, char *why, size_t size)
+{
+	const cuco_llm_config *cfg = &c->cfg;
+	struct curl_slist *h = headers(req->model);
+	a->curl = curl_easy_init();
+	if (!a->curl) {
+		curl_slist_free_all(h);
+		snprintf(why, size, "%s: libcurl could not start a request", url);
+		return FAIL;
+	}
+	CURL *k = a->curl;
+	curl_easy_setopt(k, CURLOPT_URL, url);
+	curl_easy_setopt(k, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(k, CURLOPT_POSTFIELDS, json);
+	curl_easy_setopt(k, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(k, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(k, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(k, CURLOPT_HEADERDATA, a);
+	curl_easy_setopt(k, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(k, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(k, CURLOPT_XFERINFODATA, a);
+	curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, (long)(cfg->connect_timeout_s * 1000));
+	curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, (long)(cfg->total_timeout_s * 1000));
+	/* A whole reply is silent until the model is done; only streams idle. */
+	a->idle_limit = req->stream ? cfg->idle_timeout_s : 0;
+	a->last_byte = cuco_mono();
+	curl_easy_setopt(k, CURLOPT_USERAGENT, "cuco/" CUCO_VERSION);
+	CURLcode rc = curl_easy_perform(k);
+	enum outcome o = judge(a, rc, url, why, size);
+	curl_easy_cleanup(k);
+	curl_slist_free_all(h);
+	return o;
+}
+
+static void attempt_free(attempt *a)
+{
+	cuco_buf_free(&a->read.text);
+	cuco_buf_free(&a->read.line);
+	cuco_buf_free(&a->read.data);
+	cuco_buf_free(&a->body);
+}
+
+/* Sleep in short slices so a cancel is noticed; false when cancelled. */
+static bool pause_for(double seconds, const atomic_bool *cancel)
+{
+	double until = cuco_mono() + seconds;
+	for (;;) {
+		if (cancel && atomic_load(cancel))
+			return false;
+		double left = until - cuco_mono();
+		if (left <= 0)
+			return true;
+		double slice = left < 0.05 ? left : 0.05;
+		struct timespec ts = { 0, (long)(slice * 1e9) };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Exponential backoff with jitter in [d/2, d], unless the server said when. */
+static double backoff(const cuco_llm_config *cfg, int retry, double retry_after, unsigned *seed)
+{
+	if (retry_after >= 0)
+		return fmin(retry_after, cfg->backoff_max_s);
+	double d = fmin(cfg->backoff_base_s * ldexp(1, retry), cfg->backoff_max_s);
+	return d * (0.5 + 0.5 * rand_r(seed) / (double)RAND_MAX);
+}
+
+int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *out,
+	cuco_err *err)
+{
+	memset(out, 0, sizeof *out);
+	double t0 = cuco_mono();
+	const cuco_model *m = req->model;
+	char *url = endpoint(m);
+	char *json = llm_request_json(req, m->max_tokens);
+	unsigned seed = (unsigned)(t0 * 1e6) ^ (unsigned)(uintptr_t)req;
+	char why[512] = "";
+	enum outcome o = FAIL;
+	for (int retry = 0;; retry++) {
+		attempt a = { .retry_after = -1, .read = { .provider = m->provider, .req = req } };
+		if (retry > 0 && req->on_delta)
+			req->on_delta(NULL, 0, req->arg);
+		out->attempts++;
+		o = run_attempt(c, req, url, json, &a, why, sizeof why);
+		if (o == DONE) {
+			out->text = a.read.text.data;
+			a.read.text = (cuco_buf){ 0 };
+			cuco_strlcpy(out->finish, a.read.finish, sizeof out->finish);
+			out->tokens_in = a.read.tokens_in;
+			out->tokens_out = a.read.tokens_out;
+		}
+		double wait = backoff(&c->cfg, retry, a.retry_after, &seed);
+		attempt_free(&a);
+		if (o != RETRY || retry >= c->cfg.max_retries)
+			break;
+		scrub(m, why);
+		cuco_log(CUCO_LOG_INFO, "llm: %s: attempt %d failed (%s); retrying in %.2f s",
+			m->name, out->attempts, why, wait);
+		if (!pause_for(wait, req->cancel)) {
+			snprintf(why, sizeof why, "%s: cancelled", url);
+			o = CANCELLED;
+			break;
+		}
+	}
+	free(url);
+	free(json);
+	out->seconds = cuco_mono() - t0;
+	out->cancelled = o == CANCELLED;
+	if (o != DONE) {
+		scrub(m, why);
+		if (o == RETRY)
+			return cuco_errf(err, CUCO_EENV, "llm %s: %s (gave up after %d attempts)", m->name,
+				why, out->attempts);
+		return cuco_errf(err, CUCO_EENV, "llm %s: %s", m->name, why);
+	}
+	out->cost_usd = cuco_model_cost(m, out->tokens_in, out->tokens_out);
+	pthread_mutex_lock(&c->lock);
+	c->tokens_in += out->tokens_in;
+	c->tokens_out += out->tokens_out;
+	c->cost_usd += out->cost_usd;
+	pthread_mutex_unlock(&c->lock);
+	return CUCO_OK;
+}

@@ -1,0 +1,247 @@
+/* llm_parse.c — the wire formats of the two providers: request bodies,
+ * whole replies, server-sent event streams and error bodies.
+ *
+ * OpenAI-compatible streams end with `data: [DONE]` and carry usage in a
+ * last chunk when asked (stream_options.include_usage); Anthropic streams
+ * are typed events (message_start … message_stop) with usage split between
+ * message_start (input) and message_delta (output). A stream that stops
+ * before its end event was cut off, whatever the bytes before it said.
+ */
+#include "agents/llm_int.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *llm_request_json(const cuco_llm_request *req, int max_tokens)
+{
+	const cuco_model *m = req->model;
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "model", m->model);
+	cJSON_AddNumberToObject(root, "max_tokens", max_tokens);
+	double t = !isnan(req->temperature) ? req->temperature : m->temperature;
+	if (!isnan(t))
+		cJSON_AddNumberToObject(root, "temperature", t);
+	cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
+	if (req->system && m->provider == CUCO_PROVIDER_ANTHROPIC)
+		cJSON_AddStringToObject(root, "system", req->system);
+	if (req->system && m->provider == CUCO_PROVIDER_OPENAI) {
+		cJSON *s = cJSON_CreateObject();
+		cJSON_AddStringToObject(s, "role", "system");
+		cJSON_AddStringToObject(s, "content", req->system);
+		cJSON_AddItemToArray(msgs, s);
+	}
+	for (int i = 0; i < req->nmsgs; i++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "role", req->msgs[i].role);
+		cJSON_AddStringToObject(o, "content", req->msgs[i].content);
+		cJSON_AddItemToArray(msgs, o);
+	}
+	if (req->stream) {
+		cJSON_AddBoolToObject(root, "stream", true);
+		if (m->provider == CUCO_PROVIDER_OPENAI)
+			cJSON_AddBoolToObject(cJSON_AddObjectToObject(root, "stream_options"),
+				"include_usage", true);
+	}
+	char *s = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	return s;
+}
+
+static const cJSON *path(const cJSON *j, const char *a, const char *b)
+{
+	j = cJSON_GetObjectItemCaseSensitive(j, a);
+	return b ? cJSON_GetObjectItemCaseSensitive(j, b) : j;
+}
+
+static void take_tokens(const cJSON *usage, const char *in, const char *out, llm_read *r)
+{
+	const cJSON *v;
+	if ((v = cJSON_GetObjectItemCaseSensitive(usage, in)) && cJSON_IsNumber(v))
+		r->tokens_in = (int64_t)v->valuedouble;
+	if ((v = cJSON_GetObjectItemCaseSensitive(usage, out)) && cJSON_IsNumber(v))
+		r->tokens_out = (int64_t)v->valuedouble;
+}
+
+static void take_finish(const cJSON *v, llm_read *r)
+{
+	if (cJSON_IsString(v))
+		cuco_strlcpy(r->finish, v->valuestring, sizeof r->finish);
+}
+
+static void add_text(llm_read *r, const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0)
+		return;
+	cuco_buf_append(&r->text, s, n);
+	if (r->req->on_delta)
+		r->req->on_delta(s, n, r->req->arg);
+}
+
+static void stream_error(llm_read *r, const cJSON *j)
+{
+	const cJSON *e = path(j, "error", NULL);
+	const cJSON *msg = path(e, "message", NULL), *type = path(e, "type", NULL);
+	snprintf(r->error, sizeof r->error, "stream error: %s%s%s",
+		cJSON_IsString(type) ? type->valuestring : "",
+		cJSON_IsString(type) ? ": " : "",
+		cJSON_IsString(msg) ? msg->valuestring : "(no message)");
+}
+
+static void openai_event(llm_read *r, const cJSON *j)
+{
+	if (path(j, "error", NULL)) {
+		stream_error(r, j);
+		return;
+	}
+	const cJSON *c0 = cJSON_GetArrayItem(path(j, "choices", NULL), 0);
+	const cJSON *content = path(c0, "delta", "content");
+	if (cJSON_IsString(content))
+		add_text(r, content->valuestring);
+	take_finish(path(c0, "finish_reason", NULL), r);
+	const cJSON *usage = path(j, "usage", NULL);
+	if (cJSON_IsObject(usage))
+		take_tokens(usage, "prompt_tokens", "completion_tokens", r);
+}
+
+static void anthropic_event(llm_read *r, const cJSON *j)
+{
+	const cJSON *type = path(j, "type", NULL);
+	const char *t = cJSON_IsString(type) ? type->valuestring : "";
+	if (strcmp(t, "message_start") == 0) {
+		take_tokens(path(j, "message", "usage"), "input_tokens", "output_tokens", r);
+	} else if (strcmp(t, "content_block_delta") == 0) {
+		const cJSON *text = path(j, "delta", "text");
+		if (cJSON_IsString(text))
+			add_text(r, text->valuestring);
+	} else if (strcmp(t, "message_delta") == 0) {
+		take_finish(path(j, "delta", "stop_reason"), r);
+		/* Only output tokens here; keep message_start's input count. */
+		const cJSON *out = path(j, "usage", "output_tokens");
+		if (cJSON_IsNumber(out))
+			r->tokens_out = (int64_t)out->valuedouble;
+	} else if (strcmp(t, "message_stop") == 0) {
+		r->done = true;
+	} else if (strcmp(t, "error") == 0) {
+		stream_error(r, j);
+	}
+}
+
+static void dispatch(llm_read *r)
+{
+	if (r->data.len == 0 || r->error[0])
+		return;
+	if (r->provider == CUCO_PROVIDER_OPENAI && strcmp(r->data.data, "[DONE]") == 0) {
+		r->done = true;
+		return;
+	}
+	cJSON *j = cJSON_ParseWithLength(r->data.data, r->data.len);
+	if (!j) {
+		snprintf(r->error, sizeof r->error, "stream event is not JSON: %.60s", r->data.data);
+		return;
+	}
+	if (r->provider == CUCO_PROVIDER_OPENAI)
+		openai_event(r, j);
+	else
+		anthropic_event(r, j);
+	cJSON_Delete(j);
+}
+
+/* One line of the event stream (without its ending). */
+static void sse_line(llm_read *r, const char *s, size_t n)
+{
+	if (n == 0) {
+		dispatch(r);
+		r->data.len = 0;
+		if (r->data.data)
+			r->data.data[0] = '\0';
+		r->event[0] = '\0';
+		return;
+	}
+	if (s[0] == ':')
+		return;
+	const char *colon = memchr(s, ':', n);
+	size_t fn = colon ? (size_t)(colon - s) : n;
+	const char *v = colon ? colon + 1 : s + n;
+	size_t vn = (size_t)(s + n - v);
+	if (vn > 0 && *v == ' ') {
+		v++;
+		vn--;
+	}
+	if (fn == 4 && memcmp(s, "data", 4) == 0) {
+		if (r->data.len > 0)
+			cuco_buf_puts(&r->data, "\n");
+		cuco_buf_append(&r->data, v, vn);
+	} else if (fn == 5 && memcmp(s, "event", 5) == 0) {
+		snprintf(r->event, sizeof r->event, "%.*s", (int)vn, v);
+	}
+}
+
+void llm_sse_feed(llm_read *r, const char *bytes, size_t n)
+{
+	cuco_buf_append(&r->line, bytes, n);
+	size_t start = 0;
+	for (size_t i = 0; i < r->line.len; i++) {
+		if (r->line.data[i] != '\n')
+			continue;
+		size_t end = i;
+		if (end > start && r->line.data[end - 1] == '\r')
+			end--;
+		sse_line(r, r->line.data + start, end - start);
+		start = i + 1;
+	}
+	memmove(r->line.data, r->line.data + start, r->line.len - start);
+	r->line.len -= start;
+	r->line.data[r->line.len] = '\0';
+}
+
+bool llm_parse_body(llm_read *r, const char *body, size_t n)
+{
+	cJSON *j = cJSON_ParseWithLength(body, n);
+	if (!j) {
+		snprintf(r->error, sizeof r->error, "reply is not JSON: %.60s", body);
+		return false;
+	}
+	bool ok = false;
+	if (r->provider == CUCO_PROVIDER_OPENAI) {
+		const cJSON *c0 = cJSON_GetArrayItem(path(j, "choices", NULL), 0);
+		const cJSON *content = path(c0, "message", "content");
+		if (cJSON_IsString(content)) {
+			cuco_buf_puts(&r->text, content->valuestring);
+			take_finish(path(c0, "finish_reason", NULL), r);
+			take_tokens(path(j, "usage", NULL), "prompt_tokens", "completion_tokens", r);
+			ok = true;
+		}
+	} else {
+		const cJSON *block;
+		cJSON_ArrayForEach(block, path(j, "content", NULL)) {
+			const cJSON *text = path(block, "text", NULL);
+			if (cJSON_IsString(text)) {
+				cuco_buf_puts(&r->text, text->valuestring);
+				ok = true;
+			}
+		}
+		take_finish(path(j, "stop_reason", NULL), r);
+		take_tokens(path(j, "usage", NULL), "input_tokens", "output_tokens", r);
+	}
+	if (!ok)
+		snprintf(r->error, sizeof r->error, "reply holds no text (%s)",
+			r->provider == CUCO_PROVIDER_OPENAI ? "choices[0].message.content" : "content[].text");
+	if (!r->text.data)
+		cuco_buf_append(&r->text, "", 0);
+	cJSON_Delete(j);
+	return ok;
+}
+
+void llm_error_message(const char *body, size_t n, char *out, size_t size)
+{
+	out[0] = '\0';
+	cJSON *j = cJSON_ParseWithLength(body, n);
+	const cJSON *msg = path(path(j, "error", NULL), "message", NULL);
+	if (cJSON_IsString(msg))
+		snprintf(out, size, "%s", msg->valuestring);
+	cJSON_Delete(j);
+}

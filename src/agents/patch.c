@@ -1,0 +1,603 @@
+/* patch.c — apply a parsed reply to its parent's source.
+ *
+ * The rules come from how other appliers fail (docs/agents.md lists them):
+ * every hunk is located in the same unedited parent, so a later hunk never
+ * matches text an earlier one wrote; a match must be unique, never "the
+ * first hit"; matching loosens one step at a time, stops at the first step
+ * that finds anything, and the step is recorded; nothing is produced unless
+ * every hunk applies. The parent's line endings and final newline are kept.
+ */
+#include "agents/agents.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct line {
+	const char *s;
+	size_t n;  /* without the line ending */
+} line;
+
+typedef struct lines {
+	line *v;
+	size_t n;
+} lines;
+
+/* The indentation a loose match found: the parent's lines carry `pre`
+ * more (dir > 0) or less (dir < 0) leading whitespace than the SEARCH's. */
+typedef struct shift {
+	int dir;
+	size_t n;
+	char pre[128];
+} shift;
+
+/* Where one hunk landed in the parent. */
+typedef struct placed {
+	size_t at, len;     /* window of parent lines the SEARCH covers */
+	size_t lo, hi;      /* the parent lines it changes, [lo, hi) */
+	size_t rlo, rhi;    /* the replacement lines that differ, [rlo, rhi) */
+	shift sh;
+	cuco_match level;
+	lines repl;
+} placed;
+
+/* An EVOLVE-BLOCK: the lines of its two markers. */
+typedef struct region {
+	size_t start, end;
+} region;
+
+static const char *const match_names[CUCO_MATCH_COUNT] = {
+	"exact", "trailing-space", "indent", "typography",
+};
+
+const char *cuco_match_name(cuco_match m)
+{
+	return m < CUCO_MATCH_COUNT ? match_names[m] : "?";
+}
+
+/* Split into lines without their endings (a '\r' before '\n' goes too);
+ * a last line without '\n' still counts. */
+static void split(const char *text, size_t len, lines *out)
+{
+	size_t cap = 16;
+	out->v = cuco_xmalloc(cap * sizeof *out->v);
+	out->n = 0;
+	size_t i = 0;
+	while (i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		size_t n = end - i;
+		if (nl && n > 0 && text[end - 1] == '\r')
+			n--;
+		if (out->n == cap) {
+			cap *= 2;
+			out->v = cuco_xrealloc(out->v, cap * sizeof *out->v);
+		}
+		out->v[out->n++] = (line){ text + i, n };
+		i = end + 1;
+	}
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static size_t rtrim(line l)
+{
+	while (l.n > 0 && is_space(l.s[l.n - 1]))
+		l.n--;
+	return l.n;
+}
+
+static size_t indent_of(line l)
+{
+	size_t i = 0;
+	while (i < l.n && (l.s[i] == ' ' || l.s[i] == '\t'))
+		i++;
+	return i;
+}
+
+/* Typographic characters models write where code has ASCII: UTF-8 bytes
+ * and the ASCII they stand for. */
+static const struct { const char *utf8; char ascii; } typo[] = {
+	{ "\xe2\x80\x98", '\'' }, { "\xe2\x80\x99", '\'' }, { "\xe2\x80\x9a", '\'' },
+	{ "\xe2\x80\x9b", '\'' }, { "\xe2\x80\x9c", '"' }, { "\xe2\x80\x9d", '"' },
+	{ "\xe2\x80\x9e", '"' }, { "\xe2\x80\x9f", '"' }, { "\xe2\x80\x90", '-' },
+	{ "\xe2\x80\x91", '-' }, { "\xe2\x80\x92", '-' }, { "\xe2\x80\x93", '-' },
+	{ "\xe2\x80\x94", '-' }, { "\xe2\x80\x95", '-' }, { "\xe2\x88\x92", '-' },
+	{ "\xc2\xa0", ' ' },
+};
+
+/* The ASCII form of every line, in one buffer that *buf owns (the form
+ * never grows, so the source's size is enough). */
+static void ascii_form(const lines *in, lines *out, char **buf)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < in->n; i++)
+		total += in->v[i].n;
+	char *p = *buf = cuco_xmalloc(total + 1);
+	out->v = cuco_xmalloc((in->n ? in->n : 1) * sizeof *out->v);
+	out->n = in->n;
+	for (size_t i = 0; i < in->n; i++) {
+		const char *s = in->v[i].s;
+		size_t n = in->v[i].n, k = 0;
+		out->v[i].s = p;
+		while (k < n) {
+			size_t t = 0;
+			for (; t < sizeof typo / sizeof typo[0]; t++) {
+				size_t tl = strlen(typo[t].utf8);
+				if (k + tl <= n && memcmp(s + k, typo[t].utf8, tl) == 0) {
+					*p++ = typo[t].ascii;
+					k += tl;
+					break;
+				}
+			}
+			if (t == sizeof typo / sizeof typo[0])
+				*p++ = s[k++];
+		}
+		out->v[i].n = (size_t)(p - out->v[i].s);
+	}
+}
+
+static bool same(const char *a, size_t an, const char *b, size_t bn)
+{
+	return an == bn && memcmp(a, b, an) == 0;
+}
+
+/* One line pair under the indentation rule; *sh is fixed by the first
+ * non-blank pair and every later pair must agree with it. */
+static bool indent_match(line f, line s, shift *sh, bool *fixed)
+{
+	f.n = rtrim(f);
+	s.n = rtrim(s);
+	if (f.n == 0 || s.n == 0)
+		return f.n == s.n;
+	size_t fi = indent_of(f), si = indent_of(s);
+	if (!same(f.s + fi, f.n - fi, s.s + si, s.n - si))
+		return false;
+	/* The longer indentation must end with the shorter one. */
+	const char *longer = fi >= si ? f.s : s.s;
+	size_t ln = fi >= si ? fi : si, sn = fi >= si ? si : fi;
+	if (!same(longer + ln - sn, sn, fi >= si ? s.s : f.s, sn) || ln - sn >= sizeof sh->pre)
+		return false;
+	int dir = fi > si ? 1 : fi < si ? -1 : 0;
+	if (!*fixed) {
+		sh->dir = dir;
+		sh->n = ln - sn;
+		memcpy(sh->pre, longer, sh->n);
+		*fixed = true;
+		return true;
+	}
+	return sh->dir == dir && same(sh->pre, sh->n, longer, ln - sn);
+}
+
+/* Whether the SEARCH lines match the file at `at` under `level`. The
+ * typography level is the indent level run over the ASCII forms. */
+static bool match_at(const lines *file, size_t at, const lines *srch, cuco_match level,
+	shift *sh)
+{
+	bool fixed = false;
+	sh->dir = 0;
+	sh->n = 0;
+	for (size_t i = 0; i < srch->n; i++) {
+		line f = file->v[at + i], s = srch->v[i];
+		switch (level) {
+		case CUCO_MATCH_EXACT:
+			if (!same(f.s, f.n, s.s, s.n))
+				return false;
+			break;
+		case CUCO_MATCH_TRAILING_SPACE:
+			if (!same(f.s, rtrim(f), s.s, rtrim(s)))
+				return false;
+			break;
+		default:
+			if (!indent_match(f, s, sh, &fixed))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* A short quote of a line for error messages. */
+static void quote(line l, char *buf, size_t size)
+{
+	size_t i = indent_of(l), n = rtrim(l);
+	size_t len = n > i ? n - i : 0;
+	if (len > 60)
+		len = 60;
+	snprintf(buf, size, "%.*s%s", (int)len, l.s + i, n - i > 60 ? "…" : "");
+}
+
+/* The window sharing most (trimmed) lines with the SEARCH, and its first
+ * line that differs: what the model most likely meant. */
+static void closest(const lines *file, const lines *srch, char *buf, size_t size)
+{
+	size_t best = 0, best_hits = 0;
+	for (size_t at = 0; at + srch->n <= file->n; at++) {
+		size_t hits = 0;
+		for (size_t i = 0; i < srch->n; i++) {
+			line f = file->v[at + i], s = srch->v[i];
+			size_t fi = indent_of(f), si = indent_of(s);
+			size_t fn = rtrim(f), sn = rtrim(s);
+			hits += same(f.s + fi, fn > fi ? fn - fi : 0, s.s + si, sn > si ? sn - si : 0);
+		}
+		if (hits > best_hits) {
+			best_hits = hits;
+			best = at;
+		}
+	}
+	*buf = '\0';
+	if (best_hits == 0)
+		return;
+	for (size_t i = 0; i < srch->n; i++) {
+		line f = file->v[best + i], s = srch->v[i];
+		if (!same(f.s, rtrim(f), s.s, rtrim(s))) {
+			char fq[96], sq[96];
+			quote(f, fq, sizeof fq);
+			quote(s, sq, sizeof sq);
+			snprintf(buf, size, "; closest is line %zu, where the parent has `%s` and the SEARCH `%s`",
+				best + i + 1, fq, sq);
+			return;
+		}
+	}
+}
+
+static bool has_marker(line l, const char *marker)
+{
+	size_t m = strlen(marker);
+	for (size_t i = 0; i + m <= l.n; i++)
+		if (memcmp(l.s + i, marker, m) == 0)
+			return true;
+	return false;
+}
+
+/* The EVOLVE-BLOCKs of a file; refuses unbalanced markers. */
+static int find_regions(const lines *f, const char *who, region **out, size_t *n, cuco_err *err)
+{
+	*out = NULL;
+	*n = 0;
+	bool open = false;
+	size_t start = 0, cap = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		bool s = has_marker(f->v[i], "EVOLVE-BLOCK-START");
+		bool e = has_marker(f->v[i], "EVOLVE-BLOCK-END");
+		if ((s && open) || (e && !open)) {
+			free(*out);
+			*out = NULL;
+			return cuco_errf(err, CUCO_EDATA, "%s: line %zu: EVOLVE-BLOCK-%s without a matching %s",
+				who, i + 1, s ? "START" : "END", s ? "END before it" : "START");
+		}
+		if (s) {
+			open = true;
+			start = i;
+		} else if (e) {
+			if (*n == cap) {
+				cap = cap ? cap * 2 : 4;
+				*out = cuco_xrealloc(*out, cap * sizeof **out);
+			}
+			(*out)[(*n)++] = (region){ start, i };
+			open = false;
+		}
+	}
+	if (open) {
+		free(*out);
+		*out = NULL;
+		return cuco_errf(err, CUCO_EDATA, "%s: line %zu: EVOLVE-BLOCK-START is never closed",
+			who, start + 1);
+	}
+	return CUCO_OK;
+}
+
+/* Locate hunk h: the first level with any match decides; more than one
+ * match there is ambiguous. */
+static int locate(const lines *file, const lines *afile, const cuco_hunk *h, int num,
+	placed *p, cuco_err *err)
+{
+	lines srch, asrch;
+	char *abuf = NULL;
+	split(h->search, strlen(h->search), &srch);
+	char first[96] = "";
+	size_t nonblank = 0;
+	for (size_t i = 0; i < srch.n; i++)
+		if (rtrim(srch.v[i]) > 0 && nonblank++ == 0)
+			quote(srch.v[i], first, sizeof first);
+	if (nonblank == 0) {
+		free(srch.v);
+		return cuco_errf(err, CUCO_EDATA, "hunk %d: SEARCH is empty; quote the lines to change "
+			"(to insert, quote the lines around the insertion)", num);
+	}
+	ascii_form(&srch, &asrch, &abuf);
+	int rc = CUCO_OK;
+	size_t hits = 0, where[3];
+	for (int lv = 0; lv < CUCO_MATCH_COUNT && hits == 0; lv++) {
+		const lines *f = lv == CUCO_MATCH_TYPOGRAPHY ? afile : file;
+		const lines *s = lv == CUCO_MATCH_TYPOGRAPHY ? &asrch : &srch;
+		for (size_t at = 0; at + s->n <= f->n; at++) {
+			shift sh;
+			if (!match_at(f, at, s, (cuco_match)lv, &sh))
+				continue;
+			if (hits < 3)
+				where[hits] = at;
+			if (hits++ == 0) {
+				p->at = at;
+				p->len = s->n;
+				p->sh = sh;
+				p->level = (cuco_match)lv;
+			}
+		}
+	}
+	if (hits == 0) {
+		char near[320];
+		closest(file, &srch, near, sizeof near);
+		rc = cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): SEARCH matches nothing in the parent%s",
+			num, first, near);
+	} else if (hits > 1) {
+		char at[64];
+		snprintf(at, sizeof at, "%zu, %zu%s%s", where[0] + 1, where[1] + 1,
+			hits > 2 ? ", " : "", hits > 2 ? "…" : "");
+		rc = cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): SEARCH matches %zu places (lines %s) at "
+			"level %s; quote more lines to make it unique", num, first, hits, at,
+			cuco_match_name(p->level));
+	}
+	free(srch.v);
+	free(asrch.v);
+	free(abuf);
+	return rc;
+}
+
+/* One replacement line, with the hunk's indentation shift applied. */
+static void emit_repl(cuco_buf *out, line l, const shift *sh)
+{
+	if (sh->dir > 0 && rtrim(l) > 0)
+		cuco_buf_append(out, sh->pre, sh->n);
+	if (sh->dir < 0 && l.n >= sh->n && memcmp(l.s, sh->pre, sh->n) == 0) {
+		l.s += sh->n;
+		l.n -= sh->n;
+	}
+	cuco_buf_append(out, l.s, l.n);
+}
+
+/* Whether a replacement line, once written, equals the parent's line. */
+static bool kept(line f, line r, const shift *sh)
+{
+	cuco_buf b = { 0 };
+	emit_repl(&b, r, sh);
+	bool eq = same(f.s, f.n, b.data, b.len);
+	cuco_buf_free(&b);
+	return eq;
+}
+
+/* The lines a placed hunk really changes: its window without the leading
+ * and trailing lines the REPLACE writes back unchanged. */
+static void changed_range(const lines *file, placed *p)
+{
+	size_t a = 0, b = 0;
+	while (a < p->len && a < p->repl.n && kept(file->v[p->at + a], p->repl.v[a], &p->sh))
+		a++;
+	while (b < p->len - a && b < p->repl.n - a &&
+		kept(file->v[p->at + p->len - 1 - b], p->repl.v[p->repl.n - 1 - b], &p->sh))
+		b++;
+	p->lo = p->at + a;
+	p->hi = p->at + p->len - b;
+	p->rlo = a;
+	p->rhi = p->repl.n - b;
+}
+
+static bool inside_region(const region *r, size_t nr, size_t lo, size_t hi)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (r[i].start < lo && hi <= r[i].end)
+			return true;
+	return false;
+}
+
+static int check_hunk(const lines *file, const region *r, size_t nr, int num, placed *p,
+	cuco_err *err)
+{
+	char first[96];
+	quote(file->v[p->at], first, sizeof first);
+	changed_range(file, p);
+	for (size_t i = p->rlo; nr > 0 && i < p->rhi; i++)
+		if (has_marker(p->repl.v[i], "EVOLVE-BLOCK-"))
+			return cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): REPLACE adds or moves an "
+				"EVOLVE-BLOCK marker", num, first);
+	if (p->lo == p->hi && p->len == p->repl.n)
+		return cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): REPLACE equals SEARCH; the hunk "
+			"changes nothing", num, first);
+	if (nr > 0 && !inside_region(r, nr, p->lo, p->hi))
+		return cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): edits line %zu, outside every "
+			"EVOLVE-BLOCK; only code between EVOLVE-BLOCK-START and EVOLVE-BLOCK-END may change",
+			num, first, p->lo + 1);
+	return CUCO_OK;
+}
+
+static int by_position(const void *a, const void *b)
+{
+	const placed *x = *(placed *const *)a, *y = *(placed *const *)b;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static void assemble(const lines *file, placed **order, int n, const char *eol, bool final_nl,
+	cuco_buf *out)
+{
+	size_t next = 0;
+	bool any = false;
+	for (int k = 0; k <= n; k++) {
+		size_t upto = k < n ? order[k]->at : file->n;
+		for (; next < upto; next++) {
+			if (any)
+				cuco_buf_puts(out, eol);
+			cuco_buf_append(out, file->v[next].s, file->v[next].n);
+			any = true;
+		}
+		if (k == n)
+			break;
+		for (size_t i = 0; i < order[k]->repl.n; i++) {
+			if (any)
+				cuco_buf_puts(out, eol);
+			emit_repl(out, order[k]->repl.v[i], &order[k]->sh);
+			any = true;
+		}
+		next = order[k]->at + order[k]->len;
+	}
+	if (any && final_nl)
+		cuco_buf_puts(out, eol);
+	if (!out->data)
+		cuco_buf_append(out, "", 0);
+}
+
+static int apply_hunks(const lines *file, const region *r, size_t nr, const cuco_reply *reply,
+	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
+{
+	lines afile;
+	char *abuf;
+	ascii_form(file, &afile, &abuf);
+	int n = reply->nhunks, rc = CUCO_OK;
+	placed *pl = cuco_xcalloc((size_t)n, sizeof *pl);
+	placed **order = cuco_xcalloc((size_t)n, sizeof *order);
+	for (int i = 0; i < n && rc == CUCO_OK; i++) {
+		split(reply->hunks[i].replace, strlen(reply->hunks[i].replace), &pl[i].repl);
+		rc = locate(file, &afile, &reply->hunks[i], i + 1, &pl[i], err);
+		if (rc == CUCO_OK)
+			rc = check_hunk(file, r, nr, i + 1, &pl[i], err);
+		order[i] = &pl[i];
+	}
+	if (rc == CUCO_OK) {
+		qsort(order, (size_t)n, sizeof *order, by_position);
+		for (int k = 1; k < n && rc == CUCO_OK; k++)
+			if (order[k]->at < order[k - 1]->at + order[k - 1]->len)
+				rc = cuco_errf(err, CUCO_EDATA, "hunk %d overlaps hunk %d (both quote parent "
+					"line %zu); merge them into one hunk", (int)(order[k] - pl) + 1,
+					(int)(order[k - 1] - pl) + 1, order[k]->at + 1);
+	}
+	if (rc == CUCO_OK) {
+		cuco_buf b = { 0 };
+		assemble(file, order, n, eol, final_nl, &b);
+		out->text = b.data;
+		out->len = b.len;
+		out->nhunks = n;
+		out->levels = cuco_xcalloc((size_t)n, sizeof *out->levels);
+		out->loosest = CUCO_MATCH_EXACT;
+		for (int i = 0; i < n; i++) {
+			out->levels[i] = pl[i].level;
+			if (pl[i].level > out->loosest)
+				out->loosest = pl[i].level;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		free(pl[i].repl.v);
+	free(pl);
+	free(order);
+	free(afile.v);
+	free(abuf);
+	return rc;
+}
+
+/* A full rewrite of a file with EVOLVE-BLOCKs must keep everything outside
+ * them (trailing whitespace aside); the parent's frame is kept byte for
+ * byte and the new blocks' insides are put into it. */
+static int apply_full(const lines *file, const region *r, size_t nr, const cuco_reply *reply,
+	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
+{
+	const char *code = reply->code;
+	if (nr == 0) {
+		out->text = cuco_xstrdup(code);
+		out->len = strlen(code);
+		return CUCO_OK;
+	}
+	lines nf;
+	split(code, strlen(code), &nf);
+	region *nrg;
+	size_t nnr;
+	int rc = find_regions(&nf, "reply", &nrg, &nnr, err);
+	if (rc != CUCO_OK) {
+		free(nf.v);
+		return rc;
+	}
+	if (nnr != nr) {
+		free(nf.v);
+		free(nrg);
+		return cuco_errf(err, CUCO_EDATA, "full rewrite has %zu EVOLVE-BLOCKs where the parent has "
+			"%zu; keep the markers and the code outside them", nnr, nr);
+	}
+	/* Walk the frames side by side: outside blocks, lines must agree. */
+	size_t pi = 0, ni = 0;
+	for (size_t k = 0; k <= nr && rc == CUCO_OK; k++) {
+		size_t pend = k < nr ? r[k].start + 1 : file->n;
+		size_t nend = k < nr ? nrg[k].start + 1 : nf.n;
+		for (; rc == CUCO_OK && (pi < pend || ni < nend); pi++, ni++) {
+			if (pi >= pend || ni >= nend ||
+				!same(file->v[pi].s, rtrim(file->v[pi]), nf.v[ni].s, rtrim(nf.v[ni]))) {
+				char q[96] = "";
+				if (pi < pend)
+					quote(file->v[pi], q, sizeof q);
+				rc = cuco_errf(err, CUCO_EDATA, "full rewrite changes parent line %zu (`%s`), "
+					"outside every EVOLVE-BLOCK; keep that code as it is",
+					(pi < pend ? pi : pend) + 1, q);
+			}
+		}
+		if (k < nr) {
+			pi = r[k].end;
+			ni = nrg[k].end;
+		}
+	}
+	if (rc == CUCO_OK) {
+		cuco_buf b = { 0 };
+		size_t from = 0;
+		for (size_t k = 0; k <= nr; k++) {
+			size_t upto = k < nr ? r[k].start + 1 : file->n;
+			for (size_t i = from; i < upto; i++) {
+				cuco_buf_append(&b, file->v[i].s, file->v[i].n);
+				if (i + 1 < file->n || final_nl)
+					cuco_buf_puts(&b, eol);
+			}
+			if (k == nr)
+				break;
+			for (size_t i = nrg[k].start + 1; i < nrg[k].end; i++) {
+				cuco_buf_append(&b, nf.v[i].s, nf.v[i].n);
+				cuco_buf_puts(&b, eol);
+			}
+			from = r[k].end;
+		}
+		if (!b.data)
+			cuco_buf_append(&b, "", 0);
+		out->text = b.data;
+		out->len = b.len;
+	}
+	free(nf.v);
+	free(nrg);
+	return rc;
+}
+
+int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
+	cuco_patched *out, cuco_err *err)
+{
+	memset(out, 0, sizeof *out);
+	lines file;
+	split(parent, len, &file);
+	const char *nl = memchr(parent, '\n', len);
+	const char *eol = nl && nl > parent && nl[-1] == '\r' ? "\r\n" : "\n";
+	bool final_nl = len > 0 && parent[len - 1] == '\n';
+	region *r;
+	size_t nr;
+	int rc = find_regions(&file, "parent", &r, &nr, err);
+	if (rc == CUCO_OK) {
+		if (reply->kind == CUCO_REPLY_FULL)
+			rc = apply_full(&file, r, nr, reply, eol, final_nl, out, err);
+		else if (reply->nhunks == 0)
+			rc = cuco_errf(err, CUCO_EDATA, "reply holds no hunk");
+		else
+			rc = apply_hunks(&file, r, nr, reply, eol, final_nl, out, err);
+	}
+	free(file.v);
+	free(r);
+	return rc;
+}
+
+void cuco_patched_free(cuco_patched *p)
+{
+	free(p->text);
+	free(p->levels);
+	memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,99 @@
+/* cmd-patch.c — `cuco patch FILE REPLY`: apply a model's reply to a file the
+ * way the search does, and print the result or the precise refusal. For
+ * reviewers who want to replay a reply, and for tests. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "agents/agents.h"
+#include "cmd/cmd.h"
+
+static const char patch_options[] =
+	"  -w, --workload W  also check the reply's directive against W's design space\n"
+	"  -v, --verbose     say on standard error how each hunk matched\n";
+
+/* Replies and sources are small; anything larger is not one. */
+#define PATCH_MAX_BYTES (16u << 20)
+
+static void print_levels(const cuco_patched *p)
+{
+	if (!p->levels) {
+		fputs("cuco: patch: full rewrite\n", stderr);
+		return;
+	}
+	fprintf(stderr, "cuco: patch: %d hunk%s:", p->nhunks, p->nhunks == 1 ? "" : "s");
+	for (int i = 0; i < p->nhunks; i++)
+		fprintf(stderr, " %s", cuco_match_name(p->levels[i]));
+	fputc('\n', stderr);
+}
+
+/* Name the file an error of the parser or applier is about. */
+static void prefix(cuco_err *err, const char *path)
+{
+	char why[sizeof err->msg];
+	cuco_strlcpy(why, err->msg, sizeof why);
+	cuco_errf(err, err->code, "%s: %s", path, why);
+}
+
+static int patch_run(const char *file, const char *reply_path, const char *workload,
+	bool verbose, cuco_err *err)
+{
+	char *parent = NULL, *text = NULL;
+	size_t len = 0;
+	cuco_workload *wl = NULL;
+	cuco_directive base = { 0 };
+	cuco_reply reply = { 0 };
+	cuco_patched out = { 0 };
+	int rc = cuco_read_file(file, PATCH_MAX_BYTES, &parent, &len, err);
+	if (rc == CUCO_OK)
+		rc = cuco_read_file(reply_path, PATCH_MAX_BYTES, &text, NULL, err);
+	if (rc == CUCO_OK && workload && (rc = cuco_workload_load(workload, &wl, err)) == CUCO_OK)
+		cuco_directive_default(wl, &base);
+	if (rc == CUCO_OK && (rc = cuco_reply_parse(text, wl, &base, &reply, err)) != CUCO_OK)
+		prefix(err, reply_path);
+	if (rc == CUCO_OK && (rc = cuco_patch_apply(parent, len, &reply, &out, err)) != CUCO_OK)
+		prefix(err, file);
+	if (rc == CUCO_OK) {
+		fwrite(out.text, 1, out.len, stdout);
+		if (verbose)
+			print_levels(&out);
+	}
+	/* A file that is not there is bad input here, not a lookup. */
+	if (rc == CUCO_ENOTFOUND)
+		rc = err->code = CUCO_EDATA;
+	cuco_patched_free(&out);
+	cuco_reply_free(&reply);
+	cuco_workload_free(wl);
+	free(text);
+	free(parent);
+	return rc;
+}
+
+static int patch_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "workload", required_argument, NULL, 'w' }, { "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	const char *workload = NULL;
+	bool verbose = false;
+	int opt;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+hvw:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'w': workload = optarg; break;
+		case 'v': verbose = true; break;
+		case 'h': cmd_print_usage(&cmd_patch, patch_options); return CUCO_OK;
+		default: return cmd_usage_error(&cmd_patch, "unknown option");
+		}
+	}
+	if (argc - optind != 2)
+		return cmd_usage_error(&cmd_patch, "expected a FILE and a REPLY");
+	cuco_err err = { 0 };
+	if (patch_run(argv[optind], argv[optind + 1], workload, verbose, &err) != CUCO_OK)
+		return cmd_fail(&err);
+	return CUCO_OK;
+}
+
+const cuco_cmd cmd_patch = { "patch", "[-w WORKLOAD] [-v] FILE REPLY",
+	"apply a model's reply to FILE and print the result, or why it is refused", patch_exec };

@@ -1,0 +1,509 @@
+/* test_llm.c — the LLM client against the scripted server: both
+ * protocols, streamed and not, every fault, retries and their timing,
+ * cancellation, accounting, parallel calls, and a planted key that must
+ * never show. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/agents.h"
+#include "test_llm_server.h"
+
+#define PLANTED_KEY "sk-planted-7f3a9c1e5b"
+
+static llm_server srv;
+static cuco_llm_config cfg;
+static cuco_model model;
+
+/* Start a server for one test, and a model pointing at it. */
+static void serve(const char *script, cuco_provider provider)
+{
+	if (llm_server_start(&srv, script) != 0)
+		fail_msg("cannot start %s %s", llm_python, llm_server_py);
+	cuco_llm_config_defaults(&cfg);
+	cfg.backoff_base_s = 0.01;
+	cfg.backoff_max_s = 3;
+	cfg.max_retries = 3;
+	cfg.connect_timeout_s = 2;
+	cfg.idle_timeout_s = 1;
+	cfg.total_timeout_s = 10;
+	memset(&model, 0, sizeof model);
+	cuco_strlcpy(model.name, "test", sizeof model.name);
+	model.provider = provider;
+	cuco_strlcpy(model.model, "scripted-1", sizeof model.model);
+	cuco_strlcpy(model.url, srv.url, sizeof model.url);
+	cuco_strlcpy(model.api_key_env, "CUCO_TEST_KEY", sizeof model.api_key_env);
+	model.price_in = 2;
+	model.price_out = 10;
+	model.temperature = NAN;
+	model.max_tokens = 1000;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	llm_server_stop(&srv);
+	return 0;
+}
+
+/* What a streaming callback saw: the text since the last restart. */
+typedef struct seen {
+	cuco_buf text;
+	int deltas;
+	int restarts;
+} seen;
+
+static void on_delta(const char *text, size_t len, void *arg)
+{
+	seen *s = arg;
+	if (!text) {
+		s->restarts++;
+		s->text.len = 0;
+		return;
+	}
+	cuco_buf_append(&s->text, text, len);
+	s->deltas++;
+}
+
+static int call(bool stream, seen *s, cuco_llm_reply *r, cuco_err *err, const atomic_bool *cancel)
+{
+	cuco_llm *c;
+	assert_int_equal(cuco_llm_new(&cfg, &c, err), CUCO_OK);
+	cuco_llm_msg msg = { "user", "write a kernel" };
+	cuco_llm_request req = {
+		.model = &model, .system = "you are terse", .nmsgs = 1, .msgs = &msg,
+		.temperature = 0.5, .stream = stream, .on_delta = s ? on_delta : NULL,
+		.arg = s, .cancel = cancel,
+	};
+	int rc = cuco_llm_complete(c, &req, r, err);
+	cuco_llm_free(c);
+	if (s && s->text.data == NULL)
+		cuco_buf_append(&s->text, "", 0);
+	return rc;
+}
+
+static void test_openai_whole(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"DIRECTIVE:\\nbackend: rma\", \"tokens_in\": 100, "
+		"\"tokens_out\": 50}]}", CUCO_PROVIDER_OPENAI);
+	setenv("CUCO_TEST_KEY", PLANTED_KEY, 1);
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_OK);
+	assert_string_equal(r.text, "DIRECTIVE:\nbackend: rma");
+	assert_string_equal(r.finish, "stop");
+	assert_int_equal(r.tokens_in, 100);
+	assert_int_equal(r.tokens_out, 50);
+	assert_float_equal(r.cost_usd, (100 * 2.0 + 50 * 10.0) / 1e6, 1e-12);
+	assert_int_equal(r.attempts, 1);
+	cuco_llm_reply_free(&r);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 1);
+	assert_non_null(strstr(log, "\"path\": \"/v1/chat/completions\""));
+	assert_non_null(strstr(log, "\"Authorization\": \"Bearer " PLANTED_KEY "\""));
+	assert_non_null(strstr(log, "\"messages\": [{\"role\": \"system\", \"content\": \"you are terse\"}, "
+		"{\"role\": \"user\", \"content\": \"write a kernel\"}]"));
+	assert_non_null(strstr(log, "\"temperature\": 0.5"));
+	assert_non_null(strstr(log, "\"max_tokens\": 1000"));
+	assert_null(strstr(log, "\"stream\""));
+	free(log);
+}
+
+static void test_openai_stream(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"<<<<<<< SEARCH\\na\\n=======\\nb\\n>>>>>>> REPLACE\\n\", "
+		"\"chunk\": 3, \"tokens_in\": 7, \"tokens_out\": 9, \"finish\": \"length\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	seen s = { 0 };
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call(true, &s, &r, &err, NULL), CUCO_OK);
+	assert_string_equal(r.text, "<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n");
+	assert_string_equal(s.text.data, r.text);
+	assert_int_equal(s.deltas, 15);  /* 43 characters, 3 at a time */
+	assert_string_equal(r.finish, "length");
+	assert_int_equal(r.tokens_in, 7);
+	assert_int_equal(r.tokens_out, 9);
+	cuco_llm_reply_free(&r);
+	cuco_buf_free(&s.text);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_non_null(strstr(log, "\"stream\": true, \"stream_options\": {\"include_usage\": true}"));
+	free(log);
+}
+
+static void test_anthropic_whole(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"hello\", \"tokens_in\": 30, \"tokens_out\": 4}]}",
+		CUCO_PROVIDER_ANTHROPIC);
+	setenv("CUCO_TEST_KEY", PLANTED_KEY, 1);
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_OK);
+	assert_string_equal(r.text, "hello");
+	assert_string_equal(r.finish, "end_turn");
+	assert_int_equal(r.tokens_in, 30);
+	assert_int_equal(r.tokens_out, 4);
+	cuco_llm_reply_free(&r);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_non_null(strstr(log, "\"path\": \"/v1/messages\""));
+	assert_non_null(strstr(log, "\"x-api-key\": \"" PLANTED_KEY "\""));
+	assert_non_null(strstr(log, "\"anthropic-version\": \"2023-06-01\""));
+	assert_non_null(strstr(log, "\"system\": \"you are terse\""));
+	assert_null(strstr(log, "\"role\": \"system\""));
+	free(log);
+}
+
+static void test_anthropic_stream(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"streamed reply text\", \"chunk\": 4, \"tokens_in\": 11, "
+		"\"tokens_out\": 5}]}", CUCO_PROVIDER_ANTHROPIC);
+	seen s = { 0 };
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call(true, &s, &r, &err, NULL), CUCO_OK);
+	assert_string_equal(r.text, "streamed reply text");
+	assert_int_equal(s.deltas, 5);
+	assert_int_equal(r.tokens_in, 11);   /* from message_start */
+	assert_int_equal(r.tokens_out, 5);   /* from message_delta */
+	assert_string_equal(r.finish, "end_turn");
+	cuco_llm_reply_free(&r);
+	cuco_buf_free(&s.text);
+}
+
+static void test_retries_server_errors(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"status\": 500}, {\"status\": 503}, {\"text\": \"ok\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_OK);
+	assert_string_equal(r.text, "ok");
+	assert_int_equal(r.attempts, 3);
+	cuco_llm_reply_free(&r);
+	int n;
+	free(llm_server_requests(&srv, &n));
+	assert_int_equal(n, 3);
+}
+
+/* Seconds between the first and the last request the server logged. */
+static double logged_span(void)
+{
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	const char *first = strstr(log, "\"time\": "), *last = first;
+	for (const char *p = first; p; p = strstr(p + 1, "\"time\": "))
+		last = p;
+	double span = atof(last + 8) - atof(first + 8);
+	free(log);
+	return span;
+}
+
+static void test_retry_after_honoured(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"status\": 429, \"retry_after\": \"1\"}, {\"text\": \"ok\"}]}",
+		CUCO_PROVIDER_ANTHROPIC);
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_OK);
+	assert_int_equal(r.attempts, 2);
+	cuco_llm_reply_free(&r);
+	/* Backoff alone would wait about 10 ms; the server asked for 1 s. */
+	double span = logged_span();
+	if (span < 0.95 || span > 1.8)
+		fail_msg("second request %.3f s after the first, expected about 1 s", span);
+}
+
+static void test_gives_up(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"status\": 502}, {\"status\": 502}, {\"status\": 502}, "
+		"{\"status\": 502, \"message\": \"upstream down\"}, {\"text\": \"too late\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_EENV);
+	assert_null(r.text);
+	assert_int_equal(r.attempts, 4);  /* the first and 3 retries */
+	assert_non_null(strstr(err.msg, "HTTP 502: upstream down"));
+	assert_non_null(strstr(err.msg, "gave up after 4 attempts"));
+	int n;
+	free(llm_server_requests(&srv, &n));
+	assert_int_equal(n, 4);
+}
+
+static void test_client_error_not_retried(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"status\": 400, \"message\": \"unknown model scripted-1\"}, "
+		"{\"text\": \"never\"}]}", CUCO_PROVIDER_OPENAI);
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_EENV);
+	assert_int_equal(r.attempts, 1);
+	char want[256];
+	snprintf(want, sizeof want, "llm test: %s/chat/completions: HTTP 400: unknown model scripted-1",
+		srv.url);
+	assert_string_equal(err.msg, want);
+}
+
+static void test_cut_off_streams(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		serve("{\"replies\": [{\"text\": \"first try, cut off half way\", \"chunk\": 2, "
+			"\"fault\": \"truncate\"}, {\"text\": \"second\", \"tokens_out\": 2}]}",
+			p ? CUCO_PROVIDER_ANTHROPIC : CUCO_PROVIDER_OPENAI);
+		seen s = { 0 };
+		cuco_llm_reply r;
+		cuco_err err = { 0 };
+		assert_int_equal(call(true, &s, &r, &err, NULL), CUCO_OK);
+		assert_int_equal(r.attempts, 2);
+		assert_string_equal(r.text, "second");
+		/* The screen was told to start again and holds only the retry. */
+		assert_int_equal(s.restarts, 1);
+		assert_string_equal(s.text.data, "second");
+		cuco_llm_reply_free(&r);
+		cuco_buf_free(&s.text);
+		llm_server_stop(&srv);
+	}
+	/* A body shorter than its Content-Length, not streamed. */
+	serve("{\"replies\": [{\"text\": \"x\", \"fault\": \"truncate\"}, {\"text\": \"whole\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_OK);
+	assert_int_equal(r.attempts, 2);
+	assert_string_equal(r.text, "whole");
+	cuco_llm_reply_free(&r);
+}
+
+static void test_invalid_json_and_closed_connection(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"fault\": \"invalid_json\"}, {\"fault\": \"close\"}, "
+		"{\"fault\": \"invalid_json\", \"text\": \"abcdef\", \"chunk\": 2}, {\"text\": \"fine\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	cfg.max_retries = 1;
+	/* Not JSON, then a closed connection: two attempts, both spent. */
+	cuco_llm *c;
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_llm_msg msg = { "user", "go" };
+	cuco_llm_request req = { .model = &model, .nmsgs = 1, .msgs = &msg, .temperature = NAN };
+	assert_int_equal(cuco_llm_complete(c, &req, &r, &err), CUCO_EENV);
+	assert_int_equal(r.attempts, 2);
+	assert_non_null(strstr(err.msg, "Server returned nothing"));
+	/* A stream with an event that is not JSON, then a good reply. */
+	req.stream = true;
+	assert_int_equal(cuco_llm_complete(c, &req, &r, &err), CUCO_OK);
+	assert_int_equal(r.attempts, 2);
+	assert_string_equal(r.text, "fine");
+	cuco_llm_reply_free(&r);
+	cuco_llm_free(c);
+}
+
+static void test_timeouts(void **state)
+{
+	(void)state;
+	/* Slow but steady: 0.1 s between events is within the 1 s idle limit. */
+	serve("{\"replies\": [{\"text\": \"slow but fine\", \"chunk\": 2, \"delay\": 0.1}, "
+		"{\"text\": \"stalls\", \"chunk\": 3, \"delay\": 2.5}, {\"text\": \"after stall\"}]}",
+		CUCO_PROVIDER_ANTHROPIC);
+	seen s = { 0 };
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call(true, &s, &r, &err, NULL), CUCO_OK);
+	assert_string_equal(r.text, "slow but fine");
+	assert_int_equal(r.attempts, 1);
+	cuco_llm_reply_free(&r);
+	/* A stall longer than the idle limit is abandoned and retried. */
+	double t0 = cuco_mono();
+	assert_int_equal(call(true, &s, &r, &err, NULL), CUCO_OK);
+	double took = cuco_mono() - t0;
+	assert_int_equal(r.attempts, 2);
+	assert_string_equal(r.text, "after stall");
+	/* The limit is checked about once a second, hence the slack. */
+	if (took > 2.4)
+		fail_msg("the stalled attempt took %.2f s; the idle limit is 1 s", took);
+	cuco_llm_reply_free(&r);
+	cuco_buf_free(&s.text);
+	llm_server_stop(&srv);
+	/* The total limit bounds an attempt that never stalls. */
+	serve("{\"replies\": [{\"text\": \"0123456789\", \"chunk\": 1, \"delay\": 0.2}]}",
+		CUCO_PROVIDER_OPENAI);
+	cfg.total_timeout_s = 0.5;
+	cfg.max_retries = 0;
+	assert_int_equal(call(true, NULL, &r, &err, NULL), CUCO_EENV);
+	assert_non_null(strstr(err.msg, "Timeout"));
+}
+
+typedef struct canceller {
+	atomic_bool *flag;
+	double after;
+} canceller;
+
+static void *cancel_later(void *arg)
+{
+	canceller *c = arg;
+	struct timespec ts = { 0, (long)(c->after * 1e9) };
+	nanosleep(&ts, NULL);
+	atomic_store(c->flag, true);
+	return NULL;
+}
+
+static void test_cancel(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"a long slow reply\", \"chunk\": 1, \"delay\": 0.2}, "
+		"{\"status\": 429, \"retry_after\": \"30\"}]}", CUCO_PROVIDER_OPENAI);
+	cfg.backoff_max_s = 60;
+	for (int round = 0; round < 2; round++) {
+		/* Round 0 cancels a stream in flight; round 1 a wait for Retry-After. */
+		atomic_bool flag = false;
+		canceller cc = { &flag, 0.3 };
+		pthread_t t;
+		pthread_create(&t, NULL, cancel_later, &cc);
+		double t0 = cuco_mono();
+		cuco_llm_reply r;
+		cuco_err err = { 0 };
+		assert_int_equal(call(true, NULL, &r, &err, &flag), CUCO_EENV);
+		double took = cuco_mono() - t0;
+		pthread_join(t, NULL);
+		assert_true(r.cancelled);
+		assert_non_null(strstr(err.msg, "cancelled"));
+		if (took > 1.5)
+			fail_msg("cancel took %.2f s to take effect", took);
+	}
+}
+
+static void test_planted_key_never_shown(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"status\": 500, \"message\": \"key " PLANTED_KEY " overloaded\"}, "
+		"{\"status\": 401, \"message\": \"Incorrect API key provided: " PLANTED_KEY "\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	setenv("CUCO_TEST_KEY", PLANTED_KEY, 1);
+	char logpath[128];
+	snprintf(logpath, sizeof logpath, "%s/cuco.log", srv.dir);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_log_open(logpath, &err), CUCO_OK);
+	cuco_log_level(CUCO_LOG_DEBUG);
+	cuco_log_quiet(true);
+	cuco_llm_reply r;
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_EENV);
+	cuco_log_close();
+	assert_int_equal(r.attempts, 2);
+	assert_null(strstr(err.msg, PLANTED_KEY));
+	assert_non_null(strstr(err.msg, "HTTP 401: Incorrect API key provided: [key]"));
+	char *log;
+	assert_int_equal(cuco_read_file(logpath, 1 << 20, &log, NULL, &err), CUCO_OK);
+	assert_non_null(strstr(log, "retrying"));  /* the log did record the retry */
+	assert_null(strstr(log, PLANTED_KEY));
+	free(log);
+	/* The server did receive it: the key reaches the request, nothing else. */
+	int n;
+	log = llm_server_requests(&srv, &n);
+	assert_non_null(strstr(log, PLANTED_KEY));
+	free(log);
+}
+
+typedef struct worker {
+	cuco_llm *c;
+	int rc;
+	cuco_llm_reply r;
+} worker;
+
+static void *work(void *arg)
+{
+	worker *w = arg;
+	cuco_llm_msg msg = { "user", "go" };
+	cuco_llm_request req = { .model = &model, .nmsgs = 1, .msgs = &msg, .temperature = NAN,
+		.stream = true };
+	cuco_err err;
+	w->rc = cuco_llm_complete(w->c, &req, &w->r, &err);
+	return NULL;
+}
+
+static void test_parallel_calls_and_totals(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"r\", \"delay\": 0.3, \"tokens_in\": 10, \"tokens_out\": 1}, "
+		"{\"text\": \"r\", \"delay\": 0.3, \"tokens_in\": 10, \"tokens_out\": 1}, "
+		"{\"text\": \"r\", \"delay\": 0.3, \"tokens_in\": 10, \"tokens_out\": 1}, "
+		"{\"text\": \"r\", \"delay\": 0.3, \"tokens_in\": 10, \"tokens_out\": 1}]}",
+		CUCO_PROVIDER_ANTHROPIC);
+	cuco_llm *c;
+	cuco_err err;
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	worker w[4];
+	pthread_t t[4];
+	double t0 = cuco_mono();
+	for (int i = 0; i < 4; i++) {
+		w[i] = (worker){ .c = c };
+		pthread_create(&t[i], NULL, work, &w[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	double took = cuco_mono() - t0;
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(w[i].rc, CUCO_OK);
+		assert_string_equal(w[i].r.text, "r");
+		cuco_llm_reply_free(&w[i].r);
+	}
+	/* Each reply waits 1.5 s between its 6 events; one after the other
+	 * would take 4 × that. */
+	if (took > 3.5)
+		fail_msg("4 calls took %.2f s: not in parallel", took);
+	int64_t tin, tout;
+	double cost;
+	cuco_llm_totals(c, &tin, &tout, &cost);
+	assert_int_equal(tin, 40);
+	assert_int_equal(tout, 4);
+	assert_float_equal(cost, (40 * 2.0 + 4 * 10.0) / 1e6, 1e-12);
+	cuco_llm_free(c);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: test_llm PYTHON3 LLM_SERVER_PY\n");
+		return 1;
+	}
+	llm_python = argv[1];
+	llm_server_py = argv[2];
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_openai_whole, teardown),
+		cmocka_unit_test_teardown(test_openai_stream, teardown),
+		cmocka_unit_test_teardown(test_anthropic_whole, teardown),
+		cmocka_unit_test_teardown(test_anthropic_stream, teardown),
+		cmocka_unit_test_teardown(test_retries_server_errors, teardown),
+		cmocka_unit_test_teardown(test_retry_after_honoured, teardown),
+		cmocka_unit_test_teardown(test_gives_up, teardown),
+		cmocka_unit_test_teardown(test_client_error_not_retried, teardown),
+		cmocka_unit_test_teardown(test_cut_off_streams, teardown),
+		cmocka_unit_test_teardown(test_invalid_json_and_closed_connection, teardown),
+		cmocka_unit_test_teardown(test_timeouts, teardown),
+		cmocka_unit_test_teardown(test_cancel, teardown),
+		cmocka_unit_test_teardown(test_planted_key_never_shown, teardown),
+		cmocka_unit_test_teardown(test_parallel_calls_and_totals, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

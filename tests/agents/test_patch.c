@@ -1,0 +1,292 @@
+/* test_patch.c — the patch applier: the matching ladder, line endings,
+ * EVOLVE-BLOCKs, full rewrites, and every refusal with its message. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/agents.h"
+
+static const char parent[] =
+	"#include <stdio.h>\n"
+	"// EVOLVE-BLOCK-START\n"
+	"static int step(int x)\n"
+	"{\n"
+	"    int y = x * 2;\n"
+	"    return y + 1;\n"
+	"}\n"
+	"\n"
+	"static int twice(int x)\n"
+	"{\n"
+	"    int y = x * 2;\n"
+	"    return y;\n"
+	"}\n"
+	"// EVOLVE-BLOCK-END\n"
+	"int main(void) { printf(\"%d\\n\", step(2)); return 0; }\n";
+
+/* Parse and apply; returns the status, fills p and err. */
+static int apply(const char *file, const char *reply_text, cuco_patched *p, cuco_err *err)
+{
+	cuco_reply r;
+	memset(err, 0, sizeof *err);
+	int rc = cuco_reply_parse(reply_text, NULL, NULL, &r, err);
+	if (rc != CUCO_OK)
+		return rc;
+	rc = cuco_patch_apply(file, strlen(file), &r, p, err);
+	cuco_reply_free(&r);
+	return rc;
+}
+
+static void expect_refusal(const char *file, const char *reply_text, const char *needle)
+{
+	cuco_patched p;
+	cuco_err err;
+	assert_int_equal(apply(file, reply_text, &p, &err), CUCO_EDATA);
+	if (!strstr(err.msg, needle))
+		fail_msg("error `%s` lacks `%s`", err.msg, needle);
+	assert_null(p.text);
+}
+
+static void test_exact(void **state)
+{
+	(void)state;
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply(parent,
+		"<<<<<<< SEARCH\n    return y + 1;\n=======\n    return y + 2;\n>>>>>>> REPLACE\n",
+		&p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_non_null(strstr(p.text, "    return y + 2;\n}\n\nstatic int twice"));
+	assert_null(strstr(p.text, "y + 1"));
+	assert_int_equal(p.nhunks, 1);
+	assert_int_equal(p.levels[0], CUCO_MATCH_EXACT);
+	assert_int_equal(p.len, strlen(parent));
+	cuco_patched_free(&p);
+}
+
+static void test_trailing_space(void **state)
+{
+	(void)state;
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply(parent,
+		"<<<<<<< SEARCH\n    return y + 1;   \n}\t\n=======\n    return y - 1;\n}\n>>>>>>> REPLACE\n",
+		&p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_int_equal(p.levels[0], CUCO_MATCH_TRAILING_SPACE);
+	assert_non_null(strstr(p.text, "    return y - 1;\n}\n"));
+	cuco_patched_free(&p);
+}
+
+static void test_indent_shift(void **state)
+{
+	(void)state;
+	cuco_patched p;
+	cuco_err err;
+	/* The model dropped the body's indentation; the shift goes back on
+	 * every replacement line, blank lines stay blank. */
+	int rc = apply(parent,
+		"<<<<<<< SEARCH\nint y = x * 2;\nreturn y + 1;\n=======\nint y = x * 3;\n\nreturn y + 1;\n"
+		">>>>>>> REPLACE\n", &p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_int_equal(p.levels[0], CUCO_MATCH_INDENT);
+	assert_int_equal(p.loosest, CUCO_MATCH_INDENT);
+	assert_non_null(strstr(p.text, "{\n    int y = x * 3;\n\n    return y + 1;\n}\n"));
+	cuco_patched_free(&p);
+	/* And the other way: the model indented too much. */
+	rc = apply(parent,
+		"<<<<<<< SEARCH\n        return y + 1;\n=======\n        return y + 5;\n>>>>>>> REPLACE\n",
+		&p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_int_equal(p.levels[0], CUCO_MATCH_INDENT);
+	assert_non_null(strstr(p.text, "\n    return y + 5;\n"));
+	cuco_patched_free(&p);
+}
+
+static void test_indent_must_be_uniform(void **state)
+{
+	(void)state;
+	/* Two lines shifted by different amounts are not one shift. */
+	expect_refusal(parent,
+		"<<<<<<< SEARCH\n  int y = x * 2;\nreturn y + 1;\n=======\nint z;\n>>>>>>> REPLACE\n",
+		"matches nothing");
+}
+
+static void test_typography(void **state)
+{
+	(void)state;
+	const char *file =
+		"// EVOLVE-BLOCK-START\n"
+		"const char *s = \"a-b\"; // it's\n"
+		"// EVOLVE-BLOCK-END\n";
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply(file,
+		"<<<<<<< SEARCH\nconst char *s = \xe2\x80\x9c" "a\xe2\x80\x93" "b\xe2\x80\x9d; // it\xe2\x80\x99s\n"
+		"=======\nconst char *s = \"a+b\";\n>>>>>>> REPLACE\n", &p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_int_equal(p.levels[0], CUCO_MATCH_TYPOGRAPHY);
+	assert_string_equal(p.text, "// EVOLVE-BLOCK-START\nconst char *s = \"a+b\";\n// EVOLVE-BLOCK-END\n");
+	cuco_patched_free(&p);
+}
+
+static void test_all_hunks_against_the_parent(void **state)
+{
+	(void)state;
+	/* The second hunk's SEARCH is the first hunk's REPLACE: applied one
+	 * after the other it would match; against the parent it must not. */
+	expect_refusal(parent,
+		"<<<<<<< SEARCH\n    return y + 1;\n=======\n    return y + 7;\n>>>>>>> REPLACE\n"
+		"<<<<<<< SEARCH\n    return y + 7;\n=======\n    return y + 8;\n>>>>>>> REPLACE\n",
+		"hunk 2 (`return y + 7;`): SEARCH matches nothing");
+	/* Two disjoint hunks apply together, in either order. */
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply(parent,
+		"<<<<<<< SEARCH\n    return y;\n=======\n    return -y;\n>>>>>>> REPLACE\n"
+		"<<<<<<< SEARCH\n    return y + 1;\n=======\n    return y + 9;\n>>>>>>> REPLACE\n",
+		&p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_non_null(strstr(p.text, "return y + 9;"));
+	assert_non_null(strstr(p.text, "return -y;"));
+	assert_int_equal(p.nhunks, 2);
+	cuco_patched_free(&p);
+}
+
+static void test_ambiguous(void **state)
+{
+	(void)state;
+	expect_refusal(parent,
+		"<<<<<<< SEARCH\n    int y = x * 2;\n=======\n    int y = x * 4;\n>>>>>>> REPLACE\n",
+		"hunk 1 (`int y = x * 2;`): SEARCH matches 2 places (lines 5, 11) at level exact");
+}
+
+static void test_no_match_shows_closest(void **state)
+{
+	(void)state;
+	expect_refusal(parent,
+		"<<<<<<< SEARCH\nstatic int step(int x)\n{\n    int y = x * 3;\n=======\nint q;\n>>>>>>> REPLACE\n",
+		"closest is line 5, where the parent has `int y = x * 2;` and the SEARCH `int y = x * 3;`");
+}
+
+static void test_overlap(void **state)
+{
+	(void)state;
+	expect_refusal(parent,
+		"<<<<<<< SEARCH\n{\n    int y = x * 2;\n    return y + 1;\n=======\n{\n    return 0;\n"
+		">>>>>>> REPLACE\n<<<<<<< SEARCH\n    return y + 1;\n}\n=======\n}\n>>>>>>> REPLACE\n",
+		"hunk 2 overlaps hunk 1 (both quote parent line 6)");
+}
+
+static void test_outside_block(void **state)
+{
+	(void)state;
+	expect_refusal(parent,
+		"<<<<<<< SEARCH\n#include <stdio.h>\n=======\n#include <stdlib.h>\n>>>>>>> REPLACE\n",
+		"hunk 1 (`#include <stdio.h>`): edits line 1, outside every EVOLVE-BLOCK");
+	/* Quoting a marker as unchanged context is fine; changing it is not. */
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply(parent,
+		"<<<<<<< SEARCH\n// EVOLVE-BLOCK-START\nstatic int step(int x)\n=======\n"
+		"// EVOLVE-BLOCK-START\n#define K 3\nstatic int step(int x)\n>>>>>>> REPLACE\n", &p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_non_null(strstr(p.text, "// EVOLVE-BLOCK-START\n#define K 3\nstatic int step"));
+	cuco_patched_free(&p);
+	expect_refusal(parent,
+		"<<<<<<< SEARCH\n    return y;\n}\n=======\n    return y;\n}\n// EVOLVE-BLOCK-END\n"
+		">>>>>>> REPLACE\n", "REPLACE adds or moves an EVOLVE-BLOCK marker");
+}
+
+static void test_refusals(void **state)
+{
+	(void)state;
+	expect_refusal(parent, "<<<<<<< SEARCH\n\n=======\nint x;\n>>>>>>> REPLACE\n",
+		"hunk 1: SEARCH is empty");
+	expect_refusal(parent,
+		"<<<<<<< SEARCH\n    return y;\n=======\n    return y;\n>>>>>>> REPLACE\n",
+		"REPLACE equals SEARCH");
+	expect_refusal("// EVOLVE-BLOCK-START\nint x;\n",
+		"<<<<<<< SEARCH\nint x;\n=======\nint y;\n>>>>>>> REPLACE\n",
+		"parent: line 1: EVOLVE-BLOCK-START is never closed");
+	expect_refusal("int x;\n// EVOLVE-BLOCK-END\n",
+		"<<<<<<< SEARCH\nint x;\n=======\nint y;\n>>>>>>> REPLACE\n",
+		"parent: line 2: EVOLVE-BLOCK-END without a matching START");
+}
+
+static void test_crlf_and_no_final_newline(void **state)
+{
+	(void)state;
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply("int a;\r\nint b;\r\nint c;",
+		"<<<<<<< SEARCH\nint b;\n=======\nint b2;\nint b3;\n>>>>>>> REPLACE\n", &p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	/* No markers: the whole file is editable; CRLF and the missing final
+	 * newline are the parent's and stay. */
+	assert_string_equal(p.text, "int a;\r\nint b2;\r\nint b3;\r\nint c;");
+	/* The CR is a line ending, not content: the match is exact. */
+	assert_int_equal(p.levels[0], CUCO_MATCH_EXACT);
+	cuco_patched_free(&p);
+	rc = apply("int a;\nint b;\n", "<<<<<<< SEARCH\nint a;\n=======\n>>>>>>> REPLACE\n", &p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_string_equal(p.text, "int b;\n");
+	cuco_patched_free(&p);
+}
+
+static void test_full_rewrite(void **state)
+{
+	(void)state;
+	cuco_patched p;
+	cuco_err err;
+	/* Trailing spaces outside the block do not count as a change; the
+	 * parent's frame is kept byte for byte. */
+	int rc = apply(parent,
+		"```c\n#include <stdio.h>   \n// EVOLVE-BLOCK-START\nstatic int step(int x) { return x; }\n"
+		"// EVOLVE-BLOCK-END\nint main(void) { printf(\"%d\\n\", step(2)); return 0; }\n```\n",
+		&p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_string_equal(p.text,
+		"#include <stdio.h>\n// EVOLVE-BLOCK-START\nstatic int step(int x) { return x; }\n"
+		"// EVOLVE-BLOCK-END\nint main(void) { printf(\"%d\\n\", step(2)); return 0; }\n");
+	assert_null(p.levels);
+	cuco_patched_free(&p);
+	expect_refusal(parent,
+		"```c\n#include <stdlib.h>\n// EVOLVE-BLOCK-START\nint x;\n// EVOLVE-BLOCK-END\n"
+		"int main(void) { printf(\"%d\\n\", step(2)); return 0; }\n```\n",
+		"full rewrite changes parent line 1 (`#include <stdio.h>`), outside every EVOLVE-BLOCK");
+	expect_refusal(parent, "```c\nint main(void) { return 0; }\n```\n",
+		"full rewrite has 0 EVOLVE-BLOCKs where the parent has 1");
+	expect_refusal(parent,
+		"```c\n#include <stdio.h>\n// EVOLVE-BLOCK-START\nint x;\n// EVOLVE-BLOCK-END\n```\n",
+		"full rewrite changes parent line 15");
+	/* A file without markers is replaced whole. */
+	rc = apply("int a;\n", "<CODE>\nint b;\n</CODE>\n", &p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_string_equal(p.text, "int b;\n");
+	cuco_patched_free(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exact),
+		cmocka_unit_test(test_trailing_space),
+		cmocka_unit_test(test_indent_shift),
+		cmocka_unit_test(test_indent_must_be_uniform),
+		cmocka_unit_test(test_typography),
+		cmocka_unit_test(test_all_hunks_against_the_parent),
+		cmocka_unit_test(test_ambiguous),
+		cmocka_unit_test(test_no_match_shows_closest),
+		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_outside_block),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_crlf_and_no_final_newline),
+		cmocka_unit_test(test_full_rewrite),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,228 @@
+/* test_reply.c — reply parsing: each accepted format, the directive and
+ * its validation against a workload, and every malformed reply. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agents/agents.h"
+
+static const char manifest[] =
+	"{\"name\": \"toy\", \"title\": \"toy\", \"description\": \"a test workload\",\n"
+	" \"family\": \"cpu-mpi\", \"ranks\": 2,\n"
+	" \"sizes\": {\"default\": \"small\", \"small\": {\"N\": 4}},\n"
+	" \"files\": {\"baseline\": \"baseline.c\", \"seed\": \"seed.c\"},\n"
+	" \"compiler\": \"cc\",\n"
+	" \"build\": \"{compiler} -o {output} {source} {defines}\", \"run\": \"{output}\",\n"
+	" \"design_space\": {\n"
+	"  \"backend\": {\"values\": [\"msg\", \"rma\", \"shm\"], \"define\": \"CUCO_BACKEND\"},\n"
+	"  \"issuer\": {\"values\": [\"one\", \"several\"], \"define\": \"CUCO_ISSUER\"},\n"
+	"  \"placement\": {\"values\": [\"after\", \"interleave\"], \"define\": \"CUCO_PLACEMENT\"},\n"
+	"  \"sync\": {\"values\": [\"fence\", \"flag\", \"pscw\"], \"define\": \"CUCO_SYNC\"},\n"
+	"  \"granularity\": {\"int\": {\"min\": 1, \"max\": 64, \"pow2\": true}, \"define\": \"CUCO_CHUNKS\"},\n"
+	"  \"knobs\": {\"tile\": {\"values\": [\"32\", \"64\"], \"define\": \"CUCO_TILE\"}}},\n"
+	" \"constraints\": [{\"forbid\": {\"backend\": [\"msg\"], \"sync\": [\"pscw\"]},\n"
+	"                  \"why\": \"PSCW is an RMA epoch\"}],\n"
+	" \"tolerance\": 0.001, \"limits\": {\"compile_s\": 10, \"run_s\": 10, \"bench_s\": 10},\n"
+	" \"bench\": {\"warmup\": 1, \"reps\": 3, \"max_spread\": 0.5}}\n";
+
+static char top[] = "/tmp/cuco-test-reply-XXXXXX";
+static char dir[64];  /* top/toy: a workload's folder carries its name */
+static cuco_workload *wl;
+static cuco_directive base;
+
+static void put(const char *name, const char *text)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(top))
+		return -1;
+	snprintf(dir, sizeof dir, "%s/toy", top);
+	if (mkdir(dir, 0700) != 0)
+		return -1;
+	put("workload.json", manifest);
+	put("baseline.c", "int main(void) { return 0; }\n");
+	put("seed.c", "int main(void) { return 0; }\n");
+	cuco_err err = { 0 };
+	if (cuco_workload_load(dir, &wl, &err) != CUCO_OK) {
+		fprintf(stderr, "%s\n", err.msg);
+		return -1;
+	}
+	cuco_directive_default(wl, &base);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	cuco_workload_free(wl);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
+	return system(cmd);
+}
+
+static void expect_refusal(const char *text, const cuco_workload *w, const char *needle)
+{
+	cuco_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_reply_parse(text, w, &base, &r, &err), CUCO_EDATA);
+	if (!strstr(err.msg, needle))
+		fail_msg("error `%s` lacks `%s`", err.msg, needle);
+	assert_int_equal(r.nhunks, 0);
+	assert_null(r.code);
+}
+
+static void test_hunks_with_directive(void **state)
+{
+	(void)state;
+	const char *text =
+		"I will overlap the gather with the GEMM.\n\n"
+		"DIRECTIVE:\n"
+		"- **backend**: `rma`\n"
+		"- sync: flag\n"
+		"granularity: 8\n"
+		"tile: 64\n"
+		"\n"
+		"```c\n"
+		"<<<<<<< SEARCH\n"
+		"int a;\n"
+		"=======\n"
+		"int b;\n"
+		"int c;\n"
+		">>>>>>> REPLACE\n"
+		"```\n"
+		"<<<<<<<<< SEARCH\n"   /* 9 characters: models miscount */
+		"x();\n"
+		"=====\n"
+		">>>>> REPLACE\n";
+	cuco_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_reply_parse(text, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIFF);
+	assert_true(r.has_directive);
+	assert_string_equal(r.directive.backend, "rma");
+	assert_string_equal(r.directive.sync, "flag");
+	assert_string_equal(r.directive.granularity, "8");
+	assert_string_equal(cuco_directive_value(&r.directive, "tile"), "64");
+	/* Fields not stated keep the base's. */
+	assert_string_equal(r.directive.issuer, base.issuer);
+	assert_int_equal(r.nhunks, 2);
+	assert_string_equal(r.hunks[0].search, "int a;\n");
+	assert_string_equal(r.hunks[0].replace, "int b;\nint c;\n");
+	assert_int_equal(r.hunks[0].line, 10);
+	assert_string_equal(r.hunks[1].search, "x();\n");
+	assert_string_equal(r.hunks[1].replace, "");
+	cuco_reply_free(&r);
+}
+
+static void test_tagged_forms(void **state)
+{
+	(void)state;
+	cuco_reply r;
+	cuco_err err = { 0 };
+	const char *diff =
+		"DIRECTIVE:\nbackend: shm\n\n"
+		"<NAME>shm_window</NAME>\n"
+		"<DESCRIPTION>\nUse a shared window;\n  loads replace the gather.\n</DESCRIPTION>\n"
+		"<DIFF>\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n</DIFF>\n";
+	assert_int_equal(cuco_reply_parse(diff, wl, &base, &r, &err), CUCO_OK);
+	assert_string_equal(r.name, "shm_window");
+	assert_string_equal(r.description, "Use a shared window; loads replace the gather.");
+	assert_int_equal(r.nhunks, 1);
+	cuco_reply_free(&r);
+
+	const char *code_fenced =
+		"DIRECTIVE:\nbackend: msg\n\n<NAME>x</NAME>\n<CODE>\n```c\nint main(void) { return 1; }\n```\n</CODE>\n";
+	assert_int_equal(cuco_reply_parse(code_fenced, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_FULL);
+	assert_string_equal(r.code, "int main(void) { return 1; }\n");
+	cuco_reply_free(&r);
+
+	const char *code_bare = "DIRECTIVE:\nbackend: msg\n<CODE>\nint x;\nint y;\n</CODE>";
+	assert_int_equal(cuco_reply_parse(code_bare, wl, &base, &r, &err), CUCO_OK);
+	assert_string_equal(r.code, "int x;\nint y;\n");
+	cuco_reply_free(&r);
+}
+
+static void test_fenced_file(void **state)
+{
+	(void)state;
+	cuco_reply r;
+	cuco_err err = { 0 };
+	const char *text = "DIRECTIVE:\nissuer: several\n\nHere is the file:\n\n```c\n#include <mpi.h>\n\nint main(void)\n{\n}\n```\nDone.\n";
+	assert_int_equal(cuco_reply_parse(text, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_FULL);
+	assert_string_equal(r.code, "#include <mpi.h>\n\nint main(void)\n{\n}\n");
+	assert_string_equal(r.directive.issuer, "several");
+	cuco_reply_free(&r);
+	/* Without a workload the directive is optional. */
+	assert_int_equal(cuco_reply_parse("```\nint x;\n```\n", NULL, NULL, &r, &err), CUCO_OK);
+	assert_false(r.has_directive);
+	cuco_reply_free(&r);
+}
+
+static void test_directive_refusals(void **state)
+{
+	(void)state;
+	expect_refusal("```c\nint x;\n```\n", wl, "reply states no DIRECTIVE before its code");
+	expect_refusal("```c\nint x;\n```\nDIRECTIVE:\nbackend: rma\n", wl,
+		"directive line 4: DIRECTIVE comes after the code");
+	expect_refusal("DIRECTIVE:\nbackend: nvlink\n```c\nint x;\n```\n", wl,
+		"directive outside the design space:");
+	expect_refusal("DIRECTIVE:\nbackend: msg\nsync: pscw\n```c\nint x;\n```\n", wl,
+		"directive outside the design space:");
+	expect_refusal("DIRECTIVE:\nbackend: rma\ngranularity: 3\n```c\nint x;\n```\n", wl,
+		"directive outside the design space:");
+	expect_refusal("DIRECTIVE:\ncolour: blue\n```c\nint x;\n```\n", wl,
+		"directive line 2: `colour` is not a dimension of toy (backend, issuer, placement, sync, "
+		"granularity, tile)");
+	expect_refusal("DIRECTIVE:\n\n```c\nint x;\n```\n", wl, "DIRECTIVE states no `name: value` line");
+}
+
+static void test_cut_off_and_malformed(void **state)
+{
+	(void)state;
+	expect_refusal("<<<<<<< SEARCH\nint a;\n=======\nint b;\n", NULL,
+		"hunk 1 (reply line 1): reply ends before its >>>>>>> REPLACE; cut off?");
+	expect_refusal("```c\nint a;\n", NULL, "reply ends inside the code fence opened at line 1; cut off?");
+	expect_refusal("<CODE>\nint a;\n", NULL, "reply ends before </CODE>");
+	expect_refusal("<DIFF>\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n", NULL,
+		"reply ends before </DIFF>");
+	expect_refusal("<DESCRIPTION>why\n```c\nint a;\n```\n", NULL, "reply ends before </DESCRIPTION>");
+	expect_refusal("<<<<<<< SEARCH\na\n>>>>>>> REPLACE\n", NULL,
+		"hunk 1 (reply line 1): >>>>>>> REPLACE at line 3 without ======= before it");
+	expect_refusal("<<<<<<< SEARCH\na\n<<<<<<< SEARCH\n", NULL, "a new SEARCH at line 3");
+	expect_refusal("<DIFF>\nint a;\n</DIFF>\n", NULL, "<DIFF> holds no SEARCH/REPLACE hunk");
+	expect_refusal("Sorry, I cannot help.", NULL, "reply holds no code");
+	expect_refusal("```c\nint a;\n```\n```c\nint b;\n```\n", NULL, "reply holds 2 fenced blocks");
+	/* Four '<' are not a marker: this is prose, then no code at all. */
+	expect_refusal("<<<< SEARCH\na\n=======\nb\n>>>> REPLACE\n", NULL, "reply holds no code");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hunks_with_directive),
+		cmocka_unit_test(test_tagged_forms),
+		cmocka_unit_test(test_fenced_file),
+		cmocka_unit_test(test_directive_refusals),
+		cmocka_unit_test(test_cut_off_and_malformed),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
