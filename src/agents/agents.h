@@ -16,8 +16,144 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* ==== engine and directive tuner (engine.c, tune.c) ===================== */
+
+/* ---- directive tuner (tune.c) -------------------------------------------
+ * The search that needs no LLM: it moves through the workload's design
+ * space (every directive dimension and knob, cuco_workload.dims) keeping
+ * the seed's source and changing only directive values. A configuration is
+ * keyed by its canonical text ("backend=rma;issuer=one;…" over every
+ * dimension in manifest order) and is never proposed twice; invalid points
+ * (cuco_directive_valid) are never proposed at all. Not locked: the caller
+ * serialises calls. */
+
+typedef enum cuco_tuner_algo {
+	CUCO_TUNER_RANDOM,  /* uniform sampling: the reference */
+	CUCO_TUNER_ANNEAL,  /* simulated annealing: best under ~100 evaluations */
+	CUCO_TUNER_ILS,     /* greedy iterated local search: best from ~200 */
+} cuco_tuner_algo;
+
+const char *cuco_tuner_algo_name(cuco_tuner_algo a);
+int cuco_tuner_algo_parse(const char *name, cuco_tuner_algo *out);
+
+typedef struct cuco_tuner cuco_tuner;
+
+/* horizon: the evaluations expected in all (the budget), which sets the
+ * annealing schedule; 0 = 100. seed seeds the tuner's own RNG. */
+int cuco_tuner_new(const cuco_workload *wl, cuco_tuner_algo algo, uint64_t seed, int horizon,
+	cuco_tuner **out, cuco_err *err);
+void cuco_tuner_free(cuco_tuner *t);
+/* The canonical key of a directive over this design space. */
+void cuco_tuner_key(const cuco_tuner *t, const cuco_directive *d, char *buf, size_t size);
+bool cuco_tuner_seen(const cuco_tuner *t, const cuco_directive *d);
+/* The next configuration: an unseen valid point built on base (the seed's
+ * directive) and *parent, the id of the evaluated candidate it mutates
+ * (0 when drawn from scratch). CUCO_ENOTFOUND when nothing is left. */
+int cuco_tuner_propose(cuco_tuner *t, const cuco_directive *base, cuco_directive *out,
+	uint64_t *parent);
+/* Learn an evaluated configuration: its candidate id and score (higher is
+ * better; NAN for a failure). Also how a resumed run rebuilds the seen set:
+ * replay every stored candidate in id order. A later call for the same key
+ * replaces the score (a re-measure). */
+void cuco_tuner_observe(cuco_tuner *t, const cuco_directive *d, uint64_t id, double score);
+/* Never use this candidate as a parent again (a person rejected it). */
+void cuco_tuner_forbid(cuco_tuner *t, uint64_t id);
+size_t cuco_tuner_seen_count(const cuco_tuner *t);
+/* Valid and invalid points of the whole space (saturates at SIZE_MAX). */
+size_t cuco_tuner_space_size(const cuco_tuner *t);
+/* Simulated annealing's acceptance probability of a move from score cur to
+ * score next at temperature temp: 1 when not worse, exp(-relative loss /
+ * temp) when worse, 0 when next failed (NAN), 1 when cur failed. */
+double cuco_tune_accept_prob(double cur, double next, double temp);
+
+/* ---- search strategies ---------------------------------------------------
+ * A strategy proposes candidates and learns their results; the engine owns
+ * threads, the evaluator, the store and the command queue. The engine
+ * calls a strategy's functions one at a time (under its strategy lock),
+ * never while holding its own state lock, so propose() may block (an LLM
+ * call). Register a strategy by adding it to the table in engine.c. */
+
+typedef struct cuco_engine_config cuco_engine_config;
+
+typedef struct cuco_strategy_env {
+	cuco_store *st;
+	const cuco_workload *wl;
+	const cuco_engine_config *cfg;
+	uint64_t baseline_id;
+	uint64_t seed_id;
+	const cuco_directive *seed_directive;
+	const char *seed_hash;       /* the seed's source in the store */
+} cuco_strategy_env;
+
+typedef struct cuco_proposal {
+	cuco_candidate cand;  /* origin, parents, island, generation, directive,
+	                         note, model/tokens; the engine sets id and status */
+	char *source;         /* malloc'd new text, or NULL when cand.source_hash
+	                         names a stored source */
+	size_t len;
+} cuco_proposal;
+
+typedef struct cuco_strategy {
+	const char *name;
+	int (*init)(const cuco_strategy_env *env, void **state, cuco_err *err);
+	/* CUCO_OK with a proposal, CUCO_ENOTFOUND when nothing is left to
+	 * propose, another code to end the run with err. */
+	int (*propose)(void *state, cuco_proposal *out, cuco_err *err);
+	/* A finished candidate (done, failed or rejected), and at start every
+	 * stored one in id order, so a resumed run knows its history. */
+	void (*observe)(void *state, const cuco_candidate *c);
+	/* A person's hint for an island (-1: all); NULL when the strategy has
+	 * no prompts to put it in. */
+	void (*hint)(void *state, int island, const char *text);
+	void (*free)(void *state);
+} cuco_strategy;
+
+extern const cuco_strategy cuco_strategy_tune;
+const cuco_strategy *cuco_strategy_find(const char *name);  /* NULL if unknown */
+
+/* ---- the engine (engine.c) ------------------------------------------------
+ * Runs a search in background threads: measures the baseline and the seed
+ * (every session, a resumed one too), then a pool of `jobs` workers takes
+ * proposals from the strategy, evaluates them (cuco_eval_candidate) and
+ * records every status, result and event in the store; re-measures the
+ * baseline every `baseline_every` benchmarks, benchmarks a new best again
+ * before announcing it, applies the store's command queue, and at the end
+ * re-times the best few. Speedup = the latest baseline median of this
+ * session / the candidate's median; score = speedup. */
+
+struct cuco_engine_config {
+	char strategy[16];      /* "tune" (default) or a registered strategy */
+	char tuner[16];         /* random | anneal (default) | ils */
+	int budget;             /* strategy candidates over the whole run, resumed
+	                           sessions included; 0 = no limit */
+	double minutes;         /* this session's wall-clock limit; 0 = none */
+	char size[32];          /* problem size; "" = the workload's default */
+	uint64_t seed;          /* RNG seed of the strategy */
+	int jobs;               /* evaluation workers (2) */
+	int baseline_every;     /* re-measure the baseline every K benchmarks (8) */
+	int rebench_top;        /* re-time the best N at the end (3) */
+	FILE *progress;         /* one line per evaluated candidate; NULL = none */
+	cuco_eval_config eval;  /* run_dir, size and jobs are filled from above */
+};
+
+void cuco_engine_config_init(cuco_engine_config *cfg);
+
+typedef struct cuco_engine cuco_engine;
+
+/* Record the run's meta and its baseline and seed rows (once per run
+ * directory), then start the search in background threads. */
+int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine_config *cfg,
+	cuco_engine **out, cuco_err *err);
+/* Readable after every event the engine appends (drain it). */
+int cuco_engine_wake_fd(const cuco_engine *e);
+/* Finish evaluations in flight, then end (no final re-timing). */
+void cuco_engine_request_stop(cuco_engine *e);
+bool cuco_engine_done(const cuco_engine *e);
+/* Wait for the end and free. CUCO_OK, or the error that ended the run
+ * (CUCO_EENV when the baseline could not run in this environment). */
+int cuco_engine_join(cuco_engine *e, cuco_err *err);
 
 /* ==== LLM client, prompts, replies and patches (llm*.c, reply.c, patch.c) = */
 
@@ -229,5 +365,75 @@ int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
 	cuco_patched *out, cuco_err *err);
 void cuco_patched_free(cuco_patched *p);
 
+/* ---- prompts (prompt.c) ---------------------------------------------------*/
+
+typedef enum cuco_prompt_kind {
+	CUCO_PROMPT_DIFF,    /* SEARCH/REPLACE edits of the parent */
+	CUCO_PROMPT_FULL,    /* a full rewrite */
+	CUCO_PROMPT_CROSS,   /* combine the parent with a second parent */
+	CUCO_PROMPT_FIX,     /* the island has no correct candidate: make it correct */
+} cuco_prompt_kind;
+
+typedef struct cuco_prompt_spec {
+	const cuco_workload *wl;
+	const cuco_hardware *hw;     /* may be NULL */
+	cuco_prompt_kind kind;
+	uint64_t parent;             /* candidate ids in the store */
+	uint64_t other;              /* CROSS: the second parent */
+	int island;                  /* inspirations from this island; -1 any */
+	int inspirations;            /* top candidates shown, besides the parent */
+	int failures;                /* recent failures shown */
+	const char *meta;            /* meta recommendations; may be NULL */
+	const char *hints;           /* human hints for this island; may be NULL */
+	bool memory;                 /* include the optimization memory */
+} cuco_prompt_spec;
+
+/* Build the system and user messages inside a read (or write) txn. */
+int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *system,
+	cuco_buf *user);
+/* Keep a prompt and its reply (deduplicated) and link them from c. */
+int cuco_prompt_keep(cuco_txn *txn, const char *prompt, const char *reply, cuco_candidate *c);
+
+/* ---- one edit: prompt → reply → patch, retried in the chat (edit.c) ------
+ * A reply that does not parse or apply is answered in the same
+ * conversation with the precise error, up to `attempts` replies. */
+
+typedef struct cuco_edit {
+	cuco_llm *llm;
+	const cuco_model *model;
+	const cuco_workload *wl;
+	const char *system;          /* from cuco_prompt_build */
+	const char *user;
+	const char *parent;          /* the parent's source */
+	size_t parent_len;
+	const cuco_directive *base;  /* the parent's directive */
+	double temperature;          /* NAN: the model's */
+	int attempts;                /* replies at most; 0 = 1 */
+	bool stream;
+	void (*on_delta)(const char *text, size_t len, void *arg);
+	void *arg;
+	const atomic_bool *cancel;
+} cuco_edit;
+
+typedef struct cuco_edit_result {
+	char *source;                /* the child's source; NULL when every reply failed */
+	size_t len;
+	cuco_directive directive;
+	char name[64];
+	char note[512];              /* the reply's description */
+	cuco_match loosest;          /* how loosely its hunks matched */
+	char *prompt;                /* system + user text, for cuco_prompt_keep */
+	char *transcript;            /* every reply and every error answered */
+	int replies;
+	int64_t tokens_in;
+	int64_t tokens_out;
+	double cost_usd;
+} cuco_edit_result;
+
+/* CUCO_OK with a child; CUCO_EDATA when every reply was refused (err holds
+ * the last refusal); CUCO_EENV when the model could not be reached. The
+ * tokens, cost and transcript are filled in every case. */
+int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err);
+void cuco_edit_result_free(cuco_edit_result *r);
 
 #endif

@@ -8,6 +8,7 @@
 
 /* One line per command, in the order `cuco --help` lists them. */
 const cuco_cmd *const cuco_commands[] = {
+	&cmd_run,
 	&cmd_ls,
 	&cmd_show,
 	&cmd_export,
@@ -16,6 +17,10 @@ const cuco_cmd *const cuco_commands[] = {
 	&cmd_reject,
 	&cmd_report,
 	&cmd_patch,
+	&cmd_pause,
+	&cmd_resume,
+	&cmd_stop,
+	&cmd_hint,
 	NULL,
 };
 

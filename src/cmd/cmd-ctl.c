@@ -1,0 +1,114 @@
+/* cmd-ctl.c — `cuco pause`, `cuco resume`, `cuco stop`, `cuco hint`:
+ * steer a running search from another shell.
+ *
+ * Each queues a command in the run's store, with an event naming who asked;
+ * the engine applies it between candidates (within a second while it runs,
+ * or when the run is next resumed) and acknowledges it with what it did,
+ * which `cuco show`/the screen's log then shows. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+
+typedef struct ctl_arg {
+	cuco_command cmd;   /* in: the request; out: with its seq */
+} ctl_arg;
+
+static int ctl_txn(cuco_txn *txn, void *arg)
+{
+	ctl_arg *a = arg;
+	cuco_command cmd = a->cmd;  /* a retried txn starts from the request */
+	int rc = cuco_command_add(txn, &cmd);
+	if (rc != CUCO_OK)
+		return rc;
+	cuco_event ev = { 0 };
+	cuco_strlcpy(ev.kind, cuco_command_name(cmd.kind), sizeof ev.kind);
+	cuco_strlcpy(ev.author, cmd.author, sizeof ev.author);
+	if (cmd.kind != CUCO_CMD_HINT)
+		snprintf(ev.text, sizeof ev.text, "%s requested", cuco_command_name(cmd.kind));
+	else if (cmd.island < 0)
+		snprintf(ev.text, sizeof ev.text, "hint for every island: %.400s", cmd.text);
+	else
+		snprintf(ev.text, sizeof ev.text, "hint for island %d: %.400s", cmd.island, cmd.text);
+	a->cmd = cmd;
+	return cuco_event_add(txn, &ev);
+}
+
+static int ctl_exec(const cuco_cmd *self, cuco_command_kind kind, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "run", required_argument, NULL, 'r' }, { "island", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	ctl_arg a = { .cmd = { .kind = kind, .island = -1 } };
+	const char *run = NULL;
+	int opt;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'r': run = optarg; break;
+		case 'i': {
+			char *end = NULL;
+			long v = strtol(optarg, &end, 10);
+			if (kind != CUCO_CMD_HINT)
+				return cmd_usage_error(self, "--island is for hint only");
+			if (!*optarg || *end || v < 0 || v > INT_MAX)
+				return cmd_usage_error(self, "--island %s: not an island number", optarg);
+			a.cmd.island = (int)v;
+			break;
+		}
+		case 'h':
+			cmd_print_usage(self, kind == CUCO_CMD_HINT
+				? "  --run DIR     the run (default $CUCO_RUN, else runs/latest)\n"
+				  "  --island N    only this island's prompts (default: every island)\n"
+				: "  --run DIR     the run (default $CUCO_RUN, else runs/latest)\n");
+			return CUCO_OK;
+		default:
+			return cmd_usage_error(self, "unknown option");
+		}
+	}
+	if (kind == CUCO_CMD_HINT) {
+		if (optind >= argc)
+			return cmd_usage_error(self, "expected the hint's TEXT");
+		for (int i = optind; i < argc; i++) {  /* words join with spaces, unquoted */
+			size_t used = strlen(a.cmd.text);
+			if (snprintf(a.cmd.text + used, sizeof a.cmd.text - used, "%s%s", i > optind ? " " : "",
+					argv[i]) >= (int)(sizeof a.cmd.text - used))
+				return cmd_usage_error(self, "hint longer than %zu bytes", sizeof a.cmd.text - 1);
+		}
+	} else if (optind != argc) {
+		return cmd_usage_error(self, "unexpected argument %s", argv[optind]);
+	}
+	cmd_author(a.cmd.author, sizeof a.cmd.author);
+
+	const char *dir = cmd_run_dir(run);
+	cuco_store *st = NULL;
+	int rc = cmd_open_store(dir, 0, &st);
+	if (rc != CUCO_OK)
+		return rc;
+	cuco_err err = { 0 };
+	rc = cuco_store_write(st, ctl_txn, &a, &err);
+	cuco_store_close(st);
+	if (rc != CUCO_OK)
+		return cmd_fail(&err);
+	printf("queued %s as command %llu in %s; the engine applies it between candidates\n",
+		cuco_command_name(kind), (unsigned long long)a.cmd.seq, dir);
+	return CUCO_OK;
+}
+
+static int pause_exec(int argc, char **argv) { return ctl_exec(&cmd_pause, CUCO_CMD_PAUSE, argc, argv); }
+static int resume_exec(int argc, char **argv) { return ctl_exec(&cmd_resume, CUCO_CMD_RESUME, argc, argv); }
+static int stop_exec(int argc, char **argv) { return ctl_exec(&cmd_stop, CUCO_CMD_STOP, argc, argv); }
+static int hint_exec(int argc, char **argv) { return ctl_exec(&cmd_hint, CUCO_CMD_HINT, argc, argv); }
+
+const cuco_cmd cmd_pause = { "pause", "[--run DIR]",
+	"pause a running search: evaluations in flight finish, no new ones start", pause_exec };
+const cuco_cmd cmd_resume = { "resume", "[--run DIR]",
+	"resume a paused search", resume_exec };
+const cuco_cmd cmd_stop = { "stop", "[--run DIR]",
+	"end a running search after its evaluations in flight (resumable)", stop_exec };
+const cuco_cmd cmd_hint = { "hint", "[--run DIR] [--island N] TEXT",
+	"add a hint to the LLM strategies' next prompts", hint_exec };

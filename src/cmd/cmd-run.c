@@ -1,0 +1,359 @@
+/* cmd-run.c — `cuco run WORKLOAD`: start or resume a search.
+ *
+ * The engine runs in background threads; this thread only waits for its
+ * wake fd and for signals, prints, and ends it cleanly. SIGINT and SIGTERM
+ * (and SIGHUP, unless it was ignored when cuco started, as under nohup)
+ * ask the engine to stop: evaluations in flight finish, none start, and
+ * the store is left consistent for a later resume. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agents/agents.h"
+#include "cmd/cmd.h"
+
+#define DEFAULT_BUDGET 24  /* when neither --budget nor --minutes is given */
+
+static const char run_options[] =
+	"  --run DIR          run directory (default runs/WORKLOAD; runs/latest points to it);\n"
+	"                     an existing one is resumed: nothing is re-added or repeated\n"
+	"  --strategy NAME    search strategy (default tune: the directive tuner, no LLM)\n"
+	"  --tuner ALGO       random | anneal (default) | ils\n"
+	"  --budget N         candidates from the strategy in the whole run, resumed sessions\n"
+	"                     included (default 24 unless --minutes is given; 0 = no limit)\n"
+	"  --minutes M        wall-clock limit of this session\n"
+	"  --size NAME        problem size (default: the workload's)\n"
+	"  --jobs N           evaluations at a time (default 2)\n"
+	"  --seed N           seed of the strategy's RNG (default 1)\n"
+	"  --baseline-every K re-measure the baseline every K benchmarks (default 8)\n"
+	"  --rebench N        re-time the best N at the end (default 3)\n"
+	"  --headless         no screen: one line per evaluated candidate, then a summary\n"
+	"\nSIGINT/SIGTERM stop the search after the evaluations in flight; so does SIGHUP\n"
+	"unless cuco was started with it ignored (nohup cuco run ... &).\n";
+
+/* The signal handler's only channel: a pipe the main thread polls. */
+static int signal_pipe[2] = { -1, -1 };
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	char b = (char)sig;
+	if (write(signal_pipe[1], &b, 1) < 0) {
+		/* a full pipe already carries a signal */
+	}
+	errno = saved;
+}
+
+static int catch_signals(cuco_err *err)
+{
+	if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+		return cuco_errf(err, CUCO_EENV, "signal pipe: %s", strerror(errno));
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	struct sigaction old;
+	if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+		sigaction(SIGHUP, &sa, NULL);
+	return CUCO_OK;
+}
+
+static void restore_signals(void)
+{
+	struct sigaction sa = { .sa_handler = SIG_DFL }, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler == on_signal)
+		sigaction(SIGHUP, &sa, NULL);
+	for (int i = 0; i < 2; i++)
+		if (signal_pipe[i] >= 0) {
+			close(signal_pipe[i]);
+			signal_pipe[i] = -1;
+		}
+}
+
+/* runs/latest -> NAME, replacing an older link (never a real file). */
+static void link_latest(const char *name)
+{
+	struct stat sb;
+	if (lstat("runs/latest", &sb) == 0) {
+		if (!S_ISLNK(sb.st_mode)) {
+			cuco_log(CUCO_LOG_WARN, "run: runs/latest is not a symbolic link; left alone");
+			return;
+		}
+		unlink("runs/latest");
+	}
+	if (symlink(name, "runs/latest") != 0)
+		cuco_log(CUCO_LOG_WARN, "run: runs/latest: %s", strerror(errno));
+}
+
+/* Wait for the engine, printing nothing itself (the engine's progress
+ * stream does), and turn signals into a stop request. */
+static void run_headless(cuco_engine *e)
+{
+	bool asked = false;
+	while (!cuco_engine_done(e)) {
+		struct pollfd fds[2] = {
+			{ .fd = cuco_engine_wake_fd(e), .events = POLLIN },
+			{ .fd = signal_pipe[0], .events = POLLIN },
+		};
+		if (poll(fds, 2, 500) < 0 && errno != EINTR)
+			break;
+		char buf[64];
+		if (fds[0].revents & POLLIN)
+			while (read(fds[0].fd, buf, sizeof buf) > 0)
+				continue;
+		if (fds[1].revents & POLLIN) {
+			while (read(fds[1].fd, buf, sizeof buf) > 0)
+				continue;
+			if (!asked)
+				fprintf(stderr, "cuco: stopping after the evaluations in flight "
+					"(the run can be resumed)\n");
+			asked = true;
+			cuco_engine_request_stop(e);
+		}
+	}
+}
+
+/* ---- the final summary -------------------------------------------------- */
+
+typedef struct summary_arg {
+	cuco_candidate base, best;
+	bool have_base, have_best;
+	size_t by_status[CUCO_STATUS_COUNT];
+	size_t strategy;
+} summary_arg;
+
+static int summary_txn(cuco_txn *txn, void *arg)
+{
+	summary_arg *a = arg;
+	cuco_summary *sums = NULL, best;
+	size_t n = 0;
+	int rc = cuco_summary_all(txn, &sums, &n);
+	if (rc != CUCO_OK)
+		return rc;
+	uint64_t base_id = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (sums[i].origin == CUCO_ORIGIN_BASELINE)
+			base_id = sums[i].id;
+		else if (sums[i].origin != CUCO_ORIGIN_SEED && sums[i].origin != CUCO_ORIGIN_HUMAN) {
+			a->strategy++;
+			if (sums[i].status < CUCO_STATUS_COUNT)
+				a->by_status[sums[i].status]++;
+		}
+	}
+	free(sums);
+	a->have_base = base_id && cuco_cand_get(txn, base_id, &a->base) == CUCO_OK;
+	a->have_best = cuco_best(txn, &best) == CUCO_OK &&
+		cuco_cand_get(txn, best.id, &a->best) == CUCO_OK;
+	return CUCO_OK;
+}
+
+static void print_summary(cuco_store *st)
+{
+	summary_arg *a = cuco_xcalloc(1, sizeof *a);
+	cuco_err err = { 0 };
+	if (cuco_store_read(st, summary_txn, a, &err) != CUCO_OK) {
+		fprintf(stderr, "cuco: %s\n", err.msg);
+		free(a);
+		return;
+	}
+	printf("\n%zu candidates from the strategy: %zu done, %zu failed, %zu rejected\n",
+		a->strategy, a->by_status[CUCO_STATUS_DONE], a->by_status[CUCO_STATUS_FAILED],
+		a->by_status[CUCO_STATUS_REJECTED]);
+	if (a->have_base && !isnan(a->base.latency_median_us))
+		printf("baseline  #%-5llu %10.1f us median (spread %.1f%%, %d samples), this run\n",
+			(unsigned long long)a->base.id, a->base.latency_median_us, 100 * a->base.spread,
+			a->base.samples);
+	else
+		printf("baseline  not measured\n");
+	if (a->have_best && a->have_base && a->best.id != a->base.id) {
+		char dir[160];
+		cuco_directive_short(&a->best.directive, dir, sizeof dir);
+		printf("best      #%-5llu %10.1f us median (spread %.1f%%, %d samples)\n",
+			(unsigned long long)a->best.id, a->best.latency_median_us, 100 * a->best.spread,
+			a->best.samples);
+		printf("          %s %s: %.3fx the baseline\n", cuco_origin_name(a->best.origin), dir,
+			a->base.latency_median_us / a->best.latency_median_us);
+	} else {
+		printf("best      nothing beat the baseline\n");
+	}
+	free(a);
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+static bool parse_long(const char *text, long min, long max, long *out)
+{
+	char *end = NULL;
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	if (!*text || *end || errno || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+enum { OPT_RUN = 256, OPT_STRATEGY, OPT_TUNER, OPT_BUDGET, OPT_MINUTES, OPT_SIZE, OPT_JOBS,
+	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS };
+
+static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, const char **run,
+	bool *headless)
+{
+	static const struct option longopts[] = {
+		{ "run", required_argument, NULL, OPT_RUN },
+		{ "strategy", required_argument, NULL, OPT_STRATEGY },
+		{ "tuner", required_argument, NULL, OPT_TUNER },
+		{ "budget", required_argument, NULL, OPT_BUDGET },
+		{ "minutes", required_argument, NULL, OPT_MINUTES },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "baseline-every", required_argument, NULL, OPT_BASELINE_EVERY },
+		{ "rebench", required_argument, NULL, OPT_REBENCH },
+		{ "headless", no_argument, NULL, OPT_HEADLESS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool budget_given = false;
+	long v;
+	int opt;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_RUN: *run = optarg; break;
+		case OPT_STRATEGY:
+			if (!cuco_strlcpy(cfg->strategy, optarg, sizeof cfg->strategy) ||
+					!cuco_strategy_find(optarg))
+				return cmd_usage_error(&cmd_run, "--strategy %s: unknown strategy", optarg);
+			break;
+		case OPT_TUNER: {
+			cuco_tuner_algo algo;
+			if (cuco_tuner_algo_parse(optarg, &algo) != CUCO_OK)
+				return cmd_usage_error(&cmd_run, "--tuner %s: not random, anneal or ils", optarg);
+			cuco_strlcpy(cfg->tuner, optarg, sizeof cfg->tuner);
+			break;
+		}
+		case OPT_BUDGET:
+			if (!parse_long(optarg, 0, INT_MAX, &v))
+				return cmd_usage_error(&cmd_run, "--budget %s: not a count", optarg);
+			cfg->budget = (int)v;
+			budget_given = true;
+			break;
+		case OPT_MINUTES: {
+			char *end = NULL;
+			cfg->minutes = strtod(optarg, &end);
+			if (!*optarg || *end || !(cfg->minutes > 0))
+				return cmd_usage_error(&cmd_run, "--minutes %s: not a positive number", optarg);
+			break;
+		}
+		case OPT_SIZE:
+			if (!cuco_strlcpy(cfg->size, optarg, sizeof cfg->size))
+				return cmd_usage_error(&cmd_run, "--size %s: name too long", optarg);
+			break;
+		case OPT_JOBS:
+			if (!parse_long(optarg, 1, 16, &v))
+				return cmd_usage_error(&cmd_run, "--jobs %s: not 1 to 16", optarg);
+			cfg->jobs = (int)v;
+			break;
+		case OPT_SEED:
+			if (!parse_long(optarg, 0, LONG_MAX, &v))
+				return cmd_usage_error(&cmd_run, "--seed %s: not a number", optarg);
+			cfg->seed = (uint64_t)v;
+			break;
+		case OPT_BASELINE_EVERY:
+			if (!parse_long(optarg, 1, INT_MAX, &v))
+				return cmd_usage_error(&cmd_run, "--baseline-every %s: not a positive count", optarg);
+			cfg->baseline_every = (int)v;
+			break;
+		case OPT_REBENCH:
+			if (!parse_long(optarg, 0, 64, &v))
+				return cmd_usage_error(&cmd_run, "--rebench %s: not 0 to 64", optarg);
+			cfg->rebench_top = (int)v;
+			break;
+		case OPT_HEADLESS: *headless = true; break;
+		case 'h':
+			cmd_print_usage(&cmd_run, run_options);
+			return -1;
+		default:
+			return cmd_usage_error(&cmd_run, "unknown option");
+		}
+	}
+	if (!budget_given && cfg->minutes <= 0)
+		cfg->budget = DEFAULT_BUDGET;
+	if (optind != argc - 1)
+		return cmd_usage_error(&cmd_run, "expected one WORKLOAD");
+	return CUCO_OK;
+}
+
+/* Open the run directory, its log and its store. */
+static int open_run(const char *dir, cuco_store **st, cuco_err *err)
+{
+	char log[2048];
+	int rc = cuco_mkdir_p(dir, err);
+	if (rc != CUCO_OK)
+		return rc;
+	snprintf(log, sizeof log, "%s/cuco.log", dir);
+	if ((rc = cuco_log_open(log, err)) != CUCO_OK)
+		return rc;
+	return cuco_store_open(dir, CUCO_STORE_CREATE, st, err);
+}
+
+static int run_exec(int argc, char **argv)
+{
+	cuco_engine_config cfg;
+	cuco_engine_config_init(&cfg);
+	const char *run = NULL;
+	bool headless = false;
+	int rc = parse_run_options(argc, argv, &cfg, &run, &headless);
+	if (rc != CUCO_OK)
+		return rc < 0 ? CUCO_OK : rc;
+
+	cuco_err err = { 0 };
+	cuco_workload *wl = NULL;
+	if ((rc = cuco_workload_load(argv[optind], &wl, &err)) != CUCO_OK)
+		return cmd_fail(&err);
+	char dir[1024];
+	if (run)
+		cuco_strlcpy(dir, run, sizeof dir);
+	else
+		snprintf(dir, sizeof dir, "runs/%s", wl->name);
+
+	cuco_store *st = NULL;
+	cuco_engine *e = NULL;
+	if ((rc = open_run(dir, &st, &err)) == CUCO_OK && (rc = catch_signals(&err)) == CUCO_OK) {
+		if (!run)
+			link_latest(wl->name);
+		/* The screen's branch goes here (a TTY without --headless);
+		 * until it lands every run is headless. */
+		cfg.progress = stdout;
+		printf("cuco: %s in %s: strategy %s, tuner %s, budget %d%s\n", wl->name, dir,
+			cfg.strategy, cfg.tuner, cfg.budget, cfg.budget ? "" : " (none)");
+		fflush(stdout);
+		if ((rc = cuco_engine_start(st, wl, &cfg, &e, &err)) == CUCO_OK) {
+			run_headless(e);
+			rc = cuco_engine_join(e, &err);
+			print_summary(st);
+		}
+		restore_signals();
+	}
+	if (st)
+		cuco_store_close(st);
+	cuco_log_close();
+	cuco_workload_free(wl);
+	return rc == CUCO_OK ? CUCO_OK : cmd_fail(&err);
+}
+
+const cuco_cmd cmd_run = { "run", "WORKLOAD [--run DIR] [--strategy tune] [--tuner random|anneal|ils]\n"
+	"       [--budget N] [--minutes M] [--size NAME] [--jobs N] [--seed N] [--headless]",
+	"search for faster candidates of a workload (resumes an existing run directory)", run_exec };

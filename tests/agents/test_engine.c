@@ -1,0 +1,524 @@
+/* test_engine.c — the engine end to end on the toy fixture, with the real
+ * evaluator (cc builds a one-rank program whose latency is modelled from
+ * its directive, so every speedup is known exactly). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agents/agents.h"
+
+typedef struct run {
+	char dir[256];
+	cuco_store *st;
+	cuco_workload *wl;
+} run;
+
+typedef struct history {
+	cuco_candidate *c;
+	size_t n;
+	cuco_event *ev;
+	size_t nev;
+} history;
+
+static void run_open(run *r)
+{
+	char path[1024];
+	cuco_err err = { 0 };
+	const char *root = getenv("CUCO_SOURCE_ROOT");
+	snprintf(r->dir, sizeof r->dir, "/tmp/cuco-test-engine-XXXXXX");
+	assert_non_null(mkdtemp(r->dir));
+	if (cuco_store_open(r->dir, CUCO_STORE_CREATE, &r->st, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	snprintf(path, sizeof path, "%s/tests/agents/fixtures/toy", root ? root : ".");
+	if (cuco_workload_load(path, &r->wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+}
+
+static void run_close(run *r)
+{
+	char cmd[512];
+	cuco_store_close(r->st);
+	cuco_workload_free(r->wl);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static cuco_engine_config config(int budget)
+{
+	cuco_engine_config cfg;
+	cuco_engine_config_init(&cfg);
+	cfg.budget = budget;
+	return cfg;
+}
+
+static cuco_engine *start(run *r, const cuco_engine_config *cfg)
+{
+	cuco_engine *e = NULL;
+	cuco_err err = { 0 };
+	if (cuco_engine_start(r->st, r->wl, cfg, &e, &err) != CUCO_OK)
+		fail_msg("start: %s", err.msg);
+	return e;
+}
+
+static void session(run *r, const cuco_engine_config *cfg)
+{
+	cuco_err err = { 0 };
+	if (cuco_engine_join(start(r, cfg), &err) != CUCO_OK)
+		fail_msg("join: %s", err.msg);
+}
+
+static int grab_cand(const cuco_candidate *c, void *arg)
+{
+	history *h = arg;
+	h->c = cuco_xrealloc(h->c, (h->n + 1) * sizeof *h->c);
+	h->c[h->n++] = *c;
+	return 0;
+}
+
+static int grab_event(const cuco_event *ev, void *arg)
+{
+	history *h = arg;
+	h->ev = cuco_xrealloc(h->ev, (h->nev + 1) * sizeof *h->ev);
+	h->ev[h->nev++] = *ev;
+	return 0;
+}
+
+static int history_txn(cuco_txn *txn, void *arg)
+{
+	history *h = arg;
+	int rc = cuco_cand_each(txn, 1, grab_cand, h);
+	return rc ? rc : cuco_event_each(txn, 1, grab_event, h);
+}
+
+static history read_history(run *r)
+{
+	history h = { 0 };
+	cuco_err err = { 0 };
+	if (cuco_store_read(r->st, history_txn, &h, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return h;
+}
+
+static void history_free(history *h)
+{
+	free(h->c);
+	free(h->ev);
+}
+
+static size_t count_origin(const history *h, cuco_origin o)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < h->n; i++)
+		n += h->c[i].origin == o;
+	return n;
+}
+
+static size_t count_events(const history *h, const char *kind)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < h->nev; i++)
+		n += strcmp(h->ev[i].kind, kind) == 0;
+	return n;
+}
+
+static const cuco_candidate *find_cand(const history *h, uint64_t id)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (h->c[i].id == id)
+			return &h->c[i];
+	return NULL;
+}
+
+/* No two tune candidates share a configuration; none breaks the constraint. */
+static void assert_unique_configs(const history *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		const cuco_directive *a = &h->c[i].directive;
+		if (h->c[i].origin != CUCO_ORIGIN_TUNE)
+			continue;
+		assert_false(!strcmp(a->backend, "msg") && !strcmp(a->sync, "flag"));
+		for (size_t j = 0; j < h->n; j++) {
+			const cuco_directive *b = &h->c[j].directive;
+			if (j == i || h->c[j].origin == CUCO_ORIGIN_BASELINE)
+				continue;
+			assert_false(!strcmp(a->backend, b->backend) && !strcmp(a->issuer, b->issuer) &&
+				!strcmp(a->placement, b->placement) && !strcmp(a->sync, b->sync) &&
+				!strcmp(a->granularity, b->granularity));
+		}
+	}
+}
+
+/* The baseline median a candidate's speedup was computed against. */
+static double implied_baseline(const cuco_candidate *c)
+{
+	return c->speedup * c->latency_median_us;
+}
+
+static void test_search_end_to_end(void **state)
+{
+	(void)state;
+	run r;
+	run_open(&r);
+	unsetenv("TOY_BASELINE_US");
+	unsetenv("TOY_COUNTER");
+	cuco_engine_config cfg = config(12);
+	cfg.rebench_top = 2;
+	session(&r, &cfg);
+
+	history h = read_history(&r);
+	assert_int_equal(count_origin(&h, CUCO_ORIGIN_BASELINE), 1);
+	assert_int_equal(count_origin(&h, CUCO_ORIGIN_SEED), 1);
+	assert_int_equal(count_origin(&h, CUCO_ORIGIN_TUNE), 12);
+	assert_unique_configs(&h);
+	int failed = 0;
+	for (size_t i = 0; i < h.n; i++) {
+		const cuco_candidate *c = &h.c[i];
+		if (c->origin != CUCO_ORIGIN_TUNE)
+			continue;
+		assert_int_equal(c->nparents, 1);
+		const cuco_candidate *p = find_cand(&h, c->parents[0]);
+		assert_non_null(p);
+		assert_true(p->origin == CUCO_ORIGIN_SEED || p->origin == CUCO_ORIGIN_TUNE);
+		if (c->status == CUCO_STATUS_FAILED) {
+			/* Only the deliberately broken corner fails, classified. */
+			assert_string_equal(c->directive.backend, "shm");
+			assert_string_equal(c->directive.sync, "fence");
+			assert_string_equal(c->error_class, "wrong-answer");
+			assert_true(isnan(c->score));
+			failed++;
+			continue;
+		}
+		assert_int_equal(c->status, CUCO_STATUS_DONE);
+		assert_true(fabs(implied_baseline(c) - 1000.0) < 1e-6);
+		assert_true(c->score == c->speedup);
+	}
+	assert_int_equal(count_events(&h, "run-start"), 1);
+	assert_int_equal(count_events(&h, "run-end"), 1);
+	assert_true(count_events(&h, "best") >= 1);
+	/* The last best announced is the store's best, and it beats the seed. */
+	uint64_t last_best = 0;
+	for (size_t i = 0; i < h.nev; i++)
+		if (!strcmp(h.ev[i].kind, "best"))
+			last_best = h.ev[i].candidate;
+	const cuco_candidate *best = find_cand(&h, last_best);
+	assert_non_null(best);
+	for (size_t i = 0; i < h.n; i++)
+		if (h.c[i].status == CUCO_STATUS_DONE)
+			assert_true(h.c[i].score <= best->score);
+	assert_true(best->speedup > 1.3);
+	assert_true(failed < 12);
+	history_free(&h);
+	run_close(&r);
+}
+
+/* A second session on the same run directory adds no baseline or seed
+ * row, repeats no configuration, keeps the total budget, and measures its
+ * speedups against its own baseline measurement. */
+static void test_resume(void **state)
+{
+	(void)state;
+	run r;
+	run_open(&r);
+	unsetenv("TOY_COUNTER");
+	setenv("TOY_BASELINE_US", "1000", 1);
+	cuco_engine_config cfg = config(5);
+	cfg.rebench_top = 0;
+	session(&r, &cfg);
+	history first = read_history(&r);
+	uint64_t last_first = first.c[first.n - 1].id;
+	history_free(&first);
+
+	setenv("TOY_BASELINE_US", "2000", 1);
+	cfg = config(9);
+	cfg.tuner[0] = '\0';
+	strcpy(cfg.tuner, "ils");
+	cfg.rebench_top = 0;
+	session(&r, &cfg);
+	unsetenv("TOY_BASELINE_US");
+
+	history h = read_history(&r);
+	assert_int_equal(count_origin(&h, CUCO_ORIGIN_BASELINE), 1);
+	assert_int_equal(count_origin(&h, CUCO_ORIGIN_SEED), 1);
+	assert_int_equal(count_origin(&h, CUCO_ORIGIN_TUNE), 9);
+	assert_int_equal(count_events(&h, "run-start"), 2);
+	assert_unique_configs(&h);
+	for (size_t i = 0; i < h.n; i++) {
+		const cuco_candidate *c = &h.c[i];
+		if (c->origin == CUCO_ORIGIN_BASELINE)
+			assert_true(c->latency_median_us == 2000.0);  /* this session's */
+		if (c->status != CUCO_STATUS_DONE || c->origin == CUCO_ORIGIN_BASELINE)
+			continue;
+		double expect = c->id > last_first || c->origin == CUCO_ORIGIN_SEED ? 2000.0 : 1000.0;
+		assert_true(fabs(implied_baseline(c) - expect) < 1e-6);
+	}
+	history_free(&h);
+
+	/* A third session with the budget spent evaluates nothing new. */
+	cfg = config(9);
+	cfg.rebench_top = 0;
+	session(&r, &cfg);
+	h = read_history(&r);
+	assert_int_equal(count_origin(&h, CUCO_ORIGIN_TUNE), 9);
+	assert_int_equal(count_origin(&h, CUCO_ORIGIN_BASELINE), 1);
+	history_free(&h);
+	run_close(&r);
+}
+
+/* With the baseline drifting (each run of it 10 us slower), every speedup
+ * is taken against the latest measurement: the implied baseline of
+ * candidates in order never goes back and does move. */
+static void test_baseline_remeasured(void **state)
+{
+	(void)state;
+	run r;
+	run_open(&r);
+	char counter[300];
+	snprintf(counter, sizeof counter, "%s/counter", r.dir);
+	setenv("TOY_COUNTER", counter, 1);
+	unsetenv("TOY_BASELINE_US");
+	cuco_engine_config cfg = config(10);
+	cfg.jobs = 1;
+	cfg.baseline_every = 3;
+	cfg.rebench_top = 0;
+	session(&r, &cfg);
+	unsetenv("TOY_COUNTER");
+
+	history h = read_history(&r);
+	assert_true(count_events(&h, "baseline") >= 3);
+	double last = 0, first = 0, base_row = 0;
+	for (size_t i = 0; i < h.n; i++) {
+		const cuco_candidate *c = &h.c[i];
+		if (c->origin == CUCO_ORIGIN_BASELINE)
+			base_row = c->latency_median_us;
+		if (c->status != CUCO_STATUS_DONE || c->origin != CUCO_ORIGIN_TUNE)
+			continue;
+		double b = implied_baseline(c);
+		assert_true(b >= 1000.0 - 1e-6);
+		assert_true(b >= last - 1e-6);
+		if (first == 0)
+			first = b;
+		last = b;
+	}
+	assert_true(last > first);
+	assert_true(base_row >= last - 1e-6);
+	history_free(&h);
+	run_close(&r);
+}
+
+/* ---- the command queue ---------------------------------------------------- */
+
+typedef struct queue_arg {
+	cuco_command cmd;
+	const char *source;
+} queue_arg;
+
+static int queue_txn(cuco_txn *txn, void *arg)
+{
+	queue_arg *a = arg;
+	cuco_command cmd = a->cmd;
+	if (a->source) {
+		int rc = cuco_source_put(txn, a->source, strlen(a->source), cmd.source_hash);
+		if (rc)
+			return rc;
+	}
+	return cuco_command_add(txn, &cmd);
+}
+
+static void queue(run *r, cuco_command_kind kind, uint64_t cand, const char *text,
+	const char *source)
+{
+	queue_arg a = { .cmd = { .kind = kind, .candidate = cand, .island = -1 }, .source = source };
+	cuco_err err = { 0 };
+	strcpy(a.cmd.author, "tester@here");
+	if (text)
+		cuco_strlcpy(a.cmd.text, text, sizeof a.cmd.text);
+	if (cuco_store_write(r->st, queue_txn, &a, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+}
+
+typedef struct cmd_list {
+	cuco_command c[16];
+	int n;
+} cmd_list;
+
+static int grab_cmd(cuco_txn *txn, void *arg)
+{
+	cmd_list *l = arg;
+	l->n = 0;
+	for (uint64_t seq = 1; l->n < 16 && cuco_command_get(txn, seq, &l->c[l->n]) == CUCO_OK; seq++)
+		l->n++;
+	return CUCO_OK;
+}
+
+static cmd_list read_commands(run *r)
+{
+	cmd_list l;
+	cuco_err err = { 0 };
+	if (cuco_store_read(r->st, grab_cmd, &l, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return l;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static size_t unfinished(const history *h)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < h->n; i++)
+		n += h->c[i].status < CUCO_STATUS_DONE;
+	return n;
+}
+
+static void test_commands(void **state)
+{
+	(void)state;
+	run r;
+	run_open(&r);
+	unsetenv("TOY_BASELINE_US");
+	unsetenv("TOY_COUNTER");
+	cuco_engine_config cfg = config(3);
+	cfg.rebench_top = 0;
+	session(&r, &cfg);  /* #1 baseline, #2 seed, #3.. tune */
+
+	queue(&r, CUCO_CMD_PIN, 2, NULL, NULL);
+	queue(&r, CUCO_CMD_REJECT, 3, "reads past the window", NULL);
+	queue(&r, CUCO_CMD_REJECT, 1, "no", NULL);
+	queue(&r, CUCO_CMD_HINT, 0, "try rma", NULL);
+	queue(&r, CUCO_CMD_PAUSE, 0, NULL, NULL);
+	cfg = config(10);
+	cfg.jobs = 1;
+	cfg.rebench_top = 0;
+	cuco_engine *e = start(&r, &cfg);
+
+	/* Wait for the pause to be applied and the evaluation in flight to
+	 * end; then nothing new may start. */
+	cmd_list l;
+	for (int i = 0; i < 200; i++, sleep_ms(50)) {
+		l = read_commands(&r);
+		if (l.n == 5 && l.c[4].acked)
+			break;
+	}
+	assert_true(l.c[4].acked);
+	history h = { 0 };
+	for (int i = 0; i < 200; i++, sleep_ms(50)) {
+		history_free(&h);
+		h = read_history(&r);
+		if (unfinished(&h) == 0)
+			break;
+	}
+	size_t paused_at = h.n;
+	history_free(&h);
+	sleep_ms(700);
+	h = read_history(&r);
+	assert_int_equal(h.n, paused_at);
+	assert_false(cuco_engine_done(e));
+	history_free(&h);
+
+	char *seed = NULL;
+	size_t len = 0;
+	char path[1200];
+	cuco_err err = { 0 };
+	snprintf(path, sizeof path, "%.1000s/%.128s", r.wl->dir, r.wl->seed_file);
+	assert_int_equal(cuco_read_file(path, 1 << 20, &seed, &len, &err), CUCO_OK);
+	char *edited = cuco_xmalloc(len + 64);
+	snprintf(edited, len + 64, "%s/* edited by hand */\n", seed);
+	queue(&r, CUCO_CMD_EDIT, 2, "a comment", edited);
+	queue(&r, CUCO_CMD_RESUME, 0, NULL, NULL);
+	if (cuco_engine_join(e, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	free(seed);
+	free(edited);
+
+	l = read_commands(&r);
+	assert_int_equal(l.n, 7);
+	for (int i = 0; i < l.n; i++)
+		assert_true(l.c[i].acked);
+	assert_string_equal(l.c[0].ack_result, "pinned #2");
+	assert_non_null(strstr(l.c[1].ack_result, "rejected #3"));
+	assert_non_null(strstr(l.c[2].ack_result, "refused"));
+	assert_non_null(strstr(l.c[3].ack_result, "writes no prompts"));
+	assert_non_null(strstr(l.c[5].ack_result, "queued #"));
+
+	h = read_history(&r);
+	assert_true(find_cand(&h, 2)->pinned);
+	assert_int_equal(find_cand(&h, 3)->status, CUCO_STATUS_REJECTED);
+	assert_string_equal(find_cand(&h, 3)->reject_reason, "reads past the window");
+	assert_int_equal(find_cand(&h, 1)->status, CUCO_STATUS_DONE);
+	assert_int_equal(count_origin(&h, CUCO_ORIGIN_TUNE), 10);
+	assert_int_equal(count_origin(&h, CUCO_ORIGIN_HUMAN), 1);
+	for (size_t i = 0; i < h.n; i++) {
+		const cuco_candidate *c = &h.c[i];
+		if (c->created > l.c[1].ack_time)
+			assert_true(c->nparents == 0 || c->parents[0] != 3);
+		if (c->origin == CUCO_ORIGIN_HUMAN) {
+			assert_int_equal(c->parents[0], 2);
+			assert_int_equal(c->status, CUCO_STATUS_DONE);
+			assert_true(fabs(c->speedup - 1.0) < 1e-9);
+		}
+	}
+	assert_true(count_events(&h, "pin") >= 1 && count_events(&h, "edit") >= 1 &&
+		count_events(&h, "pause") >= 1 && count_events(&h, "resume") >= 1);
+	history_free(&h);
+	run_close(&r);
+}
+
+static void test_stop(void **state)
+{
+	(void)state;
+	run r;
+	run_open(&r);
+	cuco_engine_config cfg = config(0);  /* no budget: only a stop ends it */
+	cuco_engine *e = start(&r, &cfg);
+	cuco_engine_request_stop(e);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_engine_join(e, &err), CUCO_OK);
+	history h = read_history(&r);
+	assert_true(count_origin(&h, CUCO_ORIGIN_TUNE) < 80);
+	assert_int_equal(unfinished(&h), 0);
+	assert_non_null(strstr(h.ev[h.nev - 1].text, "stopped"));
+	history_free(&h);
+	run_close(&r);
+}
+
+/* A baseline that cannot run here ends the run at once with EENV. */
+static void test_baseline_environment(void **state)
+{
+	(void)state;
+	run r;
+	run_open(&r);
+	cuco_strlcpy(r.wl->compiler, "/nonexistent/cc", sizeof r.wl->compiler);
+	cuco_engine_config cfg = config(4);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_engine_join(start(&r, &cfg), &err), CUCO_EENV);
+	assert_non_null(strstr(err.msg, "baseline"));
+	assert_null(strchr(err.msg, '\n'));
+	history h = read_history(&r);
+	assert_int_equal(count_origin(&h, CUCO_ORIGIN_TUNE), 0);
+	history_free(&h);
+	run_close(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_search_end_to_end),
+		cmocka_unit_test(test_resume),
+		cmocka_unit_test(test_baseline_remeasured),
+		cmocka_unit_test(test_commands),
+		cmocka_unit_test(test_stop),
+		cmocka_unit_test(test_baseline_environment),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
