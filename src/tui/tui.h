@@ -20,6 +20,7 @@ typedef struct cuco_tui_options {
 	bool no_color;       /* --no-color or $NO_COLOR */
 	bool ascii;          /* ASCII line drawing instead of UTF-8 */
 	bool in_process;     /* the engine runs in this process: quitting asks */
+	const char *author;  /* who signs human actions: $USER@host (cmd_author) */
 } cuco_tui_options;
 
 /* Run the screen until the user quits. With in_process, *stop_run says

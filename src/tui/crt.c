@@ -1,0 +1,209 @@
+/* crt.c — terminal setup, colours, glyphs and terminal restoration.
+ *
+ * Termination signals only set a flag: the loop sees it (poll returns
+ * EINTR) and leaves through the normal path, restoring the terminal. Crash
+ * signals restore the terminal from the handler, as htop does, and then
+ * re-raise with the default action so the core dump and exit status stay
+ * honest; endwin() is not async-signal-safe, but a dying process with the
+ * terminal left in raw mode is worse. */
+#include "tui/crt.h"
+
+#include <langinfo.h>
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const tui_glyphs glyphs_utf8 = {
+	.branch = "├─", .last = "└─", .vert = "│ ", .blank = "  ",
+	.folded = "▸", .unfolded = "▾", .leaf = "─",
+	.pin = "★", .mark = "◆", .ellipsis = "…",
+	.status = { "○", "◔", "◑", "◕", "●", "✗", "⊘" },
+	.fill = { "█", "▓", "▒", "░", "▞", "▪" },
+};
+
+static const tui_glyphs glyphs_ascii = {
+	.branch = "|-", .last = "`-", .vert = "| ", .blank = "  ",
+	.folded = "+", .unfolded = "-", .leaf = "-",
+	.pin = "*", .mark = "M", .ellipsis = "~",
+	.status = { ".", "c", "r", "b", "o", "X", "/" },
+	.fill = { "#", "=", "~", "!", "%", ":" },
+};
+
+/* Whether curses owns the terminal: read by the crash handler. */
+static volatile sig_atomic_t curses_active;
+static volatile sig_atomic_t interrupted;
+static SCREEN *screen;  /* the one the UI thread made; freed by tui_crt_done */
+
+static void on_term(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void on_crash(int sig)
+{
+	if (curses_active) {
+		curses_active = 0;
+		endwin();
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+bool tui_crt_interrupted(void)
+{
+	return interrupted != 0;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_term;  /* no SA_RESTART: poll() must wake */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_crash;
+	sa.sa_flags = SA_RESETHAND;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
+	sigaction(SIGABRT, &sa, NULL);
+}
+
+static void restore_at_exit(void)
+{
+	if (curses_active) {
+		curses_active = 0;
+		endwin();
+	}
+}
+
+/* A 256-colour index on a terminal with fewer: the nearest of the eight
+ * ANSI colours (bright ones lose brightness; greys go black or white). */
+static short fit_colour(short c, int colors)
+{
+	if (c < 0 || c < colors)
+		return c;
+	if (c < 16)
+		return (short)(c == 8 ? 7 : c - 8);  /* bright-black reads as grey, not black */
+	if (c >= 232)
+		return c < 244 ? 0 : 7;
+	int v = c - 16, r = v / 36, g = (v / 6) % 6, b = v % 6;
+	return (short)((r >= 3) | (g >= 3) << 1 | (b >= 3) << 2);
+}
+
+static attr_t style_attrs(const tui_style *s)
+{
+	attr_t a = A_NORMAL;
+	if (s->attrs & TUI_ATTR_BOLD)
+		a |= A_BOLD;
+	if (s->attrs & TUI_ATTR_REVERSE)
+		a |= A_REVERSE;
+	if (s->attrs & TUI_ATTR_UNDERLINE)
+		a |= A_UNDERLINE;
+	if (s->attrs & TUI_ATTR_DIM)
+		a |= A_DIM;
+	return a;
+}
+
+static void setup_colours(tui_crt *c, const tui_theme *t)
+{
+	for (int i = 0; i < TUI_EL_COUNT; i++) {
+		const tui_style *s = &t->el[i];
+		attr_t a = style_attrs(s);
+		if (c->color) {
+			short fg = fit_colour(s->fg, c->colors), bg = fit_colour(s->bg, c->colors);
+			if (s->fg > 8 && s->fg < 16 && c->colors < 16)
+				a |= A_BOLD;  /* the usual stand-in for a bright foreground */
+			init_pair((short)(i + 1), fg, bg);
+			a |= COLOR_PAIR(i + 1);
+		}
+		c->attr[i] = a;
+	}
+}
+
+static bool no_color_env(void)
+{
+	const char *v = getenv("NO_COLOR");
+	return v && *v;  /* no-color.org: present and not empty */
+}
+
+int tui_crt_init(tui_crt *c, const char *theme_name, bool no_color, bool ascii, cuco_err *err)
+{
+	memset(c, 0, sizeof *c);
+	setlocale(LC_ALL, "");
+	c->utf8 = !ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	c->g = c->utf8 ? &glyphs_utf8 : &glyphs_ascii;
+	no_color = no_color || no_color_env();
+
+	tui_theme theme;
+	if (no_color)
+		tui_theme_mono(&theme);
+	else if (tui_theme_load(&theme, theme_name ? theme_name : "dark", err) != CUCO_OK)
+		return CUCO_EDATA;
+	cuco_strlcpy(c->theme_name, theme.name, sizeof c->theme_name);
+
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return cuco_errf(err, CUCO_EENV, "the screen needs a terminal (use 'cuco ls' or 'cuco report' from scripts)");
+	/* newterm, unlike initscr, returns an error instead of exiting. */
+	if (!(screen = newterm(NULL, stdout, stdin)))
+		return cuco_errf(err, CUCO_EENV, "TERM=%s: terminal type unknown to terminfo",
+			getenv("TERM") ? getenv("TERM") : "");
+	curses_active = 1;
+	atexit(restore_at_exit);
+	install_signals();
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	leaveok(stdscr, TRUE);
+	set_escdelay(25);  /* Esc answers at once over SSH */
+	mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+	mouseinterval(0);
+
+	if (!no_color && has_colors()) {
+		start_color();
+		use_default_colors();
+		c->color = true;
+		c->colors = COLORS;
+	}
+	else
+		tui_theme_mono(&theme);  /* without colours the attribute column carries the meaning */
+	setup_colours(c, &theme);
+	return CUCO_OK;
+}
+
+void tui_crt_done(void)
+{
+	if (curses_active) {
+		curses_active = 0;
+		endwin();
+	}
+	if (screen) {
+		delscreen(screen);
+		screen = NULL;
+	}
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+}
+
+void tui_crt_suspend(void)
+{
+	def_prog_mode();
+	endwin();
+	curses_active = 0;
+}
+
+void tui_crt_resume(void)
+{
+	reset_prog_mode();
+	curses_active = 1;
+	clearok(curscr, TRUE);
+	refresh();
+}

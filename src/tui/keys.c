@@ -1,0 +1,34 @@
+/* keys.c — the binding table built from TUI_ACTIONS. */
+#include "core.h"
+
+#include <curses.h>
+
+#include "tui/keys.h"
+
+static const tui_binding bindings[TUI_ACT_COUNT] = {
+	[TUI_ACT_NONE] = { 0, 0, "", NULL, 0, "" },
+#define X(a, k1, k2, names, label, ctx, help) [TUI_ACT_##a] = { k1, k2, names, label, ctx, help },
+	TUI_ACTIONS(X)
+#undef X
+};
+
+tui_action tui_key_action(int key)
+{
+	if (key == '\r')
+		key = '\n';
+	for (int a = 1; a < TUI_ACT_COUNT; a++)
+		if (bindings[a].key == key || (bindings[a].alt && bindings[a].alt == key))
+			return (tui_action)a;
+	return TUI_ACT_NONE;
+}
+
+const tui_binding *tui_binding_of(tui_action a)
+{
+	return a > TUI_ACT_NONE && a < TUI_ACT_COUNT ? &bindings[a] : &bindings[TUI_ACT_NONE];
+}
+
+void tui_keys_help(cuco_buf *out)
+{
+	for (int a = 1; a < TUI_ACT_COUNT; a++)
+		cuco_buf_printf(out, "  %-11s %s\n", bindings[a].names, bindings[a].help);
+}

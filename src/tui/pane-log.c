@@ -1,0 +1,63 @@
+/* pane-log.c — the event log: what the engine did and what people did,
+ * newest at the bottom. It follows new events unless scrolled back. */
+#include "tui/screen.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static void draw(tui_app *app, tui_pane *p)
+{
+	const tui_model *m = &app->m;
+	int view = p->h - 2, w = p->w - 2;
+	p->lines = m->log_count;
+	/* top < 0 follows the newest events; scrolling back stops following. */
+	int last_top = m->log_count > view ? m->log_count - view : 0;
+	int first = p->top < 0 || p->top > last_top ? last_top : p->top;
+	for (int r = 0; r < view && first + r < m->log_count; r++) {
+		const cuco_event *ev = tui_model_event(m, first + r);
+		char when[16], cand[24] = "";
+		time_t t = (time_t)ev->time;
+		struct tm tm;
+		localtime_r(&t, &tm);
+		strftime(when, sizeof when, "%H:%M:%S", &tm);
+		if (ev->candidate)
+			snprintf(cand, sizeof cand, "#%llu", (unsigned long long)ev->candidate);
+		bool human = strchr(ev->author, '@') != NULL;
+		bool bad = strcmp(ev->kind, "error") == 0;
+		wattrset(p->win, app->crt.attr[bad ? TUI_EL_BAD : human ? TUI_EL_PINNED : TUI_EL_NORMAL]);
+		tui_putf(p->win, 1 + r, 1, w, "%s %-16.16s %-9s %-7s %s", when, ev->author, ev->kind, cand,
+			ev->text);
+	}
+	if (!m->log_count) {
+		wattrset(p->win, app->crt.attr[TUI_EL_DIM]);
+		tui_put(p->win, 1, 2, "no events yet", w - 2);
+	}
+}
+
+static bool act(tui_app *app, tui_pane *p, tui_action a)
+{
+	int view = p->h - 2, last_top = app->m.log_count > view ? app->m.log_count - view : 0;
+	if (p->top < 0)
+		p->top = last_top;
+	bool moved = tui_scroll_act(p, a, view);
+	if (p->top >= last_top)
+		p->top = -1;
+	return moved;
+}
+
+static void explain(tui_app *app, cuco_buf *out)
+{
+	(void)app;
+	cuco_buf_puts(out,
+		"The event log: the run's audit trail, newest at the bottom.\n\n"
+		"Each line: time, author (engine, tuner, or user@host for a person), kind, candidate\n"
+		"and text. Kinds: candidate (proposed), status (a cascade stage moved), best (a new\n"
+		"best), pin/unpin, reject, edit, hint, pause/resume, export (people's actions),\n"
+		"run-start/run-end, error. People's actions are highlighted.\n"
+		"The log keeps its last 256 events here; 'cuco show' and the store keep them all.\n");
+}
+
+const tui_pane_ops tui_pane_log = {
+	.title = "log", .context = TUI_IN_LOG, .draw = draw, .act = act, .explain = explain,
+};

@@ -1,0 +1,102 @@
+/* teach.c — one or two sentences on every directive dimension, phase,
+ * failure class, status and origin, reachable with `t` where they appear.
+ * A workload's own `help` strings (kept in the run's meta) win for the
+ * dimensions: they speak of that workload's values. */
+#include "tui/screen.h"
+
+#include <string.h>
+
+static const char *const dim_text[TUI_DIM_COUNT] = {
+	"backend: how bytes move between ranks. GPU: LSA = load/store into a peer's memory over "
+	"NVLink; GIN = the GPU itself issues network puts. CPU: msg = two-sided send/recv, rma = "
+	"one-sided put (GIN's analogue), shm = direct load/store in a shared window (LSA's analogue).",
+	"issuer: who starts each transfer: one thread, a warp, a whole CTA (GPU), or one rank "
+	"thread versus several (CPU). More issuers spread the work but add coordination.",
+	"placement: where communication sits relative to compute: after it, interleaved with it "
+	"chunk by chunk, or prefetched ahead so it overlaps the next step.",
+	"sync: the scope of synchronization that makes data visible: a fence over everything, "
+	"per-chunk flags, or a narrower epoch (e.g. PSCW). Narrow scopes wait less.",
+	"granularity: the chunk size (or count) the transfer is cut into. Small chunks overlap "
+	"better but pay more per-message overhead.",
+};
+
+const char *tui_teach_dim(const tui_model *m, int dim)
+{
+	if (dim < 0 || dim >= TUI_DIM_COUNT)
+		return "";
+	return m->dim_help[dim][0] ? m->dim_help[dim] : dim_text[dim];
+}
+
+static const struct { const char *name, *text; } phases[] = {
+	{ "compute", "compute: time spent in the arithmetic itself (GEMM, attention, expert MLPs)." },
+	{ "comm", "comm: time the data transfer takes, whether or not compute hides it." },
+	{ "sync", "sync: time spent waiting at barriers, fences or flags for data to be visible." },
+	{ "exposed_comm", "exposed_comm: the part of communication that compute did not hide: what "
+		"overlap is trying to drive to zero." },
+	{ "host", "host: launch and orchestration overhead on the CPU side (kernel launches, host "
+		"NCCL calls, MPI progress)." },
+};
+
+int tui_phase_slot(const char *phase)
+{
+	for (int i = 0; i < (int)(sizeof phases / sizeof phases[0]); i++)
+		if (strcmp(phase, phases[i].name) == 0)
+			return i;
+	return TUI_FILLS - 1;
+}
+
+const char *tui_teach_phase(const char *phase)
+{
+	int i = tui_phase_slot(phase);
+	return i < TUI_FILLS - 1 ? phases[i].text
+		: "a phase this workload's harness reports by its own name.";
+}
+
+static const struct { const char *name, *text; } errors[] = {
+	{ "compile-error", "the source did not compile; the excerpt is the compiler's output." },
+	{ "crash", "the program died (signal or non-zero exit) while running." },
+	{ "wrong-answer", "it ran but its result differs from the reference beyond the tolerance: "
+		"usually a missing synchronization or a wrong offset." },
+	{ "timeout", "it ran past the stage's time limit and was killed with its process group: "
+		"in distributed kernels usually a deadlock (a wait nobody signals)." },
+	{ "protocol", "it ran but did not print the result line the harness protocol asks for." },
+	{ "environment", "the machine lacked something (compiler, mpirun, GPU): not the candidate's fault." },
+};
+
+const char *tui_teach_error(const char *error_class)
+{
+	for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
+		if (strcmp(error_class, errors[i].name) == 0)
+			return errors[i].text;
+	return "a failure class this version does not know.";
+}
+
+const char *tui_teach_status(cuco_status s)
+{
+	static const char *const text[CUCO_STATUS_COUNT] = {
+		"waiting for the evaluator",
+		"being compiled",
+		"running once to verify its numbers against the reference",
+		"being timed after warm-up",
+		"evaluated: correct and timed",
+		"failed a stage of the cascade (compile, run or bench)",
+		"rejected by a person, with a reason",
+	};
+	return s < CUCO_STATUS_COUNT ? text[s] : "";
+}
+
+const char *tui_teach_origin(cuco_origin o)
+{
+	static const char *const text[CUCO_ORIGIN_COUNT] = {
+		"the host-orchestrated reference every speedup is measured against",
+		"the correct device-initiated starting point of the search",
+		"written by the fast-path agent from the host baseline",
+		"an LLM edit of its parent (search/replace blocks)",
+		"an LLM rewrite of the whole program",
+		"an LLM crossover of two parents",
+		"the directive tuner changed directive values or knobs (no LLM)",
+		"edited by a person in the screen or the CLI",
+		"AccelOpt's planner/executor wrote it from a plan",
+	};
+	return o < CUCO_ORIGIN_COUNT ? text[o] : "";
+}

@@ -1,0 +1,268 @@
+/* test_units.c — the screen's logic without a terminal: the line diff,
+ * theme parsing with fallback, the key table, the tree model's folds and
+ * filters on a real store. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tui/diff.h"
+#include "tui/keys.h"
+#include "tui/model.h"
+#include "tui/theme.h"
+
+/* Apply a diff's -/+ lines to old and compare with new: the hunks must
+ * carry every change and nothing else. */
+static char *render(const tui_diff *d)
+{
+	cuco_buf b = { 0 };
+	static const char marks[] = "@ -+";
+	for (size_t i = 0; i < d->n; i++)
+		cuco_buf_printf(&b, "%c%.*s\n", marks[d->lines[i].kind], d->lines[i].len, d->lines[i].text);
+	cuco_buf_append(&b, "", 0);
+	return b.data;
+}
+
+static void diff_small_change(void **state)
+{
+	(void)state;
+	const char *a = "a\nb\nc\nd\ne\nf\ng\nh\n", *b = "a\nb\nc\nD\ne\nf\ng\nh\nI\n";
+	tui_diff d;
+	tui_diff_compute(&d, a, strlen(a), b, strlen(b), 1, 1000);
+	assert_int_equal(d.added, 2);
+	assert_int_equal(d.deleted, 1);
+	char *out = render(&d);
+	assert_string_equal(out, "@@@ -3,3 +3,3 @@\n c\n-d\n+D\n e\n@@@ -8,1 +8,2 @@\n h\n+I\n");
+	free(out);
+	tui_diff_free(&d);
+}
+
+static void diff_identical_and_empty(void **state)
+{
+	(void)state;
+	tui_diff d;
+	tui_diff_compute(&d, "x\ny\n", 4, "x\ny\n", 4, 3, 1000);
+	assert_int_equal(d.n, 0);
+	tui_diff_free(&d);
+	tui_diff_compute(&d, "", 0, "new\n", 4, 3, 1000);
+	char *out = render(&d);
+	assert_string_equal(out, "@@@ -0,0 +1,1 @@\n+new\n");
+	free(out);
+	tui_diff_free(&d);
+}
+
+/* Myers finds the shortest script; past max_d it replaces the whole text. */
+static void diff_minimal_and_cap(void **state)
+{
+	(void)state;
+	const char *a = "1\n2\n3\n4\n5\n6\n", *b = "0\n1\n2\n4\n5\n6\n7\n";
+	tui_diff d;
+	tui_diff_compute(&d, a, strlen(a), b, strlen(b), 0, 1000);
+	assert_int_equal(d.edit_distance, 3);
+	tui_diff_free(&d);
+	tui_diff_compute(&d, a, strlen(a), b, strlen(b), 0, 2);
+	assert_int_equal(d.deleted, 6);
+	assert_int_equal(d.added, 7);
+	tui_diff_free(&d);
+}
+
+static void theme_parse_and_fallback(void **state)
+{
+	(void)state;
+	tui_theme t;
+	tui_theme_default(&t);
+	tui_style dark_border = t.el[TUI_EL_BORDER];
+	cuco_err err = { 0 };
+	assert_int_equal(tui_theme_parse(&t, "# c\n\nnormal = bright-red on 17 bold\n  diff.add=color42 underline\n",
+		"x.theme", &err), CUCO_OK);
+	assert_int_equal(t.el[TUI_EL_NORMAL].fg, 9);
+	assert_int_equal(t.el[TUI_EL_NORMAL].bg, 17);
+	assert_int_equal(t.el[TUI_EL_NORMAL].attrs, TUI_ATTR_BOLD);
+	assert_int_equal(t.el[TUI_EL_DIFF_ADD].fg, 42);
+	assert_int_equal(t.el[TUI_EL_DIFF_ADD].attrs, TUI_ATTR_UNDERLINE);
+	/* A key the file leaves out keeps the built-in value. */
+	assert_memory_equal(&t.el[TUI_EL_BORDER], &dark_border, sizeof dark_border);
+}
+
+static void theme_errors_name_the_line(void **state)
+{
+	(void)state;
+	tui_theme t;
+	tui_theme_default(&t);
+	cuco_err err = { 0 };
+	assert_int_equal(tui_theme_parse(&t, "normal = red\nbogus = red\n", "x.theme", &err), CUCO_EDATA);
+	assert_string_equal(err.msg, "x.theme:2: unknown element 'bogus'");
+	assert_int_equal(tui_theme_parse(&t, "\n\nnormal = purple\n", "y.theme", &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "y.theme:3: normal: 'purple'"));
+	assert_int_equal(tui_theme_parse(&t, "normal = red on\n", "z.theme", &err), CUCO_EDATA);
+	assert_int_equal(tui_theme_parse(&t, "normal = 256\n", "z.theme", &err), CUCO_EDATA);
+	assert_int_equal(tui_theme_parse(&t, "normal red\n", "z.theme", &err), CUCO_EDATA);
+}
+
+/* Every shipped theme parses, and names only known elements. */
+static void shipped_themes_load(void **state)
+{
+	(void)state;
+	const char *names[] = { "dark", "light", "monochrome", "high-contrast" };
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/themes", getenv("CUCO_SOURCE_ROOT"));
+	setenv("CUCO_THEMES", dir, 1);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		tui_theme t;
+		cuco_err err = { 0 };
+		if (tui_theme_load(&t, names[i], &err) != CUCO_OK)
+			fail_msg("%s: %s", names[i], err.msg);
+	}
+	tui_theme t;
+	cuco_err err = { 0 };
+	assert_int_equal(tui_theme_load(&t, "no-such-theme", &err), CUCO_EDATA);
+}
+
+/* One action per key, and every action reachable and documented. */
+static void keys_unique_and_documented(void **state)
+{
+	(void)state;
+	for (int a = 1; a < TUI_ACT_COUNT; a++) {
+		const tui_binding *b = tui_binding_of((tui_action)a);
+		assert_int_equal(tui_key_action(b->key), a);
+		if (b->alt)
+			assert_int_equal(tui_key_action(b->alt), a);
+		assert_true(strlen(b->help) > 5);
+	}
+	cuco_buf help = { 0 };
+	tui_keys_help(&help);
+	for (int a = 1; a < TUI_ACT_COUNT; a++)
+		assert_non_null(strstr(help.data, tui_binding_of((tui_action)a)->help));
+	cuco_buf_free(&help);
+	assert_int_equal(tui_key_action('\r'), TUI_ACT_TOGGLE);
+	assert_int_equal(tui_key_action('Z'), TUI_ACT_NONE);
+}
+
+/* ---- the model on a real store ------------------------------------------ */
+
+struct fixture {
+	char dir[256];
+	cuco_store *st;
+};
+
+static int add_tree(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	/* 1 → {2 → {4, 5}, 3}; 3 is on island 1, the rest on island 0 */
+	const uint64_t parent[] = { 0, 1, 1, 2, 2 };
+	for (int i = 0; i < 5; i++) {
+		cuco_candidate c = { 0 };
+		c.nparents = parent[i] ? 1 : 0;
+		c.parents[0] = parent[i];
+		c.island = i == 2 ? 1 : 0;
+		c.origin = i == 0 ? CUCO_ORIGIN_BASELINE : CUCO_ORIGIN_TUNE;
+		c.status = i == 3 ? CUCO_STATUS_FAILED : CUCO_STATUS_DONE;
+		c.score = c.speedup = i == 4 ? 2.0 : 1.0;
+		c.latency_median_us = 100;
+		int rc = cuco_cand_put(txn, &c);
+		if (rc)
+			return rc;
+		cuco_event ev = { 0 };
+		cuco_strlcpy(ev.kind, i == 4 ? "pause" : "candidate", sizeof ev.kind);
+		ev.candidate = c.id;
+		if ((rc = cuco_event_add(txn, &ev)))
+			return rc;
+	}
+	return CUCO_OK;
+}
+
+static int setup_store(void **state)
+{
+	struct fixture *f = calloc(1, sizeof *f);
+	snprintf(f->dir, sizeof f->dir, "/tmp/cuco-tui-unit-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_open(f->dir, CUCO_STORE_CREATE, &f->st, &err), CUCO_OK);
+	assert_int_equal(cuco_store_write(f->st, add_tree, NULL, &err), CUCO_OK);
+	*state = f;
+	return 0;
+}
+
+static int teardown_store(void **state)
+{
+	struct fixture *f = *state;
+	cuco_store_close(f->st);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+	int rc = system(cmd);
+	free(f);
+	return rc;
+}
+
+static void rows_ids(const tui_model *m, char *out, size_t size)
+{
+	out[0] = '\0';
+	for (size_t r = 0; r < m->nrows; r++) {
+		char one[24];
+		snprintf(one, sizeof one, "%s%llu", r ? " " : "", (unsigned long long)m->sums[m->rows[r]].id);
+		strncat(out, one, size - strlen(out) - 1);
+	}
+}
+
+static void model_tree_fold_filter(void **state)
+{
+	struct fixture *f = *state;
+	tui_model m;
+	tui_model_init(&m);
+	bool changed = false;
+	cuco_err err = { 0 };
+	assert_int_equal(tui_model_refresh(&m, f->st, false, &changed, &err), CUCO_OK);
+	assert_true(changed);
+	char ids[128];
+	rows_ids(&m, ids, sizeof ids);
+	assert_string_equal(ids, "1 2 4 5 3");
+	assert_int_equal(m.best_id, 5);
+	assert_int_equal(m.baseline_id, 1);
+	assert_int_equal(m.count[CUCO_STATUS_FAILED], 1);
+	assert_true(m.paused);
+	assert_int_equal(m.log_count, 5);
+	assert_true(tui_model_has_children(&m, 1));
+	assert_false(tui_model_has_children(&m, 3));
+
+	m.folded[tui_model_find(&m, 2)] = 1;  /* fold #2: 4 and 5 hide */
+	tui_model_rows(&m);
+	rows_ids(&m, ids, sizeof ids);
+	assert_string_equal(ids, "1 2 3");
+	m.folded[tui_model_find(&m, 2)] = 0;
+	m.filter.island = 0;
+	tui_model_rows(&m);
+	rows_ids(&m, ids, sizeof ids);
+	assert_string_equal(ids, "1 2 4 5");
+	m.filter = (tui_filter){ -2, CUCO_STATUS_FAILED, -1 };
+	tui_model_rows(&m);
+	rows_ids(&m, ids, sizeof ids);
+	assert_string_equal(ids, "4");
+	assert_int_equal(tui_model_row_of(&m, 4), 0);
+	assert_int_equal(tui_model_row_of(&m, 5), -1);
+
+	/* Nothing moved: no reload. */
+	assert_int_equal(tui_model_refresh(&m, f->st, false, &changed, &err), CUCO_OK);
+	assert_false(changed);
+	tui_model_free(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(diff_small_change),
+		cmocka_unit_test(diff_identical_and_empty),
+		cmocka_unit_test(diff_minimal_and_cap),
+		cmocka_unit_test(theme_parse_and_fallback),
+		cmocka_unit_test(theme_errors_name_the_line),
+		cmocka_unit_test(shipped_themes_load),
+		cmocka_unit_test(keys_unique_and_documented),
+		cmocka_unit_test_setup_teardown(model_tree_fold_filter, setup_store, teardown_store),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,202 @@
+#!/bin/sh
+# tui-e2e.sh — the workbench screen end to end, in a private tmux server:
+# each pane shows what it should; pin, reject, edit and hint produce the
+# right command and event records; resize and "too small"; monochrome and
+# ASCII modes; a viewer attached to a run that another process is writing
+# shows new candidates as they arrive; quitting a viewer leaves the run.
+#
+# Needs: CUCO_BIN, CUCO_MKRUN, CUCO_SOURCE_ROOT (meson sets them), tmux.
+set -u
+
+: "${CUCO_BIN:?}" "${CUCO_MKRUN:?}" "${CUCO_SOURCE_ROOT:?}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/cuco-tui-e2e.XXXXXX")
+SOCK="cuco-tui-$$"
+TM="tmux -L $SOCK -f /dev/null"
+FAILED=0
+
+cleanup() {
+	$TM kill-server 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+fail() {
+	echo "FAIL: $*"
+	echo "---- screen ----"
+	$TM capture-pane -p -t t 2>/dev/null
+	echo "----------------"
+	FAILED=$((FAILED + 1))
+}
+
+# Poll the screen until PATTERN (grep -E) shows, up to 10 s: assert on what
+# the screen shows, never on a fixed sleep.
+wait_for() {
+	i=0
+	while [ $i -lt 100 ]; do
+		$TM capture-pane -p -t t 2>/dev/null | grep -Eq -- "$1" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fail "${2:-screen never showed: $1}"
+	return 1
+}
+
+# The same for a record in the store.
+wait_record() {
+	i=0
+	while [ $i -lt 50 ]; do
+		"$CUCO_MKRUN" "$RUN" $1 $2 2>/dev/null | grep -Eq -- "$3" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fail "no $1 record matching: $3"
+	"$CUCO_MKRUN" "$RUN" $1 $2
+	return 1
+}
+
+keys() { $TM send-keys -t t "$@"; }
+
+CUCO="$CUCO_BIN tui"
+
+# ---- 1. every pane shows what it should ----------------------------------
+RUN="$T/run1"
+"$CUCO_MKRUN" "$RUN" create || { echo "FAIL: mkrun"; exit 1; }
+$TM new-session -d -s t -x 120 -y 40 \
+	"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC USER=tester EDITOR=$T/editor \
+	 CUCO_THEMES=$CUCO_SOURCE_ROOT/themes TMPDIR=$T $CUCO --run $RUN; echo EXITED \$?; sleep 30"
+wait_for "lineage" "the lineage pane never appeared"
+wait_for "explore" "islands pane: island 0's phase"
+wait_for "exploit" "islands pane: island 1's phase"
+wait_for "llm-diff +rma/one/interleave/flag" "tree: the LLM diff with its directive"
+wait_for "cpu-gemm-allgather  islands:explore" "status line: workload, strategy and phase"
+wait_for "done 4 failed 1" "status line: counts"
+wait_for "best 1.38x" "status line: best speedup"
+wait_for "engine +candidate #6 +tune" "log pane: the latest events"
+wait_for "tokens 1.5k/100.0k \\\$0.01/\\\$5.00" "status line: tokens and cost against the budget"
+
+# The cursor starts on the baseline; b jumps to the best (#3).
+keys b
+wait_for "#3 +llm-diff +done" "detail: the best candidate"
+wait_for "placement +interleave" "detail: its directive"
+wait_for "#3 against parent #2: \+5 -3" "diff: against the parent"
+wait_for "-\s+put_all\(\);" "diff: a deleted line"
+wait_for "baseline #1" "phases: the baseline's bar"
+wait_for "parent #2" "phases: the parent's bar"
+wait_for "#3 +█+▓+▒+░+ +800\.0us" "phases: the candidate's stacked bar and its median"
+wait_for "exposed_comm 80.0us" "phases: the legend's numbers"
+# f: the next failure (#4): its class, excerpt and explanation come first.
+keys f
+wait_for "failed at +compile: compile-error" "detail: failure class"
+wait_for "expected '\)' before" "detail: error excerpt"
+keys b
+# Tab to the diff and zoom it: the rest of the diff.
+keys Tab z
+wait_for "\+\s+compute_chunk\(c\);" "diff (zoomed): an added line"
+keys z Tab Tab z
+wait_for "peak fraction +41\.2% of peak" "detail (zoomed): metrics"
+wait_for "PROMPT: overlap" "detail (zoomed): the prompt behind it"
+wait_for "REPLY: interleave" "detail (zoomed): the reply"
+keys z
+# t explains what the focused pane shows; on the detail pane the directive.
+keys t
+wait_for "how bytes move: two-sided messages" "explain: the workload's own help for backend"
+wait_for "compile-error +the source did not compile" "explain: failure classes"
+keys Escape
+keys BTab t
+wait_for "exposed_comm: the part of communication" "explain on phases: the phase names"
+keys Escape BTab BTab
+# ? lists every key from the binding table.
+keys '?'
+wait_for "pin or unpin the candidate" "help: the pin key"
+wait_for "edit its source in" "help: the edit key"
+keys q
+
+# ---- 2. pin, reject, hint, edit, pause: commands and events ---------------
+keys b p
+wait_record commands "" "^pin 3 -1 tester@"
+wait_record events pin "^pin 3 tester@"
+# / search for the tuned child of #3 (#5), then reject it with a reason.
+keys / tune Enter
+wait_for "#5 +tune" "search: found the tuned candidate"
+keys x
+wait_for "reject #5, reason:" "reject: the prompt"
+keys "too slow on 2 ranks" Enter
+wait_for "Reject #5 \(too slow on 2 ranks\)\? y = reject" "reject: the confirmation"
+keys y
+wait_record commands "" "^reject 5 -1 tester@[^ ]+ - \[too slow on 2 ranks\]"
+wait_record events reject "^reject 5 tester@.*too slow"
+# A confirmation defaults to cancel.
+keys x "second thoughts" Enter Enter
+sleep 0.3
+"$CUCO_MKRUN" "$RUN" commands | grep -q "second thoughts" && fail "Enter on a confirmation rejected"
+keys h "try prefetch" Enter
+wait_record commands "" "^hint 5 1 tester@.*\[try prefetch\]"
+keys Space
+wait_record commands "" "^pause 0 "
+wait_record events pause "^pause 0 tester@"
+
+# e: the editor (a script) changes the source; the new text is stored
+# and an edit command names it with the edited candidate as parent.
+cat >"$T/editor" <<'ED'
+#!/bin/sh
+printf '/* hand-tuned */\n' >>"$1"
+ED
+chmod +x "$T/editor"
+keys b e
+wait_record commands "" "^edit 3 -1 tester@"
+hash=$("$CUCO_MKRUN" "$RUN" commands | sed -n 's/^edit 3 -1 [^ ]* \([0-9a-f]*\) .*/\1/p')
+if [ -n "$hash" ]; then
+	"$CUCO_MKRUN" "$RUN" source "$hash" | tail -1 | grep -q "hand-tuned" || fail "edit: stored source lacks the change"
+	"$CUCO_MKRUN" "$RUN" source "$hash" | grep -q "compute_chunk" || fail "edit: stored source lost the original"
+fi
+wait_record events edit "^edit 3 tester@"
+wait_for "lineage" "the screen came back after the editor"
+
+# ---- 3. resize and "too small" ------------------------------------------
+$TM resize-window -t t -x 60 -y 20
+wait_for "terminal too small: 60x20" "too small screen"
+$TM resize-window -t t -x 100 -y 30
+wait_for "lineage" "back from too small"
+wait_for "islands" "islands after resize"
+
+# ---- 4. attached viewer sees candidates arrive; q leaves the run alone ---
+keys G
+"$CUCO_MKRUN" "$RUN" append 3 150
+wait_for "^\W*9 " "new candidate #9 arrived in the tree"
+keys q
+wait_for "EXITED 0" "q quits the viewer at once"
+"$CUCO_MKRUN" "$RUN" commands | grep -q "^stop" && fail "quitting a viewer queued a stop"
+
+# ---- 5. monochrome (NO_COLOR) and ASCII -----------------------------------
+$TM kill-session -t t
+"$CUCO_MKRUN" "$T/run2" create
+$TM new-session -d -s t -x 120 -y 40 \
+	"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 NO_COLOR=1 CUCO_THEMES=$CUCO_SOURCE_ROOT/themes \
+	 $CUCO --run $T/run2 --ascii; echo EXITED \$?; sleep 30"
+wait_for "lineage" "monochrome screen"
+keys b
+wait_for "#3 +llm-diff" "monochrome: detail"
+screen=$($TM capture-pane -p -e -t t)
+printf '%s' "$screen" | grep -q "$(printf '\033')\[[0-9;]*3[0-7]m\|38;5;" && fail "NO_COLOR: colour escapes on screen"
+printf '%s' "$screen" | grep -q "$(printf '\033')\[[0-9;]*7m" || fail "monochrome: selection not in reverse video"
+text=$($TM capture-pane -p -t t)
+printf '%s' "$text" | LC_ALL=C grep -q "$(printf '[\200-\377]')" && fail "--ascii: non-ASCII bytes on screen"
+printf '%s' "$text" | grep -Eq "#+=+~+!+ +800\.0us" || fail "--ascii: phase bars with distinct fills"
+printf '%s' "$text" | grep -q "+-" || fail "--ascii: ASCII borders"
+keys q
+wait_for "EXITED 0" "quit from monochrome"
+
+# ---- 6. a colour theme, and a bad one -----------------------------------
+$TM kill-session -t t
+$TM new-session -d -s t -x 120 -y 40 \
+	"env TERM=xterm-256color LANG=C.UTF-8 CUCO_THEMES=$CUCO_SOURCE_ROOT/themes \
+	 $CUCO --run $T/run2 --theme high-contrast; echo EXITED \$?; sleep 30"
+wait_for "lineage" "high-contrast theme"
+$TM capture-pane -p -e -t t | grep -q "38;5;\|$(printf '\033')\[[0-9;]*3[0-7]m" || fail "theme: no colour on screen"
+keys q
+wait_for "EXITED 0" "quit from high-contrast"
+out=$(CUCO_THEMES=$CUCO_SOURCE_ROOT/themes $CUCO --run "$T/run2" --theme nosuch 2>&1 </dev/null)
+echo "$out" | grep -q "theme 'nosuch': not found" || fail "a missing theme is an error naming it: $out"
+
+[ $FAILED -eq 0 ] && echo "tui-e2e: all passed"
+exit $((FAILED > 0))
