@@ -21,6 +21,7 @@ const cuco_cmd *const cuco_commands[] = {
 	&cmd_resume,
 	&cmd_stop,
 	&cmd_hint,
+	&cmd_tui,
 	NULL,
 };
 

@@ -38,5 +38,6 @@ extern const cuco_cmd cmd_ls, cmd_show, cmd_export, cmd_pin, cmd_unpin,
 	cmd_reject, cmd_report;
 extern const cuco_cmd cmd_patch;
 extern const cuco_cmd cmd_run, cmd_pause, cmd_resume, cmd_stop, cmd_hint;
+extern const cuco_cmd cmd_tui;
 
 #endif
