@@ -481,6 +481,63 @@ static void test_parallel_calls_and_totals(void **state)
 	cuco_llm_free(c);
 }
 
+/* A refused reply is answered in the same chat; the second one applies.
+ * (The directive's own refusals are test_reply's.) */
+static void test_edit_retried_in_the_chat(void **state)
+{
+	(void)state;
+	serve("{\"replies\": ["
+		"{\"text\": \"<<<<<<< SEARCH\\nint y = 1;\\n=======\\nint x = 2;\\n>>>>>>> REPLACE\\n\", "
+		"\"tokens_in\": 100, \"tokens_out\": 10},"
+		"{\"text\": \"DIRECTIVE:\\nbackend: rma\\n\\n<NAME>two</NAME>\\n<DESCRIPTION>x is two"
+		"</DESCRIPTION>\\n<<<<<<< SEARCH\\n  int x = 1;\\n=======\\n  int x = 2;\\n>>>>>>> REPLACE"
+		"\\n\", \"tokens_in\": 150, \"tokens_out\": 20}]}", CUCO_PROVIDER_OPENAI);
+	const char *parent = "// EVOLVE-BLOCK-START\nint x = 1;\n// EVOLVE-BLOCK-END\n";
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_directive base = { .backend = "msg" };
+	cuco_edit e = {
+		.llm = c, .model = &model, .system = "sys", .user = "improve it", .parent = parent,
+		.parent_len = strlen(parent), .base = &base, .temperature = NAN, .attempts = 3,
+	};
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
+	assert_string_equal(r.source, "// EVOLVE-BLOCK-START\nint x = 2;\n// EVOLVE-BLOCK-END\n");
+	assert_int_equal(r.replies, 2);
+	assert_string_equal(r.directive.backend, "rma");
+	assert_string_equal(r.name, "two");
+	assert_string_equal(r.note, "x is two");
+	assert_int_equal(r.loosest, CUCO_MATCH_INDENT);
+	assert_int_equal(r.tokens_in, 250);
+	assert_int_equal(r.tokens_out, 30);
+	assert_float_equal(r.cost_usd, (250 * 2.0 + 30 * 10.0) / 1e6, 1e-12);
+	assert_non_null(strstr(r.prompt, "=== system ===\nsys\n=== user ===\nimprove it\n"));
+	assert_non_null(strstr(r.transcript, "=== refused: hunk 1 (`int y = 1;`): SEARCH matches nothing in the parent ==="));
+	assert_non_null(strstr(r.transcript, "=== applied 1 hunk: indent ==="));
+	cuco_edit_result_free(&r);
+	/* The second request carried the first reply and the refusal. */
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 2);
+	const char *second = strchr(log, '\n') + 1;
+	assert_non_null(strstr(second, "{\"role\": \"assistant\", \"content\": \"<<<<<<< SEARCH"));
+	assert_non_null(strstr(second, "{\"role\": \"user\", \"content\": \"Your reply was refused: "
+		"hunk 1 (`int y = 1;`): SEARCH matches nothing"));
+	free(log);
+	/* Every reply refused: the last refusal is the error. */
+	llm_server_stop(&srv);
+	serve("{\"replies\": [{\"text\": \"no code\"}, {\"text\": \"DIRECTIVE:\\nbackend: rma\\n"
+		"```\\nint x;\\n```\\n\", \"finish\": \"length\"}]}", CUCO_PROVIDER_ANTHROPIC);
+	e.attempts = 2;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EDATA);
+	assert_null(r.source);
+	assert_int_equal(r.replies, 2);
+	assert_non_null(strstr(err.msg, "reply cut off by the output limit (finish reason length)"));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -504,6 +561,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_cancel, teardown),
 		cmocka_unit_test_teardown(test_planted_key_never_shown, teardown),
 		cmocka_unit_test_teardown(test_parallel_calls_and_totals, teardown),
+		cmocka_unit_test_teardown(test_edit_retried_in_the_chat, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

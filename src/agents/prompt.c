@@ -1,0 +1,380 @@
+/* prompt.c — what a model is told: the task, the directive it must state
+ * and the values allowed, the parent with its measurements and feedback,
+ * the best programs so far, recent failures and rejections, the meta
+ * recommendations, a person's hints, and the optimization memory.
+ *
+ * Everything comes from the workload and the store inside one read
+ * transaction; the summaries table makes choosing inspirations cheap with
+ * many thousands of candidates, and only the few shown are read in full.
+ */
+#include "agents/agents.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CONTEXT_BYTES (24u << 10)  /* per context document */
+#define MAX_SHOWN_SOURCE (16u << 10)   /* per inspiration's source */
+#define MAX_REJECTIONS 3
+#define MAX_MEMORY 16
+
+static const char *const family_names[] = { "cpu-mpi", "cuda-nccl", "cuda" };
+
+/* ---- the system message: task, context, directive, reply format ---------- */
+
+static void put_hardware(cuco_buf *b, const cuco_hardware *hw)
+{
+	cuco_buf_printf(b, "\n## Hardware\n- CPU: %s, %d cores, %ld MiB\n", hw->cpu_model, hw->cpus,
+		hw->mem_mb);
+	if (hw->ngpus > 0)
+		cuco_buf_printf(b, "- GPUs: %d x %s, %d SMs, %ld MiB, %.0f GB/s HBM, %.0f TFLOP/s bf16\n"
+			"- NVLink: %s; GIN (GPU-initiated networking): %s; NCCL %s, CUDA %s\n",
+			hw->ngpus, hw->gpu_model, hw->sm_count, hw->gpu_mem_mb, hw->hbm_gbs,
+			hw->tensor_tflops, hw->nvlink[0] ? hw->nvlink : "none",
+			hw->gin ? "available" : "not available", hw->nccl_version, hw->cuda_version);
+}
+
+static int put_context(cuco_txn *txn, cuco_buf *b, const cuco_workload *wl)
+{
+	for (int i = 0; i < wl->ncontext; i++) {
+		char path[1280], *text;
+		size_t len;
+		cuco_err err = { 0 };
+		snprintf(path, sizeof path, "%s/%s", wl->dir, wl->context[i]);
+		if (cuco_read_file(path, 4u << 20, &text, &len, &err) != CUCO_OK)
+			return cuco_txn_fail(txn, CUCO_EENV, "%s", err.msg);
+		cuco_buf_printf(b, "\n## %s\n", wl->context[i]);
+		cuco_buf_append(b, text, len < MAX_CONTEXT_BYTES ? len : MAX_CONTEXT_BYTES);
+		if (len > MAX_CONTEXT_BYTES)
+			cuco_buf_printf(b, "\n[… %zu more bytes not shown]", len - MAX_CONTEXT_BYTES);
+		cuco_buf_puts(b, "\n");
+		free(text);
+	}
+	return CUCO_OK;
+}
+
+static void put_dim(cuco_buf *b, const cuco_dim *d)
+{
+	cuco_buf_printf(b, "%s: ", d->name);
+	if (d->nvalues > 0) {
+		for (int v = 0; v < d->nvalues; v++)
+			cuco_buf_printf(b, "%s%s", v ? " | " : "", d->values[v]);
+	} else {
+		cuco_buf_printf(b, "an integer in [%ld, %ld]", d->min, d->max);
+		if (d->pow2)
+			cuco_buf_puts(b, ", a power of two");
+		else if (d->step > 1)
+			cuco_buf_printf(b, ", in steps of %ld", d->step);
+	}
+	if (d->help[0])
+		cuco_buf_printf(b, "   # %s", d->help);
+	cuco_buf_puts(b, "\n");
+}
+
+static void put_directive_schema(cuco_buf *b, const cuco_workload *wl)
+{
+	cuco_buf_puts(b, "\n# The directive\n"
+		"Before any code, state your program's optimization directive: a line `DIRECTIVE:` "
+		"then one `name: value` line per dimension, then a blank line. Allowed values:\n\n"
+		"DIRECTIVE:\n");
+	for (int i = 0; i < wl->ndims; i++)
+		put_dim(b, &wl->dims[i]);
+	if (wl->nconstraints > 0)
+		cuco_buf_puts(b, "\nForbidden combinations:\n");
+	for (int i = 0; i < wl->nconstraints; i++) {
+		const cuco_constraint *c = &wl->constraints[i];
+		cuco_buf_puts(b, "- ");
+		for (int t = 0; t < c->nterms; t++) {
+			cuco_buf_printf(b, "%s%s in {", t ? " with " : "", c->terms[t].dim);
+			for (int v = 0; v < c->terms[t].nvalues; v++)
+				cuco_buf_printf(b, "%s%s", v ? ", " : "", c->terms[t].values[v]);
+			cuco_buf_puts(b, "}");
+		}
+		cuco_buf_printf(b, ": %s\n", c->why);
+	}
+	cuco_buf_puts(b, "\nThe directive reaches the build as defines, so the program must "
+		"implement what it states. A value outside this list, or a forbidden combination, "
+		"is refused without being run.\n");
+}
+
+static const char diff_format[] =
+	"\n# Reply format\n"
+	"After the directive:\n\n"
+	"<NAME>short_snake_case_name</NAME>\n"
+	"<DESCRIPTION>what you change and why it should be faster</DESCRIPTION>\n"
+	"<DIFF>\n"
+	"<<<<<<< SEARCH\n"
+	"lines copied exactly from the current program\n"
+	"=======\n"
+	"the lines that replace them\n"
+	">>>>>>> REPLACE\n"
+	"</DIFF>\n\n"
+	"Rules: each SEARCH must match exactly one place in the current program as shown (hunks "
+	"never see each other's edits), so quote enough lines to be unique; hunks must not "
+	"overlap; to insert, quote the lines around the insertion point; only code between "
+	"EVOLVE-BLOCK-START and EVOLVE-BLOCK-END may change; a reply applies all or nothing.\n";
+
+static const char full_format[] =
+	"\n# Reply format\n"
+	"After the directive:\n\n"
+	"<NAME>short_snake_case_name</NAME>\n"
+	"<DESCRIPTION>what you change and why it should be faster</DESCRIPTION>\n"
+	"<CODE>\n"
+	"```\n"
+	"the whole program\n"
+	"```\n"
+	"</CODE>\n\n"
+	"Rules: give the whole file, not an excerpt; keep the EVOLVE-BLOCK-START and "
+	"EVOLVE-BLOCK-END markers and every line outside them exactly as they are; only the code "
+	"between the markers may change.\n";
+
+static int build_system(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
+{
+	const cuco_workload *wl = spec->wl;
+	cuco_buf_printf(b,
+		"You optimize programs that overlap computation with communication. A program is "
+		"judged by a cascade: it must compile, run on %d ranks and match the reference within "
+		"%g, and is then timed after warm-up; lower latency is better.\n\n"
+		"# Task: %s (%s)\n%s\n- family: %s; ranks: %d; size: %s\n",
+		wl->ranks, wl->tolerance, wl->title, wl->name, wl->description,
+		family_names[wl->family], wl->ranks, wl->default_size);
+	if (spec->hw)
+		put_hardware(b, spec->hw);
+	if (wl->ncontext > 0)
+		cuco_buf_puts(b, "\n# Context documents\n");
+	int rc = put_context(txn, b, wl);
+	if (rc != CUCO_OK)
+		return rc;
+	put_directive_schema(b, wl);
+	cuco_buf_puts(b, spec->kind == CUCO_PROMPT_DIFF ? diff_format : full_format);
+	return CUCO_OK;
+}
+
+/* ---- the user message: parent, inspirations, failures, memory ------------ */
+
+static void put_metrics(cuco_buf *b, const cuco_candidate *c)
+{
+	char dir[256];
+	cuco_directive_short(&c->directive, dir, sizeof dir);
+	cuco_buf_printf(b, "- directive: %s\n- status: %s", dir, cuco_status_name(c->status));
+	if (!isnan(c->score))
+		cuco_buf_printf(b, "; score %.4g", c->score);
+	if (!isnan(c->speedup))
+		cuco_buf_printf(b, "; speedup over the baseline %.3fx", c->speedup);
+	if (!isnan(c->peak_fraction))
+		cuco_buf_printf(b, "; %.1f %% of peak", c->peak_fraction * 100);
+	cuco_buf_puts(b, "\n");
+	if (!isnan(c->latency_median_us))
+		cuco_buf_printf(b, "- latency: median %.1f us, min %.1f us, p90 %.1f us over %d runs "
+			"(spread %.1f %%); max error %.3g\n", c->latency_median_us, c->latency_min_us,
+			c->latency_p90_us, c->samples, c->spread * 100, c->max_error);
+	if (c->nphases > 0) {
+		cuco_buf_puts(b, "- phases:");
+		for (int i = 0; i < c->nphases; i++)
+			cuco_buf_printf(b, "%s %s %.1f us", i ? "," : "", c->phases[i].name, c->phases[i].us);
+		cuco_buf_puts(b, "\n");
+	}
+}
+
+/* What went wrong with a candidate, in a few lines. */
+static void put_feedback(cuco_buf *b, const cuco_candidate *c, size_t excerpt)
+{
+	if (c->failed_stage[0]) {
+		size_t n = strlen(c->error_excerpt);
+		const char *tail = n > excerpt ? c->error_excerpt + n - excerpt : c->error_excerpt;
+		cuco_buf_printf(b, "- failed at %s (%s):\n```\n%s\n```\n", c->failed_stage,
+			c->error_class, tail);
+	}
+	if (c->reject_reason[0])
+		cuco_buf_printf(b, "- rejected by a reviewer: %s\n", c->reject_reason);
+	if (c->note[0])
+		cuco_buf_printf(b, "- author's note: %s\n", c->note);
+}
+
+static int put_program(cuco_txn *txn, cuco_buf *b, const char *title, uint64_t id, bool code,
+	size_t max_code)
+{
+	cuco_candidate *c = cuco_xmalloc(sizeof *c);
+	int rc = cuco_cand_get(txn, id, c);
+	if (rc != CUCO_OK) {
+		free(c);
+		return rc == CUCO_ENOTFOUND ? cuco_txn_fail(txn, CUCO_EDATA, "prompt: no candidate %llu",
+			(unsigned long long)id) : rc;
+	}
+	cuco_buf_printf(b, "\n# %s: candidate #%llu (%s, generation %d)\n", title,
+		(unsigned long long)id, cuco_origin_name(c->origin), c->generation);
+	put_metrics(b, c);
+	put_feedback(b, c, 1200);
+	if (code) {
+		char *text;
+		size_t len;
+		rc = cuco_source_get(txn, c->source_hash, &text, &len);
+		if (rc == CUCO_OK) {
+			cuco_buf_puts(b, "```\n");
+			cuco_buf_append(b, text, len < max_code ? len : max_code);
+			if (len > max_code)
+				cuco_buf_printf(b, "\n[… %zu more bytes not shown]", len - max_code);
+			cuco_buf_puts(b, len && text[len - 1] == '\n' ? "```\n" : "\n```\n");
+			free(text);
+		}
+	}
+	free(c);
+	return rc;
+}
+
+/* The candidates to show besides the parent(s), from the summaries. */
+typedef struct picks {
+	uint64_t top[16];
+	int ntop;
+	uint64_t failed[16];
+	int nfailed;
+	uint64_t rejected[MAX_REJECTIONS];
+	int nrejected;
+	uint64_t baseline;
+} picks;
+
+static bool on_island(const cuco_summary *s, int island)
+{
+	return island < 0 || s->island == island;
+}
+
+static int by_score_desc(const void *a, const void *b)
+{
+	const cuco_summary *x = a, *y = b;
+	return (x->score < y->score) - (x->score > y->score);
+}
+
+static int choose(cuco_txn *txn, const cuco_prompt_spec *spec, picks *p)
+{
+	cuco_summary *sums;
+	size_t n;
+	int rc = cuco_summary_all(txn, &sums, &n);
+	if (rc != CUCO_OK)
+		return rc;
+	memset(p, 0, sizeof *p);
+	int want_fail = spec->failures < 16 ? spec->failures : 16;
+	for (size_t i = n; i-- > 0;) {
+		const cuco_summary *s = &sums[i];
+		if (s->origin == CUCO_ORIGIN_BASELINE && !p->baseline)
+			p->baseline = s->id;
+		if (s->status == CUCO_STATUS_FAILED && p->nfailed < want_fail && on_island(s, spec->island))
+			p->failed[p->nfailed++] = s->id;
+		if (s->status == CUCO_STATUS_REJECTED && p->nrejected < MAX_REJECTIONS)
+			p->rejected[p->nrejected++] = s->id;
+	}
+	/* Keep the eligible ones at the front, then sort them by score. */
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (sums[i].status == CUCO_STATUS_DONE && !isnan(sums[i].score) &&
+			sums[i].id != spec->parent && sums[i].id != spec->other &&
+			sums[i].origin != CUCO_ORIGIN_BASELINE && on_island(&sums[i], spec->island))
+			sums[k++] = sums[i];
+	qsort(sums, k, sizeof *sums, by_score_desc);
+	int want_top = spec->inspirations < 16 ? spec->inspirations : 16;
+	for (size_t i = 0; i < k && p->ntop < want_top; i++)
+		p->top[p->ntop++] = sums[i].id;
+	free(sums);
+	return CUCO_OK;
+}
+
+typedef struct walk {
+	cuco_buf *b;
+	const cuco_workload *wl;
+	int shown;
+} walk;
+
+static int put_memory_entry(const cuco_memory *m, void *arg)
+{
+	walk *w = arg;
+	if (strcmp(m->workload, w->wl->name) != 0 || w->shown >= MAX_MEMORY)
+		return 0;
+	if (w->shown++ == 0)
+		cuco_buf_puts(w->b, "\n# Optimization memory (lessons from earlier rewrites)\n");
+	if (m->negative)
+		cuco_buf_printf(w->b, "- slowed a program down (%.2fx): %s\n", m->speedup, m->summary);
+	else
+		cuco_buf_printf(w->b, "- sped a program up %.2fx: %s\n", m->speedup, m->summary);
+	return 0;
+}
+
+static void put_rejection(cuco_buf *b, const cuco_candidate *c, int *shown)
+{
+	if (!c->reject_reason[0])
+		return;
+	char dir[256];
+	cuco_directive_short(&c->directive, dir, sizeof dir);
+	if ((*shown)++ == 0)
+		cuco_buf_puts(b, "\n# Rejected by a reviewer: do not do this again\n");
+	cuco_buf_printf(b, "- #%llu (%s): %s\n", (unsigned long long)c->id, dir, c->reject_reason);
+}
+
+static const char *const asks[] = {
+	[CUCO_PROMPT_DIFF] = "Propose one focused improvement of the current program as "
+		"SEARCH/REPLACE hunks.",
+	[CUCO_PROMPT_FULL] = "Rewrite the current program's EVOLVE-BLOCKs with a structurally "
+		"different design that should be faster (pipelining, overlap, fusion, another "
+		"backend), and give the whole file.",
+	[CUCO_PROMPT_CROSS] = "Combine the strengths of the current program and the second "
+		"parent into one program, and give the whole file.",
+	[CUCO_PROMPT_FIX] = "No program of this island is correct yet. Make the current program "
+		"correct first (compile, run, match the reference), keeping it fast where you can, "
+		"and give the whole file.",
+};
+
+static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
+{
+	picks p;
+	int rc = choose(txn, spec, &p);
+	if (rc == CUCO_OK && p.baseline)
+		rc = put_program(txn, b, "Baseline (the host-driven reference)", p.baseline, false, 0);
+	if (rc == CUCO_OK)
+		rc = put_program(txn, b, "Current program", spec->parent, true, SIZE_MAX);
+	if (rc == CUCO_OK && spec->kind == CUCO_PROMPT_CROSS)
+		rc = put_program(txn, b, "Second parent", spec->other, true, SIZE_MAX);
+	for (int i = 0; i < p.ntop && rc == CUCO_OK; i++)
+		rc = put_program(txn, b, i == 0 ? "Top programs so far" : "Next top program", p.top[i],
+			true, MAX_SHOWN_SOURCE);
+	if (rc == CUCO_OK && p.nfailed > 0)
+		cuco_buf_puts(b, "\n# Recent failures\n");
+	for (int i = 0; i < p.nfailed && rc == CUCO_OK; i++) {
+		cuco_candidate *c = cuco_xmalloc(sizeof *c);
+		if ((rc = cuco_cand_get(txn, p.failed[i], c)) == CUCO_OK) {
+			char dir[256];
+			cuco_directive_short(&c->directive, dir, sizeof dir);
+			cuco_buf_printf(b, "## #%llu (%s, %s)\n", (unsigned long long)c->id, dir,
+				cuco_origin_name(c->origin));
+			put_feedback(b, c, 600);
+		}
+		free(c);
+	}
+	int shown = 0;
+	for (int i = 0; i < p.nrejected && rc == CUCO_OK; i++) {
+		cuco_candidate *c = cuco_xmalloc(sizeof *c);
+		if ((rc = cuco_cand_get(txn, p.rejected[i], c)) == CUCO_OK)
+			put_rejection(b, c, &shown);
+		free(c);
+	}
+	walk w = { b, spec->wl, 0 };
+	if (rc == CUCO_OK && spec->meta && *spec->meta)
+		cuco_buf_printf(b, "\n# Recommendations from the search so far\n%s\n", spec->meta);
+	if (rc == CUCO_OK && spec->hints && *spec->hints)
+		cuco_buf_printf(b, "\n# Hints from the reviewer\n%s\n", spec->hints);
+	if (rc == CUCO_OK && spec->memory)
+		rc = cuco_memory_each(txn, put_memory_entry, &w);
+	if (rc == CUCO_OK)
+		cuco_buf_printf(b, "\n# Your task\n%s State the directive first.\n", asks[spec->kind]);
+	return rc;
+}
+
+int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *system,
+	cuco_buf *user)
+{
+	int rc = build_system(txn, spec, system);
+	return rc == CUCO_OK ? build_user(txn, spec, user) : rc;
+}
+
+int cuco_prompt_keep(cuco_txn *txn, const char *prompt, const char *reply, cuco_candidate *c)
+{
+	int rc = cuco_source_put(txn, prompt, strlen(prompt), c->prompt_hash);
+	return rc == CUCO_OK ? cuco_source_put(txn, reply, strlen(reply), c->reply_hash) : rc;
+}
