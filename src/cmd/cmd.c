@@ -22,6 +22,8 @@ const cuco_cmd *const cuco_commands[] = {
 	&cmd_stop,
 	&cmd_hint,
 	&cmd_tui,
+	&cmd_check,
+	&cmd_workloads,
 	NULL,
 };
 

@@ -26,6 +26,7 @@
 #define DEFAULT_MAX_PROCS 256
 #define LOG_CAP (4u << 20)
 #define GRACE_S 1.0
+#define SSH_TRANSFER_S 30.0  /* connecting and copying, on top of a stage's limit */
 #define BENCH_ATTEMPTS 3      /* the first run plus up to two re-runs on spread */
 
 struct cuco_evaluator {
@@ -223,7 +224,8 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 			: st->exit_code == 127 ? "command not found" : "ssh could not reach the host");
 		return false;
 	}
-	if (st->timed_out) {
+	/* A rank that died leaves the others hanging: a crash, even past the limit. */
+	if (st->timed_out && !p->rank_signal) {
 		fail(res, stage, "timeout", st->tail, "%s: killed after %.0f s (endless loop or deadlock)",
 			stage, st->wall_s);
 		return false;
@@ -390,7 +392,9 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	eval_launch_command(&l, prog.data, j->binary, extras, ev->wl.nextras, &cmd);
 	cuco_buf_free(&prog);
 	eval_limits lim = ev->limits;
-	lim.wall_s = limit_s;
+	/* ssh spends seconds connecting and copying; the far side's `timeout`
+	 * holds the program itself to limit_s. */
+	lim.wall_s = limit_s + (ssh ? SSH_TRANSFER_S : 0);
 	int rc = eval_parse_init(p, &ev->wl, err);
 	if (rc == CUCO_OK) {
 		pthread_mutex_lock(&ev->device_lock);

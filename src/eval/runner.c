@@ -68,9 +68,18 @@ static void ssh_command(const eval_launch *l, const char *prog_cmd, const char *
 	const char *opts = l->ssh_options ? l->ssh_options : "";
 	cuco_buf ssh = { 0 }, scp = { 0 }, remote = { 0 }, setup = { 0 };
 	/* Options are the user's own words (e.g. "-i key -o ..."): not quoted. */
-	cuco_buf_printf(&ssh, "ssh -o BatchMode=yes %s%s%s ", opts, *port ? " -p " : "", port);
+	cuco_buf_puts(&ssh, "ssh -o BatchMode=yes");
+	cuco_buf_puts(&scp, "scp -q -o BatchMode=yes");
+	if (*opts) {
+		cuco_buf_printf(&ssh, " %s", opts);
+		cuco_buf_printf(&scp, " %s", opts);
+	}
+	if (*port) {
+		cuco_buf_printf(&ssh, " -p %s", port);
+		cuco_buf_printf(&scp, " -P %s", port);
+	}
+	cuco_buf_puts(&ssh, " ");
 	eval_shell_quote(&ssh, host);
-	cuco_buf_printf(&scp, "scp -q -o BatchMode=yes %s%s%s", opts, *port ? " -P " : "", port);
 
 	cuco_buf_printf(&setup, "mkdir -p %s", l->remote_dir);
 	cuco_buf_printf(&remote, "cd %s && timeout -k 2 %.0f ", l->remote_dir, ceil(l->remote_limit_s));

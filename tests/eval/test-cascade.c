@@ -1,0 +1,358 @@
+/* test-cascade.c — the evaluator end to end on the test workloads: a good
+ * candidate through every stage, the build cache, each deliberately broken
+ * candidate classified right with nothing left running, single-rank runs
+ * without mpirun, the compat protocol, environment failures, and two
+ * evaluations at once. */
+#include "eval/eval.h"
+#include "util.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static char run_dir[256];
+
+static int setup(void **state)
+{
+	(void)state;
+	make_tmpdir(run_dir, sizeof run_dir);
+	unsetenv("CUCO_MPIRUN");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	/* Whatever happened, nothing the evaluator started may still run. */
+	assert_int_equal(count_processes(run_dir), 0);
+	rm_rf(run_dir);
+	return 0;
+}
+
+static cuco_evaluator *evaluator(const char *workload, cuco_workload **wl)
+{
+	cuco_err err = { 0 };
+	if (cuco_workload_load(fixture(workload), wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	cuco_eval_config cfg = { .jobs = 2, .max_procs = 64 };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	cuco_evaluator *ev = NULL;
+	if (cuco_evaluator_new(*wl, &cfg, &ev, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return ev;
+}
+
+static void evaluate(cuco_evaluator *ev, const cuco_workload *wl, const char *source_rel,
+	const cuco_directive *dir, bool bench, cuco_eval_result *res)
+{
+	size_t len;
+	char *src = read_fixture(source_rel, &len);
+	cuco_directive def;
+	cuco_directive_default(wl, &def);
+	cuco_err err = { 0 };
+	if (cuco_eval_candidate(ev, src, len, dir ? dir : &def, bench, res, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	free(src);
+}
+
+static void test_seed_and_cache(void **state)
+{
+	(void)state;
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator("mini", &wl);
+	cuco_eval_result res;
+	evaluate(ev, wl, "mini/seed.c", NULL, true, &res);
+	if (!res.ok)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
+	assert_false(res.cached_build);
+	assert_true(res.compile_s > 0 && res.run_s > 0 && res.bench_s > 0);
+	assert_int_equal(res.samples, 5);
+	assert_true(res.latency_min_us > 0 && res.latency_min_us <= res.latency_median_us);
+	assert_true(res.latency_median_us <= res.latency_p90_us);
+	assert_true(res.max_error == 0);
+	assert_int_equal(res.nphases, 1);
+	assert_string_equal(res.phases[0].name, "comm");
+	assert_true(res.bytes == 256 * 8 * 2);
+	/* 4096 bytes at 1 GB/s take 4.096 µs at best. */
+	assert_true(fabs(res.peak_fraction - 4.096 / res.latency_median_us) < 1e-9);
+	assert_true(res.overhead_s >= 0 && res.overhead_s < 1);
+
+	cuco_eval_result again;
+	evaluate(ev, wl, "mini/seed.c", NULL, false, &again);
+	assert_true(again.ok);
+	assert_true(again.cached_build);
+	assert_true(again.compile_s == 0);
+	assert_true(isnan(again.peak_fraction) == false);
+
+	/* Another knob value is another source, so another build. */
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	cuco_directive_set(&d, "scale", "3");
+	evaluate(ev, wl, "mini/seed.c", &d, false, &again);
+	assert_true(again.ok);
+	assert_false(again.cached_build);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+typedef struct broken_case {
+	const char *file;
+	const char *stage;
+	const char *error_class;
+	int signal;
+	const char *excerpt;  /* a part of the excerpt */
+} broken_case;
+
+static void test_broken_candidates(void **state)
+{
+	(void)state;
+	static const broken_case cases[] = {
+		{ "broken/syntax.c", "compile", "compile-error", 0, "error:" },
+		{ "broken/segv.c", "run", "crash", SIGSEGV, "killed by signal 11" },
+		{ "broken/wrong.c", "run", "wrong-answer", 0, "max error 0.5" },
+		{ "broken/loop.c", "run", "timeout", 0, "endless loop or deadlock" },
+		{ "broken/deadlock.c", "run", "timeout", 0, "endless loop or deadlock" },
+		{ "broken/forkloop.c", "run", "crash", SIGKILL, "more than 64 processes" },
+		{ "broken/noresult.c", "run", "protocol", 0, "no CUCO_RESULT line" },
+	};
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator("mini", &wl);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const broken_case *c = &cases[i];
+		cuco_eval_result res;
+		double t0 = cuco_mono();
+		evaluate(ev, wl, c->file, NULL, true, &res);
+		if (res.ok || strcmp(res.error_class, c->error_class) != 0 || strcmp(res.failed_stage, c->stage) != 0)
+			fail_msg("%s: got %s/%s, want %s/%s: %s", c->file, res.failed_stage, res.error_class,
+				c->stage, c->error_class, res.excerpt);
+		assert_false(res.environment);
+		assert_int_equal(res.signal, c->signal);
+		if (!strstr(res.excerpt, c->excerpt))
+			fail_msg("%s: excerpt lacks \"%s\": %s", c->file, c->excerpt, res.excerpt);
+		assert_true(cuco_mono() - t0 < 10);
+		assert_int_equal(count_processes(run_dir), 0);
+	}
+	cuco_eval_result res;
+	evaluate(ev, wl, "broken/wrong.c", NULL, false, &res);
+	assert_true(res.max_error == 0.5);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+static void test_chatty_candidate_passes(void **state)
+{
+	(void)state;
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator("mini", &wl);
+	cuco_eval_result res;
+	evaluate(ev, wl, "broken/chatty.c", NULL, false, &res);
+	if (!res.ok)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
+	assert_true(res.latency_median_us == 10);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+static void test_bad_directive(void **state)
+{
+	(void)state;
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator("mini", &wl);
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	cuco_directive_set(&d, "granularity", "3");
+	cuco_eval_result res;
+	evaluate(ev, wl, "mini/seed.c", &d, false, &res);
+	assert_false(res.ok);
+	assert_string_equal(res.error_class, "compile-error");
+	assert_string_equal(res.excerpt, "directive: granularity: \"3\" is outside the design space");
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+static void test_single_rank_without_mpirun(void **state)
+{
+	(void)state;
+	/* No launcher at all: a one-rank program must not need one. */
+	setenv("CUCO_MPIRUN", "/nonexistent/mpirun", 1);
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator("solo", &wl);
+	cuco_eval_result res;
+	evaluate(ev, wl, "solo/solo.c", NULL, true, &res);
+	if (!res.ok)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
+	assert_int_equal(res.samples, 3);
+	assert_true(res.latency_median_us == 6);
+	assert_true(isnan(res.peak_fraction));
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+static void test_missing_mpirun_is_environment(void **state)
+{
+	(void)state;
+	setenv("CUCO_MPIRUN", "/nonexistent/mpirun", 1);
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator("mini", &wl);
+	cuco_eval_result res;
+	evaluate(ev, wl, "mini/seed.c", NULL, true, &res);
+	assert_false(res.ok);
+	assert_true(res.environment);
+	assert_string_equal(res.error_class, "environment");
+	assert_string_equal(res.failed_stage, "run");
+	assert_non_null(strstr(res.excerpt, "/nonexistent/mpirun not found"));
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+static void test_missing_compiler_is_environment(void **state)
+{
+	(void)state;
+	setenv("CUCO_MPICC", "/nonexistent/mpicc", 1);
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator("mini", &wl);
+	unsetenv("CUCO_MPICC");
+	cuco_eval_result res;
+	evaluate(ev, wl, "mini/seed.c", NULL, true, &res);
+	assert_true(res.environment);
+	assert_string_equal(res.failed_stage, "compile");
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+static void test_gpu_absent_is_environment(void **state)
+{
+	(void)state;
+	if (access("/dev/nvidiactl", F_OK) == 0)
+		skip();  /* a GPU is here: the absence cannot be tested */
+	/* The solo workload, declared as a CUDA one. */
+	char dir[512], path[600];
+	snprintf(dir, sizeof dir, "%s/solo", run_dir);
+	mkdir(dir, 0755);
+	size_t len;
+	char *text = read_fixture("solo/workload.json", &len);
+	char *family = strstr(text, "\"cpu-mpi\"");
+	memcpy(family, "\"cuda\"   ", 9);
+	snprintf(path, sizeof path, "%s/workload.json", dir);
+	cuco_write_file(path, text, len, NULL);
+	free(text);
+	text = read_fixture("solo/solo.c", &len);
+	snprintf(path, sizeof path, "%s/solo.c", dir);
+	cuco_write_file(path, text, len, NULL);
+	cuco_workload *wl = NULL;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_workload_load(dir, &wl, &err), CUCO_OK);
+	assert_int_equal(wl->family, CUCO_FAMILY_CUDA);
+	cuco_eval_config cfg = { .jobs = 1 };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	setenv("CUCO_NVCC", "cc", 1);
+	cuco_evaluator *ev = NULL;
+	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_OK);
+	unsetenv("CUCO_NVCC");
+	cuco_eval_result res;
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	assert_int_equal(cuco_eval_candidate(ev, text, len, &d, false, &res, &err), CUCO_OK);
+	free(text);
+	assert_true(res.environment);
+	assert_string_equal(res.excerpt, "run: no GPU: /dev/nvidiactl is missing");
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+static void test_compat_protocol(void **state)
+{
+	(void)state;
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator("compat", &wl);
+	cuco_eval_result res;
+	evaluate(ev, wl, "compat/prog.c", NULL, true, &res);
+	if (!res.ok)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
+	assert_int_equal(res.samples, 3);
+	assert_true(res.latency_min_us == 1250);
+	assert_true(res.latency_median_us == 1500);
+	assert_true(res.latency_p90_us == 2000);
+	assert_true(fabs(res.spread - 0.6) < 1e-12);
+	assert_int_equal(res.nphases, 2);
+	assert_string_equal(res.phases[0].name, "compute");
+	assert_true(res.phases[0].us == 750);
+	assert_string_equal(res.phases[1].name, "comm");
+
+	size_t len;
+	char *src = read_fixture("compat/prog.c", &len);
+	cuco_buf b = { 0 };
+	cuco_buf_puts(&b, "#define FAIL_VERIFY 1\n");
+	cuco_buf_append(&b, src, len);
+	free(src);
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_eval_candidate(ev, b.data, b.len, &d, true, &res, &err), CUCO_OK);
+	cuco_buf_free(&b);
+	assert_false(res.ok);
+	assert_string_equal(res.error_class, "wrong-answer");
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+typedef struct parallel_arg {
+	cuco_evaluator *ev;
+	const cuco_workload *wl;
+	const char *scale;
+	cuco_eval_result res;
+} parallel_arg;
+
+static void *evaluate_thread(void *p)
+{
+	parallel_arg *a = p;
+	cuco_directive d;
+	cuco_directive_default(a->wl, &d);
+	cuco_directive_set(&d, "scale", a->scale);
+	evaluate(a->ev, a->wl, "mini/seed.c", &d, true, &a->res);
+	return NULL;
+}
+
+static void test_parallel_evaluations(void **state)
+{
+	(void)state;
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator("mini", &wl);
+	parallel_arg a[2] = { { ev, wl, "2", { 0 } }, { ev, wl, "4", { 0 } } };
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, evaluate_thread, &a[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2; i++)
+		if (!a[i].res.ok)
+			fail_msg("%s: %s", a[i].res.error_class, a[i].res.excerpt);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_seed_and_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_broken_candidates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chatty_candidate_passes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_directive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_single_rank_without_mpirun, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_mpirun_is_environment, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_compiler_is_environment, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gpu_absent_is_environment, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compat_protocol, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parallel_evaluations, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
