@@ -165,8 +165,8 @@ static int build_txn(cuco_txn *txn, void *arg)
 
 static void has(const char *text, const char *needle)
 {
-	if (!strstr(text, needle))
-		fail_msg("prompt lacks `%s`:\n%s", needle, text);
+	if (!text || !strstr(text, needle))
+		fail_msg("prompt lacks `%s`:\n%s", needle, text ? text : "(nothing)");
 }
 
 static void test_diff_prompt(void **state)
