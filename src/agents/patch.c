@@ -1,6 +1,6 @@
 /* patch.c — apply a parsed reply to its parent's source.
  *
- * The rules come from how other appliers fail (docs/agents.md lists them):
+ * The rules come from how other appliers fail (docs/replies.md says which):
  * every hunk is located in the same unedited parent, so a later hunk never
  * matches text an earlier one wrote; a match must be unique, never "the
  * first hit"; matching loosens one step at a time, stops at the first step
