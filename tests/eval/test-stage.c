@@ -95,6 +95,7 @@ static void test_term_ignored(void **state)
 	run("trap '' TERM; sleep 37.201 & trap '' TERM; wait", &lim, &st, &lines);
 	assert_true(st.timed_out);
 	assert_int_equal(count_processes("sleep 37.201"), 0);
+	cuco_buf_free(&lines);
 }
 
 static void test_leftovers_killed(void **state)
@@ -167,6 +168,7 @@ static void test_fork_loop(void **state)
 	assert_false(st.timed_out);
 	assert_true(cuco_mono() - t0 < 5);
 	assert_int_equal(count_processes("sleep 37.401"), 0);
+	cuco_buf_free(&lines);
 }
 
 static void test_rlimits(void **state)
@@ -182,6 +184,7 @@ static void test_rlimits(void **state)
 	cuco_buf_free(&lines);
 	run("head -c 6000000 /dev/zero > big", &lim, &st, &lines);
 	assert_int_not_equal(st.exit_code, 0);
+	cuco_buf_free(&lines);
 }
 
 static void *cancel_later(void *arg)
