@@ -436,4 +436,164 @@ typedef struct cuco_edit_result {
 int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err);
 void cuco_edit_result_free(cuco_edit_result *r);
 
+/* ==== strategies: evolve, beam, fast path (evolve.c, beam.c, memory.c, fastpath.c) ==== */
+
+/* ---- knobs (evolve.c) -----------------------------------------------------
+ * Every knob of the LLM strategies, with the published defaults (CUCo's
+ * slow path, ShinkaEvolve's selection, AccelOpt's beam). They are read from
+ * the [evolve], [beam] and [fastpath] sections of the config file
+ * (docs/configuration.md), as `key = value` lines, or set one by one as
+ * "section.key" (e.g. "evolve.islands"). */
+
+typedef enum cuco_parent_rule {
+	CUCO_PARENT_WEIGHTED,   /* sigmoid of score vs the island median, / (1 + children) */
+	CUCO_PARENT_POWER_LAW,  /* p(rank r) ∝ r^-alpha over the island ranked by score */
+} cuco_parent_rule;
+
+/* The mutation operators of an island, in this order in the probabilities. */
+enum { CUCO_OP_FULL, CUCO_OP_DIFF, CUCO_OP_CROSS, CUCO_OP_COUNT };
+
+typedef struct cuco_evolve_config {
+	int islands;                    /* 2 */
+	int generations;                /* 0 = the run's budget, or 60 without one */
+	double explore_fraction;        /* 0.4: the first 40 % of generations explore */
+	double explore_p[CUCO_OP_COUNT];    /* full .70, diff .15, cross .15 */
+	double exploit_p[CUCO_OP_COUNT];    /* full .60, diff .25, cross .15 */
+	double explore_temps[3];        /* 0.2, 0.5, 0.8: one drawn per call */
+	double exploit_temps[3];        /* 0.0, 0.2, 0.5 */
+	cuco_parent_rule parent_rule;   /* weighted */
+	double lambda;                  /* sigmoid sharpness (CUCo's workloads: 8) */
+	double alpha;                   /* power-law exponent: 1 */
+	int inspirations;               /* top candidates and archive shown: 3 */
+	int failures;                   /* recent failures shown: 3 */
+	int migration_interval;         /* generations between migrations: 8 */
+	double migration_rate;          /* share of an island moved: 0.15 */
+	int meta_interval;              /* generations between meta summaries: 8 */
+	int meta_max;                   /* recommendations kept: 5 */
+	int novelty_attempts;           /* new replies when a child duplicates: 3 */
+	double tune_rate;               /* share of generations given to the directive
+	                                   tuner, a cheap operator that needs no LLM: 0 */
+	bool fastpath;                  /* run the fast path first: yes */
+} cuco_evolve_config;
+
+typedef struct cuco_beam_config {
+	int width;                      /* B: 6 */
+	int plans;                      /* N plans per beam candidate: 12 */
+	int samples;                    /* K executor samples per plan: 2 */
+	int iterations;                 /* 15 */
+	int max_new;                    /* memory entries per iteration: 8 */
+	int capacity;                   /* memory entries kept: 16 */
+	double positive;                /* a positive pair's speedup exceeds 1.04 */
+	double negative;                /* a negative pair's is below 1/1.15 */
+	bool shared_memory;             /* memory across workloads (AccelOpt: per task) */
+} cuco_beam_config;
+
+typedef struct cuco_fastpath_config {
+	int stage_a_max;                /* iterations adding device infrastructure: 5 */
+	int stage_b_max;                /* iterations making communication device-initiated: 10 */
+} cuco_fastpath_config;
+
+typedef struct cuco_search_config {
+	cuco_evolve_config evolve;
+	cuco_beam_config beam;
+	cuco_fastpath_config fastpath;
+} cuco_search_config;
+
+void cuco_search_config_defaults(cuco_search_config *c);
+/* One knob by "section.key"; CUCO_EDATA naming the key and value. */
+int cuco_search_config_set(cuco_search_config *c, const char *key, const char *value,
+	cuco_err *err);
+/* The [evolve], [beam] and [fastpath] sections of a config file; other
+ * sections and the keys before any section are the LLM client's and are
+ * skipped. CUCO_ENOTFOUND when the file is missing. */
+int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *err);
+
+/* ---- islands (evolve.c): the pure rules, exposed for tests -------------- */
+
+/* Selection weights of n candidates of one island: weighted gives
+ * sigmoid(lambda * (score - median) / MAD) / (1 + children), with MAD the
+ * median absolute deviation (a zero MAD counts as 1); power-law gives
+ * rank^-alpha, rank 1 the best. NAN scores count as the median. */
+void cuco_parent_weights(cuco_parent_rule rule, double lambda, double alpha,
+	const double *scores, const int *children, size_t n, double *w);
+/* The index that a draw u in [0,1) picks from weights w (sum > 0). */
+size_t cuco_pick_index(const double *w, size_t n, double u);
+/* Whether generation g (from 0) of `total` explores. */
+bool cuco_evolve_exploring(const cuco_evolve_config *c, int g, int total);
+/* The operator (CUCO_OP_*) and temperature for generation g from two
+ * draws in [0,1): u picks the operator, v the temperature. */
+int cuco_evolve_operator(const cuco_evolve_config *c, int g, int total, double u, double v,
+	double *temperature);
+
+typedef struct cuco_member {
+	uint64_t id;
+	int island;
+	int generation;
+	double score;        /* NAN unless done and correct */
+	bool pinned;
+} cuco_member;
+
+typedef struct cuco_move {
+	uint64_t id;
+	int from, to;
+} cuco_move;
+
+/* Plan one migration: from each island max(1, rate × members) random
+ * correct members of generation > 0 move to a random other island. The
+ * island's best, and pinned members, never move. Returns the moves written
+ * to out (at most n). rng is a splitmix64 state. */
+size_t cuco_migration_plan(const cuco_member *m, size_t n, int islands, double rate,
+	uint64_t *rng, cuco_move *out);
+
+/* Source text with comments dropped and whitespace runs folded into one
+ * space: two candidates with the same normal form are duplicates. */
+void cuco_source_normalize(const char *text, size_t len, cuco_buf *out);
+
+/* ---- optimization memory (memory.c) --------------------------------------
+ * AccelOpt's summarizer input: a beam iteration's samples, grouped by plan;
+ * per plan the best sample if any beat its parent, else the worst. Of
+ * those, positives (speedup > positive) best first fill at most half of
+ * max_new; negatives (speedup < 1/negative) most harmful first fill the
+ * rest. A negative pair is flipped — the child is the slow one and its
+ * parent the fast one — so the memory says "undo this". */
+
+typedef struct cuco_beam_sample {
+	uint64_t id;
+	uint64_t parent;
+	int plan;                /* plan number within the iteration */
+	double speedup;          /* parent latency / child latency; NAN when failed */
+} cuco_beam_sample;
+
+typedef struct cuco_memory_pair {
+	uint64_t slow, fast;     /* candidate ids */
+	double speedup;          /* ≥ 1: fast over slow */
+	bool negative;           /* flipped: "undo this" */
+} cuco_memory_pair;
+
+size_t cuco_memory_pairs(const cuco_beam_sample *s, size_t n, const cuco_beam_config *c,
+	cuco_memory_pair *out);
+/* Which of nold entries survive next to nnew fresh ones in a memory of
+ * `capacity`: a uniform random sample of max(0, capacity - nnew) of them
+ * (AccelOpt's construct_experience). Writes their indexes to keep,
+ * ascending, and returns how many. */
+size_t cuco_memory_survivors(size_t nold, size_t nnew, size_t capacity, uint64_t *rng,
+	size_t *keep);
+/* Add fresh entries (ids assigned) and delete the old ones that do not
+ * survive, in one write. workload "" or shared: every workload's entries
+ * compete for the capacity. */
+int cuco_memory_update(cuco_store *st, const char *workload, bool shared, cuco_memory *fresh,
+	size_t nfresh, size_t capacity, uint64_t *rng, cuco_err *err);
+/* The memory as the planner reads it: one lesson per entry. */
+int cuco_memory_render(cuco_txn *txn, const char *workload, bool shared, cuco_buf *out);
+
+/* ---- the strategies ------------------------------------------------------
+ * evolve: CUCo's fast path (when evolve.fastpath is on), then its slow path
+ * (islands). Without a model the fast path is skipped and the islands run
+ * the directive tuner alone; the log says both.
+ * beam: AccelOpt's planner → executor → summarizer over a beam, with the
+ * optimization memory; it needs a model.
+ * Both read their models and knobs from the config file. */
+extern const cuco_strategy cuco_strategy_evolve;
+extern const cuco_strategy cuco_strategy_beam;
+
 #endif

@@ -39,6 +39,8 @@
 /* The strategies `--strategy` can name. */
 static const cuco_strategy *const strategies[] = {
 	&cuco_strategy_tune,
+	&cuco_strategy_evolve,
+	&cuco_strategy_beam,
 	NULL,
 };
 

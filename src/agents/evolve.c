@@ -1,0 +1,1312 @@
+/* evolve.c — CUCo's slow path: a multi-island evolutionary search whose
+ * mutations are LLM edits (full rewrite, diff, crossover, fix), and the
+ * knobs of every LLM strategy.
+ *
+ * Each generation goes to the next island in turn. Its parent is drawn by
+ * ShinkaEvolve's weighted rule (or a power law) among the island's correct
+ * members and every pinned candidate; an island whose members all failed
+ * is in fix mode. The operator and temperature come from the phase: the
+ * first explore_fraction of the generations explore, the rest exploit
+ * (CUCo's two runner invocations, here one switch). Every migration_interval
+ * generations a share of each island moves to another island, and a meta
+ * summary of recent candidates becomes the islands' recommendations.
+ * Children whose normalised source is already known are refused and the
+ * model is asked again.
+ *
+ * The engine calls propose and observe one at a time, and a result may
+ * arrive after later proposals (several workers): the population is what
+ * has been observed, and a child's parent is looked up when it lands.
+ */
+#include "agents/search_int.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ISLANDS 16
+#define HINTS_KEPT 4         /* per island, newest first out */
+#define META_SHOWN 16        /* recent candidates a meta summary reads */
+
+/* ---- knobs ------------------------------------------------------------- */
+
+void cuco_search_config_defaults(cuco_search_config *c)
+{
+	memset(c, 0, sizeof *c);
+	cuco_evolve_config *e = &c->evolve;
+	e->islands = 2;
+	e->explore_fraction = 0.4;
+	e->explore_p[CUCO_OP_FULL] = 0.70;
+	e->explore_p[CUCO_OP_DIFF] = 0.15;
+	e->explore_p[CUCO_OP_CROSS] = 0.15;
+	e->exploit_p[CUCO_OP_FULL] = 0.60;
+	e->exploit_p[CUCO_OP_DIFF] = 0.25;
+	e->exploit_p[CUCO_OP_CROSS] = 0.15;
+	e->explore_temps[0] = 0.2, e->explore_temps[1] = 0.5, e->explore_temps[2] = 0.8;
+	e->exploit_temps[0] = 0.0, e->exploit_temps[1] = 0.2, e->exploit_temps[2] = 0.5;
+	e->parent_rule = CUCO_PARENT_WEIGHTED;
+	e->lambda = 10.0;
+	e->alpha = 1.0;
+	e->inspirations = 3;
+	e->failures = 3;
+	e->migration_interval = 8;
+	e->migration_rate = 0.15;
+	e->meta_interval = 8;
+	e->meta_max = 5;
+	e->novelty_attempts = 3;
+	e->fastpath = true;
+	cuco_beam_config *b = &c->beam;
+	b->width = 6;
+	b->plans = 12;
+	b->samples = 2;
+	b->iterations = 15;
+	b->max_new = 8;
+	b->capacity = 16;
+	b->positive = 1.04;
+	b->negative = 1.15;
+	c->fastpath.stage_a_max = 5;
+	c->fastpath.stage_b_max = 10;
+}
+
+typedef enum knob_kind { K_INT, K_REAL, K_BOOL, K_REALS3, K_RULE } knob_kind;
+
+typedef struct knob {
+	const char *key;
+	knob_kind kind;
+	size_t off;
+	double min, max;
+} knob;
+
+#define EV(f) offsetof(cuco_search_config, evolve.f)
+#define BM(f) offsetof(cuco_search_config, beam.f)
+#define FP(f) offsetof(cuco_search_config, fastpath.f)
+
+static const knob knobs[] = {
+	{ "evolve.islands", K_INT, EV(islands), 1, MAX_ISLANDS },
+	{ "evolve.generations", K_INT, EV(generations), 0, 1e7 },
+	{ "evolve.explore_fraction", K_REAL, EV(explore_fraction), 0, 1 },
+	{ "evolve.explore_p", K_REALS3, EV(explore_p), 0, 1 },
+	{ "evolve.exploit_p", K_REALS3, EV(exploit_p), 0, 1 },
+	{ "evolve.explore_temperatures", K_REALS3, EV(explore_temps), 0, 2 },
+	{ "evolve.exploit_temperatures", K_REALS3, EV(exploit_temps), 0, 2 },
+	{ "evolve.parent_selection", K_RULE, EV(parent_rule), 0, 0 },
+	{ "evolve.lambda", K_REAL, EV(lambda), 0, 1e3 },
+	{ "evolve.alpha", K_REAL, EV(alpha), 0, 10 },
+	{ "evolve.inspirations", K_INT, EV(inspirations), 0, 32 },
+	{ "evolve.failures", K_INT, EV(failures), 0, 32 },
+	{ "evolve.migration_interval", K_INT, EV(migration_interval), 0, 1e6 },
+	{ "evolve.migration_rate", K_REAL, EV(migration_rate), 0, 1 },
+	{ "evolve.meta_interval", K_INT, EV(meta_interval), 0, 1e6 },
+	{ "evolve.meta_max", K_INT, EV(meta_max), 0, 20 },
+	{ "evolve.novelty_attempts", K_INT, EV(novelty_attempts), 1, 20 },
+	{ "evolve.tune_rate", K_REAL, EV(tune_rate), 0, 1 },
+	{ "evolve.fastpath", K_BOOL, EV(fastpath), 0, 0 },
+	{ "beam.width", K_INT, BM(width), 1, 256 },
+	{ "beam.plans", K_INT, BM(plans), 1, 256 },
+	{ "beam.samples", K_INT, BM(samples), 1, 64 },
+	{ "beam.iterations", K_INT, BM(iterations), 1, 1e6 },
+	{ "beam.max_new", K_INT, BM(max_new), 0, 256 },
+	{ "beam.capacity", K_INT, BM(capacity), 0, 4096 },
+	{ "beam.positive", K_REAL, BM(positive), 1, 100 },
+	{ "beam.negative", K_REAL, BM(negative), 1, 100 },
+	{ "beam.shared_memory", K_BOOL, BM(shared_memory), 0, 0 },
+	{ "fastpath.stage_a_max", K_INT, FP(stage_a_max), 0, 100 },
+	{ "fastpath.stage_b_max", K_INT, FP(stage_b_max), 0, 100 },
+};
+
+static bool parse_real(const char *v, double min, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	while (isspace((unsigned char)*end))
+		end++;
+	if (errno || end == v || *end || !(d >= min && d <= max))
+		return false;
+	*out = d;
+	return true;
+}
+
+/* "a, b, c": three numbers in range. */
+static bool parse_reals3(const char *v, double min, double max, double *out)
+{
+	double d[3];
+	char part[64];
+	for (int i = 0; i < 3; i++) {
+		size_t n = strcspn(v, ",");
+		if (n >= sizeof part || (i < 2) != (v[n] == ','))
+			return false;
+		memcpy(part, v, n);
+		part[n] = '\0';
+		if (!parse_real(part, min, max, &d[i]))
+			return false;
+		v += n + (v[n] == ',');
+	}
+	memcpy(out, d, sizeof d);
+	return true;
+}
+
+static int set_knob(cuco_search_config *c, const knob *k, const char *v, cuco_err *err)
+{
+	void *p = (char *)c + k->off;
+	double d;
+	switch (k->kind) {
+	case K_INT:
+		if (!parse_real(v, k->min, k->max, &d) || d != floor(d))
+			break;
+		*(int *)p = (int)d;
+		return CUCO_OK;
+	case K_REAL:
+		if (!parse_real(v, k->min, k->max, &d))
+			break;
+		*(double *)p = d;
+		return CUCO_OK;
+	case K_REALS3:
+		if (!parse_reals3(v, k->min, k->max, (double *)p))
+			break;
+		return CUCO_OK;
+	case K_BOOL:
+		if (strcmp(v, "true") && strcmp(v, "false") && strcmp(v, "yes") && strcmp(v, "no"))
+			break;
+		*(bool *)p = v[0] == 't' || v[0] == 'y';
+		return CUCO_OK;
+	case K_RULE:
+		if (strcmp(v, "weighted") == 0)
+			*(cuco_parent_rule *)p = CUCO_PARENT_WEIGHTED;
+		else if (strcmp(v, "power_law") == 0)
+			*(cuco_parent_rule *)p = CUCO_PARENT_POWER_LAW;
+		else
+			break;
+		return CUCO_OK;
+	}
+	static const char *const want[] = { "an integer", "a number", "true or false",
+		"three numbers a, b, c", "weighted or power_law" };
+	return cuco_errf(err, CUCO_EDATA, "%s = %s: not %s%s", k->key, v, want[k->kind],
+		k->kind == K_INT || k->kind == K_REAL || k->kind == K_REALS3 ? " in range" : "");
+}
+
+int cuco_search_config_set(cuco_search_config *c, const char *key, const char *value,
+	cuco_err *err)
+{
+	for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
+		if (strcmp(knobs[i].key, key) == 0)
+			return set_knob(c, &knobs[i], value, err);
+	return cuco_errf(err, CUCO_EDATA, "%s: unknown knob", key);
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *err)
+{
+	char *text;
+	int rc = cuco_read_file(path, 1 << 20, &text, NULL, err);
+	if (rc != CUCO_OK)
+		return rc;
+	char section[16] = "";
+	int line = 0;
+	for (char *s = text, *next; s && rc == CUCO_OK; s = next) {
+		next = strchr(s, '\n');
+		if (next)
+			*next++ = '\0';
+		line++;
+		char *hash = strchr(s, '#');
+		if (hash)
+			*hash = '\0';
+		s = trim(s);
+		if (*s == '[') {
+			char *body = trim(s + 1);
+			size_t n = strcspn(body, "] \t");
+			section[0] = '\0';
+			if (n < sizeof section && body[n] == ']' &&
+					(!strncmp(body, "evolve", n) || !strncmp(body, "beam", n) ||
+					!strncmp(body, "fastpath", n)))
+				memcpy(section, body, n), section[n] = '\0';
+			continue;
+		}
+		char *eq = strchr(s, '=');
+		if (!section[0] || !*s)
+			continue;
+		if (!eq) {
+			rc = cuco_errf(err, CUCO_EDATA, "%s:%d: [%s]: expected key = value", path, line,
+				section);
+			break;
+		}
+		*eq = '\0';
+		char key[96];
+		snprintf(key, sizeof key, "%s.%s", section, trim(s));
+		cuco_err e2;
+		if ((rc = cuco_search_config_set(c, key, trim(eq + 1), &e2)) != CUCO_OK)
+			cuco_errf(err, rc, "%s:%d: %s", path, line, e2.msg);
+	}
+	free(text);
+	return rc;
+}
+
+/* ---- the pure rules ----------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void cuco_parent_weights(cuco_parent_rule rule, double lambda, double alpha,
+	const double *scores, const int *children, size_t n, double *w)
+{
+	if (n == 0)
+		return;
+	double *v = cuco_xmalloc(n * sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(scores[i]))
+			v[k++] = scores[i];
+	double med = k ? median_of(v, k) : 0;
+	for (size_t i = 0; i < k; i++)
+		v[i] = fabs(v[i] - med);
+	double mad = k ? median_of(v, k) : 0;
+	if (!(mad > 0))
+		mad = 1;
+	if (rule == CUCO_PARENT_WEIGHTED) {
+		for (size_t i = 0; i < n; i++) {
+			double s = isnan(scores[i]) ? med : scores[i];
+			w[i] = 1 / (1 + exp(-lambda * (s - med) / mad)) / (1 + children[i]);
+		}
+	} else {
+		/* rank 1 = the best; NAN scores rank as the median. */
+		for (size_t i = 0; i < n; i++) {
+			double s = isnan(scores[i]) ? med : scores[i];
+			size_t rank = 1;
+			for (size_t j = 0; j < n; j++) {
+				double t = isnan(scores[j]) ? med : scores[j];
+				rank += t > s || (t == s && j < i);
+			}
+			w[i] = pow((double)rank, -alpha);
+		}
+	}
+	free(v);
+}
+
+size_t cuco_pick_index(const double *w, size_t n, double u)
+{
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += w[i];
+	double at = u * sum, acc = 0;
+	size_t last = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(w[i] > 0))
+			continue;
+		acc += w[i];
+		last = i;
+		if (at < acc)
+			return i;
+	}
+	return last;
+}
+
+bool cuco_evolve_exploring(const cuco_evolve_config *c, int g, int total)
+{
+	return (double)g < c->explore_fraction * total;
+}
+
+int cuco_evolve_operator(const cuco_evolve_config *c, int g, int total, double u, double v,
+	double *temperature)
+{
+	bool explore = cuco_evolve_exploring(c, g, total);
+	const double *p = explore ? c->explore_p : c->exploit_p;
+	const double *t = explore ? c->explore_temps : c->exploit_temps;
+	int ti = (int)(v * 3);
+	*temperature = t[ti > 2 ? 2 : ti];
+	return (int)cuco_pick_index(p, CUCO_OP_COUNT, u);
+}
+
+size_t cuco_migration_plan(const cuco_member *m, size_t n, int islands, double rate,
+	uint64_t *rng, cuco_move *out)
+{
+	size_t nout = 0;
+	if (islands < 2)
+		return 0;
+	size_t *eligible = cuco_xmalloc((n ? n : 1) * sizeof *eligible);
+	for (int isl = 0; isl < islands; isl++) {
+		size_t size = 0, best = n, ne = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (m[i].island != isl)
+				continue;
+			size++;
+			if (!isnan(m[i].score) && (best == n || m[i].score > m[best].score))
+				best = i;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (m[i].island == isl && i != best && !isnan(m[i].score) && m[i].generation > 0 &&
+					!m[i].pinned)
+				eligible[ne++] = i;
+		size_t want = (size_t)(rate * (double)size + 0.5);
+		if (want < 1)
+			want = 1;
+		/* A partial Fisher-Yates shuffle picks `want` distinct members. */
+		for (size_t k = 0; k < want && k < ne; k++) {
+			size_t j = k + search_next(rng) % (ne - k);
+			size_t t = eligible[k];
+			eligible[k] = eligible[j];
+			eligible[j] = t;
+			int to = (int)(search_next(rng) % (uint64_t)(islands - 1));
+			out[nout++] = (cuco_move){ m[eligible[k]].id, isl, to >= isl ? to + 1 : to };
+		}
+	}
+	free(eligible);
+	return nout;
+}
+
+void cuco_source_normalize(const char *text, size_t len, cuco_buf *out)
+{
+	bool space = false;
+	for (size_t i = 0; i < len; i++) {
+		char ch = text[i];
+		if (ch == '/' && i + 1 < len && text[i + 1] == '/') {
+			while (i < len && text[i] != '\n')
+				i++;
+			space = true;
+			continue;
+		}
+		if (ch == '/' && i + 1 < len && text[i + 1] == '*') {
+			i += 2;
+			while (i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'))
+				i++;
+			i++;  /* onto the '/' (or past the end of an unclosed comment) */
+			space = true;
+			continue;
+		}
+		if (isspace((unsigned char)ch)) {
+			space = true;
+			continue;
+		}
+		if (space && out->len > 0)
+			cuco_buf_append(out, " ", 1);
+		space = false;
+		cuco_buf_append(out, &ch, 1);
+	}
+	if (out->len == 0)
+		cuco_buf_append(out, "", 0);
+}
+
+/* ---- the models, shared by evolve, beam and fastpath ---------------------- */
+
+int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_config *knobs,
+	cuco_err *err)
+{
+	memset(s, 0, sizeof *s);
+	cuco_search_config_defaults(knobs);
+	cuco_llm_config_defaults(&s->cfg);
+	s->rng = env->cfg->seed ^ 0x6c6c6dull;
+	char path[1024];
+	if (cuco_llm_config_path(path, sizeof path)) {
+		int rc = cuco_llm_config_load(path, &s->cfg, err);
+		if (rc == CUCO_OK)
+			rc = cuco_search_config_load(path, knobs, err);
+		if (rc != CUCO_OK && rc != CUCO_ENOTFOUND)
+			return rc;
+	}
+	if (s->cfg.nmodels == 0)
+		return CUCO_OK;
+	cuco_bandit_init(&s->bandit, &s->cfg);
+	return cuco_llm_new(&s->cfg, &s->llm, err);
+}
+
+void search_llm_close(search_llm *s)
+{
+	if (s->llm)
+		cuco_llm_free(s->llm);
+	s->llm = NULL;
+}
+
+int search_llm_pick(search_llm *s)
+{
+	if (!s->llm)
+		return -1;
+	if (s->cfg.choice == CUCO_CHOICE_BANDIT)
+		return cuco_bandit_pick(&s->bandit);
+	return cuco_model_pick_weighted(&s->cfg, search_unit(&s->rng));
+}
+
+char *search_llm_ask(search_llm *s, int model, const char *system, const char *user,
+	double temperature, cuco_candidate *c, cuco_err *err)
+{
+	cuco_llm_msg msg = { "user", user };
+	cuco_llm_request req = { .model = &s->cfg.models[model], .system = system, .nmsgs = 1,
+		.msgs = &msg, .temperature = temperature };
+	cuco_llm_reply r;
+	memset(&r, 0, sizeof r);
+	int rc = cuco_llm_complete(s->llm, &req, &r, err);
+	if (c) {
+		c->tokens_prompt += r.tokens_in;
+		c->tokens_completion += r.tokens_out;
+		c->cost_usd += r.cost_usd;
+	}
+	char *text = r.text;
+	r.text = NULL;
+	cuco_llm_reply_free(&r);
+	if (rc != CUCO_OK) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+int search_event_add(cuco_txn *txn, const char *kind, const char *author, uint64_t candidate,
+	const char *text)
+{
+	cuco_event ev;
+	memset(&ev, 0, sizeof ev);
+	cuco_strlcpy(ev.kind, kind, sizeof ev.kind);
+	cuco_strlcpy(ev.author, author, sizeof ev.author);
+	ev.candidate = candidate;
+	cuco_strlcpy(ev.text, text, sizeof ev.text);
+	return cuco_event_add(txn, &ev);
+}
+
+typedef struct event_arg {
+	const char *kind, *author, *text;
+	uint64_t candidate;
+} event_arg;
+
+static int event_txn(cuco_txn *txn, void *arg)
+{
+	event_arg *a = arg;
+	return search_event_add(txn, a->kind, a->author, a->candidate, a->text);
+}
+
+void search_event(cuco_store *st, const char *kind, const char *author, uint64_t candidate,
+	const char *text)
+{
+	event_arg a = { kind, author, text, candidate };
+	cuco_err err;
+	if (cuco_store_write(st, event_txn, &a, &err) != CUCO_OK)
+		cuco_log(CUCO_LOG_WARN, "%s: event: %s", author, err.msg);
+}
+
+typedef struct source_arg {
+	const char *hash;
+	char *text;
+	size_t len;
+} source_arg;
+
+static int source_txn(cuco_txn *txn, void *arg)
+{
+	source_arg *a = arg;
+	free(a->text);
+	a->text = NULL;
+	return cuco_source_get(txn, a->hash, &a->text, &a->len);
+}
+
+int search_source(cuco_store *st, const char *hash, char **text, size_t *len, cuco_err *err)
+{
+	source_arg a = { .hash = hash };
+	int rc = cuco_store_read(st, source_txn, &a, err);
+	*text = a.text;
+	*len = a.len;
+	return rc;
+}
+
+typedef struct source_of_arg {
+	uint64_t id;
+	char *text;
+	size_t len;
+} source_of_arg;
+
+static int source_of_txn(cuco_txn *txn, void *arg)
+{
+	source_of_arg *a = arg;
+	cuco_candidate c;
+	free(a->text);
+	a->text = NULL;
+	int rc = cuco_cand_get(txn, a->id, &c);
+	return rc == CUCO_OK ? cuco_source_get(txn, c.source_hash, &a->text, &a->len) : rc;
+}
+
+int search_source_of(cuco_store *st, uint64_t id, char **text, size_t *len, cuco_err *err)
+{
+	source_of_arg a = { .id = id };
+	int rc = cuco_store_read(st, source_of_txn, &a, err);
+	*text = a.text;
+	*len = a.len;
+	return rc;
+}
+
+typedef struct keep_arg {
+	cuco_edit_result *r;
+	cuco_candidate *c;
+} keep_arg;
+
+static int keep_txn(cuco_txn *txn, void *arg)
+{
+	keep_arg *a = arg;
+	return cuco_prompt_keep(txn, a->r->prompt, a->r->transcript, a->c);
+}
+
+int search_fill(cuco_store *st, const cuco_model *m, cuco_edit_result *r, cuco_proposal *out,
+	cuco_err *err)
+{
+	cuco_candidate *c = &out->cand;
+	keep_arg a = { r, c };
+	int rc = cuco_store_write(st, keep_txn, &a, err);
+	if (rc != CUCO_OK)
+		return rc;
+	out->source = r->source;
+	out->len = r->len;
+	r->source = NULL;
+	c->directive = r->directive;
+	snprintf(c->note, sizeof c->note, "%s%s%.440s", r->name, r->name[0] && r->note[0] ? ": " : "",
+		r->note);
+	cuco_strlcpy(c->model, m->name, sizeof c->model);
+	c->tokens_prompt += r->tokens_in;
+	c->tokens_completion += r->tokens_out;
+	c->cost_usd += r->cost_usd;
+	return CUCO_OK;
+}
+
+/* ---- the "evolve" strategy ------------------------------------------------ */
+
+typedef struct member {
+	uint64_t id;
+	uint64_t parent;
+	int island;
+	int generation;
+	int children;
+	cuco_origin origin;
+	cuco_status status;
+	double score;             /* fraction of peak, else speedup; NAN unless done */
+	bool pinned;
+	bool normalized;          /* its normal form is in the known set */
+	char source_hash[CUCO_HASH_LEN + 1];
+	cuco_directive directive;
+} member;
+
+typedef struct known {
+	char norm[CUCO_HASH_LEN + 1];  /* hash of the normalised source */
+	uint64_t id;
+} known;
+
+typedef struct evolve_state {
+	cuco_strategy_env env;
+	cuco_search_config k;
+	search_llm llm;
+	fastpath *fp;
+	cuco_tuner *tuners[MAX_ISLANDS];
+	member *m;                  /* by id, ascending */
+	size_t n, cap;
+	known *known;               /* every normal form seen; id 0 while in flight */
+	size_t nknown, known_cap;
+	int gen;                    /* island generations proposed, resumed ones included */
+	int total;                  /* generations the phases are laid over */
+	bool live;                  /* the first propose happened (replay is over) */
+	int migrated_at, meta_at;   /* generation of the last migration and summary */
+	bool exploring;
+	char *meta;                 /* the latest recommendations, or NULL */
+	char *hints[MAX_ISLANDS + 1][HINTS_KEPT];  /* [islands] = for every island */
+	uint64_t rng;
+} evolve_state;
+
+static member *find(evolve_state *s, uint64_t id)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->m[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->m[lo].id == id ? &s->m[lo] : NULL;
+}
+
+static member *insert(evolve_state *s, uint64_t id)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 64;
+		s->m = cuco_xrealloc(s->m, s->cap * sizeof *s->m);
+	}
+	size_t at = s->n;
+	while (at > 0 && s->m[at - 1].id > id)
+		at--;
+	memmove(&s->m[at + 1], &s->m[at], (s->n - at) * sizeof *s->m);
+	s->n++;
+	memset(&s->m[at], 0, sizeof s->m[at]);
+	s->m[at].id = id;
+	return &s->m[at];
+}
+
+static bool island_origin(cuco_origin o)
+{
+	return o == CUCO_ORIGIN_LLM_DIFF || o == CUCO_ORIGIN_LLM_FULL || o == CUCO_ORIGIN_LLM_CROSS ||
+		o == CUCO_ORIGIN_TUNE;
+}
+
+static void remember(char **ring, const char *text)
+{
+	free(ring[HINTS_KEPT - 1]);
+	memmove(ring + 1, ring, (HINTS_KEPT - 1) * sizeof *ring);
+	ring[0] = cuco_xstrdup(text);
+}
+
+static int model_index(const search_llm *l, const char *name)
+{
+	for (int i = 0; i < l->cfg.nmodels; i++)
+		if (strcmp(l->cfg.models[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+static void evolve_observe(void *state, const cuco_candidate *c)
+{
+	evolve_state *s = state;
+	if (s->fp)
+		fastpath_observe(s->fp, c);
+	member *m = find(s, c->id);
+	bool fresh = !m;
+	if (fresh) {
+		m = insert(s, c->id);
+		m->parent = c->nparents ? c->parents[0] : 0;
+		member *p = m->parent ? find(s, m->parent) : NULL;
+		if (p)
+			p->children++;
+		if (!s->live && island_origin(c->origin))
+			s->gen++;
+	}
+	bool finished_now = (fresh || m->status < CUCO_STATUS_DONE) && c->status >= CUCO_STATUS_DONE;
+	m->island = c->island;
+	m->generation = c->generation;
+	m->origin = c->origin;
+	m->status = c->status;
+	m->pinned = c->pinned;
+	m->score = search_score(c);
+	m->directive = c->directive;
+	if (strcmp(m->source_hash, c->source_hash) != 0) {
+		cuco_strlcpy(m->source_hash, c->source_hash, sizeof m->source_hash);
+		m->normalized = false;
+	}
+	if (c->island >= 0 && c->island < s->k.evolve.islands && s->tuners[c->island])
+		cuco_tuner_observe(s->tuners[c->island], &c->directive, c->id,
+			c->status == CUCO_STATUS_REJECTED ? NAN : m->score);
+	if (c->status == CUCO_STATUS_REJECTED && c->island >= 0 && c->island < s->k.evolve.islands &&
+			s->tuners[c->island])
+		cuco_tuner_forbid(s->tuners[c->island], c->id);
+	/* The bandit learns each LLM child once, when it finishes. */
+	int arm = model_index(&s->llm, c->model);
+	member *p = find(s, m->parent);
+	if (finished_now && arm >= 0 && s->llm.llm && p && island_origin(c->origin))
+		cuco_bandit_update(&s->llm.bandit, arm, cuco_bandit_reward(p->score, m->score),
+			c->cost_usd);
+}
+
+static void evolve_hint(void *state, int island, const char *text)
+{
+	evolve_state *s = state;
+	int slot = island < 0 || island >= s->k.evolve.islands ? s->k.evolve.islands : island;
+	remember(s->hints[slot], text);
+}
+
+/* A person's hints for one island's next prompts (the prompt itself shows
+ * rejected candidates with their reasons). */
+static char *hints_for(const evolve_state *s, int island)
+{
+	cuco_buf b = { 0 };
+	const int slots[2] = { island, s->k.evolve.islands };
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < HINTS_KEPT; i++)
+			if (s->hints[slots[k]][i])
+				cuco_buf_printf(&b, "- %s\n", s->hints[slots[k]][i]);
+	return b.data;
+}
+
+/* ---- island bookkeeping in the store ---------------------------------------- */
+
+typedef struct islands_arg {
+	int n;
+	const char *phase;          /* set every island's phase when not NULL */
+	const cuco_move *moves;
+	size_t nmoves;
+	char text[512];
+} islands_arg;
+
+static int islands_txn(cuco_txn *txn, void *arg)
+{
+	islands_arg *a = arg;
+	int rc = CUCO_OK;
+	for (int i = 0; i < a->n && rc == CUCO_OK; i++) {
+		cuco_island isl;
+		rc = cuco_island_get(txn, i, &isl);
+		if (rc == CUCO_ENOTFOUND) {
+			memset(&isl, 0, sizeof isl);
+			isl.id = i;
+			cuco_strlcpy(isl.phase, "explore", sizeof isl.phase);
+			isl.best_score = isl.best_speedup = NAN;
+			rc = CUCO_OK;
+		} else if (rc != CUCO_OK) {
+			return rc;
+		}
+		if (a->phase)
+			cuco_strlcpy(isl.phase, a->phase, sizeof isl.phase);
+		for (size_t k = 0; k < a->nmoves; k++) {
+			isl.members += (a->moves[k].to == i) - (a->moves[k].from == i);
+			isl.migrations += a->moves[k].from == i;
+		}
+		rc = cuco_island_put(txn, &isl);
+	}
+	for (size_t k = 0; k < a->nmoves && rc == CUCO_OK; k++) {
+		cuco_candidate c;
+		if ((rc = cuco_cand_get(txn, a->moves[k].id, &c)) != CUCO_OK)
+			return rc;
+		c.island = a->moves[k].to;
+		rc = cuco_cand_put(txn, &c);
+	}
+	if (rc == CUCO_OK && a->text[0]) {
+		rc = search_event_add(txn, a->phase ? "phase" : "migrate", "evolve", 0, a->text);
+	}
+	return rc;
+}
+
+static void migrate(evolve_state *s)
+{
+	cuco_member *cm = cuco_xmalloc((s->n ? s->n : 1) * sizeof *cm);
+	size_t n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->m[i].island >= 0 && s->m[i].status != CUCO_STATUS_REJECTED)
+			cm[n++] = (cuco_member){ s->m[i].id, s->m[i].island, s->m[i].generation,
+				s->m[i].score, s->m[i].pinned };
+	cuco_move *moves = cuco_xmalloc((n ? n : 1) * sizeof *moves);
+	size_t nm = cuco_migration_plan(cm, n, s->k.evolve.islands, s->k.evolve.migration_rate,
+		&s->rng, moves);
+	if (nm > 0) {
+		islands_arg a = { .n = s->k.evolve.islands, .moves = moves, .nmoves = nm };
+		int len = snprintf(a.text, sizeof a.text, "generation %d: %zu moved:", s->gen, nm);
+		for (size_t k = 0; k < nm && len > 0 && (size_t)len < sizeof a.text - 24; k++)
+			len += snprintf(a.text + len, sizeof a.text - (size_t)len, " #%llu %d->%d",
+				(unsigned long long)moves[k].id, moves[k].from, moves[k].to);
+		cuco_err err;
+		if (cuco_store_write(s->env.st, islands_txn, &a, &err) != CUCO_OK) {
+			cuco_log(CUCO_LOG_WARN, "evolve: migration: %s", err.msg);
+		} else {
+			for (size_t k = 0; k < nm; k++)
+				find(s, moves[k].id)->island = moves[k].to;
+			cuco_log(CUCO_LOG_INFO, "evolve: %s", a.text);
+		}
+	}
+	free(moves);
+	free(cm);
+}
+
+static void set_phase(evolve_state *s, bool exploring)
+{
+	islands_arg a = { .n = s->k.evolve.islands, .phase = exploring ? "explore" : "exploit" };
+	snprintf(a.text, sizeof a.text, "generation %d of %d: every island %ss now", s->gen,
+		s->total, a.phase);
+	cuco_err err;
+	if (cuco_store_write(s->env.st, islands_txn, &a, &err) != CUCO_OK)
+		cuco_log(CUCO_LOG_WARN, "evolve: phase: %s", err.msg);
+	s->exploring = exploring;
+}
+
+/* ---- meta summary ------------------------------------------------------------ */
+
+static const char meta_system[] =
+	"You review an evolutionary search for faster programs that overlap computation with "
+	"communication. From the recent candidates below (directive, outcome, the author's note) "
+	"write at most %d recommendations for the next generations, one per line, numbered, "
+	"each one sentence: what to try or avoid, and why, judging only from these results.";
+
+/* Numbered or bulleted lines of a reply, at most max, as "1. …" lines. */
+static char *recommendations(const char *reply, int max)
+{
+	cuco_buf b = { 0 };
+	int n = 0;
+	for (const char *p = reply; *p && n < max;) {
+		size_t len = strcspn(p, "\n");
+		const char *q = p;
+		while (q < p + len && isspace((unsigned char)*q))
+			q++;
+		const char *body = q;
+		while (body < p + len && (isdigit((unsigned char)*body) || *body == '.' ||
+				*body == ')' || *body == '-' || *body == '*'))
+			body++;
+		if (body > q && body < p + len && isspace((unsigned char)*body)) {
+			while (body < p + len && isspace((unsigned char)*body))
+				body++;
+			cuco_buf_printf(&b, "%d. %.*s\n", ++n, (int)(p + len - body), body);
+		}
+		p += len + (p[len] == '\n');
+	}
+	return b.data;
+}
+
+typedef struct meta_arg {
+	int generation;
+	const char *text;
+} meta_arg;
+
+static int meta_txn(cuco_txn *txn, void *arg)
+{
+	meta_arg *a = arg;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "generation", a->generation);
+	cJSON_AddStringToObject(o, "recommendations", a->text);
+	char *json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	int rc = cuco_meta_put(txn, "evolve-meta", json);
+	free(json);
+	if (rc != CUCO_OK)
+		return rc;
+	char text[512];
+	snprintf(text, sizeof text, "generation %d: %.400s", a->generation, a->text);
+	return search_event_add(txn, "meta", "evolve", 0, text);
+}
+
+typedef struct recent_arg {
+	cuco_buf *b;
+	uint64_t from;
+} recent_arg;
+
+static int recent_one(const cuco_candidate *c, void *arg)
+{
+	recent_arg *a = arg;
+	if (!island_origin(c->origin) || c->status < CUCO_STATUS_DONE)
+		return 0;
+	char dir[96];
+	cuco_directive_short(&c->directive, dir, sizeof dir);
+	cuco_buf_printf(a->b, "#%llu %s %s: ", (unsigned long long)c->id, cuco_origin_name(c->origin),
+		dir);
+	if (c->status == CUCO_STATUS_DONE)
+		cuco_buf_printf(a->b, "%.3fx the baseline", c->speedup);
+	else
+		cuco_buf_printf(a->b, "%s %s", c->status == CUCO_STATUS_REJECTED ? "rejected:" :
+			c->failed_stage, c->status == CUCO_STATUS_REJECTED ? c->reject_reason : c->error_class);
+	cuco_buf_printf(a->b, " — %.200s\n", c->note);
+	return 0;
+}
+
+static int recent_txn(cuco_txn *txn, void *arg)
+{
+	recent_arg *a = arg;
+	a->b->len = 0;
+	return cuco_cand_each(txn, a->from, recent_one, a);
+}
+
+/* Every meta_interval generations: the recent candidates → at most
+ * meta_max recommendations for every island's next prompts. */
+static void meta_summary(evolve_state *s)
+{
+	int model = search_llm_pick(&s->llm);
+	uint64_t from = s->n > META_SHOWN * 2 ? s->m[s->n - META_SHOWN * 2].id : 1;
+	cuco_buf user = { 0 };
+	recent_arg ra = { &user, from };
+	cuco_err err;
+	char system[sizeof meta_system + 16];
+	snprintf(system, sizeof system, meta_system, s->k.evolve.meta_max);
+	if (model < 0 || cuco_store_read(s->env.st, recent_txn, &ra, &err) != CUCO_OK ||
+			user.len == 0) {
+		cuco_buf_free(&user);
+		return;
+	}
+	char *reply = search_llm_ask(&s->llm, model, system, user.data, 0.0, NULL, &err);
+	cuco_buf_free(&user);
+	bool answered = reply != NULL;
+	char *recs = answered ? recommendations(reply, s->k.evolve.meta_max) : NULL;
+	free(reply);
+	if (!recs) {
+		cuco_log(CUCO_LOG_WARN, "evolve: meta summary at generation %d: %s", s->gen,
+			answered ? "no numbered recommendation in the reply" : err.msg);
+		return;
+	}
+	meta_arg a = { s->gen, recs };
+	if (cuco_store_write(s->env.st, meta_txn, &a, &err) != CUCO_OK)
+		cuco_log(CUCO_LOG_WARN, "evolve: meta summary: %s", err.msg);
+	free(s->meta);
+	s->meta = recs;
+}
+
+/* ---- duplicates ---------------------------------------------------------------- */
+
+static void norm_hash(const char *text, size_t len, char hash[CUCO_HASH_LEN + 1])
+{
+	cuco_buf b = { 0 };
+	cuco_source_normalize(text, len, &b);
+	cuco_source_hash(b.data, b.len, hash);
+	cuco_buf_free(&b);
+}
+
+static const known *known_find(const evolve_state *s, const char *norm)
+{
+	for (size_t i = 0; i < s->nknown; i++)
+		if (strcmp(s->known[i].norm, norm) == 0)
+			return &s->known[i];
+	return NULL;
+}
+
+static void add_known(evolve_state *s, const char *norm, uint64_t id)
+{
+	known *k = (known *)known_find(s, norm);
+	if (k) {
+		if (!k->id)
+			k->id = id;  /* a proposal of ours has landed */
+		return;
+	}
+	if (s->nknown == s->known_cap) {
+		s->known_cap = s->known_cap ? 2 * s->known_cap : 64;
+		s->known = cuco_xrealloc(s->known, s->known_cap * sizeof *s->known);
+	}
+	cuco_strlcpy(s->known[s->nknown].norm, norm, sizeof s->known[0].norm);
+	s->known[s->nknown++].id = id;
+}
+
+typedef struct normalize_arg {
+	evolve_state *s;
+} normalize_arg;
+
+static int normalize_txn(cuco_txn *txn, void *arg)
+{
+	evolve_state *s = ((normalize_arg *)arg)->s;
+	for (size_t i = 0; i < s->n; i++) {
+		member *m = &s->m[i];
+		if (m->normalized || !m->source_hash[0])
+			continue;
+		char *text;
+		size_t len;
+		int rc = cuco_source_get(txn, m->source_hash, &text, &len);
+		if (rc == CUCO_ENOTFOUND)
+			continue;
+		if (rc != CUCO_OK)
+			return rc;
+		char norm[CUCO_HASH_LEN + 1];
+		norm_hash(text, len, norm);
+		free(text);
+		add_known(s, norm, m->id);
+		m->normalized = true;
+	}
+	return CUCO_OK;
+}
+
+/* ---- one generation ------------------------------------------------------------- */
+
+static const cuco_origin op_origin[] = {
+	[CUCO_OP_FULL] = CUCO_ORIGIN_LLM_FULL,
+	[CUCO_OP_DIFF] = CUCO_ORIGIN_LLM_DIFF,
+	[CUCO_OP_CROSS] = CUCO_ORIGIN_LLM_CROSS,
+};
+static const cuco_prompt_kind op_prompt[] = {
+	[CUCO_OP_FULL] = CUCO_PROMPT_FULL,
+	[CUCO_OP_DIFF] = CUCO_PROMPT_DIFF,
+	[CUCO_OP_CROSS] = CUCO_PROMPT_CROSS,
+};
+
+/* Eligible parents of an island: its correct members and every pinned
+ * candidate; rejected ones never. Indexes into s->m. */
+static size_t parent_pool(const evolve_state *s, int island, size_t *pool)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const member *m = &s->m[i];
+		if (m->status == CUCO_STATUS_REJECTED || m->origin == CUCO_ORIGIN_BASELINE)
+			continue;
+		if (m->pinned || (m->island == island && m->status == CUCO_STATUS_DONE))
+			pool[n++] = i;
+	}
+	return n;
+}
+
+static size_t pick_parent(evolve_state *s, const size_t *pool, size_t n)
+{
+	double *scores = cuco_xmalloc(n * sizeof *scores), *w = cuco_xmalloc(n * sizeof *w);
+	int *children = cuco_xmalloc(n * sizeof *children);
+	for (size_t i = 0; i < n; i++) {
+		scores[i] = s->m[pool[i]].score;
+		children[i] = s->m[pool[i]].children;
+	}
+	const cuco_evolve_config *e = &s->k.evolve;
+	cuco_parent_weights(e->parent_rule, e->lambda, e->alpha, scores, children, n, w);
+	size_t at = pool[cuco_pick_index(w, n, search_unit(&s->rng))];
+	free(scores);
+	free(w);
+	free(children);
+	return at;
+}
+
+typedef struct prompt_arg {
+	const cuco_prompt_spec *spec;
+	cuco_buf system, user;
+} prompt_arg;
+
+static int prompt_txn(cuco_txn *txn, void *arg)
+{
+	prompt_arg *a = arg;
+	a->system.len = a->user.len = 0;
+	return cuco_prompt_build(txn, a->spec, &a->system, &a->user);
+}
+
+/* The directive tuner as a cheap operator: a new configuration of a
+ * member's source, chosen by the island's own tuner. */
+static int tune_child(evolve_state *s, int island, const char *why, cuco_proposal *out,
+	cuco_err *err)
+{
+	uint64_t parent = 0;
+	cuco_directive d;
+	int rc = cuco_tuner_propose(s->tuners[island], s->env.seed_directive, &d, &parent);
+	if (rc != CUCO_OK)
+		return rc == CUCO_ENOTFOUND ? rc : cuco_errf(err, rc, "evolve: island %d: tuner failed",
+			island);
+	const member *p = parent ? find(s, parent) : NULL;
+	memset(out, 0, sizeof *out);
+	out->cand.origin = CUCO_ORIGIN_TUNE;
+	out->cand.island = island;
+	out->cand.nparents = 1;
+	out->cand.parents[0] = p ? p->id : s->env.seed_id;
+	out->cand.directive = d;
+	cuco_strlcpy(out->cand.source_hash, p ? p->source_hash : s->env.seed_hash,
+		sizeof out->cand.source_hash);
+	snprintf(out->cand.note, sizeof out->cand.note, "directive tuner on island %d: %s", island, why);
+	return CUCO_OK;
+}
+
+typedef struct child_plan {
+	int island;
+	int op;                 /* CUCO_OP_*, or -1 for fix mode */
+	double temperature;
+	const member *parent;
+	const member *other;    /* crossover's second parent */
+} child_plan;
+
+/* Ask the model for a child of plan->parent; a reply whose normal form is
+ * already known is answered with that fact, up to novelty_attempts. */
+static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out, cuco_err *err)
+{
+	char *src;
+	size_t len;
+	int rc = search_source(s->env.st, plan->parent->source_hash, &src, &len, err);
+	if (rc != CUCO_OK)
+		return rc;
+	char *hints = hints_for(s, plan->island);
+	cuco_prompt_spec spec = { .wl = s->env.wl, .kind = plan->op < 0 ? CUCO_PROMPT_FIX :
+		op_prompt[plan->op], .parent = plan->parent->id, .other = plan->other ?
+		plan->other->id : 0, .island = plan->island, .inspirations = s->k.evolve.inspirations,
+		.failures = s->k.evolve.failures, .meta = s->meta, .hints = hints };
+	prompt_arg pa = { .spec = &spec };
+	rc = cuco_store_read(s->env.st, prompt_txn, &pa, err);
+	free(hints);
+	int model = search_llm_pick(&s->llm);
+	for (int attempt = 1; rc == CUCO_OK; attempt++) {
+		cuco_edit e = { .llm = s->llm.llm, .model = &s->llm.cfg.models[model], .wl = s->env.wl,
+			.system = pa.system.data, .user = pa.user.data, .parent = src, .parent_len = len,
+			.base = &plan->parent->directive, .temperature = plan->temperature,
+			.attempts = s->llm.cfg.patch_attempts };
+		cuco_edit_result r;
+		memset(&r, 0, sizeof r);
+		rc = cuco_llm_edit(&e, &r, err);
+		out->cand.tokens_prompt += r.tokens_in;
+		out->cand.tokens_completion += r.tokens_out;
+		out->cand.cost_usd += r.cost_usd;
+		r.tokens_in = r.tokens_out = 0;  /* counted here, not again by search_fill */
+		r.cost_usd = 0;
+		char norm[CUCO_HASH_LEN + 1];
+		const known *dup = NULL;
+		if (rc == CUCO_OK) {
+			norm_hash(r.source, r.len, norm);
+			if (!(dup = known_find(s, norm)) &&
+					(rc = search_fill(s->env.st, &s->llm.cfg.models[model], &r, out, err)) == CUCO_OK)
+				add_known(s, norm, 0);
+		}
+		cuco_edit_result_free(&r);
+		if (rc != CUCO_OK || !dup)
+			break;
+		char what[48] = "a candidate still in flight";
+		if (dup->id)
+			snprintf(what, sizeof what, "candidate #%llu", (unsigned long long)dup->id);
+		cuco_log(CUCO_LOG_INFO, "evolve: island %d: a reply repeated %s", plan->island, what);
+		if (attempt >= s->k.evolve.novelty_attempts)
+			rc = cuco_errf(err, CUCO_EDATA, "evolve: island %d: %d replies repeated known "
+				"candidates", plan->island, attempt);
+		cuco_buf_printf(&pa.user, "\n\nNote: an earlier answer to this request reproduced "
+			"%s exactly. Propose a different change.\n", what);
+	}
+	free(src);
+	cuco_buf_free(&pa.system);
+	cuco_buf_free(&pa.user);
+	if (rc != CUCO_OK)
+		return rc;
+	out->cand.origin = plan->op < 0 ? CUCO_ORIGIN_LLM_FULL : op_origin[plan->op];
+	out->cand.island = plan->island;
+	out->cand.nparents = plan->other ? 2 : 1;
+	out->cand.parents[0] = plan->parent->id;
+	out->cand.parents[1] = plan->other ? plan->other->id : 0;
+	return CUCO_OK;
+}
+
+/* Parent, operator and temperature of generation s->gen on an island. */
+static void plan_child(evolve_state *s, int island, child_plan *plan)
+{
+	memset(plan, 0, sizeof *plan);
+	plan->island = island;
+	double u = search_unit(&s->rng), v = search_unit(&s->rng);
+	plan->op = cuco_evolve_operator(&s->k.evolve, s->gen, s->total, u, v, &plan->temperature);
+	size_t *pool = cuco_xmalloc((s->n ? s->n : 1) * sizeof *pool);
+	size_t n = parent_pool(s, island, pool);
+	if (n > 0) {
+		plan->parent = &s->m[pick_parent(s, pool, n)];
+	} else {
+		/* No correct member: fix a failed one (fix mode), or start an
+		 * empty island from the seed. */
+		size_t nfailed = 0;
+		for (size_t i = 0; i < s->n; i++)
+			if (s->m[i].island == island && s->m[i].status == CUCO_STATUS_FAILED)
+				pool[nfailed++] = i;
+		if (nfailed > 0) {
+			plan->parent = &s->m[pool[search_next(&s->rng) % nfailed]];
+			plan->op = -1;
+		} else {
+			plan->parent = find(s, s->env.seed_id);
+		}
+	}
+	if (plan->op == CUCO_OP_CROSS) {
+		/* The second parent: another correct candidate of any island. */
+		size_t nother = 0;
+		for (size_t i = 0; i < s->n; i++)
+			if (s->m[i].status == CUCO_STATUS_DONE && &s->m[i] != plan->parent &&
+					s->m[i].origin != CUCO_ORIGIN_BASELINE)
+				pool[nother++] = i;
+		if (nother > 0)
+			plan->other = &s->m[pool[search_next(&s->rng) % nother]];
+		else
+			plan->op = CUCO_OP_FULL;
+	}
+	free(pool);
+}
+
+static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
+{
+	evolve_state *s = state;
+	memset(out, 0, sizeof *out);
+	s->live = true;
+	int rc;
+	if (s->fp && !fastpath_finished(s->fp)) {
+		bool waiting = false;
+		rc = fastpath_propose(s->fp, out, &waiting, err);
+		if (rc != CUCO_OK || !waiting)
+			return rc == CUCO_ENOTFOUND ? evolve_propose(state, out, err) : rc;
+		/* An attempt is in flight: meanwhile the islands work on the seed. */
+	}
+	cuco_err rerr;
+	if (cuco_store_read(s->env.st, normalize_txn, &(normalize_arg){ s }, &rerr) != CUCO_OK)
+		cuco_log(CUCO_LOG_WARN, "evolve: duplicates: %s", rerr.msg);
+	const cuco_evolve_config *e = &s->k.evolve;
+	if (e->migration_interval > 0 && s->gen > 0 && s->gen % e->migration_interval == 0 &&
+			s->migrated_at != s->gen) {
+		s->migrated_at = s->gen;
+		migrate(s);
+	}
+	if (e->meta_interval > 0 && e->meta_max > 0 && s->gen > 0 && s->gen % e->meta_interval == 0 &&
+			s->meta_at != s->gen) {
+		s->meta_at = s->gen;
+		meta_summary(s);
+	}
+	bool exploring = cuco_evolve_exploring(e, s->gen, s->total);
+	if (exploring != s->exploring)
+		set_phase(s, exploring);
+	int island = s->gen % e->islands;
+	if (!s->llm.llm) {
+		rc = tune_child(s, island, "no model is configured", out, err);
+	} else if (e->tune_rate > 0 && search_unit(&s->rng) < e->tune_rate) {
+		rc = tune_child(s, island, "the cheap operator's turn", out, err);
+	} else {
+		child_plan plan;
+		plan_child(s, island, &plan);
+		rc = plan.parent ? llm_child(s, &plan, out, err)
+			: cuco_errf(err, CUCO_EDATA, "evolve: island %d: no parent (the seed is missing)",
+				island);
+		if (rc == CUCO_OK && plan.op < 0) {
+			char note[sizeof out->cand.note];
+			snprintf(note, sizeof note, "fix mode (island %d had no correct candidate): %.440s",
+				island, out->cand.note);
+			cuco_strlcpy(out->cand.note, note, sizeof out->cand.note);
+		}
+		if (rc == CUCO_EDATA) {
+			/* Every reply was refused: the error is kept in the log and the
+			 * generation goes to the tuner rather than being lost. */
+			cuco_log(CUCO_LOG_WARN, "evolve: island %d: %s", island, err->msg);
+			char why[200];
+			snprintf(why, sizeof why, "the model's replies were refused (%.150s)", err->msg);
+			rc = tune_child(s, island, why, out, err);
+		}
+	}
+	if (rc == CUCO_OK)
+		s->gen++;
+	return rc;
+}
+
+static void evolve_free(void *state)
+{
+	evolve_state *s = state;
+	if (s->fp)
+		fastpath_free(s->fp);
+	for (int i = 0; i < MAX_ISLANDS; i++)
+		if (s->tuners[i])
+			cuco_tuner_free(s->tuners[i]);
+	for (int i = 0; i <= MAX_ISLANDS; i++)
+		for (int k = 0; k < HINTS_KEPT; k++)
+			free(s->hints[i][k]);
+	search_llm_close(&s->llm);
+	free(s->meta);
+	free(s->m);
+	free(s->known);
+	free(s);
+}
+
+static int evolve_init(const cuco_strategy_env *env, void **state, cuco_err *err)
+{
+	evolve_state *s = cuco_xcalloc(1, sizeof *s);
+	s->env = *env;
+	s->rng = env->cfg->seed;
+	s->exploring = true;
+	s->migrated_at = s->meta_at = -1;
+	int rc = search_llm_open(env, &s->llm, &s->k, err);
+	const cuco_evolve_config *e = &s->k.evolve;
+	if (rc == CUCO_OK && !s->llm.llm)
+		cuco_log(CUCO_LOG_WARN, "evolve: no model is configured (docs/configuration.md): the "
+			"islands run the directive tuner alone");
+	s->total = e->generations > 0 ? e->generations : env->cfg->budget > 0 ? env->cfg->budget : 60;
+	for (int i = 0; rc == CUCO_OK && i < e->islands; i++)
+		rc = cuco_tuner_new(env->wl, CUCO_TUNER_ANNEAL, env->cfg->seed + (uint64_t)i, s->total,
+			&s->tuners[i], err);
+	if (rc == CUCO_OK && e->fastpath)
+		rc = fastpath_new(env, &s->llm, &s->k.fastpath, &s->fp, err);
+	islands_arg a = { .n = e->islands };
+	if (rc == CUCO_OK)
+		rc = cuco_store_write(env->st, islands_txn, &a, err);
+	if (rc != CUCO_OK) {
+		evolve_free(s);
+		return rc;
+	}
+	*state = s;
+	return CUCO_OK;
+}
+
+const cuco_strategy cuco_strategy_evolve = {
+	.name = "evolve",
+	.init = evolve_init,
+	.propose = evolve_propose,
+	.observe = evolve_observe,
+	.hint = evolve_hint,
+	.free = evolve_free,
+};

@@ -1,0 +1,304 @@
+/* fastpath.c — CUCo's fast path: from the workload's host-orchestrated
+ * baseline to a correct device-initiated seed, in two stages.
+ *
+ * Stage A adds the device infrastructure (windows, registration, the
+ * device communicator) and keeps the host collectives; stage B replaces
+ * them with device-initiated communication, barrier-separated phases,
+ * EVOLVE-BLOCK markers and a warm-up. Each attempt is a full candidate
+ * the engine compiles, runs and verifies; a failure goes back to the
+ * model with its stage and error, and the next attempt edits the failed
+ * code. Caps: stage_a_max and stage_b_max attempts. The passing stage-B
+ * program is stored with origin `fastpath` on island 0, where it seeds the
+ * slow path. Without a model, or when a cap is reached, the workload's
+ * shipped seed stays the starting point, and the log and the event log
+ * say so.
+ *
+ * One attempt is in flight at a time: its result decides the next prompt.
+ */
+#include "agents/search_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { STAGE_A, STAGE_B, STAGE_DONE };
+
+struct fastpath {
+	cuco_strategy_env env;
+	search_llm *llm;
+	cuco_fastpath_config c;
+	int stage;
+	int tries[2];
+	uint64_t input;           /* the stage's starting program */
+	uint64_t last;            /* the stage's last failed attempt, 0 when none */
+	uint64_t seen;            /* highest fast-path candidate handled */
+	bool in_flight;
+	char feedback[2600];      /* why the last attempt failed, "" when none */
+	uint64_t result;
+};
+
+static const char *const stage_name[] = { "A", "B" };
+
+/* What each stage asks for, by workload family. */
+static const char *stage_task(const cuco_workload *wl, int stage)
+{
+	static const char *const gpu[2] = {
+		"Stage A: add the device infrastructure the NCCL Device API needs and keep every host "
+		"collective as it is. Allocate the buffers the ranks exchange with ncclMemAlloc, "
+		"register them as windows (ncclCommWindowRegister), build the device communicator "
+		"with ncclDevCommCreate from ncclDevCommRequirements (enough LSA barriers for the "
+		"CTAs that will synchronize), and launch cooperatively where the kernel will need it. "
+		"The program must stay correct and keep its timing and verification.",
+		"Stage B: replace the host collectives with device-initiated communication: LSA "
+		"loads and stores through peer pointers with LSA barriers (or GIN puts, flushes and "
+		"signal waits where the network offers GIN). Split the kernel into barrier-separated "
+		"phases, wrap the code a search may change in EVOLVE-BLOCK-START / EVOLVE-BLOCK-END "
+		"comment lines (never main(), communicator setup, timing or verification), and add "
+		"two warm-up rounds of communication before the timed loop.",
+	};
+	static const char *const cpu[2] = {
+		"Stage A: add the one-sided infrastructure and keep the collective as it is. "
+		"Allocate the rows the ranks exchange in an MPI window (MPI_Win_allocate, or "
+		"MPI_Win_allocate_shared with MPI_Win_shared_query for ranks of one node), free it at "
+		"the end, and keep the program correct with its timing and verification.",
+		"Stage B: replace the collective with rank-initiated communication: MPI_Put into the "
+		"peers' windows (the GIN analogue) or loads from the shared window (the LSA "
+		"analogue), synchronized by fences or per-chunk flags, in barrier-separated phases. "
+		"Wrap the code a search may change in EVOLVE-BLOCK-START / EVOLVE-BLOCK-END comment "
+		"lines (never main(), MPI setup, timing or verification) and add warm-up rounds "
+		"before the timed loop.",
+	};
+	return wl->family == CUCO_FAMILY_CPU_MPI ? cpu[stage] : gpu[stage];
+}
+
+static void design_space(const cuco_workload *wl, cuco_buf *b)
+{
+	cuco_buf_puts(b, "\nState your directive first, one `name: value` line per dimension "
+		"after a `DIRECTIVE:` line, then the whole program in one fenced code block.\n"
+		"Dimensions and their allowed values:\n");
+	for (int i = 0; i < wl->ndims; i++) {
+		const cuco_dim *d = &wl->dims[i];
+		cuco_buf_printf(b, "- %s:", d->name);
+		for (int v = 0; v < d->nvalues; v++)
+			cuco_buf_printf(b, " %s", d->values[v]);
+		if (d->nvalues == 0)
+			cuco_buf_printf(b, " %s from %ld to %ld", d->pow2 ? "powers of two" : "integers",
+				d->min, d->max);
+		cuco_buf_printf(b, " (%s)\n", d->help);
+	}
+}
+
+/* The workload's context documents, as the prompt's reference section. */
+static void context_docs(const cuco_workload *wl, cuco_buf *b)
+{
+	for (int i = 0; i < wl->ncontext; i++) {
+		char path[1200];
+		snprintf(path, sizeof path, "%s/%s", wl->dir, wl->context[i]);
+		char *text;
+		size_t len;
+		cuco_err err;
+		if (cuco_read_file(path, 256 << 10, &text, &len, &err) != CUCO_OK) {
+			cuco_log(CUCO_LOG_WARN, "fastpath: %s", err.msg);
+			continue;
+		}
+		cuco_buf_printf(b, "\n## %s\n\n", wl->context[i]);
+		cuco_buf_append(b, text, len);
+		free(text);
+	}
+}
+
+int fastpath_new(const cuco_strategy_env *env, search_llm *llm, const cuco_fastpath_config *c,
+	fastpath **out, cuco_err *err)
+{
+	(void)err;
+	fastpath *f = cuco_xcalloc(1, sizeof *f);
+	f->env = *env;
+	f->llm = llm;
+	f->c = *c;
+	f->input = env->baseline_id;
+	*out = f;
+	return CUCO_OK;
+}
+
+void fastpath_free(fastpath *f)
+{
+	free(f);
+}
+
+bool fastpath_finished(const fastpath *f)
+{
+	return f->stage == STAGE_DONE;
+}
+
+uint64_t fastpath_result(const fastpath *f)
+{
+	return f->result;
+}
+
+/* End the fast path and say so in the log and the event log. */
+static void finish(fastpath *f, uint64_t result, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void finish(fastpath *f, uint64_t result, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	f->stage = STAGE_DONE;
+	f->result = result;
+	cuco_log(result ? CUCO_LOG_INFO : CUCO_LOG_WARN, "fastpath: %s", text);
+	search_event(f->env.st, "fastpath", "fastpath", result, text);
+}
+
+/* Count a failed attempt; true when the stage may try again. */
+static bool failed(fastpath *f, uint64_t id, const char *why)
+{
+	int s = f->stage;
+	f->tries[s]++;
+	if (id)
+		f->last = id;
+	snprintf(f->feedback, sizeof f->feedback, "Attempt %d of stage %s failed: %s", f->tries[s],
+		stage_name[s], why);
+	int cap = s == STAGE_A ? f->c.stage_a_max : f->c.stage_b_max;
+	if (f->tries[s] < cap)
+		return true;
+	finish(f, 0, "stage %s failed %d times (last: %.200s); the workload's shipped seed is used",
+		stage_name[s], f->tries[s], why);
+	return false;
+}
+
+static int stage_of(const cuco_candidate *c)
+{
+	static const char prefix[] = "fast path stage ";
+	if (strncmp(c->note, prefix, sizeof prefix - 1) != 0)
+		return -1;
+	char s = c->note[sizeof prefix - 1];
+	return s == 'A' ? STAGE_A : s == 'B' ? STAGE_B : -1;
+}
+
+void fastpath_observe(fastpath *f, const cuco_candidate *c)
+{
+	int stage = stage_of(c);
+	if (c->origin != CUCO_ORIGIN_FASTPATH || stage < 0 || c->id <= f->seen ||
+			f->stage == STAGE_DONE)
+		return;
+	if (c->status < CUCO_STATUS_DONE) {
+		f->in_flight = true;  /* a resumed run re-evaluates it */
+		return;
+	}
+	f->seen = c->id;
+	f->in_flight = false;
+	f->stage = stage;
+	if (c->status == CUCO_STATUS_DONE) {
+		f->tries[stage]++;
+		if (stage == STAGE_B) {
+			finish(f, c->id, "device-initiated seed #%llu after %d + %d attempts",
+				(unsigned long long)c->id, f->tries[STAGE_A], f->tries[STAGE_B]);
+			return;
+		}
+		f->stage = STAGE_B;
+		f->input = c->id;
+		f->last = 0;
+		f->feedback[0] = '\0';
+		return;
+	}
+	char why[2400];
+	if (c->status == CUCO_STATUS_REJECTED)
+		snprintf(why, sizeof why, "a reviewer rejected it: %s", c->reject_reason);
+	else
+		snprintf(why, sizeof why, "%s stage, %s:\n%s", c->failed_stage, c->error_class,
+			c->error_excerpt);
+	failed(f, c->id, why);
+}
+
+typedef struct attempt {
+	cuco_buf system, user;
+	char *parent;
+	size_t parent_len;
+} attempt;
+
+static int build_attempt(fastpath *f, uint64_t parent, attempt *a, cuco_err *err)
+{
+	const cuco_workload *wl = f->env.wl;
+	int rc = CUCO_OK;
+	if (!a->parent)
+		rc = search_source_of(f->env.st, parent, &a->parent, &a->parent_len, err);
+	if (rc != CUCO_OK)
+		return rc;
+	a->system.len = a->user.len = 0;
+	cuco_buf_printf(&a->system, "You port programs that overlap computation with communication "
+		"from host-orchestrated collectives to device-initiated communication, one stage at a "
+		"time, keeping them correct.\n\n# %s\n\n%s\n", wl->title, wl->description);
+	context_docs(wl, &a->system);
+	cuco_buf_printf(&a->user, "%s\n", stage_task(wl, f->stage));
+	design_space(wl, &a->user);
+	if (f->feedback[0])
+		cuco_buf_printf(&a->user, "\n%s\nFix it in the program below, which is that attempt.\n",
+			f->feedback);
+	cuco_buf_puts(&a->user, "\nThe program:\n```c\n");
+	cuco_buf_append(&a->user, a->parent, a->parent_len);
+	cuco_buf_puts(&a->user, "```\n");
+	return CUCO_OK;
+}
+
+int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *err)
+{
+	*waiting = false;
+	if (f->stage == STAGE_DONE)
+		return CUCO_ENOTFOUND;
+	if (f->in_flight) {
+		*waiting = true;
+		return CUCO_OK;
+	}
+	if (!f->llm->llm) {
+		finish(f, 0, "no model is configured; the workload's shipped seed is used");
+		return CUCO_ENOTFOUND;
+	}
+	attempt a = { 0 };
+	int rc = CUCO_OK;
+	while (rc == CUCO_OK && f->stage != STAGE_DONE) {
+		uint64_t parent = f->last ? f->last : f->input;
+		free(a.parent);
+		a.parent = NULL;
+		if ((rc = build_attempt(f, parent, &a, err)) != CUCO_OK)
+			break;
+		int model = search_llm_pick(f->llm);
+		cuco_edit e = { .llm = f->llm->llm, .model = &f->llm->cfg.models[model], .wl = f->env.wl,
+			.system = a.system.data, .user = a.user.data, .parent = a.parent,
+			.parent_len = a.parent_len, .base = f->env.seed_directive, .temperature = 0.0,
+			.attempts = f->llm->cfg.patch_attempts };
+		cuco_edit_result r;
+		memset(&r, 0, sizeof r);
+		cuco_err why;
+		int erc = cuco_llm_edit(&e, &r, &why);
+		if (erc == CUCO_EENV) {
+			finish(f, 0, "the model could not be reached (%.200s); the workload's shipped seed "
+				"is used", why.msg);
+		} else if (erc != CUCO_OK) {
+			failed(f, 0, why.msg);
+		} else if (f->stage == STAGE_B && !strstr(r.source, "EVOLVE-BLOCK-START")) {
+			failed(f, 0, "the program has no EVOLVE-BLOCK-START / EVOLVE-BLOCK-END markers");
+		} else if ((rc = search_fill(f->env.st, &f->llm->cfg.models[model], &r, out, err)) ==
+				CUCO_OK) {
+			char note[sizeof out->cand.note];
+			int cap = f->stage == STAGE_A ? f->c.stage_a_max : f->c.stage_b_max;
+			snprintf(note, sizeof note, "fast path stage %s %d/%d: %.460s", stage_name[f->stage],
+				f->tries[f->stage] + 1, cap, out->cand.note);
+			cuco_strlcpy(out->cand.note, note, sizeof out->cand.note);
+			out->cand.origin = CUCO_ORIGIN_FASTPATH;
+			out->cand.island = 0;
+			out->cand.nparents = 1;
+			out->cand.parents[0] = parent;
+			f->in_flight = true;
+			cuco_edit_result_free(&r);
+			break;
+		}
+		cuco_edit_result_free(&r);
+	}
+	free(a.parent);
+	cuco_buf_free(&a.system);
+	cuco_buf_free(&a.user);
+	if (rc != CUCO_OK)
+		return rc;
+	return f->in_flight ? CUCO_OK : CUCO_ENOTFOUND;
+}

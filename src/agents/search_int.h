@@ -1,0 +1,89 @@
+/* search_int.h — inside the LLM strategies (evolve.c, beam.c, fastpath.c,
+ * memory.c): their random numbers, their model access and the one edit
+ * step they share. */
+#ifndef CUCO_SEARCH_INT_H
+#define CUCO_SEARCH_INT_H
+
+#include "agents/agents.h"
+
+#include <math.h>
+
+/* splitmix64: small, seedable, good enough for sampling. */
+static inline uint64_t search_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0,1). */
+static inline double search_unit(uint64_t *s)
+{
+	return (double)(search_next(s) >> 11) * 0x1.0p-53;
+}
+
+/* What the strategies rank by: the fraction of the hardware's peak from
+ * the workload's peak model, else the speedup; NAN unless done. */
+static inline double search_score(const cuco_candidate *c)
+{
+	if (c->status != CUCO_STATUS_DONE)
+		return NAN;
+	return isnan(c->peak_fraction) ? c->score : c->peak_fraction;
+}
+
+/* The models a strategy calls, how it picks one, and what they cost. */
+typedef struct search_llm {
+	cuco_llm_config cfg;
+	cuco_llm *llm;        /* NULL when no model is configured */
+	cuco_bandit bandit;
+	uint64_t rng;
+} search_llm;
+
+/* Models and knobs from the config file ($XDG_CONFIG_HOME/cuco/config);
+ * a missing file leaves the defaults and no model. */
+int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_config *knobs,
+	cuco_err *err);
+void search_llm_close(search_llm *s);
+/* The model for the next call (by weight or by the bandit); -1 if none. */
+int search_llm_pick(search_llm *s);
+/* One plain call (planner, summarizer, meta): the reply text, malloc'd,
+ * or NULL with err. Tokens and cost are added to *c when not NULL. */
+char *search_llm_ask(search_llm *s, int model, const char *system, const char *user,
+	double temperature, cuco_candidate *c, cuco_err *err);
+
+/* An event in the store's log, inside a write or on its own (a failure
+ * is logged: an event is never worth ending a run for). */
+int search_event_add(cuco_txn *txn, const char *kind, const char *author, uint64_t candidate,
+	const char *text);
+void search_event(cuco_store *st, const char *kind, const char *author, uint64_t candidate,
+	const char *text);
+
+/* A stored source by hash, or a candidate's source by id (malloc'd). */
+int search_source(cuco_store *st, const char *hash, char **text, size_t *len, cuco_err *err);
+int search_source_of(cuco_store *st, uint64_t id, char **text, size_t *len, cuco_err *err);
+
+/* Keep the prompt and reply of an edit in the store and fill the
+ * proposal from the edit's result (source, directive, note, tokens). */
+int search_fill(cuco_store *st, const cuco_model *m, cuco_edit_result *r, cuco_proposal *out,
+	cuco_err *err);
+
+/* ---- the fast path (fastpath.c), run alone or before the islands ---- */
+
+typedef struct fastpath fastpath;
+
+/* llm stays the caller's. Without a model the fast path finishes at once
+ * (the log says the shipped seed is used). */
+int fastpath_new(const cuco_strategy_env *env, search_llm *llm, const cuco_fastpath_config *c,
+	fastpath **out, cuco_err *err);
+void fastpath_free(fastpath *f);
+/* CUCO_OK with the next attempt, or with *waiting and no proposal while
+ * an attempt is being evaluated (its result decides the next prompt);
+ * CUCO_ENOTFOUND once finished. */
+int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *err);
+void fastpath_observe(fastpath *f, const cuco_candidate *c);
+bool fastpath_finished(const fastpath *f);
+/* The device-initiated seed it produced; 0 when none. */
+uint64_t fastpath_result(const fastpath *f);
+
+#endif
