@@ -140,6 +140,30 @@ static void ascii_form(const lines *in, lines *out, char **buf)
 	}
 }
 
+/* The ASCII form, made on first use: most hunks match before the last
+ * level and never need it. */
+typedef struct lazy_ascii {
+	lines l;
+	char *buf;
+	bool made;
+} lazy_ascii;
+
+static const lines *ascii_of(const lines *in, lazy_ascii *a)
+{
+	if (!a->made)
+		ascii_form(in, &a->l, &a->buf);
+	a->made = true;
+	return &a->l;
+}
+
+static void lazy_ascii_free(lazy_ascii *a)
+{
+	if (a->made) {
+		free(a->l.v);
+		free(a->buf);
+	}
+}
+
 static bool same(const char *a, size_t an, const char *b, size_t bn)
 {
 	return an == bn && memcmp(a, b, an) == 0;
@@ -291,11 +315,11 @@ static int find_regions(const lines *f, const char *who, region **out, size_t *n
 
 /* Locate hunk h: the first level with any match decides; more than one
  * match there is ambiguous. */
-static int locate(const lines *file, const lines *afile, const cuco_hunk *h, int num,
+static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int num,
 	placed *p, cuco_err *err)
 {
-	lines srch, asrch;
-	char *abuf = NULL;
+	lines srch;
+	lazy_ascii asrch = { 0 };
 	split(h->search, strlen(h->search), &srch);
 	char first[96] = "";
 	size_t nonblank = 0;
@@ -307,12 +331,11 @@ static int locate(const lines *file, const lines *afile, const cuco_hunk *h, int
 		return cuco_errf(err, CUCO_EDATA, "hunk %d: SEARCH is empty; quote the lines to change "
 			"(to insert, quote the lines around the insertion)", num);
 	}
-	ascii_form(&srch, &asrch, &abuf);
 	int rc = CUCO_OK;
 	size_t hits = 0, where[3];
 	for (int lv = 0; lv < CUCO_MATCH_COUNT && hits == 0; lv++) {
-		const lines *f = lv == CUCO_MATCH_TYPOGRAPHY ? afile : file;
-		const lines *s = lv == CUCO_MATCH_TYPOGRAPHY ? &asrch : &srch;
+		const lines *f = lv == CUCO_MATCH_TYPOGRAPHY ? ascii_of(file, afile) : file;
+		const lines *s = lv == CUCO_MATCH_TYPOGRAPHY ? ascii_of(&srch, &asrch) : &srch;
 		for (size_t at = 0; at + s->n <= f->n; at++) {
 			shift sh;
 			if (!match_at(f, at, s, (cuco_match)lv, &sh))
@@ -341,8 +364,7 @@ static int locate(const lines *file, const lines *afile, const cuco_hunk *h, int
 			cuco_match_name(p->level));
 	}
 	free(srch.v);
-	free(asrch.v);
-	free(abuf);
+	lazy_ascii_free(&asrch);
 	return rc;
 }
 
@@ -450,9 +472,7 @@ static void assemble(const lines *file, placed **order, int n, const char *eol, 
 static int apply_hunks(const lines *file, const region *r, size_t nr, const cuco_reply *reply,
 	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
 {
-	lines afile;
-	char *abuf;
-	ascii_form(file, &afile, &abuf);
+	lazy_ascii afile = { 0 };
 	int n = reply->nhunks, rc = CUCO_OK;
 	placed *pl = cuco_xcalloc((size_t)n, sizeof *pl);
 	placed **order = cuco_xcalloc((size_t)n, sizeof *order);
@@ -489,8 +509,7 @@ static int apply_hunks(const lines *file, const region *r, size_t nr, const cuco
 		free(pl[i].repl.v);
 	free(pl);
 	free(order);
-	free(afile.v);
-	free(abuf);
+	lazy_ascii_free(&afile);
 	return rc;
 }
 

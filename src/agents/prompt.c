@@ -238,10 +238,20 @@ static bool on_island(const cuco_summary *s, int island)
 	return island < 0 || s->island == island;
 }
 
-static int by_score_desc(const void *a, const void *b)
+/* Keep the k best scores seen so far in top[], best first: one pass over
+ * the summaries instead of sorting thousands to show three. */
+static void offer(uint64_t *top, double *score, int *n, int k, const cuco_summary *s)
 {
-	const cuco_summary *x = a, *y = b;
-	return (x->score < y->score) - (x->score > y->score);
+	if (k == 0 || (*n == k && s->score <= score[k - 1]))
+		return;
+	int i = *n < k ? (*n)++ : k - 1;
+	while (i > 0 && score[i - 1] < s->score) {
+		top[i] = top[i - 1];
+		score[i] = score[i - 1];
+		i--;
+	}
+	top[i] = s->id;
+	score[i] = s->score;
 }
 
 static int choose(cuco_txn *txn, const cuco_prompt_spec *spec, picks *p)
@@ -262,17 +272,13 @@ static int choose(cuco_txn *txn, const cuco_prompt_spec *spec, picks *p)
 		if (s->status == CUCO_STATUS_REJECTED && p->nrejected < MAX_REJECTIONS)
 			p->rejected[p->nrejected++] = s->id;
 	}
-	/* Keep the eligible ones at the front, then sort them by score. */
-	size_t k = 0;
+	int want_top = spec->inspirations < 16 ? spec->inspirations : 16;
+	double score[16];
 	for (size_t i = 0; i < n; i++)
 		if (sums[i].status == CUCO_STATUS_DONE && !isnan(sums[i].score) &&
 			sums[i].id != spec->parent && sums[i].id != spec->other &&
 			sums[i].origin != CUCO_ORIGIN_BASELINE && on_island(&sums[i], spec->island))
-			sums[k++] = sums[i];
-	qsort(sums, k, sizeof *sums, by_score_desc);
-	int want_top = spec->inspirations < 16 ? spec->inspirations : 16;
-	for (size_t i = 0; i < k && p->ntop < want_top; i++)
-		p->top[p->ntop++] = sums[i].id;
+			offer(p->top, score, &p->ntop, want_top, &sums[i]);
 	free(sums);
 	return CUCO_OK;
 }
