@@ -56,22 +56,30 @@ bool tui_crt_interrupted(void)
 	return interrupted != 0;
 }
 
+/* The signals the screen handles, and what the caller had (cuco run has
+ * its own), put back when the screen ends. */
+static const int handled[] = { SIGTERM, SIGHUP, SIGINT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+#define NHANDLED (int)(sizeof handled / sizeof handled[0])
+static struct sigaction saved[NHANDLED];
+
 static void install_signals(void)
 {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_term;  /* no SA_RESTART: poll() must wake */
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = on_crash;
-	sa.sa_flags = SA_RESETHAND;
-	sigaction(SIGSEGV, &sa, NULL);
-	sigaction(SIGBUS, &sa, NULL);
-	sigaction(SIGFPE, &sa, NULL);
-	sigaction(SIGILL, &sa, NULL);
-	sigaction(SIGABRT, &sa, NULL);
+	for (int i = 0; i < NHANDLED; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sigemptyset(&sa.sa_mask);
+		bool crash = i >= 3;
+		/* No SA_RESTART for the others: poll() must wake. */
+		sa.sa_handler = crash ? on_crash : on_term;
+		sa.sa_flags = crash ? SA_RESETHAND : 0;
+		sigaction(handled[i], &sa, &saved[i]);
+	}
+}
+
+static void restore_signals(void)
+{
+	for (int i = 0; i < NHANDLED; i++)
+		sigaction(handled[i], &saved[i], NULL);
 }
 
 static void restore_at_exit(void)
@@ -143,8 +151,11 @@ int tui_crt_init(tui_crt *c, const char *theme_name, bool no_color, bool ascii, 
 	tui_theme theme;
 	if (no_color)
 		tui_theme_mono(&theme);
-	else if (tui_theme_load(&theme, theme_name ? theme_name : "dark", err) != CUCO_OK)
-		return CUCO_EDATA;
+	else if (theme_name) {
+		if (tui_theme_load(&theme, theme_name, err) != CUCO_OK)
+			return CUCO_EDATA;
+	} else if (tui_theme_load(&theme, "dark", NULL) != CUCO_OK)
+		tui_theme_default(&theme);  /* not installed: the built-in dark */
 	cuco_strlcpy(c->theme_name, theme.name, sizeof c->theme_name);
 
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
@@ -154,6 +165,7 @@ int tui_crt_init(tui_crt *c, const char *theme_name, bool no_color, bool ascii, 
 		return cuco_errf(err, CUCO_EENV, "TERM=%s: terminal type unknown to terminfo",
 			getenv("TERM") ? getenv("TERM") : "");
 	curses_active = 1;
+	interrupted = 0;
 	atexit(restore_at_exit);
 	install_signals();
 	cbreak();
@@ -187,10 +199,8 @@ void tui_crt_done(void)
 	if (screen) {
 		delscreen(screen);
 		screen = NULL;
+		restore_signals();
 	}
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
 }
 
 void tui_crt_suspend(void)

@@ -24,7 +24,7 @@
 #define MIN_COLS 80
 #define ATTACHED_POLL_MS 250   /* a viewer in another process polls the store */
 #define IN_PROCESS_POLL_MS 1000 /* in-process the wake fd says when; the clock ticks */
-#define SUM_CHUNK 2000         /* candidates summed for tokens/cost per turn */
+#define SUM_CHUNK 100          /* candidates summed for tokens/cost per turn */
 #define FLASH_S 4.0
 
 static const tui_pane_ops *const pane_ops[TUI_PANE_COUNT] = {
@@ -157,9 +157,9 @@ static void layout(tui_app *app)
 static void fmt_count(char *buf, size_t size, double v)
 {
 	if (v >= 1e6)
-		snprintf(buf, size, "%.1fM", v / 1e6);
+		snprintf(buf, size, "%.3gM", v / 1e6);
 	else if (v >= 1e3)
-		snprintf(buf, size, "%.1fk", v / 1e3);
+		snprintf(buf, size, "%.3gk", v / 1e3);
 	else
 		snprintf(buf, size, "%.0f", v);
 }
@@ -172,9 +172,13 @@ static void draw_status(tui_app *app)
 		+ m->count[CUCO_STATUS_BENCHMARKING];
 	long el = m->started > 0 ? (long)(cuco_now() - m->started) : 0;
 	const char *dir = cuco_store_dir(app->st), *base = strrchr(dir, '/');
+	if (el < 0)
+		el = 0;
+	/* Most telling first: a narrow terminal cuts the end. */
 	cuco_buf b = { 0 };
-	cuco_buf_printf(&b, " %s  %s  %s:%s  queued %d busy %d  done %d failed %d  best ",
-		base && base[1] ? base + 1 : dir, m->workload[0] ? m->workload : "-",
+	cuco_buf_printf(&b, " %s %02ld:%02ld:%02ld%s  %s %s/%s  queued %d busy %d done %d failed %d  best ",
+		base && base[1] ? base + 1 : dir, el / 3600, el / 60 % 60, el % 60,
+		m->paused ? "  PAUSED" : "", m->workload[0] ? m->workload : "-",
 		m->strategy[0] ? m->strategy : "-", m->nislands ? m->islands[0].phase : "-",
 		m->count[CUCO_STATUS_QUEUED], busy, m->count[CUCO_STATUS_DONE],
 		m->count[CUCO_STATUS_FAILED]);
@@ -183,18 +187,14 @@ static void draw_status(tui_app *app)
 	else
 		cuco_buf_printf(&b, "%.2fx", m->best_speedup);
 	fmt_count(num, sizeof num, (double)m->tokens);
-	cuco_buf_printf(&b, "  tokens %s", num);
+	cuco_buf_printf(&b, "  tok %s", num);
 	if (m->budget_tokens) {
 		fmt_count(num, sizeof num, (double)m->budget_tokens);
 		cuco_buf_printf(&b, "/%s", num);
 	}
 	cuco_buf_printf(&b, " $%.2f", m->cost_usd);
 	if (m->budget_usd > 0)
-		cuco_buf_printf(&b, "/$%.2f", m->budget_usd);
-	if (el < 0)
-		el = 0;
-	cuco_buf_printf(&b, "  %02ld:%02ld:%02ld%s ", el / 3600, el / 60 % 60, el % 60,
-		m->paused ? "  PAUSED" : "");
+		cuco_buf_printf(&b, "/$%g", m->budget_usd);
 	attrset(app->crt.attr[TUI_EL_STATUS_LINE]);
 	move(0, 0);
 	hline(' ', app->cols);
@@ -639,8 +639,9 @@ int cuco_tui_run(cuco_store *st, int wake_fd, const cuco_tui_options *opt,
 		tui_crt_done();
 		cuco_log_quiet(false);
 	}
+	/* SIGTERM/SIGHUP/SIGINT during an in-process run stop the search too. */
 	if (stop_run)
-		*stop_run = app->stop_run;
+		*stop_run = app->stop_run || (opt->in_process && tui_crt_interrupted());
 	tui_focus_free(&app->f);
 	tui_model_free(&app->m);
 	free(app);

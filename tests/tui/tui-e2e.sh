@@ -68,11 +68,11 @@ wait_for "lineage" "the lineage pane never appeared"
 wait_for "explore" "islands pane: island 0's phase"
 wait_for "exploit" "islands pane: island 1's phase"
 wait_for "llm-diff +rma/one/interleave/flag" "tree: the LLM diff with its directive"
-wait_for "cpu-gemm-allgather  islands:explore" "status line: workload, strategy and phase"
+wait_for "cpu-gemm-allgather islands/explore" "status line: workload, strategy and phase"
 wait_for "done 4 failed 1" "status line: counts"
 wait_for "best 1.38x" "status line: best speedup"
 wait_for "engine +candidate #6 +tune" "log pane: the latest events"
-wait_for "tokens 1.5k/100.0k \\\$0.01/\\\$5.00" "status line: tokens and cost against the budget"
+wait_for "tok 1.5k/100k \\\$0.01/\\\$5" "status line: tokens and cost against the budget"
 
 # The cursor starts on the baseline; b jumps to the best (#3).
 keys b
