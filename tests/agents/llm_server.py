@@ -19,6 +19,11 @@ is used up every request gets HTTP 500 "script exhausted". Every request is
 appended to the log as one JSON line (time, path, headers, body), so tests
 can count attempts, time them, and check what was sent.
 
+A test may replace the script file (write and rename) between requests: the
+next request starts the new script from its first entry. One server then
+serves a whole test program, which keeps the interpreter's start-up (slow
+behind version-manager shims) out of every test.
+
 usage: llm_server.py SCRIPT LOG PORTFILE
 Binds 127.0.0.1 on a free port, writes the port to PORTFILE, and serves
 until killed or until its parent process goes away.
@@ -33,14 +38,23 @@ import time
 
 class Script:
     def __init__(self, path, log):
-        with open(path) as f:
-            self.replies = json.load(f)["replies"]
-        self.next = 0
+        self.path = path
+        self.version = None
         self.lock = threading.Lock()
         self.log = log
 
+    def reload(self):
+        st = os.stat(self.path)
+        version = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if version != self.version:
+            with open(self.path) as f:
+                self.replies = json.load(f)["replies"]
+            self.version = version
+            self.next = 0
+
     def take(self, record):
         with self.lock:
+            self.reload()
             with open(self.log, "a") as f:
                 f.write(json.dumps(record) + "\n")
             if self.next >= len(self.replies):

@@ -23,11 +23,13 @@ static llm_server srv;
 static cuco_llm_config cfg;
 static cuco_model model;
 
-/* Start a server for one test, and a model pointing at it. */
+/* Give the server (started once) a script, and set up a model at it. */
 static void serve(const char *script, cuco_provider provider)
 {
-	if (llm_server_start(&srv, script) != 0)
+	if (srv.pid == 0 && llm_server_start(&srv, script) != 0)
 		fail_msg("cannot start %s %s", llm_python, llm_server_py);
+	if (llm_server_script(&srv, script) != 0)
+		fail_msg("cannot write the script in %s", srv.dir);
 	cuco_llm_config_defaults(&cfg);
 	cfg.backoff_base_s = 0.01;
 	cfg.backoff_max_s = 3;
@@ -50,7 +52,8 @@ static void serve(const char *script, cuco_provider provider)
 static int teardown(void **state)
 {
 	(void)state;
-	llm_server_stop(&srv);
+	if (srv.pid > 0)
+		llm_server_stop(&srv);
 	return 0;
 }
 
@@ -281,7 +284,6 @@ static void test_cut_off_streams(void **state)
 		assert_string_equal(s.text.data, "second");
 		cuco_llm_reply_free(&r);
 		cuco_buf_free(&s.text);
-		llm_server_stop(&srv);
 	}
 	/* A body shorter than its Content-Length, not streamed. */
 	serve("{\"replies\": [{\"text\": \"x\", \"fault\": \"truncate\"}, {\"text\": \"whole\"}]}",
@@ -345,7 +347,6 @@ static void test_timeouts(void **state)
 		fail_msg("the stalled attempt took %.2f s; the idle limit is 1 s", took);
 	cuco_llm_reply_free(&r);
 	cuco_buf_free(&s.text);
-	llm_server_stop(&srv);
 	/* The total limit bounds an attempt that never stalls. */
 	serve("{\"replies\": [{\"text\": \"0123456789\", \"chunk\": 1, \"delay\": 0.2}]}",
 		CUCO_PROVIDER_OPENAI);
@@ -445,10 +446,10 @@ static void *work(void *arg)
 static void test_parallel_calls_and_totals(void **state)
 {
 	(void)state;
-	serve("{\"replies\": [{\"text\": \"r\", \"delay\": 0.3, \"tokens_in\": 10, \"tokens_out\": 1}, "
-		"{\"text\": \"r\", \"delay\": 0.3, \"tokens_in\": 10, \"tokens_out\": 1}, "
-		"{\"text\": \"r\", \"delay\": 0.3, \"tokens_in\": 10, \"tokens_out\": 1}, "
-		"{\"text\": \"r\", \"delay\": 0.3, \"tokens_in\": 10, \"tokens_out\": 1}]}",
+	serve("{\"replies\": [{\"text\": \"r\", \"delay\": 0.1, \"tokens_in\": 10, \"tokens_out\": 1}, "
+		"{\"text\": \"r\", \"delay\": 0.1, \"tokens_in\": 10, \"tokens_out\": 1}, "
+		"{\"text\": \"r\", \"delay\": 0.1, \"tokens_in\": 10, \"tokens_out\": 1}, "
+		"{\"text\": \"r\", \"delay\": 0.1, \"tokens_in\": 10, \"tokens_out\": 1}]}",
 		CUCO_PROVIDER_ANTHROPIC);
 	cuco_llm *c;
 	cuco_err err;
@@ -468,9 +469,9 @@ static void test_parallel_calls_and_totals(void **state)
 		assert_string_equal(w[i].r.text, "r");
 		cuco_llm_reply_free(&w[i].r);
 	}
-	/* Each reply waits 1.5 s between its 6 events; one after the other
-	 * would take 4 × that. */
-	if (took > 3.5)
+	/* Each reply waits 0.1 s between each of its 7 events, 0.6 s in all;
+	 * one after the other the four would take 2.4 s. */
+	if (took > 1.8)
 		fail_msg("4 calls took %.2f s: not in parallel", took);
 	int64_t tin, tout;
 	double cost;
@@ -526,7 +527,6 @@ static void test_edit_retried_in_the_chat(void **state)
 		"hunk 1 (`int y = 1;`): SEARCH matches nothing"));
 	free(log);
 	/* Every reply refused: the last refusal is the error. */
-	llm_server_stop(&srv);
 	serve("{\"replies\": [{\"text\": \"no code\"}, {\"text\": \"DIRECTIVE:\\nbackend: rma\\n"
 		"```\\nint x;\\n```\\n\", \"finish\": \"length\"}]}", CUCO_PROVIDER_ANTHROPIC);
 	e.attempts = 2;
@@ -547,21 +547,21 @@ int main(int argc, char **argv)
 	llm_python = argv[1];
 	llm_server_py = argv[2];
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_openai_whole, teardown),
-		cmocka_unit_test_teardown(test_openai_stream, teardown),
-		cmocka_unit_test_teardown(test_anthropic_whole, teardown),
-		cmocka_unit_test_teardown(test_anthropic_stream, teardown),
-		cmocka_unit_test_teardown(test_retries_server_errors, teardown),
-		cmocka_unit_test_teardown(test_retry_after_honoured, teardown),
-		cmocka_unit_test_teardown(test_gives_up, teardown),
-		cmocka_unit_test_teardown(test_client_error_not_retried, teardown),
-		cmocka_unit_test_teardown(test_cut_off_streams, teardown),
-		cmocka_unit_test_teardown(test_invalid_json_and_closed_connection, teardown),
-		cmocka_unit_test_teardown(test_timeouts, teardown),
-		cmocka_unit_test_teardown(test_cancel, teardown),
-		cmocka_unit_test_teardown(test_planted_key_never_shown, teardown),
-		cmocka_unit_test_teardown(test_parallel_calls_and_totals, teardown),
-		cmocka_unit_test_teardown(test_edit_retried_in_the_chat, teardown),
+		cmocka_unit_test(test_openai_whole),
+		cmocka_unit_test(test_openai_stream),
+		cmocka_unit_test(test_anthropic_whole),
+		cmocka_unit_test(test_anthropic_stream),
+		cmocka_unit_test(test_retries_server_errors),
+		cmocka_unit_test(test_retry_after_honoured),
+		cmocka_unit_test(test_gives_up),
+		cmocka_unit_test(test_client_error_not_retried),
+		cmocka_unit_test(test_cut_off_streams),
+		cmocka_unit_test(test_invalid_json_and_closed_connection),
+		cmocka_unit_test(test_timeouts),
+		cmocka_unit_test(test_cancel),
+		cmocka_unit_test(test_planted_key_never_shown),
+		cmocka_unit_test(test_parallel_calls_and_totals),
+		cmocka_unit_test(test_edit_retried_in_the_chat),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, teardown);
 }

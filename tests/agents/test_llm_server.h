@@ -61,6 +61,16 @@ static inline int llm_server_start(llm_server *s, const char *script)
 	return -1;
 }
 
+/* Give a running server a new script and an empty request log. */
+static inline int llm_server_script(llm_server *s, const char *script)
+{
+	char script_path[128];
+	snprintf(script_path, sizeof script_path, "%s/script.json", s->dir);
+	if (cuco_write_file(s->log, "", 0, NULL) != CUCO_OK)
+		return -1;
+	return cuco_write_file(script_path, script, strlen(script), NULL) == CUCO_OK ? 0 : -1;
+}
+
 static inline void llm_server_stop(llm_server *s)
 {
 	if (s->pid > 0) {
