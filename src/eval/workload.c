@@ -55,6 +55,11 @@ static void problem(wl_report *r, const char *field, const char *fmt, ...)
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
 	snprintf(line, sizeof line, "%s: %s: %s", r->path, field, what);
+	/* A report is one line even when a key or value quoted in it holds
+	 * control characters (found by tests/fuzz/fuzz_manifest). */
+	for (char *c = line; *c; c++)
+		if ((unsigned char)*c < 0x20)
+			*c = '?';
 	report_line(r, line);
 }
 
