@@ -410,6 +410,7 @@ typedef struct cuco_edit {
 	double temperature;          /* NAN: the model's */
 	int attempts;                /* replies at most; 0 = 1 */
 	bool stream;
+	/* As in cuco_llm_request; (NULL, 0) also starts each new reply. */
 	void (*on_delta)(const char *text, size_t len, void *arg);
 	void *arg;
 	const atomic_bool *cancel;

@@ -73,6 +73,9 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 			.temperature = e->temperature, .stream = e->stream, .on_delta = e->on_delta,
 			.arg = e->arg, .cancel = e->cancel,
 		};
+		/* A screen showing the reply arriving starts over for each reply. */
+		if (i > 0 && e->on_delta)
+			e->on_delta(NULL, 0, e->arg);
 		cuco_llm_reply r;
 		rc = cuco_llm_complete(e->llm, &req, &r, err);
 		out->replies++;

@@ -147,6 +147,23 @@ static int parse_directive(const rlines *ls, size_t head, const cuco_workload *w
 	return CUCO_OK;
 }
 
+/* Whether line i opens a fence around the directive (models like to fence
+ * it); such a fence is neither code nor a file. Returns its closing line. */
+static bool fenced_directive(const rlines *ls, size_t i, size_t *close)
+{
+	if (!is_fence(ls->v[i]))
+		return false;
+	size_t k = i + 1;
+	while (k < ls->n && rtrim_n(ls->v[k].s, ls->v[k].n) == 0)
+		k++;
+	if (k == ls->n || !is_directive_head(ls->v[k]))
+		return false;
+	while (k < ls->n && !is_fence(ls->v[k]))
+		k++;
+	*close = k;
+	return true;
+}
+
 /* ---- tags ------------------------------------------------------------------ */
 
 /* Text between <TAG> and </TAG>: CUCO_ENOTFOUND when the tag is absent,
@@ -253,6 +270,11 @@ static int parse_fenced(const rlines *ls, size_t from, size_t to, char **code, c
 	cuco_buf b = { 0 };
 	for (size_t i = from; i < to; i++) {
 		rline l = ls->v[i];
+		size_t close;
+		if (!inside && fenced_directive(ls, i, &close)) {
+			i = close;
+			continue;
+		}
 		if (!is_fence(l)) {
 			if (inside && blocks == 1)
 				add_line(&b, l);
@@ -315,12 +337,17 @@ static int tagged_code(const char *s, size_t n, char **code, cuco_err *err)
 /* Offset where the reply's code starts: the first fence, hunk or code tag. */
 static size_t code_start(const char *text, const rlines *ls)
 {
-	size_t at = strlen(text);
-	for (size_t i = 0; i < ls->n; i++)
+	size_t at = strlen(text), close;
+	for (size_t i = 0; i < ls->n; i++) {
+		if (fenced_directive(ls, i, &close)) {
+			i = close;
+			continue;
+		}
 		if (is_fence(ls->v[i]) || is_search(ls->v[i])) {
 			at = ls->v[i].off;
 			break;
 		}
+	}
 	const char *t;
 	if ((t = strstr(text, "<DIFF>")) && (size_t)(t - text) < at)
 		at = (size_t)(t - text);

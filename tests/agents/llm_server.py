@@ -188,8 +188,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if fault == "invalid_json" and i == 1:
                 text = "{not json"
             chunk = (f"event: {name}\n" if name else "") + f"data: {text}\n\n"
-            self.wfile.write(chunk.encode())
-            self.wfile.flush()
+            try:
+                self.wfile.write(chunk.encode())
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the client gave up on purpose: a timeout or cancel test
 
 
 def watch_parent(parent):

@@ -171,6 +171,12 @@ static void test_fenced_file(void **state)
 	assert_string_equal(r.code, "#include <mpi.h>\n\nint main(void)\n{\n}\n");
 	assert_string_equal(r.directive.issuer, "several");
 	cuco_reply_free(&r);
+	/* A fenced directive is not the file. */
+	text = "```\nDIRECTIVE:\nbackend: shm\n```\n\n```c\nint main(void) { return 2; }\n```\n";
+	assert_int_equal(cuco_reply_parse(text, wl, &base, &r, &err), CUCO_OK);
+	assert_string_equal(r.directive.backend, "shm");
+	assert_string_equal(r.code, "int main(void) { return 2; }\n");
+	cuco_reply_free(&r);
 	/* Without a workload the directive is optional. */
 	assert_int_equal(cuco_reply_parse("```\nint x;\n```\n", NULL, NULL, &r, &err), CUCO_OK);
 	assert_false(r.has_directive);
