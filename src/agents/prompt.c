@@ -135,8 +135,8 @@ static int build_system(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b
 		"You optimize programs that overlap computation with communication. A program is "
 		"judged by a cascade: it must compile, run on %d ranks and match the reference within "
 		"%g, and is then timed after warm-up; lower latency is better.\n\n"
-		"# Task: %s (%s)\n%s\n- family: %s; ranks: %d; size: %s\n",
-		wl->ranks, wl->tolerance, wl->title, wl->name, wl->description,
+		"# Task: %s\n%s\n- workload: %s; family: %s; ranks: %d; size: %s\n",
+		wl->ranks, wl->tolerance, wl->title, wl->description, wl->name,
 		family_names[wl->family], wl->ranks, wl->default_size);
 	if (spec->hw)
 		put_hardware(b, spec->hw);

@@ -178,7 +178,7 @@ static void test_diff_prompt(void **state)
 	cuco_err err = { 0 };
 	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
 	const char *s = b.system.data, *u = b.user.data;
-	has(s, "# Task: Toy all-gather (toy)\nGather then multiply.");
+	has(s, "# Task: Toy all-gather\nGather then multiply.\n- workload: toy; family: cpu-mpi; ranks: 2");
 	has(s, "run on 2 ranks and match the reference within 0.001");
 	has(s, "## notes.md\nMPI_Win_allocate_shared gives a window");
 	has(s, "DIRECTIVE:\nbackend: msg | rma | shm   # how bytes move\nissuer: one | several\n");
