@@ -129,7 +129,8 @@ static void fail_run(cuco_engine *e, const cuco_err *err)
 	e->stop = true;
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
-	cuco_log(CUCO_LOG_ERROR, "engine: %s", err->msg);
+	/* The caller prints it; the log keeps it with the run. */
+	cuco_log(CUCO_LOG_INFO, "engine: the run ends: %s", err->msg);
 }
 
 static void first_line(const char *text, char *buf, size_t size)
@@ -198,6 +199,27 @@ static int get_candidate(cuco_engine *e, uint64_t id, cuco_candidate *out, cuco_
 	int rc = cuco_store_read(e->st, cand_get_txn, &a, err);
 	if (rc == CUCO_OK)
 		*out = a.c;
+	return rc;
+}
+
+typedef struct summary_arg {
+	uint64_t id;
+	cuco_summary s;
+} summary_arg;
+
+static int summary_get_txn(cuco_txn *txn, void *arg)
+{
+	summary_arg *a = arg;
+	return cuco_summary_get(txn, a->id, &a->s);
+}
+
+static int get_summary(cuco_engine *e, uint64_t id, cuco_summary *out)
+{
+	summary_arg a = { .id = id };
+	cuco_err err = { 0 };
+	int rc = cuco_store_read(e->st, summary_get_txn, &a, &err);
+	if (rc == CUCO_OK)
+		*out = a.s;
 	return rc;
 }
 
@@ -459,9 +481,21 @@ static void announce_best(cuco_engine *e, const cuco_candidate *c)
 	wake(e);
 }
 
-/* Evaluate a stored candidate; a result that would be a new best is
- * benchmarked again first, and the slower of the two medians is kept, so
- * one lucky timing is never announced. */
+/* Claim the next baseline measurement for this thread (under e->lock);
+ * false when another thread is measuring it already. */
+static bool claim_baseline(cuco_engine *e)
+{
+	if (e->baseline_busy)
+		return false;
+	e->baseline_busy = true;
+	e->baseline_due = false;
+	return true;
+}
+
+/* Evaluate a stored candidate. A result that would be a new best is
+ * benchmarked again right after a fresh baseline measurement, and the
+ * slower of its two medians is kept: neither one lucky timing nor a
+ * baseline measured while the machine was busier is ever announced. */
 static void evaluate_stored(cuco_engine *e, uint64_t id)
 {
 	cuco_candidate c;
@@ -486,10 +520,19 @@ static void evaluate_stored(cuco_engine *e, uint64_t id)
 	pthread_mutex_unlock(&e->lock);
 	if (contender) {
 		set_status(e, id, CUCO_STATUS_BENCHMARKING);
+		pthread_mutex_lock(&e->lock);
+		/* Unless nothing was benchmarked since the baseline was. */
+		bool paired = e->benched > 0 && claim_baseline(e);
+		pthread_mutex_unlock(&e->lock);
+		if (paired && measure_baseline(e, false) != CUCO_OK)
+			goto out;
 		if (evaluate(e, src.text, src.len, &c.directive, &again) != CUCO_OK)
 			goto out;
 		if (!again.ok || again.latency_median_us > res.latency_median_us)
 			res = again;
+		pthread_mutex_lock(&e->lock);
+		base = e->baseline_us;
+		pthread_mutex_unlock(&e->lock);
 	}
 	if (record(e, id, &res, base, "status", &c) != CUCO_OK)
 		goto out;
@@ -627,9 +670,7 @@ static bool next_job(cuco_engine *e, job *j)
 			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
 			continue;
 		}
-		if (e->baseline_due && !e->baseline_busy) {
-			e->baseline_due = false;
-			e->baseline_busy = true;
+		if (e->baseline_due && claim_baseline(e)) {
 			j->kind = JOB_BASELINE;
 			return true;
 		}
@@ -931,9 +972,12 @@ static void poll_commands(cuco_engine *e)
 
 /* ---- the driver ------------------------------------------------------------------ */
 
+#define REBENCH_MAX 64
+
 typedef struct top_arg {
-	uint64_t ids[64];
-	int n, want;
+	const uint64_t *skip;   /* already re-timed in this pass */
+	int nskip;
+	cuco_summary best;      /* out: the best other one; id 0 when none */
 } top_arg;
 
 static int top_txn(cuco_txn *txn, void *arg)
@@ -944,62 +988,84 @@ static int top_txn(cuco_txn *txn, void *arg)
 	int rc = cuco_summary_all(txn, &sums, &n);
 	if (rc != CUCO_OK)
 		return rc;
-	a->n = 0;
-	/* Selection of the best `want` by score: n is small next to the
-	 * evaluations each of them costs. */
-	for (int k = 0; k < a->want; k++) {
-		size_t pick = n;
-		for (size_t i = 0; i < n; i++) {
-			const cuco_summary *s = &sums[i];
-			if (s->status != CUCO_STATUS_DONE || s->origin == CUCO_ORIGIN_BASELINE
-					|| isnan(s->score))
-				continue;
-			if (pick == n || s->score > sums[pick].score)
-				pick = i;
-		}
-		if (pick == n)
-			break;
-		a->ids[a->n++] = sums[pick].id;
-		sums[pick].score = NAN;
+	memset(&a->best, 0, sizeof a->best);
+	for (size_t i = 0; i < n; i++) {
+		const cuco_summary *s = &sums[i];
+		bool skip = s->status != CUCO_STATUS_DONE || s->origin == CUCO_ORIGIN_BASELINE ||
+			isnan(s->score) || (a->best.id && s->score <= a->best.score);
+		for (int k = 0; k < a->nskip && !skip; k++)
+			skip = a->skip[k] == s->id;
+		if (!skip)
+			a->best = *s;
 	}
 	free(sums);
 	return CUCO_OK;
 }
 
-/* Re-time the best few against a fresh baseline measurement: the figures
- * a person reads at the end are paired measurements of one moment. */
+static void retime(cuco_engine *e, uint64_t id)
+{
+	cuco_candidate c;
+	cuco_err err = { 0 };
+	if (get_candidate(e, id, &c, &err) != CUCO_OK)
+		return;
+	source_arg src = { .hash = c.source_hash };
+	if (cuco_store_read(e->st, source_get_txn, &src, &err) != CUCO_OK)
+		return;
+	cuco_eval_result res;
+	double was = c.speedup;
+	pthread_mutex_lock(&e->lock);
+	double base = e->baseline_us;
+	pthread_mutex_unlock(&e->lock);
+	if (evaluate(e, src.text, src.len, &c.directive, &res) == CUCO_OK &&
+			record(e, c.id, &res, base, "rebench", &c) == CUCO_OK) {
+		char what[64];
+		snprintf(what, sizeof what, "re-timed (was %.3fx)", was);
+		pthread_mutex_lock(&e->lock);
+		progress(e, &c, what);
+		pthread_mutex_unlock(&e->lock);
+	}
+	free(src.text);
+}
+
+/* Re-time the best few against a fresh baseline measurement, so the
+ * figures read at the end are paired measurements of one moment. Scores
+ * of a noisy machine drift, so it goes on past the first N until the best
+ * score left belongs to a candidate re-timed here. */
 static void rebench_top(cuco_engine *e)
 {
-	top_arg a = { .want = e->cfg.rebench_top < 64 ? e->cfg.rebench_top : 64 };
+	int want = e->cfg.rebench_top < REBENCH_MAX ? e->cfg.rebench_top : REBENCH_MAX;
+	uint64_t done[REBENCH_MAX];
+	double top = -INFINITY;
 	cuco_err err = { 0 };
-	if (a.want <= 0 || cuco_store_read(e->st, top_txn, &a, &err) != CUCO_OK || a.n == 0)
+	int n = 0;
+	if (want <= 0)
 		return;
-	if (measure_baseline(e, false) != CUCO_OK)
-		return;
-	for (int i = 0; i < a.n && !stopping(e); i++) {
-		cuco_candidate c;
-		if (get_candidate(e, a.ids[i], &c, &err) != CUCO_OK)
-			continue;
-		source_arg src = { .hash = c.source_hash };
-		if (cuco_store_read(e->st, source_get_txn, &src, &err) != CUCO_OK)
-			continue;
-		cuco_eval_result res;
-		double was = c.speedup;
-		if (evaluate(e, src.text, src.len, &c.directive, &res) == CUCO_OK &&
-				record(e, c.id, &res, e->baseline_us, "rebench", &c) == CUCO_OK) {
-			pthread_mutex_lock(&e->lock);
-			char what[64];
-			snprintf(what, sizeof what, "re-timed (was %.3fx)", was);
-			progress(e, &c, what);
-			pthread_mutex_unlock(&e->lock);
-		}
-		free(src.text);
-	}
+	pthread_mutex_lock(&e->lock);
+	bool fresh = e->benched == 0;  /* the baseline was measured after the last benchmark */
 	uint64_t before = e->best_id;
+	pthread_mutex_unlock(&e->lock);
+	while (n < REBENCH_MAX && !stopping(e)) {
+		top_arg a = { .skip = done, .nskip = n };
+		if (cuco_store_read(e->st, top_txn, &a, &err) != CUCO_OK || !a.best.id)
+			break;
+		if (n >= want && a.best.score <= top)
+			break;
+		if (!fresh && measure_baseline(e, false) != CUCO_OK)
+			return;
+		fresh = true;
+		retime(e, a.best.id);
+		done[n++] = a.best.id;
+		cuco_summary s;
+		if (get_summary(e, a.best.id, &s) == CUCO_OK && s.score > top)
+			top = s.score;
+	}
 	refresh_best(e);
+	pthread_mutex_lock(&e->lock);
+	uint64_t best_id = e->best_id;
+	pthread_mutex_unlock(&e->lock);
 	cuco_candidate best;
-	if (e->best_id && get_candidate(e, e->best_id, &best, &err) == CUCO_OK &&
-			(e->best_id != before || best.origin != CUCO_ORIGIN_BASELINE))
+	if (best_id && get_candidate(e, best_id, &best, &err) == CUCO_OK &&
+			(best_id != before || best.origin != CUCO_ORIGIN_BASELINE))
 		announce_best(e, &best);
 }
 

@@ -1,0 +1,166 @@
+/* test_engine_cli.c — `cuco run` as a process: SIGTERM and `cuco stop`
+ * end it cleanly (exit 0, nothing left unfinished, resumable), and the
+ * progress lines and summary are printed. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "store/store.h"
+
+static char toy[1024];
+
+static const char *cuco_bin(void)
+{
+	const char *bin = getenv("CUCO_BIN");
+	return bin ? bin : "build/cuco";
+}
+
+/* Start `cuco run` with stdout to out_path; returns its pid. */
+static pid_t spawn_run(const char *dir, const char *out_path, const char *budget)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0)
+			_exit(100);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		execl(cuco_bin(), "cuco", "run", toy, "--run", dir, "--headless", "--jobs", "1",
+			"--budget", budget, (char *)NULL);
+		_exit(101);
+	}
+	return pid;
+}
+
+typedef struct counts {
+	size_t tune, baseline, unfinished;
+	char last_event[512];
+} counts;
+
+static int count_one(const cuco_candidate *c, void *arg)
+{
+	counts *n = arg;
+	n->tune += c->origin == CUCO_ORIGIN_TUNE;
+	n->baseline += c->origin == CUCO_ORIGIN_BASELINE;
+	n->unfinished += c->status < CUCO_STATUS_DONE;
+	return 0;
+}
+
+static int last_event(const cuco_event *ev, void *arg)
+{
+	cuco_strlcpy(((counts *)arg)->last_event, ev->text, sizeof ((counts *)arg)->last_event);
+	return 0;
+}
+
+static int counts_txn(cuco_txn *txn, void *arg)
+{
+	int rc = cuco_cand_each(txn, 1, count_one, arg);
+	return rc ? rc : cuco_event_each(txn, 1, last_event, arg);
+}
+
+/* What the store holds now, or false while it does not exist yet. */
+static bool read_counts(const char *dir, counts *n)
+{
+	cuco_store *st = NULL;
+	cuco_err err = { 0 };
+	memset(n, 0, sizeof *n);
+	if (cuco_store_open(dir, CUCO_STORE_RDONLY, &st, &err) != CUCO_OK)
+		return false;
+	int rc = cuco_store_read(st, counts_txn, n, &err);
+	cuco_store_close(st);
+	return rc == CUCO_OK;
+}
+
+static void wait_for_tune(const char *dir, size_t want)
+{
+	counts n;
+	struct timespec ts = { 0, 50 * 1000000L };
+	for (int i = 0; i < 400; i++, nanosleep(&ts, NULL))
+		if (read_counts(dir, &n) && n.tune >= want)
+			return;
+	fail_msg("%s: fewer than %zu tune candidates after 20 s", dir, want);
+}
+
+static int wait_exit(pid_t pid)
+{
+	int status = 0;
+	struct timespec ts = { 0, 50 * 1000000L };
+	for (int i = 0; i < 400; i++, nanosleep(&ts, NULL))
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	fail_msg("cuco run did not end within 20 s of being asked to stop");
+	return -1;
+}
+
+static char *slurp(const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	cuco_err err = { 0 };
+	if (cuco_read_file(path, 1 << 20, &text, &len, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return text;
+}
+
+static void test_signal_and_stop(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/cuco-test-run-XXXXXX", run[300], out[300], cmd[700];
+	assert_non_null(mkdtemp(dir));
+	snprintf(run, sizeof run, "%s/run", dir);
+	snprintf(out, sizeof out, "%s/out", dir);
+
+	/* No budget: only the signal can end it. */
+	pid_t pid = spawn_run(run, out, "0");
+	wait_for_tune(run, 2);
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid), 0);
+	counts n;
+	assert_true(read_counts(run, &n));
+	assert_int_equal(n.unfinished, 0);
+	assert_int_equal(n.baseline, 1);
+	assert_non_null(strstr(n.last_event, "stopped"));
+	size_t first = n.tune;
+	char *text = slurp(out);
+	assert_non_null(strstr(text, "baseline"));     /* a progress line */
+	assert_non_null(strstr(text, "stopping after the evaluations in flight"));
+	assert_non_null(strstr(text, "candidates from the strategy"));  /* the summary */
+	free(text);
+
+	/* Resumed, then ended by `cuco stop` from another process. */
+	pid = spawn_run(run, out, "0");
+	wait_for_tune(run, first + 2);
+	snprintf(cmd, sizeof cmd, "'%s' stop --run '%s' > /dev/null", cuco_bin(), run);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(wait_exit(pid), 0);
+	assert_true(read_counts(run, &n));
+	assert_int_equal(n.unfinished, 0);
+	assert_int_equal(n.baseline, 1);
+	assert_non_null(strstr(n.last_event, "stopped"));
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const char *root = getenv("CUCO_SOURCE_ROOT");
+	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", root ? root : ".");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_signal_and_stop),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
