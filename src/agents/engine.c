@@ -145,6 +145,14 @@ static void first_line(const char *text, char *buf, size_t size)
 	buf[n] = '\0';
 }
 
+/* Strategy candidates spend the budget; the baseline, the seed and a
+ * person's edits do not, nor an evaluation the environment failed. */
+static bool counts_for_budget(const cuco_candidate *c)
+{
+	return c->origin != CUCO_ORIGIN_BASELINE && c->origin != CUCO_ORIGIN_SEED &&
+		c->origin != CUCO_ORIGIN_HUMAN;
+}
+
 static void event_init(cuco_event *ev, const char *kind, uint64_t cand, const char *author)
 {
 	memset(ev, 0, sizeof *ev);
@@ -199,27 +207,6 @@ static int get_candidate(cuco_engine *e, uint64_t id, cuco_candidate *out, cuco_
 	int rc = cuco_store_read(e->st, cand_get_txn, &a, err);
 	if (rc == CUCO_OK)
 		*out = a.c;
-	return rc;
-}
-
-typedef struct summary_arg {
-	uint64_t id;
-	cuco_summary s;
-} summary_arg;
-
-static int summary_get_txn(cuco_txn *txn, void *arg)
-{
-	summary_arg *a = arg;
-	return cuco_summary_get(txn, a->id, &a->s);
-}
-
-static int get_summary(cuco_engine *e, uint64_t id, cuco_summary *out)
-{
-	summary_arg a = { .id = id };
-	cuco_err err = { 0 };
-	int rc = cuco_store_read(e->st, summary_get_txn, &a, &err);
-	if (rc == CUCO_OK)
-		*out = a.s;
 	return rc;
 }
 
@@ -554,6 +541,9 @@ static void evaluate_stored(cuco_engine *e, uint64_t id)
 	} else if (!res.environment) {
 		e->env_fails = 0;
 	}
+	/* Not the candidate's fault: its budget slot goes back. */
+	if (res.environment && counts_for_budget(&c))
+		e->proposed--;
 	progress(e, &c, best ? "new best" : NULL);
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
@@ -929,6 +919,13 @@ static void apply_command(cuco_engine *e, const cuco_command *cmd)
 	wake(e);
 	cuco_log(CUCO_LOG_INFO, "engine: %s by %s: %s", cuco_command_name(cmd->kind), cmd->author,
 		a.result);
+	pthread_mutex_lock(&e->lock);
+	if (e->cfg.progress) {
+		fprintf(e->cfg.progress, "%s by %s: %s\n", cuco_command_name(cmd->kind), cmd->author,
+			a.result);
+		fflush(e->cfg.progress);
+	}
+	pthread_mutex_unlock(&e->lock);
 	if (!a.applied)
 		return;
 	if (cmd->kind == CUCO_CMD_REJECT) {
@@ -1055,9 +1052,9 @@ static void rebench_top(cuco_engine *e)
 		fresh = true;
 		retime(e, a.best.id);
 		done[n++] = a.best.id;
-		cuco_summary s;
-		if (get_summary(e, a.best.id, &s) == CUCO_OK && s.score > top)
-			top = s.score;
+		cuco_candidate c;
+		if (get_candidate(e, a.best.id, &c, &err) == CUCO_OK && c.score > top)
+			top = c.score;
 	}
 	refresh_best(e);
 	pthread_mutex_lock(&e->lock);
@@ -1151,8 +1148,7 @@ static int setup_scan(const cuco_candidate *c, void *arg)
 		a->baseline_id = c->id;
 	else if (c->origin == CUCO_ORIGIN_SEED && strcmp(c->source_hash, a->e->seed_hash) == 0)
 		a->seed_id = c->id;
-	else if (c->origin != CUCO_ORIGIN_HUMAN && c->origin != CUCO_ORIGIN_BASELINE &&
-			c->origin != CUCO_ORIGIN_SEED)
+	else if (counts_for_budget(c) && strcmp(c->error_class, "environment") != 0)
 		a->proposed++;
 	/* Left unfinished by a session that was killed: evaluate it again. */
 	if (c->status < CUCO_STATUS_DONE && c->origin != CUCO_ORIGIN_BASELINE &&

@@ -2,6 +2,7 @@
  * evaluator (cc builds a one-rank program whose latency is modelled from
  * its directive, so every speedup is known exactly). */
 #include <math.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -481,6 +482,10 @@ static void test_stop(void **state)
 	run_open(&r);
 	cuco_engine_config cfg = config(0);  /* no budget: only a stop ends it */
 	cuco_engine *e = start(&r, &cfg);
+	struct pollfd wake = { .fd = cuco_engine_wake_fd(e), .events = POLLIN };
+	assert_int_equal(poll(&wake, 1, 10000), 1);  /* run-start, at least */
+	char drain[64];
+	assert_true(read(wake.fd, drain, sizeof drain) > 0);
 	cuco_engine_request_stop(e);
 	cuco_err err = { 0 };
 	assert_int_equal(cuco_engine_join(e, &err), CUCO_OK);
