@@ -21,7 +21,6 @@
  */
 #include "kernels.h"
 
-#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 
@@ -65,10 +64,7 @@ typedef struct layer {
 	long epoch;                      /* rep + 1: flags from older reps are stale */
 	int open;                        /* publishes not yet made visible by a sync */
 	int published;                   /* chunks published in this step */
-	pthread_t helper;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int requested, done;             /* chunks handed to / moved by the helper */
+	cuco_handoff helper;             /* issuer=several */
 } layer;
 
 static size_t rows_at(const layer *l, int q, int chunk)
@@ -133,23 +129,7 @@ static void transfer(layer *l, int chunk)
 }
 
 #if defined(CUCO_ISSUER_SEVERAL)
-/* The helper moves chunks in order as the compute thread hands them over. */
-static void *helper_main(void *arg)
-{
-	layer *l = arg;
-	for (int chunk = 0; chunk < CUCO_CHUNKS; chunk++) {
-		pthread_mutex_lock(&l->mu);
-		while (l->requested <= chunk)
-			pthread_cond_wait(&l->cv, &l->mu);
-		pthread_mutex_unlock(&l->mu);
-		transfer(l, chunk);
-		pthread_mutex_lock(&l->mu);
-		l->done = chunk + 1;
-		pthread_cond_broadcast(&l->cv);
-		pthread_mutex_unlock(&l->mu);
-	}
-	return NULL;
-}
+static void helper_transfer(void *arg, int chunk) { transfer(arg, chunk); }
 #endif
 
 /* Make this rank's chunk available to peers, or hand it to the helper. */
@@ -165,10 +145,7 @@ static void publish(layer *l, int chunk)
 	l->open = 1;
 	l->published = chunk + 1;
 #if defined(CUCO_ISSUER_SEVERAL)
-	pthread_mutex_lock(&l->mu);
-	l->requested = chunk + 1;
-	pthread_cond_broadcast(&l->cv);
-	pthread_mutex_unlock(&l->mu);
+	cuco_handoff_give(&l->helper, chunk);
 #else
 	transfer(l, chunk);
 #endif
@@ -212,10 +189,7 @@ static void await_chunk(layer *l, int chunk)
 	cuco_phase_begin(l->io.bench, CUCO_PH_SYNC);
 #if defined(CUCO_ISSUER_SEVERAL)
 	/* An epoch may only close once the helper issued all its transfers. */
-	pthread_mutex_lock(&l->mu);
-	while (l->done < l->requested)
-		pthread_cond_wait(&l->cv, &l->mu);
-	pthread_mutex_unlock(&l->mu);
+	cuco_handoff_wait(&l->helper, l->published);
 #endif
 #if defined(CUCO_SYNC_FLAG)
 #if defined(CUCO_BACKEND_MSG)
@@ -283,8 +257,7 @@ static void step(void *arg, int rep)
 					chunk, MPI_COMM_WORLD, &l->recvs[q * CUCO_CHUNKS + chunk]);
 #endif
 #if defined(CUCO_ISSUER_SEVERAL)
-	l->requested = l->done = 0;
-	pthread_create(&l->helper, NULL, helper_main, l);
+	cuco_handoff_start(&l->helper, CUCO_CHUNKS, helper_transfer, l);
 #endif
 
 #if defined(CUCO_PLACEMENT_AFTER)
@@ -320,7 +293,7 @@ static void step(void *arg, int rep)
 #endif
 
 #if defined(CUCO_ISSUER_SEVERAL)
-	pthread_join(l->helper, NULL);
+	cuco_handoff_join(&l->helper);
 #endif
 #if defined(CUCO_BACKEND_MSG)
 	MPI_Waitall(l->io.nranks * CUCO_CHUNKS, l->sends, MPI_STATUSES_IGNORE);
@@ -367,8 +340,6 @@ static void setup_buffers(layer *l)
 	MPI_Comm_group(MPI_COMM_WORLD, &world);
 	MPI_Group_excl(world, 1, &l->io.rank, &l->peers);
 	MPI_Group_free(&world);
-	pthread_mutex_init(&l->mu, NULL);
-	pthread_cond_init(&l->cv, NULL);
 }
 
 static void free_buffers(layer *l)
@@ -388,8 +359,6 @@ static void free_buffers(layer *l)
 	MPI_Group_free(&l->peers);
 	free(l->sends);
 	free(l->recvs);
-	pthread_mutex_destroy(&l->mu);
-	pthread_cond_destroy(&l->cv);
 }
 
 int main(int argc, char **argv)

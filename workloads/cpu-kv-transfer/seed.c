@@ -21,7 +21,6 @@
  */
 #include "kv.h"
 
-#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 
@@ -66,10 +65,7 @@ typedef struct state {
 	MPI_Datatype src_type[CUCO_CHUNKS], dst_type[CUCO_CHUNKS];
 	MPI_Request req[CUCO_CHUNKS];
 	long epoch;                  /* rep + 1 */
-	pthread_t helper;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int requested, done;
+	cuco_handoff helper;         /* issuer=several */
 } state;
 
 static size_t flags_offset(void) { return POOL * BLOCK_FLOATS * sizeof(float); }
@@ -107,22 +103,7 @@ static void transfer(state *s, int c)
 }
 
 #if defined(CUCO_ISSUER_SEVERAL)
-static void *helper_main(void *arg)
-{
-	state *s = arg;
-	for (int c = 0; c < CUCO_CHUNKS; c++) {
-		pthread_mutex_lock(&s->mu);
-		while (s->requested <= c)
-			pthread_cond_wait(&s->cv, &s->mu);
-		pthread_mutex_unlock(&s->mu);
-		transfer(s, c);
-		pthread_mutex_lock(&s->mu);
-		s->done = c + 1;
-		pthread_cond_broadcast(&s->cv);
-		pthread_mutex_unlock(&s->mu);
-	}
-	return NULL;
-}
+static void helper_transfer(void *arg, int c) { transfer(arg, c); }
 #endif
 
 /* Rank 0: wait until the transfers of chunks < upto were issued and, for
@@ -130,10 +111,7 @@ static void *helper_main(void *arg)
 static void complete_sends(state *s, int upto)
 {
 #if defined(CUCO_ISSUER_SEVERAL)
-	pthread_mutex_lock(&s->mu);
-	while (s->done < upto)
-		pthread_cond_wait(&s->cv, &s->mu);
-	pthread_mutex_unlock(&s->mu);
+	cuco_handoff_wait(&s->helper, upto);
 #elif defined(CUCO_BACKEND_MSG)
 	MPI_Waitall(upto, s->req, MPI_STATUSES_IGNORE);
 #else
@@ -173,10 +151,7 @@ static void publish(state *s, int c)
 		MPI_Win_start(s->peer, 0, s->win);
 #endif
 #if defined(CUCO_ISSUER_SEVERAL)
-	pthread_mutex_lock(&s->mu);
-	s->requested = c + 1;
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
+	cuco_handoff_give(&s->helper, c);
 #else
 	transfer(s, c);
 #endif
@@ -254,8 +229,7 @@ static void step(void *arg, int rep)
 	s->epoch = rep + 1;
 	if (s->io.rank == 0) {
 #if defined(CUCO_ISSUER_SEVERAL)
-		s->requested = s->done = 0;
-		pthread_create(&s->helper, NULL, helper_main, s);
+		cuco_handoff_start(&s->helper, CUCO_CHUNKS, helper_transfer, s);
 #endif
 		for (int c = 0; c < CUCO_CHUNKS; c++) {
 			cuco_phase_begin(s->io.bench, CUCO_PH_COMPUTE);
@@ -271,7 +245,7 @@ static void step(void *arg, int rep)
 			publish(s, c);
 #endif
 #if defined(CUCO_ISSUER_SEVERAL)
-		pthread_join(s->helper, NULL);
+		cuco_handoff_join(&s->helper);
 #endif
 	} else {
 #if defined(CUCO_BACKEND_MSG)
@@ -343,8 +317,6 @@ static void setup(state *s)
 	MPI_Comm_group(MPI_COMM_WORLD, &world);
 	MPI_Group_incl(world, 1, &other, &s->peer);
 	MPI_Group_free(&world);
-	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
 }
 
 static void teardown(state *s)
@@ -364,8 +336,6 @@ static void teardown(state *s)
 		MPI_Type_free(&s->dst_type[c]);
 	}
 	MPI_Group_free(&s->peer);
-	pthread_mutex_destroy(&s->mu);
-	pthread_cond_destroy(&s->cv);
 }
 
 int main(int argc, char **argv)
