@@ -10,39 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "agents/agents.h"
-
-static const char manifest[] =
-	"{\"name\": \"toy\", \"title\": \"Toy all-gather\", \"description\": \"Gather then multiply.\",\n"
-	" \"family\": \"cpu-mpi\", \"ranks\": 2,\n"
-	" \"sizes\": {\"default\": \"small\", \"small\": {\"N\": 4}},\n"
-	" \"files\": {\"baseline\": \"baseline.c\", \"seed\": \"seed.c\"},\n"
-	" \"compiler\": \"cc\",\n"
-	" \"build\": \"{compiler} -o {output} {source} {defines}\", \"run\": \"{output}\",\n"
-	" \"design_space\": {\n"
-	"  \"backend\": {\"values\": [\"msg\", \"rma\", \"shm\"], \"define\": \"B\", \"help\": \"how bytes move\"},\n"
-	"  \"issuer\": {\"values\": [\"one\", \"several\"], \"define\": \"I\"},\n"
-	"  \"placement\": {\"values\": [\"after\", \"interleave\"], \"define\": \"P\"},\n"
-	"  \"sync\": {\"values\": [\"fence\", \"flag\", \"pscw\"], \"define\": \"S\"},\n"
-	"  \"granularity\": {\"int\": {\"min\": 1, \"max\": 64, \"pow2\": true}, \"define\": \"G\"}},\n"
-	" \"constraints\": [{\"forbid\": {\"backend\": [\"msg\"], \"sync\": [\"pscw\"]},\n"
-	"                  \"why\": \"PSCW is an RMA epoch\"}],\n"
-	" \"tolerance\": 0.001, \"limits\": {\"compile_s\": 10, \"run_s\": 10, \"bench_s\": 10},\n"
-	" \"bench\": {\"warmup\": 1, \"reps\": 3, \"max_spread\": 0.5},\n"
-	" \"context\": [\"notes.md\"]}\n";
+#include "test_llm_toy.h"
 
 static char top[] = "/tmp/cuco-test-prompt-XXXXXX";
 static cuco_workload *wl;
 static cuco_store *st;
-
-static void put(const char *name, const char *text)
-{
-	char path[256];
-	snprintf(path, sizeof path, "%s/toy/%s", top, name);
-	assert_int_equal(cuco_write_file(path, text, strlen(text), NULL), CUCO_OK);
-}
 
 static void cand(cuco_candidate *c, uint64_t id, cuco_origin o, cuco_status s, double score,
 	int island)
@@ -123,18 +97,10 @@ static int fill(cuco_txn *txn, void *arg)
 static int setup(void **state)
 {
 	(void)state;
-	if (!mkdtemp(top))
+	if (toy_workload_make(top, &wl) != 0)
 		return -1;
 	char path[256];
-	snprintf(path, sizeof path, "%s/toy", top);
-	mkdir(path, 0700);
-	put("workload.json", manifest);
-	put("baseline.c", "int main(void) { return 0; }\n");
-	put("seed.c", "int main(void) { return 0; }\n");
-	put("notes.md", "MPI_Win_allocate_shared gives a window every rank can load from.\n");
 	cuco_err err = { 0 };
-	if (cuco_workload_load(path, &wl, &err) != CUCO_OK)
-		return fprintf(stderr, "%s\n", err.msg), -1;
 	snprintf(path, sizeof path, "%s/run", top);
 	if (cuco_store_open(path, CUCO_STORE_CREATE, &st, &err) != CUCO_OK ||
 		cuco_store_write(st, fill, NULL, &err) != CUCO_OK)
@@ -146,10 +112,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	cuco_store_close(st);
-	cuco_workload_free(wl);
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
-	return system(cmd);
+	return toy_workload_remove(top, wl);
 }
 
 typedef struct built {

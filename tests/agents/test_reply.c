@@ -9,61 +9,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agents/agents.h"
-
-static const char manifest[] =
-	"{\"name\": \"toy\", \"title\": \"toy\", \"description\": \"a test workload\",\n"
-	" \"family\": \"cpu-mpi\", \"ranks\": 2,\n"
-	" \"sizes\": {\"default\": \"small\", \"small\": {\"N\": 4}},\n"
-	" \"files\": {\"baseline\": \"baseline.c\", \"seed\": \"seed.c\"},\n"
-	" \"compiler\": \"cc\",\n"
-	" \"build\": \"{compiler} -o {output} {source} {defines}\", \"run\": \"{output}\",\n"
-	" \"design_space\": {\n"
-	"  \"backend\": {\"values\": [\"msg\", \"rma\", \"shm\"], \"define\": \"CUCO_BACKEND\"},\n"
-	"  \"issuer\": {\"values\": [\"one\", \"several\"], \"define\": \"CUCO_ISSUER\"},\n"
-	"  \"placement\": {\"values\": [\"after\", \"interleave\"], \"define\": \"CUCO_PLACEMENT\"},\n"
-	"  \"sync\": {\"values\": [\"fence\", \"flag\", \"pscw\"], \"define\": \"CUCO_SYNC\"},\n"
-	"  \"granularity\": {\"int\": {\"min\": 1, \"max\": 64, \"pow2\": true}, \"define\": \"CUCO_CHUNKS\"},\n"
-	"  \"knobs\": {\"tile\": {\"values\": [\"32\", \"64\"], \"define\": \"CUCO_TILE\"}}},\n"
-	" \"constraints\": [{\"forbid\": {\"backend\": [\"msg\"], \"sync\": [\"pscw\"]},\n"
-	"                  \"why\": \"PSCW is an RMA epoch\"}],\n"
-	" \"tolerance\": 0.001, \"limits\": {\"compile_s\": 10, \"run_s\": 10, \"bench_s\": 10},\n"
-	" \"bench\": {\"warmup\": 1, \"reps\": 3, \"max_spread\": 0.5}}\n";
+#include "test_llm_toy.h"
 
 static char top[] = "/tmp/cuco-test-reply-XXXXXX";
-static char dir[64];  /* top/toy: a workload's folder carries its name */
 static cuco_workload *wl;
 static cuco_directive base;
-
-static void put(const char *name, const char *text)
-{
-	char path[256];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
 
 static int setup(void **state)
 {
 	(void)state;
-	if (!mkdtemp(top))
+	if (toy_workload_make(top, &wl) != 0)
 		return -1;
-	snprintf(dir, sizeof dir, "%s/toy", top);
-	if (mkdir(dir, 0700) != 0)
-		return -1;
-	put("workload.json", manifest);
-	put("baseline.c", "int main(void) { return 0; }\n");
-	put("seed.c", "int main(void) { return 0; }\n");
-	cuco_err err = { 0 };
-	if (cuco_workload_load(dir, &wl, &err) != CUCO_OK) {
-		fprintf(stderr, "%s\n", err.msg);
-		return -1;
-	}
 	cuco_directive_default(wl, &base);
 	return 0;
 }
@@ -71,10 +30,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	cuco_workload_free(wl);
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
-	return system(cmd);
+	return toy_workload_remove(top, wl);
 }
 
 static void expect_refusal(const char *text, const cuco_workload *w, const char *needle)
