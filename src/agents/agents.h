@@ -180,7 +180,9 @@ typedef struct cuco_model {
 	double price_in;         /* USD per million prompt tokens */
 	double price_out;        /* USD per million completion tokens */
 	double temperature;      /* NAN: the strategy's choice */
+	bool no_temperature;     /* send none: OpenAI's reasoning models refuse one */
 	int max_tokens;          /* completion limit sent with each request */
+	bool completion_tokens;  /* name it max_completion_tokens (OpenAI's own API) */
 } cuco_model;
 
 typedef enum cuco_model_choice { CUCO_CHOICE_WEIGHT, CUCO_CHOICE_BANDIT } cuco_model_choice;

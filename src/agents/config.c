@@ -55,14 +55,17 @@ static const struct provider_alias {
 	cuco_provider provider;
 	const char *url;      /* NULL: the spec must give @URL */
 	const char *key_env;
+	bool completion_tokens;  /* OpenAI's own API wants max_completion_tokens */
 } aliases[] = {
-	{ "openai", CUCO_PROVIDER_OPENAI, "https://api.openai.com/v1", "OPENAI_API_KEY" },
-	{ "anthropic", CUCO_PROVIDER_ANTHROPIC, "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY" },
-	{ "openrouter", CUCO_PROVIDER_OPENAI, "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY" },
-	{ "ollama", CUCO_PROVIDER_OPENAI, "http://127.0.0.1:11434/v1", "" },
-	{ "vllm", CUCO_PROVIDER_OPENAI, NULL, "" },
-	{ "sglang", CUCO_PROVIDER_OPENAI, NULL, "" },
-	{ "llamacpp", CUCO_PROVIDER_OPENAI, NULL, "" },
+	{ "openai", CUCO_PROVIDER_OPENAI, "https://api.openai.com/v1", "OPENAI_API_KEY", true },
+	{ "anthropic", CUCO_PROVIDER_ANTHROPIC, "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY",
+		false },
+	{ "openrouter", CUCO_PROVIDER_OPENAI, "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY",
+		false },
+	{ "ollama", CUCO_PROVIDER_OPENAI, "http://127.0.0.1:11434/v1", "", false },
+	{ "vllm", CUCO_PROVIDER_OPENAI, NULL, "", false },
+	{ "sglang", CUCO_PROVIDER_OPENAI, NULL, "", false },
+	{ "llamacpp", CUCO_PROVIDER_OPENAI, NULL, "", false },
 };
 
 static const struct provider_alias *find_alias(const char *name, size_t n)
@@ -83,6 +86,7 @@ static void model_defaults(cuco_model *m, const struct provider_alias *a)
 	m->weight = 1;
 	m->temperature = NAN;
 	m->max_tokens = 16384;
+	m->completion_tokens = a->completion_tokens;
 }
 
 double cuco_model_cost(const cuco_model *m, int64_t tokens_in, int64_t tokens_out)
@@ -195,9 +199,11 @@ static int model_key(cuco_model *m, section_state *ss, const char *k, const char
 		return to_double(v, 0, &m->price_in) ? CUCO_OK : bad(err, w, "not a price >= 0");
 	if (strcmp(k, "price_out") == 0)
 		return to_double(v, 0, &m->price_out) ? CUCO_OK : bad(err, w, "not a price >= 0");
-	if (strcmp(k, "temperature") == 0)
-		return to_double(v, 0, &m->temperature) && m->temperature <= 2 ? CUCO_OK
-			: bad(err, w, "not a temperature in [0, 2]");
+	if (strcmp(k, "temperature") == 0) {
+		m->no_temperature = strcmp(v, "none") == 0;
+		return m->no_temperature || (to_double(v, 0, &m->temperature) && m->temperature <= 2)
+			? CUCO_OK : bad(err, w, "not a temperature in [0, 2], or none");
+	}
 	if (strcmp(k, "max_tokens") == 0)
 		return to_int(v, 1, &m->max_tokens) ? CUCO_OK : bad(err, w, "not a positive integer");
 	return bad(err, w, "unknown key in a [model] section");
@@ -277,6 +283,8 @@ static int end_model(cuco_model *m, const section_state *ss, const char *path, c
 		cuco_strlcpy(m->url, a->url, sizeof m->url);
 	if (!ss->key_set)
 		cuco_strlcpy(m->api_key_env, a->key_env, sizeof m->api_key_env);
+	/* Another server behind an OpenAI-style URL keeps the common name. */
+	m->completion_tokens = a->completion_tokens && !ss->url_set;
 	if (!m->model[0])
 		return cuco_errf(err, CUCO_EDATA, "%s: [model %s]: model: missing", path, m->name);
 	if (!m->url[0])
@@ -363,6 +371,7 @@ static int parse_spec(const char *spec, cuco_model *m, cuco_err *err)
 		*at = '\0';
 		if (!at[1] || !cuco_strlcpy(m->url, at + 1, sizeof m->url))
 			return cuco_errf(err, CUCO_EUSAGE, "--llm %s: bad URL after @", spec);
+		m->completion_tokens = false;
 	}
 	if (!rest[0] || !cuco_strlcpy(m->model, rest, sizeof m->model))
 		return cuco_errf(err, CUCO_EUSAGE, "--llm %s: missing or too long MODEL", spec);
@@ -390,6 +399,7 @@ int cuco_llm_use_specs(cuco_llm_config *cfg, char *const *specs, int n, cuco_err
 			use[i].price_in = t->price_in;
 			use[i].price_out = t->price_out;
 			use[i].temperature = t->temperature;
+			use[i].no_temperature = t->no_temperature;
 			use[i].max_tokens = t->max_tokens;
 			memcpy(use[i].api_key_env, t->api_key_env, sizeof t->api_key_env);
 			memcpy(use[i].name, t->name, sizeof t->name);

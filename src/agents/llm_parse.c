@@ -20,9 +20,10 @@ char *llm_request_json(const cuco_llm_request *req, int max_tokens)
 	const cuco_model *m = req->model;
 	cJSON *root = cJSON_CreateObject();
 	cJSON_AddStringToObject(root, "model", m->model);
-	cJSON_AddNumberToObject(root, "max_tokens", max_tokens);
+	cJSON_AddNumberToObject(root, m->completion_tokens ? "max_completion_tokens" : "max_tokens",
+		max_tokens);
 	double t = !isnan(req->temperature) ? req->temperature : m->temperature;
-	if (!isnan(t))
+	if (!isnan(t) && !m->no_temperature)
 		cJSON_AddNumberToObject(root, "temperature", t);
 	cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
 	if (req->system && m->provider == CUCO_PROVIDER_ANTHROPIC)

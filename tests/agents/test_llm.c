@@ -120,6 +120,17 @@ static void test_openai_whole(void **state)
 	assert_non_null(strstr(log, "\"max_tokens\": 1000"));
 	assert_null(strstr(log, "\"stream\""));
 	free(log);
+	/* OpenAI's reasoning models: max_completion_tokens, and no temperature. */
+	serve("{\"replies\": [{\"text\": \"ok\"}]}", CUCO_PROVIDER_OPENAI);
+	model.completion_tokens = true;
+	model.no_temperature = true;
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_OK);
+	cuco_llm_reply_free(&r);
+	log = llm_server_requests(&srv, &n);
+	assert_non_null(strstr(log, "\"max_completion_tokens\": 1000"));
+	assert_null(strstr(log, "\"max_tokens\""));
+	assert_null(strstr(log, "\"temperature\""));
+	free(log);
 }
 
 static void test_openai_stream(void **state)

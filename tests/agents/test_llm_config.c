@@ -51,6 +51,10 @@ static void test_file(void **state)
 		"[evolve]\n"                          /* the search's: skipped here */
 		"islands = 3\n"
 		"\n"
+		"[model gpt]\n"
+		"model = gpt-5\n"
+		"temperature = none\n"
+		"\n"
 		"[model deep]\n"
 		"url = https://proxy.example/v1\n"   /* before provider: kept */
 		"provider = anthropic\n"
@@ -62,8 +66,8 @@ static void test_file(void **state)
 	assert_int_equal(cfg.choice, CUCO_CHOICE_BANDIT);
 	assert_int_equal(cfg.max_retries, 6);
 	assert_float_equal(cfg.idle_timeout_s, 90, 0);
-	assert_int_equal(cfg.nmodels, 2);
-	const cuco_model *f = &cfg.models[0], *d = &cfg.models[1];
+	assert_int_equal(cfg.nmodels, 3);
+	const cuco_model *f = &cfg.models[0], *g = &cfg.models[1], *d = &cfg.models[2];
 	assert_string_equal(f->name, "fast");
 	assert_int_equal(f->provider, CUCO_PROVIDER_OPENAI);
 	assert_string_equal(f->url, "http://gpu1:8000/v1");
@@ -71,6 +75,13 @@ static void test_file(void **state)
 	assert_float_equal(f->weight, 3, 0);
 	assert_true(isnan(f->temperature));
 	assert_float_equal(cuco_model_cost(f, 1000000, 2000000), 0.1 + 0.6, 1e-12);
+	assert_false(f->completion_tokens);
+	/* No provider line: OpenAI's own API, its key and its token field. */
+	assert_string_equal(g->url, "https://api.openai.com/v1");
+	assert_string_equal(g->api_key_env, "OPENAI_API_KEY");
+	assert_true(g->completion_tokens);
+	assert_true(g->no_temperature);
+	assert_false(d->completion_tokens);
 	assert_int_equal(d->provider, CUCO_PROVIDER_ANTHROPIC);
 	assert_string_equal(d->url, "https://proxy.example/v1");
 	assert_string_equal(d->api_key_env, "ANTHROPIC_API_KEY");
@@ -98,6 +109,7 @@ static void test_file_errors(void **state)
 	expect_error("[model a]\nmodel = m\n[model a]\n", ":3: [model a]: model defined twice");
 	expect_error("[model a]\nprovider = azure\n", ":2: provider: unknown provider");
 	expect_error("[model a]\nmodel = m\ntemperature = 3\n", ":3: temperature: not a temperature");
+	expect_error("[model a]\nmodel = m\ntemperature = off\n", ":3: temperature: not a temperature");
 	expect_error("[model a]\nurl = http://x/v1\n", "[model a]: model: missing");
 	expect_error("[model a]\nprovider = sglang\nmodel = m\n", "[model a]: url: missing");
 	expect_error("just words\n", ":1: just words: expected key = value");
@@ -165,6 +177,12 @@ static void test_specs(void **state)
 			fail_msg("`%s`: error `%s` lacks `%s`", bad[i].spec, err.msg, bad[i].needle);
 	}
 	assert_int_equal(cfg.nmodels, 3);  /* a refused spec changes nothing */
+	/* OpenAI's own API names the limit max_completion_tokens; a server
+	 * behind an explicit URL keeps max_tokens. */
+	char *openai[] = { "openai:o3", "openai:local-model@http://127.0.0.1:8000/v1" };
+	assert_int_equal(cuco_llm_use_specs(&cfg, openai, 2, &err), CUCO_OK);
+	assert_true(cfg.models[0].completion_tokens);
+	assert_false(cfg.models[1].completion_tokens);
 }
 
 static void test_weighted_choice(void **state)
