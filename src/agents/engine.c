@@ -77,7 +77,7 @@ struct cuco_engine {
 	int benched;            /* benchmarks since the last baseline measurement */
 	int env_fails;          /* environment failures in a row */
 	int active;             /* workers still running */
-	double baseline_us, baseline_spread;
+	double baseline_us;     /* the latest good baseline median */
 	uint64_t best_id;
 	double best_score;
 	uint64_t *todo;         /* stored candidates to evaluate before proposing */
@@ -367,7 +367,23 @@ static int evaluate(cuco_engine *e, const char *src, size_t len, const cuco_dire
 	return rc;
 }
 
-/* Measure the baseline and make it the reference for what follows. */
+/* A re-measure that failed: the row keeps the last good measurement
+ * (readers such as `cuco report` take it as this run's baseline) and the
+ * run goes on; the event says what happened. */
+static void baseline_glitch(cuco_engine *e, const cuco_eval_result *res, const char *line)
+{
+	pthread_mutex_lock(&e->lock);
+	e->benched = 0;
+	e->baseline_busy = false;
+	double kept = e->baseline_us;
+	pthread_mutex_unlock(&e->lock);
+	engine_event(e, "baseline", e->baseline_id, "re-measure failed at %s: %s%s%s; keeping %.1f us",
+		res->failed_stage, res->error_class, line[0] ? ": " : "", line, kept);
+}
+
+/* Measure the baseline and make it the reference for what follows. Only
+ * the first measurement shows the row as benchmarking: later ones leave
+ * it done, so a viewer always finds this run's baseline. */
 static int measure_baseline(cuco_engine *e, bool first)
 {
 	cuco_eval_result res;
@@ -378,15 +394,21 @@ static int measure_baseline(cuco_engine *e, bool first)
 		return err.code;
 	}
 	cuco_directive d = c.directive;
-	set_status(e, e->baseline_id, CUCO_STATUS_BENCHMARKING);
+	if (first)
+		set_status(e, e->baseline_id, CUCO_STATUS_BENCHMARKING);
 	if (evaluate(e, e->baseline_src, e->baseline_len, &d, &res) != CUCO_OK)
 		return CUCO_EENV;
+	char line[200];
+	first_line(res.excerpt, line, sizeof line);
+	if (!res.ok && !first) {
+		baseline_glitch(e, &res, line);
+		return CUCO_OK;
+	}
 	if (record(e, e->baseline_id, &res, NAN, "baseline", &c) != CUCO_OK)
 		return CUCO_EDATA;
 	pthread_mutex_lock(&e->lock);
 	if (res.ok) {
 		e->baseline_us = res.latency_median_us;
-		e->baseline_spread = res.spread;
 		if (!e->best_id) {  /* what a candidate must beat to be a best */
 			e->best_id = c.id;
 			e->best_score = c.score;
@@ -398,13 +420,6 @@ static int measure_baseline(cuco_engine *e, bool first)
 	pthread_mutex_unlock(&e->lock);
 	if (res.ok)
 		return CUCO_OK;
-	char line[200];
-	first_line(res.excerpt, line, sizeof line);
-	if (!first) {
-		/* Keep the last good measurement; the run goes on. */
-		cuco_log(CUCO_LOG_WARN, "engine: baseline re-measure failed: %s: %s", res.error_class, line);
-		return CUCO_OK;
-	}
 	cuco_errf(&err, res.environment ? CUCO_EENV : CUCO_EDATA, "%s: baseline %s at %s: %s",
 		e->wl->name, res.environment ? "cannot run here" : "failed", res.failed_stage,
 		line[0] ? line : res.error_class);
@@ -421,7 +436,6 @@ static void observe(cuco_engine *e, const cuco_candidate *c)
 
 typedef struct best_arg {
 	cuco_candidate c;
-	double baseline_us;
 } best_arg;
 
 static int best_txn(cuco_txn *txn, void *arg)
@@ -439,8 +453,10 @@ static int best_txn(cuco_txn *txn, void *arg)
 	}
 	cuco_event ev;
 	event_init(&ev, "best", a->c.id, NULL);
+	/* The baseline it was measured against: its speedup's numerator. */
 	snprintf(ev.text, sizeof ev.text, "new best #%llu: %.3fx the baseline (%.1f us vs %.1f us)",
-		(unsigned long long)a->c.id, a->c.speedup, a->c.latency_median_us, a->baseline_us);
+		(unsigned long long)a->c.id, a->c.speedup, a->c.latency_median_us,
+		a->c.speedup * a->c.latency_median_us);
 	return cuco_event_add(txn, &ev);
 }
 
@@ -460,9 +476,6 @@ static void announce_best(cuco_engine *e, const cuco_candidate *c)
 {
 	best_arg a = { .c = *c };
 	cuco_err err = { 0 };
-	pthread_mutex_lock(&e->lock);
-	a.baseline_us = e->baseline_us;
-	pthread_mutex_unlock(&e->lock);
 	if (cuco_store_write(e->st, best_txn, &a, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "engine: best #%llu: %s", (unsigned long long)c->id, err.msg);
 	wake(e);
@@ -638,6 +651,17 @@ static bool stopping(cuco_engine *e)
 	return stop;
 }
 
+/* Wait on e->cond (holding e->lock) for at most `seconds`. */
+static void wait_s(cuco_engine *e, double seconds)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	long ns = ts.tv_nsec + (long)(seconds * 1e9);
+	ts.tv_sec += ns / 1000000000L;
+	ts.tv_nsec = ns % 1000000000L;
+	pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+}
+
 static bool budget_left(const cuco_engine *e)
 {
 	return e->cfg.budget <= 0 || e->proposed < e->cfg.budget;
@@ -649,15 +673,13 @@ static bool next_job(cuco_engine *e, job *j)
 	for (;;) {
 		if (e->stop)
 			return false;
+		if (e->deadline > 0 && cuco_mono() >= e->deadline) {
+			if (!e->end_reason)
+				e->end_reason = "time limit";
+			return false;
+		}
 		if (e->paused) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 250 * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+			wait_s(e, POLL_S);
 			continue;
 		}
 		if (e->baseline_due && claim_baseline(e)) {
@@ -669,11 +691,6 @@ static bool next_job(cuco_engine *e, job *j)
 			j->id = e->todo[0];
 			memmove(e->todo, e->todo + 1, --e->ntodo * sizeof *e->todo);
 			return true;
-		}
-		if (e->deadline > 0 && cuco_mono() >= e->deadline) {
-			if (!e->end_reason)
-				e->end_reason = "time limit";
-			return false;
 		}
 		if (e->exhausted || !budget_left(e)) {
 			if (!e->end_reason)
@@ -724,11 +741,13 @@ typedef struct pending_arg {
 	int n;
 } pending_arg;
 
+#define PENDING_FULL (-1)  /* stops the walk; not an error code */
+
 static int pending_one(const cuco_command *cmd, void *arg)
 {
 	pending_arg *a = arg;
 	a->cmds[a->n++] = *cmd;
-	return a->n == MAX_COMMANDS;
+	return a->n == MAX_COMMANDS ? PENDING_FULL : 0;
 }
 
 static int pending_txn(cuco_txn *txn, void *arg)
@@ -736,7 +755,7 @@ static int pending_txn(cuco_txn *txn, void *arg)
 	pending_arg *a = arg;
 	a->n = 0;
 	int rc = cuco_command_each_pending(txn, pending_one, a);
-	return rc > 0 ? CUCO_OK : rc;
+	return rc == PENDING_FULL ? CUCO_OK : rc;
 }
 
 typedef struct apply_arg {
@@ -1088,13 +1107,8 @@ static void *driver_main(void *arg)
 			pthread_mutex_unlock(&e->lock);
 			poll_commands(e);
 			pthread_mutex_lock(&e->lock);
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			long ns = ts.tv_nsec + (long)(POLL_S * 1e9);
-			ts.tv_sec += ns / 1000000000L;
-			ts.tv_nsec = ns % 1000000000L;
 			if (e->active > 0)
-				pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+				wait_s(e, POLL_S);
 		}
 		pthread_mutex_unlock(&e->lock);
 		for (int i = 0; i < e->nworkers; i++)
