@@ -122,8 +122,12 @@ def main():
     points = rng.sample(space, args.sample) if 0 < args.sample < len(space) else space
     default = {n: dim_values(s)[0] for n, s in dims}
 
+    with tempfile.TemporaryDirectory(prefix="cuco-ds-") as tmp:
+        measure(args, manifest, wdir, tmp, dims, names, space, points, default, size, rng)
+
+
+def measure(args, manifest, wdir, tmp, dims, names, space, points, default, size, rng):
     bench = manifest["bench"]
-    tmp = tempfile.mkdtemp(prefix="cuco-ds-")
     exes = {"baseline": os.path.join(tmp, "baseline")}
     build(manifest, wdir, manifest["files"]["baseline"], exes["baseline"],
           defines(dims, default, size))
