@@ -437,6 +437,55 @@ static void test_planted_key_never_shown(void **state)
 	free(log);
 }
 
+typedef struct kept {
+	cuco_edit_result *r;
+	cuco_candidate c;
+} kept;
+
+static int keep_txn(cuco_txn *txn, void *arg)
+{
+	kept *k = arg;
+	int rc = cuco_prompt_keep(txn, k->r->prompt, k->r->transcript, &k->c);
+	return rc == CUCO_OK ? cuco_cand_put(txn, &k->c) : rc;
+}
+
+/* An edit the server refuses with a message echoing the key, kept in a
+ * store as a failed attempt is: the key is in no byte of the store. */
+static void test_planted_key_not_in_store(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"status\": 403, \"message\": \"key " PLANTED_KEY " revoked\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	setenv("CUCO_TEST_KEY", PLANTED_KEY, 1);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = { .llm = c, .model = &model, .system = "s", .user = "u", .parent = "int x;\n",
+		.parent_len = 7, .temperature = NAN, .attempts = 1 };
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EENV);
+	assert_null(r.source);
+	char run[160];
+	snprintf(run, sizeof run, "%s/run", srv.dir);
+	cuco_store *st;
+	assert_int_equal(cuco_store_open(run, CUCO_STORE_CREATE, &st, &err), CUCO_OK);
+	kept k = { .r = &r };
+	k.c.score = k.c.speedup = k.c.peak_fraction = NAN;
+	cuco_strlcpy(k.c.model, model.name, sizeof k.c.model);
+	assert_int_equal(cuco_store_write(st, keep_txn, &k, &err), CUCO_OK);
+	cuco_store_close(st);
+	char path[200], *bytes;
+	size_t len;
+	snprintf(path, sizeof path, "%s/data.mdb", run);
+	assert_int_equal(cuco_read_file(path, 1u << 30, &bytes, &len, &err), CUCO_OK);
+	/* The store does hold the server's message, with the key cut out. */
+	assert_non_null(memmem(bytes, len, "HTTP 403: key [key] revoked", 27));
+	assert_null(memmem(bytes, len, PLANTED_KEY, strlen(PLANTED_KEY)));
+	free(bytes);
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+}
+
 typedef struct worker {
 	cuco_llm *c;
 	int rc;
@@ -571,6 +620,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_planted_key_never_shown),
+		cmocka_unit_test(test_planted_key_not_in_store),
 		cmocka_unit_test(test_parallel_calls_and_totals),
 		cmocka_unit_test(test_edit_retried_in_the_chat),
 	};
