@@ -324,8 +324,9 @@ static int run_exec(int argc, char **argv)
 	if ((rc = cuco_workload_load(argv[optind], &wl, &err)) != CUCO_OK)
 		return cmd_fail(&err);
 	if (cfg.size[0] && !cuco_workload_size(wl, cfg.size)) {
+		rc = cmd_usage_error(&cmd_run, "--size %s: %s has no such size", cfg.size, wl->name);
 		cuco_workload_free(wl);
-		return cmd_usage_error(&cmd_run, "--size %s: %s has no such size", cfg.size, wl->name);
+		return rc;
 	}
 	char dir[1024];
 	if (run)
