@@ -398,12 +398,28 @@ static int parse_tags(const char *text, cuco_reply *out, cuco_err *err)
 	return CUCO_OK;
 }
 
-int cuco_reply_parse(const char *text, const cuco_workload *wl, const cuco_directive *base,
-	cuco_reply *out, cuco_err *err)
+/* Reasoning models served as plain chat (DeepSeek-R1 or Qwen3 through
+ * llama.cpp or Ollama) think first, inside <think> tags, and the thinking
+ * may hold drafts with fences and hunks: it is blanked out (newlines kept,
+ * so line numbers still point into the stored reply). */
+static int blank_thinking(char *text, cuco_err *err)
 {
-	memset(out, 0, sizeof *out);
-	if (base)
-		out->directive = *base;
+	char *p = text;
+	while (isspace((unsigned char)*p))
+		p++;
+	if (strncmp(p, "<think>", 7) != 0)
+		return CUCO_OK;
+	char *end = strstr(p, "</think>");
+	if (!end)
+		return cuco_errf(err, CUCO_EDATA, "reply ends inside <think>; cut off?");
+	for (end += 8; p < end; p++)
+		if (*p != '\n')
+			*p = ' ';
+	return CUCO_OK;
+}
+
+static int parse(const char *text, const cuco_workload *wl, cuco_reply *out, cuco_err *err)
+{
 	rlines ls;
 	split(text, &ls);
 	size_t code_at = code_start(text, &ls);
@@ -433,6 +449,20 @@ int cuco_reply_parse(const char *text, const cuco_workload *wl, const cuco_direc
 	free(ls.v);
 	if (rc != CUCO_OK)
 		cuco_reply_free(out);
+	return rc;
+}
+
+int cuco_reply_parse(const char *text, const cuco_workload *wl, const cuco_directive *base,
+	cuco_reply *out, cuco_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (base)
+		out->directive = *base;
+	char *copy = cuco_xstrdup(text);
+	int rc = blank_thinking(copy, err);
+	if (rc == CUCO_OK)
+		rc = parse(copy, wl, out, err);
+	free(copy);
 	return rc;
 }
 

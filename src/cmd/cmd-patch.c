@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agents/agents.h"
 #include "cmd/cmd.h"
@@ -46,7 +47,8 @@ static int patch_run(const char *file, const char *reply_path, const char *workl
 	cuco_patched out = { 0 };
 	int rc = cuco_read_file(file, PATCH_MAX_BYTES, &parent, &len, err);
 	if (rc == CUCO_OK)
-		rc = cuco_read_file(reply_path, PATCH_MAX_BYTES, &text, NULL, err);
+		rc = cuco_read_file(strcmp(reply_path, "-") == 0 ? "/dev/stdin" : reply_path,
+			PATCH_MAX_BYTES, &text, NULL, err);
 	if (rc == CUCO_OK && workload && (rc = cuco_workload_load(workload, &wl, err)) == CUCO_OK)
 		cuco_directive_default(wl, &base);
 	if (rc == CUCO_OK && (rc = cuco_reply_parse(text, wl, &base, &reply, err)) != CUCO_OK)
@@ -95,5 +97,5 @@ static int patch_exec(int argc, char **argv)
 	return CUCO_OK;
 }
 
-const cuco_cmd cmd_patch = { "patch", "[-w WORKLOAD] [-v] FILE REPLY",
+const cuco_cmd cmd_patch = { "patch", "[-w WORKLOAD] [-v] FILE REPLY|-",
 	"apply a model's reply to FILE and print the result, or why it is refused", patch_exec };

@@ -68,6 +68,11 @@ static void test_applies(void **state)
 	assert_string_equal(errs, "cuco: patch: 1 hunk: exact\n");
 	free(out);
 	free(errs);
+	/* The reply on standard input, as a reviewer pipes it from cuco show. */
+	assert_int_equal(run("k.c - <good.txt", &out, &errs), 0);
+	assert_non_null(strstr(out, "static int chunks = 8;"));
+	free(out);
+	free(errs);
 }
 
 static void test_refusals(void **state)

@@ -133,6 +133,14 @@ static void test_fenced_file(void **state)
 	assert_string_equal(r.directive.backend, "shm");
 	assert_string_equal(r.code, "int main(void) { return 2; }\n");
 	cuco_reply_free(&r);
+	/* A reasoning model's thinking, drafts and all, is not the reply. */
+	text = "<think>\nMaybe:\n```c\nint draft;\n```\nDIRECTIVE:\nbackend: msg\n</think>\n"
+		"DIRECTIVE:\nbackend: rma\n\n```c\nint final;\n```\n";
+	assert_int_equal(cuco_reply_parse(text, wl, &base, &r, &err), CUCO_OK);
+	assert_string_equal(r.directive.backend, "rma");
+	assert_string_equal(r.code, "int final;\n");
+	cuco_reply_free(&r);
+	expect_refusal("<think>\nstill thinking", wl, "reply ends inside <think>; cut off?");
 	/* Without a workload the directive is optional. */
 	assert_int_equal(cuco_reply_parse("```\nint x;\n```\n", NULL, NULL, &r, &err), CUCO_OK);
 	assert_false(r.has_directive);
