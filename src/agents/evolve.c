@@ -1184,7 +1184,7 @@ static void plan_child(evolve_state *s, int island, child_plan *plan)
 		size_t nother = 0;
 		for (size_t i = 0; i < s->n; i++)
 			if (s->m[i].status == CUCO_STATUS_DONE && &s->m[i] != plan->parent &&
-					s->m[i].origin != CUCO_ORIGIN_BASELINE)
+					s->m[i].island >= 0)
 				pool[nother++] = i;
 		if (nother > 0)
 			plan->other = &s->m[pool[search_next(&s->rng) % nother]];

@@ -7,9 +7,9 @@
  * EVOLVE-BLOCK markers and a warm-up. Each attempt is a full candidate
  * the engine compiles, runs and verifies; a failure goes back to the
  * model with its stage and error, and the next attempt edits the failed
- * code. Caps: stage_a_max and stage_b_max attempts. The passing stage-B
- * program is stored with origin `fastpath` on island 0, where it seeds the
- * slow path. Without a model, or when a cap is reached, the workload's
+ * code. Caps: stage_a_max and stage_b_max attempts. Attempts have origin
+ * `fastpath`; stage A's stay outside the islands, stage B's are on island
+ * 0, where the passing one seeds the slow path. Without a model, or when a cap is reached, the workload's
  * shipped seed stays the starting point, and the log and the event log
  * say so.
  *
@@ -286,7 +286,8 @@ int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *e
 				f->tries[f->stage] + 1, cap, out->cand.note);
 			cuco_strlcpy(out->cand.note, note, sizeof out->cand.note);
 			out->cand.origin = CUCO_ORIGIN_FASTPATH;
-			out->cand.island = 0;
+			/* Stage A still runs host collectives: no island's parent. */
+			out->cand.island = f->stage == STAGE_B ? 0 : -1;
 			out->cand.nparents = 1;
 			out->cand.parents[0] = parent;
 			f->in_flight = true;

@@ -1,0 +1,181 @@
+/* test_beam.c — `cuco run --strategy beam` end to end on the toy fixture,
+ * whose latency the program states, so every speedup is known: plans,
+ * executor edits, the summarizer's positive lesson and its flipped
+ * negative one in the store's memory, and the next iteration's planner
+ * reading them, with the next beam made of the best program. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test_evolve_run.h"
+
+static const char directive[] = "DIRECTIVE:\nbackend: msg\nissuer: one\nplacement: after\n"
+	"sync: fence\ngranularity: 1\n\n";
+
+/* An edit of the toy's modelled latency constant. */
+static char *scale(const char *from, const char *to)
+{
+	cuco_buf b = { 0 };
+	cuco_buf_printf(&b, "%s<NAME>scale_%s</NAME>\n<DESCRIPTION>Latency base %s.</DESCRIPTION>\n"
+		"<DIFF>\n<<<<<<< SEARCH\n\tdouble us = %s * backend[TOY_BACKEND - 1];\n=======\n"
+		"\tdouble us = %s * backend[TOY_BACKEND - 1];\n>>>>>>> REPLACE\n</DIFF>\n",
+		directive, to, to, from, to);
+	return b.data;
+}
+
+typedef struct mem_seen {
+	int n, negative;
+	cuco_memory m[4];
+	char memory_event[512];
+} mem_seen;
+
+static int mem_one(const cuco_memory *m, void *arg)
+{
+	mem_seen *s = arg;
+	if (s->n < 4)
+		s->m[s->n] = *m;
+	s->n++;
+	s->negative += m->negative;
+	return 0;
+}
+
+static int ev_one(const cuco_event *ev, void *arg)
+{
+	mem_seen *s = arg;
+	if (strcmp(ev->kind, "memory") == 0)
+		cuco_strlcpy(s->memory_event, ev->text, sizeof s->memory_event);
+	return 0;
+}
+
+static int mem_txn(cuco_txn *txn, void *arg)
+{
+	memset(arg, 0, sizeof(mem_seen));
+	int rc = cuco_memory_each(txn, mem_one, arg);
+	return rc == CUCO_OK ? cuco_event_each(txn, 1, ev_one, arg) : rc;
+}
+
+static const cuco_candidate *by_note(const run_rows *r, const char *text)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strstr(r->c[i].note, text))
+			return &r->c[i];
+	return NULL;
+}
+
+static void test_beam_memory(void **state)
+{
+	(void)state;
+	/* Width 1, two plans of one sample, two iterations: iteration 0 asks
+	 * plan, edit, plan, edit; the summarizer twice (the positive pair,
+	 * then the negative); iteration 1 plans for the best and edits. */
+	char *texts[8] = {
+		cuco_xstrdup("Halve the modelled latency\nChange the base constant."),
+		scale("1000.0", "500.0"),
+		cuco_xstrdup("Double the modelled latency\nA bad idea, on purpose."),
+		scale("1000.0", "2000.0"),
+		cuco_xstrdup("**Halve the base constant**\nThe faster one starts from 500."),
+		cuco_xstrdup("**Keep the base constant low**\nThe slower one doubled it."),
+		cuco_xstrdup("Halve it again\nThe lesson says halving helps."),
+		scale("500.0", "250.0"),
+	};
+	char *script = script_of((const char *const *)texts, 8);
+	llm_server s;
+	assert_int_equal(llm_server_start(&s, script), 0);
+	run_env r;
+	run_env_new(&r);
+	run_env_config(&r, &s, "[beam]\nwidth = 1\nplans = 2\nsamples = 1\niterations = 2\n");
+	const char *root = getenv("CUCO_SOURCE_ROOT");
+	char toy[1100];
+	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", root ? root : ".");
+	const char *args[] = { "--strategy", "beam", "--budget", "3", NULL };
+	int rc = run_cuco(&r, toy, args);
+	char *out = slurp(r.out);
+	if (rc != 0)
+		fail_msg("cuco run exited %d:\n%s", rc, out);
+
+	run_rows rows;
+	cuco_store *st = open_run(&r, &rows);
+	const cuco_candidate *seed = NULL;
+	for (size_t i = 0; i < rows.n; i++)
+		if (rows.c[i].origin == CUCO_ORIGIN_SEED)
+			seed = &rows.c[i];
+	const cuco_candidate *a = by_note(&rows, "beam iteration 0, plan 1/2, sample 1/1");
+	const cuco_candidate *b = by_note(&rows, "beam iteration 0, plan 2/2, sample 1/1");
+	const cuco_candidate *c = by_note(&rows, "beam iteration 1, plan 1/2, sample 1/1");
+	assert_non_null(seed);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(c);
+	assert_non_null(strstr(a->note, "Halve the modelled latency"));
+	assert_int_equal(a->origin, CUCO_ORIGIN_BEAM_PLAN);
+	assert_int_equal(a->parents[0], seed->id);
+	assert_int_equal(b->parents[0], seed->id);
+	assert_int_equal(c->parents[0], a->id);  /* the next beam is the best program */
+	assert_float_equal(a->speedup, 2.0, 1e-6);
+	assert_float_equal(b->speedup, 0.5, 1e-6);
+	assert_float_equal(c->speedup, 4.0, 1e-6);
+
+	/* The memory: the positive pair seed→A, and B→seed flipped. */
+	mem_seen m;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(st, mem_txn, &m, &err), CUCO_OK);
+	assert_int_equal(m.n, 2);
+	assert_int_equal(m.negative, 1);
+	const cuco_memory *pos = m.m[0].negative ? &m.m[1] : &m.m[0];
+	const cuco_memory *neg = m.m[0].negative ? &m.m[0] : &m.m[1];
+	assert_string_equal(pos->workload, "toy");
+	assert_string_equal(pos->slow_hash, seed->source_hash);
+	assert_string_equal(pos->fast_hash, a->source_hash);
+	assert_float_equal(pos->speedup, 2.0, 1e-6);
+	assert_non_null(strstr(pos->summary, "Halve the base constant"));
+	assert_string_equal(neg->slow_hash, b->source_hash);
+	assert_string_equal(neg->fast_hash, seed->source_hash);
+	assert_float_equal(neg->speedup, 2.0, 1e-6);
+	assert_true(strncmp(neg->summary, "Undo this: ", 11) == 0);
+	assert_non_null(strstr(m.memory_event, "iteration 0: 2 results, 2 new lessons (1 to undo)"));
+
+	int nb = 0;
+	cJSON **body = server_bodies(&s, &nb);
+	assert_int_equal(nb, 8);
+	/* The summarizer saw the pair; the next planner read both lessons. */
+	assert_non_null(strstr(body_message(body[4], "user"), "2.00x faster"));
+	const char *plan_sys = body_message(body[6], "system");
+	assert_non_null(strstr(plan_sys, "# Experiences"));
+	assert_non_null(strstr(plan_sys, "Halve the base constant"));
+	assert_non_null(strstr(plan_sys, "Undo this"));
+	assert_null(strstr(body_message(body[0], "system"), "# Experiences"));  /* none yet */
+	char want[64];
+	snprintf(want, sizeof want, "# The program (#%llu", (unsigned long long)a->id);
+	assert_non_null(strstr(body_message(body[6], "user"), want));
+	/* The executor was given its plan. */
+	assert_non_null(strstr(body_message(body[7], "user"), "Halve it again"));
+	free_bodies(body, nb);
+	free(rows.c);
+	cuco_store_close(st);
+	llm_server_stop(&s);
+	run_env_free(&r);
+	for (int i = 0; i < 8; i++)
+		free(texts[i]);
+	free(script);
+	free(out);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: test_beam PYTHON LLM_SERVER_PY\n");
+		return 1;
+	}
+	llm_python = argv[1];
+	llm_server_py = argv[2];
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_beam_memory),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

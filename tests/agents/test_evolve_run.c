@@ -1,0 +1,407 @@
+/* test_evolve_run.c — `cuco run --strategy evolve` end to end against the
+ * scripted model server: the fast path on the CPU workload (stage A, a
+ * stage-B attempt that does not compile and its error fed back, a passing
+ * stage B) and then the islands with migration, meta summaries and the
+ * explore→exploit switch, every candidate evaluated for real; a run with
+ * no model (the shipped seed and the tuner); and a resumed run that
+ * carries a person's hint and rejection into its prompts. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test_evolve_run.h"
+
+static char root[1024];   /* the workloads folder */
+static char toy[1100];     /* the engine's toy fixture */
+
+static char *workload_file(const char *workload, const char *file)
+{
+	char path[1200];
+	snprintf(path, sizeof path, "%s/%s/%s", root, workload, file);
+	return slurp(path);
+}
+
+static const char cpu_directive[] = "DIRECTIVE:\nbackend: rma\nissuer: one\nplacement: after\n"
+	"sync: fence\ngranularity: 4\ntile: 256\n\n";
+static const char toy_directive[] = "DIRECTIVE:\nbackend: msg\nissuer: one\nplacement: after\n"
+	"sync: fence\ngranularity: 1\n\n";
+
+/* A whole program as a reply: the directive, then one fenced file. */
+static char *full_reply(const char *program)
+{
+	cuco_buf b = { 0 };
+	cuco_buf_printf(&b, "%s```c\n%s```\n", cpu_directive, program);
+	return b.data;
+}
+
+/* An edit that adds a distinct, harmless line after `anchor` (a line that
+ * every descendant keeps), with a numbered recommendation in its
+ * description so that the same reply also serves a meta summary. */
+static char *variant_reply(const char *directive, const char *anchor, int k)
+{
+	cuco_buf b = { 0 };
+	cuco_buf_printf(&b, "%s<NAME>variant_%d</NAME>\n<DESCRIPTION>Variant %d.\n"
+		"1. Keep the per-chunk structure; variant %d adds a constant.\n</DESCRIPTION>\n<DIFF>\n"
+		"<<<<<<< SEARCH\n%s=======\n%s\tenum { CUCO_VARIANT_%d = %d };\n>>>>>>> REPLACE\n</DIFF>\n",
+		directive, k, k, k, anchor, anchor, k, k);
+	return b.data;
+}
+
+static bool is_temperature(double t, const double *set)
+{
+	for (int i = 0; i < 3; i++)
+		if (fabs(t - set[i]) < 1e-9)
+			return true;
+	return false;
+}
+
+typedef struct events {
+	int migrate, phase, meta, fastpath;
+	char fastpath_text[512];
+} events;
+
+static int event_one(const cuco_event *ev, void *arg)
+{
+	events *e = arg;
+	e->migrate += strcmp(ev->kind, "migrate") == 0;
+	e->phase += strcmp(ev->kind, "phase") == 0;
+	e->meta += strcmp(ev->kind, "meta") == 0;
+	if (strcmp(ev->kind, "fastpath") == 0) {
+		e->fastpath++;
+		cuco_strlcpy(e->fastpath_text, ev->text, sizeof e->fastpath_text);
+	}
+	return 0;
+}
+
+typedef struct islands_seen {
+	int n;
+	char phase[4][16];
+	char *meta;
+} islands_seen;
+
+static int island_one(const cuco_island *isl, void *arg)
+{
+	islands_seen *s = arg;
+	if (isl->id >= 0 && isl->id < 4)
+		cuco_strlcpy(s->phase[isl->id], isl->phase, sizeof s->phase[0]);
+	s->n++;
+	return 0;
+}
+
+static int after_txn(cuco_txn *txn, void *arg)
+{
+	void **a = arg;
+	int rc = cuco_event_each(txn, 1, event_one, a[0]);
+	if (rc == CUCO_OK)
+		rc = cuco_island_each(txn, island_one, a[1]);
+	if (rc == CUCO_OK) {
+		islands_seen *s = a[1];
+		rc = cuco_meta_get(txn, "evolve-meta", &s->meta);
+		if (rc == CUCO_ENOTFOUND)
+			rc = CUCO_OK;
+	}
+	return rc;
+}
+
+static void read_after(cuco_store *st, events *ev, islands_seen *isl)
+{
+	memset(ev, 0, sizeof *ev);
+	memset(isl, 0, sizeof *isl);
+	void *a[2] = { ev, isl };
+	cuco_err err = { 0 };
+	if (cuco_store_read(st, after_txn, a, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+}
+
+static const double explore_t[3] = { 0.2, 0.5, 0.8 }, exploit_t[3] = { 0.0, 0.2, 0.5 };
+
+static void test_fastpath_then_islands(void **state)
+{
+	(void)state;
+	char *baseline = workload_file("cpu-gemm-allgather", "baseline.c");
+	char *seed = workload_file("cpu-gemm-allgather", "seed.c");
+	const char anchor[] = "static void transfer(layer *l, int chunk)\n{\n";
+	assert_non_null(strstr(seed, anchor));
+	/* Stage A keeps the baseline's collective; the first stage-B attempt
+	 * does not compile; the second is a correct device-initiated program. */
+	cuco_buf broken = { 0 };
+	const char *at = strstr(seed, anchor) + strlen(anchor);
+	cuco_buf_append(&broken, seed, (size_t)(at - seed));
+	cuco_buf_puts(&broken, "\tthis is not C;\n");
+	cuco_buf_puts(&broken, at);
+	cuco_buf stage_a = { 0 };
+	cuco_buf_printf(&stage_a, "/* stage A: windows allocated, collective kept */\n%s", baseline);
+	char *texts[12];
+	int n = 0;
+	texts[n++] = full_reply(stage_a.data);
+	texts[n++] = full_reply(broken.data);
+	texts[n++] = full_reply(seed);
+	for (int k = 1; n < 12; k++)
+		texts[n++] = variant_reply(cpu_directive, anchor, k);
+	char *script = script_of((const char *const *)texts, n);
+
+	llm_server s;
+	assert_int_equal(llm_server_start(&s, script), 0);
+	run_env r;
+	run_env_new(&r);
+	run_env_config(&r, &s, "[evolve]\ngenerations = 3\nmigration_interval = 1\n"
+		"meta_interval = 1\n");
+	const char *args[] = { "--strategy", "evolve", "--budget", "6", "--size", "small", NULL };
+	int rc = run_cuco(&r, "cpu-gemm-allgather", args);
+	char *out = slurp(r.out);
+	if (rc != 0)
+		fail_msg("cuco run exited %d:\n%s", rc, out);
+
+	run_rows rows;
+	cuco_store *st = open_run(&r, &rows);
+	const cuco_candidate *fp[3] = { 0 }, *base = NULL, *seed_row = NULL;
+	int nfp = 0, nllm = 0;
+	for (size_t i = 0; i < rows.n; i++) {
+		const cuco_candidate *c = &rows.c[i];
+		/* Every candidate was evaluated for real: measured, or failed at a stage. */
+		assert_true(c->status == CUCO_STATUS_DONE || c->status == CUCO_STATUS_FAILED);
+		if (c->status == CUCO_STATUS_DONE)
+			assert_true(c->latency_median_us > 0 && c->samples > 0);
+		else
+			assert_true(c->failed_stage[0] != '\0');
+		if (c->origin == CUCO_ORIGIN_BASELINE)
+			base = c;
+		if (c->origin == CUCO_ORIGIN_SEED)
+			seed_row = c;
+		if (c->origin == CUCO_ORIGIN_FASTPATH && nfp < 3)
+			fp[nfp++] = c;
+		if (c->origin == CUCO_ORIGIN_LLM_DIFF || c->origin == CUCO_ORIGIN_LLM_FULL ||
+				c->origin == CUCO_ORIGIN_LLM_CROSS) {
+			nllm++;
+			assert_true(c->island == 0 || c->island == 1);
+			assert_true(c->prompt_hash[0] && c->reply_hash[0]);
+			assert_string_equal(c->model, "test");
+			assert_true(c->tokens_prompt >= 1000);
+		}
+	}
+	assert_non_null(base);
+	assert_non_null(seed_row);
+	assert_int_equal(nfp, 3);
+	if (nllm != 3) {
+		for (size_t i = 0; i < rows.n; i++)
+			fprintf(stderr, "#%llu %s %s: %s\n", (unsigned long long)rows.c[i].id,
+				cuco_origin_name(rows.c[i].origin), cuco_status_name(rows.c[i].status),
+				rows.c[i].note);
+		fail_msg("%d LLM children, not 3:\n%s", nllm, out);
+	}
+	/* Stage A from the baseline passed; stage B's first attempt failed to
+	 * compile; the second edited that attempt and passed. */
+	assert_int_equal(fp[0]->parents[0], base->id);
+	assert_int_equal(fp[0]->status, CUCO_STATUS_DONE);
+	assert_int_equal(fp[0]->island, -1);  /* host collectives: no island's parent */
+	assert_non_null(strstr(fp[0]->note, "fast path stage A 1/5"));
+	assert_int_equal(fp[1]->status, CUCO_STATUS_FAILED);
+	assert_string_equal(fp[1]->failed_stage, "compile");
+	assert_int_equal(fp[1]->parents[0], fp[0]->id);
+	assert_int_equal(fp[2]->status, CUCO_STATUS_DONE);
+	assert_int_equal(fp[2]->parents[0], fp[1]->id);
+	assert_true(fp[2]->island >= 0);  /* island 0's, unless a migration moved it */
+	assert_non_null(strstr(fp[2]->note, "fast path stage B 2/10"));
+
+	events ev;
+	islands_seen isl;
+	read_after(st, &ev, &isl);
+	assert_int_equal(ev.fastpath, 1);
+	assert_non_null(strstr(ev.fastpath_text, "device-initiated seed #"));
+	assert_true(ev.migrate >= 1);
+	assert_true(ev.meta >= 1);
+	assert_int_equal(ev.phase, 1);
+	assert_int_equal(isl.n, 2);
+	assert_string_equal(isl.phase[0], "exploit");
+	assert_string_equal(isl.phase[1], "exploit");
+	assert_non_null(isl.meta);
+	assert_non_null(strstr(isl.meta, "1. Keep the per-chunk structure"));
+
+	/* What the model was asked: the stages in order, the compile error
+	 * fed back, then island edits at the phases' temperatures. */
+	int nb = 0;
+	cJSON **b = server_bodies(&s, &nb);
+	assert_true(nb >= 8);
+	assert_non_null(strstr(body_message(b[0], "user"), "Stage A"));
+	assert_non_null(strstr(body_message(b[1], "user"), "Stage B"));
+	const char *fix = body_message(b[2], "user");
+	assert_non_null(strstr(fix, "Attempt 1 of stage B failed: compile stage"));
+	assert_non_null(strstr(fix, "this is not C"));
+	int edits = 0, metas = 0;
+	for (int i = 3; i < nb; i++) {
+		const char *sys = body_message(b[i], "system");
+		double t = cJSON_GetObjectItemCaseSensitive(b[i], "temperature")->valuedouble;
+		if (strstr(sys, "You review an evolutionary search")) {
+			metas++;
+			continue;
+		}
+		/* Generations 0 and 1 explore (40 % of 3), generation 2 exploits. */
+		assert_true(is_temperature(t, edits < 2 ? explore_t : exploit_t));
+		edits++;
+	}
+	assert_int_equal(edits, 3);
+	assert_int_equal(metas, ev.meta);
+	free_bodies(b, nb);
+
+	char log[300];
+	snprintf(log, sizeof log, "%s/cuco.log", r.run);
+	char *logtext = slurp(log);
+	assert_non_null(strstr(logtext, "fastpath: device-initiated seed"));
+	free(logtext);
+	free(isl.meta);
+	free(rows.c);
+	cuco_store_close(st);
+	llm_server_stop(&s);
+	run_env_free(&r);
+	for (int i = 0; i < n; i++)
+		free(texts[i]);
+	free(script);
+	free(out);
+	free(baseline);
+	free(seed);
+	cuco_buf_free(&broken);
+	cuco_buf_free(&stage_a);
+}
+
+static void test_no_model(void **state)
+{
+	(void)state;
+	run_env r;
+	run_env_new(&r);
+	run_env_config(&r, NULL, "[evolve]\nislands = 2\n");
+	const char *args[] = { "--strategy", "evolve", "--budget", "3", NULL };
+	int rc = run_cuco(&r, toy, args);
+	char *out = slurp(r.out);
+	if (rc != 0)
+		fail_msg("cuco run exited %d:\n%s", rc, out);
+	run_rows rows;
+	cuco_store *st = open_run(&r, &rows);
+	int tune = 0, islands[2] = { 0 };
+	for (size_t i = 0; i < rows.n; i++)
+		if (rows.c[i].origin == CUCO_ORIGIN_TUNE) {
+			tune++;
+			/* Evaluated: the toy's shm with fence is wrong on purpose. */
+			assert_true(rows.c[i].status == CUCO_STATUS_DONE ||
+				rows.c[i].status == CUCO_STATUS_FAILED);
+			islands[rows.c[i].island]++;
+			assert_non_null(strstr(rows.c[i].note, "no model is configured"));
+		}
+	assert_int_equal(tune, 3);
+	assert_true(islands[0] >= 1 && islands[1] >= 1);  /* generations go round the islands */
+	events ev;
+	islands_seen isl;
+	read_after(st, &ev, &isl);
+	assert_int_equal(ev.fastpath, 1);
+	assert_non_null(strstr(ev.fastpath_text, "no model is configured; the workload's shipped "
+		"seed is used"));
+	char log[300];
+	snprintf(log, sizeof log, "%s/cuco.log", r.run);
+	char *logtext = slurp(log);
+	assert_non_null(strstr(logtext, "the islands run the directive tuner alone"));
+	assert_non_null(strstr(logtext, "the workload's shipped seed is used"));
+	free(logtext);
+	free(isl.meta);
+	free(rows.c);
+	cuco_store_close(st);
+	run_env_free(&r);
+	free(out);
+}
+
+/* A person's rejection and hint, queued between two sessions, reach the
+ * resumed session's prompts; the rejected candidate is never a parent;
+ * the resumed generations continue the phase schedule. */
+static void test_resume_hint_reject(void **state)
+{
+	(void)state;
+	const char anchor[] = "int main(int argc, char **argv)\n{\n";
+	char *texts[10];
+	for (int k = 0; k < 10; k++)
+		texts[k] = variant_reply(toy_directive, anchor, k + 1);
+	char *script = script_of((const char *const *)texts, 10);
+	llm_server s;
+	assert_int_equal(llm_server_start(&s, script), 0);
+	run_env r;
+	run_env_new(&r);
+	run_env_config(&r, &s, "[evolve]\nfastpath = false\ngenerations = 5\n");
+	const char *first[] = { "--strategy", "evolve", "--budget", "2", NULL };
+	assert_int_equal(run_cuco(&r, toy, first), 0);
+
+	run_rows rows;
+	cuco_store *st = open_run(&r, &rows);
+	uint64_t rejected = 0;
+	for (size_t i = 0; i < rows.n; i++)
+		if (rows.c[i].origin == CUCO_ORIGIN_LLM_FULL || rows.c[i].origin == CUCO_ORIGIN_LLM_DIFF ||
+				rows.c[i].origin == CUCO_ORIGIN_LLM_CROSS)
+			rejected = rows.c[i].id;  /* the last child */
+	assert_true(rejected > 0);
+	cuco_store_close(st);
+	free(rows.c);
+
+	const char *bin = getenv("CUCO_BIN");
+	char cmd[1024], id[24];
+	snprintf(id, sizeof id, "%llu", (unsigned long long)rejected);
+	snprintf(cmd, sizeof cmd, "'%s' reject --run '%s' --reason 'reads past the window' %s "
+		">/dev/null && '%s' hint --run '%s' 'keep the rows in the shared window' >/dev/null",
+		bin, r.run, id, bin, r.run);
+	assert_int_equal(system(cmd), 0);
+
+	const char *second[] = { "--strategy", "evolve", "--budget", "5", NULL };
+	assert_int_equal(run_cuco(&r, toy, second), 0);
+	st = open_run(&r, &rows);
+	int children = 0;
+	for (size_t i = 0; i < rows.n; i++)
+		if (rows.c[i].id > rejected) {
+			children++;
+			assert_int_not_equal(rows.c[i].parents[0], rejected);
+			assert_int_not_equal(rows.c[i].parents[1], rejected);
+		}
+	assert_int_equal(children, 3);
+
+	int nb = 0;
+	cJSON **b = server_bodies(&s, &nb);
+	assert_int_equal(nb, 5);
+	/* Generations 0 and 1 explored (40 % of 5); the resumed 2, 3, 4 exploit. */
+	for (int i = 0; i < nb; i++) {
+		double t = cJSON_GetObjectItemCaseSensitive(b[i], "temperature")->valuedouble;
+		assert_true(is_temperature(t, i < 2 ? explore_t : exploit_t));
+	}
+	/* By the last request the engine has applied both commands. */
+	char *last = cJSON_PrintUnformatted(b[nb - 1]);
+	assert_non_null(strstr(last, "keep the rows in the shared window"));
+	assert_non_null(strstr(last, "reads past the window"));
+	free(last);
+	free_bodies(b, nb);
+	free(rows.c);
+	cuco_store_close(st);
+	llm_server_stop(&s);
+	run_env_free(&r);
+	for (int k = 0; k < 10; k++)
+		free(texts[k]);
+	free(script);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: test_evolve_run PYTHON LLM_SERVER_PY\n");
+		return 1;
+	}
+	llm_python = argv[1];
+	llm_server_py = argv[2];
+	const char *w = getenv("CUCO_WORKLOADS");
+	const char *src = getenv("CUCO_SOURCE_ROOT");
+	cuco_strlcpy(root, w ? w : "workloads", sizeof root);
+	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", src ? src : ".");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_model),
+		cmocka_unit_test(test_resume_hint_reject),
+		cmocka_unit_test(test_fastpath_then_islands),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

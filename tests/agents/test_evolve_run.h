@@ -1,0 +1,187 @@
+/* test_evolve_run.h — run `cuco run` against the scripted model server
+ * (test_llm_server.h) with a config file of its own, and read back what
+ * the run stored. Shared by the strategies' end-to-end tests. */
+#ifndef CUCO_TEST_EVOLVE_RUN_H
+#define CUCO_TEST_EVOLVE_RUN_H
+
+#include <fcntl.h>
+#include <sys/wait.h>
+
+#include <cjson/cJSON.h>
+
+#include "store/store.h"
+#include "test_llm_server.h"
+
+typedef struct run_env {
+	char dir[64];          /* scratch: config/, run/, out */
+	char run[256];
+	char out[256];
+	char config[256];      /* the config file cuco reads */
+} run_env;
+
+static inline void run_env_new(run_env *r)
+{
+	snprintf(r->dir, sizeof r->dir, "/tmp/cuco-strategy-XXXXXX");
+	assert_non_null(mkdtemp(r->dir));
+	snprintf(r->run, sizeof r->run, "%s/run", r->dir);
+	snprintf(r->out, sizeof r->out, "%s/out", r->dir);
+	char cfg_dir[128];
+	snprintf(cfg_dir, sizeof cfg_dir, "%s/xdg/cuco", r->dir);
+	assert_int_equal(cuco_mkdir_p(cfg_dir, NULL), CUCO_OK);
+	snprintf(r->config, sizeof r->config, "%s/config", cfg_dir);
+}
+
+static inline void run_env_free(run_env *r)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A config naming the scripted server as model "test", then `extra`. */
+static inline void run_env_config(run_env *r, const llm_server *s, const char *extra)
+{
+	char text[2048];
+	int n = 0;
+	if (s)
+		n = snprintf(text, sizeof text, "retries = 0\n[model test]\nprovider = openai\n"
+			"model = test\nurl = %s\napi_key_env =\n", s->url);
+	snprintf(text + n, sizeof text - (size_t)n, "%s", extra);
+	assert_int_equal(cuco_write_file(r->config, text, strlen(text), NULL), CUCO_OK);
+}
+
+/* `cuco run WORKLOAD --run DIR --headless --jobs 1 --rebench 0 ARGS…`
+ * with this config; its exit status. Output goes to r->out. */
+static inline int run_cuco(const run_env *r, const char *workload, const char *const *args)
+{
+	const char *bin = getenv("CUCO_BIN");
+	char *argv[32] = { "cuco", "run", (char *)workload, "--run", (char *)r->run, "--headless",
+		"--jobs", "1", "--rebench", "0" };
+	int argc = 10;
+	for (int i = 0; args[i] && argc < 31; i++)
+		argv[argc++] = (char *)args[i];
+	argv[argc] = NULL;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char xdg[128];
+		snprintf(xdg, sizeof xdg, "%s/xdg", r->dir);
+		setenv("XDG_CONFIG_HOME", xdg, 1);
+		int fd = open(r->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0)
+			_exit(100);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		execv(bin ? bin : "build/cuco", argv);
+		_exit(101);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* A file's text, which the test frees. Not inlined: GCC then takes the
+ * returned buffer for the address of the local that received it. */
+static __attribute__((noinline, unused)) char *slurp(const char *path)
+{
+	char *text = NULL;
+	cuco_err err = { 0 };
+	if (cuco_read_file(path, 1 << 24, &text, NULL, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return text;
+}
+
+/* The requests the server received, as cJSON bodies (count in *n). */
+static inline cJSON **server_bodies(const llm_server *s, int *n)
+{
+	char *text = llm_server_requests(s, n);
+	cJSON **out = calloc((size_t)*n + 1, sizeof *out);
+	int k = 0;
+	for (char *line = text, *next; line && *line && k < *n; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		cJSON *rec = cJSON_Parse(line);
+		const cJSON *body = cJSON_GetObjectItemCaseSensitive(rec, "body");
+		out[k++] = cJSON_IsString(body) ? cJSON_Parse(body->valuestring)
+			: cJSON_Duplicate(body, true);
+		cJSON_Delete(rec);
+	}
+	*n = k;
+	free(text);
+	return out;
+}
+
+static inline void free_bodies(cJSON **b, int n)
+{
+	for (int i = 0; i < n; i++)
+		cJSON_Delete(b[i]);
+	free(b);
+}
+
+/* The system and first user message of a request body ("" when absent). */
+static inline const char *body_message(const cJSON *body, const char *role)
+{
+	const cJSON *m;
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(body, "messages")) {
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(m, "role");
+		const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content");
+		if (cJSON_IsString(r) && strcmp(r->valuestring, role) == 0 && cJSON_IsString(c))
+			return c->valuestring;
+	}
+	const cJSON *sys = cJSON_GetObjectItemCaseSensitive(body, "system");
+	return strcmp(role, "system") == 0 && cJSON_IsString(sys) ? sys->valuestring : "";
+}
+
+/* A script of replies for llm_server.py; texts[n]. */
+static inline char *script_of(const char *const *texts, int n)
+{
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "replies");
+	for (int i = 0; i < n; i++) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "text", texts[i]);
+		cJSON_AddNumberToObject(e, "tokens_in", 1000);
+		cJSON_AddNumberToObject(e, "tokens_out", 100);
+		cJSON_AddItemToArray(a, e);
+	}
+	char *s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+/* Every candidate of a run, in id order (malloc'd). */
+typedef struct run_rows {
+	cuco_candidate *c;
+	size_t n;
+} run_rows;
+
+static inline int rows_one(const cuco_candidate *c, void *arg)
+{
+	run_rows *r = arg;
+	r->c = realloc(r->c, (r->n + 1) * sizeof *r->c);
+	r->c[r->n++] = *c;
+	return 0;
+}
+
+static inline int rows_txn(cuco_txn *txn, void *arg)
+{
+	run_rows *r = arg;
+	free(r->c);
+	r->c = NULL;
+	r->n = 0;
+	return cuco_cand_each(txn, 1, rows_one, r);
+}
+
+static inline cuco_store *open_run(const run_env *r, run_rows *rows)
+{
+	cuco_store *st = NULL;
+	cuco_err err = { 0 };
+	if (cuco_store_open(r->run, CUCO_STORE_RDONLY, &st, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	memset(rows, 0, sizeof *rows);
+	if (cuco_store_read(st, rows_txn, rows, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return st;
+}
+
+#endif
