@@ -333,12 +333,11 @@ static int record(cuco_engine *e, uint64_t id, const cuco_eval_result *res, doub
 	return CUCO_OK;
 }
 
-/* One progress line per evaluated candidate; call with e->lock held. */
+/* One progress line per evaluated candidate, to the progress stream and
+ * the run's log; call with e->lock held. */
 static void progress(cuco_engine *e, const cuco_candidate *c, const char *what)
 {
-	if (!e->cfg.progress)
-		return;
-	char dir[160], result[256];
+	char dir[160], result[256], line[600];
 	cuco_directive_short(&c->directive, dir, sizeof dir);
 	if (c->status == CUCO_STATUS_DONE || (c->status == CUCO_STATUS_REJECTED && c->samples > 0))
 		snprintf(result, sizeof result, "%9.1f us  %6.3fx", c->latency_median_us, c->speedup);
@@ -347,10 +346,14 @@ static void progress(cuco_engine *e, const cuco_candidate *c, const char *what)
 	char best[64] = "-";
 	if (e->best_id)
 		snprintf(best, sizeof best, "%.3fx #%llu", e->best_score, (unsigned long long)e->best_id);
-	fprintf(e->cfg.progress, "#%-4llu %-8s %-34s %s  | best %s%s%s\n",
+	snprintf(line, sizeof line, "#%-4llu %-8s %-34s %s  | best %s%s%s",
 		(unsigned long long)c->id, cuco_origin_name(c->origin), dir, result, best,
 		what ? "  " : "", what ? what : "");
-	fflush(e->cfg.progress);
+	cuco_log(CUCO_LOG_INFO, "engine: %s", line);
+	if (e->cfg.progress) {
+		fprintf(e->cfg.progress, "%s\n", line);
+		fflush(e->cfg.progress);
+	}
 }
 
 /* ---- evaluation ------------------------------------------------------------ */
