@@ -200,6 +200,8 @@ typedef struct cuco_llm_config {
 	double backoff_base_s;       /* first retry waits about this long */
 	double backoff_max_s;        /* cap of a backoff and of a Retry-After */
 	int patch_attempts;          /* replies per edit, errors answered in the same chat */
+	double budget_usd;           /* spend at most this over the client's life; 0 = no limit */
+	int64_t budget_tokens;       /* prompt + completion tokens at most; 0 = no limit */
 } cuco_llm_config;
 
 void cuco_llm_config_defaults(cuco_llm_config *cfg);
@@ -291,6 +293,10 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 void cuco_llm_reply_free(cuco_llm_reply *r);
 /* Totals over every call of this client (for budgets and the status line). */
 void cuco_llm_totals(cuco_llm *c, int64_t *tokens_in, int64_t *tokens_out, double *cost_usd);
+/* Whether a budget is spent; then why says which, and every further call
+ * is refused at once (CUCO_EENV). Calls already in flight finish and count,
+ * so a strategy checks this before proposing and ends its run cleanly. */
+bool cuco_llm_spent(cuco_llm *c, char *why, size_t size);
 
 /* ---- replies (reply.c) ----------------------------------------------------
  * A reply states its directive first, then its code as SEARCH/REPLACE

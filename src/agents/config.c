@@ -220,6 +220,7 @@ static int global_key(cuco_llm_config *c, const char *k, const char *v, const wh
 		{ "backoff_max", offsetof(cuco_llm_config, backoff_max_s), 0 },
 		{ "bandit_exploration", offsetof(cuco_llm_config, bandit_exploration), 0 },
 		{ "bandit_cost_weight", offsetof(cuco_llm_config, bandit_cost_weight), 0 },
+		{ "budget_usd", offsetof(cuco_llm_config, budget_usd), 0 },
 	};
 	for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
 		if (strcmp(k, reals[i].key) == 0)
@@ -227,6 +228,13 @@ static int global_key(cuco_llm_config *c, const char *k, const char *v, const wh
 				: bad(err, w, "not a number in range");
 	if (strcmp(k, "retries") == 0)
 		return to_int(v, 0, &c->max_retries) ? CUCO_OK : bad(err, w, "not an integer >= 0");
+	if (strcmp(k, "budget_tokens") == 0) {
+		double t;
+		if (!to_double(v, 0, &t) || t != floor(t) || t > 9e15)
+			return bad(err, w, "not a whole number of tokens >= 0");
+		c->budget_tokens = (int64_t)t;
+		return CUCO_OK;
+	}
 	if (strcmp(k, "patch_attempts") == 0)
 		return to_int(v, 1, &c->patch_attempts) ? CUCO_OK : bad(err, w, "not an integer >= 1");
 	if (strcmp(k, "choice") == 0) {

@@ -66,6 +66,25 @@ void cuco_llm_totals(cuco_llm *c, int64_t *tokens_in, int64_t *tokens_out, doubl
 	pthread_mutex_unlock(&c->lock);
 }
 
+bool cuco_llm_spent(cuco_llm *c, char *why, size_t size)
+{
+	const cuco_llm_config *cfg = &c->cfg;
+	pthread_mutex_lock(&c->lock);
+	int64_t tokens = c->tokens_in + c->tokens_out;
+	double cost = c->cost_usd;
+	pthread_mutex_unlock(&c->lock);
+	if (cfg->budget_usd > 0 && cost >= cfg->budget_usd) {
+		snprintf(why, size, "budget spent: $%.4f of $%.4f", cost, cfg->budget_usd);
+		return true;
+	}
+	if (cfg->budget_tokens > 0 && tokens >= cfg->budget_tokens) {
+		snprintf(why, size, "budget spent: %lld of %lld tokens", (long long)tokens,
+			(long long)cfg->budget_tokens);
+		return true;
+	}
+	return false;
+}
+
 void cuco_llm_reply_free(cuco_llm_reply *r)
 {
 	free(r->text);
@@ -336,6 +355,9 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 	memset(out, 0, sizeof *out);
 	double t0 = cuco_mono();
 	const cuco_model *m = req->model;
+	char spent[128];
+	if (cuco_llm_spent(c, spent, sizeof spent))
+		return cuco_errf(err, CUCO_EENV, "llm %s: %s", m->name, spent);
 	char *url = endpoint(m);
 	char *json = llm_request_json(req, m->max_tokens);
 	unsigned seed = (unsigned)(t0 * 1e6) ^ (unsigned)(uintptr_t)req;

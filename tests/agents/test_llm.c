@@ -486,6 +486,49 @@ static void test_planted_key_not_in_store(void **state)
 	cuco_llm_free(c);
 }
 
+/* A spent budget refuses further calls before they reach the server. */
+static void test_budgets(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"a\", \"tokens_in\": 1000, \"tokens_out\": 100}, "
+		"{\"text\": \"b\", \"tokens_in\": 1000, \"tokens_out\": 100}, "
+		"{\"text\": \"c\", \"tokens_in\": 1000, \"tokens_out\": 100}]}", CUCO_PROVIDER_OPENAI);
+	/* Each call costs (1000 * 2 + 100 * 10) / 1e6 = $0.003. */
+	cfg.budget_usd = 0.005;
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_llm_msg msg = { "user", "go" };
+	cuco_llm_request req = { .model = &model, .nmsgs = 1, .msgs = &msg, .temperature = NAN };
+	cuco_llm_reply r;
+	char why[128];
+	for (int i = 0; i < 2; i++) {
+		assert_false(cuco_llm_spent(c, why, sizeof why));
+		assert_int_equal(cuco_llm_complete(c, &req, &r, &err), CUCO_OK);
+		cuco_llm_reply_free(&r);
+	}
+	assert_true(cuco_llm_spent(c, why, sizeof why));
+	assert_string_equal(why, "budget spent: $0.0060 of $0.0050");
+	assert_int_equal(cuco_llm_complete(c, &req, &r, &err), CUCO_EENV);
+	assert_int_equal(r.attempts, 0);
+	assert_string_equal(err.msg, "llm test: budget spent: $0.0060 of $0.0050");
+	cuco_llm_free(c);
+	int n;
+	free(llm_server_requests(&srv, &n));
+	assert_int_equal(n, 2);
+	/* Tokens: prompt and completion together. */
+	serve("{\"replies\": [{\"text\": \"a\", \"tokens_in\": 700, \"tokens_out\": 300}]}",
+		CUCO_PROVIDER_ANTHROPIC);
+	cfg.budget_usd = 0;
+	cfg.budget_tokens = 1000;
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	assert_int_equal(cuco_llm_complete(c, &req, &r, &err), CUCO_OK);
+	cuco_llm_reply_free(&r);
+	assert_true(cuco_llm_spent(c, why, sizeof why));
+	assert_string_equal(why, "budget spent: 1000 of 1000 tokens");
+	cuco_llm_free(c);
+}
+
 typedef struct worker {
 	cuco_llm *c;
 	int rc;
@@ -621,6 +664,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_planted_key_never_shown),
 		cmocka_unit_test(test_planted_key_not_in_store),
+		cmocka_unit_test(test_budgets),
 		cmocka_unit_test(test_parallel_calls_and_totals),
 		cmocka_unit_test(test_edit_retried_in_the_chat),
 	};

@@ -39,6 +39,8 @@ static void test_file(void **state)
 		"choice = bandit\n"
 		"retries = 6   # generous\n"
 		"idle_timeout = 90\n"
+		"budget_usd = 12.5\n"
+		"budget_tokens = 2000000\n"
 		"\n"
 		"[model fast]\n"
 		"provider = vllm\n"
@@ -66,6 +68,8 @@ static void test_file(void **state)
 	assert_int_equal(cfg.choice, CUCO_CHOICE_BANDIT);
 	assert_int_equal(cfg.max_retries, 6);
 	assert_float_equal(cfg.idle_timeout_s, 90, 0);
+	assert_float_equal(cfg.budget_usd, 12.5, 0);
+	assert_int_equal(cfg.budget_tokens, 2000000);
 	assert_int_equal(cfg.nmodels, 3);
 	const cuco_model *f = &cfg.models[0], *g = &cfg.models[1], *d = &cfg.models[2];
 	assert_string_equal(f->name, "fast");
@@ -104,6 +108,7 @@ static void test_file_errors(void **state)
 	expect_error("retries = 2\n\nretrys = 3\n", ":3: retrys: unknown key");
 	expect_error("retries = many\n", ":1: retries: not an integer >= 0");
 	expect_error("choice = random\n", ":1: choice: not weight or bandit");
+	expect_error("budget_tokens = 1.5\n", ":1: budget_tokens: not a whole number");
 	expect_error("[models x]\n", ":1: [models x]: unknown section");
 	expect_error("[model]\n", ":1: [model]: unknown section");
 	expect_error("[model a]\nmodel = m\n[model a]\n", ":3: [model a]: model defined twice");
