@@ -204,12 +204,14 @@ static struct curl_slist *headers(const cuco_model *m)
 	return h;
 }
 
-/* Cut every occurrence of the model's key out of a message. */
+/* Cut every occurrence of the model's key out of a message. A "key" under
+ * 8 characters is no real key and would match ordinary words; from 5 up
+ * the "[key]" mark never makes the text longer. */
 static void scrub(const cuco_model *m, char *msg)
 {
 	const char *key = m->api_key_env[0] ? getenv(m->api_key_env) : NULL;
 	size_t kn = key ? strlen(key) : 0;
-	if (kn < 4)
+	if (kn < 8)
 		return;
 	for (char *p; (p = strstr(msg, key));) {
 		memcpy(p, "[key]", 5);
