@@ -1,0 +1,185 @@
+// flash-attention-cp seed: the KV block travels round the ring by the GPUs
+// themselves. A push kernel on a few CTAs writes the current block straight
+// into the next rank's receive buffer (a symmetric window) through LSA
+// pointers while the step's attention runs on the multiprocessors left
+// free; the block moves in chunks of keys, and the next step can start on
+// a chunk as soon as it has landed (online softmax merges any key order).
+//
+// Directive (defines from the manifest):
+//   backend     LSA (NVLink stores) | GIN (RDMA put with a signal; needs a NIC)
+//   issuer      the coop that copies and meets its peer at a barrier: cta | warp | thread
+//   placement   overlap (step j+1 waits for the whole block)
+//               | pipelined (step j+1 works chunk by chunk as they land)
+//               | after (pass the block, then compute: no overlap)
+//   sync        barrier (one push kernel per chunk, LSA barriers at entry and exit)
+//   granularity CUCO_CHUNKS: chunks of keys per block
+//   knobs       CUCO_COMM_CTAS, CUCO_THREADS
+#include "fa.cuh"
+#include "cuco_lsa.cuh"
+
+// EVOLVE-BLOCK-START
+#ifndef CUCO_CHUNKS
+#define CUCO_CHUNKS 1
+#endif
+#ifndef CUCO_PLACEMENT_PIPELINED
+#define CUCO_PLACEMENT_PIPELINED 0
+#endif
+
+static const int chunk_keys = SEQ / CUCO_CHUNKS;
+static const size_t chunk_bytes = (size_t)chunk_keys * HEADS * HDIM * sizeof(__nv_bfloat16);
+
+// Copy chunk c of the block at src_off (K and V parts) into the next rank's
+// window at dst_off.
+__global__ void __launch_bounds__(CUCO_THREADS) push_chunk(ncclDevComm dc, ncclWindow_t win, size_t src_off,
+	size_t dst_off, int c)
+{
+	cuco_coop coop;
+	ncclLsaBarrierSession<cuco_coop> bar(coop, dc, ncclTeamTagLsa(), cuco_coop_index());
+	bar.sync(coop, cuda::memory_order_acquire);  // the next rank no longer reads what we overwrite
+	const int next = (dc.lsaRank + 1) % dc.lsaSize;
+	const size_t half = fa_kv_bytes / 2, off = (size_t)c * chunk_bytes;
+	for (size_t part = 0; part < fa_kv_bytes; part += half)  // K, then V
+		cuco_coop_copy(ncclGetLsaPointer(win, dst_off + part + off, next),
+			ncclGetLocalPointer(win, src_off + part + off), chunk_bytes);
+	bar.sync(coop, cuda::memory_order_acq_rel);  // the chunk from the previous rank has landed
+}
+
+#if CUCO_BACKEND_GIN
+__global__ void push_chunk_gin(ncclDevComm dc, ncclWindow_t win, size_t src_off, size_t dst_off, int c)
+{
+	ncclGin gin(dc, 0);
+	const uint64_t base = gin.readSignal(0);
+	ncclBarrierSession<ncclCoopCta> bar(ncclCoopCta(), ncclTeamTagWorld(), gin, 0);
+	bar.sync(ncclCoopCta(), cuda::memory_order_acquire, ncclGinFenceLevel::Relaxed);
+	const ncclTeam world = ncclTeamWorld(dc);
+	const size_t half = fa_kv_bytes / 2, off = (size_t)c * chunk_bytes;
+	if (threadIdx.x == 0)
+		for (size_t part = 0; part < fa_kv_bytes; part += half)
+			gin.put(world, (world.rank + 1) % world.nRanks, win, dst_off + part + off, win, src_off + part + off,
+				chunk_bytes, ncclGin_SignalInc{0});
+	gin.waitSignal(ncclCoopCta(), 0, base + 2);
+	gin.flush(ncclCoopCta());
+	bar.sync(ncclCoopCta(), cuda::memory_order_release, ncclGinFenceLevel::Relaxed);
+}
+#endif
+
+// The window holds three blocks: mine, and two receive buffers.
+static size_t block_off(int b) { return (size_t)b * fa_kv_bytes; }
+
+struct schedule {
+	cuco_ctx *c;
+	fa_problem *p;
+	cuco_sym win;
+	ncclDevComm dc;
+	cuco_side side;
+	cudaEvent_t computed, landed[CUCO_CHUNKS];
+};
+
+static void push(schedule *s, int from, int to, int c, cudaStream_t st)
+{
+#if CUCO_BACKEND_GIN
+	push_chunk_gin<<<1, 32, 0, st>>>(s->dc, s->win.win, block_off(from), block_off(to), c);
+#else
+	push_chunk<<<CUCO_COMM_CTAS, CUCO_THREADS, 0, st>>>(s->dc, s->win.win, block_off(from), block_off(to), c);
+#endif
+	CUCO_LAUNCHED();
+}
+
+static void ring(schedule *s)
+{
+	const int R = s->c->nranks, part = std::max(8, s->p->sms - CUCO_COMM_CTAS);
+	cudaStream_t main = s->c->stream;
+	const char *base = (const char *)s->win.ptr;
+	int cur = 0;  // block the step reads: mine first, then receive buffer 1 + j%2
+#if CUCO_PLACEMENT_AFTER
+	for (int j = 0; j < R; j++) {
+		if (j + 1 < R)
+			for (int ch = 0; ch < CUCO_CHUNKS; ch++)
+				push(s, cur, 1 + j % 2, ch, main);
+		fa_step(s->p, base + block_off(cur), 0, SEQ, j == 0, main, 0);
+		cur = 1 + j % 2;
+	}
+#else
+	cudaStream_t comm = s->side.stream;
+	cuco_side_fork(s->c, s->side);
+	for (int j = 0; j < R; j++) {
+		const bool more = j + 1 < R;
+		if (more)
+			for (int ch = 0; ch < CUCO_CHUNKS; ch++) {
+				push(s, cur, 1 + j % 2, ch, comm);
+				CUCO_CUDA(cudaEventRecord(s->landed[ch], comm));
+			}
+		if (j == 0 || !CUCO_PLACEMENT_PIPELINED) {
+			fa_step(s->p, base + block_off(cur), 0, SEQ, j == 0, main, more ? part : 0);
+		} else {
+			for (int ch = 0; ch < CUCO_CHUNKS; ch++) {
+				CUCO_CUDA(cudaStreamWaitEvent(main, s->landed[ch], 0));
+				fa_step(s->p, base + block_off(cur), ch * chunk_keys, chunk_keys, false, main, more ? part : 0);
+			}
+		}
+		if (more) {
+			// The next push overwrites the block this step read.
+			cuco_after(comm, main, s->computed);
+			// Pipelined, the next step waits chunk by chunk, unless it pushes
+			// too and so records these events anew first.
+			if (!CUCO_PLACEMENT_PIPELINED || j + 2 < R)
+				for (int ch = 0; ch < CUCO_CHUNKS; ch++)
+					CUCO_CUDA(cudaStreamWaitEvent(main, s->landed[ch], 0));
+			cur = 1 + j % 2;
+		}
+	}
+	cuco_side_join(s->c, s->side);
+#endif
+	fa_finish(s->p, main);
+}
+// EVOLVE-BLOCK-END
+
+int main(int argc, char **argv)
+{
+	static_assert(SEQ % CUCO_CHUNKS == 0, "CUCO_CHUNKS must divide SEQ");
+	cuco_ctx c = cuco_init(&argc, &argv);
+	cuco_args a = cuco_parse_args(argc, argv);
+	fa_problem p = fa_setup(&c);
+	schedule s;
+	s.c = &c;
+	s.p = &p;
+	s.win = cuco_sym_alloc(&c, 3 * fa_kv_bytes);
+	fa_fill_kv(s.win.ptr, c.rank);
+	s.dc = cuco_devcomm_for(&c, cuco_coops(CUCO_COMM_CTAS, CUCO_THREADS), cuco_gin, 1);
+	s.side = cuco_side_new();
+	s.computed = cuco_event();
+	for (cudaEvent_t &e : s.landed)
+		e = cuco_event();
+
+	auto compute = [&] {
+		for (int j = 0; j < c.nranks; j++)
+			fa_step(&p, s.win.ptr, 0, SEQ, j == 0, c.stream, 0);
+		fa_finish(&p, c.stream);
+	};
+	auto comm = [&] {
+		for (int j = 0, cur = 0; j + 1 < c.nranks; cur = 1 + j % 2, j++)
+			for (int ch = 0; ch < CUCO_CHUNKS; ch++)
+				push(&s, cur, 1 + j % 2, ch, c.stream);
+	};
+	double err = NAN;
+	if (a.check) {
+		cuco_poison(p.out, fa_elems * sizeof(__nv_bfloat16), c.stream);
+		ring(&s);
+		err = fa_check(&c, &p);
+	}
+	std::vector<double> us = cuco_time(&c, a, [&] { ring(&s); });
+	double t_comp = cuco_time_phase(&c, a, compute), t_comm = cuco_time_phase(&c, a, comm);
+	if (a.check) {  // the timed runs must have left a right answer too
+		cuco_poison(p.out, fa_elems * sizeof(__nv_bfloat16), c.stream);
+		ring(&s);
+		err = std::max(err, fa_check(&c, &p));
+	}
+	cuco_report_overlap(&c, !a.check || err <= fa_tolerance, err, us, t_comp, t_comm, fa_bytes(&c), fa_flops(&c));
+
+	CUCO_CUDA(cudaStreamSynchronize(c.stream));
+	CUCO_NCCL(ncclDevCommDestroy(c.comm, &s.dc));
+	fa_teardown(&p);
+	cuco_sym_free(&c, &s.win);
+	cuco_finish(&c);
+	return 0;
+}
