@@ -1046,9 +1046,9 @@ static void retime(cuco_engine *e, uint64_t id)
 	free(src.text);
 }
 
-/* Re-time the best few against a fresh baseline measurement, so the
- * figures read at the end are paired measurements of one moment. Scores
- * of a noisy machine drift, so it goes on past the first N until the best
+/* Re-time the best few, each against a baseline measured just before it,
+ * so the figures read at the end are paired measurements. Scores of a
+ * noisy machine drift, so it goes on past the first N until the best
  * score left belongs to a candidate re-timed here. */
 static void rebench_top(cuco_engine *e)
 {
@@ -1069,9 +1069,11 @@ static void rebench_top(cuco_engine *e)
 			break;
 		if (n >= want && a.best.score <= top)
 			break;
+		/* Each re-timing right after its own baseline measurement:
+		 * paired, as the load of a shared machine drifts. */
 		if (!fresh && measure_baseline(e, false) != CUCO_OK)
 			return;
-		fresh = true;
+		fresh = false;
 		retime(e, a.best.id);
 		done[n++] = a.best.id;
 		cuco_candidate c;
