@@ -254,16 +254,58 @@ int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *e
 
 /* ---- the pure rules ----------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
+/* The k-th smallest of v[0..n) (0-based), reordering v so that nothing
+ * before k is larger: Wirth's selection, linear on average, so a
+ * generation stays cheap with thousands of members. */
+static double kth_smallest(double *v, size_t n, size_t k)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
+	ptrdiff_t l = 0, m = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+	while (l < m) {
+		double x = v[kk];
+		ptrdiff_t i = l, j = m;
+		do {
+			while (v[i] < x)
+				i++;
+			while (x < v[j])
+				j--;
+			if (i <= j) {
+				double t = v[i];
+				v[i++] = v[j];
+				v[j--] = t;
+			}
+		} while (i <= j);
+		if (j < kk)
+			l = i;
+		if (kk < i)
+			m = j;
+	}
+	return v[k];
 }
 
 static double median_of(double *v, size_t n)
 {
-	qsort(v, n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	double upper = kth_smallest(v, n, n / 2);
+	if (n % 2)
+		return upper;
+	/* After the selection everything before n/2 is no larger. */
+	double lower = v[0];
+	for (size_t i = 1; i < n / 2; i++)
+		if (v[i] > lower)
+			lower = v[i];
+	return (lower + upper) / 2;
+}
+
+typedef struct ranked {
+	double score;
+	size_t index;
+} ranked;
+
+static int by_score_then_index(const void *a, const void *b)
+{
+	const ranked *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	return (x->index > y->index) - (x->index < y->index);
 }
 
 void cuco_parent_weights(cuco_parent_rule rule, double lambda, double alpha,
@@ -280,6 +322,7 @@ void cuco_parent_weights(cuco_parent_rule rule, double lambda, double alpha,
 	for (size_t i = 0; i < k; i++)
 		v[i] = fabs(v[i] - med);
 	double mad = k ? median_of(v, k) : 0;
+	free(v);
 	if (!(mad > 0))
 		mad = 1;
 	if (rule == CUCO_PARENT_WEIGHTED) {
@@ -287,19 +330,16 @@ void cuco_parent_weights(cuco_parent_rule rule, double lambda, double alpha,
 			double s = isnan(scores[i]) ? med : scores[i];
 			w[i] = 1 / (1 + exp(-lambda * (s - med) / mad)) / (1 + children[i]);
 		}
-	} else {
-		/* rank 1 = the best; NAN scores rank as the median. */
-		for (size_t i = 0; i < n; i++) {
-			double s = isnan(scores[i]) ? med : scores[i];
-			size_t rank = 1;
-			for (size_t j = 0; j < n; j++) {
-				double t = isnan(scores[j]) ? med : scores[j];
-				rank += t > s || (t == s && j < i);
-			}
-			w[i] = pow((double)rank, -alpha);
-		}
+		return;
 	}
-	free(v);
+	/* rank 1 = the best; NAN scores rank as the median; ties by order. */
+	ranked *r = cuco_xmalloc(n * sizeof *r);
+	for (size_t i = 0; i < n; i++)
+		r[i] = (ranked){ isnan(scores[i]) ? med : scores[i], i };
+	qsort(r, n, sizeof *r, by_score_then_index);
+	for (size_t i = 0; i < n; i++)
+		w[r[i].index] = pow((double)(i + 1), -alpha);
+	free(r);
 }
 
 size_t cuco_pick_index(const double *w, size_t n, double u)

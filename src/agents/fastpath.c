@@ -32,6 +32,7 @@ struct fastpath {
 	uint64_t last;            /* the stage's last failed attempt, 0 when none */
 	uint64_t seen;            /* highest fast-path candidate handled */
 	bool in_flight;
+	bool live;                /* proposing: observations are no longer a replay */
 	char feedback[2600];      /* why the last attempt failed, "" when none */
 	uint64_t result;
 };
@@ -134,7 +135,9 @@ uint64_t fastpath_result(const fastpath *f)
 	return f->result;
 }
 
-/* End the fast path and say so in the log and the event log. */
+/* End the fast path and say so in the log, and in the event log unless a
+ * resumed run is replaying what an earlier session already said (the
+ * replay runs inside a read transaction). */
 static void finish(fastpath *f, uint64_t result, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void finish(fastpath *f, uint64_t result, const char *fmt, ...)
@@ -147,7 +150,8 @@ static void finish(fastpath *f, uint64_t result, const char *fmt, ...)
 	f->stage = STAGE_DONE;
 	f->result = result;
 	cuco_log(result ? CUCO_LOG_INFO : CUCO_LOG_WARN, "fastpath: %s", text);
-	search_event(f->env.st, "fastpath", "fastpath", result, text);
+	if (f->live)
+		search_event(f->env.st, "fastpath", "fastpath", result, text);
 }
 
 /* Count a failed attempt; true when the stage may try again. */
@@ -244,6 +248,7 @@ static int build_attempt(fastpath *f, uint64_t parent, attempt *a, cuco_err *err
 int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *err)
 {
 	*waiting = false;
+	f->live = true;
 	if (f->stage == STAGE_DONE)
 		return CUCO_ENOTFOUND;
 	if (f->in_flight) {

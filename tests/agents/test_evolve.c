@@ -76,6 +76,59 @@ static void test_power_law_formula(void **state)
 		assert_float_equal(w[i], 1.0, 1e-12);  /* alpha 0: uniform */
 }
 
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double sorted_median(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Against the formulas computed the slow way (sorting, pairwise ranks) on
+ * random islands with ties and failures. */
+static void test_weights_match_naive(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 400; round++) {
+		size_t n = 1 + (size_t)(unit() * 40);
+		double scores[40], w[40], v[40];
+		int children[40];
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			double u = unit();
+			scores[i] = u < 0.1 ? NAN : (double)(int)(u * 8) / 4;  /* many ties */
+			children[i] = (int)(unit() * 4);
+			if (!isnan(scores[i]))
+				v[k++] = scores[i];
+		}
+		double med = k ? sorted_median(v, k) : 0;
+		for (size_t i = 0; i < k; i++)
+			v[i] = fabs(v[i] - med);
+		double mad = k ? sorted_median(v, k) : 0;
+		if (!(mad > 0))
+			mad = 1;
+		cuco_parent_weights(CUCO_PARENT_WEIGHTED, 5, 1, scores, children, n, w);
+		for (size_t i = 0; i < n; i++) {
+			double sc = isnan(scores[i]) ? med : scores[i];
+			assert_float_equal(w[i], sigmoid(5 * (sc - med) / mad) / (1 + children[i]), 1e-12);
+		}
+		cuco_parent_weights(CUCO_PARENT_POWER_LAW, 5, 1.3, scores, children, n, w);
+		for (size_t i = 0; i < n; i++) {
+			double si = isnan(scores[i]) ? med : scores[i];
+			size_t rank = 1;
+			for (size_t j = 0; j < n; j++) {
+				double sj = isnan(scores[j]) ? med : scores[j];
+				rank += sj > si || (sj == si && j < i);
+			}
+			assert_float_equal(w[i], pow((double)rank, -1.3), 1e-12);
+		}
+	}
+}
+
 /* Draw many parents; each frequency must sit within 5 standard errors of
  * its share of the weights. */
 static void check_frequencies(const double *w, size_t n)
@@ -276,6 +329,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_weighted_formula),
 		cmocka_unit_test(test_power_law_formula),
+		cmocka_unit_test(test_weights_match_naive),
 		cmocka_unit_test(test_selection_distribution),
 		cmocka_unit_test(test_explore_exploit_switch),
 		cmocka_unit_test(test_migration),
