@@ -24,6 +24,7 @@ const cuco_cmd *const cuco_commands[] = {
 	&cmd_tui,
 	&cmd_check,
 	&cmd_workloads,
+	&cmd_doctor,
 	NULL,
 };
 

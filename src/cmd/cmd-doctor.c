@@ -1,0 +1,190 @@
+/* cmd-doctor.c — `cuco doctor [--json]`: the hardware profile and the
+ * toolchain the GPU workloads need (nvcc, mpicc and mpirun, NCCL's Device
+ * API headers and a library of the same release, NCCL_NVLS_ENABLE=0, a
+ * GPU), saying exactly what is missing. Exit 3 when anything is. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "eval/eval.h"
+
+enum { MAX_CHECKS = 12 };
+
+typedef struct check {
+	const char *what;
+	bool ok;
+	char detail[384];
+} check;
+
+typedef struct report {
+	int n;
+	check checks[MAX_CHECKS];
+} report;
+
+static check *add(report *r, const char *what, bool ok, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static check *add(report *r, const char *what, bool ok, const char *fmt, ...)
+{
+	check *c = &r->checks[r->n++];
+	c->what = what;
+	c->ok = ok;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->detail, sizeof c->detail, fmt, ap);
+	va_end(ap);
+	return c;
+}
+
+/* The full path of a program on $PATH (or under dir when given), or false. */
+static bool find_program(const char *name, const char *dir, char *path, size_t size)
+{
+	if (dir && *dir) {
+		snprintf(path, size, "%s/bin/%s", dir, name);
+		if (access(path, X_OK) == 0)
+			return true;
+	}
+	const char *env = getenv("PATH");
+	for (const char *p = env ? env : ""; *p;) {
+		size_t len = strcspn(p, ":");
+		snprintf(path, size, "%.*s/%s", (int)len, p, name);
+		if (len && access(path, X_OK) == 0)
+			return true;
+		p += len + (p[len] == ':');
+	}
+	return false;
+}
+
+/* "2.28.9" from NCCL_VERSION_CODE in nccl.h, or "" when unreadable. */
+static void header_version(const char *nccl_h, char *out, size_t size)
+{
+	out[0] = '\0';
+	FILE *f = fopen(nccl_h, "r");
+	char line[256];
+	int code = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "#define NCCL_VERSION_CODE %d", &code) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (code > 0)
+		snprintf(out, size, "%d.%d.%d", code / 10000, code / 100 % 100, code % 100);
+}
+
+static void check_toolchain(report *r, const cuco_hardware *hw)
+{
+	const char *cuda_home = getenv("CUCO_CUDA_HOME"), *nccl_home = getenv("CUCO_NCCL_HOME");
+	if (!cuda_home || !*cuda_home)
+		cuda_home = "/usr/local/cuda";
+	if (!nccl_home || !*nccl_home)
+		nccl_home = cuda_home;
+	char path[1024];
+	if (find_program("nvcc", cuda_home, path, sizeof path))
+		add(r, "nvcc", true, "%s (CUDA %s)", path, hw->cuda_version);
+	else
+		add(r, "nvcc", false, "not under %s/bin nor on PATH (set CUCO_CUDA_HOME)", cuda_home);
+	for (const char *const *p = (const char *const[]){ "mpicc", "mpirun", NULL }; *p; p++) {
+		bool found = find_program(*p, NULL, path, sizeof path);
+		add(r, *p, found, "%s", found ? path : "not on PATH (Open MPI: apt-get install openmpi-bin libopenmpi-dev)");
+	}
+	char hdr[1024], hver[32];
+	snprintf(hdr, sizeof hdr, "%s/include/nccl_device.h", nccl_home);
+	bool device_h = access(hdr, R_OK) == 0;
+	snprintf(hdr, sizeof hdr, "%s/include/nccl.h", nccl_home);
+	header_version(hdr, hver, sizeof hver);
+	if (device_h && *hver)
+		add(r, "NCCL headers", true, "%s/include: %s, with nccl_device.h", nccl_home, hver);
+	else
+		add(r, "NCCL headers", false, "%s/include/%s missing: the Device API needs NCCL >= 2.28 (set CUCO_NCCL_HOME)",
+			nccl_home, *hver ? "nccl_device.h" : "nccl.h");
+	if (!hw->nccl_version[0])
+		add(r, "NCCL library", false, "libnccl.so.2 not loadable (put its lib/ in LD_LIBRARY_PATH)");
+	else if (*hver && strcmp(hver, hw->nccl_version) != 0)
+		add(r, "NCCL library", false, "libnccl.so.2 is %s but the headers are %s: kernels built with one and run "
+			"with the other crash; put the matching lib/ first in LD_LIBRARY_PATH", hw->nccl_version, hver);
+	else
+		add(r, "NCCL library", true, "libnccl.so.2 %s", hw->nccl_version);
+	const char *nvls = getenv("NCCL_NVLS_ENABLE");
+	add(r, "NCCL_NVLS_ENABLE", nvls && strcmp(nvls, "0") == 0, "%s",
+		nvls && strcmp(nvls, "0") == 0 ? "0: NVLink multicast stays off"
+		: "must be 0 (export NCCL_NVLS_ENABLE=0): NVLink multicast is never used, and the GPU workloads refuse to run without it");
+	add(r, "GPU", hw->ngpus > 0, "%s", hw->ngpus > 0 ? hw->gpu_model : "nvidia-smi finds none");
+}
+
+static void print_profile(const cuco_hardware *hw)
+{
+	printf("CPU      %s, %d cores, %ld MiB\n", *hw->cpu_model ? hw->cpu_model : "?", hw->cpus, hw->mem_mb);
+	if (hw->ngpus > 0) {
+		printf("GPU      %d x %s, %ld MiB", hw->ngpus, hw->gpu_model, hw->gpu_mem_mb);
+		if (hw->sm_count)
+			printf(", %d SMs, HBM %.0f GB/s, bf16 %.0f TFLOP/s (datasheet)", hw->sm_count, hw->hbm_gbs,
+				hw->tensor_tflops);
+		printf("\nNVLink   %s\n", *hw->nvlink ? hw->nvlink : "none");
+	} else {
+		printf("GPU      none\n");
+	}
+	printf("driver   %s   CUDA %s   NCCL %s\n", *hw->driver ? hw->driver : "-",
+		*hw->cuda_version ? hw->cuda_version : "-", *hw->nccl_version ? hw->nccl_version : "-");
+	printf("GIN      %s\n", hw->gin ? "an RDMA NIC is present (NCCL decides at run time)"
+		: "not available (no RDMA NIC in /sys/class/infiniband): LSA only");
+}
+
+static int doctor_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	bool json = false;
+	int opt;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+		if (opt == 'h') {
+			cmd_print_usage(&cmd_doctor, "  --json   one JSON object: the profile and each check\n");
+			return CUCO_OK;
+		}
+		if (opt != 'j')
+			return cmd_usage_error(&cmd_doctor, "unknown option");
+		json = true;
+	}
+	if (optind != argc)
+		return cmd_usage_error(&cmd_doctor, "takes no arguments");
+
+	cuco_hardware hw;
+	cuco_hardware_detect(&hw);
+	report r = { 0 };
+	check_toolchain(&r, &hw);
+	size_t len = 0;
+	for (int i = 0; i < r.n; i++)
+		if (!r.checks[i].ok && len + 2 < sizeof hw.missing)
+			len += (size_t)snprintf(hw.missing + len, sizeof hw.missing - len, "%s%s", len ? "; " : "",
+				r.checks[i].what);
+	if (json) {
+		cJSON *o = cuco_hardware_to_json(&hw), *arr = cJSON_AddArrayToObject(o, "checks");
+		for (int i = 0; i < r.n; i++) {
+			cJSON *c = cJSON_CreateObject();
+			cJSON_AddStringToObject(c, "what", r.checks[i].what);
+			cJSON_AddBoolToObject(c, "ok", r.checks[i].ok);
+			cJSON_AddStringToObject(c, "detail", r.checks[i].detail);
+			cJSON_AddItemToArray(arr, c);
+		}
+		char *text = cJSON_Print(o);
+		printf("%s\n", text);
+		free(text);
+		cJSON_Delete(o);
+	} else {
+		print_profile(&hw);
+		printf("\n");
+		for (int i = 0; i < r.n; i++)
+			printf("%-8s %-17s %s\n", r.checks[i].ok ? "ok" : "MISSING", r.checks[i].what, r.checks[i].detail);
+		if (hw.missing[0])
+			printf("\nmissing: %s\n", hw.missing);
+	}
+	return hw.missing[0] ? CUCO_EENV : CUCO_OK;
+}
+
+const cuco_cmd cmd_doctor = { "doctor", "[--json]",
+	"print the hardware profile and check nvcc, MPI, NCCL and the GPU; exit 3 when something is missing",
+	doctor_exec };

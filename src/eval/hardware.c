@@ -1,0 +1,230 @@
+/* hardware.c — what this machine offers: CPU and memory from /proc, GPUs
+ * and their NVLink topology from nvidia-smi, the CUDA toolkit from nvcc,
+ * the NCCL that will be loaded (asked through dlopen, as a workload's
+ * process would find it), GIN from the RDMA devices in sysfs, and peak
+ * figures for the GPUs we know.
+ *
+ * Detection never fails: a missing tool leaves its fields empty, and
+ * `cuco doctor` says what that means. Commands run through popen with
+ * their stderr discarded; none of them needs a GPU to be idle. */
+#include "eval/eval.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Peak figures from the vendors' datasheets (dense bf16 tensor cores, HBM),
+ * matched by substring of nvidia-smi's name, most specific first. */
+static const struct gpu_peak {
+	const char *name;
+	int sms;
+	double hbm_gbs, tensor_tflops;
+} gpu_peaks[] = {
+	{ "GH200", 132, 4000, 989 },
+	{ "H200", 132, 4800, 989 },
+	{ "H100 PCIe", 114, 2000, 756 },
+	{ "H100 NVL", 132, 3900, 835 },
+	{ "H100", 132, 3350, 989 },
+	{ "B200", 148, 8000, 2250 },
+	{ "A100-SXM4-80GB", 108, 2039, 312 },
+	{ "A100 80GB PCIe", 108, 1935, 312 },
+	{ "A100", 108, 1555, 312 },
+	{ "L40S", 142, 864, 362 },
+	{ NULL, 0, 0, 0 },
+};
+
+/* The first line a shell command prints, without its newline; false when
+ * it cannot run, fails or prints nothing. */
+static bool first_line(const char *cmd, char *out, size_t size)
+{
+	char full[512];
+	snprintf(full, sizeof full, "%s 2>/dev/null", cmd);
+	FILE *f = popen(full, "r");
+	if (!f)
+		return false;
+	out[0] = '\0';
+	bool got = fgets(out, (int)size, f) != NULL;
+	while (got && fgetc(f) != EOF)
+		;  /* drain, so the command is not killed by SIGPIPE */
+	int rc = pclose(f);
+	out[strcspn(out, "\r\n")] = '\0';
+	return got && rc == 0 && out[0];
+}
+
+/* Copy field `n` (0-based) of a comma-separated line, trimmed. */
+static void csv_field(const char *line, int n, char *out, size_t size)
+{
+	const char *p = line;
+	for (int i = 0; i < n && p; i++) {
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	out[0] = '\0';
+	if (!p)
+		return;
+	p += strspn(p, " ");
+	size_t len = strcspn(p, ",");
+	while (len > 0 && p[len - 1] == ' ')
+		len--;
+	snprintf(out, size, "%.*s", (int)len, p);
+}
+
+static void detect_cpu(cuco_hardware *hw)
+{
+	char line[512];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+			char *v = strchr(line, ':') + 1;
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = '\0';
+			cuco_strlcpy(hw->cpu_model, v, sizeof hw->cpu_model);
+			break;
+		}
+	if (f)
+		fclose(f);
+	hw->cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	f = fopen("/proc/meminfo", "r");
+	long kb = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "MemTotal: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	hw->mem_mb = kb / 1024;
+}
+
+static void detect_gpus(cuco_hardware *hw)
+{
+	FILE *f = popen("nvidia-smi --query-gpu=name,memory.total,driver_version "
+		"--format=csv,noheader,nounits 2>/dev/null", "r");
+	if (!f)
+		return;
+	char line[512];
+	int n = 0;
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\r\n")] = '\0';
+		if (!*line)
+			continue;
+		if (n++ == 0) {
+			char mem[32];
+			csv_field(line, 0, hw->gpu_model, sizeof hw->gpu_model);
+			csv_field(line, 1, mem, sizeof mem);
+			csv_field(line, 2, hw->driver, sizeof hw->driver);
+			hw->gpu_mem_mb = atol(mem);
+		}
+	}
+	/* nvidia-smi exits non-zero (and prints an error) when no driver runs. */
+	hw->ngpus = pclose(f) == 0 ? n : 0;
+	for (const struct gpu_peak *p = gpu_peaks; hw->ngpus && p->name; p++)
+		if (strstr(hw->gpu_model, p->name)) {
+			hw->sm_count = p->sms;
+			hw->hbm_gbs = p->hbm_gbs;
+			hw->tensor_tflops = p->tensor_tflops;
+			break;
+		}
+}
+
+/* "GPU0-GPU1 NV18, ..." from the matrix of `nvidia-smi topo -m`: one entry
+ * per pair of GPUs joined by NVLink. */
+static void detect_nvlink(cuco_hardware *hw)
+{
+	FILE *f = hw->ngpus > 1 ? popen("nvidia-smi topo -m 2>/dev/null", "r") : NULL;
+	if (!f)
+		return;
+	char line[1024];
+	size_t len = 0;
+	while (fgets(line, sizeof line, f)) {
+		int row;
+		if (sscanf(line, "GPU%d", &row) != 1)
+			continue;
+		/* Columns after the row name are GPU0, GPU1, ... in order. */
+		char *save = NULL, *tok = strtok_r(line, " \t\n", &save);
+		for (int col = 0; (tok = strtok_r(NULL, " \t\n", &save)) && col < hw->ngpus; col++)
+			if (col > row && strncmp(tok, "NV", 2) == 0 && len + 32 < sizeof hw->nvlink)
+				len += (size_t)snprintf(hw->nvlink + len, sizeof hw->nvlink - len, "%sGPU%d-GPU%d %s",
+					len ? ", " : "", row, col, tok);
+	}
+	pclose(f);
+}
+
+/* The CUDA toolkit that compiles workloads: nvcc's release, else the
+ * driver's CUDA version from nvidia-smi's banner. */
+static void detect_cuda(cuco_hardware *hw)
+{
+	char line[256];
+	const char *home = getenv("CUCO_CUDA_HOME");
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "'%s/bin/nvcc' --version | grep -o 'release [0-9.]*'",
+		home && *home ? home : "/usr/local/cuda");
+	if (first_line(cmd, line, sizeof line) || first_line("nvcc --version | grep -o 'release [0-9.]*'", line, sizeof line))
+		cuco_strlcpy(hw->cuda_version, line + strlen("release "), sizeof hw->cuda_version);
+	else if (first_line("nvidia-smi | grep -o 'CUDA Version: [0-9.]*'", line, sizeof line))
+		snprintf(hw->cuda_version, sizeof hw->cuda_version, "%.16s (driver)", line + strlen("CUDA Version: "));
+}
+
+/* The NCCL library a workload process would load, asked for its version. */
+static void detect_nccl(cuco_hardware *hw)
+{
+	void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		return;
+	int (*get_version)(int *) = (int (*)(int *))dlsym(lib, "ncclGetVersion");
+	int v = 0;
+	if (get_version && get_version(&v) == 0 && v > 0)
+		snprintf(hw->nccl_version, sizeof hw->nccl_version, "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+	dlclose(lib);
+}
+
+/* GIN needs an RDMA NIC (InfiniBand or RoCE): without one in
+ * /sys/class/infiniband it is certainly unavailable. With one, NCCL may
+ * still refuse, which the workloads report as "no GIN here". */
+static bool rdma_present(void)
+{
+	DIR *d = opendir("/sys/class/infiniband");
+	if (!d)
+		return false;
+	bool any = false;
+	for (struct dirent *e; !any && (e = readdir(d));)
+		any = e->d_name[0] != '.';
+	closedir(d);
+	return any;
+}
+
+void cuco_hardware_detect(cuco_hardware *hw)
+{
+	memset(hw, 0, sizeof *hw);
+	detect_cpu(hw);
+	detect_gpus(hw);
+	detect_nvlink(hw);
+	detect_cuda(hw);
+	detect_nccl(hw);
+	hw->gin = hw->ngpus > 0 && rdma_present();
+}
+
+cJSON *cuco_hardware_to_json(const cuco_hardware *hw)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "cpu_model", hw->cpu_model);
+	cJSON_AddNumberToObject(o, "cpus", hw->cpus);
+	cJSON_AddNumberToObject(o, "mem_mb", (double)hw->mem_mb);
+	cJSON_AddNumberToObject(o, "gpus", hw->ngpus);
+	cJSON_AddStringToObject(o, "gpu_model", hw->gpu_model);
+	cJSON_AddNumberToObject(o, "sm_count", hw->sm_count);
+	cJSON_AddNumberToObject(o, "gpu_mem_mb", (double)hw->gpu_mem_mb);
+	cJSON_AddNumberToObject(o, "hbm_gbs", hw->hbm_gbs);
+	cJSON_AddNumberToObject(o, "tensor_tflops", hw->tensor_tflops);
+	cJSON_AddStringToObject(o, "nvlink", hw->nvlink);
+	cJSON_AddStringToObject(o, "driver", hw->driver);
+	cJSON_AddStringToObject(o, "cuda", hw->cuda_version);
+	cJSON_AddStringToObject(o, "nccl", hw->nccl_version);
+	cJSON_AddBoolToObject(o, "gin", hw->gin);
+	if (hw->missing[0])
+		cJSON_AddStringToObject(o, "missing", hw->missing);
+	return o;
+}
