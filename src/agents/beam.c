@@ -412,6 +412,8 @@ static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
 	const cuco_beam_config *b = &s->k.beam;
 	for (;;) {
 		memset(out, 0, sizeof *out);
+		if (search_llm_spent(&s->llm))
+			return CUCO_ENOTFOUND;
 		if (s->next == s->nslots) {
 			if (s->nslots > 0)
 				close_iteration(s);

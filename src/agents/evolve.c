@@ -475,6 +475,17 @@ void search_llm_close(search_llm *s)
 	s->llm = NULL;
 }
 
+bool search_llm_spent(search_llm *s)
+{
+	char why[256];
+	if (!s->llm || !cuco_llm_spent(s->llm, why, sizeof why))
+		return false;
+	if (!s->spent)
+		cuco_log(CUCO_LOG_INFO, "the model budget is spent (%s): no more proposals", why);
+	s->spent = true;
+	return true;
+}
+
 int search_llm_pick(search_llm *s)
 {
 	if (!s->llm)
@@ -1239,6 +1250,8 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 	evolve_state *s = state;
 	memset(out, 0, sizeof *out);
 	s->live = true;
+	if (search_llm_spent(&s->llm))
+		return CUCO_ENOTFOUND;
 	int rc;
 	if (s->fp && !fastpath_finished(s->fp)) {
 		bool waiting = false;

@@ -38,6 +38,7 @@ typedef struct search_llm {
 	cuco_llm *llm;        /* NULL when no model is configured */
 	cuco_bandit bandit;
 	uint64_t rng;
+	bool spent;           /* said so in the log */
 } search_llm;
 
 /* Models and knobs from the config file ($XDG_CONFIG_HOME/cuco/config);
@@ -45,6 +46,9 @@ typedef struct search_llm {
 int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_config *knobs,
 	cuco_err *err);
 void search_llm_close(search_llm *s);
+/* Whether the client's token or cost budget is spent (logged once): the
+ * strategy then proposes nothing more and the run ends cleanly. */
+bool search_llm_spent(search_llm *s);
 /* The model for the next call (by weight or by the bandit); -1 if none. */
 int search_llm_pick(search_llm *s);
 /* One plain call (planner, summarizer, meta): the reply text, malloc'd,

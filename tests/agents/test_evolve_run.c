@@ -386,6 +386,58 @@ static void test_resume_hint_reject(void **state)
 	free(script);
 }
 
+/* A token budget in the config ends the run cleanly once spent: each
+ * scripted call costs 1100 tokens, so the third one spends 2500. */
+static void test_llm_budget(void **state)
+{
+	(void)state;
+	const char anchor[] = "int main(int argc, char **argv)\n{\n";
+	char *texts[6];
+	for (int k = 0; k < 6; k++)
+		texts[k] = variant_reply(toy_directive, anchor, k + 1);
+	char *script = script_of((const char *const *)texts, 6);
+	llm_server s;
+	assert_int_equal(llm_server_start(&s, script), 0);
+	run_env r;
+	run_env_new(&r);
+	run_env_config(&r, &s, "[evolve]\nfastpath = false\n");
+	/* The client's budget is a top-level key: put it before the sections. */
+	char *cfg = slurp(r.config);
+	cuco_buf b = { 0 };
+	cuco_buf_printf(&b, "budget_tokens = 2500\n%s", cfg);
+	assert_int_equal(cuco_write_file(r.config, b.data, b.len, NULL), CUCO_OK);
+	const char *args[] = { "--strategy", "evolve", "--budget", "6", NULL };
+	int rc = run_cuco(&r, toy, args);
+	char *out = slurp(r.out);
+	if (rc != 0)
+		fail_msg("cuco run exited %d:\n%s", rc, out);
+	run_rows rows;
+	cuco_store *st = open_run(&r, &rows);
+	int llm = 0;
+	for (size_t i = 0; i < rows.n; i++)
+		llm += rows.c[i].origin == CUCO_ORIGIN_LLM_FULL || rows.c[i].origin == CUCO_ORIGIN_LLM_DIFF ||
+			rows.c[i].origin == CUCO_ORIGIN_LLM_CROSS;
+	assert_int_equal(llm, 3);
+	int nreq = 0;
+	free(llm_server_requests(&s, &nreq));
+	assert_int_equal(nreq, 3);
+	char log[300];
+	snprintf(log, sizeof log, "%s/cuco.log", r.run);
+	char *logtext = slurp(log);
+	assert_non_null(strstr(logtext, "the model budget is spent"));
+	free(logtext);
+	free(rows.c);
+	cuco_store_close(st);
+	llm_server_stop(&s);
+	run_env_free(&r);
+	for (int k = 0; k < 6; k++)
+		free(texts[k]);
+	free(script);
+	free(out);
+	free(cfg);
+	cuco_buf_free(&b);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -401,6 +453,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_model),
 		cmocka_unit_test(test_resume_hint_reject),
+		cmocka_unit_test(test_llm_budget),
 		cmocka_unit_test(test_fastpath_then_islands),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
