@@ -20,6 +20,7 @@
 
 #include "agents/agents.h"
 #include "cmd/cmd.h"
+#include "tui/tui.h"
 
 #define DEFAULT_BUDGET 24  /* when neither --budget nor --minutes is given */
 
@@ -123,6 +124,26 @@ static void run_headless(cuco_engine *e)
 			cuco_engine_request_stop(e);
 		}
 	}
+}
+
+/* The workbench screen over the running engine. Quitting asks whether to
+ * stop the search; kept running, it goes on headless (run_headless). */
+static void run_screen(cuco_engine *e, cuco_store *st)
+{
+	char author[32];
+	cmd_author(author, sizeof author);
+	cuco_tui_options o = { .theme = getenv("CUCO_THEME"), .in_process = true, .author = author };
+	bool stop = false;
+	cuco_err err = { 0 };
+	if (cuco_tui_run(st, cuco_engine_wake_fd(e), &o, &stop, &err) != CUCO_OK) {
+		fprintf(stderr, "cuco: %s; going on without the screen\n", err.msg);
+		return;
+	}
+	if (stop)
+		cuco_engine_request_stop(e);
+	else
+		printf("cuco: the search goes on without the screen (Ctrl-C stops it; "
+		       "'cuco tui' watches it)\n");
 }
 
 /* ---- the final summary -------------------------------------------------- */
@@ -339,13 +360,16 @@ static int run_exec(int argc, char **argv)
 	if ((rc = open_run(dir, &st, &err)) == CUCO_OK && (rc = catch_signals(&err)) == CUCO_OK) {
 		if (!run)
 			link_latest(wl->name);
-		/* The screen's branch goes here (a TTY without --headless);
-		 * until it lands every run is headless. */
-		cfg.progress = stdout;
+		/* In a terminal the screen runs here, on the main thread; the
+		 * engine's progress lines would only scribble over it. */
+		bool screen = !headless && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+		cfg.progress = screen ? NULL : stdout;
 		printf("cuco: %s in %s: strategy %s, tuner %s, budget %d%s\n", wl->name, dir,
 			cfg.strategy, cfg.tuner, cfg.budget, cfg.budget ? "" : " (none)");
 		fflush(stdout);
 		if ((rc = cuco_engine_start(st, wl, &cfg, &e, &err)) == CUCO_OK) {
+			if (screen)
+				run_screen(e, st);
 			run_headless(e);
 			rc = cuco_engine_join(e, &err);
 			print_summary(st);

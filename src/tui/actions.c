@@ -21,6 +21,26 @@ struct action {
 	bool event_only;       /* export: nothing for the engine to do */
 };
 
+/* Pin, unpin and reject take effect on the record at once, as `cuco pin`
+ * does, so they hold over a run no engine drives any more; the command
+ * tells a running engine (which applies the same mark again, harmlessly). */
+static int mark(cuco_txn *txn, const cuco_command *cmd)
+{
+	cuco_candidate *c = cuco_xmalloc(sizeof *c);
+	int rc = cuco_cand_get(txn, cmd->candidate, c);
+	if (rc == CUCO_OK) {
+		if (cmd->kind == CUCO_CMD_REJECT) {
+			c->status = CUCO_STATUS_REJECTED;
+			c->pinned = false;
+			cuco_strlcpy(c->reject_reason, cmd->text, sizeof c->reject_reason);
+		} else
+			c->pinned = cmd->kind == CUCO_CMD_PIN;
+		rc = cuco_cand_put(txn, c);
+	}
+	free(c);
+	return rc;
+}
+
 /* Safe to repeat (cuco_store_write retries on a full map): works on copies. */
 static int action_txn(cuco_txn *txn, void *arg)
 {
@@ -30,18 +50,21 @@ static int action_txn(cuco_txn *txn, void *arg)
 	int rc;
 	if (a->src && (rc = cuco_source_put(txn, a->src, a->src_len, cmd.source_hash)) != CUCO_OK)
 		return rc;
+	if ((cmd.kind == CUCO_CMD_PIN || cmd.kind == CUCO_CMD_UNPIN || cmd.kind == CUCO_CMD_REJECT)
+		&& (rc = mark(txn, &cmd)) != CUCO_OK)
+		return rc;
 	if (!a->event_only && (rc = cuco_command_add(txn, &cmd)) != CUCO_OK)
 		return rc;
 	return cuco_event_add(txn, &ev);
 }
 
-static void record(tui_app *app, struct action *a, cuco_command_kind kind, const char *event_kind,
-	const char *text)
+/* island: the hint's target, -1 for every island and for other commands. */
+static void record(tui_app *app, struct action *a, cuco_command_kind kind, int island,
+	const char *event_kind, const char *text)
 {
 	a->cmd.kind = kind;
 	a->cmd.candidate = app->sel_id;
-	if (!a->cmd.island)
-		a->cmd.island = -1;
+	a->cmd.island = island;
 	cuco_strlcpy(a->cmd.author, app->author, sizeof a->cmd.author);
 	cuco_strlcpy(a->cmd.text, text, sizeof a->cmd.text);
 	cuco_strlcpy(a->ev.kind, event_kind, sizeof a->ev.kind);
@@ -51,6 +74,7 @@ static void record(tui_app *app, struct action *a, cuco_command_kind kind, const
 	cuco_err err = { 0 };
 	if (cuco_store_write(app->st, action_txn, a, &err) != CUCO_OK)
 		tui_flash(app, "not recorded: %s", err.msg);
+	app->focus_stale = true;
 }
 
 static bool need_candidate(tui_app *app)
@@ -67,15 +91,18 @@ void tui_act_pin(tui_app *app)
 		return;
 	struct action a = { 0 };
 	bool pinned = app->f.cand.pinned;
-	record(app, &a, pinned ? CUCO_CMD_UNPIN : CUCO_CMD_PIN, pinned ? "unpin" : "pin", "");
-	tui_flash(app, "%s #%llu: queued for the engine", pinned ? "unpin" : "pin",
-		(unsigned long long)app->sel_id);
+	record(app, &a, pinned ? CUCO_CMD_UNPIN : CUCO_CMD_PIN, -1, pinned ? "unpin" : "pin", "");
+	tui_flash(app, "%s #%llu", pinned ? "unpinned" : "pinned", (unsigned long long)app->sel_id);
 }
 
 void tui_act_reject(tui_app *app)
 {
 	if (!need_candidate(app))
 		return;
+	if (app->f.cand.origin == CUCO_ORIGIN_BASELINE) {
+		tui_flash(app, "the baseline cannot be rejected: every speedup is measured against it");
+		return;
+	}
 	char reason[256] = "", q[400];
 	char label[64];
 	snprintf(label, sizeof label, "reject #%llu, reason: ", (unsigned long long)app->sel_id);
@@ -92,8 +119,8 @@ void tui_act_reject(tui_app *app)
 		return;
 	}
 	struct action a = { 0 };
-	record(app, &a, CUCO_CMD_REJECT, "reject", reason);
-	tui_flash(app, "reject #%llu: queued for the engine", (unsigned long long)app->sel_id);
+	record(app, &a, CUCO_CMD_REJECT, -1, "reject", reason);
+	tui_flash(app, "rejected #%llu", (unsigned long long)app->sel_id);
 }
 
 void tui_act_hint(tui_app *app, int island)
@@ -106,8 +133,7 @@ void tui_act_hint(tui_app *app, int island)
 	if (!tui_prompt(app, label, text, sizeof text) || !text[0])
 		return;
 	struct action a = { 0 };
-	a.cmd.island = island;
-	record(app, &a, CUCO_CMD_HINT, "hint", text);
+	record(app, &a, CUCO_CMD_HINT, island, "hint", text);
 	tui_flash(app, "hint queued for %s", island >= 0 ? "the island" : "every island");
 }
 
@@ -117,7 +143,7 @@ void tui_act_pause(tui_app *app)
 	bool paused = app->m.paused;
 	uint64_t sel = app->sel_id;
 	app->sel_id = 0;  /* about the run, not a candidate */
-	record(app, &a, paused ? CUCO_CMD_RESUME : CUCO_CMD_PAUSE, paused ? "resume" : "pause", "");
+	record(app, &a, paused ? CUCO_CMD_RESUME : CUCO_CMD_PAUSE, -1, paused ? "resume" : "pause", "");
 	app->sel_id = sel;
 	tui_flash(app, "%s: queued for the engine", paused ? "resume" : "pause");
 }
@@ -141,7 +167,7 @@ void tui_act_export(tui_app *app)
 		return;
 	}
 	struct action a = { .event_only = true };
-	record(app, &a, CUCO_CMD_COUNT, "export", path);
+	record(app, &a, CUCO_CMD_COUNT, -1, "export", path);
 	tui_flash(app, "wrote %s", path);
 }
 
@@ -219,7 +245,7 @@ void tui_act_edit(tui_app *app)
 		struct action a = { .src = text, .src_len = len };
 		char note[64];
 		snprintf(note, sizeof note, "hand edit of #%llu", (unsigned long long)app->sel_id);
-		record(app, &a, CUCO_CMD_EDIT, "edit", note);
+		record(app, &a, CUCO_CMD_EDIT, -1, "edit", note);
 		tui_flash(app, "edit of #%llu queued: the engine evaluates it as a human candidate",
 			(unsigned long long)app->sel_id);
 	}

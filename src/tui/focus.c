@@ -108,6 +108,8 @@ static void build_detail(tui_app *app, struct load *l)
 		if (c->error_excerpt[0])
 			cuco_buf_printf(b, "%s\n", c->error_excerpt);
 	}
+	if (c->status == CUCO_STATUS_REJECTED && c->reject_reason[0])
+		cuco_buf_printf(b, "rejected       %s\n", c->reject_reason);
 	for (int i = 0; i < c->nparents; i++)
 		cuco_buf_printf(b, "parent         #%llu\n", (unsigned long long)c->parents[i]);
 	if (c->note[0])
@@ -127,8 +129,6 @@ static void build_detail(tui_app *app, struct load *l)
 	add_num(b, "speedup", c->speedup, "%.3fx");
 	add_num(b, "peak fraction", c->peak_fraction * 100, "%.1f%% of peak");
 	add_num(b, "max error", c->max_error, "%.3g");
-	if (c->status == CUCO_STATUS_REJECTED && c->reject_reason[0])
-		cuco_buf_printf(b, "rejected       %s\n", c->reject_reason);
 	if (c->model[0])
 		cuco_buf_printf(b, "model          %s  tokens %lld+%lld  $%.4f\n", c->model,
 			(long long)c->tokens_prompt, (long long)c->tokens_completion, c->cost_usd);

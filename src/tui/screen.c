@@ -534,6 +534,9 @@ static void key(tui_app *app, int ch)
 	tui_action a = tui_key_action(ch);
 	if (a == TUI_ACT_NONE)
 		return;
+	/* Keys typed ahead act on what the cursor is on now, not on the last frame. */
+	if (app->focus_stale)
+		tui_focus_load(app);
 	tui_pane *p = &app->panes[app->focus];
 	if (!p->ops->act(app, p, a))
 		global_action(app, a);

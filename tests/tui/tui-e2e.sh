@@ -8,53 +8,7 @@
 # Needs: CUCO_BIN, CUCO_MKRUN, CUCO_SOURCE_ROOT (meson sets them), tmux.
 set -u
 
-: "${CUCO_BIN:?}" "${CUCO_MKRUN:?}" "${CUCO_SOURCE_ROOT:?}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/cuco-tui-e2e.XXXXXX")
-SOCK="cuco-tui-$$"
-TM="tmux -L $SOCK -f /dev/null"
-FAILED=0
-
-cleanup() {
-	$TM kill-server 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-
-fail() {
-	echo "FAIL: $*"
-	echo "---- screen ----"
-	$TM capture-pane -p -t t 2>/dev/null
-	echo "----------------"
-	FAILED=$((FAILED + 1))
-}
-
-# Poll the screen until PATTERN (grep -E) shows, up to 10 s: assert on what
-# the screen shows, never on a fixed sleep.
-wait_for() {
-	i=0
-	while [ $i -lt 100 ]; do
-		$TM capture-pane -p -t t 2>/dev/null | grep -Eq -- "$1" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	fail "${2:-screen never showed: $1}"
-	return 1
-}
-
-# The same for a record in the store.
-wait_record() {
-	i=0
-	while [ $i -lt 50 ]; do
-		"$CUCO_MKRUN" "$RUN" $1 $2 2>/dev/null | grep -Eq -- "$3" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	fail "no $1 record matching: $3"
-	"$CUCO_MKRUN" "$RUN" $1 $2
-	return 1
-}
-
-keys() { $TM send-keys -t t "$@"; }
+. "$(dirname "$0")/lib.sh"
 
 CUCO="$CUCO_BIN tui"
 
@@ -115,6 +69,8 @@ keys q
 keys b p
 wait_record commands "" "^pin 3 -1 tester@"
 wait_record events pin "^pin 3 tester@"
+wait_for "3 ●★ " "tree: #3 shows its pin mark"
+wait_for "#3 +llm-diff +done +island 0 +gen 0 +pinned" "detail: pinned"
 # / search for the tuned child of #3 (#5), then reject it with a reason.
 keys / tune Enter
 wait_for "#5 +tune" "search: found the tuned candidate"
@@ -125,12 +81,19 @@ wait_for "Reject #5 \(too slow on 2 ranks\)\? y = reject" "reject: the confirmat
 keys y
 wait_record commands "" "^reject 5 -1 tester@[^ ]+ - \[too slow on 2 ranks\]"
 wait_record events reject "^reject 5 tester@.*too slow"
+wait_for "5 ⊘ " "tree: #5 shows the rejected glyph"
+wait_for "rejected +too slow on 2 ranks" "detail: the reason"
+# The baseline is never rejected.
+keys g x
+wait_for "the baseline cannot be rejected" "reject of the baseline refused"
 # A confirmation defaults to cancel.
+keys b
+wait_for "#3 +llm-diff" "back on #3"
 keys x "second thoughts" Enter Enter
 sleep 0.3
 "$CUCO_MKRUN" "$RUN" commands | grep -q "second thoughts" && fail "Enter on a confirmation rejected"
 keys h "try prefetch" Enter
-wait_record commands "" "^hint 5 1 tester@.*\[try prefetch\]"
+wait_record commands "" "^hint 3 0 tester@.*\[try prefetch\]"
 keys Space
 wait_record commands "" "^pause 0 "
 wait_record events pause "^pause 0 tester@"
