@@ -1,0 +1,100 @@
+/* test-gpu-compile.c — one GPU workload (argv[1]) through the evaluator at
+ * its tiny size: the manifest passes `cuco check`, and the baseline, the
+ * seed and, for cuda-nccl workloads, the seed's GIN variant compile with
+ * nvcc. Where no GPU is present (CI) the run stage must then stop on the
+ * environment; where one is, baseline and seed must run correctly and the
+ * GIN variant either run or report its absence as the environment's. */
+#include "eval/eval.h"
+#include "../eval/util.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static const char *workload;
+static char run_dir[256];
+static bool have_gpu;
+
+static void print_problem(const char *line, void *arg)
+{
+	(void)arg;
+	print_message("%s\n", line);
+}
+
+static char *read_source(const cuco_workload *wl, const char *file, size_t *len)
+{
+	char path[1400], *text = NULL;
+	cuco_err err = { 0 };
+	snprintf(path, sizeof path, "%s/%s", wl->dir, file);
+	if (cuco_read_file(path, 1u << 22, &text, len, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return text;
+}
+
+/* Evaluate one source with the seed's directive, `backend` overridden when
+ * given; compile must pass, and the run must pass or be the environment's
+ * (no GPU at all, or no GIN when gin_may_miss). */
+static void compiles(cuco_evaluator *ev, const cuco_workload *wl, const char *file, const char *backend)
+{
+	size_t len;
+	char *src = read_source(wl, file, &len);
+	cuco_directive dir;
+	cuco_directive_default(wl, &dir);
+	if (backend)
+		assert_int_equal(cuco_directive_set(&dir, "backend", backend), 0);
+	cuco_eval_result res;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_eval_candidate(ev, src, len, &dir, false, &res, &err), CUCO_OK);
+	free(src);
+	print_message("%s %s%s: %s %s %.1f s compile\n", wl->name, file, backend ? " (gin)" : "",
+		res.ok ? "ok" : res.failed_stage, res.ok ? "" : res.error_class, res.compile_s);
+	if (!res.ok && strcmp(res.failed_stage, "compile") == 0)
+		fail_msg("%s: %s does not compile:\n%s", wl->name, file, res.excerpt);
+	if (res.ok)
+		return;
+	/* Compiled; the run may only fail on the environment: no GPU here, or
+	 * (GIN variant) no RDMA NIC. */
+	if (!res.environment || (have_gpu && !backend))
+		fail_msg("%s: %s: %s in %s:\n%s", wl->name, file, res.error_class, res.failed_stage, res.excerpt);
+}
+
+static void test_workload(void **state)
+{
+	(void)state;
+	assert_int_equal(cuco_workload_check(workload, print_problem, NULL), 0);
+	cuco_workload *wl = NULL;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_workload_load(workload, &wl, &err), CUCO_OK);
+	cuco_eval_config cfg = { .jobs = 1 };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	snprintf(cfg.size, sizeof cfg.size, "tiny");
+	cuco_evaluator *ev = NULL;
+	if (cuco_evaluator_new(wl, &cfg, &ev, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	compiles(ev, wl, wl->baseline_file, NULL);
+	compiles(ev, wl, wl->seed_file, NULL);
+	if (wl->family == CUCO_FAMILY_CUDA_NCCL)
+		compiles(ev, wl, wl->seed_file, "gin");
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s WORKLOAD\n", argv[0]);
+		return 1;
+	}
+	workload = argv[1];
+	have_gpu = system("nvidia-smi -L 2>/dev/null | grep -q '^GPU'") == 0;
+	make_tmpdir(run_dir, sizeof run_dir);
+	const struct CMUnitTest tests[] = { cmocka_unit_test(test_workload) };
+	int failed = cmocka_run_group_tests_name(workload, tests, NULL, NULL);
+	rm_rf(run_dir);
+	return failed;
+}
