@@ -760,7 +760,8 @@ static void evolve_observe(void *state, const cuco_candidate *c)
 	/* The bandit learns each LLM child once, when it finishes. */
 	int arm = model_index(&s->llm, c->model);
 	member *p = find(s, m->parent);
-	if (finished_now && arm >= 0 && s->llm.llm && p && island_origin(c->origin))
+	if (finished_now && arm >= 0 && s->llm.llm && p && island_origin(c->origin) &&
+			c->origin != CUCO_ORIGIN_TUNE)
 		cuco_bandit_update(&s->llm.bandit, arm, cuco_bandit_reward(p->score, m->score),
 			c->cost_usd);
 }
@@ -1158,6 +1159,7 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	rc = cuco_store_read(s->env.st, prompt_txn, &pa, err);
 	free(hints);
 	int model = search_llm_pick(&s->llm);
+	cuco_strlcpy(out->cand.model, s->llm.cfg.models[model].name, sizeof out->cand.model);
 	for (int attempt = 1; rc == CUCO_OK; attempt++) {
 		cuco_edit e = { .llm = s->llm.llm, .model = &s->llm.cfg.models[model], .wl = s->env.wl,
 			.system = pa.system.data, .user = pa.user.data, .parent = src, .parent_len = len,
@@ -1300,7 +1302,13 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 			cuco_log(CUCO_LOG_WARN, "evolve: island %d: %s", island, err->msg);
 			char why[200];
 			snprintf(why, sizeof why, "the model's replies were refused (%.150s)", err->msg);
-			rc = tune_child(s, island, why, out, err);
+			cuco_candidate spent = out->cand;  /* the refused replies' tokens still count */
+			if ((rc = tune_child(s, island, why, out, err)) == CUCO_OK) {
+				cuco_strlcpy(out->cand.model, spent.model, sizeof out->cand.model);
+				out->cand.tokens_prompt = spent.tokens_prompt;
+				out->cand.tokens_completion = spent.tokens_completion;
+				out->cand.cost_usd = spent.cost_usd;
+			}
 		}
 	}
 	if (rc == CUCO_OK)

@@ -438,6 +438,60 @@ static void test_llm_budget(void **state)
 	cuco_buf_free(&b);
 }
 
+/* An island whose members all failed is in fix mode: its next parent is
+ * a failed member and the model is asked to fix it. */
+static void test_fix_mode(void **state)
+{
+	(void)state;
+	const char anchor[] = "int main(int argc, char **argv)\n{\n";
+	/* shm with fence is the toy's wrong answer: island 1's first child fails. */
+	static const char wrong[] = "DIRECTIVE:\nbackend: shm\nissuer: one\nplacement: after\n"
+		"sync: fence\ngranularity: 1\n\n";
+	char *texts[4] = { variant_reply(toy_directive, anchor, 1), variant_reply(wrong, anchor, 2),
+		variant_reply(toy_directive, anchor, 3), variant_reply(toy_directive, anchor, 4) };
+	char *script = script_of((const char *const *)texts, 4);
+	llm_server s;
+	assert_int_equal(llm_server_start(&s, script), 0);
+	run_env r;
+	run_env_new(&r);
+	run_env_config(&r, &s, "[evolve]\nfastpath = false\n");
+	const char *args[] = { "--strategy", "evolve", "--budget", "4", NULL };
+	int rc = run_cuco(&r, toy, args);
+	char *out = slurp(r.out);
+	if (rc != 0)
+		fail_msg("cuco run exited %d:\n%s", rc, out);
+	run_rows rows;
+	cuco_store *st = open_run(&r, &rows);
+	const cuco_candidate *kids[4];
+	int n = 0;
+	for (size_t i = 0; i < rows.n && n < 4; i++)
+		if (rows.c[i].origin == CUCO_ORIGIN_LLM_FULL || rows.c[i].origin == CUCO_ORIGIN_LLM_DIFF ||
+				rows.c[i].origin == CUCO_ORIGIN_LLM_CROSS)
+			kids[n++] = &rows.c[i];
+	assert_int_equal(n, 4);
+	assert_int_equal(kids[1]->island, 1);
+	assert_int_equal(kids[1]->status, CUCO_STATUS_FAILED);
+	assert_int_equal(kids[3]->island, 1);
+	assert_int_equal(kids[3]->parents[0], kids[1]->id);
+	assert_non_null(strstr(kids[3]->note, "fix mode (island 1 had no correct candidate)"));
+	assert_int_equal(kids[3]->status, CUCO_STATUS_DONE);
+	assert_null(strstr(kids[2]->note, "fix mode"));  /* island 0 has the seed */
+	int nb = 0;
+	cJSON **b = server_bodies(&s, &nb);
+	assert_int_equal(nb, 4);
+	assert_non_null(strstr(body_message(b[3], "user"), "No program of this island is correct yet"));
+	assert_null(strstr(body_message(b[2], "user"), "No program of this island is correct yet"));
+	free_bodies(b, nb);
+	free(rows.c);
+	cuco_store_close(st);
+	llm_server_stop(&s);
+	run_env_free(&r);
+	for (int k = 0; k < 4; k++)
+		free(texts[k]);
+	free(script);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -454,6 +508,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_no_model),
 		cmocka_unit_test(test_resume_hint_reject),
 		cmocka_unit_test(test_llm_budget),
+		cmocka_unit_test(test_fix_mode),
 		cmocka_unit_test(test_fastpath_then_islands),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
