@@ -1046,16 +1046,42 @@ static void retime(cuco_engine *e, uint64_t id)
 	free(src.text);
 }
 
-/* Re-time the best few, each against a baseline measured just before it,
- * so the figures read at the end are paired measurements. Scores of a
- * noisy machine drift, so it goes on past the first N until the best
- * score left belongs to a candidate re-timed here. */
+/* Re-time a candidate right after a baseline measurement of its own
+ * (unless *fresh says the latest one still is); false when the baseline
+ * could not be measured. */
+static bool paired_retime(cuco_engine *e, uint64_t id, bool *fresh)
+{
+	if (!*fresh && measure_baseline(e, false) != CUCO_OK)
+		return false;
+	*fresh = false;
+	retime(e, id);
+	return true;
+}
+
+/* The best by stored score (under no lock); 0 when none. */
+static uint64_t current_best(cuco_engine *e, cuco_candidate *out)
+{
+	cuco_err err = { 0 };
+	refresh_best(e);
+	pthread_mutex_lock(&e->lock);
+	uint64_t id = e->best_id;
+	pthread_mutex_unlock(&e->lock);
+	return id && get_candidate(e, id, out, &err) == CUCO_OK ? id : 0;
+}
+
+/* Re-time the best few, each right after its own baseline measurement:
+ * paired, as the load of a shared machine drifts. Scores drift too, so it
+ * goes on past the first N until the best score left belongs to a
+ * candidate re-timed here, and it ends on the best, so the last two
+ * measurements of the run (the baseline row and the best row, which
+ * `cuco report` divides) are a pair. */
 static void rebench_top(cuco_engine *e)
 {
 	int want = e->cfg.rebench_top < REBENCH_MAX ? e->cfg.rebench_top : REBENCH_MAX;
-	uint64_t done[REBENCH_MAX];
+	uint64_t done[REBENCH_MAX], last = 0;
 	double top = -INFINITY;
 	cuco_err err = { 0 };
+	cuco_candidate c;
 	int n = 0;
 	if (want <= 0)
 		return;
@@ -1063,31 +1089,29 @@ static void rebench_top(cuco_engine *e)
 	bool fresh = e->benched == 0;  /* the baseline was measured after the last benchmark */
 	uint64_t before = e->best_id;
 	pthread_mutex_unlock(&e->lock);
-	while (n < REBENCH_MAX && !stopping(e)) {
+
+	while (n < REBENCH_MAX && !stopping(e)) {  /* the pass over the top */
 		top_arg a = { .skip = done, .nskip = n };
-		if (cuco_store_read(e->st, top_txn, &a, &err) != CUCO_OK || !a.best.id)
+		if (cuco_store_read(e->st, top_txn, &a, &err) != CUCO_OK || !a.best.id ||
+				(n >= want && a.best.score <= top))
 			break;
-		if (n >= want && a.best.score <= top)
-			break;
-		/* Each re-timing right after its own baseline measurement:
-		 * paired, as the load of a shared machine drifts. */
-		if (!fresh && measure_baseline(e, false) != CUCO_OK)
+		if (!paired_retime(e, a.best.id, &fresh))
 			return;
-		fresh = false;
-		retime(e, a.best.id);
-		done[n++] = a.best.id;
-		cuco_candidate c;
-		if (get_candidate(e, a.best.id, &c, &err) == CUCO_OK && c.score > top)
+		done[n++] = last = a.best.id;
+		if (get_candidate(e, last, &c, &err) == CUCO_OK && c.score > top)
 			top = c.score;
 	}
-	refresh_best(e);
-	pthread_mutex_lock(&e->lock);
-	uint64_t best_id = e->best_id;
-	pthread_mutex_unlock(&e->lock);
-	cuco_candidate best;
-	if (best_id && get_candidate(e, best_id, &best, &err) == CUCO_OK &&
-			(best_id != before || best.origin != CUCO_ORIGIN_BASELINE))
-		announce_best(e, &best);
+	for (int k = 0; k < 3 && !stopping(e); k++) {  /* end on the best */
+		uint64_t id = current_best(e, &c);
+		if (!id || id == last || c.origin == CUCO_ORIGIN_BASELINE)
+			break;
+		if (!paired_retime(e, id, &fresh))
+			return;
+		last = id;
+	}
+	uint64_t best_id = current_best(e, &c);
+	if (best_id && (best_id != before || c.origin != CUCO_ORIGIN_BASELINE))
+		announce_best(e, &c);
 }
 
 static int measure_start(cuco_engine *e)

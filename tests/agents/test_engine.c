@@ -314,6 +314,42 @@ static void test_baseline_remeasured(void **state)
 	run_close(&r);
 }
 
+/* With the baseline drifting, the run still ends on a pair: the baseline
+ * row and the best row (what `cuco report` divides) were measured one after
+ * the other, so their ratio is the best's own speedup. */
+static void test_ends_on_a_pair(void **state)
+{
+	(void)state;
+	run r;
+	run_open(&r);
+	char counter[300];
+	snprintf(counter, sizeof counter, "%s/counter", r.dir);
+	setenv("TOY_COUNTER", counter, 1);
+	unsetenv("TOY_BASELINE_US");
+	cuco_engine_config cfg = config(8);
+	cfg.rebench_top = 2;
+	session(&r, &cfg);
+	unsetenv("TOY_COUNTER");
+
+	history h = read_history(&r);
+	const cuco_candidate *base = NULL, *best = NULL;
+	for (size_t i = 0; i < h.n; i++) {
+		const cuco_candidate *c = &h.c[i];
+		if (c->origin == CUCO_ORIGIN_BASELINE)
+			base = c;
+		else if (c->status == CUCO_STATUS_DONE && (!best || c->score > best->score))
+			best = c;
+	}
+	assert_non_null(base);
+	assert_non_null(best);
+	assert_true(fabs(base->latency_median_us / best->latency_median_us - best->speedup) < 1e-9);
+	assert_true(count_events(&h, "rebench") >= 2);
+	assert_int_equal(h.ev[h.nev - 2].candidate, best->id);  /* the last best event */
+	assert_string_equal(h.ev[h.nev - 2].kind, "best");
+	history_free(&h);
+	run_close(&r);
+}
+
 /* ---- the command queue ---------------------------------------------------- */
 
 typedef struct queue_arg {
@@ -521,6 +557,7 @@ int main(void)
 		cmocka_unit_test(test_search_end_to_end),
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_baseline_remeasured),
+		cmocka_unit_test(test_ends_on_a_pair),
 		cmocka_unit_test(test_commands),
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_baseline_environment),
