@@ -554,6 +554,13 @@ typedef struct cuco_move {
 size_t cuco_migration_plan(const cuco_member *m, size_t n, int islands, double rate,
 	uint64_t *rng, cuco_move *out);
 
+/* The valid directive nearest to base with dimension dim set to value:
+ * the fewest other dimensions changed (at most two, earlier dimensions and
+ * values first). False when the value is not the dimension's or no such
+ * directive is valid. How a GIN island gets its seed's directive. */
+bool cuco_directive_nearest(const cuco_workload *wl, const cuco_directive *base,
+	const char *dim, const char *value, cuco_directive *out);
+
 /* Source text with comments dropped and whitespace runs folded into one
  * space: two candidates with the same normal form are duplicates. */
 void cuco_source_normalize(const char *text, size_t len, cuco_buf *out);

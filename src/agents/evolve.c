@@ -11,7 +11,9 @@
  * generations a share of each island moves to another island, and a meta
  * summary of recent candidates becomes the islands' recommendations.
  * Children whose normalised source is already known are refused and the
- * model is asked again.
+ * model is asked again. With GIN usable, island 1 starts from the seed with
+ * a GIN directive and islands 0 and 1 each keep their backend in their
+ * prompts.
  *
  * The engine calls propose and observe one at a time, and a result may
  * arrive after later proposals (several workers): the population is what
@@ -25,6 +27,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_ISLANDS 16
 #define HINTS_KEPT 4         /* per island, newest first out */
@@ -413,6 +416,74 @@ size_t cuco_migration_plan(const cuco_member *m, size_t n, int islands, double r
 	return nout;
 }
 
+#define NEAREST_VALUES 64  /* values of a dimension tried, at most */
+
+/* A dimension's values as text: the listed ones, or its integer range. */
+static int dim_values(const cuco_dim *d, char (*out)[32])
+{
+	int n = 0;
+	for (; n < d->nvalues && n < NEAREST_VALUES; n++)
+		cuco_strlcpy(out[n], d->values[n], sizeof out[n]);
+	if (d->nvalues > 0 || d->kind != CUCO_DIM_INT)
+		return n;
+	for (long v = d->min; v <= d->max && n < NEAREST_VALUES;
+			v = d->pow2 ? (v > 0 ? 2 * v : 1) : v + (d->step > 0 ? d->step : 1))
+		if (!d->pow2 || (v > 0 && (v & (v - 1)) == 0))
+			snprintf(out[n++], sizeof out[0], "%ld", v);
+	return n;
+}
+
+/* Try every value of dimensions from `from` on, `depth` of them changed;
+ * each level lists its values in its own slice of vals. */
+static bool nearest_search(const cuco_workload *wl, cuco_directive *d, int skip, int from,
+	int depth, char (*vals)[32])
+{
+	if (depth == 0)
+		return cuco_directive_valid(wl, d, NULL);
+	for (int i = from; i < wl->ndims; i++) {
+		if (i == skip)
+			continue;
+		const char *name = wl->dims[i].name;
+		char was[64];
+		cuco_strlcpy(was, cuco_directive_value(d, name), sizeof was);
+		int nv = dim_values(&wl->dims[i], vals);
+		for (int v = 0; v < nv; v++) {
+			char value[32];
+			cuco_strlcpy(value, vals[v], sizeof value);
+			if (strcmp(value, was) == 0 || cuco_directive_set(d, name, value) != CUCO_OK)
+				continue;
+			if (nearest_search(wl, d, skip, i + 1, depth - 1, vals + NEAREST_VALUES))
+				return true;
+		}
+		cuco_directive_set(d, name, was);
+	}
+	return false;
+}
+
+bool cuco_directive_nearest(const cuco_workload *wl, const cuco_directive *base,
+	const char *dim, const char *value, cuco_directive *out)
+{
+	const cuco_dim *target = cuco_workload_dim(wl, dim);
+	if (!target)
+		return false;
+	int skip = (int)(target - wl->dims);
+	char (*vals)[32] = cuco_xmalloc(3 * NEAREST_VALUES * sizeof *vals);
+	int nv = dim_values(target, vals);
+	bool known = false;
+	for (int v = 0; v < nv; v++)
+		known |= strcmp(vals[v], value) == 0;
+	cuco_directive d = *base;
+	bool found = known && cuco_directive_set(&d, dim, value) == CUCO_OK;
+	int depth = 0;
+	while (found && depth <= 2 && !nearest_search(wl, &d, skip, 0, depth, vals))
+		depth++;
+	free(vals);
+	if (!found || depth > 2)
+		return false;
+	*out = d;
+	return true;
+}
+
 void cuco_source_normalize(const char *text, size_t len, cuco_buf *out)
 {
 	bool space = false;
@@ -669,6 +740,9 @@ typedef struct evolve_state {
 	int migrated_at, meta_at;   /* generation of the last migration and summary */
 	bool exploring;
 	char *meta;                 /* the latest recommendations, or NULL */
+	cuco_hardware hw;           /* for the prompts, and whether GIN is usable */
+	bool gin_island;            /* island 1 starts from a GIN directive */
+	cuco_directive gin_dir;
 	char *hints[MAX_ISLANDS + 1][HINTS_KEPT];  /* [islands] = for every island */
 	uint64_t rng;
 } evolve_state;
@@ -773,11 +847,18 @@ static void evolve_hint(void *state, int island, const char *text)
 	remember(s->hints[slot], text);
 }
 
-/* A person's hints for one island's next prompts (the prompt itself shows
- * rejected candidates with their reasons). */
+/* Each island's own prompt when one island is GIN's (CUCo's per-island
+ * task messages), then a person's hints (the prompt itself shows rejected
+ * candidates with their reasons). */
 static char *hints_for(const evolve_state *s, int island)
 {
 	cuco_buf b = { 0 };
+	if (s->gin_island && island <= 1)
+		cuco_buf_puts(&b, island == 1 ?
+			"- This island's programs move bytes with GIN: puts and signals issued from the "
+			"GPU through the NIC. Keep backend gin and improve within it.\n" :
+			"- This island's programs move bytes with LSA: loads and stores through NVLink "
+			"peer pointers. Keep backend lsa and improve within it.\n");
 	const int slots[2] = { island, s->k.evolve.islands };
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < HINTS_KEPT; i++)
@@ -1154,7 +1235,7 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	cuco_prompt_spec spec = { .wl = s->env.wl, .kind = plan->op < 0 ? CUCO_PROMPT_FIX :
 		op_prompt[plan->op], .parent = plan->parent->id, .other = plan->other ?
 		plan->other->id : 0, .island = plan->island, .inspirations = s->k.evolve.inspirations,
-		.failures = s->k.evolve.failures, .meta = s->meta, .hints = hints };
+		.failures = s->k.evolve.failures, .meta = s->meta, .hints = hints, .hw = &s->hw };
 	prompt_arg pa = { .spec = &spec };
 	rc = cuco_store_read(s->env.st, prompt_txn, &pa, err);
 	free(hints);
@@ -1205,6 +1286,29 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	out->cand.parents[0] = plan->parent->id;
 	out->cand.parents[1] = plan->other ? plan->other->id : 0;
 	return CUCO_OK;
+}
+
+static bool island_has_members(const evolve_state *s, int island)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->m[i].island == island)
+			return true;
+	return false;
+}
+
+/* Island 1's first member when GIN is usable: the seed with the nearest
+ * valid GIN directive (CUCo seeds one island from LSA, one from GIN). */
+static void gin_seed(evolve_state *s, cuco_proposal *out)
+{
+	memset(out, 0, sizeof *out);
+	out->cand.origin = CUCO_ORIGIN_TUNE;
+	out->cand.island = 1;
+	out->cand.nparents = 1;
+	out->cand.parents[0] = s->env.seed_id;
+	out->cand.directive = s->gin_dir;
+	cuco_strlcpy(out->cand.source_hash, s->env.seed_hash, sizeof out->cand.source_hash);
+	cuco_strlcpy(out->cand.note, "island 1's GIN seed: the seed with the nearest GIN directive",
+		sizeof out->cand.note);
 }
 
 /* Parent, operator and temperature of generation s->gen on an island. */
@@ -1280,7 +1384,10 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 	if (exploring != s->exploring)
 		set_phase(s, exploring);
 	int island = s->gen % e->islands;
-	if (!s->llm.llm) {
+	if (s->gin_island && island == 1 && !island_has_members(s, 1)) {
+		gin_seed(s, out);
+		rc = CUCO_OK;
+	} else if (!s->llm.llm) {
 		rc = tune_child(s, island, "no model is configured", out, err);
 	} else if (e->tune_rate > 0 && search_unit(&s->rng) < e->tune_rate) {
 		rc = tune_child(s, island, "the cheap operator's turn", out, err);
@@ -1352,6 +1459,14 @@ static int evolve_init(const cuco_strategy_env *env, void **state, cuco_err *err
 			&s->tuners[i], err);
 	if (rc == CUCO_OK && e->fastpath)
 		rc = fastpath_new(env, &s->llm, &s->k.fastpath, &s->fp, err);
+	cuco_hardware_detect(&s->hw);
+	const cuco_dim *backend = cuco_workload_dim(env->wl, "backend");
+	for (int v = 0; backend && s->hw.gin && e->islands >= 2 && v < backend->nvalues; v++)
+		if (strcasecmp(backend->values[v], "gin") == 0)
+			s->gin_island = cuco_directive_nearest(env->wl, env->seed_directive, "backend",
+				backend->values[v], &s->gin_dir);
+	if (s->gin_island)
+		cuco_log(CUCO_LOG_INFO, "evolve: GIN is usable: island 1 starts from a GIN directive");
 	islands_arg a = { .n = e->islands };
 	if (rc == CUCO_OK)
 		rc = cuco_store_write(env->st, islands_txn, &a, err);

@@ -324,6 +324,38 @@ static void test_knobs(void **state)
 	unlink(path);
 }
 
+static void test_directive_nearest(void **state)
+{
+	(void)state;
+	char path[1200];
+	const char *w = getenv("CUCO_WORKLOADS");
+	snprintf(path, sizeof path, "%s/gemm-allgather", w ? w : "workloads");
+	cuco_workload *wl = NULL;
+	cuco_err err = { 0 };
+	if (cuco_workload_load(path, &wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	cuco_directive base, out;
+	cuco_directive_default(wl, &base);  /* lsa/cta/overlap/barrier/1 */
+	assert_true(cuco_directive_nearest(wl, &base, "backend", "gin", &out));
+	assert_string_equal(out.backend, "gin");
+	assert_string_equal(out.issuer, "cta");  /* nothing else had to change */
+	assert_string_equal(out.sync, "barrier");
+	/* GIN forbids warp issuers and flags: both must change, nothing more. */
+	cuco_directive_set(&base, "issuer", "warp");
+	cuco_directive_set(&base, "sync", "flag");
+	cuco_directive_set(&base, "placement", "pipelined");
+	assert_true(cuco_directive_nearest(wl, &base, "backend", "gin", &out));
+	assert_true(cuco_directive_valid(wl, &out, NULL));
+	assert_string_equal(out.backend, "gin");
+	assert_string_equal(out.issuer, "cta");
+	assert_string_equal(out.sync, "barrier");
+	assert_string_equal(out.placement, "pipelined");
+	assert_string_equal(out.granularity, base.granularity);
+	assert_false(cuco_directive_nearest(wl, &base, "backend", "nvshmem", &out));
+	assert_false(cuco_directive_nearest(wl, &base, "colour", "gin", &out));
+	cuco_workload_free(wl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_migration),
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_knobs),
+		cmocka_unit_test(test_directive_nearest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
