@@ -17,7 +17,7 @@
 static const tui_glyphs glyphs_utf8 = {
 	.branch = "├─", .last = "└─", .vert = "│ ", .blank = "  ",
 	.folded = "▸", .unfolded = "▾", .leaf = "─",
-	.pin = "★", .mark = "◆", .ellipsis = "…",
+	.pin = "★", .mark = "◆",
 	.status = { "○", "◔", "◑", "◕", "●", "✗", "⊘" },
 	.fill = { "█", "▓", "▒", "░", "▞", "▪" },
 };
@@ -25,7 +25,7 @@ static const tui_glyphs glyphs_utf8 = {
 static const tui_glyphs glyphs_ascii = {
 	.branch = "|-", .last = "`-", .vert = "| ", .blank = "  ",
 	.folded = "+", .unfolded = "-", .leaf = "-",
-	.pin = "*", .mark = "M", .ellipsis = "~",
+	.pin = "*", .mark = "M",
 	.status = { ".", "c", "r", "b", "o", "X", "/" },
 	.fill = { "#", "=", "~", "!", "%", ":" },
 };
@@ -156,7 +156,6 @@ int tui_crt_init(tui_crt *c, const char *theme_name, bool no_color, bool ascii, 
 			return CUCO_EDATA;
 	} else if (tui_theme_load(&theme, "dark", NULL) != CUCO_OK)
 		tui_theme_default(&theme);  /* not installed: the built-in dark */
-	cuco_strlcpy(c->theme_name, theme.name, sizeof c->theme_name);
 
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 		return cuco_errf(err, CUCO_EENV, "the screen needs a terminal (use 'cuco ls' or 'cuco report' from scripts)");

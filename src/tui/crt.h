@@ -17,7 +17,7 @@
 typedef struct tui_glyphs {
 	const char *branch, *last, *vert, *blank;  /* tree lines, two columns each */
 	const char *folded, *unfolded, *leaf;
-	const char *pin, *mark, *ellipsis;
+	const char *pin, *mark;
 	const char *status[CUCO_STATUS_COUNT];
 	const char *fill[TUI_FILLS];
 } tui_glyphs;
@@ -28,7 +28,6 @@ typedef struct tui_crt {
 	int colors;            /* what the terminal offers */
 	attr_t attr[TUI_EL_COUNT];
 	const tui_glyphs *g;
-	char theme_name[64];
 } tui_crt;
 
 /* Set up the terminal. The theme is loaded before curses starts, so its

@@ -225,7 +225,6 @@ void tui_diff_compute(tui_diff *d, const char *old, size_t old_len,
 		d->added += ops[i].kind == OP_ADD;
 		d->deleted += ops[i].kind == OP_DEL;
 	}
-	d->edit_distance = d->added + d->deleted;
 	build_hunks(d, ops, nops, &a, &b, context);
 	free(ops);
 	free(a.v);

@@ -22,7 +22,6 @@ typedef struct tui_diff {
 	tui_diff_line *lines;
 	size_t n;
 	int added, deleted;
-	int edit_distance;   /* Myers' D: lines added plus deleted */
 	char *headers;       /* storage for the hunk header texts */
 } tui_diff;
 

@@ -154,7 +154,6 @@ void tui_focus_load(tui_app *app)
 		app->f.have = false;
 	}
 	if (app->f.have) {
-		cuco_directive_short(&app->f.cand.directive, app->f.dshort, sizeof app->f.dshort);
 		build_detail(app, &l);
 		if (app->f.src && app->f.other_src)
 			tui_diff_compute(&app->f.diff, app->f.other_src, app->f.other_len,

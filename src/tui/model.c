@@ -52,11 +52,6 @@ long tui_model_row_of(const tui_model *m, uint64_t id)
 	return -1;
 }
 
-int tui_model_depth(const tui_model *m, size_t i)
-{
-	return i < m->n ? m->depth[i] : 0;
-}
-
 bool tui_model_has_children(const tui_model *m, size_t i)
 {
 	/* In lineage order a node's children follow it directly, deeper. */

@@ -77,8 +77,6 @@ long tui_model_find(const tui_model *m, uint64_t id);
 /* Visible row of an id, or -1. */
 long tui_model_row_of(const tui_model *m, uint64_t id);
 bool tui_model_has_children(const tui_model *m, size_t sum_index);
-/* Lineage depth of a sums index (0 for roots). */
-int tui_model_depth(const tui_model *m, size_t sum_index);
 const cuco_event *tui_model_event(const tui_model *m, int i);  /* 0 = oldest kept */
 
 #endif

@@ -204,9 +204,28 @@ static void draw_status(tui_app *app)
 	cuco_buf_free(&b);
 }
 
+/* One hint, "key label", from x; returns columns used (0 when it does not fit). */
+static int draw_hint(tui_app *app, int y, int x, int end, const tui_binding *b)
+{
+	char key[16];
+	cuco_strlcpy(key, b->names, sizeof key);
+	char *sp = strchr(key, ' ');
+	if (sp)
+		*sp = '\0';
+	int need = (int)strlen(key) + (int)strlen(b->label) + 2;
+	if (x + need > end)
+		return 0;
+	attrset(app->crt.attr[TUI_EL_HINT_KEY]);
+	int used = tui_put(stdscr, y, x, key, end - x);
+	attrset(app->crt.attr[TUI_EL_HINTS]);
+	return used + tui_putf(stdscr, y, x + used, end - x - used, " %s ", b->label);
+}
+
+/* The focused pane's keys from the action table; help and quit always
+ * keep their place at the right end. */
 static void draw_hints(tui_app *app)
 {
-	int y = app->rows - 1, x = 0;
+	int y = app->rows - 1;
 	attrset(app->crt.attr[TUI_EL_HINTS]);
 	move(y, 0);
 	hline(' ', app->cols);
@@ -214,20 +233,19 @@ static void draw_hints(tui_app *app)
 		attrset(app->crt.attr[TUI_EL_FLASH]);
 		tui_put(stdscr, y, 0, app->flash, app->cols);
 	} else {
+		const tui_action fixed[] = { TUI_ACT_HELP, TUI_ACT_QUIT };
+		int right = app->cols;
+		for (int k = 1; k >= 0; k--) {
+			const tui_binding *b = tui_binding_of(fixed[k]);
+			right -= (int)strcspn(b->names, " ") + (int)strlen(b->label) + 2;
+		}
+		for (int k = 0, x = right; k < 2; k++)
+			x += draw_hint(app, y, x, app->cols, tui_binding_of(fixed[k]));
 		unsigned ctx = app->panes[app->focus].ops->context;
-		for (int a = 1; a < TUI_ACT_COUNT && x < app->cols; a++) {
+		for (int a = 1, x = 0, used = 1; a < TUI_ACT_COUNT && used; a++) {
 			const tui_binding *b = tui_binding_of((tui_action)a);
-			if (!b->label || !(b->context & ctx))
-				continue;
-			char key[16];
-			cuco_strlcpy(key, b->names, sizeof key);
-			char *sp = strchr(key, ' ');
-			if (sp)
-				*sp = '\0';
-			attrset(app->crt.attr[TUI_EL_HINT_KEY]);
-			x += tui_put(stdscr, y, x, key, app->cols - x);
-			attrset(app->crt.attr[TUI_EL_HINTS]);
-			x += tui_putf(stdscr, y, x, app->cols - x, " %s ", b->label);
+			if (b->label && (b->context & ctx) && a != TUI_ACT_HELP && a != TUI_ACT_QUIT)
+				x += used = draw_hint(app, y, x, right - 1, b);
 		}
 	}
 	attrset(A_NORMAL);

@@ -46,7 +46,6 @@ typedef struct tui_focus {
 	size_t src_len, other_len;
 	tui_diff diff;
 	cuco_buf detail;      /* the detail pane's text, line by line */
-	char dshort[128];
 } tui_focus;
 
 #define TUI_DCACHE 512

@@ -35,11 +35,6 @@ static const char *const colour_names[8] = {
 	"black", "red", "green", "yellow", "blue", "magenta", "cyan", "white",
 };
 
-const char *tui_element_key(tui_element e)
-{
-	return e < TUI_EL_COUNT ? element_keys[e] : "?";
-}
-
 static int parse_colour(const char *word, short *out)
 {
 	if (strcmp(word, "default") == 0 || strcmp(word, "none") == 0) {

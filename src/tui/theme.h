@@ -28,7 +28,6 @@
 	X(DIM,         "dim",          "bright-black",        "dim") \
 	X(GOOD,        "good",         "green",               "default") \
 	X(BAD,         "bad",          "red bold",            "bold") \
-	X(WARN,        "warn",         "yellow",              "bold") \
 	X(BUSY,        "busy",         "cyan",                "default") \
 	X(PINNED,      "pinned",       "yellow bold",         "bold") \
 	X(REJECTED,    "rejected",     "bright-black",        "dim") \
@@ -83,6 +82,5 @@ int tui_theme_parse(tui_theme *t, const char *text, const char *where, cuco_err 
 /* Load by name (looked up in $CUCO_THEMES, ./themes, the installed data
  * folder) or by path (anything with a '/' or ending in .theme). */
 int tui_theme_load(tui_theme *t, const char *name_or_path, cuco_err *err);
-const char *tui_element_key(tui_element e);
 
 #endif

@@ -149,7 +149,19 @@ printf '%s' "$text" | grep -q "+-" || fail "--ascii: ASCII borders"
 keys q
 wait_for "EXITED 0" "quit from monochrome"
 
-# ---- 6. a colour theme, and a bad one -----------------------------------
+# ---- 6. signals restore the terminal; 8 colours; a colour theme; a bad one
+$TM kill-session -t t
+$TM new-session -d -s t -x 120 -y 40 \
+	"env TERM=xterm LANG=C.UTF-8 CUCO_THEMES=$CUCO_SOURCE_ROOT/themes $CUCO --run $T/run2; \
+	 echo EXITED \$?; sleep 30"
+wait_for "lineage" "8-colour screen"
+screen=$($TM capture-pane -p -e -t t)
+printf '%s' "$screen" | grep -q "38;5;" && fail "TERM=xterm: 256-colour escapes on an 8-colour terminal"
+printf '%s' "$screen" | grep -q "$(printf '\033')\[[0-9;]*3[0-7]m" || fail "TERM=xterm: no 8-colour escapes"
+kill -TERM "$(ps -o pid= --ppid "$($TM display -p -t t '#{pane_pid}')" | head -1)"
+wait_for "EXITED 0" "SIGTERM: the screen leaves cleanly"
+$TM capture-pane -p -t t | grep -q "lineage" && fail "SIGTERM: the screen was not restored"
+
 $TM kill-session -t t
 $TM new-session -d -s t -x 120 -y 40 \
 	"env TERM=xterm-256color LANG=C.UTF-8 CUCO_THEMES=$CUCO_SOURCE_ROOT/themes \
