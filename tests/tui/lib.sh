@@ -5,8 +5,8 @@
 
 : "${CUCO_BIN:?}" "${CUCO_MKRUN:?}" "${CUCO_SOURCE_ROOT:?}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/cuco-tui-e2e.XXXXXX")
-SOCK="cuco-tui-$$"
-TM="tmux -L $SOCK -f /dev/null"
+SCREENS=0
+TM="tmux -L cuco-tui-$$-0 -f /dev/null"
 FAILED=0
 
 BG_PID=""  # a background process a test started (a headless cuco run)
@@ -53,4 +53,13 @@ wait_record() {
 }
 
 keys() { $TM send-keys -t t "$@"; }
+
+# Run a command line in a fresh 120x40 terminal. Each gets its own tmux
+# server: a new session on a server that is still shutting down can fail.
+screen() {
+	$TM kill-server 2>/dev/null
+	SCREENS=$((SCREENS + 1))
+	TM="tmux -L cuco-tui-$$-$SCREENS -f /dev/null"
+	$TM new-session -d -s t -x 120 -y 40 "$1"
+}
 

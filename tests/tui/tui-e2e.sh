@@ -15,8 +15,7 @@ CUCO="$CUCO_BIN tui"
 # ---- 1. every pane shows what it should ----------------------------------
 RUN="$T/run1"
 "$CUCO_MKRUN" "$RUN" create || { echo "FAIL: mkrun"; exit 1; }
-$TM new-session -d -s t -x 120 -y 40 \
-	"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC USER=tester EDITOR=$T/editor \
+screen "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC USER=tester EDITOR=$T/editor \
 	 CUCO_THEMES=$CUCO_SOURCE_ROOT/themes TMPDIR=$T $CUCO --run $RUN; echo EXITED \$?; sleep 30"
 wait_for "lineage" "the lineage pane never appeared"
 wait_for "explore" "islands pane: island 0's phase"
@@ -131,10 +130,8 @@ wait_for "EXITED 0" "q quits the viewer at once"
 "$CUCO_MKRUN" "$RUN" commands | grep -q "^stop" && fail "quitting a viewer queued a stop"
 
 # ---- 5. monochrome (NO_COLOR) and ASCII -----------------------------------
-$TM kill-session -t t
 "$CUCO_MKRUN" "$T/run2" create
-$TM new-session -d -s t -x 120 -y 40 \
-	"env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 NO_COLOR=1 CUCO_THEMES=$CUCO_SOURCE_ROOT/themes \
+screen "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 NO_COLOR=1 CUCO_THEMES=$CUCO_SOURCE_ROOT/themes \
 	 $CUCO --run $T/run2 --ascii; echo EXITED \$?; sleep 30"
 wait_for "lineage" "monochrome screen"
 keys b
@@ -150,9 +147,7 @@ keys q
 wait_for "EXITED 0" "quit from monochrome"
 
 # ---- 6. signals restore the terminal; 8 colours; a colour theme; a bad one
-$TM kill-session -t t
-$TM new-session -d -s t -x 120 -y 40 \
-	"env TERM=xterm LANG=C.UTF-8 CUCO_THEMES=$CUCO_SOURCE_ROOT/themes $CUCO --run $T/run2; \
+screen "env TERM=xterm LANG=C.UTF-8 CUCO_THEMES=$CUCO_SOURCE_ROOT/themes $CUCO --run $T/run2; \
 	 echo EXITED \$?; sleep 30"
 wait_for "lineage" "8-colour screen"
 screen=$($TM capture-pane -p -e -t t)
@@ -162,9 +157,7 @@ kill -TERM "$(ps -o pid= --ppid "$($TM display -p -t t '#{pane_pid}')" | head -1
 wait_for "EXITED 0" "SIGTERM: the screen leaves cleanly"
 $TM capture-pane -p -t t | grep -q "lineage" && fail "SIGTERM: the screen was not restored"
 
-$TM kill-session -t t
-$TM new-session -d -s t -x 120 -y 40 \
-	"env TERM=xterm-256color LANG=C.UTF-8 CUCO_THEMES=$CUCO_SOURCE_ROOT/themes \
+screen "env TERM=xterm-256color LANG=C.UTF-8 CUCO_THEMES=$CUCO_SOURCE_ROOT/themes \
 	 $CUCO --run $T/run2 --theme high-contrast; echo EXITED \$?; sleep 30"
 wait_for "lineage" "high-contrast theme"
 $TM capture-pane -p -e -t t | grep -q "38;5;\|$(printf '\033')\[[0-9;]*3[0-7]m" || fail "theme: no colour on screen"

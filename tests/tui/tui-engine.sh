@@ -32,7 +32,7 @@ until "$CUCO_MKRUN" "$RUN" events candidate 2>/dev/null | grep -q "^candidate 2 
 	[ $i -lt 300 ] || { echo "FAIL: the headless run never added its seed"; cat "$T/run.out"; exit 1; }
 done
 last=$("$CUCO_MKRUN" "$RUN" events candidate | tail -1 | cut -d' ' -f2)
-$TM new-session -d -s t -x 120 -y 40 "$ENV $CUCO_BIN tui --run $RUN; echo EXITED \$?; sleep 60"
+screen "$ENV $CUCO_BIN tui --run $RUN; echo EXITED \$?; sleep 60"
 wait_for "lineage" "the viewer never showed the tree"
 wait_for "candidate #$((last + 1)) " "a candidate made after the viewer attached shows in its log"
 wait_for "candidate #$((last + 2)) " "and the next one"
@@ -75,9 +75,7 @@ wait "$BG_PID" || fail "the headless run exited non-zero: $(tail -3 "$T/run.out"
 BG_PID=""
 
 # ---- the screen in-process ---------------------------------------------------
-$TM kill-session -t t
-$TM new-session -d -s t -x 120 -y 40 \
-	"$ENV $CUCO_BIN run $WL --run $T/run2 --size small --budget 0 --minutes 4 --rebench 0; echo EXITED \$?; sleep 60"
+screen "$ENV $CUCO_BIN run $WL --run $T/run2 --size small --budget 0 --minutes 4 --rebench 0; echo EXITED \$?; sleep 60"
 wait_for "lineage" "cuco run in a terminal opens the screen"
 wait_for "seed" "the in-process screen shows the seed"
 keys q
