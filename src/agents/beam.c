@@ -28,6 +28,7 @@ typedef struct seen {
 	double score;           /* search_score; NAN unless done */
 	double latency;         /* median µs; NAN unless done */
 	bool usable;            /* done, not rejected, not the baseline */
+	bool pinned;
 	cuco_directive directive;
 	char source_hash[CUCO_HASH_LEN + 1];
 } seen;
@@ -93,6 +94,7 @@ static void beam_observe(void *state, const cuco_candidate *c)
 	m->score = search_score(c);
 	m->latency = c->status == CUCO_STATUS_DONE ? c->latency_median_us : NAN;
 	m->usable = c->status == CUCO_STATUS_DONE && c->origin != CUCO_ORIGIN_BASELINE;
+	m->pinned = c->pinned;
 	cuco_strlcpy(m->source_hash, c->source_hash, sizeof m->source_hash);
 	m->directive = c->directive;
 	/* A resumed run starts after the last iteration it finds. */
@@ -230,13 +232,16 @@ static int executor_txn(cuco_txn *txn, void *arg)
 
 /* ---- iterations ------------------------------------------------------------- */
 
-static int by_score_desc(const void *a, const void *b)
+static int by_pin_then_score(const void *a, const void *b)
 {
 	const seen *x = *(seen *const *)a, *y = *(seen *const *)b;
+	if (x->pinned != y->pinned)
+		return x->pinned ? -1 : 1;
 	return (x->score < y->score) - (x->score > y->score);
 }
 
-/* The next beam: the best `width` usable programs observed so far. */
+/* The next beam: the pinned programs, then the best usable ones observed
+ * so far, `width` in all. */
 static size_t choose_beam(beam_state *s, uint64_t *beam)
 {
 	seen **v = cuco_xmalloc((s->nseen ? s->nseen : 1) * sizeof *v);
@@ -244,7 +249,7 @@ static size_t choose_beam(beam_state *s, uint64_t *beam)
 	for (size_t i = 0; i < s->nseen; i++)
 		if (s->seen[i].usable && !isnan(s->seen[i].score))
 			v[n++] = &s->seen[i];
-	qsort(v, n, sizeof *v, by_score_desc);
+	qsort(v, n, sizeof *v, by_pin_then_score);
 	size_t width = (size_t)s->k.beam.width;
 	for (size_t i = 0; i < n && i < width; i++)
 		beam[i] = v[i]->id;
