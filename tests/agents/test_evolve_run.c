@@ -64,12 +64,36 @@ static bool is_temperature(double t, const double *set)
 typedef struct events {
 	int migrate, phase, meta, fastpath;
 	char fastpath_text[512];
+	int moved;                  /* candidates moved, by the migrate events */
+	uint64_t moved_id[32];      /* and where each went last */
+	int moved_to[32];
 } events;
+
+/* "generation G: N moved: #ID A->B #ID A->B …" */
+static void parse_moves(events *e, const char *text)
+{
+	const char *p = strchr(text, '#');
+	unsigned long long id;
+	int from, to, used;
+	while (p && sscanf(p, "#%llu %d->%d%n", &id, &from, &to, &used) == 3) {
+		int k = 0;
+		while (k < e->moved && e->moved_id[k] != id)
+			k++;
+		if (k == e->moved && k < 32)
+			e->moved_id[e->moved++] = id;
+		if (k < 32)
+			e->moved_to[k] = to;
+		p = strchr(p + used, '#');
+	}
+}
 
 static int event_one(const cuco_event *ev, void *arg)
 {
 	events *e = arg;
-	e->migrate += strcmp(ev->kind, "migrate") == 0;
+	if (strcmp(ev->kind, "migrate") == 0) {
+		e->migrate++;
+		parse_moves(e, ev->text);
+	}
 	e->phase += strcmp(ev->kind, "phase") == 0;
 	e->meta += strcmp(ev->kind, "meta") == 0;
 	if (strcmp(ev->kind, "fastpath") == 0) {
@@ -81,6 +105,7 @@ static int event_one(const cuco_event *ev, void *arg)
 
 typedef struct islands_seen {
 	int n;
+	int migrations, members;
 	char phase[4][16];
 	char *meta;
 } islands_seen;
@@ -91,6 +116,8 @@ static int island_one(const cuco_island *isl, void *arg)
 	if (isl->id >= 0 && isl->id < 4)
 		cuco_strlcpy(s->phase[isl->id], isl->phase, sizeof s->phase[0]);
 	s->n++;
+	s->migrations += isl->migrations;
+	s->members += isl->members;
 	return 0;
 }
 
@@ -215,6 +242,18 @@ static void test_fastpath_then_islands(void **state)
 	assert_int_equal(ev.fastpath, 1);
 	assert_non_null(strstr(ev.fastpath_text, "device-initiated seed #"));
 	assert_true(ev.migrate >= 1);
+	/* Every move is in the store: the candidate's island and the islands'
+	 * counters. */
+	assert_true(ev.moved >= 1);
+	for (int k = 0; k < ev.moved; k++)
+		for (size_t i = 0; i < rows.n; i++)
+			if (rows.c[i].id == ev.moved_id[k])
+				assert_int_equal(rows.c[i].island, ev.moved_to[k]);
+	int on_islands = 0;
+	for (size_t i = 0; i < rows.n; i++)
+		on_islands += rows.c[i].island >= 0 && rows.c[i].origin != CUCO_ORIGIN_SEED;
+	assert_int_equal(isl.members, on_islands);  /* moves keep the counts right */
+	assert_true(isl.migrations >= ev.moved);
 	assert_true(ev.meta >= 1);
 	assert_int_equal(ev.phase, 1);
 	assert_int_equal(isl.n, 2);
