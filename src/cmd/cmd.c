@@ -25,6 +25,7 @@ const cuco_cmd *const cuco_commands[] = {
 	&cmd_check,
 	&cmd_workloads,
 	&cmd_doctor,
+	&cmd_memory,
 	NULL,
 };
 

@@ -41,5 +41,6 @@ extern const cuco_cmd cmd_run, cmd_pause, cmd_resume, cmd_stop, cmd_hint;
 extern const cuco_cmd cmd_tui;
 extern const cuco_cmd cmd_check, cmd_workloads;
 extern const cuco_cmd cmd_doctor;
+extern const cuco_cmd cmd_memory;
 
 #endif

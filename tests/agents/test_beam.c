@@ -156,6 +156,22 @@ static void test_beam_memory(void **state)
 	/* The executor was given its plan. */
 	assert_non_null(strstr(body_message(body[7], "user"), "Halve it again"));
 	free_bodies(body, nb);
+
+	/* `cuco memory` shows both lessons with the candidates they came from. */
+	char cmd[600], shown[300];
+	snprintf(shown, sizeof shown, "%s/memory.txt", r.dir);
+	snprintf(cmd, sizeof cmd, "'%s' memory --run '%s' > '%s'", getenv("CUCO_BIN"), r.run, shown);
+	assert_int_equal(system(cmd), 0);
+	char *text = slurp(shown);
+	char line[128];
+	snprintf(line, sizeof line, "2.00x faster  #%llu -> #%llu", (unsigned long long)seed->id,
+		(unsigned long long)a->id);
+	assert_non_null(strstr(text, line));
+	snprintf(line, sizeof line, "2.00x slower: undo this  #%llu -> #%llu",
+		(unsigned long long)seed->id, (unsigned long long)b->id);
+	assert_non_null(strstr(text, line));
+	assert_non_null(strstr(text, "    **Halve the base constant**"));
+	free(text);
 	free(rows.c);
 	cuco_store_close(st);
 	llm_server_stop(&s);
