@@ -1,8 +1,8 @@
 /* cmd-memory.c — `cuco memory`: the optimization memory a beam search
  * learned (AccelOpt's lessons), for a reviewer: each lesson's speedup,
  * whether it says "undo this", the candidates it was drawn from (the
- * first candidate holding each program, so `cuco diff SLOW FAST` shows
- * the change) and its text. */
+ * first candidate holding each program, whose sources `cuco export`
+ * writes out) and its text. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
