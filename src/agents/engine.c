@@ -78,6 +78,7 @@ struct cuco_engine {
 	int env_fails;          /* environment failures in a row */
 	int active;             /* workers still running */
 	double baseline_us;     /* the latest good baseline median */
+	cuco_eval_result baseline_res;  /* and its whole measurement */
 	uint64_t best_id;
 	double best_score;
 	uint64_t *todo;         /* stored candidates to evaluate before proposing */
@@ -387,8 +388,11 @@ static void baseline_glitch(cuco_engine *e, const cuco_eval_result *res, const c
 /* Measure the baseline and make it the reference for what follows. Only
  * the first measurement shows the row as benchmarking: later ones leave
  * it done, so a viewer always finds this run's baseline. */
-static int measure_baseline(cuco_engine *e, bool first)
+enum { BASE_FIRST = 1, BASE_QUIET = 2 };  /* measure_baseline's flags */
+
+static int measure_baseline(cuco_engine *e, unsigned flags)
 {
+	bool first = flags & BASE_FIRST;
 	cuco_eval_result res;
 	cuco_candidate c;
 	cuco_err err = { 0 };
@@ -412,6 +416,7 @@ static int measure_baseline(cuco_engine *e, bool first)
 	pthread_mutex_lock(&e->lock);
 	if (res.ok) {
 		e->baseline_us = res.latency_median_us;
+		e->baseline_res = res;
 		if (!e->best_id) {  /* what a candidate must beat to be a best */
 			e->best_id = c.id;
 			e->best_score = c.score;
@@ -419,7 +424,8 @@ static int measure_baseline(cuco_engine *e, bool first)
 	}
 	e->benched = 0;
 	e->baseline_busy = false;
-	progress(e, &c, "baseline");
+	if (!(flags & BASE_QUIET))
+		progress(e, &c, "baseline");
 	pthread_mutex_unlock(&e->lock);
 	if (res.ok)
 		return CUCO_OK;
@@ -527,7 +533,7 @@ static void evaluate_stored(cuco_engine *e, uint64_t id)
 		/* Unless nothing was benchmarked since the baseline was. */
 		bool paired = e->benched > 0 && claim_baseline(e);
 		pthread_mutex_unlock(&e->lock);
-		if (paired && measure_baseline(e, false) != CUCO_OK)
+		if (paired && measure_baseline(e, 0) != CUCO_OK)
 			goto out;
 		if (evaluate(e, src.text, src.len, &c.directive, &again) != CUCO_OK)
 			goto out;
@@ -710,7 +716,7 @@ static void run_job(cuco_engine *e, const job *j)
 {
 	switch (j->kind) {
 	case JOB_BASELINE:
-		measure_baseline(e, false);
+		measure_baseline(e, 0);
 		break;
 	case JOB_STORED:
 		evaluate_stored(e, j->id);
@@ -992,6 +998,7 @@ static void poll_commands(cuco_engine *e)
 /* ---- the driver ------------------------------------------------------------------ */
 
 #define REBENCH_MAX 64
+#define RETIME_ROUNDS 3  /* paired (baseline, candidate) rounds per re-timing */
 
 typedef struct top_arg {
 	const uint64_t *skip;   /* already re-timed in this pass */
@@ -1021,41 +1028,101 @@ static int top_txn(cuco_txn *txn, void *arg)
 	return CUCO_OK;
 }
 
-static void retime(cuco_engine *e, uint64_t id)
+/* The round whose ratio baseline/candidate is the median (the lower
+ * middle one of an even count). */
+static int median_round(const cuco_eval_result *base, const cuco_eval_result *cand, int n)
+{
+	int order[RETIME_ROUNDS];
+	double ratio[RETIME_ROUNDS];
+	for (int i = 0; i < n; i++) {
+		ratio[i] = base[i].latency_median_us / cand[i].latency_median_us;
+		int k = i;
+		for (; k > 0 && ratio[order[k - 1]] > ratio[i]; k--)
+			order[k] = order[k - 1];
+		order[k] = i;
+	}
+	return order[(n - 1) / 2];
+}
+
+/* A baseline and a candidate measurement taken side by side. */
+typedef struct pair {
+	cuco_eval_result base, cand;
+	bool have;
+} pair;
+
+/* Write a pair to the baseline row and the candidate's row, the baseline
+ * first; false when the run must end. */
+static bool record_pair(cuco_engine *e, uint64_t id, const pair *p, cuco_candidate *c)
+{
+	cuco_candidate b;
+	if (record(e, e->baseline_id, &p->base, NAN, "baseline", &b) != CUCO_OK ||
+			record(e, id, &p->cand, p->base.latency_median_us, "rebench", c) != CUCO_OK)
+		return false;
+	pthread_mutex_lock(&e->lock);
+	e->baseline_us = p->base.latency_median_us;
+	e->baseline_res = p->base;
+	pthread_mutex_unlock(&e->lock);
+	return true;
+}
+
+/* Re-time a candidate in RETIME_ROUNDS rounds of (baseline, candidate) —
+ * the first round's baseline is the latest measurement when *fresh — and
+ * keep the round with the median ratio: both rows get that round's
+ * figures, so a load spike during one round moves neither. A candidate
+ * that fails now is recorded failed. False when the run must end. */
+static bool paired_retime(cuco_engine *e, uint64_t id, bool *fresh, pair *out)
 {
 	cuco_candidate c;
 	cuco_err err = { 0 };
 	if (get_candidate(e, id, &c, &err) != CUCO_OK)
-		return;
+		return true;
 	source_arg src = { .hash = c.source_hash };
 	if (cuco_store_read(e->st, source_get_txn, &src, &err) != CUCO_OK)
-		return;
-	cuco_eval_result res;
+		return true;
+	cuco_eval_result base[RETIME_ROUNDS], cand[RETIME_ROUNDS];
 	double was = c.speedup;
-	pthread_mutex_lock(&e->lock);
-	double base = e->baseline_us;
-	pthread_mutex_unlock(&e->lock);
-	if (evaluate(e, src.text, src.len, &c.directive, &res) == CUCO_OK &&
-			record(e, c.id, &res, base, "rebench", &c) == CUCO_OK) {
-		char what[64];
-		snprintf(what, sizeof what, "re-timed (was %.3fx)", was);
+	bool ok = true, failed = false;
+	int n = 0;
+	while (n < RETIME_ROUNDS && !failed) {
+		if (!*fresh && measure_baseline(e, BASE_QUIET) != CUCO_OK) {
+			ok = false;
+			break;
+		}
+		*fresh = false;
 		pthread_mutex_lock(&e->lock);
-		progress(e, &c, what);
+		base[n] = e->baseline_res;
 		pthread_mutex_unlock(&e->lock);
+		if (evaluate(e, src.text, src.len, &c.directive, &cand[n]) != CUCO_OK) {
+			ok = false;
+			break;
+		}
+		failed = !cand[n].ok;
+		n += !failed;
 	}
 	free(src.text);
-}
-
-/* Re-time a candidate right after a baseline measurement of its own
- * (unless *fresh says the latest one still is); false when the baseline
- * could not be measured. */
-static bool paired_retime(cuco_engine *e, uint64_t id, bool *fresh)
-{
-	if (!*fresh && measure_baseline(e, false) != CUCO_OK)
-		return false;
-	*fresh = false;
-	retime(e, id);
-	return true;
+	const char *what = "re-timed";
+	if (failed) {
+		if (record(e, id, &cand[n], NAN, "rebench", &c) != CUCO_OK)
+			return false;
+		what = "failed when re-timed";
+	} else if (n > 0) {
+		int m = median_round(base, cand, n);
+		*out = (pair){ .base = base[m], .cand = cand[m], .have = true };
+		if (!record_pair(e, id, out, &c))
+			return false;
+	} else {
+		return ok;
+	}
+	char line[128];
+	if (failed)
+		snprintf(line, sizeof line, "%s (was %.3fx)", what, was);
+	else
+		snprintf(line, sizeof line, "%s against %.1f us (was %.3fx; median of %d paired rounds)",
+			what, c.speedup * c.latency_median_us, was, n);
+	pthread_mutex_lock(&e->lock);
+	progress(e, &c, line);
+	pthread_mutex_unlock(&e->lock);
+	return ok;
 }
 
 /* The best by stored score (under no lock); 0 when none. */
@@ -1069,22 +1136,21 @@ static uint64_t current_best(cuco_engine *e, cuco_candidate *out)
 	return id && get_candidate(e, id, out, &err) == CUCO_OK ? id : 0;
 }
 
-/* Re-time the best few, each right after its own baseline measurement:
- * paired, as the load of a shared machine drifts. Scores drift too, so it
- * goes on past the first N until the best score left belongs to a
- * candidate re-timed here, and it ends on the best, so the last two
- * measurements of the run (the baseline row and the best row, which
- * `cuco report` divides) are a pair. */
+/* Re-time the best few, each in rounds paired with baseline measurements
+ * (paired_retime), as the load of a shared machine drifts. Scores drift
+ * too, so it goes on past the first N until the best score left belongs
+ * to a candidate re-timed here. It ends by writing the best's pair again,
+ * so the baseline row and the best row, which `cuco report` divides, hold
+ * measurements taken side by side. */
 static void rebench_top(cuco_engine *e)
 {
 	int want = e->cfg.rebench_top < REBENCH_MAX ? e->cfg.rebench_top : REBENCH_MAX;
 	uint64_t done[REBENCH_MAX], last = 0;
+	pair *pairs = cuco_xcalloc(REBENCH_MAX, sizeof *pairs);
 	double top = -INFINITY;
 	cuco_err err = { 0 };
 	cuco_candidate c;
 	int n = 0;
-	if (want <= 0)
-		return;
 	pthread_mutex_lock(&e->lock);
 	bool fresh = e->benched == 0;  /* the baseline was measured after the last benchmark */
 	uint64_t before = e->best_id;
@@ -1092,31 +1158,29 @@ static void rebench_top(cuco_engine *e)
 
 	while (n < REBENCH_MAX && !stopping(e)) {  /* the pass over the top */
 		top_arg a = { .skip = done, .nskip = n };
-		if (cuco_store_read(e->st, top_txn, &a, &err) != CUCO_OK || !a.best.id ||
+		if (want <= 0 || cuco_store_read(e->st, top_txn, &a, &err) != CUCO_OK || !a.best.id ||
 				(n >= want && a.best.score <= top))
 			break;
-		if (!paired_retime(e, a.best.id, &fresh))
-			return;
+		if (!paired_retime(e, a.best.id, &fresh, &pairs[n]))
+			goto out;
 		done[n++] = last = a.best.id;
 		if (get_candidate(e, last, &c, &err) == CUCO_OK && c.score > top)
 			top = c.score;
 	}
-	for (int k = 0; k < 3 && !stopping(e); k++) {  /* end on the best */
-		uint64_t id = current_best(e, &c);
-		if (!id || id == last || c.origin == CUCO_ORIGIN_BASELINE)
-			break;
-		if (!paired_retime(e, id, &fresh))
-			return;
-		last = id;
-	}
 	uint64_t best_id = current_best(e, &c);
+	for (int i = 0; i < n; i++)  /* end on the best's pair */
+		if (done[i] == best_id && best_id != last && pairs[i].have &&
+				!record_pair(e, best_id, &pairs[i], &c))
+			goto out;
 	if (best_id && (best_id != before || c.origin != CUCO_ORIGIN_BASELINE))
 		announce_best(e, &c);
+out:
+	free(pairs);
 }
 
 static int measure_start(cuco_engine *e)
 {
-	int rc = measure_baseline(e, true);
+	int rc = measure_baseline(e, BASE_FIRST);
 	if (rc != CUCO_OK)
 		return rc;
 	evaluate_stored(e, e->seed_id);
