@@ -431,7 +431,7 @@ static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
 		int model = search_llm_pick(&s->llm);
 		if (!sl->plan && !(sl->plan = plan_for(s, sl->parent, model, &out->cand, err))) {
 			if (err->code == CUCO_EENV)
-				return err->code;
+				return search_llm_spent(&s->llm) ? CUCO_ENOTFOUND : err->code;
 			cuco_log(CUCO_LOG_WARN, "beam: plan %d for #%llu: %s", plan_no + 1,
 				(unsigned long long)sl->parent, err->msg);
 			s->next++;
@@ -449,7 +449,8 @@ static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
 		}
 		if (rc != CUCO_OK) {
 			free(out->source);
-			return rc;
+			/* A budget spent by this very proposal's calls ends the run cleanly. */
+			return rc == CUCO_EENV && search_llm_spent(&s->llm) ? CUCO_ENOTFOUND : rc;
 		}
 		char title[96];
 		size_t tl = strcspn(sl->plan, "\n");

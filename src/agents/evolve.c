@@ -1420,6 +1420,9 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 	}
 	if (rc == CUCO_OK)
 		s->gen++;
+	/* A budget spent by this very proposal's calls ends the run cleanly. */
+	if (rc == CUCO_EENV && search_llm_spent(&s->llm))
+		return CUCO_ENOTFOUND;
 	return rc;
 }
 

@@ -274,7 +274,7 @@ int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *e
 			.attempts = f->llm->cfg.patch_attempts };
 		cuco_edit_result r;
 		memset(&r, 0, sizeof r);
-		cuco_err why;
+		cuco_err why = { 0 };
 		int erc = cuco_llm_edit(&e, &r, &why);
 		if (erc == CUCO_EENV) {
 			finish(f, 0, "the model could not be reached (%.200s); the workload's shipped seed "
