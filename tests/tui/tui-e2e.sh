@@ -64,6 +64,24 @@ wait_for "pin or unpin the candidate" "help: the pin key"
 wait_for "edit its source in" "help: the edit key"
 keys q
 
+# Folding, filters and jumps in the tree.
+keys b Enter
+wait_for "3 ● +└─▸ llm-diff" "fold: #3 shows folded"
+$TM capture-pane -p -t t | grep -Eq "^│ +5 " && fail "fold: #5 still shown under folded #3"
+keys Enter
+wait_for "^│ +5 ●" "unfold: #5 back"
+keys s s s s s s
+wait_for "filter: island any, status failed, origin any \(1 shown\)" "status filter: failed"
+$TM capture-pane -p -t t | grep -Eq "^│ +3 " && fail "status filter: #3 still shown"
+keys c i
+wait_for "filter: island 0, status any, origin any \(3 shown\)" "island filter: island 0"
+keys c o o o o
+wait_for "filter: island any, status any, origin llm-diff \(1 shown\)" "origin filter: llm-diff"
+keys c
+wait_for "\(6 shown\)" "filters cleared"
+keys / tune Enter u
+wait_for "#3 +llm-diff" "u: from #5 to its parent #3"
+
 # ---- 2. pin, reject, hint, edit, pause: commands and events ---------------
 keys b p
 wait_record commands "" "^pin 3 -1 tester@"
