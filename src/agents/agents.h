@@ -452,7 +452,7 @@ void cuco_edit_result_free(cuco_edit_result *r);
  * slow path, ShinkaEvolve's selection, AccelOpt's beam). They are read from
  * the [evolve], [beam] and [fastpath] sections of the config file
  * (docs/configuration.md), as `key = value` lines, or set one by one as
- * "section.key" (e.g. "evolve.islands"). */
+ * "section.key" (e.g. "evolve.islands"); docs/strategies.md lists them. */
 
 typedef enum cuco_parent_rule {
 	CUCO_PARENT_WEIGHTED,   /* sigmoid of score vs the island median, / (1 + children) */
@@ -471,7 +471,7 @@ typedef struct cuco_evolve_config {
 	double explore_temps[3];        /* 0.2, 0.5, 0.8: one drawn per call */
 	double exploit_temps[3];        /* 0.0, 0.2, 0.5 */
 	cuco_parent_rule parent_rule;   /* weighted */
-	double lambda;                  /* sigmoid sharpness (CUCo's workloads: 8) */
+	double lambda;                  /* sigmoid sharpness: 8 (CUCo's; ShinkaEvolve's 10) */
 	double alpha;                   /* power-law exponent: 1 */
 	int inspirations;               /* top candidates and archive shown: 3 */
 	int failures;                   /* recent failures shown: 3 */

@@ -50,7 +50,7 @@ void cuco_search_config_defaults(cuco_search_config *c)
 	e->explore_temps[0] = 0.2, e->explore_temps[1] = 0.5, e->explore_temps[2] = 0.8;
 	e->exploit_temps[0] = 0.0, e->exploit_temps[1] = 0.2, e->exploit_temps[2] = 0.5;
 	e->parent_rule = CUCO_PARENT_WEIGHTED;
-	e->lambda = 10.0;
+	e->lambda = 8.0;
 	e->alpha = 1.0;
 	e->inspirations = 3;
 	e->failures = 3;

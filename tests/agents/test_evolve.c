@@ -281,6 +281,15 @@ static void test_knobs(void **state)
 	cuco_search_config k;
 	cuco_search_config_defaults(&k);
 	assert_int_equal(k.evolve.islands, 2);
+	assert_float_equal(k.evolve.explore_fraction, 0.4, 1e-12);
+	assert_float_equal(k.evolve.lambda, 8.0, 1e-12);
+	assert_int_equal(k.evolve.parent_rule, CUCO_PARENT_WEIGHTED);
+	assert_int_equal(k.evolve.meta_interval, 8);
+	assert_int_equal(k.evolve.meta_max, 5);
+	assert_true(k.evolve.fastpath);
+	assert_float_equal(k.beam.positive, 1.04, 1e-12);
+	assert_float_equal(k.beam.negative, 1.15, 1e-12);
+	assert_int_equal(k.beam.max_new, 8);
 	assert_int_equal(k.evolve.migration_interval, 8);
 	assert_float_equal(k.evolve.migration_rate, 0.15, 1e-12);
 	assert_int_equal(k.beam.width, 6);
