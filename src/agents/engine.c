@@ -1065,12 +1065,13 @@ static bool record_pair(cuco_engine *e, uint64_t id, const pair *p, cuco_candida
 	return true;
 }
 
-/* Re-time a candidate in RETIME_ROUNDS rounds of (baseline, candidate) —
- * the first round's baseline is the latest measurement when *fresh — and
- * keep the round with the median ratio: both rows get that round's
- * figures, so a load spike during one round moves neither. A candidate
- * that fails now is recorded failed. False when the run must end. */
-static bool paired_retime(cuco_engine *e, uint64_t id, bool *fresh, pair *out)
+/* Re-time a candidate in `rounds` (at most RETIME_ROUNDS) rounds of
+ * (baseline, candidate) — the first round's baseline is the latest
+ * measurement when *fresh — and keep the round with the median ratio: both
+ * rows get that round's figures, so a load spike during one round moves
+ * neither. A candidate that fails now is recorded failed. False when the
+ * run must end. */
+static bool paired_retime(cuco_engine *e, uint64_t id, int rounds, bool *fresh, pair *out)
 {
 	cuco_candidate c;
 	cuco_err err = { 0 };
@@ -1083,7 +1084,7 @@ static bool paired_retime(cuco_engine *e, uint64_t id, bool *fresh, pair *out)
 	double was = c.speedup;
 	bool ok = true, failed = false;
 	int n = 0;
-	while (n < RETIME_ROUNDS && !failed) {
+	while (n < rounds && !failed) {
 		if (!*fresh && measure_baseline(e, BASE_QUIET) != CUCO_OK) {
 			ok = false;
 			break;
@@ -1138,8 +1139,8 @@ static uint64_t current_best(cuco_engine *e, cuco_candidate *out)
 
 /* Re-time the best few, each in rounds paired with baseline measurements
  * (paired_retime), as the load of a shared machine drifts. Scores drift
- * too, so it goes on past the first N until the best score left belongs
- * to a candidate re-timed here. It ends by writing the best's pair again,
+ * too, so it goes on past the first N, one round each, until the best
+ * score left belongs to a candidate re-timed here. It ends by writing the best's pair again,
  * so the baseline row and the best row, which `cuco report` divides, hold
  * measurements taken side by side. */
 static void rebench_top(cuco_engine *e)
@@ -1161,7 +1162,8 @@ static void rebench_top(cuco_engine *e)
 		if (want <= 0 || cuco_store_read(e->st, top_txn, &a, &err) != CUCO_OK || !a.best.id ||
 				(n >= want && a.best.score <= top))
 			break;
-		if (!paired_retime(e, a.best.id, &fresh, &pairs[n]))
+		int rounds = n < want ? RETIME_ROUNDS : 1;
+		if (!paired_retime(e, a.best.id, rounds, &fresh, &pairs[n]))
 			goto out;
 		done[n++] = last = a.best.id;
 		if (get_candidate(e, last, &c, &err) == CUCO_OK && c.score > top)
