@@ -42,7 +42,7 @@ static const struct gpu_peak {
 static bool first_line(const char *cmd, char *out, size_t size)
 {
 	char full[512];
-	snprintf(full, sizeof full, "%s 2>/dev/null", cmd);
+	snprintf(full, sizeof full, "(%s) 2>/dev/null", cmd);  /* the whole pipeline's stderr */
 	FILE *f = popen(full, "r");
 	if (!f)
 		return false;
