@@ -57,13 +57,23 @@ static const cJSON *path(const cJSON *j, const char *a, const char *b)
 	return b ? cJSON_GetObjectItemCaseSensitive(j, b) : j;
 }
 
+/* A server's token count, kept sane: negative, fractional-garbage or
+ * astronomically large counts (found by tests/fuzz/fuzz_sse) become 0 or
+ * a cap instead of undefined conversions and negative accounting. */
+static int64_t token_count(double v)
+{
+	if (!(v > 0))
+		return 0;
+	return v > 1e15 ? (int64_t)1e15 : (int64_t)v;
+}
+
 static void take_tokens(const cJSON *usage, const char *in, const char *out, llm_read *r)
 {
 	const cJSON *v;
 	if ((v = cJSON_GetObjectItemCaseSensitive(usage, in)) && cJSON_IsNumber(v))
-		r->tokens_in = (int64_t)v->valuedouble;
+		r->tokens_in = token_count(v->valuedouble);
 	if ((v = cJSON_GetObjectItemCaseSensitive(usage, out)) && cJSON_IsNumber(v))
-		r->tokens_out = (int64_t)v->valuedouble;
+		r->tokens_out = token_count(v->valuedouble);
 }
 
 static void take_finish(const cJSON *v, llm_read *r)
@@ -123,7 +133,7 @@ static void anthropic_event(llm_read *r, const cJSON *j)
 		/* Only output tokens here; keep message_start's input count. */
 		const cJSON *out = path(j, "usage", "output_tokens");
 		if (cJSON_IsNumber(out))
-			r->tokens_out = (int64_t)out->valuedouble;
+			r->tokens_out = token_count(out->valuedouble);
 	} else if (strcmp(t, "message_stop") == 0) {
 		r->done = true;
 	} else if (strcmp(t, "error") == 0) {
@@ -203,7 +213,8 @@ bool llm_parse_body(llm_read *r, const char *body, size_t n)
 {
 	cJSON *j = cJSON_ParseWithLength(body, n);
 	if (!j) {
-		snprintf(r->error, sizeof r->error, "reply is not JSON: %.60s", body);
+		/* body need not be NUL-terminated (found by tests/fuzz/fuzz_sse) */
+		snprintf(r->error, sizeof r->error, "reply is not JSON: %.*s", (int)(n < 60 ? n : 60), body);
 		return false;
 	}
 	bool ok = false;

@@ -1,0 +1,31 @@
+/* fuzz_config — the config file reader on arbitrary text: every input is
+ * read or refused with one line naming file:line: key. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agents/agents.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char path[64];
+	if (!path[0]) {
+		strcpy(path, "/tmp/cuco-fuzz-config-XXXXXX");
+		int fd = mkstemp(path);
+		if (fd < 0)
+			abort();
+		close(fd);
+	}
+	if (cuco_write_file(path, (const char *)data, size, NULL) != CUCO_OK)
+		return 0;
+	cuco_llm_config cfg;
+	cuco_llm_config_defaults(&cfg);
+	cuco_err err;
+	if (cuco_llm_config_load(path, &cfg, &err) != CUCO_OK && strchr(err.msg, '\n'))
+		abort();
+	if (cfg.nmodels < 0 || cfg.nmodels > CUCO_MAX_MODELS)
+		abort();
+	return 0;
+}
