@@ -1,0 +1,207 @@
+/* test_fastpath.c — the fast path's rules end to end on the toy fixture
+ * (a one-rank program, quick to build): a stage that reaches its cap gives
+ * up and the islands start from the shipped seed, each failure going back
+ * to the model; a stage-B program without EVOLVE-BLOCK markers is refused
+ * before any evaluation and counts as an attempt. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test_evolve_run.h"
+
+static char toy[1100];
+
+static const char directive[] = "DIRECTIVE:\nbackend: msg\nissuer: one\nplacement: after\n"
+	"sync: fence\ngranularity: 1\n\n";
+
+static char *full(const char *program)
+{
+	cuco_buf b = { 0 };
+	cuco_buf_printf(&b, "%s```c\n%s```\n", directive, program);
+	return b.data;
+}
+
+/* The seed with one more line: a distinct island child. */
+static char *island_edit(void)
+{
+	cuco_buf b = { 0 };
+	cuco_buf_printf(&b, "%s<<<<<<< SEARCH\nint main(int argc, char **argv)\n{\n=======\n"
+		"int main(int argc, char **argv)\n{\n\tenum { ISLAND_CHILD = 1 };\n>>>>>>> REPLACE\n",
+		directive);
+	return b.data;
+}
+
+static const cuco_candidate *nth_origin(const run_rows *r, cuco_origin o, int n)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->c[i].origin == o && n-- == 0)
+			return &r->c[i];
+	return NULL;
+}
+
+typedef struct fp_event {
+	int n;
+	char text[512];
+} fp_event;
+
+static int fp_one(const cuco_event *ev, void *arg)
+{
+	fp_event *e = arg;
+	if (strcmp(ev->kind, "fastpath") == 0) {
+		e->n++;
+		cuco_strlcpy(e->text, ev->text, sizeof e->text);
+	}
+	return 0;
+}
+
+static int fp_txn(cuco_txn *txn, void *arg)
+{
+	memset(arg, 0, sizeof(fp_event));
+	return cuco_event_each(txn, 1, fp_one, arg);
+}
+
+static void test_stage_cap(void **state)
+{
+	(void)state;
+	char *texts[3] = { full("int main(void) { return broken; }\n"),
+		full("int main(void) { return still_broken; }\n"), island_edit() };
+	char *script = script_of((const char *const *)texts, 3);
+	llm_server s;
+	assert_int_equal(llm_server_start(&s, script), 0);
+	run_env r;
+	run_env_new(&r);
+	run_env_config(&r, &s, "[fastpath]\nstage_a_max = 2\n");
+	const char *args[] = { "--strategy", "evolve", "--budget", "3", NULL };
+	int rc = run_cuco(&r, toy, args);
+	char *out = slurp(r.out);
+	if (rc != 0)
+		fail_msg("cuco run exited %d:\n%s", rc, out);
+	run_rows rows;
+	cuco_store *st = open_run(&r, &rows);
+	const cuco_candidate *a1 = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 0);
+	const cuco_candidate *a2 = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 1);
+	const cuco_candidate *seed = nth_origin(&rows, CUCO_ORIGIN_SEED, 0);
+	assert_non_null(a1);
+	assert_non_null(a2);
+	assert_null(nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 2));  /* the cap */
+	assert_string_equal(a1->failed_stage, "compile");
+	assert_string_equal(a2->failed_stage, "compile");
+	assert_int_equal(a2->parents[0], a1->id);  /* the second attempt edits the first */
+	/* The islands went on from the shipped seed. */
+	const cuco_candidate *child = NULL;
+	for (size_t i = 0; i < rows.n; i++)
+		if (rows.c[i].origin == CUCO_ORIGIN_LLM_FULL || rows.c[i].origin == CUCO_ORIGIN_LLM_DIFF ||
+				rows.c[i].origin == CUCO_ORIGIN_LLM_CROSS)
+			child = &rows.c[i];
+	assert_non_null(child);
+	assert_int_equal(child->parents[0], seed->id);
+	assert_int_equal(child->status, CUCO_STATUS_DONE);
+	fp_event ev;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(st, fp_txn, &ev, &err), CUCO_OK);
+	assert_int_equal(ev.n, 1);
+	assert_non_null(strstr(ev.text, "stage A failed 2 times"));
+	assert_non_null(strstr(ev.text, "the workload's shipped seed is used"));
+	/* The second request carried the first attempt's compile error. */
+	int nb = 0;
+	cJSON **b = server_bodies(&s, &nb);
+	assert_int_equal(nb, 3);
+	const char *second = body_message(b[1], "user");
+	assert_non_null(strstr(second, "Attempt 1 of stage A failed: compile stage"));
+	assert_non_null(strstr(second, "broken"));
+	free_bodies(b, nb);
+	free(rows.c);
+	cuco_store_close(st);
+	llm_server_stop(&s);
+	run_env_free(&r);
+	for (int i = 0; i < 3; i++)
+		free(texts[i]);
+	free(script);
+	free(out);
+}
+
+static void test_markers_required(void **state)
+{
+	(void)state;
+	const char *src = getenv("CUCO_SOURCE_ROOT");
+	char path[1200];
+	snprintf(path, sizeof path, "%s/tests/agents/fixtures/toy/seed.c", src ? src : ".");
+	char *seed_text = slurp(path);
+	/* Stage B's first reply has no markers; its second wraps the seed's body. */
+	cuco_buf marked = { 0 };
+	const char *open = strstr(seed_text, "{\n");
+	assert_non_null(open);
+	cuco_buf_append(&marked, seed_text, (size_t)(open + 2 - seed_text));
+	cuco_buf_puts(&marked, "\t/* EVOLVE-BLOCK-START */\n");
+	const char *close = strrchr(seed_text, '}');
+	cuco_buf_append(&marked, open + 2, (size_t)(close - (open + 2)));
+	cuco_buf_puts(&marked, "\t/* EVOLVE-BLOCK-END */\n}\n");
+	char *texts[3] = { full(seed_text), full(seed_text), full(marked.data) };
+	char *script = script_of((const char *const *)texts, 3);
+	llm_server s;
+	assert_int_equal(llm_server_start(&s, script), 0);
+	run_env r;
+	run_env_new(&r);
+	run_env_config(&r, &s, "");
+	const char *args[] = { "--strategy", "evolve", "--budget", "2", NULL };
+	int rc = run_cuco(&r, toy, args);
+	char *out = slurp(r.out);
+	if (rc != 0)
+		fail_msg("cuco run exited %d:\n%s", rc, out);
+	run_rows rows;
+	cuco_store *st = open_run(&r, &rows);
+	const cuco_candidate *a = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 0);
+	const cuco_candidate *b = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 1);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_null(nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 2));  /* the marker-less one never ran */
+	assert_int_equal(a->status, CUCO_STATUS_DONE);
+	assert_int_equal(b->status, CUCO_STATUS_DONE);
+	assert_int_equal(b->parents[0], a->id);
+	assert_non_null(strstr(b->note, "fast path stage B 2/10"));  /* the refusal counted */
+	fp_event ev;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(st, fp_txn, &ev, &err), CUCO_OK);
+	char want[64];
+	snprintf(want, sizeof want, "device-initiated seed #%llu after 1 + 2 attempts",
+		(unsigned long long)b->id);
+	assert_non_null(strstr(ev.text, want));
+	int nb = 0;
+	cJSON **body = server_bodies(&s, &nb);
+	assert_int_equal(nb, 3);
+	assert_non_null(strstr(body_message(body[2], "user"),
+		"the program has no EVOLVE-BLOCK-START / EVOLVE-BLOCK-END markers"));
+	free_bodies(body, nb);
+	free(rows.c);
+	cuco_store_close(st);
+	llm_server_stop(&s);
+	run_env_free(&r);
+	for (int i = 0; i < 3; i++)
+		free(texts[i]);
+	free(script);
+	free(out);
+	free(seed_text);
+	cuco_buf_free(&marked);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: test_fastpath PYTHON LLM_SERVER_PY\n");
+		return 1;
+	}
+	llm_python = argv[1];
+	llm_server_py = argv[2];
+	const char *src = getenv("CUCO_SOURCE_ROOT");
+	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", src ? src : ".");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stage_cap),
+		cmocka_unit_test(test_markers_required),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
