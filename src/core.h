@@ -72,4 +72,34 @@ int cuco_mkdir_p(const char *path, cuco_err *err);
 /* Copy src to dst with strlen(dst) < size always; returns false if cut. */
 bool cuco_strlcpy(char *dst, const char *src, size_t size);
 
+/* ---- line diff (diff.c) ---------------------------------------------- */
+/* Myers' O(ND) greedy line diff shaped as a unified diff with context; the
+ * screen's diff pane and `cuco diff` both show it. */
+typedef enum cuco_diff_kind {
+	CUCO_DIFF_HUNK,     /* "@@ -a,b +c,d @@" */
+	CUCO_DIFF_CONTEXT,  /* ' ' */
+	CUCO_DIFF_DEL,      /* '-' */
+	CUCO_DIFF_ADD,      /* '+' */
+} cuco_diff_kind;
+
+typedef struct cuco_diff_line {
+	cuco_diff_kind kind;
+	const char *text;  /* points into the compared texts (or the hunk header) */
+	int len;           /* bytes, without the newline */
+} cuco_diff_line;
+
+typedef struct cuco_diff {
+	cuco_diff_line *lines;
+	size_t n;
+	int added, deleted;
+	char *headers;       /* storage for the hunk header texts */
+} cuco_diff;
+
+/* Diff old against new (both texts must outlive d). context: lines kept
+ * around each change. Edit scripts longer than max_d fall back to a
+ * whole-text replacement, so a wholly rewritten file stays cheap. */
+void cuco_diff_compute(cuco_diff *d, const char *old, size_t old_len,
+	const char *new, size_t new_len, int context, int max_d);
+void cuco_diff_free(cuco_diff *d);
+
 #endif

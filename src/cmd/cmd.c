@@ -11,6 +11,7 @@ const cuco_cmd *const cuco_commands[] = {
 	&cmd_run,
 	&cmd_ls,
 	&cmd_show,
+	&cmd_diff,
 	&cmd_export,
 	&cmd_pin,
 	&cmd_unpin,

@@ -34,7 +34,7 @@ int cmd_resolve_id(cuco_store *st, const char *text, uint64_t *id);
 void cmd_author(char *buf, size_t size);
 
 /* The commands. */
-extern const cuco_cmd cmd_ls, cmd_show, cmd_export, cmd_pin, cmd_unpin,
+extern const cuco_cmd cmd_ls, cmd_show, cmd_diff, cmd_export, cmd_pin, cmd_unpin,
 	cmd_reject, cmd_report;
 extern const cuco_cmd cmd_patch;
 extern const cuco_cmd cmd_run, cmd_pause, cmd_resume, cmd_stop, cmd_hint;

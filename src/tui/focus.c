@@ -29,7 +29,7 @@ void tui_focus_free(tui_focus *f)
 {
 	free(f->src);
 	free(f->other_src);
-	tui_diff_free(&f->diff);
+	cuco_diff_free(&f->diff);
 	cuco_buf_free(&f->detail);
 	memset(f, 0, sizeof *f);
 }
@@ -156,7 +156,7 @@ void tui_focus_load(tui_app *app)
 	if (app->f.have) {
 		build_detail(app, &l);
 		if (app->f.src && app->f.other_src)
-			tui_diff_compute(&app->f.diff, app->f.other_src, app->f.other_len,
+			cuco_diff_compute(&app->f.diff, app->f.other_src, app->f.other_len,
 				app->f.src, app->f.src_len, DIFF_CONTEXT, DIFF_MAX_D);
 	}
 	free(l.prompt);

@@ -35,12 +35,12 @@ static void draw(tui_app *app, tui_pane *p)
 	}
 	static const char marks[] = { '@', ' ', '-', '+' };
 	for (int r = 0; r < view && p->top + r < p->lines; r++) {
-		const tui_diff_line *l = &f->diff.lines[p->top + r];
-		tui_element el = l->kind == TUI_DIFF_ADD ? TUI_EL_DIFF_ADD : l->kind == TUI_DIFF_DEL
-			? TUI_EL_DIFF_DEL : l->kind == TUI_DIFF_HUNK ? TUI_EL_DIFF_HUNK : TUI_EL_NORMAL;
+		const cuco_diff_line *l = &f->diff.lines[p->top + r];
+		tui_element el = l->kind == CUCO_DIFF_ADD ? TUI_EL_DIFF_ADD : l->kind == CUCO_DIFF_DEL
+			? TUI_EL_DIFF_DEL : l->kind == CUCO_DIFF_HUNK ? TUI_EL_DIFF_HUNK : TUI_EL_NORMAL;
 		wattrset(p->win, app->crt.attr[el]);
 		char text[512];
-		if (l->kind == TUI_DIFF_HUNK)
+		if (l->kind == CUCO_DIFF_HUNK)
 			snprintf(text, sizeof text, "%.*s", l->len, l->text);
 		else
 			snprintf(text, sizeof text, "%c%.*s", marks[l->kind], l->len, l->text);

@@ -6,7 +6,7 @@
 
 #include "tui/tui.h"
 #include "tui/crt.h"
-#include "tui/diff.h"
+#include "core.h"
 #include "tui/keys.h"
 #include "tui/model.h"
 
@@ -44,7 +44,7 @@ typedef struct tui_focus {
 	uint64_t other_id;    /* what the diff compares against: the mark or the parent */
 	char *src, *other_src;
 	size_t src_len, other_len;
-	tui_diff diff;
+	cuco_diff diff;
 	cuco_buf detail;      /* the detail pane's text, line by line */
 } tui_focus;
 

@@ -218,6 +218,23 @@ static void test_show_export_and_errors(void **state)
 	out_free(&o);
 }
 
+static void test_diff(void **state)
+{
+	(void)state;
+	struct out o = cuco("diff 2 3 --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	assert_string_equal(o.stdout_text,
+		"--- candidate 2\n+++ candidate 3\n@@ -1,2 +1,2 @@\n int seed;\n-int x;\n+int y;\n");
+	out_free(&o);
+	o = cuco("diff seed seed --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	assert_string_equal(o.stdout_text, "");
+	out_free(&o);
+	o = cuco("diff 2 --run %s", rundir);
+	assert_int_equal(o.status, 1);
+	out_free(&o);
+}
+
 static void test_pin_and_reject(void **state)
 {
 	(void)state;
@@ -262,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_ls_json_shape),
 		cmocka_unit_test(test_report_json_shape),
 		cmocka_unit_test(test_show_export_and_errors),
+		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_pin_and_reject),
 	};
 	return cmocka_run_group_tests(tests, setup_run, teardown_run);

@@ -12,14 +12,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tui/diff.h"
+#include "core.h"
 #include "tui/keys.h"
 #include "tui/model.h"
 #include "tui/theme.h"
 
 /* Apply a diff's -/+ lines to old and compare with new: the hunks must
  * carry every change and nothing else. */
-static char *render(const tui_diff *d)
+static char *render(const cuco_diff *d)
 {
 	cuco_buf b = { 0 };
 	static const char marks[] = "@ -+";
@@ -33,28 +33,28 @@ static void diff_small_change(void **state)
 {
 	(void)state;
 	const char *a = "a\nb\nc\nd\ne\nf\ng\nh\n", *b = "a\nb\nc\nD\ne\nf\ng\nh\nI\n";
-	tui_diff d;
-	tui_diff_compute(&d, a, strlen(a), b, strlen(b), 1, 1000);
+	cuco_diff d;
+	cuco_diff_compute(&d, a, strlen(a), b, strlen(b), 1, 1000);
 	assert_int_equal(d.added, 2);
 	assert_int_equal(d.deleted, 1);
 	char *out = render(&d);
 	assert_string_equal(out, "@@@ -3,3 +3,3 @@\n c\n-d\n+D\n e\n@@@ -8,1 +8,2 @@\n h\n+I\n");
 	free(out);
-	tui_diff_free(&d);
+	cuco_diff_free(&d);
 }
 
 static void diff_identical_and_empty(void **state)
 {
 	(void)state;
-	tui_diff d;
-	tui_diff_compute(&d, "x\ny\n", 4, "x\ny\n", 4, 3, 1000);
+	cuco_diff d;
+	cuco_diff_compute(&d, "x\ny\n", 4, "x\ny\n", 4, 3, 1000);
 	assert_int_equal(d.n, 0);
-	tui_diff_free(&d);
-	tui_diff_compute(&d, "", 0, "new\n", 4, 3, 1000);
+	cuco_diff_free(&d);
+	cuco_diff_compute(&d, "", 0, "new\n", 4, 3, 1000);
 	char *out = render(&d);
 	assert_string_equal(out, "@@@ -0,0 +1,1 @@\n+new\n");
 	free(out);
-	tui_diff_free(&d);
+	cuco_diff_free(&d);
 }
 
 /* Myers finds the shortest script; past max_d it replaces the whole text. */
@@ -62,14 +62,14 @@ static void diff_minimal_and_cap(void **state)
 {
 	(void)state;
 	const char *a = "1\n2\n3\n4\n5\n6\n", *b = "0\n1\n2\n4\n5\n6\n7\n";
-	tui_diff d;
-	tui_diff_compute(&d, a, strlen(a), b, strlen(b), 0, 1000);
+	cuco_diff d;
+	cuco_diff_compute(&d, a, strlen(a), b, strlen(b), 0, 1000);
 	assert_int_equal(d.added + d.deleted, 3);  /* Myers' D */
-	tui_diff_free(&d);
-	tui_diff_compute(&d, a, strlen(a), b, strlen(b), 0, 2);
+	cuco_diff_free(&d);
+	cuco_diff_compute(&d, a, strlen(a), b, strlen(b), 0, 2);
 	assert_int_equal(d.deleted, 6);
 	assert_int_equal(d.added, 7);
-	tui_diff_free(&d);
+	cuco_diff_free(&d);
 }
 
 static void theme_parse_and_fallback(void **state)

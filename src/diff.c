@@ -4,8 +4,6 @@
  * keeps each round's V array (the furthest x on each diagonal), which
  * costs O(D^2) memory; walking those back gives the edit script. Past
  * max_d rounds the texts are treated as wholly different instead. */
-#include "tui/diff.h"
-
 #include "core.h"
 
 #include <stdbool.h>
@@ -149,19 +147,19 @@ static void replace_all(const lines *a, const lines *b, op **ops_out, int *nops_
 	*nops_out = nops;
 }
 
-static void push(tui_diff *d, size_t *cap, tui_diff_kind kind, const char *text, int len)
+static void push(cuco_diff *d, size_t *cap, cuco_diff_kind kind, const char *text, int len)
 {
 	if (d->n == *cap) {
 		*cap = *cap ? *cap * 2 : 64;
-		d->lines = cuco_xrealloc(d->lines, sizeof(tui_diff_line) * *cap);
+		d->lines = cuco_xrealloc(d->lines, sizeof(cuco_diff_line) * *cap);
 	}
-	d->lines[d->n++] = (tui_diff_line){ kind, text, len };
+	d->lines[d->n++] = (cuco_diff_line){ kind, text, len };
 }
 
 /* Group the script into hunks: changes closer than 2*context merge. */
 #define HEADER_MAX 64
 
-static void build_hunks(tui_diff *d, const op *ops, int nops, const lines *a, const lines *b,
+static void build_hunks(cuco_diff *d, const op *ops, int nops, const lines *a, const lines *b,
 	int context)
 {
 	size_t cap = 0, hcap = 0, hlen = 0;
@@ -199,18 +197,18 @@ static void build_hunks(tui_diff *d, const op *ops, int nops, const lines *a, co
 		int hl = snprintf(h, HEADER_MAX, "@@ -%d,%d +%d,%d @@", acount ? la + 1 : la, acount,
 			bcount ? lb + 1 : lb, bcount);
 		hlen += (size_t)hl + 1;
-		push(d, &cap, TUI_DIFF_HUNK, h, hl);
+		push(d, &cap, CUCO_DIFF_HUNK, h, hl);
 		for (int j = start; j < stop; j++) {
 			const line *l = ops[j].kind == OP_ADD ? &b->v[ops[j].b] : &a->v[ops[j].a];
-			tui_diff_kind kind = ops[j].kind == OP_KEEP ? TUI_DIFF_CONTEXT
-				: ops[j].kind == OP_DEL ? TUI_DIFF_DEL : TUI_DIFF_ADD;
+			cuco_diff_kind kind = ops[j].kind == OP_KEEP ? CUCO_DIFF_CONTEXT
+				: ops[j].kind == OP_DEL ? CUCO_DIFF_DEL : CUCO_DIFF_ADD;
 			push(d, &cap, kind, l->text, l->len);
 		}
 		i = stop;
 	}
 }
 
-void tui_diff_compute(tui_diff *d, const char *old, size_t old_len,
+void cuco_diff_compute(cuco_diff *d, const char *old, size_t old_len,
 	const char *new, size_t new_len, int context, int max_d)
 {
 	memset(d, 0, sizeof *d);
@@ -231,7 +229,7 @@ void tui_diff_compute(tui_diff *d, const char *old, size_t old_len,
 	free(b.v);
 }
 
-void tui_diff_free(tui_diff *d)
+void cuco_diff_free(cuco_diff *d)
 {
 	free(d->lines);
 	free(d->headers);

@@ -1,0 +1,109 @@
+/* cmd-diff.c — `cuco diff A B`: what changed from one candidate's source
+ * to another's, as a unified diff (the same one the screen's diff pane
+ * shows). A or B may be best, baseline or seed. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+
+static const char diff_options[] =
+	"  --run DIR      the run directory (default $CUCO_RUN, else runs/latest)\n"
+	"  -U, --context N  lines of context around each change (default 3)\n"
+	"  --color        colour the output even when it is not a terminal\n"
+	"Exit status 0 whether or not the sources differ.\n";
+
+struct diff_job {
+	uint64_t id[2];
+	char *text[2];
+	size_t len[2];
+};
+
+static int diff_txn(cuco_txn *txn, void *arg)
+{
+	struct diff_job *job = arg;
+	cuco_candidate *c = cuco_xmalloc(sizeof *c);
+	int rc = CUCO_OK;
+	for (int i = 0; i < 2 && rc == CUCO_OK; i++) {
+		rc = cuco_cand_get(txn, job->id[i], c);
+		if (rc == CUCO_OK)
+			rc = cuco_source_get(txn, c->source_hash, &job->text[i], &job->len[i]);
+	}
+	free(c);
+	return rc;
+}
+
+static void print_diff(const struct diff_job *job, int context, bool color)
+{
+	cuco_diff d;
+	cuco_diff_compute(&d, job->text[0], job->len[0], job->text[1], job->len[1], context, 1 << 20);
+	if (d.n == 0) {
+		cuco_diff_free(&d);
+		return;
+	}
+	printf("--- candidate %llu\n+++ candidate %llu\n", (unsigned long long)job->id[0],
+		(unsigned long long)job->id[1]);
+	static const char marks[] = { '@', ' ', '-', '+' };
+	static const char *const colors[] = { "\033[36m", "", "\033[31m", "\033[32m" };
+	for (size_t i = 0; i < d.n; i++) {
+		const cuco_diff_line *l = &d.lines[i];
+		const char *on = color ? colors[l->kind] : "", *off = color && *on ? "\033[0m" : "";
+		if (l->kind == CUCO_DIFF_HUNK)
+			printf("%s%.*s%s\n", on, l->len, l->text, off);
+		else
+			printf("%s%c%.*s%s\n", on, marks[l->kind], l->len, l->text, off);
+	}
+	cuco_diff_free(&d);
+}
+
+static int diff_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "run", required_argument, NULL, 'r' }, { "context", required_argument, NULL, 'U' },
+		{ "color", no_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *run = NULL;
+	int context = 3, opt, rc;
+	bool color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "hU:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'r': run = optarg; break;
+		case 'c': color = true; break;
+		case 'U': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || !*optarg || v < 0 || v > 1000)
+				return cmd_usage_error(&cmd_diff, "--context: '%s' is not a count of lines", optarg);
+			context = (int)v;
+			break;
+		}
+		case 'h': cmd_print_usage(&cmd_diff, diff_options); return CUCO_OK;
+		default: return cmd_usage_error(&cmd_diff, "unknown option");
+		}
+	}
+	if (argc - optind != 2)
+		return cmd_usage_error(&cmd_diff, "expected two candidate ids");
+	cuco_store *st;
+	if ((rc = cmd_open_store(cmd_run_dir(run), CUCO_STORE_RDONLY, &st)))
+		return rc;
+	struct diff_job job = { 0 };
+	cuco_err err = { 0 };
+	rc = cmd_resolve_id(st, argv[optind], &job.id[0]);
+	if (rc == CUCO_OK)
+		rc = cmd_resolve_id(st, argv[optind + 1], &job.id[1]);
+	if (rc == CUCO_OK && (rc = cuco_store_read(st, diff_txn, &job, &err)))
+		rc = cmd_fail(&err);
+	cuco_store_close(st);
+	if (rc == CUCO_OK)
+		print_diff(&job, context, color);
+	free(job.text[0]);
+	free(job.text[1]);
+	return rc;
+}
+
+const cuco_cmd cmd_diff = { "diff", "[--run DIR] [-U N] [--color] A B",
+	"unified diff of two candidates' sources (ids, best, baseline or seed)", diff_exec };
