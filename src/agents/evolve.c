@@ -1426,6 +1426,27 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 	return rc;
 }
 
+typedef struct last_meta_arg {
+	char *text;
+} last_meta_arg;
+
+/* A resumed run's islands keep the recommendations the last summary gave. */
+static int last_meta_txn(cuco_txn *txn, void *arg)
+{
+	last_meta_arg *a = arg;
+	char *json = NULL;
+	int rc = cuco_meta_get(txn, "evolve-meta", &json);
+	if (rc != CUCO_OK)
+		return rc == CUCO_ENOTFOUND ? CUCO_OK : rc;
+	cJSON *o = cJSON_Parse(json);
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "recommendations");
+	free(a->text);
+	a->text = cJSON_IsString(r) ? cuco_xstrdup(r->valuestring) : NULL;
+	cJSON_Delete(o);
+	free(json);
+	return CUCO_OK;
+}
+
 static void evolve_free(void *state)
 {
 	evolve_state *s = state;
@@ -1473,6 +1494,9 @@ static int evolve_init(const cuco_strategy_env *env, void **state, cuco_err *err
 	islands_arg a = { .n = e->islands };
 	if (rc == CUCO_OK)
 		rc = cuco_store_write(env->st, islands_txn, &a, err);
+	last_meta_arg lm = { NULL };
+	if (rc == CUCO_OK && (rc = cuco_store_read(env->st, last_meta_txn, &lm, err)) == CUCO_OK)
+		s->meta = lm.text;
 	if (rc != CUCO_OK) {
 		evolve_free(s);
 		return rc;

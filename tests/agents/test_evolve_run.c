@@ -356,8 +356,9 @@ static void test_no_model(void **state)
 }
 
 /* A person's rejection and hint, queued between two sessions, reach the
- * resumed session's prompts; the rejected candidate is never a parent;
- * the resumed generations continue the phase schedule. */
+ * resumed session's prompts, and so do the first session's meta
+ * recommendations; the rejected candidate is never a parent; the resumed
+ * generations continue the phase schedule. */
 static void test_resume_hint_reject(void **state)
 {
 	(void)state;
@@ -370,8 +371,8 @@ static void test_resume_hint_reject(void **state)
 	assert_int_equal(llm_server_start(&s, script), 0);
 	run_env r;
 	run_env_new(&r);
-	run_env_config(&r, &s, "[evolve]\nfastpath = false\ngenerations = 5\n");
-	const char *first[] = { "--strategy", "evolve", "--budget", "2", NULL };
+	run_env_config(&r, &s, "[evolve]\nfastpath = false\ngenerations = 5\nmeta_interval = 2\n");
+	const char *first[] = { "--strategy", "evolve", "--budget", "3", NULL };
 	assert_int_equal(run_cuco(&r, toy, first), 0);
 
 	run_rows rows;
@@ -403,16 +404,29 @@ static void test_resume_hint_reject(void **state)
 			assert_int_not_equal(rows.c[i].parents[0], rejected);
 			assert_int_not_equal(rows.c[i].parents[1], rejected);
 		}
-	assert_int_equal(children, 3);
+	assert_int_equal(children, 2);
 
+	/* Requests: edits of generations 0, 1; a meta summary and the edit of
+	 * generation 2; then resumed: the edit of 3; a meta summary and the
+	 * edit of 4. */
 	int nb = 0;
 	cJSON **b = server_bodies(&s, &nb);
-	assert_int_equal(nb, 5);
-	/* Generations 0 and 1 explored (40 % of 5); the resumed 2, 3, 4 exploit. */
-	for (int i = 0; i < nb; i++) {
+	assert_int_equal(nb, 7);
+	static const bool meta[7] = { false, false, true, false, false, true, false };
+	for (int i = 0, g = 0; i < nb; i++) {
+		bool is_meta = strstr(body_message(b[i], "system"), "You review an evolutionary search");
+		assert_int_equal(is_meta, meta[i]);
+		if (is_meta)
+			continue;
+		/* Generations 0 and 1 explore (40 % of 5); 2, 3 and 4 exploit. */
 		double t = cJSON_GetObjectItemCaseSensitive(b[i], "temperature")->valuedouble;
-		assert_true(is_temperature(t, i < 2 ? explore_t : exploit_t));
+		assert_true(is_temperature(t, g++ < 2 ? explore_t : exploit_t));
 	}
+	/* The resumed session's first edit has the first session's
+	 * recommendations (the meta reply was the third scripted reply). */
+	char *first_resumed = cJSON_PrintUnformatted(b[4]);
+	assert_non_null(strstr(first_resumed, "variant 3 adds a constant"));
+	free(first_resumed);
 	/* By the last request the engine has applied both commands. */
 	char *last = cJSON_PrintUnformatted(b[nb - 1]);
 	assert_non_null(strstr(last, "keep the rows in the shared window"));
