@@ -23,28 +23,10 @@ struct mark_job {
 static int mark_txn(cuco_txn *txn, void *arg)
 {
 	struct mark_job *job = arg;
-	cuco_candidate *c = cuco_xmalloc(sizeof *c);
-	int rc = cuco_cand_get(txn, job->id, c);
-	if (rc) {
-		free(c);
-		return cuco_txn_fail(txn, CUCO_EDATA, "%s", cuco_txn_errmsg(txn));
-	}
-	if (job->kind == CUCO_CMD_REJECT && (c->origin == CUCO_ORIGIN_BASELINE)) {
-		free(c);
-		return cuco_txn_fail(txn, CUCO_EDATA, "candidate %llu: the baseline cannot be rejected",
-			(unsigned long long)job->id);
-	}
-	if (job->kind == CUCO_CMD_PIN)
-		c->pinned = true;
-	else if (job->kind == CUCO_CMD_UNPIN)
-		c->pinned = false;
-	else {
-		c->status = CUCO_STATUS_REJECTED;
-		c->pinned = false;
-		cuco_strlcpy(c->reject_reason, job->reason, sizeof c->reject_reason);
-	}
-	rc = cuco_cand_put(txn, c);
-	free(c);
+	char why[256];
+	int rc = cuco_cand_mark(txn, job->kind, job->id, job->reason, why, sizeof why);
+	if (rc == CUCO_EDATA || rc == CUCO_ENOTFOUND)
+		return cuco_txn_fail(txn, CUCO_EDATA, "%s", why);
 	if (rc)
 		return rc;
 

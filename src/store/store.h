@@ -241,6 +241,16 @@ uint64_t cuco_cand_last_id(cuco_txn *txn);  /* 0 when empty */
 int cuco_cand_each(cuco_txn *txn, uint64_t from,
 	int (*fn)(const cuco_candidate *, void *), void *arg);
 
+/* Apply a person's pin, unpin or reject to a candidate's record — the one
+ * rule the CLI, the screen and the engine share: a rejected candidate is
+ * unpinned and keeps the reason; the baseline (every speedup's reference)
+ * cannot be rejected, a rejected candidate cannot be pinned. Returns
+ * CUCO_OK when applied; CUCO_EDATA or CUCO_ENOTFOUND when refused, with
+ * the reason in why and the txn still usable; another code when the store
+ * failed. */
+int cuco_cand_mark(cuco_txn *txn, cuco_command_kind kind, uint64_t id, const char *reason,
+	char *why, size_t whylen);
+
 /* All summaries in id order; *out is malloc'd. */
 int cuco_summary_all(cuco_txn *txn, cuco_summary **out, size_t *n);
 int cuco_summary_get(cuco_txn *txn, uint64_t id, cuco_summary *out);

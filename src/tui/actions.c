@@ -21,26 +21,6 @@ struct action {
 	bool event_only;       /* export: nothing for the engine to do */
 };
 
-/* Pin, unpin and reject take effect on the record at once, as `cuco pin`
- * does, so they hold over a run no engine drives any more; the command
- * tells a running engine (which applies the same mark again, harmlessly). */
-static int mark(cuco_txn *txn, const cuco_command *cmd)
-{
-	cuco_candidate *c = cuco_xmalloc(sizeof *c);
-	int rc = cuco_cand_get(txn, cmd->candidate, c);
-	if (rc == CUCO_OK) {
-		if (cmd->kind == CUCO_CMD_REJECT) {
-			c->status = CUCO_STATUS_REJECTED;
-			c->pinned = false;
-			cuco_strlcpy(c->reject_reason, cmd->text, sizeof c->reject_reason);
-		} else
-			c->pinned = cmd->kind == CUCO_CMD_PIN;
-		rc = cuco_cand_put(txn, c);
-	}
-	free(c);
-	return rc;
-}
-
 /* Safe to repeat (cuco_store_write retries on a full map): works on copies. */
 static int action_txn(cuco_txn *txn, void *arg)
 {
@@ -50,9 +30,17 @@ static int action_txn(cuco_txn *txn, void *arg)
 	int rc;
 	if (a->src && (rc = cuco_source_put(txn, a->src, a->src_len, cmd.source_hash)) != CUCO_OK)
 		return rc;
-	if ((cmd.kind == CUCO_CMD_PIN || cmd.kind == CUCO_CMD_UNPIN || cmd.kind == CUCO_CMD_REJECT)
-		&& (rc = mark(txn, &cmd)) != CUCO_OK)
-		return rc;
+	/* Pin, unpin and reject take effect on the record at once, as `cuco
+	 * pin` does, so they hold over a run no engine drives any more; the
+	 * command tells a running engine (which applies the same mark again). */
+	if (cmd.kind == CUCO_CMD_PIN || cmd.kind == CUCO_CMD_UNPIN || cmd.kind == CUCO_CMD_REJECT) {
+		char why[256];
+		rc = cuco_cand_mark(txn, cmd.kind, cmd.candidate, cmd.text, why, sizeof why);
+		if (rc == CUCO_EDATA || rc == CUCO_ENOTFOUND)
+			return cuco_txn_fail(txn, CUCO_EDATA, "%s", why);
+		if (rc != CUCO_OK)
+			return rc;
+	}
 	if (!a->event_only && (rc = cuco_command_add(txn, &cmd)) != CUCO_OK)
 		return rc;
 	return cuco_event_add(txn, &ev);

@@ -256,6 +256,53 @@ static void test_indexes(void **state)
 	rmtree(dir);
 }
 
+/* ---- marks ------------------------------------------------------------------------ */
+
+struct marks { char why[256]; int rc[5]; cuco_candidate after; };
+
+static int apply_marks(cuco_txn *txn, void *arg)
+{
+	struct marks *m = arg;
+	cuco_candidate base;
+	sample_candidate(&base, 0);
+	base.origin = CUCO_ORIGIN_BASELINE;
+	base.pinned = false;
+	int rc = cuco_cand_put(txn, &base);           /* id 1 */
+	cuco_candidate other;
+	sample_candidate(&other, 1);                  /* id 2, pinned */
+	if (!rc)
+		rc = cuco_cand_put(txn, &other);
+	if (rc)
+		return rc;
+	m->rc[0] = cuco_cand_mark(txn, CUCO_CMD_REJECT, 1, "slow", m->why, sizeof m->why);
+	m->rc[1] = cuco_cand_mark(txn, CUCO_CMD_REJECT, 2, "races on the flag", m->why, sizeof m->why);
+	m->rc[2] = cuco_cand_mark(txn, CUCO_CMD_PIN, 2, "", m->why, sizeof m->why);
+	m->rc[3] = cuco_cand_mark(txn, CUCO_CMD_UNPIN, 9, "", m->why, sizeof m->why);
+	m->rc[4] = cuco_cand_mark(txn, CUCO_CMD_PIN, 1, "", m->why, sizeof m->why);
+	return cuco_cand_get(txn, 2, &m->after);
+}
+
+static void test_marks(void **state)
+{
+	(void)state;
+	char dir[64];
+	tmpdir(dir);
+	cuco_store *st = open_new(dir);
+	cuco_err err = { 0 };
+	struct marks m = { 0 };
+	assert_int_equal(cuco_store_write(st, apply_marks, &m, &err), CUCO_OK);
+	assert_int_equal(m.rc[0], CUCO_EDATA);     /* the baseline stays */
+	assert_int_equal(m.rc[1], CUCO_OK);
+	assert_int_equal(m.rc[2], CUCO_EDATA);     /* a rejected one cannot be pinned */
+	assert_int_equal(m.rc[3], CUCO_ENOTFOUND);
+	assert_int_equal(m.rc[4], CUCO_OK);
+	assert_int_equal(m.after.status, CUCO_STATUS_REJECTED);
+	assert_false(m.after.pinned);              /* rejecting unpins */
+	assert_string_equal(m.after.reject_reason, "races on the flag");
+	cuco_store_close(st);
+	rmtree(dir);
+}
+
 /* ---- sources, events, commands, islands, memory, meta -------------------------- */
 
 struct misc {
@@ -563,6 +610,7 @@ int main(void)
 		cmocka_unit_test(test_candidate_roundtrip),
 		cmocka_unit_test(test_json_rejects_bad_types),
 		cmocka_unit_test(test_indexes),
+		cmocka_unit_test(test_marks),
 		cmocka_unit_test(test_misc_tables),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_growth_and_second_process),
