@@ -59,12 +59,17 @@ bool eval_env_secret(const char *name)
 	return false;
 }
 
+/* Set for every stage whatever the user's environment says: NVLink
+ * multicast (NVLS) is never used by cuco's kernels, and NCCL's NVLS setup
+ * failed on the GPU machines we measured (shared/GPU-MACHINE.md). */
+static char forced_nvls[] = "NCCL_NVLS_ENABLE=0";
+
 static char **scrubbed_env(void)
 {
 	size_t n = 0;
 	while (environ[n])
 		n++;
-	char **env = cuco_xcalloc(n + 1, sizeof *env);
+	char **env = cuco_xcalloc(n + 2, sizeof *env);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		char name[256];
@@ -73,9 +78,10 @@ static char **scrubbed_env(void)
 			continue;
 		memcpy(name, environ[i], len);
 		name[len] = '\0';
-		if (!eval_env_secret(name))
+		if (!eval_env_secret(name) && strcmp(name, "NCCL_NVLS_ENABLE") != 0)
 			env[k++] = environ[i];
 	}
+	env[k] = forced_nvls;
 	return env;
 }
 

@@ -125,6 +125,7 @@ static void test_env_scrubbed(void **state)
 	setenv("MY_SERVICE_KEY", "k1", 1);
 	setenv("OPENAI_API_KEY", "k2", 1);
 	setenv("CUCO_HARMLESS", "visible", 1);
+	setenv("NCCL_NVLS_ENABLE", "1", 1);
 	eval_limits lim = limits(10);
 	eval_stage st;
 	cuco_buf lines = { 0 };
@@ -132,6 +133,10 @@ static void test_env_scrubbed(void **state)
 	assert_non_null(strstr(lines.data, "CUCO_HARMLESS=visible\n"));
 	assert_null(strstr(lines.data, "MY_SERVICE_KEY"));
 	assert_null(strstr(lines.data, "OPENAI_API_KEY"));
+	/* NVLink multicast stays off for every stage, whatever was set. */
+	assert_non_null(strstr(lines.data, "NCCL_NVLS_ENABLE=0\n"));
+	assert_null(strstr(lines.data, "NCCL_NVLS_ENABLE=1"));
+	unsetenv("NCCL_NVLS_ENABLE");
 	cuco_buf_free(&lines);
 }
 
