@@ -1118,8 +1118,8 @@ static bool paired_retime(cuco_engine *e, uint64_t id, int rounds, bool *fresh, 
 	if (failed)
 		snprintf(line, sizeof line, "%s (was %.3fx)", what, was);
 	else
-		snprintf(line, sizeof line, "%s against %.1f us (was %.3fx; median of %d paired rounds)",
-			what, c.speedup * c.latency_median_us, was, n);
+		snprintf(line, sizeof line, "%s against %.1f us (was %.3fx; %d paired round%s)",
+			what, c.speedup * c.latency_median_us, was, n, n == 1 ? "" : "s, the median kept");
 	pthread_mutex_lock(&e->lock);
 	progress(e, &c, line);
 	pthread_mutex_unlock(&e->lock);
