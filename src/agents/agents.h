@@ -445,9 +445,10 @@ typedef struct cuco_edit_result {
 int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err);
 void cuco_edit_result_free(cuco_edit_result *r);
 
-/* ==== strategies: evolve, beam, fast path (evolve.c, beam.c, memory.c, fastpath.c) ==== */
+/* ==== strategies: evolve, beam, fast path (evolve.c, beam.c, memory.c, fastpath.c,
+ * search.c) ==== */
 
-/* ---- knobs (evolve.c) -----------------------------------------------------
+/* ---- knobs (search.c) -----------------------------------------------------
  * Every knob of the LLM strategies, with the published defaults (CUCo's
  * slow path, ShinkaEvolve's selection, AccelOpt's beam). They are read from
  * the [evolve], [beam] and [fastpath] sections of the config file

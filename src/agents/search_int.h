@@ -1,12 +1,14 @@
 /* search_int.h — inside the LLM strategies (evolve.c, beam.c, fastpath.c,
- * memory.c): their random numbers, their model access and the one edit
- * step they share. */
+ * memory.c, and search.c, which holds what they share): random numbers,
+ * model access, events and the step that turns an edit into a proposal. */
 #ifndef CUCO_SEARCH_INT_H
 #define CUCO_SEARCH_INT_H
 
 #include "agents/agents.h"
 
 #include <math.h>
+
+#define SEARCH_MAX_ISLANDS 16  /* the evolve.islands knob's limit */
 
 /* splitmix64: small, seedable, good enough for sampling. */
 static inline uint64_t search_next(uint64_t *s)
