@@ -63,6 +63,7 @@ struct cuco_engine {
 	size_t baseline_len, seed_len;
 	char seed_hash[CUCO_HASH_LEN + 1];
 	cuco_directive seed_dir;
+	cuco_hardware hw;       /* this machine, as this session found it */
 	uint64_t baseline_id, seed_id;
 	int wake[2];
 	pthread_t driver;
@@ -1241,6 +1242,7 @@ typedef struct setup_arg {
 	cuco_engine *e;
 	char *config_json;
 	char *workload_json;
+	char *hardware_json;
 	char *resumed_from;          /* workload stored in meta, when resuming */
 	char baseline_hash[CUCO_HASH_LEN + 1];
 	uint64_t baseline_id, seed_id;
@@ -1323,7 +1325,7 @@ static int setup_txn(cuco_txn *txn, void *arg)
 	cJSON_Delete(s);
 	rc = cuco_meta_put(txn, "strategy", strategy);
 	free(strategy);
-	if (rc != CUCO_OK)
+	if (rc != CUCO_OK || (rc = cuco_meta_put(txn, "hardware", a->hardware_json)) != CUCO_OK)
 		return rc;
 	cuco_island isl;
 	if ((rc = cuco_island_get(txn, 0, &isl)) == CUCO_ENOTFOUND) {
@@ -1416,12 +1418,16 @@ static int engine_setup(cuco_engine *e, cuco_err *err)
 	if (pipe2(e->wake, O_CLOEXEC | O_NONBLOCK) != 0)
 		return cuco_errf(err, CUCO_EENV, "engine: pipe: %s", strerror(errno));
 
+	cJSON *hw = cuco_hardware_to_json(&e->hw);
 	setup_arg a = { .e = e, .config_json = config_json(&e->cfg),
-		.workload_json = workload_json(e->wl, e->cfg.size) };
+		.workload_json = workload_json(e->wl, e->cfg.size),
+		.hardware_json = cJSON_PrintUnformatted(hw) };
+	cJSON_Delete(hw);
 	cuco_source_hash(e->baseline_src, e->baseline_len, a.baseline_hash);
 	rc = cuco_store_write(e->st, setup_txn, &a, err);
 	free(a.config_json);
 	free(a.workload_json);
+	free(a.hardware_json);
 	free(a.resumed_from);
 	e->baseline_id = a.baseline_id;
 	e->seed_id = a.seed_id;
@@ -1471,7 +1477,14 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 	pthread_mutex_init(&e->strat_lock, NULL);
 	pthread_cond_init(&e->cond, NULL);
 
+	cuco_hardware_detect(&e->hw);
 	cuco_eval_config ec = cfg->eval;
+	/* A GPU's datasheet peaks, for the fraction of peak, unless given. */
+	if (wl->family != CUCO_FAMILY_CPU_MPI && e->hw.ngpus > 0 && !ec.peak_bandwidth_gbs &&
+			!ec.peak_gflops) {
+		ec.peak_bandwidth_gbs = e->hw.hbm_gbs;
+		ec.peak_gflops = e->hw.tensor_tflops * 1000;
+	}
 	/* Absolute: the evaluator's stages run in their own directories. */
 	char abs[PATH_MAX];
 	if (!ec.run_dir[0])

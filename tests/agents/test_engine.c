@@ -163,6 +163,27 @@ static double implied_baseline(const cuco_candidate *c)
 	return c->speedup * c->latency_median_us;
 }
 
+typedef struct meta_arg {
+	const char *key;
+	char *json;
+} meta_arg;
+
+static int meta_txn(cuco_txn *txn, void *arg)
+{
+	meta_arg *a = arg;
+	return cuco_meta_get(txn, a->key, &a->json);
+}
+
+/* A meta value of the run, malloc'd. */
+static char *meta(run *r, const char *key)
+{
+	meta_arg a = { .key = key };
+	cuco_err err = { 0 };
+	if (cuco_store_read(r->st, meta_txn, &a, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return a.json;
+}
+
 static void test_search_end_to_end(void **state)
 {
 	(void)state;
@@ -217,6 +238,15 @@ static void test_search_end_to_end(void **state)
 	assert_true(best->speedup > 1.3);
 	assert_true(failed < 12);
 	history_free(&h);
+	char *m = meta(&r, "hardware");
+	assert_non_null(strstr(m, "\"cpus\""));
+	free(m);
+	m = meta(&r, "workload");
+	assert_non_null(strstr(m, "\"name\":\"toy\""));
+	free(m);
+	m = meta(&r, "config");
+	assert_non_null(strstr(m, "\"budget\":12"));
+	free(m);
 	run_close(&r);
 }
 
