@@ -119,9 +119,12 @@ const cuco_strategy *cuco_strategy_find(const char *name);  /* NULL if unknown *
  * proposals from the strategy, evaluates them (cuco_eval_candidate) and
  * records every status, result and event in the store; re-measures the
  * baseline every `baseline_every` benchmarks, benchmarks a new best again
- * before announcing it, applies the store's command queue, and at the end
- * re-times the best few. Speedup = the latest baseline median of this
- * session / the candidate's median; score = speedup. */
+ * right after a fresh baseline measurement before announcing it, applies
+ * the store's command queue, and at the end re-times the best few in
+ * paired (baseline, candidate) rounds, ending on the best's pair. Speedup
+ * = the latest baseline median of this session / the candidate's median;
+ * score = speedup. An evaluation the environment failed gives its budget
+ * slot back; three in a row end the run with CUCO_EENV. */
 
 struct cuco_engine_config {
 	char strategy[16];      /* "tune" (default) or a registered strategy */
