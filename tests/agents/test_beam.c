@@ -84,23 +84,14 @@ static void test_beam_memory(void **state)
 		cuco_xstrdup("Halve it again\nThe lesson says halving helps."),
 		scale("500.0", "250.0"),
 	};
-	char *script = script_of((const char *const *)texts, 8);
-	llm_server s;
-	assert_int_equal(llm_server_start(&s, script), 0);
-	run_env r;
-	run_env_new(&r);
-	run_env_config(&r, &s, "[beam]\nwidth = 1\nplans = 2\nsamples = 1\niterations = 2\n");
+	e2e t;
+	e2e_begin(&t, texts, 8, "[beam]\nwidth = 1\nplans = 2\nsamples = 1\niterations = 2\n");
 	const char *root = getenv("CUCO_SOURCE_ROOT");
 	char toy[1100];
 	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", root ? root : ".");
 	const char *args[] = { "--strategy", "beam", "--budget", "3", NULL };
-	int rc = run_cuco(&r, toy, args);
-	char *out = slurp(r.out);
-	if (rc != 0)
-		fail_msg("cuco run exited %d:\n%s", rc, out);
-
-	run_rows rows;
-	cuco_store *st = open_run(&r, &rows);
+	e2e_run(&t, toy, args);
+	const run_rows rows = t.rows;
 	const cuco_candidate *seed = NULL;
 	for (size_t i = 0; i < rows.n; i++)
 		if (rows.c[i].origin == CUCO_ORIGIN_SEED)
@@ -124,7 +115,7 @@ static void test_beam_memory(void **state)
 	/* The memory: the positive pair seed→A, and B→seed flipped. */
 	mem_seen m;
 	cuco_err err = { 0 };
-	assert_int_equal(cuco_store_read(st, mem_txn, &m, &err), CUCO_OK);
+	assert_int_equal(cuco_store_read(t.st, mem_txn, &m, &err), CUCO_OK);
 	assert_int_equal(m.n, 2);
 	assert_int_equal(m.negative, 1);
 	const cuco_memory *pos = m.m[0].negative ? &m.m[1] : &m.m[0];
@@ -141,7 +132,7 @@ static void test_beam_memory(void **state)
 	assert_non_null(strstr(m.memory_event, "iteration 0: 2 results, 2 new lessons (1 to undo)"));
 
 	int nb = 0;
-	cJSON **body = server_bodies(&s, &nb);
+	cJSON **body = server_bodies(&t.s, &nb);
 	assert_int_equal(nb, 8);
 	/* The summarizer saw the pair; the next planner read both lessons. */
 	assert_non_null(strstr(body_message(body[4], "user"), "2.00x faster"));
@@ -159,8 +150,8 @@ static void test_beam_memory(void **state)
 
 	/* `cuco memory` shows both lessons with the candidates they came from. */
 	char cmd[600], shown[300];
-	snprintf(shown, sizeof shown, "%s/memory.txt", r.dir);
-	snprintf(cmd, sizeof cmd, "'%s' memory --run '%s' > '%s'", getenv("CUCO_BIN"), r.run, shown);
+	snprintf(shown, sizeof shown, "%s/memory.txt", t.r.dir);
+	snprintf(cmd, sizeof cmd, "'%s' memory --run '%s' > '%s'", getenv("CUCO_BIN"), t.r.run, shown);
 	assert_int_equal(system(cmd), 0);
 	char *text = slurp(shown);
 	char line[128];
@@ -172,14 +163,7 @@ static void test_beam_memory(void **state)
 	assert_non_null(strstr(text, line));
 	assert_non_null(strstr(text, "    **Halve the base constant**"));
 	free(text);
-	free(rows.c);
-	cuco_store_close(st);
-	llm_server_stop(&s);
-	run_env_free(&r);
-	for (int i = 0; i < 8; i++)
-		free(texts[i]);
-	free(script);
-	free(out);
+	e2e_end(&t);
 }
 
 int main(int argc, char **argv)

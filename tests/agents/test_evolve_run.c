@@ -174,22 +174,12 @@ static void test_fastpath_then_islands(void **state)
 	texts[n++] = full_reply(seed);
 	for (int k = 1; n < 12; k++)
 		texts[n++] = variant_reply(cpu_directive, anchor, k);
-	char *script = script_of((const char *const *)texts, n);
-
-	llm_server s;
-	assert_int_equal(llm_server_start(&s, script), 0);
-	run_env r;
-	run_env_new(&r);
-	run_env_config(&r, &s, "[evolve]\ngenerations = 3\nmigration_interval = 1\n"
+	e2e tc;
+	e2e_begin(&tc, texts, n, "[evolve]\ngenerations = 3\nmigration_interval = 1\n"
 		"meta_interval = 1\n");
 	const char *args[] = { "--strategy", "evolve", "--budget", "6", "--size", "small", NULL };
-	int rc = run_cuco(&r, "cpu-gemm-allgather", args);
-	char *out = slurp(r.out);
-	if (rc != 0)
-		fail_msg("cuco run exited %d:\n%s", rc, out);
-
-	run_rows rows;
-	cuco_store *st = open_run(&r, &rows);
+	e2e_run(&tc, "cpu-gemm-allgather", args);
+	const run_rows rows = tc.rows;
 	const cuco_candidate *fp[3] = { 0 }, *base = NULL, *seed_row = NULL;
 	int nfp = 0, nllm = 0;
 	for (size_t i = 0; i < rows.n; i++) {
@@ -223,7 +213,7 @@ static void test_fastpath_then_islands(void **state)
 			fprintf(stderr, "#%llu %s %s: %s\n", (unsigned long long)rows.c[i].id,
 				cuco_origin_name(rows.c[i].origin), cuco_status_name(rows.c[i].status),
 				rows.c[i].note);
-		fail_msg("%d LLM children, not 3:\n%s", nllm, out);
+		fail_msg("%d LLM children, not 3:\n%s", nllm, tc.out);
 	}
 	/* Stage A from the baseline passed; stage B's first attempt failed to
 	 * compile; the second edited that attempt and passed. */
@@ -241,7 +231,7 @@ static void test_fastpath_then_islands(void **state)
 
 	events ev;
 	islands_seen isl;
-	read_after(st, &ev, &isl);
+	read_after(tc.st, &ev, &isl);
 	assert_int_equal(ev.fastpath, 1);
 	assert_non_null(strstr(ev.fastpath_text, "device-initiated seed #"));
 	assert_true(ev.migrate >= 1);
@@ -268,7 +258,7 @@ static void test_fastpath_then_islands(void **state)
 	/* What the model was asked: the stages in order, the compile error
 	 * fed back, then island edits at the phases' temperatures. */
 	int nb = 0;
-	cJSON **b = server_bodies(&s, &nb);
+	cJSON **b = server_bodies(&tc.s, &nb);
 	assert_true(nb >= 8);
 	assert_non_null(strstr(body_message(b[0], "user"), "Stage A"));
 	assert_non_null(strstr(body_message(b[1], "user"), "Stage B"));
@@ -291,20 +281,11 @@ static void test_fastpath_then_islands(void **state)
 	assert_int_equal(metas, ev.meta);
 	free_bodies(b, nb);
 
-	char log[300];
-	snprintf(log, sizeof log, "%s/cuco.log", r.run);
-	char *logtext = slurp(log);
+	char *logtext = e2e_log(&tc);
 	assert_non_null(strstr(logtext, "fastpath: device-initiated seed"));
 	free(logtext);
 	free(isl.meta);
-	free(rows.c);
-	cuco_store_close(st);
-	llm_server_stop(&s);
-	run_env_free(&r);
-	for (int i = 0; i < n; i++)
-		free(texts[i]);
-	free(script);
-	free(out);
+	e2e_end(&tc);
 	free(baseline);
 	free(seed);
 	cuco_buf_free(&broken);
@@ -314,16 +295,11 @@ static void test_fastpath_then_islands(void **state)
 static void test_no_model(void **state)
 {
 	(void)state;
-	run_env r;
-	run_env_new(&r);
-	run_env_config(&r, NULL, "[evolve]\nislands = 2\n");
+	e2e tc;
+	e2e_begin(&tc, NULL, 0, "[evolve]\nislands = 2\n");
 	const char *args[] = { "--strategy", "evolve", "--budget", "3", NULL };
-	int rc = run_cuco(&r, toy, args);
-	char *out = slurp(r.out);
-	if (rc != 0)
-		fail_msg("cuco run exited %d:\n%s", rc, out);
-	run_rows rows;
-	cuco_store *st = open_run(&r, &rows);
+	e2e_run(&tc, toy, args);
+	const run_rows rows = tc.rows;
 	int tune = 0, islands[2] = { 0 };
 	for (size_t i = 0; i < rows.n; i++)
 		if (rows.c[i].origin == CUCO_ORIGIN_TUNE) {
@@ -338,21 +314,16 @@ static void test_no_model(void **state)
 	assert_true(islands[0] >= 1 && islands[1] >= 1);  /* generations go round the islands */
 	events ev;
 	islands_seen isl;
-	read_after(st, &ev, &isl);
+	read_after(tc.st, &ev, &isl);
 	assert_int_equal(ev.fastpath, 1);
 	assert_non_null(strstr(ev.fastpath_text, "no model is configured; the workload's shipped "
 		"seed is used"));
-	char log[300];
-	snprintf(log, sizeof log, "%s/cuco.log", r.run);
-	char *logtext = slurp(log);
+	char *logtext = e2e_log(&tc);
 	assert_non_null(strstr(logtext, "the islands run the directive tuner alone"));
 	assert_non_null(strstr(logtext, "the workload's shipped seed is used"));
 	free(logtext);
 	free(isl.meta);
-	free(rows.c);
-	cuco_store_close(st);
-	run_env_free(&r);
-	free(out);
+	e2e_end(&tc);
 }
 
 /* A person's rejection and hint, queued between two sessions, reach the
@@ -366,37 +337,25 @@ static void test_resume_hint_reject(void **state)
 	char *texts[10];
 	for (int k = 0; k < 10; k++)
 		texts[k] = variant_reply(toy_directive, anchor, k + 1);
-	char *script = script_of((const char *const *)texts, 10);
-	llm_server s;
-	assert_int_equal(llm_server_start(&s, script), 0);
-	run_env r;
-	run_env_new(&r);
-	run_env_config(&r, &s, "[evolve]\nfastpath = false\ngenerations = 5\nmeta_interval = 2\n");
+	e2e tc;
+	e2e_begin(&tc, texts, 10, "[evolve]\nfastpath = false\ngenerations = 5\nmeta_interval = 2\n");
 	const char *first[] = { "--strategy", "evolve", "--budget", "3", NULL };
-	assert_int_equal(run_cuco(&r, toy, first), 0);
-
-	run_rows rows;
-	cuco_store *st = open_run(&r, &rows);
-	uint64_t rejected = 0;
-	for (size_t i = 0; i < rows.n; i++)
-		if (rows.c[i].origin == CUCO_ORIGIN_LLM_FULL || rows.c[i].origin == CUCO_ORIGIN_LLM_DIFF ||
-				rows.c[i].origin == CUCO_ORIGIN_LLM_CROSS)
-			rejected = rows.c[i].id;  /* the last child */
-	assert_true(rejected > 0);
-	cuco_store_close(st);
-	free(rows.c);
+	e2e_run(&tc, toy, first);
+	const cuco_candidate *kids[3];
+	assert_int_equal(llm_children(&tc.rows, kids, 3), 3);
+	uint64_t rejected = kids[2]->id;  /* the last child */
 
 	const char *bin = getenv("CUCO_BIN");
 	char cmd[1024], id[24];
 	snprintf(id, sizeof id, "%llu", (unsigned long long)rejected);
 	snprintf(cmd, sizeof cmd, "'%s' reject --run '%s' --reason 'reads past the window' %s "
 		">/dev/null && '%s' hint --run '%s' 'keep the rows in the shared window' >/dev/null",
-		bin, r.run, id, bin, r.run);
+		bin, tc.r.run, id, bin, tc.r.run);
 	assert_int_equal(system(cmd), 0);
 
 	const char *second[] = { "--strategy", "evolve", "--budget", "5", NULL };
-	assert_int_equal(run_cuco(&r, toy, second), 0);
-	st = open_run(&r, &rows);
+	e2e_run(&tc, toy, second);
+	const run_rows rows = tc.rows;
 	int children = 0;
 	for (size_t i = 0; i < rows.n; i++)
 		if (rows.c[i].id > rejected) {
@@ -410,7 +369,7 @@ static void test_resume_hint_reject(void **state)
 	 * generation 2; then resumed: the edit of 3; a meta summary and the
 	 * edit of 4. */
 	int nb = 0;
-	cJSON **b = server_bodies(&s, &nb);
+	cJSON **b = server_bodies(&tc.s, &nb);
 	assert_int_equal(nb, 7);
 	static const bool meta[7] = { false, false, true, false, false, true, false };
 	for (int i = 0, g = 0; i < nb; i++) {
@@ -433,13 +392,7 @@ static void test_resume_hint_reject(void **state)
 	assert_non_null(strstr(last, "reads past the window"));
 	free(last);
 	free_bodies(b, nb);
-	free(rows.c);
-	cuco_store_close(st);
-	llm_server_stop(&s);
-	run_env_free(&r);
-	for (int k = 0; k < 10; k++)
-		free(texts[k]);
-	free(script);
+	e2e_end(&tc);
 }
 
 /* A token budget in the config ends the run cleanly once spent: each
@@ -451,45 +404,24 @@ static void test_llm_budget(void **state)
 	char *texts[6];
 	for (int k = 0; k < 6; k++)
 		texts[k] = variant_reply(toy_directive, anchor, k + 1);
-	char *script = script_of((const char *const *)texts, 6);
-	llm_server s;
-	assert_int_equal(llm_server_start(&s, script), 0);
-	run_env r;
-	run_env_new(&r);
-	run_env_config(&r, &s, "[evolve]\nfastpath = false\n");
+	e2e tc;
+	e2e_begin(&tc, texts, 6, "[evolve]\nfastpath = false\n");
 	/* The client's budget is a top-level key: put it before the sections. */
-	char *cfg = slurp(r.config);
+	char *cfg = slurp(tc.r.config);
 	cuco_buf b = { 0 };
 	cuco_buf_printf(&b, "budget_tokens = 2500\n%s", cfg);
-	assert_int_equal(cuco_write_file(r.config, b.data, b.len, NULL), CUCO_OK);
+	assert_int_equal(cuco_write_file(tc.r.config, b.data, b.len, NULL), CUCO_OK);
 	const char *args[] = { "--strategy", "evolve", "--budget", "6", NULL };
-	int rc = run_cuco(&r, toy, args);
-	char *out = slurp(r.out);
-	if (rc != 0)
-		fail_msg("cuco run exited %d:\n%s", rc, out);
-	run_rows rows;
-	cuco_store *st = open_run(&r, &rows);
-	int llm = 0;
-	for (size_t i = 0; i < rows.n; i++)
-		llm += rows.c[i].origin == CUCO_ORIGIN_LLM_FULL || rows.c[i].origin == CUCO_ORIGIN_LLM_DIFF ||
-			rows.c[i].origin == CUCO_ORIGIN_LLM_CROSS;
-	assert_int_equal(llm, 3);
+	e2e_run(&tc, toy, args);
+	const cuco_candidate *kids[6];
+	assert_int_equal(llm_children(&tc.rows, kids, 6), 3);
 	int nreq = 0;
-	free(llm_server_requests(&s, &nreq));
+	free(llm_server_requests(&tc.s, &nreq));
 	assert_int_equal(nreq, 3);
-	char log[300];
-	snprintf(log, sizeof log, "%s/cuco.log", r.run);
-	char *logtext = slurp(log);
+	char *logtext = e2e_log(&tc);
 	assert_non_null(strstr(logtext, "the model budget is spent"));
 	free(logtext);
-	free(rows.c);
-	cuco_store_close(st);
-	llm_server_stop(&s);
-	run_env_free(&r);
-	for (int k = 0; k < 6; k++)
-		free(texts[k]);
-	free(script);
-	free(out);
+	e2e_end(&tc);
 	free(cfg);
 	cuco_buf_free(&b);
 }
@@ -505,26 +437,12 @@ static void test_fix_mode(void **state)
 		"sync: fence\ngranularity: 1\n\n";
 	char *texts[4] = { variant_reply(toy_directive, anchor, 1), variant_reply(wrong, anchor, 2),
 		variant_reply(toy_directive, anchor, 3), variant_reply(toy_directive, anchor, 4) };
-	char *script = script_of((const char *const *)texts, 4);
-	llm_server s;
-	assert_int_equal(llm_server_start(&s, script), 0);
-	run_env r;
-	run_env_new(&r);
-	run_env_config(&r, &s, "[evolve]\nfastpath = false\n");
+	e2e tc;
+	e2e_begin(&tc, texts, 4, "[evolve]\nfastpath = false\n");
 	const char *args[] = { "--strategy", "evolve", "--budget", "4", NULL };
-	int rc = run_cuco(&r, toy, args);
-	char *out = slurp(r.out);
-	if (rc != 0)
-		fail_msg("cuco run exited %d:\n%s", rc, out);
-	run_rows rows;
-	cuco_store *st = open_run(&r, &rows);
+	e2e_run(&tc, toy, args);
 	const cuco_candidate *kids[4];
-	int n = 0;
-	for (size_t i = 0; i < rows.n && n < 4; i++)
-		if (rows.c[i].origin == CUCO_ORIGIN_LLM_FULL || rows.c[i].origin == CUCO_ORIGIN_LLM_DIFF ||
-				rows.c[i].origin == CUCO_ORIGIN_LLM_CROSS)
-			kids[n++] = &rows.c[i];
-	assert_int_equal(n, 4);
+	assert_int_equal(llm_children(&tc.rows, kids, 4), 4);
 	assert_int_equal(kids[1]->island, 1);
 	assert_int_equal(kids[1]->status, CUCO_STATUS_FAILED);
 	assert_int_equal(kids[3]->island, 1);
@@ -533,19 +451,12 @@ static void test_fix_mode(void **state)
 	assert_int_equal(kids[3]->status, CUCO_STATUS_DONE);
 	assert_null(strstr(kids[2]->note, "fix mode"));  /* island 0 has the seed */
 	int nb = 0;
-	cJSON **b = server_bodies(&s, &nb);
+	cJSON **b = server_bodies(&tc.s, &nb);
 	assert_int_equal(nb, 4);
 	assert_non_null(strstr(body_message(b[3], "user"), "No program of this island is correct yet"));
 	assert_null(strstr(body_message(b[2], "user"), "No program of this island is correct yet"));
 	free_bodies(b, nb);
-	free(rows.c);
-	cuco_store_close(st);
-	llm_server_stop(&s);
-	run_env_free(&r);
-	for (int k = 0; k < 4; k++)
-		free(texts[k]);
-	free(script);
-	free(out);
+	e2e_end(&tc);
 }
 
 int main(int argc, char **argv)

@@ -184,4 +184,88 @@ static inline cuco_store *open_run(const run_env *r, run_rows *rows)
 	return st;
 }
 
+/* The LLM children (llm-full, llm-diff, llm-cross) of a run, in id order. */
+static inline int llm_children(const run_rows *r, const cuco_candidate **out, int max)
+{
+	int n = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		cuco_origin o = r->c[i].origin;
+		if (o == CUCO_ORIGIN_LLM_FULL || o == CUCO_ORIGIN_LLM_DIFF || o == CUCO_ORIGIN_LLM_CROSS) {
+			if (n < max)
+				out[n] = &r->c[i];
+			n++;
+		}
+	}
+	return n;
+}
+
+/* One end-to-end case: a scripted server (when it has replies), a scratch
+ * run directory with its config, and what the last run left. */
+typedef struct e2e {
+	llm_server s;
+	bool served;
+	run_env r;
+	char **texts;           /* the replies, freed at the end */
+	int ntexts;
+	char *script;
+	char *out;              /* the last run's output */
+	run_rows rows;          /* and its candidates */
+	cuco_store *st;
+} e2e;
+
+/* Serve texts[n] (taken over; n == 0: no server, no model in the config)
+ * and write the config: the model, then `config`. */
+static inline void e2e_begin(e2e *t, char **texts, int n, const char *config)
+{
+	memset(t, 0, sizeof *t);
+	t->texts = texts;
+	t->ntexts = n;
+	if (n > 0) {
+		t->script = script_of((const char *const *)texts, n);
+		assert_int_equal(llm_server_start(&t->s, t->script), 0);
+		t->served = true;
+	}
+	run_env_new(&t->r);
+	run_env_config(&t->r, t->served ? &t->s : NULL, config);
+}
+
+/* `cuco run` (see run_cuco); a failed run fails the test with its output.
+ * Then the store is open and its candidates read. */
+static inline void e2e_run(e2e *t, const char *workload, const char *const *args)
+{
+	if (t->st) {
+		cuco_store_close(t->st);
+		t->st = NULL;
+	}
+	free(t->rows.c);
+	free(t->out);
+	int rc = run_cuco(&t->r, workload, args);
+	t->out = slurp(t->r.out);
+	if (rc != 0)
+		fail_msg("cuco run exited %d:\n%s", rc, t->out);
+	t->st = open_run(&t->r, &t->rows);
+}
+
+/* The run's log file, which the test frees. */
+static inline char *e2e_log(const e2e *t)
+{
+	char path[300];
+	snprintf(path, sizeof path, "%s/cuco.log", t->r.run);
+	return slurp(path);
+}
+
+static inline void e2e_end(e2e *t)
+{
+	if (t->st)
+		cuco_store_close(t->st);
+	if (t->served)
+		llm_server_stop(&t->s);
+	run_env_free(&t->r);
+	for (int i = 0; i < t->ntexts; i++)
+		free(t->texts[i]);
+	free(t->script);
+	free(t->out);
+	free(t->rows.c);
+}
+
 #endif

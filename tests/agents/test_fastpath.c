@@ -70,19 +70,11 @@ static void test_stage_cap(void **state)
 	(void)state;
 	char *texts[3] = { full("int main(void) { return broken; }\n"),
 		full("int main(void) { return still_broken; }\n"), island_edit() };
-	char *script = script_of((const char *const *)texts, 3);
-	llm_server s;
-	assert_int_equal(llm_server_start(&s, script), 0);
-	run_env r;
-	run_env_new(&r);
-	run_env_config(&r, &s, "[fastpath]\nstage_a_max = 2\n");
+	e2e t;
+	e2e_begin(&t, texts, 3, "[fastpath]\nstage_a_max = 2\n");
 	const char *args[] = { "--strategy", "evolve", "--budget", "3", NULL };
-	int rc = run_cuco(&r, toy, args);
-	char *out = slurp(r.out);
-	if (rc != 0)
-		fail_msg("cuco run exited %d:\n%s", rc, out);
-	run_rows rows;
-	cuco_store *st = open_run(&r, &rows);
+	e2e_run(&t, toy, args);
+	const run_rows rows = t.rows;
 	const cuco_candidate *a1 = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 0);
 	const cuco_candidate *a2 = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 1);
 	const cuco_candidate *seed = nth_origin(&rows, CUCO_ORIGIN_SEED, 0);
@@ -94,35 +86,24 @@ static void test_stage_cap(void **state)
 	assert_int_equal(a2->parents[0], a1->id);  /* the second attempt edits the first */
 	/* The islands went on from the shipped seed. */
 	const cuco_candidate *child = NULL;
-	for (size_t i = 0; i < rows.n; i++)
-		if (rows.c[i].origin == CUCO_ORIGIN_LLM_FULL || rows.c[i].origin == CUCO_ORIGIN_LLM_DIFF ||
-				rows.c[i].origin == CUCO_ORIGIN_LLM_CROSS)
-			child = &rows.c[i];
-	assert_non_null(child);
+	assert_int_equal(llm_children(&rows, &child, 1), 1);
 	assert_int_equal(child->parents[0], seed->id);
 	assert_int_equal(child->status, CUCO_STATUS_DONE);
 	fp_event ev;
 	cuco_err err = { 0 };
-	assert_int_equal(cuco_store_read(st, fp_txn, &ev, &err), CUCO_OK);
+	assert_int_equal(cuco_store_read(t.st, fp_txn, &ev, &err), CUCO_OK);
 	assert_int_equal(ev.n, 1);
 	assert_non_null(strstr(ev.text, "stage A failed 2 times"));
 	assert_non_null(strstr(ev.text, "the workload's shipped seed is used"));
 	/* The second request carried the first attempt's compile error. */
 	int nb = 0;
-	cJSON **b = server_bodies(&s, &nb);
+	cJSON **b = server_bodies(&t.s, &nb);
 	assert_int_equal(nb, 3);
 	const char *second = body_message(b[1], "user");
 	assert_non_null(strstr(second, "Attempt 1 of stage A failed: compile stage"));
 	assert_non_null(strstr(second, "broken"));
 	free_bodies(b, nb);
-	free(rows.c);
-	cuco_store_close(st);
-	llm_server_stop(&s);
-	run_env_free(&r);
-	for (int i = 0; i < 3; i++)
-		free(texts[i]);
-	free(script);
-	free(out);
+	e2e_end(&t);
 }
 
 static void test_markers_required(void **state)
@@ -142,19 +123,11 @@ static void test_markers_required(void **state)
 	cuco_buf_append(&marked, open + 2, (size_t)(close - (open + 2)));
 	cuco_buf_puts(&marked, "\t/* EVOLVE-BLOCK-END */\n}\n");
 	char *texts[3] = { full(seed_text), full(seed_text), full(marked.data) };
-	char *script = script_of((const char *const *)texts, 3);
-	llm_server s;
-	assert_int_equal(llm_server_start(&s, script), 0);
-	run_env r;
-	run_env_new(&r);
-	run_env_config(&r, &s, "");
+	e2e t;
+	e2e_begin(&t, texts, 3, "");
 	const char *args[] = { "--strategy", "evolve", "--budget", "2", NULL };
-	int rc = run_cuco(&r, toy, args);
-	char *out = slurp(r.out);
-	if (rc != 0)
-		fail_msg("cuco run exited %d:\n%s", rc, out);
-	run_rows rows;
-	cuco_store *st = open_run(&r, &rows);
+	e2e_run(&t, toy, args);
+	const run_rows rows = t.rows;
 	const cuco_candidate *a = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 0);
 	const cuco_candidate *b = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 1);
 	assert_non_null(a);
@@ -166,25 +139,18 @@ static void test_markers_required(void **state)
 	assert_non_null(strstr(b->note, "fast path stage B 2/10"));  /* the refusal counted */
 	fp_event ev;
 	cuco_err err = { 0 };
-	assert_int_equal(cuco_store_read(st, fp_txn, &ev, &err), CUCO_OK);
+	assert_int_equal(cuco_store_read(t.st, fp_txn, &ev, &err), CUCO_OK);
 	char want[64];
 	snprintf(want, sizeof want, "device-initiated seed #%llu after 1 + 2 attempts",
 		(unsigned long long)b->id);
 	assert_non_null(strstr(ev.text, want));
 	int nb = 0;
-	cJSON **body = server_bodies(&s, &nb);
+	cJSON **body = server_bodies(&t.s, &nb);
 	assert_int_equal(nb, 3);
 	assert_non_null(strstr(body_message(body[2], "user"),
 		"the program has no EVOLVE-BLOCK-START / EVOLVE-BLOCK-END markers"));
 	free_bodies(body, nb);
-	free(rows.c);
-	cuco_store_close(st);
-	llm_server_stop(&s);
-	run_env_free(&r);
-	for (int i = 0; i < 3; i++)
-		free(texts[i]);
-	free(script);
-	free(out);
+	e2e_end(&t);
 	free(seed_text);
 	cuco_buf_free(&marked);
 }
