@@ -459,6 +459,44 @@ static void test_fix_mode(void **state)
 	e2e_end(&tc);
 }
 
+/* A pinned candidate is always an eligible parent, whatever its island:
+ * with island 0's own members rejected, island 0's next parent can only
+ * be island 1's pinned child. */
+static void test_pinned_parent(void **state)
+{
+	(void)state;
+	const char anchor[] = "int main(int argc, char **argv)\n{\n";
+	char *texts[3];
+	for (int k = 0; k < 3; k++)
+		texts[k] = variant_reply(toy_directive, anchor, k + 1);
+	e2e tc;
+	e2e_begin(&tc, texts, 3, "[evolve]\nfastpath = false\n");
+	const char *first[] = { "--strategy", "evolve", "--budget", "2", NULL };
+	e2e_run(&tc, toy, first);
+	const cuco_candidate *kids[2];
+	assert_int_equal(llm_children(&tc.rows, kids, 2), 2);
+	assert_int_equal(kids[0]->island, 0);
+	assert_int_equal(kids[1]->island, 1);
+	uint64_t x = kids[0]->id, y = kids[1]->id, seed = 0;
+	for (size_t i = 0; i < tc.rows.n; i++)
+		if (tc.rows.c[i].origin == CUCO_ORIGIN_SEED)
+			seed = tc.rows.c[i].id;
+	const char *bin = getenv("CUCO_BIN");
+	char cmd[1200];
+	snprintf(cmd, sizeof cmd, "'%s' reject --run '%s' %llu >/dev/null && '%s' reject --run '%s' "
+		"%llu >/dev/null && '%s' pin --run '%s' %llu >/dev/null", bin, tc.r.run,
+		(unsigned long long)seed, bin, tc.r.run, (unsigned long long)x, bin, tc.r.run,
+		(unsigned long long)y);
+	assert_int_equal(system(cmd), 0);
+	const char *second[] = { "--strategy", "evolve", "--budget", "3", NULL };
+	e2e_run(&tc, toy, second);
+	const cuco_candidate *all[3];
+	assert_int_equal(llm_children(&tc.rows, all, 3), 3);
+	assert_int_equal(all[2]->island, 0);
+	assert_int_equal(all[2]->parents[0], y);
+	e2e_end(&tc);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -476,6 +514,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_resume_hint_reject),
 		cmocka_unit_test(test_llm_budget),
 		cmocka_unit_test(test_fix_mode),
+		cmocka_unit_test(test_pinned_parent),
 		cmocka_unit_test(test_fastpath_then_islands),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
