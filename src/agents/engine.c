@@ -1166,6 +1166,11 @@ static void rebench_top(cuco_engine *e)
 		int rounds = n < want ? RETIME_ROUNDS : 1;
 		if (!paired_retime(e, a.best.id, rounds, &fresh, &pairs[n]))
 			goto out;
+		/* One round may only bring a score down: one that would lead
+		 * gets the full rounds, like the first N. */
+		if (rounds < RETIME_ROUNDS && get_candidate(e, a.best.id, &c, &err) == CUCO_OK &&
+				c.score > top && !paired_retime(e, a.best.id, RETIME_ROUNDS, &fresh, &pairs[n]))
+			goto out;
 		done[n++] = last = a.best.id;
 		if (get_candidate(e, last, &c, &err) == CUCO_OK && c.score > top)
 			top = c.score;
