@@ -999,7 +999,7 @@ static void poll_commands(cuco_engine *e)
 /* ---- the driver ------------------------------------------------------------------ */
 
 #define REBENCH_MAX 64
-#define RETIME_ROUNDS 3  /* paired (baseline, candidate) rounds per re-timing */
+#define RETIME_ROUNDS 5  /* paired (baseline, candidate) rounds per re-timing */
 
 typedef struct top_arg {
 	const uint64_t *skip;   /* already re-timed in this pass */

@@ -43,7 +43,12 @@ struct cuco_evaluator {
 	char work_root[PATH_MAX], cache_root[PATH_MAX];
 	char src_name[32];
 	eval_limits limits;
-	pthread_mutex_t device_lock;  /* run and bench stages, one at a time */
+	/* Run and bench stages hold it exclusively, one at a time. When the
+	 * CPU itself is the device (MPI ranks on a machine with no core to
+	 * spare), compiles hold it shared: they still run side by side, but
+	 * never while a benchmark is timing. */
+	pthread_rwlock_t device_lock;
+	bool cpu_is_device;
 	pthread_mutex_t jobs_lock;
 	pthread_cond_t jobs_cond;
 	int jobs_free;                /* compile slots left */
@@ -153,10 +158,17 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		.max_procs = cfg->max_procs > 0 ? cfg->max_procs : DEFAULT_MAX_PROCS,
 		.log_cap = LOG_CAP,
 	};
-	pthread_mutex_init(&ev->device_lock, NULL);
+	pthread_rwlockattr_t rwa;
+	pthread_rwlockattr_init(&rwa);
+	/* A benchmark waiting must not starve behind a stream of compiles. */
+	pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&ev->device_lock, &rwa);
+	pthread_rwlockattr_destroy(&rwa);
 	pthread_mutex_init(&ev->jobs_lock, NULL);
 	pthread_cond_init(&ev->jobs_cond, NULL);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	ev->cpu_is_device = wl->family == CUCO_FAMILY_CPU_MPI && cfg->runner == CUCO_RUNNER_LOCAL
+		&& ncpu <= wl->ranks;
 	ev->jobs_free = cfg->jobs > 0 ? cfg->jobs : (int)(ncpu > 0 ? ncpu : 1);
 	probe_compiler(ev);
 	find_launcher(ev);
@@ -169,7 +181,7 @@ void cuco_evaluator_free(cuco_evaluator *ev)
 {
 	if (!ev)
 		return;
-	pthread_mutex_destroy(&ev->device_lock);
+	pthread_rwlock_destroy(&ev->device_lock);
 	pthread_mutex_destroy(&ev->jobs_lock);
 	pthread_cond_destroy(&ev->jobs_cond);
 	free(ev);
@@ -341,7 +353,11 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	lim.wall_s = ev->wl.limit_compile_s * (ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1);
 	eval_stage st;
 	take_job_slot(ev);
+	if (ev->cpu_is_device)
+		pthread_rwlock_rdlock(&ev->device_lock);
 	rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
+	if (ev->cpu_is_device)
+		pthread_rwlock_unlock(&ev->device_lock);
 	give_job_slot(ev);
 	cuco_buf_free(&cmd);
 	if (rc != CUCO_OK)
@@ -397,9 +413,9 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	lim.wall_s = limit_s + (ssh ? SSH_TRANSFER_S : 0);
 	int rc = eval_parse_init(p, &ev->wl, err);
 	if (rc == CUCO_OK) {
-		pthread_mutex_lock(&ev->device_lock);
+		pthread_rwlock_wrlock(&ev->device_lock);
 		rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
-		pthread_mutex_unlock(&ev->device_lock);
+		pthread_rwlock_unlock(&ev->device_lock);
 		eval_parse_finish(p, o);
 		if (rc == CUCO_OK && st->cancelled)
 			rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
