@@ -139,6 +139,13 @@ struct cuco_engine_config {
 	int rebench_top;        /* re-time the best N at the end (3) */
 	FILE *progress;         /* one line per evaluated candidate; NULL = none */
 	cuco_eval_config eval;  /* run_dir, size and jobs are filled from above */
+	/* LLM strategies: `--llm PROVIDER:MODEL[@URL][*WEIGHT]` specs replacing
+	 * the config file's models (cuco_llm_use_specs), and the run's model
+	 * budgets; 0 = none. The specs must outlive the engine. */
+	int nllm_specs;
+	char *const *llm_specs;
+	double max_cost_usd;
+	int64_t max_tokens;
 };
 
 void cuco_engine_config_init(cuco_engine_config *cfg);

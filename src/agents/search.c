@@ -250,6 +250,16 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 		if (rc != CUCO_OK && rc != CUCO_ENOTFOUND)
 			return rc;
 	}
+	const cuco_engine_config *ec = env->cfg;
+	if (ec->nllm_specs > 0) {
+		int rc = cuco_llm_use_specs(&s->cfg, ec->llm_specs, ec->nllm_specs, err);
+		if (rc != CUCO_OK)
+			return rc;
+	}
+	if (ec->max_cost_usd > 0)
+		s->cfg.budget_usd = ec->max_cost_usd;
+	if (ec->max_tokens > 0)
+		s->cfg.budget_tokens = ec->max_tokens;
 	if (s->cfg.nmodels == 0)
 		return CUCO_OK;
 	cuco_bandit_init(&s->bandit, &s->cfg);

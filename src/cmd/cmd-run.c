@@ -37,6 +37,11 @@ static const char run_options[] =
 	"  --seed N           seed of the strategy's RNG (default 1)\n"
 	"  --baseline-every K re-measure the baseline every K benchmarks (default 8)\n"
 	"  --rebench N        re-time the best N at the end (default 3)\n"
+	"  --llm SPEC         a model, PROVIDER:MODEL[@URL][*WEIGHT] (repeatable; replaces the\n"
+	"                     config file's models; PROVIDER: openai, anthropic, vllm, sglang,\n"
+	"                     llamacpp, ollama, openrouter); implies --strategy evolve\n"
+	"  --max-cost USD     end the run cleanly once the models have cost this much\n"
+	"  --max-tokens N     end the run cleanly once the models have used this many tokens\n"
 	"  --headless         no screen: one line per evaluated candidate, then a summary\n"
 	"\nSIGINT/SIGTERM stop the search after the evaluations in flight; so does SIGHUP\n"
 	"unless cuco was started with it ignored (nohup cuco run ... &).\n";
@@ -229,7 +234,18 @@ static bool parse_long(const char *text, long min, long max, long *out)
 }
 
 enum { OPT_RUN = 256, OPT_STRATEGY, OPT_TUNER, OPT_BUDGET, OPT_MINUTES, OPT_SIZE, OPT_JOBS,
-	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS };
+	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS, OPT_LLM, OPT_MAX_COST, OPT_MAX_TOKENS };
+
+#define MAX_LLM_SPECS CUCO_MAX_MODELS
+
+/* Check one --llm spec now, so a typo is a usage error before any work. */
+static bool llm_spec_ok(char *spec, cuco_err *err)
+{
+	cuco_llm_config scratch;
+	cuco_llm_config_defaults(&scratch);
+	char *one[1] = { spec };
+	return cuco_llm_use_specs(&scratch, one, 1, err) == CUCO_OK;
+}
 
 static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, const char **run,
 	bool *headless)
@@ -246,12 +262,17 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 		{ "baseline-every", required_argument, NULL, OPT_BASELINE_EVERY },
 		{ "rebench", required_argument, NULL, OPT_REBENCH },
 		{ "headless", no_argument, NULL, OPT_HEADLESS },
+		{ "llm", required_argument, NULL, OPT_LLM },
+		{ "max-cost", required_argument, NULL, OPT_MAX_COST },
+		{ "max-tokens", required_argument, NULL, OPT_MAX_TOKENS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool budget_given = false;
+	static char *specs[MAX_LLM_SPECS];
+	bool budget_given = false, strategy_given = false;
 	long v;
 	int opt;
+	cuco_err err = { 0 };
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -260,6 +281,27 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 			if (!cuco_strlcpy(cfg->strategy, optarg, sizeof cfg->strategy) ||
 					!cuco_strategy_find(optarg))
 				return cmd_usage_error(&cmd_run, "--strategy %s: unknown strategy", optarg);
+			strategy_given = true;
+			break;
+		case OPT_LLM:
+			if (cfg->nllm_specs == MAX_LLM_SPECS)
+				return cmd_usage_error(&cmd_run, "--llm: at most %d models", MAX_LLM_SPECS);
+			if (!llm_spec_ok(optarg, &err))
+				return cmd_usage_error(&cmd_run, "%s", err.msg);
+			specs[cfg->nllm_specs++] = optarg;
+			cfg->llm_specs = specs;
+			break;
+		case OPT_MAX_COST: {
+			char *end = NULL;
+			cfg->max_cost_usd = strtod(optarg, &end);
+			if (!*optarg || *end || !(cfg->max_cost_usd > 0))
+				return cmd_usage_error(&cmd_run, "--max-cost %s: not a positive amount", optarg);
+			break;
+		}
+		case OPT_MAX_TOKENS:
+			if (!parse_long(optarg, 1, LONG_MAX, &v))
+				return cmd_usage_error(&cmd_run, "--max-tokens %s: not a positive count", optarg);
+			cfg->max_tokens = v;
 			break;
 		case OPT_TUNER: {
 			cuco_tuner_algo algo;
@@ -315,6 +357,8 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 	}
 	if (!budget_given && cfg->minutes <= 0)
 		cfg->budget = DEFAULT_BUDGET;
+	if (cfg->nllm_specs > 0 && !strategy_given)
+		cuco_strlcpy(cfg->strategy, "evolve", sizeof cfg->strategy);
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_run, "expected one WORKLOAD");
 	return CUCO_OK;

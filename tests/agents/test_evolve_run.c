@@ -426,6 +426,32 @@ static void test_llm_budget(void **state)
 	cuco_buf_free(&b);
 }
 
+/* The model and its budget from the command line alone: `--llm` replaces
+ * the config file's models (there are none here), implies the evolve
+ * strategy, and `--max-tokens` ends the run cleanly like budget_tokens. */
+static void test_llm_flags(void **state)
+{
+	(void)state;
+	const char anchor[] = "int main(int argc, char **argv)\n{\n";
+	char *texts[6];
+	for (int k = 0; k < 6; k++)
+		texts[k] = variant_reply(toy_directive, anchor, k + 1);
+	e2e tc;
+	e2e_begin(&tc, texts, 6, "");
+	run_env_config(&tc.r, NULL, "retries = 0\n[evolve]\nfastpath = false\n");
+	char spec[160];
+	snprintf(spec, sizeof spec, "vllm:test@%s", tc.s.url);
+	const char *args[] = { "--llm", spec, "--max-tokens", "2500", "--budget", "6", NULL };
+	e2e_run(&tc, toy, args);
+	const cuco_candidate *kids[6];
+	assert_int_equal(llm_children(&tc.rows, kids, 6), 3);
+	assert_string_equal(kids[0]->model, "test");
+	char *logtext = e2e_log(&tc);
+	assert_non_null(strstr(logtext, "the model budget is spent"));
+	free(logtext);
+	e2e_end(&tc);
+}
+
 /* An island whose members all failed is in fix mode: its next parent is
  * a failed member and the model is asked to fix it. */
 static void test_fix_mode(void **state)
@@ -513,6 +539,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_no_model),
 		cmocka_unit_test(test_resume_hint_reject),
 		cmocka_unit_test(test_llm_budget),
+		cmocka_unit_test(test_llm_flags),
 		cmocka_unit_test(test_fix_mode),
 		cmocka_unit_test(test_pinned_parent),
 		cmocka_unit_test(test_fastpath_then_islands),
