@@ -69,6 +69,9 @@ int cuco_read_file(const char *path, size_t max, char **out, size_t *len, cuco_e
 /* Write through a temporary file and rename(2), so readers never see half. */
 int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *err);
 int cuco_mkdir_p(const char *path, cuco_err *err);
+/* Strip leading and trailing whitespace in place; returns the new start.
+ * The `key = value` readers (config, search knobs, themes) share it. */
+char *cuco_trim(char *s);
 /* Copy src to dst with strlen(dst) < size always; returns false if cut. */
 bool cuco_strlcpy(char *dst, const char *src, size_t size);
 

@@ -1,6 +1,7 @@
 /* util.c — errors, time, buffers, files. */
 #include "core.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -76,6 +77,16 @@ char *cuco_xstrdup(const char *s)
 	char *p = cuco_xmalloc(n);
 	memcpy(p, s, n);
 	return p;
+}
+
+char *cuco_trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
 }
 
 bool cuco_strlcpy(char *dst, const char *src, size_t size)

@@ -212,6 +212,7 @@ typedef struct cuco_llm_config {
 	int patch_attempts;          /* replies per edit, errors answered in the same chat */
 	double budget_usd;           /* spend at most this over the client's life; 0 = no limit */
 	int64_t budget_tokens;       /* prompt + completion tokens at most; 0 = no limit */
+	char theme[64];              /* [screen] theme = NAME; "" = not set */
 } cuco_llm_config;
 
 void cuco_llm_config_defaults(cuco_llm_config *cfg);

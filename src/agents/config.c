@@ -114,16 +114,6 @@ int cuco_model_pick_weighted(const cuco_llm_config *cfg, double u)
 
 /* ---- the file ---------------------------------------------------------- */
 
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	char *e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 static bool to_double(const char *v, double min, double *out)
 {
 	char *end;
@@ -251,24 +241,29 @@ static int global_key(cuco_llm_config *c, const char *k, const char *v, const wh
 
 /* Which part of the file a line is in: the top (client settings), a
  * [model NAME], or a section the search reads (cuco_search_config_load). */
-enum part { PART_TOP, PART_MODEL, PART_SEARCH };
+enum part { PART_TOP, PART_MODEL, PART_SEARCH, PART_SCREEN };
 
-/* A section line: `[model NAME]` opens a model; [evolve], [beam] and
+/* A section line: `[model NAME]` opens a model, [screen] holds the
+ * theme; [evolve], [beam] and
  * [fastpath] belong to the search and are skipped here. */
 static int section(cuco_llm_config *c, char *s, enum part *part, const where *w, cuco_err *err)
 {
 	char *close = strchr(s, ']');
-	if (!close || trim(close + 1)[0])
+	if (!close || cuco_trim(close + 1)[0])
 		return bad(err, w, "a section line is [NAME] or [model NAME]");
 	*close = '\0';
-	char *body = trim(s + 1);
+	char *body = cuco_trim(s + 1);
+	if (strcmp(body, "screen") == 0) {
+		*part = PART_SCREEN;
+		return CUCO_OK;
+	}
 	*part = PART_SEARCH;
 	if (strcmp(body, "evolve") == 0 || strcmp(body, "beam") == 0 || strcmp(body, "fastpath") == 0)
 		return CUCO_OK;
 	if (strncmp(body, "model", 5) != 0 || !isspace((unsigned char)body[5]))
-		return bad(err, w, "unknown section ([model NAME], [evolve], [beam], [fastpath])");
+		return bad(err, w, "unknown section ([model NAME], [evolve], [beam], [fastpath], [screen])");
 	*part = PART_MODEL;
-	char *name = trim(body + 5);
+	char *name = cuco_trim(body + 5);
 	if (!*name)
 		return bad(err, w, "[model NAME] needs a NAME");
 	for (int i = 0; i < c->nmodels; i++)
@@ -319,7 +314,7 @@ int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err)
 		char *hash = strchr(line, '#');
 		if (hash)
 			*hash = '\0';
-		char *s = trim(line);
+		char *s = cuco_trim(line);
 		if (!*s)
 			continue;
 		if (*s == '[') {
@@ -341,10 +336,14 @@ int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err)
 			continue;
 		}
 		*eq = '\0';
-		char *k = trim(s), *v = trim(eq + 1);
+		char *k = cuco_trim(s), *v = cuco_trim(eq + 1);
 		w.key = k;
-		rc = part == PART_MODEL ? model_key(&cfg->models[cfg->nmodels - 1], &ss, k, v, &w, err)
-			: global_key(cfg, k, v, &w, err);
+		if (part == PART_SCREEN)
+			rc = strcmp(k, "theme") == 0 ? set_string(cfg->theme, sizeof cfg->theme, v, &w, err)
+				: bad(err, &w, "unknown key in [screen] (theme)");
+		else
+			rc = part == PART_MODEL ? model_key(&cfg->models[cfg->nmodels - 1], &ss, k, v, &w, err)
+				: global_key(cfg, k, v, &w, err);
 	}
 	if (rc == CUCO_OK && part == PART_MODEL)
 		rc = end_model(&cfg->models[cfg->nmodels - 1], &ss, path, err);

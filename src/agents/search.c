@@ -177,16 +177,6 @@ int cuco_search_config_set(cuco_search_config *c, const char *key, const char *v
 	return cuco_errf(err, CUCO_EDATA, "%s: unknown knob", key);
 }
 
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	char *e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *err)
 {
 	char *text;
@@ -203,9 +193,9 @@ int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *e
 		char *hash = strchr(s, '#');
 		if (hash)
 			*hash = '\0';
-		s = trim(s);
+		s = cuco_trim(s);
 		if (*s == '[') {
-			char *body = trim(s + 1);
+			char *body = cuco_trim(s + 1);
 			size_t n = strcspn(body, "] \t");
 			section[0] = '\0';
 			if (n < sizeof section && body[n] == ']' &&
@@ -224,9 +214,9 @@ int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *e
 		}
 		*eq = '\0';
 		char key[96];
-		snprintf(key, sizeof key, "%s.%s", section, trim(s));
+		snprintf(key, sizeof key, "%s.%s", section, cuco_trim(s));
 		cuco_err e2;
-		if ((rc = cuco_search_config_set(c, key, trim(eq + 1), &e2)) != CUCO_OK)
+		if ((rc = cuco_search_config_set(c, key, cuco_trim(eq + 1), &e2)) != CUCO_OK)
 			cuco_errf(err, rc, "%s:%d: %s", path, line, e2.msg);
 	}
 	free(text);

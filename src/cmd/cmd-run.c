@@ -137,7 +137,9 @@ static void run_screen(cuco_engine *e, cuco_store *st)
 {
 	char author[32];
 	cmd_author(author, sizeof author);
-	cuco_tui_options o = { .theme = getenv("CUCO_THEME"), .in_process = true, .author = author };
+	char theme_buf[64];
+	cuco_tui_options o = { .theme = cmd_default_theme(theme_buf, sizeof theme_buf), .in_process = true,
+		.author = author };
 	bool stop = false;
 	cuco_err err = { 0 };
 	if (cuco_tui_run(st, cuco_engine_wake_fd(e), &o, &stop, &err) != CUCO_OK) {

@@ -11,7 +11,8 @@
 static const char tui_options[] =
 	"  --run DIR        the run directory (default $CUCO_RUN, else runs/latest)\n"
 	"  --theme NAME     dark (default), light, monochrome, high-contrast, or a\n"
-	"                   path to a .theme file (default $CUCO_THEME)\n"
+	"                   path to a .theme file (default $CUCO_THEME, else the config's\n"
+	"                   [screen] theme)\n"
 	"  --no-color       attributes only (also when $NO_COLOR is set)\n"
 	"  --ascii          ASCII lines and glyphs instead of UTF-8\n";
 
@@ -24,7 +25,9 @@ static int tui_exec(int argc, char **argv)
 	};
 	char author[32];
 	cmd_author(author, sizeof author);
-	cuco_tui_options o = { .theme = getenv("CUCO_THEME"), .author = author };
+	char theme_buf[64];
+	cuco_tui_options o = { .theme = cmd_default_theme(theme_buf, sizeof theme_buf),
+		.author = author };
 	const char *run = NULL;
 	int opt;
 	optind = 1;

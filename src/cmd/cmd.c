@@ -1,6 +1,8 @@
 /* cmd.c — the command table and the helpers every command shares. */
 #include "cmd/cmd.h"
 
+#include "agents/agents.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +141,27 @@ int cmd_resolve_id(cuco_store *st, const char *text, uint64_t *id)
 	}
 	*id = v;
 	return CUCO_OK;
+}
+
+const char *cmd_default_theme(char *buf, size_t size)
+{
+	const char *env = getenv("CUCO_THEME");
+	if (env && *env)
+		return env;
+	char path[1024];
+	cuco_llm_config *cfg = cuco_xmalloc(sizeof *cfg);
+	cuco_llm_config_defaults(cfg);
+	const char *theme = NULL;
+	cuco_err err;
+	/* A config that does not load is reported by the commands that need
+	 * it; the screen then opens in its default theme. */
+	if (cuco_llm_config_path(path, sizeof path) && cuco_llm_config_load(path, cfg, &err) == CUCO_OK &&
+	    cfg->theme[0]) {
+		cuco_strlcpy(buf, cfg->theme, size);
+		theme = buf;
+	}
+	free(cfg);
+	return theme;
 }
 
 void cmd_author(char *buf, size_t size)

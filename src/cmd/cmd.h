@@ -30,6 +30,9 @@ const char *cmd_run_dir(const char *opt);
 int cmd_open_store(const char *run_dir, unsigned flags, cuco_store **st);
 /* Parse a candidate id, or "best"/"baseline" resolved against the store. */
 int cmd_resolve_id(cuco_store *st, const char *text, uint64_t *id);
+/* The screen's theme when --theme is not given: $CUCO_THEME, else the
+ * config file's [screen] theme, else NULL (the built-in dark). */
+const char *cmd_default_theme(char *buf, size_t size);
 /* Author of a human action: $USER@hostname. */
 void cmd_author(char *buf, size_t size);
 

@@ -114,29 +114,19 @@ void tui_theme_mono(tui_theme *t)
 		tui_style_parse(element_mono[i], &t->el[i], NULL);
 }
 
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	char *e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 static int parse_line(tui_theme *t, char *line, const char *where, int lineno, cuco_err *err)
 {
 	char *hash = strchr(line, '#');
 	if (hash)
 		*hash = '\0';
-	line = trim(line);
+	line = cuco_trim(line);
 	if (!*line)
 		return CUCO_OK;
 	char *eq = strchr(line, '=');
 	if (!eq)
 		return cuco_errf(err, CUCO_EDATA, "%s:%d: expected 'element = colour'", where, lineno);
 	*eq = '\0';
-	char *key = trim(line), *value = trim(eq + 1);
+	char *key = cuco_trim(line), *value = cuco_trim(eq + 1);
 	if (strcmp(key, "name") == 0) {
 		cuco_strlcpy(t->name, value, sizeof t->name);
 		return CUCO_OK;
