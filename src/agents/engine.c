@@ -82,8 +82,8 @@ struct cuco_engine {
 	cuco_eval_result baseline_res;  /* and its whole measurement */
 	uint64_t best_id;
 	double best_score;
-	uint64_t *todo;         /* stored candidates to evaluate before proposing */
-	size_t ntodo, todo_cap;
+	uint64_t *backlog;         /* stored candidates to evaluate before proposing */
+	size_t nbacklog, backlog_cap;
 	double deadline;        /* cuco_mono() limit; 0 = none */
 	const char *end_reason;
 	int rc;                 /* what ended the run, with err */
@@ -696,10 +696,10 @@ static bool next_job(cuco_engine *e, job *j)
 			j->kind = JOB_BASELINE;
 			return true;
 		}
-		if (e->ntodo > 0) {
+		if (e->nbacklog > 0) {
 			j->kind = JOB_STORED;
-			j->id = e->todo[0];
-			memmove(e->todo, e->todo + 1, --e->ntodo * sizeof *e->todo);
+			j->id = e->backlog[0];
+			memmove(e->backlog, e->backlog + 1, --e->nbacklog * sizeof *e->backlog);
 			return true;
 		}
 		if (e->exhausted || !budget_left(e)) {
@@ -974,11 +974,11 @@ static void apply_command(cuco_engine *e, const cuco_command *cmd)
 			e->end_reason = "stopped";
 	}
 	if (cmd->kind == CUCO_CMD_EDIT) {
-		if (e->ntodo == e->todo_cap) {
-			e->todo_cap = e->todo_cap ? 2 * e->todo_cap : 8;
-			e->todo = cuco_xrealloc(e->todo, e->todo_cap * sizeof *e->todo);
+		if (e->nbacklog == e->backlog_cap) {
+			e->backlog_cap = e->backlog_cap ? 2 * e->backlog_cap : 8;
+			e->backlog = cuco_xrealloc(e->backlog, e->backlog_cap * sizeof *e->backlog);
 		}
-		e->todo[e->ntodo++] = a.c.id;
+		e->backlog[e->nbacklog++] = a.c.id;
 	}
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
@@ -1252,8 +1252,8 @@ typedef struct setup_arg {
 	char baseline_hash[CUCO_HASH_LEN + 1];
 	uint64_t baseline_id, seed_id;
 	int proposed;
-	uint64_t *todo;
-	size_t ntodo;
+	uint64_t *backlog;
+	size_t nbacklog;
 	bool resumed;
 } setup_arg;
 
@@ -1269,8 +1269,8 @@ static int setup_scan(const cuco_candidate *c, void *arg)
 	/* Left unfinished by a session that was killed: evaluate it again. */
 	if (c->status < CUCO_STATUS_DONE && c->origin != CUCO_ORIGIN_BASELINE &&
 			c->origin != CUCO_ORIGIN_SEED) {
-		a->todo = cuco_xrealloc(a->todo, (a->ntodo + 1) * sizeof *a->todo);
-		a->todo[a->ntodo++] = c->id;
+		a->backlog = cuco_xrealloc(a->backlog, (a->nbacklog + 1) * sizeof *a->backlog);
+		a->backlog[a->nbacklog++] = c->id;
 	}
 	return 0;
 }
@@ -1306,9 +1306,9 @@ static int setup_txn(cuco_txn *txn, void *arg)
 {
 	setup_arg *a = arg;
 	cuco_engine *e = a->e;
-	free(a->todo);
-	a->todo = NULL;
-	a->ntodo = 0;
+	free(a->backlog);
+	a->backlog = NULL;
+	a->nbacklog = 0;
 	a->proposed = 0;
 	a->baseline_id = a->seed_id = 0;
 	free(a->resumed_from);
@@ -1400,7 +1400,7 @@ static void engine_free(cuco_engine *e)
 	cuco_evaluator_free(e->ev);
 	free(e->baseline_src);
 	free(e->seed_src);
-	free(e->todo);
+	free(e->backlog);
 	for (int i = 0; i < 2; i++)
 		if (e->wake[i] >= 0)
 			close(e->wake[i]);
@@ -1437,8 +1437,8 @@ static int engine_setup(cuco_engine *e, cuco_err *err)
 	e->baseline_id = a.baseline_id;
 	e->seed_id = a.seed_id;
 	e->proposed = a.proposed;
-	e->todo = a.todo;
-	e->ntodo = e->todo_cap = a.ntodo;
+	e->backlog = a.backlog;
+	e->nbacklog = e->backlog_cap = a.nbacklog;
 	return rc;
 }
 

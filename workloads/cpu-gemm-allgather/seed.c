@@ -20,30 +20,11 @@
  * double-precision recomputation from the input formulas.
  */
 #include "kernels.h"
+#include "cuco_cpu_directive.h"
 
 #include <sched.h>
 #include <stdatomic.h>
 
-/* The seed's own point when built without directive defines. */
-#if !defined(CUCO_BACKEND_MSG) && !defined(CUCO_BACKEND_RMA) && !defined(CUCO_BACKEND_SHM)
-#define CUCO_BACKEND_MSG 1
-#endif
-#if !defined(CUCO_ISSUER_ONE) && !defined(CUCO_ISSUER_SEVERAL)
-#define CUCO_ISSUER_ONE 1
-#endif
-#if !defined(CUCO_PLACEMENT_AFTER) && !defined(CUCO_PLACEMENT_INTERLEAVE) && \
-	!defined(CUCO_PLACEMENT_PREFETCH)
-#define CUCO_PLACEMENT_AFTER 1
-#endif
-#if !defined(CUCO_SYNC_FENCE) && !defined(CUCO_SYNC_FLAG) && !defined(CUCO_SYNC_PSCW)
-#define CUCO_SYNC_FENCE 1
-#endif
-#ifndef CUCO_CHUNKS
-#define CUCO_CHUNKS 1
-#endif
-#if defined(CUCO_SYNC_PSCW) && !defined(CUCO_BACKEND_RMA)
-#error "sync=pscw is an RMA epoch: it needs backend=rma"
-#endif
 
 /* Where a rank's own rows live and how peers see them:
  * msg: a private buffer of all M rows; peers' rows arrive in it.
