@@ -144,6 +144,8 @@ struct cuco_engine_config {
 	 * budgets; 0 = none. The specs must outlive the engine. */
 	int nllm_specs;
 	char *const *llm_specs;
+	int ranks;              /* --ranks: run the workload on this many ranks
+	                           instead of its manifest's; 0 = the manifest's */
 	double max_cost_usd;
 	int64_t max_tokens;
 };

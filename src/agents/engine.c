@@ -1380,6 +1380,7 @@ static char *workload_json(const cuco_workload *wl, const char *size)
 	cJSON_AddStringToObject(o, "name", wl->name);
 	cJSON_AddStringToObject(o, "dir", wl->dir);
 	cJSON_AddStringToObject(o, "size", size[0] ? size : wl->default_size);
+	cJSON_AddNumberToObject(o, "ranks", wl->ranks);
 	char *s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return s;

@@ -42,6 +42,8 @@ static const char run_options[] =
 	"                     llamacpp, ollama, openrouter); implies --strategy evolve\n"
 	"  --max-cost USD     end the run cleanly once the models have cost this much\n"
 	"  --max-tokens N     end the run cleanly once the models have used this many tokens\n"
+	"  --ranks N          run on N ranks instead of the workload's own (default run\n"
+	"                     directory runs/WORKLOAD-Nranks), for scaling studies\n"
 	"  --headless         no screen: one line per evaluated candidate, then a summary\n"
 	"\nSIGINT/SIGTERM stop the search after the evaluations in flight; so does SIGHUP\n"
 	"unless cuco was started with it ignored (nohup cuco run ... &).\n";
@@ -236,7 +238,7 @@ static bool parse_long(const char *text, long min, long max, long *out)
 }
 
 enum { OPT_RUN = 256, OPT_STRATEGY, OPT_TUNER, OPT_BUDGET, OPT_MINUTES, OPT_SIZE, OPT_JOBS,
-	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS, OPT_LLM, OPT_MAX_COST, OPT_MAX_TOKENS };
+	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS, OPT_LLM, OPT_MAX_COST, OPT_MAX_TOKENS, OPT_RANKS };
 
 #define MAX_LLM_SPECS CUCO_MAX_MODELS
 
@@ -267,6 +269,7 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 		{ "llm", required_argument, NULL, OPT_LLM },
 		{ "max-cost", required_argument, NULL, OPT_MAX_COST },
 		{ "max-tokens", required_argument, NULL, OPT_MAX_TOKENS },
+		{ "ranks", required_argument, NULL, OPT_RANKS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -349,6 +352,11 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 				return cmd_usage_error(&cmd_run, "--rebench %s: not 0 to 64", optarg);
 			cfg->rebench_top = (int)v;
 			break;
+		case OPT_RANKS:
+			if (!parse_long(optarg, 1, 4096, &v))
+				return cmd_usage_error(&cmd_run, "--ranks %s: not 1 to 4096", optarg);
+			cfg->ranks = (int)v;
+			break;
 		case OPT_HEADLESS: *headless = true; break;
 		case 'h':
 			cmd_print_usage(&cmd_run, run_options);
@@ -398,17 +406,26 @@ static int run_exec(int argc, char **argv)
 		cuco_workload_free(wl);
 		return rc;
 	}
+	/* Another rank count is another experiment: its own default folder, so
+	 * a resume never mixes measurements taken at different scales. */
+	char name[96];
+	if (cfg.ranks && cfg.ranks != wl->ranks) {
+		snprintf(name, sizeof name, "%s-%dranks", wl->name, cfg.ranks);
+		wl->ranks = cfg.ranks;
+	} else {
+		snprintf(name, sizeof name, "%s", wl->name);
+	}
 	char dir[1024];
 	if (run)
 		cuco_strlcpy(dir, run, sizeof dir);
 	else
-		snprintf(dir, sizeof dir, "runs/%s", wl->name);
+		snprintf(dir, sizeof dir, "runs/%s", name);
 
 	cuco_store *st = NULL;
 	cuco_engine *e = NULL;
 	if ((rc = open_run(dir, &st, &err)) == CUCO_OK && (rc = catch_signals(&err)) == CUCO_OK) {
 		if (!run)
-			link_latest(wl->name);
+			link_latest(name);
 		/* In a terminal the screen runs here, on the main thread; the
 		 * engine's progress lines would only scribble over it. */
 		bool screen = !headless && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);

@@ -155,12 +155,51 @@ static void test_signal_and_stop(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+static int read_workload_meta(cuco_txn *txn, void *arg)
+{
+	return cuco_meta_get(txn, "workload", (char **)arg);
+}
+
+/* --ranks runs a workload on another rank count, in its own default run
+ * directory (runs/NAME-Nranks), and the run's meta says how many. */
+static void test_ranks(void **state)
+{
+	(void)state;
+	const char *root = getenv("CUCO_SOURCE_ROOT");
+	if (system("command -v mpirun >/dev/null") != 0)
+		skip();
+	char dir[] = "/tmp/cuco-test-ranks-XXXXXX", cmd[1600];
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' run '%s/tests/eval/fixtures/mini' --ranks 3 --budget 1 "
+		"--headless --jobs 1 --rebench 0 > out.txt 2>&1", dir, cuco_bin(), root ? root : ".");
+	assert_int_equal(system(cmd), 0);
+	char run[200];
+	snprintf(run, sizeof run, "%s/runs/mini-3ranks", dir);
+	counts n;
+	assert_true(read_counts(run, &n));
+	assert_int_equal(n.baseline, 1);
+	assert_int_equal(n.unfinished, 0);
+	cuco_store *st;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_open(run, CUCO_STORE_RDONLY, &st, &err), CUCO_OK);
+	char *meta = NULL;
+	assert_int_equal(cuco_store_read(st, read_workload_meta, &meta, &err), CUCO_OK);
+	assert_non_null(strstr(meta, "\"ranks\":3"));
+	free(meta);
+	cuco_store_close(st);
+	snprintf(cmd, sizeof cmd, "'%s' run mini --ranks 0 2>/dev/null", cuco_bin());
+	assert_int_equal(WEXITSTATUS(system(cmd)), 1);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const char *root = getenv("CUCO_SOURCE_ROOT");
 	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", root ? root : ".");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_signal_and_stop),
+		cmocka_unit_test(test_ranks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
