@@ -155,6 +155,68 @@ static void test_signal_and_stop(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+struct configs { char keys[256][200]; int n; bool duplicate; };
+
+static int collect_config(const cuco_candidate *c, void *arg)
+{
+	struct configs *cf = arg;
+	if (c->origin != CUCO_ORIGIN_TUNE || cf->n == 256)
+		return 0;
+	cuco_directive_short(&c->directive, cf->keys[cf->n], sizeof cf->keys[cf->n]);
+	for (int i = 0; i < cf->n; i++)
+		cf->duplicate |= strcmp(cf->keys[i], cf->keys[cf->n]) == 0;
+	cf->n++;
+	return 0;
+}
+
+static int configs_txn(cuco_txn *txn, void *arg)
+{
+	return cuco_cand_each(txn, 1, collect_config, arg);
+}
+
+/* SIGKILL mid-search, then resume: the store opens intact, what was
+ * committed is still there, candidates left in flight are evaluated by the
+ * resumed session, no configuration is evaluated twice, and the budget
+ * counts both sessions. */
+static void test_kill_resume(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/cuco-test-kill-XXXXXX", run[300], out[300], cmd[400], budget[16];
+	assert_non_null(mkdtemp(dir));
+	snprintf(run, sizeof run, "%s/run", dir);
+	snprintf(out, sizeof out, "%s/out", dir);
+	pid_t pid = spawn_run(run, out, "0");
+	wait_for_tune(run, 3);
+	kill(pid, SIGKILL);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	counts before;
+	assert_true(read_counts(run, &before));  /* opens: nothing torn */
+	assert_int_equal(before.baseline, 1);
+	assert_true(before.tune >= 3);
+
+	snprintf(budget, sizeof budget, "%zu", before.tune + 2);
+	pid = spawn_run(run, out, budget);
+	assert_int_equal(wait_exit(pid), 0);
+	counts after;
+	assert_true(read_counts(run, &after));
+	assert_int_equal(after.baseline, 1);      /* not re-added */
+	assert_int_equal(after.unfinished, 0);    /* in-flight ones finished */
+	assert_int_equal(after.tune, before.tune + 2);
+	struct configs *cf = calloc(1, sizeof *cf);
+	cuco_store *st;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_open(run, CUCO_STORE_RDONLY, &st, &err), CUCO_OK);
+	assert_int_equal(cuco_store_read(st, configs_txn, cf, &err), CUCO_OK);
+	cuco_store_close(st);
+	assert_int_equal((size_t)cf->n, after.tune);
+	assert_false(cf->duplicate);
+	free(cf);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static int read_workload_meta(cuco_txn *txn, void *arg)
 {
 	return cuco_meta_get(txn, "workload", (char **)arg);
@@ -200,6 +262,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_signal_and_stop),
 		cmocka_unit_test(test_ranks),
+		cmocka_unit_test(test_kill_resume),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
