@@ -144,6 +144,8 @@ struct cuco_engine_config {
 	 * budgets; 0 = none. The specs must outlive the engine. */
 	int nllm_specs;
 	char *const *llm_specs;
+	int generations;        /* --generations: evolve's generations and beam's
+	                           iterations, over the config's knobs; 0 = theirs */
 	int ranks;              /* --ranks: run the workload on this many ranks
 	                           instead of its manifest's; 0 = the manifest's */
 	double max_cost_usd;

@@ -241,6 +241,10 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 			return rc;
 	}
 	const cuco_engine_config *ec = env->cfg;
+	if (ec->generations > 0) {
+		knobs->evolve.generations = ec->generations;
+		knobs->beam.iterations = ec->generations;
+	}
 	if (ec->nllm_specs > 0) {
 		int rc = cuco_llm_use_specs(&s->cfg, ec->llm_specs, ec->nllm_specs, err);
 		if (rc != CUCO_OK)

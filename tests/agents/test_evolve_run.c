@@ -428,7 +428,8 @@ static void test_llm_budget(void **state)
 
 /* The model and its budget from the command line alone: `--llm` replaces
  * the config file's models (there are none here), implies the evolve
- * strategy, and `--max-tokens` ends the run cleanly like budget_tokens. */
+ * strategy, `--max-tokens` ends the run cleanly like budget_tokens, and
+ * `--generations` sets the phase schedule. */
 static void test_llm_flags(void **state)
 {
 	(void)state;
@@ -441,11 +442,26 @@ static void test_llm_flags(void **state)
 	run_env_config(&tc.r, NULL, "retries = 0\n[evolve]\nfastpath = false\n");
 	char spec[160];
 	snprintf(spec, sizeof spec, "vllm:test@%s", tc.s.url);
-	const char *args[] = { "--llm", spec, "--max-tokens", "2500", "--budget", "6", NULL };
+	/* One generation in all: generation 0 explores (40 % of 1), the later
+	 * edits exploit — without the flag the budget's 6 would explore 3. */
+	const char *args[] = { "--llm", spec, "--max-tokens", "2500", "--budget", "6",
+		"--generations", "1", NULL };
 	e2e_run(&tc, toy, args);
 	const cuco_candidate *kids[6];
 	assert_int_equal(llm_children(&tc.rows, kids, 6), 3);
 	assert_string_equal(kids[0]->model, "test");
+	int nb = 0;
+	cJSON **b = server_bodies(&tc.s, &nb);
+	assert_int_equal(nb, 3);
+	for (int i = 0; i < nb; i++)
+		assert_true(is_temperature(cJSON_GetObjectItemCaseSensitive(b[i], "temperature")->valuedouble,
+			i < 1 ? explore_t : exploit_t));
+	free_bodies(b, nb);
+	events ev;
+	islands_seen isl;
+	read_after(tc.st, &ev, &isl);
+	assert_true(ev.phase >= 1);  /* the switch to exploit happened within 3 generations */
+	free(isl.meta);
 	char *logtext = e2e_log(&tc);
 	assert_non_null(strstr(logtext, "the model budget is spent"));
 	free(logtext);
