@@ -85,6 +85,8 @@ typedef struct cuco_strategy_env {
 	uint64_t seed_id;
 	const cuco_directive *seed_directive;
 	const char *seed_hash;       /* the seed's source in the store */
+	const atomic_bool *stop;     /* set when a person stops the run: the cancel
+	                                flag of every model call a strategy makes */
 } cuco_strategy_env;
 
 typedef struct cuco_proposal {

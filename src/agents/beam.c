@@ -379,7 +379,8 @@ static int execute(beam_state *s, slot *sl, int model, cuco_proposal *out, cuco_
 	rc = cuco_store_read(s->env.st, executor_txn, &a, err);
 	cuco_edit e = { .llm = s->llm.llm, .model = &s->llm.cfg.models[model], .wl = s->env.wl,
 		.system = a.system.data, .user = a.user.data, .parent = src, .parent_len = len,
-		.base = &p->directive, .temperature = NAN, .attempts = s->llm.cfg.patch_attempts };
+		.base = &p->directive, .temperature = NAN, .attempts = s->llm.cfg.patch_attempts,
+		.cancel = s->llm.cancel };
 	cuco_edit_result r;
 	memset(&r, 0, sizeof r);
 	if (rc == CUCO_OK)

@@ -70,6 +70,7 @@ struct cuco_engine {
 	pthread_t workers[MAX_JOBS];
 	int nworkers;
 	atomic_bool done;
+	atomic_bool stop_calls;  /* a person asked to stop: model calls give up */
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -636,7 +637,9 @@ static void propose_and_evaluate(cuco_engine *e)
 		if (rc == CUCO_ENOTFOUND)
 			e->exhausted = true;
 		pthread_mutex_unlock(&e->lock);
-		if (rc != CUCO_ENOTFOUND)
+		/* A proposal cut short because a person stopped the run (its
+		 * model call was cancelled) is the stop, not a failure. */
+		if (rc != CUCO_ENOTFOUND && !atomic_load(&e->stop_calls))
 			fail_run(e, &err);
 		return;
 	}
@@ -1504,7 +1507,8 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 	if (rc == CUCO_OK)
 		rc = cuco_evaluator_new(wl, &ec, &e->ev, err);
 	cuco_strategy_env env = { .st = st, .wl = wl, .cfg = &e->cfg, .baseline_id = e->baseline_id,
-		.seed_id = e->seed_id, .seed_directive = &e->seed_dir, .seed_hash = e->seed_hash };
+		.seed_id = e->seed_id, .seed_directive = &e->seed_dir, .seed_hash = e->seed_hash,
+		.stop = &e->stop_calls };
 	if (rc == CUCO_OK)
 		rc = strat->init(&env, &e->strat_state, err);
 	replay_arg ra = { e };
@@ -1533,6 +1537,7 @@ int cuco_engine_wake_fd(const cuco_engine *e)
 
 void cuco_engine_request_stop(cuco_engine *e)
 {
+	atomic_store(&e->stop_calls, true);  /* a model call in flight gives up now */
 	pthread_mutex_lock(&e->lock);
 	e->stop = true;
 	if (!e->end_reason)

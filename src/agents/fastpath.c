@@ -271,7 +271,7 @@ int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *e
 		cuco_edit e = { .llm = f->llm->llm, .model = &f->llm->cfg.models[model], .wl = f->env.wl,
 			.system = a.system.data, .user = a.user.data, .parent = a.parent,
 			.parent_len = a.parent_len, .base = f->env.seed_directive, .temperature = 0.0,
-			.attempts = f->llm->cfg.patch_attempts };
+			.attempts = f->llm->cfg.patch_attempts, .cancel = f->llm->cancel };
 		cuco_edit_result r;
 		memset(&r, 0, sizeof r);
 		cuco_err why = { 0 };

@@ -232,6 +232,7 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 	cuco_search_config_defaults(knobs);
 	cuco_llm_config_defaults(&s->cfg);
 	s->rng = env->cfg->seed ^ 0x6c6c6dull;
+	s->cancel = env->stop;
 	char path[1024];
 	if (cuco_llm_config_path(path, sizeof path)) {
 		int rc = cuco_llm_config_load(path, &s->cfg, err);
@@ -292,7 +293,7 @@ char *search_llm_ask(search_llm *s, int model, const char *system, const char *u
 {
 	cuco_llm_msg msg = { "user", user };
 	cuco_llm_request req = { .model = &s->cfg.models[model], .system = system, .nmsgs = 1,
-		.msgs = &msg, .temperature = temperature };
+		.msgs = &msg, .temperature = temperature, .cancel = s->cancel };
 	cuco_llm_reply r;
 	memset(&r, 0, sizeof r);
 	int rc = cuco_llm_complete(s->llm, &req, &r, err);

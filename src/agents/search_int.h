@@ -41,6 +41,7 @@ typedef struct search_llm {
 	cuco_bandit bandit;
 	uint64_t rng;
 	bool spent;           /* said so in the log */
+	const atomic_bool *cancel;  /* the run's stop flag, for every call */
 } search_llm;
 
 /* Models and knobs from the config file ($XDG_CONFIG_HOME/cuco/config);

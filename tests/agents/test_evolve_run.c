@@ -468,6 +468,41 @@ static void test_llm_flags(void **state)
 	e2e_end(&tc);
 }
 
+/* Stopping a run abandons the model call in flight: the first call meets a
+ * 429 asking for 30 s, and SIGTERM a moment later ends the run in seconds,
+ * not after the wait. */
+static void test_stop_cancels_call(void **state)
+{
+	(void)state;
+	llm_server srv;
+	assert_int_equal(llm_server_start(&srv, "{\"replies\": [{\"status\": 429, \"retry_after\": \"30\"}]}"), 0);
+	run_env r;
+	run_env_new(&r);
+	char cfg[512];
+	snprintf(cfg, sizeof cfg, "retries = 3\n[model test]\nprovider = openai\nmodel = test\nurl = %s\n"
+		"api_key_env =\n[evolve]\nfastpath = false\n", srv.url);
+	assert_int_equal(cuco_write_file(r.config, cfg, strlen(cfg), NULL), CUCO_OK);
+	const char *args[] = { "--strategy", "evolve", "--budget", "4", NULL };
+	pid_t pid = spawn_cuco(&r, toy, args);
+	int nreq = 0;
+	struct timespec tick = { 0, 50 * 1000000L };
+	for (int i = 0; i < 400 && nreq == 0; i++, nanosleep(&tick, NULL))
+		free(llm_server_requests(&srv, &nreq));
+	assert_int_equal(nreq, 1);  /* the call is now waiting out its Retry-After */
+	nanosleep(&(struct timespec){ 0, 300 * 1000000L }, NULL);
+	double t0 = cuco_mono();
+	kill(pid, SIGTERM);
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	double waited = cuco_mono() - t0;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("cuco run ended with status %d:\n%s", status, slurp(r.out));
+	if (waited > 10)
+		fail_msg("cuco run took %.1f s to stop: the model call was not cancelled", waited);
+	llm_server_stop(&srv);
+	run_env_free(&r);
+}
+
 /* An island whose members all failed is in fix mode: its next parent is
  * a failed member and the model is asked to fix it. */
 static void test_fix_mode(void **state)
@@ -556,6 +591,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_resume_hint_reject),
 		cmocka_unit_test(test_llm_budget),
 		cmocka_unit_test(test_llm_flags),
+		cmocka_unit_test(test_stop_cancels_call),
 		cmocka_unit_test(test_fix_mode),
 		cmocka_unit_test(test_pinned_parent),
 		cmocka_unit_test(test_fastpath_then_islands),

@@ -50,9 +50,9 @@ static inline void run_env_config(run_env *r, const llm_server *s, const char *e
 	assert_int_equal(cuco_write_file(r->config, text, strlen(text), NULL), CUCO_OK);
 }
 
-/* `cuco run WORKLOAD --run DIR --headless --jobs 1 --rebench 0 ARGS…`
- * with this config; its exit status. Output goes to r->out. */
-static inline int run_cuco(const run_env *r, const char *workload, const char *const *args)
+/* Start `cuco run WORKLOAD --run DIR --headless --jobs 1 --rebench 0 ARGS…`
+ * with this config, output to r->out; its pid. */
+static inline pid_t spawn_cuco(const run_env *r, const char *workload, const char *const *args)
 {
 	const char *bin = getenv("CUCO_BIN");
 	char *argv[32] = { "cuco", "run", (char *)workload, "--run", (char *)r->run, "--headless",
@@ -75,6 +75,13 @@ static inline int run_cuco(const run_env *r, const char *workload, const char *c
 		execv(bin ? bin : "build/cuco", argv);
 		_exit(101);
 	}
+	return pid;
+}
+
+/* spawn_cuco, then its exit status. */
+static inline int run_cuco(const run_env *r, const char *workload, const char *const *args)
+{
+	pid_t pid = spawn_cuco(r, workload, args);
 	int status = 0;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
