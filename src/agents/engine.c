@@ -1457,9 +1457,21 @@ static int replay_one(const cuco_candidate *c, void *arg)
 	return 0;
 }
 
+/* A person's hint outlives the session that took it: hints an earlier
+ * session acknowledged go back into the strategy (pending ones are applied
+ * by the command loop as usual). */
+static int replay_hint(const cuco_command *cmd, void *arg)
+{
+	cuco_engine *e = ((replay_arg *)arg)->e;
+	if (cmd->kind == CUCO_CMD_HINT && cmd->acked && e->strat->hint)
+		e->strat->hint(e->strat_state, cmd->island, cmd->text);
+	return 0;
+}
+
 static int replay_txn(cuco_txn *txn, void *arg)
 {
-	return cuco_cand_each(txn, 1, replay_one, arg);
+	int rc = cuco_cand_each(txn, 1, replay_one, arg);
+	return rc == CUCO_OK ? cuco_command_each(txn, replay_hint, arg) : rc;
 }
 
 int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine_config *cfg,

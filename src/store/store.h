@@ -274,6 +274,8 @@ int cuco_command_add(cuco_txn *txn, cuco_command *cmd);  /* assigns seq and time
 /* Unacknowledged commands in order. */
 int cuco_command_each_pending(cuco_txn *txn,
 	int (*fn)(const cuco_command *, void *), void *arg);
+/* Every command in order, acknowledged or not. */
+int cuco_command_each(cuco_txn *txn, int (*fn)(const cuco_command *, void *), void *arg);
 int cuco_command_ack(cuco_txn *txn, uint64_t seq, const char *result);
 int cuco_command_get(cuco_txn *txn, uint64_t seq, cuco_command *out);
 

@@ -517,22 +517,39 @@ int cuco_command_add(cuco_txn *txn, cuco_command *cmd)
 	return seq_put(txn, T_COMMANDS, cmd->seq, store_command_to_json(cmd), "commands");
 }
 
-struct pending { int (*fn)(const cuco_command *, void *); void *arg; };
+struct command_walk { int (*fn)(const cuco_command *, void *); void *arg; };
 
 static int only_pending(const void *rec, void *arg)
 {
 	const cuco_command *c = rec;
-	struct pending *p = arg;
-	return c->acked ? 0 : p->fn(c, p->arg);
+	struct command_walk *w = arg;
+	return c->acked ? 0 : w->fn(c, w->arg);
+}
+
+static int every_command(const void *rec, void *arg)
+{
+	struct command_walk *w = arg;
+	return w->fn(rec, w->arg);
+}
+
+static int command_walk_from(cuco_txn *txn, int (*step)(const void *, void *),
+	int (*fn)(const cuco_command *, void *), void *arg)
+{
+	cuco_command *c = cuco_xmalloc(sizeof *c);
+	struct command_walk w = { fn, arg };
+	int rc = seq_each(txn, T_COMMANDS, 1, "commands", c, decode_command, step, &w);
+	free(c);
+	return rc;
 }
 
 int cuco_command_each_pending(cuco_txn *txn, int (*fn)(const cuco_command *, void *), void *arg)
 {
-	cuco_command *c = cuco_xmalloc(sizeof *c);
-	struct pending p = { fn, arg };
-	int rc = seq_each(txn, T_COMMANDS, 1, "commands", c, decode_command, only_pending, &p);
-	free(c);
-	return rc;
+	return command_walk_from(txn, only_pending, fn, arg);
+}
+
+int cuco_command_each(cuco_txn *txn, int (*fn)(const cuco_command *, void *), void *arg)
+{
+	return command_walk_from(txn, every_command, fn, arg);
 }
 
 int cuco_command_get(cuco_txn *txn, uint64_t seq, cuco_command *out)

@@ -329,7 +329,8 @@ static void test_no_model(void **state)
 /* A person's rejection and hint, queued between two sessions, reach the
  * resumed session's prompts, and so do the first session's meta
  * recommendations; the rejected candidate is never a parent; the resumed
- * generations continue the phase schedule. */
+ * generations continue the phase schedule; a third session still gives
+ * the hint. */
 static void test_resume_hint_reject(void **state)
 {
 	(void)state;
@@ -390,6 +391,16 @@ static void test_resume_hint_reject(void **state)
 	char *last = cJSON_PrintUnformatted(b[nb - 1]);
 	assert_non_null(strstr(last, "keep the rows in the shared window"));
 	assert_non_null(strstr(last, "reads past the window"));
+	free(last);
+	free_bodies(b, nb);
+
+	/* A third session: the hint the second one took is still given. */
+	const char *third[] = { "--strategy", "evolve", "--budget", "6", NULL };
+	e2e_run(&tc, toy, third);
+	b = server_bodies(&tc.s, &nb);
+	assert_true(nb > 7);
+	last = cJSON_PrintUnformatted(b[nb - 1]);
+	assert_non_null(strstr(last, "keep the rows in the shared window"));
 	free(last);
 	free_bodies(b, nb);
 	e2e_end(&tc);
