@@ -88,11 +88,17 @@ typedef struct eval_sandbox {
 	char status[640];         /* one line for the user: what runs how, and why */
 } eval_sandbox;
 
+/* One folder over the read-only system: hidden (an empty tmpfs over it)
+ * or shown again read-only inside something hidden before it. */
+typedef struct eval_sandbox_layer {
+	const char *path;         /* NULL, "" or missing: skipped */
+	bool hide;
+} eval_sandbox_layer;
+
 /* What a stage may see besides the read-only system. */
 typedef struct eval_sandbox_view {
 	const char *workdir;      /* writable, and the stage's working directory */
-	const char *hide[4];      /* emptied (a tmpfs over each): home, the run */
-	const char *show[6];      /* read-only again inside what was hidden */
+	eval_sandbox_layer layers[8];  /* applied in order, later over earlier */
 	bool gpu;                 /* pass /dev/nvidia* and /dev/dxg through */
 	bool net;                 /* keep the host's network (remote runners) */
 } eval_sandbox_view;

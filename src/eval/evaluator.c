@@ -77,10 +77,17 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, bool 
 {
 	if (run && ev->cfg.runner != CUCO_RUNNER_LOCAL)
 		return NULL;
+	/* The run directory is hidden after the folders shown again, so that
+	 * none of them (a workload folder holding runs/, say) brings the
+	 * store back; of the run, only built programs stay, read-only. */
 	eval_sandbox_view v = {
 		.workdir = workdir,
-		.hide = { getenv("HOME"), getenv("XDG_CONFIG_HOME"), ev->cfg.run_dir },
-		.show = { ev->wl.dir, ev->cache_root, getenv("CUCO_CUDA_HOME"), getenv("CUCO_NCCL_HOME") },
+		.layers = {
+			{ getenv("HOME"), true }, { getenv("XDG_CONFIG_HOME"), true },
+			{ ev->wl.dir, false }, { getenv("CUCO_CUDA_HOME"), false },
+			{ getenv("CUCO_NCCL_HOME"), false },
+			{ ev->cfg.run_dir, true }, { ev->cache_root, false },
+		},
 		.gpu = run && ev->wl.family != CUCO_FAMILY_CPU_MPI,
 	};
 	return eval_sandbox_argv(&ev->sandbox, &v);

@@ -108,19 +108,22 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	push3(&a, "--ro-bind", "/", "/");
 	push3(&a, "--dev", "/dev", NULL);
 	push3(&a, "--proc", "/proc", NULL);
-	/* Mounts apply in order: hide first, then show what must stay. */
+	/* Mounts apply in order: a later one covers what is below it. */
 	push3(&a, "--perms", "1777", NULL);
 	push3(&a, "--tmpfs", "/tmp", NULL);
 	push3(&a, "--perms", "1777", NULL);
 	push3(&a, "--tmpfs", "/dev/shm", NULL);
 	if (v->gpu)
 		push_gpu_devices(&a);
-	for (size_t i = 0; i < sizeof v->hide / sizeof v->hide[0]; i++)
-		if (is_dir(v->hide[i]) && strcmp(v->hide[i], "/") != 0)
-			push3(&a, "--tmpfs", v->hide[i], NULL);
-	for (size_t i = 0; i < sizeof v->show / sizeof v->show[0]; i++)
-		if (is_dir(v->show[i]))
-			push3(&a, "--ro-bind", v->show[i], v->show[i]);
+	for (size_t i = 0; i < sizeof v->layers / sizeof v->layers[0]; i++) {
+		const eval_sandbox_layer *l = &v->layers[i];
+		if (!is_dir(l->path) || strcmp(l->path, "/") == 0)
+			continue;
+		if (l->hide)
+			push3(&a, "--tmpfs", l->path, NULL);
+		else
+			push3(&a, "--ro-bind", l->path, l->path);
+	}
 	push3(&a, "--bind", v->workdir, v->workdir);
 	push3(&a, "--chdir", v->workdir, NULL);
 	push(&a, "--");

@@ -120,7 +120,7 @@ static int session_signal(pid_t session, int sig)
 		return 0;
 	pid_t self = getpid();
 	int live = 0;
-	char ents[8192];
+	_Alignas(struct dirent64) char ents[8192];
 	ssize_t n;
 	while ((n = getdents64(dir, ents, sizeof ents)) > 0) {
 		for (ssize_t off = 0; off < n;) {
