@@ -22,6 +22,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,10 +69,14 @@ static void push3(argv_buf *a, const char *opt, const char *src, const char *dst
 		push(a, dst);
 }
 
-static bool is_dir(const char *path)
+/* A folder's real path: bwrap cannot mount over a symbolic link, such as
+ * /usr/local/cuda -> cuda-13.0; mounted at its target, the link inside
+ * still leads there. False when path is not an absolute folder. */
+static bool real_dir(const char *path, char real[PATH_MAX])
 {
 	struct stat sb;
-	return path && path[0] == '/' && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+	return path && path[0] == '/' && realpath(path, real) && stat(real, &sb) == 0
+		&& S_ISDIR(sb.st_mode);
 }
 
 /* /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-caps/, and
@@ -115,17 +120,20 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	push3(&a, "--tmpfs", "/dev/shm", NULL);
 	if (v->gpu)
 		push_gpu_devices(&a);
+	char real[PATH_MAX];
 	for (size_t i = 0; i < sizeof v->layers / sizeof v->layers[0]; i++) {
 		const eval_sandbox_layer *l = &v->layers[i];
-		if (!is_dir(l->path) || strcmp(l->path, "/") == 0)
+		if (!real_dir(l->path, real) || strcmp(real, "/") == 0)
 			continue;
 		if (l->hide)
-			push3(&a, "--tmpfs", l->path, NULL);
+			push3(&a, "--tmpfs", real, NULL);
 		else
-			push3(&a, "--ro-bind", l->path, l->path);
+			push3(&a, "--ro-bind", real, real);
 	}
-	push3(&a, "--bind", v->workdir, v->workdir);
-	push3(&a, "--chdir", v->workdir, NULL);
+	if (!real_dir(v->workdir, real))
+		cuco_strlcpy(real, v->workdir, sizeof real);  /* bwrap will say what is wrong */
+	push3(&a, "--bind", real, real);
+	push3(&a, "--chdir", real, NULL);
 	push(&a, "--");
 	return a.v;
 }
