@@ -2,7 +2,8 @@
  * hostile/hostile.c, on the solo workload) tries to read an API key from
  * the environment and from a file in $HOME, to read the run's store, to
  * write outside its folder, to reach a TCP listener on 127.0.0.1, to sleep
- * past its limit and to outlive the evaluating process killed by SIGKILL.
+ * past its limit and to outlive the evaluating process killed by SIGKILL;
+ * another source includes the key file, to have the compiler show it.
  *
  * Each check runs inside bwrap and with limits only (the fallback). What
  * only the sandbox gives is asserted the other way round for the fallback,
@@ -195,6 +196,39 @@ static void test_escapes_fallback(void **state)
 	assert_int_equal(escapes(CUCO_SANDBOX_OFF), 4);
 }
 
+/* The compile stage is the candidate's too: a source that includes the
+ * key file would show it in the compiler's complaint. Returns whether the
+ * key reached the result. */
+static bool key_in_compile_error(cuco_sandbox_mode mode)
+{
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator(mode, 1, &wl);
+	char src[700];
+	int len = snprintf(src, sizeof src, "#include \"%s\"\nint main(void) { return 0; }\n", key_file);
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	cuco_eval_result res;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_eval_candidate(ev, src, (size_t)len, &d, false, &res, &err), CUCO_OK);
+	if (strcmp(res.error_class, "compile-error") != 0)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+	return strstr(res.excerpt, HOME_KEY) != NULL;
+}
+
+static void test_compile_sandboxed(void **state)
+{
+	(void)state;
+	assert_false(key_in_compile_error(CUCO_SANDBOX_BWRAP));
+}
+
+static void test_compile_fallback(void **state)
+{
+	(void)state;
+	assert_true(key_in_compile_error(CUCO_SANDBOX_OFF));
+}
+
 /* Sleeps past the limit: a timeout, with nothing left running. */
 static void sleeps_past_limit(cuco_sandbox_mode mode, const char *how)
 {
@@ -336,6 +370,7 @@ int main(void)
 {
 	const struct CMUnitTest fallback[] = {
 		cmocka_unit_test_setup_teardown(test_escapes_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compile_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evaluator_killed_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_bwrap, setup, teardown),
@@ -343,6 +378,7 @@ int main(void)
 	};
 	const struct CMUnitTest sandboxed[] = {
 		cmocka_unit_test_setup_teardown(test_escapes_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compile_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evaluator_killed_sandboxed, setup, teardown),
 	};
