@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -297,6 +298,7 @@ static void evaluator_killed(cuco_sandbox_mode mode)
 	while (count_processes(run_dir) > 0 && cuco_mono() - killed < 5)
 		usleep(20000);
 	assert_int_equal(count_processes(run_dir), 0);
+	print_message("the stage was gone %.2f s after the evaluator's SIGKILL\n", cuco_mono() - killed);
 	assert_true(cuco_mono() - killed < 3);
 	assert_int_equal(work_entries(), 1);
 	cuco_workload *wl;
@@ -318,7 +320,8 @@ static void test_evaluator_killed_fallback(void **state)
 	evaluator_killed(CUCO_SANDBOX_OFF);
 }
 
-/* Without bwrap: auto falls back and says what is missing; bwrap refuses. */
+/* Without bwrap, or with one that cannot work here: auto falls back and
+ * says why; bwrap refuses. */
 static void test_missing_bwrap(void **state)
 {
 	(void)state;
@@ -342,6 +345,20 @@ static void test_missing_bwrap(void **state)
 	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_EENV);
 	assert_null(ev);
 	cuco_workload_free(wl);
+	/* Present but refused namespaces, as in some containers: bwrap's own
+	 * complaint is the reason given. */
+	char fake[600];
+	snprintf(fake, sizeof fake, "%s/bwrap", home);
+	const char *script = "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n";
+	cuco_write_file(fake, script, strlen(script), NULL);
+	chmod(fake, 0755);
+	setenv("CUCO_BWRAP", fake, 1);
+	assert_int_equal(cuco_sandbox_check(CUCO_SANDBOX_AUTO, &on, status, sizeof status, &err), CUCO_OK);
+	assert_false(on);
+	char want[1024];
+	snprintf(want, sizeof want, "sandbox off: %s cannot run here: bwrap: No permissions to create new "
+		"namespace; stages run with resource limits only", fake);
+	assert_string_equal(status, want);
 	unsetenv("CUCO_BWRAP");
 }
 
