@@ -68,6 +68,28 @@ static void collect_line(const char *line, size_t len, void *arg)
 	}
 }
 
+/* Whether path is dir or lies below it. */
+static bool below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return n > 0 && strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* What of the workloads a stage sees: the workload folder's parent, since
+ * templates reach shared headers as {workload}/../common, unless that
+ * parent holds the home or the config folder, which must stay hidden. */
+static void workload_shelf(const cuco_workload *wl, char *out, size_t size)
+{
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+	cuco_strlcpy(out, wl->dir, size);
+	char *slash = strrchr(out, '/');
+	if (!slash || slash == out)
+		return;
+	*slash = '\0';
+	if ((home && below(home, out)) || (xdg && below(xdg, out)))
+		cuco_strlcpy(out, wl->dir, size);
+}
+
 /* bwrap's words for a stage working in workdir; NULL when stages run with
  * limits only. The run and benchmark stages of remote runners (hostfile,
  * slurm, ssh) are left out: their launchers need the network and the
@@ -80,11 +102,13 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, bool 
 	/* The run directory is hidden after the folders shown again, so that
 	 * none of them (a workload folder holding runs/, say) brings the
 	 * store back; of the run, only built programs stay, read-only. */
+	char shelf[PATH_MAX];
+	workload_shelf(&ev->wl, shelf, sizeof shelf);
 	eval_sandbox_view v = {
 		.workdir = workdir,
 		.layers = {
 			{ getenv("HOME"), true }, { getenv("XDG_CONFIG_HOME"), true },
-			{ ev->wl.dir, false }, { getenv("CUCO_CUDA_HOME"), false },
+			{ shelf, false }, { getenv("CUCO_CUDA_HOME"), false },
 			{ getenv("CUCO_NCCL_HOME"), false },
 			{ ev->cfg.run_dir, true }, { ev->cache_root, false },
 		},

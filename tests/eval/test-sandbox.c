@@ -230,6 +230,71 @@ static void test_compile_fallback(void **state)
 	assert_true(key_in_compile_error(CUCO_SANDBOX_OFF));
 }
 
+/* A workload kept under $HOME, with a header in a sibling folder as the
+ * shipped ones have (../common): it still builds in the sandbox, and the
+ * rest of the home stays out of reach. */
+static const char homed_manifest[] =
+	"{\"name\": \"homed\", \"title\": \"solo, kept in the home\", \"description\": \"-\",\n"
+	" \"family\": \"cpu-mpi\", \"ranks\": 1, \"sizes\": {\"default\": \"one\", \"one\": {\"N\": 1}},\n"
+	" \"files\": {\"baseline\": \"solo.c\", \"seed\": \"solo.c\"}, \"compiler\": \"cc\",\n"
+	" \"build\": \"{compiler} -I{workload}/../common -o {output} {source} {defines}\",\n"
+	" \"run\": \"{output} {reps}\",\n"
+	" \"design_space\": {\"backend\": {\"values\": [\"none\"]}, \"issuer\": {\"values\": [\"one\"]},\n"
+	"   \"placement\": {\"values\": [\"after\"]}, \"sync\": {\"values\": [\"none\"]},\n"
+	"   \"granularity\": {\"values\": [1]}},\n"
+	" \"tolerance\": 0, \"limits\": {\"compile_s\": 30, \"run_s\": 3, \"bench_s\": 3},\n"
+	" \"bench\": {\"warmup\": 0, \"reps\": 1, \"max_spread\": 1000}}\n";
+
+static void put(const char *dir, const char *name, const char *text, size_t len)
+{
+	char path[800];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	assert_int_equal(cuco_mkdir_p(dir, NULL), CUCO_OK);
+	assert_int_equal(cuco_write_file(path, text, len, NULL), CUCO_OK);
+}
+
+static void test_workload_in_home_sandboxed(void **state)
+{
+	(void)state;
+	char shelf[600], dir[700];
+	snprintf(shelf, sizeof shelf, "%s/workloads", home);
+	snprintf(dir, sizeof dir, "%s/common", shelf);
+	put(dir, "extra.h", "#include <stdio.h>\n", 19);
+	snprintf(dir, sizeof dir, "%s/homed", shelf);
+	put(dir, "workload.json", homed_manifest, strlen(homed_manifest));
+	size_t len;
+	char *solo = read_fixture("solo/solo.c", &len);
+	put(dir, "solo.c", solo, len);
+	free(solo);
+	char *hostile = read_fixture("hostile/hostile.c", &len);
+	cuco_buf src = { 0 };
+	cuco_buf_puts(&src, "#include \"extra.h\"\n");
+	cuco_buf_append(&src, hostile, len);
+	free(hostile);
+
+	cuco_workload *wl;
+	cuco_err err = { 0 };
+	if (cuco_workload_load(dir, &wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	cuco_eval_config cfg = { .jobs = 1, .sandbox = CUCO_SANDBOX_BWRAP };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	cuco_evaluator *ev = NULL;
+	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_OK);
+	setenv("HOSTILE_MODE", "escape", 1);
+	setenv("HOSTILE_READ", key_file, 1);
+	unsetenv("HOSTILE_WRITE");
+	unsetenv("HOSTILE_PORT");
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	cuco_eval_result res;
+	assert_int_equal(cuco_eval_candidate(ev, src.data, src.len, &d, false, &res, &err), CUCO_OK);
+	if (strcmp(res.error_class, "crash") != 0 || !has(res.excerpt, "read %s: refused", key_file))
+		fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+	cuco_buf_free(&src);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
 /* Sleeps past the limit: a timeout, with nothing left running. */
 static void sleeps_past_limit(cuco_sandbox_mode mode, const char *how)
 {
@@ -396,6 +461,7 @@ int main(void)
 	const struct CMUnitTest sandboxed[] = {
 		cmocka_unit_test_setup_teardown(test_escapes_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compile_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_workload_in_home_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evaluator_killed_sandboxed, setup, teardown),
 	};
