@@ -418,8 +418,8 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	if (ev->compiler_missing) {
-		fail(j->res, "compile", "environment", NULL, "compile: %s --version failed: compiler missing",
-			ev->compiler);
+		fail(j->res, "compile", "environment", NULL, "compile: %s --version failed: compiler missing%s",
+			ev->compiler, ev->sandbox.on ? " (or hidden by the sandbox, as all of $HOME is)" : "");
 		return CUCO_OK;
 	}
 	char source[PATH_MAX + 64], output[PATH_MAX + 16], log[PATH_MAX + 16];
