@@ -100,7 +100,6 @@ typedef struct eval_sandbox_view {
 	const char *workdir;      /* writable, and the stage's working directory */
 	eval_sandbox_layer layers[8];  /* applied in order, later over earlier */
 	bool gpu;                 /* pass /dev/nvidia* and /dev/dxg through */
-	bool net;                 /* keep the host's network (remote runners) */
 } eval_sandbox_view;
 
 /* Settle the mode (CUCO_SANDBOX overrides CUCO_SANDBOX_DEFAULT) and, unless

@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,12 +62,16 @@ static void push(argv_buf *a, const char *word)
 	a->v[a->n] = NULL;
 }
 
-static void push3(argv_buf *a, const char *opt, const char *src, const char *dst)
+/* An option and its arguments; the list ends with NULL. */
+static void words(argv_buf *a, const char *word, ...) __attribute__((sentinel));
+
+static void words(argv_buf *a, const char *word, ...)
 {
-	push(a, opt);
-	push(a, src);
-	if (dst)
-		push(a, dst);
+	va_list ap;
+	va_start(ap, word);
+	for (; word; word = va_arg(ap, const char *))
+		push(a, word);
+	va_end(ap);
 }
 
 /* A folder's real path: bwrap cannot mount over a symbolic link, such as
@@ -90,7 +95,7 @@ static void push_gpu_devices(argv_buf *a)
 			continue;
 		char path[300];
 		snprintf(path, sizeof path, "/dev/%s", e->d_name);
-		push3(a, "--dev-bind", path, path);
+		words(a, "--dev-bind", path, path, NULL);
 	}
 	if (d)
 		closedir(d);
@@ -101,23 +106,17 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	if (!sb->on)
 		return NULL;
 	argv_buf a = { 0 };
-	push(&a, sb->bwrap);
-	push(&a, "--die-with-parent");
-	push(&a, "--unshare-pid");
-	push(&a, "--unshare-ipc");
-	push(&a, "--unshare-uts");
-	push(&a, "--unshare-cgroup-try");
-	if (!v->net)
-		push(&a, "--unshare-net");
-	push3(&a, "--cap-drop", "ALL", NULL);
-	push3(&a, "--ro-bind", "/", "/");
-	push3(&a, "--dev", "/dev", NULL);
-	push3(&a, "--proc", "/proc", NULL);
+	words(&a, sb->bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+		"--unshare-cgroup-try", "--unshare-net", NULL);
+	words(&a, "--cap-drop", "ALL", NULL);
+	words(&a, "--ro-bind", "/", "/", NULL);
+	words(&a, "--dev", "/dev", NULL);
+	words(&a, "--proc", "/proc", NULL);
 	/* Mounts apply in order: a later one covers what is below it. */
-	push3(&a, "--perms", "1777", NULL);
-	push3(&a, "--tmpfs", "/tmp", NULL);
-	push3(&a, "--perms", "1777", NULL);
-	push3(&a, "--tmpfs", "/dev/shm", NULL);
+	words(&a, "--perms", "1777", NULL);
+	words(&a, "--tmpfs", "/tmp", NULL);
+	words(&a, "--perms", "1777", NULL);
+	words(&a, "--tmpfs", "/dev/shm", NULL);
 	if (v->gpu)
 		push_gpu_devices(&a);
 	char real[PATH_MAX];
@@ -126,14 +125,14 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 		if (!real_dir(l->path, real) || strcmp(real, "/") == 0)
 			continue;
 		if (l->hide)
-			push3(&a, "--tmpfs", real, NULL);
+			words(&a, "--tmpfs", real, NULL);
 		else
-			push3(&a, "--ro-bind", real, real);
+			words(&a, "--ro-bind", real, real, NULL);
 	}
 	if (!real_dir(v->workdir, real))
 		cuco_strlcpy(real, v->workdir, sizeof real);  /* bwrap will say what is wrong */
-	push3(&a, "--bind", real, real);
-	push3(&a, "--chdir", real, NULL);
+	words(&a, "--bind", real, real, NULL);
+	words(&a, "--chdir", real, NULL);
 	push(&a, "--");
 	return a.v;
 }
