@@ -219,6 +219,7 @@ typedef struct cuco_llm_config {
 	double budget_usd;           /* spend at most this over the client's life; 0 = no limit */
 	int64_t budget_tokens;       /* prompt + completion tokens at most; 0 = no limit */
 	char theme[64];              /* [screen] theme = NAME; "" = not set */
+	cuco_sandbox_mode sandbox;   /* [eval] sandbox = auto|bwrap|off; DEFAULT = not set */
 } cuco_llm_config;
 
 void cuco_llm_config_defaults(cuco_llm_config *cfg);

@@ -239,12 +239,25 @@ static int global_key(cuco_llm_config *c, const char *k, const char *v, const wh
 	return bad(err, w, "unknown key");
 }
 
+/* [eval]: only the sandbox for now (docs/configuration.md). */
+static int eval_key(cuco_llm_config *c, const char *k, const char *v, const where *w,
+	cuco_err *err)
+{
+	if (strcmp(k, "sandbox") != 0)
+		return bad(err, w, "unknown key in [eval] (sandbox)");
+	if (cuco_sandbox_mode_parse(v, &c->sandbox))
+		return CUCO_OK;
+	char what[96];
+	snprintf(what, sizeof what, "%.40s: not auto, bwrap or off", v);
+	return bad(err, w, what);
+}
+
 /* Which part of the file a line is in: the top (client settings), a
  * [model NAME], or a section the search reads (cuco_search_config_load). */
-enum part { PART_TOP, PART_MODEL, PART_SEARCH, PART_SCREEN };
+enum part { PART_TOP, PART_MODEL, PART_SEARCH, PART_SCREEN, PART_EVAL };
 
 /* A section line: `[model NAME]` opens a model, [screen] holds the
- * theme; [evolve], [beam] and
+ * theme, [eval] the evaluator's sandbox; [evolve], [beam] and
  * [fastpath] belong to the search and are skipped here. */
 static int section(cuco_llm_config *c, char *s, enum part *part, const where *w, cuco_err *err)
 {
@@ -253,15 +266,15 @@ static int section(cuco_llm_config *c, char *s, enum part *part, const where *w,
 		return bad(err, w, "a section line is [NAME] or [model NAME]");
 	*close = '\0';
 	char *body = cuco_trim(s + 1);
-	if (strcmp(body, "screen") == 0) {
-		*part = PART_SCREEN;
+	if (strcmp(body, "screen") == 0 || strcmp(body, "eval") == 0) {
+		*part = body[0] == 's' ? PART_SCREEN : PART_EVAL;
 		return CUCO_OK;
 	}
 	*part = PART_SEARCH;
 	if (strcmp(body, "evolve") == 0 || strcmp(body, "beam") == 0 || strcmp(body, "fastpath") == 0)
 		return CUCO_OK;
 	if (strncmp(body, "model", 5) != 0 || !isspace((unsigned char)body[5]))
-		return bad(err, w, "unknown section ([model NAME], [evolve], [beam], [fastpath], [screen])");
+		return bad(err, w, "unknown section ([model NAME], [evolve], [beam], [fastpath], [screen], [eval])");
 	*part = PART_MODEL;
 	char *name = cuco_trim(body + 5);
 	if (!*name)
@@ -341,6 +354,8 @@ int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err)
 		if (part == PART_SCREEN)
 			rc = strcmp(k, "theme") == 0 ? set_string(cfg->theme, sizeof cfg->theme, v, &w, err)
 				: bad(err, &w, "unknown key in [screen] (theme)");
+		else if (part == PART_EVAL)
+			rc = eval_key(cfg, k, v, &w, err);
 		else
 			rc = part == PART_MODEL ? model_key(&cfg->models[cfg->nmodels - 1], &ss, k, v, &w, err)
 				: global_key(cfg, k, v, &w, err);

@@ -1,7 +1,9 @@
 /* cmd-doctor.c — `cuco doctor [--json]`: the hardware profile and the
  * toolchain the GPU workloads need (nvcc, mpicc and mpirun, NCCL's Device
  * API headers and a library of the same release, NCCL_NVLS_ENABLE=0, a
- * GPU), saying exactly what is missing. Exit 3 when anything is. */
+ * GPU), saying exactly what is missing. Exit 3 when anything is. The
+ * sandbox is checked too, but only warned about: without it stages still
+ * run, with resource limits only. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -17,7 +19,8 @@ enum { MAX_CHECKS = 12 };
 typedef struct check {
 	const char *what;
 	bool ok;
-	char detail[384];
+	bool optional;  /* not ok: a warning, not something missing */
+	char detail[640];
 } check;
 
 typedef struct report {
@@ -114,6 +117,20 @@ static void check_toolchain(report *r, const cuco_hardware *hw)
 	add(r, "GPU", hw->ngpus > 0, "%s", hw->ngpus > 0 ? hw->gpu_model : "nvidia-smi finds none");
 }
 
+/* Whether stages would run in bubblewrap, as `cuco run` would decide. */
+static void check_sandbox(report *r)
+{
+	bool on = false;
+	char status[640];
+	cuco_err err = { 0 };
+	cuco_sandbox_mode mode = CUCO_SANDBOX_DEFAULT;
+	if (cmd_sandbox_mode(&mode, &err) != CUCO_OK
+			|| cuco_sandbox_check(mode, &on, status, sizeof status, &err) != CUCO_OK)
+		add(r, "sandbox", false, "%s", err.msg);
+	else
+		add(r, "sandbox", on, "%s", status)->optional = !on;
+}
+
 static void print_profile(const cuco_hardware *hw)
 {
 	printf("CPU      %s, %d cores, %ld MiB\n", *hw->cpu_model ? hw->cpu_model : "?", hw->cpus, hw->mem_mb);
@@ -156,9 +173,10 @@ static int doctor_exec(int argc, char **argv)
 	cuco_hardware_detect(&hw);
 	report r = { 0 };
 	check_toolchain(&r, &hw);
+	check_sandbox(&r);
 	size_t len = 0;
 	for (int i = 0; i < r.n; i++)
-		if (!r.checks[i].ok && len + 2 < sizeof hw.missing)
+		if (!r.checks[i].ok && !r.checks[i].optional && len + 2 < sizeof hw.missing)
 			len += (size_t)snprintf(hw.missing + len, sizeof hw.missing - len, "%s%s", len ? "; " : "",
 				r.checks[i].what);
 	if (json) {
@@ -167,6 +185,7 @@ static int doctor_exec(int argc, char **argv)
 			cJSON *c = cJSON_CreateObject();
 			cJSON_AddStringToObject(c, "what", r.checks[i].what);
 			cJSON_AddBoolToObject(c, "ok", r.checks[i].ok);
+			cJSON_AddBoolToObject(c, "optional", r.checks[i].optional);
 			cJSON_AddStringToObject(c, "detail", r.checks[i].detail);
 			cJSON_AddItemToArray(arr, c);
 		}
@@ -178,7 +197,8 @@ static int doctor_exec(int argc, char **argv)
 		print_profile(&hw);
 		printf("\n");
 		for (int i = 0; i < r.n; i++)
-			printf("%-8s %-17s %s\n", r.checks[i].ok ? "ok" : "MISSING", r.checks[i].what, r.checks[i].detail);
+			printf("%-8s %-17s %s\n", r.checks[i].ok ? "ok" : r.checks[i].optional ? "warn" : "MISSING",
+				r.checks[i].what, r.checks[i].detail);
 		if (hw.missing[0])
 			printf("\nmissing: %s\n", hw.missing);
 	}
@@ -186,5 +206,5 @@ static int doctor_exec(int argc, char **argv)
 }
 
 const cuco_cmd cmd_doctor = { "doctor", "[--json]",
-	"print the hardware profile and check nvcc, MPI, NCCL and the GPU; exit 3 when something is missing",
+	"print the hardware profile and check nvcc, MPI, NCCL, the GPU and the sandbox; exit 3 when something is missing",
 	doctor_exec };

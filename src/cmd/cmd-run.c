@@ -47,6 +47,9 @@ static const char run_options[] =
 	"  --ranks N          run on N ranks instead of the workload's own (default run\n"
 	"                     directory runs/WORKLOAD-Nranks), for scaling studies\n"
 	"  --headless         no screen: one line per evaluated candidate, then a summary\n"
+	"  --sandbox MODE     auto (default): stages run in bubblewrap where it works, else with\n"
+	"                     resource limits only; bwrap: refuse to run without it; off\n"
+	"                     (default: $CUCO_SANDBOX, else the config file's [eval] sandbox)\n"
 	"\nSIGINT/SIGTERM stop the search after the evaluations in flight; so does SIGHUP\n"
 	"unless cuco was started with it ignored (nohup cuco run ... &).\n";
 
@@ -240,7 +243,7 @@ static bool parse_long(const char *text, long min, long max, long *out)
 }
 
 enum { OPT_RUN = 256, OPT_STRATEGY, OPT_TUNER, OPT_BUDGET, OPT_MINUTES, OPT_SIZE, OPT_JOBS,
-	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS, OPT_LLM, OPT_MAX_COST, OPT_MAX_TOKENS, OPT_RANKS, OPT_GENERATIONS };
+	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS, OPT_LLM, OPT_MAX_COST, OPT_MAX_TOKENS, OPT_RANKS, OPT_GENERATIONS, OPT_SANDBOX };
 
 #define MAX_LLM_SPECS CUCO_MAX_MODELS
 
@@ -273,6 +276,7 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 		{ "max-tokens", required_argument, NULL, OPT_MAX_TOKENS },
 		{ "ranks", required_argument, NULL, OPT_RANKS },
 		{ "generations", required_argument, NULL, OPT_GENERATIONS },
+		{ "sandbox", required_argument, NULL, OPT_SANDBOX },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -365,6 +369,10 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 				return cmd_usage_error(&cmd_run, "--ranks %s: not 1 to 4096", optarg);
 			cfg->ranks = (int)v;
 			break;
+		case OPT_SANDBOX:
+			if (!cuco_sandbox_mode_parse(optarg, &cfg->eval.sandbox))
+				return cmd_usage_error(&cmd_run, "--sandbox %s: not auto, bwrap or off", optarg);
+			break;
 		case OPT_HEADLESS: *headless = true; break;
 		case 'h':
 			cmd_print_usage(&cmd_run, run_options);
@@ -379,6 +387,25 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 		cuco_strlcpy(cfg->strategy, "evolve", sizeof cfg->strategy);
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_run, "expected one WORKLOAD");
+	return CUCO_OK;
+}
+
+/* The sandbox's mode: --sandbox, else $CUCO_SANDBOX (the evaluator reads
+ * it), else the config file's [eval] sandbox, else auto. Then say once how
+ * stages will run, before any does; the evaluator settles the same way. */
+static int sandbox_mode(cuco_eval_config *ec, cuco_err *err)
+{
+	bool on;
+	char status[640];
+	int rc = cmd_sandbox_mode(&ec->sandbox, err);
+	if (rc == CUCO_OK)
+		rc = cuco_sandbox_check(ec->sandbox, &on, status, sizeof status, err);
+	if (rc != CUCO_OK)
+		return rc;
+	/* A warning reaches stderr by itself; the good news goes to stdout. */
+	if (on)
+		printf("cuco: %s\n", status);
+	cuco_log(on ? CUCO_LOG_INFO : CUCO_LOG_WARN, "%s", status);
 	return CUCO_OK;
 }
 
@@ -441,7 +468,9 @@ static int run_exec(int argc, char **argv)
 		printf("cuco: %s in %s: strategy %s, tuner %s, budget %d%s\n", wl->name, dir,
 			cfg.strategy, cfg.tuner, cfg.budget, cfg.budget ? "" : " (none)");
 		fflush(stdout);
-		if ((rc = cuco_engine_start(st, wl, &cfg, &e, &err)) == CUCO_OK) {
+		rc = sandbox_mode(&cfg.eval, &err);
+		fflush(stdout);
+		if (rc == CUCO_OK && (rc = cuco_engine_start(st, wl, &cfg, &e, &err)) == CUCO_OK) {
 			if (screen)
 				run_screen(e, st);
 			run_headless(e);
@@ -458,5 +487,6 @@ static int run_exec(int argc, char **argv)
 }
 
 const cuco_cmd cmd_run = { "run", "WORKLOAD [--run DIR] [--strategy tune] [--tuner random|anneal|ils]\n"
-	"       [--budget N] [--minutes M] [--size NAME] [--jobs N] [--seed N] [--headless]",
+	"       [--budget N] [--minutes M] [--size NAME] [--jobs N] [--seed N] [--headless]\n"
+	"       [--sandbox auto|bwrap|off]",
 	"search for faster candidates of a workload (resumes an existing run directory)", run_exec };

@@ -164,6 +164,20 @@ const char *cmd_default_theme(char *buf, size_t size)
 	return theme;
 }
 
+int cmd_sandbox_mode(cuco_sandbox_mode *mode, cuco_err *err)
+{
+	const char *env = getenv("CUCO_SANDBOX");
+	char path[1024];
+	if (*mode != CUCO_SANDBOX_DEFAULT || (env && *env) || !cuco_llm_config_path(path, sizeof path))
+		return CUCO_OK;
+	cuco_llm_config *cfg = cuco_xmalloc(sizeof *cfg);
+	cuco_llm_config_defaults(cfg);
+	int rc = cuco_llm_config_load(path, cfg, err);
+	*mode = cfg->sandbox;
+	free(cfg);
+	return rc == CUCO_ENOTFOUND ? CUCO_OK : rc;
+}
+
 void cmd_author(char *buf, size_t size)
 {
 	const char *user = getenv("USER");

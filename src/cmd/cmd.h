@@ -6,6 +6,7 @@
 #define CUCO_CMD_H
 
 #include "core.h"
+#include "eval/eval.h"
 #include "store/store.h"
 
 typedef struct cuco_cmd {
@@ -33,6 +34,10 @@ int cmd_resolve_id(cuco_store *st, const char *text, uint64_t *id);
 /* The screen's theme when --theme is not given: $CUCO_THEME, else the
  * config file's [screen] theme, else NULL (the built-in dark). */
 const char *cmd_default_theme(char *buf, size_t size);
+/* The sandbox's mode when none was given on the command line: left as is
+ * when $CUCO_SANDBOX is set (the evaluator reads it), else the config
+ * file's [eval] sandbox. An error when the config file does not load. */
+int cmd_sandbox_mode(cuco_sandbox_mode *mode, cuco_err *err);
 /* Author of a human action: $USER@hostname. */
 void cmd_author(char *buf, size_t size);
 

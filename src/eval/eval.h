@@ -144,6 +144,20 @@ typedef enum cuco_runner_kind {
 	CUCO_RUNNER_SSH,       /* copy to HOST, run there, bring the output back */
 } cuco_runner_kind;
 
+/* Whether stages run inside bubblewrap (docs/configuration.md, [eval]).
+ * DEFAULT: $CUCO_SANDBOX if set, else AUTO. AUTO: bwrap when it works here,
+ * else resource limits only, said once. BWRAP: bwrap or refuse to start. */
+typedef enum cuco_sandbox_mode {
+	CUCO_SANDBOX_DEFAULT, CUCO_SANDBOX_AUTO, CUCO_SANDBOX_BWRAP, CUCO_SANDBOX_OFF
+} cuco_sandbox_mode;
+
+/* "auto", "bwrap" or "off"; false for anything else. */
+bool cuco_sandbox_mode_parse(const char *text, cuco_sandbox_mode *out);
+/* Try the sandbox as the evaluator would: *on tells whether stages will
+ * run in it, status says so in one line (and why not). An error only when
+ * the mode is bwrap and bwrap cannot run, or $CUCO_SANDBOX is not a mode. */
+int cuco_sandbox_check(cuco_sandbox_mode mode, bool *on, char *status, size_t size, cuco_err *err);
+
 typedef struct cuco_eval_config {
 	char run_dir[1024];        /* work/ and cache/ live below it */
 	cuco_runner_kind runner;
@@ -158,6 +172,7 @@ typedef struct cuco_eval_config {
 	int max_procs;             /* live processes per stage before it is killed; 0 = 256 */
 	double peak_bandwidth_gbs; /* the hardware's peaks for peak_fraction; 0 = the */
 	double peak_gflops;        /* manifest's peak.bandwidth_gbs / peak.gflops */
+	cuco_sandbox_mode sandbox;
 } cuco_eval_config;
 
 typedef struct cuco_evaluator cuco_evaluator;

@@ -49,6 +49,7 @@ typedef struct eval_limits {
 	long fsize_mb;        /* RLIMIT_FSIZE for files the stage writes */
 	int max_procs;        /* processes alive in the stage's session */
 	size_t log_cap;       /* bytes of output kept in the log file */
+	char *const *sandbox; /* bwrap and its options (eval_sandbox_argv); NULL: none */
 } eval_limits;
 
 /* Sees each line of output as it streams past (without its newline). */
@@ -66,8 +67,9 @@ typedef struct eval_stage {
 	char tail[2048];      /* the last bytes of output */
 } eval_stage;
 
-/* Run `sh -c cmd` in workdir as the leader of a new session (and so of a
- * new process group), with the environment scrubbed of secrets, stdout and
+/* Run `sh -c cmd` in workdir (inside lim->sandbox when given) under a
+ * keeper that leads a new session (and so a new process group) and kills
+ * it if cuco dies, with the environment scrubbed of secrets, stdout and
  * stderr to log_path (capped), and wait until every process of the session
  * is gone. Returns an error only when the stage could not be started. */
 int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
@@ -77,6 +79,37 @@ int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
 bool eval_env_secret(const char *name);
 /* Live (non-zombie) processes in a session; for tests and the monitor. */
 int eval_session_count(pid_t session);
+
+/* ---- sandbox.c: bubblewrap around a stage ----------------------------------- */
+
+typedef struct eval_sandbox {
+	bool on;                  /* stages run inside bwrap */
+	char bwrap[1024];
+	char status[640];         /* one line for the user: what runs how, and why */
+} eval_sandbox;
+
+/* One folder over the read-only system: hidden (an empty tmpfs over it)
+ * or shown again read-only inside something hidden before it. */
+typedef struct eval_sandbox_layer {
+	const char *path;         /* NULL, "" or missing: skipped */
+	bool hide;
+} eval_sandbox_layer;
+
+/* What a stage may see besides the read-only system. */
+typedef struct eval_sandbox_view {
+	const char *workdir;      /* writable, and the stage's working directory */
+	eval_sandbox_layer layers[8];  /* applied in order, later over earlier */
+	bool gpu;                 /* pass /dev/nvidia* and /dev/dxg through */
+} eval_sandbox_view;
+
+/* Settle the mode (CUCO_SANDBOX overrides CUCO_SANDBOX_DEFAULT) and, unless
+ * it is off, find bwrap and try it once. auto falls back to limits only
+ * and says why in sb->status; bwrap fails instead. */
+int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err);
+/* bwrap's argv up to the command, NULL-terminated; free with
+ * eval_sandbox_argv_free(). NULL when sb is off. */
+char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v);
+void eval_sandbox_argv_free(char **argv);
 
 /* ---- result.c: native and compat protocols ---------------------------------- */
 

@@ -8,6 +8,7 @@
  * rename(2), so two threads building the same thing both end up right. */
 #include "eval/eval_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -43,6 +44,7 @@ struct cuco_evaluator {
 	char work_root[PATH_MAX], cache_root[PATH_MAX];
 	char src_name[32];
 	eval_limits limits;
+	eval_sandbox sandbox;
 	/* Run and bench stages hold it exclusively, one at a time. When the
 	 * CPU itself is the device (MPI ranks on a machine with no core to
 	 * spare), compiles hold it shared: they still run side by side, but
@@ -66,6 +68,55 @@ static void collect_line(const char *line, size_t len, void *arg)
 	}
 }
 
+/* Whether path is dir or lies below it. */
+static bool below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return n > 0 && strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* What of the workloads a stage sees: the workload folder's parent, since
+ * templates reach shared headers as {workload}/../common, unless that
+ * parent holds the home or the config folder, which must stay hidden. */
+static void workload_shelf(const cuco_workload *wl, char *out, size_t size)
+{
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+	cuco_strlcpy(out, wl->dir, size);
+	char *slash = strrchr(out, '/');
+	if (!slash || slash == out)
+		return;
+	*slash = '\0';
+	if ((home && below(home, out)) || (xdg && below(xdg, out)))
+		cuco_strlcpy(out, wl->dir, size);
+}
+
+/* bwrap's words for a stage working in workdir; NULL when stages run with
+ * limits only. The run and benchmark stages of remote runners (hostfile,
+ * slurm, ssh) are left out: their launchers need the network and the
+ * user's keys in ~/.ssh, and the candidate runs on other hosts, beyond
+ * this sandbox's reach anyway. Compiles always run here, so always in it. */
+static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, bool run)
+{
+	if (run && ev->cfg.runner != CUCO_RUNNER_LOCAL)
+		return NULL;
+	/* The run directory is hidden after the folders shown again, so that
+	 * none of them (a workload folder holding runs/, say) brings the
+	 * store back; of the run, only built programs stay, read-only. */
+	char shelf[PATH_MAX];
+	workload_shelf(&ev->wl, shelf, sizeof shelf);
+	eval_sandbox_view v = {
+		.workdir = workdir,
+		.layers = {
+			{ getenv("HOME"), true }, { getenv("XDG_CONFIG_HOME"), true },
+			{ shelf, false }, { getenv("CUCO_CUDA_HOME"), false },
+			{ getenv("CUCO_NCCL_HOME"), false },
+			{ ev->cfg.run_dir, true }, { ev->cache_root, false },
+		},
+		.gpu = run && ev->wl.family != CUCO_FAMILY_CPU_MPI,
+	};
+	return eval_sandbox_argv(&ev->sandbox, &v);
+}
+
 /* `{compiler} --version`, once: part of every build's cache key. */
 static void probe_compiler(cuco_evaluator *ev)
 {
@@ -73,6 +124,7 @@ static void probe_compiler(cuco_evaluator *ev)
 	cuco_buf_printf(&cmd, "%s --version", ev->compiler);
 	eval_limits lim = ev->limits;
 	lim.wall_s = 30;
+	lim.sandbox = stage_sandbox(ev, ev->work_root, false);
 	eval_stage st;
 	char log[PATH_MAX + 32];
 	snprintf(log, sizeof log, "%s/compiler-version.log", ev->work_root);
@@ -82,6 +134,7 @@ static void probe_compiler(cuco_evaluator *ev)
 		ev->compiler_missing = true;
 	else
 		cuco_strlcpy(ev->compiler_version, out.data ? out.data : "", sizeof ev->compiler_version);
+	eval_sandbox_argv_free((char **)lim.sandbox);
 	unlink(log);
 	cuco_buf_free(&cmd);
 	cuco_buf_free(&out);
@@ -119,6 +172,36 @@ static void check_gpu(cuco_evaluator *ev)
 		snprintf(ev->gpu_missing, sizeof ev->gpu_missing, "no GPU: /dev/nvidiactl is missing");
 }
 
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* Folders RUN/work/<hash>-<pid>-XXXXXX of a cuco that died (SIGKILL, a
+ * crash, a power cut) mid-evaluation: removed when the run is resumed.
+ * Its stages died with it (stage.c's keeper); its folders did not. */
+static void remove_stale_workdirs(const char *work_root)
+{
+	DIR *d = opendir(work_root);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char *dash = strchr(e->d_name, '-');
+		long pid = dash ? strtol(dash + 1, &dash, 10) : 0;
+		/* Alive, or another user's (EPERM): not ours to remove. */
+		if (pid <= 0 || *dash != '-' || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char path[PATH_MAX];
+		if (snprintf(path, sizeof path, "%s/%s", work_root, e->d_name) < (int)sizeof path)
+			nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	if (d)
+		closedir(d);
+}
+
 int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	cuco_evaluator **out, cuco_err *err)
 {
@@ -140,10 +223,12 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	}
 	snprintf(ev->work_root, sizeof ev->work_root, "%s/work", cfg->run_dir);
 	snprintf(ev->cache_root, sizeof ev->cache_root, "%s/cache", cfg->run_dir);
-	if (cuco_mkdir_p(ev->work_root, err) != CUCO_OK || cuco_mkdir_p(ev->cache_root, err) != CUCO_OK) {
+	if (cuco_mkdir_p(ev->work_root, err) != CUCO_OK || cuco_mkdir_p(ev->cache_root, err) != CUCO_OK
+			|| eval_sandbox_open(cfg->sandbox, &ev->sandbox, err) != CUCO_OK) {
 		free(ev);
 		return err->code;
 	}
+	remove_stale_workdirs(ev->work_root);
 	const char *ext = strrchr(wl->seed_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
 	const char *env_cc = getenv(wl->family == CUCO_FAMILY_CPU_MPI ? "CUCO_MPICC" : "CUCO_NVCC");
@@ -333,8 +418,8 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	if (ev->compiler_missing) {
-		fail(j->res, "compile", "environment", NULL, "compile: %s --version failed: compiler missing",
-			ev->compiler);
+		fail(j->res, "compile", "environment", NULL, "compile: %s --version failed: compiler missing%s",
+			ev->compiler, ev->sandbox.on ? " (or hidden by the sandbox, as all of $HOME is)" : "");
 		return CUCO_OK;
 	}
 	char source[PATH_MAX + 64], output[PATH_MAX + 16], log[PATH_MAX + 16];
@@ -351,6 +436,7 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	eval_expand(ev->wl.build_cmd, &v, &cmd, NULL);
 	eval_limits lim = ev->limits;
 	lim.wall_s = ev->wl.limit_compile_s * (ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1);
+	lim.sandbox = stage_sandbox(ev, j->workdir, false);
 	eval_stage st;
 	take_job_slot(ev);
 	if (ev->cpu_is_device)
@@ -359,6 +445,7 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	if (ev->cpu_is_device)
 		pthread_rwlock_unlock(&ev->device_lock);
 	give_job_slot(ev);
+	eval_sandbox_argv_free((char **)lim.sandbox);
 	cuco_buf_free(&cmd);
 	if (rc != CUCO_OK)
 		return rc;
@@ -411,6 +498,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	/* ssh spends seconds connecting and copying; the far side's `timeout`
 	 * holds the program itself to limit_s. */
 	lim.wall_s = limit_s + (ssh ? SSH_TRANSFER_S : 0);
+	lim.sandbox = stage_sandbox(ev, j->workdir, true);
 	int rc = eval_parse_init(p, &ev->wl, err);
 	if (rc == CUCO_OK) {
 		pthread_rwlock_wrlock(&ev->device_lock);
@@ -420,6 +508,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		if (rc == CUCO_OK && st->cancelled)
 			rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	}
+	eval_sandbox_argv_free((char **)lim.sandbox);
 	cuco_buf_free(&cmd);
 	return rc;
 }
@@ -517,22 +606,14 @@ static void peak_fraction(const cuco_evaluator *ev, cuco_eval_result *res)
 		res->peak_fraction = bound / (res->latency_median_us * 1e-6);
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	cuco_buf src = { 0 };
 	eval_apply_slots(&ev->wl, j->dir, source, len, &src);
 	build_key(ev, j->dir, &src, j->hash);
-	int n1 = snprintf(j->workdir, sizeof j->workdir, "%s/%.12s-XXXXXX", ev->work_root, j->hash);
+	int n1 = snprintf(j->workdir, sizeof j->workdir, "%s/%.12s-%ld-XXXXXX", ev->work_root, j->hash,
+		(long)getpid());
 	int n2 = snprintf(j->binary, sizeof j->binary, "%s/%s", ev->cache_root, j->hash);
 	if (n1 >= (int)sizeof j->workdir || n2 >= (int)sizeof j->binary || !mkdtemp(j->workdir)) {
 		j->workdir[0] = '\0';

@@ -4,8 +4,11 @@
  * leader of a new process group. The session, not the group, is what we
  * watch and kill: Open MPI's mpirun puts every rank in a process group of
  * its own, but they all stay in the session. A process that calls setsid()
- * itself escapes; nothing short of a cgroup stops that, and cgroups are not
- * ours to create here.
+ * itself escapes, unless the stage runs in the sandbox (sandbox.c), whose
+ * PID namespace dies whole with its first process.
+ *
+ * The leader is a keeper that forks the command and waits: it kills the
+ * session when cuco dies, which cuco itself can no longer do (keep()).
  *
  * RLIMIT_NPROC would be the usual fork-bomb guard, but it counts all of a
  * user's processes and root ignores it, so instead the monitor counts the
@@ -19,7 +22,6 @@
  * even after megabytes of chatter. */
 #include "eval/eval_int.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +43,8 @@ extern char **environ;
 #define POLL_MS 10
 #define SCAN_EVERY_S 0.01
 #define ORPHAN_WAIT_S 5.0  /* after the leader: how long to wait for output to close */
+#define KEEPER_FD 3         /* the lifeline's read end in the keeper */
+#define KEEPER_KILL_TRIES 2000  /* 5 ms apart: a process stuck in the kernel gets 10 s */
 
 bool eval_env_secret(const char *name)
 {
@@ -85,40 +89,69 @@ static char **scrubbed_env(void)
 	return env;
 }
 
-/* Signal every live process of the session (sig 0: only count them). */
+/* The session id in /proc/<pid>/stat's text, or -1 when it is a zombie
+ * or unreadable. "pid (comm) state ppid pgrp session ...": comm may hold
+ * spaces and parentheses, so fields are counted from the last ')'. */
+static pid_t stat_session(const char *buf)
+{
+	const char *p = strrchr(buf, ')');
+	if (!p || !p[1] || !p[2] || p[2] == 'Z' || p[2] == 'X')
+		return -1;
+	p += 3;
+	for (int field = 0; field < 2; field++) {  /* skip ppid and pgrp */
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -1;
+	}
+	long sid = 0;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		sid = sid * 10 + (*p - '0');
+	return *p == ' ' ? (pid_t)sid : -1;
+}
+
+/* Signal every live process of the session but the caller (sig 0: only
+ * count them). Only raw system calls and hand parsing: the stage's keeper
+ * calls this after fork() in a threaded process, where malloc and stdio
+ * may deadlock on a lock another thread held. */
 static int session_signal(pid_t session, int sig)
 {
-	DIR *d = opendir("/proc");
-	if (!d)
+	int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
 		return 0;
+	pid_t self = getpid();
 	int live = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
-		char path[300], buf[512];
-		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		ssize_t n = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		/* "pid (comm) state ppid pgrp session ...": comm may hold spaces. */
-		char *rp = strrchr(buf, ')');
-		char state;
-		int ppid, pgrp, sid;
-		if (!rp || sscanf(rp + 1, " %c %d %d %d", &state, &ppid, &pgrp, &sid) != 4)
-			continue;
-		if (sid != session || state == 'Z' || state == 'X')
-			continue;
-		live++;
-		if (sig)
-			kill((pid_t)atoi(e->d_name), sig);
+	_Alignas(struct dirent64) char ents[8192];
+	ssize_t n;
+	while ((n = getdents64(dir, ents, sizeof ents)) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			const struct dirent64 *e = (const struct dirent64 *)(ents + off);
+			off += e->d_reclen;
+			long pid = 0;
+			const char *c = e->d_name;
+			for (; *c >= '0' && *c <= '9' && pid < 1L << 30; c++)
+				pid = pid * 10 + (*c - '0');
+			if (*c || pid <= 0 || pid == self)
+				continue;
+			char path[48] = "/proc/", buf[512];
+			size_t len = strlen(e->d_name);
+			memcpy(path + 6, e->d_name, len);
+			memcpy(path + 6 + len, "/stat", 6);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			ssize_t got = read(fd, buf, sizeof buf - 1);
+			close(fd);
+			if (got <= 0)
+				continue;
+			buf[got] = '\0';
+			if (stat_session(buf) != session)
+				continue;
+			live++;
+			if (sig)
+				kill((pid_t)pid, sig);
+		}
 	}
-	closedir(d);
+	close(dir);
 	return live;
 }
 
@@ -204,9 +237,59 @@ static void set_limit(int resource, rlim_t value)
 	setrlimit(resource, &rl);
 }
 
+/* The keeper's only use for SIGCHLD is to wake ppoll(). */
+static void on_child(int sig)
+{
+	(void)sig;
+}
+
+/* The command, a child of the keeper: limits, then exec. */
+static void exec_command(char *const *argv, const eval_limits *lim, rlim_t cpu_s, char **env,
+	const sigset_t *none)
+{
+	struct sigaction sa = { .sa_handler = SIG_DFL };
+	sigaction(SIGCHLD, &sa, NULL);
+	sigprocmask(SIG_SETMASK, none, NULL);
+	set_limit(RLIMIT_CORE, 0);
+	set_limit(RLIMIT_CPU, cpu_s);
+	if (lim->mem_mb > 0)
+		set_limit(RLIMIT_AS, (rlim_t)lim->mem_mb << 20);
+	if (lim->fsize_mb > 0)
+		set_limit(RLIMIT_FSIZE, (rlim_t)lim->fsize_mb << 20);
+	execve(argv[0], argv, env);
+	_exit(127);
+}
+
+/* The session leader stays behind as the command's keeper. cuco holds the
+ * write end of the lifeline pipe and never writes to it: when cuco dies,
+ * even by SIGKILL, the kernel closes it, ppoll() here sees the hang-up and
+ * the keeper kills the whole session. Without it a stage blocked in a
+ * system call (a sleep, a read) would outlive cuco for good: RLIMIT_CPU
+ * stops only busy ones. A pipe and not PR_SET_PDEATHSIG, because the death
+ * signal follows the thread that forked, not the process. When the command
+ * ends, the keeper ends the same way, so cuco sees the command's status. */
+static void keep(pid_t cmd, int lifeline, const sigset_t *none)
+{
+	struct pollfd p = { .fd = lifeline, .events = POLLIN };
+	for (;;) {
+		int status;
+		if (waitpid(cmd, &status, WNOHANG) == cmd) {
+			if (WIFSIGNALED(status))
+				kill(getpid(), WTERMSIG(status));
+			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		}
+		/* SIGCHLD is blocked but here, so an exit cannot slip past. */
+		if (ppoll(&p, 1, NULL, none) > 0)
+			break;
+	}
+	for (int i = 0; i < KEEPER_KILL_TRIES && session_signal(getpid(), SIGKILL) > 0; i++)
+		nanosleep(&(struct timespec){ 0, 5000000L }, NULL);
+	_exit(128 + SIGKILL);
+}
+
 /* After fork() in a threaded process: async-signal-safe calls only. */
-static void child_exec(const char *cmd, const char *workdir, int null_fd, int out_fd,
-	const eval_limits *lim, rlim_t cpu_s, char **env)
+static void child_exec(char *const *argv, const char *workdir, int null_fd, int out_fd,
+	int lifeline, const eval_limits *lim, rlim_t cpu_s, char **env)
 {
 	setsid();
 	if (chdir(workdir) != 0)
@@ -214,24 +297,45 @@ static void child_exec(const char *cmd, const char *workdir, int null_fd, int ou
 	dup2(null_fd, 0);
 	dup2(out_fd, 1);
 	dup2(out_fd, 2);
-	if (close_range(3, ~0U, 0) != 0)
-		for (int fd = 3; fd < 1024; fd++)
+	if (lifeline != KEEPER_FD && dup2(lifeline, KEEPER_FD) != KEEPER_FD)
+		_exit(126);
+	/* Everything else goes, the lifeline's write end above all. */
+	if (close_range(KEEPER_FD + 1, ~0U, 0) != 0)
+		for (int fd = KEEPER_FD + 1; fd < 1024; fd++)
 			close(fd);
 	struct sigaction sa = { .sa_handler = SIG_DFL };
 	for (int sig = 1; sig < NSIG; sig++)
 		sigaction(sig, &sa, NULL);
-	sigset_t none;
+	sigset_t none, chld;
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	set_limit(RLIMIT_CORE, 0);
-	set_limit(RLIMIT_CPU, cpu_s);
-	if (lim->mem_mb > 0)
-		set_limit(RLIMIT_AS, (rlim_t)lim->mem_mb << 20);
-	if (lim->fsize_mb > 0)
-		set_limit(RLIMIT_FSIZE, (rlim_t)lim->fsize_mb << 20);
-	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
-	execve("/bin/sh", argv, env);
-	_exit(127);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_SETMASK, &chld, NULL);
+	struct sigaction wake = { .sa_handler = on_child };
+	sigaction(SIGCHLD, &wake, NULL);
+	pid_t cmd = fork();
+	if (cmd == 0) {
+		close(KEEPER_FD);
+		exec_command(argv, lim, cpu_s, env, &none);
+	}
+	if (cmd < 0)
+		_exit(126);
+	keep(cmd, KEEPER_FD, &none);
+}
+
+/* [sandbox...] /bin/sh -c cmd, built before fork(). */
+static char **command_argv(char *const *sandbox, const char *cmd)
+{
+	size_t n = 0;
+	while (sandbox && sandbox[n])
+		n++;
+	char **argv = cuco_xcalloc(n + 4, sizeof *argv);
+	for (size_t i = 0; i < n; i++)
+		argv[i] = sandbox[i];
+	argv[n] = "/bin/sh";
+	argv[n + 1] = "-c";
+	argv[n + 2] = (char *)cmd;
+	return argv;
 }
 
 /* ---- the monitor ---------------------------------------------------------------- */
@@ -288,14 +392,19 @@ static void drain(int fd, sink *s, monitor *m, char *buf, size_t size)
 		m->eof = true;
 }
 
-static void reap(monitor *m, eval_stage *st)
+static void reap(monitor *m, const eval_limits *lim, eval_stage *st)
 {
 	int status;
 	if (m->leader_done || waitpid(m->pid, &status, WNOHANG) != m->pid)
 		return;
 	m->leader_done = true;
-	if (WIFEXITED(status)) {
-		st->exit_code = WEXITSTATUS(status);
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+	if (WIFEXITED(status) && lim->sandbox && code > 128 && code < 128 + 32) {
+		/* bwrap reports a command killed by signal N as status 128+N. */
+		st->exit_code = -1;
+		st->signal = code - 128;
+	} else if (WIFEXITED(status)) {
+		st->exit_code = code;
 	} else if (WIFSIGNALED(status)) {
 		st->exit_code = -1;
 		st->signal = WTERMSIG(status);
@@ -311,27 +420,31 @@ int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
 	if (log_fd < 0)
 		return cuco_errf(err, CUCO_EENV, "%s: %s", log_path, strerror(errno));
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	int fds[2];
-	if (null_fd < 0 || pipe2(fds, O_CLOEXEC) != 0) {
+	int fds[2] = { -1, -1 }, lifeline[2] = { -1, -1 };
+	if (null_fd < 0 || pipe2(fds, O_CLOEXEC) != 0 || pipe2(lifeline, O_CLOEXEC) != 0) {
 		int e = errno;
-		close(log_fd);
-		if (null_fd >= 0)
-			close(null_fd);
+		int opened[] = { log_fd, null_fd, fds[0], fds[1] };
+		for (size_t i = 0; i < sizeof opened / sizeof opened[0]; i++)
+			if (opened[i] >= 0)
+				close(opened[i]);
 		return cuco_errf(err, CUCO_EENV, "stage pipe: %s", strerror(e));
 	}
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	rlim_t cpu_s = (rlim_t)ceil(lim->wall_s + lim->grace_s) * (rlim_t)(ncpu > 0 ? ncpu : 1) + 1;
-	char **env = scrubbed_env();
+	char **env = scrubbed_env(), **argv = command_argv(lim->sandbox, cmd);
 	double start = cuco_mono();
 	pid_t pid = fork();
 	if (pid == 0)
-		child_exec(cmd, workdir, null_fd, fds[1], lim, cpu_s, env);
+		child_exec(argv, workdir, null_fd, fds[1], lifeline[0], lim, cpu_s, env);
 	int fork_errno = errno;
 	free(env);
+	free(argv);
 	close(fds[1]);
 	close(null_fd);
+	close(lifeline[0]);
 	if (pid < 0) {
 		close(fds[0]);
+		close(lifeline[1]);
 		close(log_fd);
 		return cuco_errf(err, CUCO_EENV, "fork: %s", strerror(fork_errno));
 	}
@@ -350,7 +463,7 @@ int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
 			drain(fds[0], &s, &m, buf, 65536);
 		else
 			nanosleep(&(struct timespec){ 0, POLL_MS * 1000000L }, NULL);
-		reap(&m, st);
+		reap(&m, lim, st);
 		double now = cuco_mono();
 		watch(&m, lim, cancel, st, now, deadline, &next_scan);
 		if (m.leader_done && orphan_deadline == 0)
@@ -367,6 +480,7 @@ int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
 	free(s.line);
 	free(buf);
 	close(fds[0]);
+	close(lifeline[1]);
 	close(log_fd);
 	return CUCO_OK;
 }

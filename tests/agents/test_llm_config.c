@@ -119,12 +119,18 @@ static void test_file_errors(void **state)
 	expect_error("[model a]\nprovider = sglang\nmodel = m\n", "[model a]: url: missing");
 	expect_error("just words\n", ":1: just words: expected key = value");
 	expect_error("[screen]\ncolour = red\n", ":2: colour: unknown key in [screen]");
+	expect_error("[eval]\nsandbox = docker\n", ":2: sandbox: docker: not auto, bwrap or off");
+	expect_error("[eval]\nnetwork = on\n", ":2: network: unknown key in [eval] (sandbox)");
 	cuco_llm_config cfg;
 	cuco_err err = { 0 };
 	cuco_llm_config_defaults(&cfg);
 	/* The screen's theme lives in the same file, in [screen]. */
 	assert_int_equal(load("retries = 1\n[screen]\ntheme = light  # for the projector\n", &cfg, &err), CUCO_OK);
 	assert_string_equal(cfg.theme, "light");
+	assert_int_equal(cfg.sandbox, CUCO_SANDBOX_DEFAULT);
+	/* So does the evaluator's sandbox, in [eval]. */
+	assert_int_equal(load("[eval]\nsandbox = bwrap\n", &cfg, &err), CUCO_OK);
+	assert_int_equal(cfg.sandbox, CUCO_SANDBOX_BWRAP);
 	cuco_llm_config_defaults(&cfg);
 	assert_int_equal(cuco_llm_config_load("/nonexistent/cuco/config", &cfg, &err), CUCO_ENOTFOUND);
 }

@@ -1,0 +1,494 @@
+/* test-sandbox.c — candidates are untrusted. A hostile candidate (fixtures/
+ * hostile/hostile.c, on the solo workload) tries to read an API key from
+ * the environment and from a file in $HOME, to read the run's store, to
+ * write outside its folder, to reach a TCP listener on 127.0.0.1, to sleep
+ * past its limit and to outlive the evaluating process killed by SIGKILL;
+ * another source includes the key file, to have the compiler show it.
+ *
+ * Each check runs inside bwrap and with limits only (the fallback). What
+ * only the sandbox gives is asserted the other way round for the fallback,
+ * so the test shows the difference instead of assuming it: without bwrap
+ * the key in /proc/PID/environ, the key file, the store and the network
+ * are reachable and the writes land. The environment scrub, the time limit and the keeper (no stage
+ * outlives cuco) hold in both. Without a working bwrap the fallback's
+ * tests still run, then the program exits 77 (skipped) saying why. */
+#include "eval/eval.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#define ENV_KEY "sk-env-4f1d2c"
+#define HOME_KEY "sk-home-9a7e31"
+#define STORE_TEXT "store-only-7c2b"
+
+static char run_dir[256], home[256], key_file[512], store_file[512];
+
+/* Outside /tmp, which the sandbox replaces anyway: hiding the home and
+ * the run directory must be what keeps them out. */
+static void make_dir(char *out, size_t size, const char *what)
+{
+	snprintf(out, size, "/var/tmp/cuco-test-%s-XXXXXX", what);
+	if (!mkdtemp(out))
+		abort();
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	make_dir(run_dir, sizeof run_dir, "run");
+	make_dir(home, sizeof home, "home");
+	snprintf(key_file, sizeof key_file, "%s/api-key", home);
+	snprintf(store_file, sizeof store_file, "%s/data.mdb", run_dir);
+	cuco_write_file(key_file, HOME_KEY "\n", strlen(HOME_KEY) + 1, NULL);
+	cuco_write_file(store_file, STORE_TEXT "\n", strlen(STORE_TEXT) + 1, NULL);
+	setenv("HOME", home, 1);
+	setenv("OPENAI_API_KEY", ENV_KEY, 1);
+	unsetenv("XDG_CONFIG_HOME");
+	unsetenv("CUCO_SANDBOX");
+	unsetenv("CUCO_BWRAP");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	assert_int_equal(count_processes(run_dir), 0);
+	rm_rf(run_dir);
+	rm_rf(home);
+	return 0;
+}
+
+static cuco_evaluator *evaluator(cuco_sandbox_mode mode, double limit_scale, cuco_workload **wl)
+{
+	cuco_err err = { 0 };
+	if (cuco_workload_load(fixture("solo"), wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	cuco_eval_config cfg = { .jobs = 1, .max_procs = 64, .sandbox = mode, .limit_scale = limit_scale };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	cuco_evaluator *ev = NULL;
+	if (cuco_evaluator_new(*wl, &cfg, &ev, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return ev;
+}
+
+static void evaluate_hostile(cuco_sandbox_mode mode, double limit_scale, cuco_eval_result *res)
+{
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator(mode, limit_scale, &wl);
+	size_t len;
+	char *src = read_fixture("hostile/hostile.c", &len);
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	cuco_err err = { 0 };
+	if (cuco_eval_candidate(ev, src, len, &d, false, res, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	free(src);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+/* A listener on 127.0.0.1 that never accepts: a connection would wait in
+ * its backlog, where accept() finds it afterwards. */
+static int listener(int *port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof a;
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(listen(fd, 8), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static bool has(const char *excerpt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static bool has(const char *excerpt, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	return strstr(excerpt, line) != NULL;
+}
+
+/* Run the escape attempts; returns how many of the five escapes (the key
+ * in another process's environment, the key file, the store, writes,
+ * network) got through, checking each both from the candidate's output and,
+ * where it can be, from the host's side. */
+static int escapes(cuco_sandbox_mode mode)
+{
+	int port, lfd = listener(&port);
+	char host_tmp[64], in_home[512], in_run[512], in_cache[512], writes[2048], reads[1100], p[16];
+	snprintf(host_tmp, sizeof host_tmp, "/tmp/cuco-hostile-%d", (int)getpid());
+	snprintf(in_home, sizeof in_home, "%s/.bashrc", home);
+	snprintf(in_run, sizeof in_run, "%s/planted", run_dir);
+	snprintf(in_cache, sizeof in_cache, "%s/cache/planted", run_dir);
+	snprintf(writes, sizeof writes, "%s:%s:%s:%s", host_tmp, in_home, in_run, in_cache);
+	snprintf(reads, sizeof reads, "%s:%s", key_file, store_file);
+	snprintf(p, sizeof p, "%d", port);
+	unlink(host_tmp);  /* a failed test before may have left it */
+	setenv("HOSTILE_MODE", "escape", 1);
+	setenv("HOSTILE_READ", reads, 1);
+	setenv("HOSTILE_WRITE", writes, 1);
+	setenv("HOSTILE_PORT", p, 1);
+	cuco_eval_result res;
+	evaluate_hostile(mode, 1, &res);
+	/* It ran to its end and failed on purpose: its output is the excerpt. */
+	if (strcmp(res.error_class, "crash") != 0 || !has(res.excerpt, "connect %d: ", port))
+		fail_msg("%s: %s", res.error_class, res.excerpt);
+	/* The stage's own environment is scrubbed with or without the sandbox. */
+	assert_true(has(res.excerpt, "env OPENAI_API_KEY: refused"));
+
+	int got = 0;
+	bool environ_key = has(res.excerpt, "proc OPENAI_API_KEY: %s", ENV_KEY);
+	assert_true(environ_key || has(res.excerpt, "proc OPENAI_API_KEY: refused"));
+	got += environ_key;
+	bool key = has(res.excerpt, "read %s: %s", key_file, HOME_KEY);
+	assert_true(key || has(res.excerpt, "read %s: refused", key_file));
+	bool store = has(res.excerpt, "read %s: %s", store_file, STORE_TEXT);
+	assert_true(store || has(res.excerpt, "read %s: refused", store_file));
+	got += key + store;
+	/* A write inside the sandbox may succeed on its private /tmp: what
+	 * counts is whether the file reached the host. */
+	int landed = 0;
+	const char *targets[] = { host_tmp, in_home, in_run, in_cache };
+	for (size_t i = 0; i < 4; i++)
+		landed += access(targets[i], F_OK) == 0;
+	assert_true(landed == 0 || landed == 4);
+	got += landed == 4;
+	unlink(host_tmp);
+	bool connected = has(res.excerpt, "connect %d: connected", port);
+	int peer = accept(lfd, NULL, NULL);
+	assert_int_equal(connected, peer >= 0);
+	got += connected;
+	if (peer >= 0)
+		close(peer);
+	close(lfd);
+	return got;
+}
+
+static void test_escapes_sandboxed(void **state)
+{
+	(void)state;
+	assert_int_equal(escapes(CUCO_SANDBOX_BWRAP), 0);
+}
+
+static void test_escapes_fallback(void **state)
+{
+	(void)state;
+	/* Limits only: cuco's own environment in /proc, the key file, the
+	 * store, the writes and the network are all within reach. This is
+	 * what the sandbox is for. */
+	assert_int_equal(escapes(CUCO_SANDBOX_OFF), 5);
+}
+
+/* The compile stage is the candidate's too: a source that includes the
+ * key file would show it in the compiler's complaint. Returns whether the
+ * key reached the result. */
+static bool key_in_compile_error(cuco_sandbox_mode mode)
+{
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator(mode, 1, &wl);
+	char src[700];
+	int len = snprintf(src, sizeof src, "#include \"%s\"\nint main(void) { return 0; }\n", key_file);
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	cuco_eval_result res;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_eval_candidate(ev, src, (size_t)len, &d, false, &res, &err), CUCO_OK);
+	if (strcmp(res.error_class, "compile-error") != 0)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+	return strstr(res.excerpt, HOME_KEY) != NULL;
+}
+
+static void test_compile_sandboxed(void **state)
+{
+	(void)state;
+	assert_false(key_in_compile_error(CUCO_SANDBOX_BWRAP));
+}
+
+static void test_compile_fallback(void **state)
+{
+	(void)state;
+	assert_true(key_in_compile_error(CUCO_SANDBOX_OFF));
+}
+
+/* A workload kept under $HOME, with a header in a sibling folder as the
+ * shipped ones have (../common): it still builds in the sandbox, and the
+ * rest of the home stays out of reach. */
+static const char homed_manifest[] =
+	"{\"name\": \"homed\", \"title\": \"solo, kept in the home\", \"description\": \"-\",\n"
+	" \"family\": \"cpu-mpi\", \"ranks\": 1, \"sizes\": {\"default\": \"one\", \"one\": {\"N\": 1}},\n"
+	" \"files\": {\"baseline\": \"solo.c\", \"seed\": \"solo.c\"}, \"compiler\": \"cc\",\n"
+	" \"build\": \"{compiler} -I{workload}/../common -o {output} {source} {defines}\",\n"
+	" \"run\": \"{output} {reps}\",\n"
+	" \"design_space\": {\"backend\": {\"values\": [\"none\"]}, \"issuer\": {\"values\": [\"one\"]},\n"
+	"   \"placement\": {\"values\": [\"after\"]}, \"sync\": {\"values\": [\"none\"]},\n"
+	"   \"granularity\": {\"values\": [1]}},\n"
+	" \"tolerance\": 0, \"limits\": {\"compile_s\": 30, \"run_s\": 3, \"bench_s\": 3},\n"
+	" \"bench\": {\"warmup\": 0, \"reps\": 1, \"max_spread\": 1000}}\n";
+
+static void put(const char *dir, const char *name, const char *text, size_t len)
+{
+	char path[800];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	assert_int_equal(cuco_mkdir_p(dir, NULL), CUCO_OK);
+	assert_int_equal(cuco_write_file(path, text, len, NULL), CUCO_OK);
+}
+
+static void test_workload_in_home_sandboxed(void **state)
+{
+	(void)state;
+	char shelf[600], dir[700];
+	snprintf(shelf, sizeof shelf, "%s/workloads", home);
+	snprintf(dir, sizeof dir, "%s/common", shelf);
+	put(dir, "extra.h", "#include <stdio.h>\n", 19);
+	snprintf(dir, sizeof dir, "%s/homed", shelf);
+	put(dir, "workload.json", homed_manifest, strlen(homed_manifest));
+	size_t len;
+	char *solo = read_fixture("solo/solo.c", &len);
+	put(dir, "solo.c", solo, len);
+	free(solo);
+	char *hostile = read_fixture("hostile/hostile.c", &len);
+	cuco_buf src = { 0 };
+	cuco_buf_puts(&src, "#include \"extra.h\"\n");
+	cuco_buf_append(&src, hostile, len);
+	free(hostile);
+
+	cuco_workload *wl;
+	cuco_err err = { 0 };
+	if (cuco_workload_load(dir, &wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	cuco_eval_config cfg = { .jobs = 1, .sandbox = CUCO_SANDBOX_BWRAP };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	cuco_evaluator *ev = NULL;
+	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_OK);
+	setenv("HOSTILE_MODE", "escape", 1);
+	setenv("HOSTILE_READ", key_file, 1);
+	unsetenv("HOSTILE_WRITE");
+	unsetenv("HOSTILE_PORT");
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	cuco_eval_result res;
+	assert_int_equal(cuco_eval_candidate(ev, src.data, src.len, &d, false, &res, &err), CUCO_OK);
+	if (strcmp(res.error_class, "crash") != 0 || !has(res.excerpt, "read %s: refused", key_file))
+		fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+	cuco_buf_free(&src);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+/* Sleeps past the limit: a timeout, with nothing left running. */
+static void sleeps_past_limit(cuco_sandbox_mode mode, const char *how)
+{
+	setenv("HOSTILE_MODE", how, 1);
+	cuco_eval_result res;
+	double t0 = cuco_mono();
+	evaluate_hostile(mode, 1, &res);
+	if (strcmp(res.error_class, "timeout") != 0 || strcmp(res.failed_stage, "run") != 0)
+		fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+	assert_true(cuco_mono() - t0 < 10);
+	assert_int_equal(count_processes(run_dir), 0);
+}
+
+static void test_timeout_sandboxed(void **state)
+{
+	(void)state;
+	sleeps_past_limit(CUCO_SANDBOX_BWRAP, "sleep");
+	/* A child that leaves the stage's session dies with the sandbox's
+	 * PID namespace; with limits only it would escape (stage.c). */
+	sleeps_past_limit(CUCO_SANDBOX_BWRAP, "setsid");
+}
+
+static void test_timeout_fallback(void **state)
+{
+	(void)state;
+	sleeps_past_limit(CUCO_SANDBOX_OFF, "sleep");
+}
+
+static int work_entries(void)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/work", run_dir);
+	DIR *d = opendir(path);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* SIGKILL the evaluating process while the stage sleeps: the stage's
+ * keeper kills it within moments (the limit is 30 s away), and resuming
+ * on the run directory removes the dead evaluation's folder. */
+static void evaluator_killed(cuco_sandbox_mode mode)
+{
+	setenv("HOSTILE_MODE", "sleep", 1);
+	char cache[512];
+	snprintf(cache, sizeof cache, "%s/cache/", run_dir);
+	pid_t child = fork();
+	if (child == 0) {
+		cuco_eval_result res;
+		evaluate_hostile(mode, 10, &res);
+		_exit(0);
+	}
+	assert_true(child > 0);
+	double t0 = cuco_mono();
+	while (count_processes(cache) == 0 && cuco_mono() - t0 < 30)
+		usleep(20000);
+	assert_true(count_processes(cache) > 0);
+	usleep(200000);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	double killed = cuco_mono();
+	while (count_processes(run_dir) > 0 && cuco_mono() - killed < 5)
+		usleep(20000);
+	assert_int_equal(count_processes(run_dir), 0);
+	print_message("the stage was gone %.2f s after the evaluator's SIGKILL\n", cuco_mono() - killed);
+	assert_true(cuco_mono() - killed < 3);
+	assert_int_equal(work_entries(), 1);
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator(mode, 1, &wl);
+	assert_int_equal(work_entries(), 0);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+static void test_evaluator_killed_sandboxed(void **state)
+{
+	(void)state;
+	evaluator_killed(CUCO_SANDBOX_BWRAP);
+}
+
+static void test_evaluator_killed_fallback(void **state)
+{
+	(void)state;
+	evaluator_killed(CUCO_SANDBOX_OFF);
+}
+
+/* Without bwrap, or with one that cannot work here: auto falls back and
+ * says why; bwrap refuses. */
+static void test_missing_bwrap(void **state)
+{
+	(void)state;
+	setenv("CUCO_BWRAP", "/nonexistent/bwrap", 1);
+	bool on = true;
+	char status[640];
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_sandbox_check(CUCO_SANDBOX_AUTO, &on, status, sizeof status, &err), CUCO_OK);
+	assert_false(on);
+	assert_string_equal(status, "sandbox off: /nonexistent/bwrap not found (Debian and Ubuntu: "
+		"apt-get install bubblewrap); stages run with resource limits only");
+	assert_int_equal(cuco_sandbox_check(CUCO_SANDBOX_BWRAP, &on, status, sizeof status, &err), CUCO_EENV);
+	assert_string_equal(err.msg, "sandbox = bwrap: /nonexistent/bwrap not found (Debian and Ubuntu: "
+		"apt-get install bubblewrap)");
+	/* The evaluator refuses to start rather than run unconfined. */
+	cuco_workload *wl;
+	assert_int_equal(cuco_workload_load(fixture("solo"), &wl, &err), CUCO_OK);
+	cuco_eval_config cfg = { .sandbox = CUCO_SANDBOX_BWRAP };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	cuco_evaluator *ev = NULL;
+	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_EENV);
+	assert_null(ev);
+	cuco_workload_free(wl);
+	/* Present but refused namespaces, as in some containers: bwrap's own
+	 * complaint is the reason given. */
+	char fake[600];
+	snprintf(fake, sizeof fake, "%s/bwrap", home);
+	const char *script = "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n";
+	cuco_write_file(fake, script, strlen(script), NULL);
+	chmod(fake, 0755);
+	setenv("CUCO_BWRAP", fake, 1);
+	assert_int_equal(cuco_sandbox_check(CUCO_SANDBOX_AUTO, &on, status, sizeof status, &err), CUCO_OK);
+	assert_false(on);
+	char want[1024];
+	snprintf(want, sizeof want, "sandbox off: %s cannot run here: bwrap: No permissions to create new "
+		"namespace; stages run with resource limits only", fake);
+	assert_string_equal(status, want);
+	unsetenv("CUCO_BWRAP");
+}
+
+static void test_mode_from_environment(void **state)
+{
+	(void)state;
+	bool on = true;
+	char status[640];
+	cuco_err err = { 0 };
+	setenv("CUCO_SANDBOX", "off", 1);
+	assert_int_equal(cuco_sandbox_check(CUCO_SANDBOX_DEFAULT, &on, status, sizeof status, &err), CUCO_OK);
+	assert_false(on);
+	assert_string_equal(status, "sandbox off (sandbox = off): stages run with resource limits only");
+	setenv("CUCO_SANDBOX", "maybe", 1);
+	assert_int_equal(cuco_sandbox_check(CUCO_SANDBOX_DEFAULT, &on, status, sizeof status, &err), CUCO_EUSAGE);
+	assert_string_equal(err.msg, "CUCO_SANDBOX=maybe: not auto, bwrap or off");
+	/* A mode given in the configuration wins over the variable. */
+	assert_int_equal(cuco_sandbox_check(CUCO_SANDBOX_OFF, &on, status, sizeof status, &err), CUCO_OK);
+	unsetenv("CUCO_SANDBOX");
+	cuco_sandbox_mode m;
+	assert_true(cuco_sandbox_mode_parse("bwrap", &m) && m == CUCO_SANDBOX_BWRAP);
+	assert_false(cuco_sandbox_mode_parse("", &m));
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	/* The key in the initial environment, where a user's shell puts it:
+	 * /proc/PID/environ shows only that one, not what setenv() adds. */
+	const char *key = getenv("OPENAI_API_KEY");
+	if (!key || strcmp(key, ENV_KEY) != 0) {
+		setenv("OPENAI_API_KEY", ENV_KEY, 1);
+		execv("/proc/self/exe", argv);
+		perror("test-eval-sandbox: /proc/self/exe");
+		return 1;
+	}
+	const struct CMUnitTest fallback[] = {
+		cmocka_unit_test_setup_teardown(test_escapes_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compile_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evaluator_killed_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_bwrap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mode_from_environment, setup, teardown),
+	};
+	const struct CMUnitTest sandboxed[] = {
+		cmocka_unit_test_setup_teardown(test_escapes_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compile_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_workload_in_home_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evaluator_killed_sandboxed, setup, teardown),
+	};
+	int failed = cmocka_run_group_tests(fallback, NULL, NULL);
+	bool on;
+	char status[640];
+	cuco_err err = { 0 };
+	unsetenv("CUCO_SANDBOX");
+	unsetenv("CUCO_BWRAP");
+	if (cuco_sandbox_check(CUCO_SANDBOX_BWRAP, &on, status, sizeof status, &err) != CUCO_OK) {
+		fprintf(stderr, "SKIP: the sandbox's tests: %s\n", err.msg);
+		return failed ? failed : 77;
+	}
+	return failed + cmocka_run_group_tests(sandboxed, NULL, NULL);
+}
