@@ -249,6 +249,10 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 		return false;
 	}
 	int sig = st->signal ? st->signal : p->rank_signal;
+	/* sh -c reports a command a signal ended (mpirun killed from outside)
+	 * as exit status 128 + N. */
+	if (!sig && st->exit_code > 128 && st->exit_code < 128 + NSIG)
+		sig = st->exit_code - 128;
 	if (sig) {
 		res->signal = sig;
 		fail(res, stage, "crash", st->tail, "%s: killed by signal %d (%s)", stage, sig, strsignal(sig));
@@ -279,6 +283,7 @@ typedef struct job {
 	const cuco_directive *dir;
 	char hash[CUCO_HASH_LEN + 1];
 	char workdir[PATH_MAX];
+	char tmpdir[PATH_MAX];   /* $TMPDIR of its local stages, or "" */
 	char binary[PATH_MAX];
 	cuco_eval_result *res;
 } job;
@@ -328,6 +333,49 @@ static void give_job_slot(cuco_evaluator *ev)
 	pthread_mutex_unlock(&ev->jobs_lock);
 }
 
+/* A local stage's temporaries (the compiler's, Open MPI's session folder)
+ * go to a private folder removed after the evaluation: an mpirun killed
+ * from outside cannot clean up after itself. Not the work folder: Open
+ * MPI's socket paths must stay short. Other runners' $TMPDIR is the far
+ * side's business. */
+static void stage_prefix(const job *j, cuco_buf *cmd)
+{
+	if (!*j->tmpdir)
+		return;
+	cuco_buf_puts(cmd, "export TMPDIR=");
+	eval_shell_quote(cmd, j->tmpdir);
+	cuco_buf_puts(cmd, "; ");
+}
+
+static int make_tmpdir(job *j, cuco_err *err)
+{
+	const char *base = getenv("TMPDIR");
+	if (j->ev->cfg.runner != CUCO_RUNNER_LOCAL)
+		return CUCO_OK;
+	int n = snprintf(j->tmpdir, sizeof j->tmpdir, "%s/cuco-%.12s-XXXXXX", base && *base ? base : "/tmp",
+		j->hash);
+	if (n < (int)sizeof j->tmpdir && mkdtemp(j->tmpdir))
+		return CUCO_OK;
+	int e = n < (int)sizeof j->tmpdir ? errno : ENAMETOOLONG;
+	j->tmpdir[0] = '\0';
+	return cuco_errf(err, CUCO_EENV, "%s: cannot create a temporary folder: %s", base && *base ? base : "/tmp",
+		strerror(e));
+}
+
+/* A build that failed because the disk or the file-size limit ran out is
+ * no verdict on the candidate: it ends the run (the candidate stays
+ * unfinished, so a resumed run builds it again). The compiler's own words
+ * tell, since the failing write may be anywhere (its output here, its
+ * temporaries in $TMPDIR). Returns the reason, or NULL. */
+static const char *out_of_room(const char *tail)
+{
+	static const int reasons[] = { ENOSPC, EFBIG, EDQUOT };
+	for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+		if (strstr(tail, strerror(reasons[i])))
+			return strerror(reasons[i]);
+	return NULL;
+}
+
 /* Returns CUCO_OK with res->ok telling whether the build succeeded. */
 static int compile(job *j, const cuco_buf *src, cuco_err *err)
 {
@@ -348,6 +396,7 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 		.source = source, .output = output, .nccl_home = getenv("CUCO_NCCL_HOME"),
 		.cuda_home = getenv("CUCO_CUDA_HOME") };
 	cuco_buf cmd = { 0 };
+	stage_prefix(j, &cmd);
 	eval_expand(ev->wl.build_cmd, &v, &cmd, NULL);
 	eval_limits lim = ev->limits;
 	lim.wall_s = ev->wl.limit_compile_s * (ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1);
@@ -370,6 +419,8 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 		fail(j->res, "compile", "timeout", st.tail, "compile: killed after %.0f s", st.wall_s);
 	else if (st.exit_code == 127)
 		fail(j->res, "compile", "environment", st.tail, "compile: command not found");
+	else if ((st.exit_code != 0 || st.signal) && out_of_room(st.tail))
+		return cuco_errf(err, CUCO_EENV, "%s: compile: %s", j->workdir, out_of_room(st.tail));
 	else if (st.exit_code != 0 || st.signal)
 		fail(j->res, "compile", "compile-error", st.tail, "compile: exit status %d", st.exit_code);
 	else if (stat(output, &sb) != 0)
@@ -405,6 +456,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	eval_launch l = { .kind = ev->cfg.runner, .launcher = ev->launcher, .hostfile = ev->cfg.hostfile,
 		.ssh_host = ev->cfg.ssh_host, .ssh_options = ev->cfg.ssh_options, .remote_dir = remote_dir,
 		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .remote_limit_s = limit_s };
+	stage_prefix(j, &cmd);
 	eval_launch_command(&l, prog.data, j->binary, extras, ev->wl.nextras, &cmd);
 	cuco_buf_free(&prog);
 	eval_limits lim = ev->limits;
@@ -539,7 +591,11 @@ static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err 
 		cuco_buf_free(&src);
 		return cuco_errf(err, CUCO_EENV, "%s/work: %s", ev->cfg.run_dir, strerror(errno ? errno : ENAMETOOLONG));
 	}
-	int rc = CUCO_OK;
+	int rc = make_tmpdir(j, err);
+	if (rc != CUCO_OK) {
+		cuco_buf_free(&src);
+		return rc;
+	}
 	j->res->cached_build = access(j->binary, X_OK) == 0;
 	if (j->res->cached_build)
 		j->res->ok = true;
@@ -587,6 +643,8 @@ int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
 	int rc = cascade(&j, source, len, bench, err);
 	if (*j.workdir && !ev->cfg.keep_workdirs)
 		nftw(j.workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (*j.tmpdir)
+		nftw(j.tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	res->overhead_s = cuco_mono() - start - res->compile_s - res->run_s - res->bench_s;
 	return rc;
 }
