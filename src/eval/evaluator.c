@@ -5,10 +5,17 @@
  * as RUN/cache/<hash>, the hash covering the source after slots, the
  * build command and the compiler's version, so a rebuilt toolchain or a
  * changed flag never reuses a stale binary. A build lands in the cache by
- * rename(2), so two threads building the same thing both end up right. */
+ * rename(2), so two threads building the same thing both end up right.
+ *
+ * A session killed mid-evaluation leaves its folders behind: the
+ * evaluator that finds itself alone on a run (an flock on RUN/work) removes
+ * them before it starts, with the private $TMPDIR folders whose names carry
+ * this run's id. */
 #include "eval/eval_int.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <math.h>
@@ -17,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -41,6 +49,9 @@ struct cuco_evaluator {
 	char launcher_missing[160];  /* why the runner cannot start anything */
 	char gpu_missing[160];
 	char work_root[PATH_MAX], cache_root[PATH_MAX];
+	int work_lock;               /* flock on work_root, or -1 when not alone */
+	char tmp_base[PATH_MAX];     /* $TMPDIR, else /tmp */
+	char tmp_prefix[64];         /* "cuco-<run id>-": this run's private $TMPDIRs */
 	char src_name[32];
 	eval_limits limits;
 	/* Run and bench stages hold it exclusively, one at a time. When the
@@ -119,6 +130,60 @@ static void check_gpu(cuco_evaluator *ev)
 		snprintf(ev->gpu_missing, sizeof ev->gpu_missing, "no GPU: /dev/nvidiactl is missing");
 }
 
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* Remove every entry of dir whose name starts with prefix. */
+static void sweep(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	size_t plen = strlen(prefix);
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    strncmp(e->d_name, prefix, plen) != 0)
+			continue;
+		char path[PATH_MAX + 256];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	closedir(d);
+}
+
+/* The run's id names its private $TMPDIR folders, so that a later
+ * evaluator of the same run knows which leftovers are its own. */
+static void name_tmp(cuco_evaluator *ev)
+{
+	const char *base = getenv("TMPDIR");
+	cuco_strlcpy(ev->tmp_base, base && *base ? base : "/tmp", sizeof ev->tmp_base);
+	char real[PATH_MAX];
+	const char *run = realpath(ev->cfg.run_dir, real) ? real : ev->cfg.run_dir;
+	snprintf(ev->tmp_prefix, sizeof ev->tmp_prefix, "cuco-%012llx-",
+		(unsigned long long)(XXH3_64bits(run, strlen(run)) & 0xffffffffffffULL));
+}
+
+/* Alone on this run: what a killed session left is nobody's now. */
+static void sweep_leftovers(cuco_evaluator *ev)
+{
+	ev->work_lock = open(ev->work_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ev->work_lock >= 0 && flock(ev->work_lock, LOCK_EX | LOCK_NB) != 0) {
+		close(ev->work_lock);
+		ev->work_lock = -1;
+	}
+	if (ev->work_lock < 0)
+		return;
+	sweep(ev->work_root, "");
+	sweep(ev->tmp_base, ev->tmp_prefix);
+}
+
 int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	cuco_evaluator **out, cuco_err *err)
 {
@@ -144,6 +209,8 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		free(ev);
 		return err->code;
 	}
+	name_tmp(ev);
+	sweep_leftovers(ev);
 	const char *ext = strrchr(wl->seed_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
 	const char *env_cc = getenv(wl->family == CUCO_FAMILY_CPU_MPI ? "CUCO_MPICC" : "CUCO_NVCC");
@@ -181,6 +248,8 @@ void cuco_evaluator_free(cuco_evaluator *ev)
 {
 	if (!ev)
 		return;
+	if (ev->work_lock >= 0)
+		close(ev->work_lock);
 	pthread_rwlock_destroy(&ev->device_lock);
 	pthread_mutex_destroy(&ev->jobs_lock);
 	pthread_cond_destroy(&ev->jobs_cond);
@@ -349,17 +418,15 @@ static void stage_prefix(const job *j, cuco_buf *cmd)
 
 static int make_tmpdir(job *j, cuco_err *err)
 {
-	const char *base = getenv("TMPDIR");
-	if (j->ev->cfg.runner != CUCO_RUNNER_LOCAL)
+	cuco_evaluator *ev = j->ev;
+	if (ev->cfg.runner != CUCO_RUNNER_LOCAL)
 		return CUCO_OK;
-	int n = snprintf(j->tmpdir, sizeof j->tmpdir, "%s/cuco-%.12s-XXXXXX", base && *base ? base : "/tmp",
-		j->hash);
+	int n = snprintf(j->tmpdir, sizeof j->tmpdir, "%s/%sXXXXXX", ev->tmp_base, ev->tmp_prefix);
 	if (n < (int)sizeof j->tmpdir && mkdtemp(j->tmpdir))
 		return CUCO_OK;
 	int e = n < (int)sizeof j->tmpdir ? errno : ENAMETOOLONG;
 	j->tmpdir[0] = '\0';
-	return cuco_errf(err, CUCO_EENV, "%s: cannot create a temporary folder: %s", base && *base ? base : "/tmp",
-		strerror(e));
+	return cuco_errf(err, CUCO_EENV, "%s: cannot create a temporary folder: %s", ev->tmp_base, strerror(e));
 }
 
 /* A build that failed because the disk or the file-size limit ran out is
@@ -567,15 +634,6 @@ static void peak_fraction(const cuco_evaluator *ev, cuco_eval_result *res)
 		bound = fmax(bound, res->flops / (gf * 1e9));
 	if (bound > 0 && res->latency_median_us > 0)
 		res->peak_fraction = bound / (res->latency_median_us * 1e-6);
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
 }
 
 static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err *err)

@@ -4,7 +4,9 @@
  *                      and mid-write, and resumed each time: the store opens,
  *                      nothing committed changes, every candidate caught in
  *                      flight is evaluated again under its own id, nothing
- *                      is evaluated twice.
+ *                      is evaluated twice; a second session on the same run is
+ *                      refused while one lives; what killed sessions left in
+ *                      RUN/work and $TMPDIR is gone after the next.
  *   test_kill eval     a rank, then mpirun, SIGKILLed while the evaluator
  *                      watches them (tests/faults/fixtures/hold): the
  *                      candidate fails as a crash by signal 9, no process of
@@ -31,61 +33,7 @@
 #define SKIP 77
 #define CYCLES 6
 
-/* ---- SIGKILL and resume, over and over --------------------------------------------- */
-
-static void test_kill_cycles(void **state)
-{
-	(void)state;
-	char toy[1024], dir[] = "/tmp/cuco-test-kills-XXXXXX", run[128], out[128], budget[16];
-	source_path("tests/agents/fixtures/toy", toy, sizeof toy);
-	assert_non_null(mkdtemp(dir));
-	snprintf(run, sizeof run, "%s/run", dir);
-	snprintf(out, sizeof out, "%s/out", dir);
-	spawn_opts o = { .out = out };
-	snapshot prev = { 0 }, now = { 0 };
-	uint64_t in_flight[CYCLES * 4];
-	size_t nflight = 0;
-	srand(7);
-	for (int cycle = 0; cycle < CYCLES; cycle++) {
-		const char *argv[] = { "run", toy, "--run", run, "--headless", "--jobs", "2", "--rebench", "0",
-			"--budget", "0", NULL };
-		pid_t pid = spawn_cuco(argv, &o);
-		wait_for_tune(run, prev.tune + 2, 30);
-		sleep_s((rand() % 300) / 1000.0);  /* anywhere in the next evaluations */
-		kill(pid, SIGKILL);
-		assert_int_equal(wait_exit(pid, 10), 128 + SIGKILL);
-		assert_true(snap_read(run, &now));  /* opens: nothing torn */
-		assert_kept(&prev, &now);
-		for (size_t i = 0; i < now.n && nflight < CYCLES * 4; i++)
-			if (now.c[i].status < CUCO_STATUS_DONE)
-				in_flight[nflight++] = now.c[i].id;
-		snapshot t = prev;
-		prev = now;
-		now = t;
-	}
-	/* Otherwise this test proved nothing about candidates in flight. */
-	assert_true(nflight > 0);
-
-	snprintf(budget, sizeof budget, "%zu", prev.tune + 2);
-	const char *argv[] = { "run", toy, "--run", run, "--headless", "--jobs", "2", "--rebench", "0",
-		"--budget", budget, NULL };
-	assert_int_equal(wait_exit(spawn_cuco(argv, &o), 60), 0);
-	assert_true(snap_read(run, &now));
-	assert_int_equal(now.unfinished, 0);
-	assert_int_equal(now.tune, prev.tune + 2);
-	assert_kept(&prev, &now);
-	assert_no_duplicates(&now);
-	for (size_t i = 0; i < nflight; i++) {
-		const cuco_candidate *c = snap_find(&now, in_flight[i]);
-		assert_non_null(c);
-		assert_true(c->status >= CUCO_STATUS_DONE);
-	}
-	snap_free(&prev);
-	snap_free(&now);
-	rm_rf(dir);
-}
-
-/* ---- a rank or mpirun killed during the run stage ------------------------------------ */
+/* ---- processes and folders --------------------------------------------------------- */
 
 typedef struct proc {
 	pid_t pid, sid;
@@ -151,6 +99,94 @@ static size_t count_entries(const char *path)
 	closedir(d);
 	return n;
 }
+
+
+/* A killed session's stages live on as orphans until they end by
+ * themselves (nothing watches them now); wait for that. */
+static void wait_orphans(const char *marker)
+{
+	proc ps[64];
+	for (double t = 0; t < 30; t += 0.05, sleep_s(0.05))
+		if (find_procs(marker, ps, 64) == 0)
+			return;
+	fail_msg("processes with %s still alive after 30 s", marker);
+}
+
+/* ---- SIGKILL and resume, over and over --------------------------------------------- */
+
+static void test_kill_cycles(void **state)
+{
+	(void)state;
+	char toy[1024], dir[] = "/tmp/cuco-test-kills-XXXXXX", run[128], out[128], budget[16];
+	char tmp[128], env_tmp[160], work[160], err[128];
+	source_path("tests/agents/fixtures/toy", toy, sizeof toy);
+	assert_non_null(mkdtemp(dir));
+	snprintf(run, sizeof run, "%s/run", dir);
+	snprintf(out, sizeof out, "%s/out", dir);
+	snprintf(err, sizeof err, "%s/err", dir);
+	snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+	snprintf(work, sizeof work, "%s/work", run);
+	snprintf(env_tmp, sizeof env_tmp, "TMPDIR=%s", tmp);
+	assert_int_equal(mkdir(tmp, 0755), 0);
+	spawn_opts o = { .out = out, .env = { env_tmp } };
+	size_t leftovers = 0;
+	snapshot prev = { 0 }, now = { 0 };
+	uint64_t in_flight[CYCLES * 4];
+	size_t nflight = 0;
+	srand(7);
+	for (int cycle = 0; cycle < CYCLES; cycle++) {
+		const char *argv[] = { "run", toy, "--run", run, "--headless", "--jobs", "2", "--rebench", "0",
+			"--budget", "0", NULL };
+		pid_t pid = spawn_cuco(argv, &o);
+		wait_for_tune(run, prev.tune + 2, 30);
+		if (cycle == 0) {  /* a second session would evaluate the same things */
+			spawn_opts o2 = { .out = out, .err = err, .env = { env_tmp } };
+			assert_int_equal(wait_exit(spawn_cuco(argv, &o2), 30), 3);
+			char *text = slurp(err);
+			if (!strstr(text, "run.lock: another cuco run (pid "))
+				fail_msg("second session: %s", text);
+			free(text);
+		}
+		sleep_s((rand() % 300) / 1000.0);  /* anywhere in the next evaluations */
+		kill(pid, SIGKILL);
+		assert_int_equal(wait_exit(pid, 10), 128 + SIGKILL);
+		leftovers += count_entries(work) + count_entries(tmp);
+		wait_orphans(env_tmp);  /* or they could write into what the next session sweeps */
+		assert_true(snap_read(run, &now));  /* opens: nothing torn */
+		assert_kept(&prev, &now);
+		for (size_t i = 0; i < now.n && nflight < CYCLES * 4; i++)
+			if (now.c[i].status < CUCO_STATUS_DONE)
+				in_flight[nflight++] = now.c[i].id;
+		snapshot t = prev;
+		prev = now;
+		now = t;
+	}
+	/* Otherwise this test proved nothing about candidates in flight. */
+	assert_true(nflight > 0);
+
+	snprintf(budget, sizeof budget, "%zu", prev.tune + 2);
+	const char *argv[] = { "run", toy, "--run", run, "--headless", "--jobs", "2", "--rebench", "0",
+		"--budget", budget, NULL };
+	assert_int_equal(wait_exit(spawn_cuco(argv, &o), 60), 0);
+	assert_true(leftovers > 0);  /* else the sweep went untested */
+	assert_int_equal(count_entries(work), 0);
+	assert_int_equal(count_entries(tmp), 0);
+	assert_true(snap_read(run, &now));
+	assert_int_equal(now.unfinished, 0);
+	assert_int_equal(now.tune, prev.tune + 2);
+	assert_kept(&prev, &now);
+	assert_no_duplicates(&now);
+	for (size_t i = 0; i < nflight; i++) {
+		const cuco_candidate *c = snap_find(&now, in_flight[i]);
+		assert_non_null(c);
+		assert_true(c->status >= CUCO_STATUS_DONE);
+	}
+	snap_free(&prev);
+	snap_free(&now);
+	rm_rf(dir);
+}
+
+/* ---- a rank or mpirun killed during the run stage ------------------------------------ */
 
 /* The one entry of a folder, as a path, for checking it is gone later. */
 static void only_entry(const char *path, char *out, size_t size)
