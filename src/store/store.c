@@ -193,18 +193,45 @@ static int init_store(cuco_store *st, cuco_err *err)
 	return rc ? commit_fail(err, st, "initialise", rc) : CUCO_OK;
 }
 
+/* LMDB sizes its lock file with ftruncate and writes it through a shared
+ * mapping, so on a full disk the first store to a page that cannot be
+ * allocated is a SIGBUS, not an error. Allocating the file's blocks first
+ * makes it ENOSPC here. LOCK_BYTES is LMDB's size for MAX_READERS; a larger
+ * file is kept as it is. Other failures (a read-only file system) are
+ * LMDB's to report. */
+#define MAX_READERS 254
+#define LOCK_BYTES (16u << 10)
+
+static int reserve_lock_file(const cuco_store *st, cuco_err *err)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/lock.mdb", st->dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return CUCO_OK;
+	struct stat sb;
+	off_t size = fstat(fd, &sb) == 0 && sb.st_size > LOCK_BYTES ? sb.st_size : LOCK_BYTES;
+	int rc = posix_fallocate(fd, 0, size);
+	close(fd);
+	if (rc == ENOSPC || rc == EDQUOT || rc == EFBIG)
+		return cuco_errf(err, CUCO_EENV, "%s: %s", path, strerror(rc));
+	return CUCO_OK;
+}
+
 static int open_env(cuco_store *st, unsigned flags, cuco_err *err)
 {
 	int rc = mdb_env_create(&st->env);
 	if (rc)
 		return mdb_fail(err, st->dir, "create environment", rc);
 	mdb_env_set_maxdbs(st->env, TABLE_COUNT + 2);
-	mdb_env_set_maxreaders(st->env, 254);
+	mdb_env_set_maxreaders(st->env, MAX_READERS);
 	mdb_env_set_mapsize(st->env, INITIAL_MAP);
 	/* NOTLS: read txns are not tied to thread-local slots, so a screen
 	 * thread and worker threads can each hold their own. NOMETASYNC: one
 	 * flush per commit; a system crash may undo the last commit but never
 	 * breaks integrity, and a killed process loses nothing committed. */
+	if (reserve_lock_file(st, err) != CUCO_OK)
+		return err->code;
 	unsigned envflags = MDB_NOTLS | MDB_NOMETASYNC | ((flags & CUCO_STORE_RDONLY) ? MDB_RDONLY : 0);
 	rc = mdb_env_open(st->env, st->dir, envflags, 0644);
 	if (rc)

@@ -6,6 +6,8 @@
  * read it, and a resumed run with room goes on — the candidate that was in
  * flight evaluated again, nothing evaluated twice.
  *
+ * A new run on a disk already full gets the same error (no SIGBUS).
+ *
  *   test_disk disk-full   needs mount namespaces (root); else exit 77
  *   test_disk fsize */
 #include <errno.h>
@@ -117,6 +119,18 @@ static int mount_tmpfs(const char *size)
 	return mount("tmpfs", mnt, "tmpfs", 0, opts);
 }
 
+/* Fill the mount to the last block with a file. */
+static void fill(const char *filler)
+{
+	int fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	static char block[4096];
+	while (write(fd, block, sizeof block) > 0 || errno == EINTR)
+		continue;
+	assert_int_equal(errno, ENOSPC);
+	close(fd);
+}
+
 /* The disk fills while the run builds and records candidates. */
 static void test_fills_while_running(void **state)
 {
@@ -154,13 +168,7 @@ static void test_filled_from_outside(void **state)
 	spawn_opts o = { .out = out, .err = err };
 	pid_t pid = start_run(run, "0", &o);
 	wait_for_tune(run, 3, 30);
-	int fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	assert_true(fd >= 0);
-	static char block[65536];
-	while (write(fd, block, sizeof block) > 0 || errno == EINTR)
-		continue;
-	assert_int_equal(errno, ENOSPC);
-	close(fd);
+	fill(filler);
 	snapshot committed = { 0 };
 	assert_int_equal(watch_until_exit(pid, run, &committed, 30), 3);
 	assert_error_line(err, mnt, "No space left on device");
@@ -169,6 +177,33 @@ static void test_filled_from_outside(void **state)
 	unlink(filler);
 	check_and_resume(run, &committed, out);
 	snap_free(&committed);
+	assert_int_equal(umount(mnt), 0);
+}
+
+/* A new run on a disk already full: the error, not a crash (LMDB writes
+ * its lock file through a mapping, where a full disk is a SIGBUS). */
+static void test_full_at_start(void **state)
+{
+	(void)state;
+	assert_int_equal(mount_tmpfs("64k"), 0);
+	char run[128], err[128], filler[128];
+	snprintf(run, sizeof run, "%s/run", mnt);
+	snprintf(err, sizeof err, "%s.err", mnt);
+	snprintf(filler, sizeof filler, "%s/filler", mnt);
+	fill(filler);
+	spawn_opts o = { .out = err };
+	assert_int_equal(wait_exit(start_run(run, "2", &o), 30), 3);
+	assert_error_line(err, mnt, "No space left on device");
+
+	unlink(filler);
+	assert_int_equal(mount("tmpfs", mnt, "tmpfs", MS_REMOUNT, "size=16m"), 0);
+	assert_int_equal(wait_exit(start_run(run, "2", &o), 60), 0);
+	snapshot s = { 0 };
+	assert_true(snap_read(run, &s));
+	assert_int_equal(s.tune, 2);
+	assert_int_equal(s.unfinished, 0);
+	snap_free(&s);
+	unlink(err);
 	assert_int_equal(umount(mnt), 0);
 }
 
@@ -236,6 +271,7 @@ int main(int argc, char **argv)
 		const struct CMUnitTest tests[] = {
 			cmocka_unit_test(test_fills_while_running),
 			cmocka_unit_test(test_filled_from_outside),
+			cmocka_unit_test(test_full_at_start),
 		};
 		int rc = cmocka_run_group_tests(tests, NULL, NULL);
 		rmdir(mnt);
