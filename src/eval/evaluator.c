@@ -180,7 +180,8 @@ static void sweep_leftovers(cuco_evaluator *ev)
 	}
 	if (ev->work_lock < 0)
 		return;
-	sweep(ev->work_root, "");
+	if (!ev->cfg.keep_workdirs)  /* kept to be looked at */
+		sweep(ev->work_root, "");
 	sweep(ev->tmp_base, ev->tmp_prefix);
 }
 
