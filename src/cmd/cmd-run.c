@@ -4,7 +4,8 @@
  * wake fd and for signals, prints, and ends it cleanly. SIGINT and SIGTERM
  * (and SIGHUP, unless it was ignored when cuco started, as under nohup)
  * ask the engine to stop: evaluations in flight finish, none start, and
- * the store is left consistent for a later resume. */
+ * the store is left consistent for a later resume. SIGPIPE is ignored: an
+ * output nobody reads any more is no reason to end a run. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -75,6 +76,10 @@ static int catch_signals(cuco_err *err)
 	struct sigaction old;
 	if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
 		sigaction(SIGHUP, &sa, NULL);
+	/* `cuco run | tee log` over SSH: the disconnect takes tee away, and
+	 * the next progress line would kill a run that is stopping cleanly,
+	 * or one started under nohup. Lines to nowhere are only lost. */
+	signal(SIGPIPE, SIG_IGN);
 	return CUCO_OK;
 }
 

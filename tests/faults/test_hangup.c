@@ -6,7 +6,9 @@
  *                                            left unfinished, "stopped"
  *   the same started as nohup does           keeps running (SIGHUP ignored)
  *   `cuco tui` attached to a run             leaves; the run goes on
- *   `cuco run` with its screen               stops cleanly, like headless */
+ *   `cuco run` with its screen               stops cleanly, like headless
+ *   `cuco run | tee`, tee gone (SIGPIPE)     as without the pipe: stops
+ *                                            cleanly, or goes on under nohup */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -156,6 +158,31 @@ static void test_tui_detaches(void **state)
 	rm_rf(f.dir);
 }
 
+/* `cuco run | tee log` and the connection drops: tee goes, and the run
+ * writes into a pipe nobody reads. Hung up too, it still stops cleanly;
+ * started as nohup does, it goes on. */
+static void test_reader_gone(void **state)
+{
+	(void)state;
+	for (int nohup = 0; nohup < 2; nohup++) {
+		fixture f;
+		fixture_init(&f);
+		int out = -1;
+		spawn_opts o = { .pipe_out = &out, .ignore_hup = nohup };
+		pid_t pid = start_run(&f, true, &o);
+		wait_for_tune(f.run, 2, 30);
+		close(out);
+		kill(pid, SIGHUP);
+		if (nohup) {
+			assert_goes_on(pid, f.run);
+			kill(pid, SIGTERM);
+		}
+		assert_int_equal(wait_exit(pid, 30), 0);
+		assert_stopped(f.run);
+		rm_rf(f.dir);
+	}
+}
+
 int main(void)
 {
 	char buf[1024];
@@ -165,6 +192,7 @@ int main(void)
 		cmocka_unit_test(test_nohup_survives),
 		cmocka_unit_test(test_tui_detaches),
 		cmocka_unit_test(test_screen_hangup),
+		cmocka_unit_test(test_reader_gone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

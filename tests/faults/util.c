@@ -74,6 +74,9 @@ pid_t spawn_cuco(const char *const *argv, const spawn_opts *o)
 	for (; argv[n - 1] && n < 31; n++)
 		args[n] = argv[n - 1];
 	args[n] = NULL;
+	int fds[2] = { -1, -1 };
+	if (o->pipe_out)
+		assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
 	pid_t pid;
 	if (o->pty_master) {
 		struct winsize ws = { .ws_row = 40, .ws_col = 120 };
@@ -85,9 +88,17 @@ pid_t spawn_cuco(const char *const *argv, const spawn_opts *o)
 	if (pid == 0) {
 		if (o->pty_master)
 			setenv("TERM", "xterm-256color", 1);
+		if (o->pipe_out) {
+			dup2(fds[1], STDOUT_FILENO);
+			dup2(fds[1], STDERR_FILENO);
+		}
 		child_setup(o);
 		execv(cuco_bin(), (char *const *)args);
 		_exit(101);
+	}
+	if (o->pipe_out) {
+		close(fds[1]);
+		*o->pipe_out = fds[0];
 	}
 	return pid;
 }

@@ -24,6 +24,7 @@ typedef struct spawn_opts {
 	bool ignore_hup;       /* as nohup starts it */
 	const char *env[4];    /* "NAME=value" additions */
 	int *pty_master;       /* run on a new pseudo-terminal; its master fd here */
+	int *pipe_out;         /* stdout and stderr into a pipe; its read end here */
 } spawn_opts;
 
 /* Start the program with argv (argv[0] is a cuco command: "run", "tui"). */
