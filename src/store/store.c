@@ -197,8 +197,8 @@ static int init_store(cuco_store *st, cuco_err *err)
  * mapping, so on a full disk the first store to a page that cannot be
  * allocated is a SIGBUS, not an error. Allocating the file's blocks first
  * makes it ENOSPC here. LOCK_BYTES is LMDB's size for MAX_READERS; a larger
- * file is kept as it is. Other failures (a read-only file system) are
- * LMDB's to report. */
+ * file is kept as it is. Other failures (a read-only file system, one
+ * without fallocate) are LMDB's to report. */
 #define MAX_READERS 254
 #define LOCK_BYTES (16u << 10)
 
@@ -211,7 +211,9 @@ static int reserve_lock_file(const cuco_store *st, cuco_err *err)
 		return CUCO_OK;
 	struct stat sb;
 	off_t size = fstat(fd, &sb) == 0 && sb.st_size > LOCK_BYTES ? sb.st_size : LOCK_BYTES;
-	int rc = posix_fallocate(fd, 0, size);
+	/* fallocate(2), not posix_fallocate: where the file system cannot,
+	 * glibc's stand-in writes bytes that a live run may be using. */
+	int rc = fallocate(fd, 0, 0, size) == 0 ? 0 : errno;
 	close(fd);
 	if (rc == ENOSPC || rc == EDQUOT || rc == EFBIG)
 		return cuco_errf(err, CUCO_EENV, "%s: %s", path, strerror(rc));
