@@ -75,7 +75,7 @@ static void assert_error_line(const char *err_path, const char *under, const cha
 }
 
 /* After the failure: the store opens, holds what was committed, the CLI
- * reads it; then a resumed run with room adds `more` candidates and
+ * reads it; then a resumed run with room adds 3 candidates and
  * finishes the ones left in flight under their own ids. */
 static void check_and_resume(const char *run, const snapshot *committed, const char *out_path)
 {
@@ -138,7 +138,7 @@ static void test_fills_while_running(void **state)
 	assert_int_equal(mount_tmpfs("400k"), 0);
 	char run[128], out[128], err[128];
 	snprintf(run, sizeof run, "%s/run", mnt);
-	snprintf(out, sizeof out, "%s/out", mnt);  /* small: written first */
+	snprintf(out, sizeof out, "%s/out", mnt);  /* progress lines share the disk */
 	snprintf(err, sizeof err, "%s.err", mnt);  /* outside, to read it whole */
 	spawn_opts o = { .out = out, .err = err };
 	snapshot committed = { 0 };
