@@ -430,14 +430,16 @@ static int make_tmpdir(job *j, cuco_err *err)
 	return cuco_errf(err, CUCO_EENV, "%s: cannot create a temporary folder: %s", ev->tmp_base, strerror(e));
 }
 
-/* A build that failed because the disk or the file-size limit ran out is
- * no verdict on the candidate: it ends the run (the candidate stays
- * unfinished, so a resumed run builds it again). The compiler's own words
- * tell, since the failing write may be anywhere (its output here, its
- * temporaries in $TMPDIR). Returns the reason, or NULL. */
+/* A build that failed because the disk or the quota ran out is no verdict
+ * on the candidate: it ends the run (the candidate stays unfinished, so a
+ * resumed run builds it again). The compiler's own words tell, since the
+ * failing write may be anywhere (its output here, its temporaries in
+ * $TMPDIR). Not EFBIG: past the stage's RLIMIT_FSIZE, the build itself is
+ * at fault, and would end every resumed run again. Returns the reason, or
+ * NULL. */
 static const char *out_of_room(const char *tail)
 {
-	static const int reasons[] = { ENOSPC, EFBIG, EDQUOT };
+	static const int reasons[] = { ENOSPC, EDQUOT };
 	for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
 		if (strstr(tail, strerror(reasons[i])))
 			return strerror(reasons[i]);
