@@ -51,7 +51,7 @@ struct cuco_evaluator {
 	char work_root[PATH_MAX], cache_root[PATH_MAX];
 	int work_lock;               /* flock on work_root, or -1 when not alone */
 	char tmp_base[PATH_MAX];     /* $TMPDIR, else /tmp */
-	char tmp_prefix[64];         /* "cuco-<run id>-": this run's private $TMPDIRs */
+	char tmp_prefix[64];         /* "cuco-tmp-<run id>-": this run's private $TMPDIRs */
 	char src_name[32];
 	eval_limits limits;
 	/* Run and bench stages hold it exclusively, one at a time. When the
@@ -166,7 +166,7 @@ static void name_tmp(cuco_evaluator *ev)
 	cuco_strlcpy(ev->tmp_base, base && *base ? base : "/tmp", sizeof ev->tmp_base);
 	char real[PATH_MAX];
 	const char *run = realpath(ev->cfg.run_dir, real) ? real : ev->cfg.run_dir;
-	snprintf(ev->tmp_prefix, sizeof ev->tmp_prefix, "cuco-%012llx-",
+	snprintf(ev->tmp_prefix, sizeof ev->tmp_prefix, "cuco-tmp-%012llx-",
 		(unsigned long long)(XXH3_64bits(run, strlen(run)) & 0xffffffffffffULL));
 }
 
