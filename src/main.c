@@ -1,6 +1,7 @@
 /* main.c — `cuco`: find the command and run it. */
 #include "cmd/cmd.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,10 @@ int main(int argc, char **argv)
 		printf("cuco %s (store schema %d)\n", CUCO_VERSION, CUCO_SCHEMA_VERSION);
 		return CUCO_OK;
 	}
+	/* Past the file-size limit (ulimit -f) a write then fails with EFBIG,
+	 * which is reported naming the file, instead of SIGXFSZ killing cuco
+	 * mid-run. Stages reset every signal before they exec. */
+	signal(SIGXFSZ, SIG_IGN);
 	const cuco_cmd *cmd = cmd_find(argv[1]);
 	if (!cmd) {
 		fprintf(stderr, "cuco: %s: unknown command (see 'cuco --help')\n", argv[1]);

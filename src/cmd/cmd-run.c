@@ -4,7 +4,8 @@
  * wake fd and for signals, prints, and ends it cleanly. SIGINT and SIGTERM
  * (and SIGHUP, unless it was ignored when cuco started, as under nohup)
  * ask the engine to stop: evaluations in flight finish, none start, and
- * the store is left consistent for a later resume. */
+ * the store is left consistent for a later resume. SIGPIPE is ignored: an
+ * output nobody reads any more is no reason to end a run. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,6 +79,10 @@ static int catch_signals(cuco_err *err)
 	struct sigaction old;
 	if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
 		sigaction(SIGHUP, &sa, NULL);
+	/* `cuco run | tee log` over SSH: the disconnect takes tee away, and
+	 * the next progress line would kill a run that is stopping cleanly,
+	 * or one started under nohup. Lines to nowhere are only lost. */
+	signal(SIGPIPE, SIG_IGN);
 	return CUCO_OK;
 }
 
@@ -409,11 +415,45 @@ static int sandbox_mode(cuco_eval_config *ec, cuco_err *err)
 	return CUCO_OK;
 }
 
-/* Open the run directory, its log and its store. */
+/* One session drives a run at a time: two would both resume the same
+ * unfinished candidates and evaluate them twice. The lock is an flock on
+ * RUN/run.lock, which the kernel drops when the process ends however it
+ * ends, so a killed session never blocks its resume. */
+static int run_lock = -1;
+
+static int lock_run(const char *dir, cuco_err *err)
+{
+	char path[2048];
+	snprintf(path, sizeof path, "%s/run.lock", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return cuco_errf(err, CUCO_EENV, "%s: cannot open: %s", path, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+		char pid[32] = "";
+		ssize_t n = read(fd, pid, sizeof pid - 1);
+		pid[n > 0 ? n : 0] = '\0';
+		close(fd);
+		if (e != EWOULDBLOCK)
+			return cuco_errf(err, CUCO_EENV, "%s: cannot lock: %s", path, strerror(e));
+		return cuco_errf(err, CUCO_EENV, "%s: another cuco run (pid %s) drives this run; "
+			"'cuco tui' watches it, 'cuco stop' ends it", path, *pid ? cuco_trim(pid) : "?");
+	}
+	/* The pid only serves that message: a full disk refusing it leaves
+	 * the lock whole. */
+	if (ftruncate(fd, 0) == 0)
+		dprintf(fd, "%ld\n", (long)getpid());
+	run_lock = fd;
+	return CUCO_OK;
+}
+
+/* Open the run directory, its lock, its log and its store. */
 static int open_run(const char *dir, cuco_store **st, cuco_err *err)
 {
 	char log[2048];
 	int rc = cuco_mkdir_p(dir, err);
+	if (rc == CUCO_OK)
+		rc = lock_run(dir, err);
 	if (rc != CUCO_OK)
 		return rc;
 	snprintf(log, sizeof log, "%s/cuco.log", dir);
@@ -481,6 +521,8 @@ static int run_exec(int argc, char **argv)
 	}
 	if (st)
 		cuco_store_close(st);
+	if (run_lock >= 0)
+		close(run_lock);
 	cuco_log_close();
 	cuco_workload_free(wl);
 	return rc == CUCO_OK ? CUCO_OK : cmd_fail(&err);

@@ -98,6 +98,7 @@ typedef struct eval_sandbox_layer {
 /* What a stage may see besides the read-only system. */
 typedef struct eval_sandbox_view {
 	const char *workdir;      /* writable, and the stage's working directory */
+	const char *tmpdir;       /* writable too (its $TMPDIR), or NULL / "" */
 	eval_sandbox_layer layers[8];  /* applied in order, later over earlier */
 	bool gpu;                 /* pass /dev/nvidia* and /dev/dxg through */
 } eval_sandbox_view;

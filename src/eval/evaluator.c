@@ -5,11 +5,17 @@
  * as RUN/cache/<hash>, the hash covering the source after slots, the
  * build command and the compiler's version, so a rebuilt toolchain or a
  * changed flag never reuses a stale binary. A build lands in the cache by
- * rename(2), so two threads building the same thing both end up right. */
+ * rename(2), so two threads building the same thing both end up right.
+ *
+ * A session killed mid-evaluation leaves its folders behind: the
+ * evaluator that finds itself alone on a run (an flock on RUN/work) removes
+ * them before it starts, with the private $TMPDIR folders whose names carry
+ * this run's id. */
 #include "eval/eval_int.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <math.h>
@@ -18,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -42,6 +49,9 @@ struct cuco_evaluator {
 	char launcher_missing[160];  /* why the runner cannot start anything */
 	char gpu_missing[160];
 	char work_root[PATH_MAX], cache_root[PATH_MAX];
+	int work_lock;               /* flock on work_root, or -1 when not alone */
+	char tmp_base[PATH_MAX];     /* $TMPDIR, else /tmp */
+	char tmp_prefix[64];         /* "cuco-tmp-<run id>-": this run's private $TMPDIRs */
 	char src_name[32];
 	eval_limits limits;
 	eval_sandbox sandbox;
@@ -95,7 +105,10 @@ static void workload_shelf(const cuco_workload *wl, char *out, size_t size)
  * slurm, ssh) are left out: their launchers need the network and the
  * user's keys in ~/.ssh, and the candidate runs on other hosts, beyond
  * this sandbox's reach anyway. Compiles always run here, so always in it. */
-static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, bool run)
+/* tmpdir: the stage's private $TMPDIR, writable in the sandbox too (whose
+ * own /tmp is otherwise empty), or NULL. */
+static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const char *tmpdir,
+	bool run)
 {
 	if (run && ev->cfg.runner != CUCO_RUNNER_LOCAL)
 		return NULL;
@@ -106,6 +119,7 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, bool 
 	workload_shelf(&ev->wl, shelf, sizeof shelf);
 	eval_sandbox_view v = {
 		.workdir = workdir,
+		.tmpdir = tmpdir,
 		.layers = {
 			{ getenv("HOME"), true }, { getenv("XDG_CONFIG_HOME"), true },
 			{ shelf, false }, { getenv("CUCO_CUDA_HOME"), false },
@@ -124,7 +138,7 @@ static void probe_compiler(cuco_evaluator *ev)
 	cuco_buf_printf(&cmd, "%s --version", ev->compiler);
 	eval_limits lim = ev->limits;
 	lim.wall_s = 30;
-	lim.sandbox = stage_sandbox(ev, ev->work_root, false);
+	lim.sandbox = stage_sandbox(ev, ev->work_root, NULL, false);
 	eval_stage st;
 	char log[PATH_MAX + 32];
 	snprintf(log, sizeof log, "%s/compiler-version.log", ev->work_root);
@@ -181,25 +195,50 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 	return 0;
 }
 
-/* Folders RUN/work/<hash>-<pid>-XXXXXX of a cuco that died (SIGKILL, a
- * crash, a power cut) mid-evaluation: removed when the run is resumed.
- * Its stages died with it (stage.c's keeper); its folders did not. */
-static void remove_stale_workdirs(const char *work_root)
+/* Remove every entry of dir whose name starts with prefix. */
+static void sweep(const char *dir, const char *prefix)
 {
-	DIR *d = opendir(work_root);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
 	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		char *dash = strchr(e->d_name, '-');
-		long pid = dash ? strtol(dash + 1, &dash, 10) : 0;
-		/* Alive, or another user's (EPERM): not ours to remove. */
-		if (pid <= 0 || *dash != '-' || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+	size_t plen = strlen(prefix);
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    strncmp(e->d_name, prefix, plen) != 0)
 			continue;
-		char path[PATH_MAX];
-		if (snprintf(path, sizeof path, "%s/%s", work_root, e->d_name) < (int)sizeof path)
-			nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		char path[PATH_MAX + 256];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	}
-	if (d)
-		closedir(d);
+	closedir(d);
+}
+
+/* The run's id names its private $TMPDIR folders, so that a later
+ * evaluator of the same run knows which leftovers are its own. */
+static void name_tmp(cuco_evaluator *ev)
+{
+	const char *base = getenv("TMPDIR");
+	cuco_strlcpy(ev->tmp_base, base && *base ? base : "/tmp", sizeof ev->tmp_base);
+	char real[PATH_MAX];
+	const char *run = realpath(ev->cfg.run_dir, real) ? real : ev->cfg.run_dir;
+	snprintf(ev->tmp_prefix, sizeof ev->tmp_prefix, "cuco-tmp-%012llx-",
+		(unsigned long long)(XXH3_64bits(run, strlen(run)) & 0xffffffffffffULL));
+}
+
+/* Alone on this run: what a killed session left is nobody's now. */
+static void sweep_leftovers(cuco_evaluator *ev)
+{
+	ev->work_lock = open(ev->work_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ev->work_lock >= 0 && flock(ev->work_lock, LOCK_EX | LOCK_NB) != 0) {
+		close(ev->work_lock);
+		ev->work_lock = -1;
+	}
+	if (ev->work_lock < 0)
+		return;
+	if (!ev->cfg.keep_workdirs)  /* kept to be looked at */
+		sweep(ev->work_root, "");
+	sweep(ev->tmp_base, ev->tmp_prefix);
 }
 
 int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
@@ -228,7 +267,8 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		free(ev);
 		return err->code;
 	}
-	remove_stale_workdirs(ev->work_root);
+	name_tmp(ev);
+	sweep_leftovers(ev);
 	const char *ext = strrchr(wl->seed_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
 	const char *env_cc = getenv(wl->family == CUCO_FAMILY_CPU_MPI ? "CUCO_MPICC" : "CUCO_NVCC");
@@ -266,6 +306,8 @@ void cuco_evaluator_free(cuco_evaluator *ev)
 {
 	if (!ev)
 		return;
+	if (ev->work_lock >= 0)
+		close(ev->work_lock);
 	pthread_rwlock_destroy(&ev->device_lock);
 	pthread_mutex_destroy(&ev->jobs_lock);
 	pthread_cond_destroy(&ev->jobs_cond);
@@ -334,6 +376,10 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 		return false;
 	}
 	int sig = st->signal ? st->signal : p->rank_signal;
+	/* sh -c reports a command a signal ended (mpirun killed from outside)
+	 * as exit status 128 + N. */
+	if (!sig && st->exit_code > 128 && st->exit_code < 128 + NSIG)
+		sig = st->exit_code - 128;
 	if (sig) {
 		res->signal = sig;
 		fail(res, stage, "crash", st->tail, "%s: killed by signal %d (%s)", stage, sig, strsignal(sig));
@@ -364,6 +410,7 @@ typedef struct job {
 	const cuco_directive *dir;
 	char hash[CUCO_HASH_LEN + 1];
 	char workdir[PATH_MAX];
+	char tmpdir[PATH_MAX];   /* $TMPDIR of its local stages, or "" */
 	char binary[PATH_MAX];
 	cuco_eval_result *res;
 } job;
@@ -413,6 +460,49 @@ static void give_job_slot(cuco_evaluator *ev)
 	pthread_mutex_unlock(&ev->jobs_lock);
 }
 
+/* A local stage's temporaries (the compiler's, Open MPI's session folder)
+ * go to a private folder removed after the evaluation: an mpirun killed
+ * from outside cannot clean up after itself. Not the work folder: Open
+ * MPI's socket paths must stay short. Other runners' $TMPDIR is the far
+ * side's business. */
+static void stage_prefix(const job *j, cuco_buf *cmd)
+{
+	if (!*j->tmpdir)
+		return;
+	cuco_buf_puts(cmd, "export TMPDIR=");
+	eval_shell_quote(cmd, j->tmpdir);
+	cuco_buf_puts(cmd, "; ");
+}
+
+static int make_tmpdir(job *j, cuco_err *err)
+{
+	cuco_evaluator *ev = j->ev;
+	if (ev->cfg.runner != CUCO_RUNNER_LOCAL)
+		return CUCO_OK;
+	int n = snprintf(j->tmpdir, sizeof j->tmpdir, "%s/%sXXXXXX", ev->tmp_base, ev->tmp_prefix);
+	if (n < (int)sizeof j->tmpdir && mkdtemp(j->tmpdir))
+		return CUCO_OK;
+	int e = n < (int)sizeof j->tmpdir ? errno : ENAMETOOLONG;
+	j->tmpdir[0] = '\0';
+	return cuco_errf(err, CUCO_EENV, "%s: cannot create a temporary folder: %s", ev->tmp_base, strerror(e));
+}
+
+/* A build that failed because the disk or the quota ran out is no verdict
+ * on the candidate: it ends the run (the candidate stays unfinished, so a
+ * resumed run builds it again). The compiler's own words tell, since the
+ * failing write may be anywhere (its output here, its temporaries in
+ * $TMPDIR). Not EFBIG: past the stage's RLIMIT_FSIZE, the build itself is
+ * at fault, and would end every resumed run again. Returns the reason, or
+ * NULL. */
+static const char *out_of_room(const char *tail)
+{
+	static const int reasons[] = { ENOSPC, EDQUOT };
+	for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+		if (strstr(tail, strerror(reasons[i])))
+			return strerror(reasons[i]);
+	return NULL;
+}
+
 /* Returns CUCO_OK with res->ok telling whether the build succeeded. */
 static int compile(job *j, const cuco_buf *src, cuco_err *err)
 {
@@ -433,10 +523,11 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 		.source = source, .output = output, .nccl_home = getenv("CUCO_NCCL_HOME"),
 		.cuda_home = getenv("CUCO_CUDA_HOME") };
 	cuco_buf cmd = { 0 };
+	stage_prefix(j, &cmd);
 	eval_expand(ev->wl.build_cmd, &v, &cmd, NULL);
 	eval_limits lim = ev->limits;
 	lim.wall_s = ev->wl.limit_compile_s * (ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1);
-	lim.sandbox = stage_sandbox(ev, j->workdir, false);
+	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, false);
 	eval_stage st;
 	take_job_slot(ev);
 	if (ev->cpu_is_device)
@@ -457,6 +548,8 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 		fail(j->res, "compile", "timeout", st.tail, "compile: killed after %.0f s", st.wall_s);
 	else if (st.exit_code == 127)
 		fail(j->res, "compile", "environment", st.tail, "compile: command not found");
+	else if ((st.exit_code != 0 || st.signal) && out_of_room(st.tail))
+		return cuco_errf(err, CUCO_EENV, "%s: compile: %s", j->workdir, out_of_room(st.tail));
 	else if (st.exit_code != 0 || st.signal)
 		fail(j->res, "compile", "compile-error", st.tail, "compile: exit status %d", st.exit_code);
 	else if (stat(output, &sb) != 0)
@@ -492,13 +585,14 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	eval_launch l = { .kind = ev->cfg.runner, .launcher = ev->launcher, .hostfile = ev->cfg.hostfile,
 		.ssh_host = ev->cfg.ssh_host, .ssh_options = ev->cfg.ssh_options, .remote_dir = remote_dir,
 		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .remote_limit_s = limit_s };
+	stage_prefix(j, &cmd);
 	eval_launch_command(&l, prog.data, j->binary, extras, ev->wl.nextras, &cmd);
 	cuco_buf_free(&prog);
 	eval_limits lim = ev->limits;
 	/* ssh spends seconds connecting and copying; the far side's `timeout`
 	 * holds the program itself to limit_s. */
 	lim.wall_s = limit_s + (ssh ? SSH_TRANSFER_S : 0);
-	lim.sandbox = stage_sandbox(ev, j->workdir, true);
+	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true);
 	int rc = eval_parse_init(p, &ev->wl, err);
 	if (rc == CUCO_OK) {
 		pthread_rwlock_wrlock(&ev->device_lock);
@@ -620,7 +714,11 @@ static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err 
 		cuco_buf_free(&src);
 		return cuco_errf(err, CUCO_EENV, "%s/work: %s", ev->cfg.run_dir, strerror(errno ? errno : ENAMETOOLONG));
 	}
-	int rc = CUCO_OK;
+	int rc = make_tmpdir(j, err);
+	if (rc != CUCO_OK) {
+		cuco_buf_free(&src);
+		return rc;
+	}
 	j->res->cached_build = access(j->binary, X_OK) == 0;
 	if (j->res->cached_build)
 		j->res->ok = true;
@@ -668,6 +766,8 @@ int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
 	int rc = cascade(&j, source, len, bench, err);
 	if (*j.workdir && !ev->cfg.keep_workdirs)
 		nftw(j.workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (*j.tmpdir)
+		nftw(j.tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	res->overhead_s = cuco_mono() - start - res->compile_s - res->run_s - res->bench_s;
 	return rc;
 }

@@ -133,6 +133,8 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 		cuco_strlcpy(real, v->workdir, sizeof real);  /* bwrap will say what is wrong */
 	words(&a, "--bind", real, real, NULL);
 	words(&a, "--chdir", real, NULL);
+	if (v->tmpdir && real_dir(v->tmpdir, real))
+		words(&a, "--bind", real, real, NULL);
 	push(&a, "--");
 	return a.v;
 }

@@ -34,7 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "store/store_int.h"
@@ -78,6 +80,41 @@ static int mdb_fail(cuco_err *err, const char *dir, const char *what, int rc)
 		code = CUCO_EDATA;
 	return cuco_errf(err, code, "%s: %s: %s", dir, what,
 		code == CUCO_EDATA ? "store is corrupt or not a cuco store" : mdb_strerror(rc));
+}
+
+/* Within this of the end, a file system or a file-size limit counts as
+ * reached: a write that ran out is cut at the last page that fitted. */
+#define FULL_MARGIN (1u << 20)
+
+/* LMDB reports a short write as EIO, which is what running out of disk
+ * or past RLIMIT_FSIZE usually looks like; say which, so the user knows
+ * what to free or raise. Returns an errno value. */
+static int write_failure(const cuco_store *st, int rc)
+{
+	if (rc != EIO)
+		return rc;
+	struct statvfs vfs;
+	if (statvfs(st->dir, &vfs) == 0 && (unsigned long long)vfs.f_bavail * vfs.f_frsize < FULL_MARGIN)
+		return ENOSPC;
+	char path[4200];
+	struct stat sb;
+	struct rlimit rl;
+	snprintf(path, sizeof path, "%s/data.mdb", st->dir);
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && stat(path, &sb) == 0 &&
+	    (rlim_t)sb.st_size + FULL_MARGIN >= rl.rlim_cur)
+		return EFBIG;
+	return rc;
+}
+
+/* A commit that could not write: name the file and the reason. The store
+ * keeps its last commit (LMDB writes the new meta page last). */
+static int commit_fail(cuco_err *err, const cuco_store *st, const char *what, int rc)
+{
+	if (rc != EIO && rc != ENOSPC && rc != EFBIG && rc != EDQUOT)
+		return mdb_fail(err, st->dir, what, rc);
+	int why = write_failure(st, rc);
+	return cuco_errf(err, CUCO_EENV, "%s/data.mdb: %s: %s%s", st->dir, what, strerror(why),
+		why == EFBIG ? " (the file-size limit, ulimit -f, is reached)" : "");
 }
 
 static const char *const table_names[TABLE_COUNT] = {
@@ -148,11 +185,39 @@ static int init_store(cuco_store *st, cuco_err *err)
 	int n = snprintf(schema, sizeof schema, "{\"format\":\"cuco-store\",\"version\":%d}", CUCO_SCHEMA_VERSION);
 	MDB_val k = { 6, "schema" }, v = { (size_t)n, schema };
 	rc = mdb_put(t, st->dbi[T_META], &k, &v, 0);
-	if (rc == 0)
-		rc = mdb_txn_commit(t);
-	else
+	if (rc) {
 		mdb_txn_abort(t);
-	return rc ? mdb_fail(err, st->dir, "initialise", rc) : CUCO_OK;
+		return mdb_fail(err, st->dir, "initialise", rc);
+	}
+	rc = mdb_txn_commit(t);
+	return rc ? commit_fail(err, st, "initialise", rc) : CUCO_OK;
+}
+
+/* LMDB sizes its lock file with ftruncate and writes it through a shared
+ * mapping, so on a full disk the first store to a page that cannot be
+ * allocated is a SIGBUS, not an error. Allocating the file's blocks first
+ * makes it ENOSPC here. LOCK_BYTES is LMDB's size for MAX_READERS; a larger
+ * file is kept as it is. Other failures (a read-only file system, one
+ * without fallocate) are LMDB's to report. */
+#define MAX_READERS 254
+#define LOCK_BYTES (16u << 10)
+
+static int reserve_lock_file(const cuco_store *st, cuco_err *err)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/lock.mdb", st->dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return CUCO_OK;
+	struct stat sb;
+	off_t size = fstat(fd, &sb) == 0 && sb.st_size > LOCK_BYTES ? sb.st_size : LOCK_BYTES;
+	/* fallocate(2), not posix_fallocate: where the file system cannot,
+	 * glibc's stand-in writes bytes that a live run may be using. */
+	int rc = fallocate(fd, 0, 0, size) == 0 ? 0 : errno;
+	close(fd);
+	if (rc == ENOSPC || rc == EDQUOT || rc == EFBIG)
+		return cuco_errf(err, CUCO_EENV, "%s: %s", path, strerror(rc));
+	return CUCO_OK;
 }
 
 static int open_env(cuco_store *st, unsigned flags, cuco_err *err)
@@ -161,12 +226,14 @@ static int open_env(cuco_store *st, unsigned flags, cuco_err *err)
 	if (rc)
 		return mdb_fail(err, st->dir, "create environment", rc);
 	mdb_env_set_maxdbs(st->env, TABLE_COUNT + 2);
-	mdb_env_set_maxreaders(st->env, 254);
+	mdb_env_set_maxreaders(st->env, MAX_READERS);
 	mdb_env_set_mapsize(st->env, INITIAL_MAP);
 	/* NOTLS: read txns are not tied to thread-local slots, so a screen
 	 * thread and worker threads can each hold their own. NOMETASYNC: one
 	 * flush per commit; a system crash may undo the last commit but never
 	 * breaks integrity, and a killed process loses nothing committed. */
+	if (reserve_lock_file(st, err) != CUCO_OK)
+		return err->code;
 	unsigned envflags = MDB_NOTLS | MDB_NOMETASYNC | ((flags & CUCO_STORE_RDONLY) ? MDB_RDONLY : 0);
 	rc = mdb_env_open(st->env, st->dir, envflags, 0644);
 	if (rc)
@@ -303,7 +370,7 @@ static int run_txn(cuco_store *st, bool write, int (*fn)(cuco_txn *, void *), vo
 					return err->code;
 				continue;
 			}
-			return mdb_fail(err, st->dir, "commit", rc);
+			return commit_fail(err, st, "commit", rc);
 		}
 		mdb_txn_abort(tx.t);
 		pthread_rwlock_unlock(&st->resize);
