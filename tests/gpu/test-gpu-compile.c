@@ -3,7 +3,8 @@
  * seed and, for cuda-nccl workloads, the seed's GIN variant compile with
  * nvcc. Where no GPU is present (CI) the run stage must then stop on the
  * environment; where one is, baseline and seed must run correctly and the
- * GIN variant either run or report its absence as the environment's. */
+ * GIN variant either run or report its absence as the environment's. It
+ * says whether the stages ran in the sandbox. */
 #include "eval/eval.h"
 #include "../eval/util.h"
 
@@ -76,6 +77,10 @@ static void test_workload(void **state)
 	cuco_evaluator *ev = NULL;
 	if (cuco_evaluator_new(wl, &cfg, &ev, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
+	bool sandboxed;
+	char how[640];
+	assert_int_equal(cuco_sandbox_check(cfg.sandbox, &sandboxed, how, sizeof how, &err), CUCO_OK);
+	print_message("%s\n", how);
 	compiles(ev, wl, wl->baseline_file, NULL);
 	compiles(ev, wl, wl->seed_file, NULL);
 	if (wl->family == CUCO_FAMILY_CUDA_NCCL)
