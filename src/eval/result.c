@@ -6,6 +6,7 @@
 #include "eval/eval_int.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,7 +154,12 @@ static void native_finish(eval_parse *p, eval_outcome *o)
 	o->p90_us = number(lat, "p90");
 	o->max_us = number(lat, "max");
 	double samples = number(lat, "samples");
-	o->samples = isfinite(samples) && samples > 0 ? (int)samples : 0;
+	/* A harness may print any number here ("samples": 1.5e61 found by
+	 * tests/fuzz/fuzz_result); converting past INT_MAX is undefined. */
+	if (!isfinite(samples) || samples <= 0)
+		o->samples = 0;
+	else
+		o->samples = samples < INT_MAX ? (int)samples : INT_MAX;
 	const cJSON *phases = cJSON_GetObjectItemCaseSensitive(root, "phases_us"), *it;
 	cJSON_ArrayForEach(it, phases) {
 		if (o->nphases == CUCO_MAX_PHASES || !cJSON_IsNumber(it))

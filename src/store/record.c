@@ -128,6 +128,12 @@ static void get_num(decoder *d, const char *key, double *dst, double absent)
 		*dst = f->valuedouble;
 }
 
+/* Integers are read from JSON doubles; past 2^53 a double no longer holds
+ * every integer, and past 2^63 the conversion is undefined (a corrupt
+ * record with "prompt": 5e62 found that, tests/fuzz/fuzz_record), so
+ * larger values are refused. */
+#define JSON_INT_MAX 9007199254740992.0
+
 static void get_int(decoder *d, const char *key, int *dst)
 {
 	double v;
@@ -142,7 +148,7 @@ static void get_u64(decoder *d, const char *key, uint64_t *dst)
 {
 	double v;
 	get_num(d, key, &v, (double)*dst);
-	if (d->rc == CUCO_OK && (v < 0 || v != floor(v) || v > 9007199254740992.0))
+	if (d->rc == CUCO_OK && (v < 0 || v != floor(v) || v > JSON_INT_MAX))
 		bad(d, key, "a non-negative integer");
 	else if (d->rc == CUCO_OK)
 		*dst = (uint64_t)v;
@@ -152,7 +158,7 @@ static void get_i64(decoder *d, const char *key, int64_t *dst)
 {
 	double v;
 	get_num(d, key, &v, (double)*dst);
-	if (d->rc == CUCO_OK && v != floor(v))
+	if (d->rc == CUCO_OK && (v != floor(v) || fabs(v) > JSON_INT_MAX))
 		bad(d, key, "an integer");
 	else if (d->rc == CUCO_OK)
 		*dst = (int64_t)v;
@@ -317,11 +323,12 @@ static void get_parents(decoder *d, cuco_candidate *c)
 	}
 	const cJSON *e;
 	cJSON_ArrayForEach(e, p) {
-		if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble != floor(e->valuedouble)) {
+		double v = cJSON_IsNumber(e) ? e->valuedouble : 0;
+		if (v < 1 || v != floor(v) || v > JSON_INT_MAX) {
 			bad(d, "parents", "positive integer ids");
 			return;
 		}
-		c->parents[c->nparents++] = (uint64_t)e->valuedouble;
+		c->parents[c->nparents++] = (uint64_t)v;
 	}
 }
 

@@ -8,15 +8,23 @@
 
 #include "agents/agents.h"
 
+static char path[64];
+
+/* The scratch file goes with the process (replay runs in every test run). */
+static void remove_scratch(void)
+{
+	unlink(path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char path[64];
 	if (!path[0]) {
 		strcpy(path, "/tmp/cuco-fuzz-config-XXXXXX");
 		int fd = mkstemp(path);
 		if (fd < 0)
 			abort();
 		close(fd);
+		atexit(remove_scratch);
 	}
 	if (cuco_write_file(path, (const char *)data, size, NULL) != CUCO_OK)
 		return 0;

@@ -19,6 +19,19 @@ static void count_problem(const char *line, void *arg)
 	(*(int *)arg)++;
 }
 
+static const char *const scratch_files[] = { "seed.c", "baseline.c", "workload.json" };
+
+/* The scratch folder goes with the process (replay runs in every test run). */
+static void remove_scratch(void)
+{
+	char path[128];
+	for (size_t i = 0; i < sizeof scratch_files / sizeof scratch_files[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, scratch_files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[128];
@@ -26,6 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		strcpy(dir, "/tmp/cuco-fuzz-manifest-XXXXXX");
 		if (!mkdtemp(dir))
 			abort();
+		atexit(remove_scratch);
 		snprintf(path, sizeof path, "%s/seed.c", dir);
 		cuco_write_file(path, "int main(void){return 0;}\n", 26, NULL);
 		snprintf(path, sizeof path, "%s/baseline.c", dir);
