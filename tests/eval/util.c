@@ -10,9 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+/* One buffer per thread: the parallel-evaluation test reads fixtures from
+ * several at once. */
 const char *fixture(const char *rel)
 {
-	static char path[4096];
+	static _Thread_local char path[4096];
 	const char *root = getenv("CUCO_SOURCE_ROOT");
 	snprintf(path, sizeof path, "%s/tests/eval/fixtures/%s", root ? root : ".", rel);
 	return path;
