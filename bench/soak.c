@@ -58,7 +58,7 @@
  * grows with the history by design. Flat means no more than this per
  * candidate made after the warm-up, on top of the tolerance. */
 #define KIB_PER_CANDIDATE 4
-#define FD_SLACK 4        /* the peak of open files may wobble this much (pipes, sockets) */
+#define FD_SLACK 6        /* the peak of open files wobbles with the work in flight */
 
 typedef struct options {
 	double seconds;
