@@ -452,7 +452,7 @@ typedef struct books {
 	double warm_wall;       /* wall-clock end of the warm-up */
 	int after_warm;         /* candidates created after it */
 	char end[160];
-	int max_n;
+	int max_n;              /* reply numbers are below it */
 } books;
 
 static int fault_slot(books *b, const char *name)
@@ -615,7 +615,7 @@ static int read_store(const soak *k, books *b)
 typedef struct figures {
 	size_t from;            /* first sample after the warm-up */
 	long anon_first, anon_last, anon_max, rss_first, rss_last, rss_max;
-	double slope_mib_10min; /* of RssAnon, least squares */
+	double anon_slope, rss_slope;  /* MiB per 10 min, least squares */
 	long grown_kb;          /* mean of the last tenth − mean of the first tenth */
 	int fd_min, fd_max, children_max;
 	int fd_early[2], fd_late[2];  /* min, max in the first and last quarter after warm-up */
@@ -629,21 +629,31 @@ static double mean_anon(const soak *k, size_t a, size_t b)
 	return b > a ? sum / (double)(b - a) : 0;
 }
 
+/* The least-squares slope of samples[from..] in MiB per 10 minutes;
+ * anon picks RssAnon, else VmRSS. */
+static double slope(const soak *k, size_t from, bool anon)
+{
+	double n = (double)(k->n - from), st = 0, sy = 0, stt = 0, sty = 0;
+	for (size_t i = from; i < k->n; i++) {
+		double t = k->s[i].t, y = (double)(anon ? k->s[i].anon_kb : k->s[i].rss_kb);
+		st += t, sy += y, stt += t * t, sty += t * y;
+	}
+	double den = n * stt - st * st;
+	return den > 0 ? (n * sty - st * sy) / den * 600 / 1024 : 0;
+}
+
 static void memory_figures(const soak *k, figures *f)
 {
 	size_t n = k->n - f->from, tenth = n / 10 ? n / 10 : 1;
-	double st = 0, sa = 0, stt = 0, sta = 0;
 	f->anon_first = k->s[f->from].anon_kb, f->anon_last = k->s[k->n - 1].anon_kb;
 	f->rss_first = k->s[f->from].rss_kb, f->rss_last = k->s[k->n - 1].rss_kb;
 	for (size_t i = f->from; i < k->n; i++) {
 		const sample *s = &k->s[i];
 		f->anon_max = s->anon_kb > f->anon_max ? s->anon_kb : f->anon_max;
 		f->rss_max = s->rss_kb > f->rss_max ? s->rss_kb : f->rss_max;
-		st += s->t, sa += (double)s->anon_kb, stt += s->t * s->t, sta += s->t * (double)s->anon_kb;
 	}
-	double den = (double)n * stt - st * st;
-	double slope = den > 0 ? ((double)n * sta - st * sa) / den : 0;  /* KiB per second */
-	f->slope_mib_10min = slope * 600 / 1024;
+	f->anon_slope = slope(k, f->from, true);
+	f->rss_slope = slope(k, f->from, false);
 	f->grown_kb = (long)(mean_anon(k, k->n - tenth, k->n) - mean_anon(k, f->from, f->from + tenth));
 }
 
@@ -692,12 +702,12 @@ static void print_resources(const soak *k, const figures *f)
 	double warm = k->s[f->from].t, span = k->s[k->n - 1].t;
 	printf("resources of the cuco process (%zu samples over %.0f s; warm-up %.0f s):\n", k->n,
 		span, warm);
-	printf("  %-28s %10s %10s %10s\n", "", "first", "last", "max");
-	printf("  %-28s %10.1f %10.1f %10.1f\n", "VmRSS after warm-up, MiB", f->rss_first / 1024.0,
-		f->rss_last / 1024.0, f->rss_max / 1024.0);
-	printf("  %-28s %10.1f %10.1f %10.1f\n", "RssAnon after warm-up, MiB", f->anon_first / 1024.0,
-		f->anon_last / 1024.0, f->anon_max / 1024.0);
-	printf("  %-28s %+10.2f\n", "RssAnon slope, MiB / 10 min", f->slope_mib_10min);
+	printf("  %-28s %10s %10s %10s %14s\n", "after warm-up, MiB", "first", "last", "max",
+		"slope/10 min");
+	printf("  %-28s %10.1f %10.1f %10.1f %+14.2f\n", "VmRSS (heap + mapped store)",
+		f->rss_first / 1024.0, f->rss_last / 1024.0, f->rss_max / 1024.0, f->rss_slope);
+	printf("  %-28s %10.1f %10.1f %10.1f %+14.2f\n", "RssAnon (heap, stacks)",
+		f->anon_first / 1024.0, f->anon_last / 1024.0, f->anon_max / 1024.0, f->anon_slope);
 	printf("  %-28s %10d %10d\n", "open files (min, max)", f->fd_min, f->fd_max);
 	printf("  %-28s %10d %10d\n", "  first quarter (min, max)", f->fd_early[0], f->fd_early[1]);
 	printf("  %-28s %10d %10d\n", "  last quarter (min, max)", f->fd_late[0], f->fd_late[1]);
@@ -718,6 +728,9 @@ static void print_books(const books *b)
 	printf("\ncuco: %d attempts retried (%d refused or reset at connect), %d calls gave up "
 		"(model-error events; %d log lines)\n", b->retries, b->refused_attempts, b->model_errors,
 		b->gave_up_lines);
+	printf("model calls: %d made = %d answered + %d gave up; %d candidates from the model; "
+		"%d evaluations finished\n", b->delivered + b->model_errors, b->delivered,
+		b->model_errors, b->llm, b->statuses[CUCO_STATUS_DONE] + b->statuses[CUCO_STATUS_FAILED]);
 	printf("store: %d candidates, %d from the model; statuses:", b->cands, b->llm);
 	for (int s = 0; s < CUCO_STATUS_COUNT; s++)
 		if (b->statuses[s])
