@@ -3,13 +3,13 @@
  * its random mode, which cuts streams, refuses connections, answers late
  * or slowly, stalls past the idle limit, answers 500, 429 and garbage, and
  * whose replies are candidates that are fine, do not compile, crash or
- * hang. Every couple of seconds it samples the cuco process: resident
- * memory (/proc/PID/status), open files (/proc/PID/fd) and descendants
- * (a walk of /proc). At the end it checks the books: every reply the
- * server delivered is one candidate, every other request is a failed
- * attempt in cuco's log, every candidate was evaluated; and that memory
- * stayed flat after the warm-up, no file was left open, no child left
- * behind. Prints the figures; exits 1 when a check fails.
+ * hang. Every second (5 s in runs over 5 minutes) it samples the cuco
+ * process: resident memory (/proc/PID/status), open files (/proc/PID/fd)
+ * and descendants (a walk of /proc). At the end it checks the books:
+ * every reply the server delivered is one candidate, every other request
+ * is a failed attempt in cuco's log, every candidate was evaluated; and
+ * that memory stayed flat after the warm-up, no file was left open, no
+ * child left behind. Prints the figures; exits 1 when a check fails.
  *
  * A C program rather than a shell script: /proc is read directly at each
  * sample (no ps, awk or their cost in the figures), the store is read
@@ -53,10 +53,10 @@
 
 #define IDLE_S 2          /* the client's idle limit; a stall outlasts it */
 #define REFUSE_S 6        /* the longest refusal: longer than one call's retries */
-/* evolve keeps a record of every candidate (about 1.8 KiB with its
- * directive) and the tuners and the engine a little more: memory that
- * grows with the history by design. Flat means no more than this per
- * candidate made after the warm-up, on top of the tolerance. */
+/* evolve keeps a record of every candidate (about 1.8 KiB, most of it the
+ * directive): memory that grows with the history by design. Flat means
+ * growth of no more than this per candidate made after the warm-up (twice
+ * the record, for the array's doubling), on top of the tolerance. */
 #define KIB_PER_CANDIDATE 4
 #define FD_SLACK 6        /* the peak of open files wobbles with the work in flight */
 
