@@ -1,12 +1,13 @@
 /* test_run_faults.c — `cuco run` against a model server that misbehaves
  * (issue 7): it cuts a stream mid-reply, answers 500 and 429 with
  * Retry-After, sends an event that is not JSON, answers late and slowly,
- * stalls past the idle limit, stops listening for a second, and closes
- * connections until a call gives up. The run waits, retries and goes on:
- * it spends its whole budget, every reply the server delivered is one
- * evaluated candidate, the call that gave up is a model-error event and
- * no candidate, and the log says what happened. A server that stays down
- * ends the run after five calls with a plain error. Evolve and beam. */
+ * goes silent past the idle limit mid-stream and before its headers,
+ * stops listening for a second, and closes connections until a call gives
+ * up. The run waits, retries and goes on: it spends its whole budget,
+ * every reply the server delivered is one evaluated candidate, the call
+ * that gave up is a model-error event and no candidate, and the log says
+ * what happened. A server that stays down ends the run after five calls
+ * with a plain error. Evolve and beam. */
 #include <arpa/inet.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -139,6 +140,7 @@ static void test_evolve_rides_out_faults(void **state)
 	entry(a, "{}", 3);
 	entry(a, "{\"wait\": 0.3, \"chunk\": 32, \"delay\": 0.05}", 4);  /* late and slow, in time */
 	entry(a, "{\"stall\": 6}", 5);                                 /* past the idle limit */
+	entry(a, "{\"wait\": 6}", 5);                                  /* silent headers, too */
 	entry(a, "{}", 5);
 	entry(a, "{\"fault\": \"refuse\", \"seconds\": 1}", 0);          /* not listening for 1 s */
 	entry(a, "{}", 6);
@@ -169,14 +171,15 @@ static void test_evolve_rides_out_faults(void **state)
 	/* Every scripted entry was asked for, and nothing more. */
 	int nreq = 0;
 	double *at = request_times(&t.s, &nreq);
-	assert_int_equal(nreq, 18);
+	assert_int_equal(nreq, 19);
 	if (at[4] - at[3] < 0.95)
 		fail_msg("the retry came %.2f s after a 429 asking for 1 s", at[4] - at[3]);
-	if (at[9] - at[8] < 0.9 || at[9] - at[8] > 5)
-		fail_msg("the stalled stream was dropped after %.2f s; the idle limit is 1 s",
-			at[9] - at[8]);
-	if (at[11] - at[10] < 1.0)
-		fail_msg("a request came %.2f s into a 1 s refusal", at[11] - at[10]);
+	for (int i = 8; i <= 9; i++)
+		if (at[i + 1] - at[i] < 0.9 || at[i + 1] - at[i] > 5)
+			fail_msg("request %d, silent for 6 s, was dropped after %.2f s; the idle limit is "
+				"1 s", i + 1, at[i + 1] - at[i]);
+	if (at[12] - at[11] < 1.0)
+		fail_msg("a request came %.2f s into a 1 s refusal", at[12] - at[11]);
 	free(at);
 
 	/* And the log says what happened, one line each. */
