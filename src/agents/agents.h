@@ -305,7 +305,9 @@ typedef struct cuco_llm_reply {
 
 int cuco_llm_new(const cuco_llm_config *cfg, cuco_llm **out, cuco_err *err);
 void cuco_llm_free(cuco_llm *c);
-/* One call. On failure out->text is NULL and attempts/cancelled are set. */
+/* One call. On failure out->text is NULL and attempts/cancelled are set;
+ * CUCO_EAGAIN when the retries were spent on faults that may pass (network,
+ * 408, 429, 5xx, cut or unreadable replies), CUCO_EENV otherwise. */
 int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *out,
 	cuco_err *err);
 void cuco_llm_reply_free(cuco_llm_reply *r);

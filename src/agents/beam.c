@@ -361,8 +361,8 @@ static void open_iteration(beam_state *s)
 }
 
 /* One executor sample of the current slot. CUCO_EDATA when the model's
- * replies were all refused (the sample is spent), CUCO_EENV when it could
- * not be reached. */
+ * replies were all refused (the sample is spent), CUCO_EAGAIN when its
+ * call gave up on a passing fault, CUCO_EENV when it could not be reached. */
 static int execute(beam_state *s, slot *sl, int model, cuco_proposal *out, cuco_err *err)
 {
 	const seen *p = seen_find(s, sl->parent);
@@ -380,7 +380,7 @@ static int execute(beam_state *s, slot *sl, int model, cuco_proposal *out, cuco_
 	cuco_edit e = { .llm = s->llm.llm, .model = &s->llm.cfg.models[model], .wl = s->env.wl,
 		.system = a.system.data, .user = a.user.data, .parent = src, .parent_len = len,
 		.base = &p->directive, .temperature = NAN, .attempts = s->llm.cfg.patch_attempts,
-		.cancel = s->llm.cancel };
+		.stream = true, .cancel = s->llm.cancel };
 	cuco_edit_result r;
 	memset(&r, 0, sizeof r);
 	if (rc == CUCO_OK)
@@ -431,7 +431,8 @@ static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
 		int plan_no = (int)(s->next % (size_t)b->plans);
 		int model = search_llm_pick(&s->llm);
 		if (!sl->plan && !(sl->plan = plan_for(s, sl->parent, model, &out->cand, err))) {
-			if (err->code == CUCO_EENV)
+			/* A plan call that gave up is asked again (CUCO_EAGAIN). */
+			if (err->code == CUCO_EENV || err->code == CUCO_EAGAIN)
 				return search_llm_spent(&s->llm) ? CUCO_ENOTFOUND : err->code;
 			cuco_log(CUCO_LOG_WARN, "beam: plan %d for #%llu: %s", plan_no + 1,
 				(unsigned long long)sl->parent, err->msg);
@@ -442,6 +443,8 @@ static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
 		if (sl->sent == b->samples)
 			s->next++;
 		int rc = execute(s, sl, model, out, err);
+		if (rc == CUCO_EAGAIN && sl->sent-- == b->samples)
+			s->next--;  /* the sample was never answered: the engine asks again */
 		if (rc == CUCO_EDATA) {
 			cuco_log(CUCO_LOG_WARN, "beam: plan %d sample %d for #%llu: %s", plan_no + 1,
 				sample, (unsigned long long)sl->parent, err->msg);

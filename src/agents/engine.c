@@ -34,6 +34,7 @@
 #define MAX_JOBS 16
 #define POLL_S 0.2          /* command queue polling while workers run */
 #define ENV_FAILS_MAX 3     /* environment failures in a row that end the run */
+#define MODEL_FAILS_MAX 5   /* model calls in a row that gave up, ending the run */
 #define MAX_COMMANDS 64     /* applied per poll; the rest wait for the next */
 
 /* The strategies `--strategy` can name. */
@@ -78,6 +79,7 @@ struct cuco_engine {
 	int proposed;           /* strategy candidates over the whole run */
 	int benched;            /* benchmarks since the last baseline measurement */
 	int env_fails;          /* environment failures in a row */
+	int model_fails;        /* proposals in a row whose model call gave up */
 	int active;             /* workers still running */
 	double baseline_us;     /* the latest good baseline median */
 	cuco_eval_result baseline_res;  /* and its whole measurement */
@@ -622,6 +624,28 @@ static int insert_txn(cuco_txn *txn, void *arg)
 	return cuco_event_add(txn, &ev);
 }
 
+/* A proposal whose model call gave up after its retries (the server down,
+ * overloaded or garbling its replies) is no candidate: the event says so,
+ * the budget slot goes back and the next proposal asks again. Only a
+ * server that stays down through MODEL_FAILS_MAX calls ends the run. */
+static void model_failed(cuco_engine *e, const cuco_err *err)
+{
+	pthread_mutex_lock(&e->lock);
+	e->proposed--;
+	int fails = ++e->model_fails;
+	pthread_mutex_unlock(&e->lock);
+	engine_event(e, "model-error", 0, "%d in a row: %.480s", fails, err->msg);
+	if (fails >= MODEL_FAILS_MAX) {
+		cuco_err end;
+		cuco_errf(&end, CUCO_EENV, "%d model calls in a row gave up; the last: %.400s", fails,
+			err->msg);
+		fail_run(e, &end);
+		return;
+	}
+	cuco_log(CUCO_LOG_WARN, "engine: a model call gave up (%d in a row); the proposal is made "
+		"again: %s", fails, err->msg);
+}
+
 static void propose_and_evaluate(cuco_engine *e)
 {
 	cuco_proposal p;
@@ -630,6 +654,11 @@ static void propose_and_evaluate(cuco_engine *e)
 	pthread_mutex_lock(&e->strat_lock);
 	int rc = e->strat->propose(e->strat_state, &p, &err);
 	pthread_mutex_unlock(&e->strat_lock);
+	if (rc == CUCO_EAGAIN && !atomic_load(&e->stop_calls)) {
+		free(p.source);
+		model_failed(e, &err);
+		return;
+	}
 	if (rc != CUCO_OK) {
 		free(p.source);
 		pthread_mutex_lock(&e->lock);
@@ -643,6 +672,9 @@ static void propose_and_evaluate(cuco_engine *e)
 			fail_run(e, &err);
 		return;
 	}
+	pthread_mutex_lock(&e->lock);
+	e->model_fails = 0;
+	pthread_mutex_unlock(&e->lock);
 	insert_arg a = { .c = p.cand, .source = p.source, .len = p.len, .event = "candidate" };
 	rc = cuco_store_write(e->st, insert_txn, &a, &err);
 	free(p.source);

@@ -834,7 +834,7 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 		cuco_edit e = { .llm = s->llm.llm, .model = &s->llm.cfg.models[model], .wl = s->env.wl,
 			.system = pa.system.data, .user = pa.user.data, .parent = src, .parent_len = len,
 			.base = &plan->parent->directive, .temperature = plan->temperature,
-			.attempts = s->llm.cfg.patch_attempts, .cancel = s->llm.cancel };
+			.attempts = s->llm.cfg.patch_attempts, .stream = true, .cancel = s->llm.cancel };
 		cuco_edit_result r;
 		memset(&r, 0, sizeof r);
 		rc = cuco_llm_edit(&e, &r, err);

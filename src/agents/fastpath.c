@@ -271,12 +271,16 @@ int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *e
 		cuco_edit e = { .llm = f->llm->llm, .model = &f->llm->cfg.models[model], .wl = f->env.wl,
 			.system = a.system.data, .user = a.user.data, .parent = a.parent,
 			.parent_len = a.parent_len, .base = f->env.seed_directive, .temperature = 0.0,
-			.attempts = f->llm->cfg.patch_attempts, .cancel = f->llm->cancel };
+			.attempts = f->llm->cfg.patch_attempts, .stream = true, .cancel = f->llm->cancel };
 		cuco_edit_result r;
 		memset(&r, 0, sizeof r);
 		cuco_err why = { 0 };
 		int erc = cuco_llm_edit(&e, &r, &why);
-		if (erc == CUCO_EENV) {
+		if (erc == CUCO_EAGAIN) {
+			/* The server failed, not the attempt: the engine asks again. */
+			*err = why;
+			rc = erc;
+		} else if (erc == CUCO_EENV) {
 			finish(f, 0, "the model could not be reached (%.200s); the workload's shipped seed "
 				"is used", why.msg);
 		} else if (erc != CUCO_OK) {

@@ -397,8 +397,10 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 	out->cancelled = o == CANCELLED;
 	if (o != DONE) {
 		scrub(m, why);
+		/* Retries spent on a fault that may pass: the caller may call again
+		 * later, unlike a refused request or key, which would fail again. */
 		if (o == RETRY)
-			return cuco_errf(err, CUCO_EENV, "llm %s: %s (gave up after %d attempts)", m->name,
+			return cuco_errf(err, CUCO_EAGAIN, "llm %s: %s (gave up after %d attempts)", m->name,
 				why, out->attempts);
 		return cuco_errf(err, CUCO_EENV, "llm %s: %s", m->name, why);
 	}

@@ -293,7 +293,7 @@ char *search_llm_ask(search_llm *s, int model, const char *system, const char *u
 {
 	cuco_llm_msg msg = { "user", user };
 	cuco_llm_request req = { .model = &s->cfg.models[model], .system = system, .nmsgs = 1,
-		.msgs = &msg, .temperature = temperature, .cancel = s->cancel };
+		.msgs = &msg, .temperature = temperature, .stream = true, .cancel = s->cancel };
 	cuco_llm_reply r;
 	memset(&r, 0, sizeof r);
 	int rc = cuco_llm_complete(s->llm, &req, &r, err);

@@ -34,7 +34,11 @@ static inline double search_score(const cuco_candidate *c)
 	return isnan(c->peak_fraction) ? c->score : c->peak_fraction;
 }
 
-/* The models a strategy calls, how it picks one, and what they cost. */
+/* The models a strategy calls, how it picks one, and what they cost.
+ * Every call of a strategy streams its reply, so that a server that goes
+ * silent mid-reply is dropped after idle_timeout rather than timeout; a
+ * call that gave up on such a fault returns CUCO_EAGAIN, and the engine
+ * asks for the proposal again. */
 typedef struct search_llm {
 	cuco_llm_config cfg;
 	cuco_llm *llm;        /* NULL when no model is configured */

@@ -9,15 +9,36 @@ entry of a script:
         {"text": "hello", "tokens_in": 12, "tokens_out": 3, "finish": "stop"},
         {"status": 429, "retry_after": "1"},      # any status, optional header
         {"fault": "truncate"},                    # stream/body cut before its end
+        {"fault": "truncate", "after": 3},        # a stream cut after its first 3 events
         {"fault": "invalid_json"},                # 200 with a body that is not JSON
         {"fault": "close"},                       # close the connection, no answer
-        {"text": "slow", "delay": 0.2, "chunk": 2} # stream 2 characters per event, 0.2 s apart
+        {"fault": "refuse", "seconds": 2},        # close it, then stop listening for 2 s
+        {"text": "slow", "delay": 0.2, "chunk": 2}, # stream 2 characters per event, 0.2 s apart
+        {"text": "late", "wait": 1.5},            # 1.5 s of silence before the headers
+        {"text": "stuck", "stall": 5}             # a stream silent for 5 s after its first event
     ]}
 
 An error entry may carry "message" (put in the error body). Once the script
 is used up every request gets HTTP 500 "script exhausted". Every request is
-appended to the log as one JSON line (time, path, headers, body), so tests
-can count attempts, time them, and check what was sent.
+appended to the log as one JSON line (time, path, headers, body, and
+"fault": what the answer was, "ok" for a plain reply), so tests can count
+attempts, time them, and check what was sent.
+
+Instead of a list, a script may ask for faults at random, for soak runs:
+
+    {"random": {"seed": 7, "idle": 2, "refuse_s": 3,
+                "faults": {"truncate": 0.05, "refuse": 0.02, "wait": 0.05, "slow": 0.05,
+                           "stall": 0.02, "500": 0.05, "429": 0.05, "invalid_json": 0.05,
+                           "close": 0.02},
+                "replies": [{"kind": "good", "weight": 6, "text": "... {n} ..."}, ...]}}
+
+Each request draws a fault by those probabilities (none: a plain reply), and
+each reply (plain or delayed) draws a text by weight, with {n} replaced by
+the request's number so that no two replies are alike. "idle" is the
+client's idle limit: a stall lasts past it, a wait or a slow stream stays
+well within it. A refusal lasts up to "refuse_s" seconds.
+The log adds "kind", the reply's kind, and "delivered": whether a whole
+reply was sent (plain, wait and slow ones).
 
 A test may replace the script file (write and rename) between requests: the
 next request starts the new script from its first entry. One server then
@@ -31,9 +52,64 @@ until killed or until its parent process goes away.
 import http.server
 import json
 import os
+import random
 import sys
 import threading
 import time
+
+
+def fault_of(entry):
+    """What an entry does to the client, as the log names it."""
+    if "fault" in entry:
+        return entry["fault"]
+    if "status" in entry:
+        return str(entry["status"])
+    for key in ("stall", "wait"):
+        if entry.get(key):
+            return key
+    return "slow" if entry.get("delay") else "ok"
+
+
+class Random:
+    """Faults drawn at random, reproducibly from a seed."""
+
+    def __init__(self, spec):
+        self.rng = random.Random(spec.get("seed", 1))
+        self.idle = spec.get("idle", 2)
+        self.refuse_s = spec.get("refuse_s", 3)
+        self.faults = spec.get("faults", {})
+        self.replies = spec.get("replies", [{"kind": "good", "text": "reply {n}"}])
+        self.count = 0
+
+    def reply(self):
+        r = self.rng.choices(self.replies, [r.get("weight", 1) for r in self.replies])[0]
+        return {"kind": r.get("kind", "good"), "text": r["text"].replace("{n}", str(self.count)),
+                "tokens_in": r.get("tokens_in", 1000), "tokens_out": r.get("tokens_out", 100)}
+
+    def draw(self):
+        self.count += 1
+        u, fault = self.rng.random(), "ok"
+        for name, p in self.faults.items():
+            if u < p:
+                fault = name
+                break
+            u -= p
+        if fault in ("500", "429"):
+            return {"status": int(fault), "retry_after": "1"} if fault == "429" else {"status": 500}
+        if fault == "refuse":
+            return {"fault": "refuse", "seconds": self.rng.uniform(0.5, self.refuse_s)}
+        if fault in ("close", "invalid_json"):
+            return {"fault": fault}
+        entry = self.reply()
+        if fault == "truncate":
+            entry.update(fault="truncate", after=self.rng.randint(1, 4), chunk=64)
+        elif fault == "wait":
+            entry["wait"] = self.rng.uniform(0.2, self.idle * 0.5)
+        elif fault == "slow":
+            entry.update(chunk=64, delay=self.rng.uniform(0.01, 0.05))
+        elif fault == "stall":
+            entry["stall"] = self.idle + 2
+        return entry
 
 
 class Script:
@@ -42,25 +118,35 @@ class Script:
         self.version = None
         self.lock = threading.Lock()
         self.log = log
+        self.refuse_until = 0
 
     def reload(self):
         st = os.stat(self.path)
         version = (st.st_ino, st.st_mtime_ns, st.st_size)
         if version != self.version:
             with open(self.path) as f:
-                self.replies = json.load(f)["replies"]
+                script = json.load(f)
+            self.random = Random(script["random"]) if "random" in script else None
+            self.replies = script.get("replies", [])
             self.version = version
             self.next = 0
+
+    def entry(self):
+        if self.random:
+            return self.random.draw()
+        if self.next >= len(self.replies):
+            return {"status": 500, "message": "script exhausted"}
+        self.next += 1
+        return self.replies[self.next - 1]
 
     def take(self, record):
         with self.lock:
             self.reload()
+            entry = self.entry()
+            record.update(fault=fault_of(entry), kind=entry.get("kind", ""),
+                          delivered=fault_of(entry) in ("ok", "wait", "slow"))
             with open(self.log, "a") as f:
                 f.write(json.dumps(record) + "\n")
-            if self.next >= len(self.replies):
-                return {"status": 500, "message": "script exhausted"}
-            entry = self.replies[self.next]
-            self.next += 1
             return entry
 
 
@@ -136,9 +222,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             entry = {"status": 404, "message": "no such endpoint: " + self.path}
         model = (body or {}).get("model", "")
         fault = entry.get("fault")
-        if fault == "close":
+        if fault in ("close", "refuse"):
             self.close_connection = True
+            if fault == "refuse":
+                self.server.script.refuse_until = time.time() + entry.get("seconds", 1)
+                threading.Thread(target=self.server.shutdown, daemon=True).start()
             return
+        if entry.get("wait"):
+            time.sleep(entry["wait"])
         if "status" in entry:
             self.answer_error(entry)
         elif (body or {}).get("stream"):
@@ -180,10 +271,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         events = list((anthropic_events if anthropic else openai_events)(entry, model))
         fault = entry.get("fault")
         if fault == "truncate":
-            events = events[:len(events) // 2]
+            events = events[:entry.get("after", len(events) // 2)]
         for i, (name, data) in enumerate(events):
             if i > 0 and entry.get("delay"):
                 time.sleep(entry["delay"])
+            if i == 1 and entry.get("stall"):
+                time.sleep(entry["stall"])
             text = data if isinstance(data, str) else json.dumps(data)
             if fault == "invalid_json" and i == 1:
                 text = "{not json"
@@ -205,15 +298,24 @@ def main():
     if len(sys.argv) != 4:
         sys.exit("usage: llm_server.py SCRIPT LOG PORTFILE")
     script_path, log, portfile = sys.argv[1:]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    server.script = Script(script_path, log)
+    script = Script(script_path, log)
     threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
-    tmp = portfile + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(str(server.server_address[1]))
-    os.rename(tmp, portfile)
-    server.serve_forever()
+    port = 0
+    while True:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        server.daemon_threads = True
+        server.script = script
+        if port == 0:
+            port = server.server_address[1]
+            tmp = portfile + ".tmp"
+            with open(tmp, "w") as f:
+                f.write(str(port))
+            os.rename(tmp, portfile)
+        server.serve_forever()
+        # A "refuse" entry stopped the loop: nobody listens on the port
+        # (connections are refused) until its time is up.
+        server.server_close()
+        time.sleep(max(0.0, script.refuse_until - time.time()))
 
 
 if __name__ == "__main__":
