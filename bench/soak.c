@@ -53,11 +53,13 @@
 
 #define IDLE_S 2          /* the client's idle limit; a stall outlasts it */
 #define REFUSE_S 6        /* the longest refusal: longer than one call's retries */
-/* evolve keeps a record of every candidate (about 1.8 KiB, most of it the
- * directive): memory that grows with the history by design. Flat means
- * growth of no more than this per candidate made after the warm-up (twice
- * the record, for the array's doubling), on top of the tolerance. */
-#define KIB_PER_CANDIDATE 4
+/* evolve keeps a small record of every candidate (about 150 bytes: its
+ * place in the tree, score and source hash; the directive is read from the
+ * store when needed): memory that grows with the history by design. Flat
+ * means growth of no more than this per candidate made after the warm-up
+ * (the records twice over, for the arrays' doubling), on top of the
+ * tolerance. */
+#define BYTES_PER_CANDIDATE 512
 #define FD_SLACK 6        /* the peak of open files wobbles with the work in flight */
 
 typedef struct options {
@@ -758,15 +760,15 @@ static void check_all(const soak *k, const figures *f, const books *b)
 	printf("checks:\n");
 	check(WIFEXITED(k->cuco_status) && WEXITSTATUS(k->cuco_status) == 0,
 		"cuco run exited 0 (status %d)", k->cuco_status);
-	long allowed = (long)(k->o.rss_tol_mib * 1024) + KIB_PER_CANDIDATE * b->after_warm;
+	long allowed = (long)(k->o.rss_tol_mib * 1024) + BYTES_PER_CANDIDATE * (long)b->after_warm / 1024;
 	if (UNDER_ASAN)
 		printf("  --   resident memory not checked under AddressSanitizer\n");
 	else
 		check(f->grown_kb <= allowed, "RssAnon after warm-up grew %.2f MiB (mean of the last "
-			"tenth of samples - of the first; %.2f KiB per candidate made since), allowed "
-			"%.1f MiB + %d KiB x %d candidates = %.2f MiB", f->grown_kb / 1024.0,
-			b->after_warm ? (double)f->grown_kb / b->after_warm : 0.0, k->o.rss_tol_mib,
-			KIB_PER_CANDIDATE, b->after_warm, allowed / 1024.0);
+			"tenth of samples - of the first; %.0f bytes per candidate made since), allowed "
+			"%.1f MiB + %d bytes x %d candidates = %.2f MiB", f->grown_kb / 1024.0,
+			b->after_warm ? 1024.0 * f->grown_kb / b->after_warm : 0.0, k->o.rss_tol_mib,
+			BYTES_PER_CANDIDATE, b->after_warm, allowed / 1024.0);
 	check(f->fd_late[1] <= f->fd_early[1] + 2 && f->fd_late[2] <= f->fd_early[2] + FD_SLACK,
 		"open files: last quarter's median %d and peak %d, first quarter's %d and %d (slack 2 "
 		"and %d)", f->fd_late[1], f->fd_late[2], f->fd_early[1], f->fd_early[2], FD_SLACK);

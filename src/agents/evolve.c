@@ -305,7 +305,9 @@ typedef struct member {
 	bool pinned;
 	bool normalized;          /* its normal form is in the known set */
 	char source_hash[CUCO_HASH_LEN + 1];
-	cuco_directive directive;
+	/* Not the directive (1.7 KiB with its knobs): a run keeps a member per
+	 * candidate for its whole life, so a parent's is read from the store
+	 * when a child is asked for. */
 } member;
 
 typedef struct known {
@@ -409,7 +411,6 @@ static void evolve_observe(void *state, const cuco_candidate *c)
 	m->status = c->status;
 	m->pinned = c->pinned;
 	m->score = search_score(c);
-	m->directive = c->directive;
 	if (strcmp(m->source_hash, c->source_hash) != 0) {
 		cuco_strlcpy(m->source_hash, c->source_hash, sizeof m->source_hash);
 		m->normalized = false;
@@ -770,13 +771,19 @@ static size_t pick_parent(evolve_state *s, const size_t *pool, size_t n)
 typedef struct prompt_arg {
 	const cuco_prompt_spec *spec;
 	cuco_buf system, user;
+	cuco_directive base;    /* out: the parent's directive */
 } prompt_arg;
 
 static int prompt_txn(cuco_txn *txn, void *arg)
 {
 	prompt_arg *a = arg;
 	a->system.len = a->user.len = 0;
-	return cuco_prompt_build(txn, a->spec, &a->system, &a->user);
+	cuco_candidate *parent = cuco_xmalloc(sizeof *parent);
+	int rc = cuco_cand_get(txn, a->spec->parent, parent);
+	if (rc == CUCO_OK)
+		a->base = parent->directive;
+	free(parent);
+	return rc == CUCO_OK ? cuco_prompt_build(txn, a->spec, &a->system, &a->user) : rc;
 }
 
 /* The directive tuner as a cheap operator: a new configuration of a
@@ -833,7 +840,7 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	for (int attempt = 1; rc == CUCO_OK; attempt++) {
 		cuco_edit e = { .llm = s->llm.llm, .model = &s->llm.cfg.models[model], .wl = s->env.wl,
 			.system = pa.system.data, .user = pa.user.data, .parent = src, .parent_len = len,
-			.base = &plan->parent->directive, .temperature = plan->temperature,
+			.base = &pa.base, .temperature = plan->temperature,
 			.attempts = s->llm.cfg.patch_attempts, .stream = true, .cancel = s->llm.cancel };
 		cuco_edit_result r;
 		memset(&r, 0, sizeof r);
