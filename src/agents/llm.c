@@ -362,7 +362,9 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 		return cuco_errf(err, CUCO_EENV, "llm %s: %s", m->name, spent);
 	char *url = endpoint(m);
 	char *json = llm_request_json(req, m->max_tokens);
-	unsigned seed = (unsigned)(t0 * 1e6) ^ (unsigned)(uintptr_t)req;
+	/* Through 64 bits: microseconds of uptime pass UINT_MAX in 72 minutes,
+	 * and a double out of an unsigned's range is undefined behaviour. */
+	unsigned seed = (unsigned)((uint64_t)(t0 * 1e6) ^ (uintptr_t)req);
 	char why[512] = "";
 	enum outcome o = FAIL;
 	for (int retry = 0;; retry++) {
