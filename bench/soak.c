@@ -511,10 +511,12 @@ static void request_line(char *line, books *b)
 }
 
 /* Whether a failed attempt never reached the server: refused, or reset
- * in the listen backlog when a "refuse" fault closed the listener. */
+ * in the listen backlog when a "refuse" fault closed the listener (the
+ * reset lands while the request is sent, or while the answer is awaited). */
 static bool unheard(const char *why)
 {
-	return strstr(why, "Couldn't connect") || strstr(why, "Failure when receiving data");
+	return strstr(why, "Couldn't connect") || strstr(why, "Failure when receiving data") ||
+		strstr(why, "Failed sending data to the peer");
 }
 
 /* A line of cuco's log: each failed attempt that was retried is one. */
