@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "../eval/util.h"
 
 static char rundir[64];
 
@@ -30,15 +31,8 @@ static struct out cuco(const char *fmt, ...)
 	va_end(ap);
 	snprintf(errpath, sizeof errpath, "%s.stderr", rundir);
 	snprintf(cmd, sizeof cmd, "'%s' %s 2>'%s'", getenv("CUCO_BIN"), args, errpath);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	cuco_buf b = { 0 };
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
-		cuco_buf_append(&b, chunk, n);
-	int st = pclose(p);
-	struct out o = { WIFEXITED(st) ? WEXITSTATUS(st) : -1, b.data ? b.data : strdup(""), NULL };
+	struct out o = { 0 };
+	o.stdout_text = capture_output(cmd, &o.status);
 	size_t len;
 	if (cuco_read_file(errpath, 1 << 20, &o.stderr_text, &len, NULL))
 		o.stderr_text = strdup("");

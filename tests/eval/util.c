@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* One buffer per thread: the parallel-evaluation test reads fixtures from
@@ -95,4 +96,19 @@ char *read_fixture(const char *rel, size_t *len)
 		abort();
 	}
 	return text;
+}
+
+char *capture_output(const char *cmd, int *status)
+{
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		abort();
+	cuco_buf b = { 0 };
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
+		cuco_buf_append(&b, chunk, n);
+	int st = pclose(p);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return b.data ? b.data : cuco_xstrdup("");
 }

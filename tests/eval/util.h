@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-/* $CUCO_SOURCE_ROOT/tests/eval/fixtures/<rel>, in a static buffer. */
+/* $CUCO_SOURCE_ROOT/tests/eval/fixtures/<rel>, in the calling thread's buffer. */
 const char *fixture(const char *rel);
 /* A fresh folder under /tmp; the caller removes it with rm_rf(). */
 void make_tmpdir(char *out, size_t size);
@@ -15,5 +15,8 @@ void rm_rf(const char *path);
 int count_processes(const char *needle);
 /* Read a fixture file whole; free the result. */
 char *read_fixture(const char *rel, size_t *len);
+/* cmd's standard output through sh, whole (free it); *status its exit
+ * status, -1 when it did not exit. */
+char *capture_output(const char *cmd, int *status);
 
 #endif

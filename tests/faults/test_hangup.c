@@ -26,11 +26,11 @@
 
 static char toy[1024];
 
-typedef struct fixture {
+typedef struct hangup_run {
 	char dir[64], run[128], out[128];
-} fixture;
+} hangup_run;
 
-static void fixture_init(fixture *f)
+static void fixture_init(hangup_run *f)
 {
 	cuco_strlcpy(f->dir, "/tmp/cuco-test-hup-XXXXXX", sizeof f->dir);
 	assert_non_null(mkdtemp(f->dir));
@@ -38,7 +38,7 @@ static void fixture_init(fixture *f)
 	snprintf(f->out, sizeof f->out, "%s/out", f->dir);
 }
 
-static pid_t start_run(const fixture *f, bool headless, const spawn_opts *o)
+static pid_t start_run(const hangup_run *f, bool headless, const spawn_opts *o)
 {
 	const char *argv[] = { "run", toy, "--run", f->run, "--jobs", "1", "--rebench", "0", "--budget", "0",
 		headless ? "--headless" : NULL, NULL };
@@ -95,7 +95,7 @@ static void assert_goes_on(pid_t pid, const char *run)
  * hang-up stops it cleanly. */
 static void hangup_stops(bool headless)
 {
-	fixture f;
+	hangup_run f;
 	fixture_init(&f);
 	int master = -1;
 	spawn_opts o = { .pty_master = &master };
@@ -122,7 +122,7 @@ static void test_screen_hangup(void **state)
 static void test_nohup_survives(void **state)
 {
 	(void)state;
-	fixture f;
+	hangup_run f;
 	fixture_init(&f);
 	int master = -1;
 	spawn_opts o = { .pty_master = &master, .ignore_hup = true };
@@ -139,7 +139,7 @@ static void test_nohup_survives(void **state)
 static void test_tui_detaches(void **state)
 {
 	(void)state;
-	fixture f;
+	hangup_run f;
 	fixture_init(&f);
 	spawn_opts ro = { .out = f.out };
 	pid_t run = start_run(&f, true, &ro);
@@ -165,7 +165,7 @@ static void test_reader_gone(void **state)
 {
 	(void)state;
 	for (int nohup = 0; nohup < 2; nohup++) {
-		fixture f;
+		hangup_run f;
 		fixture_init(&f);
 		int out = -1;
 		spawn_opts o = { .pipe_out = &out, .ignore_hup = nohup };

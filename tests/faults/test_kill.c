@@ -281,8 +281,8 @@ static void test_kill_eval(void **state)
 {
 	(void)state;
 	hold_run h;
-	char fixture[1024];
-	source_path("tests/faults/fixtures/hold", fixture, sizeof fixture);
+	char hold[1024];
+	source_path("tests/faults/fixtures/hold", hold, sizeof hold);
 	cuco_strlcpy(h.dir, "/tmp/cuco-test-killeval-XXXXXX", sizeof h.dir);
 	assert_non_null(mkdtemp(h.dir));
 	snprintf(h.run, sizeof h.run, "%s/run", h.dir);
@@ -297,7 +297,7 @@ static void test_kill_eval(void **state)
 	snprintf(h.work, sizeof h.work, "%s/work", h.run);
 	spawn_opts o = { .out = out, .env = { h.marker, env_tmp } };
 	/* No baseline re-measure: the held program would be the baseline's. */
-	const char *argv[] = { "run", fixture, "--run", h.run, "--headless", "--jobs", "1", "--rebench", "0",
+	const char *argv[] = { "run", hold, "--run", h.run, "--headless", "--jobs", "1", "--rebench", "0",
 		"--baseline-every", "1000", "--budget", "0", NULL };
 	h.pid = spawn_cuco(argv, &o);
 	wait_for_tune(h.run, 1, 60);

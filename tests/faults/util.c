@@ -227,26 +227,12 @@ void assert_no_duplicates(const snapshot *s)
 	}
 }
 
-static char *capture(const char *cmd, int *status)
-{
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	cuco_buf b = { 0 };
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
-		cuco_buf_append(&b, chunk, n);
-	int st = pclose(p);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return b.data ? b.data : strdup("");
-}
-
 void assert_cli_reads(const char *run, const snapshot *s)
 {
 	char cmd[1200];
 	int status;
 	snprintf(cmd, sizeof cmd, "'%s' ls --json --run '%s'", cuco_bin(), run);
-	char *out = capture(cmd, &status);
+	char *out = capture_output(cmd, &status);
 	assert_int_equal(status, 0);
 	cJSON *list = cJSON_Parse(out);
 	assert_true(cJSON_IsArray(list));
@@ -258,7 +244,7 @@ void assert_cli_reads(const char *run, const snapshot *s)
 			continue;
 		snprintf(cmd, sizeof cmd, "'%s' show %llu --source --run '%s'", cuco_bin(),
 			(unsigned long long)s->c[i].id, run);
-		out = capture(cmd, &status);
+		out = capture_output(cmd, &status);
 		if (status != 0)
 			fail_msg("cuco show %llu: exit %d", (unsigned long long)s->c[i].id, status);
 		free(out);
@@ -273,11 +259,4 @@ char *slurp(const char *path)
 	if (cuco_read_file(path, 1 << 22, &text, &len, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
 	return text;
-}
-
-void rm_rf(const char *path)
-{
-	char cmd[1200];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-	assert_int_equal(system(cmd), 0);
 }

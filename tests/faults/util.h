@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "store/store.h"
+#include "../eval/util.h"  /* rm_rf, capture_output */
 
 #define MAX_CANDS 1024
 
@@ -56,6 +57,5 @@ void assert_no_duplicates(const snapshot *s);
 void assert_cli_reads(const char *run, const snapshot *s);
 
 char *slurp(const char *path);
-void rm_rf(const char *path);
 
 #endif
