@@ -294,8 +294,8 @@ static bool summarize(beam_state *s, const cuco_memory_pair *p, cuco_memory *m)
 	size_t la, lb;
 	cuco_err err = { 0 };
 	int model = search_llm_pick(&s->llm);
-	if (model >= 0 && search_source(s->env.st, slow->source_hash, &a, &la, &err) == CUCO_OK &&
-			search_source(s->env.st, fast->source_hash, &b, &lb, &err) == CUCO_OK) {
+	if (model >= 0 && cuco_source_read(s->env.st, slow->source_hash, &a, &la, &err) == CUCO_OK &&
+			cuco_source_read(s->env.st, fast->source_hash, &b, &lb, &err) == CUCO_OK) {
 		cuco_buf user = { 0 };
 		cuco_buf_printf(&user, "The faster version is %.2fx faster.\n\n# Slower\n```c\n%s```\n\n"
 			"# Faster\n```c\n%s```\n", p->speedup, a, b);

@@ -240,20 +240,6 @@ static void set_status(cuco_engine *e, uint64_t id, cuco_status status)
 	wake(e);
 }
 
-typedef struct source_arg {
-	const char *hash;
-	char *text;
-	size_t len;
-} source_arg;
-
-static int source_get_txn(cuco_txn *txn, void *arg)
-{
-	source_arg *a = arg;
-	free(a->text);  /* a retried read */
-	a->text = NULL;
-	return cuco_source_get(txn, a->hash, &a->text, &a->len);
-}
-
 /* ---- recording results ------------------------------------------------------ */
 
 typedef struct record_arg {
@@ -517,14 +503,15 @@ static void evaluate_stored(cuco_engine *e, uint64_t id)
 		fail_run(e, &err);
 		return;
 	}
-	source_arg src = { .hash = c.source_hash };
-	if (cuco_store_read(e->st, source_get_txn, &src, &err) != CUCO_OK) {
+	char *src = NULL;
+	size_t src_len = 0;
+	if (cuco_source_read(e->st, c.source_hash, &src, &src_len, &err) != CUCO_OK) {
 		fail_run(e, &err);
 		return;
 	}
 	set_status(e, id, CUCO_STATUS_COMPILING);
 	cuco_eval_result res, again;
-	if (evaluate(e, src.text, src.len, &c.directive, &res) != CUCO_OK)
+	if (evaluate(e, src, src_len, &c.directive, &res) != CUCO_OK)
 		goto out;
 
 	pthread_mutex_lock(&e->lock);
@@ -539,7 +526,7 @@ static void evaluate_stored(cuco_engine *e, uint64_t id)
 		pthread_mutex_unlock(&e->lock);
 		if (paired && measure_baseline(e, 0) != CUCO_OK)
 			goto out;
-		if (evaluate(e, src.text, src.len, &c.directive, &again) != CUCO_OK)
+		if (evaluate(e, src, src_len, &c.directive, &again) != CUCO_OK)
 			goto out;
 		if (!again.ok || again.latency_median_us > res.latency_median_us)
 			res = again;
@@ -576,7 +563,7 @@ static void evaluate_stored(cuco_engine *e, uint64_t id)
 	if (best)
 		announce_best(e, &c);
 out:
-	free(src.text);
+	free(src);
 }
 
 /* ---- proposals --------------------------------------------------------------- */
@@ -1113,8 +1100,9 @@ static bool paired_retime(cuco_engine *e, uint64_t id, int rounds, bool *fresh, 
 	cuco_err err = { 0 };
 	if (get_candidate(e, id, &c, &err) != CUCO_OK)
 		return true;
-	source_arg src = { .hash = c.source_hash };
-	if (cuco_store_read(e->st, source_get_txn, &src, &err) != CUCO_OK)
+	char *src = NULL;
+	size_t src_len = 0;
+	if (cuco_source_read(e->st, c.source_hash, &src, &src_len, &err) != CUCO_OK)
 		return true;
 	cuco_eval_result base[RETIME_ROUNDS], cand[RETIME_ROUNDS];
 	double was = c.speedup;
@@ -1129,14 +1117,14 @@ static bool paired_retime(cuco_engine *e, uint64_t id, int rounds, bool *fresh, 
 		pthread_mutex_lock(&e->lock);
 		base[n] = e->baseline_res;
 		pthread_mutex_unlock(&e->lock);
-		if (evaluate(e, src.text, src.len, &c.directive, &cand[n]) != CUCO_OK) {
+		if (evaluate(e, src, src_len, &c.directive, &cand[n]) != CUCO_OK) {
 			ok = false;
 			break;
 		}
 		failed = !cand[n].ok;
 		n += !failed;
 	}
-	free(src.text);
+	free(src);
 	const char *what = "re-timed";
 	if (failed) {
 		if (record(e, id, &cand[n], NAN, "rebench", &c) != CUCO_OK)

@@ -824,7 +824,7 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 {
 	char *src;
 	size_t len;
-	int rc = search_source(s->env.st, plan->parent->source_hash, &src, &len, err);
+	int rc = cuco_source_read(s->env.st, plan->parent->source_hash, &src, &len, err);
 	if (rc != CUCO_OK)
 		return rc;
 	char *hints = hints_for(s, plan->island);

@@ -344,29 +344,6 @@ void search_event(cuco_store *st, const char *kind, const char *author, uint64_t
 		cuco_log(CUCO_LOG_WARN, "%s: event: %s", author, err.msg);
 }
 
-typedef struct source_arg {
-	const char *hash;
-	char *text;
-	size_t len;
-} source_arg;
-
-static int source_txn(cuco_txn *txn, void *arg)
-{
-	source_arg *a = arg;
-	free(a->text);
-	a->text = NULL;
-	return cuco_source_get(txn, a->hash, &a->text, &a->len);
-}
-
-int search_source(cuco_store *st, const char *hash, char **text, size_t *len, cuco_err *err)
-{
-	source_arg a = { .hash = hash };
-	int rc = cuco_store_read(st, source_txn, &a, err);
-	*text = a.text;
-	*len = a.len;
-	return rc;
-}
-
 typedef struct source_of_arg {
 	uint64_t id;
 	char *text;

@@ -70,8 +70,7 @@ int search_event_add(cuco_txn *txn, const char *kind, const char *author, uint64
 void search_event(cuco_store *st, const char *kind, const char *author, uint64_t candidate,
 	const char *text);
 
-/* A stored source by hash, or a candidate's source by id (malloc'd). */
-int search_source(cuco_store *st, const char *hash, char **text, size_t *len, cuco_err *err);
+/* A candidate's source by id (malloc'd). */
 int search_source_of(cuco_store *st, uint64_t id, char **text, size_t *len, cuco_err *err);
 
 /* Keep the prompt and reply of an edit in the store and fill the

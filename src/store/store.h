@@ -262,6 +262,8 @@ int cuco_best(cuco_txn *txn, cuco_summary *out);
 /* Content-addressed text (sources, prompts, replies): deduplicated. */
 int cuco_source_put(cuco_txn *txn, const char *text, size_t len, char hash[CUCO_HASH_LEN + 1]);
 int cuco_source_get(cuco_txn *txn, const char *hash, char **text, size_t *len);
+/* The same in a read transaction of its own, for callers holding none. */
+int cuco_source_read(cuco_store *st, const char *hash, char **text, size_t *len, cuco_err *err);
 /* The hash cuco_source_put would give, without a transaction. */
 void cuco_source_hash(const char *text, size_t len, char hash[CUCO_HASH_LEN + 1]);
 

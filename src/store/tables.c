@@ -396,6 +396,30 @@ int cuco_source_get(cuco_txn *txn, const char *hash, char **text, size_t *len)
 	return CUCO_OK;
 }
 
+typedef struct source_read_arg {
+	const char *hash;
+	char *text;
+	size_t len;
+} source_read_arg;
+
+static int source_read_txn(cuco_txn *txn, void *arg)
+{
+	source_read_arg *a = arg;
+	free(a->text);  /* a retried read */
+	a->text = NULL;
+	return cuco_source_get(txn, a->hash, &a->text, &a->len);
+}
+
+int cuco_source_read(cuco_store *st, const char *hash, char **text, size_t *len, cuco_err *err)
+{
+	source_read_arg a = { .hash = hash };
+	int rc = cuco_store_read(st, source_read_txn, &a, err);
+	*text = a.text;
+	if (len)
+		*len = a.len;
+	return rc;
+}
+
 /* ---- sequenced JSON tables (events, commands, memory, islands) ------------- */
 
 static int seq_put(cuco_txn *txn, int table, uint64_t key64, cJSON *j, const char *what)
