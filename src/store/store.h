@@ -76,16 +76,55 @@ typedef struct cuco_knob {
 	char value[64];
 } cuco_knob;
 
+/* The five directive dimensions, the one table every part reads (the
+ * record's JSON, manifests' design spaces, the screen, prompts), in the
+ * order every view shows them: X(enum, field of cuco_directive, what it
+ * means — the words the screen teaches when a workload gives none). */
+#define CUCO_DIRECTIVE_DIMS(X) \
+	X(BACKEND, backend, "how bytes move between ranks. GPU: LSA = load/store into a peer's " \
+		"memory over NVLink; GIN = the GPU itself issues network puts. CPU: msg = two-sided " \
+		"send/recv, rma = one-sided put (GIN's analogue), shm = direct load/store in a shared " \
+		"window (LSA's analogue).") \
+	X(ISSUER, issuer, "who starts each transfer: one thread, a warp, a whole CTA (GPU), or " \
+		"one rank thread versus several (CPU). More issuers spread the work but add " \
+		"coordination.") \
+	X(PLACEMENT, placement, "where communication sits relative to compute: after it, " \
+		"interleaved with it chunk by chunk, or prefetched ahead so it overlaps the next step.") \
+	X(SYNC, sync, "the scope of synchronization that makes data visible: a fence over " \
+		"everything, per-chunk flags, or a narrower epoch (e.g. PSCW). Narrow scopes wait less.") \
+	X(GRANULARITY, granularity, "the chunk size (or count) the transfer is cut into. Small " \
+		"chunks overlap better but pay more per-message overhead.")
+
+typedef enum cuco_dirdim {
+#define X(e, field, help) CUCO_DIRDIM_##e,
+	CUCO_DIRECTIVE_DIMS(X)
+#undef X
+	CUCO_DIRDIM_COUNT
+} cuco_dirdim;
+
 /* The optimization directive a candidate states before its code. */
 typedef struct cuco_directive {
-	char backend[32];      /* GIN | LSA (GPU); msg | rma | shm (CPU) */
-	char issuer[32];       /* thread | warp | cta (GPU); one | several (CPU) */
-	char placement[32];    /* where communication sits relative to compute */
-	char sync[32];         /* synchronization scope */
-	char granularity[32];  /* chunk size, as text ("64KiB", "4") */
+	/* One field per dimension: backend (GIN | LSA on GPUs; msg | rma | shm
+	 * on CPUs), issuer, placement, sync, granularity (chunk size as text,
+	 * "64KiB", "4"). */
+#define X(e, field, help) char field[32];
+	CUCO_DIRECTIVE_DIMS(X)
+#undef X
 	int nknobs;
 	cuco_knob knobs[CUCO_MAX_KNOBS];  /* free knobs: name = value */
 } cuco_directive;
+
+const char *cuco_dirdim_name(cuco_dirdim d);  /* "backend", …; "?" out of range */
+const char *cuco_dirdim_help(cuco_dirdim d);
+/* The dimension of that name, or -1 (a knob, or nothing). */
+int cuco_dirdim_find(const char *name);
+/* A directive's value of one dimension ("" when unset). */
+const char *cuco_directive_get(const cuco_directive *d, cuco_dirdim dim);
+/* Value of a directive field or knob by name ("" if unset). */
+const char *cuco_directive_value(const cuco_directive *d, const char *name);
+/* Set a field or a knob (added when new); CUCO_EDATA when the value or the
+ * name is too long or the knobs are full. */
+int cuco_directive_set(cuco_directive *d, const char *name, const char *value);
 
 typedef struct cuco_phase {
 	char name[24];  /* compute, comm, sync, exposed_comm, host, … */
