@@ -185,8 +185,7 @@ typedef struct cuco_eval_result {
 	bool ok;                     /* passed every stage */
 	bool environment;            /* failure is the environment's, not the candidate's */
 	char failed_stage[16];       /* compile | run | bench */
-	char error_class[24];        /* compile-error | crash | wrong-answer | timeout
-	                                | protocol | environment */
+	char error_class[24];        /* a cuco_fail_name (store.h), "" when ok */
 	int signal;                  /* crash: the signal */
 	char excerpt[2048];          /* tail of the failing stage's output */
 	double max_error;

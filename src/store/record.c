@@ -21,6 +21,27 @@ static const char *const command_names[CUCO_CMD_COUNT] = {
 	"pin", "unpin", "reject", "edit", "hint", "pause", "resume", "stop",
 };
 
+static const char *const fail_names[CUCO_FAIL_COUNT] = {
+#define X(e, name, help) name,
+	CUCO_FAIL_CLASSES(X)
+#undef X
+};
+static const char *const fail_help[CUCO_FAIL_COUNT] = {
+#define X(e, name, help) help,
+	CUCO_FAIL_CLASSES(X)
+#undef X
+};
+
+const char *cuco_fail_name(cuco_fail_class f)
+{
+	return (unsigned)f < CUCO_FAIL_COUNT ? fail_names[f] : "?";
+}
+
+const char *cuco_fail_help(cuco_fail_class f)
+{
+	return (unsigned)f < CUCO_FAIL_COUNT ? fail_help[f] : "";
+}
+
 const char *cuco_origin_name(cuco_origin o)
 {
 	return (unsigned)o < CUCO_ORIGIN_COUNT ? origin_names[o] : "?";
@@ -50,6 +71,15 @@ int cuco_origin_parse(const char *name, cuco_origin *out)
 	if (i < 0)
 		return CUCO_EDATA;
 	*out = (cuco_origin)i;
+	return CUCO_OK;
+}
+
+int cuco_fail_parse(const char *name, cuco_fail_class *out)
+{
+	int i = parse_name(fail_names, CUCO_FAIL_COUNT, name);
+	if (i < 0)
+		return CUCO_EDATA;
+	*out = (cuco_fail_class)i;
 	return CUCO_OK;
 }
 

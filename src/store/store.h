@@ -64,6 +64,33 @@ typedef enum cuco_status {
 	CUCO_STATUS_COUNT
 } cuco_status;
 
+/* Why an evaluation failed, the one table of classes the evaluator
+ * assigns and every reader explains: X(enum, name in records, what it
+ * means). A candidate's error_class holds the name. */
+#define CUCO_FAIL_CLASSES(X) \
+	X(COMPILE_ERROR, "compile-error", "the source did not compile; the excerpt is the " \
+		"compiler's output.") \
+	X(CRASH, "crash", "the program died (signal or non-zero exit) while running.") \
+	X(WRONG_ANSWER, "wrong-answer", "it ran but its result differs from the reference beyond " \
+		"the tolerance: usually a missing synchronization or a wrong offset.") \
+	X(TIMEOUT, "timeout", "it ran past the stage's time limit and was killed with its process " \
+		"group: in distributed kernels usually a deadlock (a wait nobody signals).") \
+	X(PROTOCOL, "protocol", "it ran but did not print the result line the harness protocol " \
+		"asks for.") \
+	X(ENVIRONMENT, "environment", "the machine lacked something (compiler, mpirun, GPU): not " \
+		"the candidate's fault.")
+
+typedef enum cuco_fail_class {
+#define X(e, name, help) CUCO_FAIL_##e,
+	CUCO_FAIL_CLASSES(X)
+#undef X
+	CUCO_FAIL_COUNT
+} cuco_fail_class;
+
+const char *cuco_fail_name(cuco_fail_class f);  /* "wrong-answer", …; "?" out of range */
+const char *cuco_fail_help(cuco_fail_class f);
+int cuco_fail_parse(const char *name, cuco_fail_class *out);  /* CUCO_OK or CUCO_EDATA */
+
 const char *cuco_origin_name(cuco_origin o);  /* "llm-diff", … */
 const char *cuco_status_name(cuco_status s);  /* "queued", … */
 int cuco_origin_parse(const char *name, cuco_origin *out);  /* CUCO_OK or CUCO_EDATA */
@@ -144,8 +171,7 @@ typedef struct cuco_candidate {
 	char prompt_hash[CUCO_HASH_LEN + 1];  /* "" when no LLM wrote it */
 	char reply_hash[CUCO_HASH_LEN + 1];
 	char failed_stage[16];    /* compile | run | bench, "" unless failed */
-	char error_class[24];     /* compile-error | crash | wrong-answer | timeout
-	                             | protocol | environment */
+	char error_class[24];     /* a cuco_fail_name, "" unless failed */
 	char error_excerpt[2048]; /* tail of the failing stage's output */
 	double score;             /* higher is better; NAN when none */
 	double latency_min_us;

@@ -66,10 +66,9 @@ static void explain(tui_app *app, cuco_buf *out)
 				tui_teach_error(f->cand.error_class));
 	}
 	cuco_buf_puts(out, "\nFailure classes:\n");
-	static const char *const classes[] = { "compile-error", "crash", "wrong-answer", "timeout",
-		"protocol", "environment" };
-	for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
-		cuco_buf_printf(out, "  %-14s %s\n", classes[i], tui_teach_error(classes[i]));
+	for (int i = 0; i < CUCO_FAIL_COUNT; i++)
+		cuco_buf_printf(out, "  %-14s %s\n", cuco_fail_name((cuco_fail_class)i),
+			cuco_fail_help((cuco_fail_class)i));
 }
 
 const tui_pane_ops tui_pane_detail = {

@@ -1,8 +1,9 @@
 /* teach.c — one or two sentences on every directive dimension, phase,
  * failure class, status and origin, reachable with `t` where they appear.
- * The dimensions' words are the store's table (CUCO_DIRECTIVE_DIMS); a
- * workload's own `help` strings (kept in the run's meta) win: they speak
- * of that workload's values. */
+ * The dimensions' and failure classes' words are the store's tables
+ * (CUCO_DIRECTIVE_DIMS, CUCO_FAIL_CLASSES); a workload's own `help` strings
+ * (kept in the run's meta) win for the dimensions: they speak of that
+ * workload's values. */
 #include "tui/screen.h"
 
 #include <string.h>
@@ -39,23 +40,11 @@ const char *tui_teach_phase(const char *phase)
 		: "a phase this workload's harness reports by its own name.";
 }
 
-static const struct { const char *name, *text; } errors[] = {
-	{ "compile-error", "the source did not compile; the excerpt is the compiler's output." },
-	{ "crash", "the program died (signal or non-zero exit) while running." },
-	{ "wrong-answer", "it ran but its result differs from the reference beyond the tolerance: "
-		"usually a missing synchronization or a wrong offset." },
-	{ "timeout", "it ran past the stage's time limit and was killed with its process group: "
-		"in distributed kernels usually a deadlock (a wait nobody signals)." },
-	{ "protocol", "it ran but did not print the result line the harness protocol asks for." },
-	{ "environment", "the machine lacked something (compiler, mpirun, GPU): not the candidate's fault." },
-};
-
 const char *tui_teach_error(const char *error_class)
 {
-	for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
-		if (strcmp(error_class, errors[i].name) == 0)
-			return errors[i].text;
-	return "a failure class this version does not know.";
+	cuco_fail_class f;
+	return cuco_fail_parse(error_class, &f) == CUCO_OK ? cuco_fail_help(f)
+		: "a failure class this version does not know.";
 }
 
 const char *tui_teach_status(cuco_status s)

@@ -189,6 +189,31 @@ static void test_directive_dims(void **state)
 	cJSON_Delete(j);
 }
 
+/* The one table of failure classes: every name parses back to itself. */
+static void test_fail_classes(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "compile-error", "crash", "wrong-answer", "timeout",
+		"protocol", "environment" };
+	assert_true(CUCO_FAIL_COUNT >= 6);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		cuco_fail_class f;
+		assert_int_equal(cuco_fail_parse(names[i], &f), CUCO_OK);
+		assert_string_equal(cuco_fail_name(f), names[i]);
+		assert_true(strlen(cuco_fail_help(f)) > 20);
+	}
+	for (int i = 0; i < CUCO_FAIL_COUNT; i++) {
+		cuco_fail_class f;
+		assert_int_equal(cuco_fail_parse(cuco_fail_name((cuco_fail_class)i), &f), CUCO_OK);
+		assert_int_equal(f, i);
+		/* A name must fit the record's field. */
+		assert_true(strlen(cuco_fail_name(f)) < sizeof ((cuco_candidate *)0)->error_class);
+	}
+	cuco_fail_class f;
+	assert_int_equal(cuco_fail_parse("segfault", &f), CUCO_EDATA);
+	assert_string_equal(cuco_fail_name(CUCO_FAIL_COUNT), "?");
+}
+
 static void test_json_rejects_bad_types(void **state)
 {
 	(void)state;
@@ -652,6 +677,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_candidate_roundtrip),
 		cmocka_unit_test(test_directive_dims),
+		cmocka_unit_test(test_fail_classes),
 		cmocka_unit_test(test_json_rejects_bad_types),
 		cmocka_unit_test(test_indexes),
 		cmocka_unit_test(test_marks),
