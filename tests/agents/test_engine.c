@@ -463,6 +463,7 @@ static void test_commands(void **state)
 
 	queue(&r, CUCO_CMD_PIN, 2, NULL, NULL);
 	queue(&r, CUCO_CMD_REJECT, 3, "reads past the window", NULL);
+	queue(&r, CUCO_CMD_PIN, 3, NULL, NULL);  /* the store's rule: not a rejected one */
 	queue(&r, CUCO_CMD_REJECT, 1, "no", NULL);
 	queue(&r, CUCO_CMD_HINT, 0, "try rma", NULL);
 	queue(&r, CUCO_CMD_PAUSE, 0, NULL, NULL);
@@ -476,10 +477,10 @@ static void test_commands(void **state)
 	cmd_list l;
 	for (int i = 0; i < 200; i++, sleep_ms(50)) {
 		l = read_commands(&r);
-		if (l.n == 5 && l.c[4].acked)
+		if (l.n == 6 && l.c[5].acked)
 			break;
 	}
-	assert_true(l.c[4].acked);
+	assert_true(l.c[5].acked);
 	history h = { 0 };
 	for (int i = 0; i < 200; i++, sleep_ms(50)) {
 		history_free(&h);
@@ -511,18 +512,21 @@ static void test_commands(void **state)
 	free(edited);
 
 	l = read_commands(&r);
-	assert_int_equal(l.n, 7);
+	assert_int_equal(l.n, 8);
 	for (int i = 0; i < l.n; i++)
 		assert_true(l.c[i].acked);
 	assert_string_equal(l.c[0].ack_result, "pinned #2");
 	assert_non_null(strstr(l.c[1].ack_result, "rejected #3"));
-	assert_non_null(strstr(l.c[2].ack_result, "refused"));
-	assert_non_null(strstr(l.c[3].ack_result, "writes no prompts"));
-	assert_non_null(strstr(l.c[5].ack_result, "queued #"));
+	assert_non_null(strstr(l.c[2].ack_result, "refused: candidate 3: rejected candidates cannot be pinned"));
+	assert_non_null(strstr(l.c[3].ack_result, "refused"));
+	assert_non_null(strstr(l.c[3].ack_result, "baseline"));
+	assert_non_null(strstr(l.c[4].ack_result, "writes no prompts"));
+	assert_non_null(strstr(l.c[6].ack_result, "queued #"));
 
 	h = read_history(&r);
 	assert_true(find_cand(&h, 2)->pinned);
 	assert_int_equal(find_cand(&h, 3)->status, CUCO_STATUS_REJECTED);
+	assert_false(find_cand(&h, 3)->pinned);
 	assert_string_equal(find_cand(&h, 3)->reject_reason, "reads past the window");
 	assert_int_equal(find_cand(&h, 1)->status, CUCO_STATUS_DONE);
 	assert_int_equal(count_origin(&h, CUCO_ORIGIN_TUNE), 10);

@@ -144,6 +144,50 @@ static void keys_unique_and_documented(void **state)
 	assert_int_equal(tui_key_action('Z'), TUI_ACT_NONE);
 }
 
+/* troff's text of a key table entry: '-' is "\\-", '\\' is "\\\\". */
+static void man_escape(cuco_buf *out, const char *s)
+{
+	for (; *s; s++)
+		cuco_buf_puts(out, *s == '-' ? "\\-" : *s == '\\' ? "\\\\" : (char[2]){ *s, 0 });
+}
+
+/* The manual's SCREEN KEYS is the key table, entry by entry, in its order. */
+static void keys_in_the_manual(void **state)
+{
+	(void)state;
+	char path[1024], *man = NULL;
+	size_t len;
+	snprintf(path, sizeof path, "%s/docs/cuco.1", getenv("CUCO_SOURCE_ROOT") ? getenv("CUCO_SOURCE_ROOT") : ".");
+	cuco_err err = { 0 };
+	if (cuco_read_file(path, 1 << 20, &man, &len, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	const char *at = strstr(man, ".SH SCREEN KEYS\n");
+	assert_non_null(at);
+	for (int a = 1; a < TUI_ACT_COUNT; a++) {
+		const tui_binding *b = tui_binding_of((tui_action)a);
+		cuco_buf want = { 0 };
+		if (a == 1 || b->group != tui_binding_of((tui_action)(a - 1))->group)
+			cuco_buf_printf(&want, ".SS %s\n", tui_group_name(b->group));
+		cuco_buf_puts(&want, ".TP\n.B ");
+		char names[32];
+		cuco_strlcpy(names, b->names, sizeof names);
+		char *save = NULL;
+		for (char *w = strtok_r(names, " ", &save), *first = w; w; w = strtok_r(NULL, " ", &save)) {
+			cuco_buf_puts(&want, w == first ? "" : "\\fR, \\fB");
+			man_escape(&want, w);
+		}
+		cuco_buf_puts(&want, "\n");
+		man_escape(&want, b->help);
+		cuco_buf_puts(&want, "\n");
+		const char *hit = strstr(at, want.data);
+		if (!hit)
+			fail_msg("docs/cuco.1 SCREEN KEYS lacks, after the previous key:\n%s", want.data);
+		at = hit + want.len;
+		cuco_buf_free(&want);
+	}
+	free(man);
+}
+
 /* ---- the model on a real store ------------------------------------------ */
 
 struct fixture {
@@ -378,6 +422,7 @@ int main(void)
 		cmocka_unit_test(theme_errors_name_the_line),
 		cmocka_unit_test(shipped_themes_load),
 		cmocka_unit_test(keys_unique_and_documented),
+		cmocka_unit_test(keys_in_the_manual),
 		cmocka_unit_test_setup_teardown(model_tree_fold_filter, setup_store, teardown_store),
 		cmocka_unit_test_setup_teardown(model_tree_lines_sort_search, setup_store, teardown_store),
 		cmocka_unit_test_setup_teardown(model_run_state, setup_store, teardown_store),
