@@ -19,7 +19,7 @@
 static const tui_glyphs glyphs_utf8 = {
 	.branch = "├─", .last = "└─", .vert = "│ ", .blank = "  ",
 	.folded = "▸", .unfolded = "▾", .leaf = "─",
-	.pin = "★", .mark = "◆", .best = "▲", .more = "…",
+	.pin = "★", .mark = "◆", .best = "▲", .more = "…", .arrow = "→", .sep = "·",
 	.status = { "○", "◔", "◑", "◕", "●", "✗", "⊘" },
 	.fill = { "█", "▓", "▒", "░", "▞", "▪" }, .unaccounted = "·",
 };
@@ -27,7 +27,7 @@ static const tui_glyphs glyphs_utf8 = {
 static const tui_glyphs glyphs_ascii = {
 	.branch = "|-", .last = "`-", .vert = "| ", .blank = "  ",
 	.folded = "+", .unfolded = "-", .leaf = "-",
-	.pin = "*", .mark = "M", .best = "^", .more = "~",
+	.pin = "*", .mark = "M", .best = "^", .more = "~", .arrow = "->", .sep = "-",
 	.status = { ".", "c", "r", "b", "o", "X", "/" },
 	.fill = { "#", "=", "~", "!", "%", ":" }, .unaccounted = ".",
 };

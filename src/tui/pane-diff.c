@@ -11,14 +11,15 @@
 struct dir_lines {
 	char (*text)[160];
 	int n, max;
+	const char *arrow;
 };
 
 static void add_dir_line(int dim, const char *name, const char *before, const char *after, void *arg)
 {
 	struct dir_lines *d = arg;
 	if (d->n < d->max)
-		snprintf(d->text[d->n++], sizeof d->text[0], "%s %-12s %s → %s", dim < 0 ? "knob" : "    ", name,
-			*before ? before : "-", *after ? after : "-");
+		snprintf(d->text[d->n++], sizeof d->text[0], "%s %-12s %s %s %s", dim < 0 ? "knob" : "    ", name,
+			*before ? before : "-", d->arrow, *after ? after : "-");
 }
 
 static void draw_source_line(tui_app *app, tui_pane *p, int y, const cuco_diff_line *l)
@@ -56,19 +57,22 @@ static void draw(tui_app *app, tui_pane *p)
 		return;
 	}
 	char dtext[CUCO_DIRDIM_COUNT + CUCO_MAX_KNOBS * 2][160];
-	struct dir_lines d = { dtext, 0, (int)(sizeof dtext / sizeof dtext[0]) };
+	struct dir_lines d = { dtext, 0, (int)(sizeof dtext / sizeof dtext[0]), app->crt.g->arrow };
 	cuco_directive_diff(&f->other.directive, &f->cand.directive, add_dir_line, &d);
 	bool stored = f->src && f->other_src, same = stored && f->diff.n == 0;
-	char src[32];
+	char src[32], dir[32];
 	if (!stored)
-		cuco_strlcpy(src, "not stored", sizeof src);
+		cuco_strlcpy(src, "source not stored", sizeof src);
 	else if (same)
-		cuco_strlcpy(src, "identical", sizeof src);
+		cuco_strlcpy(src, "same source", sizeof src);
 	else
-		snprintf(src, sizeof src, "+%d -%d", f->diff.added, f->diff.deleted);
-	tui_putf(p->win, 1, 1, w, "#%llu against %s #%llu: directive %d changed, source %s",
-		(unsigned long long)f->id, f->other_id == app->mark_id ? "marked" : "parent",
-		(unsigned long long)f->other_id, d.n, src);
+		snprintf(src, sizeof src, "source +%d -%d", f->diff.added, f->diff.deleted);
+	if (d.n)
+		snprintf(dir, sizeof dir, "directive %d", d.n);
+	else
+		cuco_strlcpy(dir, "same directive", sizeof dir);
+	tui_putf(p->win, 1, 1, w, "#%llu vs %s #%llu: %s, %s", (unsigned long long)f->id,
+		f->other_id == app->mark_id ? "marked" : "parent", (unsigned long long)f->other_id, dir, src);
 	/* The lines: the directive's changes, a gap, the source's. */
 	int ndir = d.n ? d.n + 1 : 0;
 	p->lines = ndir + (int)f->diff.n + (same ? 1 : 0);
@@ -81,7 +85,7 @@ static void draw(tui_app *app, tui_pane *p)
 			continue;
 		else if (same) {
 			wattrset(p->win, app->crt.attr[TUI_EL_DIM]);
-			tui_put(p->win, 2 + r, 2, d.n ? "the same source: the directive is the whole change"
+			tui_put(p->win, 2 + r, 2, d.n ? "same source: the directive is the change"
 				: "the same source and directive", w - 1);
 		} else
 			draw_source_line(app, p, 2 + r, &f->diff.lines[k - ndir]);

@@ -54,7 +54,8 @@ static void title(tui_app *app, char *buf, size_t size)
 	if (p->top < 0)
 		snprintf(buf, size, "log");
 	else
-		snprintf(buf, size, "log · held at %d/%d, G follows", p->top + 1, app->m.log_count);
+		snprintf(buf, size, "log %s held at %d/%d, G follows", app->crt.g->sep, p->top + 1,
+			app->m.log_count);
 }
 
 static void explain(tui_app *app, cuco_buf *out)

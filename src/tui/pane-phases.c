@@ -70,6 +70,31 @@ static int phase_names(const bar *bars, int n, char names[][24])
 	return count;
 }
 
+/* Cells per phase: cumulative rounding keeps the total true to the
+ * latency; a phase too short for a cell still gets one, taken from the
+ * longest, so every phase is seen and the bar keeps its length. */
+static void phase_cells(const cuco_candidate *c, double lat, double scale, int cells[CUCO_MAX_PHASES])
+{
+	double sum = drawn_sum(c), fit = sum > lat ? lat / sum : 1, at = 0;
+	int done = 0, longest = -1;
+	for (int i = 0; i < c->nphases; i++) {
+		cells[i] = 0;
+		if (!drawn(c, i))
+			continue;
+		at += c->phases[i].us * fit;
+		int end = (int)lround(at * scale);
+		cells[i] = end - done;
+		done = end;
+		if (longest < 0 || cells[i] > cells[longest])
+			longest = i;
+	}
+	for (int i = 0; i < c->nphases; i++)
+		if (drawn(c, i) && cells[i] == 0 && longest >= 0 && cells[longest] > 1) {
+			cells[i] = 1;
+			cells[longest]--;
+		}
+}
+
 static void draw_bar(tui_app *app, tui_pane *p, int y, const bar *b, double scale, int width)
 {
 	const cuco_candidate *c = b->c;
@@ -84,20 +109,12 @@ static void draw_bar(tui_app *app, tui_pane *p, int y, const bar *b, double scal
 		tui_put(p->win, y, x, "not timed", width);
 		return;
 	}
-	int len = (int)lround(lat * scale), used = 0;
-	double sum = drawn_sum(c), fit = sum > lat ? lat / sum : 1, at = 0;
+	int len = (int)lround(lat * scale), used = 0, cells[CUCO_MAX_PHASES];
+	phase_cells(c, lat, scale, cells);
 	for (int i = 0; i < c->nphases; i++) {
-		if (!drawn(c, i))
-			continue;
-		/* Cumulative rounding keeps the total true; a phase too short
-		 * for a cell still gets one, so every phase is seen. */
-		at += c->phases[i].us * fit;
-		int end = (int)lround(at * scale);
-		if (end <= used)
-			end = used + 1;
 		int slot = tui_phase_slot(c->phases[i].name);
 		wattrset(p->win, app->crt.attr[TUI_EL_PHASE_1 + slot]);
-		for (; used < end && used < len && used < width; used++)
+		for (int k = 0; k < cells[i] && used < len && used < width; k++, used++)
 			x += tui_put(p->win, y, x, g->fill[slot], 1);
 	}
 	wattrset(p->win, app->crt.attr[TUI_EL_DIM]);

@@ -326,9 +326,9 @@ static void title(tui_app *app, char *buf, size_t size)
 	const tui_model *m = &app->m;
 	int n = snprintf(buf, size, "lineage %zu/%zu", m->nrows, m->n);
 	if (m->sort != TUI_SORT_LINEAGE && n > 0 && (size_t)n < size)
-		n += snprintf(buf + n, size - (size_t)n, " · by %s", tui_sort_name(m->sort));
+		n += snprintf(buf + n, size - (size_t)n, " %s by %s", app->crt.g->sep, tui_sort_name(m->sort));
 	if (m->search[0] && n > 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n, " · /%s: %zu match%s", m->search, m->nmatch,
+		snprintf(buf + n, size - (size_t)n, " %s /%s: %zu match%s", app->crt.g->sep, m->search, m->nmatch,
 			m->nmatch == 1 ? "" : "es");
 }
 

@@ -7,6 +7,7 @@
  *   mkrun DIR commands          print the pending commands, one a line
  *   mkrun DIR events KIND       print the events of one kind, one a line
  *   mkrun DIR source HASH       print a stored source
+ *   mkrun DIR event KIND TEXT   append an engine event (run-end, retime, …)
  */
 #include "store/store.h"
 
@@ -225,6 +226,12 @@ static int source_txn(cuco_txn *txn, void *arg)
 	return rc;
 }
 
+static int add_event_txn(cuco_txn *txn, void *arg)
+{
+	char **kt = arg;
+	return event(txn, kt[0], 0, kt[1]);
+}
+
 static int fail(const cuco_err *err)
 {
 	fprintf(stderr, "mkrun: %s\n", err->msg);
@@ -234,7 +241,8 @@ static int fail(const cuco_err *err)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: mkrun DIR create|big N|append N MS|commands|events KIND|source HASH\n");
+		fprintf(stderr, "usage: mkrun DIR create|big N|append N MS|commands|events KIND|source HASH"
+			"|event KIND TEXT\n");
 		return 2;
 	}
 	const char *what = argv[2];
@@ -267,6 +275,8 @@ int main(int argc, char **argv)
 		rc = cuco_store_read(st, events_txn, &p, &err);
 	} else if (strcmp(what, "source") == 0 && argc > 3)
 		rc = cuco_store_read(st, source_txn, argv[3], &err);
+	else if (strcmp(what, "event") == 0 && argc > 4)
+		rc = cuco_store_write(st, add_event_txn, argv + 3, &err);
 	else {
 		fprintf(stderr, "mkrun: %s: unknown request\n", what);
 		rc = CUCO_EUSAGE;
