@@ -398,32 +398,60 @@ static uint8_t match_one(const cuco_candidate *c, const char *needle)
 	return (uint8_t)((strcasestr(text, needle) ? MATCH : 0) | (settled(c) ? SETTLED : 0));
 }
 
-/* Mark what is not settled yet (everything after a new search): one read
- * of each such record. */
-static int search_txn(cuco_txn *txn, void *arg)
+/* Look again at candidates examined before whose status was not final
+ * (they may have failed since, or been rejected): few, in a live run. */
+static int recheck_txn(cuco_txn *txn, void *arg)
 {
 	tui_model *m = arg;
 	if (!m->search[0])
 		return CUCO_OK;
 	cuco_candidate *c = cuco_xmalloc(sizeof *c);
 	int rc = CUCO_OK;
-	for (size_t i = 0; i < m->n && rc == CUCO_OK; i++) {
-		if (m->match[i] & SETTLED)
-			continue;
-		rc = cuco_cand_get(txn, m->sums[i].id, c);
-		if (rc == CUCO_OK)
+	for (size_t i = 0; i < m->searched && i < m->n && rc == CUCO_OK; i++)
+		if (!(m->match[i] & SETTLED) && (rc = cuco_cand_get(txn, m->sums[i].id, c)) == CUCO_OK)
 			m->match[i] = match_one(c, m->search);
-	}
 	free(c);
 	return rc;
 }
 
-int tui_model_search(tui_model *m, cuco_store *st, const char *needle, cuco_err *err)
+struct search_step {
+	tui_model *m;
+	size_t budget;
+};
+
+/* The next `budget` candidates not yet examined for this search. */
+static int step_txn(cuco_txn *txn, void *arg)
+{
+	struct search_step *s = arg;
+	tui_model *m = s->m;
+	cuco_candidate *c = cuco_xmalloc(sizeof *c);
+	int rc = CUCO_OK;
+	for (size_t k = 0; k < s->budget && m->searched < m->n && rc == CUCO_OK; k++, m->searched++)
+		if ((rc = cuco_cand_get(txn, m->sums[m->searched].id, c)) == CUCO_OK)
+			m->match[m->searched] = match_one(c, m->search);
+	free(c);
+	return rc;
+}
+
+bool tui_model_search_step(tui_model *m, cuco_store *st, size_t budget)
+{
+	if (!m->search[0] || m->searched >= m->n)
+		return false;
+	struct search_step s = { m, budget };
+	if (cuco_store_read(st, step_txn, &s, NULL) != CUCO_OK)
+		m->searched = m->n;  /* a record that does not read matches nothing */
+	tui_model_rows(m);
+	return m->searched < m->n;
+}
+
+int tui_model_search(tui_model *m, cuco_store *st, const char *needle, size_t budget, cuco_err *err)
 {
 	cuco_strlcpy(m->search, needle ? needle : "", sizeof m->search);
 	if (m->n)
 		memset(m->match, 0, m->n);
-	int rc = cuco_store_read(st, search_txn, m, err);
+	m->searched = 0;
+	struct search_step s = { m, budget };
+	int rc = m->search[0] ? cuco_store_read(st, step_txn, &s, err) : CUCO_OK;
 	tui_model_rows(m);
 	return rc;
 }
@@ -442,7 +470,7 @@ static int refresh_txn(cuco_txn *txn, void *arg)
 	if (rc != CUCO_OK)
 		return rc;
 	reindex(m, sums, n);
-	if ((rc = search_txn(txn, m)) != CUCO_OK)
+	if ((rc = recheck_txn(txn, m)) != CUCO_OK)
 		return rc;
 	tui_model_rows(m);
 	m->nislands = 0;

@@ -65,7 +65,8 @@ typedef struct tui_model {
 	tui_sort sort;
 
 	char search[128];      /* "" when none */
-	size_t nmatch;         /* candidates shown that match it */
+	size_t nmatch;         /* candidates shown that match it, among those examined */
+	size_t searched;       /* sums[0..searched) examined: a search runs a chunk a turn */
 
 	cuco_island islands[TUI_MAX_ISLANDS];
 	int nislands;
@@ -126,9 +127,13 @@ void tui_model_rows(tui_model *m);
  * candidate has, cycling through -1 (any). */
 int tui_model_next_status(const tui_model *m, int from);
 int tui_model_next_origin(const tui_model *m, int from);
-/* Set the search (NULL or "" clears it) and mark the matches: ids,
- * origins, statuses, directives, notes, models and failure classes. */
-int tui_model_search(tui_model *m, cuco_store *st, const char *needle, cuco_err *err);
+/* Set the search (NULL or "" clears it) and mark the matches among the
+ * first `budget` candidates: ids, origins, statuses, directives, notes,
+ * models and failure classes. Each record is read once, so a large store
+ * is searched a chunk at a time (tui_model_search_step, true while some
+ * remain) and the screen stays live meanwhile. */
+int tui_model_search(tui_model *m, cuco_store *st, const char *needle, size_t budget, cuco_err *err);
+bool tui_model_search_step(tui_model *m, cuco_store *st, size_t budget);
 /* The visible row after (dir > 0) or before `from` that matches, wrapping;
  * -1 when none. */
 long tui_model_next_match(const tui_model *m, size_t from, int dir);

@@ -328,8 +328,10 @@ static void title(tui_app *app, char *buf, size_t size)
 	if (m->sort != TUI_SORT_LINEAGE && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, " %s by %s", app->crt.g->sep, tui_sort_name(m->sort));
 	if (m->search[0] && n > 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n, " %s /%s: %zu match%s", app->crt.g->sep, m->search, m->nmatch,
-			m->nmatch == 1 ? "" : "es");
+		n += snprintf(buf + n, size - (size_t)n, " %s /%s: %zu match%s", app->crt.g->sep, m->search,
+			m->nmatch, m->nmatch == 1 ? "" : "es");
+	if (m->search[0] && m->searched < m->n && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ", searching %zu%%", m->n ? 100 * m->searched / m->n : 0);
 }
 
 static void move_cursor(tui_app *app, long to)
@@ -345,7 +347,7 @@ static void move_cursor(tui_app *app, long to)
 
 /* ---- search ------------------------------------------------------------- */
 
-static void next_match(tui_app *app, int dir)
+void tui_tree_next_match(tui_app *app, int dir)
 {
 	const tui_model *m = &app->m;
 	if (!m->search[0]) {
@@ -353,6 +355,11 @@ static void next_match(tui_app *app, int dir)
 		return;
 	}
 	long r = m->nrows ? tui_model_next_match(m, app->cursor, dir) : -1;
+	if (r < 0 && m->searched < m->n) {
+		app->search_jump = true;  /* to the first match the search finds */
+		tui_flash(app, "/%s: searching…", m->search);
+		return;
+	}
 	if (r < 0) {
 		tui_flash(app, "/%s: no match shown", m->search);
 		return;
@@ -361,7 +368,8 @@ static void next_match(tui_app *app, int dir)
 	long k = 0;  /* which match this is, for "3 of 17" */
 	for (long q = 0; q <= r; q++)
 		k += m->match[m->rows[q]] & 1;
-	tui_flash(app, "/%s: match %ld of %zu (n next, N previous)", m->search, k, m->nmatch);
+	tui_flash(app, "/%s: match %ld of %zu%s (n next, N previous)", m->search, k, m->nmatch,
+		m->searched < m->n ? " so far" : "");
 }
 
 static void search(tui_app *app)
@@ -371,10 +379,10 @@ static void search(tui_app *app)
 	if (!tui_prompt(app, "search (Enter on empty clears): ", buf, sizeof buf))
 		return;
 	cuco_err err = { 0 };
-	if (tui_model_search(&app->m, app->st, buf, &err) != CUCO_OK)
+	if (tui_model_search(&app->m, app->st, buf, TUI_SEARCH_CHUNK, &err) != CUCO_OK)
 		tui_flash(app, "search: %s", err.msg);
 	if (buf[0])
-		next_match(app, 1);
+		tui_tree_next_match(app, 1);
 	else
 		tui_flash(app, "search cleared");
 }
@@ -480,8 +488,8 @@ static bool act(tui_app *app, tui_pane *p, tui_action a)
 	case TUI_ACT_BEST: jump(app, m->best_id, "best candidate"); return true;
 	case TUI_ACT_NEXT_FAIL: next_failure(app); return true;
 	case TUI_ACT_SEARCH: search(app); return true;
-	case TUI_ACT_SEARCH_NEXT: next_match(app, 1); return true;
-	case TUI_ACT_SEARCH_PREV: next_match(app, -1); return true;
+	case TUI_ACT_SEARCH_NEXT: tui_tree_next_match(app, 1); return true;
+	case TUI_ACT_SEARCH_PREV: tui_tree_next_match(app, -1); return true;
 	case TUI_ACT_SORT: cycle_sort(app); return true;
 	case TUI_ACT_FILTER_ISLAND: cycle_island(app); filter_changed(app); return true;
 	case TUI_ACT_FILTER_STATUS:

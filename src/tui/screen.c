@@ -921,6 +921,7 @@ static void key(tui_app *app, int ch)
 	tui_action a = tui_key_action(ch);
 	if (a == TUI_ACT_NONE)
 		return;
+	app->search_jump = false;  /* a person moving on does not want to be moved */
 	/* Keys typed ahead act on what the cursor is on now, not on the last frame. */
 	if (app->focus_stale)
 		tui_focus_load(app);
@@ -952,8 +953,9 @@ static void loop(tui_app *app)
 		dirty = false;
 
 		bool summing = app->m.n && app->m.summed_upto < app->m.sums[app->m.n - 1].id;
+		bool searching = app->m.search[0] && app->m.searched < app->m.n;
 		struct pollfd pfd[2] = { { STDIN_FILENO, POLLIN, 0 }, { app->wake_fd, POLLIN, 0 } };
-		int wait = summing ? 0 : app->wake_fd >= 0 ? IN_PROCESS_POLL_MS : ATTACHED_POLL_MS;
+		int wait = summing || searching ? 0 : app->wake_fd >= 0 ? IN_PROCESS_POLL_MS : ATTACHED_POLL_MS;
 		int rc = poll(pfd, app->wake_fd >= 0 ? 2 : 1, wait);
 		if (rc < 0 && errno != EINTR)
 			break;
@@ -970,7 +972,14 @@ static void loop(tui_app *app)
 			refresh_model(app, false, &changed);
 			dirty |= changed;
 		}
-		if (summing) {
+		if (searching) {
+			tui_model_search_step(&app->m, app->st, TUI_SEARCH_CHUNK);
+			if (app->search_jump && (app->m.nmatch || app->m.searched >= app->m.n)) {
+				app->search_jump = false;
+				tui_tree_next_match(app, 1);
+			}
+			dirty = true;
+		} else if (summing) {
 			tui_model_sum_step(&app->m, app->st, SUM_CHUNK);
 			if (!dirty)
 				draw_status(app);

@@ -89,6 +89,7 @@ struct tui_app {
 	double flash_until;
 	double engine_checked;  /* when a viewer last asked whether the engine lives */
 	time_t dialog_second;   /* the clock a dialog last drew behind it */
+	bool search_jump;     /* go to the first match a running search finds */
 	bool quit, stop_run;
 };
 
@@ -126,6 +127,9 @@ bool tui_scroll_act(tui_pane *p, tui_action a, int view_h);
 
 /* Show only one island in the tree (-2: all), from the islands pane. */
 void tui_tree_filter_island(tui_app *app, int island);
+/* Move to the next (dir > 0) or previous match of the search. */
+void tui_tree_next_match(tui_app *app, int dir);
+#define TUI_SEARCH_CHUNK 2000  /* candidates a search reads per turn of the loop */
 
 /* ---- actions.c: a person's actions (cuco_person_act), and viewing --------- */
 void tui_act_pin(tui_app *app);

@@ -336,17 +336,26 @@ static void model_tree_lines_sort_search(void **state)
 	assert_int_equal(tui_model_next_origin(&m, CUCO_ORIGIN_TUNE), -1);
 
 	/* A search marks its matches, counts them and steps both ways. */
-	assert_int_equal(tui_model_search(&m, f->st, "tune", &err), CUCO_OK);
+	assert_int_equal(tui_model_search(&m, f->st, "tune", 1000, &err), CUCO_OK);
 	assert_int_equal(m.nmatch, 4);
-	assert_int_equal(tui_model_search(&m, f->st, "FAILED", &err), CUCO_OK);
+	/* A chunk at a time: the count grows as the search goes on. */
+	assert_int_equal(tui_model_search(&m, f->st, "tune", 2, &err), CUCO_OK);
+	assert_int_equal(m.searched, 2);
+	assert_int_equal(m.nmatch, 1);   /* #1 baseline, #2 tune */
+	assert_true(tui_model_search_step(&m, f->st, 2));
+	assert_int_equal(m.nmatch, 3);
+	assert_false(tui_model_search_step(&m, f->st, 2));
+	assert_int_equal(m.nmatch, 4);
+	assert_false(tui_model_search_step(&m, f->st, 2));
+	assert_int_equal(tui_model_search(&m, f->st, "FAILED", 1000, &err), CUCO_OK);
 	assert_int_equal(m.nmatch, 1);
 	long r4 = tui_model_row_of(&m, 4);
 	assert_int_equal(tui_model_next_match(&m, 0, 1), r4);
 	assert_int_equal(tui_model_next_match(&m, 0, -1), r4);
 	assert_int_equal(tui_model_next_match(&m, (size_t)r4, 1), r4);  /* wraps to itself */
-	assert_int_equal(tui_model_search(&m, f->st, "#3 ", &err), CUCO_OK);
+	assert_int_equal(tui_model_search(&m, f->st, "#3 ", 1000, &err), CUCO_OK);
 	assert_int_equal(m.nmatch, 1);
-	assert_int_equal(tui_model_search(&m, f->st, "", &err), CUCO_OK);
+	assert_int_equal(tui_model_search(&m, f->st, "", 1000, &err), CUCO_OK);
 	assert_int_equal(m.nmatch, 0);
 	assert_int_equal(tui_model_next_match(&m, 0, 1), -1);
 	tui_model_free(&m);
