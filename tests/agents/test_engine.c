@@ -547,6 +547,63 @@ static void test_commands(void **state)
 	run_close(&r);
 }
 
+/* The end-of-run re-timing says so before its first round, and a pause
+ * holds it between rounds until a resume. The strategy's meta says whether
+ * hints reach it. */
+static void test_retime_pause(void **state)
+{
+	(void)state;
+	run r;
+	run_open(&r);
+	unsetenv("TOY_BASELINE_US");
+	unsetenv("TOY_COUNTER");
+	cuco_engine_config cfg = config(3);
+	cfg.rebench_top = 1;
+	cfg.jobs = 1;
+	cuco_engine *e = start(&r, &cfg);
+	history h = { 0 };
+	for (int i = 0; i < 1200 && !count_events(&h, "retime"); i++, sleep_ms(50)) {
+		history_free(&h);
+		h = read_history(&r);
+	}
+	assert_int_equal(count_events(&h, "retime"), 1);
+	history_free(&h);
+	queue(&r, CUCO_CMD_PAUSE, 0, NULL, NULL);
+	cmd_list l = { .n = 0 };
+	for (int i = 0; i < 1200 && !(l.n == 1 && l.c[0].acked) && !cuco_engine_done(e); i++, sleep_ms(50))
+		l = read_commands(&r);
+	assert_true(l.n == 1 && l.c[0].acked);
+	assert_non_null(strstr(l.c[0].ack_result, "paused"));
+	/* Held: no round starts while paused. */
+	h = read_history(&r);
+	size_t held = count_events(&h, "rebench") + count_events(&h, "baseline");
+	history_free(&h);
+	sleep_ms(800);
+	h = read_history(&r);
+	assert_int_equal(count_events(&h, "rebench") + count_events(&h, "baseline"), held);
+	assert_false(cuco_engine_done(e));
+	history_free(&h);
+	queue(&r, CUCO_CMD_RESUME, 0, NULL, NULL);
+	cuco_err err = { 0 };
+	if (cuco_engine_join(e, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	h = read_history(&r);
+	size_t retime = 0, rebench = 0;
+	for (size_t i = 0; i < h.nev; i++) {
+		if (!retime && strcmp(h.ev[i].kind, "retime") == 0)
+			retime = i + 1;
+		if (!rebench && strcmp(h.ev[i].kind, "rebench") == 0)
+			rebench = i + 1;
+	}
+	assert_true(retime && rebench && retime < rebench);  /* said before the first round */
+	assert_string_equal(h.ev[h.nev - 1].kind, "run-end");
+	history_free(&h);
+	char *strategy = meta(&r, "strategy");
+	assert_string_equal(strategy, "{\"name\":\"tune\",\"hints\":false}");
+	free(strategy);
+	run_close(&r);
+}
+
 static void test_stop(void **state)
 {
 	(void)state;
@@ -595,6 +652,7 @@ int main(void)
 		cmocka_unit_test(test_baseline_remeasured),
 		cmocka_unit_test(test_ends_on_a_pair),
 		cmocka_unit_test(test_commands),
+		cmocka_unit_test(test_retime_pause),
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_baseline_environment),
 	};
