@@ -7,12 +7,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core.h"
+#include "tui/screen.h"
 #include "tui/keys.h"
 #include "tui/model.h"
 #include "tui/theme.h"
@@ -186,6 +188,24 @@ static void keys_in_the_manual(void **state)
 		cuco_buf_free(&want);
 	}
 	free(man);
+}
+
+/* Explanations wrap at words; a long line continues under its own indent. */
+static void wrap_at_words(void **state)
+{
+	(void)state;
+	cuco_buf b = { 0 };
+	tui_wrap("the quick brown fox jumps over\n  a lazy dog and keeps running far\n\nend", 12, &b);
+	assert_string_equal(b.data, "the quick\nbrown fox\njumps over\n  a lazy dog\n  and keeps\n"
+		"  running\n  far\n\nend\n");
+	cuco_buf_free(&b);
+	/* A word longer than the line is cut, UTF-8 by characters, not bytes
+	 * (in a UTF-8 locale, as the screen sets it). */
+	if (!setlocale(LC_CTYPE, "C.UTF-8"))
+		skip();
+	tui_wrap("ééééééééééééé x", 8, &b);
+	assert_string_equal(b.data, "éééééééé\nééééé x\n");
+	cuco_buf_free(&b);
 }
 
 /* ---- the model on a real store ------------------------------------------ */
@@ -432,6 +452,7 @@ int main(void)
 		cmocka_unit_test(shipped_themes_load),
 		cmocka_unit_test(keys_unique_and_documented),
 		cmocka_unit_test(keys_in_the_manual),
+		cmocka_unit_test(wrap_at_words),
 		cmocka_unit_test_setup_teardown(model_tree_fold_filter, setup_store, teardown_store),
 		cmocka_unit_test_setup_teardown(model_tree_lines_sort_search, setup_store, teardown_store),
 		cmocka_unit_test_setup_teardown(model_run_state, setup_store, teardown_store),
