@@ -106,9 +106,8 @@ struct measure {
 	int full, change, short_change; /* widest directive texts */
 };
 
-static int measure_txn(cuco_txn *txn, void *arg)
+static void measure(cuco_txn *txn, struct measure *ms)
 {
-	struct measure *ms = arg;
 	const tui_model *m = &ms->app->m;
 	for (size_t r = ms->first; r < ms->first + ms->count && r < m->nrows; r++) {
 		const cuco_summary *s = &m->sums[m->rows[r]];
@@ -122,15 +121,14 @@ static int measure_txn(cuco_txn *txn, void *arg)
 		dir_text(ms->app, txn, s, true, true, t, sizeof t);
 		ms->short_change = (int)strlen(t) > ms->short_change ? (int)strlen(t) : ms->short_change;
 	}
-	return CUCO_OK;
 }
 
 /* Choose the columns for `width` over the rows in view. */
-static tree_cols fit(tui_app *app, int width, size_t first, size_t count)
+static tree_cols fit(tui_app *app, cuco_txn *txn, int width, size_t first, size_t count)
 {
 	const tui_model *m = &app->m;
 	struct measure ms = { app, first, count, 0, 9, 6, 6 };
-	cuco_store_read(app->st, measure_txn, &ms, NULL);
+	measure(txn, &ms);
 	bool tree = m->sort == TUI_SORT_LINEAGE;
 	tree_cols c = { 0 };
 	c.w[C_ID] = digits(m->n ? m->sums[m->n - 1].id : 1) + 1;
@@ -266,9 +264,15 @@ static void draw_row(struct draw_rows *d, cuco_txn *txn, int y, size_t row)
 	}
 }
 
+static void draw_header(tui_app *app, tui_pane *p, const tree_cols *c);
+
+/* One read for the whole pane: the rows in view are measured for the
+ * columns, then drawn. */
 static int draw_txn(cuco_txn *txn, void *arg)
 {
 	struct draw_rows *d = arg;
+	d->c = fit(d->app, txn, d->p->w - 2, (size_t)d->p->top, (size_t)d->view);
+	draw_header(d->app, d->p, &d->c);
 	for (int r = 0; r < d->view && (size_t)(d->p->top + r) < d->app->m.nrows; r++)
 		draw_row(d, txn, 2 + r, (size_t)(d->p->top + r));
 	return CUCO_OK;
@@ -309,15 +313,13 @@ static void draw(tui_app *app, tui_pane *p)
 		p->top = (int)app->cursor - view + 1;
 	if (p->top > 0 && (size_t)p->top + (size_t)view > app->m.nrows)
 		p->top = app->m.nrows > (size_t)view ? (int)(app->m.nrows - (size_t)view) : 0;
-	struct draw_rows d = { app, p, view, fit(app, p->w - 2, (size_t)p->top, (size_t)view) };
-	draw_header(app, p, &d.c);
+	struct draw_rows d = { .app = app, .p = p, .view = view };
+	cuco_store_read(app->st, draw_txn, &d, NULL);
 	if (app->m.nrows == 0) {
 		wattrset(p->win, app->crt.attr[TUI_EL_DIM]);
 		tui_put(p->win, 2, 2, app->m.n ? "no candidate matches the filter (c clears it)"
 			: "no candidates yet", p->w - 4);
-		return;
 	}
-	cuco_store_read(app->st, draw_txn, &d, NULL);
 }
 
 /* The pane's title says what is shown: filters, sort, search. */
