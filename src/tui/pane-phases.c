@@ -189,9 +189,8 @@ static int draw_legend(tui_app *app, tui_pane *p, int y, const bar *bars, int n,
 	wattrset(p->win, app->crt.attr[TUI_EL_DIM]);
 	if (y + 1 < p->h - 1 && (over || stale)) {
 		y++;
-		tui_putf(p->win, y, 1, w, "%s%s%s", stale ? "~ timed against another baseline run: "
-			"compare speedups" : "", stale && over ? "; " : "",
-			over ? "phases add up past the latency: drawn to it" : "");
+		tui_putf(p->win, y, 1, w, "%s%s%s", stale ? "~ paired with another baseline run" : "",
+			stale && over ? "; " : "", over ? "phases drawn to the latency" : "");
 	}
 	return y + 1;
 }

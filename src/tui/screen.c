@@ -255,7 +255,7 @@ static void layout_wide(tui_app *app, int top, int bh)
 	int lw = app->cols * 3 / 5, rw = app->cols - lw;
 	int nisl = app->m.nislands < 1 ? 1 : app->m.nislands > 6 ? 6 : app->m.nislands;
 	int ih = nisl + 3;
-	int ph = 8;  /* four bars and a legend; zoom shows the table too */
+	int ph = 9;  /* four bars, a legend and its note; zoom shows the table too */
 	int dh = (ah - ph) / 2;
 	place(&app->panes[TUI_PANE_ISLANDS], top, 0, ih, lw);
 	place(&app->panes[TUI_PANE_TREE], top + ih, 0, ah - ih, lw);
@@ -287,6 +287,8 @@ static void layout(tui_app *app)
 	for (int i = 0; i < TUI_PANE_COUNT; i++)
 		place(&app->panes[i], 0, 0, 0, 0);
 	app->narrow = app->cols < WIDE_COLS || app->rows < WIDE_ROWS;
+	if (app->narrow && app->focus != TUI_PANE_TREE)
+		app->lower = app->focus;  /* the focused pane stays in sight */
 	if (app->narrow)
 		set_order(app, narrow_order, TUI_PANE_COUNT);
 	else

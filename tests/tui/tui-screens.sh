@@ -90,6 +90,12 @@ wait_for "placement +interleave → after" "diff: placement, before and after"
 wait_for "granularity +8 → 16" "diff: granularity, before and after"
 wait_for "same source: the directive is the change" "diff: says the source did not change"
 
+# ---- phase bars timed against another baseline measurement are marked -------
+"$CUCO_MKRUN" "$RUN2" baseline 1300
+wait_for "baseline #1 +█+▒░+·+ +1\.30ms" "phases: the baseline's new measurement, the rest no phase explains dotted"
+wait_for "#5~ " "phases: #5 was timed against another baseline: marked"
+wait_for "~ paired with another baseline run" "phases: the legend says why"
+
 # ---- the export prompt: the default replaced, cursor keys, no silent overwrite
 keys b E
 wait_for "export to \(typing replaces, arrows edit\): cand-3\.c" "export: the prompt with its default"
