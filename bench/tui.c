@@ -103,6 +103,14 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "tui: %s: not COLSxROWS\n", argv[3]), 1;
 	printf("terminal: %ux%u\n", cols, rows);
 
+	/* The screen takes the run for a live one while RUN/run.lock names a
+	 * process that is alive (this one): its clock ticks, as in a search. */
+	char lock[320], pidtext[32];
+	snprintf(lock, sizeof lock, "%s/run/run.lock", dir);
+	snprintf(pidtext, sizeof pidtext, "%ld\n", (long)getpid());
+	if (cuco_write_file(lock, pidtext, strlen(pidtext), NULL) != CUCO_OK)
+		return fprintf(stderr, "tui: cannot write %s\n", lock), 3;
+
 	struct winsize ws = { .ws_row = rows, .ws_col = cols };
 	int fd;
 	char run[300];
@@ -147,8 +155,11 @@ int main(int argc, char **argv)
 
 	/* A search reads every candidate's record once, a chunk per turn of
 	 * the loop, redrawing its progress in the title: the time to its first
-	 * match, and to its end (the last output before 500 ms of quiet; the
-	 * fixture's run has ended, so no clock ticks). j/k still answer meanwhile. */
+	 * match, and to its end (the last output before 500 ms of quiet). With
+	 * the lock gone the screen calls the run stopped within 2 s, and its
+	 * clock stops: nothing else is drawn meanwhile. */
+	unlink(lock);
+	settle(fd, 3000);
 	size_t from = out.len;
 	double s0 = cuco_mono(), first_match = NAN, last = s0;
 	if (write(fd, "/tune\r", 6) != 6)
