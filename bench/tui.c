@@ -159,7 +159,8 @@ int main(int argc, char **argv)
 	 * the lock gone the screen calls the run stopped within 2 s, and its
 	 * clock stops: nothing else is drawn meanwhile. */
 	unlink(lock);
-	settle(fd, 3000);
+	for (double w0 = cuco_mono(); cuco_mono() - w0 < 3;)
+		pump(fd, 100);
 	size_t from = out.len;
 	double s0 = cuco_mono(), first_match = NAN, last = s0;
 	if (write(fd, "/tune\r", 6) != 6)
