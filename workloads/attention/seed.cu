@@ -5,8 +5,10 @@
 //   backend     CUCO_BACKEND_WGMMA (Hopper warpgroup MMA, sm_90a)
 //               | _MMA (mma.sync m16n8k16)
 //   issuer      tma: one thread of a producer warp drives the copy engine
-//   placement   CUCO_PLACEMENT_SERIAL | _PIPELINED (the next slot's Q·K^T
-//               and this slot's P·V overlap this slot's softmax; wgmma only)
+//   placement   CUCO_PLACEMENT_PINGPONG (the next slot's Q·K^T and this
+//               slot's P·V run during this slot's softmax, the two
+//               warpgroups taking turns to issue) | _SERIAL | _PIPELINED
+//               (pingpong without turns); all but serial wgmma only
 //   sync        mbarrier: full/empty barriers per shared-memory slot
 //   granularity CUCO_BLOCK_N: keys per slot
 //   knobs       CUCO_WARPS (consumer warps; 16 query rows each),
@@ -24,20 +26,22 @@
 #define CUCO_BLOCK_N 128
 #endif
 #ifndef CUCO_STAGES
-#define CUCO_STAGES 2
+#define CUCO_STAGES 3
 #endif
 #if defined(CUCO_BACKEND_MMA)
 #define AT_WGMMA false
 #else
 #define AT_WGMMA true
 #endif
-#if defined(CUCO_PLACEMENT_PIPELINED) && AT_WGMMA
-#define AT_PIPE true
+#if defined(CUCO_PLACEMENT_SERIAL) || !AT_WGMMA
+#define AT_OVERLAP FA_SERIAL
+#elif defined(CUCO_PLACEMENT_PIPELINED)
+#define AT_OVERLAP FA_PIPELINED
 #else
-#define AT_PIPE false
+#define AT_OVERLAP FA_PINGPONG
 #endif
 
-typedef fa_config<HDIM, CUCO_WARPS, CUCO_BLOCK_N, CUCO_STAGES, AT_WGMMA, AT_PIPE> at_cfg;
+typedef fa_config<HDIM, CUCO_WARPS, CUCO_BLOCK_N, CUCO_STAGES, AT_WGMMA, AT_OVERLAP> at_cfg;
 
 static at_launch prepare(const at_problem &p)
 {

@@ -21,9 +21,14 @@
 // Two tensor-core paths, chosen by the template's WGMMA:
 //   wgmma     Hopper's warpgroup MMA (sm_90a only): a warpgroup of four
 //             warps per 64 rows, Q and K/V read by the tensor cores from
-//             shared memory, P from registers; with PIPE the next tile's
-//             Q·K^T runs while this tile's softmax does (FlashAttention-3's
-//             intra-warpgroup overlap).
+//             shared memory, P from registers. OVERLAP says how the MMAs
+//             and the softmax share the time (FlashAttention-3's two ways):
+//             FA_SERIAL, each slot's Q·K^T, softmax, P·V in turn (the two
+//             warpgroups of a CTA overlap each other as they drift);
+//             FA_PIPELINED, the next slot's Q·K^T and this slot's P·V are
+//             issued together, before this slot's softmax; FA_PINGPONG,
+//             that, with the two warpgroups taking turns to issue (named
+//             barriers), so one's MMAs run while the other's softmax does.
 //   mma.sync  m16n8k16, any sm_80+: each warp 16 rows, operands through
 //             ldmatrix, Q held in registers.
 // Both keep one row's fragments in the same places (the m16n8 accumulator
@@ -46,6 +51,7 @@
 #endif
 
 enum {
+	FA_SERIAL = 0, FA_PIPELINED = 1, FA_PINGPONG = 2,  // fa_config's OVERLAP
 	FA_MAX_SEGMENTS = 8,
 	FA_STATE_IN = 1,    // start from the carried state (acc, ml) instead of nothing
 	FA_STATE_OUT = 2,   // leave the state in (acc, ml) instead of writing the normalised out
@@ -299,12 +305,11 @@ __device__ static inline void fa_wgmma_rs(float (&d)[N / 2], const uint32_t (&a)
 
 // A point of the design space. WARPS consumer warps (16 query rows each),
 // BN keys per shared-memory slot, STAGES slots, the tensor-core path, and
-// (wgmma only) the intra-warpgroup overlap of the next Q·K^T with this
-// softmax.
-template <int D_, int WARPS_, int BN_, int STAGES_, bool WGMMA_, bool PIPE_>
+// (wgmma only) how the MMAs overlap the softmax.
+template <int D_, int WARPS_, int BN_, int STAGES_, bool WGMMA_, int OVERLAP_>
 struct fa_config {
-	static constexpr int D = D_, WARPS = WARPS_, BN = BN_, STAGES = STAGES_;
-	static constexpr bool WGMMA = WGMMA_, PIPE = PIPE_;
+	static constexpr int D = D_, WARPS = WARPS_, BN = BN_, STAGES = STAGES_, OVERLAP = OVERLAP_;
+	static constexpr bool WGMMA = WGMMA_, PIPE = OVERLAP != FA_SERIAL, PINGPONG = OVERLAP == FA_PINGPONG;
 	static constexpr int BM = 16 * WARPS;
 	// The producer: one warp, or a whole warpgroup where two consumer
 	// warpgroups want more registers than 9 warps leave them (the register
@@ -319,7 +324,8 @@ struct fa_config {
 	static_assert(STAGES >= 2 && STAGES <= 4, "2 to 4 stages");
 	static_assert(WARPS >= 1 && BM <= 256, "1 to 16 consumer warps");
 	static_assert(!WGMMA || WARPS % 4 == 0, "wgmma needs whole warpgroups (WARPS a multiple of 4)");
-	static_assert(!PIPE || WGMMA, "PIPE overlaps asynchronous wgmma; mma.sync has nothing to overlap");
+	static_assert(!PIPE || WGMMA, "only asynchronous wgmma overlaps the softmax; mma.sync is serial");
+	static_assert(!PINGPONG || WARPS == 8, "ping-pong takes turns between two consumer warpgroups");
 	static_assert(SMEM <= 227 * 1024, "the tiles do not fit in 227 KiB of shared memory");
 };
 
@@ -601,6 +607,22 @@ __device__ static inline void fa_slot(const fa_params &p, fa_rows<C::D> &st, con
 		fa_bar_arrive(sm.empty(s));
 }
 
+// Ping-pong: a consumer warpgroup issues its MMAs on its turn, then hands
+// the turn to the other (named barriers 1 and 2, both warpgroups counted).
+template <class C>
+__device__ static inline void fa_turn_take(int warp)
+{
+	if constexpr (C::PINGPONG)
+		asm volatile("bar.sync %0, 256;" ::"r"(1 + warp / 4) : "memory");
+}
+
+template <class C>
+__device__ static inline void fa_turn_pass(int warp)
+{
+	if constexpr (C::PINGPONG)
+		asm volatile("bar.arrive %0, 256;" ::"r"(2 - warp / 4) : "memory");
+}
+
 #if FA_HAVE_WGMMA
 // All n slots of a tile, from slot number t, with the overlap of
 // FlashAttention-3: while the tensor cores run P·V of slot i and Q·K^T of
@@ -617,9 +639,11 @@ __device__ static inline void fa_slots_pipelined(const fa_params &p, fa_rows<C::
 	int prev = t % C::STAGES;
 	uint32_t prev_ph = t / C::STAGES & 1;
 	fa_bar_wait(sm.kfull(prev), prev_ph);
+	fa_turn_take<C>(warp);
 	fa_wg_fence();
 	fa_qk<C>(sc, qf, sm, prev, warp, lane);
 	fa_wg_commit();
+	fa_turn_pass<C>(warp);
 	fa_wg_wait<0>();
 	fa_keep(fa_flat(sc));
 	if (n == 1)
@@ -632,18 +656,18 @@ __device__ static inline void fa_slots_pipelined(const fa_params &p, fa_rows<C::
 		const uint32_t ph = (t + i) / C::STAGES & 1;
 		fa_bar_wait(sm.kfull(s), ph);
 		fa_bar_wait(sm.vfull(prev), prev_ph);
+		fa_turn_take<C>(warp);
 		fa_wg_fence();
 		fa_qk<C>(sc, qf, sm, s, warp, lane);
 		fa_wg_commit();
 		fa_pv<C>(st, pf, sm, prev, lane);
 		fa_wg_commit();
+		fa_turn_pass<C>(warp);
 		fa_wg_wait<1>();  // Q·K^T of slot s is done; P·V of prev may still run
 		fa_keep(fa_flat(sc));
 		if (i == n - 1)
 			fa_release(sm.qempty(), lane);
 		fa_softmax<C::D, C::BN>(sc, st, p.scale_log2, alpha);
-		fa_keep(fa_flat(sc));  // the softmax is done before the wait, not moved after it
-		fa_keep(alpha);
 		fa_wg_wait<0>();
 		fa_keep(fa_flat(st.o));
 		__syncwarp();
@@ -655,9 +679,11 @@ __device__ static inline void fa_slots_pipelined(const fa_params &p, fa_rows<C::
 		prev_ph = ph;
 	}
 	fa_bar_wait(sm.vfull(prev), prev_ph);
+	fa_turn_take<C>(warp);
 	fa_wg_fence();
 	fa_pv<C>(st, pf, sm, prev, lane);
 	fa_wg_commit();
+	fa_turn_pass<C>(warp);
 	fa_wg_wait<0>();
 	fa_keep(fa_flat(st.o));
 	__syncwarp();
@@ -672,6 +698,8 @@ __device__ static void fa_consume(const fa_params &p, const fa_smem_map<C> &sm, 
 	int warp, int lane)
 {
 	int t = 0, it = 0;
+	if (warp / 4 == 1)
+		fa_turn_pass<C>(warp);  // the first turn is warpgroup 0's
 	for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, it++, t += ktiles) {
 		const int q = tile % qtiles * C::BM + warp * 16 + lane / 4, head = tile / qtiles;
 		fa_rows<C::D> st;
@@ -695,6 +723,8 @@ __device__ static void fa_consume(const fa_params &p, const fa_smem_map<C> &sm, 
 		}
 		fa_end<C::D>(p, st, q, head, lane);
 	}
+	if (warp / 4 == 0)
+		fa_turn_take<C>(warp);  // the turn warpgroup 1 passed last: every arrival matched
 }
 
 template <class C>
