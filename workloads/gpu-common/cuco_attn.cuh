@@ -29,8 +29,8 @@
 //             issued together, before this slot's softmax; FA_PINGPONG,
 //             that, with the two warpgroups taking turns to issue (named
 //             barriers), so one's MMAs run while the other's softmax does.
-//   mma.sync  m16n8k16, any sm_80+: each warp 16 rows, operands through
-//             ldmatrix, Q held in registers.
+//   mma.sync  m16n8k16 (plain sm_90: the copy engine still loads): each
+//             warp 16 rows, operands through ldmatrix, Q held in registers.
 // Both keep one row's fragments in the same places (the m16n8 accumulator
 // layout), so the softmax and the epilogue are shared.
 //
