@@ -311,8 +311,9 @@ void tui_act_edit(tui_app *app)
 		struct action a = { .src = text, .src_len = len };
 		if (take(app, &a, CUCO_CMD_EDIT, -1, ""))
 			tui_flash(app, "edit of #%llu stored: %s", (unsigned long long)app->sel_id,
-				tui_model_engine_live(&app->m) ? "the engine evaluates it as a human candidate"
-				: "no engine runs this search; a resumed run evaluates it");
+				!tui_model_engine_live(&app->m) ? "no engine runs this search; a resumed run evaluates it"
+				: app->m.state == TUI_RUN_RETIMING ? "the run is re-timing its best; a resumed run evaluates it"
+				: "the engine evaluates it as a human candidate");
 	}
 	free(text);
 	app->focus_stale = true;
