@@ -55,21 +55,58 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 	return rc;
 }
 
+/* The most of a refused reply sent back with its reason: enough for any
+ * real reply's hunks, and a flood is not paid for twice. */
+#define ECHO_MAX (64u << 10)
+
+/* The conversation after a refusal: the prompt, the last refused reply,
+ * and its reason (with one line for each earlier refusal). Only the last
+ * reply goes back: sending every refused reply whole made requests grow
+ * past any context (and to 153 MB against a hostile server). */
+typedef struct chat {
+	cuco_llm_msg msgs[3];
+	int nmsgs;
+	char *reply;     /* the last refused reply, as echoed */
+	cuco_buf said;   /* the reasons so far, one line each */
+	cuco_buf ask;    /* the last user message */
+} chat;
+
+static void chat_refused(chat *ch, const char *reply, const char *why)
+{
+	free(ch->reply);
+	size_t n = reply ? strlen(reply) : 0;
+	if (!reply) {
+		ch->reply = cuco_xstrdup("[the reply is not repeated: it was refused while it arrived]");
+	} else if (n > ECHO_MAX) {
+		cuco_buf b = { 0 };
+		cuco_buf_printf(&b, "[a reply of %zu bytes, not repeated here]", n);
+		ch->reply = b.data;
+	} else {
+		ch->reply = cuco_xstrdup(reply);
+	}
+	ch->ask.len = 0;
+	cuco_buf_printf(&ch->ask, "Your reply was refused: %s\nNothing of it was applied; the "
+		"program is as shown before. Reply again in the same format, with the directive and "
+		"every change.", why);
+	if (ch->said.len > 0)
+		cuco_buf_printf(&ch->ask, "\nEarlier replies were refused too:\n%s", ch->said.data);
+	cuco_buf_printf(&ch->said, "- %.300s\n", why);
+	ch->msgs[1] = (cuco_llm_msg){ "assistant", ch->reply };
+	ch->msgs[2] = (cuco_llm_msg){ "user", ch->ask.data };
+	ch->nmsgs = 3;
+}
+
 int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 {
 	memset(out, 0, sizeof *out);
 	cuco_buf prompt = { 0 }, transcript = { 0 };
 	cuco_buf_printf(&prompt, "=== system ===\n%s\n=== user ===\n%s\n", e->system ? e->system : "",
 		e->user);
-	int attempts = e->attempts > 0 ? e->attempts : 1;
-	/* The conversation: the prompt, then reply and refusal pairs. */
-	cuco_llm_msg *msgs = cuco_xcalloc((size_t)attempts * 2, sizeof *msgs);
-	char **owned = cuco_xcalloc((size_t)attempts * 2, sizeof *owned);
-	int nmsgs = 0, nowned = 0, rc = CUCO_EDATA;
-	msgs[nmsgs++] = (cuco_llm_msg){ "user", e->user };
+	int attempts = e->attempts > 0 ? e->attempts : 1, rc = CUCO_EDATA;
+	chat ch = { .msgs = { { "user", e->user } }, .nmsgs = 1 };
 	for (int i = 0; i < attempts; i++) {
 		cuco_llm_request req = {
-			.model = e->model, .system = e->system, .nmsgs = nmsgs, .msgs = msgs,
+			.model = e->model, .system = e->system, .nmsgs = ch.nmsgs, .msgs = ch.msgs,
 			.temperature = e->temperature, .stream = e->stream, .on_delta = e->on_delta,
 			.arg = e->arg, .cancel = e->cancel,
 		};
@@ -82,32 +119,28 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 		out->tokens_in += r.tokens_in;
 		out->tokens_out += r.tokens_out;
 		out->cost_usd += r.cost_usd;
-		if (rc != CUCO_OK) {
+		/* A reply past the size cap came, and is refused like any other. */
+		if (rc != CUCO_OK && rc != CUCO_EDATA) {
 			cuco_buf_printf(&transcript, "=== no reply: %s ===\n", err->msg);
 			break;
 		}
-		cuco_buf_printf(&transcript, "=== reply %d (%s) ===\n%s\n", i + 1, e->model->name, r.text);
-		rc = try_reply(e, &r, out, &transcript, err);
+		if (rc == CUCO_OK) {
+			cuco_buf_printf(&transcript, "=== reply %d (%s) ===\n%s\n", i + 1, e->model->name,
+				r.text);
+			rc = try_reply(e, &r, out, &transcript, err);
+		}
+		if (rc != CUCO_OK)
+			cuco_buf_printf(&transcript, "=== refused: %s ===\n", err->msg);
 		if (rc == CUCO_OK || i + 1 == attempts) {
-			if (rc != CUCO_OK)
-				cuco_buf_printf(&transcript, "=== refused: %s ===\n", err->msg);
 			cuco_llm_reply_free(&r);
 			break;
 		}
-		cuco_buf_printf(&transcript, "=== refused: %s ===\n", err->msg);
-		cuco_buf feedback = { 0 };
-		cuco_buf_printf(&feedback, "Your reply was refused: %s\nNothing of it was applied; the "
-			"program is as shown before. Reply again in the same format, with the directive and "
-			"every change.", err->msg);
-		owned[nowned++] = r.text;
-		owned[nowned++] = feedback.data;
-		msgs[nmsgs++] = (cuco_llm_msg){ "assistant", r.text };
-		msgs[nmsgs++] = (cuco_llm_msg){ "user", feedback.data };
+		chat_refused(&ch, r.text, err->msg);
+		cuco_llm_reply_free(&r);
 	}
-	for (int i = 0; i < nowned; i++)
-		free(owned[i]);
-	free(owned);
-	free(msgs);
+	free(ch.reply);
+	cuco_buf_free(&ch.said);
+	cuco_buf_free(&ch.ask);
 	out->prompt = prompt.data;
 	if (!transcript.data)
 		cuco_buf_append(&transcript, "", 0);

@@ -18,8 +18,6 @@
 #include <strings.h>
 #include <time.h>
 
-/* Bodies beyond this are not model replies. */
-#define LLM_MAX_BODY (64u << 20)
 
 struct cuco_llm {
 	cuco_llm_config cfg;
@@ -105,6 +103,14 @@ typedef struct attempt {
 	double retry_after;     /* seconds the server asked for; < 0 when not said */
 } attempt;
 
+/* A whole reply's body may hold its text escaped (a quote or a newline
+ * takes two bytes) plus the JSON around it. */
+static size_t body_cap(const llm_read *r)
+{
+	size_t cap = r->max_bytes ? r->max_bytes : LLM_REPLY_MAX_DEFAULT;
+	return 2 * cap + (64u << 10);
+}
+
 static size_t on_body(char *p, size_t size, size_t n, void *arg)
 {
 	attempt *a = arg;
@@ -115,9 +121,9 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 	if (a->read.req->stream && status == 200) {
 		a->streaming = true;
 		llm_sse_feed(&a->read, p, len);
-		return len;
+		return a->read.too_big ? 0 : len;  /* 0 ends the transfer */
 	}
-	if (a->body.len + len > LLM_MAX_BODY) {
+	if (a->body.len + len > body_cap(&a->read)) {
 		a->too_big = true;
 		return 0;
 	}
@@ -219,8 +225,10 @@ static void scrub(const cuco_model *m, char *msg)
 	}
 }
 
-/* How an attempt ended. */
-enum outcome { DONE, RETRY, FAIL, CANCELLED };
+/* How an attempt ended. TOO_BIG: the server answered, but past the reply
+ * cap; asking again would pay for the same flood, so the caller refuses it
+ * like any unusable reply. */
+enum outcome { DONE, RETRY, FAIL, CANCELLED, TOO_BIG };
 
 static bool network_error(CURLcode rc)
 {
@@ -246,9 +254,13 @@ static enum outcome judge(attempt *a, CURLcode rc, const char *url, char *why, s
 		snprintf(why, size, "%s: cancelled", url);
 		return CANCELLED;
 	}
-	if (a->too_big) {
-		snprintf(why, size, "%s: reply larger than %u bytes", url, LLM_MAX_BODY);
-		return FAIL;
+	if (a->too_big || a->read.too_big) {
+		if (a->read.too_big)
+			snprintf(why, size, "%s: %s", url, a->read.error);
+		else
+			snprintf(why, size, "%s: reply body larger than %zu bytes (max_reply)", url,
+				body_cap(&a->read));
+		return TOO_BIG;
 	}
 	if (rc != CURLE_OK && !(a->streaming && rc == CURLE_PARTIAL_FILE)) {
 		snprintf(why, size, "%s: %s", url, curl_easy_strerror(rc));
@@ -277,7 +289,7 @@ static enum outcome judge(attempt *a, CURLcode rc, const char *url, char *why, s
 	}
 	if (!llm_parse_body(&a->read, a->body.data ? a->body.data : "", a->body.len)) {
 		snprintf(why, size, "%s: %s", url, a->read.error);
-		return RETRY;
+		return a->read.too_big ? TOO_BIG : RETRY;
 	}
 	return DONE;
 }
@@ -377,6 +389,8 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 			out->text = a.read.text.data;
 			a.read.text = (cuco_buf){ 0 };
 			cuco_strlcpy(out->finish, a.read.finish, sizeof out->finish);
+		}
+		if (o == DONE || o == TOO_BIG) {  /* served, so counted */
 			out->tokens_in = a.read.tokens_in;
 			out->tokens_out = a.read.tokens_out;
 		}
@@ -397,20 +411,23 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 	free(json);
 	out->seconds = cuco_mono() - t0;
 	out->cancelled = o == CANCELLED;
-	if (o != DONE) {
-		scrub(m, why);
-		/* Retries spent on a fault that may pass: the caller may call again
-		 * later, unlike a refused request or key, which would fail again. */
-		if (o == RETRY)
-			return cuco_errf(err, CUCO_EAGAIN, "llm %s: %s (gave up after %d attempts)", m->name,
-				why, out->attempts);
-		return cuco_errf(err, CUCO_EENV, "llm %s: %s", m->name, why);
+	if (o == DONE || o == TOO_BIG) {
+		out->cost_usd = cuco_model_cost(m, out->tokens_in, out->tokens_out);
+		pthread_mutex_lock(&c->lock);
+		c->tokens_in += out->tokens_in;
+		c->tokens_out += out->tokens_out;
+		c->cost_usd += out->cost_usd;
+		pthread_mutex_unlock(&c->lock);
 	}
-	out->cost_usd = cuco_model_cost(m, out->tokens_in, out->tokens_out);
-	pthread_mutex_lock(&c->lock);
-	c->tokens_in += out->tokens_in;
-	c->tokens_out += out->tokens_out;
-	c->cost_usd += out->cost_usd;
-	pthread_mutex_unlock(&c->lock);
-	return CUCO_OK;
+	if (o == DONE)
+		return CUCO_OK;
+	scrub(m, why);
+	if (o == TOO_BIG)
+		return cuco_errf(err, CUCO_EDATA, "llm %s: %s", m->name, why);
+	/* Retries spent on a fault that may pass: the caller may call again
+	 * later, unlike a refused request or key, which would fail again. */
+	if (o == RETRY)
+		return cuco_errf(err, CUCO_EAGAIN, "llm %s: %s (gave up after %d attempts)", m->name,
+			why, out->attempts);
+	return cuco_errf(err, CUCO_EENV, "llm %s: %s", m->name, why);
 }

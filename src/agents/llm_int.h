@@ -5,22 +5,31 @@
 
 #include "agents/agents.h"
 
+/* A reply's text, an event's data and a line of the stream are each cut
+ * at this many bytes unless the configuration says otherwise: a model
+ * reply of megabytes is a broken or hostile server, not an answer. */
+#define LLM_REPLY_MAX_DEFAULT (4u << 20)
+
 /* What one HTTP attempt has read so far. */
 typedef struct llm_read {
 	cuco_provider provider;
 	const cuco_llm_request *req;
+	size_t max_bytes;       /* the cap on text, data and a line; 0: the default */
+	bool too_big;           /* the cap was reached: error says which */
 	cuco_buf text;          /* the reply's text */
 	char finish[32];
 	int64_t tokens_in, tokens_out;
 	bool done;              /* the stream's end event arrived */
 	char error[256];        /* a stream error event or unreadable data, "" if none */
 	/* server-sent events being assembled */
-	cuco_buf line;
+	cuco_buf line;          /* bytes after the last newline */
+	size_t scanned;         /* of line, known to hold no newline: each byte is looked at once */
 	cuco_buf data;
 	char event[48];
 } llm_read;
 
-/* Feed streamed bytes; complete events update r. */
+/* Feed streamed bytes; complete events update r. Linear in the bytes fed,
+ * however they are cut; once r->error is set the rest is ignored. */
 void llm_sse_feed(llm_read *r, const char *bytes, size_t n);
 /* A whole non-streamed reply body; false (with r->error) when unreadable. */
 bool llm_parse_body(llm_read *r, const char *body, size_t n);

@@ -15,7 +15,9 @@ entry of a script:
         {"fault": "refuse", "seconds": 2},        # close it, then stop listening for 2 s
         {"text": "slow", "delay": 0.2, "chunk": 2}, # stream 2 characters per event, 0.2 s apart
         {"text": "late", "wait": 1.5},            # 1.5 s of silence before the headers
-        {"text": "stuck", "stall": 5}             # a stream silent for 5 s after its first event
+        {"text": "stuck", "stall": 5},            # a stream silent for 5 s after its first event
+        {"text": "x", "repeat": 5000000},         # the text 5 000 000 times (a flood)
+        {"fault": "flood", "bytes": 9000000}      # 200, then 9 MB with no newline
     ]}
 
 An error entry may carry "message" (put in the error body). Once the script
@@ -150,11 +152,15 @@ class Script:
             return entry
 
 
+def text_of(entry):
+    return entry.get("text", "") * entry.get("repeat", 1)
+
+
 def openai_body(entry, model):
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "model": model,
         "choices": [{"index": 0, "finish_reason": entry.get("finish", "stop"),
-                     "message": {"role": "assistant", "content": entry.get("text", "")}}],
+                     "message": {"role": "assistant", "content": text_of(entry)}}],
         "usage": {"prompt_tokens": entry.get("tokens_in", 0),
                   "completion_tokens": entry.get("tokens_out", 0)},
     }
@@ -163,7 +169,7 @@ def openai_body(entry, model):
 def anthropic_body(entry, model):
     return {
         "id": "msg_test", "type": "message", "role": "assistant", "model": model,
-        "content": [{"type": "text", "text": entry.get("text", "")}],
+        "content": [{"type": "text", "text": text_of(entry)}],
         "stop_reason": entry.get("finish", "end_turn"),
         "usage": {"input_tokens": entry.get("tokens_in", 0),
                   "output_tokens": entry.get("tokens_out", 0)},
@@ -171,7 +177,7 @@ def anthropic_body(entry, model):
 
 
 def openai_events(entry, model):
-    text, step = entry.get("text", ""), entry.get("chunk", 16)
+    text, step = text_of(entry), entry.get("chunk", 16)
     for i in range(0, len(text), step):
         yield None, {"choices": [{"index": 0, "delta": {"content": text[i:i + step]},
                                   "finish_reason": None}], "model": model}
@@ -183,7 +189,7 @@ def openai_events(entry, model):
 
 
 def anthropic_events(entry, model):
-    text, step = entry.get("text", ""), entry.get("chunk", 16)
+    text, step = text_of(entry), entry.get("chunk", 16)
     yield "message_start", {"type": "message_start", "message": {
         "id": "msg_test", "type": "message", "role": "assistant", "model": model, "content": [],
         "usage": {"input_tokens": entry.get("tokens_in", 0), "output_tokens": 1}}}
@@ -268,6 +274,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
+        if entry.get("fault") == "flood":
+            try:
+                for _ in range(0, entry.get("bytes", 1 << 20), 1 << 16):
+                    self.wfile.write(b"a" * (1 << 16))
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client stopped reading at its cap
+            return
         events = list((anthropic_events if anthropic else openai_events)(entry, model))
         fault = entry.get("fault")
         if fault == "truncate":

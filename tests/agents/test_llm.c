@@ -76,6 +76,14 @@ static void on_delta(const char *text, size_t len, void *arg)
 	s->deltas++;
 }
 
+/* How many requests the server logged since its script was set. */
+static int requests_logged(void)
+{
+	int n;
+	free(llm_server_requests(&srv, &n));
+	return n;
+}
+
 static int call(bool stream, seen *s, cuco_llm_reply *r, cuco_err *err, const atomic_bool *cancel)
 {
 	cuco_llm *c;
@@ -257,9 +265,7 @@ static void test_gives_up(void **state)
 	assert_int_equal(r.attempts, 4);  /* the first and 3 retries */
 	assert_non_null(strstr(err.msg, "HTTP 502: upstream down"));
 	assert_non_null(strstr(err.msg, "gave up after 4 attempts"));
-	int n;
-	free(llm_server_requests(&srv, &n));
-	assert_int_equal(n, 4);
+	assert_int_equal(requests_logged(), 4);
 }
 
 static void test_client_error_not_retried(void **state)
@@ -585,6 +591,19 @@ static void test_parallel_calls_and_totals(void **state)
 	cuco_llm_free(c);
 }
 
+/* An edit of a one-line parent whose directive's backend is msg. */
+static const char edit_parent[] = "// EVOLVE-BLOCK-START\nint x = 1;\n// EVOLVE-BLOCK-END\n";
+static const cuco_directive edit_base = { .backend = "msg" };
+
+static cuco_edit edit_of(cuco_llm *c, int attempts)
+{
+	return (cuco_edit){
+		.llm = c, .model = &model, .system = "sys", .user = "improve it", .parent = edit_parent,
+		.parent_len = strlen(edit_parent), .base = &edit_base, .temperature = NAN,
+		.attempts = attempts,
+	};
+}
+
 /* A refused reply is answered in the same chat; the second one applies.
  * (The directive's own refusals are test_reply's.) */
 static void test_edit_retried_in_the_chat(void **state)
@@ -596,15 +615,10 @@ static void test_edit_retried_in_the_chat(void **state)
 		"{\"text\": \"DIRECTIVE:\\nbackend: rma\\n\\n<NAME>two</NAME>\\n<DESCRIPTION>x is two"
 		"</DESCRIPTION>\\n<<<<<<< SEARCH\\n  int x = 1;\\n=======\\n  int x = 2;\\n>>>>>>> REPLACE"
 		"\\n\", \"tokens_in\": 150, \"tokens_out\": 20}]}", CUCO_PROVIDER_OPENAI);
-	const char *parent = "// EVOLVE-BLOCK-START\nint x = 1;\n// EVOLVE-BLOCK-END\n";
 	cuco_llm *c;
 	cuco_err err = { 0 };
 	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
-	cuco_directive base = { .backend = "msg" };
-	cuco_edit e = {
-		.llm = c, .model = &model, .system = "sys", .user = "improve it", .parent = parent,
-		.parent_len = strlen(parent), .base = &base, .temperature = NAN, .attempts = 3,
-	};
+	cuco_edit e = edit_of(c, 3);
 	cuco_edit_result r;
 	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
 	assert_string_equal(r.source, "// EVOLVE-BLOCK-START\nint x = 2;\n// EVOLVE-BLOCK-END\n");
@@ -641,6 +655,77 @@ static void test_edit_retried_in_the_chat(void **state)
 	cuco_llm_free(c);
 }
 
+/* Replies past the cap (4 MiB by default) are refused while they arrive,
+ * at once and without a retry: a flood of valid events, a flood with no
+ * newline at all, and a whole body. The tokens the server reports count. */
+static void test_reply_cap(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"x\", \"repeat\": 5000000, \"chunk\": 65536}, "
+		"{\"fault\": \"flood\", \"bytes\": 9000000}, "
+		"{\"text\": \"y\", \"repeat\": 5000000, \"tokens_in\": 7, \"tokens_out\": 9}, "
+		"{\"text\": \"never asked for\"}]}", CUCO_PROVIDER_OPENAI);
+	const char *want[] = { "reply larger than 4194304 bytes (max_reply)",
+		"stream line larger than 4194304 bytes (max_reply)", "reply larger than 4194304 bytes" };
+	for (int i = 0; i < 3; i++) {
+		cuco_llm_reply r;
+		cuco_err err = { 0 };
+		int rc = call(i < 2, NULL, &r, &err, NULL);
+		if (rc != CUCO_EDATA)
+			fail_msg("call %d: %d %s, %d attempts", i, rc, err.msg, r.attempts);
+		assert_null(r.text);
+		assert_int_equal(r.attempts, 1);
+		if (!strstr(err.msg, want[i]))
+			fail_msg("call %d: %s", i, err.msg);
+		if (i == 2)
+			assert_int_equal(r.tokens_in + r.tokens_out, 16);
+	}
+	assert_int_equal(requests_logged(), 3);
+}
+
+/* After refusals, a request carries the prompt, the last refused reply
+ * and its reason (earlier reasons as one line each), never every refused
+ * reply whole; a reply past the cap is refused and answered too. */
+static void test_edit_sends_only_the_last_refusal(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"first bad reply\"}, "
+		"{\"text\": \"z\", \"repeat\": 5000000, \"chunk\": 65536}, "
+		"{\"text\": \"third bad reply\"}, {\"text\": \"fourth bad reply\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 4);
+	e.stream = true;
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EDATA);
+	assert_int_equal(r.replies, 4);
+	assert_non_null(strstr(r.transcript, "=== refused: llm test: "));
+	assert_non_null(strstr(r.transcript, "reply larger than 4194304 bytes"));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 4);
+	char *req[4], *save = NULL;
+	req[0] = strtok_r(log, "\n", &save);
+	for (int i = 1; i < 4; i++)
+		req[i] = strtok_r(NULL, "\n", &save);
+	/* The third request: the flood is named, not repeated. */
+	assert_null(strstr(req[2], "first bad reply"));
+	assert_null(strstr(req[2], "zzzz"));
+	assert_non_null(strstr(req[2], "[the reply is not repeated: it was refused while it arrived]"));
+	assert_non_null(strstr(req[2], "Earlier replies were refused too:"));
+	/* The fourth: the third reply, not the first; every request stays small. */
+	assert_non_null(strstr(req[3], "third bad reply"));
+	assert_null(strstr(req[3], "first bad reply"));
+	for (int i = 0; i < 4; i++)
+		if (strlen(req[i]) > 16384)
+			fail_msg("request %d is %zu bytes", i + 1, strlen(req[i]));
+	free(log);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -667,6 +752,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_budgets),
 		cmocka_unit_test(test_parallel_calls_and_totals),
 		cmocka_unit_test(test_edit_retried_in_the_chat),
+		cmocka_unit_test(test_reply_cap),
+		cmocka_unit_test(test_edit_sends_only_the_last_refusal),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
