@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *llm_request_json(const cuco_llm_request *req, int max_tokens)
+char *llm_request_json(const cuco_llm_request *req, int max_tokens, bool temperature)
 {
 	const cuco_model *m = req->model;
 	cJSON *root = cJSON_CreateObject();
@@ -23,7 +23,7 @@ char *llm_request_json(const cuco_llm_request *req, int max_tokens)
 	cJSON_AddNumberToObject(root, m->completion_tokens ? "max_completion_tokens" : "max_tokens",
 		max_tokens);
 	double t = !isnan(req->temperature) ? req->temperature : m->temperature;
-	if (!isnan(t) && !m->no_temperature)
+	if (!isnan(t) && !m->no_temperature && temperature)
 		cJSON_AddNumberToObject(root, "temperature", t);
 	cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
 	if (req->system && m->provider == CUCO_PROVIDER_ANTHROPIC)
@@ -165,6 +165,7 @@ static void dispatch(llm_read *r)
 		r->done = true;
 		return;
 	}
+	r->events++;
 	cJSON *j = cJSON_ParseWithLength(r->data.data, r->data.len);
 	if (!j) {
 		snprintf(r->error, sizeof r->error, "stream event is not JSON: %.60s", r->data.data);
@@ -212,6 +213,11 @@ static void sse_line(llm_read *r, const char *s, size_t n)
 void llm_sse_feed(llm_read *r, const char *bytes, size_t n)
 {
 	if (r->error[0])
+		return;
+	/* Comments and empty events carry no text: without this bound a
+	 * server could keep one attempt alive for ever. */
+	r->streamed += n;
+	if (over_cap(r, r->streamed / 4, "stream (a quarter of it)"))
 		return;
 	cuco_buf_append(&r->line, bytes, n);
 	/* Only the new bytes are searched for line ends: rescanning a long
@@ -280,7 +286,54 @@ void llm_error_message(const char *body, size_t n, char *out, size_t size)
 	out[0] = '\0';
 	cJSON *j = cJSON_ParseWithLength(body, n);
 	const cJSON *msg = path(path(j, "error", NULL), "message", NULL);
+	const cJSON *code = path(path(j, "error", NULL), "code", NULL);
 	if (cJSON_IsString(msg))
 		snprintf(out, size, "%s", msg->valuestring);
+	/* OpenAI names the kind of error in its code: context_length_exceeded. */
+	if (cJSON_IsString(msg) && cJSON_IsString(code) && strlen(out) + 4 < size)
+		snprintf(out + strlen(out), size - strlen(out), " (%s)", code->valuestring);
 	cJSON_Delete(j);
+}
+
+/* A count after `key` in msg, as in "(8192 tokens)" or "is 4096 tokens". */
+static int64_t number_after(const char *msg, const char *key)
+{
+	const char *p = strstr(msg, key);
+	if (!p)
+		return 0;
+	p += strlen(key);
+	while (*p && (*p < '0' || *p > '9') && p - msg < 4096)
+		p++;
+	return strtoll(p, NULL, 10);
+}
+
+bool llm_context_exceeded(const char *msg, int64_t *needed, int64_t *size)
+{
+	*needed = *size = 0;
+	if (strstr(msg, "exceeds the available context size")) {        /* llama.cpp */
+		*needed = number_after(msg, "request (");
+		*size = number_after(msg, "context size (");
+		return true;
+	}
+	if (strstr(msg, "maximum context length")) {                    /* OpenAI, vLLM */
+		*size = number_after(msg, "maximum context length is");
+		*needed = number_after(msg, "you requested");
+		if (!*needed)
+			*needed = number_after(msg, "resulted in");
+		return true;
+	}
+	if (strstr(msg, "context_length_exceeded") || strstr(msg, "context window"))
+		return true;
+	if (strstr(msg, "prompt is too long")) {                        /* Anthropic */
+		*needed = number_after(msg, "prompt is too long:");
+		*size = number_after(msg, "tokens >");
+		return true;
+	}
+	return false;
+}
+
+bool llm_temperature_refused(const char *msg)
+{
+	return strstr(msg, "temperature") && (strstr(msg, "nsupported") || strstr(msg, "not support") ||
+		strstr(msg, "Only the default"));
 }

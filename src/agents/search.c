@@ -258,7 +258,13 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 	if (s->cfg.nmodels == 0)
 		return CUCO_OK;
 	cuco_bandit_init(&s->bandit, &s->cfg);
-	return cuco_llm_new(&s->cfg, &s->llm, err);
+	int rc = cuco_llm_new(&s->cfg, &s->llm, err);
+	/* Before the baseline: a dead server or a wrong name stops the run now. */
+	for (int i = 0; i < s->cfg.nmodels && rc == CUCO_OK; i++) {
+		cuco_llm_served sv;
+		rc = cuco_llm_check(s->llm, &s->cfg.models[i], &sv, err);
+	}
+	return rc;
 }
 
 void search_llm_close(search_llm *s)

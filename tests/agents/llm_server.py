@@ -20,6 +20,11 @@ entry of a script:
         {"fault": "flood", "bytes": 9000000}      # 200, then 9 MB with no newline
     ]}
 
+A script may also hold what the server's other routes answer, 404 where
+it holds none: "models" (GET /v1/models), "props" (GET /props) and "show"
+(POST /api/show), each a JSON value sent as it is, or {"status": N} for an
+error. These requests take no entry and are not logged.
+
 An error entry may carry "message" (put in the error body). Once the script
 is used up every request gets HTTP 500 "script exhausted". Every request is
 appended to the log as one JSON line (time, path, headers, body, and
@@ -130,6 +135,8 @@ class Script:
                 script = json.load(f)
             self.random = Random(script["random"]) if "random" in script else None
             self.replies = script.get("replies", [])
+            self.routes = {"/v1/models": script.get("models"), "/props": script.get("props"),
+                           "/api/show": script.get("show")}
             self.version = version
             self.next = 0
 
@@ -140,6 +147,12 @@ class Script:
             return {"status": 500, "message": "script exhausted"}
         self.next += 1
         return self.replies[self.next - 1]
+
+    def route(self, path):
+        """What a side route answers: no entry is taken, nothing logged."""
+        with self.lock:
+            self.reload()
+            return self.routes.get(path)
 
     def take(self, record):
         with self.lock:
@@ -215,12 +228,32 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         pass
 
+    def side_route(self):
+        answer = self.server.script.route(self.path)
+        if answer is None:
+            answer = {"status": 404, "message": "no such endpoint: " + self.path}
+        if isinstance(answer, dict) and "status" in answer:
+            self.answer_error(answer)
+            return
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self.side_route()
+
     def do_POST(self):
         raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         try:
             body = json.loads(raw)
         except ValueError:
             body = None
+        if self.path == "/api/show":
+            self.side_route()
+            return
         entry = self.server.script.take({"time": time.time(), "path": self.path,
                                          "headers": dict(self.headers.items()), "body": body})
         anthropic = self.path.endswith("/messages")

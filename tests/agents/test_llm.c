@@ -364,12 +364,18 @@ static void test_timeouts(void **state)
 		fail_msg("the stalled attempt took %.2f s; the idle limit is 1 s", took);
 	cuco_llm_reply_free(&r);
 	cuco_buf_free(&s.text);
-	/* The total limit bounds an attempt that never stalls. */
-	serve("{\"replies\": [{\"text\": \"0123456789\", \"chunk\": 1, \"delay\": 0.2}]}",
-		CUCO_PROVIDER_OPENAI);
+	/* A stream that keeps coming is not cut by the total limit: 2 s of
+	 * events 0.2 s apart against a limit of 0.5 s. */
+	serve("{\"replies\": [{\"text\": \"0123456789\", \"chunk\": 1, \"delay\": 0.2}, "
+		"{\"text\": \"late\", \"wait\": 2}]}", CUCO_PROVIDER_OPENAI);
 	cfg.total_timeout_s = 0.5;
 	cfg.max_retries = 0;
-	assert_int_equal(call(true, NULL, &r, &err, NULL), CUCO_EAGAIN);
+	assert_int_equal(call(true, NULL, &r, &err, NULL), CUCO_OK);
+	assert_string_equal(r.text, "0123456789");
+	assert_int_equal(r.attempts, 1);
+	cuco_llm_reply_free(&r);
+	/* The total limit bounds a whole reply, silent until it is done. */
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_EAGAIN);
 	assert_non_null(strstr(err.msg, "Timeout"));
 }
 
@@ -726,6 +732,147 @@ static void test_edit_sends_only_the_last_refusal(void **state)
 	free(log);
 }
 
+/* cuco_llm_check against what each kind of server says about itself. */
+static int check(const char *script, cuco_llm_served *sv, cuco_err *err)
+{
+	serve(script, CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	assert_int_equal(cuco_llm_new(&cfg, &c, err), CUCO_OK);
+	int rc = cuco_llm_check(c, &model, sv, err);
+	cuco_llm_free(c);
+	return rc;
+}
+
+static void test_check(void **state)
+{
+	(void)state;
+	cuco_llm_served sv;
+	cuco_err err = { 0 };
+	/* A server that lists models but not this one. */
+	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"a\"}, {\"id\": \"b\"}]}}", &sv,
+		&err), CUCO_EENV);
+	char want[256];
+	snprintf(want, sizeof want, "model test: %s/models: serves no model `scripted-1`; it serves: "
+		"a, b", srv.url);
+	assert_string_equal(err.msg, want);
+	/* llama-server: any name, its slot's context in the listing. */
+	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"gemma.gguf\", \"owned_by\": "
+		"\"llamacpp\", \"meta\": {\"n_ctx\": 8192, \"n_ctx_train\": 32768}}]}}", &sv, &err), CUCO_OK);
+	assert_true(sv.any_name);
+	assert_string_equal(sv.serves, "gemma.gguf");
+	assert_int_equal(sv.context, 8192);
+	assert_string_equal(sv.context_from, "/models");
+	assert_int_equal(model.context, 8192);
+	/* An older llama-server: the context in /props. */
+	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"x\", \"owned_by\": \"llamacpp\"}]}, "
+		"\"props\": {\"default_generation_settings\": {\"n_ctx\": 4096}}}", &sv, &err), CUCO_OK);
+	assert_int_equal(model.context, 4096);
+	assert_string_equal(sv.context_from, "/props");
+	/* vLLM, and Ollama with and without num_ctx. */
+	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"scripted-1\", \"max_model_len\": "
+		"32768}]}}", &sv, &err), CUCO_OK);
+	assert_int_equal(model.context, 32768);
+	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"scripted-1\", \"owned_by\": "
+		"\"library\"}]}, \"show\": {\"parameters\": \"stop <eos>\\nnum_ctx 16384\", "
+		"\"model_info\": {\"qwen2.context_length\": 32768}}}", &sv, &err), CUCO_OK);
+	assert_int_equal(model.context, 16384);
+	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"scripted-1\", \"owned_by\": "
+		"\"library\"}]}, \"show\": {\"model_info\": {\"qwen2.context_length\": 32768}}}", &sv, &err),
+		CUCO_OK);
+	assert_int_equal(model.context, 4096);
+	/* The config's context wins over the server's. */
+	serve("{}", CUCO_PROVIDER_OPENAI);
+	model.context = 1000;
+	cuco_llm *c;
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	assert_int_equal(cuco_llm_check(c, &model, &sv, &err), CUCO_OK);
+	cuco_llm_free(c);
+	assert_int_equal(model.context, 1000);
+	assert_string_equal(sv.context_from, "config");
+	/* No listing at all (404): reachable is enough; nothing known. */
+	assert_int_equal(check("{}", &sv, &err), CUCO_OK);
+	assert_int_equal(model.context, 0);
+	/* A key refused. */
+	assert_int_equal(check("{\"models\": {\"status\": 401, \"message\": \"bad key\"}}", &sv, &err),
+		CUCO_EENV);
+	assert_non_null(strstr(err.msg, "HTTP 401: bad key (is CUCO_TEST_KEY set?)"));
+	/* Nobody listening. */
+	cuco_strlcpy(model.url, "http://127.0.0.1:1/v1", sizeof model.url);
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	assert_int_equal(cuco_llm_check(c, &model, &sv, &err), CUCO_EENV);
+	cuco_llm_free(c);
+	assert_non_null(strstr(err.msg, "model test: http://127.0.0.1:1/v1/models: cannot reach the "
+		"server ("));
+}
+
+/* A request longer than the context is refused with the server's counts,
+ * in each provider's words, and not retried. */
+static void test_context_exceeded(void **state)
+{
+	(void)state;
+	static const struct { const char *message; int64_t needed, size; } said[] = {
+		{ "request (8197 tokens) exceeds the available context size (8192 tokens), try "
+			"increasing it", 8197, 8192 },
+		{ "This model's maximum context length is 4096 tokens. However, you requested 5000 "
+			"tokens (4000 in the messages, 1000 in the completion).", 5000, 4096 },
+		{ "prompt is too long: 210000 tokens > 200000 maximum", 210000, 200000 },
+	};
+	for (size_t i = 0; i < sizeof said / sizeof said[0]; i++) {
+		char script[512];
+		snprintf(script, sizeof script, "{\"replies\": [{\"status\": 400, \"message\": \"%s\"}, "
+			"{\"text\": \"never\"}]}", said[i].message);
+		serve(script, CUCO_PROVIDER_OPENAI);
+		cuco_llm_reply r;
+		cuco_err err = { 0 };
+		assert_int_equal(call(true, NULL, &r, &err, NULL), CUCO_EDATA);
+		assert_true(r.context_exceeded);
+		assert_int_equal(r.context_needed, said[i].needed);
+		assert_int_equal(r.context_size, said[i].size);
+		assert_int_equal(r.attempts, 1);
+	}
+}
+
+/* A server refusing the temperature parameter is asked once more without
+ * it; a second refusal is final. */
+static void test_temperature_refused(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"status\": 400, \"message\": \"Unsupported parameter: 'temperature' "
+		"is not supported with this model.\"}, {\"text\": \"ok\"}]}", CUCO_PROVIDER_OPENAI);
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_OK);
+	assert_string_equal(r.text, "ok");
+	assert_int_equal(r.attempts, 2);
+	cuco_llm_reply_free(&r);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 2);
+	const char *second = strchr(log, '\n') + 1;
+	assert_non_null(strstr(log, "\"temperature\": 0.5"));
+	assert_null(strstr(second, "temperature"));
+	free(log);
+}
+
+/* retry_time bounds a call whatever a Retry-After asks: a 429 asking for
+ * a day ends the call at once. */
+static void test_retry_time(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"status\": 429, \"retry_after\": \"100000\"}, {\"text\": \"late\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	cfg.backoff_max_s = 1e6;
+	cfg.retry_time_s = 2;
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	double t0 = cuco_mono();
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_EAGAIN);
+	if (cuco_mono() - t0 > 1.5)
+		fail_msg("gave up after %.2f s", cuco_mono() - t0);
+	assert_non_null(strstr(err.msg, "retry_time would pass before the next"));
+	assert_int_equal(requests_logged(), 1);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -754,6 +901,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_edit_retried_in_the_chat),
 		cmocka_unit_test(test_reply_cap),
 		cmocka_unit_test(test_edit_sends_only_the_last_refusal),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_context_exceeded),
+		cmocka_unit_test(test_temperature_refused),
+		cmocka_unit_test(test_retry_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
