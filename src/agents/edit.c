@@ -58,6 +58,67 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 /* The most of a refused reply sent back with its reason: enough for any
  * real reply's hunks, and a flood is not paid for twice. */
 #define ECHO_MAX (64u << 10)
+#define FIT_TRIES 3   /* requests per call when the server finds them too long */
+
+int cuco_llm_ask_fitted(cuco_llm *c, const cuco_llm_request *req, const cuco_prompt_map *map,
+	cuco_fitted *sent, cuco_llm_reply *out, cuco_err *err)
+{
+	const cuco_model *m = req->model;
+	size_t extra = 0;
+	for (int i = 1; i < req->nmsgs; i++)
+		extra += strlen(req->msgs[i].content);
+	cuco_fit fit = { .context = m->context, .max_tokens = m->max_tokens, .extra = extra,
+		.bytes_per_token = CUCO_BYTES_PER_TOKEN };
+	cuco_llm_msg *msgs = cuco_xcalloc((size_t)req->nmsgs, sizeof *msgs);
+	memcpy(msgs, req->msgs, (size_t)req->nmsgs * sizeof *msgs);
+	int rc;
+	for (int tries = 1;; tries++) {
+		rc = cuco_prompt_fit(req->system, req->msgs[0].content, map, &fit, sent, err);
+		if (rc != CUCO_OK) {
+			char why[sizeof err->msg];
+			cuco_strlcpy(why, err->msg, sizeof why);
+			rc = cuco_errf(err, CUCO_EENV, "llm %s: %s; give the model a longer context", m->name,
+				why);
+			break;
+		}
+		if (sent->note[0])
+			cuco_log(CUCO_LOG_INFO, "llm: %s: prompt %s (about %lld tokens, %d for the reply)",
+				m->name, sent->note, (long long)sent->tokens, sent->max_tokens);
+		cuco_llm_request r = *req;
+		r.system = req->system ? sent->system : NULL;
+		msgs[0].content = sent->user;
+		r.msgs = msgs;
+		r.max_tokens = sent->max_tokens;
+		rc = cuco_llm_complete(c, &r, out, err);
+		if (rc != CUCO_EDATA || !out->context_exceeded)
+			break;
+		if (tries == FIT_TRIES) {
+			char why[sizeof err->msg];
+			cuco_strlcpy(why, err->msg, sizeof why);
+			rc = cuco_errf(err, CUCO_EENV, "%s (still, after %d cuts)", why, tries - 1);
+			break;
+		}
+		/* The server's counts say how long the context is and how many bytes
+		 * its tokens take here; without counts only a known context helps. */
+		size_t bytes = strlen(sent->system) + strlen(sent->user) + extra;
+		if (out->context_size > 0 && (fit.context == 0 || out->context_size < fit.context))
+			fit.context = out->context_size;
+		double bpt = out->context_needed > 0 ? (double)bytes / (double)out->context_needed
+			: fit.bytes_per_token * 0.8;
+		if (fit.context == 0) {
+			char why[sizeof err->msg];
+			cuco_strlcpy(why, err->msg, sizeof why);
+			rc = cuco_errf(err, CUCO_EENV, "%s (set the model's context in the config)", why);
+			break;
+		}
+		fit.bytes_per_token = 0.95 * (bpt < fit.bytes_per_token ? bpt : fit.bytes_per_token);
+		cuco_log(CUCO_LOG_INFO, "llm: %s: %s; cutting the prompt to fit %lld tokens and asking "
+			"again", m->name, err->msg, (long long)fit.context);
+		cuco_fitted_free(sent);
+	}
+	free(msgs);
+	return rc;
+}
 
 /* The conversation after a refusal: the prompt, the last refused reply,
  * and its reason (with one line for each earlier refusal). Only the last
@@ -71,13 +132,13 @@ typedef struct chat {
 	cuco_buf ask;    /* the last user message */
 } chat;
 
-static void chat_refused(chat *ch, const char *reply, const char *why)
+static void chat_refused(chat *ch, const char *reply, const char *why, size_t echo_max)
 {
 	free(ch->reply);
 	size_t n = reply ? strlen(reply) : 0;
 	if (!reply) {
 		ch->reply = cuco_xstrdup("[the reply is not repeated: it was refused while it arrived]");
-	} else if (n > ECHO_MAX) {
+	} else if (n > echo_max) {
 		cuco_buf b = { 0 };
 		cuco_buf_printf(&b, "[a reply of %zu bytes, not repeated here]", n);
 		ch->reply = b.data;
@@ -104,6 +165,10 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 		e->user);
 	int attempts = e->attempts > 0 ? e->attempts : 1, rc = CUCO_EDATA;
 	chat ch = { .msgs = { { "user", e->user } }, .nmsgs = 1 };
+	/* A short context has no room for a long echo next to the prompt. */
+	size_t echo_max = ECHO_MAX;
+	if (e->model->context > 0 && (double)e->model->context * CUCO_BYTES_PER_TOKEN / 8 < echo_max)
+		echo_max = (size_t)((double)e->model->context * CUCO_BYTES_PER_TOKEN / 8);
 	for (int i = 0; i < attempts; i++) {
 		cuco_llm_request req = {
 			.model = e->model, .system = e->system, .nmsgs = ch.nmsgs, .msgs = ch.msgs,
@@ -114,7 +179,19 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 		if (i > 0 && e->on_delta)
 			e->on_delta(NULL, 0, e->arg);
 		cuco_llm_reply r;
-		rc = cuco_llm_complete(e->llm, &req, &r, err);
+		cuco_fitted sent;
+		rc = cuco_llm_ask_fitted(e->llm, &req, e->map, &sent, &r, err);
+		if (i == 0 && sent.user) {
+			/* What the model was told, as sent, and how it was fitted. */
+			prompt.len = 0;
+			cuco_buf_printf(&prompt, "=== system ===\n%s\n=== user ===\n%s\n",
+				e->system ? sent.system : "", sent.user);
+			if (sent.note[0])
+				cuco_buf_printf(&prompt, "=== %s ===\n", sent.note);
+		} else if (sent.note[0]) {
+			cuco_buf_printf(&transcript, "=== reply %d's prompt %s ===\n", i + 1, sent.note);
+		}
+		cuco_fitted_free(&sent);
 		out->replies++;
 		out->tokens_in += r.tokens_in;
 		out->tokens_out += r.tokens_out;
@@ -135,7 +212,7 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 			cuco_llm_reply_free(&r);
 			break;
 		}
-		chat_refused(&ch, r.text, err->msg);
+		chat_refused(&ch, r.text, err->msg, echo_max);
 		cuco_llm_reply_free(&r);
 	}
 	free(ch.reply);

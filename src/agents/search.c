@@ -302,7 +302,9 @@ char *search_llm_ask(search_llm *s, int model, const char *system, const char *u
 		.msgs = &msg, .temperature = temperature, .stream = true, .cancel = s->cancel };
 	cuco_llm_reply r;
 	memset(&r, 0, sizeof r);
-	int rc = cuco_llm_complete(s->llm, &req, &r, err);
+	cuco_fitted sent;
+	int rc = cuco_llm_ask_fitted(s->llm, &req, NULL, &sent, &r, err);
+	cuco_fitted_free(&sent);
 	if (c) {
 		c->tokens_prompt += r.tokens_in;
 		c->tokens_completion += r.tokens_out;

@@ -873,6 +873,137 @@ static void test_retry_time(void **state)
 	assert_int_equal(requests_logged(), 1);
 }
 
+/* A prompt of known parts: a 12 000-byte document in the system message;
+ * the parent, two top programs, three failures and the task in the user
+ * message, each part 3 000 bytes of its own letter. */
+typedef struct parts {
+	cuco_buf system, user;
+	cuco_prompt_map map;
+} parts;
+
+static void put_part(parts *p, bool user, cuco_cut_kind kind, const char *head, char letter,
+	size_t n, bool mark)
+{
+	cuco_buf *b = user ? &p->user : &p->system;
+	size_t start = b->len;
+	cuco_buf_printf(b, "\n%s\n", head);
+	for (size_t i = 0; i < n; i++)
+		cuco_buf_append(b, i % 64 == 63 ? "\n" : &letter, 1);
+	if (mark)
+		cuco_prompt_mark(&p->map, kind, user, b, start);
+}
+
+static void parts_make(parts *p)
+{
+	memset(p, 0, sizeof *p);
+	cuco_buf_puts(&p->system, "You optimize programs.\n");
+	put_part(p, false, CUCO_CUT_DOCUMENT, "## notes.md", 'd', 12000, true);
+	cuco_buf_puts(&p->system, "\n# The directive\nbackend: a | b\n");
+	put_part(p, true, 0, "# Current program", 'P', 3000, false);
+	put_part(p, true, CUCO_CUT_TOP, "# Top programs so far", 'T', 3000, true);
+	put_part(p, true, CUCO_CUT_TOP, "# Next top program", 'U', 3000, true);
+	put_part(p, true, CUCO_CUT_FAILURE, "# Recent failures\n## #7", 'F', 3000, true);
+	put_part(p, true, CUCO_CUT_FAILURE, "## #6", 'G', 3000, true);
+	put_part(p, true, CUCO_CUT_FAILURE, "## #5", 'H', 3000, true);
+	put_part(p, true, 0, "# Your task", 'K', 300, false);
+}
+
+static void test_prompt_fit(void **state)
+{
+	(void)state;
+	parts p;
+	parts_make(&p);
+	size_t whole = p.system.len + p.user.len;  /* about 30 500 bytes */
+	cuco_fitted f;
+	cuco_err err = { 0 };
+	/* No context known, or room enough: nothing cut, the limit kept. */
+	cuco_fit fit = { .context = 0, .max_tokens = 4096, .bytes_per_token = 2 };
+	assert_int_equal(cuco_prompt_fit(p.system.data, p.user.data, &p.map, &fit, &f, &err), CUCO_OK);
+	assert_int_equal(strlen(f.system) + strlen(f.user), whole);
+	assert_string_equal(f.note, "");
+	assert_int_equal(f.max_tokens, 4096);
+	cuco_fitted_free(&f);
+	/* Room for all but about 4 000 bytes: the two oldest failures go. At 2
+	 * bytes a token a context of 20 000 leaves 20000 - 4096 - 625 tokens. */
+	fit.context = (int64_t)(whole / 2) - 2000 + 4096 + (int64_t)(whole / 2) / 30;
+	assert_int_equal(cuco_prompt_fit(p.system.data, p.user.data, &p.map, &fit, &f, &err), CUCO_OK);
+	assert_non_null(strstr(f.user, "FFFF"));
+	assert_null(strstr(f.user, "GGGG"));
+	assert_null(strstr(f.user, "HHHH"));
+	assert_non_null(strstr(f.user, "UUUU"));
+	assert_non_null(strstr(f.note, "cut 2 failures"));
+	assert_true(f.max_tokens <= 4096 && f.max_tokens > 0);
+	cuco_fitted_free(&f);
+	/* Tighter: every failure, both top programs, then the document halved;
+	 * the parent, the schema and the task stay whole. */
+	fit.context = 7000;
+	fit.max_tokens = 1000;
+	assert_int_equal(cuco_prompt_fit(p.system.data, p.user.data, &p.map, &fit, &f, &err), CUCO_OK);
+	assert_null(strstr(f.user, "FFFF"));
+	assert_null(strstr(f.user, "TTTT"));
+	assert_null(strstr(f.user, "UUUU"));
+	assert_non_null(strstr(f.system, "## notes.md\n"));
+	assert_non_null(strstr(f.system, "more bytes not shown: the model's context is short]"));
+	assert_non_null(strstr(f.system, "# The directive\nbackend: a | b\n"));
+	char parent[3100];
+	memset(parent, 'P', 63);
+	parent[63] = '\0';
+	assert_non_null(strstr(f.user, parent));
+	assert_non_null(strstr(f.user, "# Your task\n"));
+	size_t n = strlen(f.system) + strlen(f.user);
+	if ((double)n / 2 > 7000 - 1000 - 7000 / 32)
+		fail_msg("%zu bytes are about %zu tokens: over the room left", n, n / 2);
+	assert_non_null(strstr(f.note, "fitted to a context of 7000 tokens: cut 3 failures 2 top "
+		"programs 1 document cuts"));
+	cuco_fitted_free(&f);
+	/* Too short for the parent and the task: an error naming the sizes. */
+	fit.context = 1500;
+	assert_int_equal(cuco_prompt_fit(p.system.data, p.user.data, &p.map, &fit, &f, &err),
+		CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "a context of 1500 tokens leaves it"));
+	cuco_buf_free(&p.system);
+	cuco_buf_free(&p.user);
+}
+
+/* A server that finds the prompt too long says so with its counts; the
+ * prompt is cut to what it says and sent again, and the edit goes on. */
+static void test_context_exceeded_answered_by_cutting(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"status\": 400, \"message\": \"request (12000 tokens) exceeds the "
+		"available context size (8192 tokens), try increasing it\"}, {\"text\": \"DIRECTIVE:\\n"
+		"backend: rma\\n\\n<<<<<<< SEARCH\\nint x = 1;\\n=======\\nint x = 2;\\n>>>>>>> REPLACE\\n\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	parts p;
+	parts_make(&p);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 1);
+	e.system = p.system.data;
+	e.user = p.user.data;
+	e.map = &p.map;
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
+	assert_non_null(strstr(r.prompt, "=== fitted to a context of 8192 tokens: cut"));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 2);
+	char *second = strchr(log, '\n') + 1;
+	size_t first_len = (size_t)(second - log), second_len = strlen(second);
+	/* 12 000 tokens were about the whole; 8 192 less the reply's quarter
+	 * and the margin are about 60 % of it. */
+	if (second_len > first_len * 6 / 10)
+		fail_msg("the second request is %zu bytes, the first %zu", second_len, first_len);
+	assert_non_null(strstr(second, "PPPP"));
+	assert_non_null(strstr(second, "\"max_tokens\": "));
+	free(log);
+	cuco_buf_free(&p.system);
+	cuco_buf_free(&p.user);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -905,6 +1036,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_context_exceeded),
 		cmocka_unit_test(test_temperature_refused),
 		cmocka_unit_test(test_retry_time),
+		cmocka_unit_test(test_prompt_fit),
+		cmocka_unit_test(test_context_exceeded_answered_by_cutting),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
