@@ -255,6 +255,8 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 		s->cfg.budget_usd = ec->max_cost_usd;
 	if (ec->max_tokens > 0)
 		s->cfg.budget_tokens = ec->max_tokens;
+	if (env->model_outage_s)
+		*env->model_outage_s = s->cfg.outage_s;
 	if (s->cfg.nmodels == 0)
 		return CUCO_OK;
 	cuco_bandit_init(&s->bandit, &s->cfg);

@@ -105,6 +105,11 @@ static int take_event(const cuco_event *ev, void *arg)
 		m->paused = true;
 	else if (strcmp(ev->kind, "resume") == 0 || strcmp(ev->kind, "run-start") == 0)
 		m->paused = false;
+	/* The engine waits for a model server that stopped answering. */
+	if (strcmp(ev->kind, "model-down") == 0)
+		m->model_down = true;
+	else if (strcmp(ev->kind, "model-back") == 0 || strcmp(ev->kind, "run-start") == 0)
+		m->model_down = false;
 	log_push(m, ev);
 	m->last_seq = ev->seq;
 	return 0;

@@ -42,6 +42,7 @@ typedef struct tui_model {
 	uint64_t best_id, baseline_id;
 	double best_speedup;
 	bool paused;           /* the last pause/resume event was a pause */
+	bool model_down;       /* the last model-down/model-back event was a model-down */
 	double started;        /* time of the first event */
 
 	/* Tokens and cost, summed over candidates a chunk at a time so a

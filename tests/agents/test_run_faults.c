@@ -61,7 +61,7 @@ static void repeat(cJSON *a, const char *json, int times)
 		entry(a, json, 0);
 }
 
-static void serve(e2e *t, cJSON *script, const char *knobs)
+static void serve_with(e2e *t, cJSON *script, const char *top, const char *knobs)
 {
 	memset(t, 0, sizeof *t);
 	char *json = cJSON_PrintUnformatted(script);
@@ -72,12 +72,19 @@ static void serve(e2e *t, cJSON *script, const char *knobs)
 	run_env_new(&t->r);
 	char cfg[1024];
 	snprintf(cfg, sizeof cfg, "%s[model test]\nprovider = openai\nmodel = test\nurl = %s\n"
-		"api_key_env =\n%s", client, t->s.url, knobs);
+		"api_key_env =\n%s", top, t->s.url, knobs);
 	run_env_config(&t->r, NULL, cfg);
+}
+
+static void serve(e2e *t, cJSON *script, const char *knobs)
+{
+	serve_with(t, script, client, knobs);
 }
 
 typedef struct faults_seen {
 	int model_errors;
+	int down, back;         /* model-down and model-back events */
+	bool back_after_down;
 	char last_error[512];
 	char end[512];
 } faults_seen;
@@ -88,6 +95,12 @@ static int fault_event(const cuco_event *ev, void *arg)
 	if (strcmp(ev->kind, "model-error") == 0) {
 		f->model_errors++;
 		cuco_strlcpy(f->last_error, ev->text, sizeof f->last_error);
+	}
+	if (strcmp(ev->kind, "model-down") == 0)
+		f->down++;
+	if (strcmp(ev->kind, "model-back") == 0) {
+		f->back++;
+		f->back_after_down = f->down > 0;
 	}
 	if (strcmp(ev->kind, "run-end") == 0)
 		cuco_strlcpy(f->end, ev->text, sizeof f->end);
@@ -239,6 +252,37 @@ static void test_server_down_stops_before_the_baseline(void **state)
 	run_env_free(&r);
 }
 
+/* A server that goes away mid-run for longer than `outage` (2 s here) makes
+ * the run wait for it, visibly, instead of ending it; when it is back the
+ * run goes on and spends its whole budget. */
+static void test_outage_waits_for_the_model(void **state)
+{
+	(void)state;
+	cJSON *s = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(s, "replies");
+	entry(a, "{}", 1);
+	entry(a, "{\"fault\": \"refuse\", \"seconds\": 5}", 0);   /* down for 5 s */
+	entry(a, "{}", 2);
+	entry(a, "{}", 3);
+	e2e t;
+	char top[256];
+	snprintf(top, sizeof top, "%soutage = 2\n", client);
+	serve_with(&t, s, top, "[evolve]\nfastpath = false\nmeta_interval = 0\n");
+	const char *args[] = { "--strategy", "evolve", "--budget", "3", "--jobs", "1", NULL };
+	e2e_run(&t, toy, args);
+	const cuco_candidate *kids[4];
+	int n = llm_children(&t.rows, kids, 4);
+	if (n != 3)
+		fail_msg("%d model candidates, not 3:\n%s", n, t.out);
+	faults_seen f = read_faults(t.st);
+	assert_true(f.down == 1 && f.back == 1 && f.back_after_down);
+	assert_non_null(strstr(f.end, "budget reached"));
+	char *log = e2e_log(&t);
+	assert_non_null(strstr(log, "the run waits for one, asking again every 1 s"));
+	assert_non_null(strstr(log, "a model answers again after"));
+	free(log);
+	e2e_end(&t);
+}
+
 /* Beam: a plan call and an executor call each give up once; the plan is
  * asked again, and so is the sample, which is not lost. */
 static void test_beam_asks_again(void **state)
@@ -284,6 +328,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_evolve_rides_out_faults),
 		cmocka_unit_test(test_server_down_stops_before_the_baseline),
+		cmocka_unit_test(test_outage_waits_for_the_model),
 		cmocka_unit_test(test_beam_asks_again),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
