@@ -212,6 +212,8 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 			cuco_llm_reply_free(&r);
 			break;
 		}
+		cuco_log(CUCO_LOG_INFO, "edit: %s: reply %d refused, answered in the chat: %s",
+			e->model->name, i + 1, err->msg);
 		chat_refused(&ch, r.text, err->msg, echo_max);
 		cuco_llm_reply_free(&r);
 	}

@@ -476,6 +476,11 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 	out->seconds = cuco_mono() - t0;
 	out->cancelled = o == CANCELLED;
 	if (o == DONE || o == TOO_BIG) {
+		/* One line per answered call: what the server said it served. */
+		cuco_log(CUCO_LOG_INFO, "llm: %s: answered: %lld prompt + %lld completion tokens in "
+			"%.1f s, %d attempt%s%s", m->name, (long long)out->tokens_in,
+			(long long)out->tokens_out, cuco_mono() - t0, out->attempts,
+			out->attempts == 1 ? "" : "s", req->stream ? ", streamed" : "");
 		out->cost_usd = cuco_model_cost(m, out->tokens_in, out->tokens_out);
 		pthread_mutex_lock(&c->lock);
 		c->tokens_in += out->tokens_in;
