@@ -60,8 +60,9 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 #define ECHO_MAX (64u << 10)
 #define FIT_TRIES 3   /* requests per call when the server finds them too long */
 
-int cuco_llm_ask_fitted(cuco_llm *c, const cuco_llm_request *req, const cuco_prompt_map *map,
-	cuco_fitted *sent, cuco_llm_reply *out, cuco_err *err)
+int cuco_llm_ask_fitted(cuco_llm *c, cuco_llm_sender send, void *hook,
+	const cuco_llm_request *req, const cuco_prompt_map *map, cuco_fitted *sent,
+	cuco_llm_reply *out, cuco_err *err)
 {
 	const cuco_model *m = req->model;
 	size_t extra = 0;
@@ -89,7 +90,7 @@ int cuco_llm_ask_fitted(cuco_llm *c, const cuco_llm_request *req, const cuco_pro
 		msgs[0].content = sent->user;
 		r.msgs = msgs;
 		r.max_tokens = sent->max_tokens;
-		rc = cuco_llm_complete(c, &r, out, err);
+		rc = send ? send(hook, &r, out, err) : cuco_llm_complete(c, &r, out, err);
 		if (rc != CUCO_EDATA || !out->context_exceeded)
 			break;
 		if (tries == FIT_TRIES) {
@@ -180,7 +181,7 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 			e->on_delta(NULL, 0, e->arg);
 		cuco_llm_reply r;
 		cuco_fitted sent;
-		rc = cuco_llm_ask_fitted(e->llm, &req, e->map, &sent, &r, err);
+		rc = cuco_llm_ask_fitted(e->llm, NULL, NULL, &req, e->map, &sent, &r, err);
 		if (i == 0 && sent.user) {
 			/* What the model was told, as sent, and how it was fitted. */
 			prompt.len = 0;

@@ -52,13 +52,20 @@ typedef struct cuco_edit_result {
 	double cost_usd;
 } cuco_edit_result;
 
+/* How a request is sent: cuco_llm_complete, or a caller's function that
+ * counts, stores or throttles calls on the way. */
+typedef int (*cuco_llm_sender)(void *hook, const cuco_llm_request *req, cuco_llm_reply *out,
+	cuco_err *err);
+
 /* One call with its prompt (req->system and req->msgs[0]) fitted to the
- * model's context (cuco_prompt_fit, map may be NULL); a request the server
+ * model's context (cuco_prompt_fit, map may be NULL), sent by send(hook, …)
+ * or, when send is NULL, by cuco_llm_complete on c; a request the server
  * still finds too long is cut to the length it names and sent again, twice
  * at most. sent holds what went out (free it); CUCO_EENV when no cut
  * makes the prompt fit. */
-int cuco_llm_ask_fitted(cuco_llm *c, const cuco_llm_request *req, const cuco_prompt_map *map,
-	cuco_fitted *sent, cuco_llm_reply *out, cuco_err *err);
+int cuco_llm_ask_fitted(cuco_llm *c, cuco_llm_sender send, void *hook,
+	const cuco_llm_request *req, const cuco_prompt_map *map, cuco_fitted *sent,
+	cuco_llm_reply *out, cuco_err *err);
 
 /* CUCO_OK with a child; CUCO_EDATA when every reply was refused (err holds
  * the last refusal); CUCO_EENV when the model could not be reached or the

@@ -305,7 +305,7 @@ char *search_llm_ask(search_llm *s, int model, const char *system, const char *u
 	cuco_llm_reply r;
 	memset(&r, 0, sizeof r);
 	cuco_fitted sent;
-	int rc = cuco_llm_ask_fitted(s->llm, &req, NULL, &sent, &r, err);
+	int rc = cuco_llm_ask_fitted(s->llm, NULL, NULL, &req, NULL, &sent, &r, err);
 	cuco_fitted_free(&sent);
 	if (c) {
 		c->tokens_prompt += r.tokens_in;
