@@ -413,7 +413,7 @@ static const cuco_cut_kind cut_order[] = {
 	CUCO_CUT_FAILURE, CUCO_CUT_TOP, CUCO_CUT_MEMORY, CUCO_CUT_DOCUMENT };
 static const char *const cut_names[] = {
 	[CUCO_CUT_FAILURE] = "failures", [CUCO_CUT_TOP] = "top programs",
-	[CUCO_CUT_MEMORY] = "lessons", [CUCO_CUT_DOCUMENT] = "document cuts" };
+	[CUCO_CUT_MEMORY] = "lessons", [CUCO_CUT_DOCUMENT] = "document halvings" };
 
 #define DOC_FLOOR 1024   /* a document cut shorter than this goes whole */
 #define DOC_NOTE 80      /* bytes the "not shown" line takes */
@@ -494,18 +494,15 @@ static char *assemble(const char *text, bool user, const fitting *f)
 
 static void fit_note(cuco_fitted *out, int64_t context)
 {
-	int n = 0;
-	for (size_t k = 0; k < sizeof cut_order / sizeof cut_order[0]; k++) {
-		cuco_cut_kind kind = cut_order[k];
-		if (out->cut[kind] == 0)
-			continue;
-		if (n == 0)
-			n = snprintf(out->note, sizeof out->note, "fitted to a context of %lld tokens: cut",
-				(long long)context);
-		if (n > 0 && (size_t)n < sizeof out->note)
-			n += snprintf(out->note + n, sizeof out->note - (size_t)n, " %d %s", out->cut[kind],
-				cut_names[kind]);
-	}
+	cuco_buf cuts = { 0 };
+	for (size_t k = 0; k < sizeof cut_order / sizeof cut_order[0]; k++)
+		if (out->cut[cut_order[k]] > 0)
+			cuco_buf_printf(&cuts, "%s %d %s", cuts.len ? "," : "", out->cut[cut_order[k]],
+				cut_names[cut_order[k]]);
+	if (cuts.len > 0)
+		snprintf(out->note, sizeof out->note, "fitted to a context of %lld tokens: cut%s",
+			(long long)context, cuts.data);
+	cuco_buf_free(&cuts);
 }
 
 int cuco_prompt_fit(const char *system, const char *user, const cuco_prompt_map *map,

@@ -953,8 +953,8 @@ static void test_prompt_fit(void **state)
 	size_t n = strlen(f.system) + strlen(f.user);
 	if ((double)n / 2 > 7000 - 1000 - 7000 / 32)
 		fail_msg("%zu bytes are about %zu tokens: over the room left", n, n / 2);
-	assert_non_null(strstr(f.note, "fitted to a context of 7000 tokens: cut 3 failures 2 top "
-		"programs 1 document cuts"));
+	assert_non_null(strstr(f.note, "fitted to a context of 7000 tokens: cut 3 failures, 2 top "
+		"programs, 1 document halvings"));
 	cuco_fitted_free(&f);
 	/* Too short for the parent and the task: an error naming the sizes. */
 	fit.context = 1500;
