@@ -121,8 +121,10 @@ const char *cuco_verdict_name(cuco_verdict v);  /* "", "faster", "within noise",
 int cuco_verdict_parse(const char *name, cuco_verdict *out);  /* CUCO_OK or CUCO_EDATA */
 
 /* A speedup as every view writes it: "1.27x [1.18–1.36]", "1.27x" without
- * an interval, "-" without a value; ascii writes the dash as "-". */
-void cuco_speedup_text(double value, double lo, double hi, bool ascii, char *buf, size_t size);
+ * an interval (fewer than 2 rounds), "-" without a value; ascii writes the
+ * dash as "-". */
+void cuco_speedup_text(double value, double lo, double hi, int rounds, bool ascii, char *buf,
+	size_t size);
 
 /* ---- line diff (diff.c) ---------------------------------------------- */
 /* Myers' O(ND) greedy line diff shaped as a unified diff with context; the

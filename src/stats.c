@@ -162,11 +162,12 @@ cuco_verdict cuco_paired_verdict(const cuco_interval *iv, double alpha, double w
 	return iv->hi / iv->lo > 1 + wide ? CUCO_VERDICT_INCONCLUSIVE : CUCO_VERDICT_NOISE;
 }
 
-void cuco_speedup_text(double value, double lo, double hi, bool ascii, char *buf, size_t size)
+void cuco_speedup_text(double value, double lo, double hi, int rounds, bool ascii, char *buf,
+	size_t size)
 {
 	if (!isfinite(value))
 		snprintf(buf, size, "-");
-	else if (!isfinite(lo) || !isfinite(hi))
+	else if (rounds < 2 || !isfinite(lo) || !isfinite(hi))
 		snprintf(buf, size, "%.2fx", value);
 	else
 		snprintf(buf, size, "%.2fx [%.2f%s%.2f]", value, lo, ascii ? "-" : "\u2013", hi);

@@ -200,13 +200,15 @@ static void test_text(void **state)
 {
 	(void)state;
 	char buf[64];
-	cuco_speedup_text(1.271, 1.18, 1.364, false, buf, sizeof buf);
+	cuco_speedup_text(1.271, 1.18, 1.364, 12, false, buf, sizeof buf);
 	assert_string_equal(buf, "1.27x [1.18\u20131.36]");
-	cuco_speedup_text(1.271, 1.18, 1.364, true, buf, sizeof buf);
+	cuco_speedup_text(1.271, 1.18, 1.364, 12, true, buf, sizeof buf);
 	assert_string_equal(buf, "1.27x [1.18-1.36]");
-	cuco_speedup_text(1.271, NAN, NAN, false, buf, sizeof buf);
+	cuco_speedup_text(1.271, NAN, NAN, 1, false, buf, sizeof buf);
 	assert_string_equal(buf, "1.27x");
-	cuco_speedup_text(NAN, NAN, NAN, false, buf, sizeof buf);
+	cuco_speedup_text(1.271, 0, 0, 1, false, buf, sizeof buf);  /* a screening: no interval */
+	assert_string_equal(buf, "1.27x");
+	cuco_speedup_text(NAN, NAN, NAN, 0, false, buf, sizeof buf);
 	assert_string_equal(buf, "-");
 }
 
