@@ -113,13 +113,16 @@ typedef enum cuco_verdict {
 	CUCO_VERDICT_FASTER,        /* lower bound above 1 */
 	CUCO_VERDICT_SLOWER,        /* upper bound below 1 */
 	CUCO_VERDICT_NOISE,         /* contains 1, and narrow */
-	CUCO_VERDICT_INCONCLUSIVE,  /* contains 1, and wider than hi/lo = 1 + wide */
+	CUCO_VERDICT_INCONCLUSIVE,  /* wider than hi/lo = 1 + wide, or not at the confidence */
 	CUCO_VERDICT_COUNT
 } cuco_verdict;
 cuco_verdict cuco_paired_verdict(const cuco_interval *iv, double alpha, double wide);
 const char *cuco_verdict_name(cuco_verdict v);  /* "", "faster", "within noise", … */
 int cuco_verdict_parse(const char *name, cuco_verdict *out);  /* CUCO_OK or CUCO_EDATA */
 
+/* Whether the user's locale writes UTF-8 ($LC_ALL, else $LC_CTYPE, else
+ * $LANG), for text printed outside the screen. */
+bool cuco_utf8_locale(void);
 /* A speedup as every view writes it: "1.27x [1.18–1.36]", "1.27x" without
  * an interval (fewer than 2 rounds), "-" without a value; ascii writes the
  * dash as "-". */

@@ -159,7 +159,21 @@ cuco_verdict cuco_paired_verdict(const cuco_interval *iv, double alpha, double w
 	cuco_interval flipped = { .lo = 1 / iv->hi, .rounds = iv->rounds, .confidence = iv->confidence };
 	if (cuco_paired_faster(&flipped, alpha))
 		return CUCO_VERDICT_SLOWER;
-	return iv->hi / iv->lo > 1 + wide ? CUCO_VERDICT_INCONCLUSIVE : CUCO_VERDICT_NOISE;
+	/* Noise: 1 inside a narrow interval. Wide, or 1 outside it at less
+	 * confidence than asked (too few rounds), is no answer either way. */
+	bool narrow = iv->hi / iv->lo <= 1 + wide, holds_one = iv->lo <= 1 && iv->hi >= 1;
+	return narrow && holds_one ? CUCO_VERDICT_NOISE : CUCO_VERDICT_INCONCLUSIVE;
+}
+
+bool cuco_utf8_locale(void)
+{
+	const char *names[] = { "LC_ALL", "LC_CTYPE", "LANG" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const char *v = getenv(names[i]);
+		if (v && *v)
+			return strcasestr(v, "utf-8") || strcasestr(v, "utf8");
+	}
+	return false;
 }
 
 void cuco_speedup_text(double value, double lo, double hi, int rounds, bool ascii, char *buf,

@@ -226,11 +226,16 @@ static int refresh_txn(cuco_txn *txn, void *arg)
 	if ((rc = cuco_island_each(txn, take_island, m)) != CUCO_OK)
 		return rc;
 	cuco_summary best;
+	cuco_candidate c;
 	m->best_id = 0;
 	m->best_speedup = NAN;
-	if (cuco_best(txn, &best) == CUCO_OK) {
+	m->best_rounds = 0;
+	if (cuco_best(txn, &best) == CUCO_OK && cuco_cand_get(txn, best.id, &c) == CUCO_OK) {
 		m->best_id = best.id;
-		m->best_speedup = best.speedup;
+		m->best_speedup = c.speedup;
+		m->best_lo = c.speedup_lo;
+		m->best_hi = c.speedup_hi;
+		m->best_rounds = c.rounds;
 	}
 	if (m->last_seq == 0) {
 		/* First load: the run's start, then only the tail of the log. */

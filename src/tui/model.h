@@ -40,7 +40,8 @@ typedef struct tui_model {
 
 	int count[CUCO_STATUS_COUNT];
 	uint64_t best_id, baseline_id;
-	double best_speedup;
+	double best_speedup, best_lo, best_hi;  /* the crowned best's interval */
+	int best_rounds;
 	bool paused;           /* the last pause/resume event was a pause */
 	double started;        /* time of the first event */
 

@@ -182,10 +182,11 @@ static void draw_status(tui_app *app)
 		m->strategy[0] ? m->strategy : "-", m->nislands ? m->islands[0].phase : "-",
 		m->count[CUCO_STATUS_QUEUED], busy, m->count[CUCO_STATUS_DONE],
 		m->count[CUCO_STATUS_FAILED]);
-	if (isnan(m->best_speedup))
-		cuco_buf_puts(&b, "-");
-	else
-		cuco_buf_printf(&b, "%.2fx", m->best_speedup);
+	char best[64] = "-";  /* nothing crowned: the baseline is the best */
+	if (m->best_id != m->baseline_id)
+		cuco_speedup_text(m->best_speedup, m->best_lo, m->best_hi, m->best_rounds,
+			!app->crt.utf8, best, sizeof best);
+	cuco_buf_puts(&b, best);
 	fmt_count(num, sizeof num, (double)m->tokens);
 	cuco_buf_printf(&b, "  tok %s", num);
 	if (m->budget_tokens) {

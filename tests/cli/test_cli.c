@@ -180,7 +180,10 @@ static void test_report_json_shape(void **state)
 	assert_int_equal(cJSON_GetObjectItem(base, "id")->valueint, 1);
 	assert_true(cJSON_GetObjectItem(base, "latency_us")->valuedouble == 1000);
 	assert_int_equal(cJSON_GetObjectItem(best, "id")->valueint, 4);
-	assert_true(fabs(cJSON_GetObjectItem(best, "speedup")->valuedouble - 1000.0 / 700.0) < 1e-9);
+	cJSON *sp = cJSON_GetObjectItem(best, "speedup");
+	assert_true(fabs(cJSON_GetObjectItem(sp, "value")->valuedouble - 1000.0 / 700.0) < 1e-9);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(sp, "lo")));  /* one measurement: no interval */
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "noise")));
 	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "tokens"), "prompt"));
 	assert_non_null(cJSON_GetObjectItem(r, "cost_usd"));
 	cJSON_Delete(r);

@@ -186,6 +186,11 @@ static void test_verdicts(void **state)
 	iv.lo = 0.7;
 	iv.hi = 1.4;
 	assert_int_equal(cuco_paired_verdict(&iv, 0.0025, 0.25), CUCO_VERDICT_INCONCLUSIVE);
+	/* Above 1 but short of the confidence asked: no answer. */
+	iv = (cuco_interval){ .value = 1.8, .lo = 1.7, .hi = 1.9, .confidence = 0.875, .rounds = 4 };
+	assert_int_equal(cuco_paired_verdict(&iv, 0.0025, 0.25), CUCO_VERDICT_INCONCLUSIVE);
+	iv = (cuco_interval){ .value = 1.0, .lo = 0.98, .hi = 1.03, .confidence = 0.875, .rounds = 4 };
+	assert_int_equal(cuco_paired_verdict(&iv, 0.0025, 0.25), CUCO_VERDICT_NOISE);
 	iv.rounds = 1;
 	assert_int_equal(cuco_paired_verdict(&iv, 0.0025, 0.25), CUCO_VERDICT_NONE);
 	cuco_verdict v;
