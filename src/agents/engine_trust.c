@@ -10,9 +10,9 @@
  * the baseline and its interval over the best both lie above 1 at
  * confirmation j's share of the run's false-crown rate, CUCO_TRUST_ALPHA /
  * (j (j + 1)), so that all of a run's confirmations together crown noise
- * at most CUCO_TRUST_ALPHA of the time. How many rounds a confirmation may take
- * is fixed before its first round (twice as many once the machine was
- * found noisy); it stops early only when passing has become impossible, so
+ * at most CUCO_TRUST_ALPHA of the time. How many rounds a confirmation may
+ * take is fixed before its first round (more once the machine was found
+ * noisy); it stops early only when passing has become impossible, so
  * neither rule can help noise pass.
  */
 #include "agents/engine_int.h"
@@ -25,7 +25,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#define EXTRA_ROUNDS 4      /* past the fewest rounds that could pass at all */
+#define EXTRA_ROUNDS 4      /* past the fewest rounds that could pass at all; twice
+                               as many on a noisy machine */
 #define MIN_DRIFT 4         /* baseline measurements before drift is judged */
 #define LOAD_TAU_S 60.0     /* the 1-minute load average's time constant */
 
@@ -108,7 +109,7 @@ static int noise_txn(cuco_txn *txn, void *arg)
 	free(json);
 	cuco_event ev;
 	engine_event_init(&ev, "noise", 0, NULL);
-	snprintf(ev.text, sizeof ev.text, "a noisy machine: %.300s; confirmations take twice the "
+	snprintf(ev.text, sizeof ev.text, "a noisy machine: %.300s; confirmations take more "
 		"rounds, and an interval still wide reads inconclusive", reason);
 	return rc == CUCO_OK ? cuco_event_add(txn, &ev) : rc;
 }
@@ -126,7 +127,7 @@ void engine_noise_baseline(cuco_engine *e, const cuco_eval_result *res)
 		n->noisy = true;
 		cuco_strlcpy(n->reason, why, sizeof n->reason);
 		if (e->cfg.progress) {  /* said once: here, in the log and in the event log */
-			fprintf(e->cfg.progress, "noise: %s; confirmations take twice the rounds, and an "
+			fprintf(e->cfg.progress, "noise: %s; confirmations take more rounds, and an "
 				"interval still wide reads inconclusive\n", why);
 			fflush(e->cfg.progress);
 		}
@@ -346,7 +347,7 @@ static void confirm_one(cuco_engine *e, uint64_t id)
 	uint64_t best = e->best_id;
 	pthread_mutex_unlock(&e->lock);
 	cf->alpha = cuco_alpha_share(CUCO_TRUST_ALPHA, cf->j);
-	cf->max_rounds = (cuco_paired_min_rounds(cf->alpha) + EXTRA_ROUNDS) * (noisy ? 2 : 1);
+	cf->max_rounds = cuco_paired_min_rounds(cf->alpha) + EXTRA_ROUNDS * (noisy ? 2 : 1);
 	if (cf->max_rounds > CUCO_PAIRED_MAX)
 		cf->max_rounds = CUCO_PAIRED_MAX;
 	cf->narms = best && best != e->baseline_id ? ARMS : ARM_BEST;
