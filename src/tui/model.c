@@ -105,6 +105,8 @@ static int take_event(const cuco_event *ev, void *arg)
 		m->paused = true;
 	else if (strcmp(ev->kind, "resume") == 0 || strcmp(ev->kind, "run-start") == 0)
 		m->paused = false;
+	if (strcmp(ev->kind, "noise") == 0)
+		m->noisy = true;
 	log_push(m, ev);
 	m->last_seq = ev->seq;
 	return 0;
@@ -158,6 +160,10 @@ static void read_meta(tui_model *m, cuco_txn *txn)
 	}
 	cJSON_Delete(wl);
 	char *json = NULL;
+	if (cuco_meta_get(txn, "noise", &json) == CUCO_OK)  /* said before the log's tail */
+		m->noisy = true;
+	free(json);
+	json = NULL;
 	if (cuco_meta_get(txn, "config", &json) == CUCO_OK) {
 		cfg = cJSON_Parse(json);
 		free(json);

@@ -43,6 +43,7 @@ typedef struct tui_model {
 	double best_speedup, best_lo, best_hi;  /* the crowned best's interval */
 	int best_rounds;
 	bool paused;           /* the last pause/resume event was a pause */
+	bool noisy;            /* the run found the machine noisy (docs/trust.md) */
 	double started;        /* time of the first event */
 
 	/* Tokens and cost, summed over candidates a chunk at a time so a

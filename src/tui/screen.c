@@ -176,9 +176,9 @@ static void draw_status(tui_app *app)
 		el = 0;
 	/* Most telling first: a narrow terminal cuts the end. */
 	cuco_buf b = { 0 };
-	cuco_buf_printf(&b, " %s %02ld:%02ld:%02ld%s  %s %s/%s  queued %d busy %d done %d failed %d  best ",
+	cuco_buf_printf(&b, " %s %02ld:%02ld:%02ld%s%s  %s %s/%s  queued %d busy %d done %d failed %d  best ",
 		base && base[1] ? base + 1 : dir, el / 3600, el / 60 % 60, el % 60,
-		m->paused ? "  PAUSED" : "", m->workload[0] ? m->workload : "-",
+		m->paused ? "  PAUSED" : "", m->noisy ? "  NOISY" : "", m->workload[0] ? m->workload : "-",
 		m->strategy[0] ? m->strategy : "-", m->nislands ? m->islands[0].phase : "-",
 		m->count[CUCO_STATUS_QUEUED], busy, m->count[CUCO_STATUS_DONE],
 		m->count[CUCO_STATUS_FAILED]);
