@@ -13,7 +13,8 @@
  * at most CUCO_TRUST_ALPHA of the time. How many rounds a confirmation may
  * take is fixed before its first round (more once the machine was found
  * noisy); it stops early only when passing has become impossible, so
- * neither rule can help noise pass.
+ * neither rule can help noise pass, and never before its interval has the
+ * confidence asked for.
  */
 #include "agents/engine_int.h"
 #include "agents/search_int.h"
@@ -159,8 +160,11 @@ typedef struct confirmation {
 	int narms;               /* 3 when a best other than the baseline stands */
 	int j;                   /* this run's confirmation number, from 1 */
 	double alpha;            /* its share of CUCO_TRUST_ALPHA */
+	int min_rounds;          /* the fewest that give an interval at alpha */
 	int max_rounds;
 	int rounds;              /* taken */
+	int best_rounds;         /* of them, with the best (until it could no longer lose) */
+	bool behind;             /* it can no longer beat the best */
 	double vs_base[CUCO_PAIRED_MAX], vs_best[CUCO_PAIRED_MAX];
 	cuco_interval base_iv, best_iv;
 	cuco_verdict verdict;
@@ -200,14 +204,18 @@ static void arm_failed(cuco_engine *e, confirmation *cf, int which, const cuco_e
 		engine_refresh_best(e);
 }
 
-/* Rounds until max_rounds or until passing is impossible; false when the
+/* Rounds until max_rounds, or until passing has become impossible — but
+ * never fewer than min_rounds, so that every interval a confirmation
+ * reports has the confidence it asks for. Once the contender can no longer
+ * beat the best, the best drops out of the rounds. False when the
  * confirmation ended for a failure (or the run is stopping). */
 static bool run_rounds(cuco_engine *e, confirmation *cf)
 {
 	for (int r = 0; r < cf->max_rounds; r++) {
 		int order[ARMS] = { ARM_BASE, ARM_CAND, ARM_BEST };
-		shuffle(e, order, cf->narms);
-		for (int k = 0; k < cf->narms; k++) {
+		int narms = cf->behind ? ARM_BEST : cf->narms;
+		shuffle(e, order, narms);
+		for (int k = 0; k < narms; k++) {
 			arm *a = &cf->arms[order[k]];
 			if (engine_stopping(e) || engine_remeasure(e, a->src, a->len, &a->c.directive,
 					&a->res[r]) != CUCO_OK)
@@ -220,12 +228,14 @@ static bool run_rounds(cuco_engine *e, confirmation *cf)
 		engine_noise_baseline(e, &cf->arms[ARM_BASE].res[r]);
 		double cand = cf->arms[ARM_CAND].res[r].latency_median_us;
 		cf->vs_base[r] = cf->arms[ARM_BASE].res[r].latency_median_us / cand;
-		if (cf->narms == ARMS)
-			cf->vs_best[r] = cf->arms[ARM_BEST].res[r].latency_median_us / cand;
+		if (narms == ARMS)
+			cf->vs_best[cf->best_rounds++] = cf->arms[ARM_BEST].res[r].latency_median_us / cand;
 		cf->rounds = r + 1;
-		if (cuco_paired_futile(cf->vs_base, cf->rounds, cf->max_rounds, cf->alpha) ||
-				(cf->narms == ARMS && cuco_paired_futile(cf->vs_best, cf->rounds,
-				cf->max_rounds, cf->alpha)))
+		cf->behind = cf->behind || (narms == ARMS &&
+			cuco_paired_futile(cf->vs_best, cf->best_rounds, cf->max_rounds, cf->alpha));
+		bool out = cf->behind || cuco_paired_futile(cf->vs_base, cf->rounds, cf->max_rounds,
+			cf->alpha);
+		if (out && cf->rounds >= cf->min_rounds)
 			break;
 	}
 	return true;
@@ -261,14 +271,14 @@ static void verdict_text(const confirmation *cf, char *buf, size_t size)
 	interval_text(&cf->base_iv, base, sizeof base);
 	interval_text(&cf->best_iv, best, sizeof best);
 	if (cf->narms == ARMS)
-		snprintf(best_part, sizeof best_part, " and %s the best, #%llu", best,
-			(unsigned long long)cf->arms[ARM_BEST].c.id);
+		snprintf(best_part, sizeof best_part, " and %s the best (#%llu, %d rounds)", best,
+			(unsigned long long)cf->arms[ARM_BEST].c.id, cf->best_rounds);
 	/* Lost to the best: the comparison with the baseline may be undecided. */
 	bool behind = !cf->crown && cf->narms == ARMS && (cf->verdict == CUCO_VERDICT_FASTER ||
-		cuco_paired_futile(cf->vs_best, cf->rounds, cf->max_rounds, cf->alpha));
+		cf->behind);
 	const char *what = cf->crown ? "new best" : behind ? "not faster than the best" :
 		cuco_verdict_name(cf->verdict);
-	snprintf(buf, size, "%s: %s the baseline%s in %d paired round%s (%.1f%% interval)%s", what,
+	snprintf(buf, size, "%s: %s the baseline%s in %d paired round%s (%.4g%% interval)%s", what,
 		base, best_part, cf->rounds, cf->rounds == 1 ? "" : "s", 100 * cf->base_iv.confidence,
 		cf->rounds < cf->max_rounds ? ", stopped early: it could no longer pass" : "");
 }
@@ -319,7 +329,7 @@ static int confirm_txn(cuco_txn *txn, void *arg)
 static void decide(cuco_engine *e, confirmation *cf)
 {
 	cuco_paired_interval(cf->vs_base, cf->rounds, cf->alpha, &cf->base_iv);
-	cuco_paired_interval(cf->vs_best, cf->narms == ARMS ? cf->rounds : 0, cf->alpha, &cf->best_iv);
+	cuco_paired_interval(cf->vs_best, cf->best_rounds, cf->alpha, &cf->best_iv);
 	cf->verdict = cuco_paired_verdict(&cf->base_iv, cf->alpha, e->wl->max_spread);
 	cf->crown = cf->verdict == CUCO_VERDICT_FASTER &&
 		(cf->narms < ARMS || cuco_paired_faster(&cf->best_iv, cf->alpha));
@@ -347,9 +357,10 @@ static void confirm_one(cuco_engine *e, uint64_t id)
 	uint64_t best = e->best_id;
 	pthread_mutex_unlock(&e->lock);
 	cf->alpha = cuco_alpha_share(CUCO_TRUST_ALPHA, cf->j);
-	cf->max_rounds = cuco_paired_min_rounds(cf->alpha) + EXTRA_ROUNDS * (noisy ? 2 : 1);
+	cf->min_rounds = cuco_paired_min_rounds(cf->alpha);
+	cf->max_rounds = cf->min_rounds + EXTRA_ROUNDS * (noisy ? 2 : 1);
 	if (cf->max_rounds > CUCO_PAIRED_MAX)
-		cf->max_rounds = CUCO_PAIRED_MAX;
+		cf->max_rounds = cf->min_rounds = CUCO_PAIRED_MAX;
 	cf->narms = best && best != e->baseline_id ? ARMS : ARM_BEST;
 	bool ok = load_arm(e, e->baseline_id, &cf->arms[ARM_BASE]) &&
 		load_arm(e, id, &cf->arms[ARM_CAND]) &&

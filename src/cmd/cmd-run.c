@@ -250,7 +250,7 @@ static void print_verdict(const summary_arg *a)
 		printf("best      #%-5llu %s %s: %s the baseline, %d paired rounds\n",
 			(unsigned long long)a->best.id, cuco_origin_name(a->best.origin), dir, sp,
 			a->best.rounds);
-		printf("          faster at %.1f%% confidence, %.1f us in its median round; a run "
+		printf("          faster at %.4g%% confidence, %.1f us in its median round; a run "
 			"crowns noise at most %.1f%% of the time (docs/trust.md)\n",
 			100 * a->best.confidence, a->best.latency_median_us, rate);
 		return;
@@ -259,7 +259,7 @@ static void print_verdict(const summary_arg *a)
 		"none crowned\n", a->confirmed, a->confirmed == 1 ? "" : "s");
 	if (a->have_closest) {
 		speedup_of(&a->closest, sp, sizeof sp);
-		printf("          the closest, #%llu: %s, %s (%d rounds, %.1f%% interval)\n",
+		printf("          the closest, #%llu: %s, %s (%d rounds, %.4g%% interval)\n",
 			(unsigned long long)a->closest.id, sp, cuco_verdict_name(a->closest.verdict),
 			a->closest.rounds, 100 * a->closest.confidence);
 	}

@@ -69,7 +69,7 @@ static void print_text(const struct show_job *job)
 	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !cuco_utf8_locale(),
 		sp, sizeof sp);
 	if (c->rounds >= 2)
-		printf("%-14s %s, %d paired rounds, %.1f%% interval: %s\n", "speedup", sp, c->rounds,
+		printf("%-14s %s, %d paired rounds, %.4g%% interval: %s\n", "speedup", sp, c->rounds,
 			100 * c->confidence, c->verdict ? cuco_verdict_name(c->verdict) : "-");
 	else
 		printf("%-14s %s%s\n", "speedup", sp, c->rounds == 1 ? " (one screening measurement)" : "");

@@ -130,7 +130,7 @@ static void build_detail(tui_app *app, struct load *l)
 		sizeof sp);
 	cuco_buf_printf(b, "%-14s %s", "speedup", sp);
 	if (c->rounds >= 2)
-		cuco_buf_printf(b, "  %s, %d paired rounds, %.1f%% interval", c->verdict ?
+		cuco_buf_printf(b, "  %s, %d paired rounds, %.4g%% interval", c->verdict ?
 			cuco_verdict_name(c->verdict) : "-", c->rounds, 100 * c->confidence);
 	cuco_buf_puts(b, "\n");
 	add_num(b, "peak fraction", c->peak_fraction * 100, "%.1f%% of peak");
