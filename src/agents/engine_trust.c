@@ -348,9 +348,10 @@ static bool load_arm(cuco_engine *e, uint64_t id, arm *a)
 	return true;
 }
 
-static void confirm_one(cuco_engine *e, uint64_t id)
+/* This confirmation's share of alpha, its rounds and its programs; false
+ * when one of them cannot be read. */
+static bool plan(cuco_engine *e, confirmation *cf, uint64_t id)
 {
-	confirmation *cf = cuco_xcalloc(1, sizeof *cf);
 	pthread_mutex_lock(&e->lock);
 	cf->j = ++e->confirmations;
 	bool noisy = e->noise.noisy;
@@ -362,36 +363,51 @@ static void confirm_one(cuco_engine *e, uint64_t id)
 	if (cf->max_rounds > CUCO_PAIRED_MAX)
 		cf->max_rounds = cf->min_rounds = CUCO_PAIRED_MAX;
 	cf->narms = best && best != e->baseline_id ? ARMS : ARM_BEST;
-	bool ok = load_arm(e, e->baseline_id, &cf->arms[ARM_BASE]) &&
+	return load_arm(e, e->baseline_id, &cf->arms[ARM_BASE]) &&
 		load_arm(e, id, &cf->arms[ARM_CAND]) &&
 		(cf->narms < ARMS || load_arm(e, best, &cf->arms[ARM_BEST]));
-	if (ok) {
-		char line[160], best_part[48] = "";
-		if (cf->narms == ARMS)
-			snprintf(best_part, sizeof best_part, " and the best, #%llu,", (unsigned long long)best);
-		snprintf(line, sizeof line, "confirming against the baseline%s in up to %d paired rounds "
-			"(confirmation %d, %.3g%% false-crown share)", best_part, cf->max_rounds, cf->j,
-			100 * cf->alpha);
-		pthread_mutex_lock(&e->lock);
-		engine_progress(e, &cf->arms[ARM_CAND].c, line);
-		pthread_mutex_unlock(&e->lock);
-		ok = run_rounds(e, cf) && cf->rounds > 0;
+}
+
+static void say_start(cuco_engine *e, const confirmation *cf)
+{
+	char line[160], best_part[48] = "";
+	if (cf->narms == ARMS)
+		snprintf(best_part, sizeof best_part, " and the best, #%llu,",
+			(unsigned long long)cf->arms[ARM_BEST].c.id);
+	snprintf(line, sizeof line, "confirming against the baseline%s in up to %d paired rounds "
+		"(confirmation %d, %.3g%% false-crown share)", best_part, cf->max_rounds, cf->j,
+		100 * cf->alpha);
+	pthread_mutex_lock(&e->lock);
+	engine_progress(e, &cf->arms[ARM_CAND].c, line);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Write the verdict (and the crown) and say it. */
+static void conclude(cuco_engine *e, confirmation *cf)
+{
+	decide(e, cf);
+	confirm_arg a = { .e = e, .cf = cf, .round = median_round(cf) };
+	verdict_text(cf, a.text, sizeof a.text);
+	cuco_err err = { 0 };
+	if (cuco_store_write(e->st, confirm_txn, &a, &err) != CUCO_OK) {
+		engine_fail(e, &err);
+		return;
 	}
-	if (ok) {
-		decide(e, cf);
-		confirm_arg a = { .e = e, .cf = cf, .round = median_round(cf) };
-		verdict_text(cf, a.text, sizeof a.text);
-		cuco_err err = { 0 };
-		if (cuco_store_write(e->st, confirm_txn, &a, &err) != CUCO_OK) {
-			engine_fail(e, &err);
-		} else {
-			engine_wake(e);
-			if (cf->crown)
-				engine_refresh_best(e);
-			pthread_mutex_lock(&e->lock);
-			engine_progress(e, &a.out, a.text);
-			pthread_mutex_unlock(&e->lock);
-		}
+	engine_wake(e);
+	if (cf->crown)
+		engine_refresh_best(e);
+	pthread_mutex_lock(&e->lock);
+	engine_progress(e, &a.out, a.text);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void confirm_one(cuco_engine *e, uint64_t id)
+{
+	confirmation *cf = cuco_xcalloc(1, sizeof *cf);
+	if (plan(e, cf, id)) {
+		say_start(e, cf);
+		if (run_rounds(e, cf) && cf->rounds > 0)
+			conclude(e, cf);
 	}
 	for (int i = 0; i < ARMS; i++)
 		free(cf->arms[i].src);
