@@ -2,8 +2,9 @@
  *
  * The driver measures the baseline and the seed, starts `jobs` workers,
  * applies the store's command queue every POLL_S while they run, and at
- * the end re-times the best few (applying commands between rounds: a pause
- * holds the re-timing too) and writes run-end. A worker takes the
+ * the end confirms the best few screens on fresh paired rounds, crowning
+ * what passes (engine_trust.c; commands are applied between rounds, so a
+ * pause holds it too), and writes run-end. A worker takes the
  * next job — a due baseline measurement, a stored candidate (a person's
  * edit, or one a killed session left unfinished), or a new proposal from
  * the strategy — evaluates it and records the result.
@@ -130,7 +131,7 @@ static void *driver_main(void *arg)
 		/* The re-timing applies commands between its rounds (a pause holds
 		 * it, a stop ends it). */
 		if (!engine_stopping(e))
-			engine_rebench_top(e);
+			engine_confirm(e);
 	}
 	pthread_mutex_lock(&e->lock);
 	const char *why = e->end_reason ? e->end_reason : "finished";
@@ -166,7 +167,9 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		e->cfg.baseline_every = 8;
 	e->strat = strat;
 	e->wake[0] = e->wake[1] = -1;
-	e->best_score = NAN;
+	e->best_score = e->best_lo = e->best_hi = NAN;
+	e->rng = cfg->seed ^ 0x7275737421ull;  /* the rounds' order, apart from the strategy's draws */
+	engine_noise_start(e);
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->strat_lock, NULL);
 	pthread_cond_init(&e->cond, NULL);

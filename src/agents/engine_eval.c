@@ -1,5 +1,5 @@
-/* engine_eval.c — evaluating candidates: the baseline policy, a new
- * best's second benchmark, the budget and environment rules. */
+/* engine_eval.c — evaluating candidates: the screening measurement, the
+ * baseline policy, the budget and environment rules. */
 #include "agents/engine_int.h"
 
 #include <math.h>
@@ -24,6 +24,17 @@ int engine_evaluate(cuco_engine *e, const char *src, size_t len, const cuco_dire
 	cuco_err err = { 0 };
 	memset(res, 0, sizeof *res);
 	int rc = cuco_eval_candidate(e->ev, src, len, d, true, res, &err);
+	if (rc != CUCO_OK)
+		engine_fail(e, &err);
+	return rc;
+}
+
+int engine_remeasure(cuco_engine *e, const char *src, size_t len, const cuco_directive *d,
+	cuco_eval_result *res)
+{
+	cuco_err err = { 0 };
+	memset(res, 0, sizeof *res);
+	int rc = cuco_eval_remeasure(e->ev, src, len, d, res, &err);
 	if (rc != CUCO_OK)
 		engine_fail(e, &err);
 	return rc;
@@ -83,8 +94,10 @@ int engine_measure_baseline(cuco_engine *e, unsigned flags)
 	if (!(flags & ENGINE_BASE_QUIET))
 		engine_progress(e, &c, "baseline");
 	pthread_mutex_unlock(&e->lock);
-	if (res.ok)
+	if (res.ok) {
+		engine_noise_baseline(e, &res);
 		return CUCO_OK;
+	}
 	cuco_errf(&err, res.environment ? CUCO_EENV : CUCO_EDATA, "%s: baseline %s at %s: %s",
 		e->wl->name, res.environment ? "cannot run here" : "failed", res.failed_stage,
 		line[0] ? line : res.error_class);
@@ -99,18 +112,6 @@ void engine_observe(cuco_engine *e, const cuco_candidate *c)
 	pthread_mutex_unlock(&e->strat_lock);
 }
 
-/* Take c as the best if it beats the best so far (under e->lock). */
-static bool take_best(cuco_engine *e, const cuco_candidate *c)
-{
-	if (c->status != CUCO_STATUS_DONE || isnan(c->score))
-		return false;
-	if (e->best_id && e->best_id != c->id && c->score <= e->best_score)
-		return false;
-	e->best_id = c->id;
-	e->best_score = c->score;
-	return true;
-}
-
 /* Claim the next baseline measurement for this thread (under e->lock);
  * false when another thread is measuring it already. */
 bool engine_claim_baseline(cuco_engine *e)
@@ -122,10 +123,10 @@ bool engine_claim_baseline(cuco_engine *e)
 	return true;
 }
 
-/* Evaluate a stored candidate. A result that would be a new best is
- * benchmarked again right after a fresh baseline measurement, and the
- * slower of its two medians is kept: neither one lucky timing nor a
- * baseline measured while the machine was busier is ever announced. */
+/* Evaluate a stored candidate: one screening measurement against the
+ * latest baseline. It ranks the candidate for the strategy and may make it
+ * a contender; only the confirmation at the end (engine_trust.c), on fresh
+ * rounds, can make it the best. */
 void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 {
 	cuco_candidate c;
@@ -141,36 +142,17 @@ void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 		return;
 	}
 	engine_set_status(e, id, CUCO_STATUS_COMPILING);
-	cuco_eval_result res, again;
+	cuco_eval_result res;
 	if (engine_evaluate(e, src, src_len, &c.directive, &res) != CUCO_OK)
 		goto out;
-
 	pthread_mutex_lock(&e->lock);
 	double base = e->baseline_us;
-	bool contender = res.ok && (!e->best_id || base / res.latency_median_us > e->best_score);
 	pthread_mutex_unlock(&e->lock);
-	if (contender) {
-		engine_set_status(e, id, CUCO_STATUS_BENCHMARKING);
-		pthread_mutex_lock(&e->lock);
-		/* Unless nothing was benchmarked since the baseline was. */
-		bool paired = e->benched > 0 && engine_claim_baseline(e);
-		pthread_mutex_unlock(&e->lock);
-		if (paired && engine_measure_baseline(e, 0) != CUCO_OK)
-			goto out;
-		if (engine_evaluate(e, src, src_len, &c.directive, &again) != CUCO_OK)
-			goto out;
-		if (!again.ok || again.latency_median_us > res.latency_median_us)
-			res = again;
-		pthread_mutex_lock(&e->lock);
-		base = e->baseline_us;
-		pthread_mutex_unlock(&e->lock);
-	}
 	if (engine_record(e, id, &res, base, "status", &c) != CUCO_OK)
 		goto out;
 	engine_observe(e, &c);
 
 	pthread_mutex_lock(&e->lock);
-	bool best = take_best(e, &c);
 	if (res.ok && c.origin != CUCO_ORIGIN_BASELINE && ++e->benched >= e->cfg.baseline_every
 			&& !e->baseline_busy)
 		e->baseline_due = true;
@@ -188,11 +170,9 @@ void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 	/* Not the candidate's fault: its budget slot goes back. */
 	if (res.environment && engine_counts_for_budget(&c))
 		e->proposed--;
-	engine_progress(e, &c, best ? "new best" : NULL);
+	engine_progress(e, &c, NULL);
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
-	if (best)
-		engine_announce_best(e, &c);
 out:
 	free(src);
 }

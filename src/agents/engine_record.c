@@ -106,9 +106,12 @@ typedef struct record_arg {
 	cuco_candidate out;        /* the candidate as written */
 } record_arg;
 
-static void fill_result(cuco_candidate *c, const cuco_eval_result *r, double baseline_us)
+void engine_fill_result(cuco_candidate *c, const cuco_eval_result *r, double baseline_us)
 {
 	c->failed_stage[0] = c->error_class[0] = c->error_excerpt[0] = '\0';
+	c->speedup_lo = c->speedup_hi = c->confidence = NAN;
+	c->rounds = 0;
+	c->verdict = CUCO_VERDICT_NONE;
 	if (!r->ok) {
 		if (c->status != CUCO_STATUS_REJECTED)
 			c->status = CUCO_STATUS_FAILED;
@@ -132,6 +135,13 @@ static void fill_result(cuco_candidate *c, const cuco_eval_result *r, double bas
 	double base = isnan(baseline_us) ? r->latency_median_us : baseline_us;
 	c->speedup = r->latency_median_us > 0 ? base / r->latency_median_us : NAN;
 	c->score = c->speedup;
+	c->rounds = 1;  /* a screening: what selects contenders, never what crowns them */
+}
+
+static void speedup_text(const cuco_candidate *c, char *buf, size_t size)
+{
+	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !cuco_utf8_locale(),
+		buf, size);
 }
 
 static void result_text(const cuco_candidate *c, char *buf, size_t size)
@@ -143,9 +153,10 @@ static void result_text(const cuco_candidate *c, char *buf, size_t size)
 			c->error_class, line[0] ? ": " : "", line);
 		return;
 	}
-	snprintf(buf, size, "%s %.1f us (spread %.1f%%, %d samples) %.3fx",
-		cuco_status_name(c->status), c->latency_median_us, 100 * c->spread, c->samples,
-		c->speedup);
+	char sp[64];
+	speedup_text(c, sp, sizeof sp);
+	snprintf(buf, size, "%s %.1f us (spread %.1f%%, %d samples) %s", cuco_status_name(c->status),
+		c->latency_median_us, 100 * c->spread, c->samples, sp);
 }
 
 static int record_txn(cuco_txn *txn, void *arg)
@@ -155,7 +166,7 @@ static int record_txn(cuco_txn *txn, void *arg)
 	int rc = cuco_cand_get(txn, a->id, &c);
 	if (rc != CUCO_OK)
 		return rc;
-	fill_result(&c, a->res, a->baseline_us);
+	engine_fill_result(&c, a->res, a->baseline_us);
 	if ((rc = cuco_cand_put(txn, &c)) != CUCO_OK)
 		return rc;
 	cuco_event ev;
@@ -184,15 +195,19 @@ int engine_record(cuco_engine *e, uint64_t id, const cuco_eval_result *res, doub
  * the run's log; call with e->lock held. */
 void engine_progress(cuco_engine *e, const cuco_candidate *c, const char *what)
 {
-	char dir[160], result[256], line[600];
+	char dir[160], result[256], line[768], sp[64];
 	cuco_directive_short(&c->directive, dir, sizeof dir);
+	speedup_text(c, sp, sizeof sp);
 	if (c->status == CUCO_STATUS_DONE || (c->status == CUCO_STATUS_REJECTED && c->samples > 0))
-		snprintf(result, sizeof result, "%9.1f us  %6.3fx", c->latency_median_us, c->speedup);
+		snprintf(result, sizeof result, "%9.1f us  %6s", c->latency_median_us, sp);
 	else
 		result_text(c, result, sizeof result);
-	char best[64] = "-";
-	if (e->best_id)
-		snprintf(best, sizeof best, "%.3fx #%llu", e->best_score, (unsigned long long)e->best_id);
+	char best[96] = "-";
+	if (e->best_id && e->best_id != e->baseline_id) {
+		cuco_speedup_text(e->best_score, e->best_lo, e->best_hi, e->best_rounds,
+			!cuco_utf8_locale(), sp, sizeof sp);
+		snprintf(best, sizeof best, "%s #%llu", sp, (unsigned long long)e->best_id);
+	}
 	snprintf(line, sizeof line, "#%-4llu %-8s %-34s %s  | best %s%s%s",
 		(unsigned long long)c->id, cuco_origin_name(c->origin), dir, result, best,
 		what ? "  " : "", what ? what : "");
@@ -203,55 +218,42 @@ void engine_progress(cuco_engine *e, const cuco_candidate *c, const char *what)
 	}
 }
 
-typedef struct best_arg {
-	cuco_candidate c;
-} best_arg;
-
-static int best_txn(cuco_txn *txn, void *arg)
+int engine_crown_txn(cuco_txn *txn, const cuco_candidate *c, const char *text)
 {
-	best_arg *a = arg;
+	int rc = cuco_crown(txn, c->id);
 	cuco_island isl;
-	if (a->c.island >= 0 && cuco_island_get(txn, a->c.island, &isl) == CUCO_OK) {
-		isl.champion = a->c.id;
-		isl.best_score = a->c.score;
-		isl.best_speedup = a->c.speedup;
+	if (rc == CUCO_OK && c->island >= 0 && cuco_island_get(txn, c->island, &isl) == CUCO_OK) {
+		isl.champion = c->id;
+		isl.best_score = c->score;
+		isl.best_speedup = c->speedup;
 		isl.last_improvement = cuco_now();
-		int rc = cuco_island_put(txn, &isl);
-		if (rc != CUCO_OK)
-			return rc;
+		rc = cuco_island_put(txn, &isl);
 	}
+	if (rc != CUCO_OK)
+		return rc;
 	cuco_event ev;
-	engine_event_init(&ev, "best", a->c.id, NULL);
-	/* The baseline it was measured against: its speedup's numerator. */
-	snprintf(ev.text, sizeof ev.text, "new best #%llu: %.3fx the baseline (%.1f us vs %.1f us)",
-		(unsigned long long)a->c.id, a->c.speedup, a->c.latency_median_us,
-		a->c.speedup * a->c.latency_median_us);
+	engine_event_init(&ev, "best", c->id, NULL);
+	snprintf(ev.text, sizeof ev.text, "#%llu %.480s", (unsigned long long)c->id, text);
 	return cuco_event_add(txn, &ev);
 }
 
-void engine_announce_best(cuco_engine *e, const cuco_candidate *c)
-{
-	best_arg a = { .c = *c };
-	cuco_err err = { 0 };
-	if (cuco_store_write(e->st, best_txn, &a, &err) != CUCO_OK)
-		cuco_log(CUCO_LOG_WARN, "engine: best #%llu: %s", (unsigned long long)c->id, err.msg);
-	engine_wake(e);
-}
-
 typedef struct best_find_arg {
-	cuco_summary s;
+	cuco_candidate c;
 	bool found;
 } best_find_arg;
 
 static int best_find_txn(cuco_txn *txn, void *arg)
 {
 	best_find_arg *a = arg;
-	int rc = cuco_best(txn, &a->s);
+	cuco_summary s;
+	int rc = cuco_best(txn, &s);
+	if (rc == CUCO_OK)
+		rc = cuco_cand_get(txn, s.id, &a->c);
 	a->found = rc == CUCO_OK;
 	return rc == CUCO_ENOTFOUND ? CUCO_OK : rc;
 }
 
-/* After a reject the best may have to step down to the next one. */
+/* After a crown, or a reject that makes the best step down. */
 void engine_refresh_best(cuco_engine *e)
 {
 	best_find_arg a = { 0 };
@@ -259,7 +261,10 @@ void engine_refresh_best(cuco_engine *e)
 	if (cuco_store_read(e->st, best_find_txn, &a, &err) != CUCO_OK)
 		return;
 	pthread_mutex_lock(&e->lock);
-	e->best_id = a.found ? a.s.id : 0;
-	e->best_score = a.found ? a.s.score : NAN;
+	e->best_id = a.found ? a.c.id : 0;
+	e->best_score = a.found ? a.c.speedup : NAN;
+	e->best_lo = a.found ? a.c.speedup_lo : NAN;
+	e->best_hi = a.found ? a.c.speedup_hi : NAN;
+	e->best_rounds = a.found ? a.c.rounds : 0;
 	pthread_mutex_unlock(&e->lock);
 }

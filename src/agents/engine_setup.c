@@ -31,6 +31,7 @@ typedef struct setup_arg {
 	char baseline_hash[CUCO_HASH_LEN + 1];
 	uint64_t baseline_id, seed_id;
 	int proposed;
+	int confirmations;           /* candidates an earlier session confirmed */
 	uint64_t *backlog;
 	size_t nbacklog;
 	bool resumed;
@@ -45,6 +46,8 @@ static int setup_scan(const cuco_candidate *c, void *arg)
 		a->seed_id = c->id;
 	else if (engine_counts_for_budget(c) && strcmp(c->error_class, cuco_fail_name(CUCO_FAIL_ENVIRONMENT)) != 0)
 		a->proposed++;
+	if (c->origin != CUCO_ORIGIN_BASELINE && c->rounds >= 2)
+		a->confirmations++;
 	/* Left unfinished by a session that was killed: evaluate it again. */
 	if (c->status < CUCO_STATUS_DONE && c->origin != CUCO_ORIGIN_BASELINE &&
 			c->origin != CUCO_ORIGIN_SEED) {
@@ -88,7 +91,7 @@ static int setup_txn(cuco_txn *txn, void *arg)
 	free(a->backlog);
 	a->backlog = NULL;
 	a->nbacklog = 0;
-	a->proposed = 0;
+	a->proposed = a->confirmations = 0;
 	a->baseline_id = a->seed_id = 0;
 	free(a->resumed_from);
 	a->resumed_from = NULL;
@@ -132,6 +135,9 @@ static int setup_txn(cuco_txn *txn, void *arg)
 		return rc;
 	if (!a->seed_id && (rc = put_root(txn, CUCO_ORIGIN_SEED, e->seed_src, e->seed_len,
 			&e->seed_dir, 0, a->baseline_id, &a->seed_id)) != CUCO_OK)
+		return rc;
+	/* From here on only a crown makes a best (a new baseline starts again). */
+	if ((rc = cuco_crown(txn, a->baseline_id)) != CUCO_OK)
 		return rc;
 	cuco_event ev;
 	engine_event_init(&ev, "run-start", 0, NULL);
@@ -235,6 +241,7 @@ int engine_setup(cuco_engine *e, cuco_err *err)
 	e->baseline_id = a.baseline_id;
 	e->seed_id = a.seed_id;
 	e->proposed = a.proposed;
+	e->confirmations = a.confirmations;
 	e->backlog = a.backlog;
 	e->nbacklog = e->backlog_cap = a.nbacklog;
 	return rc;

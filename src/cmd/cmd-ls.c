@@ -47,17 +47,17 @@ static int id_cell(char *buf, size_t size, const cuco_summary *s, int depth)
 static void print_row(cuco_txn *txn, const cuco_summary *s, int depth, int id_w)
 {
 	cuco_candidate *c = cuco_xmalloc(sizeof *c);
-	char dir[160] = "";
-	if (cuco_cand_get(txn, s->id, c) == CUCO_OK)
+	char dir[160] = "", lat[32] = "-", spd[64] = "-";
+	if (cuco_cand_get(txn, s->id, c) == CUCO_OK) {
 		cuco_directive_short(&c->directive, dir, sizeof dir);
-	char lat[32] = "-", spd[32] = "-";
+		cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds,
+			!cuco_utf8_locale(), spd, sizeof spd);
+	}
 	if (isfinite(s->latency_median_us))
 		snprintf(lat, sizeof lat, "%.1f", s->latency_median_us);
-	if (isfinite(s->speedup))
-		snprintf(spd, sizeof spd, "%.3fx", s->speedup);
 	char id[64];
 	id_cell(id, sizeof id, s, depth);
-	printf("%-*s %-6llu %4d %4d %-10s %-12s %12s %9s %c %s\n", id_w, id,
+	printf("%-*s %-6llu %4d %4d %-10s %-12s %12s %-18s %c %s\n", id_w, id,
 		(unsigned long long)s->parents[0], s->island, s->generation,
 		cuco_origin_name(s->origin), cuco_status_name(s->status), lat, spd,
 		s->pinned ? '*' : ' ', dir);
@@ -99,7 +99,7 @@ static int ls_txn(cuco_txn *txn, void *arg)
 			id_w = w;
 	}
 	if (!job->json)
-		printf("%-*s %-6s %4s %4s %-10s %-12s %12s %9s %s %s\n", id_w, "ID", "PARENT", "ISL", "GEN",
+		printf("%-*s %-6s %4s %4s %-10s %-12s %12s %-18s %s %s\n", id_w, "ID", "PARENT", "ISL", "GEN",
 			"ORIGIN", "STATUS", "MEDIAN_US", "SPEEDUP", "P", "DIRECTIVE");
 	for (size_t i = 0; i < n && rc == CUCO_OK; i++) {
 		const cuco_summary *s = &sums[order[i]];

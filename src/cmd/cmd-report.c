@@ -2,12 +2,13 @@
  *
  * The JSON shape is fixed (scripts and tests rely on it):
  * {workload, strategy, candidates: {total, by_status: {…}, by_origin: {…}},
- *  baseline: {id, latency_us}, best: {id, latency_us, speedup, paired_baseline_us},
- *  tokens: {prompt, completion}, cost_usd}
- * baseline is the latest finished baseline measurement. The best's speedup
- * is the one stored with it, as `cuco show` prints it: a ratio of the best
- * and a baseline timed side by side (paired_baseline_us, which after a
- * resumed run need not be the latest baseline measurement). */
+ *  baseline: {id, latency_us},
+ *  best: {id, latency_us, speedup: {value, lo, hi, rounds, confidence}, verdict},
+ *  noise, tokens: {prompt, completion}, cost_usd}
+ * The best is the run's crowned one (docs/trust.md), and its speedup the
+ * one stored with it: from paired rounds against the baseline, with its
+ * interval, or one measurement (rounds 1, lo and hi null) in a store
+ * without crowns. noise is why the run found the machine noisy, or null. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <math.h>
@@ -23,7 +24,9 @@ struct report {
 	size_t by_status[CUCO_STATUS_COUNT];
 	size_t by_origin[CUCO_ORIGIN_COUNT];
 	uint64_t baseline_id, best_id;
-	double baseline_us, best_us, best_speedup;
+	double baseline_us, best_us;
+	cuco_candidate best;       /* its record, when best_id */
+	char noise[256];
 	int64_t tokens_prompt, tokens_completion;
 	double cost_usd;
 };
@@ -76,12 +79,20 @@ static int report_txn(cuco_txn *txn, void *arg)
 	free(sums);
 	cuco_summary best;
 	rc = cuco_best(txn, &best);
-	if (rc == CUCO_OK) {
+	if (rc == CUCO_OK && (rc = cuco_cand_get(txn, best.id, &r->best)) == CUCO_OK) {
 		r->best_id = best.id;
 		r->best_us = best.latency_median_us;
-		r->best_speedup = best.speedup;
 	} else if (rc != CUCO_ENOTFOUND) {
 		return rc;
+	}
+	char *json = NULL;
+	if (cuco_meta_get(txn, "noise", &json) == CUCO_OK) {
+		cJSON *j = cJSON_Parse(json);
+		const cJSON *why = cJSON_GetObjectItemCaseSensitive(j, "reason");
+		if (cJSON_IsString(why))
+			cuco_strlcpy(r->noise, why->valuestring, sizeof r->noise);
+		cJSON_Delete(j);
+		free(json);
 	}
 	/* Tokens and cost live in the full records; only LLM runs have any,
 	 * and the walk is linear in the run's size. */
@@ -117,9 +128,16 @@ static void print_json(const struct report *r)
 	cJSON *best = cJSON_AddObjectToObject(o, "best");
 	cJSON_AddItemToObject(best, "id", id_or_null(r->best_id));
 	cJSON_AddItemToObject(best, "latency_us", num_or_null(r->best_id ? r->best_us : NAN));
-	cJSON_AddItemToObject(best, "speedup", num_or_null(r->best_id ? r->best_speedup : NAN));
-	cJSON_AddItemToObject(best, "paired_baseline_us",
-		num_or_null(r->best_id ? r->best_speedup * r->best_us : NAN));
+	const cuco_candidate *b = &r->best;
+	bool ci = r->best_id && b->rounds >= 2;
+	cJSON *sp = cJSON_AddObjectToObject(best, "speedup");
+	cJSON_AddItemToObject(sp, "value", num_or_null(r->best_id ? b->speedup : NAN));
+	cJSON_AddItemToObject(sp, "lo", num_or_null(ci ? b->speedup_lo : NAN));
+	cJSON_AddItemToObject(sp, "hi", num_or_null(ci ? b->speedup_hi : NAN));
+	cJSON_AddNumberToObject(sp, "rounds", r->best_id ? b->rounds : 0);
+	cJSON_AddItemToObject(sp, "confidence", num_or_null(ci ? b->confidence : NAN));
+	cJSON_AddStringToObject(best, "verdict", r->best_id ? cuco_verdict_name(b->verdict) : "");
+	cJSON_AddItemToObject(o, "noise", r->noise[0] ? cJSON_CreateString(r->noise) : cJSON_CreateNull());
 	cJSON *tok = cJSON_AddObjectToObject(o, "tokens");
 	cJSON_AddNumberToObject(tok, "prompt", (double)r->tokens_prompt);
 	cJSON_AddNumberToObject(tok, "completion", (double)r->tokens_completion);
@@ -143,17 +161,20 @@ static void print_text(const struct report *r)
 			r->baseline_us);
 	else
 		printf("baseline   not measured yet\n");
-	double paired = r->best_speedup * r->best_us;
-	if (r->best_id && isfinite(r->best_speedup)) {
-		printf("best       #%llu  %.1f us  %.3fx the baseline timed beside it (%.1f us)\n",
-			(unsigned long long)r->best_id, r->best_us, r->best_speedup, paired);
-		if (r->baseline_id && fabs(paired - r->baseline_us) > 0.05 * r->baseline_us)
-			printf("           (timed against an earlier baseline measurement than the one above;"
-				" 'cuco run --rebench N' times them side by side again)\n");
-	} else if (r->best_id)
+	char sp[64];
+	cuco_speedup_text(r->best.speedup, r->best.speedup_lo, r->best.speedup_hi, r->best.rounds,
+		!cuco_utf8_locale(), sp, sizeof sp);
+	if (r->best_id && r->best_id == r->baseline_id)
+		printf("best       nothing beat the baseline\n");
+	else if (r->best_id && r->baseline_id)
+		printf("best       #%llu  %.1f us  %s the baseline%s%s\n", (unsigned long long)r->best_id,
+			r->best_us, sp, r->best.verdict ? ", " : "", cuco_verdict_name(r->best.verdict));
+	else if (r->best_id)
 		printf("best       #%llu  %.1f us\n", (unsigned long long)r->best_id, r->best_us);
 	else
 		printf("best       none yet\n");
+	if (r->noise[0])
+		printf("noise      %s\n", r->noise);
 	if (r->tokens_prompt || r->tokens_completion)
 		printf("tokens     %lld prompt + %lld completion, $%.4f\n", (long long)r->tokens_prompt,
 			(long long)r->tokens_completion, r->cost_usd);

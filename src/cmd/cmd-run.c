@@ -6,6 +6,7 @@
  * ask the engine to stop: evaluations in flight finish, none start, and
  * the store is left consistent for a later resume. SIGPIPE is ignored: an
  * output nobody reads any more is no reason to end a run. */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -38,7 +39,8 @@ static const char run_options[] =
 	"  --jobs N           evaluations at a time (default 2)\n"
 	"  --seed N           seed of the strategy's RNG (default 1)\n"
 	"  --baseline-every K re-measure the baseline every K benchmarks (default 8)\n"
-	"  --rebench N        re-time the best N at the end (default 3)\n"
+	"  --rebench N        contenders confirmed at the end: the best N screens, each on fresh\n"
+	"                     paired rounds against the baseline and the best (default 3)\n"
 	"  --llm SPEC         a model, PROVIDER:MODEL[@URL][*WEIGHT] (repeatable; replaces the\n"
 	"                     config file's models; PROVIDER: openai, anthropic, vllm, sglang,\n"
 	"                     llamacpp, ollama, openrouter); implies --strategy evolve\n"
@@ -173,11 +175,40 @@ static void run_screen(cuco_engine *e, cuco_store *st, const cuco_tui_options *l
 /* ---- the final summary -------------------------------------------------- */
 
 typedef struct summary_arg {
-	cuco_candidate base, best;
-	bool have_base, have_best;
+	cuco_candidate base, best, closest;
+	bool have_base, have_best, have_closest;
 	size_t by_status[CUCO_STATUS_COUNT];
-	size_t strategy;
+	size_t strategy, confirmed;
+	char noise[256];
 } summary_arg;
+
+/* The contenders confirmed, and the closest of those not crowned. */
+static int summary_scan(const cuco_candidate *c, void *arg)
+{
+	summary_arg *a = arg;
+	if (c->origin == CUCO_ORIGIN_BASELINE || c->rounds < 2)
+		return 0;
+	a->confirmed++;
+	if (c->id != a->best.id && c->status == CUCO_STATUS_DONE &&
+			(!a->have_closest || c->speedup > a->closest.speedup)) {
+		a->closest = *c;
+		a->have_closest = true;
+	}
+	return 0;
+}
+
+static void meta_noise(cuco_txn *txn, char *dst, size_t size)
+{
+	char *json = NULL;
+	if (cuco_meta_get(txn, "noise", &json) != CUCO_OK)
+		return;
+	cJSON *j = cJSON_Parse(json);
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "reason");
+	if (cJSON_IsString(r))
+		cuco_strlcpy(dst, r->valuestring, size);
+	cJSON_Delete(j);
+	free(json);
+}
 
 static int summary_txn(cuco_txn *txn, void *arg)
 {
@@ -201,7 +232,41 @@ static int summary_txn(cuco_txn *txn, void *arg)
 	a->have_base = base_id && cuco_cand_get(txn, base_id, &a->base) == CUCO_OK;
 	a->have_best = cuco_best(txn, &best) == CUCO_OK &&
 		cuco_cand_get(txn, best.id, &a->best) == CUCO_OK;
-	return CUCO_OK;
+	meta_noise(txn, a->noise, sizeof a->noise);
+	return cuco_cand_each(txn, 1, summary_scan, a);
+}
+
+static void speedup_of(const cuco_candidate *c, char *buf, size_t size)
+{
+	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !cuco_utf8_locale(),
+		buf, size);
+}
+
+/* The best and how sure the run is of it, or that nothing beat the
+ * baseline and how close the nearest contender came. */
+static void print_verdict(const summary_arg *a)
+{
+	char sp[64], dir[160];
+	double rate = 100 * CUCO_TRUST_ALPHA;
+	if (a->have_best && a->have_base && a->best.id != a->base.id) {
+		cuco_directive_short(&a->best.directive, dir, sizeof dir);
+		speedup_of(&a->best, sp, sizeof sp);
+		printf("best      #%-5llu %s %s: %s the baseline, %d paired rounds\n",
+			(unsigned long long)a->best.id, cuco_origin_name(a->best.origin), dir, sp,
+			a->best.rounds);
+		printf("          faster at %.4g%% confidence, %.1f us in its median round; a run "
+			"crowns noise at most %.1f%% of the time (docs/trust.md)\n",
+			100 * a->best.confidence, a->best.latency_median_us, rate);
+		return;
+	}
+	printf("best      nothing beat the baseline: %zu contender%s judged on fresh paired rounds, "
+		"none crowned\n", a->confirmed, a->confirmed == 1 ? "" : "s");
+	if (a->have_closest) {
+		speedup_of(&a->closest, sp, sizeof sp);
+		printf("          the closest, #%llu: %s, %s (%d rounds, %.4g%% interval)\n",
+			(unsigned long long)a->closest.id, sp, cuco_verdict_name(a->closest.verdict),
+			a->closest.rounds, 100 * a->closest.confidence);
+	}
 }
 
 static void print_summary(cuco_store *st)
@@ -222,26 +287,9 @@ static void print_summary(cuco_store *st)
 			a->base.samples);
 	else
 		printf("baseline  not measured\n");
-	if (a->have_best && a->have_base && a->best.id != a->base.id) {
-		char dir[160];
-		cuco_directive_short(&a->best.directive, dir, sizeof dir);
-		printf("best      #%-5llu %10.1f us median (spread %.1f%%, %d samples)\n",
-			(unsigned long long)a->best.id, a->best.latency_median_us, 100 * a->best.spread,
-			a->best.samples);
-		/* Its own speedup: against the baseline measured beside it, which
-		 * after a full run is the measurement printed above, and after a
-		 * resume whose re-timing did not reach it an earlier one. */
-		double paired = a->best.speedup * a->best.latency_median_us;
-		bool same = fabs(paired - a->base.latency_median_us) <= 1e-3 * a->base.latency_median_us;
-		printf("          %s %s: %.3fx the baseline timed beside it (%.1f us%s)\n",
-			cuco_origin_name(a->best.origin), dir, a->best.speedup, paired,
-			same ? ", the measurement above" : "");
-		if (!same)
-			printf("          (an earlier baseline measurement than the latest above; "
-				"--rebench N times them side by side again)\n");
-	} else {
-		printf("best      nothing beat the baseline\n");
-	}
+	print_verdict(a);
+	if (a->noise[0])
+		printf("noise     the machine was noisy: %s\n", a->noise);
 	free(a);
 }
 

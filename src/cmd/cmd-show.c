@@ -90,7 +90,14 @@ static void print_text(const struct show_job *job)
 	print_num("p90", c->latency_p90_us, " us");
 	printf("%-14s %d\n", "samples", c->samples);
 	print_num("spread", c->spread, "");
-	print_num("speedup", c->speedup, "x");
+	char sp[64];
+	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !cuco_utf8_locale(),
+		sp, sizeof sp);
+	if (c->rounds >= 2)
+		printf("%-14s %s, %d paired rounds, %.4g%% interval: %s\n", "speedup", sp, c->rounds,
+			100 * c->confidence, c->verdict ? cuco_verdict_name(c->verdict) : "-");
+	else
+		printf("%-14s %s%s\n", "speedup", sp, c->rounds == 1 ? " (one screening measurement)" : "");
 	print_num("score", c->score, "");
 	print_peak(job);
 	print_num("max error", c->max_error, "");

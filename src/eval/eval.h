@@ -206,6 +206,12 @@ typedef struct cuco_eval_result {
  * failure); an error return means the evaluator itself could not work. */
 int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
 	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err);
+/* A round of a paired comparison: the benchmark again, of a candidate whose
+ * build is cached (one cuco_eval_candidate passed in this run) — without
+ * the separate run and verify stage, since the benchmark checks the answer
+ * too. Without a cached build, cuco_eval_candidate with bench. */
+int cuco_eval_remeasure(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err);
 
 /* ---- hardware profile (hardware.c) ------------------------------------- */
 

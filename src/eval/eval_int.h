@@ -7,6 +7,7 @@
 #include "eval/eval.h"
 
 #include <regex.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/types.h>
 
@@ -164,6 +165,7 @@ typedef struct eval_launch {
 	bool as_root;
 	int ranks;
 	bool mpi;                 /* needs the MPI launcher (ranks > 1, not family cuda) */
+	bool bind;                /* local: a rank per core (--bind-to core), else none */
 	double remote_limit_s;    /* ssh: `timeout` on the far side */
 } eval_launch;
 
@@ -174,5 +176,11 @@ void eval_launch_command(const eval_launch *l, const char *prog_cmd, const char 
 	const char *const *extras, int nextras, cuco_buf *out);
 /* Find an executable in $PATH (or a path as is); false when missing. */
 bool eval_which(const char *prog, char *path, size_t size);
+/* The CPUs of the cores a local run's ranks are bound to, one rank per
+ * core: the first `ranks` cores among the allowed CPUs in the order Open
+ * MPI's --bind-to core takes them, with all their hardware threads; sysfs
+ * is normally "/sys/devices/system/cpu". False when fewer cores are
+ * allowed than there are ranks (then nothing is bound). */
+bool eval_device_cpus(const char *sysfs, const cpu_set_t *allowed, int ranks, cpu_set_t *device);
 
 #endif

@@ -61,6 +61,9 @@ struct cuco_evaluator {
 	 * never while a benchmark is timing. */
 	pthread_rwlock_t device_lock;
 	bool cpu_is_device;
+	bool bind;                    /* local MPI ranks: one per core of the device set */
+	bool pin_compiles;            /* compiles run on compile_cpus, off the ranks' cores */
+	cpu_set_t compile_cpus;
 	pthread_mutex_t jobs_lock;
 	pthread_cond_t jobs_cond;
 	int jobs_free;                /* compile slots left */
@@ -241,6 +244,37 @@ static void sweep_leftovers(cuco_evaluator *ev)
 	sweep(ev->tmp_base, ev->tmp_prefix);
 }
 
+/* Where timings and compiles run. Local MPI ranks are bound one per core
+ * of the device set; compiles go to the cores left over. With none left
+ * (the 2-core machine, 2 ranks), a CPU workload's compiles hold the device
+ * lock shared instead: they run side by side, but never while a run or
+ * benchmark is timing. */
+static void place_work(cuco_evaluator *ev)
+{
+	cpu_set_t allowed, device;
+	CPU_ZERO(&allowed);
+	if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+		for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); c < n && c < CPU_SETSIZE; c++)
+			CPU_SET((int)c, &allowed);
+	bool fits = eval_device_cpus("/sys/devices/system/cpu", &allowed, ev->wl.ranks, &device);
+	bool local = ev->cfg.runner == CUCO_RUNNER_LOCAL;
+	CPU_ZERO(&ev->compile_cpus);
+	if (fits)
+		CPU_XOR(&ev->compile_cpus, &allowed, &device);
+	int spare = CPU_COUNT(&ev->compile_cpus);
+	ev->bind = local && ev->mpi && fits;
+	ev->pin_compiles = ev->bind && spare > 0;
+	ev->cpu_is_device = ev->wl.family == CUCO_FAMILY_CPU_MPI && local && spare == 0;
+}
+
+/* A compile on the spare cores: this thread's affinity, which the stage's
+ * processes inherit, for as long as the stage runs. */
+static bool pin_compile(const cuco_evaluator *ev, cpu_set_t *saved)
+{
+	return ev->pin_compiles && pthread_getaffinity_np(pthread_self(), sizeof *saved, saved) == 0
+		&& pthread_setaffinity_np(pthread_self(), sizeof ev->compile_cpus, &ev->compile_cpus) == 0;
+}
+
 int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	cuco_evaluator **out, cuco_err *err)
 {
@@ -292,8 +326,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	pthread_mutex_init(&ev->jobs_lock, NULL);
 	pthread_cond_init(&ev->jobs_cond, NULL);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	ev->cpu_is_device = wl->family == CUCO_FAMILY_CPU_MPI && cfg->runner == CUCO_RUNNER_LOCAL
-		&& ncpu <= wl->ranks;
+	place_work(ev);
 	ev->jobs_free = cfg->jobs > 0 ? cfg->jobs : (int)(ncpu > 0 ? ncpu : 1);
 	probe_compiler(ev);
 	find_launcher(ev);
@@ -532,7 +565,11 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	take_job_slot(ev);
 	if (ev->cpu_is_device)
 		pthread_rwlock_rdlock(&ev->device_lock);
+	cpu_set_t saved;
+	bool pinned = pin_compile(ev, &saved);
 	rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
+	if (pinned)
+		pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
 	if (ev->cpu_is_device)
 		pthread_rwlock_unlock(&ev->device_lock);
 	give_job_slot(ev);
@@ -584,7 +621,8 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	}
 	eval_launch l = { .kind = ev->cfg.runner, .launcher = ev->launcher, .hostfile = ev->cfg.hostfile,
 		.ssh_host = ev->cfg.ssh_host, .ssh_options = ev->cfg.ssh_options, .remote_dir = remote_dir,
-		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .remote_limit_s = limit_s };
+		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .bind = ev->bind,
+		.remote_limit_s = limit_s };
 	stage_prefix(j, &cmd);
 	eval_launch_command(&l, prog.data, j->binary, extras, ev->wl.nextras, &cmd);
 	cuco_buf_free(&prog);
@@ -700,7 +738,9 @@ static void peak_fraction(const cuco_evaluator *ev, cuco_eval_result *res)
 		res->peak_fraction = bound / (res->latency_median_us * 1e-6);
 }
 
-static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err *err)
+/* again: a remeasure, which skips the separate verification of a cached
+ * build (the benchmark checks the answer as well). */
+static int cascade(job *j, const char *source, size_t len, bool bench, bool again, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	cuco_buf src = { 0 };
@@ -736,7 +776,8 @@ static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err 
 		fail(j->res, "run", CUCO_FAIL_ENVIRONMENT, NULL, "run: %s", ev->gpu_missing);
 		return CUCO_OK;
 	}
-	rc = verify(j, err);
+	if (!(again && j->res->cached_build))
+		rc = verify(j, err);
 	if (rc != CUCO_OK || *j->res->error_class)
 		return rc;
 	if (bench) {
@@ -749,8 +790,8 @@ static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err 
 	return CUCO_OK;
 }
 
-int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
-	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
+static int evaluate(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, bool bench, bool again, cuco_eval_result *res, cuco_err *err)
 {
 	double start = cuco_mono();
 	result_init(res);
@@ -763,11 +804,23 @@ int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
 		return CUCO_OK;
 	}
 	job j = { .ev = ev, .dir = dir, .res = res };
-	int rc = cascade(&j, source, len, bench, err);
+	int rc = cascade(&j, source, len, bench, again, err);
 	if (*j.workdir && !ev->cfg.keep_workdirs)
 		nftw(j.workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (*j.tmpdir)
 		nftw(j.tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	res->overhead_s = cuco_mono() - start - res->compile_s - res->run_s - res->bench_s;
 	return rc;
+}
+
+int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
+{
+	return evaluate(ev, source, len, dir, bench, false, res, err);
+}
+
+int cuco_eval_remeasure(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err)
+{
+	return evaluate(ev, source, len, dir, true, true, res, err);
 }

@@ -1,7 +1,8 @@
 /* runner.c — how a built program is launched: as is, under mpirun (one
  * host or a hostfile), under srun, or on another host over ssh. The result
  * is one shell command, run as the stage's child, so the stage's limits and
- * kills cover the launcher and everything it starts. */
+ * kills cover the launcher and everything it starts. Also which cores a
+ * local run's ranks are bound to, so that compiles can keep off them. */
 #include "eval/eval_int.h"
 
 #include <limits.h>
@@ -42,8 +43,11 @@ static void mpirun_prefix(const eval_launch *l, cuco_buf *out)
 		cuco_buf_puts(out, " --hostfile ");
 		eval_shell_quote(out, l->hostfile);
 	} else {
-		/* More ranks than cores is normal on a laptop; do not refuse. */
+		/* More ranks than cores is normal on a laptop; do not refuse. A rank
+		 * per core keeps one rank's timing off another's core; with fewer
+		 * cores than ranks binding is impossible, and Open MPI would refuse. */
 		cuco_buf_puts(out, " --oversubscribe");
+		cuco_buf_puts(out, l->bind ? " --bind-to core" : " --bind-to none");
 	}
 	cuco_buf_printf(out, " -np %d ", l->ranks);
 }
@@ -129,4 +133,75 @@ void eval_launch_command(const eval_launch *l, const char *prog_cmd, const char 
 		ssh_command(l, prog_cmd, binary, extras, nextras, out);
 		break;
 	}
+}
+
+/* ---- the device set ----------------------------------------------------------- */
+
+typedef struct cpu_core {
+	long package, core;   /* sysfs topology ids */
+	int first;            /* the lowest CPU of the core */
+} cpu_core;
+
+static long topology_id(const char *sysfs, int cpu, const char *name, long fallback)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/cpu%d/topology/%s", sysfs, cpu, name);
+	FILE *f = fopen(path, "r");
+	long v = fallback;
+	if (f && fscanf(f, "%ld", &v) != 1)
+		v = fallback;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int first_of_package(const cpu_core *cores, int n, long package)
+{
+	for (int i = 0; i < n; i++)
+		if (cores[i].package == package)
+			return cores[i].first;  /* cores[] is in CPU order: the first seen is lowest */
+	return INT_MAX;
+}
+
+/* hwloc's order, which Open MPI's --bind-to core follows: packages by their
+ * lowest CPU, then cores by theirs. */
+static int core_order(const cpu_core *a, const cpu_core *b, const cpu_core *all, int n)
+{
+	int pa = first_of_package(all, n, a->package), pb = first_of_package(all, n, b->package);
+	return pa != pb ? (pa > pb) - (pa < pb) : (a->first > b->first) - (a->first < b->first);
+}
+
+bool eval_device_cpus(const char *sysfs, const cpu_set_t *allowed, int ranks, cpu_set_t *device)
+{
+	cpu_core cores[CPU_SETSIZE];
+	int n = 0, cpu_core_of[CPU_SETSIZE];
+	CPU_ZERO(device);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, allowed))
+			continue;
+		/* Without sysfs every CPU counts as a core of its own. */
+		long package = topology_id(sysfs, cpu, "physical_package_id", 0);
+		long core = topology_id(sysfs, cpu, "core_id", cpu);
+		int k = 0;
+		while (k < n && !(cores[k].package == package && cores[k].core == core))
+			k++;
+		if (k == n)
+			cores[n++] = (cpu_core){ package, core, cpu };
+		cpu_core_of[cpu] = k;
+	}
+	if (ranks < 1 || n < ranks)
+		return false;
+	/* The ranks' cores: the first `ranks` in that order. */
+	bool chosen[CPU_SETSIZE] = { false };
+	for (int r = 0; r < ranks; r++) {
+		int best = -1;
+		for (int k = 0; k < n; k++)
+			if (!chosen[k] && (best < 0 || core_order(&cores[k], &cores[best], cores, n) < 0))
+				best = k;
+		chosen[best] = true;
+	}
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, allowed) && chosen[cpu_core_of[cpu]])
+			CPU_SET(cpu, device);
+	return true;
 }

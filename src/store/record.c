@@ -390,7 +390,14 @@ cJSON *cuco_candidate_to_json(const cuco_candidate *c)
 	for (int i = 0; i < c->nphases && i < CUCO_MAX_PHASES; i++)
 		add_num(ph, c->phases[i].name, c->phases[i].us);
 	add_num(o, "max_error", c->max_error);
-	add_num(o, "speedup", c->speedup);
+	cJSON *sp = cJSON_AddObjectToObject(o, "speedup");
+	bool ci = c->rounds >= 2;
+	add_num(sp, "value", c->speedup);
+	add_num(sp, "lo", ci ? c->speedup_lo : NAN);
+	add_num(sp, "hi", ci ? c->speedup_hi : NAN);
+	cJSON_AddNumberToObject(sp, "rounds", c->rounds);
+	add_num(sp, "confidence", ci ? c->confidence : NAN);
+	cJSON_AddStringToObject(o, "verdict", cuco_verdict_name(c->verdict));
 	add_num(o, "peak_fraction", c->peak_fraction);
 	cJSON_AddBoolToObject(o, "pinned", c->pinned);
 	cJSON_AddStringToObject(o, "reject_reason", c->reject_reason);
@@ -449,6 +456,16 @@ static void get_parents(decoder *d, cuco_candidate *c)
 	}
 }
 
+/* A nested object's failure, named by its field: "latency_us: field …". */
+static void nested_fail(decoder *d, const char *key, int rc)
+{
+	if (rc == CUCO_OK || d->rc != CUCO_OK)
+		return;
+	char why[sizeof d->err->msg];  /* not err->msg itself: vsnprintf would read what it writes */
+	cuco_strlcpy(why, d->err->msg, sizeof why);
+	d->rc = cuco_errf(d->err, CUCO_EDATA, "%s: %s", key, why);
+}
+
 static void get_latency_and_phases(decoder *d, cuco_candidate *c, cuco_err *err)
 {
 	const cJSON *lat = field(d, "latency_us");
@@ -461,8 +478,7 @@ static void get_latency_and_phases(decoder *d, cuco_candidate *c, cuco_err *err)
 		get_num(&ld, "p90", &c->latency_p90_us, NAN);
 		get_int(&ld, "samples", &c->samples);
 		get_num(&ld, "spread", &c->spread, NAN);
-		if (ld.rc && d->rc == CUCO_OK)
-			d->rc = cuco_errf(err, CUCO_EDATA, "latency_us: %s", err->msg);
+		nested_fail(d, "latency_us", ld.rc);
 	}
 	const cJSON *ph = field(d, "phases_us");
 	if (ph && !cJSON_IsObject(ph)) {
@@ -481,6 +497,41 @@ static void get_latency_and_phases(decoder *d, cuco_candidate *c, cuco_err *err)
 		cuco_strlcpy(p->name, e->string, sizeof p->name);
 		p->us = cJSON_IsNumber(e) ? e->valuedouble : NAN;
 	}
+}
+
+static int parse_verdict(const char *s, int *v)
+{
+	cuco_verdict vd;
+	int rc = cuco_verdict_parse(s, &vd);
+	*v = (int)vd;
+	return rc;
+}
+
+/* {value, lo, hi, rounds, confidence} and the verdict; a bare number is
+ * the speedup of a store written before intervals, one measurement. */
+static void get_speedup(decoder *d, cuco_candidate *c, cuco_err *err)
+{
+	c->speedup = c->speedup_lo = c->speedup_hi = c->confidence = NAN;
+	const cJSON *sp = field(d, "speedup");
+	if (sp && cJSON_IsNumber(sp)) {
+		c->speedup = sp->valuedouble;
+		c->rounds = 1;
+	} else if (sp && !cJSON_IsObject(sp)) {
+		bad(d, "speedup", "an object");
+	} else if (sp) {
+		decoder sd = { sp, err, CUCO_OK };
+		get_num(&sd, "value", &c->speedup, NAN);
+		get_num(&sd, "lo", &c->speedup_lo, NAN);
+		get_num(&sd, "hi", &c->speedup_hi, NAN);
+		get_int(&sd, "rounds", &c->rounds);
+		get_num(&sd, "confidence", &c->confidence, NAN);
+		if (sd.rc == CUCO_OK && (c->rounds < 0 || c->rounds > 1000000))
+			sd.rc = cuco_errf(err, CUCO_EDATA, "rounds %d is out of 0..1000000", c->rounds);
+		nested_fail(d, "speedup", sd.rc);
+	}
+	int v = 0;
+	get_enum(d, "verdict", &v, parse_verdict);
+	c->verdict = (cuco_verdict)v;
 }
 
 int cuco_candidate_from_json(const cJSON *j, cuco_candidate *c, cuco_err *err)
@@ -513,7 +564,7 @@ int cuco_candidate_from_json(const cJSON *j, cuco_candidate *c, cuco_err *err)
 	c->latency_min_us = c->latency_median_us = c->latency_p90_us = c->spread = NAN;
 	get_latency_and_phases(&d, c, err);
 	get_num(&d, "max_error", &c->max_error, NAN);
-	get_num(&d, "speedup", &c->speedup, NAN);
+	get_speedup(&d, c, err);
 	get_num(&d, "peak_fraction", &c->peak_fraction, NAN);
 	get_bool(&d, "pinned", &c->pinned);
 	get_str(&d, "reject_reason", c->reject_reason, sizeof c->reject_reason);

@@ -192,6 +192,12 @@ typedef struct cuco_candidate {
 	cuco_phase phases[CUCO_MAX_PHASES];
 	double max_error;         /* numerical error against the reference */
 	double speedup;           /* baseline median / this median, same run; NAN if unknown */
+	double speedup_lo;        /* its interval from paired rounds (docs/trust.md); */
+	double speedup_hi;        /*   meaningful only when rounds >= 2 */
+	double confidence;        /* two-sided coverage of [speedup_lo, speedup_hi] */
+	int rounds;               /* measurements behind speedup: 1 = one screening, */
+	                          /*   more = paired rounds against the baseline */
+	cuco_verdict verdict;     /* what those rounds said; NONE when only screened */
 	double peak_fraction;     /* fraction of the hardware peak; NAN if unknown */
 	bool pinned;
 	char reject_reason[256];
@@ -350,8 +356,15 @@ int cuco_summary_all(cuco_txn *txn, cuco_summary **out, size_t *n);
 int cuco_summary_get(cuco_txn *txn, uint64_t id, cuco_summary *out);
 /* Children ids of a candidate, ascending; *out malloc'd (NULL when none). */
 int cuco_children(cuco_txn *txn, uint64_t parent, uint64_t **out, size_t *n);
-/* The best done, non-rejected candidate by score (ties: lower latency). */
+/* The run's best. Once the engine has started a chain of crowns (meta
+ * "best", docs/trust.md): the latest crowned candidate that is done and not
+ * rejected, else the baseline. In a store without the chain (written by
+ * an older cuco, or by no engine): the best done, non-rejected candidate
+ * by score (ties: lower id). */
 int cuco_best(cuco_txn *txn, cuco_summary *out);
+/* Append id to the chain of crowns; id 0 only starts the chain, so that
+ * from then on nothing is the best without being crowned. */
+int cuco_crown(cuco_txn *txn, uint64_t id);
 
 /* Content-addressed text (sources, prompts, replies): deduplicated. */
 int cuco_source_put(cuco_txn *txn, const char *text, size_t len, char hash[CUCO_HASH_LEN + 1]);

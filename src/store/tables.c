@@ -315,7 +315,35 @@ int cuco_children(cuco_txn *txn, uint64_t parent, uint64_t **out, size_t *n)
 	return CUCO_OK;
 }
 
-int cuco_best(cuco_txn *txn, cuco_summary *out)
+/* The chain of crowns in meta "best": {"crowned": [baseline, id, …]}. */
+#define CROWNS_MAX 4096
+
+static int read_crowns(cuco_txn *txn, uint64_t *ids, size_t *n)
+{
+	*n = 0;
+	char *json = NULL;
+	int rc = cuco_meta_get(txn, "best", &json);
+	if (rc != CUCO_OK)
+		return rc;
+	cJSON *j = cJSON_Parse(json);
+	free(json);
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "crowned"), *e;
+	if (!cJSON_IsArray(a))
+		rc = cuco_txn_fail(txn, CUCO_EDATA, "%s: meta best: crowned: expected an array",
+			txn->st->dir);
+	cJSON_ArrayForEach(e, a) {
+		if (!cJSON_IsNumber(e) || e->valuedouble < 1 || *n == CROWNS_MAX) {
+			rc = cuco_txn_fail(txn, CUCO_EDATA, "%s: meta best: crowned: expected at most %d ids",
+				txn->st->dir, CROWNS_MAX);
+			break;
+		}
+		ids[(*n)++] = (uint64_t)e->valuedouble;
+	}
+	cJSON_Delete(j);
+	return rc;
+}
+
+static int best_by_score(cuco_txn *txn, cuco_summary *out)
 {
 	MDB_cursor *cur;
 	int rc = mdb_cursor_open(txn->t, txn->st->dbi[T_BY_SCORE], &cur);
@@ -329,6 +357,65 @@ int cuco_best(cuco_txn *txn, cuco_summary *out)
 	if (rc)
 		return store_mdb_error(txn, "by_score", rc);
 	return cuco_summary_get(txn, from_be64((const unsigned char *)k.mv_data + 8), out);
+}
+
+int cuco_best(cuco_txn *txn, cuco_summary *out)
+{
+	uint64_t *ids = cuco_xmalloc(CROWNS_MAX * sizeof *ids);
+	size_t n = 0;
+	int rc = read_crowns(txn, ids, &n);
+	if (rc == CUCO_ENOTFOUND) {
+		free(ids);
+		return best_by_score(txn, out);
+	}
+	/* The latest crown still standing: a rejected one steps down. */
+	bool found = false;
+	for (size_t i = n; rc == CUCO_OK && !found && i-- > 0;) {
+		rc = cuco_summary_get(txn, ids[i], out);
+		found = rc == CUCO_OK && out->status == CUCO_STATUS_DONE;
+		if (rc == CUCO_ENOTFOUND)
+			rc = CUCO_OK;
+	}
+	free(ids);
+	if (rc == CUCO_OK && !found)
+		rc = store_notfound(txn, "%s: no finished candidate yet", txn->st->dir);
+	return rc;
+}
+
+int cuco_crown(cuco_txn *txn, uint64_t id)
+{
+	cuco_summary s;
+	int rc = cuco_summary_get(txn, id, &s);
+	if (rc != CUCO_OK)
+		return rc;
+	uint64_t *ids = cuco_xmalloc(CROWNS_MAX * sizeof *ids);
+	size_t n = 0;
+	rc = read_crowns(txn, ids, &n);
+	if (rc == CUCO_ENOTFOUND)
+		rc = CUCO_OK;
+	bool baseline = s.origin == CUCO_ORIGIN_BASELINE;
+	if (rc == CUCO_OK && baseline && n > 0 && ids[0] == id) {
+		free(ids);
+		return CUCO_OK;  /* this baseline's chain goes on */
+	}
+	if (rc == CUCO_OK && baseline)
+		n = 0;           /* another baseline: crowns against the old one lapse */
+	else if (rc == CUCO_OK && n == 0)
+		rc = cuco_txn_fail(txn, CUCO_EDATA, "%s: crown #%llu: no chain of crowns yet",
+			txn->st->dir, (unsigned long long)id);
+	else if (rc == CUCO_OK && n == CROWNS_MAX)
+		rc = cuco_txn_fail(txn, CUCO_EDATA, "%s: crown #%llu: %d crowns already",
+			txn->st->dir, (unsigned long long)id, CROWNS_MAX);
+	if (rc == CUCO_OK) {
+		ids[n++] = id;
+		cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "crowned");
+		for (size_t i = 0; i < n; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateNumber((double)ids[i]));
+		MDB_val k = { 4, "best" };
+		rc = put_json(txn, T_META, &k, o, 0, "meta");
+	}
+	free(ids);
+	return rc;
 }
 
 /* ---- sources -------------------------------------------------------------- */

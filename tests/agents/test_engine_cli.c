@@ -36,8 +36,9 @@ static pid_t spawn_run(const char *dir, const char *out_path, const char *budget
 			_exit(100);
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
+		/* No confirmation at the end: what is tested is the kill and the resume. */
 		execl(cuco_bin(), "cuco", "run", toy, "--run", dir, "--headless", "--jobs", "1",
-			"--budget", budget, (char *)NULL);
+			"--budget", budget, "--rebench", "0", (char *)NULL);
 		_exit(101);
 	}
 	return pid;

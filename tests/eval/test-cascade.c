@@ -104,6 +104,42 @@ static void test_seed_and_cache(void **state)
 	cuco_workload_free(wl);
 }
 
+static void remeasure(cuco_evaluator *ev, const cuco_workload *wl, const char *source_rel,
+	cuco_eval_result *res)
+{
+	size_t len;
+	char *src = read_fixture(source_rel, &len);
+	cuco_directive def;
+	cuco_directive_default(wl, &def);
+	cuco_err err = { 0 };
+	if (cuco_eval_remeasure(ev, src, len, &def, res, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	free(src);
+}
+
+/* A round of a paired comparison benchmarks a cached build without the
+ * separate verification, and the benchmark still refuses a wrong answer. */
+static void test_remeasure(void **state)
+{
+	(void)state;
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator("mini", &wl);
+	cuco_eval_result res;
+	remeasure(ev, wl, "mini/seed.c", &res);  /* not built yet: the whole cascade */
+	assert_true(res.ok && !res.cached_build && res.run_s > 0);
+	remeasure(ev, wl, "mini/seed.c", &res);
+	assert_true(res.ok && res.cached_build);
+	assert_true(res.run_s == 0 && res.bench_s > 0 && res.latency_median_us > 0);
+	evaluate(ev, wl, "broken/wrong.c", NULL, true, &res);
+	assert_string_equal(res.failed_stage, "run");
+	remeasure(ev, wl, "broken/wrong.c", &res);
+	assert_false(res.ok);
+	assert_string_equal(res.failed_stage, "bench");
+	assert_string_equal(res.error_class, "wrong-answer");
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
 typedef struct broken_case {
 	const char *file;
 	const char *stage;
@@ -344,6 +380,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_seed_and_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remeasure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_broken_candidates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chatty_candidate_passes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_directive, setup, teardown),

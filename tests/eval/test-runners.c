@@ -33,9 +33,11 @@ static void test_commands(void **state)
 {
 	(void)state;
 	eval_launch l = { .kind = CUCO_RUNNER_LOCAL, .launcher = "/usr/bin/mpirun", .ranks = 2, .mpi = true };
-	expect_command(&l, "/usr/bin/mpirun --oversubscribe -np 2 ./abc --reps 1");
+	expect_command(&l, "/usr/bin/mpirun --oversubscribe --bind-to none -np 2 ./abc --reps 1");
 	l.as_root = true;
-	expect_command(&l, "/usr/bin/mpirun --allow-run-as-root --oversubscribe -np 2 ./abc --reps 1");
+	l.bind = true;
+	expect_command(&l, "/usr/bin/mpirun --allow-run-as-root --oversubscribe --bind-to core -np 2 "
+		"./abc --reps 1");
 	l.mpi = false;
 	expect_command(&l, "./abc --reps 1");
 	l = (eval_launch){ .kind = CUCO_RUNNER_HOSTFILE, .launcher = "mpirun", .hostfile = "/etc/my hosts",
@@ -63,6 +65,57 @@ static void test_commands(void **state)
 		" || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; "
 		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && timeout -k 2 30 ./abc --reps 1'; rc=$?; "
 		"ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x'; exit $rc");
+}
+
+/* A fake /sys/devices/system/cpu: cpu i in package pkg[i], core core[i]. */
+static void fake_sysfs(const char *root, int n, const int *pkg, const int *core)
+{
+	for (int i = 0; i < n; i++) {
+		char path[2048];
+		snprintf(path, sizeof path, "mkdir -p %s/cpu%d/topology && echo %d > %s/cpu%d/topology/"
+			"physical_package_id && echo %d > %s/cpu%d/topology/core_id", root, i, pkg[i], root, i,
+			core[i], root, i);
+		assert_int_equal(system(path), 0);
+	}
+}
+
+static void expect_device(const char *root, int ncpu, int ranks, const char *want)
+{
+	cpu_set_t allowed, device;
+	CPU_ZERO(&allowed);
+	for (int i = 0; i < ncpu; i++)
+		CPU_SET(i, &allowed);
+	bool fits = eval_device_cpus(root, &allowed, ranks, &device);
+	char got[128] = "";
+	for (int i = 0; fits && i < ncpu; i++)
+		if (CPU_ISSET(i, &device))
+			snprintf(got + strlen(got), sizeof got - strlen(got), "%s%d", *got ? "," : "", i);
+	assert_string_equal(fits ? got : "none", want);
+}
+
+/* The ranks' cores in the order Open MPI binds them: whole cores (every
+ * hardware thread), the first package first, whatever the numbering. */
+static void test_device_cpus(void **state)
+{
+	(void)state;
+	char root[256], dir[300];
+	make_tmpdir(root, sizeof root);
+	snprintf(dir, sizeof dir, "%s/plain", root);
+	fake_sysfs(dir, 4, (int[]){ 0, 0, 0, 0 }, (int[]){ 0, 1, 2, 3 });
+	expect_device(dir, 4, 2, "0,1");
+	expect_device(dir, 4, 4, "0,1,2,3");
+	expect_device(dir, 4, 5, "none");
+	snprintf(dir, sizeof dir, "%s/smt", root);  /* cpu k and k+4 share a core */
+	fake_sysfs(dir, 8, (int[]){ 0, 0, 0, 0, 0, 0, 0, 0 }, (int[]){ 0, 1, 2, 3, 0, 1, 2, 3 });
+	expect_device(dir, 8, 2, "0,1,4,5");
+	expect_device(dir, 8, 5, "none");
+	snprintf(dir, sizeof dir, "%s/sockets", root);  /* numbered across two packages */
+	fake_sysfs(dir, 4, (int[]){ 0, 1, 0, 1 }, (int[]){ 0, 0, 1, 1 });
+	expect_device(dir, 4, 2, "0,2");
+	expect_device(dir, 4, 3, "0,1,2");
+	snprintf(dir, sizeof dir, "%s/missing", root);  /* no topology: a core per CPU */
+	expect_device(dir, 3, 2, "0,1");
+	rm_rf(root);
 }
 
 static cuco_evaluator *evaluator(const cuco_eval_config *cfg, cuco_workload **wl)
@@ -263,6 +316,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_commands),
+		cmocka_unit_test(test_device_cpus),
 		cmocka_unit_test(test_hostfile_for_real),
 		cmocka_unit_test_setup_teardown(test_ssh_for_real, ssh_setup, ssh_teardown),
 	};

@@ -77,6 +77,11 @@ static void sample_candidate(cuco_candidate *c, uint64_t parent)
 	c->phases[1].us = 30;
 	c->max_error = 1e-6;
 	c->speedup = 1.25;
+	c->speedup_lo = 1.18;
+	c->speedup_hi = 1.36;
+	c->confidence = 0.995;
+	c->rounds = 12;
+	c->verdict = CUCO_VERDICT_FASTER;
 	c->peak_fraction = NAN;
 	c->pinned = true;
 	strcpy(c->model, "gpt-x");
@@ -130,6 +135,9 @@ static void test_candidate_roundtrip(void **state)
 	assert_int_equal(b->nphases, 2);
 	assert_string_equal(b->phases[1].name, "comm");
 	assert_true(isnan(b->peak_fraction));
+	assert_true(b->speedup == 1.25 && b->speedup_lo == 1.18 && b->speedup_hi == 1.36);
+	assert_true(b->confidence == 0.995 && b->rounds == 12);
+	assert_int_equal(b->verdict, CUCO_VERDICT_FASTER);
 	assert_true(b->pinned);
 	assert_int_equal(b->tokens_prompt, 1234);
 	assert_string_equal(b->note, a->note);
@@ -230,6 +238,38 @@ static void test_json_rejects_bad_types(void **state)
 	j = cJSON_Parse("{\"id\": 3, \"parents\": [1, 2, 3]}");
 	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
 	cJSON_Delete(j);
+	j = cJSON_Parse("{\"id\": 3, \"speedup\": \"1.2x\"}");
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
+	assert_string_equal(err.msg, "field speedup: expected an object");
+	cJSON_Delete(j);
+	j = cJSON_Parse("{\"id\": 3, \"speedup\": {\"value\": 1.2, \"rounds\": -4}}");
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
+	assert_string_equal(err.msg, "speedup: rounds -4 is out of 0..1000000");
+	cJSON_Delete(j);
+	j = cJSON_Parse("{\"id\": 3, \"verdict\": \"probably\"}");
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
+	assert_string_equal(err.msg, "field verdict: unknown value 'probably'");
+	cJSON_Delete(j);
+}
+
+/* A store written before intervals holds a bare number: one measurement. */
+static void test_json_reads_old_speedup(void **state)
+{
+	(void)state;
+	cuco_candidate c;
+	cuco_err err = { 0 };
+	cJSON *j = cJSON_Parse("{\"id\": 3, \"speedup\": 1.31}");
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_OK);
+	assert_true(c.speedup == 1.31 && c.rounds == 1 && isnan(c.speedup_lo));
+	assert_int_equal(c.verdict, CUCO_VERDICT_NONE);
+	cJSON_Delete(j);
+	/* And an interval is written only with the rounds behind it. */
+	c.speedup_lo = 0;
+	j = cuco_candidate_to_json(&c);
+	const cJSON *sp = cJSON_GetObjectItemCaseSensitive(j, "speedup");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(sp, "lo")));
+	assert_int_equal(cJSON_GetObjectItemCaseSensitive(sp, "rounds")->valueint, 1);
+	cJSON_Delete(j);
 }
 
 /* ---- indexes ---------------------------------------------------------------- */
@@ -320,6 +360,86 @@ static void test_indexes(void **state)
 	assert_int_equal(ck.sums[3].status, CUCO_STATUS_REJECTED);
 	free(ck.kids);
 	free(ck.sums);
+	cuco_store_close(st);
+	rmtree(dir);
+}
+
+/* ---- crowns --------------------------------------------------------------------- */
+
+struct crowns { uint64_t ids[5]; int step; int rc; cuco_summary best; };
+
+static int crown_step(cuco_txn *txn, void *arg)
+{
+	struct crowns *cr = arg;
+	cuco_candidate c;
+	int rc = CUCO_OK;
+	switch (cr->step) {
+	case 0:  /* baseline 1, candidates 2-4, a second baseline 5 */
+		for (int i = 0; i < 5 && rc == CUCO_OK; i++) {
+			sample_candidate(&c, 0);
+			c.origin = i == 0 || i == 4 ? CUCO_ORIGIN_BASELINE : CUCO_ORIGIN_TUNE;
+			c.score = i == 2 ? 9.0 : 1.0;  /* 3 leads by score, never crowned */
+			rc = cuco_cand_put(txn, &c);
+			cr->ids[i] = c.id;
+		}
+		return rc ? rc : cuco_crown(txn, cr->ids[0]);
+	case 1: return cuco_crown(txn, cr->ids[1]);
+	case 2: rc = cuco_crown(txn, cr->ids[3]); return rc ? rc : cuco_crown(txn, cr->ids[0]);
+	case 3: return reject_four(txn, NULL);
+	case 4: return cuco_crown(txn, cr->ids[4]);
+	case 5:  /* a candidate but no chain */
+		sample_candidate(&c, 0);
+		rc = cuco_cand_put(txn, &c);
+		return rc ? rc : cuco_crown(txn, c.id);
+	}
+	return CUCO_OK;
+}
+
+static int crown_best(cuco_txn *txn, void *arg)
+{
+	struct crowns *cr = arg;
+	cr->rc = cuco_best(txn, &cr->best);
+	return CUCO_OK;
+}
+
+static uint64_t best_after(cuco_store *st, struct crowns *cr, int step)
+{
+	cuco_err err = { 0 };
+	cr->step = step;
+	if (cuco_store_write(st, crown_step, cr, &err) != CUCO_OK)
+		fail_msg("step %d: %s", step, err.msg);
+	assert_int_equal(cuco_store_read(st, crown_best, cr, &err), CUCO_OK);
+	assert_int_equal(cr->rc, CUCO_OK);
+	return cr->best.id;
+}
+
+/* Once a chain is started, only crowns are the best, whatever the scores. */
+static void test_crowns(void **state)
+{
+	(void)state;
+	char dir[64];
+	tmpdir(dir);
+	cuco_store *st = open_new(dir);
+	struct crowns cr = { 0 };
+	uint64_t first = best_after(st, &cr, 0);
+	assert_int_equal(first, cr.ids[0]);  /* nothing crowned: the baseline */
+	assert_int_equal(best_after(st, &cr, 1), cr.ids[1]);
+	assert_int_equal(best_after(st, &cr, 2), cr.ids[3]);  /* the same baseline goes on */
+	assert_int_equal(best_after(st, &cr, 3), cr.ids[1]);  /* rejected: the crown steps down */
+	assert_int_equal(best_after(st, &cr, 4), cr.ids[4]);  /* a new baseline starts again */
+	/* A crown without a chain is refused. */
+	char dir2[64];
+	tmpdir(dir2);
+	cuco_store *st2 = open_new(dir2);
+	cuco_err err = { 0 };
+	cr.step = 5;
+	assert_int_equal(cuco_store_write(st2, crown_step, &cr, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "crown #1: no chain of crowns yet"));
+	/* Without a chain (an older store) the best is the top score. */
+	assert_int_equal(cuco_store_read(st2, crown_best, &cr, &err), CUCO_OK);
+	assert_int_equal(cr.rc, CUCO_ENOTFOUND);  /* the refused write left nothing */
+	cuco_store_close(st2);
+	rmtree(dir2);
 	cuco_store_close(st);
 	rmtree(dir);
 }
@@ -828,6 +948,8 @@ int main(void)
 		cmocka_unit_test(test_directive_dims),
 		cmocka_unit_test(test_fail_classes),
 		cmocka_unit_test(test_json_rejects_bad_types),
+		cmocka_unit_test(test_json_reads_old_speedup),
+		cmocka_unit_test(test_crowns),
 		cmocka_unit_test(test_indexes),
 		cmocka_unit_test(test_action_rules),
 		cmocka_unit_test(test_person_act),
