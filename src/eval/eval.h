@@ -189,7 +189,7 @@ typedef struct cuco_eval_result {
 	bool environment;            /* failure is the environment's, not the candidate's */
 	char failed_stage[16];       /* compile | run | bench */
 	char error_class[24];        /* compile-error | crash | wrong-answer | timeout
-	                                | protocol | environment */
+	                                | protocol | environment | suspect */
 	int signal;                  /* crash: the signal */
 	char excerpt[2048];          /* tail of the failing stage's output */
 	double max_error;
@@ -200,6 +200,8 @@ typedef struct cuco_eval_result {
 	cuco_phase phases[CUCO_MAX_PHASES];
 	double bytes, flops;
 	double peak_fraction;        /* NAN when the workload has no peak */
+	long host_calls;             /* host communication calls the steps made (all ranks,
+	                                hostcalls.h), -1 when not counted */
 	bool cached_build;
 	double compile_s, run_s, bench_s;  /* wall time of each stage */
 	double overhead_s;           /* evaluator time outside the children */

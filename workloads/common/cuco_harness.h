@@ -1,31 +1,74 @@
-/* cuco_harness.h — timing, verification and the result line for the CPU
- * (Open MPI) workloads. Header-only: a workload program is one C file that
- * includes this and hands cuco_bench() a step function.
+/* cuco_harness.h — the trusted harness of the CPU (Open MPI) workloads:
+ * inputs, timing, verification and the verdict. Header-only: a workload
+ * program is one C file that includes this and hands cuco_bench_run() a
+ * step function. Nothing here is inside an EVOLVE-BLOCK; a search changes
+ * only the step.
  *
- * Protocol (docs/workloads.md, "native"): rank 0 prints exactly one line
- *   CUCO_RESULT {"correct":…, "max_error":…, "latency_us":{…}, "phases_us":{…},
- *                "bytes":…, "flops":…}
- * Everything else a program prints is a log.
+ * What the evaluator, not the candidate, controls (docs/workloads.md,
+ * "Trust"):
+ * - Inputs. $CUCO_HARNESS carries the evaluator's seed for this run; the
+ *   workload's fill() builds its inputs from cuco_input(), which follows
+ *   it. The variable is read and wiped (also from /proc/self/environ)
+ *   before main() and before any constructor of default priority.
+ * - Verification. The step runs verified twice before timing, on inputs
+ *   of two different seeds; every timed repetition is spot-checked with a
+ *   probability drawn after the step has returned, so the step cannot
+ *   know which one counts; and one more repetition after the timed loop
+ *   runs on fresh inputs and is checked. Outputs are poisoned (prepare())
+ *   before every step, and every rank checks its own output.
+ * - Per-repetition data. rep_scale-style factors come from
+ *   cuco_rep_scale(rep), drawn by rank 0 just before repetition rep, so no
+ *   repetition's answer can be computed ahead (in a warm-up, say).
+ * - Timing. A repetition's time is the host clock around the step on
+ *   every rank, the slowest rank's counted: a CPU step has no device
+ *   working on behind its back, so the clock around it sees all its work
+ *   but what it leaves running, which the next point refuses.
+ * - Leftovers. After every step, no thread and no child process the step
+ *   started may still be alive: work left running past the timed region
+ *   would be work nobody timed.
+ * - The verdict. Rank 0 prints one line, CUCO_SEALED <tag> <json>, sealed
+ *   with the run's key (cuco_seal.h); unsealed lines are not believed.
+ *   Run by hand (no $CUCO_HARNESS), it prints `CUCO_RESULT <json>` with a
+ *   fixed seed instead, for people and scripts/check-cpu-workloads.
  *
- * One repetition = MPI_Barrier (not timed) then step(rep) (timed). The
- * barrier stands for "the rest of the model" between two layers, so a step
- * may reuse its buffers in the next repetition without more sync. A rep's
- * latency is the slowest rank's. Phases are averaged over timed reps and
- * ranks; exposed_comm is the rep time not spent in compute.
+ * One repetition = inputs' scale drawn, prepare(), MPI_Barrier (not timed)
+ * then step(rep) (timed). The barrier stands for "the rest of the model"
+ * between two layers, so a step may reuse its buffers in the next
+ * repetition without more sync. A rep's latency is the slowest rank's.
+ * Phases are averaged over timed reps and ranks; exposed_comm is the rep
+ * time not spent in compute. rep counts up from 0 over verified, warm-up,
+ * timed and post-loop steps alike.
  *
- * Build needs -D_GNU_SOURCE (clock_gettime, pthreads) and mpicc.
+ * The harness's own MPI calls are MPI_Barrier and MPI_Allreduce only, so
+ * that the evaluator can tell the program's other MPI calls apart (the
+ * host-call check, docs/workloads.md).
+ *
+ * Build needs -D_GNU_SOURCE (clock_gettime, pthreads, dlsym) and mpicc.
  */
 #ifndef CUCO_HARNESS_H
 #define CUCO_HARNESS_H
 
+#include "cuco_seal.h"
+
 #include <mpi.h>
+#include <dirent.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #define CUCO_MAX_REPS 1000
+#define CUCO_MAX_TASKS 512
+#define CUCO_SPOT_CHECKS 2.0     /* timed reps checked per run, on average */
+#define CUCO_UNSEALED_SEED 0x5eedull
 
 typedef enum cuco_phase_id {
 	CUCO_PH_COMPUTE, CUCO_PH_COMM, CUCO_PH_SYNC, CUCO_PH_COUNT
@@ -36,14 +79,17 @@ static const char *const cuco_phase_names[CUCO_PH_COUNT] = {"compute", "comm", "
 typedef struct cuco_bench {
 	int warmup, reps;
 	int rank, nranks;
-	/* The workload's step: one full iteration, rep counts from 0 over
-	 * warm-ups and timed reps alike (inputs may depend on it). */
+	/* The workload's step: one full iteration; rep counts from 0 over all
+	 * steps (inputs may depend on it through cuco_rep_scale). */
 	void (*step)(void *arg, int rep);
-	/* Called outside timing before each step (e.g. poison the output). */
+	/* Build this rank's inputs from cuco_input() (the harness has just set
+	 * the seed); called outside timing, before each verified input set. */
+	void (*fill)(void *arg);
+	/* Called outside timing before each step: poison the output. */
 	void (*prepare)(void *arg, int rep);
-	/* Called once after the last step; returns this rank's max error
-	 * against the independent reference. */
-	double (*verify)(void *arg, int last_rep);
+	/* This rank's max error of step rep's output against an independent
+	 * reference built from the same inputs. */
+	double (*verify)(void *arg, int rep);
 	void *arg;
 	double bytes, flops;  /* per repetition, all ranks together */
 	double tolerance;
@@ -55,6 +101,72 @@ typedef struct cuco_bench {
 
 /* Wall time in seconds; MPI_Wtime is a monotonic clock in Open MPI. */
 static inline double cuco_now(void) { return MPI_Wtime(); }
+
+/* ---- the evaluator's ticket ------------------------------------------------ */
+
+static struct { int sealed; cuco_seal_ticket t; } cuco_ticket;
+
+/* Priority 101, the first a program may use: before any constructor of
+ * default priority a candidate might declare (the evaluator's source scan
+ * refuses constructors in candidate code anyway). */
+__attribute__((constructor(101))) static void cuco_take_ticket(void)
+{
+	char *v = getenv(CUCO_SEAL_ENV);
+	if (!v)
+		return;
+	cuco_ticket.sealed = cuco_seal_ticket_parse(v, &cuco_ticket.t) == 0;
+	memset(v, 0, strlen(v));  /* the value in place: /proc/self/environ reads it */
+	unsetenv(CUCO_SEAL_ENV);
+}
+
+/* ---- inputs and randomness --------------------------------------------------- */
+
+static inline uint64_t cuco_mix(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ull;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t cuco_inputs_seed = CUCO_UNSEALED_SEED;
+static float cuco_scales[2 * CUCO_MAX_REPS + 8];
+
+/* A value in [-0.5, 0.5) from the current inputs' seed, a stream (one per
+ * input array) and an index: any rank can rebuild any rank's input. */
+static inline float cuco_input(uint64_t stream, uint64_t i)
+{
+	uint64_t x = cuco_mix(cuco_inputs_seed ^ cuco_mix(stream * 0x2545F4914F6CDD1Dull + i));
+	return (float)(x >> 40) * (1.0f / 16777216.0f) - 0.5f;
+}
+
+/* Repetition rep's scale of the inputs, in [1, 1.75): a step that reads a
+ * buffer left from another repetition is off by a random factor. */
+static inline float cuco_rep_scale(int rep)
+{
+	return cuco_scales[rep];
+}
+
+/* The harness's own draws (what to spot-check, the scales, the post-loop
+ * inputs): from the kernel, so the program cannot predict them. */
+static inline double cuco_draw(void)
+{
+	uint64_t x = 0;
+	if (getrandom(&x, sizeof x, 0) != (ssize_t)sizeof x)
+		x = cuco_mix((uint64_t)clock() ^ (uint64_t)getpid());
+	return (double)(x >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* rank 0's draw, the same on every rank (the harness's collectives are
+ * MPI_Barrier and MPI_Allreduce only). */
+static inline double cuco_shared_draw(const cuco_bench *b)
+{
+	double mine = b->rank == 0 ? cuco_draw() : -1, all;
+	MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	return all;
+}
+
+/* ---- phases and arguments --------------------------------------------------- */
 
 /* Phase accounting. Begin/end pairs of one phase must not nest; different
  * phases may (a flag wait inside a comm section counts in both). Only the
@@ -132,76 +244,400 @@ static inline double cuco_error_value(const cuco_error *e)
 	return e->scale > 0 ? e->diff / e->scale : e->diff;
 }
 
-static inline void cuco_print_result(const cuco_bench *b, int correct, double err,
-	const double *lat, double exposed)
+/* ---- what a step leaves running ------------------------------------------------ */
+
+/* Threads of this process alive before the first step (MPI's own), and
+ * what the host-call interposer offers when the evaluator preloaded it. */
+typedef struct cuco_watch {
+	int ntids;
+	long tids[CUCO_MAX_TASKS];
+	int (*count_window)(int on);
+	int (*count_names)(const char *const **names);
+	long (*count_of)(int i);
+} cuco_watch;
+
+/* Whether /proc/self/task/<tid> (or /proc/<tid>) is alive, not a zombie. */
+static inline int cuco_proc_alive(const char *stat_path)
 {
-	double phase[CUCO_PH_COUNT];
-	for (int p = 0; p < CUCO_PH_COUNT; p++)
-		phase[p] = b->phase[p];
-	printf("CUCO_RESULT {\"correct\": %s, \"max_error\": %.6g, "
-		"\"latency_us\": {\"min\": %.3f, \"median\": %.3f, \"p90\": %.3f, "
-		"\"max\": %.3f, \"samples\": %d}, \"phases_us\": {",
-		correct ? "true" : "false", isfinite(err) ? err : 1e300,
+	FILE *f = fopen(stat_path, "r");
+	if (!f)
+		return 0;
+	char buf[512];
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* Tids of this process's threads into out[0..max); returns the count. */
+static inline int cuco_tasks(long *out, int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) && n < max)
+		if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
+			out[n++] = atol(e->d_name);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* A thread alive now that was not there before the first step, or 0. */
+static inline long cuco_new_thread(const cuco_watch *w)
+{
+	long now[CUCO_MAX_TASKS];
+	int n = cuco_tasks(now, CUCO_MAX_TASKS);
+	for (int i = 0; i < n; i++) {
+		int known = 0;
+		for (int j = 0; j < w->ntids && !known; j++)
+			known = now[i] == w->tids[j];
+		char path[64];
+		snprintf(path, sizeof path, "/proc/self/task/%ld/stat", now[i]);
+		if (!known && cuco_proc_alive(path))
+			return now[i];
+	}
+	return 0;
+}
+
+/* A live child of this process, or 0. The process is a child subreaper,
+ * so a daemon that forked twice and called setsid() is still its child.
+ * waitid() says at once when there is no child at all (the common case);
+ * only otherwise is /proc read, for a child's ppid that is not a zombie. */
+static inline long cuco_live_child(void)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+		return 0;  /* ECHILD */
+	DIR *d = opendir("/proc");
+	long self = (long)getpid(), found = 0;
+	struct dirent *e;
+	while (d && !found && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		char path[300], buf[512];
+		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		const char *p = strrchr(buf, ')');
+		long ppid = 0;
+		char state = 0;
+		if (p && sscanf(p + 1, " %c %ld", &state, &ppid) == 2 && ppid == self
+			&& state != 'Z' && state != 'X')
+			found = atol(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static inline void cuco_watch_start(cuco_watch *w)
+{
+	w->ntids = cuco_tasks(w->tids, CUCO_MAX_TASKS);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	*(void **)&w->count_window = dlsym(RTLD_DEFAULT, "cuco_count_window");
+	*(void **)&w->count_names = dlsym(RTLD_DEFAULT, "cuco_count_names");
+	*(void **)&w->count_of = dlsym(RTLD_DEFAULT, "cuco_count_of");
+	if (!w->count_names || !w->count_of)
+		w->count_window = NULL;
+}
+
+/* After a step: what it left running, or 0. A thread it joined may take a
+ * moment to leave /proc, so look again for up to ~50 ms before judging. */
+static inline void cuco_watch_step(const cuco_watch *w, long *thread, long *child)
+{
+	*thread = *child = 0;
+	for (int i = 0; i < 50; i++) {
+		*thread = cuco_new_thread(w);
+		*child = cuco_live_child();
+		if (!*thread && !*child)
+			return;
+		nanosleep(&(struct timespec){ 0, 1000000L }, NULL);
+	}
+}
+
+/* ---- the verdict ------------------------------------------------------------------ */
+
+/* What each rank found, shared with one MPI_Allreduce(MAX): errors of the
+ * checked steps, the first step that left something running. */
+enum { CUCO_V1, CUCO_V2, CUCO_SPOT, CUCO_POST, CUCO_SPOT_REP, CUCO_THREAD_REP, CUCO_CHILD_REP,
+	CUCO_ROW };
+
+typedef struct cuco_run {
+	cuco_watch w;
+	double row[CUCO_ROW];
+	int checks;                /* verified steps: both runs, spot checks, post-loop */
+	double lat[CUCO_MAX_REPS];
+	double exposed;
+	char calls[256];           /* host calls by name, "name=N ...", all ranks */
+} cuco_run;
+
+/* One step: the scale of repetition rep, poison, barrier, the timed call
+ * (counted by the interposer), then what it left running. Returns this
+ * rank's time in the step. */
+static inline double cuco_one_step(cuco_bench *b, cuco_run *r, int rep, int timed)
+{
+	cuco_scales[rep] = (float)(1.0 + 0.75 * cuco_shared_draw(b));
+	if (b->prepare)
+		b->prepare(b->arg, rep);
+	b->timing = timed;
+	MPI_Barrier(MPI_COMM_WORLD);
+	double compute0 = b->phase[CUCO_PH_COMPUTE];
+	if (r->w.count_window)
+		r->w.count_window(1);
+	double t0 = cuco_now();
+	b->step(b->arg, rep);
+	double t = cuco_now() - t0;
+	if (r->w.count_window)
+		r->w.count_window(0);
+	if (timed)
+		r->exposed += t - (b->phase[CUCO_PH_COMPUTE] - compute0);
+	b->timing = 0;
+	long thread, child;
+	cuco_watch_step(&r->w, &thread, &child);
+	if (thread && r->row[CUCO_THREAD_REP] < 0)
+		r->row[CUCO_THREAD_REP] = rep;
+	if (child && r->row[CUCO_CHILD_REP] < 0)
+		r->row[CUCO_CHILD_REP] = rep;
+	return t;
+}
+
+/* Check step rep's output into row[slot] (the worst so far). */
+static inline double cuco_check(cuco_bench *b, cuco_run *r, int rep, int slot)
+{
+	double e = b->verify(b->arg, rep);
+	if (isnan(e))
+		e = INFINITY;
+	if (e > r->row[slot])
+		r->row[slot] = e;
+	r->checks++;
+	return e;
+}
+
+/* A verified step on fresh inputs of seed. */
+static inline void cuco_verified(cuco_bench *b, cuco_run *r, uint64_t seed, int rep, int slot)
+{
+	cuco_inputs_seed = seed;
+	if (b->fill)
+		b->fill(b->arg);
+	cuco_one_step(b, r, rep, 0);
+	cuco_check(b, r, rep, slot);
+}
+
+/* The first rank whose row[slot] exceeds limit (-1: none), its value. */
+static inline int cuco_worst(const double *rows, int nranks, int slot, double limit, double *value)
+{
+	for (int q = 0; q < nranks; q++)
+		if (rows[q * CUCO_ROW + slot] > limit) {
+			*value = rows[q * CUCO_ROW + slot];
+			return q;
+		}
+	return -1;
+}
+
+/* The verdict's reasons: why (a verified run was wrong: a wrong answer)
+ * and suspect (a defence caught something: docs/workloads.md). */
+static inline void cuco_judge(const cuco_bench *b, const double *rows, uint64_t seed,
+	char *why, size_t wsize, char *suspect, size_t ssize)
+{
+	double v;
+	int q;
+	why[0] = suspect[0] = '\0';
+	if ((q = cuco_worst(rows, b->nranks, CUCO_V1, b->tolerance, &v)) >= 0)
+		snprintf(why, wsize, "verification 1 of 2 (seed %016llx): max error %.3g on rank %d",
+			(unsigned long long)cuco_mix(seed ^ 1), v, q);
+	else if ((q = cuco_worst(rows, b->nranks, CUCO_V2, b->tolerance, &v)) >= 0)
+		snprintf(why, wsize, "verification 2 of 2 (seed %016llx, other inputs): max error %.3g "
+			"on rank %d", (unsigned long long)cuco_mix(seed ^ 2), v, q);
+	else if ((q = cuco_worst(rows, b->nranks, CUCO_SPOT, b->tolerance, &v)) >= 0)
+		snprintf(suspect, ssize, "spot check: timed repetition %.0f left a wrong output (max error "
+			"%.3g on rank %d) although both verified runs were right: work skipped or deferred "
+			"in timed repetitions", rows[q * CUCO_ROW + CUCO_SPOT_REP], v, q);
+	else if ((q = cuco_worst(rows, b->nranks, CUCO_POST, b->tolerance, &v)) >= 0)
+		snprintf(suspect, ssize, "post-loop check: the step after the timed loop, on fresh inputs, "
+			"was wrong (max error %.3g on rank %d): results kept from earlier calls", v, q);
+	else if ((q = cuco_worst(rows, b->nranks, CUCO_THREAD_REP, -1, &v)) >= 0)
+		snprintf(suspect, ssize, "threads: on rank %d, step %.0f returned with a thread it started "
+			"still running: work outside the timed region", q, v);
+	else if ((q = cuco_worst(rows, b->nranks, CUCO_CHILD_REP, -1, &v)) >= 0)
+		snprintf(suspect, ssize, "children: on rank %d, step %.0f left a child process running: "
+			"work outside the timed region", q, v);
+}
+
+/* The line rank 0 prints: sealed under the evaluator's key, or plain when
+ * run by hand. One write(2), so no other output splits it. */
+static inline void cuco_emit(const char *json)
+{
+	char line[8192];
+	int n;
+	if (cuco_ticket.sealed)
+		n = snprintf(line, sizeof line, "%s%016llx %s\n", CUCO_SEAL_TAG,
+			(unsigned long long)cuco_seal(cuco_ticket.t.k0, cuco_ticket.t.k1, json, strlen(json)),
+			json);
+	else
+		n = snprintf(line, sizeof line, "CUCO_RESULT %s\n", json);
+	fflush(stdout);
+	for (int off = 0; n > 0 && off < n && off < (int)sizeof line;) {
+		ssize_t w = write(1, line + off, (size_t)(n - off));
+		if (w <= 0)
+			break;
+		off += (int)w;
+	}
+}
+
+/* JSON string contents: quotes, backslashes and control bytes become '. */
+static inline void cuco_plain(char *s)
+{
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\' || (unsigned char)*s < ' ')
+			*s = '\'';
+}
+
+static inline void cuco_report(const cuco_bench *b, cuco_run *r, const double *rows,
+	const double *phase, double exposed, uint64_t seed, long host_calls)
+{
+	char why[320], suspect[400], json[6144];
+	cuco_judge(b, rows, seed, why, sizeof why, suspect, sizeof suspect);
+	double worst = 0;
+	for (int q = 0; q < b->nranks; q++)
+		for (int s = CUCO_V1; s <= CUCO_POST; s++)
+			worst = fmax(worst, rows[q * CUCO_ROW + s]);
+	int correct = !*why && worst <= b->tolerance;
+	double *lat = r->lat;
+	qsort(lat, (size_t)b->reps, sizeof lat[0], cuco_cmp_double);
+	int n = snprintf(json, sizeof json, "{\"correct\": %s, \"max_error\": %.6g, "
+		"\"latency_us\": {\"min\": %.3f, \"median\": %.3f, \"p90\": %.3f, \"max\": %.3f, "
+		"\"samples\": %d}, \"phases_us\": {",
+		correct ? "true" : "false", isfinite(worst) ? worst : 1e300,
 		lat[0] * 1e6, cuco_quantile(lat, b->reps, 0.5) * 1e6,
 		cuco_quantile(lat, b->reps, 0.9) * 1e6, lat[b->reps - 1] * 1e6, b->reps);
 	for (int p = 0; p < CUCO_PH_COUNT; p++)
-		printf("\"%s\": %.3f, ", cuco_phase_names[p], phase[p] * 1e6);
-	printf("\"exposed_comm\": %.3f}, \"bytes\": %.0f, \"flops\": %.0f}\n",
-		exposed * 1e6, b->bytes, b->flops);
-	fflush(stdout);
+		n += snprintf(json + n, sizeof json - (size_t)n, "\"%s\": %.3f, ", cuco_phase_names[p],
+			phase[p] * 1e6);
+	n += snprintf(json + n, sizeof json - (size_t)n, "\"exposed_comm\": %.3f}, \"bytes\": %.0f, "
+		"\"flops\": %.0f, \"seed\": \"%016llx\", \"ranks\": %d, \"checks\": %d",
+		exposed * 1e6, b->bytes, b->flops, (unsigned long long)seed, b->nranks, r->checks);
+	if (host_calls >= 0) {
+		cuco_plain(r->calls);
+		n += snprintf(json + n, sizeof json - (size_t)n, ", \"host_calls\": %ld, "
+			"\"host_calls_by\": \"%s\"", host_calls, r->calls);
+	}
+	cuco_plain(why);
+	cuco_plain(suspect);
+	if (*why)
+		n += snprintf(json + n, sizeof json - (size_t)n, ", \"why\": \"%s\"", why);
+	if (*suspect)
+		n += snprintf(json + n, sizeof json - (size_t)n, ", \"suspect\": \"%s\"", suspect);
+	snprintf(json + n, sizeof json - (size_t)n, "}");
+	cuco_emit(json);
+	if (*why || *suspect)
+		fprintf(stderr, "harness: %s\n", *why ? why : suspect);
 }
 
-/* Run warm-ups and timed reps, verify, and print the result line on rank 0.
- * Returns 0 when the answer was correct on every rank. */
+/* Host calls the interposer counted in all steps, summed over the ranks
+ * (-1: not counted), and "name=N ..." of those made. */
+static inline long cuco_host_calls(const cuco_watch *w, char *by, size_t size)
+{
+	const char *const *names;
+	int n = w->count_window ? w->count_names(&names) : 0;
+	if (n <= 0)
+		return -1;
+	long *mine = calloc((size_t)n, sizeof *mine), *all = calloc((size_t)n, sizeof *all), total = 0;
+	if (!mine || !all) {
+		fprintf(stderr, "harness: out of memory\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	for (int i = 0; i < n; i++)
+		mine[i] = w->count_of(i);
+	MPI_Allreduce(mine, all, n, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+	size_t used = 0;
+	by[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		total += all[i];
+		if (all[i] && used < size) {
+			int k = snprintf(by + used, size - used, "%s%s=%ld", used ? " " : "", names[i], all[i]);
+			used += k > 0 ? (size_t)k : 0;
+		}
+	}
+	free(mine);
+	free(all);
+	return total;
+}
+
+/* Run both verified steps, the warm-ups and timed reps (each spot-checked
+ * at random), the post-loop step on fresh inputs, and print the verdict
+ * on rank 0. Returns 0 when every check passed on every rank. */
 static inline int cuco_bench_run(cuco_bench *b)
 {
-	static double lat[CUCO_MAX_REPS];
-	double exposed = 0;
-	int total = b->warmup + b->reps;
-
+	static cuco_run r;
+	uint64_t seed = cuco_ticket.sealed ? cuco_ticket.t.seed : CUCO_UNSEALED_SEED;
+	memset(&r, 0, sizeof r);
+	for (int s = 0; s < CUCO_ROW; s++)
+		r.row[s] = -1;
 	memset(b->phase, 0, sizeof b->phase);
-	for (int rep = 0; rep < total; rep++) {
-		if (b->prepare)
-			b->prepare(b->arg, rep);
-		b->timing = rep >= b->warmup;
-		MPI_Barrier(MPI_COMM_WORLD);
-		double compute0 = b->phase[CUCO_PH_COMPUTE];
-		double t0 = cuco_now();
-		b->step(b->arg, rep);
-		double t = cuco_now() - t0, slowest;
-		if (b->timing)
-			exposed += t - (b->phase[CUCO_PH_COMPUTE] - compute0);
-		MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-		if (b->timing)
-			lat[rep - b->warmup] = slowest;
-	}
-	b->timing = 0;
-	double err = b->verify(b->arg, total - 1), worst;
-	if (isnan(err))
-		err = INFINITY;
-	MPI_Allreduce(&err, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	cuco_watch_start(&r.w);
 
-	double mine[CUCO_PH_COUNT + 1], sum[CUCO_PH_COUNT + 1];
-	memcpy(mine, b->phase, sizeof b->phase);
-	mine[CUCO_PH_COUNT] = exposed;
-	MPI_Reduce(mine, sum, CUCO_PH_COUNT + 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-	int correct = worst <= b->tolerance;
-	if (b->rank == 0) {
-		double per = 1.0 / ((double)b->reps * b->nranks);
-		for (int p = 0; p < CUCO_PH_COUNT; p++)
-			b->phase[p] = sum[p] * per;
-		qsort(lat, (size_t)b->reps, sizeof lat[0], cuco_cmp_double);
-		cuco_print_result(b, correct, worst, lat, sum[CUCO_PH_COUNT] * per);
-		if (!correct)
-			fprintf(stderr, "verification failed: max error %.3g > tolerance %.3g\n",
-				worst, b->tolerance);
+	int rep = 0;
+	cuco_verified(b, &r, cuco_mix(seed ^ 1), rep++, CUCO_V1);
+	cuco_verified(b, &r, cuco_mix(seed ^ 2), rep++, CUCO_V2);
+	double p = CUCO_SPOT_CHECKS / b->reps;
+	for (int i = 0; i < b->warmup + b->reps; i++, rep++) {
+		int timed = i >= b->warmup;
+		double mine[2] = { cuco_one_step(b, &r, rep, timed), b->rank == 0 ? cuco_draw() : -1 }, all[2];
+		/* The slowest rank's time, and whether to check: drawn only now. */
+		MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		if (!timed)
+			continue;
+		r.lat[i - b->warmup] = all[0];
+		if (all[1] < p && cuco_check(b, &r, rep, CUCO_SPOT) > b->tolerance
+			&& r.row[CUCO_SPOT_REP] < 0)
+			r.row[CUCO_SPOT_REP] = rep;
 	}
-	return correct ? 0 : 1;
+	cuco_verified(b, &r, cuco_mix(seed ^ (uint64_t)(cuco_shared_draw(b) * 9007199254740992.0)),
+		rep, CUCO_POST);
+
+	double *mine = malloc(sizeof(double) * CUCO_ROW * (size_t)b->nranks),
+		*rows = malloc(sizeof(double) * CUCO_ROW * (size_t)b->nranks);
+	double ph[CUCO_PH_COUNT + 1], sum[CUCO_PH_COUNT + 1];
+	if (!mine || !rows) {
+		fprintf(stderr, "harness: out of memory\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	for (int i = 0; i < CUCO_ROW * b->nranks; i++)
+		mine[i] = -1;
+	memcpy(mine + CUCO_ROW * b->rank, r.row, sizeof r.row);
+	MPI_Allreduce(mine, rows, CUCO_ROW * b->nranks, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	memcpy(ph, b->phase, sizeof b->phase);
+	ph[CUCO_PH_COUNT] = r.exposed;
+	MPI_Allreduce(ph, sum, CUCO_PH_COUNT + 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	double per = 1.0 / ((double)b->reps * b->nranks);
+	for (int i = 0; i <= CUCO_PH_COUNT; i++)
+		sum[i] *= per;
+	long calls = cuco_host_calls(&r.w, r.calls, sizeof r.calls);
+	int ok = 1;
+	for (int q = 0; q < b->nranks; q++)
+		for (int s = CUCO_V1; s <= CUCO_POST; s++)
+			ok &= rows[q * CUCO_ROW + s] <= b->tolerance;
+	if (b->rank == 0)
+		cuco_report(b, &r, rows, sum, sum[CUCO_PH_COUNT], seed, calls);
+	free(mine);
+	free(rows);
+	return ok ? 0 : 1;
 }
+
+/* ---- helper threads ------------------------------------------------------------- */
 
 /* Hand-over of numbered items (chunks), in order, from the compute thread
  * to one helper thread that runs work(arg, item) on each: the "several
- * issuers" designs. Start it per step; give() never blocks. */
+ * issuers" designs. Start it per step and join it before the step returns
+ * (the harness refuses a step that leaves a thread running); give() never
+ * blocks. */
 typedef struct cuco_handoff {
 	pthread_t thread;
 	pthread_mutex_t mu;
