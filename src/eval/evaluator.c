@@ -393,6 +393,14 @@ static bool classify(const job *j, const char *stage, const eval_stage *st,
 			: st->exit_code == 127 ? "command not found" : "ssh could not reach the host");
 		return false;
 	}
+	/* A defence that caught the candidate says more than how it ended (a
+	 * child it left running keeps mpirun waiting: a timeout otherwise). */
+	if (eval_trust_verdict(&ev->wl, &j->trust, ev->wl.protocol == CUCO_PROTO_NATIVE ? &j->ticket : NULL,
+			p, o, why, sizeof why)) {
+		res->max_error = o->max_error;
+		fail(res, stage, "suspect", st->tail, "%s: %s", stage, why);
+		return false;
+	}
 	/* A rank that died leaves the others hanging: a crash, even past the limit. */
 	if (st->timed_out && !p->rank_signal) {
 		fail(res, stage, "timeout", st->tail, "%s: killed after %.0f s (endless loop or deadlock)",
@@ -415,9 +423,7 @@ static bool classify(const job *j, const char *stage, const eval_stage *st,
 		fail(res, stage, "crash", st->tail, "%s: killed by signal %d (%s)", stage, sig, strsignal(sig));
 		return false;
 	}
-	if (eval_trust_verdict(&ev->wl, &j->trust, ev->wl.protocol == CUCO_PROTO_NATIVE ? &j->ticket : NULL,
-			p, o, why, sizeof why)
-		|| eval_trust_leftovers(st, why, sizeof why)) {
+	if (eval_trust_leftovers(st, why, sizeof why)) {
 		res->max_error = o->max_error;
 		fail(res, stage, "suspect", st->tail, "%s: %s", stage, why);
 		return false;

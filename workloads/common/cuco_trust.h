@@ -197,7 +197,9 @@ static inline void cuco_watch_window(const cuco_watch *w, int on)
 
 /* After a step: a thread or a child it left running, or 0. A thread it
  * joined may take a moment to leave /proc, so look again for up to ~50 ms
- * before judging. */
+ * before judging. A child found is killed, with any others: the verdict
+ * says it was there, and left alive it would hold the ranks' output open
+ * and keep mpirun waiting. */
 static inline void cuco_watch_step(const cuco_watch *w, long *thread, long *child)
 {
 	const struct timespec ms = { 0, 1000000L };
@@ -208,6 +210,10 @@ static inline void cuco_watch_step(const cuco_watch *w, long *thread, long *chil
 		if (!*thread && !*child)
 			return;
 		nanosleep(&ms, NULL);
+	}
+	for (long c = *child; c; c = cuco_live_child()) {
+		kill((pid_t)c, SIGKILL);
+		waitpid((pid_t)c, NULL, 0);
 	}
 }
 
@@ -295,8 +301,8 @@ static inline void cuco_judge(const double *rows, int nranks, double tolerance, 
 			"right only on some inputs", (unsigned long long)cuco_mix(seed ^ 2),
 			cuco_error_words(v, e, sizeof e), q);
 	else if ((q = cuco_worst(rows, nranks, CUCO_SPOT, tolerance, &v)) >= 0)
-		snprintf(suspect, ssize, "spot check: timed repetition %.0f: %s on rank %d, although both "
-			"verified runs were right: work skipped or deferred in timed repetitions",
+		snprintf(suspect, ssize, "spot check: step %.0f, a timed repetition: %s on rank %d, although "
+			"both verified runs were right: work skipped or deferred in timed repetitions",
 			rows[q * CUCO_ROW + CUCO_SPOT_REP], cuco_error_words(v, e, sizeof e), q);
 	else if ((q = cuco_worst(rows, nranks, CUCO_POST, tolerance, &v)) >= 0)
 		snprintf(suspect, ssize, "post-loop check: the step after the timed loop, on fresh inputs: "
