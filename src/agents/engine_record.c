@@ -109,6 +109,9 @@ typedef struct record_arg {
 static void fill_result(cuco_candidate *c, const cuco_eval_result *r, double baseline_us)
 {
 	c->failed_stage[0] = c->error_class[0] = c->error_excerpt[0] = '\0';
+	/* Kept when refused too: it may be why (docs/workloads.md, "Host calls"). */
+	c->host_counted = r->host_calls >= 0;
+	c->host_calls = r->host_calls;
 	if (!r->ok) {
 		if (c->status != CUCO_STATUS_REJECTED)
 			c->status = CUCO_STATUS_FAILED;

@@ -1,11 +1,15 @@
 /* cmd-report.c — `cuco report`: what a run found, as text or JSON.
  *
  * The JSON shape is fixed (scripts and tests rely on it):
- * {workload, strategy, candidates: {total, by_status: {…}, by_origin: {…}},
- *  baseline: {id, latency_us}, best: {id, latency_us, speedup},
+ * {workload, strategy, candidates: {total, by_status: {…}, by_origin: {…},
+ *  by_failure: {…}}, baseline: {id, latency_us},
+ *  best: {id, latency_us, speedup, host_calls},
  *  tokens: {prompt, completion}, cost_usd}
  * speedup is the baseline's median latency over the best's, both measured
- * in this run: the baseline is the latest finished baseline measurement. */
+ * in this run: the baseline is the latest finished baseline measurement.
+ * by_failure counts failed candidates by failure class (suspect: refused
+ * by a defence); host_calls is what the interposer counted in the best's
+ * steps, null when nothing was counted. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <math.h>
@@ -20,6 +24,9 @@ struct report {
 	size_t total;
 	size_t by_status[CUCO_STATUS_COUNT];
 	size_t by_origin[CUCO_ORIGIN_COUNT];
+	size_t by_failure[CUCO_FAIL_COUNT];
+	bool best_counted;
+	int64_t best_host_calls;
 	uint64_t baseline_id, best_id;
 	double baseline_us, best_us;
 	int64_t tokens_prompt, tokens_completion;
@@ -46,6 +53,13 @@ static int tally(const cuco_candidate *c, void *arg)
 	r->tokens_prompt += c->tokens_prompt;
 	r->tokens_completion += c->tokens_completion;
 	r->cost_usd += c->cost_usd;
+	cuco_fail_class f;
+	if (c->status == CUCO_STATUS_FAILED && cuco_fail_parse(c->error_class, &f) == CUCO_OK)
+		r->by_failure[f]++;
+	if (c->id == r->best_id) {
+		r->best_counted = c->host_counted;
+		r->best_host_calls = c->host_calls;
+	}
 	return 0;
 }
 
@@ -80,8 +94,8 @@ static int report_txn(cuco_txn *txn, void *arg)
 	} else if (rc != CUCO_ENOTFOUND) {
 		return rc;
 	}
-	/* Tokens and cost live in the full records; only LLM runs have any,
-	 * and the walk is linear in the run's size. */
+	/* Tokens, cost, failure classes and host calls live in the full
+	 * records; the walk is linear in the run's size. */
 	return cuco_cand_each(txn, 1, tally, r);
 }
 
@@ -108,6 +122,9 @@ static void print_json(const struct report *r)
 	cJSON *bo = cJSON_AddObjectToObject(cands, "by_origin");
 	for (int i = 0; i < CUCO_ORIGIN_COUNT; i++)
 		cJSON_AddNumberToObject(bo, cuco_origin_name((cuco_origin)i), (double)r->by_origin[i]);
+	cJSON *bf = cJSON_AddObjectToObject(cands, "by_failure");
+	for (int i = 0; i < CUCO_FAIL_COUNT; i++)
+		cJSON_AddNumberToObject(bf, cuco_fail_name((cuco_fail_class)i), (double)r->by_failure[i]);
 	cJSON *base = cJSON_AddObjectToObject(o, "baseline");
 	cJSON_AddItemToObject(base, "id", id_or_null(r->baseline_id));
 	cJSON_AddItemToObject(base, "latency_us", num_or_null(r->baseline_id ? r->baseline_us : NAN));
@@ -116,6 +133,7 @@ static void print_json(const struct report *r)
 	cJSON_AddItemToObject(best, "latency_us", num_or_null(r->best_id ? r->best_us : NAN));
 	double speedup = (r->best_id && r->baseline_id) ? r->baseline_us / r->best_us : NAN;
 	cJSON_AddItemToObject(best, "speedup", num_or_null(speedup));
+	cJSON_AddItemToObject(best, "host_calls", num_or_null(r->best_counted ? (double)r->best_host_calls : NAN));
 	cJSON *tok = cJSON_AddObjectToObject(o, "tokens");
 	cJSON_AddNumberToObject(tok, "prompt", (double)r->tokens_prompt);
 	cJSON_AddNumberToObject(tok, "completion", (double)r->tokens_completion);
@@ -134,6 +152,13 @@ static void print_text(const struct report *r)
 		if (r->by_status[i])
 			printf(" %s %zu", cuco_status_name((cuco_status)i), r->by_status[i]);
 	printf("\n");
+	if (r->by_status[CUCO_STATUS_FAILED]) {
+		printf("failures  ");
+		for (int i = 0; i < CUCO_FAIL_COUNT; i++)
+			if (r->by_failure[i])
+				printf(" %s %zu", cuco_fail_name((cuco_fail_class)i), r->by_failure[i]);
+		printf("\n");
+	}
 	if (r->baseline_id)
 		printf("baseline   #%llu  %.1f us (median, this run)\n", (unsigned long long)r->baseline_id,
 			r->baseline_us);
@@ -146,6 +171,8 @@ static void print_text(const struct report *r)
 		printf("best       #%llu  %.1f us\n", (unsigned long long)r->best_id, r->best_us);
 	else
 		printf("best       none yet\n");
+	if (r->best_id && r->best_counted)
+		printf("           %lld host communication calls in its steps\n", (long long)r->best_host_calls);
 	if (r->tokens_prompt || r->tokens_completion)
 		printf("tokens     %lld prompt + %lld completion, $%.4f\n", (long long)r->tokens_prompt,
 			(long long)r->tokens_completion, r->cost_usd);

@@ -101,6 +101,11 @@ int cuco_status_parse(const char *name, cuco_status *out);
 
 /* ---- records ----------------------------------------------------------- */
 
+struct cuco_candidate;
+/* Failed as suspect: refused by one of the evaluator's defences. Such a
+ * candidate is never any strategy's parent. */
+bool cuco_cand_suspect(const struct cuco_candidate *c);
+
 typedef struct cuco_knob {
 	char name[32];
 	char value[64];
@@ -187,6 +192,8 @@ typedef struct cuco_candidate {
 	double max_error;         /* numerical error against the reference */
 	double speedup;           /* baseline median / this median, same run; NAN if unknown */
 	double peak_fraction;     /* fraction of the hardware peak; NAN if unknown */
+	bool host_counted;        /* host_calls was counted (the interposer ran in its ranks) */
+	int64_t host_calls;       /* host communication calls its steps made, all ranks */
 	bool pinned;
 	char reject_reason[256];
 	char model[64];
