@@ -88,6 +88,7 @@ static void needed(const image *im, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, 
 
 static int parse(const image *im, const char *path, eval_elf *out, cuco_err *err)
 {
+	memset(out, 0, sizeof *out);
 	const Elf64_Ehdr *eh = at(im, 0, sizeof *eh);
 	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
 		return cuco_errf(err, CUCO_EDATA, "%s: not an ELF file", path);
@@ -125,8 +126,15 @@ int eval_elf_read(const char *path, eval_elf *out, cuco_err *err)
 	close(fd);
 	if (im.p == MAP_FAILED)
 		return cuco_errf(err, CUCO_EENV, "%s: mmap: %s", path, strerror(errno));
-	int rc = parse(&im, path, out, err);
+	int rc = eval_elf_parse(im.p, im.size, path, out, err);
 	munmap((void *)im.p, im.size);
+	return rc;
+}
+
+int eval_elf_parse(const void *data, size_t size, const char *name, eval_elf *out, cuco_err *err)
+{
+	image im = { data, size };
+	int rc = parse(&im, name, out, err);
 	if (rc != CUCO_OK)
 		eval_elf_free(out);
 	return rc;

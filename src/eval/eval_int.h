@@ -126,6 +126,8 @@ typedef struct eval_elf {
 } eval_elf;
 
 int eval_elf_read(const char *path, eval_elf *out, cuco_err *err);
+/* The same from memory; name is for errors (the fuzz target's way in). */
+int eval_elf_parse(const void *data, size_t size, const char *name, eval_elf *out, cuco_err *err);
 void eval_elf_free(eval_elf *e);
 bool eval_elf_has(char *const *list, int n, const char *name);
 
