@@ -31,17 +31,18 @@
  *   Run by hand (no $CUCO_HARNESS), it prints `CUCO_RESULT <json>` with a
  *   fixed seed instead, for people and scripts/check-cpu-workloads.
  *
- * One repetition = inputs' scale drawn, prepare(), MPI_Barrier (not timed)
- * then step(rep) (timed). The barrier stands for "the rest of the model"
- * between two layers, so a step may reuse its buffers in the next
- * repetition without more sync. A rep's latency is the slowest rank's.
+ * One repetition = prepare(), the inputs' scale drawn and shared (an
+ * MPI_Allreduce, not timed, which is also a barrier) then step(rep)
+ * (timed). The barrier stands for "the rest of the model" between two
+ * layers, so a step may reuse its buffers in the next repetition without
+ * more sync. A rep's latency is the slowest rank's.
  * Phases are averaged over timed reps and ranks; exposed_comm is the rep
  * time not spent in compute. rep counts up from 0 over verified, warm-up,
  * timed and post-loop steps alike.
  *
- * The harness's own MPI calls are MPI_Barrier and MPI_Allreduce only, so
- * that the evaluator can tell the program's other MPI calls apart (the
- * host-call check, docs/workloads.md).
+ * The harness's own MPI calls are MPI_Allreduce only, so that the
+ * evaluator can tell the program's other MPI calls apart (the host-call
+ * check, docs/workloads.md).
  *
  * Build needs -D_GNU_SOURCE (clock_gettime, pthreads, dlsym) and mpicc.
  */
@@ -112,8 +113,8 @@ static inline float cuco_rep_scale(int rep)
 	return cuco_scales[rep];
 }
 
-/* rank 0's draw, the same on every rank (the harness's collectives are
- * MPI_Barrier and MPI_Allreduce only). */
+/* rank 0's draw, the same on every rank (the harness's only collective is
+ * MPI_Allreduce). */
 static inline double cuco_shared_draw(const cuco_bench *b)
 {
 	double mine = b->rank == 0 ? cuco_draw() : -1, all;
@@ -210,16 +211,16 @@ typedef struct cuco_run {
 	char calls[256];           /* host calls by name, "name=N ...", all ranks */
 } cuco_run;
 
-/* One step: the scale of repetition rep, poison, barrier, the timed call
- * (counted by the interposer), then what it left running. Returns this
- * rank's time in the step. */
+/* One step: poison, the scale of repetition rep (its MPI_Allreduce is
+ * the barrier before the step: no rank leaves it before every rank is
+ * there), the timed call (counted by the interposer), then what it left
+ * running. Returns this rank's time in the step. */
 static inline double cuco_one_step(cuco_bench *b, cuco_run *r, int rep, int timed)
 {
-	cuco_scales[rep] = (float)(1.0 + 0.75 * cuco_shared_draw(b));
 	if (b->prepare)
 		b->prepare(b->arg, rep);
 	b->timing = timed;
-	MPI_Barrier(MPI_COMM_WORLD);
+	cuco_scales[rep] = (float)(1.0 + 0.75 * cuco_shared_draw(b));
 	double compute0 = b->phase[CUCO_PH_COMPUTE];
 	cuco_watch_window(&r->w, 1);
 	double t0 = cuco_now();
