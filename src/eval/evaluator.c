@@ -448,7 +448,6 @@ static bool classify(const job *j, const char *stage, const eval_stage *st,
 
 /* ---- stages ---------------------------------------------------------------------- */
 
-
 static void hex128(XXH128_hash_t h, char out[CUCO_HASH_LEN + 1])
 {
 	XXH128_canonical_t c;
