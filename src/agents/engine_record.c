@@ -112,6 +112,9 @@ void engine_fill_result(cuco_candidate *c, const cuco_eval_result *r, double bas
 	c->speedup_lo = c->speedup_hi = c->confidence = NAN;
 	c->rounds = 0;
 	c->verdict = CUCO_VERDICT_NONE;
+	/* Kept when refused too: it may be why (docs/workloads.md, "Host calls"). */
+	c->host_counted = r->host_calls >= 0;
+	c->host_calls = r->host_calls;
 	if (!r->ok) {
 		if (c->status != CUCO_STATUS_REJECTED)
 			c->status = CUCO_STATUS_FAILED;

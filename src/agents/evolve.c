@@ -303,6 +303,7 @@ typedef struct member {
 	cuco_status status;
 	double score;             /* fraction of peak, else speedup; NAN unless done */
 	bool pinned;
+	bool suspect;             /* refused by a defence: never a parent, pinned or not */
 	bool normalized;          /* its normal form is in the known set */
 	char source_hash[CUCO_HASH_LEN + 1];
 	/* Not the directive (1.7 KiB with its knobs): a run keeps a member per
@@ -410,6 +411,7 @@ static void evolve_observe(void *state, const cuco_candidate *c)
 	m->origin = c->origin;
 	m->status = c->status;
 	m->pinned = c->pinned;
+	m->suspect = cuco_cand_suspect(c);
 	m->score = search_score(c);
 	if (strcmp(m->source_hash, c->source_hash) != 0) {
 		cuco_strlcpy(m->source_hash, c->source_hash, sizeof m->source_hash);
@@ -737,13 +739,13 @@ static const cuco_prompt_kind op_prompt[] = {
 };
 
 /* Eligible parents of an island: its correct members and every pinned
- * candidate; rejected ones never. Indexes into s->m. */
+ * candidate; rejected and suspect ones never. Indexes into s->m. */
 static size_t parent_pool(const evolve_state *s, int island, size_t *pool)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const member *m = &s->m[i];
-		if (m->status == CUCO_STATUS_REJECTED || m->origin == CUCO_ORIGIN_BASELINE)
+		if (m->status == CUCO_STATUS_REJECTED || m->suspect || m->origin == CUCO_ORIGIN_BASELINE)
 			continue;
 		if (m->pinned || (m->island == island && m->status == CUCO_STATUS_DONE))
 			pool[n++] = i;

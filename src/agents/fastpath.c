@@ -177,8 +177,13 @@ void fastpath_observe(fastpath *f, const cuco_candidate *c)
 	if (c->status == CUCO_STATUS_DONE) {
 		f->tries[stage]++;
 		if (stage == STAGE_B) {
-			finish(f, c->id, "device-initiated seed #%llu after %d + %d attempts",
-				(unsigned long long)c->id, f->tries[STAGE_A], f->tries[STAGE_B]);
+			/* The evaluator refused any stage B that links or makes host
+			 * collectives (docs/workloads.md, "Host calls"). */
+			char calls[64] = "host calls not counted on this runner";
+			if (c->host_counted)
+				snprintf(calls, sizeof calls, "%lld host calls in its steps", (long long)c->host_calls);
+			finish(f, c->id, "device-initiated seed #%llu after %d + %d attempts (%s)",
+				(unsigned long long)c->id, f->tries[STAGE_A], f->tries[STAGE_B], calls);
 			return;
 		}
 		f->stage = STAGE_B;
@@ -193,7 +198,12 @@ void fastpath_observe(fastpath *f, const cuco_candidate *c)
 	else
 		snprintf(why, sizeof why, "%s stage, %s:\n%s", c->failed_stage, c->error_class,
 			c->error_excerpt);
-	failed(f, c->id, why);
+	/* A refused attempt (stage B still calling host collectives, say) is
+	 * never a parent: the next one starts again from the stage's input,
+	 * with the reason. */
+	if (cuco_cand_suspect(c))
+		f->last = 0;
+	failed(f, cuco_cand_suspect(c) ? 0 : c->id, why);
 }
 
 typedef struct attempt {

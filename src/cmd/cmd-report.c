@@ -1,14 +1,17 @@
 /* cmd-report.c — `cuco report`: what a run found, as text or JSON.
  *
  * The JSON shape is fixed (scripts and tests rely on it):
- * {workload, strategy, candidates: {total, by_status: {…}, by_origin: {…}},
- *  baseline: {id, latency_us},
- *  best: {id, latency_us, speedup: {value, lo, hi, rounds, confidence}, verdict},
- *  noise, tokens: {prompt, completion}, cost_usd}
+ * {workload, strategy, candidates: {total, by_status: {…}, by_origin: {…},
+ *  by_failure: {…}}, baseline: {id, latency_us},
+ *  best: {id, latency_us, speedup: {value, lo, hi, rounds, confidence}, verdict,
+ *  host_calls}, noise, tokens: {prompt, completion}, cost_usd}
  * The best is the run's crowned one (docs/trust.md), and its speedup the
  * one stored with it: from paired rounds against the baseline, with its
  * interval, or one measurement (rounds 1, lo and hi null) in a store
- * without crowns. noise is why the run found the machine noisy, or null. */
+ * without crowns. noise is why the run found the machine noisy, or null.
+ * by_failure counts failed candidates by failure class (suspect: refused
+ * by a defence); host_calls is what the interposer counted in the best's
+ * steps, null when nothing was counted. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <math.h>
@@ -23,6 +26,9 @@ struct report {
 	size_t total;
 	size_t by_status[CUCO_STATUS_COUNT];
 	size_t by_origin[CUCO_ORIGIN_COUNT];
+	size_t by_failure[CUCO_FAIL_COUNT];
+	bool best_counted;
+	int64_t best_host_calls;
 	uint64_t baseline_id, best_id;
 	double baseline_us, best_us;
 	cuco_candidate best;       /* its record, when best_id */
@@ -51,6 +57,13 @@ static int tally(const cuco_candidate *c, void *arg)
 	r->tokens_prompt += c->tokens_prompt;
 	r->tokens_completion += c->tokens_completion;
 	r->cost_usd += c->cost_usd;
+	cuco_fail_class f;
+	if (c->status == CUCO_STATUS_FAILED && cuco_fail_parse(c->error_class, &f) == CUCO_OK)
+		r->by_failure[f]++;
+	if (c->id == r->best_id) {
+		r->best_counted = c->host_counted;
+		r->best_host_calls = c->host_calls;
+	}
 	return 0;
 }
 
@@ -94,8 +107,8 @@ static int report_txn(cuco_txn *txn, void *arg)
 		cJSON_Delete(j);
 		free(json);
 	}
-	/* Tokens and cost live in the full records; only LLM runs have any,
-	 * and the walk is linear in the run's size. */
+	/* Tokens, cost, failure classes and host calls live in the full
+	 * records; the walk is linear in the run's size. */
 	return cuco_cand_each(txn, 1, tally, r);
 }
 
@@ -122,6 +135,9 @@ static void print_json(const struct report *r)
 	cJSON *bo = cJSON_AddObjectToObject(cands, "by_origin");
 	for (int i = 0; i < CUCO_ORIGIN_COUNT; i++)
 		cJSON_AddNumberToObject(bo, cuco_origin_name((cuco_origin)i), (double)r->by_origin[i]);
+	cJSON *bf = cJSON_AddObjectToObject(cands, "by_failure");
+	for (int i = 0; i < CUCO_FAIL_COUNT; i++)
+		cJSON_AddNumberToObject(bf, cuco_fail_name((cuco_fail_class)i), (double)r->by_failure[i]);
 	cJSON *base = cJSON_AddObjectToObject(o, "baseline");
 	cJSON_AddItemToObject(base, "id", id_or_null(r->baseline_id));
 	cJSON_AddItemToObject(base, "latency_us", num_or_null(r->baseline_id ? r->baseline_us : NAN));
@@ -138,6 +154,7 @@ static void print_json(const struct report *r)
 	cJSON_AddItemToObject(sp, "confidence", num_or_null(ci ? b->confidence : NAN));
 	cJSON_AddStringToObject(best, "verdict", r->best_id ? cuco_verdict_name(b->verdict) : "");
 	cJSON_AddItemToObject(o, "noise", r->noise[0] ? cJSON_CreateString(r->noise) : cJSON_CreateNull());
+	cJSON_AddItemToObject(best, "host_calls", num_or_null(r->best_counted ? (double)r->best_host_calls : NAN));
 	cJSON *tok = cJSON_AddObjectToObject(o, "tokens");
 	cJSON_AddNumberToObject(tok, "prompt", (double)r->tokens_prompt);
 	cJSON_AddNumberToObject(tok, "completion", (double)r->tokens_completion);
@@ -156,6 +173,13 @@ static void print_text(const struct report *r)
 		if (r->by_status[i])
 			printf(" %s %zu", cuco_status_name((cuco_status)i), r->by_status[i]);
 	printf("\n");
+	if (r->by_status[CUCO_STATUS_FAILED]) {
+		printf("failures  ");
+		for (int i = 0; i < CUCO_FAIL_COUNT; i++)
+			if (r->by_failure[i])
+				printf(" %s %zu", cuco_fail_name((cuco_fail_class)i), r->by_failure[i]);
+		printf("\n");
+	}
 	if (r->baseline_id)
 		printf("baseline   #%llu  %.1f us (median, this run)\n", (unsigned long long)r->baseline_id,
 			r->baseline_us);
@@ -175,6 +199,8 @@ static void print_text(const struct report *r)
 		printf("best       none yet\n");
 	if (r->noise[0])
 		printf("noise      %s\n", r->noise);
+	if (r->best_id && r->best_counted)
+		printf("           %lld host communication calls in its steps\n", (long long)r->best_host_calls);
 	if (r->tokens_prompt || r->tokens_completion)
 		printf("tokens     %lld prompt + %lld completion, $%.4f\n", (long long)r->tokens_prompt,
 			(long long)r->tokens_completion, r->cost_usd);

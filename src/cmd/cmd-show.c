@@ -101,6 +101,11 @@ static void print_text(const struct show_job *job)
 	print_num("score", c->score, "");
 	print_peak(job);
 	print_num("max error", c->max_error, "");
+	if (c->host_counted)
+		printf("%-14s %lld (host communication calls in its steps, all ranks)\n", "host calls",
+			(long long)c->host_calls);
+	else
+		printf("%-14s -\n", "host calls");
 	for (int i = 0; i < c->nphases; i++)
 		printf("phase %-8s %.4g us\n", c->phases[i].name, c->phases[i].us);
 	if (c->status == CUCO_STATUS_FAILED)

@@ -196,6 +196,8 @@ typedef struct cuco_eval_result {
 	cuco_phase phases[CUCO_MAX_PHASES];
 	double bytes, flops;
 	double peak_fraction;        /* NAN when the workload has no peak */
+	long host_calls;             /* host communication calls the steps made (all ranks,
+	                                hostcalls.h), -1 when not counted */
 	bool cached_build;
 	double compile_s, run_s, bench_s;  /* wall time of each stage */
 	double overhead_s;           /* evaluator time outside the children */

@@ -51,6 +51,7 @@ typedef struct eval_limits {
 	int max_procs;        /* processes alive in the stage's session */
 	size_t log_cap;       /* bytes of output kept in the log file */
 	char *const *sandbox; /* bwrap and its options (eval_sandbox_argv); NULL: none */
+	const char *const *env; /* NAME=value entries added to (and replacing) the stage's environment */
 } eval_limits;
 
 /* Sees each line of output as it streams past (without its newline). */
@@ -58,6 +59,7 @@ typedef void (*eval_line_fn)(const char *line, size_t len, void *arg);
 
 typedef struct eval_stage {
 	int exit_code;        /* -1 when killed by a signal */
+	int leftovers;        /* processes of the session alive when the leader ended */
 	int signal;           /* the signal that ended the leader, 0 if none */
 	bool timed_out;
 	bool too_many_procs;
@@ -113,15 +115,93 @@ int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err);
 char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v);
 void eval_sandbox_argv_free(char **argv);
 
+/* ---- elf.c: what a built program links ----------------------------------------- */
+
+typedef struct eval_elf {
+	char **undefined;         /* undefined dynamic symbols: what it calls in libraries */
+	int nundefined;
+	char **defined;           /* functions its static symbol table defines */
+	int ndefined;
+	char **needed;            /* DT_NEEDED sonames */
+	int nneeded;
+} eval_elf;
+
+int eval_elf_read(const char *path, eval_elf *out, cuco_err *err);
+/* The same from memory; name is for errors (the fuzz target's way in). */
+int eval_elf_parse(const void *data, size_t size, const char *name, eval_elf *out, cuco_err *err);
+void eval_elf_free(eval_elf *e);
+bool eval_elf_has(char *const *list, int n, const char *name);
+
+/* ---- trust.c: what the evaluator believes (docs/workloads.md, "Trust") ---------- */
+
+/* One stage's ticket: the seal's key and the input seed, handed to the
+ * harness as env ("CUCO_HARNESS=1:<key>:<seed>"). */
+typedef struct eval_ticket {
+	uint64_t k0, k1, seed;
+	char env[80];
+} eval_ticket;
+
+void eval_ticket_new(eval_ticket *t);
+/* Whether `sealed` ("<tag> <json>", the text after "CUCO_SEALED ") carries
+ * this ticket's seal; *json then points at the JSON. */
+bool eval_ticket_open(const eval_ticket *t, const char *sealed, const char **json);
+
+/* Whether the code a search may change (EVOLVE-BLOCKs, or all of a program
+ * without them) reaches for the harness's key or runs before it: why says
+ * what and where ("source: line N uses getenv: ..."). */
+bool eval_trust_scan(const char *src, size_t len, char *why, size_t size);
+
+/* What a candidate claims of its communication. */
+typedef struct eval_trust {
+	struct {
+		bool on;              /* it claims device-initiated (CPU: one-sided) communication */
+		bool p2p;             /* ... with two-sided messages as its design (CPU backend msg) */
+		char what[96];        /* the claim in words, for reasons */
+	} claim;
+} eval_trust;
+
+/* A program with EVOLVE-BLOCKs (not a baseline, not fast-path stage A) in
+ * a communicating family claims what its directive's backend says. */
+void eval_trust_rules(const cuco_workload *wl, const cuco_directive *d, const char *src,
+	size_t len, eval_trust *t);
+/* Host calls the claim rules out that the binary links (or defines). */
+bool eval_trust_binary(const cuco_workload *wl, const eval_trust *t, const eval_elf *elf,
+	char *why, size_t size);
+/* Whether the interposer (lib) may be preloaded into the program (prog). */
+bool eval_trust_preload_fits(const eval_elf *prog, const eval_elf *lib);
+
+struct eval_parse;
+struct eval_outcome;
+/* After a run: the channel, the harness's own findings, the rank count,
+ * the harness's clocks and the counted host calls. tk may be NULL (no
+ * ticket: compat). True, with why, when the candidate is refused. */
+bool eval_trust_verdict(const cuco_workload *wl, const eval_trust *t, const eval_ticket *tk,
+	const struct eval_parse *p, const struct eval_outcome *o, char *why, size_t size);
+/* Processes of the stage still alive when its leader ended. */
+bool eval_trust_leftovers(const eval_stage *st, char *why, size_t size);
+/* A median below the peak model's bound (bound_s per repetition). */
+bool eval_trust_physics(double bound_s, double median_us, const char *model, char *why, size_t size);
+/* A median far below the floor the stages' own wall clocks put under a step. */
+bool eval_trust_clock(double run_wall_s, double bench_wall_s, int warmup, int reps,
+	double median_us, char *why, size_t size);
+
+/* Put the host-call interposer (cuco-count.so, from the build or the
+ * installation) into the run's cache, where stages see it: path and its
+ * ELF, or path "" when there is none. */
+int eval_trust_interposer(const char *cache_root, char *path, size_t size, eval_elf *elf,
+	cuco_err *err);
+
 /* ---- result.c: native and compat protocols ---------------------------------- */
 
 #define EVAL_MAX_SAMPLES 4096
 
 typedef struct eval_parse {
 	const cuco_workload *wl;
+	const eval_ticket *ticket; /* native: the stage's seal; set after init */
 	regex_t time_re, phase_re, signal_re;
 	bool have_time_re;
-	char *result_line;        /* native: the first CUCO_RESULT line's JSON */
+	char *result_line;        /* native: the JSON of the one line sealed with the ticket */
+	char forged[160];         /* native: why a line that claims a verdict is not believed */
 	bool pass_seen;           /* compat */
 	int nsamples;
 	double samples[EVAL_MAX_SAMPLES];
@@ -138,6 +218,13 @@ void eval_parse_line(const char *line, size_t len, void *arg);  /* an eval_line_
 /* What a stage's output says about the candidate. */
 typedef struct eval_outcome {
 	bool have_result;       /* a result line was found and understood */
+	char why[320];          /* native: the harness's reason for correct: false */
+	char suspect[400];      /* native: a defence of the harness caught something */
+	uint64_t seed;          /* native: the input seed the verdict is for */
+	int ranks, checks;      /* native: ranks it covers, steps it checked */
+	double wall_us;         /* native: the harness's wall clock per timed repetition */
+	long host_calls;        /* native: host calls counted in the steps, -1 when not counted */
+	char host_calls_by[256];/* "name=N ..." */
 	char protocol_error[160];
 	bool correct;
 	double max_error;
@@ -150,6 +237,8 @@ typedef struct eval_outcome {
 } eval_outcome;
 
 void eval_parse_finish(eval_parse *p, eval_outcome *o);
+/* Read a native verdict's JSON into o; false with o->protocol_error set. */
+bool eval_result_json(const char *json, eval_outcome *o);
 /* Validate a compat time regex; for the manifest check. */
 int eval_compile_time_re(const char *re, regex_t *out, char *why, size_t size);
 
@@ -167,6 +256,9 @@ typedef struct eval_launch {
 	bool mpi;                 /* needs the MPI launcher (ranks > 1, not family cuda) */
 	bool bind;                /* local: a rank per core (--bind-to core), else none */
 	double remote_limit_s;    /* ssh: `timeout` on the far side */
+	const char *preload;      /* the ranks' LD_PRELOAD (the host-call interposer), or NULL */
+	const char *ticket;       /* "CUCO_HARNESS=...": ssh sets it on the far side, mpirun
+	                             passes it to remote ranks; NULL: none */
 } eval_launch;
 
 /* The shell command that runs `prog_cmd` (already expanded; for ssh it must

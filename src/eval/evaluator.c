@@ -55,6 +55,10 @@ struct cuco_evaluator {
 	char src_name[32];
 	eval_limits limits;
 	eval_sandbox sandbox;
+	char interposer[PATH_MAX];   /* cuco-count.so in the cache, "" when none */
+	char *baseline;              /* the workload's own baseline: not scanned (trust.c) */
+	size_t baseline_len;
+	eval_elf interposer_elf;
 	/* Run and bench stages hold it exclusively, one at a time. When the
 	 * CPU itself is the device (MPI ranks on a machine with no core to
 	 * spare), compiles hold it shared: they still run side by side, but
@@ -331,6 +335,14 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	probe_compiler(ev);
 	find_launcher(ev);
 	check_gpu(ev);
+	char path[sizeof wl->dir + sizeof wl->baseline_file + 2];
+	snprintf(path, sizeof path, "%s/%s", wl->dir, wl->baseline_file);
+	cuco_err why = { 0 };
+	if (cuco_read_file(path, 16u << 20, &ev->baseline, &ev->baseline_len, &why) != CUCO_OK)
+		ev->baseline = NULL;  /* cuco check says why; every source is then scanned */
+	if (eval_trust_interposer(ev->cache_root, ev->interposer, sizeof ev->interposer,
+			&ev->interposer_elf, &why) != CUCO_OK)
+		cuco_log(CUCO_LOG_WARN, "eval: host calls will not be counted: %s", why.msg);
 	*out = ev;
 	return CUCO_OK;
 }
@@ -341,6 +353,8 @@ void cuco_evaluator_free(cuco_evaluator *ev)
 		return;
 	if (ev->work_lock >= 0)
 		close(ev->work_lock);
+	eval_elf_free(&ev->interposer_elf);
+	free(ev->baseline);
 	pthread_rwlock_destroy(&ev->device_lock);
 	pthread_mutex_destroy(&ev->jobs_lock);
 	pthread_cond_destroy(&ev->jobs_cond);
@@ -362,6 +376,7 @@ static void result_init(cuco_eval_result *res)
 	memset(res, 0, sizeof *res);
 	res->max_error = res->latency_min_us = res->latency_median_us = res->latency_p90_us = NAN;
 	res->spread = res->bytes = res->flops = res->peak_fraction = NAN;
+	res->host_calls = -1;
 }
 
 /* A classified failure: the reason first, then as much of the tail as fits. */
@@ -385,15 +400,38 @@ static void fail(cuco_eval_result *res, const char *stage, cuco_fail_class cls, 
 	snprintf(res->excerpt + n, sizeof res->excerpt - (size_t)n, "\n%s", len > room ? tail + len - room : tail);
 }
 
+typedef struct job {
+	cuco_evaluator *ev;
+	const cuco_directive *dir;
+	char hash[CUCO_HASH_LEN + 1];
+	char workdir[PATH_MAX];
+	char tmpdir[PATH_MAX];   /* $TMPDIR of its local stages, or "" */
+	char binary[PATH_MAX];
+	eval_trust trust;        /* what the candidate claims (trust.c) */
+	bool preload;            /* the interposer fits the built program */
+	eval_ticket ticket;      /* the running stage's */
+	cuco_eval_result *res;
+} job;
+
 /* Sort a stage's end into the failure classes; false when it failed. */
-static bool classify(const cuco_evaluator *ev, const char *stage, const eval_stage *st,
+static bool classify(const job *j, const char *stage, const eval_stage *st,
 	const eval_parse *p, const eval_outcome *o, cuco_eval_result *res)
 {
+	const cuco_evaluator *ev = j->ev;
+	char why[512];
 	if (*p->env_problem || *o->environment || st->exit_code == 127
 		|| (ev->cfg.runner == CUCO_RUNNER_SSH && st->exit_code == 255)) {
 		fail(res, stage, CUCO_FAIL_ENVIRONMENT, st->tail, "%s: the environment failed: %s", stage,
 			*o->environment ? o->environment : *p->env_problem ? p->env_problem
 			: st->exit_code == 127 ? "command not found" : "ssh could not reach the host");
+		return false;
+	}
+	/* A defence that caught the candidate says more than how it ended (a
+	 * child it left running keeps mpirun waiting: a timeout otherwise). */
+	if (eval_trust_verdict(&ev->wl, &j->trust, ev->wl.protocol == CUCO_PROTO_NATIVE ? &j->ticket : NULL,
+			p, o, why, sizeof why)) {
+		res->max_error = o->max_error;
+		fail(res, stage, CUCO_FAIL_SUSPECT, st->tail, "%s: %s", stage, why);
 		return false;
 	}
 	/* A rank that died leaves the others hanging: a crash, even past the limit. */
@@ -418,11 +456,16 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 		fail(res, stage, CUCO_FAIL_CRASH, st->tail, "%s: killed by signal %d (%s)", stage, sig, strsignal(sig));
 		return false;
 	}
+	if (eval_trust_leftovers(st, why, sizeof why)) {
+		res->max_error = o->max_error;
+		fail(res, stage, CUCO_FAIL_SUSPECT, st->tail, "%s: %s", stage, why);
+		return false;
+	}
 	bool within = !isfinite(o->max_error) || o->max_error <= ev->wl.tolerance;
 	if (o->have_result && (!o->correct || !within)) {
 		res->max_error = o->max_error;
-		fail(res, stage, CUCO_FAIL_WRONG_ANSWER, st->tail, "%s: wrong answer: max error %g (tolerance %g)",
-			stage, o->max_error, ev->wl.tolerance);
+		fail(res, stage, CUCO_FAIL_WRONG_ANSWER, st->tail, "%s: wrong answer: %s%smax error %g (tolerance %g)",
+			stage, o->why, *o->why ? "; " : "", o->max_error, ev->wl.tolerance);
 		return false;
 	}
 	if (st->exit_code != 0) {
@@ -437,16 +480,6 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 }
 
 /* ---- stages ---------------------------------------------------------------------- */
-
-typedef struct job {
-	cuco_evaluator *ev;
-	const cuco_directive *dir;
-	char hash[CUCO_HASH_LEN + 1];
-	char workdir[PATH_MAX];
-	char tmpdir[PATH_MAX];   /* $TMPDIR of its local stages, or "" */
-	char binary[PATH_MAX];
-	cuco_eval_result *res;
-} job;
 
 static void hex128(XXH128_hash_t h, char out[CUCO_HASH_LEN + 1])
 {
@@ -619,10 +652,15 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		snprintf(extra_paths[i], sizeof extra_paths[i], "%s/%s", ev->wl.dir, ev->wl.extras[i]);
 		extras[i] = extra_paths[i];
 	}
+	/* A fresh key and input seed for every stage (trust.c). */
+	eval_ticket_new(&j->ticket);
+	/* The interposer only where the stage runs here: remote hosts lack it. */
+	bool preload = j->preload && ev->cfg.runner == CUCO_RUNNER_LOCAL;
 	eval_launch l = { .kind = ev->cfg.runner, .launcher = ev->launcher, .hostfile = ev->cfg.hostfile,
 		.ssh_host = ev->cfg.ssh_host, .ssh_options = ev->cfg.ssh_options, .remote_dir = remote_dir,
 		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .bind = ev->bind,
-		.remote_limit_s = limit_s };
+		.remote_limit_s = limit_s, .preload = preload ? ev->interposer : NULL,
+		.ticket = j->ticket.env };
 	stage_prefix(j, &cmd);
 	eval_launch_command(&l, prog.data, j->binary, extras, ev->wl.nextras, &cmd);
 	cuco_buf_free(&prog);
@@ -631,7 +669,10 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	 * holds the program itself to limit_s. */
 	lim.wall_s = limit_s + (ssh ? SSH_TRANSFER_S : 0);
 	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true);
+	const char *env[] = { j->ticket.env, NULL };
+	lim.env = env;
 	int rc = eval_parse_init(p, &ev->wl, err);
+	p->ticket = &j->ticket;
 	if (rc == CUCO_OK) {
 		pthread_rwlock_wrlock(&ev->device_lock);
 		rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
@@ -665,6 +706,7 @@ static void take_outcome(cuco_eval_result *res, const eval_outcome *o)
 	memcpy(res->phases, o->phases, sizeof res->phases);
 	res->bytes = o->bytes;
 	res->flops = o->flops;
+	res->host_calls = o->host_calls;
 }
 
 static int verify(job *j, cuco_err *err)
@@ -676,7 +718,7 @@ static int verify(job *j, cuco_err *err)
 	eval_outcome o;
 	int rc = run_stage(j, "run", 0, 1, ev->wl.limit_run_s * scale, &st, &p, &o, err);
 	j->res->run_s = st.wall_s;
-	if (rc == CUCO_OK && classify(ev, "run", &st, &p, &o, j->res))
+	if (rc == CUCO_OK && classify(j, "run", &st, &p, &o, j->res))
 		take_outcome(j->res, &o);
 	eval_parse_free(&p);
 	return rc;
@@ -689,7 +731,7 @@ static int benchmark(job *j, cuco_err *err)
 	cuco_evaluator *ev = j->ev;
 	double scale = ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1;
 	eval_outcome best = { 0 };
-	double best_spread = INFINITY;
+	double best_spread = INFINITY, best_wall = 0;
 	j->res->bench_s = 0;
 	for (int attempt = 0; attempt < BENCH_ATTEMPTS; attempt++) {
 		eval_stage st;
@@ -698,7 +740,7 @@ static int benchmark(job *j, cuco_err *err)
 		int rc = run_stage(j, "bench", ev->wl.warmup, ev->wl.reps, ev->wl.limit_bench_s * scale,
 			&st, &p, &o, err);
 		j->res->bench_s += st.wall_s;
-		bool ok = rc == CUCO_OK && classify(ev, "bench", &st, &p, &o, j->res);
+		bool ok = rc == CUCO_OK && classify(j, "bench", &st, &p, &o, j->res);
 		if (ok && !(o.median_us > 0)) {
 			fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail, "bench: the result has no latency_us.median");
 			ok = false;
@@ -710,15 +752,20 @@ static int benchmark(job *j, cuco_err *err)
 		if (attempt == 0 || (isfinite(s) && s < best_spread)) {
 			best = o;
 			best_spread = isfinite(s) ? s : INFINITY;
+			best_wall = st.wall_s;
 		}
 		if (!(best_spread > ev->wl.max_spread))
 			break;
 	}
 	take_outcome(j->res, &best);
+	char why[320];
+	if (eval_trust_clock(j->res->run_s, best_wall, ev->wl.warmup, ev->wl.reps, best.median_us,
+			why, sizeof why))
+		fail(j->res, "bench", CUCO_FAIL_SUSPECT, NULL, "bench: %s", why);
 	return CUCO_OK;
 }
 
-static void peak_fraction(const cuco_evaluator *ev, cuco_eval_result *res)
+static void peak_fraction(const cuco_evaluator *ev, cuco_eval_result *res, const char *stage)
 {
 	double bytes, flops;
 	if (cuco_workload_peak(&ev->wl, ev->size, &bytes, &flops, NULL) == CUCO_OK) {
@@ -736,6 +783,33 @@ static void peak_fraction(const cuco_evaluator *ev, cuco_eval_result *res)
 		bound = fmax(bound, res->flops / (gf * 1e9));
 	if (bound > 0 && res->latency_median_us > 0)
 		res->peak_fraction = bound / (res->latency_median_us * 1e-6);
+	char model[160], why[400];
+	snprintf(model, sizeof model, "%.4g bytes at %.4g GB/s, %.4g flops at %.4g GFLOP/s", res->bytes, bw,
+		res->flops, gf);
+	if (eval_trust_physics(bound, res->latency_median_us, model, why, sizeof why))
+		fail(res, stage, CUCO_FAIL_SUSPECT, NULL, "%s: %s", stage, why);
+}
+
+/* What the built program links: host calls its claim rules out, and
+ * whether the host-call interposer fits it. */
+static int inspect_binary(job *j, cuco_err *err)
+{
+	cuco_evaluator *ev = j->ev;
+	eval_elf elf;
+	int rc = eval_elf_read(j->binary, &elf, err);
+	if (rc == CUCO_EDATA) {
+		/* Not an ELF program (a script, say): no symbols to judge. */
+		cuco_log(CUCO_LOG_DEBUG, "eval: %s", err->msg);
+		return CUCO_OK;
+	}
+	if (rc != CUCO_OK)
+		return rc;
+	char why[400];
+	if (eval_trust_binary(&ev->wl, &j->trust, &elf, why, sizeof why))
+		fail(j->res, "compile", CUCO_FAIL_SUSPECT, NULL, "compile: %s", why);
+	j->preload = *ev->interposer && eval_trust_preload_fits(&elf, &ev->interposer_elf);
+	eval_elf_free(&elf);
+	return CUCO_OK;
 }
 
 /* again: a remeasure, which skips the separate verification of a cached
@@ -745,6 +819,14 @@ static int cascade(job *j, const char *source, size_t len, bool bench, bool agai
 	cuco_evaluator *ev = j->ev;
 	cuco_buf src = { 0 };
 	eval_apply_slots(&ev->wl, j->dir, source, len, &src);
+	char why[400];
+	bool own = ev->baseline && len == ev->baseline_len && memcmp(source, ev->baseline, len) == 0;
+	if (!own && eval_trust_scan(src.data, src.len, why, sizeof why)) {
+		fail(j->res, "compile", CUCO_FAIL_SUSPECT, NULL, "compile: %s", why);
+		cuco_buf_free(&src);
+		return CUCO_OK;
+	}
+	eval_trust_rules(&ev->wl, j->dir, src.data, src.len, &j->trust);
 	build_key(ev, j->dir, &src, j->hash);
 	int n1 = snprintf(j->workdir, sizeof j->workdir, "%s/%.12s-%ld-XXXXXX", ev->work_root, j->hash,
 		(long)getpid());
@@ -768,6 +850,8 @@ static int cascade(job *j, const char *source, size_t len, bool bench, bool agai
 	if (rc != CUCO_OK || !j->res->ok)
 		return rc;
 	j->res->ok = false;
+	if ((rc = inspect_binary(j, err)) != CUCO_OK || *j->res->error_class)
+		return rc;
 	if (*ev->launcher_missing) {
 		fail(j->res, "run", CUCO_FAIL_ENVIRONMENT, NULL, "run: %s", ev->launcher_missing);
 		return CUCO_OK;
@@ -785,8 +869,8 @@ static int cascade(job *j, const char *source, size_t len, bool bench, bool agai
 		if (rc != CUCO_OK || *j->res->error_class)
 			return rc;
 	}
-	peak_fraction(ev, j->res);
-	j->res->ok = true;
+	peak_fraction(ev, j->res, bench ? "bench" : "run");
+	j->res->ok = !*j->res->error_class;
 	return CUCO_OK;
 }
 

@@ -49,6 +49,14 @@ static void mpirun_prefix(const eval_launch *l, cuco_buf *out)
 		cuco_buf_puts(out, " --oversubscribe");
 		cuco_buf_puts(out, l->bind ? " --bind-to core" : " --bind-to none");
 	}
+	if (l->ticket)  /* for ranks on other hosts: local ones inherit it */
+		cuco_buf_printf(out, " -x %.*s", (int)strcspn(l->ticket, "="), l->ticket);
+	if (l->preload) {
+		/* The ranks only: mpirun itself and the shell need no counting. */
+		cuco_buf_puts(out, " -x ");
+		cuco_buf_puts(out, "LD_PRELOAD=");
+		eval_shell_quote(out, l->preload);
+	}
 	cuco_buf_printf(out, " -np %d ", l->ranks);
 }
 
@@ -87,6 +95,11 @@ static void ssh_command(const eval_launch *l, const char *prog_cmd, const char *
 
 	cuco_buf_printf(&setup, "mkdir -p %s", l->remote_dir);
 	cuco_buf_printf(&remote, "cd %s && timeout -k 2 %.0f ", l->remote_dir, ceil(l->remote_limit_s));
+	if (l->ticket) {  /* ssh passes no environment */
+		cuco_buf_puts(&remote, "env ");
+		eval_shell_quote(&remote, l->ticket);
+		cuco_buf_puts(&remote, " ");
+	}
 	if (l->mpi)
 		cuco_buf_printf(&remote, "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
 			"mpirun --oversubscribe -np %d ", l->ranks);
@@ -120,8 +133,13 @@ void eval_launch_command(const eval_launch *l, const char *prog_cmd, const char 
 	switch (l->kind) {
 	case CUCO_RUNNER_LOCAL:
 	case CUCO_RUNNER_HOSTFILE:
-		if (l->mpi)
+		if (l->mpi) {
 			mpirun_prefix(l, out);
+		} else if (l->preload) {
+			cuco_buf_puts(out, "export LD_PRELOAD=");
+			eval_shell_quote(out, l->preload);
+			cuco_buf_puts(out, "; ");
+		}
 		cuco_buf_puts(out, prog_cmd);
 		break;
 	case CUCO_RUNNER_SLURM:

@@ -68,12 +68,23 @@ bool eval_env_secret(const char *name)
  * failed on the GPU machines we measured (shared/GPU-MACHINE.md). */
 static char forced_nvls[] = "NCCL_NVLS_ENABLE=0";
 
-static char **scrubbed_env(void)
+/* Whether entry NAME=... names one of extra's variables. */
+static bool replaced(const char *name, size_t len, const char *const *extra)
 {
-	size_t n = 0;
+	for (size_t i = 0; extra && extra[i]; i++)
+		if (strncmp(extra[i], name, len) == 0 && extra[i][len] == '=')
+			return true;
+	return false;
+}
+
+static char **scrubbed_env(const char *const *extra)
+{
+	size_t n = 0, nextra = 0;
 	while (environ[n])
 		n++;
-	char **env = cuco_xcalloc(n + 2, sizeof *env);
+	while (extra && extra[nextra])
+		nextra++;
+	char **env = cuco_xcalloc(n + nextra + 2, sizeof *env);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		char name[256];
@@ -82,9 +93,12 @@ static char **scrubbed_env(void)
 			continue;
 		memcpy(name, environ[i], len);
 		name[len] = '\0';
-		if (!eval_env_secret(name) && strcmp(name, "NCCL_NVLS_ENABLE") != 0)
+		if (!eval_env_secret(name) && strcmp(name, "NCCL_NVLS_ENABLE") != 0
+			&& !replaced(name, len, extra))
 			env[k++] = environ[i];
 	}
+	for (size_t i = 0; i < nextra; i++)
+		env[k++] = (char *)extra[i];
 	env[k] = forced_nvls;
 	return env;
 }
@@ -398,6 +412,11 @@ static void reap(monitor *m, const eval_limits *lim, eval_stage *st)
 	if (m->leader_done || waitpid(m->pid, &status, WNOHANG) != m->pid)
 		return;
 	m->leader_done = true;
+	/* What the command left behind, before it is killed: a process that
+	 * outlives the stage did work nobody measured. Processes on their way
+	 * out get a moment first. */
+	for (int i = 0; i < 5 && (st->leftovers = session_signal(m->pid, 0)) > 0; i++)
+		nanosleep(&(struct timespec){ 0, 10000000L }, NULL);
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 	if (WIFEXITED(status) && lim->sandbox && code > 128 && code < 128 + 32) {
 		/* bwrap reports a command killed by signal N as status 128+N. */
@@ -431,7 +450,7 @@ int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
 	}
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	rlim_t cpu_s = (rlim_t)ceil(lim->wall_s + lim->grace_s) * (rlim_t)(ncpu > 0 ? ncpu : 1) + 1;
-	char **env = scrubbed_env(), **argv = command_argv(lim->sandbox, cmd);
+	char **env = scrubbed_env(lim->env), **argv = command_argv(lim->sandbox, cmd);
 	double start = cuco_mono();
 	pid_t pid = fork();
 	if (pid == 0)

@@ -74,6 +74,11 @@ int cuco_origin_parse(const char *name, cuco_origin *out)
 	return CUCO_OK;
 }
 
+bool cuco_cand_suspect(const cuco_candidate *c)
+{
+	return c->status == CUCO_STATUS_FAILED && strcmp(c->error_class, fail_names[CUCO_FAIL_SUSPECT]) == 0;
+}
+
 int cuco_fail_parse(const char *name, cuco_fail_class *out)
 {
 	int i = parse_name(fail_names, CUCO_FAIL_COUNT, name);
@@ -399,6 +404,8 @@ cJSON *cuco_candidate_to_json(const cuco_candidate *c)
 	add_num(sp, "confidence", ci ? c->confidence : NAN);
 	cJSON_AddStringToObject(o, "verdict", cuco_verdict_name(c->verdict));
 	add_num(o, "peak_fraction", c->peak_fraction);
+	if (c->host_counted)
+		cJSON_AddNumberToObject(o, "host_calls", (double)c->host_calls);
 	cJSON_AddBoolToObject(o, "pinned", c->pinned);
 	cJSON_AddStringToObject(o, "reject_reason", c->reject_reason);
 	cJSON_AddStringToObject(o, "model", c->model);
@@ -566,6 +573,8 @@ int cuco_candidate_from_json(const cJSON *j, cuco_candidate *c, cuco_err *err)
 	get_num(&d, "max_error", &c->max_error, NAN);
 	get_speedup(&d, c, err);
 	get_num(&d, "peak_fraction", &c->peak_fraction, NAN);
+	c->host_counted = field(&d, "host_calls") != NULL;
+	get_i64(&d, "host_calls", &c->host_calls);
 	get_bool(&d, "pinned", &c->pinned);
 	get_str(&d, "reject_reason", c->reject_reason, sizeof c->reject_reason);
 	get_str(&d, "model", c->model, sizeof c->model);

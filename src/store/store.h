@@ -78,7 +78,10 @@ typedef enum cuco_status {
 	X(PROTOCOL, "protocol", "it ran but did not print the result line the harness protocol " \
 		"asks for.") \
 	X(ENVIRONMENT, "environment", "the machine lacked something (compiler, mpirun, GPU): not " \
-		"the candidate's fault.")
+		"the candidate's fault.") \
+	X(SUSPECT, "suspect", "a defence of the evaluator refused it (the reason names which): a " \
+		"verdict of its own, work skipped or deferred when unchecked, work left running, host " \
+		"calls its directive rules out, a time that cannot be. Never a parent.")
 
 typedef enum cuco_fail_class {
 #define X(e, name, help) CUCO_FAIL_##e,
@@ -97,6 +100,11 @@ int cuco_origin_parse(const char *name, cuco_origin *out);  /* CUCO_OK or CUCO_E
 int cuco_status_parse(const char *name, cuco_status *out);
 
 /* ---- records ----------------------------------------------------------- */
+
+struct cuco_candidate;
+/* Failed as suspect: refused by one of the evaluator's defences. Such a
+ * candidate is never any strategy's parent. */
+bool cuco_cand_suspect(const struct cuco_candidate *c);
 
 typedef struct cuco_knob {
 	char name[32];
@@ -199,6 +207,8 @@ typedef struct cuco_candidate {
 	                          /*   more = paired rounds against the baseline */
 	cuco_verdict verdict;     /* what those rounds said; NONE when only screened */
 	double peak_fraction;     /* fraction of the hardware peak; NAN if unknown */
+	bool host_counted;        /* host_calls was counted (the interposer ran in its ranks) */
+	int64_t host_calls;       /* host communication calls its steps made, all ranks */
 	bool pinned;
 	char reject_reason[256];
 	char model[64];

@@ -329,8 +329,8 @@ static void fmt_count(char *buf, size_t size, double v)
 /* The status line's parts, in the order shown, each with a priority:
  * when the line is too long the lowest go first, so at 80 columns the
  * state, the clock and the best remain. */
-enum { SEG_STATE, SEG_NOISE, SEG_WHY, SEG_BEST, SEG_COUNTS, SEG_WORKLOAD, SEG_USAGE, SEG_RUN, NSEG };
-static const int seg_prio[NSEG] = { 9, 8, 7, 8, 6, 5, 4, 2 };
+enum { SEG_STATE, SEG_WHY, SEG_NOISE, SEG_BEST, SEG_COUNTS, SEG_WORKLOAD, SEG_USAGE, SEG_RUN, NSEG };
+static const int seg_prio[NSEG] = { 9, 7, 8, 8, 6, 5, 4, 2 };
 
 static void status_segments(tui_app *app, char seg[NSEG][160])
 {

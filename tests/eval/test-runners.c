@@ -40,6 +40,13 @@ static void test_commands(void **state)
 		"./abc --reps 1");
 	l.mpi = false;
 	expect_command(&l, "./abc --reps 1");
+	/* The ticket for remote ranks, the interposer for the ranks only. */
+	l = (eval_launch){ .kind = CUCO_RUNNER_LOCAL, .launcher = "mpirun", .ranks = 2, .mpi = true,
+		.ticket = "CUCO_HARNESS=1:k:s", .preload = "/run/cache/cuco-count-1.so" };
+	expect_command(&l, "mpirun --oversubscribe --bind-to none -x CUCO_HARNESS "
+		"-x LD_PRELOAD=/run/cache/cuco-count-1.so -np 2 ./abc --reps 1");
+	l.mpi = false;
+	expect_command(&l, "export LD_PRELOAD=/run/cache/cuco-count-1.so; ./abc --reps 1");
 	l = (eval_launch){ .kind = CUCO_RUNNER_HOSTFILE, .launcher = "mpirun", .hostfile = "/etc/my hosts",
 		.ranks = 4, .mpi = true };
 	expect_command(&l, "mpirun --hostfile '/etc/my hosts' -np 4 ./abc --reps 1");
@@ -58,12 +65,13 @@ static void test_commands(void **state)
 	l.ssh_host = "gpu2";
 	l.ssh_options = "";
 	l.mpi = false;
+	l.ticket = "CUCO_HARNESS=1:k:s";  /* ssh passes no environment: the far side sets it */
 	expect_command(&l,
 		"ssh -o BatchMode=yes gpu2 'mkdir -p /tmp/cuco-x'"
 		" || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; "
 		"scp -q -o BatchMode=yes /run/cache/abc /w/data.bin gpu2:/tmp/cuco-x/"
 		" || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; "
-		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && timeout -k 2 30 ./abc --reps 1'; rc=$?; "
+		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && timeout -k 2 30 env CUCO_HARNESS=1:k:s ./abc --reps 1'; rc=$?; "
 		"ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x'; exit $rc");
 }
 

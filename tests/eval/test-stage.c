@@ -109,6 +109,10 @@ static void test_leftovers_killed(void **state)
 	assert_false(st.timed_out);
 	assert_true(st.wall_s < 3);
 	assert_int_equal(count_processes("sleep 37.301"), 0);
+	assert_int_equal(st.leftovers, 1);  /* counted before it was killed (trust.c refuses it) */
+	cuco_buf_free(&lines);
+	run("sleep 0.01; echo clean", &lim, &st, &lines);
+	assert_int_equal(st.leftovers, 0);
 	cuco_buf_free(&lines);
 }
 
@@ -126,7 +130,10 @@ static void test_env_scrubbed(void **state)
 	setenv("OPENAI_API_KEY", "k2", 1);
 	setenv("CUCO_HARMLESS", "visible", 1);
 	setenv("NCCL_NVLS_ENABLE", "1", 1);
+	setenv("CUCO_HARNESS", "stale", 1);
 	eval_limits lim = limits(10);
+	const char *extra[] = { "CUCO_HARNESS=1:fresh", NULL };
+	lim.env = extra;
 	eval_stage st;
 	cuco_buf lines = { 0 };
 	run("env", &lim, &st, &lines);
@@ -136,7 +143,11 @@ static void test_env_scrubbed(void **state)
 	/* NVLink multicast stays off for every stage, whatever was set. */
 	assert_non_null(strstr(lines.data, "NCCL_NVLS_ENABLE=0\n"));
 	assert_null(strstr(lines.data, "NCCL_NVLS_ENABLE=1"));
+	/* The stage's own entries replace inherited ones of the same name. */
+	assert_non_null(strstr(lines.data, "CUCO_HARNESS=1:fresh\n"));
+	assert_null(strstr(lines.data, "stale"));
 	unsetenv("NCCL_NVLS_ENABLE");
+	unsetenv("CUCO_HARNESS");
 	cuco_buf_free(&lines);
 }
 

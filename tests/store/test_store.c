@@ -202,8 +202,8 @@ static void test_fail_classes(void **state)
 {
 	(void)state;
 	static const char *const names[] = { "compile-error", "crash", "wrong-answer", "timeout",
-		"protocol", "environment" };
-	assert_true(CUCO_FAIL_COUNT >= 6);
+		"protocol", "environment", "suspect" };
+	assert_true(CUCO_FAIL_COUNT >= 7);
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		cuco_fail_class f;
 		assert_int_equal(cuco_fail_parse(names[i], &f), CUCO_OK);
