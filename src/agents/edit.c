@@ -13,9 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A reply cut by the output limit is refused whatever it holds: a parser
- * could mistake a complete-looking prefix for the whole. */
-static bool cut_off(const char *finish)
+bool cuco_edit_cut_off(const char *finish)
 {
 	return strcmp(finish, "length") == 0 || strcmp(finish, "max_tokens") == 0;
 }
@@ -24,7 +22,7 @@ static bool cut_off(const char *finish)
 static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_result *out,
 	cuco_buf *transcript, cuco_err *err)
 {
-	if (cut_off(r->finish))
+	if (cuco_edit_cut_off(r->finish))
 		return cuco_errf(err, CUCO_EDATA, "reply cut off by the output limit (finish reason "
 			"%s); give a shorter reply", r->finish);
 	cuco_reply reply;
@@ -77,7 +75,8 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 		if (i > 0 && e->on_delta)
 			e->on_delta(NULL, 0, e->arg);
 		cuco_llm_reply r;
-		rc = cuco_llm_complete(e->llm, &req, &r, err);
+		rc = e->complete ? e->complete(e->hook, &req, &r, err)
+			: cuco_llm_complete(e->llm, &req, &r, err);
 		out->replies++;
 		out->tokens_in += r.tokens_in;
 		out->tokens_out += r.tokens_out;
@@ -88,6 +87,8 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 		}
 		cuco_buf_printf(&transcript, "=== reply %d (%s) ===\n%s\n", i + 1, e->model->name, r.text);
 		rc = try_reply(e, &r, out, &transcript, err);
+		if (e->judged)
+			e->judged(e->hook, rc == CUCO_OK, rc == CUCO_OK ? "" : err->msg);
 		if (rc == CUCO_OK || i + 1 == attempts) {
 			if (rc != CUCO_OK)
 				cuco_buf_printf(&transcript, "=== refused: %s ===\n", err->msg);

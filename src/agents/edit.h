@@ -32,6 +32,13 @@ typedef struct cuco_edit {
 	void (*on_delta)(const char *text, size_t len, void *arg);
 	void *arg;
 	const atomic_bool *cancel;
+	/* How each reply is asked for (NULL: cuco_llm_complete on llm) and
+	 * told what became of it (NULL: nobody): a caller that counts, stores
+	 * or throttles calls hooks in here. */
+	int (*complete)(void *hook, const cuco_llm_request *req, cuco_llm_reply *out,
+		cuco_err *err);
+	void (*judged)(void *hook, bool used, const char *why);
+	void *hook;
 } cuco_edit;
 
 typedef struct cuco_edit_result {
@@ -53,6 +60,10 @@ typedef struct cuco_edit_result {
  * the last refusal); CUCO_EENV when the model could not be reached. The
  * tokens, cost and transcript are filled in every case. */
 int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err);
+/* Whether a finish reason says the reply was cut by the output limit: such
+ * a reply is refused whatever it holds, since a parser could mistake a
+ * complete-looking prefix for the whole. */
+bool cuco_edit_cut_off(const char *finish);
 void cuco_edit_result_free(cuco_edit_result *r);
 
 #endif

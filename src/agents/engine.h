@@ -33,6 +33,8 @@ struct cuco_engine_config {
 	char size[32];          /* problem size; "" = the workload's default */
 	uint64_t seed;          /* RNG seed of the strategy */
 	int jobs;               /* evaluation workers (2) */
+	int llm_jobs;           /* --llm-jobs: model calls in flight at once, over the
+	                           config's [llm] concurrency (4); 0 = the config's */
 	int baseline_every;     /* re-measure the baseline every K benchmarks (8) */
 	int rebench_top;        /* re-time the best N at the end (3) */
 	FILE *progress;         /* one line per evaluated candidate; NULL = none */

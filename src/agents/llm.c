@@ -379,6 +379,7 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 			cuco_strlcpy(out->finish, a.read.finish, sizeof out->finish);
 			out->tokens_in = a.read.tokens_in;
 			out->tokens_out = a.read.tokens_out;
+			out->tokens_cached = a.read.tokens_cached;
 		}
 		double wait = backoff(&c->cfg, retry, a.retry_after, &seed);
 		attempt_free(&a);
@@ -406,7 +407,7 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 				why, out->attempts);
 		return cuco_errf(err, CUCO_EENV, "llm %s: %s", m->name, why);
 	}
-	out->cost_usd = cuco_model_cost(m, out->tokens_in, out->tokens_out);
+	out->cost_usd = cuco_model_cost(m, out->tokens_in, out->tokens_cached, out->tokens_out);
 	pthread_mutex_lock(&c->lock);
 	c->tokens_in += out->tokens_in;
 	c->tokens_out += out->tokens_out;

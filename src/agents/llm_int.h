@@ -12,6 +12,7 @@ typedef struct llm_read {
 	cuco_buf text;          /* the reply's text */
 	char finish[32];
 	int64_t tokens_in, tokens_out;
+	int64_t tokens_cached;  /* of tokens_in, read from the provider's cache */
 	bool done;              /* the stream's end event arrived */
 	char error[256];        /* a stream error event or unreadable data, "" if none */
 	/* server-sent events being assembled */

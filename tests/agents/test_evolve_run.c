@@ -394,8 +394,9 @@ static void test_resume_hint_reject(void **state)
 	free(last);
 	free_bodies(b, nb);
 
-	/* A third session: the hint the second one took is still given. */
-	const char *third[] = { "--strategy", "evolve", "--budget", "6", NULL };
+	/* A third session, one generation longer (the config's 5 are done):
+	 * the hint the second one took is still given. */
+	const char *third[] = { "--strategy", "evolve", "--budget", "6", "--generations", "6", NULL };
 	e2e_run(&tc, toy, third);
 	b = server_bodies(&tc.s, &nb);
 	assert_true(nb > 7);
@@ -440,7 +441,7 @@ static void test_llm_budget(void **state)
 /* The model and its budget from the command line alone: `--llm` replaces
  * the config file's models (there are none here), implies the evolve
  * strategy, `--max-tokens` ends the run cleanly like budget_tokens, and
- * `--generations` sets the phase schedule. */
+ * `--generations` sets the phase schedule over the search's length. */
 static void test_llm_flags(void **state)
 {
 	(void)state;
@@ -453,10 +454,11 @@ static void test_llm_flags(void **state)
 	run_env_config(&tc.r, NULL, "retries = 0\n[evolve]\nfastpath = false\n");
 	char spec[160];
 	snprintf(spec, sizeof spec, "vllm:test@%s", tc.s.url);
-	/* One generation in all: generation 0 explores (40 % of 1), the later
-	 * edits exploit — without the flag the budget's 6 would explore 3. */
+	/* Four generations in all: 0 and 1 explore (40 % of 4), the later
+	 * edits exploit — without the flag the budget's 6 would explore 3.
+	 * The token budget ends the run after three. */
 	const char *args[] = { "--llm", spec, "--max-tokens", "2500", "--budget", "6",
-		"--generations", "1", NULL };
+		"--generations", "4", NULL };
 	e2e_run(&tc, toy, args);
 	const cuco_candidate *kids[6];
 	assert_int_equal(llm_children(&tc.rows, kids, 6), 3);
@@ -466,7 +468,7 @@ static void test_llm_flags(void **state)
 	assert_int_equal(nb, 3);
 	for (int i = 0; i < nb; i++)
 		assert_true(is_temperature(cJSON_GetObjectItemCaseSensitive(b[i], "temperature")->valuedouble,
-			i < 1 ? explore_t : exploit_t));
+			i < 2 ? explore_t : exploit_t));
 	free_bodies(b, nb);
 	events ev;
 	islands_seen isl;

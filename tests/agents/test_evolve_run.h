@@ -50,14 +50,16 @@ static inline void run_env_config(run_env *r, const llm_server *s, const char *e
 	assert_int_equal(cuco_write_file(r->config, text, strlen(text), NULL), CUCO_OK);
 }
 
-/* Start `cuco run WORKLOAD --run DIR --headless --jobs 1 --rebench 0 ARGS…`
- * with this config, output to r->out; its pid. */
+/* Start `cuco run WORKLOAD --run DIR --headless --jobs 1 --llm-jobs 1
+ * --rebench 0 ARGS…` with this config, output to r->out; its pid. One
+ * model call at a time keeps a scripted server's replies in the order
+ * the test wrote them; a test of concurrency asks for more in ARGS. */
 static inline pid_t spawn_cuco(const run_env *r, const char *workload, const char *const *args)
 {
 	const char *bin = getenv("CUCO_BIN");
 	char *argv[32] = { "cuco", "run", (char *)workload, "--run", (char *)r->run, "--headless",
-		"--jobs", "1", "--rebench", "0" };
-	int argc = 10;
+		"--jobs", "1", "--llm-jobs", "1", "--rebench", "0" };
+	int argc = 12;
 	for (int i = 0; args[i] && argc < 31; i++)
 		argv[argc++] = (char *)args[i];
 	argv[argc] = NULL;

@@ -78,7 +78,7 @@ static void test_file(void **state)
 	assert_string_equal(f->api_key_env, "");  /* vllm: no key by default */
 	assert_float_equal(f->weight, 3, 0);
 	assert_true(isnan(f->temperature));
-	assert_float_equal(cuco_model_cost(f, 1000000, 2000000), 0.1 + 0.6, 1e-12);
+	assert_float_equal(cuco_model_cost(f, 1000000, 0, 2000000), 0.1 + 0.6, 1e-12);
 	assert_false(f->completion_tokens);
 	/* No provider line: OpenAI's own API, its key and its token field. */
 	assert_string_equal(g->url, "https://api.openai.com/v1");
