@@ -589,16 +589,10 @@ static void test_pinned_parent(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: test_evolve_run PYTHON LLM_SERVER_PY\n");
+	if (!e2e_args(argc, argv, toy, sizeof toy))
 		return 1;
-	}
-	llm_python = argv[1];
-	llm_server_py = argv[2];
 	const char *w = getenv("CUCO_WORKLOADS");
-	const char *src = getenv("CUCO_SOURCE_ROOT");
 	cuco_strlcpy(root, w ? w : "workloads", sizeof root);
-	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", src ? src : ".");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_model),
 		cmocka_unit_test(test_resume_hint_reject),
