@@ -148,14 +148,13 @@ const cuco_price *cuco_price_find(const char *model)
 void cuco_model_prices(cuco_model *m)
 {
 	const cuco_price *p = cuco_price_find(m->model);
-	if (!p)
+	/* Prices the config gave are the config's, all of them: the table's
+	 * cached price belongs with the table's prompt price. */
+	if (!p || !isnan(m->price_in) || !isnan(m->price_out) || !isnan(m->price_cached))
 		return;
-	if (isnan(m->price_in))
-		m->price_in = p->in;
-	if (isnan(m->price_cached))
-		m->price_cached = p->cached;
-	if (isnan(m->price_out))
-		m->price_out = p->out;
+	m->price_in = p->in;
+	m->price_cached = p->cached;
+	m->price_out = p->out;
 }
 
 bool cuco_model_priced(const cuco_model *m)

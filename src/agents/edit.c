@@ -45,7 +45,9 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 				cuco_buf_printf(transcript, " %s", cuco_match_name(p.levels[i]));
 			cuco_buf_puts(transcript, " ===\n");
 		} else {
-			cuco_buf_puts(transcript, "=== applied as a full rewrite ===\n");
+			cuco_buf_printf(transcript, "=== applied as a full rewrite%s ===\n", p.frame_kept ?
+				"; its comments and whitespace outside the EVOLVE-BLOCKs differed from the "
+				"parent's, whose frame was kept" : "");
 		}
 		cuco_patched_free(&p);
 	}

@@ -98,7 +98,7 @@ typedef struct cuco_price {
 /* The table's entry for a model id (a provider prefix "vendor/" is
  * skipped; the longest matching id wins); NULL when none. */
 const cuco_price *cuco_price_find(const char *model);
-/* Fill the prices a model's config left unknown from the table. */
+/* A model whose config gave no price takes the table's (all three). */
 void cuco_model_prices(cuco_model *m);
 /* The model a draw u in [0,1) picks when models are mixed by weight. */
 int cuco_model_pick_weighted(const cuco_llm_config *cfg, double u);

@@ -3,7 +3,8 @@
  * in flight at once, and never two with --llm-jobs 1 (the control); every
  * call stored with its kind, usage and candidate, refused replies kept in
  * refusal records that `cuco show` finds, and `cuco report` totalling it
- * all by kind and by model; a directive-only child taken; the beam's
+ * all by kind and by model; a directive-only child taken; --generations
+ * ending evolve as it ends beam; the beam's
  * iteration barrier on landed results, and a resumed beam closing the
  * iteration it was stopped in; `cuco stop` cancelling a call in flight,
  * whose tokens still count. */
@@ -208,7 +209,8 @@ static void test_calls_in_flight(void **state)
  * only restates the directive over the parent's code (a directive-only
  * child, taken), then one without usage (estimated). The refusal record
  * has the prompt, both replies and the reason, and `cuco show` finds it
- * from the parent. */
+ * from the parent; --max-cost with a model of no known price is one
+ * warning at the start. */
 static void test_refusals_recorded(void **state)
 {
 	(void)state;
@@ -228,8 +230,12 @@ static void test_refusals_recorded(void **state)
 	e2e t;
 	begin(&t, o, "[llm]\npatch_attempts = 2\n[evolve]\nfastpath = false\nmeta_interval = 0\n"
 		"migration_interval = 0\ntune_rate = 0\n");
-	const char *args[] = { "--strategy", "evolve", "--budget", "3", NULL };
+	const char *args[] = { "--strategy", "evolve", "--budget", "3", "--max-cost", "5", NULL };
 	e2e_run(&t, toy, args);
+	/* The model has no known price: said once, at the start. */
+	const char *warn = strstr(t.out, "--max-cost: model test (test) has no known price");
+	assert_non_null(warn);
+	assert_null(strstr(warn + 1, "--max-cost: model test"));
 	calls_seen *c = read_calls(t.st);
 	assert_int_equal(c->n, 4);
 	assert_int_equal(c->nr, 1);
@@ -308,6 +314,40 @@ static void test_stop_cancels_call(void **state)
 	assert_true(c->c[0].estimated);
 	assert_true(c->c[0].tokens_in > 100);
 	free(c);
+	e2e_end(&t);
+}
+
+static int run_end(const cuco_event *ev, void *arg)
+{
+	if (strcmp(ev->kind, "run-end") == 0)
+		cuco_strlcpy(arg, ev->text, 512);
+	return 0;
+}
+
+static int run_end_txn(cuco_txn *txn, void *arg)
+{
+	return cuco_event_each(txn, 1, run_end, arg);
+}
+
+/* --generations is the search's length for evolve as for beam: two
+ * generations, then the run ends though the budget allows six. */
+static void test_generations_end_evolve(void **state)
+{
+	(void)state;
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "replies");
+	for (int k = 1; k <= 4; k++)
+		add_entry(a, variant(k), NULL, 0, 1000);
+	e2e t;
+	begin(&t, o, evolve_config);
+	const char *args[] = { "--strategy", "evolve", "--budget", "6", "--generations", "2", NULL };
+	e2e_run(&t, toy, args);
+	const cuco_candidate *kids[8];
+	assert_int_equal(llm_children(&t.rows, kids, 8), 2);
+	char text[512] = "";
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(t.st, run_end_txn, text, &err), CUCO_OK);
+	if (!strstr(text, "2 generations done"))
+		fail_msg("run-end says `%s`", text);
 	e2e_end(&t);
 }
 
@@ -435,6 +475,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_calls_in_flight),
 		cmocka_unit_test(test_refusals_recorded),
 		cmocka_unit_test(test_stop_cancels_call),
+		cmocka_unit_test(test_generations_end_evolve),
 		cmocka_unit_test(test_beam_barrier),
 		cmocka_unit_test(test_beam_resume),
 	};
