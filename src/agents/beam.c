@@ -21,6 +21,7 @@
  */
 #include "agents/search_int.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,8 +384,10 @@ static bool summarize(beam_state *s, const cuco_memory_pair *p, cuco_memory *m)
 	return found;
 }
 
-/* The end of an iteration: its pairs become lessons in the memory. */
-static void close_iteration(beam_state *s)
+/* The end of an iteration: its pairs become lessons in the memory. False
+ * when the run is stopping or pausing under the summarizer: nothing is
+ * written, and a resumed run closes the iteration again. */
+static bool close_iteration(beam_state *s)
 {
 	const cuco_beam_config *b = &s->k.beam;
 	cuco_memory_pair *pairs = cuco_xmalloc((s->nsamples ? s->nsamples : 1) * sizeof *pairs);
@@ -396,6 +399,11 @@ static void close_iteration(beam_state *s)
 			nneg += fresh[nf].negative;
 			nf++;
 		}
+	if (s->llm.calls_off && atomic_load(s->llm.calls_off)) {
+		free(pairs);
+		free(fresh);
+		return false;
+	}
 	char text[512];
 	snprintf(text, sizeof text, "iteration %d: %zu results, %zu new lessons (%zu to undo)",
 		s->iteration, s->nsamples, nf, nneg);
@@ -409,6 +417,7 @@ static void close_iteration(beam_state *s)
 	free(pairs);
 	free(fresh);
 	s->nsamples = 0;
+	return true;
 }
 
 static void open_iteration(beam_state *s)
@@ -536,22 +545,25 @@ static slot *next_slot(beam_state *s)
 	return NULL;
 }
 
-/* Close the iteration whose results have all landed and open the next;
- * false when the last one is done. The summarizer's calls let the lock
- * go: `closing` keeps other proposers out meanwhile. */
-static bool next_iteration(beam_state *s)
+/* Close the iteration whose results have all landed and open the next:
+ * CUCO_OK, CUCO_ENOTFOUND when the last one is done, CUCO_EENV when the
+ * run stopped meanwhile. The summarizer's calls let the lock go:
+ * `closing` keeps other proposers out meanwhile. */
+static int next_iteration(beam_state *s, cuco_err *err)
 {
 	s->closing = true;
-	if (s->iteration >= 0 && s->closed < s->iteration)
-		close_iteration(s);
-	s->closed = s->iteration;
+	bool closed = s->iteration < 0 || s->closed >= s->iteration || close_iteration(s);
 	s->closing = false;
+	if (!closed)
+		return cuco_errf(err, CUCO_EENV, "beam: iteration %d not closed: the run is ending",
+			s->iteration);
+	s->closed = s->iteration;
 	if (++s->iteration >= s->k.beam.iterations) {
 		s->finished = true;
-		return false;
+		return CUCO_ENOTFOUND;
 	}
 	open_iteration(s);
-	return true;
+	return CUCO_OK;
 }
 
 static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
@@ -572,8 +584,9 @@ static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
 			/* The barrier: every result of this iteration first. */
 			if (iteration_pending(s))
 				return CUCO_EBUSY;
-			if (!next_iteration(s))
-				return CUCO_ENOTFOUND;
+			int rc = next_iteration(s, err);
+			if (rc != CUCO_OK)
+				return rc;
 			continue;
 		}
 		size_t at = (size_t)(sl - s->slots);

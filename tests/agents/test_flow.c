@@ -351,6 +351,71 @@ static void test_generations_end_evolve(void **state)
 	e2e_end(&t);
 }
 
+typedef struct schedule {
+	int phase, migrate;
+	char phase_text[512], migrate_text[512];
+} schedule;
+
+static int schedule_one(const cuco_event *ev, void *arg)
+{
+	schedule *s = arg;
+	if (strcmp(ev->kind, "phase") == 0 && s->phase++ == 0)
+		cuco_strlcpy(s->phase_text, ev->text, sizeof s->phase_text);
+	if (strcmp(ev->kind, "migrate") == 0 && s->migrate++ == 0)
+		cuco_strlcpy(s->migrate_text, ev->text, sizeof s->migrate_text);
+	return 0;
+}
+
+static int schedule_txn(cuco_txn *txn, void *arg)
+{
+	memset(arg, 0, sizeof(schedule));
+	return cuco_event_each(txn, 1, schedule_one, arg);
+}
+
+/* Four calls in flight over eight generations: the phase switch and the
+ * migration come once each, at the committed generation they are due
+ * (4 of 8), as in a serial run; the model's own temperature is sent, not
+ * the phase's; a resumed run's token budget counts the first session's
+ * calls. */
+static void test_evolve_schedule_concurrent(void **state)
+{
+	(void)state;
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "replies");
+	for (int k = 1; k <= 12; k++)
+		add_entry(a, variant(k), NULL, 0.5, 1000);
+	e2e t;
+	begin(&t, o, "temperature = 0.3\n[llm]\nbudget_tokens = 10500\n[evolve]\nfastpath = false\n"
+		"meta_interval = 0\nmigration_interval = 4\nmigration_rate = 0.5\ngenerations = 8\n");
+	const char *args[] = { "--strategy", "evolve", "--budget", "8", "--llm-jobs", "4", NULL };
+	e2e_run(&t, toy, args);
+	const cuco_candidate *kids[12];
+	assert_int_equal(llm_children(&t.rows, kids, 12), 8);
+	schedule s;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(t.st, schedule_txn, &s, &err), CUCO_OK);
+	assert_int_equal(s.phase, 1);
+	assert_non_null(strstr(s.phase_text, "generation 4 of 8: every island exploits now"));
+	assert_int_equal(s.migrate, 1);
+	assert_non_null(strstr(s.migrate_text, "generation 4:"));
+	int nb = 0;
+	cJSON **b = server_bodies(&t.s, &nb);
+	assert_int_equal(nb, 8);
+	for (int i = 0; i < nb; i++)
+		assert_float_equal(cJSON_GetObjectItemCaseSensitive(b[i], "temperature")->valuedouble,
+			0.3, 1e-9);
+	free_bodies(b, nb);
+	/* 8 calls of 1100 tokens so far: the next session starts at 8 800 of
+	 * the 10 500, so its second call (the one that crosses) is its last. */
+	const char *again[] = { "--strategy", "evolve", "--budget", "12", "--generations", "12",
+		"--llm-jobs", "1", NULL };
+	e2e_run(&t, toy, again);
+	assert_int_equal(llm_children(&t.rows, kids, 12), 10);
+	char *log = e2e_log(&t);
+	assert_non_null(strstr(log, "the model budget is spent: 11000 of 10500 tokens"));
+	free(log);
+	e2e_end(&t);
+}
+
 /* ---- the beam's barrier ---------------------------------------------------------- */
 
 static const char planner_match[] = "planning one optimization";
@@ -467,6 +532,34 @@ static void test_beam_resume(void **state)
 	e2e_end(&t);
 }
 
+/* A planner's reply cut by the output limit is refused like any other:
+ * a refusal record, and no sample of that plan. */
+static void test_planner_cut_off(void **state)
+{
+	(void)state;
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "replies");
+	cJSON *e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "text", "Change the base constant and then");
+	cJSON_AddStringToObject(e, "finish", "length");
+	cJSON_AddItemToArray(a, e);
+	e2e t;
+	begin(&t, o, "[beam]\nwidth = 1\nplans = 1\nsamples = 1\niterations = 1\n");
+	const char *args[] = { "--strategy", "beam", "--budget", "2", NULL };
+	e2e_run(&t, toy, args);
+	const cuco_candidate *it0[4];
+	assert_int_equal(of_iteration(&t.rows, 0, it0, 4), 0);
+	calls_seen *c = read_calls(t.st);
+	assert_int_equal(c->n, 1);
+	assert_int_equal(c->c[0].kind, CUCO_CALL_PLANNER);
+	assert_int_equal(c->c[0].outcome, CUCO_CALL_REFUSED);
+	assert_int_equal(c->nr, 1);
+	assert_int_equal(c->r[0].kind, CUCO_CALL_PLANNER);
+	assert_non_null(strstr(c->r[0].reason, "cut off by the output limit"));
+	assert_int_equal(c->c[0].refusal, c->r[0].id);
+	free(c);
+	e2e_end(&t);
+}
+
 int main(int argc, char **argv)
 {
 	if (!e2e_args(argc, argv, toy, sizeof toy))
@@ -476,6 +569,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_refusals_recorded),
 		cmocka_unit_test(test_stop_cancels_call),
 		cmocka_unit_test(test_generations_end_evolve),
+		cmocka_unit_test(test_evolve_schedule_concurrent),
+		cmocka_unit_test(test_planner_cut_off),
 		cmocka_unit_test(test_beam_barrier),
 		cmocka_unit_test(test_beam_resume),
 	};
