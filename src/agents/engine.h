@@ -1,7 +1,9 @@
 /* engine.h — the engine (engine*.c).
  *
  * Runs a search in background threads: measures the baseline and the seed
- * (every session, a resumed one too), then a pool of `jobs` workers takes
+ * (every session, a resumed one too), then a pool of workers — `jobs`
+ * evaluation slots, and for a strategy that calls models up to its
+ * concurrency (`llm_jobs`) proposals in the making at once — takes
  * proposals from the strategy, evaluates them (cuco_eval_candidate) and
  * records every status, result and event in the store; re-measures the
  * baseline every `baseline_every` benchmarks, benchmarks a new best again

@@ -103,10 +103,6 @@ static bool take_slot(cuco_engine *e)
 static void proposal_ended(cuco_engine *e, int rc, const cuco_err *err)
 {
 	e->proposed--;
-	if (rc == CUCO_EBUSY) {
-		e->busy = true;
-		e->busy_seq = e->strat_seq;
-	}
 	if (rc == CUCO_ENOTFOUND) {
 		e->exhausted = true;
 		/* The strategy says why it has nothing left (a spent model budget). */
@@ -126,13 +122,22 @@ static bool propose_and_evaluate(cuco_engine *e, unsigned epoch)
 	cuco_proposal p;
 	cuco_err err = { 0 };
 	memset(&p, 0, sizeof p);
+	/* What the strategy will have seen: every change counted so far
+	 * happened before it is asked. */
+	pthread_mutex_lock(&e->lock);
+	uint64_t seen = e->strat_seq;
+	pthread_mutex_unlock(&e->lock);
 	pthread_mutex_lock(&e->strat_lock);
 	int rc = e->strat->propose(e->strat_state, &p, &err);
 	pthread_mutex_unlock(&e->strat_lock);
 	pthread_mutex_lock(&e->lock);
-	e->strat_seq++;
-	if (rc != CUCO_EBUSY)
-		e->busy = false;
+	/* "Nothing now" is asked again after the next change since it was
+	 * asked; it is no change itself, or the waiting workers would spin. */
+	e->busy = rc == CUCO_EBUSY;
+	if (e->busy)
+		e->busy_seq = seen;
+	else
+		e->strat_seq++;
 	/* Cut short by a stop, a pause or the time limit (its model call was
 	 * cancelled): that, not a failure. */
 	bool cancelled = e->cancel_epoch != epoch;

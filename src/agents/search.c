@@ -274,9 +274,9 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 		cuco_model *m = &s->cfg.models[i];
 		cuco_model_prices(m);
 		if (s->budget_usd > 0 && !cuco_model_priced(m))
-			cuco_log(CUCO_LOG_WARN, "--max-cost: model %s (%s) has no known price: its calls "
-				"count as $0 (set price_in and price_out in its [model] section)", m->name,
-				m->model);
+			cuco_log(CUCO_LOG_WARN, "%s: model %s (%s) has no known price: its calls count as "
+				"$0 (set price_in and price_out in its [model] section)",
+				ec->max_cost_usd > 0 ? "--max-cost" : "budget_usd", m->name, m->model);
 	}
 	cuco_bandit_init(&s->bandit, &s->cfg);
 	return cuco_llm_new(&s->cfg, &s->llm, err);
