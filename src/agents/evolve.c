@@ -876,6 +876,15 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	return CUCO_OK;
 }
 
+/* Whether every committed generation's result has landed. */
+static bool all_landed(const evolve_state *s)
+{
+	int landed = 0;
+	for (size_t i = 0; i < s->n; i++)
+		landed += island_origin(s->m[i].origin) && s->m[i].status >= CUCO_STATUS_DONE;
+	return s->planning == 0 && landed >= s->gen;
+}
+
 static bool island_has_members(const evolve_state *s, int island)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -999,13 +1008,20 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 	if (cuco_store_read(s->env.st, normalize_txn, &(normalize_arg){ s }, &rerr) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "evolve: duplicates: %s", rerr.msg);
 	const cuco_evolve_config *e = &s->k.evolve;
-	if (e->migration_interval > 0 && s->gen > 0 && s->gen % e->migration_interval == 0 &&
-			s->migrated_at != s->gen) {
+	bool migrate_due = e->migration_interval > 0 && s->gen > 0 &&
+		s->gen % e->migration_interval == 0 && s->migrated_at != s->gen;
+	bool meta_due = e->meta_interval > 0 && e->meta_max > 0 && s->gen > 0 &&
+		s->gen % e->meta_interval == 0 && s->meta_at != s->gen;
+	/* A migration and a meta summary read the results of every generation
+	 * before theirs: wait for those in flight, so that they do not depend on
+	 * how many calls were out at once. */
+	if ((migrate_due || meta_due) && !all_landed(s))
+		return CUCO_EBUSY;
+	if (migrate_due) {
 		s->migrated_at = s->gen;
 		migrate(s);
 	}
-	if (e->meta_interval > 0 && e->meta_max > 0 && s->gen > 0 && s->gen % e->meta_interval == 0 &&
-			s->meta_at != s->gen) {
+	if (meta_due) {
 		s->meta_at = s->gen;
 		meta_summary(s);
 	}

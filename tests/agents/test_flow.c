@@ -374,7 +374,9 @@ static int schedule_txn(cuco_txn *txn, void *arg)
 
 /* Four calls in flight over eight generations: the phase switch and the
  * migration come once each, at the committed generation they are due
- * (4 of 8), as in a serial run; the model's own temperature is sent, not
+ * (4 of 8), the migration after the four generations before it landed
+ * (it moves correct members), as in a serial run; the model's own
+ * temperature is sent, not
  * the phase's; a resumed run's token budget counts the first session's
  * calls. */
 static void test_evolve_schedule_concurrent(void **state)
