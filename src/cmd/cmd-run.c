@@ -473,6 +473,25 @@ static int open_run(const char *dir, cuco_store **st, cuco_err *err)
 	return cuco_store_open(dir, CUCO_STORE_CREATE, st, err);
 }
 
+/* A GPU workload that wants more GPUs than this machine shows would only
+ * collect environment failures: refuse it up front (exit 3). */
+static int check_fits(const cuco_workload *wl, const cuco_eval_config *ec)
+{
+	if (ec->runner != CUCO_RUNNER_LOCAL)
+		return CUCO_OK;  /* the stages run elsewhere */
+	cuco_hardware hw;
+	cuco_hardware_detect(&hw);
+	char why[256];
+	if (cuco_hardware_fits(&hw, wl, why, sizeof why))
+		return CUCO_OK;
+	cuco_err err = { 0 };
+	if (hw.ngpus > 0)
+		cuco_errf(&err, CUCO_EENV, "%s: try --ranks %d (cuco doctor lists what fits here)", why, hw.ngpus);
+	else
+		cuco_errf(&err, CUCO_EENV, "%s (cuco doctor says what this machine has)", why);
+	return cmd_fail(&err);
+}
+
 static int run_exec(int argc, char **argv)
 {
 	cuco_engine_config cfg;
@@ -500,6 +519,10 @@ static int run_exec(int argc, char **argv)
 		wl->ranks = cfg.ranks;
 	} else {
 		snprintf(name, sizeof name, "%s", wl->name);
+	}
+	if ((rc = check_fits(wl, &cfg.eval)) != CUCO_OK) {
+		cuco_workload_free(wl);
+		return rc;
 	}
 	char dir[1024];
 	if (run)

@@ -29,6 +29,7 @@ struct show_job {
 	cuco_candidate cand;
 	cuco_refusal ref;
 	char *texts[3];  /* source, prompt, reply */
+	char *peak;      /* meta "peak": what the fraction of peak is of; NULL in older runs */
 	cuco_call *calls;       /* linked to it */
 	size_t ncalls;
 	cuco_refusal *refusals; /* asked from the candidate as a parent */
@@ -82,7 +83,12 @@ static int show_txn(cuco_txn *txn, void *arg)
 		return rc;
 	const char *hashes[3] = { job->cand.source_hash, job->cand.prompt_hash, job->cand.reply_hash };
 	const bool want[3] = { job->source, job->prompt, job->prompt };
-	if ((rc = get_texts(txn, job, hashes, want)) || !job->prompt)
+	if ((rc = get_texts(txn, job, hashes, want)))
+		return rc;
+	rc = cuco_meta_get(txn, "peak", &job->peak);
+	if (rc == CUCO_ENOTFOUND)
+		rc = CUCO_OK;
+	if (rc || !job->prompt)
 		return rc;
 	if ((rc = cuco_call_each(txn, 1, take_call, job)))
 		return rc;
@@ -127,6 +133,29 @@ static void print_refusal(const struct show_job *job)
 	print_texts(job);
 }
 
+/* The fraction of peak, and what the peaks were: the link or memory the
+ * bytes cross, and the arithmetic rate. */
+static void print_peak(const struct show_job *job)
+{
+	double f = job->cand.peak_fraction;
+	if (!isfinite(f)) {
+		printf("%-14s -\n", "peak fraction");
+		return;
+	}
+	printf("%-14s %.4g", "peak fraction", f);
+	cJSON *pk = job->peak ? cJSON_Parse(job->peak) : NULL;
+	const cJSON *bw = cJSON_GetObjectItem(pk, "bandwidth_gbs"), *of = cJSON_GetObjectItem(pk, "bandwidth_of"),
+		*gf = cJSON_GetObjectItem(pk, "gflops");
+	if (cJSON_IsNumber(bw) && bw->valuedouble > 0)
+		printf("  (of %.0f GB/s, %s%s", bw->valuedouble, cJSON_IsString(of) ? of->valuestring : "?",
+			cJSON_IsNumber(gf) && gf->valuedouble > 0 ? "" : ")");
+	if (cJSON_IsNumber(gf) && gf->valuedouble > 0)
+		printf("%s%.0f TFLOP/s)", cJSON_IsNumber(bw) && bw->valuedouble > 0 ? "; " : "  (of ",
+			gf->valuedouble / 1000);
+	printf("\n");
+	cJSON_Delete(pk);
+}
+
 static void print_num(const char *label, double v, const char *unit)
 {
 	if (isfinite(v))
@@ -158,7 +187,7 @@ static void print_text(const struct show_job *job)
 	print_num("spread", c->spread, "");
 	print_num("speedup", c->speedup, "x");
 	print_num("score", c->score, "");
-	print_num("peak fraction", c->peak_fraction, "");
+	print_peak(job);
 	print_num("max error", c->max_error, "");
 	for (int i = 0; i < c->nphases; i++)
 		printf("phase %-8s %.4g us\n", c->phases[i].name, c->phases[i].us);
@@ -186,6 +215,9 @@ static void print_json(const struct show_job *job)
 		for (size_t i = 0; i < job->ncalls; i++)
 			cJSON_AddItemToArray(calls, cuco_call_to_json(&job->calls[i]));
 	}
+	cJSON *pk = job->peak ? cJSON_Parse(job->peak) : NULL;
+	if (pk)
+		cJSON_AddItemToObject(o, "peak", pk);
 	if (job->prompt && !job->refusal) {
 		cJSON *refusals = cJSON_AddArrayToObject(o, "refusals");
 		for (size_t i = 0; i < job->nrefusals; i++)
@@ -256,6 +288,7 @@ static int show_exec(int argc, char **argv)
 		free(job->texts[i]);
 	free(job->calls);
 	free(job->refusals);
+	free(job->peak);
 	free(job);
 	return rc;
 }
