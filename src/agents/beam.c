@@ -476,11 +476,13 @@ static int execute(beam_state *s, uint64_t parent, const char *plan, int model,
 		return rc;
 	cuco_prompt_spec spec = { .wl = s->env.wl, .kind = CUCO_PROMPT_DIFF, .parent = parent,
 		.island = -1, .failures = 2 };
+	cuco_prompt_map map;
+	spec.map = &map;
 	executor_arg a = { .spec = &spec, .plan = plan };
 	rc = cuco_store_read(s->env.st, executor_txn, &a, err);
 	const cuco_model *m = &s->llm.cfg.models[model];
 	cuco_edit e = { .model = m, .wl = s->env.wl, .system = a.system.data, .user = a.user.data,
-		.parent = src, .parent_len = len, .base = &base, .temperature = NAN,
+		.map = &map, .parent = src, .parent_len = len, .base = &base, .temperature = NAN,
 		.attempts = s->llm.cfg.patch_attempts };
 	cuco_edit_result r;
 	memset(&r, 0, sizeof r);

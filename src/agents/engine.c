@@ -2,7 +2,8 @@
  *
  * The driver measures the baseline and the seed, starts `jobs` workers,
  * applies the store's command queue every POLL_S while they run, and at
- * the end re-times the best few and writes run-end. A worker takes the
+ * the end re-times the best few (applying commands between rounds: a pause
+ * holds the re-timing too) and writes run-end. A worker takes the
  * next job — a due baseline measurement, a stored candidate (a person's
  * edit, or one a killed session left unfinished), or a new proposal from
  * the strategy — evaluates it and records the result.
@@ -135,7 +136,8 @@ static void *driver_main(void *arg)
 		pthread_mutex_unlock(&e->lock);
 		for (int i = 0; i < e->nworkers; i++)
 			pthread_join(e->workers[i], NULL);
-		/* Commands queued from here on wait for the next session. */
+		/* The re-timing applies commands between its rounds (a pause holds
+		 * it, a stop ends it). */
 		if (!engine_stopping(e))
 			engine_rebench_top(e);
 	}
@@ -206,7 +208,9 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		rc = cuco_evaluator_new(wl, &ec, &e->ev, err);
 	cuco_strategy_env env = { .st = st, .wl = wl, .cfg = &e->cfg, .baseline_id = e->baseline_id,
 		.seed_id = e->seed_id, .seed_directive = &e->seed_dir, .seed_hash = e->seed_hash,
-		.lock = &e->strat_lock, .calls_off = &e->calls_off };
+		.lock = &e->strat_lock, .calls_off = &e->calls_off,
+		.model_outage_s = &e->model_outage_s };
+	e->model_outage_s = 300;
 	if (rc == CUCO_OK)
 		rc = strat->init(&env, &e->strat_state, err);
 	if (rc == CUCO_OK && strat->concurrency) {
@@ -219,6 +223,7 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		engine_refresh_best(e);
 		if (cfg->minutes > 0)
 			e->deadline = cuco_mono() + cfg->minutes * 60;
+		e->model_ok_at = cuco_mono();
 		if (pthread_create(&e->driver, NULL, driver_main, e) != 0)
 			rc = cuco_errf(err, CUCO_EENV, "engine: cannot start a thread");
 	}

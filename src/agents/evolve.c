@@ -812,6 +812,8 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 		op_prompt[plan->op], .parent = plan->parent, .other = plan->other,
 		.island = plan->island, .inspirations = s->k.evolve.inspirations,
 		.failures = s->k.evolve.failures, .meta = s->meta, .hints = hints, .hw = &s->hw };
+	cuco_prompt_map map;
+	spec.map = &map;
 	prompt_arg pa = { .spec = &spec };
 	rc = cuco_store_read(s->env.st, prompt_txn, &pa, err);
 	free(hints);
@@ -822,8 +824,9 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	cuco_buf prompt = { 0 }, transcript = { 0 };
 	for (int attempt = 1; rc == CUCO_OK; attempt++) {
 		cuco_edit e = { .model = m, .wl = s->env.wl, .system = pa.system.data,
-			.user = pa.user.data, .parent = src, .parent_len = len, .base = &pa.base,
-			.temperature = plan->temperature, .attempts = s->llm.cfg.patch_attempts };
+			.user = pa.user.data, .map = &map, .parent = src, .parent_len = len,
+			.base = &pa.base, .temperature = plan->temperature,
+			.attempts = s->llm.cfg.patch_attempts };
 		cuco_edit_result r;
 		memset(&r, 0, sizeof r);
 		rc = search_llm_edit(&s->llm, &lg, &e, &r, err);

@@ -267,6 +267,8 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 	s->cfg.budget_usd = 0;
 	s->cfg.budget_tokens = 0;
 	s->concurrency = ec->llm_jobs > 0 ? ec->llm_jobs : s->cfg.concurrency;
+	if (env->model_outage_s)
+		*env->model_outage_s = s->cfg.outage_s;
 	int rc = cuco_store_read(s->st, totals_txn, &s->totals, err);
 	if (rc != CUCO_OK || s->cfg.nmodels == 0)
 		return rc;
@@ -279,7 +281,13 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 				ec->max_cost_usd > 0 ? "--max-cost" : "budget_usd", m->name, m->model);
 	}
 	cuco_bandit_init(&s->bandit, &s->cfg);
-	return cuco_llm_new(&s->cfg, &s->llm, err);
+	rc = cuco_llm_new(&s->cfg, &s->llm, err);
+	/* Before the baseline: a dead server or a wrong name stops the run now. */
+	for (int i = 0; i < s->cfg.nmodels && rc == CUCO_OK; i++) {
+		cuco_llm_served sv;
+		rc = cuco_llm_check(s->llm, &s->cfg.models[i], &sv, err);
+	}
+	return rc;
 }
 
 void search_llm_close(search_llm *s)
@@ -456,29 +464,6 @@ void search_ledger_refused(search_ledger *lg, const char *why)
 	cuco_strlcpy(c->reason, why, sizeof c->reason);
 }
 
-char *search_llm_ask(search_llm *s, search_ledger *lg, int model, const char *system,
-	const char *user, double temperature, cuco_err *err)
-{
-	cuco_llm_msg msg = { "user", user };
-	cuco_llm_request req = { .model = &s->cfg.models[model], .system = system, .nmsgs = 1,
-		.msgs = &msg, .temperature = temperature, .stream = true };
-	cuco_llm_reply r;
-	int rc = search_llm_call(s, lg, &req, &r, err);
-	char *text = r.text;
-	r.text = NULL;
-	if (rc == CUCO_OK && cuco_edit_cut_off(r.finish)) {
-		rc = cuco_errf(err, CUCO_EDATA, "reply cut off by the output limit (finish reason %s)",
-			r.finish);
-		search_ledger_refused(lg, err->msg);
-	}
-	cuco_llm_reply_free(&r);
-	if (rc != CUCO_OK) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
 typedef struct edit_hook {
 	search_llm *s;
 	search_ledger *lg;
@@ -496,6 +481,32 @@ static void hook_judged(void *arg, bool used, const char *why)
 	edit_hook *h = arg;
 	if (!used)
 		search_ledger_refused(h->lg, why);
+}
+
+char *search_llm_ask(search_llm *s, search_ledger *lg, int model, const char *system,
+	const char *user, double temperature, cuco_err *err)
+{
+	cuco_llm_msg msg = { "user", user };
+	cuco_llm_request req = { .model = &s->cfg.models[model], .system = system, .nmsgs = 1,
+		.msgs = &msg, .temperature = temperature, .stream = true };
+	cuco_llm_reply r;
+	edit_hook h = { s, lg };
+	cuco_fitted sent;
+	int rc = cuco_llm_ask_fitted(s->llm, hook_complete, &h, &req, NULL, &sent, &r, err);
+	cuco_fitted_free(&sent);
+	char *text = r.text;
+	r.text = NULL;
+	if (rc == CUCO_OK && cuco_edit_cut_off(r.finish)) {
+		rc = cuco_errf(err, CUCO_EDATA, "reply cut off by the output limit (finish reason %s)",
+			r.finish);
+		search_ledger_refused(lg, err->msg);
+	}
+	cuco_llm_reply_free(&r);
+	if (rc != CUCO_OK) {
+		free(text);
+		return NULL;
+	}
+	return text;
 }
 
 int search_llm_edit(search_llm *s, search_ledger *lg, cuco_edit *e, cuco_edit_result *r,

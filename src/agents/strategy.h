@@ -41,6 +41,8 @@ typedef struct cuco_strategy_env {
 	 * pause ends); a strategy sets it when the model budget is spent. No
 	 * call starts while it is set. */
 	atomic_bool *calls_off;
+	double *model_outage_s;      /* out: the models' `outage` (llm_config.h), how long
+	                                none may answer before the run waits for one */
 } cuco_strategy_env;
 
 typedef struct cuco_proposal {

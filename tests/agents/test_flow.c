@@ -7,7 +7,8 @@
  * ending evolve as it ends beam; the beam's
  * iteration barrier on landed results, and a resumed beam closing the
  * iteration it was stopped in; `cuco stop` cancelling a call in flight,
- * whose tokens still count. */
+ * whose tokens still count; a prompt fitted to the context after a
+ * context-exceeded 400, and a reply past the cap, stored and counted. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -562,6 +563,53 @@ static void test_planner_cut_off(void **state)
 	e2e_end(&t);
 }
 
+/* The prompt fitted to the context still goes through the ledger: a
+ * context-exceeded 400 (sent again, fitted to the size the server named),
+ * then a reply past max_reply (refused by the client, answered in the
+ * chat), then a child. All three requests are calls of that candidate:
+ * the 400 with no tokens, the cut reply refused with its streamed text's
+ * estimate. */
+static void test_fitted_calls_counted(void **state)
+{
+	(void)state;
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "replies");
+	cJSON *e = cJSON_CreateObject();
+	cJSON_AddNumberToObject(e, "status", 400);
+	cJSON_AddStringToObject(e, "message", "the request exceeds the available context size "
+		"(1000000 tokens), try increasing it");
+	cJSON_AddItemToArray(a, e);
+	e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "text", "x");
+	cJSON_AddNumberToObject(e, "repeat", 20000);
+	cJSON_AddItemToArray(a, e);
+	add_entry(a, variant(1), NULL, 0, 1000);
+	e2e t;
+	begin(&t, o, "[llm]\nmax_reply = 8192\npatch_attempts = 2\n[evolve]\nfastpath = false\n"
+		"meta_interval = 0\nmigration_interval = 0\ntune_rate = 0\n");
+	const char *args[] = { "--strategy", "evolve", "--budget", "1", NULL };
+	e2e_run(&t, toy, args);
+	calls_seen *c = read_calls(t.st);
+	assert_int_equal(c->n, 3);
+	assert_int_equal(c->nr, 0);
+	assert_int_equal(c->c[0].outcome, CUCO_CALL_FAILED);
+	assert_non_null(strstr(c->c[0].reason, "context"));
+	assert_int_equal(c->c[0].tokens_in + c->c[0].tokens_out, 0);
+	assert_int_equal(c->c[1].outcome, CUCO_CALL_REFUSED);
+	assert_non_null(strstr(c->c[1].reason, "max_reply"));
+	assert_true(c->c[1].estimated && c->c[1].tokens_out > 0);
+	assert_int_equal(c->c[2].outcome, CUCO_CALL_USED);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(c->c[i].kind, CUCO_CALL_PROPOSE);
+		assert_true(c->c[i].candidate > 0);
+		assert_int_equal(c->c[i].candidate, c->c[2].candidate);
+	}
+	free(c);
+	char *report = cuco_output(&t, "report");
+	assert_non_null(strstr(report, "calls      3, 1 refused"));
+	free(report);
+	e2e_end(&t);
+}
+
 int main(int argc, char **argv)
 {
 	if (!e2e_args(argc, argv, toy, sizeof toy))
@@ -573,6 +621,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_generations_end_evolve),
 		cmocka_unit_test(test_evolve_schedule_concurrent),
 		cmocka_unit_test(test_planner_cut_off),
+		cmocka_unit_test(test_fitted_calls_counted),
 		cmocka_unit_test(test_beam_barrier),
 		cmocka_unit_test(test_beam_resume),
 	};
