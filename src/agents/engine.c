@@ -73,6 +73,7 @@ void engine_fail(cuco_engine *e, const cuco_err *err)
 		e->end_reason = "error";
 	}
 	e->stop = true;
+	engine_calls_off(e);  /* the other workers start no model call now */
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
 	/* The caller prints it; the log keeps it with the run. */
@@ -98,6 +99,12 @@ void engine_wait(cuco_engine *e, double seconds)
 	pthread_cond_timedwait(&e->cond, &e->lock, &ts);
 }
 
+void engine_calls_off(cuco_engine *e)
+{
+	atomic_store(&e->calls_off, true);
+	e->cancel_epoch++;
+}
+
 /* ---- the driver ---------------------------------------------------------- */
 
 static int measure_start(cuco_engine *e)
@@ -115,7 +122,9 @@ static void *driver_main(void *arg)
 	if (measure_start(e) == CUCO_OK) {
 		pthread_mutex_lock(&e->lock);
 		e->active = 0;
-		for (int i = 0; i < e->cfg.jobs; i++)
+		/* An evaluation slot each, and one per proposal that may wait on a
+		 * model meanwhile. */
+		for (int i = 0; i < e->cfg.jobs + e->llm_jobs; i++)
 			if (pthread_create(&e->workers[i], NULL, engine_worker, e) == 0)
 				e->active = ++e->nworkers;
 		while (e->active > 0) {
@@ -156,6 +165,9 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		return cuco_errf(err, CUCO_EUSAGE, "--strategy %s: unknown strategy", cfg->strategy);
 	if (cfg->jobs < 1 || cfg->jobs > MAX_JOBS)
 		return cuco_errf(err, CUCO_EUSAGE, "--jobs %d: must be 1 to %d", cfg->jobs, MAX_JOBS);
+	if (cfg->llm_jobs < 0 || cfg->llm_jobs > MAX_LLM_JOBS)
+		return cuco_errf(err, CUCO_EUSAGE, "--llm-jobs %d: must be 1 to %d", cfg->llm_jobs,
+			MAX_LLM_JOBS);
 	if (cfg->size[0] && !cuco_workload_size(wl, cfg->size))
 		return cuco_errf(err, CUCO_EUSAGE, "--size %s: %s has no such size", cfg->size, wl->name);
 
@@ -199,10 +211,15 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		rc = cuco_evaluator_new(wl, &ec, &e->ev, err);
 	cuco_strategy_env env = { .st = st, .wl = wl, .cfg = &e->cfg, .baseline_id = e->baseline_id,
 		.seed_id = e->seed_id, .seed_directive = &e->seed_dir, .seed_hash = e->seed_hash,
-		.stop = &e->stop_calls, .model_outage_s = &e->model_outage_s };
+		.lock = &e->strat_lock, .calls_off = &e->calls_off,
+		.model_outage_s = &e->model_outage_s };
 	e->model_outage_s = 300;
 	if (rc == CUCO_OK)
 		rc = strat->init(&env, &e->strat_state, err);
+	if (rc == CUCO_OK && strat->concurrency) {
+		int n = strat->concurrency(e->strat_state);
+		e->llm_jobs = n < 0 ? 0 : n > MAX_LLM_JOBS ? MAX_LLM_JOBS : n;
+	}
 	if (rc == CUCO_OK)
 		rc = engine_replay(e, err);
 	if (rc == CUCO_OK) {
@@ -229,8 +246,8 @@ int cuco_engine_wake_fd(const cuco_engine *e)
 
 void cuco_engine_request_stop(cuco_engine *e)
 {
-	atomic_store(&e->stop_calls, true);  /* a model call in flight gives up now */
 	pthread_mutex_lock(&e->lock);
+	engine_calls_off(e);  /* a model call in flight gives up now */
 	e->stop = true;
 	if (!e->end_reason)
 		e->end_reason = "stopped";

@@ -1,7 +1,9 @@
 /* engine.h — the engine (engine*.c).
  *
  * Runs a search in background threads: measures the baseline and the seed
- * (every session, a resumed one too), then a pool of `jobs` workers takes
+ * (every session, a resumed one too), then a pool of workers — `jobs`
+ * evaluation slots, and for a strategy that calls models up to its
+ * concurrency (`llm_jobs`) proposals in the making at once — takes
  * proposals from the strategy, screens them (cuco_eval_candidate, one
  * measurement each) and records every status, result and event in the
  * store; re-measures the baseline every `baseline_every` benchmarks,
@@ -39,6 +41,8 @@ struct cuco_engine_config {
 	char size[32];          /* problem size; "" = the workload's default */
 	uint64_t seed;          /* RNG seed of the strategy */
 	int jobs;               /* evaluation workers (2) */
+	int llm_jobs;           /* --llm-jobs: model calls in flight at once, over the
+	                           config's [llm] concurrency (4); 0 = the config's */
 	int baseline_every;     /* re-measure the baseline every K benchmarks (8) */
 	int rebench_top;        /* contenders confirmed at the end: the best N screens (3) */
 	FILE *progress;         /* one line per evaluated candidate; NULL = none */

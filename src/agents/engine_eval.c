@@ -110,6 +110,11 @@ void engine_observe(cuco_engine *e, const cuco_candidate *c)
 	pthread_mutex_lock(&e->strat_lock);
 	e->strat->observe(e->strat_state, c);
 	pthread_mutex_unlock(&e->strat_lock);
+	/* A strategy waiting for results (CUCO_EBUSY) may have work now. */
+	pthread_mutex_lock(&e->lock);
+	e->strat_seq++;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
 }
 
 /* Claim the next baseline measurement for this thread (under e->lock);

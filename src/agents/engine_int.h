@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #define MAX_JOBS 16
+#define MAX_LLM_JOBS CUCO_MAX_CONCURRENCY  /* model calls in flight at once, at most */
 #define POLL_S 0.2          /* command queue polling while workers run */
 #define ENGINE_DRIFT_WINDOW 8  /* baseline medians the noise watch judges drift over */
 
@@ -55,10 +56,10 @@ struct cuco_engine {
 	uint64_t baseline_id, seed_id;
 	int wake[2];
 	pthread_t driver;
-	pthread_t workers[MAX_JOBS];
+	pthread_t workers[MAX_JOBS + MAX_LLM_JOBS];
 	int nworkers;
 	atomic_bool done;
-	atomic_bool stop_calls;  /* a person asked to stop: model calls give up */
+	atomic_bool calls_off;  /* no model call starts; those in flight give up */
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -71,6 +72,14 @@ struct cuco_engine {
 	double model_outage_s;  /* no answer this long pauses the run for the model */
 	bool model_down;        /* paused for the model: a model-down event was stored */
 	int active;             /* workers still running */
+	int llm_jobs;           /* proposals at once (the strategy's concurrency);
+	                           0: proposed by the worker that evaluates it */
+	int proposing;          /* proposals being made or evaluated */
+	int evaluating;         /* evaluation slots taken, at most cfg.jobs */
+	uint64_t strat_seq;     /* moves when a proposal ends or a result lands */
+	uint64_t busy_seq;      /* strat_seq when the strategy last said CUCO_EBUSY */
+	bool busy;              /* and has not proposed since */
+	unsigned cancel_epoch;  /* moves whenever calls in flight are cancelled */
 	double baseline_us;     /* the latest good baseline median */
 	cuco_eval_result baseline_res;  /* and its whole measurement */
 	uint64_t best_id;        /* the crowned best (the baseline until one is) */
@@ -84,6 +93,7 @@ struct cuco_engine {
 	size_t nbacklog, backlog_cap;
 	double deadline;        /* cuco_mono() limit; 0 = none */
 	const char *end_reason;
+	char end_text[256];     /* an end reason the strategy gave */
 	int rc;                 /* what ended the run, with err */
 	cuco_err err;
 };
@@ -96,6 +106,9 @@ void engine_fail(cuco_engine *e, const cuco_err *err);
 bool engine_stopping(cuco_engine *e);
 /* Wait on e->cond (holding e->lock) for at most `seconds`. */
 void engine_wait(cuco_engine *e, double seconds);
+/* Cancel the model calls in flight and start none (under e->lock):
+ * a stop, a pause, the time limit or a failure. */
+void engine_calls_off(cuco_engine *e);
 
 /* ---- store transactions (engine_record.c) ---- */
 
@@ -144,6 +157,8 @@ typedef struct engine_insert_arg {
 	const char *event;      /* kind of the event to add */
 	const char *author;
 	char text[512];
+	const cuco_call *calls; /* the model calls behind it, stored linked to it */
+	size_t ncalls;
 } engine_insert_arg;
 
 /* Insert a new candidate (a proposal or a person's edit) with its event. */

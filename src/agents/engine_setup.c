@@ -159,6 +159,10 @@ static char *config_json(const cuco_engine_config *cfg)
 	cJSON_AddNumberToObject(o, "jobs", cfg->jobs);
 	cJSON_AddNumberToObject(o, "baseline_every", cfg->baseline_every);
 	cJSON_AddNumberToObject(o, "rebench_top", cfg->rebench_top);
+	/* The run's model budgets, for a screen's status line (0: none given). */
+	cJSON_AddNumberToObject(o, "budget_usd", cfg->max_cost_usd);
+	cJSON_AddNumberToObject(o, "budget_tokens", (double)cfg->max_tokens);
+	cJSON_AddNumberToObject(o, "llm_jobs", cfg->llm_jobs);
 	char *s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return s;

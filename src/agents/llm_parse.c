@@ -74,6 +74,19 @@ static void take_tokens(const cJSON *usage, const char *in, const char *out, llm
 		r->tokens_in = token_count(v->valuedouble);
 	if ((v = cJSON_GetObjectItemCaseSensitive(usage, out)) && cJSON_IsNumber(v))
 		r->tokens_out = token_count(v->valuedouble);
+	/* Prompt tokens read from the provider's cache: part of OpenAI's
+	 * prompt_tokens, beside Anthropic's input_tokens. */
+	if (r->provider == CUCO_PROVIDER_OPENAI)
+		v = path(usage, "prompt_tokens_details", "cached_tokens");
+	else
+		v = cJSON_GetObjectItemCaseSensitive(usage, "cache_read_input_tokens");
+	if (!cJSON_IsNumber(v))
+		return;
+	r->tokens_cached = token_count(v->valuedouble);
+	if (r->provider == CUCO_PROVIDER_ANTHROPIC)
+		r->tokens_in += r->tokens_cached;
+	if (r->tokens_cached > r->tokens_in)
+		r->tokens_cached = r->tokens_in;
 }
 
 static void take_finish(const cJSON *v, llm_read *r)

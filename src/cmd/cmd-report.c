@@ -4,14 +4,20 @@
  * {workload, strategy, candidates: {total, by_status: {…}, by_origin: {…},
  *  by_failure: {…}}, baseline: {id, latency_us},
  *  best: {id, latency_us, speedup: {value, lo, hi, rounds, confidence}, verdict,
- *  host_calls}, noise, tokens: {prompt, completion}, cost_usd}
+ *  host_calls}, noise, tokens: {prompt, completion}, cost_usd,
+ *  calls: {total, refused, estimated, unpriced, by_kind: {KIND: totals},
+ *          by_model: {MODEL: totals}}}
+ * with totals = {calls, tokens_in, tokens_cached, tokens_out, cost_usd}.
  * The best is the run's crowned one (docs/trust.md), and its speedup the
  * one stored with it: from paired rounds against the baseline, with its
  * interval, or one measurement (rounds 1, lo and hi null) in a store
  * without crowns. noise is why the run found the machine noisy, or null.
  * by_failure counts failed candidates by failure class (suspect: refused
  * by a defence); host_calls is what the interposer counted in the best's
- * steps, null when nothing was counted. */
+ * steps, null when nothing was counted. Tokens and cost are every model
+ * call's (the store's call records, refused replies, planners and
+ * summaries included); a run made before calls were recorded has only its
+ * candidates' counts. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <math.h>
@@ -20,6 +26,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+
+#define REPORT_MODELS 16  /* models told apart; the rest count as "other" */
 
 struct report {
 	char workload[128], strategy[64];
@@ -35,6 +43,10 @@ struct report {
 	char noise[256];
 	int64_t tokens_prompt, tokens_completion;
 	double cost_usd;
+	cuco_call_totals calls;
+	cuco_call_totals by_kind[CUCO_CALL_KIND_COUNT];
+	int nmodels;
+	struct { char name[64]; cuco_call_totals t; } by_model[REPORT_MODELS];
 };
 
 /* meta values are JSON: a string, or an object with a "name". */
@@ -64,6 +76,29 @@ static int tally(const cuco_candidate *c, void *arg)
 		r->best_counted = c->host_counted;
 		r->best_host_calls = c->host_calls;
 	}
+	return 0;
+}
+
+static cuco_call_totals *model_row(struct report *r, const char *name)
+{
+	for (int i = 0; i < r->nmodels; i++)
+		if (strcmp(r->by_model[i].name, name) == 0)
+			return &r->by_model[i].t;
+	if (r->nmodels == REPORT_MODELS) {  /* the last row takes the rest */
+		cuco_strlcpy(r->by_model[REPORT_MODELS - 1].name, "other", sizeof r->by_model[0].name);
+		return &r->by_model[REPORT_MODELS - 1].t;
+	}
+	cuco_strlcpy(r->by_model[r->nmodels].name, name, sizeof r->by_model[0].name);
+	return &r->by_model[r->nmodels++].t;
+}
+
+static int tally_call(const cuco_call *c, void *arg)
+{
+	struct report *r = arg;
+	cuco_call_totals_add(&r->calls, c);
+	if (c->kind < CUCO_CALL_KIND_COUNT)
+		cuco_call_totals_add(&r->by_kind[c->kind], c);
+	cuco_call_totals_add(model_row(r, c->model), c);
 	return 0;
 }
 
@@ -107,9 +142,21 @@ static int report_txn(cuco_txn *txn, void *arg)
 		cJSON_Delete(j);
 		free(json);
 	}
-	/* Tokens, cost, failure classes and host calls live in the full
-	 * records; the walk is linear in the run's size. */
-	return cuco_cand_each(txn, 1, tally, r);
+	/* Failure classes and host calls live in the full records; the walk
+	 * is linear in the run's size. */
+	if ((rc = cuco_cand_each(txn, 1, tally, r)) != CUCO_OK)
+		return rc;
+	if ((rc = cuco_call_each(txn, 1, tally_call, r)) != CUCO_OK)
+		return rc;
+	/* Every model call's tokens and cost; a run from before call records
+	 * keeps its candidates' counts. */
+	if (r->calls.calls > 0) {
+		r->tokens_prompt = r->calls.tokens_in;
+		r->tokens_completion = r->calls.tokens_out;
+		r->cost_usd = r->calls.cost_usd;
+	}
+	return CUCO_OK;
+
 }
 
 static cJSON *id_or_null(uint64_t id)
@@ -120,6 +167,17 @@ static cJSON *id_or_null(uint64_t id)
 static cJSON *num_or_null(double v)
 {
 	return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static cJSON *totals_json(const cuco_call_totals *t)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "calls", (double)t->calls);
+	cJSON_AddNumberToObject(o, "tokens_in", (double)t->tokens_in);
+	cJSON_AddNumberToObject(o, "tokens_cached", (double)t->tokens_cached);
+	cJSON_AddNumberToObject(o, "tokens_out", (double)t->tokens_out);
+	cJSON_AddNumberToObject(o, "cost_usd", t->cost_usd);
+	return o;
 }
 
 static void print_json(const struct report *r)
@@ -159,10 +217,29 @@ static void print_json(const struct report *r)
 	cJSON_AddNumberToObject(tok, "prompt", (double)r->tokens_prompt);
 	cJSON_AddNumberToObject(tok, "completion", (double)r->tokens_completion);
 	cJSON_AddNumberToObject(o, "cost_usd", r->cost_usd);
+	cJSON *calls = cJSON_AddObjectToObject(o, "calls");
+	cJSON_AddNumberToObject(calls, "total", (double)r->calls.calls);
+	cJSON_AddNumberToObject(calls, "refused", (double)r->calls.refused);
+	cJSON_AddNumberToObject(calls, "estimated", (double)r->calls.estimated);
+	cJSON_AddNumberToObject(calls, "unpriced", (double)r->calls.unpriced);
+	cJSON *kinds = cJSON_AddObjectToObject(calls, "by_kind");
+	for (int i = 0; i < CUCO_CALL_KIND_COUNT; i++)
+		if (r->by_kind[i].calls)
+			cJSON_AddItemToObject(kinds, cuco_call_kind_name((cuco_call_kind)i),
+				totals_json(&r->by_kind[i]));
+	cJSON *models = cJSON_AddObjectToObject(calls, "by_model");
+	for (int i = 0; i < r->nmodels; i++)
+		cJSON_AddItemToObject(models, r->by_model[i].name, totals_json(&r->by_model[i].t));
 	char *text = cJSON_Print(o);
 	puts(text);
 	free(text);
 	cJSON_Delete(o);
+}
+
+static void print_row(const char *label, const cuco_call_totals *t)
+{
+	printf("  %-20s %5lld calls %10lld + %8lld tokens  $%.4f\n", label, (long long)t->calls,
+		(long long)t->tokens_in, (long long)t->tokens_out, t->cost_usd);
 }
 
 static void print_text(const struct report *r)
@@ -204,6 +281,25 @@ static void print_text(const struct report *r)
 	if (r->tokens_prompt || r->tokens_completion)
 		printf("tokens     %lld prompt + %lld completion, $%.4f\n", (long long)r->tokens_prompt,
 			(long long)r->tokens_completion, r->cost_usd);
+	const cuco_call_totals *c = &r->calls;
+	if (!c->calls)
+		return;
+	printf("calls      %lld, %lld refused", (long long)c->calls, (long long)c->refused);
+	if (c->tokens_cached)
+		printf("; %lld prompt tokens cached", (long long)c->tokens_cached);
+	if (c->estimated)
+		printf("; usage estimated for %lld (the server sent none)", (long long)c->estimated);
+	if (c->unpriced)
+		printf("; %lld of a model with no known price, counted $0", (long long)c->unpriced);
+	printf("\n");
+	for (int i = 0; i < CUCO_CALL_KIND_COUNT; i++)
+		if (r->by_kind[i].calls)
+			print_row(cuco_call_kind_name((cuco_call_kind)i), &r->by_kind[i]);
+	for (int i = 0; i < r->nmodels; i++) {
+		char label[80];
+		snprintf(label, sizeof label, "model %s", r->by_model[i].name);
+		print_row(label, &r->by_model[i].t);
+	}
 }
 
 static int report_exec(int argc, char **argv)

@@ -46,8 +46,12 @@ static const char run_options[] =
 	"                     llamacpp, ollama, openrouter); implies --strategy evolve\n"
 	"  --max-cost USD     end the run cleanly once the models have cost this much\n"
 	"  --max-tokens N     end the run cleanly once the models have used this many tokens\n"
-	"  --generations N    evolve: generations; beam: iterations (default: the config's\n"
-	"                     [evolve] generations / [beam] iterations, else the budget)\n"
+	"  --llm-jobs N       model calls in flight at once (default: the config's [llm]\n"
+	"                     concurrency, 4); evaluations go on meanwhile\n"
+	"  --generations N    the search's length in its own steps, after which it ends:\n"
+	"                     evolve: children on the islands (the explore/exploit phases\n"
+	"                     are laid over them); beam: iterations (default: the config's\n"
+	"                     [evolve] generations / [beam] iterations)\n"
 	"  --ranks N          run on N ranks instead of the workload's own (default run\n"
 	"                     directory runs/WORKLOAD-Nranks), for scaling studies\n"
 	"  --headless         no screen: one line per evaluated candidate, then a summary\n"
@@ -308,7 +312,7 @@ static bool parse_long(const char *text, long min, long max, long *out)
 
 enum { OPT_RUN = 256, OPT_STRATEGY, OPT_TUNER, OPT_BUDGET, OPT_MINUTES, OPT_SIZE, OPT_JOBS,
 	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS, OPT_LLM, OPT_MAX_COST, OPT_MAX_TOKENS, OPT_RANKS, OPT_GENERATIONS, OPT_SANDBOX,
-	OPT_THEME, OPT_NO_COLOR, OPT_ASCII };
+	OPT_THEME, OPT_NO_COLOR, OPT_ASCII, OPT_LLM_JOBS };
 
 #define MAX_LLM_SPECS CUCO_MAX_MODELS
 
@@ -341,6 +345,7 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 		{ "max-tokens", required_argument, NULL, OPT_MAX_TOKENS },
 		{ "ranks", required_argument, NULL, OPT_RANKS },
 		{ "generations", required_argument, NULL, OPT_GENERATIONS },
+		{ "llm-jobs", required_argument, NULL, OPT_LLM_JOBS },
 		{ "sandbox", required_argument, NULL, OPT_SANDBOX },
 		{ "theme", required_argument, NULL, OPT_THEME },
 		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
@@ -426,6 +431,12 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 			if (!parse_long(optarg, 0, 64, &v))
 				return cmd_usage_error(&cmd_run, "--rebench %s: not 0 to 64", optarg);
 			cfg->rebench_top = (int)v;
+			break;
+		case OPT_LLM_JOBS:
+			if (!parse_long(optarg, 1, CUCO_MAX_CONCURRENCY, &v))
+				return cmd_usage_error(&cmd_run, "--llm-jobs %s: not 1 to %d", optarg,
+					CUCO_MAX_CONCURRENCY);
+			cfg->llm_jobs = (int)v;
 			break;
 		case OPT_GENERATIONS:
 			if (!parse_long(optarg, 1, 10000000, &v))

@@ -736,3 +736,163 @@ int store_memory_from_json(const cJSON *j, cuco_memory *m)
 	get_str(&d, "summary", m->summary, sizeof m->summary);
 	return d.rc;
 }
+
+/* ---- model calls and refusals ------------------------------------------------ */
+
+static const char *const call_kind_names[CUCO_CALL_KIND_COUNT] = {
+#define X(e, name, help) name,
+	CUCO_CALL_KINDS(X)
+#undef X
+};
+static const char *const call_kind_help[CUCO_CALL_KIND_COUNT] = {
+#define X(e, name, help) help,
+	CUCO_CALL_KINDS(X)
+#undef X
+};
+static const char *const call_outcome_names[CUCO_CALL_OUTCOME_COUNT] = {
+	"used", "refused", "failed", "cancelled",
+};
+
+const char *cuco_call_kind_name(cuco_call_kind k)
+{
+	return (unsigned)k < CUCO_CALL_KIND_COUNT ? call_kind_names[k] : "?";
+}
+
+const char *cuco_call_kind_help(cuco_call_kind k)
+{
+	return (unsigned)k < CUCO_CALL_KIND_COUNT ? call_kind_help[k] : "";
+}
+
+int cuco_call_kind_parse(const char *name, cuco_call_kind *out)
+{
+	int i = parse_name(call_kind_names, CUCO_CALL_KIND_COUNT, name);
+	if (i < 0)
+		return CUCO_EDATA;
+	*out = (cuco_call_kind)i;
+	return CUCO_OK;
+}
+
+const char *cuco_call_outcome_name(cuco_call_outcome o)
+{
+	return (unsigned)o < CUCO_CALL_OUTCOME_COUNT ? call_outcome_names[o] : "?";
+}
+
+int cuco_call_outcome_parse(const char *name, cuco_call_outcome *out)
+{
+	int i = parse_name(call_outcome_names, CUCO_CALL_OUTCOME_COUNT, name);
+	if (i < 0)
+		return CUCO_EDATA;
+	*out = (cuco_call_outcome)i;
+	return CUCO_OK;
+}
+
+/* A name field that must be one of a table's: absent keeps the default. */
+static void get_name(decoder *d, const char *key, int (*parse)(const char *, int *), int *dst)
+{
+	char name[24] = "";
+	get_str(d, key, name, sizeof name);
+	if (d->rc == CUCO_OK && name[0] && parse(name, dst) != CUCO_OK)
+		bad(d, key, "a known name");
+}
+
+static int parse_call_kind(const char *name, int *out)
+{
+	cuco_call_kind k;
+	int rc = cuco_call_kind_parse(name, &k);
+	*out = (int)k;
+	return rc;
+}
+
+static int parse_call_outcome(const char *name, int *out)
+{
+	cuco_call_outcome o;
+	int rc = cuco_call_outcome_parse(name, &o);
+	*out = (int)o;
+	return rc;
+}
+
+cJSON *cuco_call_to_json(const cuco_call *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	add_id(o, "id", c->id);
+	cJSON_AddNumberToObject(o, "time", c->time);
+	add_num(o, "seconds", c->seconds);
+	cJSON_AddStringToObject(o, "kind", cuco_call_kind_name(c->kind));
+	cJSON_AddStringToObject(o, "outcome", cuco_call_outcome_name(c->outcome));
+	cJSON_AddStringToObject(o, "model", c->model);
+	cJSON_AddNumberToObject(o, "tokens_in", (double)c->tokens_in);
+	cJSON_AddNumberToObject(o, "tokens_cached", (double)c->tokens_cached);
+	cJSON_AddNumberToObject(o, "tokens_out", (double)c->tokens_out);
+	cJSON_AddBoolToObject(o, "estimated", c->estimated);
+	add_num(o, "cost_usd", c->cost_usd);
+	cJSON_AddBoolToObject(o, "priced", c->priced);
+	add_id(o, "parent", c->parent);
+	add_id(o, "candidate", c->candidate);
+	add_id(o, "refusal", c->refusal);
+	cJSON_AddStringToObject(o, "reply_hash", c->reply_hash);
+	cJSON_AddStringToObject(o, "reason", c->reason);
+	return o;
+}
+
+int store_call_from_json(const cJSON *j, cuco_call *c)
+{
+	cuco_err err;
+	decoder d = { j, &err, CUCO_OK };
+	memset(c, 0, sizeof *c);
+	int kind = 0, outcome = 0;
+	get_u64(&d, "id", &c->id);
+	get_num(&d, "time", &c->time, 0);
+	get_num(&d, "seconds", &c->seconds, 0);
+	get_name(&d, "kind", parse_call_kind, &kind);
+	get_name(&d, "outcome", parse_call_outcome, &outcome);
+	c->kind = (cuco_call_kind)kind;
+	c->outcome = (cuco_call_outcome)outcome;
+	get_str(&d, "model", c->model, sizeof c->model);
+	get_i64(&d, "tokens_in", &c->tokens_in);
+	get_i64(&d, "tokens_cached", &c->tokens_cached);
+	get_i64(&d, "tokens_out", &c->tokens_out);
+	get_bool(&d, "estimated", &c->estimated);
+	get_num(&d, "cost_usd", &c->cost_usd, 0);
+	get_bool(&d, "priced", &c->priced);
+	get_u64(&d, "parent", &c->parent);
+	get_u64(&d, "candidate", &c->candidate);
+	get_u64(&d, "refusal", &c->refusal);
+	get_str(&d, "reply_hash", c->reply_hash, sizeof c->reply_hash);
+	get_str(&d, "reason", c->reason, sizeof c->reason);
+	return d.rc;
+}
+
+cJSON *cuco_refusal_to_json(const cuco_refusal *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	add_id(o, "id", r->id);
+	cJSON_AddNumberToObject(o, "time", r->time);
+	cJSON_AddStringToObject(o, "kind", cuco_call_kind_name(r->kind));
+	add_id(o, "parent", r->parent);
+	cJSON_AddNumberToObject(o, "island", r->island);
+	cJSON_AddStringToObject(o, "model", r->model);
+	cJSON_AddStringToObject(o, "prompt_hash", r->prompt_hash);
+	cJSON_AddStringToObject(o, "reply_hash", r->reply_hash);
+	cJSON_AddStringToObject(o, "reason", r->reason);
+	return o;
+}
+
+int store_refusal_from_json(const cJSON *j, cuco_refusal *r)
+{
+	cuco_err err;
+	decoder d = { j, &err, CUCO_OK };
+	memset(r, 0, sizeof *r);
+	r->island = -1;
+	int kind = 0;
+	get_u64(&d, "id", &r->id);
+	get_num(&d, "time", &r->time, 0);
+	get_name(&d, "kind", parse_call_kind, &kind);
+	r->kind = (cuco_call_kind)kind;
+	get_u64(&d, "parent", &r->parent);
+	get_int(&d, "island", &r->island);
+	get_str(&d, "model", r->model, sizeof r->model);
+	get_str(&d, "prompt_hash", r->prompt_hash, sizeof r->prompt_hash);
+	get_str(&d, "reply_hash", r->reply_hash, sizeof r->reply_hash);
+	get_str(&d, "reason", r->reason, sizeof r->reason);
+	return d.rc;
+}

@@ -13,6 +13,8 @@
  *   commands    u64 seq → JSON             human actions, acknowledged
  *   islands     u32 id → JSON
  *   memory      u64 id → JSON              optimization memory
+ *   calls       u64 id → JSON              every model call, used or refused
+ *   refusals    u64 id → JSON              proposals no candidate came of
  *
  * Integer keys are big-endian so LMDB's byte order is numeric order and
  * mdb_dump stays portable. A candidate, its summary, its edges and its
@@ -121,7 +123,7 @@ static const char *const table_names[TABLE_COUNT] = {
 	[T_META] = "meta", [T_CANDIDATES] = "candidates", [T_SUMMARIES] = "summaries",
 	[T_CHILDREN] = "children", [T_BY_SCORE] = "by_score", [T_SOURCES] = "sources",
 	[T_EVENTS] = "events", [T_COMMANDS] = "commands", [T_ISLANDS] = "islands",
-	[T_MEMORY] = "memory",
+	[T_MEMORY] = "memory", [T_CALLS] = "calls", [T_REFUSALS] = "refusals",
 };
 
 static unsigned table_flags(int t)
@@ -161,30 +163,55 @@ static int validate(cuco_store *st, MDB_txn *t, cuco_err *err)
 	return CUCO_OK;
 }
 
-static int open_tables(cuco_store *st, MDB_txn *t, bool create, cuco_err *err)
+/* *late: set when a table added after schema 1 is missing (an older store). */
+static int open_tables(cuco_store *st, MDB_txn *t, bool create, bool *late, cuco_err *err)
 {
 	for (int i = 0; i < TABLE_COUNT; i++) {
 		int rc = mdb_dbi_open(t, table_names[i], table_flags(i) | (create ? MDB_CREATE : 0), &st->dbi[i]);
+		st->absent[i] = rc == MDB_NOTFOUND && i >= T_FIRST_LATE;
+		if (st->absent[i]) {
+			*late = true;
+			continue;
+		}
 		if (rc)
 			return mdb_fail(err, st->dir, table_names[i], rc);
 	}
 	return CUCO_OK;
 }
 
+/* A write txn with every table opened, the missing ones created. */
+static int create_tables(cuco_store *st, MDB_txn **t, cuco_err *err)
+{
+	int rc = mdb_txn_begin(st->env, NULL, 0, t);
+	if (rc)
+		return mdb_fail(err, st->dir, "begin", rc);
+	bool late = false;
+	if (open_tables(st, *t, true, &late, err) != CUCO_OK) {
+		mdb_txn_abort(*t);
+		return err->code;
+	}
+	return CUCO_OK;
+}
+
+/* An older store opened for writing gets the tables it lacks. */
+static int add_late_tables(cuco_store *st, cuco_err *err)
+{
+	MDB_txn *t;
+	if (create_tables(st, &t, err) != CUCO_OK)
+		return err->code;
+	int rc = mdb_txn_commit(t);
+	return rc ? commit_fail(err, st, "add tables", rc) : CUCO_OK;
+}
+
 static int init_store(cuco_store *st, cuco_err *err)
 {
 	MDB_txn *t;
-	int rc = mdb_txn_begin(st->env, NULL, 0, &t);
-	if (rc)
-		return mdb_fail(err, st->dir, "begin", rc);
-	if (open_tables(st, t, true, err) != CUCO_OK) {
-		mdb_txn_abort(t);
+	if (create_tables(st, &t, err) != CUCO_OK)
 		return err->code;
-	}
 	char schema[128];
 	int n = snprintf(schema, sizeof schema, "{\"format\":\"cuco-store\",\"version\":%d}", CUCO_SCHEMA_VERSION);
 	MDB_val k = { 6, "schema" }, v = { (size_t)n, schema };
-	rc = mdb_put(t, st->dbi[T_META], &k, &v, 0);
+	int rc = mdb_put(t, st->dbi[T_META], &k, &v, 0);
 	if (rc) {
 		mdb_txn_abort(t);
 		return mdb_fail(err, st->dir, "initialise", rc);
@@ -278,10 +305,13 @@ int cuco_store_open(const char *dir, unsigned flags, cuco_store **out, cuco_err 
 		return err->code;
 	}
 	int v = validate(st, t, err);
+	bool late = false;
 	if (v == CUCO_OK)
-		v = open_tables(st, t, false, err);
+		v = open_tables(st, t, false, &late, err);
 	if (v == CUCO_OK) {
 		mdb_txn_commit(t);  /* keeps the table handles */
+		if (late && !st->rdonly)
+			v = add_late_tables(st, err);
 	} else {
 		mdb_txn_abort(t);
 		if (v == CUCO_ENOTFOUND && (flags & CUCO_STORE_CREATE) && !st->rdonly)

@@ -292,6 +292,86 @@ typedef struct cuco_memory {
 	char summary[2048];
 } cuco_memory;
 
+/* A model call, every one a run makes, whether its reply was used or not:
+ * X(enum, name in records, what the call was for). */
+#define CUCO_CALL_KINDS(X) \
+	X(PROPOSE, "propose", "an island's child: a diff, a full rewrite or a crossover") \
+	X(FIX, "fix", "a fix of a failed candidate, for an island with no correct one") \
+	X(FASTPATH_A, "fastpath-a", "the fast path's stage A: device infrastructure") \
+	X(FASTPATH_B, "fastpath-b", "the fast path's stage B: device-initiated communication") \
+	X(PLANNER, "planner", "a beam program's plan") \
+	X(EXECUTOR, "executor", "a plan implemented as an edit") \
+	X(SUMMARIZER, "summarizer", "a slow-fast pair turned into a lesson") \
+	X(META, "meta", "recommendations from the recent candidates")
+
+typedef enum cuco_call_kind {
+#define X(e, name, help) CUCO_CALL_##e,
+	CUCO_CALL_KINDS(X)
+#undef X
+	CUCO_CALL_KIND_COUNT
+} cuco_call_kind;
+
+/* What became of a call's reply. */
+typedef enum cuco_call_outcome {
+	CUCO_CALL_USED,       /* the reply made a candidate, a plan, a lesson, … */
+	CUCO_CALL_REFUSED,    /* the reply was read and refused (reason says why) */
+	CUCO_CALL_FAILED,     /* no reply: the server failed or could not be reached */
+	CUCO_CALL_CANCELLED,  /* stopped mid-call: the run was stopped, paused or out of budget */
+	CUCO_CALL_OUTCOME_COUNT
+} cuco_call_outcome;
+
+const char *cuco_call_kind_name(cuco_call_kind k);   /* "planner", …; "?" out of range */
+const char *cuco_call_kind_help(cuco_call_kind k);
+int cuco_call_kind_parse(const char *name, cuco_call_kind *out);
+const char *cuco_call_outcome_name(cuco_call_outcome o);  /* "used", … */
+int cuco_call_outcome_parse(const char *name, cuco_call_outcome *out);
+
+typedef struct cuco_call {
+	uint64_t id;              /* monotonic from 1 */
+	double time;              /* wall-clock seconds when it ended */
+	double seconds;           /* how long it took, retries included */
+	cuco_call_kind kind;
+	cuco_call_outcome outcome;
+	char model[64];           /* the config's name of the model */
+	int64_t tokens_in;        /* prompt tokens, cached ones included */
+	int64_t tokens_cached;    /* of those, read from the provider's cache */
+	int64_t tokens_out;
+	bool estimated;           /* the server gave no usage: counted from the text */
+	double cost_usd;
+	bool priced;              /* the model's price was known (else cost 0) */
+	uint64_t parent;          /* the candidate the call was about; 0 when none */
+	uint64_t candidate;       /* the candidate that came of it; 0 when none */
+	uint64_t refusal;         /* the refusal record when no candidate came of it */
+	char reply_hash[CUCO_HASH_LEN + 1];  /* the reply's text; "" when none */
+	char reason[256];         /* why it was refused, failed or cancelled */
+} cuco_call;
+
+/* A proposal no candidate came of: the prompt, every reply and every
+ * refusal, kept as a candidate's would be. */
+typedef struct cuco_refusal {
+	uint64_t id;
+	double time;
+	cuco_call_kind kind;
+	uint64_t parent;          /* the candidate it was asked for; 0 when none */
+	int island;               /* -1 when none */
+	char model[64];
+	char prompt_hash[CUCO_HASH_LEN + 1];
+	char reply_hash[CUCO_HASH_LEN + 1];  /* the transcript: replies and refusals */
+	char reason[512];
+} cuco_refusal;
+
+/* Sums over calls. */
+typedef struct cuco_call_totals {
+	int64_t calls;
+	int64_t tokens_in, tokens_cached, tokens_out;
+	double cost_usd;
+	int64_t estimated;        /* calls whose usage was estimated */
+	int64_t unpriced;         /* calls of a model with no known price */
+	int64_t refused;          /* calls whose reply was refused */
+} cuco_call_totals;
+
+void cuco_call_totals_add(cuco_call_totals *t, const cuco_call *c);
+
 /* ---- environment ------------------------------------------------------- */
 
 typedef struct cuco_store cuco_store;
@@ -406,6 +486,14 @@ int cuco_memory_add(cuco_txn *txn, cuco_memory *m);  /* assigns id */
 int cuco_memory_del(cuco_txn *txn, uint64_t id);
 int cuco_memory_each(cuco_txn *txn, int (*fn)(const cuco_memory *, void *), void *arg);
 
+int cuco_call_add(cuco_txn *txn, cuco_call *c);  /* assigns id; time when 0 */
+int cuco_call_each(cuco_txn *txn, uint64_t from, int (*fn)(const cuco_call *, void *), void *arg);
+/* Every call of the run, summed. */
+int cuco_call_sum(cuco_txn *txn, cuco_call_totals *out);
+int cuco_refusal_add(cuco_txn *txn, cuco_refusal *r);  /* assigns id; time when 0 */
+int cuco_refusal_get(cuco_txn *txn, uint64_t id, cuco_refusal *out);
+int cuco_refusal_each(cuco_txn *txn, int (*fn)(const cuco_refusal *, void *), void *arg);
+
 /* meta: string key → JSON text (schema, workload, strategy, config, hardware). */
 int cuco_meta_put(cuco_txn *txn, const char *key, const char *json);
 int cuco_meta_get(cuco_txn *txn, const char *key, char **json);  /* malloc'd */
@@ -414,6 +502,8 @@ int cuco_meta_get(cuco_txn *txn, const char *key, char **json);  /* malloc'd */
 struct cJSON;
 struct cJSON *cuco_candidate_to_json(const cuco_candidate *c);
 int cuco_candidate_from_json(const struct cJSON *j, cuco_candidate *out, cuco_err *err);
+struct cJSON *cuco_call_to_json(const cuco_call *c);
+struct cJSON *cuco_refusal_to_json(const cuco_refusal *r);
 struct cJSON *cuco_directive_to_json(const cuco_directive *d);
 int cuco_directive_from_json(const struct cJSON *j, cuco_directive *out, cuco_err *err);
 /* Directive in short for one-line views: "LSA/warp/interleave/peer/64KiB". */

@@ -9,12 +9,18 @@
 
 enum {
 	T_META, T_CANDIDATES, T_SUMMARIES, T_CHILDREN, T_BY_SCORE, T_SOURCES,
-	T_EVENTS, T_COMMANDS, T_ISLANDS, T_MEMORY, TABLE_COUNT
+	T_EVENTS, T_COMMANDS, T_ISLANDS, T_MEMORY,
+	/* Added after schema 1 was fixed: a store made before them gets them when
+	 * opened for writing, and reads as empty when opened read-only. */
+	T_CALLS, T_REFUSALS,
+	TABLE_COUNT
 };
+#define T_FIRST_LATE T_CALLS
 
 struct cuco_store {
 	MDB_env *env;
 	MDB_dbi dbi[TABLE_COUNT];
+	bool absent[TABLE_COUNT];  /* a late table this read-only handle did not find */
 	char dir[4096];
 	bool rdonly;
 	pthread_rwlock_t resize;  /* shared by every txn, exclusive to resize */
@@ -45,5 +51,7 @@ struct cJSON *store_island_to_json(const cuco_island *isl);
 int store_island_from_json(const struct cJSON *j, cuco_island *isl);
 struct cJSON *store_memory_to_json(const cuco_memory *m);
 int store_memory_from_json(const struct cJSON *j, cuco_memory *m);
+int store_call_from_json(const struct cJSON *j, cuco_call *c);
+int store_refusal_from_json(const struct cJSON *j, cuco_refusal *r);
 
 #endif

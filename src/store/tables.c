@@ -725,3 +725,91 @@ int cuco_meta_get(cuco_txn *txn, const char *key, char **json)
 	(*json)[v.mv_size] = '\0';
 	return CUCO_OK;
 }
+
+/* ---- model calls and refusals ---------------------------------------------- */
+
+static int decode_call(const cJSON *j, void *rec) { return store_call_from_json(j, rec); }
+static int decode_refusal(const cJSON *j, void *rec) { return store_refusal_from_json(j, rec); }
+
+struct call_walk { int (*fn)(const cuco_call *, void *); void *arg; };
+struct refusal_walk { int (*fn)(const cuco_refusal *, void *); void *arg; };
+
+static int call_step(const void *rec, void *arg)
+{
+	struct call_walk *w = arg;
+	return w->fn(rec, w->arg);
+}
+
+static int refusal_step(const void *rec, void *arg)
+{
+	struct refusal_walk *w = arg;
+	return w->fn(rec, w->arg);
+}
+
+int cuco_call_add(cuco_txn *txn, cuco_call *c)
+{
+	c->id = last_key(txn, T_CALLS) + 1;
+	if (c->time == 0)
+		c->time = cuco_now();
+	return seq_put(txn, T_CALLS, c->id, cuco_call_to_json(c), "calls");
+}
+
+int cuco_call_each(cuco_txn *txn, uint64_t from, int (*fn)(const cuco_call *, void *), void *arg)
+{
+	if (txn->st->absent[T_CALLS])
+		return CUCO_OK;  /* an older store, read-only: it has none */
+	cuco_call c;
+	struct call_walk w = { fn, arg };
+	return seq_each(txn, T_CALLS, from, "calls", &c, decode_call, call_step, &w);
+}
+
+void cuco_call_totals_add(cuco_call_totals *t, const cuco_call *c)
+{
+	t->calls++;
+	t->tokens_in += c->tokens_in;
+	t->tokens_cached += c->tokens_cached;
+	t->tokens_out += c->tokens_out;
+	t->cost_usd += c->cost_usd;
+	t->estimated += c->estimated;
+	t->unpriced += !c->priced;
+	t->refused += c->outcome == CUCO_CALL_REFUSED;
+}
+
+static int sum_one(const cuco_call *c, void *arg)
+{
+	cuco_call_totals_add(arg, c);
+	return 0;
+}
+
+int cuco_call_sum(cuco_txn *txn, cuco_call_totals *out)
+{
+	memset(out, 0, sizeof *out);
+	return cuco_call_each(txn, 1, sum_one, out);
+}
+
+int cuco_refusal_add(cuco_txn *txn, cuco_refusal *r)
+{
+	r->id = last_key(txn, T_REFUSALS) + 1;
+	if (r->time == 0)
+		r->time = cuco_now();
+	return seq_put(txn, T_REFUSALS, r->id, cuco_refusal_to_json(r), "refusals");
+}
+
+int cuco_refusal_get(cuco_txn *txn, uint64_t id, cuco_refusal *out)
+{
+	if (txn->st->absent[T_REFUSALS])
+		return store_notfound(txn, "%s: refusal %llu: not found", txn->st->dir,
+			(unsigned long long)id);
+	return seq_get(txn, T_REFUSALS, id, "refusals", out, decode_refusal);
+}
+
+int cuco_refusal_each(cuco_txn *txn, int (*fn)(const cuco_refusal *, void *), void *arg)
+{
+	if (txn->st->absent[T_REFUSALS])
+		return CUCO_OK;
+	cuco_refusal *r = cuco_xmalloc(sizeof *r);
+	struct refusal_walk w = { fn, arg };
+	int rc = seq_each(txn, T_REFUSALS, 0, "refusals", r, decode_refusal, refusal_step, &w);
+	free(r);
+	return rc;
+}

@@ -215,14 +215,8 @@ static void test_suspect_never_parent(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: test_fastpath PYTHON LLM_SERVER_PY\n");
+	if (!e2e_args(argc, argv, toy, sizeof toy))
 		return 1;
-	}
-	llm_python = argv[1];
-	llm_server_py = argv[2];
-	const char *src = getenv("CUCO_SOURCE_ROOT");
-	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", src ? src : ".");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stage_cap),
 		cmocka_unit_test(test_markers_required),
