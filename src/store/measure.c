@@ -128,17 +128,18 @@ int cuco_measure_each(cuco_txn *txn, uint64_t candidate,
 	MDB_val k = { KEY_BYTES, key }, v;
 	cuco_measurement *m = cuco_xmalloc(sizeof *m);
 	int ret = CUCO_OK;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
+	for (rc = mdb_cursor_get(cur, &k, &v, candidate ? MDB_SET_RANGE : MDB_FIRST); rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (k.mv_size != KEY_BYTES || store_from_be64(k.mv_data) != candidate)
+		uint64_t owner = k.mv_size == KEY_BYTES ? store_from_be64(k.mv_data) : 0;
+		if (candidate && owner != candidate)
 			break;
 		cJSON *j = cJSON_ParseWithLength(v.mv_data, v.mv_size);
 		cuco_err err;
 		int drc = j ? store_measurement_from_json(j, m, &err) : CUCO_EDATA;
 		cJSON_Delete(j);
-		if (drc || m->candidate != candidate || m->seq != key_seq(k.mv_data)) {
+		if (drc || !owner || m->candidate != owner || m->seq != key_seq(k.mv_data)) {
 			ret = cuco_txn_fail(txn, CUCO_EDATA, "%s: measurement %u of candidate %llu: %s",
-				txn->st->dir, key_seq(k.mv_data), (unsigned long long)candidate,
+				txn->st->dir, owner ? key_seq(k.mv_data) : 0, (unsigned long long)owner,
 				drc ? "malformed record" : "stored under another key; the store is corrupt");
 			break;
 		}

@@ -331,7 +331,9 @@ void cuco_store_sizes(cuco_store *st, size_t *map_bytes, size_t *used_bytes);
 /* ---- inside a transaction ----------------------------------------------- */
 
 /* Insert or replace. id 0 assigns the next id into c->id; c->created is
- * set when 0, c->updated always. Keeps summary and children in step. */
+ * set when 0, c->updated always. Keeps summary and children in step. A
+ * done record's status never goes back: it may only be rejected
+ * (CUCO_EDATA otherwise; measurements go through cuco_measure_add). */
 int cuco_cand_put(cuco_txn *txn, cuco_candidate *c);
 int cuco_cand_get(cuco_txn *txn, uint64_t id, cuco_candidate *out);
 uint64_t cuco_cand_last_id(cuco_txn *txn);  /* 0 when empty */
@@ -357,8 +359,9 @@ int cuco_cand_mark(cuco_txn *txn, cuco_command_kind kind, uint64_t id, const cha
  * force as it is (the earlier one stays in force) and marks one that has
  * none failed. out (may be NULL) receives the record as written. */
 int cuco_measure_add(cuco_txn *txn, cuco_measurement *m, cuco_candidate *out);
-/* Calls fn for each measurement of a candidate, oldest first; fn returning
- * non-zero stops the walk and is returned. */
+/* Calls fn for each measurement of a candidate, oldest first (candidate
+ * 0: every candidate's, in id order); fn returning non-zero stops the walk
+ * and is returned. */
 int cuco_measure_each(cuco_txn *txn, uint64_t candidate,
 	int (*fn)(const cuco_measurement *, void *), void *arg);
 /* How many measurements a candidate has. */

@@ -168,6 +168,11 @@ int cuco_cand_put(cuco_txn *txn, cuco_candidate *c)
 	if (rc == 0 && v.mv_size == sizeof(cuco_summary)) {
 		cuco_summary old;
 		memcpy(&old, v.mv_data, sizeof old);
+		if (old.status == CUCO_STATUS_DONE && c->status != CUCO_STATUS_DONE
+				&& c->status != CUCO_STATUS_REJECTED)
+			return cuco_txn_fail(txn, CUCO_EDATA, "candidate %llu: done, it cannot become %s "
+				"(a new measurement is appended instead)", (unsigned long long)c->id,
+				cuco_status_name(c->status));
 		if (unlink_old(txn, &old) != CUCO_OK)
 			return txn->code;
 	} else if (rc && rc != MDB_NOTFOUND) {

@@ -248,6 +248,28 @@ static void test_lists_apart(void **state)
 	assert_int_equal(cuco_store_write(f->st, add_to_missing, NULL, &err), CUCO_ENOTFOUND);
 }
 
+static int set_status(cuco_txn *txn, void *arg)
+{
+	fixture *f = arg;
+	cuco_candidate c;
+	int rc = cuco_cand_get(txn, f->id, &c);
+	if (rc)
+		return rc;
+	c.status = CUCO_STATUS_COMPILING;
+	return cuco_cand_put(txn, &c);
+}
+
+/* Nothing takes a done record's status back, whatever writes it. */
+static void test_done_stays_done(void **state)
+{
+	fixture *f = *state;
+	add(f, 1, true, 900, NULL, NULL);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_write(f->st, set_status, f, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "done, it cannot become compiling"));
+	assert_int_equal(reread(f).c.status, CUCO_STATUS_DONE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +277,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_without_one_in_force, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rejected_stays_rejected, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lists_apart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_done_stays_done, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
