@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd/cmd.h"
 
@@ -12,7 +13,8 @@ static const char show_options[] =
 	"  --run DIR     the run directory (default $CUCO_RUN, else runs/latest)\n"
 	"  --source      also print the candidate's source\n"
 	"  --prompt      also print the prompt and reply that produced it (LLM candidates)\n"
-	"  --json        print the record as JSON (with \"source\", \"prompt\", \"reply\" when asked)\n"
+	"  --json        print the record as JSON, with \"measurements\" (and \"source\", \"prompt\",\n"
+	"                \"reply\" when asked)\n"
 	"ID is a number, or best, baseline or seed.\n";
 
 struct show_job {
@@ -20,7 +22,14 @@ struct show_job {
 	bool source, prompt, json;
 	cuco_candidate cand;
 	char *texts[3];  /* source, prompt, reply */
+	cJSON *measurements;  /* every measurement, oldest first */
 };
+
+static int add_measurement(const cuco_measurement *m, void *arg)
+{
+	cJSON_AddItemToArray(arg, cuco_measurement_to_json(m));
+	return 0;
+}
 
 static int show_txn(cuco_txn *txn, void *arg)
 {
@@ -33,7 +42,34 @@ static int show_txn(cuco_txn *txn, void *arg)
 	for (int i = 0; i < 3; i++)
 		if (want[i] && hashes[i][0] && (rc = cuco_source_get(txn, hashes[i], &job->texts[i], NULL)))
 			return rc;
-	return CUCO_OK;
+	cJSON_Delete(job->measurements);  /* a retried read */
+	job->measurements = cJSON_CreateArray();
+	return cuco_measure_each(txn, job->id, add_measurement, job->measurements);
+}
+
+/* One line per measurement: when, which session, what it found. */
+static void print_measurements(const cJSON *list)
+{
+	printf("%-14s %d\n", "measurements", cJSON_GetArraySize(list));
+	const cJSON *m;
+	cJSON_ArrayForEach(m, list) {
+		const cJSON *lat = cJSON_GetObjectItem(m, "latency_us"), *speedup = cJSON_GetObjectItem(m, "speedup");
+		const cJSON *median = cJSON_GetObjectItem(lat, "median");
+		char when[32] = "-";
+		time_t t = (time_t)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "time"));
+		struct tm tm;
+		if (localtime_r(&t, &tm))
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+		printf("  %-3d %s  session %-4.0f %-10s ", (int)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "seq")),
+			when, cJSON_GetNumberValue(cJSON_GetObjectItem(m, "session")),
+			cJSON_GetStringValue(cJSON_GetObjectItem(m, "kind")));
+		if (cJSON_IsTrue(cJSON_GetObjectItem(m, "ok")) && cJSON_IsNumber(median))
+			printf("%.4g us  %.4gx\n", median->valuedouble,
+				cJSON_IsNumber(speedup) ? speedup->valuedouble : NAN);
+		else
+			printf("failed at %s: %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(m, "failed_stage")),
+				cJSON_GetStringValue(cJSON_GetObjectItem(m, "error_class")));
+	}
 }
 
 static void print_num(const char *label, double v, const char *unit)
@@ -78,6 +114,7 @@ static void print_text(const struct show_job *job)
 	if (c->model[0])
 		printf("model          %s  tokens %lld+%lld  cost $%.4f\n", c->model,
 			(long long)c->tokens_prompt, (long long)c->tokens_completion, c->cost_usd);
+	print_measurements(job->measurements);
 	printf("source         %s\n", c->source_hash);
 	const char *titles[3] = { "source", "prompt", "reply" };
 	for (int i = 0; i < 3; i++)
@@ -127,6 +164,8 @@ static int show_exec(int argc, char **argv)
 		for (int i = 0; i < 3; i++)
 			if (job->texts[i])
 				cJSON_AddStringToObject(o, keys[i], job->texts[i]);
+		cJSON_AddItemToObject(o, "measurements", job->measurements);
+		job->measurements = NULL;
 		char *text = cJSON_Print(o);
 		puts(text);
 		free(text);
@@ -136,9 +175,10 @@ static int show_exec(int argc, char **argv)
 	}
 	for (int i = 0; i < 3; i++)
 		free(job->texts[i]);
+	cJSON_Delete(job->measurements);
 	free(job);
 	return rc;
 }
 
 const cuco_cmd cmd_show = { "show", "[--run DIR] [--source] [--prompt] [--json] ID",
-	"show one candidate: directive, metrics, phases, failure, source", show_exec };
+	"show one candidate: directive, metrics, phases, failure, every measurement, source", show_exec };
