@@ -4,9 +4,10 @@
  * files, build and run command templates, the design space and its
  * constraints, a peak model and context documents. The evaluator takes a
  * candidate's source and directive through compile → run and verify →
- * benchmark, each stage a child process in its own process group with a
- * wall-clock limit, resource limits, a private working directory and a
- * scrubbed environment, and returns a classified result.
+ * benchmark, each stage a child process (an argument vector: no shell) in
+ * its own process group with a wall-clock limit, resource limits, a
+ * private working directory and an allowlisted environment, and returns a
+ * classified result.
  *
  * Threads: cuco_eval_candidate() may be called from several threads at
  * once. Compiles then run in parallel; the run and benchmark stages of

@@ -16,7 +16,23 @@
  * `ranks`. size may be NULL (then only numbers and ranks are known). */
 int eval_expr(const char *text, const cuco_size *size, int ranks, double *out, cuco_err *err);
 
-/* ---- template.c: placeholders, defines, slots ----------------------------- */
+/* ---- template.c: argument vectors, placeholders, defines, slots ----------- */
+
+/* A NULL-terminated vector of malloc'd words: a stage's command. */
+typedef struct eval_argv {
+	char **v;
+	size_t n, cap;
+} eval_argv;
+
+void eval_argv_push(eval_argv *a, const char *word);
+/* Push each blank-separated word of text (a compiler with its flags). */
+void eval_argv_push_words(eval_argv *a, const char *text);
+void eval_argv_append(eval_argv *a, char *const *words);
+void eval_argv_free(eval_argv *a);
+/* The words as one line, each quoted for /bin/sh where it needs it: for
+ * messages, the build's cache key, and the one runner that needs a shell
+ * (ssh, whose far side runs one anyway). */
+void eval_argv_join(char *const *words, cuco_buf *out);
 
 typedef struct eval_vars {
 	const cuco_workload *wl;
@@ -31,9 +47,12 @@ typedef struct eval_vars {
 
 /* Whether {name} is a placeholder the workload's templates may use. */
 bool eval_placeholder_known(const cuco_workload *wl, const char *name);
-/* Expand a build or run template. Path-like values are shell-quoted when
- * they hold characters the shell would split or interpret. */
-int eval_expand(const char *tmpl, const eval_vars *v, cuco_buf *out, cuco_err *err);
+/* Split a build or run template into words (blanks; '…', "…" and \ quote)
+ * and substitute each placeholder within its word; {compiler} and
+ * {defines} are lists of words of their own. No value is ever split or
+ * interpreted. With v->dir NULL (checking a manifest) placeholders are
+ * only checked and stay as they are. */
+int eval_expand(const char *tmpl, const eval_vars *v, eval_argv *out, cuco_err *err);
 /* Replace every @SLOT@ of a dimension with a slot by its directive value. */
 void eval_apply_slots(const cuco_workload *wl, const cuco_directive *dir,
 	const char *src, size_t len, cuco_buf *out);
@@ -50,6 +69,8 @@ typedef struct eval_limits {
 	int max_procs;        /* processes alive in the stage's session */
 	size_t log_cap;       /* bytes of output kept in the log file */
 	char *const *sandbox; /* bwrap and its options (eval_sandbox_argv); NULL: none */
+	const char *tmpdir;   /* the stage's $TMPDIR, or NULL */
+	bool ssh_agent;       /* pass SSH_AUTH_SOCK (the ssh runner's launcher) */
 } eval_limits;
 
 /* Sees each line of output as it streams past (without its newline). */
@@ -67,16 +88,27 @@ typedef struct eval_stage {
 	char tail[2048];      /* the last bytes of output */
 } eval_stage;
 
-/* Run `sh -c cmd` in workdir (inside lim->sandbox when given) under a
- * keeper that leads a new session (and so a new process group) and kills
- * it if cuco dies, with the environment scrubbed of secrets, stdout and
- * stderr to log_path (capped), and wait until every process of the session
- * is gone. Returns an error only when the stage could not be started. */
-int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
+/* Run the command cmd (an argument vector: no shell) in workdir (inside
+ * lim->sandbox when given) under a keeper that leads a new session (and so
+ * a new process group) and kills it if cuco dies, with the stage's
+ * environment (env.c), stdout and stderr to log_path (capped), and wait
+ * until every process of the session is gone. Returns an error only when
+ * the stage could not be started. */
+int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 	const eval_limits *lim, const atomic_int *cancel, eval_line_fn on_line, void *arg,
 	eval_stage *st, cuco_err *err);
-/* Whether an environment variable of that name would be dropped. */
+
+/* ---- env.c: the environment of a stage ---------------------------------------- */
+
+/* Whether a variable of that name reaches a stage: the allowlist's names
+ * and prefixes, the names in $CUCO_PASS_ENV, SSH_AUTH_SOCK for the ssh
+ * runner; never a name that looks like a secret (eval_env_secret). */
+bool eval_env_allowed(const char *name, bool ssh_agent);
 bool eval_env_secret(const char *name);
+/* The allowed part of cuco's environment, with TMPDIR (when given) and
+ * NCCL_NVLS_ENABLE=0; malloc'd, for eval_stage_env_free. */
+char **eval_stage_env(const char *tmpdir, bool ssh_agent);
+void eval_stage_env_free(char **env);
 /* Live (non-zombie) processes in a session; for tests and the monitor. */
 int eval_session_count(pid_t session);
 
@@ -167,11 +199,12 @@ typedef struct eval_launch {
 	double remote_limit_s;    /* ssh: `timeout` on the far side */
 } eval_launch;
 
-/* The shell command that runs `prog_cmd` (already expanded; for ssh it must
- * name the binary as ./<basename of binary>) under the runner. binary and
- * extras are what ssh copies to the host. */
-void eval_launch_command(const eval_launch *l, const char *prog_cmd, const char *binary,
-	const char *const *extras, int nextras, cuco_buf *out);
+/* The command that runs `prog` (the expanded run template; for ssh it must
+ * name the binary as ./<basename of binary>) under the runner: the
+ * launcher's words and then prog's, or for ssh /bin/sh -c with a script in
+ * which every word is quoted. binary and extras are what ssh copies. */
+void eval_launch_argv(const eval_launch *l, char *const *prog, const char *binary,
+	const char *const *extras, int nextras, eval_argv *out);
 /* Find an executable in $PATH (or a path as is); false when missing. */
 bool eval_which(const char *prog, char *path, size_t size);
 

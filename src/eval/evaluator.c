@@ -134,8 +134,10 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const
 /* `{compiler} --version`, once: part of every build's cache key. */
 static void probe_compiler(cuco_evaluator *ev)
 {
-	cuco_buf cmd = { 0 }, out = { 0 };
-	cuco_buf_printf(&cmd, "%s --version", ev->compiler);
+	cuco_buf out = { 0 };
+	eval_argv cmd = { 0 };
+	eval_argv_push_words(&cmd, ev->compiler);
+	eval_argv_push(&cmd, "--version");
 	eval_limits lim = ev->limits;
 	lim.wall_s = 30;
 	lim.sandbox = stage_sandbox(ev, ev->work_root, NULL, false);
@@ -143,14 +145,14 @@ static void probe_compiler(cuco_evaluator *ev)
 	char log[PATH_MAX + 32];
 	snprintf(log, sizeof log, "%s/compiler-version.log", ev->work_root);
 	cuco_err err = { 0 };
-	if (eval_stage_run(cmd.data, ev->work_root, log, &lim, NULL, collect_line, &out, &st, &err) != CUCO_OK
+	if (eval_stage_run(cmd.v, ev->work_root, log, &lim, NULL, collect_line, &out, &st, &err) != CUCO_OK
 		|| st.exit_code != 0 || st.timed_out)
 		ev->compiler_missing = true;
 	else
 		cuco_strlcpy(ev->compiler_version, out.data ? out.data : "", sizeof ev->compiler_version);
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	unlink(log);
-	cuco_buf_free(&cmd);
+	eval_argv_free(&cmd);
 	cuco_buf_free(&out);
 }
 
@@ -376,8 +378,8 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 		return false;
 	}
 	int sig = st->signal ? st->signal : p->rank_signal;
-	/* sh -c reports a command a signal ended (mpirun killed from outside)
-	 * as exit status 128 + N. */
+	/* A shell (the ssh runner's) reports a command a signal ended as exit
+	 * status 128 + N. */
 	if (!sig && st->exit_code > 128 && st->exit_code < 128 + NSIG)
 		sig = st->exit_code - 128;
 	if (sig) {
@@ -430,8 +432,11 @@ static void build_key(cuco_evaluator *ev, const cuco_directive *dir, const cuco_
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = dir, .compiler = ev->compiler,
 		.source = "SOURCE", .output = "OUTPUT", .nccl_home = getenv("CUCO_NCCL_HOME"),
 		.cuda_home = getenv("CUCO_CUDA_HOME") };
+	eval_argv words = { 0 };
 	cuco_buf cmd = { 0 };
-	eval_expand(ev->wl.build_cmd, &v, &cmd, NULL);
+	eval_expand(ev->wl.build_cmd, &v, &words, NULL);
+	eval_argv_join(words.v, &cmd);
+	eval_argv_free(&words);
 	XXH3_state_t *s = XXH3_createState();
 	XXH3_128bits_reset(s);
 	XXH3_128bits_update(s, src->data, src->len);
@@ -461,19 +466,10 @@ static void give_job_slot(cuco_evaluator *ev)
 }
 
 /* A local stage's temporaries (the compiler's, Open MPI's session folder)
- * go to a private folder removed after the evaluation: an mpirun killed
- * from outside cannot clean up after itself. Not the work folder: Open
- * MPI's socket paths must stay short. Other runners' $TMPDIR is the far
- * side's business. */
-static void stage_prefix(const job *j, cuco_buf *cmd)
-{
-	if (!*j->tmpdir)
-		return;
-	cuco_buf_puts(cmd, "export TMPDIR=");
-	eval_shell_quote(cmd, j->tmpdir);
-	cuco_buf_puts(cmd, "; ");
-}
-
+ * go to a private folder, its $TMPDIR, removed after the evaluation: an
+ * mpirun killed from outside cannot clean up after itself. Not the work
+ * folder: Open MPI's socket paths must stay short. Other runners' $TMPDIR
+ * is the far side's business. */
 static int make_tmpdir(job *j, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
@@ -522,22 +518,22 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
 		.source = source, .output = output, .nccl_home = getenv("CUCO_NCCL_HOME"),
 		.cuda_home = getenv("CUCO_CUDA_HOME") };
-	cuco_buf cmd = { 0 };
-	stage_prefix(j, &cmd);
+	eval_argv cmd = { 0 };
 	eval_expand(ev->wl.build_cmd, &v, &cmd, NULL);
 	eval_limits lim = ev->limits;
+	lim.tmpdir = j->tmpdir;
 	lim.wall_s = ev->wl.limit_compile_s * (ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1);
 	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, false);
 	eval_stage st;
 	take_job_slot(ev);
 	if (ev->cpu_is_device)
 		pthread_rwlock_rdlock(&ev->device_lock);
-	rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
+	rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
 	if (ev->cpu_is_device)
 		pthread_rwlock_unlock(&ev->device_lock);
 	give_job_slot(ev);
 	eval_sandbox_argv_free((char **)lim.sandbox);
-	cuco_buf_free(&cmd);
+	eval_argv_free(&cmd);
 	if (rc != CUCO_OK)
 		return rc;
 	j->res->compile_s = st.wall_s;
@@ -574,7 +570,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
 		.source = ev->src_name, .output = ssh ? remote_bin : j->binary, .warmup = warmup,
 		.reps = reps, .nccl_home = getenv("CUCO_NCCL_HOME"), .cuda_home = getenv("CUCO_CUDA_HOME") };
-	cuco_buf prog = { 0 }, cmd = { 0 };
+	eval_argv prog = { 0 }, cmd = { 0 };
 	eval_expand(ev->wl.run_cmd, &v, &prog, NULL);
 	const char *extras[8];
 	char extra_paths[8][PATH_MAX];
@@ -585,10 +581,11 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	eval_launch l = { .kind = ev->cfg.runner, .launcher = ev->launcher, .hostfile = ev->cfg.hostfile,
 		.ssh_host = ev->cfg.ssh_host, .ssh_options = ev->cfg.ssh_options, .remote_dir = remote_dir,
 		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .remote_limit_s = limit_s };
-	stage_prefix(j, &cmd);
-	eval_launch_command(&l, prog.data, j->binary, extras, ev->wl.nextras, &cmd);
-	cuco_buf_free(&prog);
+	eval_launch_argv(&l, prog.v, j->binary, extras, ev->wl.nextras, &cmd);
+	eval_argv_free(&prog);
 	eval_limits lim = ev->limits;
+	lim.tmpdir = j->tmpdir;
+	lim.ssh_agent = ssh;
 	/* ssh spends seconds connecting and copying; the far side's `timeout`
 	 * holds the program itself to limit_s. */
 	lim.wall_s = limit_s + (ssh ? SSH_TRANSFER_S : 0);
@@ -596,14 +593,14 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	int rc = eval_parse_init(p, &ev->wl, err);
 	if (rc == CUCO_OK) {
 		pthread_rwlock_wrlock(&ev->device_lock);
-		rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
+		rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
 		pthread_rwlock_unlock(&ev->device_lock);
 		eval_parse_finish(p, o);
 		if (rc == CUCO_OK && st->cancelled)
 			rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	}
 	eval_sandbox_argv_free((char **)lim.sandbox);
-	cuco_buf_free(&cmd);
+	eval_argv_free(&cmd);
 	return rc;
 }
 

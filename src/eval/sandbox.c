@@ -47,30 +47,15 @@ bool cuco_sandbox_mode_parse(const char *text, cuco_sandbox_mode *out)
 
 /* ---- the command line ---------------------------------------------------- */
 
-typedef struct argv_buf {
-	char **v;
-	size_t n, cap;
-} argv_buf;
-
-static void push(argv_buf *a, const char *word)
-{
-	if (a->n + 2 > a->cap) {
-		a->cap = a->cap ? 2 * a->cap : 64;
-		a->v = cuco_xrealloc(a->v, a->cap * sizeof *a->v);
-	}
-	a->v[a->n++] = cuco_xstrdup(word);
-	a->v[a->n] = NULL;
-}
-
 /* An option and its arguments; the list ends with NULL. */
-static void words(argv_buf *a, const char *word, ...) __attribute__((sentinel));
+static void words(eval_argv *a, const char *word, ...) __attribute__((sentinel));
 
-static void words(argv_buf *a, const char *word, ...)
+static void words(eval_argv *a, const char *word, ...)
 {
 	va_list ap;
 	va_start(ap, word);
 	for (; word; word = va_arg(ap, const char *))
-		push(a, word);
+		eval_argv_push(a, word);
 	va_end(ap);
 }
 
@@ -86,7 +71,7 @@ static bool real_dir(const char *path, char real[PATH_MAX])
 
 /* /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-caps/, and
  * WSL's /dev/dxg: whatever of them this machine has. */
-static void push_gpu_devices(argv_buf *a)
+static void push_gpu_devices(eval_argv *a)
 {
 	DIR *d = opendir("/dev");
 	struct dirent *e;
@@ -105,7 +90,7 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 {
 	if (!sb->on)
 		return NULL;
-	argv_buf a = { 0 };
+	eval_argv a = { 0 };
 	words(&a, sb->bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
 		"--unshare-cgroup-try", "--unshare-net", NULL);
 	words(&a, "--cap-drop", "ALL", NULL);
@@ -135,7 +120,7 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	words(&a, "--chdir", real, NULL);
 	if (v->tmpdir && real_dir(v->tmpdir, real))
 		words(&a, "--bind", real, real, NULL);
-	push(&a, "--");
+	eval_argv_push(&a, "--");
 	return a.v;
 }
 
@@ -163,7 +148,8 @@ static bool probe(eval_sandbox *sb, char *why, size_t size)
 	eval_limits lim = { .wall_s = PROBE_S, .grace_s = 1, .log_cap = 4096, .sandbox = argv };
 	eval_stage st;
 	cuco_err err = { 0 };
-	bool ok = eval_stage_run("true", dir, log, &lim, NULL, NULL, NULL, &st, &err) == CUCO_OK
+	char *const cmd[] = { "true", NULL };
+	bool ok = eval_stage_run(cmd, dir, log, &lim, NULL, NULL, NULL, &st, &err) == CUCO_OK
 		&& st.exit_code == 0;
 	if (!ok) {
 		char *tail = cuco_trim(st.tail);

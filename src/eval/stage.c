@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
@@ -37,57 +38,12 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
-
 #define LINE_MAX_BYTES 65536
 #define POLL_MS 10
 #define SCAN_EVERY_S 0.01
 #define ORPHAN_WAIT_S 5.0  /* after the leader: how long to wait for output to close */
 #define KEEPER_FD 3         /* the lifeline's read end in the keeper */
 #define KEEPER_KILL_TRIES 2000  /* 5 ms apart: a process stuck in the kernel gets 10 s */
-
-bool eval_env_secret(const char *name)
-{
-	static const char *const parts[] = { "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD",
-		"CREDENTIAL", "AUTH", NULL };
-	static const char *const names[] = { "DATABASE_URL", "PGPASSFILE", "NETRC", NULL };
-	/* The ssh runner needs the agent; the socket is not a secret itself. */
-	if (strcmp(name, "SSH_AUTH_SOCK") == 0)
-		return false;
-	for (int i = 0; names[i]; i++)
-		if (strcmp(name, names[i]) == 0)
-			return true;
-	for (int i = 0; parts[i]; i++)
-		if (strcasestr(name, parts[i]))
-			return true;
-	return false;
-}
-
-/* Set for every stage whatever the user's environment says: NVLink
- * multicast (NVLS) is never used by cuco's kernels, and NCCL's NVLS setup
- * failed on the GPU machines we measured (shared/GPU-MACHINE.md). */
-static char forced_nvls[] = "NCCL_NVLS_ENABLE=0";
-
-static char **scrubbed_env(void)
-{
-	size_t n = 0;
-	while (environ[n])
-		n++;
-	char **env = cuco_xcalloc(n + 2, sizeof *env);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		char name[256];
-		size_t len = strcspn(environ[i], "=");
-		if (len >= sizeof name)
-			continue;
-		memcpy(name, environ[i], len);
-		name[len] = '\0';
-		if (!eval_env_secret(name) && strcmp(name, "NCCL_NVLS_ENABLE") != 0)
-			env[k++] = environ[i];
-	}
-	env[k] = forced_nvls;
-	return env;
-}
 
 /* The session id in /proc/<pid>/stat's text, or -1 when it is a zombie
  * or unreadable. "pid (comm) state ppid pgrp session ...": comm may hold
@@ -323,19 +279,15 @@ static void child_exec(char *const *argv, const char *workdir, int null_fd, int 
 	keep(cmd, KEEPER_FD, &none);
 }
 
-/* [sandbox...] /bin/sh -c cmd, built before fork(). */
-static char **command_argv(char *const *sandbox, const char *cmd)
+/* [sandbox...] command..., built before fork(). Outside the sandbox the
+ * program is found in $PATH here (bwrap finds it inside); one not found
+ * stays as it is, and execve's failure is the stage's exit status 127. */
+static void command_argv(char *const *sandbox, char *const *cmd, eval_argv *out)
 {
-	size_t n = 0;
-	while (sandbox && sandbox[n])
-		n++;
-	char **argv = cuco_xcalloc(n + 4, sizeof *argv);
-	for (size_t i = 0; i < n; i++)
-		argv[i] = sandbox[i];
-	argv[n] = "/bin/sh";
-	argv[n + 1] = "-c";
-	argv[n + 2] = (char *)cmd;
-	return argv;
+	eval_argv_append(out, sandbox);
+	char path[PATH_MAX];
+	for (size_t i = 0; cmd[i]; i++)
+		eval_argv_push(out, i == 0 && !sandbox && eval_which(cmd[0], path, sizeof path) ? path : cmd[i]);
 }
 
 /* ---- the monitor ---------------------------------------------------------------- */
@@ -411,7 +363,7 @@ static void reap(monitor *m, const eval_limits *lim, eval_stage *st)
 	}
 }
 
-int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
+int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 	const eval_limits *lim, const atomic_int *cancel, eval_line_fn on_line, void *arg,
 	eval_stage *st, cuco_err *err)
 {
@@ -431,14 +383,16 @@ int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
 	}
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	rlim_t cpu_s = (rlim_t)ceil(lim->wall_s + lim->grace_s) * (rlim_t)(ncpu > 0 ? ncpu : 1) + 1;
-	char **env = scrubbed_env(), **argv = command_argv(lim->sandbox, cmd);
+	char **env = eval_stage_env(lim->tmpdir, lim->ssh_agent);
+	eval_argv argv = { 0 };
+	command_argv(lim->sandbox, cmd, &argv);
 	double start = cuco_mono();
 	pid_t pid = fork();
 	if (pid == 0)
-		child_exec(argv, workdir, null_fd, fds[1], lifeline[0], lim, cpu_s, env);
+		child_exec(argv.v, workdir, null_fd, fds[1], lifeline[0], lim, cpu_s, env);
 	int fork_errno = errno;
-	free(env);
-	free(argv);
+	eval_stage_env_free(env);
+	eval_argv_free(&argv);
 	close(fds[1]);
 	close(null_fd);
 	close(lifeline[0]);

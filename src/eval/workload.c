@@ -494,10 +494,10 @@ static void check_template(wl_report *r, const cuco_workload *wl, const char *pa
 {
 	eval_vars v = { .wl = wl };
 	cuco_err err = { 0 };
-	cuco_buf out = { 0 };
+	eval_argv out = { 0 };
 	if (eval_expand(tmpl, &v, &out, &err) != CUCO_OK)
 		problem(r, path, "%s", err.msg);
-	cuco_buf_free(&out);
+	eval_argv_free(&out);
 	if (!strstr(tmpl, "{output}"))
 		problem(r, path, "must name the program as {output}");
 	if (strcmp(path, "build") == 0 && !strstr(tmpl, "{source}"))

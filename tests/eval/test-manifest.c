@@ -90,17 +90,32 @@ static void test_expand_defines_slots(void **state)
 	cuco_directive_set(&d, "scale", "3");
 	eval_vars v = { .wl = wl, .size = cuco_workload_size(wl, "small"), .dir = &d,
 		.compiler = "mpicc", .source = "/tmp/a b/c.c", .output = "/tmp/out", .warmup = 2, .reps = 7 };
+	eval_argv words = { 0 };
 	cuco_buf out = { 0 };
+	v.compiler = "mpicc -g";
 	assert_int_equal(eval_expand("{compiler} {source} -o {output} {defines} "
-		"{ranks} {size} {size.N} {backend} {warmup} {reps}", &v, &out, &err), CUCO_OK);
-	assert_string_equal(out.data, "mpicc '/tmp/a b/c.c' -o /tmp/out "
+		"{ranks} {size} {size.N} {backend} {warmup} {reps} 'q {size}' x\\ \"y\"", &v, &words, &err),
+		CUCO_OK);
+	eval_argv_join(words.v, &out);
+	assert_string_equal(out.data, "mpicc -g '/tmp/a b/c.c' -o /tmp/out "
 		"-DCUCO_BACKEND_RMA=1 -DCUCO_BACKEND=2 -DCUCO_ISSUER_ONE=1 -DCUCO_ISSUER=1 "
 		"-DCUCO_PLACEMENT_AFTER=1 -DCUCO_PLACEMENT=1 -DCUCO_SYNC_FENCE=1 -DCUCO_SYNC=1 "
-		"-DCUCO_CHUNKS=4 -DN=4096 2 small 4096 rma 2 7");
+		"-DCUCO_CHUNKS=4 -DN=4096 2 small 4096 rma 2 7 'q small' 'x y'");
+	assert_string_equal(words.v[2], "/tmp/a b/c.c");  /* one word, as it is */
+	eval_argv_free(&words);
 	cuco_buf_free(&out);
-	assert_int_equal(eval_expand("{output} {nope}", &v, &out, &err), CUCO_EDATA);
-	assert_string_equal(err.msg, "unknown placeholder {nope}");
-	cuco_buf_free(&out);
+	static const struct { const char *tmpl, *msg; } bad[] = {
+		{ "{output} {nope}", "unknown placeholder {nope}" },
+		{ "{output} -x{defines}", "{defines} is a list of words: it must stand alone" },
+		{ "'{compiler}' {output}", "{compiler} is a list of words: it must stand alone" },
+		{ "{output} 'open", "unterminated ' quote" },
+		{ "{output} {ranks", "unterminated placeholder at offset 9" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_int_equal(eval_expand(bad[i].tmpl, &v, &words, &err), CUCO_EDATA);
+		assert_string_equal(err.msg, bad[i].msg);
+		eval_argv_free(&words);
+	}
 	const char *src = "x = @SCALE@; y = @OTHER@; @SCALE@@";
 	eval_apply_slots(wl, &d, src, strlen(src), &out);
 	assert_string_equal(out.data, "x = 3; y = @OTHER@; 3@");

@@ -59,6 +59,9 @@ static int setup(void **state)
 	cuco_write_file(store_file, STORE_TEXT "\n", strlen(STORE_TEXT) + 1, NULL);
 	setenv("HOME", home, 1);
 	setenv("OPENAI_API_KEY", ENV_KEY, 1);
+	/* What the hostile candidate is told to try; stages get only what is
+	 * asked for (and never OPENAI_API_KEY, asked for or not). */
+	setenv("CUCO_PASS_ENV", "HOSTILE_MODE HOSTILE_READ HOSTILE_WRITE HOSTILE_PORT OPENAI_API_KEY", 1);
 	unsetenv("XDG_CONFIG_HOME");
 	unsetenv("CUCO_SANDBOX");
 	unsetenv("CUCO_BWRAP");

@@ -422,7 +422,7 @@ static void test_kill_eval(void **state)
 	snprintf(env_tmp, sizeof env_tmp, "TMPDIR=%s", h.tmp);
 	snprintf(out, sizeof out, "%s/out", h.dir);
 	snprintf(h.work, sizeof h.work, "%s/work", h.run);
-	spawn_opts o = { .out = out, .env = { h.marker, env_tmp } };
+	spawn_opts o = { .out = out, .env = { h.marker, env_tmp, "CUCO_PASS_ENV=CUCO_HOLD" } };
 	/* No baseline re-measure: the held program would be the baseline's. */
 	const char *argv[] = { "run", hold, "--run", h.run, "--headless", "--jobs", "1", "--rebench", "0",
 		"--baseline-every", "1000", "--budget", "0", NULL };
