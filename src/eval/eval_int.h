@@ -6,6 +6,8 @@
 
 #include "eval/eval.h"
 
+#include <linux/filter.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdatomic.h>
 #include <sys/types.h>
@@ -59,6 +61,64 @@ void eval_apply_slots(const cuco_workload *wl, const cuco_directive *dir,
 /* Append `word` to out, quoted for /bin/sh when needed. */
 void eval_shell_quote(cuco_buf *out, const char *word);
 
+/* ---- seccomp.c: the stages' system-call filter -------------------------------- */
+
+/* A classic BPF program for seccomp: socket(AF_UNIX, …) refused (EACCES),
+ * but for SOCK_DGRAM when unix_dgram (NCCL's handle exchange); x32 and
+ * 32-bit socketcall() refused. Empty where the architecture is not known. */
+typedef struct eval_filter {
+	struct sock_filter prog[40];
+	unsigned short len;
+} eval_filter;
+
+bool eval_filter_available(void);
+void eval_filter_build(eval_filter *f, bool unix_dgram);
+/* In a child after fork(): no_new_privs, then the filter. -1 on failure. */
+int eval_filter_install(const eval_filter *f);
+
+/* ---- cgroup.c: a control group per stage ------------------------------------ */
+
+enum { EVAL_CG_PIDS, EVAL_CG_MEMORY, EVAL_CG_CPU, EVAL_CG_COUNT };
+
+/* The evaluator's groups, parents of its stages' (one per v1 hierarchy). */
+typedef struct eval_cgroups {
+	bool on, v2;
+	bool have[EVAL_CG_COUNT];           /* the controller limits its stages */
+	char dir[EVAL_CG_COUNT][PATH_MAX];  /* v2: [0] only */
+	atomic_uint serial;
+	char status[512];                   /* one line for cuco doctor: which limits apply */
+} eval_cgroups;
+
+typedef struct eval_cgroup_limits {
+	long max_tasks;     /* pids.max: processes and threads together */
+	long mem_mb;        /* memory of all the stage's processes, tmpfs pages included */
+	double cpus;        /* CPU time per period, in CPUs; 0: none */
+} eval_cgroup_limits;
+
+/* One stage's group. */
+typedef struct eval_cgroup {
+	bool v2, mem;
+	char dir[EVAL_CG_COUNT][PATH_MAX];
+	char procs[EVAL_CG_COUNT][PATH_MAX + 16];
+} eval_cgroup;
+
+/* Find where groups can be made here, and make the evaluator's; never
+ * fails: g->on says whether stages get groups, g->status says so. Set
+ * CUCO_CGROUPS=off to run without (rlimits only). */
+void eval_cgroups_open(eval_cgroups *g);
+void eval_cgroups_close(eval_cgroups *g);
+/* A stage's group with its limits; nothing (cg empty) when g is off. */
+int eval_cgroup_new(eval_cgroups *g, const eval_cgroup_limits *lim, eval_cgroup *cg, cuco_err *err);
+/* After fork(), in the process that leads the stage: join the group.
+ * Async-signal-safe, as are the next two. */
+int eval_cgroup_join(const eval_cgroup *cg);
+/* Signal every process of the group but `except` (0: count); the number. */
+int eval_cgroup_signal(const eval_cgroup *cg, int sig, pid_t except);
+/* Whether a fork was refused at pids.max, whether the OOM killer struck. */
+void eval_cgroup_events(const eval_cgroup *cg, bool *pids_hit, bool *oom);
+/* Kill what is left and remove the group. */
+void eval_cgroup_free(eval_cgroup *cg);
+
 /* ---- stage.c: one child process tree with limits -------------------------- */
 
 typedef struct eval_limits {
@@ -69,6 +129,9 @@ typedef struct eval_limits {
 	int max_procs;        /* processes alive in the stage's session */
 	size_t log_cap;       /* bytes of output kept in the log file */
 	char *const *sandbox; /* bwrap and its options (eval_sandbox_argv); NULL: none */
+	const eval_filter *filter;  /* the system-call filter; NULL: none */
+	eval_cgroups *cgroups;      /* where the stage's group is made; NULL: none */
+	eval_cgroup_limits group;   /* its limits, for all its processes together */
 	const char *tmpdir;   /* the stage's $TMPDIR, or NULL */
 	bool ssh_agent;       /* pass SSH_AUTH_SOCK (the ssh runner's launcher) */
 } eval_limits;
@@ -81,6 +144,7 @@ typedef struct eval_stage {
 	int signal;           /* the signal that ended the leader, 0 if none */
 	bool timed_out;
 	bool too_many_procs;
+	bool out_of_memory;   /* its group's memory limit was reached (an OOM kill) */
 	bool cancelled;
 	pid_t session;        /* the leader's pid = its session and group id */
 	double wall_s;
@@ -120,19 +184,30 @@ typedef struct eval_sandbox {
 	char status[640];         /* one line for the user: what runs how, and why */
 } eval_sandbox;
 
-/* One folder over the read-only system: hidden (an empty tmpfs over it)
- * or shown again read-only inside something hidden before it. */
+/* One folder over the system: shown read-only, hidden (an empty read-only
+ * tmpfs over it) or scratch (an empty writable one of 16 MiB: the home). */
+typedef enum eval_layer_kind { EVAL_SHOW, EVAL_HIDE, EVAL_SCRATCH } eval_layer_kind;
+
 typedef struct eval_sandbox_layer {
 	const char *path;         /* NULL, "" or missing: skipped */
-	bool hide;
+	eval_layer_kind hide;
 } eval_sandbox_layer;
 
-/* What a stage may see besides the read-only system. */
+#define EVAL_DISK_MB 1024L    /* each writable folder's tmpfs, by default */
+#define EVAL_SECCOMP_FD 4     /* where a stage's child finds the filter for bwrap */
+
+/* What a stage may see besides the read-only system (sandbox.c). */
 typedef struct eval_sandbox_view {
-	const char *workdir;      /* writable, and the stage's working directory */
-	const char *tmpdir;       /* writable too (its $TMPDIR), or NULL / "" */
+	const char *workdir;      /* a tmpfs there, the stage's working directory */
+	struct {
+		const char *name;     /* a file of the host's work folder shown in it */
+		bool writable;        /* the build's output; else read-only */
+	} files[2];
+	const char *tmpdir;       /* a tmpfs there too (its $TMPDIR), or NULL / "" */
+	long disk_mb;             /* the size of each writable tmpfs; 0: EVAL_DISK_MB */
 	eval_sandbox_layer layers[8];  /* applied in order, later over earlier */
 	bool gpu;                 /* pass /dev/nvidia* and /dev/dxg through */
+	bool seccomp;             /* bwrap loads the filter from EVAL_SECCOMP_FD */
 } eval_sandbox_view;
 
 /* Settle the mode (CUCO_SANDBOX overrides CUCO_SANDBOX_DEFAULT) and, unless

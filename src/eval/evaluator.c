@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -55,6 +56,10 @@ struct cuco_evaluator {
 	char src_name[32];
 	eval_limits limits;
 	eval_sandbox sandbox;
+	eval_filter filter;          /* no Unix sockets: compiles, CPU runs */
+	eval_filter filter_dgram;    /* but datagrams: GPU runs (NCCL) */
+	long disk_mb;                /* each writable tmpfs of a sandboxed stage */
+	eval_cgroups cgroups;        /* a group per stage, where the machine allows */
 	/* Run and bench stages hold it exclusively, one at a time. When the
 	 * CPU itself is the device (MPI ranks on a machine with no core to
 	 * spare), compiles hold it shared: they still run side by side, but
@@ -105,10 +110,11 @@ static void workload_shelf(const cuco_workload *wl, char *out, size_t size)
  * slurm, ssh) are left out: their launchers need the network and the
  * user's keys in ~/.ssh, and the candidate runs on other hosts, beyond
  * this sandbox's reach anyway. Compiles always run here, so always in it. */
-/* tmpdir: the stage's private $TMPDIR, writable in the sandbox too (whose
- * own /tmp is otherwise empty), or NULL. */
+/* tmpdir: the stage's private $TMPDIR (a tmpfs of its own in the sandbox),
+ * or NULL. A build sees its source and writes its output in the host's
+ * work folder; everything else it writes is in tmpfs, gone after. */
 static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const char *tmpdir,
-	bool run)
+	bool run, bool build)
 {
 	if (run && ev->cfg.runner != CUCO_RUNNER_LOCAL)
 		return NULL;
@@ -120,15 +126,38 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const
 	eval_sandbox_view v = {
 		.workdir = workdir,
 		.tmpdir = tmpdir,
+		.disk_mb = ev->disk_mb,
 		.layers = {
-			{ getenv("HOME"), true }, { getenv("XDG_CONFIG_HOME"), true },
-			{ shelf, false }, { getenv("CUCO_CUDA_HOME"), false },
-			{ getenv("CUCO_NCCL_HOME"), false },
-			{ ev->cfg.run_dir, true }, { ev->cache_root, false },
+			{ getenv("HOME"), EVAL_SCRATCH }, { getenv("XDG_CONFIG_HOME"), EVAL_HIDE },
+			{ shelf, EVAL_SHOW }, { getenv("CUCO_CUDA_HOME"), EVAL_SHOW },
+			{ getenv("CUCO_NCCL_HOME"), EVAL_SHOW },
+			{ ev->cfg.run_dir, EVAL_HIDE }, { ev->cache_root, EVAL_SHOW },
 		},
 		.gpu = run && ev->wl.family != CUCO_FAMILY_CPU_MPI,
+		.seccomp = eval_filter_available(),
 	};
+	if (build) {
+		v.files[0].name = ev->src_name;
+		v.files[1].name = "prog";
+		v.files[1].writable = true;
+	}
 	return eval_sandbox_argv(&ev->sandbox, &v);
+}
+
+/* The stage's system-call filter: none for a remote runner's launcher (ssh
+ * and srun reach their agents through Unix sockets), datagram sockets for
+ * a GPU workload's ranks. */
+static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
+{
+	if (run && ev->cfg.runner != CUCO_RUNNER_LOCAL)
+		return NULL;
+	return run && ev->wl.family != CUCO_FAMILY_CPU_MPI ? &ev->filter_dgram : &ev->filter;
+}
+
+static long half_of_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (long)((double)pages * (double)size / 2 / (1 << 20)) : DEFAULT_MEM_MB;
 }
 
 /* `{compiler} --version`, once: part of every build's cache key. */
@@ -140,7 +169,8 @@ static void probe_compiler(cuco_evaluator *ev)
 	eval_argv_push(&cmd, "--version");
 	eval_limits lim = ev->limits;
 	lim.wall_s = 30;
-	lim.sandbox = stage_sandbox(ev, ev->work_root, NULL, false);
+	lim.sandbox = stage_sandbox(ev, ev->work_root, NULL, false, false);
+	lim.filter = stage_filter(ev, false);
 	eval_stage st;
 	char log[PATH_MAX + 32];
 	snprintf(log, sizeof log, "%s/compiler-version.log", ev->work_root);
@@ -271,6 +301,11 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	}
 	name_tmp(ev);
 	sweep_leftovers(ev);
+	ev->disk_mb = cfg->disk_limit_mb > 0 ? cfg->disk_limit_mb : EVAL_DISK_MB;
+	eval_cgroups_open(&ev->cgroups);
+	cuco_log(CUCO_LOG_INFO, "limits: %s", ev->cgroups.status);
+	eval_filter_build(&ev->filter, false);
+	eval_filter_build(&ev->filter_dgram, true);
 	const char *ext = strrchr(wl->seed_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
 	const char *env_cc = getenv(wl->family == CUCO_FAMILY_CPU_MPI ? "CUCO_MPICC" : "CUCO_NVCC");
@@ -284,6 +319,12 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		.fsize_mb = DEFAULT_FSIZE_MB,
 		.max_procs = cfg->max_procs > 0 ? cfg->max_procs : DEFAULT_MAX_PROCS,
 		.log_cap = LOG_CAP,
+		.cgroups = &ev->cgroups,
+		/* The candidate's processes together: its limit, or 8 GiB; a GPU
+		 * workload's host side, half the machine (RLIMIT_AS cannot hold
+		 * CUDA, a group can). */
+		.group = { .max_tasks = cfg->max_procs > 0 ? cfg->max_procs : DEFAULT_MAX_PROCS,
+			.mem_mb = cfg->mem_limit_mb > 0 ? cfg->mem_limit_mb : cuda ? half_of_memory() : DEFAULT_MEM_MB },
 	};
 	pthread_rwlockattr_t rwa;
 	pthread_rwlockattr_init(&rwa);
@@ -310,10 +351,17 @@ void cuco_evaluator_free(cuco_evaluator *ev)
 		return;
 	if (ev->work_lock >= 0)
 		close(ev->work_lock);
+	eval_cgroups_close(&ev->cgroups);
 	pthread_rwlock_destroy(&ev->device_lock);
 	pthread_mutex_destroy(&ev->jobs_lock);
 	pthread_cond_destroy(&ev->jobs_cond);
 	free(ev);
+}
+
+bool cuco_evaluator_limits(const cuco_evaluator *ev, char *status, size_t size)
+{
+	cuco_strlcpy(status, ev->cgroups.status, size);
+	return ev->cgroups.on;
 }
 
 void cuco_evaluator_cancel(cuco_evaluator *ev)
@@ -369,6 +417,12 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 	if (st->timed_out && !p->rank_signal) {
 		fail(res, stage, CUCO_FAIL_TIMEOUT, st->tail, "%s: killed after %.0f s (endless loop or deadlock)",
 			stage, st->wall_s);
+		return false;
+	}
+	if (st->out_of_memory) {
+		res->signal = SIGKILL;
+		fail(res, stage, CUCO_FAIL_CRASH, st->tail, "%s: killed: its processes together passed "
+			"the memory limit (%ld MiB)", stage, ev->limits.group.mem_mb);
 		return false;
 	}
 	if (st->too_many_procs) {
@@ -483,20 +537,29 @@ static int make_tmpdir(job *j, cuco_err *err)
 	return cuco_errf(err, CUCO_EENV, "%s: cannot create a temporary folder: %s", ev->tmp_base, strerror(e));
 }
 
+/* Within this of the end, a file system counts as full. */
+#define FULL_MARGIN_BYTES (8ull << 20)
+
+static bool host_full(const char *dir)
+{
+	struct statvfs vfs;
+	return statvfs(dir, &vfs) == 0 && (unsigned long long)vfs.f_bavail * vfs.f_frsize < FULL_MARGIN_BYTES;
+}
+
 /* A build that failed because the disk or the quota ran out is no verdict
  * on the candidate: it ends the run (the candidate stays unfinished, so a
  * resumed run builds it again). The compiler's own words tell, since the
  * failing write may be anywhere (its output here, its temporaries in
- * $TMPDIR). Not EFBIG: past the stage's RLIMIT_FSIZE, the build itself is
- * at fault, and would end every resumed run again. Returns the reason, or
- * NULL. */
-static const char *out_of_room(const char *tail)
+ * $TMPDIR) — but in the sandbox a build that filled its own tmpfs is the
+ * build's doing, so ENOSPC counts only when the host's folders are full.
+ * Not EFBIG: past the stage's RLIMIT_FSIZE, the build itself is at fault,
+ * and would end every resumed run again. Returns the reason, or NULL. */
+static const char *out_of_room(const job *j, const char *tail)
 {
-	static const int reasons[] = { ENOSPC, EDQUOT };
-	for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
-		if (strstr(tail, strerror(reasons[i])))
-			return strerror(reasons[i]);
-	return NULL;
+	if (strstr(tail, strerror(EDQUOT)))
+		return strerror(EDQUOT);
+	bool full = !j->ev->sandbox.on || host_full(j->workdir) || (*j->tmpdir && host_full(j->tmpdir));
+	return full && strstr(tail, strerror(ENOSPC)) ? strerror(ENOSPC) : NULL;
 }
 
 /* Returns CUCO_OK with res->ok telling whether the build succeeded. */
@@ -513,6 +576,10 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	snprintf(output, sizeof output, "%s/prog", j->workdir);
 	snprintf(log, sizeof log, "%s/compile.log", j->workdir);
 	int rc = cuco_write_file(source, src->data, src->len, err);
+	/* The output exists, empty, for the sandbox to show the build: a
+	 * build that made none leaves it so. */
+	if (rc == CUCO_OK && (rc = cuco_write_file(output, "", 0, err)) == CUCO_OK && chmod(output, 0755) != 0)
+		rc = cuco_errf(err, CUCO_EENV, "%s: %s", output, strerror(errno));
 	if (rc != CUCO_OK)
 		return rc;
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
@@ -523,7 +590,9 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	eval_limits lim = ev->limits;
 	lim.tmpdir = j->tmpdir;
 	lim.wall_s = ev->wl.limit_compile_s * (ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1);
-	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, false);
+	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, false, true);
+	lim.filter = stage_filter(ev, false);
+	lim.group.cpus = 1;  /* `jobs` builds take at most `jobs` CPUs beside a benchmark */
 	eval_stage st;
 	take_job_slot(ev);
 	if (ev->cpu_is_device)
@@ -544,11 +613,15 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 		fail(j->res, "compile", CUCO_FAIL_TIMEOUT, st.tail, "compile: killed after %.0f s", st.wall_s);
 	else if (st.exit_code == 127)
 		fail(j->res, "compile", CUCO_FAIL_ENVIRONMENT, st.tail, "compile: command not found");
-	else if ((st.exit_code != 0 || st.signal) && out_of_room(st.tail))
-		return cuco_errf(err, CUCO_EENV, "%s: compile: %s", j->workdir, out_of_room(st.tail));
+	else if (st.out_of_memory || st.too_many_procs)
+		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: killed: %s",
+			st.out_of_memory ? "its processes together passed the memory limit"
+			: "more processes than the limit");
+	else if ((st.exit_code != 0 || st.signal) && out_of_room(j, st.tail))
+		return cuco_errf(err, CUCO_EENV, "%s: compile: %s", j->workdir, out_of_room(j, st.tail));
 	else if (st.exit_code != 0 || st.signal)
 		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: exit status %d", st.exit_code);
-	else if (stat(output, &sb) != 0)
+	else if (stat(output, &sb) != 0 || sb.st_size == 0)
 		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: the build made no {output}");
 	else if (rename(output, j->binary) != 0)
 		return cuco_errf(err, CUCO_EENV, "%s: %s", j->binary, strerror(errno));
@@ -589,7 +662,8 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	/* ssh spends seconds connecting and copying; the far side's `timeout`
 	 * holds the program itself to limit_s. */
 	lim.wall_s = limit_s + (ssh ? SSH_TRANSFER_S : 0);
-	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true);
+	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true, false);
+	lim.filter = stage_filter(ev, true);
 	int rc = eval_parse_init(p, &ev->wl, err);
 	if (rc == CUCO_OK) {
 		pthread_rwlock_wrlock(&ev->device_lock);

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -251,6 +253,57 @@ static void test_rlimits(void **state)
 	cuco_buf_free(&lines);
 }
 
+/* The system-call filter: no Unix socket but datagrams where allowed; and
+ * without it the same program reaches a listener of the host's. */
+static void test_unix_filter(void **state)
+{
+	(void)state;
+	if (!eval_filter_available()) {
+		print_message("no seccomp filter for this architecture\n");
+		return;
+	}
+	char sock[600], script[1600];
+	snprintf(sock, sizeof sock, "%s/host.sock", dir);
+	snprintf(script, sizeof script,
+		"import socket\n"
+		"for kind, name in ((socket.SOCK_STREAM, 'stream'), (socket.SOCK_DGRAM, 'dgram')):\n"
+		"    try:\n"
+		"        s = socket.socket(socket.AF_UNIX, kind)\n"
+		"        print(name, 'made')\n"
+		"        if kind == socket.SOCK_STREAM:\n"
+		"            s.connect('%s'); print('connected')\n"
+		"    except OSError as e:\n"
+		"        print(name, 'refused', e.errno)\n"
+		"print('tcp', socket.socket(socket.AF_INET, socket.SOCK_STREAM) is not None)\n", sock);
+	/* A listener that never accepts: the connection waits in its backlog. */
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	assert_true(strlen(sock) < sizeof a.sun_path);
+	memcpy(a.sun_path, sock, strlen(sock) + 1);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(listen(lfd, 8), 0);
+	char *const cmd[] = { "python3", "-c", script, NULL };
+	eval_filter plain, dgram;
+	eval_filter_build(&plain, false);
+	eval_filter_build(&dgram, true);
+	const struct { const eval_filter *f; const char *want; } cases[] = {
+		{ &plain, "stream refused 13\ndgram refused 13\ntcp True\n" },
+		{ &dgram, "stream refused 13\ndgram made\ntcp True\n" },
+		{ NULL, "stream made\nconnected\ndgram made\ntcp True\n" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		eval_limits lim = limits(20);
+		lim.filter = cases[i].f;
+		eval_stage st;
+		cuco_buf lines = { 0 };
+		cuco_err err = { 0 };
+		assert_int_equal(eval_stage_run(cmd, dir, log_path, &lim, NULL, collect, &lines, &st, &err), CUCO_OK);
+		assert_string_equal(lines.data, cases[i].want);
+		cuco_buf_free(&lines);
+	}
+	close(lfd);
+}
+
 static void *cancel_later(void *arg)
 {
 	usleep(200000);
@@ -288,6 +341,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_output_capped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rlimits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unix_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
