@@ -2,7 +2,8 @@
  *
  * The driver measures the baseline and the seed, starts `jobs` workers,
  * applies the store's command queue every POLL_S while they run, and at
- * the end re-times the best few and writes run-end. A worker takes the
+ * the end re-times the best few (applying commands between rounds: a pause
+ * holds the re-timing too) and writes run-end. A worker takes the
  * next job — a due baseline measurement, a stored candidate (a person's
  * edit, or one a killed session left unfinished), or a new proposal from
  * the strategy — evaluates it and records the result.
@@ -134,7 +135,8 @@ static void *driver_main(void *arg)
 		pthread_mutex_unlock(&e->lock);
 		for (int i = 0; i < e->nworkers; i++)
 			pthread_join(e->workers[i], NULL);
-		/* Commands queued from here on wait for the next session. */
+		/* The re-timing applies commands between its rounds (a pause holds
+		 * it, a stop ends it). */
 		if (!engine_stopping(e))
 			engine_rebench_top(e);
 	}
@@ -179,12 +181,15 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 
 	cuco_hardware_detect(&e->hw);
 	cuco_eval_config ec = cfg->eval;
-	/* A GPU's datasheet peaks, for the fraction of peak, unless given. */
-	if (wl->family != CUCO_FAMILY_CPU_MPI && e->hw.ngpus > 0 && !ec.peak_bandwidth_gbs &&
-			!ec.peak_gflops) {
-		ec.peak_bandwidth_gbs = e->hw.hbm_gbs;
-		ec.peak_gflops = e->hw.tensor_tflops * 1000;
-	}
+	/* The peaks of this machine and workload, unless the configuration
+	 * gives them. */
+	if (ec.peak_bandwidth_gbs || ec.peak_gflops)
+		e->peak = (cuco_peak){ ec.peak_bandwidth_gbs ? ec.peak_bandwidth_gbs : wl->peak_bandwidth_gbs,
+			ec.peak_gflops ? ec.peak_gflops : wl->peak_gflops, "the configuration's peaks" };
+	else
+		cuco_hardware_peak(&e->hw, wl, &e->peak);
+	ec.peak_bandwidth_gbs = e->peak.bandwidth_gbs;
+	ec.peak_gflops = e->peak.gflops;
 	/* Absolute: the evaluator's stages run in their own directories. */
 	char abs[PATH_MAX];
 	if (!ec.run_dir[0])
@@ -199,7 +204,8 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		rc = cuco_evaluator_new(wl, &ec, &e->ev, err);
 	cuco_strategy_env env = { .st = st, .wl = wl, .cfg = &e->cfg, .baseline_id = e->baseline_id,
 		.seed_id = e->seed_id, .seed_directive = &e->seed_dir, .seed_hash = e->seed_hash,
-		.stop = &e->stop_calls };
+		.stop = &e->stop_calls, .model_outage_s = &e->model_outage_s };
+	e->model_outage_s = 300;
 	if (rc == CUCO_OK)
 		rc = strat->init(&env, &e->strat_state, err);
 	if (rc == CUCO_OK)
@@ -208,6 +214,7 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		engine_refresh_best(e);
 		if (cfg->minutes > 0)
 			e->deadline = cuco_mono() + cfg->minutes * 60;
+		e->model_ok_at = cuco_mono();
 		if (pthread_create(&e->driver, NULL, driver_main, e) != 0)
 			rc = cuco_errf(err, CUCO_EENV, "engine: cannot start a thread");
 	}

@@ -39,6 +39,7 @@ struct cuco_engine {
 	char seed_hash[CUCO_HASH_LEN + 1];
 	cuco_directive seed_dir;
 	cuco_hardware hw;       /* this machine, as this session found it */
+	cuco_peak peak;         /* what the fraction of peak is of (meta "peak") */
 	uint64_t baseline_id, seed_id;
 	uint64_t session;       /* this session: its run-start event's seq */
 	bool seed_done;         /* measured by an earlier session */
@@ -57,6 +58,9 @@ struct cuco_engine {
 	int benched;            /* benchmarks since the last baseline measurement */
 	int env_fails;          /* environment failures in a row */
 	int model_fails;        /* proposals in a row whose model call gave up */
+	double model_ok_at;     /* cuco_mono() of the last answered call, or of the start */
+	double model_outage_s;  /* no answer this long pauses the run for the model */
+	bool model_down;        /* paused for the model: a model-down event was stored */
 	int active;             /* workers still running */
 	double baseline_us;     /* the latest good baseline median */
 	cuco_eval_result baseline_res;  /* and its whole measurement */

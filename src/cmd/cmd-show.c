@@ -23,6 +23,7 @@ struct show_job {
 	cuco_candidate cand;
 	char *texts[3];  /* source, prompt, reply */
 	cJSON *measurements;  /* every measurement, oldest first */
+	char *peak;      /* meta "peak": what the fraction of peak is of; NULL in older runs */
 };
 
 static int add_measurement(const cuco_measurement *m, void *arg)
@@ -42,6 +43,11 @@ static int show_txn(cuco_txn *txn, void *arg)
 	for (int i = 0; i < 3; i++)
 		if (want[i] && hashes[i][0] && (rc = cuco_source_get(txn, hashes[i], &job->texts[i], NULL)))
 			return rc;
+	free(job->peak);  /* a retried read */
+	job->peak = NULL;
+	rc = cuco_meta_get(txn, "peak", &job->peak);
+	if (rc != CUCO_OK && rc != CUCO_ENOTFOUND)
+		return rc;
 	cJSON_Delete(job->measurements);  /* a retried read */
 	job->measurements = cJSON_CreateArray();
 	return cuco_measure_each(txn, job->id, add_measurement, job->measurements);
@@ -70,6 +76,29 @@ static void print_measurements(const cJSON *list)
 			printf("failed at %s: %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(m, "failed_stage")),
 				cJSON_GetStringValue(cJSON_GetObjectItem(m, "error_class")));
 	}
+}
+
+/* The fraction of peak, and what the peaks were: the link or memory the
+ * bytes cross, and the arithmetic rate. */
+static void print_peak(const struct show_job *job)
+{
+	double f = job->cand.peak_fraction;
+	if (!isfinite(f)) {
+		printf("%-14s -\n", "peak fraction");
+		return;
+	}
+	printf("%-14s %.4g", "peak fraction", f);
+	cJSON *pk = job->peak ? cJSON_Parse(job->peak) : NULL;
+	const cJSON *bw = cJSON_GetObjectItem(pk, "bandwidth_gbs"), *of = cJSON_GetObjectItem(pk, "bandwidth_of"),
+		*gf = cJSON_GetObjectItem(pk, "gflops");
+	if (cJSON_IsNumber(bw) && bw->valuedouble > 0)
+		printf("  (of %.0f GB/s, %s%s", bw->valuedouble, cJSON_IsString(of) ? of->valuestring : "?",
+			cJSON_IsNumber(gf) && gf->valuedouble > 0 ? "" : ")");
+	if (cJSON_IsNumber(gf) && gf->valuedouble > 0)
+		printf("%s%.0f TFLOP/s)", cJSON_IsNumber(bw) && bw->valuedouble > 0 ? "; " : "  (of ",
+			gf->valuedouble / 1000);
+	printf("\n");
+	cJSON_Delete(pk);
 }
 
 static void print_num(const char *label, double v, const char *unit)
@@ -103,7 +132,7 @@ static void print_text(const struct show_job *job)
 	print_num("spread", c->spread, "");
 	print_num("speedup", c->speedup, "x");
 	print_num("score", c->score, "");
-	print_num("peak fraction", c->peak_fraction, "");
+	print_peak(job);
 	print_num("max error", c->max_error, "");
 	for (int i = 0; i < c->nphases; i++)
 		printf("phase %-8s %.4g us\n", c->phases[i].name, c->phases[i].us);
@@ -166,6 +195,9 @@ static int show_exec(int argc, char **argv)
 				cJSON_AddStringToObject(o, keys[i], job->texts[i]);
 		cJSON_AddItemToObject(o, "measurements", job->measurements);
 		job->measurements = NULL;
+		cJSON *pk = job->peak ? cJSON_Parse(job->peak) : NULL;
+		if (pk)
+			cJSON_AddItemToObject(o, "peak", pk);
 		char *text = cJSON_Print(o);
 		puts(text);
 		free(text);
@@ -176,6 +208,7 @@ static int show_exec(int argc, char **argv)
 	for (int i = 0; i < 3; i++)
 		free(job->texts[i]);
 	cJSON_Delete(job->measurements);
+	free(job->peak);
 	free(job);
 	return rc;
 }
