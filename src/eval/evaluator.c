@@ -37,6 +37,10 @@
 #define GRACE_S 1.0
 #define SSH_TRANSFER_S 30.0  /* connecting and copying, on top of a stage's limit */
 #define BENCH_ATTEMPTS 3      /* the first run plus up to two re-runs on spread */
+/* The least median a benchmark may report: a nanosecond. Nothing a stage
+ * times (a launch, an MPI call, a loop of work) is faster, and a harness
+ * that says 1e-300 us would be a 300-digit speedup (issue 18). */
+#define MIN_LATENCY_US 1e-3
 
 struct cuco_evaluator {
 	cuco_workload wl;
@@ -732,8 +736,13 @@ static int benchmark(job *j, cuco_err *err)
 			&st, &p, &o, err);
 		j->res->bench_s += st.wall_s;
 		bool ok = rc == CUCO_OK && classify(ev, "bench", &st, &p, &o, j->res);
-		if (ok && !(o.median_us > 0)) {
+		if (ok && isnan(o.median_us)) {
 			fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail, "bench: the result has no latency_us.median");
+			ok = false;
+		} else if (ok && !(o.median_us >= MIN_LATENCY_US && isfinite(o.median_us))) {
+			fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail,
+				"bench: latency_us.median %g is not a time (at least %g us, finite)",
+				o.median_us, MIN_LATENCY_US);
 			ok = false;
 		}
 		eval_parse_free(&p);
