@@ -183,6 +183,25 @@ int cuco_read_file(const char *path, size_t max, char **out, size_t *len, cuco_e
 	return CUCO_OK;
 }
 
+int cuco_read_text(const char *path, size_t max, char **out, size_t *len, cuco_err *err)
+{
+	size_t n;
+	int rc = cuco_read_file(path, max, out, &n, err);
+	if (rc != CUCO_OK)
+		return rc;
+	const char *nul = memchr(*out, '\0', n);
+	if (nul) {
+		rc = cuco_errf(err, CUCO_EDATA, "%s: byte %zu is NUL; a text file holds none", path,
+			(size_t)(nul - *out) + 1);
+		free(*out);
+		*out = NULL;
+		return rc;
+	}
+	if (len)
+		*len = n;
+	return CUCO_OK;
+}
+
 int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *err)
 {
 	char tmp[4096];

@@ -337,7 +337,7 @@ static int end_model(cuco_model *m, const section_state *ss, const char *path, c
 int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err)
 {
 	char *text;
-	int rc = cuco_read_file(path, 1 << 20, &text, NULL, err);
+	int rc = cuco_read_text(path, 1 << 20, &text, NULL, err);
 	if (rc != CUCO_OK)
 		return rc;
 	where w = { path, 0, "" };

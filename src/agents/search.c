@@ -180,7 +180,7 @@ int cuco_search_config_set(cuco_search_config *c, const char *key, const char *v
 int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *err)
 {
 	char *text;
-	int rc = cuco_read_file(path, 1 << 20, &text, NULL, err);
+	int rc = cuco_read_text(path, 1 << 20, &text, NULL, err);
 	if (rc != CUCO_OK)
 		return rc;
 	char section[16] = "";

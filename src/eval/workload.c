@@ -648,7 +648,7 @@ static int parse_manifest(const char *path, cuco_workload *wl, wl_report *r)
 	char *text = NULL;
 	size_t len = 0;
 	cuco_err err = { 0 };
-	if (cuco_read_file(path, MANIFEST_MAX, &text, &len, &err) != CUCO_OK) {
+	if (cuco_read_text(path, MANIFEST_MAX, &text, &len, &err) != CUCO_OK) {
 		report_line(r, err.msg);
 		return r->count;
 	}

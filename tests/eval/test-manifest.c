@@ -199,13 +199,11 @@ static void collect(const char *line, void *arg)
 
 /* Load must fail with exactly `want` (after "<manifest>: "), and check must
  * report the same line. */
-static void expect_error(const char *key, const char *value, const char *want)
+static void expect_refused(tmp *t, const char *want)
 {
-	tmp t;
-	write_variant(&t, key, value);
 	char dir[300], expected[PATH_MAX + 256];
-	snprintf(dir, sizeof dir, "%s/bad", t.dir);
-	snprintf(expected, sizeof expected, "%s: %s", t.manifest, want);
+	snprintf(dir, sizeof dir, "%s/bad", t->dir);
+	snprintf(expected, sizeof expected, "%s: %s", t->manifest, want);
 	cuco_workload *wl = NULL;
 	cuco_err err = { 0 };
 	assert_int_equal(cuco_workload_load(dir, &wl, &err), CUCO_EDATA);
@@ -215,7 +213,32 @@ static void expect_error(const char *key, const char *value, const char *want)
 	strcat(expected, "\n");
 	assert_string_equal(lines.data, expected);
 	cuco_buf_free(&lines);
-	rm_rf(t.dir);
+	rm_rf(t->dir);
+}
+
+/* expect_refused for the base manifest with `key` set to `value`. */
+static void expect_error(const char *key, const char *value, const char *want)
+{
+	tmp t;
+	write_variant(&t, key, value);
+	expect_refused(&t, want);
+}
+
+/* The same for a manifest written byte for byte (len bytes of text). */
+static void expect_text_error(const char *text, size_t len, const char *want)
+{
+	tmp t;
+	write_variant(&t, NULL, NULL);
+	assert_int_equal(cuco_write_file(t.manifest, text, len, NULL), CUCO_OK);
+	expect_refused(&t, want);
+}
+
+/* A NUL would end the text early; what follows it must not be dropped silently. */
+static void test_error_nul(void **state)
+{
+	(void)state;
+	static const char text[] = "{\"name\": \"bad\"}\0\"ignored\"";
+	expect_text_error(text, sizeof text - 1, "byte 16 is NUL; a text file holds none");
 }
 
 static void test_valid_base(void **state)
@@ -358,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_expr),
 		cmocka_unit_test(test_valid_base),
 		cmocka_unit_test(test_error_missing_field),
+		cmocka_unit_test(test_error_nul),
 		cmocka_unit_test(test_error_bad_type),
 		cmocka_unit_test(test_error_unknown_placeholder),
 		cmocka_unit_test(test_error_missing_file),
