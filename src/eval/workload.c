@@ -643,6 +643,47 @@ static void parse_head(wl_report *r, const cJSON *root, cuco_workload *wl)
 	wl->ranks = (int)(ranks > 4096 ? 4096 : ranks);
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A key given twice in one object: cJSON keeps both and every lookup sees
+ * the first, so the second would be ignored silently. Sorted names find
+ * it in n log n, whatever a hostile manifest holds. */
+static void duplicate_keys(wl_report *r, const cJSON *node, const char *path)
+{
+	int n = cJSON_GetArraySize(node);
+	if (n == 0 || (!cJSON_IsObject(node) && !cJSON_IsArray(node)))
+		return;
+	if (cJSON_IsObject(node)) {
+		const char **names = cuco_xmalloc((size_t)n * sizeof *names);
+		int i = 0;
+		const cJSON *it;
+		cJSON_ArrayForEach(it, node)
+			names[i++] = it->string;
+		qsort(names, (size_t)n, sizeof *names, cmp_name);
+		for (i = 1; i < n; i++)
+			if (strcmp(names[i - 1], names[i]) == 0) {
+				char sub[256];
+				snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", names[i]);
+				problem(r, sub, "given twice");
+				break;
+			}
+		free(names);
+	}
+	int idx = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, node) {
+		char sub[256];
+		if (cJSON_IsObject(node))
+			snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", it->string);
+		else
+			snprintf(sub, sizeof sub, "%s[%d]", path, idx++);
+		duplicate_keys(r, it, sub);
+	}
+}
+
 static int parse_manifest(const char *path, cuco_workload *wl, wl_report *r)
 {
 	char *text = NULL;
@@ -664,6 +705,7 @@ static int parse_manifest(const char *path, cuco_workload *wl, wl_report *r)
 		free(text);
 		return r->count;
 	}
+	duplicate_keys(r, root, "");
 	parse_head(r, root, wl);
 	parse_sizes(r, root, wl);
 	parse_files(r, root, wl);

@@ -241,6 +241,18 @@ static void test_error_nul(void **state)
 	expect_text_error(text, sizeof text - 1, "byte 16 is NUL; a text file holds none");
 }
 
+/* A key given twice would be read once and the other copy ignored. */
+static void test_error_duplicate_key(void **state)
+{
+	(void)state;
+	expect_error("sizes", "{\"default\": \"s\", \"s\": {\"N\": 4, \"N\": 8}}",
+		"sizes.s.N: given twice");
+	char text[2048];
+	int n = snprintf(text, sizeof text, "%.*s, \"name\": \"other\"}", (int)strlen(base_manifest) - 1,
+		base_manifest);
+	expect_text_error(text, (size_t)n, "name: given twice");
+}
+
 static void test_valid_base(void **state)
 {
 	(void)state;
@@ -382,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_valid_base),
 		cmocka_unit_test(test_error_missing_field),
 		cmocka_unit_test(test_error_nul),
+		cmocka_unit_test(test_error_duplicate_key),
 		cmocka_unit_test(test_error_bad_type),
 		cmocka_unit_test(test_error_unknown_placeholder),
 		cmocka_unit_test(test_error_missing_file),
