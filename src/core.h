@@ -59,6 +59,9 @@ void cuco_buf_append(cuco_buf *b, const char *s, size_t n);
 void cuco_buf_puts(cuco_buf *b, const char *s);
 void cuco_buf_printf(cuco_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cuco_buf_free(cuco_buf *b);
+/* The buffer as a set of names, one a line (a name holds no newline), for
+ * readers that refuse a key given twice: false when name was there. */
+bool cuco_buf_add_once(cuco_buf *b, const char *name);
 
 /* ---- memory and files ------------------------------------------------ */
 void *cuco_xmalloc(size_t n);        /* aborts on exhaustion: nothing sane remains */

@@ -140,6 +140,18 @@ void cuco_buf_printf(cuco_buf *b, const char *fmt, ...)
 	va_end(ap2);
 }
 
+bool cuco_buf_add_once(cuco_buf *b, const char *name)
+{
+	if (b->len == 0)
+		cuco_buf_puts(b, "\n");
+	size_t n = strlen(name);
+	for (const char *at = b->data + 1; at < b->data + b->len && (at = strstr(at, name)) != NULL; at++)
+		if (at[-1] == '\n' && at[n] == '\n')
+			return false;
+	cuco_buf_printf(b, "%s\n", name);
+	return true;
+}
+
 void cuco_buf_free(cuco_buf *b)
 {
 	free(b->data);

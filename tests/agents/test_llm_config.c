@@ -145,6 +145,10 @@ static void test_file_errors(void **state)
 	expect_error("[models x]\n", ":1: [models x]: unknown section");
 	expect_error("[model]\n", ":1: [model]: unknown section");
 	expect_error("[model a]\nmodel = m\n[model a]\n", ":3: [model a]: model defined twice");
+	expect_error("retries = 2\nretries = 3\n", ":2: retries: given twice");
+	expect_error("[eval]\nsandbox = off\n[screen]\ntheme = light\n[eval]\nsandbox = bwrap\n",
+		":6: sandbox: given twice");
+	expect_error("[model a]\nmodel = m\nmodel = n\n", ":3: model: given twice");
 	expect_error("[model a]\nprovider = azure\n", ":2: provider: unknown provider");
 	expect_error("[model a]\nmodel = m\ntemperature = 3\n", ":3: temperature: not a temperature");
 	expect_error("[model a]\nmodel = m\ntemperature = off\n", ":3: temperature: not a temperature");
