@@ -61,6 +61,9 @@ void cuco_buf_append(cuco_buf *b, const char *s, size_t n);
 void cuco_buf_puts(cuco_buf *b, const char *s);
 void cuco_buf_printf(cuco_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cuco_buf_free(cuco_buf *b);
+/* The buffer as a set of names, one a line (a name holds no newline), for
+ * readers that refuse a key given twice: false when name was there. */
+bool cuco_buf_add_once(cuco_buf *b, const char *name);
 
 /* ---- memory and files ------------------------------------------------ */
 void *cuco_xmalloc(size_t n);        /* aborts on exhaustion: nothing sane remains */
@@ -69,6 +72,10 @@ void *cuco_xrealloc(void *p, size_t n);
 char *cuco_xstrdup(const char *s);
 /* Read a whole file (at most max bytes); *out is NUL-terminated, free it. */
 int cuco_read_file(const char *path, size_t max, char **out, size_t *len, cuco_err *err);
+/* The same for a file a person writes (config, theme, manifest): a NUL in
+ * it is CUCO_EDATA naming the byte, since a reader would stop there and
+ * silently drop what follows. */
+int cuco_read_text(const char *path, size_t max, char **out, size_t *len, cuco_err *err);
 /* Write through a temporary file and rename(2), so readers never see half. */
 int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *err);
 int cuco_mkdir_p(const char *path, cuco_err *err);

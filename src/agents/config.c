@@ -431,16 +431,29 @@ static int end_model(cuco_model *m, const section_state *ss, const char *path, c
 	return CUCO_OK;
 }
 
+static int take_key(cuco_llm_config *cfg, enum part part, section_state *ss, const char *k,
+	const char *v, const where *w, cuco_err *err)
+{
+	if (part == PART_SCREEN)
+		return strcmp(k, "theme") == 0 ? set_string(cfg->theme, sizeof cfg->theme, v, w, err)
+			: bad(err, w, "unknown key in [screen] (theme)");
+	if (part == PART_EVAL)
+		return eval_key(cfg, k, v, w, err);
+	return part == PART_MODEL ? model_key(&cfg->models[cfg->nmodels - 1], ss, k, v, w, err)
+		: global_key(cfg, k, v, w, err);
+}
+
 int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err)
 {
 	char *text;
-	int rc = cuco_read_file(path, 1 << 20, &text, NULL, err);
+	int rc = cuco_read_text(path, 1 << 20, &text, NULL, err);
 	if (rc != CUCO_OK)
 		return rc;
 	where w = { path, 0, "" };
 	section_state ss = { 0 };
 	enum part part = PART_TOP;
 	char head[128];  /* section() cuts its line; errors quote it whole */
+	cuco_buf seen = { 0 };  /* every part's keys, to refuse one given twice */
 	/* strtok_r would skip blank lines and so miscount; walk by hand. */
 	for (char *line = text, *next; line && rc == CUCO_OK; line = next) {
 		next = strchr(line, '\n');
@@ -474,17 +487,17 @@ int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err)
 		*eq = '\0';
 		char *k = cuco_trim(s), *v = cuco_trim(eq + 1);
 		w.key = k;
-		if (part == PART_SCREEN)
-			rc = strcmp(k, "theme") == 0 ? set_string(cfg->theme, sizeof cfg->theme, v, &w, err)
-				: bad(err, &w, "unknown key in [screen] (theme)");
-		else if (part == PART_EVAL)
-			rc = eval_key(cfg, k, v, &w, err);
-		else
-			rc = part == PART_MODEL ? model_key(&cfg->models[cfg->nmodels - 1], &ss, k, v, &w, err)
-				: global_key(cfg, k, v, &w, err);
+		rc = take_key(cfg, part, &ss, k, v, &w, err);
+		/* A second value would silently win over the first (issue 18). */
+		char name[160];
+		snprintf(name, sizeof name, "%d %s %s", (int)part,
+			part == PART_MODEL ? cfg->models[cfg->nmodels - 1].name : "", k);
+		if (rc == CUCO_OK && !cuco_buf_add_once(&seen, name))
+			rc = bad(err, &w, "given twice");
 	}
 	if (rc == CUCO_OK && part == PART_MODEL)
 		rc = end_model(&cfg->models[cfg->nmodels - 1], &ss, path, err);
+	cuco_buf_free(&seen);
 	free(text);
 	return rc;
 }

@@ -11,10 +11,13 @@
  *
  * The engine's files and its locks: engine_int.h.
  *
- * The baseline and the seed have one row each per run directory; every
- * measurement of them updates their row (and leaves an event), so the row
- * always holds this session's latest figures and every speedup is a ratio
- * of two medians measured in the same session.
+ * The baseline and the seed have one row each per run directory. Every
+ * measurement of any candidate is appended to its row's measurements
+ * (cuco_measure_add) with this session's id; a done row stays done. Every
+ * speedup is a ratio against the baseline measurement in force when it was
+ * measured: this session's, or in a resumed run a recent one of an earlier
+ * session (engine_setup.c), and a new best is always paired with a fresh
+ * baseline measurement.
  */
 #include "agents/engine_int.h"
 
@@ -107,12 +110,17 @@ void engine_calls_off(cuco_engine *e)
 
 /* ---- the driver ---------------------------------------------------------- */
 
+/* The baseline, then the seed, unless a resumed run has them already
+ * (engine_setup: a recent baseline measurement serves on). */
 static int measure_start(cuco_engine *e)
 {
-	int rc = engine_measure_baseline(e, ENGINE_BASE_FIRST);
-	if (rc != CUCO_OK)
-		return rc;
-	engine_evaluate_stored(e, e->seed_id);
+	if (!e->baseline_fresh) {
+		int rc = engine_measure_baseline(e, ENGINE_BASE_FIRST);
+		if (rc != CUCO_OK)
+			return rc;
+	}
+	if (!e->seed_done)
+		engine_evaluate_stored(e, e->seed_id);
 	return e->rc;
 }
 

@@ -40,23 +40,13 @@ int engine_remeasure(cuco_engine *e, const char *src, size_t len, const cuco_dir
 	return rc;
 }
 
-/* A re-measure that failed: the row keeps the last good measurement
- * (readers such as `cuco report` take it as this run's baseline) and the
- * run goes on; the event says what happened. */
-static void baseline_glitch(cuco_engine *e, const cuco_eval_result *res, const char *line)
-{
-	pthread_mutex_lock(&e->lock);
-	e->benched = 0;
-	e->baseline_busy = false;
-	double kept = e->baseline_us;
-	pthread_mutex_unlock(&e->lock);
-	engine_event(e, "baseline", e->baseline_id, "re-measure failed at %s: %s%s%s; keeping %.1f us",
-		res->failed_stage, res->error_class, line[0] ? ": " : "", line, kept);
-}
-
-/* Measure the baseline and make it the reference for what follows. Only
- * the first measurement shows the row as benchmarking: later ones leave
- * it done, so a viewer always finds this run's baseline. */
+/* Measure the baseline and make it the reference for what follows. Every
+ * measurement is appended to its row; a row measured before stays done
+ * while it is measured again (a viewer always finds the run's baseline),
+ * and a failed re-measure leaves the earlier measurement in force: the
+ * run goes on against it, the event says what happened. Only the first
+ * session's first measurement failing ends the run (ENGINE_BASE_FIRST:
+ * nothing could be compared). */
 int engine_measure_baseline(cuco_engine *e, unsigned flags)
 {
 	bool first = flags & ENGINE_BASE_FIRST;
@@ -68,18 +58,16 @@ int engine_measure_baseline(cuco_engine *e, unsigned flags)
 		return err.code;
 	}
 	cuco_directive d = c.directive;
-	if (first)
-		engine_set_status(e, e->baseline_id, CUCO_STATUS_BENCHMARKING);
-	if (engine_evaluate(e, e->baseline_src, e->baseline_len, &d, &res) != CUCO_OK)
+	engine_set_status(e, e->baseline_id, CUCO_STATUS_BENCHMARKING);  /* unless done */
+	if (engine_evaluate(e, e->baseline_src, e->baseline_len, &d, &res) != CUCO_OK) {
+		engine_set_status(e, e->baseline_id, CUCO_STATUS_QUEUED);
 		return CUCO_EENV;
+	}
 	char line[200];
 	engine_first_line(res.excerpt, line, sizeof line);
-	if (!res.ok && !first) {
-		baseline_glitch(e, &res, line);
-		return CUCO_OK;
-	}
 	if (engine_record(e, e->baseline_id, &res, NAN, "baseline", &c) != CUCO_OK)
 		return CUCO_EDATA;
+	bool in_force = c.status == CUCO_STATUS_DONE;  /* an earlier measurement, if res failed */
 	pthread_mutex_lock(&e->lock);
 	if (res.ok) {
 		e->baseline_us = res.latency_median_us;
@@ -91,11 +79,13 @@ int engine_measure_baseline(cuco_engine *e, unsigned flags)
 	}
 	e->benched = 0;
 	e->baseline_busy = false;
+	e->baseline_fresh = res.ok || e->baseline_fresh;
 	if (!(flags & ENGINE_BASE_QUIET))
-		engine_progress(e, &c, "baseline");
+		engine_progress(e, &c, res.ok ? "baseline" : "baseline re-measure failed");
 	pthread_mutex_unlock(&e->lock);
-	if (res.ok) {
+	if (res.ok)
 		engine_noise_baseline(e, &res);
+	if (res.ok || (in_force && !first)) {
 		return CUCO_OK;
 	}
 	cuco_errf(&err, res.environment ? CUCO_EENV : CUCO_EDATA, "%s: baseline %s at %s: %s",
@@ -149,12 +139,12 @@ void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 	engine_set_status(e, id, CUCO_STATUS_COMPILING);
 	cuco_eval_result res;
 	if (engine_evaluate(e, src, src_len, &c.directive, &res) != CUCO_OK)
-		goto out;
+		goto unfinished;
 	pthread_mutex_lock(&e->lock);
 	double base = e->baseline_us;
 	pthread_mutex_unlock(&e->lock);
 	if (engine_record(e, id, &res, base, "status", &c) != CUCO_OK)
-		goto out;
+		goto unfinished;
 	engine_observe(e, &c);
 
 	pthread_mutex_lock(&e->lock);
@@ -178,6 +168,11 @@ void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 	engine_progress(e, &c, NULL);
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
-out:
+	free(src);
+	return;
+unfinished:
+	/* The evaluator failed, not the candidate (the run ends): nobody is
+	 * evaluating it now, and the next session will. */
+	engine_set_status(e, id, CUCO_STATUS_QUEUED);
 	free(src);
 }

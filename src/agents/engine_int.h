@@ -54,6 +54,8 @@ struct cuco_engine {
 	cuco_hardware hw;       /* this machine, as this session found it */
 	cuco_peak peak;         /* what the fraction of peak is of (meta "peak") */
 	uint64_t baseline_id, seed_id;
+	uint64_t session;       /* this session: its run-start event's seq */
+	bool seed_done;         /* measured by an earlier session */
 	int wake[2];
 	pthread_t driver;
 	pthread_t workers[MAX_JOBS + MAX_LLM_JOBS];
@@ -64,6 +66,7 @@ struct cuco_engine {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool paused, stop, exhausted, baseline_due, baseline_busy;
+	bool baseline_fresh;    /* a baseline measurement is in force for this session */
 	int proposed;           /* strategy candidates over the whole run */
 	int benched;            /* benchmarks since the last baseline measurement */
 	int env_fails;          /* environment failures in a row */
@@ -118,13 +121,18 @@ void engine_event(cuco_engine *e, const char *kind, uint64_t cand, const char *f
 	__attribute__((format(printf, 4, 5)));
 int engine_get(cuco_engine *e, uint64_t id, cuco_candidate *out, cuco_err *err);
 void engine_set_status(cuco_engine *e, uint64_t id, cuco_status status);
-/* An evaluation's result into a record, its speedup a screening against
- * baseline_us (NAN: it is the baseline). */
-void engine_fill_result(cuco_candidate *c, const cuco_eval_result *r, double baseline_us);
-/* Write an evaluation's result to candidate id, against baseline_us (NAN:
- * it is the baseline), with an event of this kind; an error ends the run. */
+/* An evaluation's result as a measurement of candidate id in this session,
+ * a screening whose speedup is against baseline_us (NAN: it is the
+ * baseline itself), of this kind (measure, baseline, confirm, …). */
+void engine_measurement_of(const cuco_engine *e, uint64_t id, const cuco_eval_result *r,
+	double baseline_us, const char *kind, cuco_measurement *m);
+/* Append an evaluation's result to candidate id as a measurement of this
+ * session, against baseline_us (NAN: it is the baseline), with an event of
+ * this kind; an error ends the run. */
 int engine_record(cuco_engine *e, uint64_t id, const cuco_eval_result *res, double baseline_us,
 	const char *kind, cuco_candidate *out);
+/* The measurement in force of a record, as an evaluation's result. */
+void engine_result_of(const cuco_candidate *c, cuco_eval_result *r);
 /* One progress line; call with e->lock held. */
 void engine_progress(cuco_engine *e, const cuco_candidate *c, const char *what);
 /* Crown c the best, its island's champion, with a "best" event saying text. */

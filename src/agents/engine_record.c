@@ -76,12 +76,15 @@ typedef struct status_arg {
 	cuco_status status;
 } status_arg;
 
+/* Only a record being evaluated moves: a done one stays done while it is
+ * measured again (a viewer always finds its figures), and a rejected one
+ * stays rejected. */
 static int status_txn(cuco_txn *txn, void *arg)
 {
 	status_arg *a = arg;
 	cuco_candidate c;
 	int rc = cuco_cand_get(txn, a->id, &c);
-	if (rc != CUCO_OK || c.status == CUCO_STATUS_REJECTED)
+	if (rc != CUCO_OK || c.status == CUCO_STATUS_REJECTED || c.status == CUCO_STATUS_DONE)
 		return rc;
 	c.status = a->status;
 	return cuco_cand_put(txn, &c);
@@ -100,45 +103,55 @@ void engine_set_status(cuco_engine *e, uint64_t id, cuco_status status)
 
 typedef struct record_arg {
 	uint64_t id;
-	const cuco_eval_result *res;
-	double baseline_us;        /* NAN: this is the baseline itself */
+	cuco_measurement m;        /* the result as a measurement */
 	const char *kind;          /* event kind: status, baseline, rebench */
 	cuco_candidate out;        /* the candidate as written */
 } record_arg;
 
-void engine_fill_result(cuco_candidate *c, const cuco_eval_result *r, double baseline_us)
+void engine_measurement_of(const cuco_engine *e, uint64_t id, const cuco_eval_result *r,
+	double baseline_us, const char *kind, cuco_measurement *m)
 {
-	c->failed_stage[0] = c->error_class[0] = c->error_excerpt[0] = '\0';
-	c->speedup_lo = c->speedup_hi = c->confidence = NAN;
-	c->rounds = 0;
-	c->verdict = CUCO_VERDICT_NONE;
+	cuco_measurement_init(m, id, kind);
+	m->session = e->session;
+	m->ok = r->ok;
 	/* Kept when refused too: it may be why (docs/workloads.md, "Host calls"). */
-	c->host_counted = r->host_calls >= 0;
-	c->host_calls = r->host_calls;
+	m->host_counted = r->host_calls >= 0;
+	m->host_calls = r->host_calls;
 	if (!r->ok) {
-		if (c->status != CUCO_STATUS_REJECTED)
-			c->status = CUCO_STATUS_FAILED;
-		cuco_strlcpy(c->failed_stage, r->failed_stage, sizeof c->failed_stage);
-		cuco_strlcpy(c->error_class, r->error_class, sizeof c->error_class);
-		cuco_strlcpy(c->error_excerpt, r->excerpt, sizeof c->error_excerpt);
-		c->score = c->speedup = NAN;
+		cuco_strlcpy(m->failed_stage, r->failed_stage, sizeof m->failed_stage);
+		cuco_strlcpy(m->error_class, r->error_class, sizeof m->error_class);
+		cuco_strlcpy(m->error_excerpt, r->excerpt, sizeof m->error_excerpt);
 		return;
 	}
-	if (c->status != CUCO_STATUS_REJECTED)
-		c->status = CUCO_STATUS_DONE;
-	c->latency_min_us = r->latency_min_us;
-	c->latency_median_us = r->latency_median_us;
-	c->latency_p90_us = r->latency_p90_us;
-	c->samples = r->samples;
-	c->spread = r->spread;
-	c->nphases = r->nphases < CUCO_MAX_PHASES ? r->nphases : CUCO_MAX_PHASES;
-	memcpy(c->phases, r->phases, sizeof c->phases);
-	c->max_error = r->max_error;
-	c->peak_fraction = r->peak_fraction;
-	double base = isnan(baseline_us) ? r->latency_median_us : baseline_us;
-	c->speedup = r->latency_median_us > 0 ? base / r->latency_median_us : NAN;
-	c->score = c->speedup;
-	c->rounds = 1;  /* a screening: what selects contenders, never what crowns them */
+	m->latency_min_us = r->latency_min_us;
+	m->latency_median_us = r->latency_median_us;
+	m->latency_p90_us = r->latency_p90_us;
+	m->samples = r->samples;
+	m->spread = r->spread;
+	m->nphases = r->nphases < CUCO_MAX_PHASES ? r->nphases : CUCO_MAX_PHASES;
+	memcpy(m->phases, r->phases, sizeof m->phases);
+	m->max_error = r->max_error;
+	m->peak_fraction = r->peak_fraction;
+	m->baseline_us = isnan(baseline_us) ? r->latency_median_us : baseline_us;
+	m->speedup = r->latency_median_us > 0 ? m->baseline_us / r->latency_median_us : NAN;
+	m->score = m->speedup;
+}
+
+void engine_result_of(const cuco_candidate *c, cuco_eval_result *r)
+{
+	memset(r, 0, sizeof *r);
+	r->ok = c->status == CUCO_STATUS_DONE || (c->status == CUCO_STATUS_REJECTED
+		&& isfinite(c->latency_median_us));
+	r->latency_min_us = c->latency_min_us;
+	r->latency_median_us = c->latency_median_us;
+	r->latency_p90_us = c->latency_p90_us;
+	r->samples = c->samples;
+	r->spread = c->spread;
+	r->nphases = c->nphases;
+	memcpy(r->phases, c->phases, sizeof r->phases);
+	r->max_error = c->max_error;
+	r->peak_fraction = c->peak_fraction;
+	r->bytes = r->flops = NAN;
 }
 
 static void speedup_text(const cuco_candidate *c, char *buf, size_t size)
@@ -162,27 +175,36 @@ static void result_text(const cuco_candidate *c, char *buf, size_t size)
 		c->latency_median_us, 100 * c->spread, c->samples, sp);
 }
 
+/* The measurement is appended; the store's rule says which is in force
+ * (a failed re-measure of a done record leaves the earlier one). The
+ * event tells this measurement, whatever the record shows. */
 static int record_txn(cuco_txn *txn, void *arg)
 {
 	record_arg *a = arg;
-	cuco_candidate c;
-	int rc = cuco_cand_get(txn, a->id, &c);
+	cuco_measurement m = a->m;  /* a retried txn appends it once */
+	int rc = cuco_measure_add(txn, &m, &a->out);
 	if (rc != CUCO_OK)
 		return rc;
-	engine_fill_result(&c, a->res, a->baseline_us);
-	if ((rc = cuco_cand_put(txn, &c)) != CUCO_OK)
-		return rc;
+	cuco_candidate shown = a->out;
+	if (!m.ok && shown.status != CUCO_STATUS_FAILED) {
+		cuco_strlcpy(shown.failed_stage, m.failed_stage, sizeof shown.failed_stage);
+		cuco_strlcpy(shown.error_class, m.error_class, sizeof shown.error_class);
+		cuco_strlcpy(shown.error_excerpt, m.error_excerpt, sizeof shown.error_excerpt);
+	}
 	cuco_event ev;
-	engine_event_init(&ev, a->kind, c.id, NULL);
-	result_text(&c, ev.text, sizeof ev.text);
-	a->out = c;
+	engine_event_init(&ev, a->kind, shown.id, NULL);
+	result_text(&shown, ev.text, sizeof ev.text);
+	if (!m.ok && shown.status != CUCO_STATUS_FAILED)
+		snprintf(ev.text + strlen(ev.text), sizeof ev.text - strlen(ev.text),
+			"; the measurement of %.1f us stays in force", shown.latency_median_us);
 	return cuco_event_add(txn, &ev);
 }
 
 int engine_record(cuco_engine *e, uint64_t id, const cuco_eval_result *res, double baseline_us,
 	const char *kind, cuco_candidate *out)
 {
-	record_arg a = { .id = id, .res = res, .baseline_us = baseline_us, .kind = kind };
+	record_arg a = { .id = id, .kind = kind };
+	engine_measurement_of(e, id, res, baseline_us, strcmp(kind, "status") == 0 ? "measure" : kind, &a.m);
 	cuco_err err = { 0 };
 	int rc = cuco_store_write(e->st, record_txn, &a, &err);
 	if (rc != CUCO_OK) {

@@ -310,24 +310,24 @@ typedef struct confirm_arg {
 	cuco_candidate out;
 } confirm_arg;
 
-/* The baseline row and the contender's row take the median round's pair;
- * the contender's speedup is the interval over all rounds. */
+/* The baseline's and the contender's measurements of the median round are
+ * appended (and so in force); the contender's speedup is then the interval
+ * over all rounds. */
 static int confirm_txn(cuco_txn *txn, void *arg)
 {
 	confirm_arg *a = arg;
 	const confirmation *cf = a->cf;
 	const cuco_eval_result *base = &cf->arms[ARM_BASE].res[a->round];
+	cuco_measurement m;
 	cuco_candidate b, c;
-	int rc = cuco_cand_get(txn, cf->arms[ARM_BASE].c.id, &b);
-	if (rc == CUCO_OK) {
-		engine_fill_result(&b, base, NAN);
-		rc = cuco_cand_put(txn, &b);
-	}
-	if (rc == CUCO_OK)
-		rc = cuco_cand_get(txn, cf->arms[ARM_CAND].c.id, &c);
+	engine_measurement_of(a->e, cf->arms[ARM_BASE].c.id, base, NAN, "confirm", &m);
+	int rc = cuco_measure_add(txn, &m, &b);
 	if (rc != CUCO_OK)
 		return rc;
-	engine_fill_result(&c, &cf->arms[ARM_CAND].res[a->round], base->latency_median_us);
+	engine_measurement_of(a->e, cf->arms[ARM_CAND].c.id, &cf->arms[ARM_CAND].res[a->round],
+		base->latency_median_us, "confirm", &m);
+	if ((rc = cuco_measure_add(txn, &m, &c)) != CUCO_OK)
+		return rc;
 	c.speedup = c.score = cf->base_iv.value;
 	c.speedup_lo = cf->base_iv.lo;
 	c.speedup_hi = cf->base_iv.hi;

@@ -182,10 +182,11 @@ int cuco_search_config_set(cuco_search_config *c, const char *key, const char *v
 int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *err)
 {
 	char *text;
-	int rc = cuco_read_file(path, 1 << 20, &text, NULL, err);
+	int rc = cuco_read_text(path, 1 << 20, &text, NULL, err);
 	if (rc != CUCO_OK)
 		return rc;
 	char section[16] = "";
+	cuco_buf seen = { 0 };  /* section.key of every knob set */
 	int line = 0;
 	for (char *s = text, *next; s && rc == CUCO_OK; s = next) {
 		next = strchr(s, '\n');
@@ -220,7 +221,10 @@ int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *e
 		cuco_err e2;
 		if ((rc = cuco_search_config_set(c, key, cuco_trim(eq + 1), &e2)) != CUCO_OK)
 			cuco_errf(err, rc, "%s:%d: %s", path, line, e2.msg);
+		else if (!cuco_buf_add_once(&seen, key))  /* the second would win silently */
+			rc = cuco_errf(err, CUCO_EDATA, "%s:%d: %s: given twice", path, line, key);
 	}
+	cuco_buf_free(&seen);
 	free(text);
 	return rc;
 }

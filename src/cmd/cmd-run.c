@@ -572,6 +572,8 @@ static int run_exec(int argc, char **argv)
 	cuco_err err = { 0 };
 	if (!look.no_color && cuco_tui_theme_check(look.theme, &err) != CUCO_OK)
 		return cmd_usage_error(&cmd_run, "the screen's %s", err.msg);
+	if (cmd_config_check(&err) != CUCO_OK)
+		return cmd_fail(&err);
 	cuco_workload *wl = NULL;
 	if ((rc = cuco_workload_load(argv[optind], &wl, &err)) != CUCO_OK)
 		return cmd_fail(&err);

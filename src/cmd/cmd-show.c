@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd/cmd.h"
 
@@ -17,8 +18,8 @@ static const char show_options[] =
 	"  --source      also print the candidate's source\n"
 	"  --prompt      also print the prompt and reply that produced it, the model calls\n"
 	"                behind it and the refused replies asked from it (LLM candidates)\n"
-	"  --json        print the record as JSON (with \"source\", \"prompt\", \"reply\",\n"
-	"                \"calls\" and \"refusals\" when asked)\n"
+	"  --json        print the record as JSON, with \"measurements\" (and \"source\",\n"
+	"                \"prompt\", \"reply\", \"calls\" and \"refusals\" when asked)\n"
 	"ID is a number, or best, baseline or seed; rN is refusal N (a proposal no\n"
 	"candidate came of: its prompt and replies with --prompt).\n";
 
@@ -29,6 +30,7 @@ struct show_job {
 	cuco_candidate cand;
 	cuco_refusal ref;
 	char *texts[3];  /* source, prompt, reply */
+	cJSON *measurements;  /* every measurement, oldest first */
 	char *peak;      /* meta "peak": what the fraction of peak is of; NULL in older runs */
 	cuco_call *calls;       /* linked to it */
 	size_t ncalls;
@@ -67,6 +69,12 @@ static int get_texts(cuco_txn *txn, struct show_job *job, const char *const hash
 	return CUCO_OK;
 }
 
+static int add_measurement(const cuco_measurement *m, void *arg)
+{
+	cJSON_AddItemToArray(arg, cuco_measurement_to_json(m));
+	return 0;
+}
+
 static int show_txn(cuco_txn *txn, void *arg)
 {
 	struct show_job *job = arg;
@@ -85,10 +93,15 @@ static int show_txn(cuco_txn *txn, void *arg)
 	const bool want[3] = { job->source, job->prompt, job->prompt };
 	if ((rc = get_texts(txn, job, hashes, want)))
 		return rc;
+	free(job->peak);  /* a retried read */
+	job->peak = NULL;
 	rc = cuco_meta_get(txn, "peak", &job->peak);
-	if (rc == CUCO_ENOTFOUND)
-		rc = CUCO_OK;
-	if (rc || !job->prompt)
+	if (rc != CUCO_OK && rc != CUCO_ENOTFOUND)
+		return rc;
+	cJSON_Delete(job->measurements);  /* a retried read */
+	job->measurements = cJSON_CreateArray();
+	job->ncalls = job->nrefusals = 0;
+	if ((rc = cuco_measure_each(txn, job->id, add_measurement, job->measurements)) || !job->prompt)
 		return rc;
 	if ((rc = cuco_call_each(txn, 1, take_call, job)))
 		return rc;
@@ -131,6 +144,31 @@ static void print_refusal(const struct show_job *job)
 	printf("reason         %s\n", r->reason);
 	print_calls(job);
 	print_texts(job);
+}
+
+/* One line per measurement: when, which session, what it found. */
+static void print_measurements(const cJSON *list)
+{
+	printf("%-14s %d\n", "measurements", cJSON_GetArraySize(list));
+	const cJSON *m;
+	cJSON_ArrayForEach(m, list) {
+		const cJSON *lat = cJSON_GetObjectItem(m, "latency_us"), *speedup = cJSON_GetObjectItem(m, "speedup");
+		const cJSON *median = cJSON_GetObjectItem(lat, "median");
+		char when[32] = "-";
+		time_t t = (time_t)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "time"));
+		struct tm tm;
+		if (localtime_r(&t, &tm))
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+		printf("  %-3d %s  session %-4.0f %-10s ", (int)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "seq")),
+			when, cJSON_GetNumberValue(cJSON_GetObjectItem(m, "session")),
+			cJSON_GetStringValue(cJSON_GetObjectItem(m, "kind")));
+		if (cJSON_IsTrue(cJSON_GetObjectItem(m, "ok")) && cJSON_IsNumber(median))
+			printf("%.4g us  %.4gx\n", median->valuedouble,
+				cJSON_IsNumber(speedup) ? speedup->valuedouble : NAN);
+		else
+			printf("failed at %s: %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(m, "failed_stage")),
+				cJSON_GetStringValue(cJSON_GetObjectItem(m, "error_class")));
+	}
 }
 
 /* The fraction of peak, and what the peaks were: the link or memory the
@@ -210,6 +248,7 @@ static void print_text(const struct show_job *job)
 	if (c->model[0])
 		printf("model          %s  tokens %lld+%lld  cost $%.4f\n", c->model,
 			(long long)c->tokens_prompt, (long long)c->tokens_completion, c->cost_usd);
+	print_measurements(job->measurements);
 	printf("source         %s\n", c->source_hash);
 	print_calls(job);
 	print_texts(job);
@@ -230,6 +269,8 @@ static void print_json(const struct show_job *job)
 	cJSON *pk = job->peak ? cJSON_Parse(job->peak) : NULL;
 	if (pk)
 		cJSON_AddItemToObject(o, "peak", pk);
+	if (job->measurements)
+		cJSON_AddItemToObject(o, "measurements", cJSON_Duplicate(job->measurements, true));
 	if (job->prompt && !job->refusal) {
 		cJSON *refusals = cJSON_AddArrayToObject(o, "refusals");
 		for (size_t i = 0; i < job->nrefusals; i++)
@@ -300,11 +341,12 @@ static int show_exec(int argc, char **argv)
 		free(job->texts[i]);
 	free(job->calls);
 	free(job->refusals);
+	cJSON_Delete(job->measurements);
 	free(job->peak);
 	free(job);
 	return rc;
 }
 
 const cuco_cmd cmd_show = { "show", "[--run DIR] [--source] [--prompt] [--json] ID|rN",
-	"show one candidate (directive, metrics, phases, failure, source) or one refusal",
-	show_exec };
+	"show one candidate (directive, metrics, phases, failure, every measurement, source) or one "
+	"refusal", show_exec };

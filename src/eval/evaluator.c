@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -36,6 +37,10 @@
 #define GRACE_S 1.0
 #define SSH_TRANSFER_S 30.0  /* connecting and copying, on top of a stage's limit */
 #define BENCH_ATTEMPTS 3      /* the first run plus up to two re-runs on spread */
+/* The least median a benchmark may report: a nanosecond. Nothing a stage
+ * times (a launch, an MPI call, a loop of work) is faster, and a harness
+ * that says 1e-300 us would be a 300-digit speedup (issue 18). */
+#define MIN_LATENCY_US 1e-3
 
 struct cuco_evaluator {
 	cuco_workload wl;
@@ -56,9 +61,14 @@ struct cuco_evaluator {
 	eval_limits limits;
 	eval_sandbox sandbox;
 	char interposer[PATH_MAX];   /* cuco-count.so in the cache, "" when none */
+	char common_dir[PATH_MAX];   /* cuco's harness headers, shown to stages (eval_common_dir) */
 	char *baseline;              /* the workload's own baseline: not scanned (trust.c) */
 	size_t baseline_len;
 	eval_elf interposer_elf;
+	eval_filter filter;          /* no Unix sockets: compiles, CPU runs */
+	eval_filter filter_dgram;    /* but datagrams: GPU runs (NCCL) */
+	long disk_mb;                /* each writable tmpfs of a sandboxed stage */
+	eval_cgroups cgroups;        /* a group per stage, where the machine allows */
 	/* Run and bench stages hold it exclusively, one at a time. When the
 	 * CPU itself is the device (MPI ranks on a machine with no core to
 	 * spare), compiles hold it shared: they still run side by side, but
@@ -112,10 +122,11 @@ static void workload_shelf(const cuco_workload *wl, char *out, size_t size)
  * slurm, ssh) are left out: their launchers need the network and the
  * user's keys in ~/.ssh, and the candidate runs on other hosts, beyond
  * this sandbox's reach anyway. Compiles always run here, so always in it. */
-/* tmpdir: the stage's private $TMPDIR, writable in the sandbox too (whose
- * own /tmp is otherwise empty), or NULL. */
+/* tmpdir: the stage's private $TMPDIR (a tmpfs of its own in the sandbox),
+ * or NULL. A build sees its source and writes its output in the host's
+ * work folder; everything else it writes is in tmpfs, gone after. */
 static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const char *tmpdir,
-	bool run)
+	bool run, bool build)
 {
 	if (run && ev->cfg.runner != CUCO_RUNNER_LOCAL)
 		return NULL;
@@ -127,37 +138,64 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const
 	eval_sandbox_view v = {
 		.workdir = workdir,
 		.tmpdir = tmpdir,
+		.disk_mb = ev->disk_mb,
 		.layers = {
-			{ getenv("HOME"), true }, { getenv("XDG_CONFIG_HOME"), true },
-			{ shelf, false }, { getenv("CUCO_CUDA_HOME"), false },
-			{ getenv("CUCO_NCCL_HOME"), false },
-			{ ev->cfg.run_dir, true }, { ev->cache_root, false },
+			{ getenv("HOME"), EVAL_SCRATCH }, { getenv("XDG_CONFIG_HOME"), EVAL_HIDE },
+			{ shelf, EVAL_SHOW }, { getenv("CUCO_CUDA_HOME"), EVAL_SHOW },
+			{ getenv("CUCO_NCCL_HOME"), EVAL_SHOW },
+			{ ev->common_dir, EVAL_SHOW }, { ev->cfg.run_dir, EVAL_HIDE },
+			{ ev->cache_root, EVAL_SHOW },
 		},
 		.gpu = run && ev->wl.family != CUCO_FAMILY_CPU_MPI,
+		.seccomp = eval_filter_available(),
 	};
+	if (build) {
+		v.files[0].name = ev->src_name;
+		v.files[1].name = "prog";
+		v.files[1].writable = true;
+	}
 	return eval_sandbox_argv(&ev->sandbox, &v);
+}
+
+/* The stage's system-call filter: none for a remote runner's launcher (ssh
+ * and srun reach their agents through Unix sockets), datagram sockets for
+ * a GPU workload's ranks. */
+static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
+{
+	if (run && ev->cfg.runner != CUCO_RUNNER_LOCAL)
+		return NULL;
+	return run && ev->wl.family != CUCO_FAMILY_CPU_MPI ? &ev->filter_dgram : &ev->filter;
+}
+
+static long half_of_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (long)((double)pages * (double)size / 2 / (1 << 20)) : DEFAULT_MEM_MB;
 }
 
 /* `{compiler} --version`, once: part of every build's cache key. */
 static void probe_compiler(cuco_evaluator *ev)
 {
-	cuco_buf cmd = { 0 }, out = { 0 };
-	cuco_buf_printf(&cmd, "%s --version", ev->compiler);
+	cuco_buf out = { 0 };
+	eval_argv cmd = { 0 };
+	eval_argv_push_words(&cmd, ev->compiler);
+	eval_argv_push(&cmd, "--version");
 	eval_limits lim = ev->limits;
 	lim.wall_s = 30;
-	lim.sandbox = stage_sandbox(ev, ev->work_root, NULL, false);
+	lim.sandbox = stage_sandbox(ev, ev->work_root, NULL, false, false);
+	lim.filter = stage_filter(ev, false);
 	eval_stage st;
 	char log[PATH_MAX + 32];
 	snprintf(log, sizeof log, "%s/compiler-version.log", ev->work_root);
 	cuco_err err = { 0 };
-	if (eval_stage_run(cmd.data, ev->work_root, log, &lim, NULL, collect_line, &out, &st, &err) != CUCO_OK
+	if (eval_stage_run(cmd.v, ev->work_root, log, &lim, NULL, collect_line, &out, &st, &err) != CUCO_OK
 		|| st.exit_code != 0 || st.timed_out)
 		ev->compiler_missing = true;
 	else
 		cuco_strlcpy(ev->compiler_version, out.data ? out.data : "", sizeof ev->compiler_version);
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	unlink(log);
-	cuco_buf_free(&cmd);
+	eval_argv_free(&cmd);
 	cuco_buf_free(&out);
 }
 
@@ -307,6 +345,11 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	}
 	name_tmp(ev);
 	sweep_leftovers(ev);
+	ev->disk_mb = cfg->disk_limit_mb > 0 ? cfg->disk_limit_mb : EVAL_DISK_MB;
+	eval_cgroups_open(&ev->cgroups);
+	cuco_log(CUCO_LOG_INFO, "limits: %s", ev->cgroups.status);
+	eval_filter_build(&ev->filter, false);
+	eval_filter_build(&ev->filter_dgram, true);
 	const char *ext = strrchr(wl->seed_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
 	const char *env_cc = getenv(wl->family == CUCO_FAMILY_CPU_MPI ? "CUCO_MPICC" : "CUCO_NVCC");
@@ -320,6 +363,12 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		.fsize_mb = DEFAULT_FSIZE_MB,
 		.max_procs = cfg->max_procs > 0 ? cfg->max_procs : DEFAULT_MAX_PROCS,
 		.log_cap = LOG_CAP,
+		.cgroups = &ev->cgroups,
+		/* The candidate's processes together: its limit, or 8 GiB; a GPU
+		 * workload's host side, half the machine (RLIMIT_AS cannot hold
+		 * CUDA, a group can). */
+		.group = { .max_tasks = cfg->max_procs > 0 ? cfg->max_procs : DEFAULT_MAX_PROCS,
+			.mem_mb = cfg->mem_limit_mb > 0 ? cfg->mem_limit_mb : cuda ? half_of_memory() : DEFAULT_MEM_MB },
 	};
 	pthread_rwlockattr_t rwa;
 	pthread_rwlockattr_init(&rwa);
@@ -333,6 +382,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	place_work(ev);
 	ev->jobs_free = cfg->jobs > 0 ? cfg->jobs : (int)(ncpu > 0 ? ncpu : 1);
 	probe_compiler(ev);
+	eval_common_dir(ev->common_dir);
 	find_launcher(ev);
 	check_gpu(ev);
 	char path[sizeof wl->dir + sizeof wl->baseline_file + 2];
@@ -355,10 +405,17 @@ void cuco_evaluator_free(cuco_evaluator *ev)
 		close(ev->work_lock);
 	eval_elf_free(&ev->interposer_elf);
 	free(ev->baseline);
+	eval_cgroups_close(&ev->cgroups);
 	pthread_rwlock_destroy(&ev->device_lock);
 	pthread_mutex_destroy(&ev->jobs_lock);
 	pthread_cond_destroy(&ev->jobs_cond);
 	free(ev);
+}
+
+bool cuco_evaluator_limits(const cuco_evaluator *ev, char *status, size_t size)
+{
+	cuco_strlcpy(status, ev->cgroups.status, size);
+	return ev->cgroups.on;
 }
 
 void cuco_evaluator_cancel(cuco_evaluator *ev)
@@ -440,6 +497,12 @@ static bool classify(const job *j, const char *stage, const eval_stage *st,
 			stage, st->wall_s);
 		return false;
 	}
+	if (st->out_of_memory) {
+		res->signal = SIGKILL;
+		fail(res, stage, CUCO_FAIL_CRASH, st->tail, "%s: killed: its processes together passed "
+			"the memory limit (%ld MiB)", stage, ev->limits.group.mem_mb);
+		return false;
+	}
 	if (st->too_many_procs) {
 		res->signal = SIGKILL;
 		fail(res, stage, CUCO_FAIL_CRASH, st->tail, "%s: killed: more than %d processes (fork loop)",
@@ -447,8 +510,8 @@ static bool classify(const job *j, const char *stage, const eval_stage *st,
 		return false;
 	}
 	int sig = st->signal ? st->signal : p->rank_signal;
-	/* sh -c reports a command a signal ended (mpirun killed from outside)
-	 * as exit status 128 + N. */
+	/* A shell (the ssh runner's) reports a command a signal ended as exit
+	 * status 128 + N. */
 	if (!sig && st->exit_code > 128 && st->exit_code < 128 + NSIG)
 		sig = st->exit_code - 128;
 	if (sig) {
@@ -496,8 +559,11 @@ static void build_key(cuco_evaluator *ev, const cuco_directive *dir, const cuco_
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = dir, .compiler = ev->compiler,
 		.source = "SOURCE", .output = "OUTPUT", .nccl_home = getenv("CUCO_NCCL_HOME"),
 		.cuda_home = getenv("CUCO_CUDA_HOME") };
+	eval_argv words = { 0 };
 	cuco_buf cmd = { 0 };
-	eval_expand(ev->wl.build_cmd, &v, &cmd, NULL);
+	eval_expand(ev->wl.build_cmd, &v, &words, NULL);
+	eval_argv_join(words.v, &cmd);
+	eval_argv_free(&words);
 	XXH3_state_t *s = XXH3_createState();
 	XXH3_128bits_reset(s);
 	XXH3_128bits_update(s, src->data, src->len);
@@ -527,19 +593,10 @@ static void give_job_slot(cuco_evaluator *ev)
 }
 
 /* A local stage's temporaries (the compiler's, Open MPI's session folder)
- * go to a private folder removed after the evaluation: an mpirun killed
- * from outside cannot clean up after itself. Not the work folder: Open
- * MPI's socket paths must stay short. Other runners' $TMPDIR is the far
- * side's business. */
-static void stage_prefix(const job *j, cuco_buf *cmd)
-{
-	if (!*j->tmpdir)
-		return;
-	cuco_buf_puts(cmd, "export TMPDIR=");
-	eval_shell_quote(cmd, j->tmpdir);
-	cuco_buf_puts(cmd, "; ");
-}
-
+ * go to a private folder, its $TMPDIR, removed after the evaluation: an
+ * mpirun killed from outside cannot clean up after itself. Not the work
+ * folder: Open MPI's socket paths must stay short. Other runners' $TMPDIR
+ * is the far side's business. */
 static int make_tmpdir(job *j, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
@@ -553,20 +610,29 @@ static int make_tmpdir(job *j, cuco_err *err)
 	return cuco_errf(err, CUCO_EENV, "%s: cannot create a temporary folder: %s", ev->tmp_base, strerror(e));
 }
 
+/* Within this of the end, a file system counts as full. */
+#define FULL_MARGIN_BYTES (8ull << 20)
+
+static bool host_full(const char *dir)
+{
+	struct statvfs vfs;
+	return statvfs(dir, &vfs) == 0 && (unsigned long long)vfs.f_bavail * vfs.f_frsize < FULL_MARGIN_BYTES;
+}
+
 /* A build that failed because the disk or the quota ran out is no verdict
  * on the candidate: it ends the run (the candidate stays unfinished, so a
  * resumed run builds it again). The compiler's own words tell, since the
  * failing write may be anywhere (its output here, its temporaries in
- * $TMPDIR). Not EFBIG: past the stage's RLIMIT_FSIZE, the build itself is
- * at fault, and would end every resumed run again. Returns the reason, or
- * NULL. */
-static const char *out_of_room(const char *tail)
+ * $TMPDIR) — but in the sandbox a build that filled its own tmpfs is the
+ * build's doing, so ENOSPC counts only when the host's folders are full.
+ * Not EFBIG: past the stage's RLIMIT_FSIZE, the build itself is at fault,
+ * and would end every resumed run again. Returns the reason, or NULL. */
+static const char *out_of_room(const job *j, const char *tail)
 {
-	static const int reasons[] = { ENOSPC, EDQUOT };
-	for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
-		if (strstr(tail, strerror(reasons[i])))
-			return strerror(reasons[i]);
-	return NULL;
+	if (strstr(tail, strerror(EDQUOT)))
+		return strerror(EDQUOT);
+	bool full = !j->ev->sandbox.on || host_full(j->workdir) || (*j->tmpdir && host_full(j->tmpdir));
+	return full && strstr(tail, strerror(ENOSPC)) ? strerror(ENOSPC) : NULL;
 }
 
 /* Returns CUCO_OK with res->ok telling whether the build succeeded. */
@@ -583,31 +649,37 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	snprintf(output, sizeof output, "%s/prog", j->workdir);
 	snprintf(log, sizeof log, "%s/compile.log", j->workdir);
 	int rc = cuco_write_file(source, src->data, src->len, err);
+	/* The output exists, empty, for the sandbox to show the build: a
+	 * build that made none leaves it so. */
+	if (rc == CUCO_OK && (rc = cuco_write_file(output, "", 0, err)) == CUCO_OK && chmod(output, 0755) != 0)
+		rc = cuco_errf(err, CUCO_EENV, "%s: %s", output, strerror(errno));
 	if (rc != CUCO_OK)
 		return rc;
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
 		.source = source, .output = output, .nccl_home = getenv("CUCO_NCCL_HOME"),
 		.cuda_home = getenv("CUCO_CUDA_HOME") };
-	cuco_buf cmd = { 0 };
-	stage_prefix(j, &cmd);
+	eval_argv cmd = { 0 };
 	eval_expand(ev->wl.build_cmd, &v, &cmd, NULL);
 	eval_limits lim = ev->limits;
+	lim.tmpdir = j->tmpdir;
 	lim.wall_s = ev->wl.limit_compile_s * (ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1);
-	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, false);
+	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, false, true);
+	lim.filter = stage_filter(ev, false);
+	lim.group.cpus = 1;  /* `jobs` builds take at most `jobs` CPUs beside a benchmark */
 	eval_stage st;
 	take_job_slot(ev);
 	if (ev->cpu_is_device)
 		pthread_rwlock_rdlock(&ev->device_lock);
 	cpu_set_t saved;
 	bool pinned = pin_compile(ev, &saved);
-	rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
+	rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
 	if (pinned)
 		pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
 	if (ev->cpu_is_device)
 		pthread_rwlock_unlock(&ev->device_lock);
 	give_job_slot(ev);
 	eval_sandbox_argv_free((char **)lim.sandbox);
-	cuco_buf_free(&cmd);
+	eval_argv_free(&cmd);
 	if (rc != CUCO_OK)
 		return rc;
 	j->res->compile_s = st.wall_s;
@@ -618,11 +690,15 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 		fail(j->res, "compile", CUCO_FAIL_TIMEOUT, st.tail, "compile: killed after %.0f s", st.wall_s);
 	else if (st.exit_code == 127)
 		fail(j->res, "compile", CUCO_FAIL_ENVIRONMENT, st.tail, "compile: command not found");
-	else if ((st.exit_code != 0 || st.signal) && out_of_room(st.tail))
-		return cuco_errf(err, CUCO_EENV, "%s: compile: %s", j->workdir, out_of_room(st.tail));
+	else if (st.out_of_memory || st.too_many_procs)
+		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: killed: %s",
+			st.out_of_memory ? "its processes together passed the memory limit"
+			: "more processes than the limit");
+	else if ((st.exit_code != 0 || st.signal) && out_of_room(j, st.tail))
+		return cuco_errf(err, CUCO_EENV, "%s: compile: %s", j->workdir, out_of_room(j, st.tail));
 	else if (st.exit_code != 0 || st.signal)
 		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: exit status %d", st.exit_code);
-	else if (stat(output, &sb) != 0)
+	else if (stat(output, &sb) != 0 || sb.st_size == 0)
 		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: the build made no {output}");
 	else if (rename(output, j->binary) != 0)
 		return cuco_errf(err, CUCO_EENV, "%s: %s", j->binary, strerror(errno));
@@ -644,7 +720,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
 		.source = ev->src_name, .output = ssh ? remote_bin : j->binary, .warmup = warmup,
 		.reps = reps, .nccl_home = getenv("CUCO_NCCL_HOME"), .cuda_home = getenv("CUCO_CUDA_HOME") };
-	cuco_buf prog = { 0 }, cmd = { 0 };
+	eval_argv prog = { 0 }, cmd = { 0 };
 	eval_expand(ev->wl.run_cmd, &v, &prog, NULL);
 	const char *extras[8];
 	char extra_paths[8][PATH_MAX];
@@ -661,28 +737,30 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .bind = ev->bind,
 		.remote_limit_s = limit_s, .preload = preload ? ev->interposer : NULL,
 		.ticket = j->ticket.env };
-	stage_prefix(j, &cmd);
-	eval_launch_command(&l, prog.data, j->binary, extras, ev->wl.nextras, &cmd);
-	cuco_buf_free(&prog);
+	eval_launch_argv(&l, prog.v, j->binary, extras, ev->wl.nextras, &cmd);
+	eval_argv_free(&prog);
 	eval_limits lim = ev->limits;
+	lim.tmpdir = j->tmpdir;
+	lim.ssh_agent = ssh;
 	/* ssh spends seconds connecting and copying; the far side's `timeout`
 	 * holds the program itself to limit_s. */
 	lim.wall_s = limit_s + (ssh ? SSH_TRANSFER_S : 0);
-	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true);
+	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true, false);
+	lim.filter = stage_filter(ev, true);
 	const char *env[] = { j->ticket.env, NULL };
 	lim.env = env;
 	int rc = eval_parse_init(p, &ev->wl, err);
 	p->ticket = &j->ticket;
 	if (rc == CUCO_OK) {
 		pthread_rwlock_wrlock(&ev->device_lock);
-		rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
+		rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
 		pthread_rwlock_unlock(&ev->device_lock);
 		eval_parse_finish(p, o);
 		if (rc == CUCO_OK && st->cancelled)
 			rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	}
 	eval_sandbox_argv_free((char **)lim.sandbox);
-	cuco_buf_free(&cmd);
+	eval_argv_free(&cmd);
 	return rc;
 }
 
@@ -741,8 +819,13 @@ static int benchmark(job *j, cuco_err *err)
 			&st, &p, &o, err);
 		j->res->bench_s += st.wall_s;
 		bool ok = rc == CUCO_OK && classify(j, "bench", &st, &p, &o, j->res);
-		if (ok && !(o.median_us > 0)) {
+		if (ok && isnan(o.median_us)) {
 			fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail, "bench: the result has no latency_us.median");
+			ok = false;
+		} else if (ok && !(o.median_us >= MIN_LATENCY_US && isfinite(o.median_us))) {
+			fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail,
+				"bench: latency_us.median %g is not a time (at least %g us, finite)",
+				o.median_us, MIN_LATENCY_US);
 			ok = false;
 		}
 		eval_parse_free(&p);

@@ -1,8 +1,11 @@
 /* runner.c — how a built program is launched: as is, under mpirun (one
  * host or a hostfile), under srun, or on another host over ssh. The result
- * is one shell command, run as the stage's child, so the stage's limits and
- * kills cover the launcher and everything it starts. Also which cores a
- * local run's ranks are bound to, so that compiles can keep off them. */
+ * is one argument vector, run as the stage's child, so the stage's limits
+ * and kills cover the launcher and everything it starts. Only ssh needs a
+ * shell (it copies, runs and cleans up, and the far side's sshd runs the
+ * command through one anyway); there every word is quoted. Also which
+ * cores a local run's ranks are bound to, so that compiles can keep off
+ * them. */
 #include "eval/eval_int.h"
 
 #include <limits.h>
@@ -34,30 +37,41 @@ bool eval_which(const char *prog, char *path, size_t size)
 
 /* mpirun's options for this runner; as root Open MPI refuses to start
  * without the explicit permission. */
-static void mpirun_prefix(const eval_launch *l, cuco_buf *out)
+static void mpirun_prefix(const eval_launch *l, eval_argv *out)
 {
-	eval_shell_quote(out, l->launcher);
+	eval_argv_push(out, l->launcher);
 	if (l->as_root)
-		cuco_buf_puts(out, " --allow-run-as-root");
+		eval_argv_push(out, "--allow-run-as-root");
 	if (l->kind == CUCO_RUNNER_HOSTFILE) {
-		cuco_buf_puts(out, " --hostfile ");
-		eval_shell_quote(out, l->hostfile);
+		eval_argv_push(out, "--hostfile");
+		eval_argv_push(out, l->hostfile);
 	} else {
 		/* More ranks than cores is normal on a laptop; do not refuse. A rank
 		 * per core keeps one rank's timing off another's core; with fewer
 		 * cores than ranks binding is impossible, and Open MPI would refuse. */
-		cuco_buf_puts(out, " --oversubscribe");
-		cuco_buf_puts(out, l->bind ? " --bind-to core" : " --bind-to none");
+		eval_argv_push(out, "--oversubscribe");
+		eval_argv_push(out, "--bind-to");
+		eval_argv_push(out, l->bind ? "core" : "none");
 	}
-	if (l->ticket)  /* for ranks on other hosts: local ones inherit it */
-		cuco_buf_printf(out, " -x %.*s", (int)strcspn(l->ticket, "="), l->ticket);
+	if (l->ticket) {  /* for ranks on other hosts: local ones inherit it */
+		cuco_buf name = { 0 };
+		cuco_buf_printf(&name, "%.*s", (int)strcspn(l->ticket, "="), l->ticket);
+		eval_argv_push(out, "-x");
+		eval_argv_push(out, name.data);
+		cuco_buf_free(&name);
+	}
 	if (l->preload) {
-		/* The ranks only: mpirun itself and the shell need no counting. */
-		cuco_buf_puts(out, " -x ");
-		cuco_buf_puts(out, "LD_PRELOAD=");
-		eval_shell_quote(out, l->preload);
+		/* The ranks only: mpirun itself needs no counting. */
+		cuco_buf pre = { 0 };
+		cuco_buf_printf(&pre, "LD_PRELOAD=%s", l->preload);
+		eval_argv_push(out, "-x");
+		eval_argv_push(out, pre.data);
+		cuco_buf_free(&pre);
 	}
-	cuco_buf_printf(out, " -np %d ", l->ranks);
+	char n[16];
+	snprintf(n, sizeof n, "%d", l->ranks);
+	eval_argv_push(out, "-np");
+	eval_argv_push(out, n);
 }
 
 /* user@host[:port] → the ssh destination and its -p / -P option. */
@@ -72,7 +86,7 @@ static void split_host(const char *spec, char *host, size_t size, char *port, si
 	}
 }
 
-static void ssh_command(const eval_launch *l, const char *prog_cmd, const char *binary,
+static void ssh_command(const eval_launch *l, char *const *prog, const char *binary,
 	const char *const *extras, int nextras, cuco_buf *out)
 {
 	char host[256], port[16];
@@ -103,7 +117,10 @@ static void ssh_command(const eval_launch *l, const char *prog_cmd, const char *
 	if (l->mpi)
 		cuco_buf_printf(&remote, "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
 			"mpirun --oversubscribe -np %d ", l->ranks);
-	cuco_buf_puts(&remote, prog_cmd);
+	cuco_buf join = { 0 };
+	eval_argv_join(prog, &join);
+	cuco_buf_puts(&remote, join.data);
+	cuco_buf_free(&join);
 
 	cuco_buf_printf(out, "%s ", ssh.data);
 	eval_shell_quote(out, setup.data);
@@ -126,31 +143,41 @@ static void ssh_command(const eval_launch *l, const char *prog_cmd, const char *
 	cuco_buf_free(&setup);
 }
 
-void eval_launch_command(const eval_launch *l, const char *prog_cmd, const char *binary,
-	const char *const *extras, int nextras, cuco_buf *out)
+void eval_launch_argv(const eval_launch *l, char *const *prog, const char *binary,
+	const char *const *extras, int nextras, eval_argv *out)
 {
-	cuco_buf_puts(out, "");
+	char n[16];
+	cuco_buf script = { 0 };
 	switch (l->kind) {
 	case CUCO_RUNNER_LOCAL:
 	case CUCO_RUNNER_HOSTFILE:
 		if (l->mpi) {
 			mpirun_prefix(l, out);
 		} else if (l->preload) {
-			cuco_buf_puts(out, "export LD_PRELOAD=");
-			eval_shell_quote(out, l->preload);
-			cuco_buf_puts(out, "; ");
+			/* The program only, through env(1): cuco's own process is not
+			 * counted. */
+			cuco_buf pre = { 0 };
+			cuco_buf_printf(&pre, "LD_PRELOAD=%s", l->preload);
+			eval_argv_push(out, "env");
+			eval_argv_push(out, pre.data);
+			cuco_buf_free(&pre);
 		}
-		cuco_buf_puts(out, prog_cmd);
 		break;
 	case CUCO_RUNNER_SLURM:
-		eval_shell_quote(out, l->launcher);
-		cuco_buf_printf(out, " -n %d ", l->ranks);
-		cuco_buf_puts(out, prog_cmd);
+		snprintf(n, sizeof n, "%d", l->ranks);
+		eval_argv_push(out, l->launcher);
+		eval_argv_push(out, "-n");
+		eval_argv_push(out, n);
 		break;
 	case CUCO_RUNNER_SSH:
-		ssh_command(l, prog_cmd, binary, extras, nextras, out);
-		break;
+		ssh_command(l, prog, binary, extras, nextras, &script);
+		eval_argv_push(out, "/bin/sh");
+		eval_argv_push(out, "-c");
+		eval_argv_push(out, script.data);
+		cuco_buf_free(&script);
+		return;
 	}
+	eval_argv_append(out, prog);
 }
 
 /* ---- the device set ----------------------------------------------------------- */

@@ -364,6 +364,90 @@ void cuco_directive_short(const cuco_directive *dv, char *buf, size_t size)
 		n += snprintf(buf + n, size - (size_t)n, " %s=%s", dv->knobs[i].name, dv->knobs[i].value);
 }
 
+/* ---- timings: a candidate's and a measurement's ------------------------------ */
+
+/* A record's latency statistics and phases, so that the candidate and the
+ * measurement share one encoding of them: the values to write, and where
+ * to read them into. */
+typedef struct timing_out {
+	double min, median, p90;
+	int samples;
+	double spread;
+	int nphases;
+	const cuco_phase *phases;
+} timing_out;
+
+typedef struct timing {
+	double *min, *median, *p90;
+	int *samples;
+	double *spread;
+	int *nphases;
+	cuco_phase *phases;
+} timing;
+
+/* The fields of the same names in a cuco_candidate or a cuco_measurement. */
+#define TIMING_OUT(r) ((timing_out){ (r)->latency_min_us, (r)->latency_median_us, \
+	(r)->latency_p90_us, (r)->samples, (r)->spread, (r)->nphases, (r)->phases })
+#define TIMING(r) ((timing){ &(r)->latency_min_us, &(r)->latency_median_us, \
+	&(r)->latency_p90_us, &(r)->samples, &(r)->spread, &(r)->nphases, (r)->phases })
+
+static void add_timing(cJSON *o, timing_out t)
+{
+	cJSON *lat = cJSON_AddObjectToObject(o, "latency_us");
+	add_num(lat, "min", t.min);
+	add_num(lat, "median", t.median);
+	add_num(lat, "p90", t.p90);
+	cJSON_AddNumberToObject(lat, "samples", t.samples);
+	add_num(lat, "spread", t.spread);
+	cJSON *ph = cJSON_AddObjectToObject(o, "phases_us");
+	for (int i = 0; i < t.nphases && i < CUCO_MAX_PHASES; i++)
+		add_num(ph, t.phases[i].name, t.phases[i].us);
+}
+
+/* A nested object's failure, named by its field: "latency_us: field …". */
+static void nested_fail(decoder *d, const char *key, int rc)
+{
+	if (rc == CUCO_OK || d->rc != CUCO_OK)
+		return;
+	char why[sizeof d->err->msg];  /* not err->msg itself: vsnprintf would read what it writes */
+	cuco_strlcpy(why, d->err->msg, sizeof why);
+	d->rc = cuco_errf(d->err, CUCO_EDATA, "%s: %s", key, why);
+}
+
+static void get_timing(decoder *d, timing t, cuco_err *err)
+{
+	*t.min = *t.median = *t.p90 = *t.spread = NAN;
+	const cJSON *lat = field(d, "latency_us");
+	if (lat && !cJSON_IsObject(lat))
+		bad(d, "latency_us", "an object");
+	else if (lat) {
+		decoder ld = { lat, err, CUCO_OK };
+		get_num(&ld, "min", t.min, NAN);
+		get_num(&ld, "median", t.median, NAN);
+		get_num(&ld, "p90", t.p90, NAN);
+		get_int(&ld, "samples", t.samples);
+		get_num(&ld, "spread", t.spread, NAN);
+		nested_fail(d, "latency_us", ld.rc);
+	}
+	const cJSON *ph = field(d, "phases_us");
+	if (ph && !cJSON_IsObject(ph)) {
+		bad(d, "phases_us", "an object");
+		return;
+	}
+	const cJSON *e;
+	cJSON_ArrayForEach(e, ph) {
+		if (*t.nphases == CUCO_MAX_PHASES)
+			break;
+		if (!cJSON_IsNumber(e) && !cJSON_IsNull(e)) {
+			bad(d, "phases_us", "numbers");
+			return;
+		}
+		cuco_phase *p = &t.phases[(*t.nphases)++];
+		cuco_strlcpy(p->name, e->string, sizeof p->name);
+		p->us = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+	}
+}
+
 /* ---- candidate ------------------------------------------------------------- */
 
 cJSON *cuco_candidate_to_json(const cuco_candidate *c)
@@ -385,15 +469,7 @@ cJSON *cuco_candidate_to_json(const cuco_candidate *c)
 	cJSON_AddStringToObject(o, "error_class", c->error_class);
 	cJSON_AddStringToObject(o, "error_excerpt", c->error_excerpt);
 	add_num(o, "score", c->score);
-	cJSON *lat = cJSON_AddObjectToObject(o, "latency_us");
-	add_num(lat, "min", c->latency_min_us);
-	add_num(lat, "median", c->latency_median_us);
-	add_num(lat, "p90", c->latency_p90_us);
-	cJSON_AddNumberToObject(lat, "samples", c->samples);
-	add_num(lat, "spread", c->spread);
-	cJSON *ph = cJSON_AddObjectToObject(o, "phases_us");
-	for (int i = 0; i < c->nphases && i < CUCO_MAX_PHASES; i++)
-		add_num(ph, c->phases[i].name, c->phases[i].us);
+	add_timing(o, TIMING_OUT(c));
 	add_num(o, "max_error", c->max_error);
 	cJSON *sp = cJSON_AddObjectToObject(o, "speedup");
 	bool ci = c->rounds >= 2;
@@ -463,49 +539,6 @@ static void get_parents(decoder *d, cuco_candidate *c)
 	}
 }
 
-/* A nested object's failure, named by its field: "latency_us: field …". */
-static void nested_fail(decoder *d, const char *key, int rc)
-{
-	if (rc == CUCO_OK || d->rc != CUCO_OK)
-		return;
-	char why[sizeof d->err->msg];  /* not err->msg itself: vsnprintf would read what it writes */
-	cuco_strlcpy(why, d->err->msg, sizeof why);
-	d->rc = cuco_errf(d->err, CUCO_EDATA, "%s: %s", key, why);
-}
-
-static void get_latency_and_phases(decoder *d, cuco_candidate *c, cuco_err *err)
-{
-	const cJSON *lat = field(d, "latency_us");
-	if (lat && !cJSON_IsObject(lat))
-		bad(d, "latency_us", "an object");
-	else if (lat) {
-		decoder ld = { lat, err, CUCO_OK };
-		get_num(&ld, "min", &c->latency_min_us, NAN);
-		get_num(&ld, "median", &c->latency_median_us, NAN);
-		get_num(&ld, "p90", &c->latency_p90_us, NAN);
-		get_int(&ld, "samples", &c->samples);
-		get_num(&ld, "spread", &c->spread, NAN);
-		nested_fail(d, "latency_us", ld.rc);
-	}
-	const cJSON *ph = field(d, "phases_us");
-	if (ph && !cJSON_IsObject(ph)) {
-		bad(d, "phases_us", "an object");
-		return;
-	}
-	const cJSON *e;
-	cJSON_ArrayForEach(e, ph) {
-		if (c->nphases == CUCO_MAX_PHASES)
-			break;
-		if (!cJSON_IsNumber(e) && !cJSON_IsNull(e)) {
-			bad(d, "phases_us", "numbers");
-			return;
-		}
-		cuco_phase *p = &c->phases[c->nphases++];
-		cuco_strlcpy(p->name, e->string, sizeof p->name);
-		p->us = cJSON_IsNumber(e) ? e->valuedouble : NAN;
-	}
-}
-
 static int parse_verdict(const char *s, int *v)
 {
 	cuco_verdict vd;
@@ -540,7 +573,6 @@ static void get_speedup(decoder *d, cuco_candidate *c, cuco_err *err)
 	get_enum(d, "verdict", &v, parse_verdict);
 	c->verdict = (cuco_verdict)v;
 }
-
 int cuco_candidate_from_json(const cJSON *j, cuco_candidate *c, cuco_err *err)
 {
 	memset(c, 0, sizeof *c);
@@ -568,8 +600,7 @@ int cuco_candidate_from_json(const cJSON *j, cuco_candidate *c, cuco_err *err)
 	get_str(&d, "error_class", c->error_class, sizeof c->error_class);
 	get_str(&d, "error_excerpt", c->error_excerpt, sizeof c->error_excerpt);
 	get_num(&d, "score", &c->score, NAN);
-	c->latency_min_us = c->latency_median_us = c->latency_p90_us = c->spread = NAN;
-	get_latency_and_phases(&d, c, err);
+	get_timing(&d, TIMING(c), err);
 	get_num(&d, "max_error", &c->max_error, NAN);
 	get_speedup(&d, c, err);
 	get_num(&d, "peak_fraction", &c->peak_fraction, NAN);
@@ -603,8 +634,9 @@ int store_parse_schema(const void *data, size_t len, int *version)
 	const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "format");
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
 	int rc = CUCO_EDATA;
-	if (cJSON_IsString(f) && strcmp(f->valuestring, "cuco-store") == 0 && cJSON_IsNumber(v)) {
-		*version = v->valueint;
+	if (cJSON_IsString(f) && strcmp(f->valuestring, "cuco-store") == 0 && cJSON_IsNumber(v)
+			&& v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e9) {
+		*version = (int)v->valuedouble;
 		rc = CUCO_OK;
 	}
 	cJSON_Delete(j);
@@ -894,5 +926,67 @@ int store_refusal_from_json(const cJSON *j, cuco_refusal *r)
 	get_str(&d, "prompt_hash", r->prompt_hash, sizeof r->prompt_hash);
 	get_str(&d, "reply_hash", r->reply_hash, sizeof r->reply_hash);
 	get_str(&d, "reason", r->reason, sizeof r->reason);
+	return d.rc;
+}
+
+void cuco_measurement_init(cuco_measurement *m, uint64_t candidate, const char *kind)
+{
+	memset(m, 0, sizeof *m);
+	m->candidate = candidate;
+	cuco_strlcpy(m->kind, kind ? kind : "", sizeof m->kind);
+	m->latency_min_us = m->latency_median_us = m->latency_p90_us = m->spread = NAN;
+	m->max_error = m->peak_fraction = m->baseline_us = m->speedup = m->score = NAN;
+}
+
+cJSON *cuco_measurement_to_json(const cuco_measurement *m)
+{
+	cJSON *o = cJSON_CreateObject();
+	add_id(o, "candidate", m->candidate);
+	cJSON_AddNumberToObject(o, "seq", m->seq);
+	add_id(o, "session", m->session);
+	cJSON_AddNumberToObject(o, "time", m->time);
+	cJSON_AddStringToObject(o, "kind", m->kind);
+	cJSON_AddBoolToObject(o, "ok", m->ok);
+	cJSON_AddStringToObject(o, "failed_stage", m->failed_stage);
+	cJSON_AddStringToObject(o, "error_class", m->error_class);
+	cJSON_AddStringToObject(o, "error_excerpt", m->error_excerpt);
+	add_timing(o, TIMING_OUT(m));
+	add_num(o, "max_error", m->max_error);
+	add_num(o, "peak_fraction", m->peak_fraction);
+	add_num(o, "baseline_us", m->baseline_us);
+	add_num(o, "speedup", m->speedup);
+	add_num(o, "score", m->score);
+	if (m->host_counted)
+		cJSON_AddNumberToObject(o, "host_calls", (double)m->host_calls);
+	return o;
+}
+
+int store_measurement_from_json(const cJSON *j, cuco_measurement *m, cuco_err *err)
+{
+	cuco_measurement_init(m, 0, "");
+	if (!cJSON_IsObject(j))
+		return cuco_errf(err, CUCO_EDATA, "measurement: expected an object");
+	decoder d = { j, err, CUCO_OK };
+	get_u64(&d, "candidate", &m->candidate);
+	uint64_t seq = 0;
+	get_u64(&d, "seq", &seq);
+	if (d.rc == CUCO_OK && seq > UINT32_MAX)
+		bad(&d, "seq", "a 32-bit count");
+	m->seq = (uint32_t)seq;
+	get_u64(&d, "session", &m->session);
+	get_num(&d, "time", &m->time, 0);
+	get_str(&d, "kind", m->kind, sizeof m->kind);
+	get_bool(&d, "ok", &m->ok);
+	get_str(&d, "failed_stage", m->failed_stage, sizeof m->failed_stage);
+	get_str(&d, "error_class", m->error_class, sizeof m->error_class);
+	get_str(&d, "error_excerpt", m->error_excerpt, sizeof m->error_excerpt);
+	get_timing(&d, TIMING(m), err);
+	get_num(&d, "max_error", &m->max_error, NAN);
+	get_num(&d, "peak_fraction", &m->peak_fraction, NAN);
+	get_num(&d, "baseline_us", &m->baseline_us, NAN);
+	get_num(&d, "speedup", &m->speedup, NAN);
+	get_num(&d, "score", &m->score, NAN);
+	m->host_counted = field(&d, "host_calls") != NULL;
+	get_i64(&d, "host_calls", &m->host_calls);
 	return d.rc;
 }

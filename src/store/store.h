@@ -32,7 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CUCO_SCHEMA_VERSION 1
+#define CUCO_SCHEMA_VERSION 2   /* 2: measurements appended, never overwritten */
+#define CUCO_SCHEMA_OLDEST 1    /* the oldest this cuco reads (and upgrades) */
 #define CUCO_HASH_LEN 32      /* hex digits of a content hash (XXH3-128) */
 #define CUCO_MAX_PARENTS 2
 #define CUCO_MAX_KNOBS 16
@@ -371,6 +372,38 @@ typedef struct cuco_call_totals {
 } cuco_call_totals;
 
 void cuco_call_totals_add(cuco_call_totals *t, const cuco_call *c);
+/* One measurement of a candidate. Every evaluation's result is appended to
+ * the candidate's list, never written over an earlier one; the record
+ * shows the measurement in force (cuco_measure_add says which that is).
+ * Numbers not measured are NAN. */
+typedef struct cuco_measurement {
+	uint64_t candidate;
+	uint32_t seq;             /* 1, 2, … within the candidate; set by cuco_measure_add */
+	uint64_t session;         /* the session that took it: its run-start event's seq */
+	double time;              /* wall-clock seconds; 0 asks cuco_measure_add for now */
+	char kind[16];            /* the taker's word: measure, baseline, rebench, … */
+	bool ok;                  /* passed every stage */
+	char failed_stage[16];    /* as in cuco_candidate, when !ok */
+	char error_class[24];
+	char error_excerpt[2048];
+	double latency_min_us;
+	double latency_median_us;
+	double latency_p90_us;
+	int samples;
+	double spread;
+	int nphases;
+	cuco_phase phases[CUCO_MAX_PHASES];
+	double max_error;
+	double peak_fraction;
+	double baseline_us;       /* the baseline median its speedup is against */
+	double speedup;
+	double score;
+	bool host_counted;        /* the interposer counted its host calls */
+	int64_t host_calls;
+} cuco_measurement;
+
+/* A measurement with every number NAN and nothing else set. */
+void cuco_measurement_init(cuco_measurement *m, uint64_t candidate, const char *kind);
 
 /* ---- environment ------------------------------------------------------- */
 
@@ -384,7 +417,9 @@ enum {
 
 /* Open RUN/store. Refuses, writing nothing, a directory that holds no store
  * (without CREATE), a file that is not LMDB, an LMDB that is not a cuco
- * store, a schema newer than CUCO_SCHEMA_VERSION, or a corrupt store. */
+ * store, a schema version outside CUCO_SCHEMA_OLDEST..CUCO_SCHEMA_VERSION, or
+ * a truncated or corrupt store (docs/store.md: what is checked, and when);
+ * opened for writing, a store of an older schema is upgraded. */
 int cuco_store_open(const char *dir, unsigned flags, cuco_store **out, cuco_err *err);
 void cuco_store_close(cuco_store *st);
 const char *cuco_store_dir(const cuco_store *st);
@@ -402,7 +437,9 @@ void cuco_store_sizes(cuco_store *st, size_t *map_bytes, size_t *used_bytes);
 /* ---- inside a transaction ----------------------------------------------- */
 
 /* Insert or replace. id 0 assigns the next id into c->id; c->created is
- * set when 0, c->updated always. Keeps summary and children in step. */
+ * set when 0, c->updated always. Keeps summary and children in step. A
+ * done record's status never goes back: it may only be rejected
+ * (CUCO_EDATA otherwise; measurements go through cuco_measure_add). */
 int cuco_cand_put(cuco_txn *txn, cuco_candidate *c);
 int cuco_cand_get(cuco_txn *txn, uint64_t id, cuco_candidate *out);
 uint64_t cuco_cand_last_id(cuco_txn *txn);  /* 0 when empty */
@@ -440,6 +477,21 @@ void cuco_command_describe(const cuco_command *cmd, char *buf, size_t size);
  * time are set) and an event of the command's kind naming cmd->author.
  * A refusal is CUCO_EDATA with the reason as the txn's error. */
 int cuco_person_act(cuco_txn *txn, cuco_command *cmd);
+
+/* Append a measurement to candidate m->candidate (assigning m->seq and,
+ * when 0, m->time) and apply the one rule of measurements: an ok one is in
+ * force (the record takes its numbers, speedup and score, and is done
+ * unless rejected); a failed one leaves a record that has a measurement in
+ * force as it is (the earlier one stays in force) and marks one that has
+ * none failed. out (may be NULL) receives the record as written. */
+int cuco_measure_add(cuco_txn *txn, cuco_measurement *m, cuco_candidate *out);
+/* Calls fn for each measurement of a candidate, oldest first (candidate
+ * 0: every candidate's, in id order); fn returning non-zero stops the walk
+ * and is returned. */
+int cuco_measure_each(cuco_txn *txn, uint64_t candidate,
+	int (*fn)(const cuco_measurement *, void *), void *arg);
+/* How many measurements a candidate has. */
+int cuco_measure_count(cuco_txn *txn, uint64_t candidate, uint32_t *n);
 
 /* All summaries in id order; *out is malloc'd. */
 int cuco_summary_all(cuco_txn *txn, cuco_summary **out, size_t *n);
@@ -504,6 +556,7 @@ struct cJSON *cuco_candidate_to_json(const cuco_candidate *c);
 int cuco_candidate_from_json(const struct cJSON *j, cuco_candidate *out, cuco_err *err);
 struct cJSON *cuco_call_to_json(const cuco_call *c);
 struct cJSON *cuco_refusal_to_json(const cuco_refusal *r);
+struct cJSON *cuco_measurement_to_json(const cuco_measurement *m);
 struct cJSON *cuco_directive_to_json(const cuco_directive *d);
 int cuco_directive_from_json(const struct cJSON *j, cuco_directive *out, cuco_err *err);
 /* Directive in short for one-line views: "LSA/warp/interleave/peer/64KiB". */

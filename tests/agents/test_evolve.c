@@ -366,6 +366,14 @@ static void test_knobs(void **state)
 	fclose(f);
 	assert_int_equal(cuco_search_config_load(path, &k, &err), CUCO_EDATA);
 	assert_non_null(strstr(err.msg, ":12: beam.plans = many"));
+	/* A knob given twice, even in a second [evolve], is refused: the second would win. */
+	assert_int_equal(truncate(path, (off_t)(sizeof text - 1)), 0);
+	f = fopen(path, "a");
+	fputs("[evolve]\nislands = 2\n", f);
+	fclose(f);
+	assert_int_equal(cuco_search_config_load(path, &k, &err), CUCO_EDATA);
+	if (!strstr(err.msg, ":12: evolve.islands: given twice"))
+		fail_msg("%s", err.msg);
 	unlink(path);
 }
 

@@ -112,6 +112,29 @@ static void expect_error(const char *text, const char *needle)
 		fail_msg("error `%s` lacks `%s`", err.msg, needle);
 }
 
+/* Text after a NUL would be dropped silently: the file is refused instead. */
+static void test_nul_refused(void **state)
+{
+	(void)state;
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	cuco_err err = { 0 };
+	static const char text[] = "retries = 2\n\0retries = many\n";
+	assert_int_equal(cuco_write_file(path, text, sizeof text - 1, &err), CUCO_OK);
+	cuco_llm_config cfg;
+	cuco_llm_config_defaults(&cfg);
+	assert_int_equal(cuco_llm_config_load(path, &cfg, &err), CUCO_EDATA);
+	if (!strstr(err.msg, ": byte 13 is NUL; a text file holds none"))
+		fail_msg("error `%s` names no NUL", err.msg);
+	cuco_search_config k;
+	cuco_search_config_defaults(&k);
+	assert_int_equal(cuco_search_config_load(path, &k, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, ": byte 13 is NUL"));
+	unlink(path);
+	strcpy(path + strlen(path) - 6, "XXXXXX");
+}
+
 static void test_file_errors(void **state)
 {
 	(void)state;
@@ -122,6 +145,10 @@ static void test_file_errors(void **state)
 	expect_error("[models x]\n", ":1: [models x]: unknown section");
 	expect_error("[model]\n", ":1: [model]: unknown section");
 	expect_error("[model a]\nmodel = m\n[model a]\n", ":3: [model a]: model defined twice");
+	expect_error("retries = 2\nretries = 3\n", ":2: retries: given twice");
+	expect_error("[eval]\nsandbox = off\n[screen]\ntheme = light\n[eval]\nsandbox = bwrap\n",
+		":6: sandbox: given twice");
+	expect_error("[model a]\nmodel = m\nmodel = n\n", ":3: model: given twice");
 	expect_error("[model a]\nprovider = azure\n", ":2: provider: unknown provider");
 	expect_error("[model a]\nmodel = m\ntemperature = 3\n", ":3: temperature: not a temperature");
 	expect_error("[model a]\nmodel = m\ntemperature = off\n", ":3: temperature: not a temperature");
@@ -339,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test(test_prices),
+		cmocka_unit_test(test_nul_refused),
 		cmocka_unit_test(test_config_path),
 		cmocka_unit_test(test_specs),
 		cmocka_unit_test(test_weighted_choice),

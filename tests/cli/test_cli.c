@@ -155,6 +155,27 @@ static void test_help_and_version(void **state)
 	assert_int_equal(o.status, 1);
 	assert_non_null(strstr(o.stderr_text, "theme 'nosuch': not found"));
 	out_free(&o);
+	/* A bad search key is refused before the run writes anything (it was
+	 * found only once the strategy opened, after the meta was rewritten). */
+	char cfgdir[300], cfgfile[400], never[300];
+	snprintf(cfgdir, sizeof cfgdir, "%s.xdg", rundir);
+	snprintf(cfgfile, sizeof cfgfile, "%s/cuco", cfgdir);
+	assert_int_equal(cuco_mkdir_p(cfgfile, NULL), CUCO_OK);
+	strcat(cfgfile, "/config");
+	assert_int_equal(cuco_write_file(cfgfile, "[evolve]\nislandz = 2\n", 21, NULL), CUCO_OK);
+	setenv("XDG_CONFIG_HOME", cfgdir, 1);
+	snprintf(never, sizeof never, "%s.never", rundir);
+	o = cuco("run cpu-gemm-allgather --strategy evolve --run %s", never);
+	unsetenv("XDG_CONFIG_HOME");
+	assert_int_equal(o.status, 2);
+	assert_non_null(strstr(o.stderr_text, "config:2: evolve.islandz"));
+	assert_ptr_equal(strchr(o.stderr_text, '\n'), o.stderr_text + strlen(o.stderr_text) - 1);  /* one line */
+	assert_int_equal(access(never, F_OK), -1);
+	out_free(&o);
+	unlink(cfgfile);
+	*strrchr(cfgfile, '/') = '\0';
+	rmdir(cfgfile);
+	rmdir(cfgdir);
 }
 
 static void test_ls_json_shape(void **state)

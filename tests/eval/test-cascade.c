@@ -159,6 +159,7 @@ static void test_broken_candidates(void **state)
 		{ "broken/deadlock.c", "run", "timeout", 0, "endless loop or deadlock" },
 		{ "broken/forkloop.c", "run", "crash", SIGKILL, "more than 64 processes" },
 		{ "broken/noresult.c", "run", "protocol", 0, "no sealed verdict" },
+		{ "broken/instant.c", "bench", "protocol", 0, "latency_us.median 1e-300 is not a time" },
 	};
 	cuco_workload *wl;
 	cuco_evaluator *ev = evaluator("mini", &wl);

@@ -20,12 +20,25 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+/* The command each runner builds, as a line: the words quoted where they
+ * need it; for ssh, /bin/sh -c and its script. */
 static void expect_command(const eval_launch *l, const char *want)
 {
 	cuco_buf out = { 0 };
+	eval_argv argv = { 0 };
 	const char *extras[] = { "/w/data.bin" };
-	eval_launch_command(l, "./abc --reps 1", "/run/cache/abc", extras, 1, &out);
+	char *const prog[] = { "./abc", "--reps", "1", NULL };
+	eval_launch_argv(l, prog, "/run/cache/abc", extras, 1, &argv);
+	if (l->kind == CUCO_RUNNER_SSH) {
+		assert_string_equal(argv.v[0], "/bin/sh");
+		assert_string_equal(argv.v[1], "-c");
+		assert_null(argv.v[3]);
+		cuco_buf_puts(&out, argv.v[2]);
+	} else {
+		eval_argv_join(argv.v, &out);
+	}
 	assert_string_equal(out.data, want);
+	eval_argv_free(&argv);
 	cuco_buf_free(&out);
 }
 
@@ -46,7 +59,7 @@ static void test_commands(void **state)
 	expect_command(&l, "mpirun --oversubscribe --bind-to none -x CUCO_HARNESS "
 		"-x LD_PRELOAD=/run/cache/cuco-count-1.so -np 2 ./abc --reps 1");
 	l.mpi = false;
-	expect_command(&l, "export LD_PRELOAD=/run/cache/cuco-count-1.so; ./abc --reps 1");
+	expect_command(&l, "env LD_PRELOAD=/run/cache/cuco-count-1.so ./abc --reps 1");
 	l = (eval_launch){ .kind = CUCO_RUNNER_HOSTFILE, .launcher = "mpirun", .hostfile = "/etc/my hosts",
 		.ranks = 4, .mpi = true };
 	expect_command(&l, "mpirun --hostfile '/etc/my hosts' -np 4 ./abc --reps 1");
