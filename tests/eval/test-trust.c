@@ -38,7 +38,7 @@ static void test_ticket(void **state)
 	eval_ticket_new(&a);
 	eval_ticket_new(&b);
 	assert_true(a.k0 != b.k0 || a.k1 != b.k1);  /* a fresh key per stage */
-	cuco_seal_ticket t;
+	cuco_seal_ticket t = { 0, 0, 0 };
 	assert_int_equal(cuco_seal_ticket_parse(a.env + strlen(CUCO_SEAL_ENV "="), &t), 0);
 	assert_true(t.k0 == a.k0 && t.k1 == a.k1 && t.seed == a.seed);
 	/* Malformed tickets are no tickets: short, long, not hex. */

@@ -99,12 +99,11 @@ typedef struct cuco_seal_ticket {
 
 static inline int cuco_seal_ticket_parse(const char *s, cuco_seal_ticket *t)
 {
-	const int len = 2 + CUCO_SEAL_KEY_HEX + 1 + CUCO_SEAL_HEX;
-	for (int i = 0; i < len; i++)  /* no reads past a short string's end */
-		if (!s || !s[i])
-			return -1;
+	const size_t len = 2 + CUCO_SEAL_KEY_HEX + 1 + CUCO_SEAL_HEX;
+	if (!s || strlen(s) != len)  /* then no read passes the string's end */
+		return -1;
 	const char *k = s + 2, *seed = k + CUCO_SEAL_KEY_HEX + 1;
-	if (s[0] != '1' || s[1] != ':' || seed[-1] != ':' || s[len])
+	if (s[0] != '1' || s[1] != ':' || seed[-1] != ':')
 		return -1;
 	return cuco_seal_hex(k, 16, &t->k0) || cuco_seal_hex(k + 16, 16, &t->k1)
 		|| cuco_seal_hex(seed, CUCO_SEAL_HEX, &t->seed) ? -1 : 0;
