@@ -64,16 +64,16 @@ void eval_shell_quote(cuco_buf *out, const char *word);
 
 /* ---- seccomp.c: the stages' system-call filter -------------------------------- */
 
-/* A classic BPF program for seccomp: socket(AF_UNIX, …) refused (EACCES),
- * but for SOCK_DGRAM when unix_dgram (NCCL's handle exchange); x32 and
- * 32-bit socketcall() refused. Empty where the architecture is not known. */
+/* A classic BPF program for seccomp: socket(AF_UNIX, …) refused (EACCES);
+ * x32 and 32-bit socketcall() refused. Empty where the architecture is not
+ * known. GPU run stages get none (seccomp.c says why). */
 typedef struct eval_filter {
 	struct sock_filter prog[40];
 	unsigned short len;
 } eval_filter;
 
 bool eval_filter_available(void);
-void eval_filter_build(eval_filter *f, bool unix_dgram);
+void eval_filter_build(eval_filter *f);
 /* In a child after fork(): no_new_privs, then the filter. -1 on failure. */
 int eval_filter_install(const eval_filter *f);
 

@@ -66,7 +66,6 @@ struct cuco_evaluator {
 	size_t baseline_len;
 	eval_elf interposer_elf;
 	eval_filter filter;          /* no Unix sockets: compiles, CPU runs */
-	eval_filter filter_dgram;    /* but datagrams: GPU runs (NCCL) */
 	long disk_mb;                /* each writable tmpfs of a sandboxed stage */
 	eval_cgroups cgroups;        /* a group per stage, where the machine allows */
 	/* Run and bench stages hold it exclusively, one at a time. When the
@@ -158,13 +157,13 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const
 }
 
 /* The stage's system-call filter: none for a remote runner's launcher (ssh
- * and srun reach their agents through Unix sockets), datagram sockets for
- * a GPU workload's ranks. */
+ * and srun reach their agents through Unix sockets), nor for a GPU
+ * workload's ranks (CUDA's driver makes a Unix socket in cuInit: seccomp.c). */
 static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
 {
 	if (run && ev->cfg.runner != CUCO_RUNNER_LOCAL)
 		return NULL;
-	return run && ev->wl.family != CUCO_FAMILY_CPU_MPI ? &ev->filter_dgram : &ev->filter;
+	return run && ev->wl.family != CUCO_FAMILY_CPU_MPI ? NULL : &ev->filter;
 }
 
 static long half_of_memory(void)
@@ -348,8 +347,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	ev->disk_mb = cfg->disk_limit_mb > 0 ? cfg->disk_limit_mb : EVAL_DISK_MB;
 	eval_cgroups_open(&ev->cgroups);
 	cuco_log(CUCO_LOG_INFO, "limits: %s", ev->cgroups.status);
-	eval_filter_build(&ev->filter, false);
-	eval_filter_build(&ev->filter_dgram, true);
+	eval_filter_build(&ev->filter);
 	const char *ext = strrchr(wl->seed_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
 	const char *env_cc = getenv(wl->family == CUCO_FAMILY_CPU_MPI ? "CUCO_MPICC" : "CUCO_NVCC");

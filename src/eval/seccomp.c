@@ -13,12 +13,13 @@
  *  - compilers, and Open MPI's ranks (4.1, PMIx 4: strace shows the ranks
  *    and mpirun talk over TCP on loopback, which the sandbox keeps, and
  *    only probe for nscd and X11 over Unix sockets): no Unix socket at all;
- *  - NCCL's processes hand CUDA memory handles to each other over datagram
- *    Unix sockets in the abstract namespace, which belongs to the
- *    sandbox's own network namespace: the run stages of GPU workloads may
- *    make SOCK_DGRAM ones. Streams (a container daemon's, D-Bus) stay
- *    refused there too; a datagram socket of the host's in a folder the
- *    sandbox shows read-only is the one thing left (docs/architecture.md).
+ *  - the run stages of GPU workloads get no filter: CUDA's driver (580,
+ *    CUDA 13) makes socket(AF_UNIX, SOCK_STREAM) inside cuInit, and with
+ *    the socket refused — EACCES, EPERM, ENOENT, EAFNOSUPPORT or
+ *    ECONNREFUSED alike, measured on an H200 on 2026-12-01 — it finds no
+ *    device. There the sandbox's view is the defence: the host's /run,
+ *    /var, /tmp and homes are empty tmpfs, and the abstract namespace
+ *    belongs to the sandbox's own network namespace.
  *
  * socketpair() is not filtered: its sockets are connected to each other and
  * reach nothing. x86-64's x32 calls and 32-bit socketcall() could say the
@@ -76,22 +77,16 @@ static void add(eval_filter *f, struct sock_filter insn)
 }
 
 /* At the socket's call: its family in the accumulator's source, args[0]. */
-static void check_socket(eval_filter *f, bool unix_dgram)
+static void check_socket(eval_filter *f)
 {
 	add(f, STMT(BPF_LD | BPF_W | BPF_ABS, ARG_AT(0)));
 	add(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 1, 0));
 	add(f, STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-	if (unix_dgram) {
-		add(f, STMT(BPF_LD | BPF_W | BPF_ABS, ARG_AT(1)));
-		add(f, STMT(BPF_ALU | BPF_AND | BPF_K, 0xf));  /* SOCK_CLOEXEC and SOCK_NONBLOCK aside */
-		add(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_DGRAM, 0, 1));
-		add(f, STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-	}
 	add(f, STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES));
 }
 #endif
 
-void eval_filter_build(eval_filter *f, bool unix_dgram)
+void eval_filter_build(eval_filter *f)
 {
 	memset(f, 0, sizeof *f);
 #ifdef NATIVE_ARCH
@@ -106,7 +101,7 @@ void eval_filter_build(eval_filter *f, bool unix_dgram)
 #endif
 	add(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_SOCKET, 1, 0));
 	add(f, STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-	check_socket(f, unix_dgram);
+	check_socket(f);
 	/* Not native: the 32-bit calls, or (another arch still) refused. */
 	f->prog[at].jf = (unsigned char)(f->len - at - 1);
 	add(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_ARCH, 1, 0));
@@ -118,9 +113,7 @@ void eval_filter_build(eval_filter *f, bool unix_dgram)
 #endif
 	add(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, COMPAT_SOCKET, 1, 0));
 	add(f, STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-	check_socket(f, unix_dgram);
-#else
-	(void)unix_dgram;
+	check_socket(f);
 #endif
 }
 

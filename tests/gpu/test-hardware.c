@@ -148,16 +148,18 @@ static void test_doctor_json(void **state)
 	assert_non_null(j);
 	assert_int_equal(cJSON_GetObjectItem(j, "gpus")->valueint, 2);
 	const cJSON *checks = cJSON_GetObjectItem(j, "checks"), *c;
-	int n = 0, failed = 0;
+	int n = 0, failed = 0, limits = 0;
 	cJSON_ArrayForEach(c, checks) {
 		n++;
+		limits += strcmp(cJSON_GetObjectItem(c, "what")->valuestring, "limits") == 0;
 		/* A missing sandbox is a warning, not a missing part. */
 		if (!cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")) && !cJSON_IsTrue(cJSON_GetObjectItem(c, "optional")))
 			failed++;
 		if (strcmp(cJSON_GetObjectItem(c, "what")->valuestring, "NCCL_NVLS_ENABLE") == 0)
 			assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
 	}
-	assert_int_equal(n, 8);
+	assert_int_equal(n, 9);
+	assert_int_equal(limits, 1);  /* the stages' cgroup or rlimits */
 	/* Exit 3 exactly when a check failed, and then "missing" says which. */
 	assert_int_equal(rc, failed ? 3 : 0);
 	assert_int_equal(cJSON_GetObjectItem(j, "missing") != NULL, failed > 0);
