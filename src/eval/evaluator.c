@@ -116,6 +116,16 @@ static void workload_shelf(const cuco_workload *wl, char *out, size_t size)
 		cuco_strlcpy(out, wl->dir, size);
 }
 
+/* The stage's system-call filter: none for a remote runner's launcher (ssh
+ * and srun reach their agents through Unix sockets), nor for a GPU
+ * workload's ranks (CUDA's driver makes a Unix socket in cuInit: seccomp.c). */
+static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
+{
+	if (run && ev->cfg.runner != CUCO_RUNNER_LOCAL)
+		return NULL;
+	return run && ev->wl.family != CUCO_FAMILY_CPU_MPI ? NULL : &ev->filter;
+}
+
 /* bwrap's words for a stage working in workdir; NULL when stages run with
  * limits only. The run and benchmark stages of remote runners (hostfile,
  * slurm, ssh) are left out: their launchers need the network and the
@@ -146,7 +156,8 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const
 			{ ev->cache_root, EVAL_SHOW },
 		},
 		.gpu = run && ev->wl.family != CUCO_FAMILY_CPU_MPI,
-		.seccomp = eval_filter_available(),
+		/* bwrap loads the stage's filter, where it has one. */
+		.seccomp = eval_filter_available() && stage_filter(ev, run),
 	};
 	if (build) {
 		v.files[0].name = ev->src_name;
@@ -156,15 +167,6 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const
 	return eval_sandbox_argv(&ev->sandbox, &v);
 }
 
-/* The stage's system-call filter: none for a remote runner's launcher (ssh
- * and srun reach their agents through Unix sockets), nor for a GPU
- * workload's ranks (CUDA's driver makes a Unix socket in cuInit: seccomp.c). */
-static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
-{
-	if (run && ev->cfg.runner != CUCO_RUNNER_LOCAL)
-		return NULL;
-	return run && ev->wl.family != CUCO_FAMILY_CPU_MPI ? NULL : &ev->filter;
-}
 
 static long half_of_memory(void)
 {
