@@ -101,7 +101,8 @@ typedef struct cuco_workload {
 	double peak_bandwidth_gbs;  /* hardware peak used for peak_fraction; 0 = unknown */
 	double peak_gflops;
 	cuco_protocol protocol;
-	char compat_pass[128];   /* compat: line pattern meaning correct */
+	char compat_pass[128];   /* compat: a fixed string meaning correct */
+	char compat_fail[128];   /* compat: a fixed string meaning wrong; "" = pass's FAIL form */
 	char compat_time[128];   /* compat: POSIX ERE, group 1 = time */
 	double compat_time_scale;/* multiply the matched number to get µs */
 	int ncontext;

@@ -116,16 +116,13 @@ void eval_sandbox_argv_free(char **argv);
 
 #define EVAL_MAX_SAMPLES 4096
 
+typedef struct eval_compat eval_compat;  /* compat.c */
+
 typedef struct eval_parse {
 	const cuco_workload *wl;
-	regex_t time_re, phase_re, signal_re;
-	bool have_time_re;
+	regex_t signal_re;
 	char *result_line;        /* native: the first CUCO_RESULT line's JSON */
-	bool pass_seen;           /* compat */
-	int nsamples;
-	double samples[EVAL_MAX_SAMPLES];
-	int nphases;
-	cuco_phase phases[CUCO_MAX_PHASES];
+	eval_compat *compat;      /* compat: what its lines said so far */
 	int rank_signal;          /* "exited on signal N" from mpirun */
 	char env_problem[160];    /* a line saying the environment is at fault */
 } eval_parse;
@@ -149,8 +146,18 @@ typedef struct eval_outcome {
 } eval_outcome;
 
 void eval_parse_finish(eval_parse *p, eval_outcome *o);
+
+/* ---- compat.c: the compat protocol (CUCo's output) -------------------------- */
+
+int eval_compat_new(const cuco_workload *wl, eval_compat **out, cuco_err *err);
+void eval_compat_free(eval_compat *c);
+void eval_compat_line(eval_compat *c, const char *line);
+void eval_compat_finish(eval_compat *c, eval_outcome *o);
 /* Validate a compat time regex; for the manifest check. */
 int eval_compile_time_re(const char *re, regex_t *out, char *why, size_t size);
+/* The FAIL form of a pass string ending in PASS ("Verification: FAIL"),
+ * "" for any other: what protocol.fail defaults to. */
+void eval_compat_fail_string(const char *pass, char *out, size_t size);
 
 /* ---- runner.c: how a program is launched ------------------------------------ */
 

@@ -566,7 +566,7 @@ static void parse_protocol(wl_report *r, const cJSON *root, cuco_workload *wl)
 	const cJSON *proto = get_object(r, root, "protocol", "protocol", false);
 	if (!proto)
 		return;
-	static const char *const known[] = { "kind", "pass", "time", "time_scale", NULL };
+	static const char *const known[] = { "kind", "pass", "fail", "time", "time_scale", NULL };
 	unknown_keys(r, proto, "protocol.", known);
 	char kind[16] = "";
 	if (!get_string(r, proto, "kind", "protocol.kind", kind, sizeof kind, true))
@@ -579,6 +579,7 @@ static void parse_protocol(wl_report *r, const cJSON *root, cuco_workload *wl)
 	}
 	wl->protocol = CUCO_PROTO_COMPAT;
 	get_string(r, proto, "pass", "protocol.pass", wl->compat_pass, sizeof wl->compat_pass, true);
+	get_string(r, proto, "fail", "protocol.fail", wl->compat_fail, sizeof wl->compat_fail, false);
 	if (get_string(r, proto, "time", "protocol.time", wl->compat_time, sizeof wl->compat_time, true)) {
 		regex_t re;
 		char why[128];
