@@ -133,6 +133,60 @@ void cuco_directive_default(const cuco_workload *wl, cuco_directive *out);
 int cuco_workload_peak(const cuco_workload *wl, const cuco_size *size,
 	double *bytes, double *flops, cuco_err *err);
 
+/* ---- a program's source, read lexically (lex.c, analyze.c) --------------- */
+
+/* What `cuco init` and the fast path learn from a C, C++ or CUDA program
+ * without compiling it: its includes, the sizes it lets a build's -D
+ * override, whether it has a main(), which libraries it talks to, and its
+ * host communication: each NCCL and MPI call with its buffers, count and
+ * datatype, its loop, the kernels and functions that write its send
+ * buffer before it and read its receive buffer after it, and the streams.
+ * The program's local headers (#include "…", beside it) are read too, for
+ * the functions they define. What a lexical reading cannot see is said in
+ * the report. */
+
+#define CUCO_PROGRAM_INCLUDES 48
+#define CUCO_PROGRAM_MACROS 32
+
+typedef struct cuco_include {
+	char name[128];          /* as written between the quotes or brackets */
+	bool local;              /* "…" rather than <…> */
+	int line;
+} cuco_include;
+
+typedef struct cuco_macro {
+	char name[32];
+	char value[96];          /* the text after the name */
+	int line;
+	bool guarded;            /* under #ifndef NAME: a build's -DNAME= overrides it */
+} cuco_macro;
+
+typedef struct cuco_program {
+	char path[1024];
+	int lines;
+	int main_line;           /* 0: no main() */
+	bool mpi, nccl, cuda, cublas;  /* included or called */
+	bool device_api;         /* already uses the NCCL Device API (LSA/GIN) */
+	int nincludes;
+	cuco_include includes[CUCO_PROGRAM_INCLUDES];
+	int nmacros;             /* #define NAME VALUE under #ifndef NAME: -D overrides it */
+	cuco_macro macros[CUCO_PROGRAM_MACROS];
+	int ncomm;               /* host communication calls found */
+	struct eval_analysis *an;  /* the tokens and findings behind the report */
+} cuco_program;
+
+/* Read and analyse the program at path (and its local headers). */
+int cuco_program_read(const char *path, cuco_program **out, cuco_err *err);
+/* The same on text in memory; dir is where its local headers are ("" none). */
+int cuco_program_parse(const char *name, const char *dir, const char *text, size_t len,
+	cuco_program **out, cuco_err *err);
+void cuco_program_free(cuco_program *p);
+/* The analysis for people and prompts: one numbered entry per call. The
+ * size's variables (may be NULL) turn counts into bytes where they can. */
+void cuco_program_report(const cuco_program *p, const cuco_size *size, int ranks, cuco_buf *out);
+/* Whether a string literal of the program contains needle; *line where. */
+bool cuco_program_prints(const cuco_program *p, const char *needle, int *line);
+
 /* ---- evaluator ---------------------------------------------------------- */
 
 typedef enum cuco_runner_kind {

@@ -159,6 +159,39 @@ int eval_compile_time_re(const char *re, regex_t *out, char *why, size_t size);
  * "" for any other: what protocol.fail defaults to. */
 void eval_compat_fail_string(const char *pass, char *out, size_t size);
 
+/* ---- lex.c: source as tokens ------------------------------------------------- */
+
+typedef enum eval_tok_kind {
+	EVAL_TK_IDENT, EVAL_TK_NUMBER, EVAL_TK_STRING, EVAL_TK_CHAR, EVAL_TK_PUNCT
+} eval_tok_kind;
+
+typedef struct eval_tok {
+	eval_tok_kind kind;
+	int line;
+	const char *s;            /* into the text; a literal keeps its quotes */
+	int len;
+	int match;                /* ( [ {: the partner's index; -1 none */
+} eval_tok;
+
+#define EVAL_LEX_INCLUDES 64
+#define EVAL_LEX_MACROS 256
+
+typedef struct eval_lexed {
+	const char *text;
+	eval_tok *toks;
+	int ntoks, cap;
+	int lines;
+	int nincludes;
+	cuco_include includes[EVAL_LEX_INCLUDES];
+	int nmacros;              /* object-like #defines */
+	cuco_macro macros[EVAL_LEX_MACROS];
+} eval_lexed;
+
+/* Tokens of text (which must outlive lx); never fails. */
+int eval_lex(const char *text, size_t len, eval_lexed *lx);
+void eval_lexed_free(eval_lexed *lx);
+bool eval_tok_is(const eval_tok *t, const char *s);
+
 /* ---- runner.c: how a program is launched ------------------------------------ */
 
 typedef struct eval_launch {
