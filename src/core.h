@@ -70,6 +70,11 @@ int cuco_read_file(const char *path, size_t max, char **out, size_t *len, cuco_e
 /* Write through a temporary file and rename(2), so readers never see half. */
 int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *err);
 int cuco_mkdir_p(const char *path, cuco_err *err);
+/* The session driving a run holds an flock on RUN/run.lock and writes its
+ * pid there (cmd-run.c). Whether that process is alive: what a viewer in
+ * another process asks before it promises that an engine will act. */
+#define CUCO_RUN_LOCK "run.lock"
+bool cuco_run_driven(const char *run_dir);
 /* Strip leading and trailing whitespace in place; returns the new start.
  * The `key = value` readers (config, search knobs, themes) share it. */
 char *cuco_trim(char *s);

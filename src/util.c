@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +210,21 @@ int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *er
 		return cuco_errf(err, CUCO_EENV, "%s: cannot write: %s", path, strerror(e));
 	}
 	return CUCO_OK;
+}
+
+bool cuco_run_driven(const char *run_dir)
+{
+	char path[4096], pid[32] = "";
+	snprintf(path, sizeof path, "%s/%s", run_dir, CUCO_RUN_LOCK);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, pid, sizeof pid - 1);
+	close(fd);
+	pid[n > 0 ? n : 0] = '\0';
+	long v = strtol(pid, NULL, 10);
+	/* EPERM: alive, another user's (a shared run directory). */
+	return v > 0 && (kill((pid_t)v, 0) == 0 || errno == EPERM);
 }
 
 int cuco_mkdir_p(const char *path, cuco_err *err)

@@ -2,7 +2,8 @@
  *
  * The driver measures the baseline and the seed, starts `jobs` workers,
  * applies the store's command queue every POLL_S while they run, and at
- * the end re-times the best few and writes run-end. A worker takes the
+ * the end re-times the best few (applying commands between rounds: a pause
+ * holds the re-timing too) and writes run-end. A worker takes the
  * next job — a due baseline measurement, a stored candidate (a person's
  * edit, or one a killed session left unfinished), or a new proposal from
  * the strategy — evaluates it and records the result.
@@ -126,7 +127,8 @@ static void *driver_main(void *arg)
 		pthread_mutex_unlock(&e->lock);
 		for (int i = 0; i < e->nworkers; i++)
 			pthread_join(e->workers[i], NULL);
-		/* Commands queued from here on wait for the next session. */
+		/* The re-timing applies commands between its rounds (a pause holds
+		 * it, a stop ends it). */
 		if (!engine_stopping(e))
 			engine_rebench_top(e);
 	}

@@ -75,6 +75,23 @@ static bool record_pair(cuco_engine *e, uint64_t id, const pair *p, cuco_candida
 	return true;
 }
 
+/* Between two rounds of the re-timing (never inside a pair), a person's
+ * commands are applied: a pause holds the re-timing until a resume, a stop
+ * ends it. False when it must end. */
+static bool between_rounds(cuco_engine *e)
+{
+	for (;;) {
+		engine_poll_commands(e);
+		pthread_mutex_lock(&e->lock);
+		bool hold = e->paused && !e->stop, stop = e->stop;
+		if (hold)
+			engine_wait(e, POLL_S);
+		pthread_mutex_unlock(&e->lock);
+		if (!hold)
+			return !stop;
+	}
+}
+
 /* Re-time a candidate in `rounds` (at most RETIME_ROUNDS) rounds of
  * (baseline, candidate) — the first round's baseline is the latest
  * measurement when *fresh — and keep the round with the median ratio: both
@@ -95,7 +112,7 @@ static bool paired_retime(cuco_engine *e, uint64_t id, int rounds, bool *fresh, 
 	double was = c.speedup;
 	bool ok = true, failed = false;
 	int n = 0;
-	while (n < rounds && !failed) {
+	while (n < rounds && !failed && between_rounds(e)) {
 		if (!*fresh && engine_measure_baseline(e, ENGINE_BASE_QUIET) != CUCO_OK) {
 			ok = false;
 			break;
@@ -167,6 +184,9 @@ void engine_rebench_top(cuco_engine *e)
 	bool fresh = e->benched == 0;  /* the baseline was measured after the last benchmark */
 	uint64_t before = e->best_id;
 	pthread_mutex_unlock(&e->lock);
+	/* It takes minutes: say so before the first round, not after it. */
+	if (want > 0)
+		engine_event(e, "retime", 0, "re-timing the best %d in rounds paired with the baseline", want);
 
 	while (n < REBENCH_MAX && !engine_stopping(e)) {  /* the pass over the top */
 		top_arg a = { .skip = done, .nskip = n };

@@ -43,7 +43,7 @@ static int setup_scan(const cuco_candidate *c, void *arg)
 		a->baseline_id = c->id;
 	else if (c->origin == CUCO_ORIGIN_SEED && strcmp(c->source_hash, a->e->seed_hash) == 0)
 		a->seed_id = c->id;
-	else if (engine_counts_for_budget(c) && strcmp(c->error_class, "environment") != 0)
+	else if (engine_counts_for_budget(c) && strcmp(c->error_class, cuco_fail_name(CUCO_FAIL_ENVIRONMENT)) != 0)
 		a->proposed++;
 	/* Left unfinished by a session that was killed: evaluate it again. */
 	if (c->status < CUCO_STATUS_DONE && c->origin != CUCO_ORIGIN_BASELINE &&
@@ -104,7 +104,11 @@ static int setup_txn(cuco_txn *txn, void *arg)
 	if ((rc = cuco_meta_put(txn, "workload", a->workload_json)) != CUCO_OK ||
 			(rc = cuco_meta_put(txn, "config", a->config_json)) != CUCO_OK)
 		return rc;
-	cJSON *s = cJSON_CreateString(e->strat->name);
+	/* Its name, and whether a hint reaches anything (the screen offers
+	 * hints only then). */
+	cJSON *s = cJSON_CreateObject();
+	cJSON_AddStringToObject(s, "name", e->strat->name);
+	cJSON_AddBoolToObject(s, "hints", e->strat->hint != NULL);
 	char *strategy = cJSON_PrintUnformatted(s);
 	cJSON_Delete(s);
 	rc = cuco_meta_put(txn, "strategy", strategy);

@@ -10,7 +10,8 @@
 
 static const char ls_options[] =
 	"  --run DIR        the run directory (default $CUCO_RUN, else runs/latest)\n"
-	"  --tree           lineage order, children indented under their parent\n"
+	"  --tree           lineage order, children indented under their parent (at most\n"
+	"                   12 levels; deeper ones line up at the 12th)\n"
 	"  --status NAME    only candidates with this status (queued, done, failed, …)\n"
 	"  --origin NAME    only candidates of this origin (baseline, seed, tune, llm-diff, …)\n"
 	"  --island N       only candidates of island N\n"
@@ -34,7 +35,16 @@ struct ls_job {
 	cJSON *array;
 };
 
-static void print_row(cuco_txn *txn, const cuco_summary *s, int depth)
+#define MAX_INDENT 12
+
+/* The ID column: the id after two spaces per level. */
+static int id_cell(char *buf, size_t size, const cuco_summary *s, int depth)
+{
+	int d = depth < MAX_INDENT ? depth : MAX_INDENT;
+	return snprintf(buf, size, "%*s%llu", 2 * d, "", (unsigned long long)s->id);
+}
+
+static void print_row(cuco_txn *txn, const cuco_summary *s, int depth, int id_w)
 {
 	cuco_candidate *c = cuco_xmalloc(sizeof *c);
 	char dir[160] = "";
@@ -45,8 +55,10 @@ static void print_row(cuco_txn *txn, const cuco_summary *s, int depth)
 		snprintf(lat, sizeof lat, "%.1f", s->latency_median_us);
 	if (isfinite(s->speedup))
 		snprintf(spd, sizeof spd, "%.3fx", s->speedup);
-	printf("%*s%-6llu %-6llu %4d %4d %-10s %-12s %12s %9s %c %s\n", depth * 2, "",
-		(unsigned long long)s->id, (unsigned long long)s->parents[0], s->island, s->generation,
+	char id[64];
+	id_cell(id, sizeof id, s, depth);
+	printf("%-*s %-6llu %4d %4d %-10s %-12s %12s %9s %c %s\n", id_w, id,
+		(unsigned long long)s->parents[0], s->island, s->generation,
 		cuco_origin_name(s->origin), cuco_status_name(s->status), lat, spd,
 		s->pinned ? '*' : ' ', dir);
 	free(c);
@@ -78,8 +90,16 @@ static int ls_txn(cuco_txn *txn, void *arg)
 		for (size_t i = 0; i < n; i++)
 			order[i] = i;
 	}
+	/* Every column lines up: the ID column is as wide as its widest cell. */
+	int id_w = 6;
+	for (size_t i = 0; i < n && !job->json; i++) {
+		char id[64];
+		int w = id_cell(id, sizeof id, &sums[order[i]], job->tree ? depth[i] : 0);
+		if (keep(&job->filter, &sums[order[i]]) && w > id_w)
+			id_w = w;
+	}
 	if (!job->json)
-		printf("%-6s %-6s %4s %4s %-10s %-12s %12s %9s %s %s\n", "ID", "PARENT", "ISL", "GEN",
+		printf("%-*s %-6s %4s %4s %-10s %-12s %12s %9s %s %s\n", id_w, "ID", "PARENT", "ISL", "GEN",
 			"ORIGIN", "STATUS", "MEDIAN_US", "SPEEDUP", "P", "DIRECTIVE");
 	for (size_t i = 0; i < n && rc == CUCO_OK; i++) {
 		const cuco_summary *s = &sums[order[i]];
@@ -88,7 +108,7 @@ static int ls_txn(cuco_txn *txn, void *arg)
 		if (job->json)
 			rc = add_json(txn, job, s->id);
 		else
-			print_row(txn, s, job->tree ? depth[i] : 0);
+			print_row(txn, s, job->tree ? depth[i] : 0, id_w);
 	}
 	free(order);
 	free(depth);

@@ -2,10 +2,12 @@
  *
  * The JSON shape is fixed (scripts and tests rely on it):
  * {workload, strategy, candidates: {total, by_status: {…}, by_origin: {…}},
- *  baseline: {id, latency_us}, best: {id, latency_us, speedup},
+ *  baseline: {id, latency_us}, best: {id, latency_us, speedup, paired_baseline_us},
  *  tokens: {prompt, completion}, cost_usd}
- * speedup is the baseline's median latency over the best's, both measured
- * in this run: the baseline is the latest finished baseline measurement. */
+ * baseline is the latest finished baseline measurement. The best's speedup
+ * is the one stored with it, as `cuco show` prints it: a ratio of the best
+ * and a baseline timed side by side (paired_baseline_us, which after a
+ * resumed run need not be the latest baseline measurement). */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <math.h>
@@ -21,7 +23,7 @@ struct report {
 	size_t by_status[CUCO_STATUS_COUNT];
 	size_t by_origin[CUCO_ORIGIN_COUNT];
 	uint64_t baseline_id, best_id;
-	double baseline_us, best_us;
+	double baseline_us, best_us, best_speedup;
 	int64_t tokens_prompt, tokens_completion;
 	double cost_usd;
 };
@@ -77,6 +79,7 @@ static int report_txn(cuco_txn *txn, void *arg)
 	if (rc == CUCO_OK) {
 		r->best_id = best.id;
 		r->best_us = best.latency_median_us;
+		r->best_speedup = best.speedup;
 	} else if (rc != CUCO_ENOTFOUND) {
 		return rc;
 	}
@@ -114,8 +117,9 @@ static void print_json(const struct report *r)
 	cJSON *best = cJSON_AddObjectToObject(o, "best");
 	cJSON_AddItemToObject(best, "id", id_or_null(r->best_id));
 	cJSON_AddItemToObject(best, "latency_us", num_or_null(r->best_id ? r->best_us : NAN));
-	double speedup = (r->best_id && r->baseline_id) ? r->baseline_us / r->best_us : NAN;
-	cJSON_AddItemToObject(best, "speedup", num_or_null(speedup));
+	cJSON_AddItemToObject(best, "speedup", num_or_null(r->best_id ? r->best_speedup : NAN));
+	cJSON_AddItemToObject(best, "paired_baseline_us",
+		num_or_null(r->best_id ? r->best_speedup * r->best_us : NAN));
 	cJSON *tok = cJSON_AddObjectToObject(o, "tokens");
 	cJSON_AddNumberToObject(tok, "prompt", (double)r->tokens_prompt);
 	cJSON_AddNumberToObject(tok, "completion", (double)r->tokens_completion);
@@ -139,10 +143,14 @@ static void print_text(const struct report *r)
 			r->baseline_us);
 	else
 		printf("baseline   not measured yet\n");
-	if (r->best_id && r->baseline_id)
-		printf("best       #%llu  %.1f us  %.3fx the baseline\n", (unsigned long long)r->best_id,
-			r->best_us, r->baseline_us / r->best_us);
-	else if (r->best_id)
+	double paired = r->best_speedup * r->best_us;
+	if (r->best_id && isfinite(r->best_speedup)) {
+		printf("best       #%llu  %.1f us  %.3fx the baseline timed beside it (%.1f us)\n",
+			(unsigned long long)r->best_id, r->best_us, r->best_speedup, paired);
+		if (r->baseline_id && fabs(paired - r->baseline_us) > 0.05 * r->baseline_us)
+			printf("           (timed against an earlier baseline measurement than the one above;"
+				" 'cuco run --rebench N' times them side by side again)\n");
+	} else if (r->best_id)
 		printf("best       #%llu  %.1f us\n", (unsigned long long)r->best_id, r->best_us);
 	else
 		printf("best       none yet\n");

@@ -49,6 +49,10 @@ static const char run_options[] =
 	"  --ranks N          run on N ranks instead of the workload's own (default run\n"
 	"                     directory runs/WORKLOAD-Nranks), for scaling studies\n"
 	"  --headless         no screen: one line per evaluated candidate, then a summary\n"
+	"  --theme NAME       the screen's theme, as 'cuco tui --theme' (default $CUCO_THEME,\n"
+	"                     else the config's [screen] theme, else dark)\n"
+	"  --no-color         the screen in attributes only (also when $NO_COLOR is set)\n"
+	"  --ascii            the screen in ASCII lines and glyphs instead of UTF-8\n"
 	"  --sandbox MODE     auto (default): stages run in bubblewrap where it works, else with\n"
 	"                     resource limits only; bwrap: refuse to run without it; off\n"
 	"                     (default: $CUCO_SANDBOX, else the config file's [eval] sandbox)\n"
@@ -146,13 +150,13 @@ static void run_headless(cuco_engine *e)
 
 /* The workbench screen over the running engine. Quitting asks whether to
  * stop the search; kept running, it goes on headless (run_headless). */
-static void run_screen(cuco_engine *e, cuco_store *st)
+static void run_screen(cuco_engine *e, cuco_store *st, const cuco_tui_options *look)
 {
 	char author[32];
 	cmd_author(author, sizeof author);
-	char theme_buf[64];
-	cuco_tui_options o = { .theme = cmd_default_theme(theme_buf, sizeof theme_buf), .in_process = true,
-		.author = author };
+	cuco_tui_options o = *look;
+	o.in_process = true;
+	o.author = author;
 	bool stop = false;
 	cuco_err err = { 0 };
 	if (cuco_tui_run(st, cuco_engine_wake_fd(e), &o, &stop, &err) != CUCO_OK) {
@@ -213,7 +217,7 @@ static void print_summary(cuco_store *st)
 		a->strategy, a->by_status[CUCO_STATUS_DONE], a->by_status[CUCO_STATUS_FAILED],
 		a->by_status[CUCO_STATUS_REJECTED]);
 	if (a->have_base && !isnan(a->base.latency_median_us))
-		printf("baseline  #%-5llu %10.1f us median (spread %.1f%%, %d samples), this run\n",
+		printf("baseline  #%-5llu %10.1f us median (spread %.1f%%, %d samples), latest measurement\n",
 			(unsigned long long)a->base.id, a->base.latency_median_us, 100 * a->base.spread,
 			a->base.samples);
 	else
@@ -225,10 +229,16 @@ static void print_summary(cuco_store *st)
 			(unsigned long long)a->best.id, a->best.latency_median_us, 100 * a->best.spread,
 			a->best.samples);
 		/* Its own speedup: against the baseline measured beside it, which
-		 * after a full run is the measurement printed above. */
-		printf("          %s %s: %.3fx the baseline (%.1f us, same run)\n",
-			cuco_origin_name(a->best.origin), dir, a->best.speedup,
-			a->best.speedup * a->best.latency_median_us);
+		 * after a full run is the measurement printed above, and after a
+		 * resume whose re-timing did not reach it an earlier one. */
+		double paired = a->best.speedup * a->best.latency_median_us;
+		bool same = fabs(paired - a->base.latency_median_us) <= 1e-3 * a->base.latency_median_us;
+		printf("          %s %s: %.3fx the baseline timed beside it (%.1f us%s)\n",
+			cuco_origin_name(a->best.origin), dir, a->best.speedup, paired,
+			same ? ", the measurement above" : "");
+		if (!same)
+			printf("          (an earlier baseline measurement than the latest above; "
+				"--rebench N times them side by side again)\n");
 	} else {
 		printf("best      nothing beat the baseline\n");
 	}
@@ -249,7 +259,8 @@ static bool parse_long(const char *text, long min, long max, long *out)
 }
 
 enum { OPT_RUN = 256, OPT_STRATEGY, OPT_TUNER, OPT_BUDGET, OPT_MINUTES, OPT_SIZE, OPT_JOBS,
-	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS, OPT_LLM, OPT_MAX_COST, OPT_MAX_TOKENS, OPT_RANKS, OPT_GENERATIONS, OPT_SANDBOX };
+	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS, OPT_LLM, OPT_MAX_COST, OPT_MAX_TOKENS, OPT_RANKS, OPT_GENERATIONS, OPT_SANDBOX,
+	OPT_THEME, OPT_NO_COLOR, OPT_ASCII };
 
 #define MAX_LLM_SPECS CUCO_MAX_MODELS
 
@@ -263,7 +274,7 @@ static bool llm_spec_ok(char *spec, cuco_err *err)
 }
 
 static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, const char **run,
-	bool *headless)
+	bool *headless, cuco_tui_options *look)
 {
 	static const struct option longopts[] = {
 		{ "run", required_argument, NULL, OPT_RUN },
@@ -283,6 +294,9 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 		{ "ranks", required_argument, NULL, OPT_RANKS },
 		{ "generations", required_argument, NULL, OPT_GENERATIONS },
 		{ "sandbox", required_argument, NULL, OPT_SANDBOX },
+		{ "theme", required_argument, NULL, OPT_THEME },
+		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
+		{ "ascii", no_argument, NULL, OPT_ASCII },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -380,6 +394,9 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 				return cmd_usage_error(&cmd_run, "--sandbox %s: not auto, bwrap or off", optarg);
 			break;
 		case OPT_HEADLESS: *headless = true; break;
+		case OPT_THEME: look->theme = optarg; break;
+		case OPT_NO_COLOR: look->no_color = true; break;
+		case OPT_ASCII: look->ascii = true; break;
 		case 'h':
 			cmd_print_usage(&cmd_run, run_options);
 			return -1;
@@ -424,7 +441,7 @@ static int run_lock = -1;
 static int lock_run(const char *dir, cuco_err *err)
 {
 	char path[2048];
-	snprintf(path, sizeof path, "%s/run.lock", dir);
+	snprintf(path, sizeof path, "%s/%s", dir, CUCO_RUN_LOCK);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return cuco_errf(err, CUCO_EENV, "%s: cannot open: %s", path, strerror(errno));
@@ -487,11 +504,15 @@ static int run_exec(int argc, char **argv)
 	cuco_engine_config_init(&cfg);
 	const char *run = NULL;
 	bool headless = false;
-	int rc = parse_run_options(argc, argv, &cfg, &run, &headless);
+	char theme_buf[64];
+	cuco_tui_options look = { .theme = cmd_default_theme(theme_buf, sizeof theme_buf) };
+	int rc = parse_run_options(argc, argv, &cfg, &run, &headless, &look);
 	if (rc != CUCO_OK)
 		return rc < 0 ? CUCO_OK : rc;
 
 	cuco_err err = { 0 };
+	if (!look.no_color && cuco_tui_theme_check(look.theme, &err) != CUCO_OK)
+		return cmd_usage_error(&cmd_run, "the screen's %s", err.msg);
 	cuco_workload *wl = NULL;
 	if ((rc = cuco_workload_load(argv[optind], &wl, &err)) != CUCO_OK)
 		return cmd_fail(&err);
@@ -535,7 +556,7 @@ static int run_exec(int argc, char **argv)
 		fflush(stdout);
 		if (rc == CUCO_OK && (rc = cuco_engine_start(st, wl, &cfg, &e, &err)) == CUCO_OK) {
 			if (screen)
-				run_screen(e, st);
+				run_screen(e, st, &look);
 			run_headless(e);
 			rc = cuco_engine_join(e, &err);
 			print_summary(st);
@@ -553,5 +574,7 @@ static int run_exec(int argc, char **argv)
 
 const cuco_cmd cmd_run = { "run", "WORKLOAD [--run DIR] [--strategy tune] [--tuner random|anneal|ils]\n"
 	"       [--budget N] [--minutes M] [--size NAME] [--jobs N] [--seed N] [--headless]\n"
-	"       [--sandbox auto|bwrap|off]",
+	"       [--baseline-every K] [--rebench N] [--llm SPEC] [--max-cost USD] [--max-tokens N]\n"
+	"       [--generations N] [--ranks N] [--sandbox auto|bwrap|off]\n"
+	"       [--theme NAME] [--no-color] [--ascii]",
 	"search for faster candidates of a workload (resumes an existing run directory)", run_exec };

@@ -18,6 +18,7 @@ const cuco_cmd *const cuco_commands[] = {
 	&cmd_pin,
 	&cmd_unpin,
 	&cmd_reject,
+	&cmd_unreject,
 	&cmd_report,
 	&cmd_patch,
 	&cmd_pause,
@@ -186,4 +187,16 @@ void cmd_author(char *buf, size_t size)
 	gethostname(host, sizeof host - 1);
 	host[sizeof host - 1] = '\0';
 	snprintf(buf, size, "%s@%s", user && *user ? user : "user", host);
+}
+
+static int act_txn(cuco_txn *txn, void *arg)
+{
+	cuco_command *cmd = arg;
+	return cuco_person_act(txn, cmd);
+}
+
+int cmd_act(cuco_store *st, cuco_command *cmd)
+{
+	cuco_err err = { 0 };
+	return cuco_store_write(st, act_txn, cmd, &err) == CUCO_OK ? CUCO_OK : cmd_fail(&err);
 }

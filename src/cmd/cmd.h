@@ -38,12 +38,15 @@ const char *cmd_default_theme(char *buf, size_t size);
  * when $CUCO_SANDBOX is set (the evaluator reads it), else the config
  * file's [eval] sandbox. An error when the config file does not load. */
 int cmd_sandbox_mode(cuco_sandbox_mode *mode, cuco_err *err);
+/* Take a person's action (cuco_person_act) in one write transaction,
+ * printing a refusal; returns an exit code. cmd->seq is set. */
+int cmd_act(cuco_store *st, cuco_command *cmd);
 /* Author of a human action: $USER@hostname. */
 void cmd_author(char *buf, size_t size);
 
 /* The commands. */
 extern const cuco_cmd cmd_ls, cmd_show, cmd_diff, cmd_export, cmd_pin, cmd_unpin,
-	cmd_reject, cmd_report;
+	cmd_reject, cmd_unreject, cmd_report;
 extern const cuco_cmd cmd_patch;
 extern const cuco_cmd cmd_run, cmd_pause, cmd_resume, cmd_stop, cmd_hint;
 extern const cuco_cmd cmd_tui;

@@ -18,7 +18,7 @@ static const char *const status_names[CUCO_STATUS_COUNT] = {
 	"queued", "compiling", "running", "benchmarking", "done", "failed", "rejected",
 };
 static const char *const command_names[CUCO_CMD_COUNT] = {
-	"pin", "unpin", "reject", "edit", "hint", "pause", "resume", "stop",
+	"pin", "unpin", "reject", "unreject", "edit", "hint", "pause", "resume", "stop",
 };
 
 static const char *const fail_names[CUCO_FAIL_COUNT] = {
@@ -209,10 +209,10 @@ static void get_bool(decoder *d, const char *key, bool *dst)
 /* ---- directive ------------------------------------------------------------- */
 
 static const struct {
-	const char *name, *help;
+	const char *name, *abbrev, *help;
 	size_t offset;
 } dirdims[CUCO_DIRDIM_COUNT] = {
-#define X(e, field, text) { #field, text, offsetof(cuco_directive, field) },
+#define X(e, field, abbrev, text) { #field, abbrev, text, offsetof(cuco_directive, field) },
 	CUCO_DIRECTIVE_DIMS(X)
 #undef X
 };
@@ -220,6 +220,11 @@ static const struct {
 const char *cuco_dirdim_name(cuco_dirdim d)
 {
 	return (unsigned)d < CUCO_DIRDIM_COUNT ? dirdims[d].name : "?";
+}
+
+const char *cuco_dirdim_abbrev(cuco_dirdim d)
+{
+	return (unsigned)d < CUCO_DIRDIM_COUNT ? dirdims[d].abbrev : "?";
 }
 
 const char *cuco_dirdim_help(cuco_dirdim d)
@@ -252,6 +257,27 @@ const char *cuco_directive_value(const cuco_directive *d, const char *name)
 		return cuco_directive_get(d, (cuco_dirdim)dim);
 	const char *v = cuco_knob_get(d, name);
 	return v ? v : "";
+}
+
+int cuco_directive_diff(const cuco_directive *a, const cuco_directive *b,
+	void (*fn)(int dim, const char *name, const char *before, const char *after, void *arg),
+	void *arg)
+{
+	int n = 0;
+	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++) {
+		const char *x = cuco_directive_get(a, (cuco_dirdim)i), *y = cuco_directive_get(b, (cuco_dirdim)i);
+		if (strcmp(x, y) != 0 && ++n && fn)
+			fn(i, dirdims[i].name, x, y, arg);
+	}
+	for (int i = 0; i < b->nknobs && i < CUCO_MAX_KNOBS; i++) {
+		const char *x = cuco_knob_get(a, b->knobs[i].name);
+		if ((!x || strcmp(x, b->knobs[i].value) != 0) && ++n && fn)
+			fn(-1, b->knobs[i].name, x ? x : "", b->knobs[i].value, arg);
+	}
+	for (int i = 0; i < a->nknobs && i < CUCO_MAX_KNOBS; i++)
+		if (!cuco_knob_get(b, a->knobs[i].name) && ++n && fn)
+			fn(-1, a->knobs[i].name, a->knobs[i].value, "", arg);
+	return n;
 }
 
 int cuco_directive_set(cuco_directive *d, const char *name, const char *value)

@@ -105,25 +105,26 @@ typedef struct cuco_knob {
 
 /* The five directive dimensions, the one table every part reads (the
  * record's JSON, manifests' design spaces, the screen, prompts), in the
- * order every view shows them: X(enum, field of cuco_directive, what it
- * means — the words the screen teaches when a workload gives none). */
+ * order every view shows them: X(enum, field of cuco_directive, short name
+ * for narrow views, what it means — the words the screen teaches when a
+ * workload gives none). */
 #define CUCO_DIRECTIVE_DIMS(X) \
-	X(BACKEND, backend, "how bytes move between ranks. GPU: LSA = load/store into a peer's " \
+	X(BACKEND, backend, "back", "how bytes move between ranks. GPU: LSA = load/store into a peer's " \
 		"memory over NVLink; GIN = the GPU itself issues network puts. CPU: msg = two-sided " \
 		"send/recv, rma = one-sided put (GIN's analogue), shm = direct load/store in a shared " \
 		"window (LSA's analogue).") \
-	X(ISSUER, issuer, "who starts each transfer: one thread, a warp, a whole CTA (GPU), or " \
+	X(ISSUER, issuer, "issuer", "who starts each transfer: one thread, a warp, a whole CTA (GPU), or " \
 		"one rank thread versus several (CPU). More issuers spread the work but add " \
 		"coordination.") \
-	X(PLACEMENT, placement, "where communication sits relative to compute: after it, " \
+	X(PLACEMENT, placement, "place", "where communication sits relative to compute: after it, " \
 		"interleaved with it chunk by chunk, or prefetched ahead so it overlaps the next step.") \
-	X(SYNC, sync, "the scope of synchronization that makes data visible: a fence over " \
+	X(SYNC, sync, "sync", "the scope of synchronization that makes data visible: a fence over " \
 		"everything, per-chunk flags, or a narrower epoch (e.g. PSCW). Narrow scopes wait less.") \
-	X(GRANULARITY, granularity, "the chunk size (or count) the transfer is cut into. Small " \
+	X(GRANULARITY, granularity, "gran", "the chunk size (or count) the transfer is cut into. Small " \
 		"chunks overlap better but pay more per-message overhead.")
 
 typedef enum cuco_dirdim {
-#define X(e, field, help) CUCO_DIRDIM_##e,
+#define X(e, field, abbrev, help) CUCO_DIRDIM_##e,
 	CUCO_DIRECTIVE_DIMS(X)
 #undef X
 	CUCO_DIRDIM_COUNT
@@ -134,7 +135,7 @@ typedef struct cuco_directive {
 	/* One field per dimension: backend (GIN | LSA on GPUs; msg | rma | shm
 	 * on CPUs), issuer, placement, sync, granularity (chunk size as text,
 	 * "64KiB", "4"). */
-#define X(e, field, help) char field[32];
+#define X(e, field, abbrev, help) char field[32];
 	CUCO_DIRECTIVE_DIMS(X)
 #undef X
 	int nknobs;
@@ -142,11 +143,19 @@ typedef struct cuco_directive {
 } cuco_directive;
 
 const char *cuco_dirdim_name(cuco_dirdim d);  /* "backend", …; "?" out of range */
+const char *cuco_dirdim_abbrev(cuco_dirdim d);  /* "gran", … */
 const char *cuco_dirdim_help(cuco_dirdim d);
 /* The dimension of that name, or -1 (a knob, or nothing). */
 int cuco_dirdim_find(const char *name);
 /* A directive's value of one dimension ("" when unset). */
 const char *cuco_directive_get(const cuco_directive *d, cuco_dirdim dim);
+/* Each dimension, then each knob, whose value differs from a to b: the
+ * dimensions in the table's order, then b's knobs, then knobs only a has.
+ * fn gets the dimension (-1 for a knob), its name and both values ("" when
+ * unset); returns how many differ. fn may be NULL (just count). */
+int cuco_directive_diff(const cuco_directive *a, const cuco_directive *b,
+	void (*fn)(int dim, const char *name, const char *before, const char *after, void *arg),
+	void *arg);
 /* Value of a directive field or knob by name ("" if unset). */
 const char *cuco_directive_value(const cuco_directive *d, const char *name);
 /* Set a field or a knob (added when new); CUCO_EDATA when the value or the
@@ -222,7 +231,7 @@ typedef struct cuco_event {
 } cuco_event;
 
 typedef enum cuco_command_kind {
-	CUCO_CMD_PIN, CUCO_CMD_UNPIN, CUCO_CMD_REJECT, CUCO_CMD_EDIT,
+	CUCO_CMD_PIN, CUCO_CMD_UNPIN, CUCO_CMD_REJECT, CUCO_CMD_UNREJECT, CUCO_CMD_EDIT,
 	CUCO_CMD_HINT, CUCO_CMD_PAUSE, CUCO_CMD_RESUME, CUCO_CMD_STOP,
 	CUCO_CMD_COUNT
 } cuco_command_kind;
@@ -306,15 +315,35 @@ uint64_t cuco_cand_last_id(cuco_txn *txn);  /* 0 when empty */
 int cuco_cand_each(cuco_txn *txn, uint64_t from,
 	int (*fn)(const cuco_candidate *, void *), void *arg);
 
-/* Apply a person's pin, unpin or reject to a candidate's record — the one
- * rule the CLI, the screen and the engine share: a rejected candidate is
- * unpinned and keeps the reason; the baseline (every speedup's reference)
- * cannot be rejected, a rejected candidate cannot be pinned. Returns
- * CUCO_OK when applied; CUCO_EDATA or CUCO_ENOTFOUND when refused, with
- * the reason in why and the txn still usable; another code when the store
- * failed. */
-int cuco_cand_mark(cuco_txn *txn, cuco_command_kind kind, uint64_t id, const char *reason,
-	char *why, size_t whylen);
+/* ---- a person's actions (action.c) ------------------------------------------
+ * The one set of rules for what a person does, shared by the screen, the
+ * CLI and the engine:
+ *   pin       not a rejected candidate;
+ *   unpin     any candidate;
+ *   reject    not the baseline (every speedup's reference); unpins, keeps
+ *             the reason (which may be empty);
+ *   unreject  gives back the status its record reached (done, failed, or
+ *             queued to be evaluated); a candidate not rejected is left as is;
+ *   edit      the parent and the edited source (stored first) must exist;
+ *   hint      a text, for island N or every island (-1);
+ *   pause, resume, stop: about the run, always accepted.
+ * Marks (pin, unpin, reject, unreject) change the candidate's record; each
+ * is idempotent, so the engine applying a queued mark again changes nothing. */
+
+/* Check cmd against the rules and apply a mark to the record. CUCO_OK when
+ * accepted (*out, when given, is the candidate after it); CUCO_EDATA or
+ * CUCO_ENOTFOUND when refused, with the reason in why and the txn still
+ * usable (the engine acknowledges the refusal); another code when the
+ * store failed. */
+int cuco_action_apply(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *out, char *why,
+	size_t whylen);
+/* What a person's command does, in words, for its event: "reject #5: slow". */
+void cuco_command_describe(const cuco_command *cmd, char *buf, size_t size);
+/* A person's action from the screen or the CLI, in one transaction:
+ * cuco_action_apply, then the command queued for the engine (cmd->seq and
+ * time are set) and an event of the command's kind naming cmd->author.
+ * A refusal is CUCO_EDATA with the reason as the txn's error. */
+int cuco_person_act(cuco_txn *txn, cuco_command *cmd);
 
 /* All summaries in id order; *out is malloc'd. */
 int cuco_summary_all(cuco_txn *txn, cuco_summary **out, size_t *n);

@@ -199,36 +199,6 @@ int cuco_cand_get(cuco_txn *txn, uint64_t id, cuco_candidate *out)
 	return CUCO_OK;
 }
 
-int cuco_cand_mark(cuco_txn *txn, cuco_command_kind kind, uint64_t id, const char *reason,
-	char *why, size_t whylen)
-{
-	cuco_candidate *c = cuco_xmalloc(sizeof *c);
-	int rc = cuco_cand_get(txn, id, c);
-	if (rc == CUCO_ENOTFOUND)
-		snprintf(why, whylen, "candidate %llu: no such candidate", (unsigned long long)id);
-	else if (rc == CUCO_OK && kind == CUCO_CMD_REJECT && c->origin == CUCO_ORIGIN_BASELINE)
-		rc = CUCO_EDATA, snprintf(why, whylen,
-			"candidate %llu: the baseline cannot be rejected (it is every speedup's reference)",
-			(unsigned long long)id);
-	else if (rc == CUCO_OK && kind == CUCO_CMD_PIN && c->status == CUCO_STATUS_REJECTED)
-		rc = CUCO_EDATA, snprintf(why, whylen,
-			"candidate %llu: rejected candidates cannot be pinned", (unsigned long long)id);
-	else if (rc == CUCO_OK && kind != CUCO_CMD_PIN && kind != CUCO_CMD_UNPIN && kind != CUCO_CMD_REJECT)
-		rc = CUCO_EDATA, snprintf(why, whylen, "%s is not a mark", cuco_command_name(kind));
-	if (rc == CUCO_OK) {
-		if (kind == CUCO_CMD_REJECT) {
-			c->status = CUCO_STATUS_REJECTED;
-			c->pinned = false;
-			cuco_strlcpy(c->reject_reason, reason ? reason : "", sizeof c->reject_reason);
-		} else {
-			c->pinned = kind == CUCO_CMD_PIN;
-		}
-		rc = cuco_cand_put(txn, c);
-	}
-	free(c);
-	return rc;
-}
-
 uint64_t cuco_cand_last_id(cuco_txn *txn)
 {
 	return last_key(txn, T_CANDIDATES);

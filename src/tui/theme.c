@@ -131,6 +131,13 @@ static int parse_line(tui_theme *t, char *line, const char *where, int lineno, c
 		cuco_strlcpy(t->name, value, sizeof t->name);
 		return CUCO_OK;
 	}
+	if (strcmp(key, "background") == 0) {
+		if (strcmp(value, "dark") != 0 && strcmp(value, "light") != 0)
+			return cuco_errf(err, CUCO_EDATA, "%s:%d: background: '%s' is not dark or light", where,
+				lineno, value);
+		t->light = strcmp(value, "light") == 0;
+		return CUCO_OK;
+	}
 	for (int i = 0; i < TUI_EL_COUNT; i++) {
 		if (strcmp(key, element_keys[i]) != 0)
 			continue;

@@ -463,6 +463,7 @@ static void test_commands(void **state)
 
 	queue(&r, CUCO_CMD_PIN, 2, NULL, NULL);
 	queue(&r, CUCO_CMD_REJECT, 3, "reads past the window", NULL);
+	queue(&r, CUCO_CMD_PIN, 3, NULL, NULL);  /* the store's rule: not a rejected one */
 	queue(&r, CUCO_CMD_REJECT, 1, "no", NULL);
 	queue(&r, CUCO_CMD_HINT, 0, "try rma", NULL);
 	queue(&r, CUCO_CMD_PAUSE, 0, NULL, NULL);
@@ -476,10 +477,10 @@ static void test_commands(void **state)
 	cmd_list l;
 	for (int i = 0; i < 200; i++, sleep_ms(50)) {
 		l = read_commands(&r);
-		if (l.n == 5 && l.c[4].acked)
+		if (l.n == 6 && l.c[5].acked)
 			break;
 	}
-	assert_true(l.c[4].acked);
+	assert_true(l.c[5].acked);
 	history h = { 0 };
 	for (int i = 0; i < 200; i++, sleep_ms(50)) {
 		history_free(&h);
@@ -511,18 +512,21 @@ static void test_commands(void **state)
 	free(edited);
 
 	l = read_commands(&r);
-	assert_int_equal(l.n, 7);
+	assert_int_equal(l.n, 8);
 	for (int i = 0; i < l.n; i++)
 		assert_true(l.c[i].acked);
 	assert_string_equal(l.c[0].ack_result, "pinned #2");
 	assert_non_null(strstr(l.c[1].ack_result, "rejected #3"));
-	assert_non_null(strstr(l.c[2].ack_result, "refused"));
-	assert_non_null(strstr(l.c[3].ack_result, "writes no prompts"));
-	assert_non_null(strstr(l.c[5].ack_result, "queued #"));
+	assert_non_null(strstr(l.c[2].ack_result, "refused: candidate 3: rejected candidates cannot be pinned"));
+	assert_non_null(strstr(l.c[3].ack_result, "refused"));
+	assert_non_null(strstr(l.c[3].ack_result, "baseline"));
+	assert_non_null(strstr(l.c[4].ack_result, "writes no prompts"));
+	assert_non_null(strstr(l.c[6].ack_result, "queued #"));
 
 	h = read_history(&r);
 	assert_true(find_cand(&h, 2)->pinned);
 	assert_int_equal(find_cand(&h, 3)->status, CUCO_STATUS_REJECTED);
+	assert_false(find_cand(&h, 3)->pinned);
 	assert_string_equal(find_cand(&h, 3)->reject_reason, "reads past the window");
 	assert_int_equal(find_cand(&h, 1)->status, CUCO_STATUS_DONE);
 	assert_int_equal(count_origin(&h, CUCO_ORIGIN_TUNE), 10);
@@ -540,6 +544,63 @@ static void test_commands(void **state)
 	assert_true(count_events(&h, "pin") >= 1 && count_events(&h, "edit") >= 1 &&
 		count_events(&h, "pause") >= 1 && count_events(&h, "resume") >= 1);
 	history_free(&h);
+	run_close(&r);
+}
+
+/* The end-of-run re-timing says so before its first round, and a pause
+ * holds it between rounds until a resume. The strategy's meta says whether
+ * hints reach it. */
+static void test_retime_pause(void **state)
+{
+	(void)state;
+	run r;
+	run_open(&r);
+	unsetenv("TOY_BASELINE_US");
+	unsetenv("TOY_COUNTER");
+	cuco_engine_config cfg = config(1);  /* one candidate: the re-timing is what is tested */
+	cfg.rebench_top = 1;
+	cfg.jobs = 1;
+	cuco_engine *e = start(&r, &cfg);
+	history h = { 0 };
+	for (int i = 0; i < 1200 && !count_events(&h, "retime"); i++, sleep_ms(50)) {
+		history_free(&h);
+		h = read_history(&r);
+	}
+	assert_int_equal(count_events(&h, "retime"), 1);
+	history_free(&h);
+	queue(&r, CUCO_CMD_PAUSE, 0, NULL, NULL);
+	cmd_list l = { .n = 0 };
+	for (int i = 0; i < 1200 && !(l.n == 1 && l.c[0].acked) && !cuco_engine_done(e); i++, sleep_ms(50))
+		l = read_commands(&r);
+	assert_true(l.n == 1 && l.c[0].acked);
+	assert_non_null(strstr(l.c[0].ack_result, "paused"));
+	/* Held: no round starts while paused. */
+	h = read_history(&r);
+	size_t held = count_events(&h, "rebench") + count_events(&h, "baseline");
+	history_free(&h);
+	sleep_ms(800);
+	h = read_history(&r);
+	assert_int_equal(count_events(&h, "rebench") + count_events(&h, "baseline"), held);
+	assert_false(cuco_engine_done(e));
+	history_free(&h);
+	queue(&r, CUCO_CMD_RESUME, 0, NULL, NULL);
+	cuco_err err = { 0 };
+	if (cuco_engine_join(e, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	h = read_history(&r);
+	size_t retime = 0, rebench = 0;
+	for (size_t i = 0; i < h.nev; i++) {
+		if (!retime && strcmp(h.ev[i].kind, "retime") == 0)
+			retime = i + 1;
+		if (!rebench && strcmp(h.ev[i].kind, "rebench") == 0)
+			rebench = i + 1;
+	}
+	assert_true(retime && rebench && retime < rebench);  /* said before the first round */
+	assert_string_equal(h.ev[h.nev - 1].kind, "run-end");
+	history_free(&h);
+	char *strategy = meta(&r, "strategy");
+	assert_string_equal(strategy, "{\"name\":\"tune\",\"hints\":false}");
+	free(strategy);
 	run_close(&r);
 }
 
@@ -591,6 +652,7 @@ int main(void)
 		cmocka_unit_test(test_baseline_remeasured),
 		cmocka_unit_test(test_ends_on_a_pair),
 		cmocka_unit_test(test_commands),
+		cmocka_unit_test(test_retime_pause),
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_baseline_environment),
 	};

@@ -56,7 +56,8 @@ static int put_peak(cuco_txn *txn, void *arg)
 static int populate(cuco_txn *txn, void *arg)
 {
 	(void)arg;
-	const char *texts[5] = { "int baseline;\n", "int seed;\nint x;\n", "int seed;\nint y;\n",
+	/* #3 keeps #2's source, as a tuner's candidate does: its directive is its change. */
+	const char *texts[5] = { "int baseline;\n", "int seed;\nint x;\n", "int seed;\nint x;\n",
 		"int seed;\nint z;\n", "broken(\n" };
 	cuco_origin origins[5] = { CUCO_ORIGIN_BASELINE, CUCO_ORIGIN_SEED, CUCO_ORIGIN_TUNE,
 		CUCO_ORIGIN_TUNE, CUCO_ORIGIN_TUNE };
@@ -137,6 +138,11 @@ static void test_help_and_version(void **state)
 	o = cuco("ls --bogus --run %s", rundir);
 	assert_int_equal(o.status, 1);
 	out_free(&o);
+	/* A theme that does not load is a usage error before any search starts. */
+	o = cuco("run cpu-gemm-allgather --theme nosuch --run %s.never", rundir);
+	assert_int_equal(o.status, 1);
+	assert_non_null(strstr(o.stderr_text, "theme 'nosuch': not found"));
+	out_free(&o);
 }
 
 static void test_ls_json_shape(void **state)
@@ -170,6 +176,14 @@ static void test_ls_json_shape(void **state)
 	o = cuco("ls --tree --run %s", rundir);
 	assert_int_equal(o.status, 0);
 	assert_non_null(strstr(o.stdout_text, "\n  3 "));  /* a child is indented under 2 */
+	/* Indented or not, every row's PARENT column starts where its header does. */
+	const char *head = strstr(o.stdout_text, "PARENT");
+	assert_non_null(head);
+	long col = head - o.stdout_text;
+	for (const char *line = strchr(o.stdout_text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+		assert_true((long)strlen(line + 1) > col);
+		assert_true(line[1 + col - 1] == ' ' && line[1 + col] >= '0' && line[1 + col] <= '9');
+	}
 	out_free(&o);
 }
 
@@ -191,6 +205,7 @@ static void test_report_json_shape(void **state)
 	assert_true(cJSON_GetObjectItem(base, "latency_us")->valuedouble == 1000);
 	assert_int_equal(cJSON_GetObjectItem(best, "id")->valueint, 4);
 	assert_true(fabs(cJSON_GetObjectItem(best, "speedup")->valuedouble - 1000.0 / 700.0) < 1e-9);
+	assert_true(fabs(cJSON_GetObjectItem(best, "paired_baseline_us")->valuedouble - 1000.0) < 1e-6);
 	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "tokens"), "prompt"));
 	assert_non_null(cJSON_GetObjectItem(r, "cost_usd"));
 	cJSON_Delete(r);
@@ -258,14 +273,20 @@ static void test_show_peak_basis(void **state)
 static void test_diff(void **state)
 {
 	(void)state;
-	struct out o = cuco("diff 2 3 --run %s", rundir);
+	struct out o = cuco("diff 3 4 --run %s", rundir);
 	assert_int_equal(o.status, 0);
-	assert_string_equal(o.stdout_text,
-		"--- candidate 2\n+++ candidate 3\n@@ -1,2 +1,2 @@\n int seed;\n-int x;\n+int y;\n");
+	assert_string_equal(o.stdout_text, "directive #3 -> #4:\n  granularity  4 -> 8\n"
+		"--- candidate 3\n+++ candidate 4\n@@ -1,2 +1,2 @@\n int seed;\n-int x;\n+int z;\n");
+	out_free(&o);
+	/* The same source: the directive is the whole change, and it says so. */
+	o = cuco("diff 2 3 --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	assert_string_equal(o.stdout_text, "directive #2 -> #3:\n  granularity  2 -> 4\n"
+		"source: identical (the directive is the whole change)\n");
 	out_free(&o);
 	o = cuco("diff seed seed --run %s", rundir);
 	assert_int_equal(o.status, 0);
-	assert_string_equal(o.stdout_text, "");
+	assert_string_equal(o.stdout_text, "#2 and #2: the same directive and the same source\n");
 	out_free(&o);
 	o = cuco("diff 2 --run %s", rundir);
 	assert_int_equal(o.status, 1);
@@ -296,6 +317,24 @@ static void test_pin_and_reject(void **state)
 	c = cJSON_Parse(o.stdout_text);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "pinned")));
 	cJSON_Delete(c);
+	out_free(&o);
+	/* One rule with the screen: a rejected candidate is not pinned, it is
+	 * un-rejected first, and comes back as it was. */
+	o = cuco("pin 4 --run %s", rundir);
+	assert_int_equal(o.status, 2);
+	assert_non_null(strstr(o.stderr_text, "rejected candidates cannot be pinned"));
+	out_free(&o);
+	o = cuco("unreject 4 --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	assert_string_equal(o.stdout_text, "un-rejected 4\n");
+	out_free(&o);
+	o = cuco("show 4 --json --run %s", rundir);
+	c = cJSON_Parse(o.stdout_text);
+	assert_string_equal(cJSON_GetObjectItem(c, "status")->valuestring, "done");
+	cJSON_Delete(c);
+	out_free(&o);
+	o = cuco("reject 4 --reason 'races on the flag' --run %s", rundir);
+	assert_int_equal(o.status, 0);
 	out_free(&o);
 	/* The rejected best is no longer best: 3 (800 us) is. */
 	o = cuco("report --json --run %s", rundir);

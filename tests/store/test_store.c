@@ -324,49 +324,198 @@ static void test_indexes(void **state)
 	rmtree(dir);
 }
 
-/* ---- marks ------------------------------------------------------------------------ */
+/* ---- a person's actions: the one set of rules ------------------------------------ */
 
-struct marks { char why[256]; int rc[5]; cuco_candidate after; };
+#define NRULES 16
 
-static int apply_marks(cuco_txn *txn, void *arg)
+struct rules {
+	char why[NRULES][256];
+	int rc[NRULES];
+	cuco_candidate after[4];  /* #2 after the reject and after the un-reject, #3, #4 */
+	char hash[CUCO_HASH_LEN + 1];
+};
+
+static int act(cuco_txn *txn, struct rules *r, int k, cuco_command_kind kind, uint64_t id,
+	int island, const char *text, cuco_candidate *out)
 {
-	struct marks *m = arg;
-	cuco_candidate base;
-	sample_candidate(&base, 0);
-	base.origin = CUCO_ORIGIN_BASELINE;
-	base.pinned = false;
-	int rc = cuco_cand_put(txn, &base);           /* id 1 */
-	cuco_candidate other;
-	sample_candidate(&other, 1);                  /* id 2, pinned */
-	if (!rc)
-		rc = cuco_cand_put(txn, &other);
-	if (rc)
-		return rc;
-	m->rc[0] = cuco_cand_mark(txn, CUCO_CMD_REJECT, 1, "slow", m->why, sizeof m->why);
-	m->rc[1] = cuco_cand_mark(txn, CUCO_CMD_REJECT, 2, "races on the flag", m->why, sizeof m->why);
-	m->rc[2] = cuco_cand_mark(txn, CUCO_CMD_PIN, 2, "", m->why, sizeof m->why);
-	m->rc[3] = cuco_cand_mark(txn, CUCO_CMD_UNPIN, 9, "", m->why, sizeof m->why);
-	m->rc[4] = cuco_cand_mark(txn, CUCO_CMD_PIN, 1, "", m->why, sizeof m->why);
-	return cuco_cand_get(txn, 2, &m->after);
+	cuco_command cmd = { .kind = kind, .candidate = id, .island = island };
+	cuco_strlcpy(cmd.text, text, sizeof cmd.text);
+	if (kind == CUCO_CMD_EDIT)
+		strcpy(cmd.source_hash, k == 13 ? r->hash : "0123456789abcdef0123456789abcdef");
+	return r->rc[k] = cuco_action_apply(txn, &cmd, out, r->why[k], sizeof r->why[k]);
 }
 
-static void test_marks(void **state)
+static int apply_rules(cuco_txn *txn, void *arg)
+{
+	struct rules *r = arg;
+	cuco_candidate c;
+	sample_candidate(&c, 0);
+	c.origin = CUCO_ORIGIN_BASELINE;
+	c.pinned = false;
+	int rc = cuco_cand_put(txn, &c);              /* #1, the baseline */
+	sample_candidate(&c, 1);                      /* #2, pinned, timed */
+	if (!rc)
+		rc = cuco_cand_put(txn, &c);
+	sample_candidate(&c, 1);                      /* #3, failed at run */
+	c.status = CUCO_STATUS_FAILED;
+	strcpy(c.failed_stage, "run");
+	strcpy(c.error_class, "wrong-answer");
+	if (!rc)
+		rc = cuco_cand_put(txn, &c);
+	sample_candidate(&c, 1);                      /* #4, never evaluated */
+	c.status = CUCO_STATUS_QUEUED;
+	c.samples = 0;
+	c.latency_min_us = c.latency_median_us = c.latency_p90_us = NAN;
+	if (!rc)
+		rc = cuco_cand_put(txn, &c);
+	const char *text = "int main(void) { return 1; }\n";
+	if (!rc)
+		rc = cuco_source_put(txn, text, strlen(text), r->hash);
+	if (rc)
+		return rc;
+	act(txn, r, 0, CUCO_CMD_REJECT, 1, -1, "slow", NULL);
+	act(txn, r, 1, CUCO_CMD_REJECT, 2, -1, "races on the flag", &r->after[0]);
+	act(txn, r, 2, CUCO_CMD_PIN, 2, -1, "", NULL);
+	act(txn, r, 3, CUCO_CMD_UNPIN, 9, -1, "", NULL);
+	act(txn, r, 4, CUCO_CMD_PIN, 1, -1, "", NULL);
+	act(txn, r, 5, CUCO_CMD_UNREJECT, 2, -1, "", &r->after[1]);
+	act(txn, r, 6, CUCO_CMD_UNREJECT, 2, -1, "", NULL);  /* again: nothing changes */
+	act(txn, r, 7, CUCO_CMD_REJECT, 3, -1, "", NULL);
+	act(txn, r, 8, CUCO_CMD_UNREJECT, 3, -1, "", &r->after[2]);
+	act(txn, r, 9, CUCO_CMD_REJECT, 4, -1, "no", NULL);
+	act(txn, r, 10, CUCO_CMD_UNREJECT, 4, -1, "", &r->after[3]);
+	act(txn, r, 11, CUCO_CMD_HINT, 2, -1, "", NULL);
+	act(txn, r, 12, CUCO_CMD_EDIT, 2, -1, "", NULL);  /* no such source */
+	act(txn, r, 13, CUCO_CMD_EDIT, 2, -1, "", NULL);
+	act(txn, r, 14, CUCO_CMD_HINT, 0, -7, "try warps", NULL);
+	act(txn, r, 15, CUCO_CMD_PAUSE, 0, -1, "", NULL);
+	return CUCO_OK;
+}
+
+static void test_action_rules(void **state)
 {
 	(void)state;
 	char dir[64];
 	tmpdir(dir);
 	cuco_store *st = open_new(dir);
 	cuco_err err = { 0 };
-	struct marks m = { 0 };
-	assert_int_equal(cuco_store_write(st, apply_marks, &m, &err), CUCO_OK);
-	assert_int_equal(m.rc[0], CUCO_EDATA);     /* the baseline stays */
-	assert_int_equal(m.rc[1], CUCO_OK);
-	assert_int_equal(m.rc[2], CUCO_EDATA);     /* a rejected one cannot be pinned */
-	assert_int_equal(m.rc[3], CUCO_ENOTFOUND);
-	assert_int_equal(m.rc[4], CUCO_OK);
-	assert_int_equal(m.after.status, CUCO_STATUS_REJECTED);
-	assert_false(m.after.pinned);              /* rejecting unpins */
-	assert_string_equal(m.after.reject_reason, "races on the flag");
+	struct rules *r = calloc(1, sizeof *r);
+	assert_int_equal(cuco_store_write(st, apply_rules, r, &err), CUCO_OK);
+	assert_int_equal(r->rc[0], CUCO_EDATA);     /* the baseline stays */
+	assert_non_null(strstr(r->why[0], "baseline cannot be rejected"));
+	assert_int_equal(r->rc[1], CUCO_OK);
+	assert_int_equal(r->after[0].status, CUCO_STATUS_REJECTED);
+	assert_false(r->after[0].pinned);           /* rejecting unpins */
+	assert_string_equal(r->after[0].reject_reason, "races on the flag");
+	assert_int_equal(r->rc[2], CUCO_EDATA);     /* a rejected one cannot be pinned */
+	assert_non_null(strstr(r->why[2], "cannot be pinned"));
+	assert_int_equal(r->rc[3], CUCO_ENOTFOUND);
+	assert_non_null(strstr(r->why[3], "candidate 9"));
+	assert_int_equal(r->rc[4], CUCO_OK);
+	/* Un-rejecting gives back what the record reached. */
+	assert_int_equal(r->rc[5], CUCO_OK);
+	assert_int_equal(r->after[1].status, CUCO_STATUS_DONE);
+	assert_string_equal(r->after[1].reject_reason, "");
+	assert_int_equal(r->rc[6], CUCO_OK);
+	assert_int_equal(r->after[2].status, CUCO_STATUS_FAILED);
+	assert_int_equal(r->after[3].status, CUCO_STATUS_QUEUED);
+	assert_int_equal(r->rc[7], CUCO_OK);        /* a reason may be empty */
+	assert_int_equal(r->rc[11], CUCO_EDATA);    /* a hint needs words */
+	assert_int_equal(r->rc[12], CUCO_EDATA);
+	assert_non_null(strstr(r->why[12], "no stored source"));
+	assert_int_equal(r->rc[13], CUCO_OK);
+	assert_int_equal(r->rc[14], CUCO_EDATA);
+	assert_int_equal(r->rc[15], CUCO_OK);
+	free(r);
+	cuco_store_close(st);
+	rmtree(dir);
+}
+
+/* cuco_person_act: command and event in the same transaction, or neither. */
+struct person {
+	cuco_command cmd;
+	int commands, events;
+	cuco_command seen;
+	cuco_event ev;
+};
+
+static int person_txn(cuco_txn *txn, void *arg)
+{
+	struct person *p = arg;
+	cuco_command cmd = p->cmd;
+	return cuco_person_act(txn, &cmd);
+}
+
+static int count_cmd(const cuco_command *c, void *arg)
+{
+	struct person *p = arg;
+	p->commands++;
+	p->seen = *c;
+	return 0;
+}
+
+static int count_ev(const cuco_event *ev, void *arg)
+{
+	struct person *p = arg;
+	p->events++;
+	p->ev = *ev;
+	return 0;
+}
+
+static int person_read(cuco_txn *txn, void *arg)
+{
+	struct person *p = arg;
+	p->commands = p->events = 0;
+	int rc = cuco_command_each(txn, count_cmd, p);
+	return rc ? rc : cuco_event_each(txn, 1, count_ev, p);
+}
+
+static int put_two(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	cuco_candidate c;
+	sample_candidate(&c, 0);
+	c.origin = CUCO_ORIGIN_BASELINE;
+	int rc = cuco_cand_put(txn, &c);
+	sample_candidate(&c, 1);
+	return rc ? rc : cuco_cand_put(txn, &c);
+}
+
+static void test_person_act(void **state)
+{
+	(void)state;
+	char dir[64];
+	tmpdir(dir);
+	cuco_store *st = open_new(dir);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_write(st, put_two, NULL, &err), CUCO_OK);
+	struct person p = { .cmd = { .kind = CUCO_CMD_REJECT, .candidate = 1, .island = -1 } };
+	strcpy(p.cmd.author, "ana@box");
+	strcpy(p.cmd.text, "slow");
+	assert_int_equal(cuco_store_write(st, person_txn, &p, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "baseline cannot be rejected"));
+	assert_int_equal(cuco_store_read(st, person_read, &p, &err), CUCO_OK);
+	assert_int_equal(p.commands + p.events, 0);  /* refused: nothing written */
+	p.cmd.candidate = 2;
+	assert_int_equal(cuco_store_write(st, person_txn, &p, &err), CUCO_OK);
+	assert_int_equal(cuco_store_read(st, person_read, &p, &err), CUCO_OK);
+	assert_int_equal(p.commands, 1);
+	assert_int_equal(p.seen.kind, CUCO_CMD_REJECT);
+	assert_false(p.seen.acked);
+	assert_string_equal(p.seen.author, "ana@box");
+	assert_int_equal(p.events, 1);
+	assert_string_equal(p.ev.kind, "reject");
+	assert_string_equal(p.ev.author, "ana@box");
+	assert_string_equal(p.ev.text, "reject #2: slow");
+	assert_int_equal(p.ev.candidate, 2);
+	p.cmd = (cuco_command){ .kind = CUCO_CMD_HINT, .island = 1 };
+	strcpy(p.cmd.author, "ana@box");
+	strcpy(p.cmd.text, "use warps");
+	assert_int_equal(cuco_store_write(st, person_txn, &p, &err), CUCO_OK);
+	assert_int_equal(cuco_store_read(st, person_read, &p, &err), CUCO_OK);
+	assert_string_equal(p.ev.text, "hint for island 1: use warps");
+	assert_int_equal(cuco_command_parse("unreject", &p.cmd.kind), CUCO_OK);
+	assert_int_equal(p.cmd.kind, CUCO_CMD_UNREJECT);
 	cuco_store_close(st);
 	rmtree(dir);
 }
@@ -680,7 +829,8 @@ int main(void)
 		cmocka_unit_test(test_fail_classes),
 		cmocka_unit_test(test_json_rejects_bad_types),
 		cmocka_unit_test(test_indexes),
-		cmocka_unit_test(test_marks),
+		cmocka_unit_test(test_action_rules),
+		cmocka_unit_test(test_person_act),
 		cmocka_unit_test(test_misc_tables),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_growth_and_second_process),
