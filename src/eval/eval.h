@@ -187,6 +187,21 @@ void cuco_program_report(const cuco_program *p, const cuco_size *size, int ranks
 /* Whether a string literal of the program contains needle; *line where. */
 bool cuco_program_prints(const cuco_program *p, const char *needle, int *line);
 
+/* ---- the communication API's reference (apiref.c) ------------------------ */
+
+/* Where NCCL is: $CUCO_NCCL_HOME, else $CUCO_CUDA_HOME, else /usr/local/cuda. */
+void cuco_nccl_home(char *out, size_t size);
+/* The declarations a program needs to communicate without the host, read
+ * from the headers installed here, for the model: for the GPU families
+ * NCCL's Device API (nccl_device.h and what it includes, plus nccl.h's
+ * memory and window calls), trimmed to the backend ("lsa", "gin"; any
+ * other value or NULL: both); for cpu-mpi, mpi.h's one-sided calls
+ * ("rma": put/get windows, "shm": shared-memory windows, else both).
+ * *from says which library and folder. CUCO_EENV when the headers are
+ * missing; CUCO_ENOTFOUND for the one-GPU family, which has none. */
+int cuco_api_reference(const cuco_workload *wl, const char *backend, cuco_buf *out, char *from,
+	size_t size, cuco_err *err);
+
 /* ---- evaluator ---------------------------------------------------------- */
 
 typedef enum cuco_runner_kind {

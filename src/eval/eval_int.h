@@ -192,6 +192,12 @@ int eval_lex(const char *text, size_t len, eval_lexed *lx);
 void eval_lexed_free(eval_lexed *lx);
 bool eval_tok_is(const eval_tok *t, const char *s);
 
+/* ---- evaluator.c ------------------------------------------------------------ */
+
+/* The {compiler} of a workload: $CUCO_MPICC (cpu-mpi) or $CUCO_NVCC (the
+ * GPU families) when set, else the manifest's compiler. */
+void eval_compiler_of(const cuco_workload *wl, char *out, size_t size);
+
 /* ---- runner.c: how a program is launched ------------------------------------ */
 
 typedef struct eval_launch {

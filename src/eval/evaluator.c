@@ -69,6 +69,12 @@ struct cuco_evaluator {
 
 /* ---- setup ------------------------------------------------------------------ */
 
+void eval_compiler_of(const cuco_workload *wl, char *out, size_t size)
+{
+	const char *env_cc = getenv(wl->family == CUCO_FAMILY_CPU_MPI ? "CUCO_MPICC" : "CUCO_NVCC");
+	cuco_strlcpy(out, env_cc && *env_cc ? env_cc : wl->compiler, size);
+}
+
 static void collect_line(const char *line, size_t len, void *arg)
 {
 	cuco_buf *b = arg;
@@ -271,8 +277,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	sweep_leftovers(ev);
 	const char *ext = strrchr(wl->seed_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
-	const char *env_cc = getenv(wl->family == CUCO_FAMILY_CPU_MPI ? "CUCO_MPICC" : "CUCO_NVCC");
-	cuco_strlcpy(ev->compiler, env_cc && *env_cc ? env_cc : wl->compiler, sizeof ev->compiler);
+	eval_compiler_of(wl, ev->compiler, sizeof ev->compiler);
 	ev->mpi = wl->family != CUCO_FAMILY_CUDA && wl->ranks > 1;
 	bool cuda = wl->family != CUCO_FAMILY_CPU_MPI;
 	ev->limits = (eval_limits){
