@@ -5,6 +5,7 @@
  * casts, MPI_IN_PLACE and assignments, lambdas, callers' loops, functions
  * used as values, kernels' stores and loads, streams. */
 #include "eval/eval.h"
+#include "util.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,15 +57,6 @@ static char *entry(const char *rep, int n)
 		b = strstr(a, "\nWhat this analysis cannot see");
 	return strndup(a, (size_t)(b - a));
 }
-
-#define assert_has(text, needle) do { \
-		if (!strstr((text), (needle))) \
-			fail_msg("missing \"%s\" in:\n%s", (needle), (text)); \
-	} while (0)
-#define assert_lacks(text, needle) do { \
-		if (strstr((text), (needle))) \
-			fail_msg("unexpected \"%s\" in:\n%s", (needle), (text)); \
-	} while (0)
 
 static void test_allgather_gemm(void **state)
 {

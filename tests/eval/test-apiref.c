@@ -17,15 +17,6 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#define assert_has(text, needle) do { \
-		if (!strstr((text), (needle))) \
-			fail_msg("missing \"%s\" in:\n%s", (needle), (text)); \
-	} while (0)
-#define assert_lacks(text, needle) do { \
-		if (strstr((text), (needle))) \
-			fail_msg("unexpected \"%s\" in:\n%s", (needle), (text)); \
-	} while (0)
-
 static void put(const char *dir, const char *rel, const char *text)
 {
 	char path[1200];
