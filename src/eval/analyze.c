@@ -838,7 +838,7 @@ static bool any_token(const eval_lexed *lx, const char *prefix)
 	return false;
 }
 
-static bool included(const cuco_program *p, const char *name)
+bool cuco_program_includes(const cuco_program *p, const char *name)
 {
 	for (int i = 0; i < p->nincludes; i++) {
 		const char *b = strrchr(p->includes[i].name, '/');
@@ -861,14 +861,17 @@ static void facts(cuco_program *p)
 	for (int i = 0; i < a->nfuncs; i++)
 		if (a->funcs[i].file == 0 && strcmp(a->funcs[i].name, "main") == 0)
 			p->main_line = a->funcs[i].line;
-	p->mpi = included(p, "mpi.h") || any_token(lx, "MPI_");
-	p->nccl = included(p, "nccl.h") || any_token(lx, "nccl");
-	p->cublas = included(p, "cublas_v2.h") || included(p, "cublas.h") || any_token(lx, "cublas");
-	p->device_api = included(p, "nccl_device.h") || any_token(lx, "ncclGetLsaPointer") ||
+	const cuco_program *q = p;
+	p->mpi = cuco_program_includes(q, "mpi.h") || any_token(lx, "MPI_");
+	p->nccl = cuco_program_includes(q, "nccl.h") || any_token(lx, "nccl");
+	p->cublas = cuco_program_includes(q, "cublas_v2.h") || cuco_program_includes(q, "cublas.h") ||
+		any_token(lx, "cublas");
+	p->device_api = cuco_program_includes(q, "nccl_device.h") || any_token(lx, "ncclGetLsaPointer") ||
 		any_token(lx, "ncclLsaBarrierSession") || any_token(lx, "ncclGin") ||
 		any_token(lx, "ncclDevComm");
-	p->cuda = p->nccl || included(p, "cuda_runtime.h") || included(p, "cuda.h") ||
-		any_token(lx, "__global__") || any_token(lx, "cudaMalloc");
+	p->cuda = p->nccl || cuco_program_includes(q, "cuda_runtime.h") ||
+		cuco_program_includes(q, "cuda.h") || any_token(lx, "__global__") ||
+		any_token(lx, "cudaMalloc");
 	for (int i = 0; i < lx->ntoks && !p->cuda; i++)
 		p->cuda = eval_tok_is(&lx->toks[i], "<<<");
 	for (int i = 0; i < a->nevs; i++)

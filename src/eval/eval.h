@@ -81,7 +81,7 @@ typedef struct cuco_workload {
 	cuco_size sizes[CUCO_MAX_SIZES];
 	char default_size[32];
 	char baseline_file[128]; /* relative to dir */
-	char seed_file[128];
+	char seed_file[128];     /* "": none, the fast path makes the first */
 	char harness_file[128];  /* may be "" */
 	int nextras;
 	char extras[8][128];
@@ -184,6 +184,8 @@ void cuco_program_free(cuco_program *p);
 /* The analysis for people and prompts: one numbered entry per call. The
  * size's variables (may be NULL) turn counts into bytes where they can. */
 void cuco_program_report(const cuco_program *p, const cuco_size *size, int ranks, cuco_buf *out);
+/* Whether it includes a header of that file name (in any folder). */
+bool cuco_program_includes(const cuco_program *p, const char *name);
 /* Whether a string literal of the program contains needle; *line where. */
 bool cuco_program_prints(const cuco_program *p, const char *needle, int *line);
 
@@ -201,6 +203,25 @@ void cuco_nccl_home(char *out, size_t size);
  * missing; CUCO_ENOTFOUND for the one-GPU family, which has none. */
 int cuco_api_reference(const cuco_workload *wl, const char *backend, cuco_buf *out, char *from,
 	size_t size, cuco_err *err);
+
+/* ---- a workload from a user's program (init.c) ---------------------------- */
+
+typedef struct cuco_init_spec {
+	const char *name;        /* the workload's name, and its folder's */
+	const char *program;     /* the host-driven program: it becomes the baseline */
+	const char *dir;         /* the folder to make; NULL: workloads/NAME */
+	const char *build, *run; /* the command templates; NULL: the family's */
+	int ranks;               /* 0: guessed */
+	int family;              /* a cuco_family, or -1: detected */
+	bool trial_build;        /* build the baseline once before saying yes */
+} cuco_init_spec;
+
+/* Make a workload folder from a program (docs/workloads.md, "A user's own
+ * program"): workload.json, the baseline, the local headers it includes,
+ * context.md. Never over an existing folder; on an error nothing is left.
+ * said gets one "- …" line per guess; *dir the folder made. */
+int cuco_workload_init(const cuco_init_spec *s, cuco_buf *said, char *dir, size_t size,
+	cuco_err *err);
 
 /* ---- evaluator ---------------------------------------------------------- */
 
@@ -271,6 +292,9 @@ typedef struct cuco_eval_result {
 	double overhead_s;           /* evaluator time outside the children */
 } cuco_eval_result;
 
+/* The compile stage alone (cuco init's trial build); res->ok when built. */
+int cuco_eval_build(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err);
 /* Evaluate one candidate end to end. bench=false stops after run+verify.
  * Returns CUCO_OK whenever a result was produced (pass or classified
  * failure); an error return means the evaluator itself could not work. */

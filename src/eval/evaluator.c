@@ -275,7 +275,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	}
 	name_tmp(ev);
 	sweep_leftovers(ev);
-	const char *ext = strrchr(wl->seed_file, '.');
+	const char *ext = strrchr(*wl->seed_file ? wl->seed_file : wl->baseline_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
 	eval_compiler_of(wl, ev->compiler, sizeof ev->compiler);
 	ev->mpi = wl->family != CUCO_FAMILY_CUDA && wl->ranks > 1;
@@ -705,7 +705,9 @@ static void peak_fraction(const cuco_evaluator *ev, cuco_eval_result *res)
 		res->peak_fraction = bound / (res->latency_median_us * 1e-6);
 }
 
-static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err *err)
+typedef enum stop_at { STOP_BUILD, STOP_VERIFY, STOP_BENCH } stop_at;
+
+static int cascade(job *j, const char *source, size_t len, stop_at stop, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	cuco_buf src = { 0 };
@@ -730,7 +732,7 @@ static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err 
 	else
 		rc = compile(j, &src, err);
 	cuco_buf_free(&src);
-	if (rc != CUCO_OK || !j->res->ok)
+	if (rc != CUCO_OK || !j->res->ok || stop == STOP_BUILD)
 		return rc;
 	j->res->ok = false;
 	if (*ev->launcher_missing) {
@@ -744,7 +746,7 @@ static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err 
 	rc = verify(j, err);
 	if (rc != CUCO_OK || *j->res->error_class)
 		return rc;
-	if (bench) {
+	if (stop == STOP_BENCH) {
 		rc = benchmark(j, err);
 		if (rc != CUCO_OK || *j->res->error_class)
 			return rc;
@@ -754,8 +756,8 @@ static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err 
 	return CUCO_OK;
 }
 
-int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
-	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
+static int evaluate(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, stop_at stop, cuco_eval_result *res, cuco_err *err)
 {
 	double start = cuco_mono();
 	result_init(res);
@@ -768,11 +770,23 @@ int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
 		return CUCO_OK;
 	}
 	job j = { .ev = ev, .dir = dir, .res = res };
-	int rc = cascade(&j, source, len, bench, err);
+	int rc = cascade(&j, source, len, stop, err);
 	if (*j.workdir && !ev->cfg.keep_workdirs)
 		nftw(j.workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (*j.tmpdir)
 		nftw(j.tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	res->overhead_s = cuco_mono() - start - res->compile_s - res->run_s - res->bench_s;
 	return rc;
+}
+
+int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
+{
+	return evaluate(ev, source, len, dir, bench ? STOP_BENCH : STOP_VERIFY, res, err);
+}
+
+int cuco_eval_build(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err)
+{
+	return evaluate(ev, source, len, dir, STOP_BUILD, res, err);
 }
