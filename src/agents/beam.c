@@ -375,11 +375,14 @@ static int execute(beam_state *s, slot *sl, int model, cuco_proposal *out, cuco_
 		return rc;
 	cuco_prompt_spec spec = { .wl = s->env.wl, .kind = CUCO_PROMPT_DIFF, .parent = sl->parent,
 		.island = -1, .failures = 2 };
+	cuco_prompt_map map;
+	spec.map = &map;
 	executor_arg a = { .spec = &spec, .plan = sl->plan };
 	rc = cuco_store_read(s->env.st, executor_txn, &a, err);
 	cuco_edit e = { .llm = s->llm.llm, .model = &s->llm.cfg.models[model], .wl = s->env.wl,
-		.system = a.system.data, .user = a.user.data, .parent = src, .parent_len = len,
-		.base = &p->directive, .temperature = NAN, .attempts = s->llm.cfg.patch_attempts,
+		.system = a.system.data, .user = a.user.data, .map = &map, .parent = src,
+		.parent_len = len, .base = &p->directive, .temperature = NAN,
+		.attempts = s->llm.cfg.patch_attempts,
 		.stream = true, .cancel = s->llm.cancel };
 	cuco_edit_result r;
 	memset(&r, 0, sizeof r);

@@ -27,6 +27,9 @@ void cuco_llm_config_defaults(cuco_llm_config *cfg)
 	cfg->max_retries = 4;
 	cfg->backoff_base_s = 1;
 	cfg->backoff_max_s = 60;
+	cfg->retry_time_s = 300;        /* whatever a Retry-After asks */
+	cfg->outage_s = 300;            /* a server restart or a model load passes well within */
+	cfg->max_reply_bytes = 4u << 20;
 	cfg->patch_attempts = 4;        /* CUCo's max_patch_attempts */
 }
 
@@ -56,16 +59,19 @@ static const struct provider_alias {
 	const char *url;      /* NULL: the spec must give @URL */
 	const char *key_env;
 	bool completion_tokens;  /* OpenAI's own API wants max_completion_tokens */
+	int max_tokens;          /* the default completion limit */
 } aliases[] = {
-	{ "openai", CUCO_PROVIDER_OPENAI, "https://api.openai.com/v1", "OPENAI_API_KEY", true },
+	{ "openai", CUCO_PROVIDER_OPENAI, "https://api.openai.com/v1", "OPENAI_API_KEY", true, 16384 },
 	{ "anthropic", CUCO_PROVIDER_ANTHROPIC, "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY",
-		false },
+		false, 16384 },
 	{ "openrouter", CUCO_PROVIDER_OPENAI, "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY",
-		false },
-	{ "ollama", CUCO_PROVIDER_OPENAI, "http://127.0.0.1:11434/v1", "", false },
-	{ "vllm", CUCO_PROVIDER_OPENAI, NULL, "", false },
-	{ "sglang", CUCO_PROVIDER_OPENAI, NULL, "", false },
-	{ "llamacpp", CUCO_PROVIDER_OPENAI, NULL, "", false },
+		false, 16384 },
+	/* The laptop servers: a few tokens a second, and a context of a few
+	 * thousand, so a reply of 16 k tokens would never come. */
+	{ "ollama", CUCO_PROVIDER_OPENAI, "http://127.0.0.1:11434/v1", "", false, 4096 },
+	{ "vllm", CUCO_PROVIDER_OPENAI, NULL, "", false, 16384 },
+	{ "sglang", CUCO_PROVIDER_OPENAI, NULL, "", false, 16384 },
+	{ "llamacpp", CUCO_PROVIDER_OPENAI, NULL, "", false, 4096 },
 };
 
 static const struct provider_alias *find_alias(const char *name, size_t n)
@@ -85,7 +91,7 @@ static void model_defaults(cuco_model *m, const struct provider_alias *a)
 	cuco_strlcpy(m->api_key_env, a->key_env, sizeof m->api_key_env);
 	m->weight = 1;
 	m->temperature = NAN;
-	m->max_tokens = 16384;
+	m->max_tokens = a->max_tokens;
 	m->completion_tokens = a->completion_tokens;
 }
 
@@ -159,7 +165,7 @@ static int set_string(char *dst, size_t size, const char *v, const where *w, cuc
  * the provider's URL and key variable fill what the section left unset. */
 typedef struct section_state {
 	const struct provider_alias *alias;
-	bool url_set, key_set;
+	bool url_set, key_set, max_tokens_set;
 } section_state;
 
 static int model_key(cuco_model *m, section_state *ss, const char *k, const char *v,
@@ -194,8 +200,17 @@ static int model_key(cuco_model *m, section_state *ss, const char *k, const char
 		return m->no_temperature || (to_double(v, 0, &m->temperature) && m->temperature <= 2)
 			? CUCO_OK : bad(err, w, "not a temperature in [0, 2], or none");
 	}
-	if (strcmp(k, "max_tokens") == 0)
+	if (strcmp(k, "max_tokens") == 0) {
+		ss->max_tokens_set = true;
 		return to_int(v, 1, &m->max_tokens) ? CUCO_OK : bad(err, w, "not a positive integer");
+	}
+	if (strcmp(k, "context") == 0) {
+		int n;
+		if (!to_int(v, 256, &n))
+			return bad(err, w, "not a whole number of tokens >= 256");
+		m->context = n;
+		return CUCO_OK;
+	}
 	return bad(err, w, "unknown key in a [model] section");
 }
 
@@ -211,6 +226,8 @@ static int global_key(cuco_llm_config *c, const char *k, const char *v, const wh
 		{ "bandit_exploration", offsetof(cuco_llm_config, bandit_exploration), 0 },
 		{ "bandit_cost_weight", offsetof(cuco_llm_config, bandit_cost_weight), 0 },
 		{ "budget_usd", offsetof(cuco_llm_config, budget_usd), 0 },
+		{ "retry_time", offsetof(cuco_llm_config, retry_time_s), 1 },
+		{ "outage", offsetof(cuco_llm_config, outage_s), 1 },
 	};
 	for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
 		if (strcmp(k, reals[i].key) == 0)
@@ -223,6 +240,13 @@ static int global_key(cuco_llm_config *c, const char *k, const char *v, const wh
 		if (!to_double(v, 0, &t) || t != floor(t) || t > 9e15)
 			return bad(err, w, "not a whole number of tokens >= 0");
 		c->budget_tokens = (int64_t)t;
+		return CUCO_OK;
+	}
+	if (strcmp(k, "max_reply") == 0) {
+		double b;
+		if (!to_double(v, 4096, &b) || b != floor(b) || b > (double)(1u << 30))
+			return bad(err, w, "not a whole number of bytes in [4096, 1073741824]");
+		c->max_reply_bytes = (size_t)b;
 		return CUCO_OK;
 	}
 	if (strcmp(k, "patch_attempts") == 0)
@@ -299,6 +323,8 @@ static int end_model(cuco_model *m, const section_state *ss, const char *path, c
 		cuco_strlcpy(m->url, a->url, sizeof m->url);
 	if (!ss->key_set)
 		cuco_strlcpy(m->api_key_env, a->key_env, sizeof m->api_key_env);
+	if (!ss->max_tokens_set)
+		m->max_tokens = a->max_tokens;
 	/* Another server behind an OpenAI-style URL keeps the common name. */
 	m->completion_tokens = a->completion_tokens && !ss->url_set;
 	if (!m->model[0])
@@ -423,6 +449,7 @@ int cuco_llm_use_specs(cuco_llm_config *cfg, char *const *specs, int n, cuco_err
 			use[i].temperature = t->temperature;
 			use[i].no_temperature = t->no_temperature;
 			use[i].max_tokens = t->max_tokens;
+			use[i].context = t->context;
 			memcpy(use[i].api_key_env, t->api_key_env, sizeof t->api_key_env);
 			memcpy(use[i].name, t->name, sizeof t->name);
 			break;

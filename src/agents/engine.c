@@ -196,7 +196,8 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		rc = cuco_evaluator_new(wl, &ec, &e->ev, err);
 	cuco_strategy_env env = { .st = st, .wl = wl, .cfg = &e->cfg, .baseline_id = e->baseline_id,
 		.seed_id = e->seed_id, .seed_directive = &e->seed_dir, .seed_hash = e->seed_hash,
-		.stop = &e->stop_calls };
+		.stop = &e->stop_calls, .model_outage_s = &e->model_outage_s };
+	e->model_outage_s = 300;
 	if (rc == CUCO_OK)
 		rc = strat->init(&env, &e->strat_state, err);
 	if (rc == CUCO_OK)
@@ -205,6 +206,7 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		engine_refresh_best(e);
 		if (cfg->minutes > 0)
 			e->deadline = cuco_mono() + cfg->minutes * 60;
+		e->model_ok_at = cuco_mono();
 		if (pthread_create(&e->driver, NULL, driver_main, e) != 0)
 			rc = cuco_errf(err, CUCO_EENV, "engine: cannot start a thread");
 	}

@@ -55,6 +55,9 @@ struct cuco_engine {
 	int benched;            /* benchmarks since the last baseline measurement */
 	int env_fails;          /* environment failures in a row */
 	int model_fails;        /* proposals in a row whose model call gave up */
+	double model_ok_at;     /* cuco_mono() of the last answered call, or of the start */
+	double model_outage_s;  /* no answer this long pauses the run for the model */
+	bool model_down;        /* paused for the model: a model-down event was stored */
 	int active;             /* workers still running */
 	double baseline_us;     /* the latest good baseline median */
 	cuco_eval_result baseline_res;  /* and its whole measurement */

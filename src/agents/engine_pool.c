@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MODEL_FAILS_MAX 5   /* model calls in a row that gave up, ending the run */
+#define MODEL_PROBE_S 15    /* while no model answers, a proposal asks this often */
 
 typedef enum job_kind { JOB_BASELINE, JOB_STORED, JOB_PROPOSE } job_kind;
 
@@ -55,24 +55,62 @@ int engine_insert_txn(cuco_txn *txn, void *arg)
 
 /* A proposal whose model call gave up after its retries (the server down,
  * overloaded or garbling its replies) is no candidate: the event says so,
- * the budget slot goes back and the next proposal asks again. Only a
- * server that stays down through MODEL_FAILS_MAX calls ends the run. */
+ * the budget slot goes back and the next proposal asks again. When no call
+ * has been answered for the models' `outage`, the run waits for one
+ * instead of ending: a model-down event (the screen shows it) and a line,
+ * then one proposal every probe_s, until one is answered (model-back,
+ * in model_answered) or a person stops the run. */
+static double probe_s(const cuco_engine *e)
+{
+	return fmin(MODEL_PROBE_S, e->model_outage_s / 2);
+}
+
 static void model_failed(cuco_engine *e, const cuco_err *err)
 {
 	pthread_mutex_lock(&e->lock);
 	e->proposed--;
 	int fails = ++e->model_fails;
+	double silent = cuco_mono() - e->model_ok_at;
+	bool down = !e->model_down && silent >= e->model_outage_s;
+	e->model_down = e->model_down || down;
+	bool waiting = e->model_down;
 	pthread_mutex_unlock(&e->lock);
 	engine_event(e, "model-error", 0, "%d in a row: %.480s", fails, err->msg);
-	if (fails >= MODEL_FAILS_MAX) {
-		cuco_err end;
-		cuco_errf(&end, CUCO_EENV, "%d model calls in a row gave up; the last: %.400s", fails,
-			err->msg);
-		engine_fail(e, &end);
-		return;
+	if (down) {
+		engine_event(e, "model-down", 0, "no model has answered for %.0f s: the run waits, "
+			"asking again every %.0f s", silent, probe_s(e));
+		cuco_log(CUCO_LOG_WARN, "engine: no model has answered for %.0f s (the last: %s); the "
+			"run waits for one, asking again every %.0f s", silent, err->msg, probe_s(e));
+	} else if (!waiting) {
+		cuco_log(CUCO_LOG_WARN, "engine: a model call gave up (%d in a row); the proposal is "
+			"made again: %s", fails, err->msg);
 	}
-	cuco_log(CUCO_LOG_WARN, "engine: a model call gave up (%d in a row); the proposal is made "
-		"again: %s", fails, err->msg);
+	if (waiting) {
+		pthread_mutex_lock(&e->lock);
+		double until = cuco_mono() + probe_s(e);
+		while (!e->stop && cuco_mono() < until)
+			engine_wait(e, POLL_S);
+		pthread_mutex_unlock(&e->lock);
+	}
+}
+
+/* A call was answered: the outage clock starts again, and a run that was
+ * waiting for a model goes on. */
+static void model_answered(cuco_engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	bool back = e->model_down;
+	double silent = cuco_mono() - e->model_ok_at;
+	e->model_fails = 0;
+	e->model_down = false;
+	e->model_ok_at = cuco_mono();
+	pthread_mutex_unlock(&e->lock);
+	if (back) {
+		engine_event(e, "model-back", 0, "a model answers again after %.0f s: the run goes on",
+			silent);
+		cuco_log(CUCO_LOG_WARN, "engine: a model answers again after %.0f s; the run goes on",
+			silent);
+	}
 }
 
 static void propose_and_evaluate(cuco_engine *e)
@@ -101,9 +139,7 @@ static void propose_and_evaluate(cuco_engine *e)
 			engine_fail(e, &err);
 		return;
 	}
-	pthread_mutex_lock(&e->lock);
-	e->model_fails = 0;
-	pthread_mutex_unlock(&e->lock);
+	model_answered(e);
 	engine_insert_arg a = { .c = p.cand, .source = p.source, .len = p.len, .event = "candidate" };
 	rc = cuco_store_write(e->st, engine_insert_txn, &a, &err);
 	free(p.source);

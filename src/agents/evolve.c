@@ -832,6 +832,8 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 		op_prompt[plan->op], .parent = plan->parent->id, .other = plan->other ?
 		plan->other->id : 0, .island = plan->island, .inspirations = s->k.evolve.inspirations,
 		.failures = s->k.evolve.failures, .meta = s->meta, .hints = hints, .hw = &s->hw };
+	cuco_prompt_map map;
+	spec.map = &map;
 	prompt_arg pa = { .spec = &spec };
 	rc = cuco_store_read(s->env.st, prompt_txn, &pa, err);
 	free(hints);
@@ -839,8 +841,8 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	cuco_strlcpy(out->cand.model, s->llm.cfg.models[model].name, sizeof out->cand.model);
 	for (int attempt = 1; rc == CUCO_OK; attempt++) {
 		cuco_edit e = { .llm = s->llm.llm, .model = &s->llm.cfg.models[model], .wl = s->env.wl,
-			.system = pa.system.data, .user = pa.user.data, .parent = src, .parent_len = len,
-			.base = &pa.base, .temperature = plan->temperature,
+			.system = pa.system.data, .user = pa.user.data, .map = &map, .parent = src,
+			.parent_len = len, .base = &pa.base, .temperature = plan->temperature,
 			.attempts = s->llm.cfg.patch_attempts, .stream = true, .cancel = s->llm.cancel };
 		cuco_edit_result r;
 		memset(&r, 0, sizeof r);

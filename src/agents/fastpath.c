@@ -88,25 +88,6 @@ static void design_space(const cuco_workload *wl, cuco_buf *b)
 	}
 }
 
-/* The workload's context documents, as the prompt's reference section. */
-static void context_docs(const cuco_workload *wl, cuco_buf *b)
-{
-	for (int i = 0; i < wl->ncontext; i++) {
-		char path[1200];
-		snprintf(path, sizeof path, "%s/%s", wl->dir, wl->context[i]);
-		char *text;
-		size_t len;
-		cuco_err err;
-		if (cuco_read_file(path, 256 << 10, &text, &len, &err) != CUCO_OK) {
-			cuco_log(CUCO_LOG_WARN, "fastpath: %s", err.msg);
-			continue;
-		}
-		cuco_buf_printf(b, "\n## %s\n\n", wl->context[i]);
-		cuco_buf_append(b, text, len);
-		free(text);
-	}
-}
-
 int fastpath_new(const cuco_strategy_env *env, search_llm *llm, const cuco_fastpath_config *c,
 	fastpath **out, cuco_err *err)
 {
@@ -217,6 +198,7 @@ void fastpath_observe(fastpath *f, const cuco_candidate *c)
 
 typedef struct attempt {
 	cuco_buf system, user;
+	cuco_prompt_map map;    /* the context documents, which may be cut to fit */
 	char *parent;
 	size_t parent_len;
 } attempt;
@@ -233,7 +215,9 @@ static int build_attempt(fastpath *f, uint64_t parent, attempt *a, cuco_err *err
 	cuco_buf_printf(&a->system, "You port programs that overlap computation with communication "
 		"from host-orchestrated collectives to device-initiated communication, one stage at a "
 		"time, keeping them correct.\n\n# %s\n\n%s\n", wl->title, wl->description);
-	context_docs(wl, &a->system);
+	a->map.ncuts = 0;
+	if ((rc = cuco_prompt_put_documents(&a->system, wl, &a->map, err)) != CUCO_OK)
+		return rc;
 	cuco_buf_printf(&a->user, "%s\n", stage_task(wl, f->stage));
 	design_space(wl, &a->user);
 	if (f->feedback[0])
@@ -269,7 +253,7 @@ int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *e
 			break;
 		int model = search_llm_pick(f->llm);
 		cuco_edit e = { .llm = f->llm->llm, .model = &f->llm->cfg.models[model], .wl = f->env.wl,
-			.system = a.system.data, .user = a.user.data, .parent = a.parent,
+			.system = a.system.data, .user = a.user.data, .map = &a.map, .parent = a.parent,
 			.parent_len = a.parent_len, .base = f->env.seed_directive, .temperature = 0.0,
 			.attempts = f->llm->cfg.patch_attempts, .stream = true, .cancel = f->llm->cancel };
 		cuco_edit_result r;

@@ -35,6 +35,8 @@ typedef struct cuco_model {
 	bool no_temperature;     /* send none: OpenAI's reasoning models refuse one */
 	int max_tokens;          /* completion limit sent with each request */
 	bool completion_tokens;  /* name it max_completion_tokens (OpenAI's own API) */
+	int64_t context;         /* context window in tokens: the config's, else the server's
+	                            (cuco_llm_check); 0 = not known, prompts are not fitted */
 } cuco_model;
 
 typedef enum cuco_model_choice { CUCO_CHOICE_WEIGHT, CUCO_CHOICE_BANDIT } cuco_model_choice;
@@ -46,11 +48,14 @@ typedef struct cuco_llm_config {
 	double bandit_exploration;   /* UCB's c */
 	double bandit_cost_weight;   /* how much a model's mean cost lowers its score */
 	double connect_timeout_s;
-	double idle_timeout_s;       /* abandon a stream silent this long */
-	double total_timeout_s;      /* one attempt, end to end */
+	double idle_timeout_s;       /* abandon a stream that makes no progress this long */
+	double total_timeout_s;      /* one whole (non-streamed) attempt, end to end */
 	int max_retries;             /* after the first attempt */
 	double backoff_base_s;       /* first retry waits about this long */
 	double backoff_max_s;        /* cap of a backoff and of a Retry-After */
+	double retry_time_s;         /* a call stops retrying once this long has passed */
+	double outage_s;             /* no model answering this long pauses the run */
+	size_t max_reply_bytes;      /* a reply's text at most; past it the reply is refused */
 	int patch_attempts;          /* replies per edit, errors answered in the same chat */
 	double budget_usd;           /* spend at most this over the client's life; 0 = no limit */
 	int64_t budget_tokens;       /* prompt + completion tokens at most; 0 = no limit */
@@ -67,7 +72,7 @@ bool cuco_llm_config_path(char *buf, size_t size);
 int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err);
 /* Make `--llm PROVIDER:MODEL[@URL][*WEIGHT]` specs the models in use. The
  * configured models then serve as a table: a spec naming the same model id
- * takes its prices, key variable, token limit and temperature. PROVIDER is
+ * takes its prices, key variable, token limit, context and temperature. PROVIDER is
  * openai or anthropic, or an OpenAI-compatible server: vllm, sglang,
  * llamacpp, ollama, openrouter. n == 0 leaves cfg as it is. */
 int cuco_llm_use_specs(cuco_llm_config *cfg, char *const *specs, int n, cuco_err *err);

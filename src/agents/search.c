@@ -255,10 +255,18 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 		s->cfg.budget_usd = ec->max_cost_usd;
 	if (ec->max_tokens > 0)
 		s->cfg.budget_tokens = ec->max_tokens;
+	if (env->model_outage_s)
+		*env->model_outage_s = s->cfg.outage_s;
 	if (s->cfg.nmodels == 0)
 		return CUCO_OK;
 	cuco_bandit_init(&s->bandit, &s->cfg);
-	return cuco_llm_new(&s->cfg, &s->llm, err);
+	int rc = cuco_llm_new(&s->cfg, &s->llm, err);
+	/* Before the baseline: a dead server or a wrong name stops the run now. */
+	for (int i = 0; i < s->cfg.nmodels && rc == CUCO_OK; i++) {
+		cuco_llm_served sv;
+		rc = cuco_llm_check(s->llm, &s->cfg.models[i], &sv, err);
+	}
+	return rc;
 }
 
 void search_llm_close(search_llm *s)
@@ -296,7 +304,9 @@ char *search_llm_ask(search_llm *s, int model, const char *system, const char *u
 		.msgs = &msg, .temperature = temperature, .stream = true, .cancel = s->cancel };
 	cuco_llm_reply r;
 	memset(&r, 0, sizeof r);
-	int rc = cuco_llm_complete(s->llm, &req, &r, err);
+	cuco_fitted sent;
+	int rc = cuco_llm_ask_fitted(s->llm, NULL, NULL, &req, NULL, &sent, &r, err);
+	cuco_fitted_free(&sent);
 	if (c) {
 		c->tokens_prompt += r.tokens_in;
 		c->tokens_completion += r.tokens_out;

@@ -29,6 +29,8 @@ typedef struct cuco_strategy_env {
 	const char *seed_hash;       /* the seed's source in the store */
 	const atomic_bool *stop;     /* set when a person stops the run: the cancel
 	                                flag of every model call a strategy makes */
+	double *model_outage_s;      /* out: the models' `outage` (llm_config.h), how long
+	                                none may answer before the run waits for one */
 } cuco_strategy_env;
 
 typedef struct cuco_proposal {

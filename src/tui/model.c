@@ -192,6 +192,11 @@ static int take_event(const cuco_event *ev, void *arg)
 		m->ended = ev->time;
 		cuco_strlcpy(m->end_text, ev->text, sizeof m->end_text);
 	}
+	/* The engine waits for a model server that stopped answering. */
+	if (strcmp(ev->kind, "model-down") == 0)
+		m->model_down = true;
+	else if (strcmp(ev->kind, "model-back") == 0 || strcmp(ev->kind, "run-start") == 0)
+		m->model_down = false;
 	log_push(m, ev);
 	m->last_seq = ev->seq;
 	return 0;
@@ -217,6 +222,8 @@ const char *tui_model_state_text(const tui_model *m)
 		return m->state == TUI_RUN_STOPPED ? "stopped" : "finished";
 	if (m->paused)
 		return "PAUSED";
+	if (m->model_down)
+		return "WAITING FOR A MODEL";
 	return m->state == TUI_RUN_RETIMING ? "re-timing" : "running";
 }
 

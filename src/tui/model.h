@@ -86,6 +86,7 @@ typedef struct tui_model {
 	double started;        /* the session's run-start (else the first event) */
 	double ended;          /* run-end's time: the clock stops there; 0 while running */
 	char end_text[128];    /* run-end's words: "budget reached after 40 …" */
+	bool model_down;       /* the last model-down/model-back event was a model-down */
 
 	/* Tokens and cost, summed over candidates a chunk at a time so a
 	 * large store does not delay the first frame. */

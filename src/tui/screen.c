@@ -391,7 +391,8 @@ static void draw_status(tui_app *app)
 		if (!keep[i])
 			continue;
 		/* A run that is not searching says so in reverse: it is news. */
-		bool loud = i == SEG_STATE && (app->m.ended || app->m.paused || app->m.state == TUI_RUN_RETIMING);
+		bool loud = i == SEG_STATE && (app->m.ended || app->m.paused || app->m.model_down
+			|| app->m.state == TUI_RUN_RETIMING);
 		if (loud)
 			attron(A_REVERSE);
 		int w = strcspn(seg[i], " ");

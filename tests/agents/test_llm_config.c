@@ -41,6 +41,9 @@ static void test_file(void **state)
 		"idle_timeout = 90\n"
 		"budget_usd = 12.5\n"
 		"budget_tokens = 2000000\n"
+		"retry_time = 120\n"
+		"outage = 900\n"
+		"max_reply = 1048576\n"
 		"\n"
 		"[model fast]\n"
 		"provider = vllm\n"
@@ -49,6 +52,7 @@ static void test_file(void **state)
 		"weight = 3\n"
 		"price_in = 0.1\n"
 		"price_out = 0.3\n"
+		"context = 32768\n"
 		"\n"
 		"[evolve]\n"                          /* the search's: skipped here */
 		"islands = 3\n"
@@ -70,6 +74,9 @@ static void test_file(void **state)
 	assert_float_equal(cfg.idle_timeout_s, 90, 0);
 	assert_float_equal(cfg.budget_usd, 12.5, 0);
 	assert_int_equal(cfg.budget_tokens, 2000000);
+	assert_float_equal(cfg.retry_time_s, 120, 0);
+	assert_float_equal(cfg.outage_s, 900, 0);
+	assert_int_equal(cfg.max_reply_bytes, 1048576);
 	assert_int_equal(cfg.nmodels, 3);
 	const cuco_model *f = &cfg.models[0], *g = &cfg.models[1], *d = &cfg.models[2];
 	assert_string_equal(f->name, "fast");
@@ -80,6 +87,9 @@ static void test_file(void **state)
 	assert_true(isnan(f->temperature));
 	assert_float_equal(cuco_model_cost(f, 1000000, 2000000), 0.1 + 0.6, 1e-12);
 	assert_false(f->completion_tokens);
+	assert_int_equal(f->context, 32768);
+	assert_int_equal(f->max_tokens, 16384);
+	assert_int_equal(g->context, 0);   /* not said: the server is asked */
 	/* No provider line: OpenAI's own API, its key and its token field. */
 	assert_string_equal(g->url, "https://api.openai.com/v1");
 	assert_string_equal(g->api_key_env, "OPENAI_API_KEY");
@@ -121,6 +131,11 @@ static void test_file_errors(void **state)
 	expect_error("[screen]\ncolour = red\n", ":2: colour: unknown key in [screen]");
 	expect_error("[eval]\nsandbox = docker\n", ":2: sandbox: docker: not auto, bwrap or off");
 	expect_error("[eval]\nnetwork = on\n", ":2: network: unknown key in [eval] (sandbox)");
+	expect_error("max_reply = 100\n", ":1: max_reply: not a whole number of bytes in [4096");
+	expect_error("outage = 0\n", ":1: outage: not a number in range");
+	expect_error("[model a]\nmodel = m\ncontext = 8k\n", ":3: context: not a whole number of "
+		"tokens >= 256");
+	expect_error("[model a]\nmodel = m\ncontext = 100\n", ":3: context: not a whole number");
 	cuco_llm_config cfg;
 	cuco_err err = { 0 };
 	cuco_llm_config_defaults(&cfg);
@@ -131,6 +146,15 @@ static void test_file_errors(void **state)
 	/* So does the evaluator's sandbox, in [eval]. */
 	assert_int_equal(load("[eval]\nsandbox = bwrap\n", &cfg, &err), CUCO_OK);
 	assert_int_equal(cfg.sandbox, CUCO_SANDBOX_BWRAP);
+	/* The laptop servers ask for fewer output tokens unless told. */
+	assert_int_equal(load("[model l]\nprovider = llamacpp\nmodel = m\nurl = http://h/v1\n"
+		"[model o]\nprovider = ollama\nmodel = m\n[model o2]\nprovider = ollama\nmodel = m\n"
+		"max_tokens = 9000\n", &cfg, &err), CUCO_OK);
+	assert_int_equal(cfg.models[0].max_tokens, 4096);
+	assert_int_equal(cfg.models[1].max_tokens, 4096);
+	assert_int_equal(cfg.models[2].max_tokens, 9000);
+	assert_int_equal(cfg.retry_time_s, 300);
+	assert_int_equal(cfg.max_reply_bytes, 4u << 20);
 	cuco_llm_config_defaults(&cfg);
 	assert_int_equal(cuco_llm_config_load("/nonexistent/cuco/config", &cfg, &err), CUCO_ENOTFOUND);
 }

@@ -233,7 +233,8 @@ static int add_tree(cuco_txn *txn, void *arg)
 		if (rc)
 			return rc;
 		cuco_event ev = { 0 };
-		cuco_strlcpy(ev.kind, i == 4 ? "pause" : "candidate", sizeof ev.kind);
+		cuco_strlcpy(ev.kind, i == 4 ? "pause" : i == 3 ? "model-down" : "candidate",
+			sizeof ev.kind);
 		ev.candidate = c.id;
 		if ((rc = cuco_event_add(txn, &ev)))
 			return rc;
@@ -290,6 +291,7 @@ static void model_tree_fold_filter(void **state)
 	assert_int_equal(m.baseline_id, 1);
 	assert_int_equal(m.count[CUCO_STATUS_FAILED], 1);
 	assert_true(m.paused);
+	assert_true(m.model_down);
 	assert_int_equal(m.log_count, 5);
 	assert_true(tui_model_has_children(&m, 1));
 	assert_false(tui_model_has_children(&m, 3));
