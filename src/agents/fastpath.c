@@ -33,6 +33,7 @@ struct fastpath {
 	uint64_t seen;            /* highest fast-path candidate handled */
 	bool in_flight;
 	bool live;                /* proposing: observations are no longer a replay */
+	cuco_hardware hw;         /* for the prompt's hardware section and its API's backend */
 	char feedback[2600];      /* why the last attempt failed, "" when none */
 	uint64_t result;
 };
@@ -97,6 +98,7 @@ int fastpath_new(const cuco_strategy_env *env, search_llm *llm, const cuco_fastp
 	f->llm = llm;
 	f->c = *c;
 	f->input = env->baseline_id;
+	cuco_hardware_detect(&f->hw);
 	*out = f;
 	return CUCO_OK;
 }
@@ -196,36 +198,86 @@ void fastpath_observe(fastpath *f, const cuco_candidate *c)
 	failed(f, c->id, why);
 }
 
+int cuco_fastpath_prompt(const cuco_workload *wl, const cuco_hardware *hw, int stage,
+	const char *program, size_t len, const char *feedback, cuco_fp_prompt *out, cuco_err *err)
+{
+	out->system.len = out->user.len = 0;
+	out->map.ncuts = 0;
+	memset(out->bytes, 0, sizeof out->bytes);
+	out->api_from[0] = '\0';
+	cuco_buf_printf(&out->system, "You port programs that overlap computation with communication "
+		"from host-orchestrated collectives to device-initiated communication, one stage at a "
+		"time, keeping them correct.\n\n# %s\n\n%s\n", wl->title, wl->description);
+	size_t intro = out->system.len;
+	int rc = fp_reference(wl, hw, program, len, out, err);
+	size_t start = out->system.len;
+	if (rc == CUCO_OK)
+		rc = cuco_prompt_put_documents(&out->system, wl, &out->map, err);
+	out->bytes[CUCO_FP_DOCUMENTS] = out->system.len - start;
+	if (rc != CUCO_OK)
+		return rc;
+	cuco_buf_printf(&out->user, "%s\n", stage_task(wl, stage));
+	design_space(wl, &out->user);
+	if (feedback && *feedback)
+		cuco_buf_printf(&out->user, "\n%s\nFix it in the program below, which is that attempt.\n",
+			feedback);
+	cuco_buf_puts(&out->user, "\nThe program:\n```c\n");
+	cuco_buf_append(&out->user, program, len);
+	cuco_buf_puts(&out->user, "```\n");
+	out->bytes[CUCO_FP_PROGRAM] = len;
+	out->bytes[CUCO_FP_TASK] = intro + out->user.len - len;
+	return CUCO_OK;
+}
+
+void cuco_fp_prompt_free(cuco_fp_prompt *p)
+{
+	cuco_buf_free(&p->system);
+	cuco_buf_free(&p->user);
+}
+
+void cuco_fp_prompt_sizes(const cuco_fp_prompt *p, char *out, size_t size)
+{
+	static const char *const names[] = {
+#define X(sec, name) name,
+		CUCO_FP_SECTIONS(X)
+#undef X
+	};
+	size_t n = 0, total = 0;
+	out[0] = '\0';
+	for (int i = 0; i < CUCO_FP_NSECTIONS && n < size; i++) {
+		total += p->bytes[i];
+		n += (size_t)snprintf(out + n, size - n, "%s%s %.1f KiB", i ? ", " : "", names[i],
+			p->bytes[i] / 1024.0);
+	}
+	if (n < size)
+		snprintf(out + n, size - n, ": %.1f KiB in all", total / 1024.0);
+}
+
 typedef struct attempt {
-	cuco_buf system, user;
-	cuco_prompt_map map;    /* the context documents, which may be cut to fit */
+	cuco_fp_prompt p;
 	char *parent;
 	size_t parent_len;
 } attempt;
 
 static int build_attempt(fastpath *f, uint64_t parent, attempt *a, cuco_err *err)
 {
-	const cuco_workload *wl = f->env.wl;
 	int rc = CUCO_OK;
 	if (!a->parent)
 		rc = search_source_of(f->env.st, parent, &a->parent, &a->parent_len, err);
+	if (rc == CUCO_OK)
+		rc = cuco_fastpath_prompt(f->env.wl, &f->hw, f->stage, a->parent, a->parent_len,
+			f->feedback, &a->p, err);
 	if (rc != CUCO_OK)
 		return rc;
-	a->system.len = a->user.len = 0;
-	cuco_buf_printf(&a->system, "You port programs that overlap computation with communication "
-		"from host-orchestrated collectives to device-initiated communication, one stage at a "
-		"time, keeping them correct.\n\n# %s\n\n%s\n", wl->title, wl->description);
-	a->map.ncuts = 0;
-	if ((rc = cuco_prompt_put_documents(&a->system, wl, &a->map, err)) != CUCO_OK)
-		return rc;
-	cuco_buf_printf(&a->user, "%s\n", stage_task(wl, f->stage));
-	design_space(wl, &a->user);
-	if (f->feedback[0])
-		cuco_buf_printf(&a->user, "\n%s\nFix it in the program below, which is that attempt.\n",
-			f->feedback);
-	cuco_buf_puts(&a->user, "\nThe program:\n```c\n");
-	cuco_buf_append(&a->user, a->parent, a->parent_len);
-	cuco_buf_puts(&a->user, "```\n");
+	/* What the prompt is made of, for the event log and the bench figures. */
+	char sizes[400];
+	cuco_fp_prompt_sizes(&a->p, sizes, sizeof sizes);
+	char text[512];
+	snprintf(text, sizeof text, "stage %s prompt for #%llu: %s", stage_name[f->stage],
+		(unsigned long long)parent, sizes);
+	cuco_log(CUCO_LOG_INFO, "fastpath: %s", text);
+	if (f->live)
+		search_event(f->env.st, "prompt", "fastpath", parent, text);
 	return CUCO_OK;
 }
 
@@ -253,7 +305,7 @@ int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *e
 			break;
 		int model = search_llm_pick(f->llm);
 		cuco_edit e = { .llm = f->llm->llm, .model = &f->llm->cfg.models[model], .wl = f->env.wl,
-			.system = a.system.data, .user = a.user.data, .map = &a.map, .parent = a.parent,
+			.system = a.p.system.data, .user = a.p.user.data, .map = &a.p.map, .parent = a.parent,
 			.parent_len = a.parent_len, .base = f->env.seed_directive, .temperature = 0.0,
 			.attempts = f->llm->cfg.patch_attempts, .stream = true, .cancel = f->llm->cancel };
 		cuco_edit_result r;
@@ -290,8 +342,7 @@ int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *e
 		cuco_edit_result_free(&r);
 	}
 	free(a.parent);
-	cuco_buf_free(&a.system);
-	cuco_buf_free(&a.user);
+	cuco_fp_prompt_free(&a.p);
 	if (rc != CUCO_OK)
 		return rc;
 	return f->in_flight ? CUCO_OK : CUCO_ENOTFOUND;

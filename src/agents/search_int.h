@@ -80,6 +80,11 @@ int search_fill(cuco_store *st, const cuco_model *m, cuco_edit_result *r, cuco_p
 
 /* ---- the fast path (fastpath.c), run alone or before the islands ---- */
 
+/* The fast path's reference sections for program (reference.c), appended
+ * to out's system message, marked and measured. */
+int fp_reference(const cuco_workload *wl, const cuco_hardware *hw, const char *program,
+	size_t len, cuco_fp_prompt *out, cuco_err *err);
+
 typedef struct fastpath fastpath;
 
 /* llm stays the caller's. Without a model the fast path finishes at once

@@ -258,3 +258,17 @@ bool eval_tok_is(const eval_tok *t, const char *s)
 {
 	return (int)strlen(s) == t->len && memcmp(t->s, s, (size_t)t->len) == 0;
 }
+
+void cuco_source_includes(const char *text, size_t len, char (*names)[128], int *n, int max)
+{
+	eval_lexed lx;
+	eval_lex(text, len, &lx);
+	for (int i = 0; i < lx.nincludes && *n < max; i++) {
+		bool seen = !lx.includes[i].local;
+		for (int k = 0; k < *n && !seen; k++)
+			seen = strcmp(names[k], lx.includes[i].name) == 0;
+		if (!seen)
+			cuco_strlcpy(names[(*n)++], lx.includes[i].name, 128);
+	}
+	eval_lexed_free(&lx);
+}
