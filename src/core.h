@@ -22,6 +22,7 @@ enum {
 	CUCO_EENV = 3,   /* something the environment lacks (mpirun, GPU, disk) */
 	CUCO_ENOTFOUND = 4, /* a lookup missed; never an exit code */
 	CUCO_EAGAIN = 5, /* a passing failure (a model call gave up); never an exit code */
+	CUCO_EBUSY = 6,  /* nothing now: ask again once something has changed; never an exit code */
 };
 
 typedef struct cuco_err {

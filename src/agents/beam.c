@@ -1,10 +1,11 @@
 /* beam.c — AccelOpt's beam search with an optimization memory.
  *
  * An iteration takes the best `width` programs so far (the beam; the seed
- * at first). For each, the planner proposes `plans` single-step plans,
- * reading the memory; the executor implements each plan `samples` times
- * (an LLM edit of the beam program); every implementation is a candidate
- * the engine evaluates. When an iteration has proposed everything, the
+ * at first, or for a workload without one the program the fast path makes
+ * from the baseline, which runs first). For each, the planner proposes
+ * `plans` single-step plans, reading the memory; the executor implements
+ * each plan `samples` times (an LLM edit of the beam program); every
+ * implementation is a candidate the engine evaluates. When an iteration has proposed everything, the
  * summarizer turns the selected slow→fast pairs of its results into new
  * memory entries (cuco_memory_pairs: positives, and negatives flipped into
  * "undo this"), the memory keeps `capacity` of them, and the next beam is
@@ -50,6 +51,8 @@ typedef struct beam_state {
 	cuco_strategy_env env;
 	cuco_search_config k;
 	search_llm llm;
+	fastpath *fp;           /* only for a workload without a seed */
+	search_start start;
 	seen *seen;
 	size_t nseen, seen_cap;
 	int iteration;          /* the one being proposed; -1 before the first */
@@ -81,6 +84,9 @@ static int iteration_of(const cuco_candidate *c)
 static void beam_observe(void *state, const cuco_candidate *c)
 {
 	beam_state *s = state;
+	if (s->fp)
+		fastpath_observe(s->fp, c);
+	search_start_observe(&s->start, s->fp, c);
 	seen *m = seen_find(s, c->id);
 	if (!m) {
 		if (s->nseen == s->seen_cap) {
@@ -93,7 +99,9 @@ static void beam_observe(void *state, const cuco_candidate *c)
 	}
 	m->score = search_score(c);
 	m->latency = c->status == CUCO_STATUS_DONE ? c->latency_median_us : NAN;
-	m->usable = c->status == CUCO_STATUS_DONE && c->origin != CUCO_ORIGIN_BASELINE;
+	/* Stage A of the fast path still runs the host collectives. */
+	m->usable = c->status == CUCO_STATUS_DONE && c->origin != CUCO_ORIGIN_BASELINE &&
+		!(c->origin == CUCO_ORIGIN_FASTPATH && c->island < 0);
 	m->pinned = c->pinned;
 	cuco_strlcpy(m->source_hash, c->source_hash, sizeof m->source_hash);
 	m->directive = c->directive;
@@ -255,7 +263,7 @@ static size_t choose_beam(beam_state *s, uint64_t *beam)
 		beam[i] = v[i]->id;
 	free(v);
 	if (n == 0) {
-		beam[0] = s->env.seed_id;
+		beam[0] = s->start.id;
 		return 1;
 	}
 	return n < width ? n : width;
@@ -419,6 +427,19 @@ static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
 {
 	beam_state *s = state;
 	const cuco_beam_config *b = &s->k.beam;
+	if (search_llm_spent(&s->llm))
+		return CUCO_ENOTFOUND;
+	int rc;
+	if (s->fp && !fastpath_finished(s->fp)) {
+		/* No seed: the fast path's attempts first, one at a time. */
+		bool waiting = false;
+		memset(out, 0, sizeof *out);
+		rc = fastpath_propose(s->fp, out, &waiting, err);
+		if (rc != CUCO_ENOTFOUND)
+			return rc == CUCO_OK && waiting ? CUCO_EBUSY : rc;
+	}
+	if ((rc = search_start_ready(&s->start, s->fp, s->env.wl, err)) != CUCO_OK)
+		return rc;
 	for (;;) {
 		memset(out, 0, sizeof *out);
 		if (search_llm_spent(&s->llm))
@@ -445,7 +466,7 @@ static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
 		int sample = ++sl->sent;
 		if (sl->sent == b->samples)
 			s->next++;
-		int rc = execute(s, sl, model, out, err);
+		rc = execute(s, sl, model, out, err);
 		if (rc == CUCO_EAGAIN && sl->sent-- == b->samples)
 			s->next--;  /* the sample was never answered: the engine asks again */
 		if (rc == CUCO_EDATA) {
@@ -478,6 +499,8 @@ static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
 static void beam_free(void *state)
 {
 	beam_state *s = state;
+	if (s->fp)
+		fastpath_free(s->fp);
 	free_slots(s);
 	search_llm_close(&s->llm);
 	free(s->seen);
@@ -497,6 +520,10 @@ static int beam_init(const cuco_strategy_env *env, void **state, cuco_err *err)
 	if (rc == CUCO_OK && !s->llm.llm)
 		rc = cuco_errf(err, CUCO_EUSAGE, "strategy beam needs a model: add a [model] section to "
 			"the config file (docs/configuration.md)");
+	if (rc == CUCO_OK)
+		rc = search_start_init(&s->start, env, &s->llm, true, "beam", err);
+	if (rc == CUCO_OK && !s->start.id)
+		rc = fastpath_new(env, &s->llm, &s->k.fastpath, &s->fp, err);
 	if (rc != CUCO_OK) {
 		beam_free(s);
 		return rc;

@@ -104,7 +104,8 @@ static int measure_start(cuco_engine *e)
 	int rc = engine_measure_baseline(e, ENGINE_BASE_FIRST);
 	if (rc != CUCO_OK)
 		return rc;
-	engine_evaluate_stored(e, e->seed_id);
+	if (e->seed_id)
+		engine_evaluate_stored(e, e->seed_id);
 	return e->rc;
 }
 

@@ -126,6 +126,15 @@ static void propose_and_evaluate(cuco_engine *e)
 		model_failed(e, &err);
 		return;
 	}
+	if (rc == CUCO_EBUSY) {
+		/* Nothing now (the fast path's attempt is being evaluated and there
+		 * is no seed to work on meanwhile): ask again in a while. */
+		pthread_mutex_lock(&e->lock);
+		e->proposed--;
+		engine_wait(e, POLL_S);
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
 	if (rc != CUCO_OK) {
 		free(p.source);
 		pthread_mutex_lock(&e->lock);

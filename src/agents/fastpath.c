@@ -9,9 +9,10 @@
  * model with its stage and error, and the next attempt edits the failed
  * code. Caps: stage_a_max and stage_b_max attempts. Attempts have origin
  * `fastpath`; stage A's stay outside the islands, stage B's are on island
- * 0, where the passing one seeds the slow path. Without a model, or when a cap is reached, the workload's
- * shipped seed stays the starting point, and the log and the event log
- * say so.
+ * 0, where the passing one seeds the slow path. Without a model, or when
+ * a cap is reached, the workload's shipped seed stays the starting point
+ * (a workload without one has nothing to search from: search_start), and
+ * the log and the event log say so.
  *
  * One attempt is in flight at a time: its result decides the next prompt.
  */
@@ -118,6 +119,13 @@ uint64_t fastpath_result(const fastpath *f)
 	return f->result;
 }
 
+/* What the search starts from when the fast path makes nothing. */
+static const char *fallback(const fastpath *f)
+{
+	return f->env.seed_id ? "the workload's shipped seed is used" :
+		"and the workload has no seed to fall back on";
+}
+
 /* End the fast path and say so in the log, and in the event log unless a
  * resumed run is replaying what an earlier session already said (the
  * replay runs inside a read transaction). */
@@ -149,8 +157,8 @@ static bool failed(fastpath *f, uint64_t id, const char *why)
 	int cap = s == STAGE_A ? f->c.stage_a_max : f->c.stage_b_max;
 	if (f->tries[s] < cap)
 		return true;
-	finish(f, 0, "stage %s failed %d times (last: %.200s); the workload's shipped seed is used",
-		stage_name[s], f->tries[s], why);
+	finish(f, 0, "stage %s failed %d times (last: %.200s); %s", stage_name[s], f->tries[s], why,
+		fallback(f));
 	return false;
 }
 
@@ -292,7 +300,7 @@ int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *e
 		return CUCO_OK;
 	}
 	if (!f->llm->llm) {
-		finish(f, 0, "no model is configured; the workload's shipped seed is used");
+		finish(f, 0, "no model is configured; %s", fallback(f));
 		return CUCO_ENOTFOUND;
 	}
 	attempt a = { 0 };
@@ -317,8 +325,7 @@ int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *e
 			*err = why;
 			rc = erc;
 		} else if (erc == CUCO_EENV) {
-			finish(f, 0, "the model could not be reached (%.200s); the workload's shipped seed "
-				"is used", why.msg);
+			finish(f, 0, "the model could not be reached (%.200s); %s", why.msg, fallback(f));
 		} else if (erc != CUCO_OK) {
 			failed(f, 0, why.msg);
 		} else if (f->stage == STAGE_B && !strstr(r.source, "EVOLVE-BLOCK-START")) {

@@ -24,9 +24,9 @@ typedef struct cuco_strategy_env {
 	const cuco_workload *wl;
 	const cuco_engine_config *cfg;
 	uint64_t baseline_id;
-	uint64_t seed_id;
+	uint64_t seed_id;            /* 0: the workload has no seed (search.h, search_start) */
 	const cuco_directive *seed_directive;
-	const char *seed_hash;       /* the seed's source in the store */
+	const char *seed_hash;       /* the seed's source in the store; "" when none */
 	const atomic_bool *stop;     /* set when a person stops the run: the cancel
 	                                flag of every model call a strategy makes */
 	double *model_outage_s;      /* out: the models' `outage` (llm_config.h), how long
@@ -45,7 +45,8 @@ typedef struct cuco_strategy {
 	const char *name;
 	int (*init)(const cuco_strategy_env *env, void **state, cuco_err *err);
 	/* CUCO_OK with a proposal, CUCO_ENOTFOUND when nothing is left to
-	 * propose, another code to end the run with err. */
+	 * propose, CUCO_EBUSY when nothing can be proposed until a result
+	 * lands (asked again), another code to end the run with err. */
 	int (*propose)(void *state, cuco_proposal *out, cuco_err *err);
 	/* A finished candidate (done, failed or rejected), and at start every
 	 * stored one in id order, so a resumed run knows its history. */
