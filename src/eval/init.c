@@ -191,7 +191,7 @@ static int guess_protocol(init *in, cuco_err *err)
 			"\"Time: X ms\" line: there is nothing to measure", p->path, vline);
 	return cuco_errf(err, CUCO_EDATA, "%s: no result lines: it prints neither cuco's verdict (through "
 		"workloads/common/cuco_harness.h) nor CUCo's \"Time: X ms\" and \"Verification: PASS\" "
-		"lines (docs/tutorial.md shows them)", p->path);
+		"lines (docs/workloads.md, Result protocols, shows both)", p->path);
 }
 
 static void guess_ranks(init *in)
