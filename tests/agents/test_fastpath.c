@@ -314,7 +314,9 @@ static void test_no_seed_beam(void **state)
 	char wl[256];
 	halo_begin(&t, texts, 4, "[beam]\nwidth = 1\nplans = 1\nsamples = 1\niterations = 1\n", wl,
 		sizeof wl);
-	const char *args[] = { "--strategy", "beam", "--budget", "3", NULL };
+	/* Two workers: the second has nothing to propose while an attempt is
+	 * evaluated (no seed to work on) and waits for it. */
+	const char *args[] = { "--strategy", "beam", "--budget", "3", "--jobs", "2", NULL };
 	e2e_run(&t, wl, args);
 	const run_rows rows = t.rows;
 	const cuco_candidate *b = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 1);
