@@ -140,6 +140,18 @@ void cuco_buf_printf(cuco_buf *b, const char *fmt, ...)
 	va_end(ap2);
 }
 
+bool cuco_buf_add_once(cuco_buf *b, const char *name)
+{
+	if (b->len == 0)
+		cuco_buf_puts(b, "\n");
+	size_t n = strlen(name);
+	for (const char *at = b->data + 1; at < b->data + b->len && (at = strstr(at, name)) != NULL; at++)
+		if (at[-1] == '\n' && at[n] == '\n')
+			return false;
+	cuco_buf_printf(b, "%s\n", name);
+	return true;
+}
+
 void cuco_buf_free(cuco_buf *b)
 {
 	free(b->data);
@@ -180,6 +192,25 @@ int cuco_read_file(const char *path, size_t max, char **out, size_t *len, cuco_e
 	*out = b.data;
 	if (len)
 		*len = b.len;
+	return CUCO_OK;
+}
+
+int cuco_read_text(const char *path, size_t max, char **out, size_t *len, cuco_err *err)
+{
+	size_t n;
+	int rc = cuco_read_file(path, max, out, &n, err);
+	if (rc != CUCO_OK)
+		return rc;
+	const char *nul = memchr(*out, '\0', n);
+	if (nul) {
+		rc = cuco_errf(err, CUCO_EDATA, "%s: byte %zu is NUL; a text file holds none", path,
+			(size_t)(nul - *out) + 1);
+		free(*out);
+		*out = NULL;
+		return rc;
+	}
+	if (len)
+		*len = n;
 	return CUCO_OK;
 }
 

@@ -13,9 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A reply cut by the output limit is refused whatever it holds: a parser
- * could mistake a complete-looking prefix for the whole. */
-static bool cut_off(const char *finish)
+bool cuco_edit_cut_off(const char *finish)
 {
 	return strcmp(finish, "length") == 0 || strcmp(finish, "max_tokens") == 0;
 }
@@ -24,7 +22,7 @@ static bool cut_off(const char *finish)
 static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_result *out,
 	cuco_buf *transcript, cuco_err *err)
 {
-	if (cut_off(r->finish))
+	if (cuco_edit_cut_off(r->finish))
 		return cuco_errf(err, CUCO_EDATA, "reply cut off by the output limit (finish reason "
 			"%s); give a shorter reply", r->finish);
 	cuco_reply reply;
@@ -47,7 +45,9 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 				cuco_buf_printf(transcript, " %s", cuco_match_name(p.levels[i]));
 			cuco_buf_puts(transcript, " ===\n");
 		} else {
-			cuco_buf_puts(transcript, "=== applied as a full rewrite ===\n");
+			cuco_buf_printf(transcript, "=== applied as a full rewrite%s ===\n", p.frame_kept ?
+				"; its comments and whitespace outside the EVOLVE-BLOCKs differed from the "
+				"parent's, whose frame was kept" : "");
 		}
 		cuco_patched_free(&p);
 	}
@@ -181,7 +181,7 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 			e->on_delta(NULL, 0, e->arg);
 		cuco_llm_reply r;
 		cuco_fitted sent;
-		rc = cuco_llm_ask_fitted(e->llm, NULL, NULL, &req, e->map, &sent, &r, err);
+		rc = cuco_llm_ask_fitted(e->llm, e->complete, e->hook, &req, e->map, &sent, &r, err);
 		if (i == 0 && sent.user) {
 			/* What the model was told, as sent, and how it was fitted. */
 			prompt.len = 0;
@@ -207,6 +207,10 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 				r.text);
 			rc = try_reply(e, &r, out, &transcript, err);
 		}
+		/* A reply refused by the client (past the cap) is judged too: its
+		 * call is stored as refused, with the reason. */
+		if (e->judged)
+			e->judged(e->hook, rc == CUCO_OK, rc == CUCO_OK ? "" : err->msg);
 		if (rc != CUCO_OK)
 			cuco_buf_printf(&transcript, "=== refused: %s ===\n", err->msg);
 		if (rc == CUCO_OK || i + 1 == attempts) {

@@ -17,6 +17,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* How a request is sent: cuco_llm_complete, or a caller's function that
+ * counts, stores or throttles calls on the way. */
+typedef int (*cuco_llm_sender)(void *hook, const cuco_llm_request *req, cuco_llm_reply *out,
+	cuco_err *err);
+
 typedef struct cuco_edit {
 	cuco_llm *llm;
 	const cuco_model *model;
@@ -34,6 +39,12 @@ typedef struct cuco_edit {
 	void (*on_delta)(const char *text, size_t len, void *arg);
 	void *arg;
 	const atomic_bool *cancel;
+	/* How each reply is asked for (NULL: cuco_llm_complete on llm) and
+	 * told what became of it (NULL: nobody): a caller that counts, stores
+	 * or throttles calls hooks in here. */
+	cuco_llm_sender complete;
+	void (*judged)(void *hook, bool used, const char *why);
+	void *hook;
 } cuco_edit;
 
 typedef struct cuco_edit_result {
@@ -52,11 +63,6 @@ typedef struct cuco_edit_result {
 	double cost_usd;
 } cuco_edit_result;
 
-/* How a request is sent: cuco_llm_complete, or a caller's function that
- * counts, stores or throttles calls on the way. */
-typedef int (*cuco_llm_sender)(void *hook, const cuco_llm_request *req, cuco_llm_reply *out,
-	cuco_err *err);
-
 /* One call with its prompt (req->system and req->msgs[0]) fitted to the
  * model's context (cuco_prompt_fit, map may be NULL), sent by send(hook, …)
  * or, when send is NULL, by cuco_llm_complete on c; a request the server
@@ -72,6 +78,10 @@ int cuco_llm_ask_fitted(cuco_llm *c, cuco_llm_sender send, void *hook,
  * prompt cannot fit its context. The tokens, cost and transcript are
  * filled in every case. */
 int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err);
+/* Whether a finish reason says the reply was cut by the output limit: such
+ * a reply is refused whatever it holds, since a parser could mistake a
+ * complete-looking prefix for the whole. */
+bool cuco_edit_cut_off(const char *finish);
 void cuco_edit_result_free(cuco_edit_result *r);
 
 #endif

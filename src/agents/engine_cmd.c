@@ -5,6 +5,7 @@
 #include "agents/engine_int.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,13 +121,15 @@ static int apply_txn(cuco_txn *txn, void *arg)
 		bool want = cmd->kind == CUCO_CMD_PAUSE;
 		a->applied = a->paused != want;
 		snprintf(a->result, sizeof a->result, "%s%s", a->applied ? "" : "already ",
-			want ? "paused: evaluations in flight finish, none start" : "resumed");
+			want ? "paused: evaluations in flight finish, none start; model calls in flight "
+			"are cancelled" : "resumed");
 		a->paused = want;
 		break;
 	}
 	case CUCO_CMD_STOP:
 		a->stop = a->applied = true;
-		cuco_strlcpy(a->result, "stopping after the evaluations in flight", sizeof a->result);
+		cuco_strlcpy(a->result, "stopping after the evaluations in flight; model calls in "
+			"flight are cancelled", sizeof a->result);
 		break;
 	case CUCO_CMD_HINT:
 		a->applied = a->e->strat->hint != NULL;
@@ -188,6 +191,12 @@ static void apply_command(cuco_engine *e, const cuco_command *cmd)
 	}
 	pthread_mutex_lock(&e->lock);
 	e->paused = a.paused;
+	/* A pause or a stop ends the model calls in flight as SIGTERM does:
+	 * their tokens are counted, and a paused run asks again on resume. */
+	if (a.stop || cmd->kind == CUCO_CMD_PAUSE)
+		engine_calls_off(e);
+	else if (cmd->kind == CUCO_CMD_RESUME && !e->stop)
+		atomic_store(&e->calls_off, false);
 	if (a.stop) {
 		e->stop = true;
 		if (!e->end_reason)

@@ -1,5 +1,5 @@
-/* engine_eval.c — evaluating candidates: the baseline policy, a new
- * best's second benchmark, the budget and environment rules. */
+/* engine_eval.c — evaluating candidates: the screening measurement, the
+ * baseline policy, the budget and environment rules. */
 #include "agents/engine_int.h"
 
 #include <math.h>
@@ -29,23 +29,24 @@ int engine_evaluate(cuco_engine *e, const char *src, size_t len, const cuco_dire
 	return rc;
 }
 
-/* A re-measure that failed: the row keeps the last good measurement
- * (readers such as `cuco report` take it as this run's baseline) and the
- * run goes on; the event says what happened. */
-static void baseline_glitch(cuco_engine *e, const cuco_eval_result *res, const char *line)
+int engine_remeasure(cuco_engine *e, const char *src, size_t len, const cuco_directive *d,
+	cuco_eval_result *res)
 {
-	pthread_mutex_lock(&e->lock);
-	e->benched = 0;
-	e->baseline_busy = false;
-	double kept = e->baseline_us;
-	pthread_mutex_unlock(&e->lock);
-	engine_event(e, "baseline", e->baseline_id, "re-measure failed at %s: %s%s%s; keeping %.1f us",
-		res->failed_stage, res->error_class, line[0] ? ": " : "", line, kept);
+	cuco_err err = { 0 };
+	memset(res, 0, sizeof *res);
+	int rc = cuco_eval_remeasure(e->ev, src, len, d, res, &err);
+	if (rc != CUCO_OK)
+		engine_fail(e, &err);
+	return rc;
 }
 
-/* Measure the baseline and make it the reference for what follows. Only
- * the first measurement shows the row as benchmarking: later ones leave
- * it done, so a viewer always finds this run's baseline. */
+/* Measure the baseline and make it the reference for what follows. Every
+ * measurement is appended to its row; a row measured before stays done
+ * while it is measured again (a viewer always finds the run's baseline),
+ * and a failed re-measure leaves the earlier measurement in force: the
+ * run goes on against it, the event says what happened. Only the first
+ * session's first measurement failing ends the run (ENGINE_BASE_FIRST:
+ * nothing could be compared). */
 int engine_measure_baseline(cuco_engine *e, unsigned flags)
 {
 	bool first = flags & ENGINE_BASE_FIRST;
@@ -57,18 +58,16 @@ int engine_measure_baseline(cuco_engine *e, unsigned flags)
 		return err.code;
 	}
 	cuco_directive d = c.directive;
-	if (first)
-		engine_set_status(e, e->baseline_id, CUCO_STATUS_BENCHMARKING);
-	if (engine_evaluate(e, e->baseline_src, e->baseline_len, &d, &res) != CUCO_OK)
+	engine_set_status(e, e->baseline_id, CUCO_STATUS_BENCHMARKING);  /* unless done */
+	if (engine_evaluate(e, e->baseline_src, e->baseline_len, &d, &res) != CUCO_OK) {
+		engine_set_status(e, e->baseline_id, CUCO_STATUS_QUEUED);
 		return CUCO_EENV;
+	}
 	char line[200];
 	engine_first_line(res.excerpt, line, sizeof line);
-	if (!res.ok && !first) {
-		baseline_glitch(e, &res, line);
-		return CUCO_OK;
-	}
 	if (engine_record(e, e->baseline_id, &res, NAN, "baseline", &c) != CUCO_OK)
 		return CUCO_EDATA;
+	bool in_force = c.status == CUCO_STATUS_DONE;  /* an earlier measurement, if res failed */
 	pthread_mutex_lock(&e->lock);
 	if (res.ok) {
 		e->baseline_us = res.latency_median_us;
@@ -80,11 +79,15 @@ int engine_measure_baseline(cuco_engine *e, unsigned flags)
 	}
 	e->benched = 0;
 	e->baseline_busy = false;
+	e->baseline_fresh = res.ok || e->baseline_fresh;
 	if (!(flags & ENGINE_BASE_QUIET))
-		engine_progress(e, &c, "baseline");
+		engine_progress(e, &c, res.ok ? "baseline" : "baseline re-measure failed");
 	pthread_mutex_unlock(&e->lock);
 	if (res.ok)
+		engine_noise_baseline(e, &res);
+	if (res.ok || (in_force && !first)) {
 		return CUCO_OK;
+	}
 	cuco_errf(&err, res.environment ? CUCO_EENV : CUCO_EDATA, "%s: baseline %s at %s: %s",
 		e->wl->name, res.environment ? "cannot run here" : "failed", res.failed_stage,
 		line[0] ? line : res.error_class);
@@ -97,18 +100,11 @@ void engine_observe(cuco_engine *e, const cuco_candidate *c)
 	pthread_mutex_lock(&e->strat_lock);
 	e->strat->observe(e->strat_state, c);
 	pthread_mutex_unlock(&e->strat_lock);
-}
-
-/* Take c as the best if it beats the best so far (under e->lock). */
-static bool take_best(cuco_engine *e, const cuco_candidate *c)
-{
-	if (c->status != CUCO_STATUS_DONE || isnan(c->score))
-		return false;
-	if (e->best_id && e->best_id != c->id && c->score <= e->best_score)
-		return false;
-	e->best_id = c->id;
-	e->best_score = c->score;
-	return true;
+	/* A strategy waiting for results (CUCO_EBUSY) may have work now. */
+	pthread_mutex_lock(&e->lock);
+	e->strat_seq++;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
 }
 
 /* Claim the next baseline measurement for this thread (under e->lock);
@@ -122,10 +118,10 @@ bool engine_claim_baseline(cuco_engine *e)
 	return true;
 }
 
-/* Evaluate a stored candidate. A result that would be a new best is
- * benchmarked again right after a fresh baseline measurement, and the
- * slower of its two medians is kept: neither one lucky timing nor a
- * baseline measured while the machine was busier is ever announced. */
+/* Evaluate a stored candidate: one screening measurement against the
+ * latest baseline. It ranks the candidate for the strategy and may make it
+ * a contender; only the confirmation at the end (engine_trust.c), on fresh
+ * rounds, can make it the best. */
 void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 {
 	cuco_candidate c;
@@ -141,36 +137,17 @@ void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 		return;
 	}
 	engine_set_status(e, id, CUCO_STATUS_COMPILING);
-	cuco_eval_result res, again;
+	cuco_eval_result res;
 	if (engine_evaluate(e, src, src_len, &c.directive, &res) != CUCO_OK)
-		goto out;
-
+		goto unfinished;
 	pthread_mutex_lock(&e->lock);
 	double base = e->baseline_us;
-	bool contender = res.ok && (!e->best_id || base / res.latency_median_us > e->best_score);
 	pthread_mutex_unlock(&e->lock);
-	if (contender) {
-		engine_set_status(e, id, CUCO_STATUS_BENCHMARKING);
-		pthread_mutex_lock(&e->lock);
-		/* Unless nothing was benchmarked since the baseline was. */
-		bool paired = e->benched > 0 && engine_claim_baseline(e);
-		pthread_mutex_unlock(&e->lock);
-		if (paired && engine_measure_baseline(e, 0) != CUCO_OK)
-			goto out;
-		if (engine_evaluate(e, src, src_len, &c.directive, &again) != CUCO_OK)
-			goto out;
-		if (!again.ok || again.latency_median_us > res.latency_median_us)
-			res = again;
-		pthread_mutex_lock(&e->lock);
-		base = e->baseline_us;
-		pthread_mutex_unlock(&e->lock);
-	}
 	if (engine_record(e, id, &res, base, "status", &c) != CUCO_OK)
-		goto out;
+		goto unfinished;
 	engine_observe(e, &c);
 
 	pthread_mutex_lock(&e->lock);
-	bool best = take_best(e, &c);
 	if (res.ok && c.origin != CUCO_ORIGIN_BASELINE && ++e->benched >= e->cfg.baseline_every
 			&& !e->baseline_busy)
 		e->baseline_due = true;
@@ -188,11 +165,14 @@ void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 	/* Not the candidate's fault: its budget slot goes back. */
 	if (res.environment && engine_counts_for_budget(&c))
 		e->proposed--;
-	engine_progress(e, &c, best ? "new best" : NULL);
+	engine_progress(e, &c, NULL);
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
-	if (best)
-		engine_announce_best(e, &c);
-out:
+	free(src);
+	return;
+unfinished:
+	/* The evaluator failed, not the candidate (the run ends): nobody is
+	 * evaluating it now, and the next session will. */
+	engine_set_status(e, id, CUCO_STATUS_QUEUED);
 	free(src);
 }

@@ -441,6 +441,7 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 		if (o == DONE || o == TOO_BIG) {  /* served, so counted */
 			out->tokens_in = a.read.tokens_in;
 			out->tokens_out = a.read.tokens_out;
+			out->tokens_cached = a.read.tokens_cached;
 		}
 		out->context_exceeded = a.context_exceeded;
 		out->context_needed = a.context_needed;
@@ -481,7 +482,7 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 			"%.1f s, %d attempt%s%s", m->name, (long long)out->tokens_in,
 			(long long)out->tokens_out, cuco_mono() - t0, out->attempts,
 			out->attempts == 1 ? "" : "s", req->stream ? ", streamed" : "");
-		out->cost_usd = cuco_model_cost(m, out->tokens_in, out->tokens_out);
+		out->cost_usd = cuco_model_cost(m, out->tokens_in, out->tokens_cached, out->tokens_out);
 		pthread_mutex_lock(&c->lock);
 		c->tokens_in += out->tokens_in;
 		c->tokens_out += out->tokens_out;

@@ -45,6 +45,7 @@ typedef struct cuco_llm_reply {
 	char finish[32];      /* stop, length, … as the server said */
 	int64_t tokens_in;
 	int64_t tokens_out;
+	int64_t tokens_cached;  /* of tokens_in, read from the provider's cache */
 	double cost_usd;
 	int attempts;         /* HTTP requests made, also on failure */
 	bool cancelled;

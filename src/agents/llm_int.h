@@ -21,6 +21,7 @@ typedef struct llm_read {
 	cuco_buf text;          /* the reply's text */
 	char finish[32];
 	int64_t tokens_in, tokens_out;
+	int64_t tokens_cached;  /* of tokens_in, read from the provider's cache */
 	bool done;              /* the stream's end event arrived */
 	uint64_t events;        /* data events dispatched: a stream's progress */
 	size_t streamed;        /* bytes fed, capped at a few times max_bytes */

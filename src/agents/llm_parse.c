@@ -74,6 +74,19 @@ static void take_tokens(const cJSON *usage, const char *in, const char *out, llm
 		r->tokens_in = token_count(v->valuedouble);
 	if ((v = cJSON_GetObjectItemCaseSensitive(usage, out)) && cJSON_IsNumber(v))
 		r->tokens_out = token_count(v->valuedouble);
+	/* Prompt tokens read from the provider's cache: part of OpenAI's
+	 * prompt_tokens, beside Anthropic's input_tokens. */
+	if (r->provider == CUCO_PROVIDER_OPENAI)
+		v = path(usage, "prompt_tokens_details", "cached_tokens");
+	else
+		v = cJSON_GetObjectItemCaseSensitive(usage, "cache_read_input_tokens");
+	if (!cJSON_IsNumber(v))
+		return;
+	r->tokens_cached = token_count(v->valuedouble);
+	if (r->provider == CUCO_PROVIDER_ANTHROPIC)
+		r->tokens_in += r->tokens_cached;
+	if (r->tokens_cached > r->tokens_in)
+		r->tokens_cached = r->tokens_in;
 }
 
 static void take_finish(const cJSON *v, llm_read *r)
@@ -210,6 +223,15 @@ static void sse_line(llm_read *r, const char *s, size_t n)
 	}
 }
 
+/* The last line end in bytes, or NULL. */
+static const char *last_newline(const char *bytes, size_t n)
+{
+	while (n > 0)
+		if (bytes[--n] == '\n')
+			return bytes + n;
+	return NULL;
+}
+
 void llm_sse_feed(llm_read *r, const char *bytes, size_t n)
 {
 	if (r->error[0])
@@ -219,25 +241,35 @@ void llm_sse_feed(llm_read *r, const char *bytes, size_t n)
 	r->streamed += n;
 	if (over_cap(r, r->streamed / 4, "stream (a quarter of it)"))
 		return;
-	cuco_buf_append(&r->line, bytes, n);
-	/* Only the new bytes are searched for line ends: rescanning a long
-	 * unfinished line on every chunk made a 48 MB line cost 45 s. */
-	size_t start = 0;
-	for (const char *nl; !r->error[0] && (nl = memchr(r->line.data + r->scanned, '\n',
-		r->line.len - r->scanned));) {
-		size_t i = (size_t)(nl - r->line.data), end = i;
-		if (end > start && r->line.data[end - 1] == '\r')
-			end--;
-		sse_line(r, r->line.data + start, end - start);
-		start = r->scanned = i + 1;
+	/* The complete lines first, then the unfinished rest, which is
+	 * measured before it is buffered: a line with no end never holds
+	 * more than the cap (found by tests/fuzz/fuzz_sse's flood). */
+	const char *nl = last_newline(bytes, n);
+	size_t whole = nl ? (size_t)(nl - bytes) + 1 : 0;
+	if (whole > 0) {
+		cuco_buf_append(&r->line, bytes, whole);
+		/* Only the new bytes are searched for line ends: rescanning a
+		 * long unfinished line on every chunk made a 48 MB line cost
+		 * 45 s. */
+		size_t start = 0;
+		for (const char *e; !r->error[0] && (e = memchr(r->line.data + r->scanned, '\n',
+			r->line.len - r->scanned));) {
+			size_t i = (size_t)(e - r->line.data), end = i;
+			if (end > start && r->line.data[end - 1] == '\r')
+				end--;
+			sse_line(r, r->line.data + start, end - start);
+			start = r->scanned = i + 1;
+		}
+		r->line.len = 0;
+		r->line.data[0] = '\0';
+		r->scanned = 0;
+		if (r->error[0])
+			return;
 	}
-	if (r->error[0])
+	if (over_cap(r, r->line.len + (n - whole), "stream line"))
 		return;
-	memmove(r->line.data, r->line.data + start, r->line.len - start);
-	r->line.len -= start;
-	r->line.data[r->line.len] = '\0';
+	cuco_buf_append(&r->line, bytes + whole, n - whole);
 	r->scanned = r->line.len;
-	over_cap(r, r->line.len, "stream line");
 }
 
 bool llm_parse_body(llm_read *r, const char *body, size_t n)

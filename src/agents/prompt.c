@@ -201,8 +201,29 @@ static void put_feedback(cuco_buf *b, const cuco_candidate *c, size_t excerpt)
 		cuco_buf_printf(b, "- author's note: %s\n", c->note);
 }
 
+/* The sources a prompt has shown, so that none is shown twice: a
+ * directive-only child has its parent's code byte for byte. */
+typedef struct shown_code {
+	char hash[4 + 16][CUCO_HASH_LEN + 1];
+	uint64_t id[4 + 16];
+	int n;
+} shown_code;
+
+/* The candidate whose code the prompt already shows as that source; 0. */
+static uint64_t shown_as(shown_code *sc, const char *hash, uint64_t id)
+{
+	for (int i = 0; i < sc->n; i++)
+		if (strcmp(sc->hash[i], hash) == 0)
+			return sc->id[i];
+	if (sc->n < (int)(sizeof sc->id / sizeof sc->id[0])) {
+		cuco_strlcpy(sc->hash[sc->n], hash, sizeof sc->hash[0]);
+		sc->id[sc->n++] = id;
+	}
+	return 0;
+}
+
 static int put_program(cuco_txn *txn, cuco_buf *b, const char *title, uint64_t id, bool code,
-	size_t max_code)
+	size_t max_code, shown_code *sc)
 {
 	cuco_candidate *c = cuco_xmalloc(sizeof *c);
 	int rc = cuco_cand_get(txn, id, c);
@@ -215,7 +236,11 @@ static int put_program(cuco_txn *txn, cuco_buf *b, const char *title, uint64_t i
 		(unsigned long long)id, cuco_origin_name(c->origin), c->generation);
 	put_metrics(b, c);
 	put_feedback(b, c, 1200);
-	if (code) {
+	uint64_t same = code ? shown_as(sc, c->source_hash, id) : 0;
+	if (same) {
+		cuco_buf_printf(b, "- code: the same as candidate #%llu's above; only the directive "
+			"differs\n", (unsigned long long)same);
+	} else if (code) {
 		char *text;
 		size_t len;
 		rc = cuco_source_get(txn, c->source_hash, &text, &len);
@@ -343,17 +368,19 @@ static const char *const asks[] = {
 static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
 {
 	picks p;
+	shown_code sc = { .n = 0 };
 	int rc = choose(txn, spec, &p);
 	if (rc == CUCO_OK && p.baseline)
-		rc = put_program(txn, b, "Baseline (the host-driven reference)", p.baseline, false, 0);
+		rc = put_program(txn, b, "Baseline (the host-driven reference)", p.baseline, false, 0,
+			&sc);
 	if (rc == CUCO_OK)
-		rc = put_program(txn, b, "Current program", spec->parent, true, SIZE_MAX);
+		rc = put_program(txn, b, "Current program", spec->parent, true, SIZE_MAX, &sc);
 	if (rc == CUCO_OK && spec->kind == CUCO_PROMPT_CROSS)
-		rc = put_program(txn, b, "Second parent", spec->other, true, SIZE_MAX);
+		rc = put_program(txn, b, "Second parent", spec->other, true, SIZE_MAX, &sc);
 	for (int i = 0; i < p.ntop && rc == CUCO_OK; i++) {
 		size_t start = b->len;
 		rc = put_program(txn, b, i == 0 ? "Top programs so far" : "Next top program", p.top[i],
-			true, MAX_SHOWN_SOURCE);
+			true, MAX_SHOWN_SOURCE, &sc);
 		cuco_prompt_mark(spec->map, CUCO_CUT_TOP, true, b, start);
 	}
 	size_t failures = b->len;  /* the first failure's part holds the header */

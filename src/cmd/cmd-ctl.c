@@ -81,10 +81,12 @@ static int stop_exec(int argc, char **argv) { return ctl_exec(&cmd_stop, CUCO_CM
 static int hint_exec(int argc, char **argv) { return ctl_exec(&cmd_hint, CUCO_CMD_HINT, argc, argv); }
 
 const cuco_cmd cmd_pause = { "pause", "[--run DIR]",
-	"pause a running search: evaluations in flight finish, no new ones start", pause_exec };
+	"pause a running search: model calls in flight are cancelled, evaluations in flight "
+	"finish, no new ones start", pause_exec };
 const cuco_cmd cmd_resume = { "resume", "[--run DIR]",
 	"resume a paused search", resume_exec };
 const cuco_cmd cmd_stop = { "stop", "[--run DIR]",
-	"end a running search after its evaluations in flight (resumable)", stop_exec };
+	"end a running search: model calls in flight are cancelled, evaluations in flight "
+	"finish (resumable)", stop_exec };
 const cuco_cmd cmd_hint = { "hint", "[--run DIR] [--island N] TEXT",
 	"add a hint to the LLM strategies' next prompts", hint_exec };

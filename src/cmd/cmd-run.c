@@ -6,6 +6,7 @@
  * ask the engine to stop: evaluations in flight finish, none start, and
  * the store is left consistent for a later resume. SIGPIPE is ignored: an
  * output nobody reads any more is no reason to end a run. */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -38,14 +39,19 @@ static const char run_options[] =
 	"  --jobs N           evaluations at a time (default 2)\n"
 	"  --seed N           seed of the strategy's RNG (default 1)\n"
 	"  --baseline-every K re-measure the baseline every K benchmarks (default 8)\n"
-	"  --rebench N        re-time the best N at the end (default 3)\n"
+	"  --rebench N        contenders confirmed at the end: the best N screens, each on fresh\n"
+	"                     paired rounds against the baseline and the best (default 3)\n"
 	"  --llm SPEC         a model, PROVIDER:MODEL[@URL][*WEIGHT] (repeatable; replaces the\n"
 	"                     config file's models; PROVIDER: openai, anthropic, vllm, sglang,\n"
 	"                     llamacpp, ollama, openrouter); implies --strategy evolve\n"
 	"  --max-cost USD     end the run cleanly once the models have cost this much\n"
 	"  --max-tokens N     end the run cleanly once the models have used this many tokens\n"
-	"  --generations N    evolve: generations; beam: iterations (default: the config's\n"
-	"                     [evolve] generations / [beam] iterations, else the budget)\n"
+	"  --llm-jobs N       model calls in flight at once (default: the config's [llm]\n"
+	"                     concurrency, 4); evaluations go on meanwhile\n"
+	"  --generations N    the search's length in its own steps, after which it ends:\n"
+	"                     evolve: children on the islands (the explore/exploit phases\n"
+	"                     are laid over them); beam: iterations (default: the config's\n"
+	"                     [evolve] generations / [beam] iterations)\n"
 	"  --ranks N          run on N ranks instead of the workload's own (default run\n"
 	"                     directory runs/WORKLOAD-Nranks), for scaling studies\n"
 	"  --headless         no screen: one line per evaluated candidate, then a summary\n"
@@ -173,11 +179,40 @@ static void run_screen(cuco_engine *e, cuco_store *st, const cuco_tui_options *l
 /* ---- the final summary -------------------------------------------------- */
 
 typedef struct summary_arg {
-	cuco_candidate base, best;
-	bool have_base, have_best;
+	cuco_candidate base, best, closest;
+	bool have_base, have_best, have_closest;
 	size_t by_status[CUCO_STATUS_COUNT];
-	size_t strategy;
+	size_t strategy, confirmed;
+	char noise[256];
 } summary_arg;
+
+/* The contenders confirmed, and the closest of those not crowned. */
+static int summary_scan(const cuco_candidate *c, void *arg)
+{
+	summary_arg *a = arg;
+	if (c->origin == CUCO_ORIGIN_BASELINE || c->rounds < 2)
+		return 0;
+	a->confirmed++;
+	if (c->id != a->best.id && c->status == CUCO_STATUS_DONE &&
+			(!a->have_closest || c->speedup > a->closest.speedup)) {
+		a->closest = *c;
+		a->have_closest = true;
+	}
+	return 0;
+}
+
+static void meta_noise(cuco_txn *txn, char *dst, size_t size)
+{
+	char *json = NULL;
+	if (cuco_meta_get(txn, "noise", &json) != CUCO_OK)
+		return;
+	cJSON *j = cJSON_Parse(json);
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "reason");
+	if (cJSON_IsString(r))
+		cuco_strlcpy(dst, r->valuestring, size);
+	cJSON_Delete(j);
+	free(json);
+}
 
 static int summary_txn(cuco_txn *txn, void *arg)
 {
@@ -201,7 +236,41 @@ static int summary_txn(cuco_txn *txn, void *arg)
 	a->have_base = base_id && cuco_cand_get(txn, base_id, &a->base) == CUCO_OK;
 	a->have_best = cuco_best(txn, &best) == CUCO_OK &&
 		cuco_cand_get(txn, best.id, &a->best) == CUCO_OK;
-	return CUCO_OK;
+	meta_noise(txn, a->noise, sizeof a->noise);
+	return cuco_cand_each(txn, 1, summary_scan, a);
+}
+
+static void speedup_of(const cuco_candidate *c, char *buf, size_t size)
+{
+	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !cuco_utf8_locale(),
+		buf, size);
+}
+
+/* The best and how sure the run is of it, or that nothing beat the
+ * baseline and how close the nearest contender came. */
+static void print_verdict(const summary_arg *a)
+{
+	char sp[64], dir[160];
+	double rate = 100 * CUCO_TRUST_ALPHA;
+	if (a->have_best && a->have_base && a->best.id != a->base.id) {
+		cuco_directive_short(&a->best.directive, dir, sizeof dir);
+		speedup_of(&a->best, sp, sizeof sp);
+		printf("best      #%-5llu %s %s: %s the baseline, %d paired rounds\n",
+			(unsigned long long)a->best.id, cuco_origin_name(a->best.origin), dir, sp,
+			a->best.rounds);
+		printf("          faster at %.4g%% confidence, %.1f us in its median round; a run "
+			"crowns noise at most %.1f%% of the time (docs/trust.md)\n",
+			100 * a->best.confidence, a->best.latency_median_us, rate);
+		return;
+	}
+	printf("best      nothing beat the baseline: %zu contender%s judged on fresh paired rounds, "
+		"none crowned\n", a->confirmed, a->confirmed == 1 ? "" : "s");
+	if (a->have_closest) {
+		speedup_of(&a->closest, sp, sizeof sp);
+		printf("          the closest, #%llu: %s, %s (%d rounds, %.4g%% interval)\n",
+			(unsigned long long)a->closest.id, sp, cuco_verdict_name(a->closest.verdict),
+			a->closest.rounds, 100 * a->closest.confidence);
+	}
 }
 
 static void print_summary(cuco_store *st)
@@ -222,26 +291,9 @@ static void print_summary(cuco_store *st)
 			a->base.samples);
 	else
 		printf("baseline  not measured\n");
-	if (a->have_best && a->have_base && a->best.id != a->base.id) {
-		char dir[160];
-		cuco_directive_short(&a->best.directive, dir, sizeof dir);
-		printf("best      #%-5llu %10.1f us median (spread %.1f%%, %d samples)\n",
-			(unsigned long long)a->best.id, a->best.latency_median_us, 100 * a->best.spread,
-			a->best.samples);
-		/* Its own speedup: against the baseline measured beside it, which
-		 * after a full run is the measurement printed above, and after a
-		 * resume whose re-timing did not reach it an earlier one. */
-		double paired = a->best.speedup * a->best.latency_median_us;
-		bool same = fabs(paired - a->base.latency_median_us) <= 1e-3 * a->base.latency_median_us;
-		printf("          %s %s: %.3fx the baseline timed beside it (%.1f us%s)\n",
-			cuco_origin_name(a->best.origin), dir, a->best.speedup, paired,
-			same ? ", the measurement above" : "");
-		if (!same)
-			printf("          (an earlier baseline measurement than the latest above; "
-				"--rebench N times them side by side again)\n");
-	} else {
-		printf("best      nothing beat the baseline\n");
-	}
+	print_verdict(a);
+	if (a->noise[0])
+		printf("noise     the machine was noisy: %s\n", a->noise);
 	free(a);
 }
 
@@ -260,7 +312,7 @@ static bool parse_long(const char *text, long min, long max, long *out)
 
 enum { OPT_RUN = 256, OPT_STRATEGY, OPT_TUNER, OPT_BUDGET, OPT_MINUTES, OPT_SIZE, OPT_JOBS,
 	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS, OPT_LLM, OPT_MAX_COST, OPT_MAX_TOKENS, OPT_RANKS, OPT_GENERATIONS, OPT_SANDBOX,
-	OPT_THEME, OPT_NO_COLOR, OPT_ASCII };
+	OPT_THEME, OPT_NO_COLOR, OPT_ASCII, OPT_LLM_JOBS };
 
 #define MAX_LLM_SPECS CUCO_MAX_MODELS
 
@@ -293,6 +345,7 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 		{ "max-tokens", required_argument, NULL, OPT_MAX_TOKENS },
 		{ "ranks", required_argument, NULL, OPT_RANKS },
 		{ "generations", required_argument, NULL, OPT_GENERATIONS },
+		{ "llm-jobs", required_argument, NULL, OPT_LLM_JOBS },
 		{ "sandbox", required_argument, NULL, OPT_SANDBOX },
 		{ "theme", required_argument, NULL, OPT_THEME },
 		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
@@ -378,6 +431,12 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 			if (!parse_long(optarg, 0, 64, &v))
 				return cmd_usage_error(&cmd_run, "--rebench %s: not 0 to 64", optarg);
 			cfg->rebench_top = (int)v;
+			break;
+		case OPT_LLM_JOBS:
+			if (!parse_long(optarg, 1, CUCO_MAX_CONCURRENCY, &v))
+				return cmd_usage_error(&cmd_run, "--llm-jobs %s: not 1 to %d", optarg,
+					CUCO_MAX_CONCURRENCY);
+			cfg->llm_jobs = (int)v;
 			break;
 		case OPT_GENERATIONS:
 			if (!parse_long(optarg, 1, 10000000, &v))
@@ -513,6 +572,8 @@ static int run_exec(int argc, char **argv)
 	cuco_err err = { 0 };
 	if (!look.no_color && cuco_tui_theme_check(look.theme, &err) != CUCO_OK)
 		return cmd_usage_error(&cmd_run, "the screen's %s", err.msg);
+	if (cmd_config_check(&err) != CUCO_OK)
+		return cmd_fail(&err);
 	cuco_workload *wl = NULL;
 	if ((rc = cuco_workload_load(argv[optind], &wl, &err)) != CUCO_OK)
 		return cmd_fail(&err);

@@ -167,6 +167,22 @@ const char *cmd_default_theme(char *buf, size_t size)
 	return theme;
 }
 
+int cmd_config_check(cuco_err *err)
+{
+	char path[1024];
+	if (!cuco_llm_config_path(path, sizeof path))
+		return CUCO_OK;
+	cuco_llm_config *cfg = cuco_xmalloc(sizeof *cfg);
+	cuco_llm_config_defaults(cfg);
+	cuco_search_config knobs;
+	cuco_search_config_defaults(&knobs);
+	int rc = cuco_llm_config_load(path, cfg, err);
+	if (rc == CUCO_OK)
+		rc = cuco_search_config_load(path, &knobs, err);
+	free(cfg);
+	return rc == CUCO_ENOTFOUND ? CUCO_OK : rc;
+}
+
 int cmd_sandbox_mode(cuco_sandbox_mode *mode, cuco_err *err)
 {
 	const char *env = getenv("CUCO_SANDBOX");

@@ -38,6 +38,11 @@ const char *cmd_default_theme(char *buf, size_t size);
  * when $CUCO_SANDBOX is set (the evaluator reads it), else the config
  * file's [eval] sandbox. An error when the config file does not load. */
 int cmd_sandbox_mode(cuco_sandbox_mode *mode, cuco_err *err);
+/* The whole config file through both its readers (the LLM client's and the
+ * search's): cuco run checks it before it writes anything, so a bad
+ * [evolve] key is not found only when a strategy opens, after the run's
+ * stored strategy and config were rewritten (issue 18). */
+int cmd_config_check(cuco_err *err);
 /* Take a person's action (cuco_person_act) in one write transaction,
  * printing a refusal; returns an exit code. cmd->seq is set. */
 int cmd_act(cuco_store *st, cuco_command *cmd);

@@ -4,9 +4,10 @@
  * files, build and run command templates, the design space and its
  * constraints, a peak model and context documents. The evaluator takes a
  * candidate's source and directive through compile → run and verify →
- * benchmark, each stage a child process in its own process group with a
- * wall-clock limit, resource limits, a private working directory and a
- * scrubbed environment, and returns a classified result.
+ * benchmark, each stage a child process (an argument vector: no shell) in
+ * its own process group with a wall-clock limit, resource limits, a
+ * private working directory and an allowlisted environment, and returns a
+ * classified result.
  *
  * Threads: cuco_eval_candidate() may be called from several threads at
  * once. Compiles then run in parallel; the run and benchmark stages of
@@ -249,6 +250,11 @@ bool cuco_sandbox_mode_parse(const char *text, cuco_sandbox_mode *out);
  * the mode is bwrap and bwrap cannot run, or $CUCO_SANDBOX is not a mode. */
 int cuco_sandbox_check(cuco_sandbox_mode mode, bool *on, char *status, size_t size, cuco_err *err);
 
+/* Which limits hold a stage's processes together here: a cgroup per stage
+ * (true: pids.max, memory, a build's CPU), or per-process rlimits only
+ * (false); status says which, and why. As an evaluator would find it. */
+bool cuco_limits_check(char *status, size_t size);
+
 typedef struct cuco_eval_config {
 	char run_dir[1024];        /* work/ and cache/ live below it */
 	cuco_runner_kind runner;
@@ -264,6 +270,8 @@ typedef struct cuco_eval_config {
 	double peak_bandwidth_gbs; /* the hardware's peaks for peak_fraction; 0 = the */
 	double peak_gflops;        /* manifest's peak.bandwidth_gbs / peak.gflops */
 	cuco_sandbox_mode sandbox;
+	long disk_limit_mb;        /* in the sandbox, each folder a stage writes is a tmpfs of
+	                              this size; 0 = 1024 */
 } cuco_eval_config;
 
 typedef struct cuco_evaluator cuco_evaluator;
@@ -271,6 +279,8 @@ typedef struct cuco_evaluator cuco_evaluator;
 int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	cuco_evaluator **out, cuco_err *err);
 void cuco_evaluator_free(cuco_evaluator *ev);
+/* The evaluator's cuco_limits_check. */
+bool cuco_evaluator_limits(const cuco_evaluator *ev, char *status, size_t size);
 /* Ask evaluations in flight to stop (their stages are killed); used on
  * shutdown. Safe from any thread. */
 void cuco_evaluator_cancel(cuco_evaluator *ev);
@@ -290,6 +300,8 @@ typedef struct cuco_eval_result {
 	cuco_phase phases[CUCO_MAX_PHASES];
 	double bytes, flops;
 	double peak_fraction;        /* NAN when the workload has no peak */
+	long host_calls;             /* host communication calls the steps made (all ranks,
+	                                hostcalls.h), -1 when not counted */
 	bool cached_build;
 	double compile_s, run_s, bench_s;  /* wall time of each stage */
 	double overhead_s;           /* evaluator time outside the children */
@@ -303,6 +315,12 @@ int cuco_eval_build(cuco_evaluator *ev, const char *source, size_t len,
  * failure); an error return means the evaluator itself could not work. */
 int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
 	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err);
+/* A round of a paired comparison: the benchmark again, of a candidate whose
+ * build is cached (one cuco_eval_candidate passed in this run) — without
+ * the separate run and verify stage, since the benchmark checks the answer
+ * too. Without a cached build, cuco_eval_candidate with bench. */
+int cuco_eval_remeasure(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err);
 
 /* ---- hardware profile (hardware.c) ------------------------------------- */
 

@@ -134,7 +134,14 @@ static void build_detail(tui_app *app, struct load *l)
 		tui_fmt_us(c->latency_min_us, t1, sizeof t1), tui_fmt_us(c->latency_median_us, t2, sizeof t2),
 		tui_fmt_us(c->latency_p90_us, t3, sizeof t3), c->samples);
 	add_num(b, "spread", c->spread * 100, "%.1f%%");
-	add_num(b, "speedup", c->speedup, "%.3fx");
+	char sp[64];
+	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !app->crt.utf8, sp,
+		sizeof sp);
+	cuco_buf_printf(b, "%-14s %s", "speedup", sp);
+	if (c->rounds >= 2)
+		cuco_buf_printf(b, "  %s, %d paired rounds, %.4g%% interval", c->verdict ?
+			cuco_verdict_name(c->verdict) : "-", c->rounds, 100 * c->confidence);
+	cuco_buf_puts(b, "\n");
 	add_num(b, "peak fraction", c->peak_fraction * 100, "%.1f%% of peak");
 	add_num(b, "max error", c->max_error, "%.3g");
 	if (c->model[0])

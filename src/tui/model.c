@@ -197,6 +197,8 @@ static int take_event(const cuco_event *ev, void *arg)
 		m->model_down = true;
 	else if (strcmp(ev->kind, "model-back") == 0 || strcmp(ev->kind, "run-start") == 0)
 		m->model_down = false;
+	if (strcmp(ev->kind, "noise") == 0)
+		m->noisy = true;
 	log_push(m, ev);
 	m->last_seq = ev->seq;
 	return 0;
@@ -288,6 +290,10 @@ static void read_meta(tui_model *m, cuco_txn *txn)
 	}
 	cJSON_Delete(wl);
 	char *json = NULL;
+	if (cuco_meta_get(txn, "noise", &json) == CUCO_OK)  /* said before the log's tail */
+		m->noisy = true;
+	free(json);
+	json = NULL;
 	if (cuco_meta_get(txn, "config", &json) == CUCO_OK) {
 		cfg = cJSON_Parse(json);
 		free(json);
@@ -484,11 +490,16 @@ static int refresh_txn(cuco_txn *txn, void *arg)
 	if ((rc = cuco_island_each(txn, take_island, m)) != CUCO_OK)
 		return rc;
 	cuco_summary best;
+	cuco_candidate c;
 	m->best_id = 0;
 	m->best_speedup = NAN;
-	if (cuco_best(txn, &best) == CUCO_OK) {
+	m->best_rounds = 0;
+	if (cuco_best(txn, &best) == CUCO_OK && cuco_cand_get(txn, best.id, &c) == CUCO_OK) {
 		m->best_id = best.id;
-		m->best_speedup = best.speedup;
+		m->best_speedup = c.speedup;
+		m->best_lo = c.speedup_lo;
+		m->best_hi = c.speedup_hi;
+		m->best_rounds = c.rounds;
 	}
 	if (m->last_seq == 0) {
 		/* First load: the run's start, then only the tail of the log. */

@@ -78,10 +78,12 @@ typedef struct tui_model {
 	int count[CUCO_STATUS_COUNT];
 	int origin_count[CUCO_ORIGIN_COUNT];
 	uint64_t best_id, baseline_id;
-	double best_speedup;
+	double best_speedup, best_lo, best_hi;  /* the crowned best's interval */
+	int best_rounds;
 
 	tui_run_state state;
 	bool paused;           /* the last pause/resume event was a pause */
+	bool noisy;            /* the run found the machine noisy (docs/trust.md) */
 	bool in_process;       /* the engine runs in this process */
 	double started;        /* the session's run-start (else the first event) */
 	double ended;          /* run-end's time: the clock stops there; 0 while running */

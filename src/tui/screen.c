@@ -329,8 +329,8 @@ static void fmt_count(char *buf, size_t size, double v)
 /* The status line's parts, in the order shown, each with a priority:
  * when the line is too long the lowest go first, so at 80 columns the
  * state, the clock and the best remain. */
-enum { SEG_STATE, SEG_WHY, SEG_BEST, SEG_COUNTS, SEG_WORKLOAD, SEG_USAGE, SEG_RUN, NSEG };
-static const int seg_prio[NSEG] = { 9, 7, 8, 6, 5, 4, 2 };
+enum { SEG_STATE, SEG_WHY, SEG_NOISE, SEG_BEST, SEG_COUNTS, SEG_WORKLOAD, SEG_USAGE, SEG_RUN, NSEG };
+static const int seg_prio[NSEG] = { 9, 7, 8, 8, 6, 5, 4, 2 };
 
 static void status_segments(tui_app *app, char seg[NSEG][160])
 {
@@ -345,11 +345,16 @@ static void status_segments(tui_app *app, char seg[NSEG][160])
 		m->end_text);
 	if (!m->ended || strcmp(seg[SEG_WHY], tui_model_state_text(m)) == 0)
 		seg[SEG_WHY][0] = '\0';
-	if (m->best_id && !isnan(m->best_speedup))
-		snprintf(seg[SEG_BEST], 160, "best %s #%llu", tui_fmt_speedup(m->best_speedup, num, sizeof num),
-			(unsigned long long)m->best_id);
-	else
-		snprintf(seg[SEG_BEST], 160, "best -");
+	/* A figure from a noisy machine says so (docs/trust.md). */
+	snprintf(seg[SEG_NOISE], 160, "%s", m->noisy ? "NOISY" : "");
+	char best[64];
+	if (m->best_id && m->best_id != m->baseline_id && !isnan(m->best_speedup)) {
+		cuco_speedup_text(m->best_speedup, m->best_lo, m->best_hi, m->best_rounds,
+			!app->crt.utf8, best, sizeof best);
+		snprintf(seg[SEG_BEST], 160, "best %s #%llu", best, (unsigned long long)m->best_id);
+	} else {
+		snprintf(seg[SEG_BEST], 160, "best -");  /* nothing crowned: the baseline is the best */
+	}
 	int busy = m->count[CUCO_STATUS_COMPILING] + m->count[CUCO_STATUS_RUNNING]
 		+ m->count[CUCO_STATUS_BENCHMARKING];
 	snprintf(seg[SEG_COUNTS], 160, "done %d failed %d queued %d busy %d", m->count[CUCO_STATUS_DONE],
@@ -391,8 +396,8 @@ static void draw_status(tui_app *app)
 		if (!keep[i])
 			continue;
 		/* A run that is not searching says so in reverse: it is news. */
-		bool loud = i == SEG_STATE && (app->m.ended || app->m.paused || app->m.model_down
-			|| app->m.state == TUI_RUN_RETIMING);
+		bool loud = (i == SEG_STATE && (app->m.ended || app->m.paused || app->m.model_down
+			|| app->m.state == TUI_RUN_RETIMING)) || i == SEG_NOISE;
 		if (loud)
 			attron(A_REVERSE);
 		int w = strcspn(seg[i], " ");

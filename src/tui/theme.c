@@ -177,7 +177,7 @@ int tui_theme_load(tui_theme *t, const char *name_or_path, cuco_err *err)
 	char *text = NULL;
 	size_t len = 0;
 	if (is_path(name_or_path)) {
-		if (cuco_read_file(name_or_path, THEME_MAX_BYTES, &text, &len, err) != CUCO_OK)
+		if (cuco_read_text(name_or_path, THEME_MAX_BYTES, &text, &len, err) != CUCO_OK)
 			return CUCO_EDATA;
 		cuco_strlcpy(path, name_or_path, sizeof path);
 	} else {
@@ -187,7 +187,11 @@ int tui_theme_load(tui_theme *t, const char *name_or_path, cuco_err *err)
 			if (!dirs[i])
 				continue;
 			snprintf(path, sizeof path, "%s/%s.theme", dirs[i], name_or_path);
-			if (cuco_read_file(path, THEME_MAX_BYTES, &text, &len, NULL) != CUCO_OK)
+			cuco_err why = { 0 };
+			int rc = cuco_read_text(path, THEME_MAX_BYTES, &text, &len, &why);
+			if (rc == CUCO_EDATA)  /* found, but not a theme: say so, not "not found" */
+				return cuco_errf(err, CUCO_EDATA, "%s", why.msg);
+			if (rc != CUCO_OK)
 				text = NULL;
 		}
 		if (!text)

@@ -25,8 +25,12 @@ it holds none: "models" (GET /v1/models), "props" (GET /props) and "show"
 (POST /api/show), each a JSON value sent as it is, or {"status": N} for an
 error. These requests take no entry and are not logged.
 
-An error entry may carry "message" (put in the error body). Once the script
-is used up every request gets HTTP 500 "script exhausted". Every request is
+An error entry may carry "message" (put in the error body). An entry with
+"match" answers only a request whose body holds that text: each request
+takes the first unused entry it may (so that, with several calls in flight
+at once, a planner's request and an executor's each get their own kind of
+reply whichever arrives first). Once the script is used up every request
+gets HTTP 500 "script exhausted". Every request is
 appended to the log as one JSON line (time, path, headers, body, and
 "fault": what the answer was, "ok" for a plain reply), so tests can count
 attempts, time them, and check what was sent.
@@ -138,15 +142,17 @@ class Script:
             self.routes = {"/v1/models": script.get("models"), "/props": script.get("props"),
                            "/api/show": script.get("show")}
             self.version = version
-            self.next = 0
+            self.used = set()
 
-    def entry(self):
+    def entry(self, body):
         if self.random:
             return self.random.draw()
-        if self.next >= len(self.replies):
-            return {"status": 500, "message": "script exhausted"}
-        self.next += 1
-        return self.replies[self.next - 1]
+        text = json.dumps(body)
+        for i, entry in enumerate(self.replies):
+            if i not in self.used and entry.get("match", "") in text:
+                self.used.add(i)
+                return entry
+        return {"status": 500, "message": "script exhausted"}
 
     def route(self, path):
         """What a side route answers: no entry is taken, nothing logged."""
@@ -157,7 +163,7 @@ class Script:
     def take(self, record):
         with self.lock:
             self.reload()
-            entry = self.entry()
+            entry = self.entry(record.get("body"))
             record.update(fault=fault_of(entry), kind=entry.get("kind", ""),
                           delivered=fault_of(entry) in ("ok", "wait", "slow"))
             with open(self.log, "a") as f:

@@ -99,6 +99,13 @@ static said cuco_said(const char *log)
 	}
 	for (const char *p = log; (p = strstr(p, "refused, answered in the chat: ")); p++)
 		s.refusals++;
+	/* A planner's refused reply has no chat to be answered in. */
+	for (const char *p = log; (p = strstr(p, "beam: plan ")); p++) {
+		int plan = 0, end = 0;
+		unsigned long long parent = 0;
+		if (sscanf(p, "beam: plan %d for #%llu: %n", &plan, &parent, &end) == 2 && end > 0)
+			s.refusals++;
+	}
 	for (const char *p = log; (p = strstr(p, "prompt fitted to a context of")); p++)
 		s.fitted++;
 	return s;
@@ -277,8 +284,9 @@ static void run_strategy(const char *strategy, const char *knobs, const char *bu
 	assert_int_equal(after.tasks - before.tasks, s.calls);
 	assert_int_equal(after.prompt - before.prompt, s.prompt);
 	assert_int_equal(after.completion - before.completion, s.completion);
-	/* The tiny model's wrong replies were refused with a reason and
-	 * answered in the chat (patch_attempts = 2: a second reply follows). */
+	/* The tiny model's wrong replies were refused with a reason: answered
+	 * in the chat (patch_attempts = 2: a second reply follows), or, for a
+	 * planner's plan (cut off at 256 tokens), no sample made of it. */
 	assert_true(s.refusals > 0);
 	free(log);
 	free(out);

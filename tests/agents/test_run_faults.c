@@ -317,14 +317,8 @@ static void test_beam_asks_again(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: test_run_faults PYTHON LLM_SERVER_PY\n");
+	if (!e2e_args(argc, argv, toy, sizeof toy))
 		return 1;
-	}
-	llm_python = argv[1];
-	llm_server_py = argv[2];
-	const char *src = getenv("CUCO_SOURCE_ROOT");
-	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", src ? src : ".");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_evolve_rides_out_faults),
 		cmocka_unit_test(test_server_down_stops_before_the_baseline),

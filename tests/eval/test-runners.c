@@ -20,12 +20,25 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+/* The command each runner builds, as a line: the words quoted where they
+ * need it; for ssh, /bin/sh -c and its script. */
 static void expect_command(const eval_launch *l, const char *want)
 {
 	cuco_buf out = { 0 };
+	eval_argv argv = { 0 };
 	const char *extras[] = { "/w/data.bin" };
-	eval_launch_command(l, "./abc --reps 1", "/run/cache/abc", extras, 1, &out);
+	char *const prog[] = { "./abc", "--reps", "1", NULL };
+	eval_launch_argv(l, prog, "/run/cache/abc", extras, 1, &argv);
+	if (l->kind == CUCO_RUNNER_SSH) {
+		assert_string_equal(argv.v[0], "/bin/sh");
+		assert_string_equal(argv.v[1], "-c");
+		assert_null(argv.v[3]);
+		cuco_buf_puts(&out, argv.v[2]);
+	} else {
+		eval_argv_join(argv.v, &out);
+	}
 	assert_string_equal(out.data, want);
+	eval_argv_free(&argv);
 	cuco_buf_free(&out);
 }
 
@@ -33,11 +46,20 @@ static void test_commands(void **state)
 {
 	(void)state;
 	eval_launch l = { .kind = CUCO_RUNNER_LOCAL, .launcher = "/usr/bin/mpirun", .ranks = 2, .mpi = true };
-	expect_command(&l, "/usr/bin/mpirun --oversubscribe -np 2 ./abc --reps 1");
+	expect_command(&l, "/usr/bin/mpirun --oversubscribe --bind-to none -np 2 ./abc --reps 1");
 	l.as_root = true;
-	expect_command(&l, "/usr/bin/mpirun --allow-run-as-root --oversubscribe -np 2 ./abc --reps 1");
+	l.bind = true;
+	expect_command(&l, "/usr/bin/mpirun --allow-run-as-root --oversubscribe --bind-to core -np 2 "
+		"./abc --reps 1");
 	l.mpi = false;
 	expect_command(&l, "./abc --reps 1");
+	/* The ticket for remote ranks, the interposer for the ranks only. */
+	l = (eval_launch){ .kind = CUCO_RUNNER_LOCAL, .launcher = "mpirun", .ranks = 2, .mpi = true,
+		.ticket = "CUCO_HARNESS=1:k:s", .preload = "/run/cache/cuco-count-1.so" };
+	expect_command(&l, "mpirun --oversubscribe --bind-to none -x CUCO_HARNESS "
+		"-x LD_PRELOAD=/run/cache/cuco-count-1.so -np 2 ./abc --reps 1");
+	l.mpi = false;
+	expect_command(&l, "env LD_PRELOAD=/run/cache/cuco-count-1.so ./abc --reps 1");
 	l = (eval_launch){ .kind = CUCO_RUNNER_HOSTFILE, .launcher = "mpirun", .hostfile = "/etc/my hosts",
 		.ranks = 4, .mpi = true };
 	expect_command(&l, "mpirun --hostfile '/etc/my hosts' -np 4 ./abc --reps 1");
@@ -56,13 +78,65 @@ static void test_commands(void **state)
 	l.ssh_host = "gpu2";
 	l.ssh_options = "";
 	l.mpi = false;
+	l.ticket = "CUCO_HARNESS=1:k:s";  /* ssh passes no environment: the far side sets it */
 	expect_command(&l,
 		"ssh -o BatchMode=yes gpu2 'mkdir -p /tmp/cuco-x'"
 		" || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; "
 		"scp -q -o BatchMode=yes /run/cache/abc /w/data.bin gpu2:/tmp/cuco-x/"
 		" || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; "
-		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && timeout -k 2 30 ./abc --reps 1'; rc=$?; "
+		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && timeout -k 2 30 env CUCO_HARNESS=1:k:s ./abc --reps 1'; rc=$?; "
 		"ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x'; exit $rc");
+}
+
+/* A fake /sys/devices/system/cpu: cpu i in package pkg[i], core core[i]. */
+static void fake_sysfs(const char *root, int n, const int *pkg, const int *core)
+{
+	for (int i = 0; i < n; i++) {
+		char path[2048];
+		snprintf(path, sizeof path, "mkdir -p %s/cpu%d/topology && echo %d > %s/cpu%d/topology/"
+			"physical_package_id && echo %d > %s/cpu%d/topology/core_id", root, i, pkg[i], root, i,
+			core[i], root, i);
+		assert_int_equal(system(path), 0);
+	}
+}
+
+static void expect_device(const char *root, int ncpu, int ranks, const char *want)
+{
+	cpu_set_t allowed, device;
+	CPU_ZERO(&allowed);
+	for (int i = 0; i < ncpu; i++)
+		CPU_SET(i, &allowed);
+	bool fits = eval_device_cpus(root, &allowed, ranks, &device);
+	char got[128] = "";
+	for (int i = 0; fits && i < ncpu; i++)
+		if (CPU_ISSET(i, &device))
+			snprintf(got + strlen(got), sizeof got - strlen(got), "%s%d", *got ? "," : "", i);
+	assert_string_equal(fits ? got : "none", want);
+}
+
+/* The ranks' cores in the order Open MPI binds them: whole cores (every
+ * hardware thread), the first package first, whatever the numbering. */
+static void test_device_cpus(void **state)
+{
+	(void)state;
+	char root[256], dir[300];
+	make_tmpdir(root, sizeof root);
+	snprintf(dir, sizeof dir, "%s/plain", root);
+	fake_sysfs(dir, 4, (int[]){ 0, 0, 0, 0 }, (int[]){ 0, 1, 2, 3 });
+	expect_device(dir, 4, 2, "0,1");
+	expect_device(dir, 4, 4, "0,1,2,3");
+	expect_device(dir, 4, 5, "none");
+	snprintf(dir, sizeof dir, "%s/smt", root);  /* cpu k and k+4 share a core */
+	fake_sysfs(dir, 8, (int[]){ 0, 0, 0, 0, 0, 0, 0, 0 }, (int[]){ 0, 1, 2, 3, 0, 1, 2, 3 });
+	expect_device(dir, 8, 2, "0,1,4,5");
+	expect_device(dir, 8, 5, "none");
+	snprintf(dir, sizeof dir, "%s/sockets", root);  /* numbered across two packages */
+	fake_sysfs(dir, 4, (int[]){ 0, 1, 0, 1 }, (int[]){ 0, 0, 1, 1 });
+	expect_device(dir, 4, 2, "0,2");
+	expect_device(dir, 4, 3, "0,1,2");
+	snprintf(dir, sizeof dir, "%s/missing", root);  /* no topology: a core per CPU */
+	expect_device(dir, 3, 2, "0,1");
+	rm_rf(root);
 }
 
 static cuco_evaluator *evaluator(const cuco_eval_config *cfg, cuco_workload **wl)
@@ -263,6 +337,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_commands),
+		cmocka_unit_test(test_device_cpus),
 		cmocka_unit_test(test_hostfile_for_real),
 		cmocka_unit_test_setup_teardown(test_ssh_for_real, ssh_setup, ssh_teardown),
 	};

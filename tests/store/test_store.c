@@ -18,29 +18,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
-
-static void tmpdir(char d[64])
-{
-	strcpy(d, "/tmp/cuco-test-store-XXXXXX");
-	assert_non_null(mkdtemp(d));
-}
-
-static void rmtree(const char *d)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
-	assert_int_equal(system(cmd), 0);
-}
-
-static cuco_store *open_new(const char *dir)
-{
-	cuco_store *st = NULL;
-	cuco_err err = { 0 };
-	int rc = cuco_store_open(dir, CUCO_STORE_CREATE, &st, &err);
-	if (rc)
-		fail_msg("open %s: %s", dir, err.msg);
-	return st;
-}
+#include "util.h"
 
 static void sample_candidate(cuco_candidate *c, uint64_t parent)
 {
@@ -77,6 +55,11 @@ static void sample_candidate(cuco_candidate *c, uint64_t parent)
 	c->phases[1].us = 30;
 	c->max_error = 1e-6;
 	c->speedup = 1.25;
+	c->speedup_lo = 1.18;
+	c->speedup_hi = 1.36;
+	c->confidence = 0.995;
+	c->rounds = 12;
+	c->verdict = CUCO_VERDICT_FASTER;
 	c->peak_fraction = NAN;
 	c->pinned = true;
 	strcpy(c->model, "gpt-x");
@@ -130,6 +113,9 @@ static void test_candidate_roundtrip(void **state)
 	assert_int_equal(b->nphases, 2);
 	assert_string_equal(b->phases[1].name, "comm");
 	assert_true(isnan(b->peak_fraction));
+	assert_true(b->speedup == 1.25 && b->speedup_lo == 1.18 && b->speedup_hi == 1.36);
+	assert_true(b->confidence == 0.995 && b->rounds == 12);
+	assert_int_equal(b->verdict, CUCO_VERDICT_FASTER);
 	assert_true(b->pinned);
 	assert_int_equal(b->tokens_prompt, 1234);
 	assert_string_equal(b->note, a->note);
@@ -194,8 +180,8 @@ static void test_fail_classes(void **state)
 {
 	(void)state;
 	static const char *const names[] = { "compile-error", "crash", "wrong-answer", "timeout",
-		"protocol", "environment" };
-	assert_true(CUCO_FAIL_COUNT >= 6);
+		"protocol", "environment", "suspect" };
+	assert_true(CUCO_FAIL_COUNT >= 7);
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		cuco_fail_class f;
 		assert_int_equal(cuco_fail_parse(names[i], &f), CUCO_OK);
@@ -229,6 +215,38 @@ static void test_json_rejects_bad_types(void **state)
 	cJSON_Delete(j);
 	j = cJSON_Parse("{\"id\": 3, \"parents\": [1, 2, 3]}");
 	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
+	cJSON_Delete(j);
+	j = cJSON_Parse("{\"id\": 3, \"speedup\": \"1.2x\"}");
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
+	assert_string_equal(err.msg, "field speedup: expected an object");
+	cJSON_Delete(j);
+	j = cJSON_Parse("{\"id\": 3, \"speedup\": {\"value\": 1.2, \"rounds\": -4}}");
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
+	assert_string_equal(err.msg, "speedup: rounds -4 is out of 0..1000000");
+	cJSON_Delete(j);
+	j = cJSON_Parse("{\"id\": 3, \"verdict\": \"probably\"}");
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
+	assert_string_equal(err.msg, "field verdict: unknown value 'probably'");
+	cJSON_Delete(j);
+}
+
+/* A store written before intervals holds a bare number: one measurement. */
+static void test_json_reads_old_speedup(void **state)
+{
+	(void)state;
+	cuco_candidate c;
+	cuco_err err = { 0 };
+	cJSON *j = cJSON_Parse("{\"id\": 3, \"speedup\": 1.31}");
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_OK);
+	assert_true(c.speedup == 1.31 && c.rounds == 1 && isnan(c.speedup_lo));
+	assert_int_equal(c.verdict, CUCO_VERDICT_NONE);
+	cJSON_Delete(j);
+	/* And an interval is written only with the rounds behind it. */
+	c.speedup_lo = 0;
+	j = cuco_candidate_to_json(&c);
+	const cJSON *sp = cJSON_GetObjectItemCaseSensitive(j, "speedup");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(sp, "lo")));
+	assert_int_equal(cJSON_GetObjectItemCaseSensitive(sp, "rounds")->valueint, 1);
 	cJSON_Delete(j);
 }
 
@@ -320,6 +338,86 @@ static void test_indexes(void **state)
 	assert_int_equal(ck.sums[3].status, CUCO_STATUS_REJECTED);
 	free(ck.kids);
 	free(ck.sums);
+	cuco_store_close(st);
+	rmtree(dir);
+}
+
+/* ---- crowns --------------------------------------------------------------------- */
+
+struct crowns { uint64_t ids[5]; int step; int rc; cuco_summary best; };
+
+static int crown_step(cuco_txn *txn, void *arg)
+{
+	struct crowns *cr = arg;
+	cuco_candidate c;
+	int rc = CUCO_OK;
+	switch (cr->step) {
+	case 0:  /* baseline 1, candidates 2-4, a second baseline 5 */
+		for (int i = 0; i < 5 && rc == CUCO_OK; i++) {
+			sample_candidate(&c, 0);
+			c.origin = i == 0 || i == 4 ? CUCO_ORIGIN_BASELINE : CUCO_ORIGIN_TUNE;
+			c.score = i == 2 ? 9.0 : 1.0;  /* 3 leads by score, never crowned */
+			rc = cuco_cand_put(txn, &c);
+			cr->ids[i] = c.id;
+		}
+		return rc ? rc : cuco_crown(txn, cr->ids[0]);
+	case 1: return cuco_crown(txn, cr->ids[1]);
+	case 2: rc = cuco_crown(txn, cr->ids[3]); return rc ? rc : cuco_crown(txn, cr->ids[0]);
+	case 3: return reject_four(txn, NULL);
+	case 4: return cuco_crown(txn, cr->ids[4]);
+	case 5:  /* a candidate but no chain */
+		sample_candidate(&c, 0);
+		rc = cuco_cand_put(txn, &c);
+		return rc ? rc : cuco_crown(txn, c.id);
+	}
+	return CUCO_OK;
+}
+
+static int crown_best(cuco_txn *txn, void *arg)
+{
+	struct crowns *cr = arg;
+	cr->rc = cuco_best(txn, &cr->best);
+	return CUCO_OK;
+}
+
+static uint64_t best_after(cuco_store *st, struct crowns *cr, int step)
+{
+	cuco_err err = { 0 };
+	cr->step = step;
+	if (cuco_store_write(st, crown_step, cr, &err) != CUCO_OK)
+		fail_msg("step %d: %s", step, err.msg);
+	assert_int_equal(cuco_store_read(st, crown_best, cr, &err), CUCO_OK);
+	assert_int_equal(cr->rc, CUCO_OK);
+	return cr->best.id;
+}
+
+/* Once a chain is started, only crowns are the best, whatever the scores. */
+static void test_crowns(void **state)
+{
+	(void)state;
+	char dir[64];
+	tmpdir(dir);
+	cuco_store *st = open_new(dir);
+	struct crowns cr = { 0 };
+	uint64_t first = best_after(st, &cr, 0);
+	assert_int_equal(first, cr.ids[0]);  /* nothing crowned: the baseline */
+	assert_int_equal(best_after(st, &cr, 1), cr.ids[1]);
+	assert_int_equal(best_after(st, &cr, 2), cr.ids[3]);  /* the same baseline goes on */
+	assert_int_equal(best_after(st, &cr, 3), cr.ids[1]);  /* rejected: the crown steps down */
+	assert_int_equal(best_after(st, &cr, 4), cr.ids[4]);  /* a new baseline starts again */
+	/* A crown without a chain is refused. */
+	char dir2[64];
+	tmpdir(dir2);
+	cuco_store *st2 = open_new(dir2);
+	cuco_err err = { 0 };
+	cr.step = 5;
+	assert_int_equal(cuco_store_write(st2, crown_step, &cr, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "crown #1: no chain of crowns yet"));
+	/* Without a chain (an older store) the best is the top score. */
+	assert_int_equal(cuco_store_read(st2, crown_best, &cr, &err), CUCO_OK);
+	assert_int_equal(cr.rc, CUCO_ENOTFOUND);  /* the refused write left nothing */
+	cuco_store_close(st2);
+	rmtree(dir2);
 	cuco_store_close(st);
 	rmtree(dir);
 }
@@ -646,6 +744,26 @@ static void test_misc_tables(void **state)
 	rmtree(dir);
 }
 
+struct bulk { int count; char *text; size_t len; };
+
+static int write_bulk(cuco_txn *txn, void *arg)
+{
+	struct bulk *b = arg;
+	for (int i = 0; i < b->count; i++) {
+		cuco_candidate c;
+		sample_candidate(&c, 0);
+		snprintf(b->text, b->len, "// %d %f\n", i, cuco_mono());
+		memset(b->text + strlen(b->text), 'x', b->len - strlen(b->text) - 1);
+		b->text[b->len - 1] = '\0';
+		int rc = cuco_source_put(txn, b->text, b->len - 1, c.source_hash);
+		if (!rc)
+			rc = cuco_cand_put(txn, &c);
+		if (rc)
+			return rc;
+	}
+	return CUCO_OK;
+}
+
 /* ---- refusals ------------------------------------------------------------------ */
 
 static void file_digest(const char *path, char out[CUCO_HASH_LEN + 1])
@@ -678,20 +796,9 @@ static void expect_refused(const char *dir, unsigned flags, const char *needle)
 	}
 }
 
-static void raw_lmdb_put(const char *dir, const char *db, const char *key, const char *val)
+static void put_schema_text(const char *dir, const char *text)
 {
-	MDB_env *env;
-	MDB_txn *t;
-	MDB_dbi dbi;
-	assert_int_equal(mdb_env_create(&env), 0);
-	mdb_env_set_maxdbs(env, 4);
-	assert_int_equal(mdb_env_open(env, dir, 0, 0644), 0);
-	assert_int_equal(mdb_txn_begin(env, NULL, 0, &t), 0);
-	assert_int_equal(mdb_dbi_open(t, db, MDB_CREATE, &dbi), 0);
-	MDB_val k = { strlen(key), (void *)key }, v = { strlen(val), (void *)val };
-	assert_int_equal(mdb_put(t, dbi, &k, &v, 0), 0);
-	assert_int_equal(mdb_txn_commit(t), 0);
-	mdb_env_close(env);
+	raw_lmdb_put(dir, "meta", "schema", 6, text, strlen(text));
 }
 
 static void test_refusals(void **state)
@@ -710,46 +817,228 @@ static void test_refusals(void **state)
 	unlink(path);
 
 	/* A valid LMDB that some other program made. */
-	raw_lmdb_put(dir, NULL, "hello", "world");
+	raw_lmdb_put(dir, NULL, "hello", 5, "world", 5);
 	expect_refused(dir, CUCO_STORE_CREATE, "not a cuco store");
 	rmtree(dir);
 	assert_int_equal(mkdir(dir, 0755), 0);
 
-	/* A cuco store from a future version. */
+	/* A cuco store from a future version, one older than any this cuco
+	 * reads, and versions that are not integers. */
+	static const struct { const char *schema, *needle; } schemas[] = {
+		{ "{\"format\":\"cuco-store\",\"version\":99}", "schema version 99 is newer" },
+		{ "{\"format\":\"cuco-store\",\"version\":0}", "schema version 0 is not one this cuco reads" },
+		{ "{\"format\":\"cuco-store\",\"version\":-3}", "schema version -3 is not one" },
+		{ "{\"format\":\"cuco-store\",\"version\":1.5}", "schema record is not cuco's" },
+		{ "{\"format\":\"cuco-store\",\"version\":\"2\"}", "schema record is not cuco's" },
+		{ "{\"format\":\"cuco-store\",\"version\":1e300}", "schema record is not cuco's" },
+	};
 	cuco_store_close(open_new(dir));
-	raw_lmdb_put(dir, "meta", "schema", "{\"format\":\"cuco-store\",\"version\":99}");
-	expect_refused(dir, 0, "schema version 99 is newer");
+	for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++) {
+		put_schema_text(dir, schemas[i].schema);
+		expect_refused(dir, 0, schemas[i].needle);
+		expect_refused(dir, CUCO_STORE_RDONLY, schemas[i].needle);
+	}
 
-	/* A truncated store. */
+	/* A truncated store: cut inside its header, and cut short of its
+	 * last page (LMDB would map the missing pages: SIGBUS). */
 	rmtree(dir);
 	assert_int_equal(mkdir(dir, 0755), 0);
 	cuco_store_close(open_new(dir));
 	assert_int_equal(truncate(path, 8), 0);
 	expect_refused(dir, 0, "not a cuco store");
 	rmtree(dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	cuco_store *st = open_new(dir);
+	struct bulk b = { 40, malloc(4096), 4096 };
+	assert_int_equal(cuco_store_write(st, write_bulk, &b, &(cuco_err){ 0 }), CUCO_OK);
+	free(b.text);
+	cuco_store_close(st);
+	struct stat sb;
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(truncate(path, sb.st_size - 4096), 0);
+	expect_refused(dir, 0, "truncated store");
+	expect_refused(dir, CUCO_STORE_RDONLY, "truncated store");
+	assert_int_equal(truncate(path, 69632), 0);
+	expect_refused(dir, CUCO_STORE_RDONLY, "truncated store");
+	rmtree(dir);
 }
 
-/* ---- growth and a second process ---------------------------------------------- */
+/* ---- records under the wrong key ----------------------------------------------- */
 
-struct bulk { int count; char *text; size_t len; };
-
-static int write_bulk(cuco_txn *txn, void *arg)
+static int put_rows(cuco_txn *txn, void *arg)
 {
-	struct bulk *b = arg;
-	for (int i = 0; i < b->count; i++) {
+	(void)arg;
+	for (uint64_t parent = 0; parent < 2; parent++) {
 		cuco_candidate c;
-		sample_candidate(&c, 0);
-		snprintf(b->text, b->len, "// %d %f\n", i, cuco_mono());
-		memset(b->text + strlen(b->text), 'x', b->len - strlen(b->text) - 1);
-		b->text[b->len - 1] = '\0';
-		int rc = cuco_source_put(txn, b->text, b->len - 1, c.source_hash);
-		if (!rc)
-			rc = cuco_cand_put(txn, &c);
+		sample_candidate(&c, parent);
+		int rc = cuco_cand_put(txn, &c);
 		if (rc)
 			return rc;
 	}
-	return CUCO_OK;
+	cuco_event ev = { 0 };
+	strcpy(ev.kind, "note");
+	char hash[CUCO_HASH_LEN + 1];
+	int rc = cuco_event_add(txn, &ev);
+	return rc ? rc : cuco_source_put(txn, "int main(void) { return 0; }\n", 29, hash);
 }
+
+/* A fresh store in dir holding put_rows's records. */
+static void store_of_two(char dir[64])
+{
+	tmpdir(dir);
+	cuco_store *st = open_new(dir);
+	assert_int_equal(cuco_store_write(st, put_rows, NULL, &(cuco_err){ 0 }), CUCO_OK);
+	cuco_store_close(st);
+}
+
+static int get_candidate_1(cuco_txn *txn, void *arg)
+{
+	cuco_candidate c;
+	(void)arg;
+	return cuco_cand_get(txn, 1, &c);
+}
+
+static int count_each(const cuco_candidate *c, void *arg)
+{
+	(void)c;
+	++*(int *)arg;
+	return 0;
+}
+
+static int walk_candidates(cuco_txn *txn, void *arg)
+{
+	return cuco_cand_each(txn, 1, count_each, arg);
+}
+
+static int no_event(const cuco_event *ev, void *arg)
+{
+	(void)ev;
+	(void)arg;
+	return 0;
+}
+
+static int walk_events(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	return cuco_event_each(txn, 1, no_event, NULL);
+}
+
+static int walk_summaries(cuco_txn *txn, void *arg)
+{
+	cuco_summary *sums = NULL;
+	size_t n;
+	int rc = cuco_summary_all(txn, &sums, &n);
+	free(sums);
+	(void)arg;
+	return rc;
+}
+
+static int read_source(cuco_txn *txn, void *arg)
+{
+	char *text = NULL;
+	int rc = cuco_source_get(txn, arg, &text, NULL);
+	free(text);
+	return rc;
+}
+
+static void expect_read_refused(cuco_store *st, int (*fn)(cuco_txn *, void *), void *arg,
+	const char *needle)
+{
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(st, fn, arg, &err), CUCO_EDATA);
+	if (!strstr(err.msg, needle))
+		fail_msg("expected '%s' in: %s", needle, err.msg);
+	assert_null(strchr(err.msg, '\n'));
+}
+
+/* Copy candidate 2's record, summary and event over number 1's, and plant
+ * a source whose text is not its hash's: each is refused by name. */
+static void test_wrong_keys(void **state)
+{
+	(void)state;
+	char dir[64];
+	store_of_two(dir);
+	cuco_store *st;
+	cuco_err err = { 0 };
+
+	unsigned char k1[8];
+	key_be64(1, k1);
+	const char *record = "{\"id\":2,\"origin\":\"tune\",\"status\":\"done\"}";
+	raw_lmdb_put(dir, "candidates", k1, 8, record, strlen(record));
+	cuco_summary sum = { .id = 2 };
+	raw_lmdb_put(dir, "summaries", k1, 8, &sum, sizeof sum);
+	const char *event = "{\"seq\":7,\"kind\":\"note\"}";
+	raw_lmdb_put(dir, "events", k1, 8, event, strlen(event));
+	char hash[CUCO_HASH_LEN + 1];
+	cuco_source_hash("the real text", 13, hash);
+	raw_lmdb_put(dir, "sources", hash, CUCO_HASH_LEN, "other text", 10);
+
+	assert_int_equal(cuco_store_open(dir, CUCO_STORE_RDONLY, &st, &err), CUCO_OK);
+	int seen = 0;
+	expect_read_refused(st, get_candidate_1, NULL, "candidate 1: the record says 2; the store is corrupt");
+	expect_read_refused(st, walk_candidates, &seen, "candidate 1: the record says 2");
+	assert_int_equal(seen, 0);
+	expect_read_refused(st, walk_summaries, NULL, "summary 1: the record says 2");
+	expect_read_refused(st, walk_events, NULL, "events 1: the record says 7");
+	expect_read_refused(st, read_source, hash, "hashes to");
+	cuco_store_close(st);
+
+	/* A summary of another size is damage too, not a record to skip. */
+	raw_lmdb_put(dir, "summaries", k1, 8, "short", 5);
+	assert_int_equal(cuco_store_open(dir, CUCO_STORE_RDONLY, &st, &err), CUCO_OK);
+	expect_read_refused(st, walk_summaries, NULL, "summary 1: 5 bytes");
+	cuco_store_close(st);
+	rmtree(dir);
+}
+
+/* ---- an older schema ----------------------------------------------------------- */
+
+static int read_schema(cuco_txn *txn, void *arg)
+{
+	return cuco_meta_get(txn, "schema", arg);
+}
+
+static int count_measurements(cuco_txn *txn, void *arg)
+{
+	return cuco_measure_count(txn, 1, arg);
+}
+
+/* A version-1 store (no measurements table) opens read-only as it is,
+ * reading no measurements, and is upgraded when opened for writing. */
+static void test_upgrade(void **state)
+{
+	(void)state;
+	char dir[64];
+	store_of_two(dir);
+	cuco_store *st;
+	cuco_err err = { 0 };
+	raw_lmdb_drop(dir, "measurements");
+	put_schema_text(dir, "{\"format\":\"cuco-store\",\"version\":1}");
+
+	assert_int_equal(cuco_store_open(dir, CUCO_STORE_RDONLY, &st, &err), CUCO_OK);
+	uint32_t n = 99;
+	assert_int_equal(cuco_store_read(st, count_measurements, &n, &err), CUCO_OK);
+	assert_int_equal(n, 0);
+	char *schema = NULL;
+	assert_int_equal(cuco_store_read(st, read_schema, &schema, &err), CUCO_OK);
+	assert_non_null(strstr(schema, "\"version\":1"));
+	free(schema);
+	cuco_store_close(st);
+
+	assert_int_equal(cuco_store_open(dir, 0, &st, &err), CUCO_OK);
+	assert_int_equal(cuco_store_read(st, read_schema, &schema, &err), CUCO_OK);
+	char want[64];
+	snprintf(want, sizeof want, "\"version\":%d", CUCO_SCHEMA_VERSION);
+	assert_non_null(strstr(schema, want));
+	free(schema);
+	int seen = 0;
+	assert_int_equal(cuco_store_read(st, walk_candidates, &seen, &err), CUCO_OK);
+	assert_int_equal(seen, 2);
+	cuco_store_close(st);
+	rmtree(dir);
+}
+
+/* ---- growth and a second process ---------------------------------------------- */
 
 static int count_all(cuco_txn *txn, void *arg)
 {
@@ -828,11 +1117,15 @@ int main(void)
 		cmocka_unit_test(test_directive_dims),
 		cmocka_unit_test(test_fail_classes),
 		cmocka_unit_test(test_json_rejects_bad_types),
+		cmocka_unit_test(test_json_reads_old_speedup),
+		cmocka_unit_test(test_crowns),
 		cmocka_unit_test(test_indexes),
 		cmocka_unit_test(test_action_rules),
 		cmocka_unit_test(test_person_act),
 		cmocka_unit_test(test_misc_tables),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_wrong_keys),
+		cmocka_unit_test(test_upgrade),
 		cmocka_unit_test(test_growth_and_second_process),
 		cmocka_unit_test(test_rdonly_refuses_writes),
 	};

@@ -124,6 +124,20 @@ static void shipped_themes_load(void **state)
 	tui_theme t;
 	cuco_err err = { 0 };
 	assert_int_equal(tui_theme_load(&t, "no-such-theme", &err), CUCO_EDATA);
+	/* Text after a NUL would be dropped silently: the theme is refused,
+	 * by path and by name. */
+	char tdir[] = "/tmp/cuco-theme-XXXXXX", file[64];
+	assert_non_null(mkdtemp(tdir));
+	snprintf(file, sizeof file, "%s/nul.theme", tdir);
+	static const char text[] = "normal = red\n\0bogus = red\n";
+	assert_int_equal(cuco_write_file(file, text, sizeof text - 1, &err), CUCO_OK);
+	assert_int_equal(tui_theme_load(&t, file, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "nul.theme: byte 14 is NUL; a text file holds none"));
+	setenv("CUCO_THEMES", tdir, 1);
+	assert_int_equal(tui_theme_load(&t, "nul", &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "nul.theme: byte 14 is NUL"));
+	unlink(file);
+	rmdir(tdir);
 }
 
 /* One action per key, and every action reachable and documented. */
