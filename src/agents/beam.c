@@ -1,10 +1,11 @@
 /* beam.c — AccelOpt's beam search with an optimization memory.
  *
  * An iteration takes the best `width` programs so far (the beam; the seed
- * at first). For each, the planner proposes `plans` single-step plans,
- * reading the memory; the executor implements each plan `samples` times
- * (an LLM edit of the beam program); every implementation is a candidate
- * the engine evaluates. When an iteration has proposed everything, the
+ * at first, or for a workload without one the program the fast path makes
+ * from the baseline, which runs first). For each, the planner proposes
+ * `plans` single-step plans, reading the memory; the executor implements
+ * each plan `samples` times (an LLM edit of the beam program); every
+ * implementation is a candidate the engine evaluates. When an iteration has proposed everything, the
  * summarizer turns the selected slow→fast pairs of its results into new
  * memory entries (cuco_memory_pairs: positives, and negatives flipped into
  * "undo this"), the memory keeps `capacity` of them, and the next beam is
@@ -60,6 +61,8 @@ typedef struct beam_state {
 	cuco_strategy_env env;
 	cuco_search_config k;
 	search_llm llm;
+	fastpath *fp;           /* only for a workload without a seed */
+	search_start start;
 	seen *seen;
 	size_t nseen, seen_cap;
 	int iteration;          /* the one being proposed; -1 before the first */
@@ -125,6 +128,9 @@ static int replay_group(beam_state *s, uint64_t parent, int plan)
 static void beam_observe(void *state, const cuco_candidate *c)
 {
 	beam_state *s = state;
+	if (s->fp)
+		fastpath_observe(s->fp, c);
+	search_start_observe(&s->start, s->fp, c);
 	seen *m = seen_find(s, c->id);
 	if (!m) {
 		if (s->nseen == s->seen_cap) {
@@ -137,7 +143,9 @@ static void beam_observe(void *state, const cuco_candidate *c)
 	}
 	m->score = search_score(c);
 	m->latency = c->status == CUCO_STATUS_DONE ? c->latency_median_us : NAN;
-	m->usable = c->status == CUCO_STATUS_DONE && c->origin != CUCO_ORIGIN_BASELINE;
+	/* Stage A of the fast path still runs the host collectives. */
+	m->usable = c->status == CUCO_STATUS_DONE && c->origin != CUCO_ORIGIN_BASELINE &&
+		!(c->origin == CUCO_ORIGIN_FASTPATH && c->island < 0);
 	m->pinned = c->pinned;
 	cuco_strlcpy(m->source_hash, c->source_hash, sizeof m->source_hash);
 	m->directive = c->directive;
@@ -318,7 +326,7 @@ static size_t choose_beam(beam_state *s, uint64_t *beam)
 		beam[i] = v[i]->id;
 	free(v);
 	if (n == 0) {
-		beam[0] = s->env.seed_id;
+		beam[0] = s->start.id;
 		return 1;
 	}
 	return n < width ? n : width;
@@ -568,11 +576,38 @@ static int next_iteration(beam_state *s, cuco_err *err)
 	return CUCO_OK;
 }
 
+/* For a workload without a seed, the fast path's attempts first, one at a
+ * time (*made when this call made one). CUCO_OK once the beam has its
+ * start; CUCO_EBUSY while an attempt is out. */
+static int start_first(beam_state *s, cuco_proposal *out, bool *made, cuco_err *err)
+{
+	*made = false;
+	if (search_llm_spent(&s->llm))
+		return cuco_errf(err, CUCO_ENOTFOUND, "%s", s->llm.spent_why);
+	if (s->fp && !fastpath_finished(s->fp)) {
+		bool waiting = false;
+		memset(out, 0, sizeof *out);
+		int rc = fastpath_propose(s->fp, out, &waiting, err);
+		if (rc != CUCO_ENOTFOUND) {
+			*made = rc == CUCO_OK && !waiting;
+			return rc == CUCO_OK && waiting ? CUCO_EBUSY : rc;
+		}
+		/* Ended: its attempts spent the model budget, or it finished. */
+		if (search_llm_spent(&s->llm))
+			return cuco_errf(err, CUCO_ENOTFOUND, "%s", s->llm.spent_why);
+	}
+	return search_start_ready(&s->start, s->fp, s->env.wl, err);
+}
+
 static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
 {
 	beam_state *s = state;
 	const cuco_beam_config *b = &s->k.beam;
 	s->live = true;
+	bool made;
+	int first = start_first(s, out, &made, err);
+	if (first != CUCO_OK || made)
+		return first;
 	for (;;) {
 		memset(out, 0, sizeof *out);
 		if (search_llm_spent(&s->llm))
@@ -655,6 +690,8 @@ static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
 static void beam_free(void *state)
 {
 	beam_state *s = state;
+	if (s->fp)
+		fastpath_free(s->fp);
 	free_slots(s);
 	search_llm_close(&s->llm);
 	search_known_free(&s->known);
@@ -696,6 +733,10 @@ static int beam_init(const cuco_strategy_env *env, void **state, cuco_err *err)
 	if (rc == CUCO_OK && !s->llm.llm)
 		rc = cuco_errf(err, CUCO_EUSAGE, "strategy beam needs a model: add a [model] section to "
 			"the config file (docs/configuration.md)");
+	if (rc == CUCO_OK)
+		rc = search_start_init(&s->start, env, &s->llm, true, "beam", err);
+	if (rc == CUCO_OK && !s->start.id)
+		rc = fastpath_new(env, &s->llm, &s->k.fastpath, &s->fp, err);
 	if (rc == CUCO_OK)
 		rc = cuco_store_read(env->st, closed_txn, &s->closed, err);
 	if (rc != CUCO_OK) {

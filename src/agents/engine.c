@@ -110,8 +110,9 @@ void engine_calls_off(cuco_engine *e)
 
 /* ---- the driver ---------------------------------------------------------- */
 
-/* The baseline, then the seed, unless a resumed run has them already
- * (engine_setup: a recent baseline measurement serves on). */
+/* The baseline, then the seed when the workload has one, unless a resumed
+ * run has them already (engine_setup: a recent baseline measurement serves
+ * on). */
 static int measure_start(cuco_engine *e)
 {
 	if (!e->baseline_fresh) {
@@ -119,7 +120,7 @@ static int measure_start(cuco_engine *e)
 		if (rc != CUCO_OK)
 			return rc;
 	}
-	if (!e->seed_done)
+	if (e->seed_id && !e->seed_done)
 		engine_evaluate_stored(e, e->seed_id);
 	return e->rc;
 }

@@ -49,7 +49,7 @@ struct cuco_engine {
 	cuco_evaluator *ev;
 	char *baseline_src, *seed_src;
 	size_t baseline_len, seed_len;
-	char seed_hash[CUCO_HASH_LEN + 1];
+	char seed_hash[CUCO_HASH_LEN + 1];  /* "" when the workload has no seed */
 	cuco_directive seed_dir;
 	cuco_hardware hw;       /* this machine, as this session found it */
 	cuco_peak peak;         /* what the fraction of peak is of (meta "peak") */

@@ -199,8 +199,9 @@ static int setup_txn(cuco_txn *txn, void *arg)
 	if (!a->baseline_id && (rc = put_root(txn, CUCO_ORIGIN_BASELINE, e->baseline_src,
 			e->baseline_len, &base_dir, -1, 0, &a->baseline_id)) != CUCO_OK)
 		return rc;
-	if (!a->seed_id && (rc = put_root(txn, CUCO_ORIGIN_SEED, e->seed_src, e->seed_len,
-			&e->seed_dir, 0, a->baseline_id, &a->seed_id)) != CUCO_OK)
+	/* A workload without a seed starts from the fast path's program. */
+	if (e->seed_src && !a->seed_id && (rc = put_root(txn, CUCO_ORIGIN_SEED, e->seed_src,
+			e->seed_len, &e->seed_dir, 0, a->baseline_id, &a->seed_id)) != CUCO_OK)
 		return rc;
 	/* From here on only a crown makes a best (a new baseline starts again). */
 	if ((rc = cuco_crown(txn, a->baseline_id)) != CUCO_OK)
@@ -311,10 +312,11 @@ int engine_setup(cuco_engine *e, cuco_err *err)
 	int rc;
 	if ((rc = read_workload_file(e->wl, e->wl->baseline_file, &e->baseline_src,
 			&e->baseline_len, err)) != CUCO_OK ||
-			(rc = read_workload_file(e->wl, e->wl->seed_file, &e->seed_src, &e->seed_len,
-			err)) != CUCO_OK)
+			(*e->wl->seed_file && (rc = read_workload_file(e->wl, e->wl->seed_file, &e->seed_src,
+			&e->seed_len, err)) != CUCO_OK))
 		return rc;
-	cuco_source_hash(e->seed_src, e->seed_len, e->seed_hash);
+	if (e->seed_src)
+		cuco_source_hash(e->seed_src, e->seed_len, e->seed_hash);
 	cuco_directive_default(e->wl, &e->seed_dir);
 	if (pipe2(e->wake, O_CLOEXEC | O_NONBLOCK) != 0)
 		return cuco_errf(err, CUCO_EENV, "engine: pipe: %s", strerror(errno));

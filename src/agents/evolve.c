@@ -322,6 +322,7 @@ typedef struct evolve_state {
 	cuco_search_config k;
 	search_llm llm;
 	fastpath *fp;
+	search_start start;         /* the seed, or the fast path's program */
 	cuco_tuner *tuners[SEARCH_MAX_ISLANDS];
 	member *m;                  /* by id, ascending */
 	size_t n, cap;
@@ -334,7 +335,7 @@ typedef struct evolve_state {
 	bool exploring;
 	char *meta;                 /* the latest recommendations, or NULL */
 	cuco_hardware hw;           /* for the prompts, and whether GIN is usable */
-	bool gin_island;            /* island 1 starts from a GIN directive */
+	bool gin_island;            /* island 1 starts from a GIN directive (set with the start) */
 	cuco_directive gin_dir;
 	char *hints[SEARCH_MAX_ISLANDS + 1][HINTS_KEPT];  /* [islands] = for every island */
 	uint64_t rng;
@@ -390,11 +391,29 @@ static int model_index(const search_llm *l, const char *name)
 	return -1;
 }
 
+/* Whether island 1 starts from a GIN directive: GIN usable here, in the
+ * design space, and two islands at least; once the start is known. */
+static void gin_setup(evolve_state *s)
+{
+	const cuco_dim *backend = cuco_workload_dim(s->env.wl, "backend");
+	for (int v = 0; backend && s->hw.gin && s->k.evolve.islands >= 2 && v < backend->nvalues; v++)
+		if (strcasecmp(backend->values[v], "gin") == 0)
+			s->gin_island = cuco_directive_nearest(s->env.wl, &s->start.directive, "backend",
+				backend->values[v], &s->gin_dir);
+	if (s->gin_island)
+		cuco_log(CUCO_LOG_INFO, "evolve: GIN is usable: island 1 starts from a GIN directive");
+}
+
 static void evolve_observe(void *state, const cuco_candidate *c)
 {
 	evolve_state *s = state;
 	if (s->fp)
 		fastpath_observe(s->fp, c);
+	if (!s->start.id) {
+		search_start_observe(&s->start, s->fp, c);
+		if (s->start.id)
+			gin_setup(s);
+	}
 	member *m = find(s, c->id);
 	bool fresh = !m;
 	if (fresh) {
@@ -770,7 +789,7 @@ static int tune_child(evolve_state *s, int island, const char *why, cuco_proposa
 {
 	uint64_t parent = 0;
 	cuco_directive d;
-	int rc = cuco_tuner_propose(s->tuners[island], s->env.seed_directive, &d, &parent);
+	int rc = cuco_tuner_propose(s->tuners[island], &s->start.directive, &d, &parent);
 	if (rc != CUCO_OK)
 		return rc == CUCO_ENOTFOUND ? rc : cuco_errf(err, rc, "evolve: island %d: tuner failed",
 			island);
@@ -779,9 +798,9 @@ static int tune_child(evolve_state *s, int island, const char *why, cuco_proposa
 	out->cand.origin = CUCO_ORIGIN_TUNE;
 	out->cand.island = island;
 	out->cand.nparents = 1;
-	out->cand.parents[0] = p ? p->id : s->env.seed_id;
+	out->cand.parents[0] = p ? p->id : s->start.id;
 	out->cand.directive = d;
-	cuco_strlcpy(out->cand.source_hash, p ? p->source_hash : s->env.seed_hash,
+	cuco_strlcpy(out->cand.source_hash, p ? p->source_hash : s->start.hash,
 		sizeof out->cand.source_hash);
 	snprintf(out->cand.note, sizeof out->cand.note, "directive tuner on island %d: %s", island, why);
 	return CUCO_OK;
@@ -898,23 +917,24 @@ static bool island_has_members(const evolve_state *s, int island)
 	return false;
 }
 
-/* Island 1's first member when GIN is usable: the seed with the nearest
- * valid GIN directive (CUCo seeds one island from LSA, one from GIN). */
+/* Island 1's first member when GIN is usable: the start (the seed, or
+ * the fast path's program) with the nearest valid GIN directive (CUCo
+ * seeds one island from LSA, one from GIN). */
 static void gin_seed(evolve_state *s, cuco_proposal *out)
 {
 	memset(out, 0, sizeof *out);
 	out->cand.origin = CUCO_ORIGIN_TUNE;
 	out->cand.island = 1;
 	out->cand.nparents = 1;
-	out->cand.parents[0] = s->env.seed_id;
+	out->cand.parents[0] = s->start.id;
 	out->cand.directive = s->gin_dir;
-	cuco_strlcpy(out->cand.source_hash, s->env.seed_hash, sizeof out->cand.source_hash);
-	cuco_strlcpy(out->cand.note, "island 1's GIN seed: the seed with the nearest GIN directive",
+	cuco_strlcpy(out->cand.source_hash, s->start.hash, sizeof out->cand.source_hash);
+	cuco_strlcpy(out->cand.note, "island 1's GIN seed: the start with the nearest GIN directive",
 		sizeof out->cand.note);
 }
 
 /* Parent, operator and temperature of generation s->gen on an island;
- * false when there is no parent (the seed is missing). */
+ * false when there is no parent (the start is missing). */
 static bool plan_child(evolve_state *s, int island, child_plan *plan)
 {
 	memset(plan, 0, sizeof *plan);
@@ -928,7 +948,7 @@ static bool plan_child(evolve_state *s, int island, child_plan *plan)
 		parent = &s->m[pick_parent(s, pool, n)];
 	} else {
 		/* No correct member: fix a failed one (fix mode), or start an
-		 * empty island from the seed. */
+		 * empty island from the start. */
 		size_t nfailed = 0;
 		for (size_t i = 0; i < s->n; i++)
 			if (s->m[i].island == island && s->m[i].status == CUCO_STATUS_FAILED)
@@ -937,7 +957,7 @@ static bool plan_child(evolve_state *s, int island, child_plan *plan)
 			parent = &s->m[pool[search_next(&s->rng) % nfailed]];
 			plan->op = -1;
 		} else {
-			parent = find(s, s->env.seed_id);
+			parent = find(s, s->start.id);
 		}
 	}
 	if (parent && plan->op == CUCO_OP_CROSS) {
@@ -966,8 +986,8 @@ static int island_child(evolve_state *s, int island, cuco_proposal *out, cuco_er
 {
 	child_plan plan;
 	if (!plan_child(s, island, &plan))
-		return cuco_errf(err, CUCO_EDATA, "evolve: island %d: no parent (the seed is missing)",
-			island);
+		return cuco_errf(err, CUCO_EDATA, "evolve: island %d: no parent (the start #%llu is "
+			"missing)", island, (unsigned long long)s->start.id);
 	s->planning++;
 	int rc = llm_child(s, &plan, out, err);
 	s->planning--;
@@ -1001,8 +1021,11 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 		rc = fastpath_propose(s->fp, out, &waiting, err);
 		if (rc != CUCO_OK || !waiting)
 			return rc == CUCO_ENOTFOUND ? evolve_propose(state, out, err) : rc;
-		/* An attempt is in flight: meanwhile the islands work on the seed. */
+		/* An attempt is in flight: meanwhile the islands work on the seed,
+		 * if there is one (search_start_ready says to wait otherwise). */
 	}
+	if ((rc = search_start_ready(&s->start, s->fp, s->env.wl, err)) != CUCO_OK)
+		return rc;
 	/* Generations given (the config or --generations) are the search's
 	 * length, as a beam's iterations are; the fast path's attempts are not
 	 * generations. */
@@ -1108,16 +1131,13 @@ static int evolve_init(const cuco_strategy_env *env, void **state, cuco_err *err
 	for (int i = 0; rc == CUCO_OK && i < e->islands; i++)
 		rc = cuco_tuner_new(env->wl, CUCO_TUNER_ANNEAL, env->cfg->seed + (uint64_t)i, s->total,
 			&s->tuners[i], err);
+	if (rc == CUCO_OK)
+		rc = search_start_init(&s->start, env, &s->llm, e->fastpath, "evolve", err);
 	if (rc == CUCO_OK && e->fastpath)
 		rc = fastpath_new(env, &s->llm, &s->k.fastpath, &s->fp, err);
 	cuco_hardware_detect(&s->hw);
-	const cuco_dim *backend = cuco_workload_dim(env->wl, "backend");
-	for (int v = 0; backend && s->hw.gin && e->islands >= 2 && v < backend->nvalues; v++)
-		if (strcasecmp(backend->values[v], "gin") == 0)
-			s->gin_island = cuco_directive_nearest(env->wl, env->seed_directive, "backend",
-				backend->values[v], &s->gin_dir);
-	if (s->gin_island)
-		cuco_log(CUCO_LOG_INFO, "evolve: GIN is usable: island 1 starts from a GIN directive");
+	if (s->start.id)
+		gin_setup(s);
 	islands_arg a = { .n = e->islands };
 	if (rc == CUCO_OK)
 		rc = cuco_store_write(env->st, islands_txn, &a, err);

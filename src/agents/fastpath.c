@@ -9,9 +9,10 @@
  * model with its stage and error, and the next attempt edits the failed
  * code. Caps: stage_a_max and stage_b_max attempts. Attempts have origin
  * `fastpath`; stage A's stay outside the islands, stage B's are on island
- * 0, where the passing one seeds the slow path. Without a model, or when a cap is reached, the workload's
- * shipped seed stays the starting point, and the log and the event log
- * say so.
+ * 0, where the passing one seeds the slow path. Without a model, or when
+ * a cap is reached, the workload's shipped seed stays the starting point
+ * (a workload without one has nothing to search from: search_start), and
+ * the log and the event log say so.
  *
  * One attempt is in flight at a time, from its model call to its result,
  * which decides the next prompt; meanwhile other proposals go to the
@@ -37,6 +38,7 @@ struct fastpath {
 	bool in_flight;           /* an attempt is being evaluated */
 	bool calling;             /* an attempt is being asked of the model */
 	bool live;                /* proposing: observations are no longer a replay */
+	cuco_hardware hw;         /* for the prompt's hardware section and its API's backend */
 	char feedback[2600];      /* why the last attempt failed, "" when none */
 	uint64_t result;
 };
@@ -70,7 +72,8 @@ static const char *stage_task(const cuco_workload *wl, int stage)
 		"analogue), synchronized by fences or per-chunk flags, in barrier-separated phases. "
 		"Wrap the code a search may change in EVOLVE-BLOCK-START / EVOLVE-BLOCK-END comment "
 		"lines (never main(), MPI setup, timing or verification) and add warm-up rounds "
-		"before the timed loop.",
+		"before the timed loop. The built program may keep no collective that moves data "
+		"but MPI_Allreduce (for the timing and the verdict): any other is refused.",
 	};
 	return wl->family == CUCO_FAMILY_CPU_MPI ? cpu[stage] : gpu[stage];
 }
@@ -101,6 +104,7 @@ int fastpath_new(const cuco_strategy_env *env, search_llm *llm, const cuco_fastp
 	f->llm = llm;
 	f->c = *c;
 	f->input = env->baseline_id;
+	cuco_hardware_detect(&f->hw);
 	*out = f;
 	return CUCO_OK;
 }
@@ -118,6 +122,13 @@ bool fastpath_finished(const fastpath *f)
 uint64_t fastpath_result(const fastpath *f)
 {
 	return f->result;
+}
+
+/* What the search starts from when the fast path makes nothing. */
+static const char *fallback(const fastpath *f)
+{
+	return f->env.seed_id ? "the workload's shipped seed is used" :
+		"and the workload has no seed to fall back on";
 }
 
 /* End the fast path and say so in the log, and in the event log unless a
@@ -151,8 +162,8 @@ static bool failed(fastpath *f, uint64_t id, const char *why)
 	int cap = s == STAGE_A ? f->c.stage_a_max : f->c.stage_b_max;
 	if (f->tries[s] < cap)
 		return true;
-	finish(f, 0, "stage %s failed %d times (last: %.200s); the workload's shipped seed is used",
-		stage_name[s], f->tries[s], why);
+	finish(f, 0, "stage %s failed %d times (last: %.200s); %s", stage_name[s], f->tries[s], why,
+		fallback(f));
 	return false;
 }
 
@@ -210,36 +221,86 @@ void fastpath_observe(fastpath *f, const cuco_candidate *c)
 	failed(f, cuco_cand_suspect(c) ? 0 : c->id, why);
 }
 
+int cuco_fastpath_prompt(const cuco_workload *wl, const cuco_hardware *hw, int stage,
+	const char *program, size_t len, const char *feedback, cuco_fp_prompt *out, cuco_err *err)
+{
+	out->system.len = out->user.len = 0;
+	out->map.ncuts = 0;
+	memset(out->bytes, 0, sizeof out->bytes);
+	out->api_from[0] = '\0';
+	cuco_buf_printf(&out->system, "You port programs that overlap computation with communication "
+		"from host-orchestrated collectives to device-initiated communication, one stage at a "
+		"time, keeping them correct.\n\n# %s\n\n%s\n", wl->title, wl->description);
+	size_t intro = out->system.len;
+	int rc = fp_reference(wl, hw, program, len, out, err);
+	size_t start = out->system.len;
+	if (rc == CUCO_OK)
+		rc = cuco_prompt_put_documents(&out->system, wl, &out->map, err);
+	out->bytes[CUCO_FP_DOCUMENTS] = out->system.len - start;
+	if (rc != CUCO_OK)
+		return rc;
+	cuco_buf_printf(&out->user, "%s\n", stage_task(wl, stage));
+	design_space(wl, &out->user);
+	if (feedback && *feedback)
+		cuco_buf_printf(&out->user, "\n%s\nFix it in the program below, which is that attempt.\n",
+			feedback);
+	cuco_buf_puts(&out->user, "\nThe program:\n```c\n");
+	cuco_buf_append(&out->user, program, len);
+	cuco_buf_puts(&out->user, "```\n");
+	out->bytes[CUCO_FP_PROGRAM] = len;
+	out->bytes[CUCO_FP_TASK] = intro + out->user.len - len;
+	return CUCO_OK;
+}
+
+void cuco_fp_prompt_free(cuco_fp_prompt *p)
+{
+	cuco_buf_free(&p->system);
+	cuco_buf_free(&p->user);
+}
+
+void cuco_fp_prompt_sizes(const cuco_fp_prompt *p, char *out, size_t size)
+{
+	static const char *const names[] = {
+#define X(sec, name) name,
+		CUCO_FP_SECTIONS(X)
+#undef X
+	};
+	size_t n = 0, total = 0;
+	out[0] = '\0';
+	for (int i = 0; i < CUCO_FP_NSECTIONS && n < size; i++) {
+		total += p->bytes[i];
+		n += (size_t)snprintf(out + n, size - n, "%s%s %.1f KiB", i ? ", " : "", names[i],
+			p->bytes[i] / 1024.0);
+	}
+	if (n < size)
+		snprintf(out + n, size - n, ": %.1f KiB in all", total / 1024.0);
+}
+
 typedef struct attempt {
-	cuco_buf system, user;
-	cuco_prompt_map map;    /* the context documents, which may be cut to fit */
+	cuco_fp_prompt p;
 	char *parent;
 	size_t parent_len;
 } attempt;
 
 static int build_attempt(fastpath *f, uint64_t parent, attempt *a, cuco_err *err)
 {
-	const cuco_workload *wl = f->env.wl;
 	int rc = CUCO_OK;
 	if (!a->parent)
 		rc = search_source_of(f->env.st, parent, &a->parent, &a->parent_len, err);
+	if (rc == CUCO_OK)
+		rc = cuco_fastpath_prompt(f->env.wl, &f->hw, f->stage, a->parent, a->parent_len,
+			f->feedback, &a->p, err);
 	if (rc != CUCO_OK)
 		return rc;
-	a->system.len = a->user.len = 0;
-	cuco_buf_printf(&a->system, "You port programs that overlap computation with communication "
-		"from host-orchestrated collectives to device-initiated communication, one stage at a "
-		"time, keeping them correct.\n\n# %s\n\n%s\n", wl->title, wl->description);
-	a->map.ncuts = 0;
-	if ((rc = cuco_prompt_put_documents(&a->system, wl, &a->map, err)) != CUCO_OK)
-		return rc;
-	cuco_buf_printf(&a->user, "%s\n", stage_task(wl, f->stage));
-	design_space(wl, &a->user);
-	if (f->feedback[0])
-		cuco_buf_printf(&a->user, "\n%s\nFix it in the program below, which is that attempt.\n",
-			f->feedback);
-	cuco_buf_puts(&a->user, "\nThe program:\n```c\n");
-	cuco_buf_append(&a->user, a->parent, a->parent_len);
-	cuco_buf_puts(&a->user, "```\n");
+	/* What the prompt is made of, for the event log and the bench figures. */
+	char sizes[400];
+	cuco_fp_prompt_sizes(&a->p, sizes, sizeof sizes);
+	char text[512];
+	snprintf(text, sizeof text, "stage %s prompt for #%llu: %s", stage_name[f->stage],
+		(unsigned long long)parent, sizes);
+	cuco_log(CUCO_LOG_INFO, "fastpath: %s", text);
+	if (f->live)
+		search_event(f->env.st, "prompt", "fastpath", parent, text);
 	return CUCO_OK;
 }
 
@@ -258,8 +319,8 @@ static int attempt_once(fastpath *f, uint64_t parent, attempt *a, cuco_proposal 
 	int stage = f->stage;
 	search_ledger lg;
 	search_ledger_init(&lg, stage == STAGE_A ? CUCO_CALL_FASTPATH_A : CUCO_CALL_FASTPATH_B, parent);
-	cuco_edit e = { .model = m, .wl = f->env.wl, .system = a->system.data, .user = a->user.data,
-		.map = &a->map, .parent = a->parent, .parent_len = a->parent_len,
+	cuco_edit e = { .model = m, .wl = f->env.wl, .system = a->p.system.data,
+		.user = a->p.user.data, .map = &a->p.map, .parent = a->parent, .parent_len = a->parent_len,
 		.base = f->env.seed_directive,
 		.temperature = 0.0, .attempts = f->llm->cfg.patch_attempts };
 	cuco_edit_result r;
@@ -307,7 +368,7 @@ int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *e
 		return CUCO_OK;
 	}
 	if (!f->llm->llm) {
-		finish(f, 0, "no model is configured; the workload's shipped seed is used");
+		finish(f, 0, "no model is configured; %s", fallback(f));
 		return CUCO_ENOTFOUND;
 	}
 	attempt a = { 0 };
@@ -324,16 +385,14 @@ int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *e
 			failed(f, 0, why.msg);
 			rc = CUCO_OK;
 		} else if (rc == CUCO_EENV) {
-			finish(f, 0, "the model could not be reached (%.200s); the workload's shipped seed "
-				"is used", why.msg);
+			finish(f, 0, "the model could not be reached (%.200s); %s", why.msg, fallback(f));
 			rc = CUCO_OK;
 		}
 		/* CUCO_EAGAIN: the server failed, not the attempt: the engine asks
 		 * again. CUCO_EBUSY: cancelled. CUCO_ENOTFOUND: the budget is spent. */
 	}
 	free(a.parent);
-	cuco_buf_free(&a.system);
-	cuco_buf_free(&a.user);
+	cuco_fp_prompt_free(&a.p);
 	if (rc == CUCO_EBUSY)
 		return CUCO_EENV;  /* the engine knows the run was stopped or paused */
 	if (rc != CUCO_OK)

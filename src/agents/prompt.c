@@ -22,7 +22,7 @@ static const char *const family_names[] = { "cpu-mpi", "cuda-nccl", "cuda" };
 
 /* ---- the system message: task, context, directive, reply format ---------- */
 
-static void put_hardware(cuco_buf *b, const cuco_hardware *hw)
+void cuco_prompt_put_hardware(cuco_buf *b, const cuco_hardware *hw)
 {
 	cuco_buf_printf(b, "\n## Hardware\n- CPU: %s, %d cores, %ld MiB\n", hw->cpu_model, hw->cpus,
 		hw->mem_mb);
@@ -149,7 +149,7 @@ static int build_system(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b
 		wl->ranks, wl->tolerance, wl->title, wl->description, wl->name,
 		family_names[wl->family], wl->ranks, wl->default_size);
 	if (spec->hw)
-		put_hardware(b, spec->hw);
+		cuco_prompt_put_hardware(b, spec->hw);
 	if (wl->ncontext > 0)
 		cuco_buf_puts(b, "\n# Context documents\n");
 	cuco_err err;
@@ -435,12 +435,23 @@ int cuco_prompt_keep(cuco_txn *txn, const char *prompt, const char *reply, cuco_
 
 /* ---- fitting to a model's context ------------------------------------------ */
 
-/* The order parts are cut in, and their names in the note. */
+/* The kinds in the order they are cut (prompt.h's table), their names in
+ * the note, and whether they halve. */
 static const cuco_cut_kind cut_order[] = {
-	CUCO_CUT_FAILURE, CUCO_CUT_TOP, CUCO_CUT_MEMORY, CUCO_CUT_DOCUMENT };
+#define X(kind, name, halves) CUCO_CUT_##kind,
+	CUCO_CUT_TABLE(X)
+#undef X
+};
 static const char *const cut_names[] = {
-	[CUCO_CUT_FAILURE] = "failures", [CUCO_CUT_TOP] = "top programs",
-	[CUCO_CUT_MEMORY] = "lessons", [CUCO_CUT_DOCUMENT] = "document halvings" };
+#define X(kind, name, halves) [CUCO_CUT_##kind] = name,
+	CUCO_CUT_TABLE(X)
+#undef X
+};
+static const bool cut_halves[] = {
+#define X(kind, name, halves) [CUCO_CUT_##kind] = halves,
+	CUCO_CUT_TABLE(X)
+#undef X
+};
 
 #define DOC_FLOOR 1024   /* a document cut shorter than this goes whole */
 #define DOC_NOTE 80      /* bytes the "not shown" line takes */
@@ -456,8 +467,8 @@ static size_t part_len(const fitting *f, int i)
 	return f->map->cuts[i].end - f->map->cuts[i].start;
 }
 
-/* Cut parts of one kind, the last first (documents: halve the longest),
- * until the conversation is within budget or none is left. */
+/* Cut parts of one kind, the last first (a halving kind: halve the
+ * longest), until the conversation is within budget or none is left. */
 static void cut_kind(fitting *f, cuco_cut_kind kind, size_t budget, int *count)
 {
 	while (f->total > budget) {
@@ -465,15 +476,15 @@ static void cut_kind(fitting *f, cuco_cut_kind kind, size_t budget, int *count)
 		for (int i = f->map->ncuts - 1; i >= 0; i--) {
 			if (f->map->cuts[i].kind != kind || f->keep[i] == 0)
 				continue;
-			if (pick < 0 || (kind == CUCO_CUT_DOCUMENT && f->keep[i] > f->keep[pick]))
+			if (pick < 0 || (cut_halves[kind] && f->keep[i] > f->keep[pick]))
 				pick = i;
-			if (kind != CUCO_CUT_DOCUMENT)
+			if (!cut_halves[kind])
 				break;
 		}
 		if (pick < 0)
 			return;
 		size_t was = f->keep[pick] + (f->keep[pick] < part_len(f, pick) ? DOC_NOTE : 0);
-		if (kind == CUCO_CUT_DOCUMENT && f->keep[pick] / 2 >= DOC_FLOOR)
+		if (cut_halves[kind] && f->keep[pick] / 2 >= DOC_FLOOR)
 			f->keep[pick] /= 2;
 		else
 			f->keep[pick] = 0;

@@ -37,19 +37,33 @@ int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *sys
 
 /* ---- fitting a prompt to a model's context --------------------------------
  * A builder notes where it wrote each part a prompt can do without; when
- * the prompt is longer than the model's context allows, parts are cut in a
- * fixed order of least use: older failures first, then the extra top
- * programs (the last shown first), the optimization memory, and last the
- * context documents, halved (the longest first) before they go. The
- * parent, the second parent, the directive schema, the reply format and
- * the task are never cut: a prompt that needs more than the context even
- * without every part is an error. */
+ * the prompt is longer than the model's context allows, parts are cut in
+ * the order of the table below, the least useful first: older failures,
+ * the extra top programs (the last shown first), the optimization memory,
+ * the context documents, then the fast path's reference sections — the
+ * helper headers, the verified examples, the API reference, the hardware
+ * and last the communication analysis. A kind that halves loses half of
+ * its longest part at a time before a part goes. The parent, the second
+ * parent, the directive schema, the reply format and the task are never
+ * cut: a prompt that needs more than the context even without every part
+ * is an error.
+ *
+ * X(kind, name in the note, halves) */
+#define CUCO_CUT_TABLE(X) \
+	X(FAILURE, "failures", false) \
+	X(TOP, "top programs", false) \
+	X(MEMORY, "lessons", false) \
+	X(DOCUMENT, "document halvings", true) \
+	X(HEADER, "helper header halvings", true) \
+	X(EXAMPLE, "example halvings", true) \
+	X(API, "API reference halvings", true) \
+	X(HARDWARE, "hardware", false) \
+	X(ANALYSIS, "analysis halvings", true)
 
 typedef enum cuco_cut_kind {
-	CUCO_CUT_FAILURE,    /* one recent failure */
-	CUCO_CUT_TOP,        /* one top program besides the parent */
-	CUCO_CUT_MEMORY,     /* one lesson of the optimization memory */
-	CUCO_CUT_DOCUMENT,   /* one context document: halved, then dropped */
+#define X(kind, name, halves) CUCO_CUT_##kind,
+	CUCO_CUT_TABLE(X)
+#undef X
 	CUCO_CUT_KINDS
 } cuco_cut_kind;
 
@@ -64,6 +78,8 @@ typedef struct cuco_prompt_map {
 	int ncuts;
 } cuco_prompt_map;
 
+/* The hardware profile as a prompt's "## Hardware" section. */
+void cuco_prompt_put_hardware(cuco_buf *b, const cuco_hardware *hw);
 /* Note that b[start, b->len) may be cut (a full map keeps what it has). */
 void cuco_prompt_mark(cuco_prompt_map *map, cuco_cut_kind kind, bool user, const cuco_buf *b,
 	size_t start);
@@ -88,7 +104,7 @@ typedef struct cuco_fitted {
 	char *system, *user;    /* malloc'd: the messages as they are sent */
 	int64_t tokens;         /* the prompt's estimate, extra included */
 	int max_tokens;         /* the completion limit to ask for: what the context leaves */
-	int cut[CUCO_CUT_KINDS];/* parts cut (documents: times halved or dropped) */
+	int cut[CUCO_CUT_KINDS];/* parts cut (a halving kind: times halved or dropped) */
 	char note[256];         /* "fitted to N tokens: …", "" when nothing was cut */
 } cuco_fitted;
 
@@ -99,6 +115,40 @@ typedef struct cuco_fitted {
 int cuco_prompt_fit(const char *system, const char *user, const cuco_prompt_map *map,
 	const cuco_fit *fit, cuco_fitted *out, cuco_err *err);
 void cuco_fitted_free(cuco_fitted *f);
+/* ---- the fast path's prompt (fastpath.c, reference.c) ----------------------
+ * Stage A's or B's: the task, the design space, the last attempt's failure
+ * and the program in the user message; in the system message the
+ * workload, the hardware, the program's communication analysis, the API
+ * reference from the installed headers, the helper headers it includes,
+ * verified examples and the workload's context documents, each marked for
+ * fitting. The sections and their names, X(section, name): */
+#define CUCO_FP_SECTIONS(X) \
+	X(TASK, "task") X(PROGRAM, "program") X(HARDWARE, "hardware") X(ANALYSIS, "analysis") \
+	X(API, "API reference") X(HEADERS, "helper headers") X(EXAMPLES, "examples") \
+	X(DOCUMENTS, "documents")
+
+typedef enum cuco_fp_section {
+#define X(sec, name) CUCO_FP_##sec,
+	CUCO_FP_SECTIONS(X)
+#undef X
+	CUCO_FP_NSECTIONS
+} cuco_fp_section;
+
+typedef struct cuco_fp_prompt {
+	cuco_buf system, user;
+	cuco_prompt_map map;
+	size_t bytes[CUCO_FP_NSECTIONS];  /* each section's size before fitting */
+	char api_from[512];               /* the headers the API reference read, or why none */
+} cuco_fp_prompt;
+
+/* Stage 0 (A) or 1 (B) for program, the stage's parent; hw and feedback
+ * may be NULL. CUCO_EENV when a context document cannot be read. */
+int cuco_fastpath_prompt(const cuco_workload *wl, const cuco_hardware *hw, int stage,
+	const char *program, size_t len, const char *feedback, cuco_fp_prompt *out, cuco_err *err);
+void cuco_fp_prompt_free(cuco_fp_prompt *p);
+/* "task 1.2 KiB, program 2.0 KiB, …: 48.1 KiB in all" */
+void cuco_fp_prompt_sizes(const cuco_fp_prompt *p, char *out, size_t size);
+
 /* Keep a prompt and its reply (deduplicated) and link them from c. */
 int cuco_prompt_keep(cuco_txn *txn, const char *prompt, const char *reply, cuco_candidate *c);
 

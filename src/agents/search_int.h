@@ -158,10 +158,15 @@ void search_known_free(search_known *k);
 
 /* ---- the fast path (fastpath.c), run alone or before the islands ---- */
 
+/* The fast path's reference sections for program (reference.c), appended
+ * to out's system message, marked and measured. */
+int fp_reference(const cuco_workload *wl, const cuco_hardware *hw, const char *program,
+	size_t len, cuco_fp_prompt *out, cuco_err *err);
+
 typedef struct fastpath fastpath;
 
 /* llm stays the caller's. Without a model the fast path finishes at once
- * (the log says the shipped seed is used). */
+ * (the log says what the search starts from instead). */
 int fastpath_new(const cuco_strategy_env *env, search_llm *llm, const cuco_fastpath_config *c,
 	fastpath **out, cuco_err *err);
 void fastpath_free(fastpath *f);
@@ -173,5 +178,25 @@ void fastpath_observe(fastpath *f, const cuco_candidate *c);
 bool fastpath_finished(const fastpath *f);
 /* The device-initiated seed it produced; 0 when none. */
 uint64_t fastpath_result(const fastpath *f);
+
+/* Where a search starts (search.c): the workload's seed, or, for a
+ * workload without one, the fast path's device-initiated program once it
+ * has made one. */
+typedef struct search_start {
+	uint64_t id;              /* 0 until there is one */
+	char hash[CUCO_HASH_LEN + 1];
+	cuco_directive directive;
+} search_start;
+
+/* From the seed; a strategy without a seed needs the fast path and a
+ * model, else CUCO_EUSAGE saying so. */
+int search_start_init(search_start *st, const cuco_strategy_env *env, const search_llm *l,
+	bool fastpath_on, const char *strategy, cuco_err *err);
+/* Take the fast path's program as the start when it is c (an observe). */
+void search_start_observe(search_start *st, const fastpath *fp, const cuco_candidate *c);
+/* CUCO_OK once there is a start; CUCO_EBUSY while the fast path works
+ * towards one; CUCO_EDATA naming the workload when it ended without. */
+int search_start_ready(const search_start *st, const fastpath *fp, const cuco_workload *wl,
+	cuco_err *err);
 
 #endif

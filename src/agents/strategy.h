@@ -32,9 +32,9 @@ typedef struct cuco_strategy_env {
 	const cuco_workload *wl;
 	const cuco_engine_config *cfg;
 	uint64_t baseline_id;
-	uint64_t seed_id;
+	uint64_t seed_id;            /* 0: the workload has no seed (search.h, search_start) */
 	const cuco_directive *seed_directive;
-	const char *seed_hash;       /* the seed's source in the store */
+	const char *seed_hash;       /* the seed's source in the store; "" when none */
 	pthread_mutex_t *lock;       /* the strategy lock, held in every call */
 	/* The cancel flag of every model call: the engine sets it when the run
 	 * is stopped, paused, out of time or has failed (and clears it when a

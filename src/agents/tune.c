@@ -562,6 +562,10 @@ static int tune_init(const cuco_strategy_env *env, void **state, cuco_err *err)
 	if (cuco_tuner_algo_parse(env->cfg->tuner, &algo) != CUCO_OK)
 		return cuco_errf(err, CUCO_EUSAGE, "--tuner %s: not random, anneal or ils",
 			env->cfg->tuner);
+	if (!env->seed_id)
+		return cuco_errf(err, CUCO_EUSAGE, "%s has no seed, and the directive tuner varies a "
+			"seed's directive: run --strategy evolve or beam with a model (--llm), whose fast path "
+			"makes the first one", env->wl->name);
 	tune_state *ts = cuco_xcalloc(1, sizeof *ts);
 	ts->env = *env;
 	int rc = cuco_tuner_new(env->wl, algo, env->cfg->seed, env->cfg->budget, &ts->tuner, err);

@@ -26,6 +26,8 @@ const cuco_cmd *const cuco_commands[] = {
 	&cmd_stop,
 	&cmd_hint,
 	&cmd_tui,
+	&cmd_init,
+	&cmd_analyze,
 	&cmd_check,
 	&cmd_workloads,
 	&cmd_doctor,

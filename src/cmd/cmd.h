@@ -55,7 +55,7 @@ extern const cuco_cmd cmd_ls, cmd_show, cmd_diff, cmd_export, cmd_pin, cmd_unpin
 extern const cuco_cmd cmd_patch;
 extern const cuco_cmd cmd_run, cmd_pause, cmd_resume, cmd_stop, cmd_hint;
 extern const cuco_cmd cmd_tui;
-extern const cuco_cmd cmd_check, cmd_workloads;
+extern const cuco_cmd cmd_init, cmd_analyze, cmd_check, cmd_workloads;
 extern const cuco_cmd cmd_doctor;
 extern const cuco_cmd cmd_memory;
 

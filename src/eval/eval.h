@@ -82,7 +82,7 @@ typedef struct cuco_workload {
 	cuco_size sizes[CUCO_MAX_SIZES];
 	char default_size[32];
 	char baseline_file[128]; /* relative to dir */
-	char seed_file[128];
+	char seed_file[128];     /* "": none, the fast path makes the first */
 	char harness_file[128];  /* may be "" */
 	int nextras;
 	char extras[8][128];
@@ -102,7 +102,8 @@ typedef struct cuco_workload {
 	double peak_bandwidth_gbs;  /* hardware peak used for peak_fraction; 0 = unknown */
 	double peak_gflops;
 	cuco_protocol protocol;
-	char compat_pass[128];   /* compat: line pattern meaning correct */
+	char compat_pass[128];   /* compat: a fixed string meaning correct */
+	char compat_fail[128];   /* compat: a fixed string meaning wrong; "" = pass's FAIL form */
 	char compat_time[128];   /* compat: POSIX ERE, group 1 = time */
 	double compat_time_scale;/* multiply the matched number to get µs */
 	int ncontext;
@@ -132,6 +133,99 @@ void cuco_directive_default(const cuco_workload *wl, cuco_directive *out);
 /* Bytes and flops of the peak model at a size (NAN when not given). */
 int cuco_workload_peak(const cuco_workload *wl, const cuco_size *size,
 	double *bytes, double *flops, cuco_err *err);
+
+/* ---- a program's source, read lexically (lex.c, analyze.c) --------------- */
+
+/* What `cuco init` and the fast path learn from a C, C++ or CUDA program
+ * without compiling it: its includes, the sizes it lets a build's -D
+ * override, whether it has a main(), which libraries it talks to, and its
+ * host communication: each NCCL and MPI call with its buffers, count and
+ * datatype, its loop, the kernels and functions that write its send
+ * buffer before it and read its receive buffer after it, and the streams.
+ * The program's local headers (#include "…", beside it) are read too, for
+ * the functions they define. What a lexical reading cannot see is said in
+ * the report. */
+
+#define CUCO_PROGRAM_INCLUDES 48
+#define CUCO_PROGRAM_MACROS 32
+
+typedef struct cuco_include {
+	char name[128];          /* as written between the quotes or brackets */
+	bool local;              /* "…" rather than <…> */
+	int line;
+} cuco_include;
+
+typedef struct cuco_macro {
+	char name[32];
+	char value[96];          /* the text after the name */
+	int line;
+	bool guarded;            /* under #ifndef NAME: a build's -DNAME= overrides it */
+} cuco_macro;
+
+typedef struct cuco_program {
+	char path[1024];
+	int lines;
+	int main_line;           /* 0: no main() */
+	bool mpi, nccl, cuda, cublas;  /* included or called */
+	bool device_api;         /* already uses the NCCL Device API (LSA/GIN) */
+	int nincludes;
+	cuco_include includes[CUCO_PROGRAM_INCLUDES];
+	int nmacros;             /* #define NAME VALUE under #ifndef NAME: -D overrides it */
+	cuco_macro macros[CUCO_PROGRAM_MACROS];
+	int ncomm;               /* host communication calls found */
+	struct eval_analysis *an;  /* the tokens and findings behind the report */
+} cuco_program;
+
+/* Read and analyse the program at path (and its local headers). */
+int cuco_program_read(const char *path, cuco_program **out, cuco_err *err);
+/* The same on text in memory; dir is where its local headers are ("" none). */
+int cuco_program_parse(const char *name, const char *dir, const char *text, size_t len,
+	cuco_program **out, cuco_err *err);
+void cuco_program_free(cuco_program *p);
+/* The analysis for people and prompts: one numbered entry per call. The
+ * size's variables (may be NULL) turn counts into bytes where they can. */
+void cuco_program_report(const cuco_program *p, const cuco_size *size, int ranks, cuco_buf *out);
+/* The local includes ("…") of a source, appended to names[*n], when not
+ * there yet, up to max. */
+void cuco_source_includes(const char *text, size_t len, char (*names)[128], int *n, int max);
+/* Whether it includes a header of that file name (in any folder). */
+bool cuco_program_includes(const cuco_program *p, const char *name);
+/* Whether a string literal of the program contains needle; *line where. */
+bool cuco_program_prints(const cuco_program *p, const char *needle, int *line);
+
+/* ---- the communication API's reference (apiref.c) ------------------------ */
+
+/* Where NCCL is: $CUCO_NCCL_HOME, else $CUCO_CUDA_HOME, else /usr/local/cuda. */
+void cuco_nccl_home(char *out, size_t size);
+/* The declarations a program needs to communicate without the host, read
+ * from the headers installed here, for the model: for the GPU families
+ * NCCL's Device API (nccl_device.h and what it includes, plus nccl.h's
+ * memory and window calls), trimmed to the backend ("lsa", "gin"; any
+ * other value or NULL: both); for cpu-mpi, mpi.h's one-sided calls
+ * ("rma": put/get windows, "shm": shared-memory windows, else both).
+ * *from says which library and folder. CUCO_EENV when the headers are
+ * missing; CUCO_ENOTFOUND for the one-GPU family, which has none. */
+int cuco_api_reference(const cuco_workload *wl, const char *backend, cuco_buf *out, char *from,
+	size_t size, cuco_err *err);
+
+/* ---- a workload from a user's program (init.c) ---------------------------- */
+
+typedef struct cuco_init_spec {
+	const char *name;        /* the workload's name, and its folder's */
+	const char *program;     /* the host-driven program: it becomes the baseline */
+	const char *dir;         /* the folder to make; NULL: workloads/NAME */
+	const char *build, *run; /* the command templates; NULL: the family's */
+	int ranks;               /* 0: guessed */
+	int family;              /* a cuco_family, or -1: detected */
+	bool trial_build;        /* build the baseline once before saying yes */
+} cuco_init_spec;
+
+/* Make a workload folder from a program (docs/workloads.md, "A user's own
+ * program"): workload.json, the baseline, the local headers it includes,
+ * context.md. Never over an existing folder; on an error nothing is left.
+ * said gets one "- …" line per guess; *dir the folder made. */
+int cuco_workload_init(const cuco_init_spec *s, cuco_buf *said, char *dir, size_t size,
+	cuco_err *err);
 
 /* ---- evaluator ---------------------------------------------------------- */
 
@@ -213,6 +307,9 @@ typedef struct cuco_eval_result {
 	double overhead_s;           /* evaluator time outside the children */
 } cuco_eval_result;
 
+/* The compile stage alone (cuco init's trial build); res->ok when built. */
+int cuco_eval_build(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err);
 /* Evaluate one candidate end to end. bench=false stops after run+verify.
  * Returns CUCO_OK whenever a result was produced (pass or classified
  * failure); an error return means the evaluator itself could not work. */

@@ -311,18 +311,15 @@ int eval_trust_interposer(const char *cache_root, char *path, size_t size, eval_
 
 #define EVAL_MAX_SAMPLES 4096
 
+typedef struct eval_compat eval_compat;  /* compat.c */
+
 typedef struct eval_parse {
 	const cuco_workload *wl;
 	const eval_ticket *ticket; /* native: the stage's seal; set after init */
-	regex_t time_re, phase_re, signal_re;
-	bool have_time_re;
+	regex_t signal_re;
 	char *result_line;        /* native: the JSON of the one line sealed with the ticket */
 	char forged[160];         /* native: why a line that claims a verdict is not believed */
-	bool pass_seen;           /* compat */
-	int nsamples;
-	double samples[EVAL_MAX_SAMPLES];
-	int nphases;
-	cuco_phase phases[CUCO_MAX_PHASES];
+	eval_compat *compat;      /* compat: what its lines said so far */
 	int rank_signal;          /* "exited on signal N" from mpirun */
 	char env_problem[160];    /* a line saying the environment is at fault */
 } eval_parse;
@@ -355,8 +352,57 @@ typedef struct eval_outcome {
 void eval_parse_finish(eval_parse *p, eval_outcome *o);
 /* Read a native verdict's JSON into o; false with o->protocol_error set. */
 bool eval_result_json(const char *json, eval_outcome *o);
+
+/* ---- compat.c: the compat protocol (CUCo's output) -------------------------- */
+
+int eval_compat_new(const cuco_workload *wl, eval_compat **out, cuco_err *err);
+void eval_compat_free(eval_compat *c);
+void eval_compat_line(eval_compat *c, const char *line);
+void eval_compat_finish(eval_compat *c, eval_outcome *o);
 /* Validate a compat time regex; for the manifest check. */
 int eval_compile_time_re(const char *re, regex_t *out, char *why, size_t size);
+/* The FAIL form of a pass string ending in PASS ("Verification: FAIL"),
+ * "" for any other: what protocol.fail defaults to. */
+void eval_compat_fail_string(const char *pass, char *out, size_t size);
+
+/* ---- lex.c: source as tokens ------------------------------------------------- */
+
+typedef enum eval_tok_kind {
+	EVAL_TK_IDENT, EVAL_TK_NUMBER, EVAL_TK_STRING, EVAL_TK_CHAR, EVAL_TK_PUNCT
+} eval_tok_kind;
+
+typedef struct eval_tok {
+	eval_tok_kind kind;
+	int line;
+	const char *s;            /* into the text; a literal keeps its quotes */
+	int len;
+	int match;                /* ( [ {: the partner's index; -1 none */
+} eval_tok;
+
+#define EVAL_LEX_INCLUDES 64
+#define EVAL_LEX_MACROS 256
+
+typedef struct eval_lexed {
+	const char *text;
+	eval_tok *toks;
+	int ntoks, cap;
+	int lines;
+	int nincludes;
+	cuco_include includes[EVAL_LEX_INCLUDES];
+	int nmacros;              /* object-like #defines */
+	cuco_macro macros[EVAL_LEX_MACROS];
+} eval_lexed;
+
+/* Tokens of text (which must outlive lx); never fails. */
+int eval_lex(const char *text, size_t len, eval_lexed *lx);
+void eval_lexed_free(eval_lexed *lx);
+bool eval_tok_is(const eval_tok *t, const char *s);
+
+/* ---- evaluator.c ------------------------------------------------------------ */
+
+/* The {compiler} of a workload: $CUCO_MPICC (cpu-mpi) or $CUCO_NVCC (the
+ * GPU families) when set, else the manifest's compiler. */
+void eval_compiler_of(const cuco_workload *wl, char *out, size_t size);
 
 /* ---- runner.c: how a program is launched ------------------------------------ */
 

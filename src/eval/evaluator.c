@@ -85,6 +85,12 @@ struct cuco_evaluator {
 
 /* ---- setup ------------------------------------------------------------------ */
 
+void eval_compiler_of(const cuco_workload *wl, char *out, size_t size)
+{
+	const char *env_cc = getenv(wl->family == CUCO_FAMILY_CPU_MPI ? "CUCO_MPICC" : "CUCO_NVCC");
+	cuco_strlcpy(out, env_cc && *env_cc ? env_cc : wl->compiler, size);
+}
+
 static void collect_line(const char *line, size_t len, void *arg)
 {
 	cuco_buf *b = arg;
@@ -350,10 +356,9 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	eval_cgroups_open(&ev->cgroups);
 	cuco_log(CUCO_LOG_INFO, "limits: %s", ev->cgroups.status);
 	eval_filter_build(&ev->filter);
-	const char *ext = strrchr(wl->seed_file, '.');
+	const char *ext = strrchr(*wl->seed_file ? wl->seed_file : wl->baseline_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
-	const char *env_cc = getenv(wl->family == CUCO_FAMILY_CPU_MPI ? "CUCO_MPICC" : "CUCO_NVCC");
-	cuco_strlcpy(ev->compiler, env_cc && *env_cc ? env_cc : wl->compiler, sizeof ev->compiler);
+	eval_compiler_of(wl, ev->compiler, sizeof ev->compiler);
 	ev->mpi = wl->family != CUCO_FAMILY_CUDA && wl->ranks > 1;
 	bool cuda = wl->family != CUCO_FAMILY_CPU_MPI;
 	ev->limits = (eval_limits){
@@ -895,9 +900,12 @@ static int inspect_binary(job *j, cuco_err *err)
 	return CUCO_OK;
 }
 
+typedef enum stop_at { STOP_BUILD, STOP_VERIFY, STOP_BENCH } stop_at;
+
 /* again: a remeasure, which skips the separate verification of a cached
  * build (the benchmark checks the answer as well). */
-static int cascade(job *j, const char *source, size_t len, bool bench, bool again, cuco_err *err)
+static int cascade(job *j, const char *source, size_t len, stop_at stop, bool again,
+	cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	cuco_buf src = { 0 };
@@ -930,7 +938,7 @@ static int cascade(job *j, const char *source, size_t len, bool bench, bool agai
 	else
 		rc = compile(j, &src, err);
 	cuco_buf_free(&src);
-	if (rc != CUCO_OK || !j->res->ok)
+	if (rc != CUCO_OK || !j->res->ok || stop == STOP_BUILD)
 		return rc;
 	j->res->ok = false;
 	if ((rc = inspect_binary(j, err)) != CUCO_OK || *j->res->error_class)
@@ -947,18 +955,18 @@ static int cascade(job *j, const char *source, size_t len, bool bench, bool agai
 		rc = verify(j, err);
 	if (rc != CUCO_OK || *j->res->error_class)
 		return rc;
-	if (bench) {
+	if (stop == STOP_BENCH) {
 		rc = benchmark(j, err);
 		if (rc != CUCO_OK || *j->res->error_class)
 			return rc;
 	}
-	peak_fraction(ev, j->res, bench ? "bench" : "run");
+	peak_fraction(ev, j->res, stop == STOP_BENCH ? "bench" : "run");
 	j->res->ok = !*j->res->error_class;
 	return CUCO_OK;
 }
 
 static int evaluate(cuco_evaluator *ev, const char *source, size_t len,
-	const cuco_directive *dir, bool bench, bool again, cuco_eval_result *res, cuco_err *err)
+	const cuco_directive *dir, stop_at stop, bool again, cuco_eval_result *res, cuco_err *err)
 {
 	double start = cuco_mono();
 	result_init(res);
@@ -971,7 +979,7 @@ static int evaluate(cuco_evaluator *ev, const char *source, size_t len,
 		return CUCO_OK;
 	}
 	job j = { .ev = ev, .dir = dir, .res = res };
-	int rc = cascade(&j, source, len, bench, again, err);
+	int rc = cascade(&j, source, len, stop, again, err);
 	if (*j.workdir && !ev->cfg.keep_workdirs)
 		nftw(j.workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (*j.tmpdir)
@@ -983,11 +991,17 @@ static int evaluate(cuco_evaluator *ev, const char *source, size_t len,
 int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
 	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
 {
-	return evaluate(ev, source, len, dir, bench, false, res, err);
+	return evaluate(ev, source, len, dir, bench ? STOP_BENCH : STOP_VERIFY, false, res, err);
 }
 
 int cuco_eval_remeasure(cuco_evaluator *ev, const char *source, size_t len,
 	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err)
 {
-	return evaluate(ev, source, len, dir, true, true, res, err);
+	return evaluate(ev, source, len, dir, STOP_BENCH, true, res, err);
+}
+
+int cuco_eval_build(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err)
+{
+	return evaluate(ev, source, len, dir, STOP_BUILD, false, res, err);
 }

@@ -1,12 +1,12 @@
 /* result.c — reading a stage's output: the native verdict, one
  * `CUCO_SEALED <tag> {json}` line from the trusted harness, sealed with the
  * stage's key (trust.c, workloads/common/cuco_seal.h), or the compat
- * protocol (a pass string, a time regex, optional `Phase <name>: <n> ms`
- * lines) for programs written for CUCo's or ShinkaEvolve's harnesses.
- * Under the native protocol a `CUCO_RESULT` line is never believed: the
- * harness prints one only when run by hand, so under the evaluator it is
- * the candidate's own. Lines are seen one at a time as the stage streams,
- * so nothing is re-read from disk. */
+ * protocol (compat.c) for programs written for CUCo's or ShinkaEvolve's
+ * harnesses. Under the native protocol a `CUCO_RESULT` line is never
+ * believed: the harness prints one only when run by hand, so under the
+ * evaluator it is the candidate's own. Compat programs are the user's own
+ * and stay unsealed. Lines are seen one at a time as the stage streams, so
+ * nothing is re-read from disk. */
 #include "eval/eval_int.h"
 #include "../../workloads/common/cuco_seal.h"
 
@@ -29,75 +29,25 @@ static const char *const env_markers[] = {
 	NULL,
 };
 
-int eval_compile_time_re(const char *re, regex_t *out, char *why, size_t size)
-{
-	int rc = regcomp(out, re, REG_EXTENDED);
-	if (rc != 0) {
-		char msg[96];
-		regerror(rc, out, msg, sizeof msg);
-		snprintf(why, size, "\"%s\": %s", re, msg);
-		return CUCO_EDATA;
-	}
-	if (out->re_nsub < 1) {
-		regfree(out);
-		snprintf(why, size, "\"%s\": needs a group around the number, e.g. ([0-9.]+)", re);
-		return CUCO_EDATA;
-	}
-	return CUCO_OK;
-}
-
 int eval_parse_init(eval_parse *p, const cuco_workload *wl, cuco_err *err)
 {
 	memset(p, 0, sizeof *p);
 	p->wl = wl;
-	if (regcomp(&p->phase_re, "^Phase ([A-Za-z_][A-Za-z0-9_]*): ([-+0-9.eE]+) ms", REG_EXTENDED) != 0
-		|| regcomp(&p->signal_re, "exited on signal ([0-9]+)", REG_EXTENDED) != 0)
+	if (regcomp(&p->signal_re, "exited on signal ([0-9]+)", REG_EXTENDED) != 0)
 		return cuco_errf(err, CUCO_EENV, "regcomp failed for a built-in pattern");
-	if (wl->protocol == CUCO_PROTO_COMPAT) {
-		char why[160];
-		if (eval_compile_time_re(wl->compat_time, &p->time_re, why, sizeof why) != CUCO_OK) {
-			regfree(&p->phase_re);
-			regfree(&p->signal_re);
-			return cuco_errf(err, CUCO_EDATA, "protocol.time: %s", why);
-		}
-		p->have_time_re = true;
-	}
-	return CUCO_OK;
+	int rc = wl->protocol == CUCO_PROTO_COMPAT ? eval_compat_new(wl, &p->compat, err) : CUCO_OK;
+	if (rc != CUCO_OK)
+		regfree(&p->signal_re);
+	return rc;
 }
 
 void eval_parse_free(eval_parse *p)
 {
-	regfree(&p->phase_re);
 	regfree(&p->signal_re);
-	if (p->have_time_re)
-		regfree(&p->time_re);
+	eval_compat_free(p->compat);
+	p->compat = NULL;
 	free(p->result_line);
 	p->result_line = NULL;
-}
-
-static void compat_line(eval_parse *p, const char *line)
-{
-	if (*p->wl->compat_pass && strstr(line, p->wl->compat_pass))
-		p->pass_seen = true;
-	regmatch_t m[3];
-	/* Every match is a sample: a harness may print one time per repetition. */
-	for (const char *at = line; p->nsamples < EVAL_MAX_SAMPLES
-		&& regexec(&p->time_re, at, 2, m, at == line ? 0 : REG_NOTBOL) == 0;) {
-		if (m[1].rm_so >= 0) {
-			double v = strtod(at + m[1].rm_so, NULL);
-			if (isfinite(v) && v >= 0)
-				p->samples[p->nsamples++] = v * p->wl->compat_time_scale;
-		}
-		if (m[0].rm_eo == 0)
-			break;
-		at += m[0].rm_eo;
-	}
-	if (p->nphases < CUCO_MAX_PHASES && regexec(&p->phase_re, line, 3, m, 0) == 0) {
-		cuco_phase *ph = &p->phases[p->nphases++];
-		int n = (int)(m[1].rm_eo - m[1].rm_so);
-		snprintf(ph->name, sizeof ph->name, "%.*s", n, line + m[1].rm_so);
-		ph->us = strtod(line + m[2].rm_so, NULL) * 1000.0;
-	}
 }
 
 /* A native line: the sealed verdict, or a claim that is not believed. */
@@ -132,16 +82,10 @@ void eval_parse_line(const char *line, size_t len, void *arg)
 	for (int i = 0; env_markers[i] && !*p->env_problem; i++)
 		if (strstr(line, env_markers[i]))
 			snprintf(p->env_problem, sizeof p->env_problem, "%s", env_markers[i]);
-	if (p->wl->protocol == CUCO_PROTO_COMPAT)
-		compat_line(p, line);
+	if (p->compat)
+		eval_compat_line(p->compat, line);
 	else
 		native_line(p, line);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 static double number(const cJSON *obj, const char *key)
@@ -226,32 +170,14 @@ static void native_finish(eval_parse *p, eval_outcome *o)
 		eval_result_json(p->result_line, o);
 }
 
-static void compat_finish(eval_parse *p, eval_outcome *o)
-{
-	o->have_result = true;
-	o->correct = p->pass_seen;
-	o->samples = p->nsamples;
-	if (p->nsamples > 0) {
-		qsort(p->samples, (size_t)p->nsamples, sizeof p->samples[0], cmp_double);
-		int n = p->nsamples;
-		o->min_us = p->samples[0];
-		o->max_us = p->samples[n - 1];
-		o->median_us = n % 2 ? p->samples[n / 2] : (p->samples[n / 2 - 1] + p->samples[n / 2]) / 2;
-		int k = (int)ceil(0.9 * n) - 1;  /* nearest rank */
-		o->p90_us = p->samples[k < 0 ? 0 : k];
-	}
-	o->nphases = p->nphases;
-	memcpy(o->phases, p->phases, sizeof o->phases);
-}
-
 void eval_parse_finish(eval_parse *p, eval_outcome *o)
 {
 	memset(o, 0, sizeof *o);
 	o->max_error = o->min_us = o->median_us = o->p90_us = o->max_us = o->wall_us = NAN;
 	o->bytes = o->flops = NAN;
 	o->host_calls = -1;
-	if (p->wl->protocol == CUCO_PROTO_COMPAT)
-		compat_finish(p, o);
+	if (p->compat)
+		eval_compat_finish(p->compat, o);
 	else
 		native_finish(p, o);
 }

@@ -234,7 +234,8 @@ static void parse_files(wl_report *r, const cJSON *root, cuco_workload *wl)
 	unknown_keys(r, files, "files.", known);
 	if (get_string(r, files, "baseline", "files.baseline", wl->baseline_file, sizeof wl->baseline_file, true))
 		check_file(r, wl, "files.baseline", wl->baseline_file);
-	if (get_string(r, files, "seed", "files.seed", wl->seed_file, sizeof wl->seed_file, true))
+	/* No seed: the fast path makes the first one (docs/workloads.md). */
+	if (get_string(r, files, "seed", "files.seed", wl->seed_file, sizeof wl->seed_file, false))
 		check_file(r, wl, "files.seed", wl->seed_file);
 	if (get_string(r, files, "harness", "files.harness", wl->harness_file, sizeof wl->harness_file, false))
 		check_file(r, wl, "files.harness", wl->harness_file);
@@ -566,7 +567,7 @@ static void parse_protocol(wl_report *r, const cJSON *root, cuco_workload *wl)
 	const cJSON *proto = get_object(r, root, "protocol", "protocol", false);
 	if (!proto)
 		return;
-	static const char *const known[] = { "kind", "pass", "time", "time_scale", NULL };
+	static const char *const known[] = { "kind", "pass", "fail", "time", "time_scale", NULL };
 	unknown_keys(r, proto, "protocol.", known);
 	char kind[16] = "";
 	if (!get_string(r, proto, "kind", "protocol.kind", kind, sizeof kind, true))
@@ -579,6 +580,7 @@ static void parse_protocol(wl_report *r, const cJSON *root, cuco_workload *wl)
 	}
 	wl->protocol = CUCO_PROTO_COMPAT;
 	get_string(r, proto, "pass", "protocol.pass", wl->compat_pass, sizeof wl->compat_pass, true);
+	get_string(r, proto, "fail", "protocol.fail", wl->compat_fail, sizeof wl->compat_fail, false);
 	if (get_string(r, proto, "time", "protocol.time", wl->compat_time, sizeof wl->compat_time, true)) {
 		regex_t re;
 		char why[128];

@@ -35,9 +35,7 @@ static const char toy_directive[] = "DIRECTIVE:\nbackend: msg\nissuer: one\nplac
 /* A whole program as a reply: the directive, then one fenced file. */
 static char *full_reply(const char *program)
 {
-	cuco_buf b = { 0 };
-	cuco_buf_printf(&b, "%s```c\n%s```\n", cpu_directive, program);
-	return b.data;
+	return program_reply(cpu_directive, program);
 }
 
 /* An edit that adds a distinct, harmless line after `anchor` (a line that

@@ -142,6 +142,15 @@ static inline const char *body_message(const cJSON *body, const char *role)
 	return strcmp(role, "system") == 0 && cJSON_IsString(sys) ? sys->valuestring : "";
 }
 
+/* A whole program as a model's reply: the directive, then one fenced file
+ * (malloc'd). */
+static inline char *program_reply(const char *directive, const char *program)
+{
+	cuco_buf b = { 0 };
+	cuco_buf_printf(&b, "%s```c\n%s```\n", directive, program);
+	return b.data;
+}
+
 /* A script of replies for llm_server.py; texts[n]. */
 static inline char *script_of(const char *const *texts, int n)
 {

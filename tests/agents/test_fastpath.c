@@ -3,7 +3,12 @@
  * up and the islands start from the shipped seed, each failure going back
  * to the model; a stage-B program without EVOLVE-BLOCK markers is refused
  * before any evaluation and counts as an attempt; a stage-B attempt the
- * evaluator refuses as suspect is never the next attempt's parent. */
+ * evaluator refuses as suspect is never the next attempt's parent. And on
+ * a workload that `cuco init` makes from a user's MPI program
+ * (tests/programs/halo.c), which has no seed: evolve and beam start from
+ * the fast path's program, whose prompts carry the communication analysis
+ * and the API reference; without a model, with the tuner, or when the fast
+ * path makes nothing, the run says there is nothing to search from. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,9 +27,7 @@ static const char directive[] = "DIRECTIVE:\nbackend: msg\nissuer: one\nplacemen
 
 static char *full(const char *program)
 {
-	cuco_buf b = { 0 };
-	cuco_buf_printf(&b, "%s```c\n%s```\n", directive, program);
-	return b.data;
+	return program_reply(directive, program);
 }
 
 /* The seed with one more line: a distinct island child. */
@@ -156,6 +159,209 @@ static void test_markers_required(void **state)
 	cuco_buf_free(&marked);
 }
 
+
+/* ---- a workload without a seed, from `cuco init` ------------------------------ */
+
+static const char cpu_directive[] = "DIRECTIVE:\nbackend: rma\nissuer: one\nplacement: after\n"
+	"sync: fence\ngranularity: 1\n\n";
+
+static char *cpu_full(const char *program)
+{
+	return program_reply(cpu_directive, program);
+}
+
+static char *source_file(const char *rel)
+{
+	const char *src = getenv("CUCO_SOURCE_ROOT");
+	char path[1200];
+	snprintf(path, sizeof path, "%s/%s", src ? src : ".", rel);
+	return slurp(path);
+}
+
+/* e2e_begin, then `cuco init halo --from tests/programs/halo.c` into the
+ * case's scratch folder (its path in wl), benchmarked with fewer
+ * repetitions: the test is of the flow, and each repetition is an mpirun. */
+static void halo_begin(e2e *t, char **texts, int n, const char *config, char *wl, size_t size)
+{
+	e2e_begin(t, texts, n, config);
+	const char *src = getenv("CUCO_SOURCE_ROOT"), *bin = getenv("CUCO_BIN");
+	snprintf(wl, size, "%s/halo", t->r.dir);
+	char cmd[1600];
+	snprintf(cmd, sizeof cmd, "'%s' init halo --from '%s/tests/programs/halo.c' --dir '%s' "
+		">/dev/null", bin ? bin : "build/cuco", src ? src : ".", wl);
+	assert_int_equal(system(cmd), 0);
+	char path[1300];
+	snprintf(path, sizeof path, "%s/workload.json", wl);
+	char *text = slurp(path);
+	cJSON *m = cJSON_Parse(text);
+	assert_non_null(m);
+	assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "files"),
+		"seed"));
+	cJSON *bench = cJSON_GetObjectItemCaseSensitive(m, "bench");
+	cJSON_ReplaceItemInObjectCaseSensitive(bench, "warmup", cJSON_CreateNumber(1));
+	cJSON_ReplaceItemInObjectCaseSensitive(bench, "reps", cJSON_CreateNumber(3));
+	char *out = cJSON_Print(m);
+	assert_int_equal(cuco_write_file(path, out, strlen(out), NULL), CUCO_OK);
+	free(out);
+	cJSON_Delete(m);
+	free(text);
+}
+
+static bool mpi_missing(void)
+{
+	return system("command -v mpicc >/dev/null && command -v mpirun >/dev/null") != 0;
+}
+
+/* The stored prompt of a candidate (malloc'd). */
+static char *prompt_of(const e2e *t, const cuco_candidate *c)
+{
+	assert_true(c->prompt_hash[0] != '\0');
+	char *text = NULL;
+	size_t len = 0;
+	cuco_err err = { 0 };
+	if (cuco_source_read(t->st, c->prompt_hash, &text, &len, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return text;
+}
+
+/* Stage A keeps the program (the scripted model, not the test's subject);
+ * stage B is halo_put.c, a one-sided exchange with markers; a third reply
+ * edits the update inside the markers. */
+static void halo_replies(char *texts[3])
+{
+	char *baseline = source_file("tests/programs/halo.c");
+	char *put = source_file("tests/agents/fixtures/halo_put.c");
+	cuco_buf a = { 0 };
+	cuco_buf_printf(&a, "/* stage A: the exchange kept as it is */\n%s", baseline);
+	texts[0] = cpu_full(a.data);
+	texts[1] = cpu_full(put);
+	cuco_buf c = { 0 };
+	cuco_buf_printf(&c, "%s<<<<<<< SEARCH\n\t\tv[i] = u[i] + 0.25 * (u[i - 1] - 2 * u[i] + "
+		"u[i + 1]);\n=======\n\t\tv[i] = 0.5 * u[i] + 0.25 * (u[i - 1] + u[i + 1]);\n"
+		">>>>>>> REPLACE\n", cpu_directive);
+	texts[2] = c.data;
+	cuco_buf_free(&a);
+	free(baseline);
+	free(put);
+}
+
+static void test_no_seed_evolve(void **state)
+{
+	(void)state;
+	if (mpi_missing())
+		skip();
+	char *texts[3];
+	halo_replies(texts);
+	e2e t;
+	char wl[256];
+	halo_begin(&t, texts, 3, "", wl, sizeof wl);
+	const char *args[] = { "--strategy", "evolve", "--budget", "3", NULL };
+	e2e_run(&t, wl, args);
+	const run_rows rows = t.rows;
+	assert_null(nth_origin(&rows, CUCO_ORIGIN_SEED, 0));
+	const cuco_candidate *a = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 0);
+	const cuco_candidate *b = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 1);
+	const cuco_candidate *base = nth_origin(&rows, CUCO_ORIGIN_BASELINE, 0);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(base);
+	assert_int_equal(a->status, CUCO_STATUS_DONE);
+	assert_int_equal(a->parents[0], base->id);
+	assert_int_equal(b->status, CUCO_STATUS_DONE);
+	assert_int_equal(b->parents[0], a->id);
+	assert_int_equal(b->island, 0);
+	/* The islands started from stage B's program and the child was
+	 * measured and verified. */
+	const cuco_candidate *child = NULL;
+	assert_int_equal(llm_children(&rows, &child, 1), 1);
+	assert_int_equal(child->parents[0], b->id);
+	assert_int_equal(child->status, CUCO_STATUS_DONE);
+	assert_true(child->latency_median_us > 0 && child->samples > 0);
+	fp_event ev;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(t.st, fp_txn, &ev, &err), CUCO_OK);
+	char want[64];
+	snprintf(want, sizeof want, "device-initiated seed #%llu after 1 + 1 attempts",
+		(unsigned long long)b->id);
+	assert_non_null(strstr(ev.text, want));
+	/* Stage A's stored prompt: the baseline's two-sided calls analysed,
+	 * mpi.h's one-sided calls as the reference; stage B's: the same for
+	 * stage A's program. */
+	char *pa = prompt_of(&t, a), *pb = prompt_of(&t, b);
+	assert_non_null(strstr(pa, "## The program's host communication"));
+	assert_non_null(strstr(pa, "MPI_Isend"));
+	assert_non_null(strstr(pa, "## API reference"));
+	assert_non_null(strstr(pa, "MPI_Put"));
+	assert_non_null(strstr(pa, "Stage A:"));
+	assert_non_null(strstr(pb, "## The program's host communication"));
+	assert_non_null(strstr(pb, "## API reference"));
+	assert_non_null(strstr(pb, "Stage B:"));
+	free(pa);
+	free(pb);
+	e2e_end(&t);
+}
+
+static void test_no_seed_beam(void **state)
+{
+	(void)state;
+	if (mpi_missing())
+		skip();
+	/* Stage A, stage B, then the planner's plan and its implementation. */
+	char *texts[4];
+	halo_replies(texts);
+	texts[3] = texts[2];
+	texts[2] = cuco_xstrdup("Fold the stencil\nWrite the update as 0.5 u + 0.25 (left + right).");
+	e2e t;
+	char wl[256];
+	halo_begin(&t, texts, 4, "[beam]\nwidth = 1\nplans = 1\nsamples = 1\niterations = 1\n", wl,
+		sizeof wl);
+	/* Two workers: the second has nothing to propose while an attempt is
+	 * evaluated (no seed to work on) and waits for it. */
+	const char *args[] = { "--strategy", "beam", "--budget", "3", "--jobs", "2", NULL };
+	e2e_run(&t, wl, args);
+	const run_rows rows = t.rows;
+	const cuco_candidate *b = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 1);
+	const cuco_candidate *plan = nth_origin(&rows, CUCO_ORIGIN_BEAM_PLAN, 0);
+	assert_null(nth_origin(&rows, CUCO_ORIGIN_SEED, 0));
+	assert_non_null(b);
+	assert_non_null(plan);
+	assert_int_equal(b->status, CUCO_STATUS_DONE);
+	assert_int_equal(plan->parents[0], b->id);  /* the beam began at stage B's program */
+	assert_int_equal(plan->status, CUCO_STATUS_DONE);
+	e2e_end(&t);
+}
+
+/* A run that cannot start from anything says why, in one line, and exits
+ * with the README's code. */
+static void expect_refusal(const char *config, char **texts, int n, const char *strategy,
+	int code, const char *why)
+{
+	e2e t;
+	char wl[256];
+	halo_begin(&t, texts, n, config, wl, sizeof wl);
+	const char *args[] = { "--strategy", strategy, "--budget", "3", NULL };
+	assert_int_equal(run_cuco(&t.r, wl, args), code);
+	char *out = slurp(t.r.out);
+	if (!strstr(out, why))
+		fail_msg("wanted \"%s\" in:\n%s", why, out);
+	free(out);
+	e2e_end(&t);
+}
+
+static void test_no_seed_refusals(void **state)
+{
+	(void)state;
+	if (mpi_missing())
+		skip();
+	expect_refusal("", NULL, 0, "evolve", 1,
+		"halo has no seed: strategy evolve starts from the program the fast path makes, "
+		"which needs a model");
+	expect_refusal("", NULL, 0, "tune", 1, "halo has no seed, and the directive tuner");
+	char *texts[1] = { cpu_full("int main(void) { return broken; }\n") };
+	expect_refusal("[fastpath]\nstage_a_max = 1\n", texts, 1, "evolve", 2,
+		"halo has no seed and the fast path made no device-initiated program");
+}
+
 /* The toy seed with its main's body inside an EVOLVE-BLOCK that starts
  * with `extra`. */
 static void marked_seed(const char *seed_text, const char *extra, cuco_buf *out)
@@ -221,6 +427,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stage_cap),
 		cmocka_unit_test(test_markers_required),
 		cmocka_unit_test(test_suspect_never_parent),
+		cmocka_unit_test(test_no_seed_evolve),
+		cmocka_unit_test(test_no_seed_beam),
+		cmocka_unit_test(test_no_seed_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,7 @@
 /* test_cli.c — the CLI against a run the test builds with the store API:
- * exit codes, one-line errors, and the fixed JSON shapes of ls and report. */
+ * exit codes, one-line errors, and the fixed JSON shapes of ls and report;
+ * and cuco init and cuco analyze on the project's test programs
+ * (tests/programs). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -396,6 +398,127 @@ static void test_pin_and_reject(void **state)
 	out_free(&o);
 }
 
+
+/* One line on standard error, naming what is wrong. */
+static void assert_one_line(const struct out *o, int status, const char *why)
+{
+	assert_int_equal(o->status, status);
+	assert_has(o->stderr_text, why);
+	const char *nl = strchr(o->stderr_text, '\n');
+	if (!nl || nl[1] != '\0')
+		fail_msg("not one line:\n%s", o->stderr_text);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/* The three programs the issue names: a host-NCCL all-gather + GEMM, an
+ * MPI halo exchange, an MPI program printing CUCo's lines. Each becomes a
+ * workload cuco check accepts, with no seed, its family and protocol
+ * guessed and every guess in context.md. The CUDA one is not built: not
+ * every machine that runs this has nvcc. */
+static void test_init(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name, *file, *family, *flags, *baseline;
+	} progs[] = {
+		{ "halo", "halo.c", "cpu-mpi", "", "baseline.c" },
+		{ "cuco_style", "cuco_style.c", "cpu-mpi", "", "baseline.c" },
+		{ "allgather_gemm", "allgather_gemm.cu", "cuda-nccl", "--no-build", "baseline.cu" },
+	};
+	if (system("command -v mpicc >/dev/null") != 0)
+		skip();
+	const char *src = getenv("CUCO_SOURCE_ROOT") ? getenv("CUCO_SOURCE_ROOT") : ".";
+	char dir[64];
+	make_tmpdir(dir, sizeof dir);
+	for (size_t i = 0; i < sizeof progs / sizeof *progs; i++) {
+		struct out o = cuco("init %s --from '%s/tests/programs/%s' --dir '%s/%s' %s",
+			progs[i].name, src, progs[i].file, dir, progs[i].name, progs[i].flags);
+		if (o.status != 0)
+			fail_msg("cuco init %s: exit %d: %s", progs[i].file, o.status, o.stderr_text);
+		char want[64];
+		snprintf(want, sizeof want, "- family: %s, since", progs[i].family);
+		assert_has(o.stdout_text, want);
+		assert_has(o.stdout_text, "- protocol: compat, since the program prints CUCo's lines");
+		assert_has(o.stdout_text, "- seed: none");
+		out_free(&o);
+		char wl[160], path[200];
+		snprintf(wl, sizeof wl, "%s/%s", dir, progs[i].name);
+		snprintf(path, sizeof path, "%s/workload.json", wl);
+		char *text = NULL;
+		assert_int_equal(cuco_read_file(path, 1 << 20, &text, NULL, NULL), CUCO_OK);
+		cJSON *m = cJSON_Parse(text);
+		assert_string_equal(cJSON_GetObjectItem(m, "family")->valuestring, progs[i].family);
+		assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "protocol"),
+			"kind")->valuestring, "compat");
+		const cJSON *files = cJSON_GetObjectItem(m, "files");
+		assert_string_equal(cJSON_GetObjectItem(files, "baseline")->valuestring,
+			progs[i].baseline);
+		assert_null(cJSON_GetObjectItem(files, "seed"));
+		assert_true(exists(wl, progs[i].baseline) && exists(wl, "context.md"));
+		if (i == 0) {
+			/* halo.c's #ifndef values are its one size. */
+			const cJSON *size = cJSON_GetObjectItem(cJSON_GetObjectItem(m, "sizes"),
+				"program");
+			assert_int_equal(cJSON_GetObjectItem(size, "N")->valueint, 65536);
+			assert_int_equal(cJSON_GetObjectItem(size, "STEPS")->valueint, 50);
+		}
+		cJSON_Delete(m);
+		free(text);
+		o = cuco("check '%s'", wl);
+		assert_int_equal(o.status, 0);
+		out_free(&o);
+	}
+	/* Never over what exists (a usage error), and bad programs (exit 2):
+	 * one line naming what is missing, and no folder left behind. */
+	struct out o = cuco("init halo --from '%s/tests/programs/halo.c' --dir '%s/halo'", src, dir);
+	assert_one_line(&o, 1, "already exists: cuco init never overwrites");
+	out_free(&o);
+	static const struct {
+		const char *name, *text, *why;
+	} bad[] = {
+		{ "quiet", "#include <mpi.h>\nint main(int c, char **v)\n{\n\tMPI_Init(&c, &v);\n"
+			"\tMPI_Finalize();\n\treturn 0;\n}\n", "no result lines: it prints neither" },
+		{ "nomain", "#include <mpi.h>\nint f(void) { return 0; }\n", "no main()" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char path[160];
+		snprintf(path, sizeof path, "%s/%s.c", dir, bad[i].name);
+		assert_int_equal(cuco_write_file(path, bad[i].text, strlen(bad[i].text), NULL), CUCO_OK);
+		o = cuco("init %s --from '%s' --dir '%s/%s'", bad[i].name, path, dir, bad[i].name);
+		assert_one_line(&o, 2, bad[i].why);
+		assert_false(exists(dir, bad[i].name));
+		out_free(&o);
+	}
+	o = cuco("init broken --from '%s/tests/programs/halo.c' --dir '%s/broken' "
+		"--build 'false {output} {source}'", src, dir);
+	assert_one_line(&o, 2, "the build failed (false {output} {source})");
+	assert_false(exists(dir, "broken"));
+	out_free(&o);
+	rm_rf(dir);
+}
+
+/* cuco analyze prints the host calls the fast path's prompt carries. */
+static void test_analyze(void **state)
+{
+	(void)state;
+	const char *src = getenv("CUCO_SOURCE_ROOT") ? getenv("CUCO_SOURCE_ROOT") : ".";
+	struct out o = cuco("analyze '%s/tests/programs/halo.c'", src);
+	assert_int_equal(o.status, 0);
+	assert_has(o.stdout_text, "- host communication calls: 6");
+	assert_has(o.stdout_text, "1. MPI_Irecv at line 37, in main()\n   inside the for loop of "
+		"line 35\n   receive &u[0]\n   count 1 of MPI_DOUBLE = 8 bytes");
+	out_free(&o);
+	o = cuco("analyze /nonexistent-%d.c", (int)getpid());
+	assert_one_line(&o, 2, "no such program file");
+	out_free(&o);
+}
+
 int main(void)
 {
 	if (!getenv("CUCO_BIN")) {
@@ -410,6 +533,8 @@ int main(void)
 		cmocka_unit_test(test_show_peak_basis),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_pin_and_reject),
+		cmocka_unit_test(test_init),
+		cmocka_unit_test(test_analyze),
 	};
 	return cmocka_run_group_tests(tests, setup_run, teardown_run);
 }

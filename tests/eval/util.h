@@ -19,4 +19,14 @@ char *read_fixture(const char *rel, size_t *len);
  * status, -1 when it did not exit. */
 char *capture_output(const char *cmd, int *status);
 
+/* For cmocka tests: fail naming the text when needle is not (is) in it. */
+#define assert_has(text, needle) do { \
+		if (!strstr((text), (needle))) \
+			fail_msg("missing \"%s\" in:\n%s", (needle), (text)); \
+	} while (0)
+#define assert_lacks(text, needle) do { \
+		if (strstr((text), (needle))) \
+			fail_msg("unexpected \"%s\" in:\n%s", (needle), (text)); \
+	} while (0)
+
 #endif
