@@ -35,7 +35,10 @@
 #define LOG_CAP (4u << 20)
 #define GRACE_S 1.0
 #define SSH_TRANSFER_S 30.0  /* connecting and copying, on top of a stage's limit */
+#define SLURM_QUEUE_S 600.0  /* waiting for a node, on top of a stage's limit */
+#define REMOTE_GRACE_S 10.0  /* srun and mpirun pass a SIGTERM on and clean up */
 #define BENCH_ATTEMPTS 3      /* the first run plus up to two re-runs on spread */
+#define SLOT_TRIES 3          /* slots an evaluation tries when the environment fails */
 
 struct cuco_evaluator {
 	cuco_workload wl;
@@ -55,12 +58,14 @@ struct cuco_evaluator {
 	char src_name[32];
 	eval_limits limits;
 	eval_sandbox sandbox;
-	/* Run and bench stages hold it exclusively, one at a time. When the
-	 * CPU itself is the device (MPI ranks on a machine with no core to
-	 * spare), compiles hold it shared: they still run side by side, but
-	 * never while a benchmark is timing. */
-	pthread_rwlock_t device_lock;
+	/* A run and its benchmark hold one slot alone (slots.c). When the CPU
+	 * itself is the device (MPI ranks on a machine with no core to spare),
+	 * compiles hold the local slot's device lock shared: they still run
+	 * side by side, but never while a benchmark is timing. */
+	eval_pool pool;
 	bool cpu_is_device;
+	bool in_allocation;          /* slurm: stages are steps of cuco's own allocation */
+	atomic_uint stages;          /* names Slurm jobs: cuco-<run>-<slot>-<n> */
 	pthread_mutex_t jobs_lock;
 	pthread_cond_t jobs_cond;
 	int jobs_free;                /* compile slots left */
@@ -110,7 +115,7 @@ static void workload_shelf(const cuco_workload *wl, char *out, size_t size)
 static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const char *tmpdir,
 	bool run)
 {
-	if (run && ev->cfg.runner != CUCO_RUNNER_LOCAL)
+	if (run && ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
 		return NULL;
 	/* The run directory is hidden after the folders shown again, so that
 	 * none of them (a workload folder holding runs/, say) brings the
@@ -157,7 +162,7 @@ static void probe_compiler(cuco_evaluator *ev)
 static void find_launcher(cuco_evaluator *ev)
 {
 	const char *name = NULL;
-	switch (ev->cfg.runner) {
+	switch (ev->cfg.runner.kind) {
 	case CUCO_RUNNER_LOCAL:
 	case CUCO_RUNNER_HOSTFILE:
 		if (ev->mpi) {
@@ -179,8 +184,7 @@ static void find_launcher(cuco_evaluator *ev)
 
 static void check_gpu(cuco_evaluator *ev)
 {
-	if (ev->wl.family == CUCO_FAMILY_CPU_MPI || ev->cfg.runner == CUCO_RUNNER_SSH
-		|| ev->cfg.runner == CUCO_RUNNER_SLURM)
+	if (ev->wl.family == CUCO_FAMILY_CPU_MPI || ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
 		return;  /* on another host the GPU is that host's business */
 	if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/dxg", F_OK) != 0)
 		snprintf(ev->gpu_missing, sizeof ev->gpu_missing, "no GPU: /dev/nvidiactl is missing");
@@ -252,18 +256,26 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		free(ev);
 		return cuco_errf(err, CUCO_EDATA, "%s: size %s: no such size", wl->name, cfg->size);
 	}
-	if (cfg->runner == CUCO_RUNNER_HOSTFILE && !*cfg->hostfile) {
+	cuco_slot_spec *slots = cuco_xcalloc(CUCO_MAX_SLOTS, sizeof *slots);
+	int nslots = 0;
+	char where[256];
+	int rc = cuco_runner_slots(&cfg->runner, wl->ranks, slots, CUCO_MAX_SLOTS, &nslots, where,
+		sizeof where, err);
+	if (rc != CUCO_OK) {
+		free(slots);
 		free(ev);
-		return cuco_errf(err, CUCO_EUSAGE, "hostfile runner: no hostfile given");
+		return rc;
 	}
-	if (cfg->runner == CUCO_RUNNER_SSH && !*cfg->ssh_host) {
-		free(ev);
-		return cuco_errf(err, CUCO_EUSAGE, "ssh runner: no host given");
-	}
+	eval_pool_init(&ev->pool, slots, nslots, cfg->runner.retry_after_s, cfg->runner.retire_after);
+	free(slots);
+	cuco_log(CUCO_LOG_INFO, "evaluator: %s runner, %d slot%s: %s", cuco_runner_name(cfg->runner.kind),
+		nslots, nslots == 1 ? "" : "s", where);
+	ev->in_allocation = cfg->runner.kind == CUCO_RUNNER_SLURM && eval_slurm_allocation(NULL, 0);
 	snprintf(ev->work_root, sizeof ev->work_root, "%s/work", cfg->run_dir);
 	snprintf(ev->cache_root, sizeof ev->cache_root, "%s/cache", cfg->run_dir);
 	if (cuco_mkdir_p(ev->work_root, err) != CUCO_OK || cuco_mkdir_p(ev->cache_root, err) != CUCO_OK
 			|| eval_sandbox_open(cfg->sandbox, &ev->sandbox, err) != CUCO_OK) {
+		eval_pool_free(&ev->pool);
 		free(ev);
 		return err->code;
 	}
@@ -283,16 +295,10 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		.max_procs = cfg->max_procs > 0 ? cfg->max_procs : DEFAULT_MAX_PROCS,
 		.log_cap = LOG_CAP,
 	};
-	pthread_rwlockattr_t rwa;
-	pthread_rwlockattr_init(&rwa);
-	/* A benchmark waiting must not starve behind a stream of compiles. */
-	pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&ev->device_lock, &rwa);
-	pthread_rwlockattr_destroy(&rwa);
 	pthread_mutex_init(&ev->jobs_lock, NULL);
 	pthread_cond_init(&ev->jobs_cond, NULL);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	ev->cpu_is_device = wl->family == CUCO_FAMILY_CPU_MPI && cfg->runner == CUCO_RUNNER_LOCAL
+	ev->cpu_is_device = wl->family == CUCO_FAMILY_CPU_MPI && cfg->runner.kind == CUCO_RUNNER_LOCAL
 		&& ncpu <= wl->ranks;
 	ev->jobs_free = cfg->jobs > 0 ? cfg->jobs : (int)(ncpu > 0 ? ncpu : 1);
 	probe_compiler(ev);
@@ -308,7 +314,7 @@ void cuco_evaluator_free(cuco_evaluator *ev)
 		return;
 	if (ev->work_lock >= 0)
 		close(ev->work_lock);
-	pthread_rwlock_destroy(&ev->device_lock);
+	eval_pool_free(&ev->pool);
 	pthread_mutex_destroy(&ev->jobs_lock);
 	pthread_cond_destroy(&ev->jobs_cond);
 	free(ev);
@@ -320,6 +326,12 @@ void cuco_evaluator_cancel(cuco_evaluator *ev)
 	pthread_mutex_lock(&ev->jobs_lock);
 	pthread_cond_broadcast(&ev->jobs_cond);
 	pthread_mutex_unlock(&ev->jobs_lock);
+	eval_pool_wake(&ev->pool);
+}
+
+int cuco_evaluator_slots(cuco_evaluator *ev, cuco_slot_info *out, int max)
+{
+	return eval_pool_list(&ev->pool, out, max);
 }
 
 /* ---- results ------------------------------------------------------------------ */
@@ -327,6 +339,7 @@ void cuco_evaluator_cancel(cuco_evaluator *ev)
 static void result_init(cuco_eval_result *res)
 {
 	memset(res, 0, sizeof *res);
+	res->slot = -1;
 	res->max_error = res->latency_min_us = res->latency_median_us = res->latency_p90_us = NAN;
 	res->spread = res->bytes = res->flops = res->peak_fraction = NAN;
 }
@@ -352,19 +365,25 @@ static void fail(cuco_eval_result *res, const char *stage, const char *cls, cons
 	snprintf(res->excerpt + n, sizeof res->excerpt - (size_t)n, "\n%s", len > room ? tail + len - room : tail);
 }
 
-/* Sort a stage's end into the failure classes; false when it failed. */
+/* Sort a stage's end into the failure classes; false when it failed.
+ * slurm_fault: why Slurm ended or never started the stage, or "". */
 static bool classify(const cuco_evaluator *ev, const char *stage, const eval_stage *st,
-	const eval_parse *p, const eval_outcome *o, cuco_eval_result *res)
+	const eval_parse *p, const eval_outcome *o, const char *slurm_fault, cuco_eval_result *res)
 {
-	if (*p->env_problem || *o->environment || st->exit_code == 127
-		|| (ev->cfg.runner == CUCO_RUNNER_SSH && st->exit_code == 255)) {
+	cuco_runner_kind kind = ev->cfg.runner.kind;
+	if (*slurm_fault || *p->env_problem || *o->environment || st->exit_code == 127
+		|| (kind == CUCO_RUNNER_SSH && st->exit_code == 255)) {
 		fail(res, stage, "environment", st->tail, "%s: the environment failed: %s", stage,
-			*o->environment ? o->environment : *p->env_problem ? p->env_problem
+			*slurm_fault ? slurm_fault : *o->environment ? o->environment
+			: *p->env_problem ? p->env_problem
 			: st->exit_code == 127 ? "command not found" : "ssh could not reach the host");
 		return false;
 	}
+	/* ssh and srun stages hold the program to its limit on the far side,
+	 * where `timeout` ends with status 124. */
+	bool far_timeout = (kind == CUCO_RUNNER_SSH || kind == CUCO_RUNNER_SLURM) && st->exit_code == 124;
 	/* A rank that died leaves the others hanging: a crash, even past the limit. */
-	if (st->timed_out && !p->rank_signal) {
+	if ((st->timed_out || far_timeout) && !p->rank_signal) {
 		fail(res, stage, "timeout", st->tail, "%s: killed after %.0f s (endless loop or deadlock)",
 			stage, st->wall_s);
 		return false;
@@ -412,6 +431,8 @@ typedef struct job {
 	char workdir[PATH_MAX];
 	char tmpdir[PATH_MAX];   /* $TMPDIR of its local stages, or "" */
 	char binary[PATH_MAX];
+	int slot;                /* the slot held for the run and benchmark */
+	char slurm_fault[256];   /* why Slurm ended the last stage, or "" */
 	cuco_eval_result *res;
 } job;
 
@@ -477,7 +498,7 @@ static void stage_prefix(const job *j, cuco_buf *cmd)
 static int make_tmpdir(job *j, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
-	if (ev->cfg.runner != CUCO_RUNNER_LOCAL)
+	if (ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
 		return CUCO_OK;
 	int n = snprintf(j->tmpdir, sizeof j->tmpdir, "%s/%sXXXXXX", ev->tmp_base, ev->tmp_prefix);
 	if (n < (int)sizeof j->tmpdir && mkdtemp(j->tmpdir))
@@ -531,10 +552,10 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	eval_stage st;
 	take_job_slot(ev);
 	if (ev->cpu_is_device)
-		pthread_rwlock_rdlock(&ev->device_lock);
+		pthread_rwlock_rdlock(&ev->pool.slots[0].device);
 	rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
 	if (ev->cpu_is_device)
-		pthread_rwlock_unlock(&ev->device_lock);
+		pthread_rwlock_unlock(&ev->pool.slots[0].device);
 	give_job_slot(ev);
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	cuco_buf_free(&cmd);
@@ -561,16 +582,33 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	return CUCO_OK;
 }
 
-/* One run of the program: stage "run" (0 warm-ups, 1 repetition) or "bench". */
+/* The stage's wall-clock limit here: the program's own, plus what the
+ * launcher may spend first (connecting and copying, a Slurm queue); the
+ * far side's `timeout` holds the program itself to limit_s. */
+static double local_limit(const cuco_evaluator *ev, double limit_s)
+{
+	switch (ev->cfg.runner.kind) {
+	case CUCO_RUNNER_SSH: return limit_s + SSH_TRANSFER_S;
+	case CUCO_RUNNER_SLURM: return limit_s + SLURM_QUEUE_S;
+	default: return limit_s;
+	}
+}
+
+/* One run of the program on the job's slot: stage "run" (0 warm-ups, 1
+ * repetition) or "bench". */
 static int run_stage(job *j, const char *stage, int warmup, int reps, double limit_s,
 	eval_stage *st, eval_parse *p, eval_outcome *o, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
-	bool ssh = ev->cfg.runner == CUCO_RUNNER_SSH;
-	char remote_bin[CUCO_HASH_LEN + 8], remote_dir[128], log[PATH_MAX + 16];
+	cuco_runner_kind kind = ev->cfg.runner.kind;
+	bool ssh = kind == CUCO_RUNNER_SSH;
+	char remote_bin[CUCO_HASH_LEN + 8], remote_dir[128], log[PATH_MAX + 16], job_name[96];
 	snprintf(remote_bin, sizeof remote_bin, "./%s", j->hash);
 	snprintf(remote_dir, sizeof remote_dir, "/tmp/cuco-%s", strrchr(j->workdir, '/') + 1);
 	snprintf(log, sizeof log, "%s/%s.log", j->workdir, stage);
+	/* tmp_prefix is "cuco-tmp-<run id>-": the job names this run's own. */
+	snprintf(job_name, sizeof job_name, "cuco-%.12s-%d-%u", ev->tmp_prefix + 9, j->slot,
+		atomic_fetch_add(&ev->stages, 1));
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
 		.source = ev->src_name, .output = ssh ? remote_bin : j->binary, .warmup = warmup,
 		.reps = reps, .nccl_home = getenv("CUCO_NCCL_HOME"), .cuda_home = getenv("CUCO_CUDA_HOME") };
@@ -582,23 +620,31 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		snprintf(extra_paths[i], sizeof extra_paths[i], "%s/%s", ev->wl.dir, ev->wl.extras[i]);
 		extras[i] = extra_paths[i];
 	}
-	eval_launch l = { .kind = ev->cfg.runner, .launcher = ev->launcher, .hostfile = ev->cfg.hostfile,
-		.ssh_host = ev->cfg.ssh_host, .ssh_options = ev->cfg.ssh_options, .remote_dir = remote_dir,
-		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .remote_limit_s = limit_s };
+	const cuco_slot_spec *slot = &ev->pool.slots[j->slot].spec;
+	eval_launch l = { .kind = kind, .launcher = ev->launcher, .rc = &ev->cfg.runner, .slot = slot,
+		.remote_dir = remote_dir, .job_name = job_name, .in_allocation = ev->in_allocation,
+		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .limit_s = limit_s };
 	stage_prefix(j, &cmd);
 	eval_launch_command(&l, prog.data, j->binary, extras, ev->wl.nextras, &cmd);
 	cuco_buf_free(&prog);
 	eval_limits lim = ev->limits;
-	/* ssh spends seconds connecting and copying; the far side's `timeout`
-	 * holds the program itself to limit_s. */
-	lim.wall_s = limit_s + (ssh ? SSH_TRANSFER_S : 0);
+	lim.wall_s = local_limit(ev, limit_s);
+	if (kind != CUCO_RUNNER_LOCAL)
+		lim.grace_s = REMOTE_GRACE_S;
 	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true);
+	j->slurm_fault[0] = '\0';
 	int rc = eval_parse_init(p, &ev->wl, err);
 	if (rc == CUCO_OK) {
-		pthread_rwlock_wrlock(&ev->device_lock);
 		rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
-		pthread_rwlock_unlock(&ev->device_lock);
 		eval_parse_finish(p, o);
+		bool failed = st->timed_out || st->signal || st->exit_code != 0 || st->cancelled;
+		if (rc == CUCO_OK && kind == CUCO_RUNNER_SLURM && failed) {
+			if (!st->cancelled)
+				eval_slurm_fault(job_name, slot->hosts, st, j->slurm_fault, sizeof j->slurm_fault);
+			/* A srun killed before it could cancel its job leaves it queued. */
+			if (st->timed_out || st->cancelled)
+				eval_slurm_cancel(job_name);
+		}
 		if (rc == CUCO_OK && st->cancelled)
 			rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	}
@@ -638,7 +684,7 @@ static int verify(job *j, cuco_err *err)
 	eval_outcome o;
 	int rc = run_stage(j, "run", 0, 1, ev->wl.limit_run_s * scale, &st, &p, &o, err);
 	j->res->run_s = st.wall_s;
-	if (rc == CUCO_OK && classify(ev, "run", &st, &p, &o, j->res))
+	if (rc == CUCO_OK && classify(ev, "run", &st, &p, &o, j->slurm_fault, j->res))
 		take_outcome(j->res, &o);
 	eval_parse_free(&p);
 	return rc;
@@ -660,7 +706,7 @@ static int benchmark(job *j, cuco_err *err)
 		int rc = run_stage(j, "bench", ev->wl.warmup, ev->wl.reps, ev->wl.limit_bench_s * scale,
 			&st, &p, &o, err);
 		j->res->bench_s += st.wall_s;
-		bool ok = rc == CUCO_OK && classify(ev, "bench", &st, &p, &o, j->res);
+		bool ok = rc == CUCO_OK && classify(ev, "bench", &st, &p, &o, j->slurm_fault, j->res);
 		if (ok && !(o.median_us > 0)) {
 			fail(j->res, "bench", "protocol", st.tail, "bench: the result has no latency_us.median");
 			ok = false;
@@ -700,7 +746,64 @@ static void peak_fraction(const cuco_evaluator *ev, cuco_eval_result *res)
 		res->peak_fraction = bound / (res->latency_median_us * 1e-6);
 }
 
-static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err *err)
+static void slot_changed(cuco_evaluator *ev, const cuco_slot_info *info, const char *text)
+{
+	if (*text)
+		cuco_log(info->state == CUCO_SLOT_IDLE ? CUCO_LOG_INFO : CUCO_LOG_WARN, "evaluator: %s", text);
+	if (ev->cfg.slot_changed)
+		ev->cfg.slot_changed(ev->cfg.slot_changed_arg, info, text);
+}
+
+/* A fresh result for another try on another slot; the build stays. */
+static void result_retry(cuco_eval_result *res)
+{
+	double compile_s = res->compile_s;
+	bool cached = res->cached_build;
+	int retries = res->slot_retries + 1;
+	result_init(res);
+	res->compile_s = compile_s;
+	res->cached_build = cached;
+	res->slot_retries = retries;
+}
+
+/* Run and verify, then benchmark, holding one slot (want, or the one idle
+ * longest) throughout. An environment failure of a remote slot rests it
+ * and, unless the slot was asked for, the evaluation tries another; a
+ * local failure of the environment is this machine's, which no other slot
+ * would mend. */
+static int on_slot(job *j, int want, bool bench, cuco_err *err)
+{
+	cuco_evaluator *ev = j->ev;
+	bool remote = ev->cfg.runner.kind != CUCO_RUNNER_LOCAL;
+	for (int tries = 1;; tries++) {
+		cuco_slot_info info;
+		int rc = eval_pool_take(&ev->pool, want, &ev->cancel, &j->slot, &info, err);
+		if (rc != CUCO_OK) {
+			if (atomic_load(&ev->cancel) || rc != CUCO_EENV)
+				return rc;
+			fail(j->res, "run", "environment", NULL, "run: %s", err->msg);
+			return CUCO_OK;
+		}
+		j->res->slot = j->slot;
+		cuco_strlcpy(j->res->slot_name, info.name, sizeof j->res->slot_name);
+		slot_changed(ev, &info, "");
+		rc = verify(j, err);
+		if (rc == CUCO_OK && !*j->res->error_class && bench)
+			rc = benchmark(j, err);
+		char why[200] = "";
+		bool fault = rc == CUCO_OK && remote && j->res->environment;
+		if (fault)
+			eval_first_line(j->res->excerpt, why, sizeof why);
+		char text[512];
+		eval_pool_give(&ev->pool, j->slot, fault ? why : NULL, &info, text, sizeof text);
+		slot_changed(ev, &info, text);
+		if (!fault || want >= 0 || tries >= SLOT_TRIES)
+			return rc;
+		result_retry(j->res);
+	}
+}
+
+static int cascade(job *j, const char *source, size_t len, bool bench, int want, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	cuco_buf src = { 0 };
@@ -736,20 +839,21 @@ static int cascade(job *j, const char *source, size_t len, bool bench, cuco_err 
 		fail(j->res, "run", "environment", NULL, "run: %s", ev->gpu_missing);
 		return CUCO_OK;
 	}
-	rc = verify(j, err);
+	rc = on_slot(j, want, bench, err);
 	if (rc != CUCO_OK || *j->res->error_class)
 		return rc;
-	if (bench) {
-		rc = benchmark(j, err);
-		if (rc != CUCO_OK || *j->res->error_class)
-			return rc;
-	}
 	peak_fraction(ev, j->res);
 	j->res->ok = true;
 	return CUCO_OK;
 }
 
 int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
+{
+	return cuco_eval_candidate_on(ev, -1, source, len, dir, bench, res, err);
+}
+
+int cuco_eval_candidate_on(cuco_evaluator *ev, int slot, const char *source, size_t len,
 	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
 {
 	double start = cuco_mono();
@@ -762,8 +866,8 @@ int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
 		res->overhead_s = cuco_mono() - start;
 		return CUCO_OK;
 	}
-	job j = { .ev = ev, .dir = dir, .res = res };
-	int rc = cascade(&j, source, len, bench, err);
+	job j = { .ev = ev, .dir = dir, .res = res, .slot = -1 };
+	int rc = cascade(&j, source, len, bench, slot, err);
 	if (*j.workdir && !ev->cfg.keep_workdirs)
 		nftw(j.workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (*j.tmpdir)

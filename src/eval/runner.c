@@ -1,15 +1,30 @@
-/* runner.c — how a built program is launched: as is, under mpirun (one
- * host or a hostfile), under srun, or on another host over ssh. The result
- * is one shell command, run as the stage's child, so the stage's limits and
- * kills cover the launcher and everything it starts. */
+/* runner.c — where a built program runs and how it is launched there: on
+ * this machine as is or under mpirun, on a host (group) of a hostfile
+ * under mpirun --host, on a Slurm node (group) under srun, or on another
+ * host over ssh. The result is one shell command, run as the stage's
+ * child, so the stage's limits and kills cover the launcher; the far
+ * side's own `timeout` holds the program to its limit wherever the
+ * launcher may first wait (a Slurm queue, an ssh connection).
+ *
+ * Also here: the [runner] settings as the config file and `--runner`
+ * give them, the slots each runner offers, and the checks `cuco doctor`
+ * shows. */
 #include "eval/eval_int.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <netdb.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#define MAX_HOSTS 256
+#define KILL_AFTER_S 2  /* the far side's timeout -k */
 
 bool eval_which(const char *prog, char *path, size_t size)
 {
@@ -31,6 +46,157 @@ bool eval_which(const char *prog, char *path, size_t size)
 	return false;
 }
 
+static void collect(const char *line, size_t len, void *arg)
+{
+	cuco_buf *b = arg;
+	if (b && b->len < 65536) {
+		cuco_buf_append(b, line, len);
+		cuco_buf_puts(b, "\n");
+	}
+}
+
+int eval_query(const char *cmd, double wall_s, cuco_buf *out)
+{
+	eval_limits lim = { .wall_s = wall_s, .grace_s = 1, .fsize_mb = 1, .max_procs = 64,
+		.log_cap = 1 };
+	eval_stage st;
+	cuco_err err = { 0 };
+	if (eval_stage_run(cmd, "/", "/dev/null", &lim, NULL, collect, out, &st, &err) != CUCO_OK)
+		return -1;
+	return st.timed_out || st.signal ? -1 : st.exit_code;
+}
+
+void eval_first_line(const char *text, char *buf, size_t size)
+{
+	while (*text == '\n' || *text == ' ')
+		text++;
+	size_t n = strcspn(text, "\n");
+	snprintf(buf, size, "%.*s", (int)(n < size ? n : size - 1), text);
+}
+
+/* ---- the [runner] settings ---------------------------------------------------- */
+
+static const char *const runner_names[] = { "local", "hostfile", "slurm", "ssh" };
+static const cuco_runner_kind runner_kinds[] = { CUCO_RUNNER_LOCAL, CUCO_RUNNER_HOSTFILE,
+	CUCO_RUNNER_SLURM, CUCO_RUNNER_SSH };
+
+const char *cuco_runner_name(cuco_runner_kind kind)
+{
+	for (size_t i = 0; i < sizeof runner_kinds / sizeof runner_kinds[0]; i++)
+		if (runner_kinds[i] == kind)
+			return runner_names[i];
+	return "?";
+}
+
+bool cuco_runner_parse(const char *text, cuco_runner_kind *out)
+{
+	for (size_t i = 0; i < sizeof runner_names / sizeof runner_names[0]; i++)
+		if (strcmp(text, runner_names[i]) == 0) {
+			*out = runner_kinds[i];
+			return true;
+		}
+	return false;
+}
+
+static bool count(const char *v, int min, int max, int *out)
+{
+	char *end;
+	errno = 0;
+	long l = strtol(v, &end, 10);
+	if (!*v || *end || errno || l < min || l > max)
+		return false;
+	*out = (int)l;
+	return true;
+}
+
+/* A Slurm name (partition, account): what sbatch accepts, nothing a shell
+ * would read. */
+static bool slurm_name(const char *v)
+{
+	if (!*v)
+		return false;
+	for (const char *p = v; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_.-", *p))
+			return false;
+	return true;
+}
+
+static bool set_text(char *dst, size_t size, const char *v, char *why, size_t wsize)
+{
+	if (strlen(v) >= size) {
+		snprintf(why, wsize, "longer than %zu characters", size - 1);
+		return false;
+	}
+	for (const char *p = v; *p; p++)
+		if (iscntrl((unsigned char)*p)) {
+			snprintf(why, wsize, "a control character");
+			return false;
+		}
+	cuco_strlcpy(dst, v, size);
+	return true;
+}
+
+bool cuco_runner_config_set(cuco_runner_config *c, const char *key, const char *v, char *why,
+	size_t size)
+{
+	int n;
+	char *end;
+	if (strcmp(key, "kind") == 0) {
+		if (!cuco_runner_parse(v, &c->kind)) {
+			snprintf(why, size, "%.40s: not local, hostfile, slurm or ssh", v);
+			return false;
+		}
+		return true;
+	}
+	if (strcmp(key, "hostfile") == 0)
+		return set_text(c->hostfile, sizeof c->hostfile, v, why, size);
+	if (strcmp(key, "hosts") == 0)
+		return set_text(c->hosts, sizeof c->hosts, v, why, size);
+	if (strcmp(key, "options") == 0)
+		return set_text(c->options, sizeof c->options, v, why, size);
+	if (strcmp(key, "partition") == 0 || strcmp(key, "account") == 0) {
+		char *dst = key[0] == 'p' ? c->partition : c->account;
+		if (!slurm_name(v) || strlen(v) >= sizeof c->partition) {
+			snprintf(why, size, "%.40s: not a Slurm name (letters, digits, _ . -; up to %zu)", v,
+				sizeof c->partition - 1);
+			return false;
+		}
+		cuco_strlcpy(dst, v, sizeof c->partition);
+		return true;
+	}
+	static const struct { const char *key; size_t off; int min, max; const char *what; } ints[] = {
+		{ "hosts_per_slot", offsetof(cuco_runner_config, hosts_per_slot), 1, MAX_HOSTS, "hosts" },
+		{ "slots", offsetof(cuco_runner_config, max_slots), 1, CUCO_MAX_SLOTS, "slots" },
+		{ "time_limit", offsetof(cuco_runner_config, time_limit_min), 1, 525600, "minutes" },
+		{ "gpus_per_task", offsetof(cuco_runner_config, gpus_per_task), 1, 64, "GPUs" },
+		{ "retire_after", offsetof(cuco_runner_config, retire_after), 1, 1000, "failures" },
+	};
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+		if (strcmp(key, ints[i].key) == 0) {
+			if (count(v, ints[i].min, ints[i].max, &n)) {
+				*(int *)((char *)c + ints[i].off) = n;
+				return true;
+			}
+			snprintf(why, size, "%.40s: not %d to %d %s", v, ints[i].min, ints[i].max, ints[i].what);
+			return false;
+		}
+	if (strcmp(key, "retry_after") == 0) {
+		errno = 0;
+		double d = strtod(v, &end);
+		if (*v && !*end && !errno && d > 0 && d <= 86400) {
+			c->retry_after_s = d;
+			return true;
+		}
+		snprintf(why, size, "%.40s: not a number of seconds in (0, 86400]", v);
+		return false;
+	}
+	snprintf(why, size, "unknown key in [runner] (kind, hostfile, hosts, hosts_per_slot, slots, "
+		"partition, account, time_limit, gpus_per_task, options, retry_after, retire_after)");
+	return false;
+}
+
+/* ---- commands ------------------------------------------------------------------- */
+
 /* mpirun's options for this runner; as root Open MPI refuses to start
  * without the explicit permission. */
 static void mpirun_prefix(const eval_launch *l, cuco_buf *out)
@@ -39,13 +205,46 @@ static void mpirun_prefix(const eval_launch *l, cuco_buf *out)
 	if (l->as_root)
 		cuco_buf_puts(out, " --allow-run-as-root");
 	if (l->kind == CUCO_RUNNER_HOSTFILE) {
-		cuco_buf_puts(out, " --hostfile ");
-		eval_shell_quote(out, l->hostfile);
+		cuco_buf_puts(out, " --host ");
+		eval_shell_quote(out, l->slot->hosts);
 	} else {
 		/* More ranks than cores is normal on a laptop; do not refuse. */
 		cuco_buf_puts(out, " --oversubscribe");
 	}
+	if (*l->rc->options)
+		cuco_buf_printf(out, " %s", l->rc->options);
 	cuco_buf_printf(out, " -np %d ", l->ranks);
+}
+
+/* srun onto the slot's nodes, alone there. Outside an allocation each
+ * stage is a job: the partition and account apply, and --exclusive gives
+ * it the nodes whole; inside one it is a step and they are the
+ * allocation's. --time is Slurm's backstop should srun itself be lost. */
+static void srun_command(const eval_launch *l, const char *prog_cmd, cuco_buf *out)
+{
+	const cuco_runner_config *rc = l->rc;
+	int nodes = 1;
+	for (const char *p = l->slot->hosts; *p; p++)
+		nodes += *p == ',';
+	int minutes = rc->time_limit_min > 0 ? rc->time_limit_min
+		: (int)ceil((l->limit_s + KILL_AFTER_S) / 60.0) + 1;
+	eval_shell_quote(out, l->launcher);
+	cuco_buf_printf(out, " --nodes=%d --ntasks=%d --exclusive --kill-on-bad-exit=1 --nodelist=", nodes,
+		l->ranks);
+	eval_shell_quote(out, l->slot->hosts);
+	cuco_buf_puts(out, " --job-name=");
+	eval_shell_quote(out, l->job_name);
+	if (!l->in_allocation && *rc->partition)
+		cuco_buf_printf(out, " --partition=%s", rc->partition);
+	if (!l->in_allocation && *rc->account)
+		cuco_buf_printf(out, " --account=%s", rc->account);
+	cuco_buf_printf(out, " --time=%d", minutes);
+	if (rc->gpus_per_task > 0)
+		cuco_buf_printf(out, " --gpus-per-task=%d", rc->gpus_per_task);
+	if (*rc->options)
+		cuco_buf_printf(out, " %s", rc->options);
+	cuco_buf_printf(out, " timeout -k %d %.0f ", KILL_AFTER_S, ceil(l->limit_s));
+	cuco_buf_puts(out, prog_cmd);
 }
 
 /* user@host[:port] → the ssh destination and its -p / -P option. */
@@ -64,8 +263,8 @@ static void ssh_command(const eval_launch *l, const char *prog_cmd, const char *
 	const char *const *extras, int nextras, cuco_buf *out)
 {
 	char host[256], port[16];
-	split_host(l->ssh_host, host, sizeof host, port, sizeof port);
-	const char *opts = l->ssh_options ? l->ssh_options : "";
+	split_host(l->slot->hosts, host, sizeof host, port, sizeof port);
+	const char *opts = l->rc->options;
 	cuco_buf ssh = { 0 }, scp = { 0 }, remote = { 0 }, setup = { 0 };
 	/* Options are the user's own words (e.g. "-i key -o ..."): not quoted. */
 	cuco_buf_puts(&ssh, "ssh -o BatchMode=yes");
@@ -82,7 +281,7 @@ static void ssh_command(const eval_launch *l, const char *prog_cmd, const char *
 	eval_shell_quote(&ssh, host);
 
 	cuco_buf_printf(&setup, "mkdir -p %s", l->remote_dir);
-	cuco_buf_printf(&remote, "cd %s && timeout -k 2 %.0f ", l->remote_dir, ceil(l->remote_limit_s));
+	cuco_buf_printf(&remote, "cd %s && timeout -k %d %.0f ", l->remote_dir, KILL_AFTER_S, ceil(l->limit_s));
 	if (l->mpi)
 		cuco_buf_printf(&remote, "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
 			"mpirun --oversubscribe -np %d ", l->ranks);
@@ -121,12 +320,174 @@ void eval_launch_command(const eval_launch *l, const char *prog_cmd, const char 
 		cuco_buf_puts(out, prog_cmd);
 		break;
 	case CUCO_RUNNER_SLURM:
-		eval_shell_quote(out, l->launcher);
-		cuco_buf_printf(out, " -n %d ", l->ranks);
-		cuco_buf_puts(out, prog_cmd);
+		srun_command(l, prog_cmd, out);
 		break;
 	case CUCO_RUNNER_SSH:
 		ssh_command(l, prog_cmd, binary, extras, nextras, out);
 		break;
 	}
+}
+
+/* ---- slots ---------------------------------------------------------------------- */
+
+/* The ssh hosts, one slot each: user@host[:port] stays whole. */
+static int ssh_slots(const cuco_runner_config *c, cuco_slot_spec *out, int max, int *n, cuco_err *err)
+{
+	*n = 0;
+	char list[sizeof c->hosts];
+	cuco_strlcpy(list, c->hosts, sizeof list);
+	char *save = NULL;
+	for (char *h = strtok_r(list, ", ", &save); h; h = strtok_r(NULL, ", ", &save)) {
+		if (*n >= max)
+			return cuco_errf(err, CUCO_EDATA, "ssh runner: more than %d hosts", max);
+		if (strlen(h) >= sizeof out->name || strchr(h, '\'') || strchr(h, '"'))
+			return cuco_errf(err, CUCO_EDATA, "ssh runner: host %.80s: not user@host[:port]", h);
+		for (int i = 0; i < *n; i++)
+			if (strcmp(out[i].hosts, h) == 0)
+				return cuco_errf(err, CUCO_EDATA, "ssh runner: %s is listed twice", h);
+		cuco_strlcpy(out[*n].name, h, sizeof out->name);
+		cuco_strlcpy(out[*n].hosts, h, sizeof out->hosts);
+		(*n)++;
+	}
+	if (*n == 0)
+		return cuco_errf(err, CUCO_EUSAGE, "ssh runner: no host given ([runner] hosts or --hosts)");
+	return CUCO_OK;
+}
+
+int cuco_runner_slots(const cuco_runner_config *c, int ranks, cuco_slot_spec *out, int max,
+	int *n, char *where, size_t wsize, cuco_err *err)
+{
+	if (c->max_slots > 0 && c->max_slots < max)
+		max = c->max_slots;
+	*n = 0;
+	int rc = CUCO_OK, nhosts = 0;
+	eval_host *hosts = NULL;
+	switch (c->kind) {
+	case CUCO_RUNNER_LOCAL:
+		cuco_strlcpy(out[0].name, "local", sizeof out->name);
+		out[0].hosts[0] = '\0';
+		*n = 1;
+		snprintf(where, wsize, "this machine");
+		return CUCO_OK;
+	case CUCO_RUNNER_SSH:
+		snprintf(where, wsize, "the ssh hosts");
+		return ssh_slots(c, out, max, n, err);
+	case CUCO_RUNNER_HOSTFILE:
+		if (!*c->hostfile)
+			return cuco_errf(err, CUCO_EUSAGE, "hostfile runner: no hostfile given "
+				"([runner] hostfile or --hostfile)");
+		hosts = cuco_xcalloc(MAX_HOSTS, sizeof *hosts);
+		snprintf(where, wsize, "the hosts of %s", c->hostfile);
+		rc = eval_hostfile_read(c->hostfile, hosts, MAX_HOSTS, &nhosts, err);
+		break;
+	case CUCO_RUNNER_SLURM:
+		hosts = cuco_xcalloc(MAX_HOSTS, sizeof *hosts);
+		rc = eval_slurm_nodes(c, hosts, MAX_HOSTS, &nhosts, where, wsize, err);
+		break;
+	}
+	int per_slot = c->hosts_per_slot > 0 ? c->hosts_per_slot : c->kind == CUCO_RUNNER_SLURM ? 1 : 0;
+	if (rc == CUCO_OK)
+		rc = eval_hosts_to_slots(hosts, nhosts, per_slot, ranks, c->kind, out, max, n, err);
+	free(hosts);
+	return rc;
+}
+
+/* ---- doctor's checks ------------------------------------------------------------ */
+
+typedef void (*report_fn)(const char *what, bool ok, const char *detail, void *arg);
+
+/* `cmd` answers with status 0; detail: its first line, or why not. */
+static bool answers(const char *cmd, char *detail, size_t size)
+{
+	cuco_buf out = { 0 };
+	int status = eval_query(cmd, 20, &out);
+	char line[256];
+	eval_first_line(out.data ? out.data : "", line, sizeof line);
+	if (status == 0)
+		snprintf(detail, size, "%s", *line ? line : "ok");
+	else
+		snprintf(detail, size, "`%s` %s%s%s", cmd, status < 0 ? "did not end" : "failed",
+			*line ? ": " : "", line);
+	cuco_buf_free(&out);
+	return status == 0;
+}
+
+static bool resolves(const char *host)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int rc = getaddrinfo(host, NULL, &hints, &res);
+	if (res)
+		freeaddrinfo(res);
+	return rc == 0;
+}
+
+/* Every host of the slots resolves by name; detail names the first that does not. */
+static bool slots_resolve(const cuco_slot_spec *s, int n, bool ssh, char *detail, size_t size)
+{
+	for (int i = 0; i < n; i++) {
+		char list[sizeof s->hosts];
+		cuco_strlcpy(list, s[i].hosts, sizeof list);
+		char *save = NULL;
+		for (char *h = strtok_r(list, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+			char host[256], port[16];
+			char *at = ssh ? strrchr(h, '@') : NULL;
+			split_host(at ? at + 1 : h, host, sizeof host, port, sizeof port);
+			if (!ssh) {
+				char *colon = strrchr(host, ':');  /* mpirun's host:slots */
+				if (colon)
+					*colon = '\0';
+			}
+			if (!resolves(host)) {
+				snprintf(detail, size, "%s does not resolve", host);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+int cuco_runner_check(const cuco_runner_config *c, int ranks, report_fn report, void *arg)
+{
+	int failed = 0;
+	char detail[640], path[PATH_MAX];
+	const char *launcher = c->kind == CUCO_RUNNER_SLURM ? "srun" : c->kind == CUCO_RUNNER_SSH ? "ssh"
+		: getenv("CUCO_MPIRUN") && *getenv("CUCO_MPIRUN") ? getenv("CUCO_MPIRUN") : "mpirun";
+	bool found = eval_which(launcher, path, sizeof path);
+	if (c->kind == CUCO_RUNNER_SLURM && found) {
+		char cmd[PATH_MAX + 16];
+		snprintf(cmd, sizeof cmd, "%s --version", path);
+		found = answers(cmd, detail, sizeof detail);
+		report("srun", found, detail, arg);
+		failed += !found;
+		bool ok = answers("sinfo -h -o '%P %a %D %T'", detail, sizeof detail);
+		report("sinfo", ok, detail, arg);
+		failed += !ok;
+	} else {
+		snprintf(detail, sizeof detail, "%.600s", found ? path : "not on PATH");
+		report(launcher, found, detail, arg);
+		failed += !found;
+	}
+	cuco_slot_spec *slots = cuco_xcalloc(CUCO_MAX_SLOTS, sizeof *slots);
+	int n = 0;
+	char where[256];
+	cuco_err err = { 0 };
+	bool ok = cuco_runner_slots(c, ranks, slots, CUCO_MAX_SLOTS, &n, where, sizeof where, &err) == CUCO_OK;
+	if (ok) {
+		int len = snprintf(detail, sizeof detail, "%d from %s:", n, where);
+		for (int i = 0; i < n && len > 0 && (size_t)len < sizeof detail; i++)
+			len += snprintf(detail + len, sizeof detail - (size_t)len, " %s", slots[i].name);
+	} else {
+		snprintf(detail, sizeof detail, "%s", err.msg);
+	}
+	report("slots", ok, detail, arg);
+	failed += !ok;
+	if (ok && (c->kind == CUCO_RUNNER_HOSTFILE || c->kind == CUCO_RUNNER_SSH)) {
+		bool named = slots_resolve(slots, n, c->kind == CUCO_RUNNER_SSH, detail, sizeof detail);
+		if (named)
+			snprintf(detail, sizeof detail, "every host resolves");
+		report("hosts", named, detail, arg);
+		failed += !named;
+	}
+	free(slots);
+	return failed;
 }
