@@ -83,9 +83,10 @@ int eval_slurm_nodes(const cuco_runner_config *c, eval_host *out, int max, int *
 	char job[32];
 	if (eval_slurm_allocation(job, sizeof job)) {
 		snprintf(where, wsize, "the nodes of Slurm allocation %s ($SLURM_JOB_NODELIST)", job);
-		int rc = eval_hostlist_expand(getenv("SLURM_JOB_NODELIST"), out, max, n, err);
+		cuco_err why = { 0 };
+		int rc = eval_hostlist_expand(getenv("SLURM_JOB_NODELIST"), out, max, n, &why);
 		if (rc != CUCO_OK)
-			cuco_errf(err, rc, "$SLURM_JOB_NODELIST: %s", err->msg);
+			cuco_errf(err, rc, "$SLURM_JOB_NODELIST: %s", why.msg);
 		return rc;
 	}
 	if (*c->hosts) {
@@ -199,11 +200,17 @@ bool eval_slurm_fault(const char *job_name, const char *nodes, const eval_stage 
 		 * own words in srun's output, and the nodes' state. */
 		if (node_down(nodes, why, size))
 			return true;
-		for (int i = 0; step_markers[i]; i++)
-			if (strstr(st->tail, step_markers[i])) {
-				snprintf(why, size, "Slurm ended the step (srun said \"%s\")", step_markers[i]);
-				return true;
-			}
+		for (int i = 0; step_markers[i]; i++) {
+			const char *at = strstr(st->tail, step_markers[i]);
+			if (!at)
+				continue;
+			while (at > st->tail && at[-1] != '\n')
+				at--;
+			char line[160];
+			eval_first_line(at, line, sizeof line);
+			snprintf(why, size, "Slurm ended or refused the step: %s", line);
+			return true;
+		}
 		if (st->timed_out) {
 			snprintf(why, size, "srun did not end within the stage's limit (a step waiting for "
 				"resources, or srun hung)");

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -57,11 +58,14 @@ static int shellf(const char *fmt, ...)
 	return system(cmd);
 }
 
-/* Fork and exec argv with stdout and stderr to log; the child's pid. */
+/* Fork and exec argv with stdout and stderr to log; the child's pid. A
+ * daemon dies with the test (PR_SET_PDEATHSIG), even one that crashed
+ * before its teardown: none outlives it on a shared machine. */
 static pid_t spawn(const char *log, char *const argv[])
 {
 	pid_t pid = fork();
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (!freopen(log, "a", stderr) || !freopen(log, "a", stdout) || !freopen("/dev/null", "r", stdin))
 			_exit(126);
 		execv(argv[0], argv);
