@@ -166,7 +166,7 @@ typedef struct eval_launch {
 	bool as_root;
 	int ranks;
 	bool mpi;                 /* needs the MPI launcher (ranks > 1, not family cuda) */
-	double limit_s;           /* ssh, slurm: `timeout` on the far side */
+	double limit_s;           /* remote runners: `timeout` on the far side, per rank */
 } eval_launch;
 
 /* The shell command that runs `prog_cmd` (already expanded; for ssh it must

@@ -34,7 +34,8 @@
 #define DEFAULT_MAX_PROCS 256
 #define LOG_CAP (4u << 20)
 #define GRACE_S 1.0
-#define SSH_TRANSFER_S 30.0  /* connecting and copying, on top of a stage's limit */
+#define LAUNCH_S 30.0        /* ssh's connecting and copying, mpirun's starting its
+                                daemons over ssh: on top of a stage's limit */
 #define SLURM_QUEUE_S 600.0  /* waiting for a node, on top of a stage's limit */
 #define REMOTE_GRACE_S 10.0  /* srun and mpirun pass a SIGTERM on and clean up */
 #define BENCH_ATTEMPTS 3      /* the first run plus up to two re-runs on spread */
@@ -379,9 +380,9 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 			: st->exit_code == 127 ? "command not found" : "ssh could not reach the host");
 		return false;
 	}
-	/* ssh and srun stages hold the program to its limit on the far side,
-	 * where `timeout` ends with status 124. */
-	bool far_timeout = (kind == CUCO_RUNNER_SSH || kind == CUCO_RUNNER_SLURM) && st->exit_code == 124;
+	/* Remote stages hold the program to its limit on the far side, where
+	 * `timeout` ends with status 124. */
+	bool far_timeout = kind != CUCO_RUNNER_LOCAL && st->exit_code == 124;
 	/* A rank that died leaves the others hanging: a crash, even past the limit. */
 	if ((st->timed_out || far_timeout) && !p->rank_signal) {
 		fail(res, stage, "timeout", st->tail, "%s: killed after %.0f s (endless loop or deadlock)",
@@ -588,9 +589,9 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 static double local_limit(const cuco_evaluator *ev, double limit_s)
 {
 	switch (ev->cfg.runner.kind) {
-	case CUCO_RUNNER_SSH: return limit_s + SSH_TRANSFER_S;
+	case CUCO_RUNNER_LOCAL: return limit_s;
 	case CUCO_RUNNER_SLURM: return limit_s + SLURM_QUEUE_S;
-	default: return limit_s;
+	default: return limit_s + LAUNCH_S;
 	}
 }
 

@@ -2,9 +2,10 @@
  * this machine as is or under mpirun, on a host (group) of a hostfile
  * under mpirun --host, on a Slurm node (group) under srun, or on another
  * host over ssh. The result is one shell command, run as the stage's
- * child, so the stage's limits and kills cover the launcher; the far
- * side's own `timeout` holds the program to its limit wherever the
- * launcher may first wait (a Slurm queue, an ssh connection).
+ * child, so the stage's limits and kills cover the launcher; on other
+ * hosts `timeout` holds the program (each rank) to its limit, since the
+ * launcher may first wait (a Slurm queue, ssh connecting, mpirun starting
+ * its daemons over ssh).
  *
  * Also here: the [runner] settings as the config file and `--runner`
  * give them, the slots each runner offers, and the checks `cuco doctor`
@@ -214,6 +215,8 @@ static void mpirun_prefix(const eval_launch *l, cuco_buf *out)
 	if (*l->rc->options)
 		cuco_buf_printf(out, " %s", l->rc->options);
 	cuco_buf_printf(out, " -np %d ", l->ranks);
+	if (l->kind == CUCO_RUNNER_HOSTFILE)
+		cuco_buf_printf(out, "timeout -k %d %.0f ", KILL_AFTER_S, ceil(l->limit_s));
 }
 
 /* srun onto the slot's nodes, alone there. Outside an allocation each

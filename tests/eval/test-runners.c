@@ -45,8 +45,9 @@ static void test_commands(void **state)
 	cuco_slot_spec pair = { "a+b", "a:2,b:2" };
 	snprintf(rc.options, sizeof rc.options, "--mca plm_rsh_agent 'ssh -p 22'");
 	l = (eval_launch){ .kind = CUCO_RUNNER_HOSTFILE, .launcher = "mpirun", .rc = &rc, .slot = &pair,
-		.ranks = 4, .mpi = true };
-	expect_command(&l, "mpirun --host a:2,b:2 --mca plm_rsh_agent 'ssh -p 22' -np 4 ./abc --reps 1");
+		.ranks = 4, .mpi = true, .limit_s = 30 };
+	expect_command(&l, "mpirun --host a:2,b:2 --mca plm_rsh_agent 'ssh -p 22' -np 4 timeout -k 2 30 "
+		"./abc --reps 1");
 
 	/* Outside an allocation: a job of its own, on the slot's nodes whole. */
 	cuco_slot_spec nodes = { "n1+n2", "n1,n2" };
@@ -441,7 +442,8 @@ static void log_slot(void *arg, const cuco_slot_info *slot, const char *text)
 /* Two hosts of a hostfile, which Open MPI takes for other machines (their
  * addresses are none of this one's interfaces) and reaches through ssh:
  * two evaluations at once use both; a third host that refuses ssh fails
- * for the environment, rests, and the evaluation moves to another. */
+ * for the environment, rests, and the evaluation moves to another; a
+ * deadlock there is a timeout. */
 static void test_two_hosts_for_real(void **state)
 {
 	sshd *s = *state;
@@ -487,6 +489,10 @@ static void test_two_hosts_for_real(void **state)
 	assert_int_equal(slots[2].state, CUCO_SLOT_RESTING);
 	assert_int_equal(slots[2].failures, 1);
 	assert_true(slots[2].rest_s > 30);
+	/* A deadlock on another host is held to its limit there: a timeout. */
+	evaluate(ev, wl, "broken/deadlock.c", &res);
+	if (strcmp(res.error_class, "timeout") != 0)
+		fail_msg("%s on %s: %s", res.error_class, res.slot_name, res.excerpt);
 	pthread_mutex_lock(&log.lock);
 	if (!strstr(log.text.data, "127.0.0.4 resting: slot 127.0.0.4: environment failure 1: run: the "
 			"environment failed"))
@@ -541,6 +547,46 @@ static void test_ssh_for_real(void **state)
 	rm_rf(dir);
 }
 
+/* `cuco run` and `cuco doctor` take --runner, --hostfile and --hosts: a
+ * bad one is a usage error (1), a bad hostfile bad input (2) naming the
+ * file and line, in one line each. */
+static void test_cli_flags(void **state)
+{
+	(void)state;
+	char dir[256], cmd[1024];
+	make_tmpdir(dir, sizeof dir);
+	const char *bin = getenv("CUCO_BIN");
+	if (!bin)
+		skip();
+	static const struct { const char *args; int status; const char *says; } cases[] = {
+		{ "run %s --runner pbs --run %s/r", 1, "cuco: run: --runner pbs: not local, hostfile, slurm or ssh" },
+		{ "run %s --hosts '' --run %s/r", 1, "cuco: run: --hosts: empty or too long" },
+		{ "run %s --runner hostfile --run %s/r", 1, "cuco: hostfile runner: no hostfile given" },
+		{ "run %s --hostfile %s/hosts --run %s/r", 2, "/hosts:2: slots=many: expected slots=N" },
+		{ "run %s --runner ssh --run %s/r", 1, "cuco: ssh runner: no host given" },
+		{ "doctor --runner lsf %s %s", 1, "cuco: doctor: --runner lsf: not local" },
+	};
+	char hosts[300];
+	snprintf(hosts, sizeof hosts, "%s/hosts", dir);
+	write_text(hosts, "a slots=2\nb slots=many\n");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char args[600];
+		if (strstr(cases[i].args, "doctor"))
+			snprintf(args, sizeof args, cases[i].args, "", "");
+		else if (strstr(cases[i].args, "--hostfile"))
+			snprintf(args, sizeof args, cases[i].args, fixture("sleepy"), dir, dir);
+		else
+			snprintf(args, sizeof args, cases[i].args, fixture("sleepy"), dir);
+		snprintf(cmd, sizeof cmd, "'%s' %s 2>&1 >/dev/null", bin, args);
+		int status;
+		char *out = capture_output(cmd, &status);
+		if (status != cases[i].status || !strstr(out, cases[i].says) || strchr(out, '\n') != strrchr(out, '\n'))
+			fail_msg("cuco %s: status %d, said:\n%s", args, status, out);
+		free(out);
+	}
+	rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -549,6 +595,7 @@ int main(void)
 		cmocka_unit_test(test_hostlist),
 		cmocka_unit_test(test_hostfile_format),
 		cmocka_unit_test(test_pool),
+		cmocka_unit_test(test_cli_flags),
 		cmocka_unit_test(test_hostfile_for_real),
 		cmocka_unit_test_setup_teardown(test_two_hosts_for_real, ssh_setup, ssh_teardown),
 		cmocka_unit_test_setup_teardown(test_ssh_for_real, ssh_setup, ssh_teardown),
