@@ -37,8 +37,8 @@
 typedef enum cuco_family { CUCO_FAMILY_CPU_MPI, CUCO_FAMILY_CUDA_NCCL, CUCO_FAMILY_CUDA } cuco_family;
 typedef enum cuco_dim_kind { CUCO_DIM_ENUM, CUCO_DIM_INT } cuco_dim_kind;
 
-/* One dimension of the design space: a directive field (backend, issuer,
- * placement, sync, granularity) or a free knob. */
+/* One dimension of the design space: a directive field (one of
+ * CUCO_DIRECTIVE_DIMS, store.h) or a free knob. */
 typedef struct cuco_dim {
 	char name[32];
 	bool directive;          /* one of the five directive fields */
@@ -130,9 +130,6 @@ const cuco_dim *cuco_workload_dim(const cuco_workload *wl, const char *name);
 bool cuco_directive_valid(const cuco_workload *wl, const cuco_directive *d, cuco_err *err);
 /* The seed's own directive: each dimension's first value (or min). */
 void cuco_directive_default(const cuco_workload *wl, cuco_directive *out);
-/* Value of a directive field or knob by dimension name ("" if unset). */
-const char *cuco_directive_value(const cuco_directive *d, const char *dim);
-int cuco_directive_set(cuco_directive *d, const char *dim, const char *value);
 /* Bytes and flops of the peak model at a size (NAN when not given). */
 int cuco_workload_peak(const cuco_workload *wl, const cuco_size *size,
 	double *bytes, double *flops, cuco_err *err);
@@ -272,8 +269,7 @@ typedef struct cuco_eval_result {
 	bool ok;                     /* passed every stage */
 	bool environment;            /* failure is the environment's, not the candidate's */
 	char failed_stage[16];       /* compile | run | bench */
-	char error_class[24];        /* compile-error | crash | wrong-answer | timeout
-	                                | protocol | environment */
+	char error_class[24];        /* a cuco_fail_name (store.h), "" when ok */
 	int signal;                  /* crash: the signal */
 	char excerpt[2048];          /* tail of the failing stage's output */
 	double max_error;

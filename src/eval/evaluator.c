@@ -346,16 +346,16 @@ static void result_init(cuco_eval_result *res)
 }
 
 /* A classified failure: the reason first, then as much of the tail as fits. */
-static void fail(cuco_eval_result *res, const char *stage, const char *cls, const char *tail,
+static void fail(cuco_eval_result *res, const char *stage, cuco_fail_class cls, const char *tail,
 	const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-static void fail(cuco_eval_result *res, const char *stage, const char *cls, const char *tail,
+static void fail(cuco_eval_result *res, const char *stage, cuco_fail_class cls, const char *tail,
 	const char *fmt, ...)
 {
 	res->ok = false;
 	cuco_strlcpy(res->failed_stage, stage, sizeof res->failed_stage);
-	cuco_strlcpy(res->error_class, cls, sizeof res->error_class);
-	res->environment = strcmp(cls, "environment") == 0;
+	cuco_strlcpy(res->error_class, cuco_fail_name(cls), sizeof res->error_class);
+	res->environment = cls == CUCO_FAIL_ENVIRONMENT;
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(res->excerpt, sizeof res->excerpt, fmt, ap);
@@ -374,7 +374,7 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 	cuco_runner_kind kind = ev->cfg.runner.kind;
 	if (*slurm_fault || *p->env_problem || *o->environment || st->exit_code == 127
 		|| (kind == CUCO_RUNNER_SSH && st->exit_code == 255)) {
-		fail(res, stage, "environment", st->tail, "%s: the environment failed: %s", stage,
+		fail(res, stage, CUCO_FAIL_ENVIRONMENT, st->tail, "%s: the environment failed: %s", stage,
 			*slurm_fault ? slurm_fault : *o->environment ? o->environment
 			: *p->env_problem ? p->env_problem
 			: st->exit_code == 127 ? "command not found" : "ssh could not reach the host");
@@ -385,13 +385,13 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 	bool far_timeout = kind != CUCO_RUNNER_LOCAL && st->exit_code == 124;
 	/* A rank that died leaves the others hanging: a crash, even past the limit. */
 	if ((st->timed_out || far_timeout) && !p->rank_signal) {
-		fail(res, stage, "timeout", st->tail, "%s: killed after %.0f s (endless loop or deadlock)",
+		fail(res, stage, CUCO_FAIL_TIMEOUT, st->tail, "%s: killed after %.0f s (endless loop or deadlock)",
 			stage, st->wall_s);
 		return false;
 	}
 	if (st->too_many_procs) {
 		res->signal = SIGKILL;
-		fail(res, stage, "crash", st->tail, "%s: killed: more than %d processes (fork loop)",
+		fail(res, stage, CUCO_FAIL_CRASH, st->tail, "%s: killed: more than %d processes (fork loop)",
 			stage, ev->limits.max_procs);
 		return false;
 	}
@@ -402,22 +402,22 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 		sig = st->exit_code - 128;
 	if (sig) {
 		res->signal = sig;
-		fail(res, stage, "crash", st->tail, "%s: killed by signal %d (%s)", stage, sig, strsignal(sig));
+		fail(res, stage, CUCO_FAIL_CRASH, st->tail, "%s: killed by signal %d (%s)", stage, sig, strsignal(sig));
 		return false;
 	}
 	bool within = !isfinite(o->max_error) || o->max_error <= ev->wl.tolerance;
 	if (o->have_result && (!o->correct || !within)) {
 		res->max_error = o->max_error;
-		fail(res, stage, "wrong-answer", st->tail, "%s: wrong answer: max error %g (tolerance %g)",
+		fail(res, stage, CUCO_FAIL_WRONG_ANSWER, st->tail, "%s: wrong answer: max error %g (tolerance %g)",
 			stage, o->max_error, ev->wl.tolerance);
 		return false;
 	}
 	if (st->exit_code != 0) {
-		fail(res, stage, "crash", st->tail, "%s: exit status %d", stage, st->exit_code);
+		fail(res, stage, CUCO_FAIL_CRASH, st->tail, "%s: exit status %d", stage, st->exit_code);
 		return false;
 	}
 	if (!o->have_result) {
-		fail(res, stage, "protocol", st->tail, "%s: %s", stage, o->protocol_error);
+		fail(res, stage, CUCO_FAIL_PROTOCOL, st->tail, "%s: %s", stage, o->protocol_error);
 		return false;
 	}
 	return true;
@@ -530,7 +530,7 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	if (ev->compiler_missing) {
-		fail(j->res, "compile", "environment", NULL, "compile: %s --version failed: compiler missing%s",
+		fail(j->res, "compile", CUCO_FAIL_ENVIRONMENT, NULL, "compile: %s --version failed: compiler missing%s",
 			ev->compiler, ev->sandbox.on ? " (or hidden by the sandbox, as all of $HOME is)" : "");
 		return CUCO_OK;
 	}
@@ -567,15 +567,15 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 		return cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	struct stat sb;
 	if (st.timed_out)
-		fail(j->res, "compile", "timeout", st.tail, "compile: killed after %.0f s", st.wall_s);
+		fail(j->res, "compile", CUCO_FAIL_TIMEOUT, st.tail, "compile: killed after %.0f s", st.wall_s);
 	else if (st.exit_code == 127)
-		fail(j->res, "compile", "environment", st.tail, "compile: command not found");
+		fail(j->res, "compile", CUCO_FAIL_ENVIRONMENT, st.tail, "compile: command not found");
 	else if ((st.exit_code != 0 || st.signal) && out_of_room(st.tail))
 		return cuco_errf(err, CUCO_EENV, "%s: compile: %s", j->workdir, out_of_room(st.tail));
 	else if (st.exit_code != 0 || st.signal)
-		fail(j->res, "compile", "compile-error", st.tail, "compile: exit status %d", st.exit_code);
+		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: exit status %d", st.exit_code);
 	else if (stat(output, &sb) != 0)
-		fail(j->res, "compile", "compile-error", st.tail, "compile: the build made no {output}");
+		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: the build made no {output}");
 	else if (rename(output, j->binary) != 0)
 		return cuco_errf(err, CUCO_EENV, "%s: %s", j->binary, strerror(errno));
 	else
@@ -709,7 +709,7 @@ static int benchmark(job *j, cuco_err *err)
 		j->res->bench_s += st.wall_s;
 		bool ok = rc == CUCO_OK && classify(ev, "bench", &st, &p, &o, j->slurm_fault, j->res);
 		if (ok && !(o.median_us > 0)) {
-			fail(j->res, "bench", "protocol", st.tail, "bench: the result has no latency_us.median");
+			fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail, "bench: the result has no latency_us.median");
 			ok = false;
 		}
 		eval_parse_free(&p);
@@ -782,7 +782,7 @@ static int on_slot(job *j, int want, bool bench, cuco_err *err)
 		if (rc != CUCO_OK) {
 			if (atomic_load(&ev->cancel) || rc != CUCO_EENV)
 				return rc;
-			fail(j->res, "run", "environment", NULL, "run: %s", err->msg);
+			fail(j->res, "run", CUCO_FAIL_ENVIRONMENT, NULL, "run: %s", err->msg);
 			return CUCO_OK;
 		}
 		j->res->slot = j->slot;
@@ -833,11 +833,11 @@ static int cascade(job *j, const char *source, size_t len, bool bench, int want,
 		return rc;
 	j->res->ok = false;
 	if (*ev->launcher_missing) {
-		fail(j->res, "run", "environment", NULL, "run: %s", ev->launcher_missing);
+		fail(j->res, "run", CUCO_FAIL_ENVIRONMENT, NULL, "run: %s", ev->launcher_missing);
 		return CUCO_OK;
 	}
 	if (*ev->gpu_missing) {
-		fail(j->res, "run", "environment", NULL, "run: %s", ev->gpu_missing);
+		fail(j->res, "run", CUCO_FAIL_ENVIRONMENT, NULL, "run: %s", ev->gpu_missing);
 		return CUCO_OK;
 	}
 	rc = on_slot(j, want, bench, err);
@@ -863,7 +863,7 @@ int cuco_eval_candidate_on(cuco_evaluator *ev, int slot, const char *source, siz
 		return cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	cuco_err why = { 0 };
 	if (!cuco_directive_valid(&ev->wl, dir, &why)) {
-		fail(res, "compile", "compile-error", NULL, "directive: %s", why.msg);
+		fail(res, "compile", CUCO_FAIL_COMPILE_ERROR, NULL, "directive: %s", why.msg);
 		res->overhead_s = cuco_mono() - start;
 		return CUCO_OK;
 	}

@@ -47,7 +47,12 @@ bool eval_placeholder_known(const cuco_workload *wl, const char *name)
 			return true;
 	if (strncmp(name, "size.", 5) == 0)
 		return size_var_everywhere(wl, name + 5);
-	return cuco_workload_dim(wl, name) != NULL;
+	/* A dimension of the design space; looked up here rather than through
+	 * workload.c, which expands templates to check them. */
+	for (int i = 0; i < wl->ndims; i++)
+		if (strcmp(wl->dims[i].name, name) == 0)
+			return true;
+	return false;
 }
 
 /* -D<define>_<VALUE>=1 -D<define>=<index> for an enum, -D<define>=<v> else. */

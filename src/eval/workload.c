@@ -25,9 +25,6 @@
 #define MANIFEST "workload.json"
 #define MANIFEST_MAX (1 << 20)
 
-static const char *const directive_dims[] = { "backend", "issuer", "placement", "sync", "granularity" };
-enum { NDIRECTIVE = 5 };
-
 typedef struct wl_report {
 	const char *path;  /* the manifest, as every message starts */
 	void (*fn)(const char *line, void *arg);
@@ -380,18 +377,17 @@ static void parse_design_space(wl_report *r, const cJSON *root, cuco_workload *w
 	const cJSON *ds = get_object(r, root, "design_space", "design_space", true);
 	if (!ds)
 		return;
-	for (int i = 0; i < NDIRECTIVE; i++) {
+	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++) {
+		const char *name = cuco_dirdim_name((cuco_dirdim)i);
 		char path[64];
-		snprintf(path, sizeof path, "design_space.%s", directive_dims[i]);
-		const cJSON *spec = field(r, ds, directive_dims[i], path, true);
+		snprintf(path, sizeof path, "design_space.%s", name);
+		const cJSON *spec = field(r, ds, name, path, true);
 		if (spec)
-			parse_dim(r, directive_dims[i], spec, path, true, wl);
+			parse_dim(r, name, spec, path, true, wl);
 	}
 	const cJSON *it;
 	cJSON_ArrayForEach(it, ds) {
-		bool known = strcmp(it->string, "knobs") == 0;
-		for (int i = 0; i < NDIRECTIVE && !known; i++)
-			known = strcmp(it->string, directive_dims[i]) == 0;
+		bool known = strcmp(it->string, "knobs") == 0 || cuco_dirdim_find(it->string) >= 0;
 		if (!known) {
 			char path[160];
 			snprintf(path, sizeof path, "design_space.%s", it->string);
@@ -851,44 +847,6 @@ const cuco_dim *cuco_workload_dim(const cuco_workload *wl, const char *name)
 		if (strcmp(wl->dims[i].name, name) == 0)
 			return &wl->dims[i];
 	return NULL;
-}
-
-/* The directive's own field for a directive dimension, NULL for a knob. */
-static char *directive_field(cuco_directive *d, const char *dim)
-{
-	char *fields[NDIRECTIVE] = { d->backend, d->issuer, d->placement, d->sync, d->granularity };
-	for (int i = 0; i < NDIRECTIVE; i++)
-		if (strcmp(dim, directive_dims[i]) == 0)
-			return fields[i];
-	return NULL;
-}
-
-const char *cuco_directive_value(const cuco_directive *d, const char *dim)
-{
-	const char *f = directive_field((cuco_directive *)d, dim);
-	if (f)
-		return f;
-	for (int i = 0; i < d->nknobs; i++)
-		if (strcmp(d->knobs[i].name, dim) == 0)
-			return d->knobs[i].value;
-	return "";
-}
-
-int cuco_directive_set(cuco_directive *d, const char *dim, const char *value)
-{
-	char *f = directive_field(d, dim);
-	if (f)
-		return cuco_strlcpy(f, value, sizeof d->backend) ? CUCO_OK : CUCO_EDATA;
-	int i = 0;
-	while (i < d->nknobs && strcmp(d->knobs[i].name, dim) != 0)
-		i++;
-	if (i == d->nknobs) {
-		if (d->nknobs == CUCO_MAX_KNOBS || strlen(dim) >= sizeof d->knobs[0].name)
-			return CUCO_EDATA;
-		cuco_strlcpy(d->knobs[i].name, dim, sizeof d->knobs[0].name);
-		d->nknobs++;
-	}
-	return cuco_strlcpy(d->knobs[i].value, value, sizeof d->knobs[0].value) ? CUCO_OK : CUCO_EDATA;
 }
 
 void cuco_directive_default(const cuco_workload *wl, cuco_directive *out)

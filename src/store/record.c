@@ -5,6 +5,7 @@
  * default), so older records stay readable. NAN is written as null. */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +20,27 @@ static const char *const status_names[CUCO_STATUS_COUNT] = {
 static const char *const command_names[CUCO_CMD_COUNT] = {
 	"pin", "unpin", "reject", "edit", "hint", "pause", "resume", "stop",
 };
+
+static const char *const fail_names[CUCO_FAIL_COUNT] = {
+#define X(e, name, help) name,
+	CUCO_FAIL_CLASSES(X)
+#undef X
+};
+static const char *const fail_help[CUCO_FAIL_COUNT] = {
+#define X(e, name, help) help,
+	CUCO_FAIL_CLASSES(X)
+#undef X
+};
+
+const char *cuco_fail_name(cuco_fail_class f)
+{
+	return (unsigned)f < CUCO_FAIL_COUNT ? fail_names[f] : "?";
+}
+
+const char *cuco_fail_help(cuco_fail_class f)
+{
+	return (unsigned)f < CUCO_FAIL_COUNT ? fail_help[f] : "";
+}
 
 const char *cuco_origin_name(cuco_origin o)
 {
@@ -49,6 +71,15 @@ int cuco_origin_parse(const char *name, cuco_origin *out)
 	if (i < 0)
 		return CUCO_EDATA;
 	*out = (cuco_origin)i;
+	return CUCO_OK;
+}
+
+int cuco_fail_parse(const char *name, cuco_fail_class *out)
+{
+	int i = parse_name(fail_names, CUCO_FAIL_COUNT, name);
+	if (i < 0)
+		return CUCO_EDATA;
+	*out = (cuco_fail_class)i;
 	return CUCO_OK;
 }
 
@@ -177,14 +208,74 @@ static void get_bool(decoder *d, const char *key, bool *dst)
 
 /* ---- directive ------------------------------------------------------------- */
 
+static const struct {
+	const char *name, *help;
+	size_t offset;
+} dirdims[CUCO_DIRDIM_COUNT] = {
+#define X(e, field, text) { #field, text, offsetof(cuco_directive, field) },
+	CUCO_DIRECTIVE_DIMS(X)
+#undef X
+};
+
+const char *cuco_dirdim_name(cuco_dirdim d)
+{
+	return (unsigned)d < CUCO_DIRDIM_COUNT ? dirdims[d].name : "?";
+}
+
+const char *cuco_dirdim_help(cuco_dirdim d)
+{
+	return (unsigned)d < CUCO_DIRDIM_COUNT ? dirdims[d].help : "";
+}
+
+int cuco_dirdim_find(const char *name)
+{
+	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++)
+		if (strcmp(name, dirdims[i].name) == 0)
+			return i;
+	return -1;
+}
+
+static char *dirdim_field(cuco_directive *d, int dim)
+{
+	return (char *)d + dirdims[dim].offset;
+}
+
+const char *cuco_directive_get(const cuco_directive *d, cuco_dirdim dim)
+{
+	return (unsigned)dim < CUCO_DIRDIM_COUNT ? dirdim_field((cuco_directive *)d, (int)dim) : "";
+}
+
+const char *cuco_directive_value(const cuco_directive *d, const char *name)
+{
+	int dim = cuco_dirdim_find(name);
+	if (dim >= 0)
+		return cuco_directive_get(d, (cuco_dirdim)dim);
+	const char *v = cuco_knob_get(d, name);
+	return v ? v : "";
+}
+
+int cuco_directive_set(cuco_directive *d, const char *name, const char *value)
+{
+	int dim = cuco_dirdim_find(name);
+	if (dim >= 0)
+		return cuco_strlcpy(dirdim_field(d, dim), value, sizeof d->backend) ? CUCO_OK : CUCO_EDATA;
+	int i = 0;
+	while (i < d->nknobs && strcmp(d->knobs[i].name, name) != 0)
+		i++;
+	if (i == d->nknobs) {
+		if (d->nknobs == CUCO_MAX_KNOBS || strlen(name) >= sizeof d->knobs[0].name)
+			return CUCO_EDATA;
+		cuco_strlcpy(d->knobs[i].name, name, sizeof d->knobs[0].name);
+		d->nknobs++;
+	}
+	return cuco_strlcpy(d->knobs[i].value, value, sizeof d->knobs[0].value) ? CUCO_OK : CUCO_EDATA;
+}
+
 cJSON *cuco_directive_to_json(const cuco_directive *dv)
 {
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "backend", dv->backend);
-	cJSON_AddStringToObject(o, "issuer", dv->issuer);
-	cJSON_AddStringToObject(o, "placement", dv->placement);
-	cJSON_AddStringToObject(o, "sync", dv->sync);
-	cJSON_AddStringToObject(o, "granularity", dv->granularity);
+	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++)
+		cJSON_AddStringToObject(o, dirdims[i].name, cuco_directive_get(dv, (cuco_dirdim)i));
 	cJSON *knobs = cJSON_AddObjectToObject(o, "knobs");
 	for (int i = 0; i < dv->nknobs && i < CUCO_MAX_KNOBS; i++)
 		cJSON_AddStringToObject(knobs, dv->knobs[i].name, dv->knobs[i].value);
@@ -197,11 +288,8 @@ int cuco_directive_from_json(const cJSON *j, cuco_directive *out, cuco_err *err)
 	if (!cJSON_IsObject(j))
 		return cuco_errf(err, CUCO_EDATA, "directive: expected an object");
 	decoder d = { j, err, CUCO_OK };
-	get_str(&d, "backend", out->backend, sizeof out->backend);
-	get_str(&d, "issuer", out->issuer, sizeof out->issuer);
-	get_str(&d, "placement", out->placement, sizeof out->placement);
-	get_str(&d, "sync", out->sync, sizeof out->sync);
-	get_str(&d, "granularity", out->granularity, sizeof out->granularity);
+	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++)
+		get_str(&d, dirdims[i].name, dirdim_field(out, i), sizeof out->backend);
 	const cJSON *knobs = field(&d, "knobs");
 	if (knobs && !cJSON_IsObject(knobs))
 		bad(&d, "knobs", "an object");
@@ -235,9 +323,12 @@ const char *cuco_knob_get(const cuco_directive *dv, const char *name)
 
 void cuco_directive_short(const cuco_directive *dv, char *buf, size_t size)
 {
-	int n = snprintf(buf, size, "%s/%s/%s/%s/%s", dv->backend[0] ? dv->backend : "-",
-		dv->issuer[0] ? dv->issuer : "-", dv->placement[0] ? dv->placement : "-",
-		dv->sync[0] ? dv->sync : "-", dv->granularity[0] ? dv->granularity : "-");
+	int n = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < CUCO_DIRDIM_COUNT && n >= 0 && (size_t)n < size; i++) {
+		const char *v = cuco_directive_get(dv, (cuco_dirdim)i);
+		n += snprintf(buf + n, size - (size_t)n, "%s%s", i ? "/" : "", *v ? v : "-");
+	}
 	for (int i = 0; i < dv->nknobs && n >= 0 && (size_t)n < size; i++)
 		n += snprintf(buf + n, size - (size_t)n, " %s=%s", dv->knobs[i].name, dv->knobs[i].value);
 }

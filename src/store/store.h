@@ -64,6 +64,33 @@ typedef enum cuco_status {
 	CUCO_STATUS_COUNT
 } cuco_status;
 
+/* Why an evaluation failed, the one table of classes the evaluator
+ * assigns and every reader explains: X(enum, name in records, what it
+ * means). A candidate's error_class holds the name. */
+#define CUCO_FAIL_CLASSES(X) \
+	X(COMPILE_ERROR, "compile-error", "the source did not compile; the excerpt is the " \
+		"compiler's output.") \
+	X(CRASH, "crash", "the program died (signal or non-zero exit) while running.") \
+	X(WRONG_ANSWER, "wrong-answer", "it ran but its result differs from the reference beyond " \
+		"the tolerance: usually a missing synchronization or a wrong offset.") \
+	X(TIMEOUT, "timeout", "it ran past the stage's time limit and was killed with its process " \
+		"group: in distributed kernels usually a deadlock (a wait nobody signals).") \
+	X(PROTOCOL, "protocol", "it ran but did not print the result line the harness protocol " \
+		"asks for.") \
+	X(ENVIRONMENT, "environment", "the machine lacked something (compiler, mpirun, GPU): not " \
+		"the candidate's fault.")
+
+typedef enum cuco_fail_class {
+#define X(e, name, help) CUCO_FAIL_##e,
+	CUCO_FAIL_CLASSES(X)
+#undef X
+	CUCO_FAIL_COUNT
+} cuco_fail_class;
+
+const char *cuco_fail_name(cuco_fail_class f);  /* "wrong-answer", …; "?" out of range */
+const char *cuco_fail_help(cuco_fail_class f);
+int cuco_fail_parse(const char *name, cuco_fail_class *out);  /* CUCO_OK or CUCO_EDATA */
+
 const char *cuco_origin_name(cuco_origin o);  /* "llm-diff", … */
 const char *cuco_status_name(cuco_status s);  /* "queued", … */
 int cuco_origin_parse(const char *name, cuco_origin *out);  /* CUCO_OK or CUCO_EDATA */
@@ -76,16 +103,55 @@ typedef struct cuco_knob {
 	char value[64];
 } cuco_knob;
 
+/* The five directive dimensions, the one table every part reads (the
+ * record's JSON, manifests' design spaces, the screen, prompts), in the
+ * order every view shows them: X(enum, field of cuco_directive, what it
+ * means — the words the screen teaches when a workload gives none). */
+#define CUCO_DIRECTIVE_DIMS(X) \
+	X(BACKEND, backend, "how bytes move between ranks. GPU: LSA = load/store into a peer's " \
+		"memory over NVLink; GIN = the GPU itself issues network puts. CPU: msg = two-sided " \
+		"send/recv, rma = one-sided put (GIN's analogue), shm = direct load/store in a shared " \
+		"window (LSA's analogue).") \
+	X(ISSUER, issuer, "who starts each transfer: one thread, a warp, a whole CTA (GPU), or " \
+		"one rank thread versus several (CPU). More issuers spread the work but add " \
+		"coordination.") \
+	X(PLACEMENT, placement, "where communication sits relative to compute: after it, " \
+		"interleaved with it chunk by chunk, or prefetched ahead so it overlaps the next step.") \
+	X(SYNC, sync, "the scope of synchronization that makes data visible: a fence over " \
+		"everything, per-chunk flags, or a narrower epoch (e.g. PSCW). Narrow scopes wait less.") \
+	X(GRANULARITY, granularity, "the chunk size (or count) the transfer is cut into. Small " \
+		"chunks overlap better but pay more per-message overhead.")
+
+typedef enum cuco_dirdim {
+#define X(e, field, help) CUCO_DIRDIM_##e,
+	CUCO_DIRECTIVE_DIMS(X)
+#undef X
+	CUCO_DIRDIM_COUNT
+} cuco_dirdim;
+
 /* The optimization directive a candidate states before its code. */
 typedef struct cuco_directive {
-	char backend[32];      /* GIN | LSA (GPU); msg | rma | shm (CPU) */
-	char issuer[32];       /* thread | warp | cta (GPU); one | several (CPU) */
-	char placement[32];    /* where communication sits relative to compute */
-	char sync[32];         /* synchronization scope */
-	char granularity[32];  /* chunk size, as text ("64KiB", "4") */
+	/* One field per dimension: backend (GIN | LSA on GPUs; msg | rma | shm
+	 * on CPUs), issuer, placement, sync, granularity (chunk size as text,
+	 * "64KiB", "4"). */
+#define X(e, field, help) char field[32];
+	CUCO_DIRECTIVE_DIMS(X)
+#undef X
 	int nknobs;
 	cuco_knob knobs[CUCO_MAX_KNOBS];  /* free knobs: name = value */
 } cuco_directive;
+
+const char *cuco_dirdim_name(cuco_dirdim d);  /* "backend", …; "?" out of range */
+const char *cuco_dirdim_help(cuco_dirdim d);
+/* The dimension of that name, or -1 (a knob, or nothing). */
+int cuco_dirdim_find(const char *name);
+/* A directive's value of one dimension ("" when unset). */
+const char *cuco_directive_get(const cuco_directive *d, cuco_dirdim dim);
+/* Value of a directive field or knob by name ("" if unset). */
+const char *cuco_directive_value(const cuco_directive *d, const char *name);
+/* Set a field or a knob (added when new); CUCO_EDATA when the value or the
+ * name is too long or the knobs are full. */
+int cuco_directive_set(cuco_directive *d, const char *name, const char *value);
 
 typedef struct cuco_phase {
 	char name[24];  /* compute, comm, sync, exposed_comm, host, … */
@@ -105,8 +171,7 @@ typedef struct cuco_candidate {
 	char prompt_hash[CUCO_HASH_LEN + 1];  /* "" when no LLM wrote it */
 	char reply_hash[CUCO_HASH_LEN + 1];
 	char failed_stage[16];    /* compile | run | bench, "" unless failed */
-	char error_class[24];     /* compile-error | crash | wrong-answer | timeout
-	                             | protocol | environment */
+	char error_class[24];     /* a cuco_fail_name, "" unless failed */
 	char error_excerpt[2048]; /* tail of the failing stage's output */
 	double score;             /* higher is better; NAN when none */
 	double latency_min_us;

@@ -114,10 +114,9 @@ static void build_detail(tui_app *app, struct load *l)
 		cuco_buf_printf(b, "parent         #%llu\n", (unsigned long long)c->parents[i]);
 	if (c->note[0])
 		cuco_buf_printf(b, "note           %s\n", c->note);
-	for (int i = 0; i < TUI_DIM_COUNT; i++) {
-		const char *v[] = { c->directive.backend, c->directive.issuer, c->directive.placement,
-			c->directive.sync, c->directive.granularity };
-		cuco_buf_printf(b, "%-14s %s\n", tui_dim_names[i], *v[i] ? v[i] : "-");
+	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++) {
+		const char *v = cuco_directive_get(&c->directive, (cuco_dirdim)i);
+		cuco_buf_printf(b, "%-14s %s\n", cuco_dirdim_name((cuco_dirdim)i), *v ? v : "-");
 	}
 	for (int i = 0; i < c->directive.nknobs; i++)
 		cuco_buf_printf(b, "  knob %-8s %s\n", c->directive.knobs[i].name, c->directive.knobs[i].value);

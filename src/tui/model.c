@@ -6,10 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const tui_dim_names[TUI_DIM_COUNT] = {
-	"backend", "issuer", "placement", "sync", "granularity",
-};
-
 void tui_model_init(tui_model *m)
 {
 	memset(m, 0, sizeof *m);
@@ -154,8 +150,8 @@ static void read_meta(tui_model *m, cuco_txn *txn)
 	meta_name(txn, "strategy", m->strategy, sizeof m->strategy, NULL);
 	/* The workload's own words for its dimensions, when the run kept it. */
 	const cJSON *space = cJSON_GetObjectItemCaseSensitive(wl, "design_space");
-	for (int i = 0; i < TUI_DIM_COUNT; i++) {
-		const cJSON *dim = cJSON_GetObjectItemCaseSensitive(space, tui_dim_names[i]);
+	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++) {
+		const cJSON *dim = cJSON_GetObjectItemCaseSensitive(space, cuco_dirdim_name((cuco_dirdim)i));
 		const cJSON *help = cJSON_GetObjectItemCaseSensitive(dim, "help");
 		if (cJSON_IsString(help))
 			cuco_strlcpy(m->dim_help[i], help->valuestring, sizeof m->dim_help[i]);

@@ -14,10 +14,6 @@
 #define TUI_LOG_KEEP 256   /* events the log pane keeps */
 #define TUI_MAX_ISLANDS 64
 
-/* Directive dimensions in the order the detail pane and prompts show them. */
-#define TUI_DIM_COUNT 5
-extern const char *const tui_dim_names[TUI_DIM_COUNT];
-
 typedef struct tui_filter {
 	int island;            /* -2: any */
 	int status;            /* -1: any, else a cuco_status */
@@ -59,7 +55,7 @@ typedef struct tui_model {
 	char strategy[64];
 	double budget_usd;     /* 0: none stated */
 	int64_t budget_tokens;
-	char dim_help[TUI_DIM_COUNT][256];  /* "" when the workload gives none */
+	char dim_help[CUCO_DIRDIM_COUNT][256];  /* "" when the workload gives none */
 } tui_model;
 
 void tui_model_init(tui_model *m);

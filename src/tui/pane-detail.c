@@ -51,8 +51,8 @@ static void explain(tui_app *app, cuco_buf *out)
 {
 	const tui_focus *f = &app->f;
 	cuco_buf_puts(out, "The optimization directive every candidate states before its code:\n\n");
-	for (int i = 0; i < TUI_DIM_COUNT; i++)
-		cuco_buf_printf(out, "%s\n  %s\n", tui_dim_names[i], tui_teach_dim(&app->m, i));
+	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++)
+		cuco_buf_printf(out, "%s\n  %s\n", cuco_dirdim_name((cuco_dirdim)i), tui_teach_dim(&app->m, i));
 	cuco_buf_puts(out, "\nMetrics: latency is per iteration after warm-up (min/median/p90 of the\n"
 		"timed repetitions); spread is (max-min)/min; speedup is the baseline's median over\n"
 		"this one's, measured in the same run; peak fraction is the share of the hardware's\n"
@@ -66,10 +66,9 @@ static void explain(tui_app *app, cuco_buf *out)
 				tui_teach_error(f->cand.error_class));
 	}
 	cuco_buf_puts(out, "\nFailure classes:\n");
-	static const char *const classes[] = { "compile-error", "crash", "wrong-answer", "timeout",
-		"protocol", "environment" };
-	for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
-		cuco_buf_printf(out, "  %-14s %s\n", classes[i], tui_teach_error(classes[i]));
+	for (int i = 0; i < CUCO_FAIL_COUNT; i++)
+		cuco_buf_printf(out, "  %-14s %s\n", cuco_fail_name((cuco_fail_class)i),
+			cuco_fail_help((cuco_fail_class)i));
 }
 
 const tui_pane_ops tui_pane_detail = {

@@ -1,30 +1,18 @@
 /* teach.c — one or two sentences on every directive dimension, phase,
  * failure class, status and origin, reachable with `t` where they appear.
- * A workload's own `help` strings (kept in the run's meta) win for the
- * dimensions: they speak of that workload's values. */
+ * The dimensions' and failure classes' words are the store's tables
+ * (CUCO_DIRECTIVE_DIMS, CUCO_FAIL_CLASSES); a workload's own `help` strings
+ * (kept in the run's meta) win for the dimensions: they speak of that
+ * workload's values. */
 #include "tui/screen.h"
 
 #include <string.h>
 
-static const char *const dim_text[TUI_DIM_COUNT] = {
-	"backend: how bytes move between ranks. GPU: LSA = load/store into a peer's memory over "
-	"NVLink; GIN = the GPU itself issues network puts. CPU: msg = two-sided send/recv, rma = "
-	"one-sided put (GIN's analogue), shm = direct load/store in a shared window (LSA's analogue).",
-	"issuer: who starts each transfer: one thread, a warp, a whole CTA (GPU), or one rank "
-	"thread versus several (CPU). More issuers spread the work but add coordination.",
-	"placement: where communication sits relative to compute: after it, interleaved with it "
-	"chunk by chunk, or prefetched ahead so it overlaps the next step.",
-	"sync: the scope of synchronization that makes data visible: a fence over everything, "
-	"per-chunk flags, or a narrower epoch (e.g. PSCW). Narrow scopes wait less.",
-	"granularity: the chunk size (or count) the transfer is cut into. Small chunks overlap "
-	"better but pay more per-message overhead.",
-};
-
 const char *tui_teach_dim(const tui_model *m, int dim)
 {
-	if (dim < 0 || dim >= TUI_DIM_COUNT)
+	if (dim < 0 || dim >= CUCO_DIRDIM_COUNT)
 		return "";
-	return m->dim_help[dim][0] ? m->dim_help[dim] : dim_text[dim];
+	return m->dim_help[dim][0] ? m->dim_help[dim] : cuco_dirdim_help((cuco_dirdim)dim);
 }
 
 static const struct { const char *name, *text; } phases[] = {
@@ -52,23 +40,11 @@ const char *tui_teach_phase(const char *phase)
 		: "a phase this workload's harness reports by its own name.";
 }
 
-static const struct { const char *name, *text; } errors[] = {
-	{ "compile-error", "the source did not compile; the excerpt is the compiler's output." },
-	{ "crash", "the program died (signal or non-zero exit) while running." },
-	{ "wrong-answer", "it ran but its result differs from the reference beyond the tolerance: "
-		"usually a missing synchronization or a wrong offset." },
-	{ "timeout", "it ran past the stage's time limit and was killed with its process group: "
-		"in distributed kernels usually a deadlock (a wait nobody signals)." },
-	{ "protocol", "it ran but did not print the result line the harness protocol asks for." },
-	{ "environment", "the machine lacked something (compiler, mpirun, GPU): not the candidate's fault." },
-};
-
 const char *tui_teach_error(const char *error_class)
 {
-	for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
-		if (strcmp(error_class, errors[i].name) == 0)
-			return errors[i].text;
-	return "a failure class this version does not know.";
+	cuco_fail_class f;
+	return cuco_fail_parse(error_class, &f) == CUCO_OK ? cuco_fail_help(f)
+		: "a failure class this version does not know.";
 }
 
 const char *tui_teach_status(cuco_status s)

@@ -146,6 +146,74 @@ static void test_candidate_roundtrip(void **state)
 	rmtree(dir);
 }
 
+/* The one table of directive dimensions: names, fields and JSON agree. */
+static void test_directive_dims(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "backend", "issuer", "placement", "sync", "granularity" };
+	assert_int_equal(CUCO_DIRDIM_COUNT, 5);
+	cuco_directive d;
+	memset(&d, 0, sizeof d);
+	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++) {
+		assert_string_equal(cuco_dirdim_name((cuco_dirdim)i), names[i]);
+		assert_int_equal(cuco_dirdim_find(names[i]), i);
+		assert_true(strlen(cuco_dirdim_help((cuco_dirdim)i)) > 20);
+		assert_int_equal(cuco_directive_set(&d, names[i], names[i] + 1), CUCO_OK);
+	}
+	assert_string_equal(d.placement, "lacement");
+	assert_string_equal(cuco_directive_get(&d, CUCO_DIRDIM_SYNC), "ync");
+	assert_int_equal(cuco_dirdim_find("tile"), -1);
+	assert_string_equal(cuco_dirdim_name(CUCO_DIRDIM_COUNT), "?");
+	/* Anything else is a knob, added once and then replaced. */
+	assert_int_equal(cuco_directive_set(&d, "tile", "64"), CUCO_OK);
+	assert_int_equal(cuco_directive_set(&d, "tile", "128"), CUCO_OK);
+	assert_int_equal(d.nknobs, 1);
+	assert_string_equal(cuco_directive_value(&d, "tile"), "128");
+	assert_string_equal(cuco_directive_value(&d, "issuer"), "ssuer");
+	assert_string_equal(cuco_directive_value(&d, "nosuch"), "");
+	char big[64];
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	assert_int_equal(cuco_directive_set(&d, "backend", big), CUCO_EDATA);
+	char text[256];
+	cuco_directive_short(&d, text, sizeof text);
+	assert_string_equal(text, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/ssuer/lacement/ync/ranularity tile=128");
+	/* The JSON form names every dimension by the table's name. */
+	cJSON *j = cuco_directive_to_json(&d);
+	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++)
+		assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, names[i])));
+	cuco_directive back;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_directive_from_json(j, &back, &err), CUCO_OK);
+	assert_memory_equal(&back, &d, sizeof d);
+	cJSON_Delete(j);
+}
+
+/* The one table of failure classes: every name parses back to itself. */
+static void test_fail_classes(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "compile-error", "crash", "wrong-answer", "timeout",
+		"protocol", "environment" };
+	assert_true(CUCO_FAIL_COUNT >= 6);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		cuco_fail_class f;
+		assert_int_equal(cuco_fail_parse(names[i], &f), CUCO_OK);
+		assert_string_equal(cuco_fail_name(f), names[i]);
+		assert_true(strlen(cuco_fail_help(f)) > 20);
+	}
+	for (int i = 0; i < CUCO_FAIL_COUNT; i++) {
+		cuco_fail_class f;
+		assert_int_equal(cuco_fail_parse(cuco_fail_name((cuco_fail_class)i), &f), CUCO_OK);
+		assert_int_equal(f, i);
+		/* A name must fit the record's field. */
+		assert_true(strlen(cuco_fail_name(f)) < sizeof ((cuco_candidate *)0)->error_class);
+	}
+	cuco_fail_class f;
+	assert_int_equal(cuco_fail_parse("segfault", &f), CUCO_EDATA);
+	assert_string_equal(cuco_fail_name(CUCO_FAIL_COUNT), "?");
+}
+
 static void test_json_rejects_bad_types(void **state)
 {
 	(void)state;
@@ -608,6 +676,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_candidate_roundtrip),
+		cmocka_unit_test(test_directive_dims),
+		cmocka_unit_test(test_fail_classes),
 		cmocka_unit_test(test_json_rejects_bad_types),
 		cmocka_unit_test(test_indexes),
 		cmocka_unit_test(test_marks),

@@ -1,0 +1,138 @@
+/* engine_int.h — inside the engine: its state and what its files share.
+ *
+ *   engine.c         the public API, the driver thread, the run's state flags
+ *   engine_pool.c    the workers and their queue; proposals
+ *   engine_eval.c    evaluating a candidate; the baseline policy
+ *   engine_record.c  store transactions: events, statuses, results, the best
+ *   engine_cmd.c     the command queue (pin, reject, edit, pause, stop, hint)
+ *   engine_retime.c  the re-timing of the best few at the end
+ *   engine_setup.c   the run's first write, a resumed run's state, the replay
+ *
+ * Locks: `lock` guards the state below it and the progress stream;
+ * `strat_lock` serialises calls into the strategy. Neither is held during
+ * an evaluation, and `lock` is never held while taking `strat_lock`.
+ * Store writes are serialised by LMDB itself.
+ */
+#ifndef CUCO_ENGINE_INT_H
+#define CUCO_ENGINE_INT_H
+
+#include "agents/agents.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MAX_JOBS 16
+#define POLL_S 0.2          /* command queue polling while workers run */
+
+struct cuco_engine {
+	cuco_store *st;
+	const cuco_workload *wl;
+	cuco_engine_config cfg;
+	const cuco_strategy *strat;
+	void *strat_state;
+	pthread_mutex_t strat_lock;
+	cuco_evaluator *ev;
+	char *baseline_src, *seed_src;
+	size_t baseline_len, seed_len;
+	char seed_hash[CUCO_HASH_LEN + 1];
+	cuco_directive seed_dir;
+	cuco_hardware hw;       /* this machine, as this session found it */
+	uint64_t baseline_id, seed_id;
+	int wake[2];
+	pthread_t driver;
+	pthread_t workers[MAX_JOBS];
+	int nworkers;
+	atomic_bool done;
+	atomic_bool stop_calls;  /* a person asked to stop: model calls give up */
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool paused, stop, exhausted, baseline_due, baseline_busy;
+	int proposed;           /* strategy candidates over the whole run */
+	int benched;            /* benchmarks since the last baseline measurement */
+	int env_fails;          /* environment failures in a row */
+	int model_fails;        /* proposals in a row whose model call gave up */
+	int active;             /* workers still running */
+	double baseline_us;     /* the latest good baseline median */
+	cuco_eval_result baseline_res;  /* and its whole measurement */
+	uint64_t best_id;
+	double best_score;
+	uint64_t *backlog;         /* stored candidates to evaluate before proposing */
+	size_t nbacklog, backlog_cap;
+	double deadline;        /* cuco_mono() limit; 0 = none */
+	const char *end_reason;
+	int rc;                 /* what ended the run, with err */
+	cuco_err err;
+};
+
+/* ---- the run's state (engine.c) ---- */
+
+void engine_wake(cuco_engine *e);
+/* End the run with an error (the first one wins). */
+void engine_fail(cuco_engine *e, const cuco_err *err);
+bool engine_stopping(cuco_engine *e);
+/* Wait on e->cond (holding e->lock) for at most `seconds`. */
+void engine_wait(cuco_engine *e, double seconds);
+
+/* ---- store transactions (engine_record.c) ---- */
+
+void engine_first_line(const char *text, char *buf, size_t size);
+void engine_event_init(cuco_event *ev, const char *kind, uint64_t cand, const char *author);
+void engine_event(cuco_engine *e, const char *kind, uint64_t cand, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int engine_get(cuco_engine *e, uint64_t id, cuco_candidate *out, cuco_err *err);
+void engine_set_status(cuco_engine *e, uint64_t id, cuco_status status);
+/* Write an evaluation's result to candidate id, against baseline_us (NAN:
+ * it is the baseline), with an event of this kind; an error ends the run. */
+int engine_record(cuco_engine *e, uint64_t id, const cuco_eval_result *res, double baseline_us,
+	const char *kind, cuco_candidate *out);
+/* One progress line; call with e->lock held. */
+void engine_progress(cuco_engine *e, const cuco_candidate *c, const char *what);
+void engine_announce_best(cuco_engine *e, const cuco_candidate *c);
+/* The best from the store, into e->best_id/best_score. */
+void engine_refresh_best(cuco_engine *e);
+
+/* ---- evaluation (engine_eval.c) ---- */
+
+enum { ENGINE_BASE_FIRST = 1, ENGINE_BASE_QUIET = 2 };  /* engine_measure_baseline's flags */
+
+bool engine_counts_for_budget(const cuco_candidate *c);
+int engine_evaluate(cuco_engine *e, const char *src, size_t len, const cuco_directive *d,
+	cuco_eval_result *res);
+int engine_measure_baseline(cuco_engine *e, unsigned flags);
+/* Hand a finished candidate to the strategy (under strat_lock). */
+void engine_observe(cuco_engine *e, const cuco_candidate *c);
+bool engine_claim_baseline(cuco_engine *e);
+void engine_evaluate_stored(cuco_engine *e, uint64_t id);
+
+/* ---- proposals and workers (engine_pool.c) ---- */
+
+typedef struct engine_insert_arg {
+	cuco_candidate c;       /* in: the proposal; out: as stored */
+	const char *source;     /* NULL: c.source_hash names it */
+	size_t len;
+	const char *event;      /* kind of the event to add */
+	const char *author;
+	char text[512];
+} engine_insert_arg;
+
+/* Insert a new candidate (a proposal or a person's edit) with its event. */
+int engine_insert_txn(cuco_txn *txn, void *arg);
+void *engine_worker(void *arg);
+
+/* ---- commands (engine_cmd.c), re-timing (engine_retime.c) ---- */
+
+void engine_poll_commands(cuco_engine *e);
+void engine_rebench_top(cuco_engine *e);
+
+/* ---- setup and resume (engine_setup.c) ---- */
+
+/* Read the workload's files and write the run's first transaction. */
+int engine_setup(cuco_engine *e, cuco_err *err);
+/* Every stored candidate and acknowledged hint into the strategy. */
+int engine_replay(cuco_engine *e, cuco_err *err);
+void engine_free(cuco_engine *e);
+
+#endif

@@ -1,0 +1,256 @@
+/* engine_setup.c — a run's first write (meta, the baseline and seed rows,
+ * a resumed run's budget and backlog) and its replay into the strategy. */
+#include "agents/engine_int.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The workload name of a stored meta value (object with "name"). */
+static bool same_workload(const char *json, const char *name)
+{
+	cJSON *j = cJSON_Parse(json);
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(j, "name");
+	bool same = cJSON_IsString(n) && strcmp(n->valuestring, name) == 0;
+	cJSON_Delete(j);
+	return same;
+}
+
+typedef struct setup_arg {
+	cuco_engine *e;
+	char *config_json;
+	char *workload_json;
+	char *hardware_json;
+	char *resumed_from;          /* workload stored in meta, when resuming */
+	char baseline_hash[CUCO_HASH_LEN + 1];
+	uint64_t baseline_id, seed_id;
+	int proposed;
+	uint64_t *backlog;
+	size_t nbacklog;
+	bool resumed;
+} setup_arg;
+
+static int setup_scan(const cuco_candidate *c, void *arg)
+{
+	setup_arg *a = arg;
+	if (c->origin == CUCO_ORIGIN_BASELINE && strcmp(c->source_hash, a->baseline_hash) == 0)
+		a->baseline_id = c->id;
+	else if (c->origin == CUCO_ORIGIN_SEED && strcmp(c->source_hash, a->e->seed_hash) == 0)
+		a->seed_id = c->id;
+	else if (engine_counts_for_budget(c) && strcmp(c->error_class, "environment") != 0)
+		a->proposed++;
+	/* Left unfinished by a session that was killed: evaluate it again. */
+	if (c->status < CUCO_STATUS_DONE && c->origin != CUCO_ORIGIN_BASELINE &&
+			c->origin != CUCO_ORIGIN_SEED) {
+		a->backlog = cuco_xrealloc(a->backlog, (a->nbacklog + 1) * sizeof *a->backlog);
+		a->backlog[a->nbacklog++] = c->id;
+	}
+	return 0;
+}
+
+static int put_root(cuco_txn *txn, cuco_origin origin, const char *text, size_t len,
+	const cuco_directive *d, int island, uint64_t parent, uint64_t *id)
+{
+	cuco_candidate c;
+	memset(&c, 0, sizeof c);
+	c.origin = origin;
+	c.island = island;
+	c.directive = *d;
+	c.nparents = parent ? 1 : 0;
+	c.parents[0] = parent;
+	c.status = CUCO_STATUS_QUEUED;
+	c.score = c.speedup = c.latency_median_us = c.latency_min_us = c.latency_p90_us = NAN;
+	c.max_error = c.peak_fraction = NAN;
+	snprintf(c.note, sizeof c.note, "the workload's %s",
+		origin == CUCO_ORIGIN_BASELINE ? "host-orchestrated baseline" : "seed");
+	int rc = cuco_source_put(txn, text, len, c.source_hash);
+	if (rc == CUCO_OK)
+		rc = cuco_cand_put(txn, &c);
+	if (rc != CUCO_OK)
+		return rc;
+	*id = c.id;
+	cuco_event ev;
+	engine_event_init(&ev, "candidate", c.id, NULL);
+	snprintf(ev.text, sizeof ev.text, "%s added", cuco_origin_name(origin));
+	return cuco_event_add(txn, &ev);
+}
+
+static int setup_txn(cuco_txn *txn, void *arg)
+{
+	setup_arg *a = arg;
+	cuco_engine *e = a->e;
+	free(a->backlog);
+	a->backlog = NULL;
+	a->nbacklog = 0;
+	a->proposed = 0;
+	a->baseline_id = a->seed_id = 0;
+	free(a->resumed_from);
+	a->resumed_from = NULL;
+	int rc = cuco_meta_get(txn, "workload", &a->resumed_from);
+	if (rc != CUCO_OK && rc != CUCO_ENOTFOUND)
+		return rc;
+	a->resumed = rc == CUCO_OK;
+	if (a->resumed && !same_workload(a->resumed_from, e->wl->name))
+		return cuco_txn_fail(txn, CUCO_EUSAGE, "%s: holds a run of another workload (%s), not %s",
+			cuco_store_dir(e->st), a->resumed_from, e->wl->name);
+	if ((rc = cuco_cand_each(txn, 1, setup_scan, a)) != CUCO_OK)
+		return rc;
+	if ((rc = cuco_meta_put(txn, "workload", a->workload_json)) != CUCO_OK ||
+			(rc = cuco_meta_put(txn, "config", a->config_json)) != CUCO_OK)
+		return rc;
+	cJSON *s = cJSON_CreateString(e->strat->name);
+	char *strategy = cJSON_PrintUnformatted(s);
+	cJSON_Delete(s);
+	rc = cuco_meta_put(txn, "strategy", strategy);
+	free(strategy);
+	if (rc != CUCO_OK || (rc = cuco_meta_put(txn, "hardware", a->hardware_json)) != CUCO_OK)
+		return rc;
+	cuco_island isl;
+	if ((rc = cuco_island_get(txn, 0, &isl)) == CUCO_ENOTFOUND) {
+		memset(&isl, 0, sizeof isl);
+		cuco_strlcpy(isl.phase, "explore", sizeof isl.phase);
+		isl.best_score = isl.best_speedup = NAN;
+		rc = cuco_island_put(txn, &isl);
+	}
+	if (rc != CUCO_OK)
+		return rc;
+	cuco_directive base_dir;
+	cuco_directive_default(e->wl, &base_dir);
+	if (!a->baseline_id && (rc = put_root(txn, CUCO_ORIGIN_BASELINE, e->baseline_src,
+			e->baseline_len, &base_dir, -1, 0, &a->baseline_id)) != CUCO_OK)
+		return rc;
+	if (!a->seed_id && (rc = put_root(txn, CUCO_ORIGIN_SEED, e->seed_src, e->seed_len,
+			&e->seed_dir, 0, a->baseline_id, &a->seed_id)) != CUCO_OK)
+		return rc;
+	cuco_event ev;
+	engine_event_init(&ev, "run-start", 0, NULL);
+	snprintf(ev.text, sizeof ev.text, "%s %s: strategy %s, tuner %s, budget %d, jobs %d",
+		a->resumed ? "resumed" : "started", e->wl->name, e->strat->name, e->cfg.tuner,
+		e->cfg.budget, e->cfg.jobs);
+	return cuco_event_add(txn, &ev);
+}
+
+static char *config_json(const cuco_engine_config *cfg)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "strategy", cfg->strategy);
+	cJSON_AddStringToObject(o, "tuner", cfg->tuner);
+	cJSON_AddNumberToObject(o, "budget", cfg->budget);
+	cJSON_AddNumberToObject(o, "minutes", cfg->minutes);
+	cJSON_AddStringToObject(o, "size", cfg->size);
+	cJSON_AddNumberToObject(o, "seed", (double)cfg->seed);
+	cJSON_AddNumberToObject(o, "jobs", cfg->jobs);
+	cJSON_AddNumberToObject(o, "baseline_every", cfg->baseline_every);
+	cJSON_AddNumberToObject(o, "rebench_top", cfg->rebench_top);
+	char *s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+static char *workload_json(const cuco_workload *wl, const char *size)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", wl->name);
+	cJSON_AddStringToObject(o, "dir", wl->dir);
+	cJSON_AddStringToObject(o, "size", size[0] ? size : wl->default_size);
+	cJSON_AddNumberToObject(o, "ranks", wl->ranks);
+	char *s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+static int read_workload_file(const cuco_workload *wl, const char *file, char **text, size_t *len,
+	cuco_err *err)
+{
+	char path[2048];
+	snprintf(path, sizeof path, "%s/%s", wl->dir, file);
+	return cuco_read_file(path, 16u << 20, text, len, err);
+}
+
+void engine_free(cuco_engine *e)
+{
+	if (e->strat_state)
+		e->strat->free(e->strat_state);
+	cuco_evaluator_free(e->ev);
+	free(e->baseline_src);
+	free(e->seed_src);
+	free(e->backlog);
+	for (int i = 0; i < 2; i++)
+		if (e->wake[i] >= 0)
+			close(e->wake[i]);
+	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->strat_lock);
+	pthread_cond_destroy(&e->cond);
+	free(e);
+}
+
+int engine_setup(cuco_engine *e, cuco_err *err)
+{
+	int rc;
+	if ((rc = read_workload_file(e->wl, e->wl->baseline_file, &e->baseline_src,
+			&e->baseline_len, err)) != CUCO_OK ||
+			(rc = read_workload_file(e->wl, e->wl->seed_file, &e->seed_src, &e->seed_len,
+			err)) != CUCO_OK)
+		return rc;
+	cuco_source_hash(e->seed_src, e->seed_len, e->seed_hash);
+	cuco_directive_default(e->wl, &e->seed_dir);
+	if (pipe2(e->wake, O_CLOEXEC | O_NONBLOCK) != 0)
+		return cuco_errf(err, CUCO_EENV, "engine: pipe: %s", strerror(errno));
+
+	cJSON *hw = cuco_hardware_to_json(&e->hw);
+	setup_arg a = { .e = e, .config_json = config_json(&e->cfg),
+		.workload_json = workload_json(e->wl, e->cfg.size),
+		.hardware_json = cJSON_PrintUnformatted(hw) };
+	cJSON_Delete(hw);
+	cuco_source_hash(e->baseline_src, e->baseline_len, a.baseline_hash);
+	rc = cuco_store_write(e->st, setup_txn, &a, err);
+	free(a.config_json);
+	free(a.workload_json);
+	free(a.hardware_json);
+	free(a.resumed_from);
+	e->baseline_id = a.baseline_id;
+	e->seed_id = a.seed_id;
+	e->proposed = a.proposed;
+	e->backlog = a.backlog;
+	e->nbacklog = e->backlog_cap = a.nbacklog;
+	return rc;
+}
+
+typedef struct replay_arg {
+	cuco_engine *e;
+} replay_arg;
+
+static int replay_one(const cuco_candidate *c, void *arg)
+{
+	cuco_engine *e = ((replay_arg *)arg)->e;
+	e->strat->observe(e->strat_state, c);
+	return 0;
+}
+
+/* A person's hint outlives the session that took it: hints an earlier
+ * session acknowledged go back into the strategy (pending ones are applied
+ * by the command loop as usual). */
+static int replay_hint(const cuco_command *cmd, void *arg)
+{
+	cuco_engine *e = ((replay_arg *)arg)->e;
+	if (cmd->kind == CUCO_CMD_HINT && cmd->acked && e->strat->hint)
+		e->strat->hint(e->strat_state, cmd->island, cmd->text);
+	return 0;
+}
+
+static int replay_txn(cuco_txn *txn, void *arg)
+{
+	int rc = cuco_cand_each(txn, 1, replay_one, arg);
+	return rc == CUCO_OK ? cuco_command_each(txn, replay_hint, arg) : rc;
+}
+
+int engine_replay(cuco_engine *e, cuco_err *err)
+{
+	replay_arg ra = { e };
+	return cuco_store_read(e->st, replay_txn, &ra, err);
+}

@@ -1,0 +1,103 @@
+/* llm_config.h — models and their configuration, the model bandit (config.c).
+ *
+ * Models come from $XDG_CONFIG_HOME/cuco/config (docs/configuration.md) and
+ * from `--llm PROVIDER:MODEL@URL*WEIGHT` specs. Keys are never read here:
+ * a model names the environment variable that holds its key, and the
+ * client reads it at request time.
+ */
+#ifndef CUCO_AGENTS_LLM_CONFIG_H
+#define CUCO_AGENTS_LLM_CONFIG_H
+
+#include "core.h"
+#include "eval/eval.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CUCO_MAX_MODELS 8
+
+typedef enum cuco_provider {
+	CUCO_PROVIDER_OPENAI,     /* chat completions: OpenAI, vLLM, SGLang, llama.cpp, Ollama */
+	CUCO_PROVIDER_ANTHROPIC,  /* Messages API */
+} cuco_provider;
+
+typedef struct cuco_model {
+	char name[64];           /* the config section's NAME, or MODEL for a spec */
+	cuco_provider provider;
+	char model[128];         /* the id the server knows */
+	char url[512];           /* base URL, ".../v1" */
+	char api_key_env[64];    /* variable holding the key; "" sends none */
+	double weight;           /* share when models are mixed by weight */
+	double price_in;         /* USD per million prompt tokens */
+	double price_out;        /* USD per million completion tokens */
+	double temperature;      /* NAN: the strategy's choice */
+	bool no_temperature;     /* send none: OpenAI's reasoning models refuse one */
+	int max_tokens;          /* completion limit sent with each request */
+	bool completion_tokens;  /* name it max_completion_tokens (OpenAI's own API) */
+} cuco_model;
+
+typedef enum cuco_model_choice { CUCO_CHOICE_WEIGHT, CUCO_CHOICE_BANDIT } cuco_model_choice;
+
+typedef struct cuco_llm_config {
+	int nmodels;
+	cuco_model models[CUCO_MAX_MODELS];
+	cuco_model_choice choice;
+	double bandit_exploration;   /* UCB's c */
+	double bandit_cost_weight;   /* how much a model's mean cost lowers its score */
+	double connect_timeout_s;
+	double idle_timeout_s;       /* abandon a stream silent this long */
+	double total_timeout_s;      /* one attempt, end to end */
+	int max_retries;             /* after the first attempt */
+	double backoff_base_s;       /* first retry waits about this long */
+	double backoff_max_s;        /* cap of a backoff and of a Retry-After */
+	int patch_attempts;          /* replies per edit, errors answered in the same chat */
+	double budget_usd;           /* spend at most this over the client's life; 0 = no limit */
+	int64_t budget_tokens;       /* prompt + completion tokens at most; 0 = no limit */
+	char theme[64];              /* [screen] theme = NAME; "" = not set */
+	cuco_sandbox_mode sandbox;   /* [eval] sandbox = auto|bwrap|off; DEFAULT = not set */
+	cuco_runner_config runner;   /* [runner] (cuco_runner_config_set); zero = local */
+} cuco_llm_config;
+
+void cuco_llm_config_defaults(cuco_llm_config *cfg);
+/* The config file's path: $XDG_CONFIG_HOME/cuco/config, else
+ * ~/.config/cuco/config. False when neither variable is set. */
+bool cuco_llm_config_path(char *buf, size_t size);
+/* Read a config file into cfg (models are appended). A missing file is
+ * CUCO_ENOTFOUND; a bad line is CUCO_EDATA naming "file:line: key". */
+int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err);
+/* Make `--llm PROVIDER:MODEL[@URL][*WEIGHT]` specs the models in use. The
+ * configured models then serve as a table: a spec naming the same model id
+ * takes its prices, key variable, token limit and temperature. PROVIDER is
+ * openai or anthropic, or an OpenAI-compatible server: vllm, sglang,
+ * llamacpp, ollama, openrouter. n == 0 leaves cfg as it is. */
+int cuco_llm_use_specs(cuco_llm_config *cfg, char *const *specs, int n, cuco_err *err);
+const char *cuco_provider_name(cuco_provider p);
+/* USD for a call from its token counts and the model's prices. */
+double cuco_model_cost(const cuco_model *m, int64_t tokens_in, int64_t tokens_out);
+/* The model a draw u in [0,1) picks when models are mixed by weight. */
+int cuco_model_pick_weighted(const cuco_llm_config *cfg, double u);
+
+/* Cost-aware UCB over the configured models (ShinkaEvolve's idea): the
+ * reward of a call is the child's relative improvement over its parent,
+ * clipped to [0,1] (0 for a failed child). Not locked: the caller
+ * serialises picks and updates. */
+typedef struct cuco_bandit {
+	int narms;
+	double exploration;
+	double cost_weight;
+	double total;                   /* pulls so far */
+	double pulls[CUCO_MAX_MODELS];
+	double reward[CUCO_MAX_MODELS]; /* sums */
+	double cost[CUCO_MAX_MODELS];   /* sums, USD */
+} cuco_bandit;
+
+void cuco_bandit_init(cuco_bandit *b, const cuco_llm_config *cfg);
+/* Untried arms first (lowest index), then the best UCB score. */
+int cuco_bandit_pick(const cuco_bandit *b);
+void cuco_bandit_update(cuco_bandit *b, int arm, double reward, double cost_usd);
+/* The reward for a child: (child-parent)/|parent| clipped to [0,1];
+ * 0 when either score is NAN or the parent's is 0 and the child's not above. */
+double cuco_bandit_reward(double parent_score, double child_score);
+
+#endif

@@ -1,0 +1,85 @@
+/* reply.h — replies (reply.c) and patches (patch.c).
+ *
+ * A reply states its directive first, then its code as SEARCH/REPLACE
+ * hunks, one fenced full file, or CUCo's tagged form:
+ *
+ *   DIRECTIVE:
+ *   backend: rma
+ *   granularity: 8
+ *
+ *   <NAME>short_name</NAME>
+ *   <DESCRIPTION>why</DESCRIPTION>
+ *   <DIFF>
+ *   <<<<<<< SEARCH
+ *   old lines
+ *   =======
+ *   new lines
+ *   >>>>>>> REPLACE
+ *   </DIFF>                       (or <CODE>full file</CODE>)
+ */
+#ifndef CUCO_AGENTS_REPLY_H
+#define CUCO_AGENTS_REPLY_H
+
+#include "core.h"
+#include "eval/eval.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum cuco_reply_kind { CUCO_REPLY_DIFF, CUCO_REPLY_FULL } cuco_reply_kind;
+
+typedef struct cuco_hunk {
+	char *search;   /* lines, each ending in '\n' */
+	char *replace;
+	int line;       /* of the SEARCH marker in the reply, from 1 */
+} cuco_hunk;
+
+typedef struct cuco_reply {
+	cuco_reply_kind kind;
+	char name[64];
+	char description[512];
+	bool has_directive;
+	cuco_directive directive;  /* the base with the stated fields over it */
+	int nhunks;
+	cuco_hunk *hunks;
+	char *code;                /* FULL: the whole file */
+} cuco_reply;
+
+/* Parse a reply. base is the directive fields not stated keep (the
+ * parent's); with a workload the directive is required, its names must be
+ * dimensions and the result must lie in the design space
+ * (cuco_directive_valid). wl may be NULL (no directive check). */
+int cuco_reply_parse(const char *text, const cuco_workload *wl, const cuco_directive *base,
+	cuco_reply *out, cuco_err *err);
+void cuco_reply_free(cuco_reply *r);
+
+/* ---- patches (patch.c) ----------------------------------------------------
+ * Every hunk is located in the same unedited parent and must match exactly
+ * once; matching loosens in this order and stops at the first level that
+ * finds anything. A reply applies all or nothing. When the parent has
+ * EVOLVE-BLOCK-START/END markers only the lines between them may change;
+ * a file without markers may change anywhere (the fast path's input). */
+
+typedef enum cuco_match {
+	CUCO_MATCH_EXACT,
+	CUCO_MATCH_TRAILING_SPACE,  /* trailing whitespace ignored */
+	CUCO_MATCH_INDENT,          /* plus one indentation shift for the whole hunk */
+	CUCO_MATCH_TYPOGRAPHY,      /* plus curly quotes, dashes, nbsp as ASCII */
+	CUCO_MATCH_COUNT
+} cuco_match;
+
+const char *cuco_match_name(cuco_match m);  /* "exact", "trailing-space", … */
+
+typedef struct cuco_patched {
+	char *text;                /* the new file, malloc'd, NUL-terminated */
+	size_t len;
+	int nhunks;
+	cuco_match *levels;        /* per hunk; NULL for a full rewrite */
+	cuco_match loosest;
+} cuco_patched;
+
+int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
+	cuco_patched *out, cuco_err *err);
+void cuco_patched_free(cuco_patched *p);
+
+#endif

@@ -1,0 +1,69 @@
+/* strategy.h — search strategies: the interface the engine drives.
+ *
+ * A strategy proposes candidates and learns their results; the engine owns
+ * threads, the evaluator, the store and the command queue. The engine
+ * calls a strategy's functions one at a time (under its strategy lock),
+ * never while holding its own state lock, so propose() may block (an LLM
+ * call). Register a strategy by adding it to the table in engine.c.
+ */
+#ifndef CUCO_AGENTS_STRATEGY_H
+#define CUCO_AGENTS_STRATEGY_H
+
+#include "core.h"
+#include "eval/eval.h"
+#include "store/store.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cuco_engine_config cuco_engine_config;
+
+typedef struct cuco_strategy_env {
+	cuco_store *st;
+	const cuco_workload *wl;
+	const cuco_engine_config *cfg;
+	uint64_t baseline_id;
+	uint64_t seed_id;
+	const cuco_directive *seed_directive;
+	const char *seed_hash;       /* the seed's source in the store */
+	const atomic_bool *stop;     /* set when a person stops the run: the cancel
+	                                flag of every model call a strategy makes */
+} cuco_strategy_env;
+
+typedef struct cuco_proposal {
+	cuco_candidate cand;  /* origin, parents, island, generation, directive,
+	                         note, model/tokens; the engine sets id and status */
+	char *source;         /* malloc'd new text, or NULL when cand.source_hash
+	                         names a stored source */
+	size_t len;
+} cuco_proposal;
+
+typedef struct cuco_strategy {
+	const char *name;
+	int (*init)(const cuco_strategy_env *env, void **state, cuco_err *err);
+	/* CUCO_OK with a proposal, CUCO_ENOTFOUND when nothing is left to
+	 * propose, another code to end the run with err. */
+	int (*propose)(void *state, cuco_proposal *out, cuco_err *err);
+	/* A finished candidate (done, failed or rejected), and at start every
+	 * stored one in id order, so a resumed run knows its history. */
+	void (*observe)(void *state, const cuco_candidate *c);
+	/* A person's hint for an island (-1: all); NULL when the strategy has
+	 * no prompts to put it in. */
+	void (*hint)(void *state, int island, const char *text);
+	void (*free)(void *state);
+} cuco_strategy;
+
+/* The directive tuner alone (tuner.h); no model. */
+extern const cuco_strategy cuco_strategy_tune;
+/* evolve: CUCo's fast path (when evolve.fastpath is on), then its slow path
+ * (islands). Without a model the fast path is skipped and the islands run
+ * the directive tuner alone; the log says both.
+ * beam: AccelOpt's planner → executor → summarizer over a beam, with the
+ * optimization memory; it needs a model.
+ * Both read their models and knobs from the config file (search.h). */
+extern const cuco_strategy cuco_strategy_evolve;
+extern const cuco_strategy cuco_strategy_beam;
+const cuco_strategy *cuco_strategy_find(const char *name);  /* NULL if unknown */
+
+#endif
