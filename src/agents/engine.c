@@ -23,7 +23,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* The strategies `--strategy` can name. */
@@ -88,12 +87,7 @@ bool engine_stopping(cuco_engine *e)
 /* Wait on e->cond (holding e->lock) for at most `seconds`. */
 void engine_wait(cuco_engine *e, double seconds)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	long ns = ts.tv_nsec + (long)(seconds * 1e9);
-	ts.tv_sec += ns / 1000000000L;
-	ts.tv_nsec = ns % 1000000000L;
-	pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+	cuco_cond_wait_s(&e->cond, &e->lock, seconds);
 }
 
 /* ---- the driver ---------------------------------------------------------- */
@@ -186,6 +180,8 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		cuco_strlcpy(ec.size, cfg->size, sizeof ec.size);
 	if (!ec.jobs)
 		ec.jobs = cfg->jobs;
+	ec.slot_changed = engine_slot_changed;
+	ec.slot_changed_arg = e;
 	int rc = engine_setup(e, err);
 	if (rc == CUCO_OK)
 		rc = cuco_evaluator_new(wl, &ec, &e->ev, err);

@@ -7,6 +7,7 @@
  *   engine_cmd.c     the command queue (pin, reject, edit, pause, stop, hint)
  *   engine_retime.c  the re-timing of the best few at the end
  *   engine_setup.c   the run's first write, a resumed run's state, the replay
+ *   engine_slots.c   the slots' state in the store, their faults as events
  *
  * Locks: `lock` guards the state below it and the progress stream;
  * `strat_lock` serialises calls into the strategy. Neither is held during
@@ -126,6 +127,13 @@ void *engine_worker(void *arg);
 
 void engine_poll_commands(cuco_engine *e);
 void engine_rebench_top(cuco_engine *e);
+
+/* ---- slots (engine_slots.c) ---- */
+
+/* The evaluator's slot_changed: an event for a fault, the state to meta. */
+void engine_slot_changed(void *arg, const cuco_slot_info *slot, const char *text);
+/* Every slot's state to meta "slots". */
+void engine_slots_write(cuco_engine *e);
 
 /* ---- setup and resume (engine_setup.c) ---- */
 

@@ -109,6 +109,8 @@ typedef struct record_arg {
 static void fill_result(cuco_candidate *c, const cuco_eval_result *r, double baseline_us)
 {
 	c->failed_stage[0] = c->error_class[0] = c->error_excerpt[0] = '\0';
+	if (r->slot >= 0)
+		cuco_strlcpy(c->slot, r->slot_name, sizeof c->slot);
 	if (!r->ok) {
 		if (c->status != CUCO_STATUS_REJECTED)
 			c->status = CUCO_STATUS_FAILED;

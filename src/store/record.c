@@ -376,6 +376,7 @@ cJSON *cuco_candidate_to_json(const cuco_candidate *c)
 	cJSON_AddNumberToObject(o, "created", c->created);
 	cJSON_AddNumberToObject(o, "updated", c->updated);
 	cJSON_AddStringToObject(o, "note", c->note);
+	cJSON_AddStringToObject(o, "slot", c->slot);
 	return o;
 }
 
@@ -506,6 +507,7 @@ int cuco_candidate_from_json(const cJSON *j, cuco_candidate *c, cuco_err *err)
 	get_num(&d, "created", &c->created, 0);
 	get_num(&d, "updated", &c->updated, 0);
 	get_str(&d, "note", c->note, sizeof c->note);
+	get_str(&d, "slot", c->slot, sizeof c->slot);
 	return d.rc;
 }
 

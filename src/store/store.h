@@ -193,6 +193,8 @@ typedef struct cuco_candidate {
 	double created;           /* wall-clock seconds */
 	double updated;
 	char note[512];           /* the author's one-line description */
+	char slot[64];            /* the slot its latest measurement ran on ("local",
+	                             a host, a Slurm node); "" before any */
 } cuco_candidate;
 
 /* Fixed-size digest of a candidate, kept in its own table in the same

@@ -186,6 +186,8 @@ static void draw_status(tui_app *app)
 		cuco_buf_puts(&b, "-");
 	else
 		cuco_buf_printf(&b, "%.2fx", m->best_speedup);
+	if (m->slots[0])
+		cuco_buf_printf(&b, "  %s", m->slots);
 	fmt_count(num, sizeof num, (double)m->tokens);
 	cuco_buf_printf(&b, "  tok %s", num);
 	if (m->budget_tokens) {

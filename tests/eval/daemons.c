@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -33,6 +34,15 @@ int free_port(void)
 	}
 	close(fd);
 	return ntohs(a.sin_port);
+}
+
+void config_home(const char *dir, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/cuco", dir);
+	cuco_mkdir_p(path, NULL);
+	snprintf(path, sizeof path, "%s/cuco/config", dir);
+	cuco_write_file(path, text, strlen(text), NULL);
 }
 
 static bool port_open(const char *address, int port)
@@ -234,7 +244,7 @@ const char *slurm_start(slurm *s)
 	return "the two slurmd nodes were not idle within 30 s";
 }
 
-int slurm_queued(void)
+static int queued_now(void)
 {
 	int status, n = 0;
 	char *out = capture_output("squeue -h 2>/dev/null", &status);
@@ -244,17 +254,72 @@ int slurm_queued(void)
 	return n;
 }
 
+int slurm_queued(void)
+{
+	int n = queued_now();
+	for (int i = 0; i < 150 && n > 0; i++) {
+		usleep(100000);
+		n = queued_now();
+	}
+	return n;
+}
+
+/* Whether a process holds a file below dir open (its log, its spool). */
+static bool holds_below(const char *pid, const char *dir)
+{
+	char fds[64];
+	snprintf(fds, sizeof fds, "/proc/%.32s/fd", pid);
+	DIR *d = opendir(fds);
+	struct dirent *e;
+	bool found = false;
+	while (d && !found && (e = readdir(d))) {
+		char link[384], target[512];
+		snprintf(link, sizeof link, "%s/%s", fds, e->d_name);
+		ssize_t n = readlink(link, target, sizeof target - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			found = strncmp(target, dir, strlen(dir)) == 0;
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* A slurmstepd whose step was cancelled mid-PMIx can hang on after its
+ * slurmd is gone; this cluster's (their log is in its folder) go too. */
+static void kill_stepds(const char *dir)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char path[300], name[64] = "";
+		snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(name, sizeof name, f))
+			name[0] = '\0';
+		fclose(f);
+		if (strncmp(name, "slurmstepd", 10) == 0 && holds_below(e->d_name, dir))
+			kill(atoi(e->d_name), SIGKILL);
+	}
+	if (d)
+		closedir(d);
+}
+
 void slurm_stop(slurm *s)
 {
 	if (s->slurmctld > 0) {
 		shellf("scancel --user=$(id -un) >/dev/null 2>&1");
-		for (int i = 0; i < 100 && slurm_queued() > 0; i++)
-			usleep(100000);
+		slurm_queued();
 	}
 	for (int i = 0; i < 2; i++)
 		stop_child(&s->slurmd[i]);
 	stop_child(&s->slurmctld);
 	stop_child(&s->munged);
+	if (*s->dir)
+		kill_stepds(s->dir);
 	unsetenv("SLURM_CONF");
 	if (*s->dir && !getenv("CUCO_KEEP_SLURM"))
 		rm_rf(s->dir);

@@ -9,6 +9,8 @@
 
 /* A free TCP port on loopback, -1 when none. */
 int free_port(void);
+/* Write dir/cuco/config, for a `cuco` started with XDG_CONFIG_HOME=dir. */
+void config_home(const char *dir, const char *text);
 
 typedef struct sshd {
 	char dir[256];
@@ -38,7 +40,9 @@ const char *slurm_start(slurm *s);
 /* Stop the daemons (and every job: scancel first), unset $SLURM_CONF,
  * remove the folder. */
 void slurm_stop(slurm *s);
-/* `squeue -h` lines of the private cluster: 0 when nothing is queued. */
+/* `squeue -h` lines of the private cluster once jobs that just ended have
+ * left it (COMPLETING lasts a moment; waits up to 15 s): 0 when nothing
+ * is queued. */
 int slurm_queued(void);
 
 #endif

@@ -504,6 +504,40 @@ static void test_two_hosts_for_real(void **state)
 	rm_rf(dir);
 }
 
+/* A search from the command line over the two hosts: it completes, and
+ * both slots measured candidates (`cuco report --json`). */
+static void test_two_host_search(void **state)
+{
+	sshd *s = *state;
+	const char *bin = getenv("CUCO_BIN");
+	if (!s->port || !bin)
+		skip();
+	char dir[256], path[300], cmd[1500];
+	make_tmpdir(dir, sizeof dir);
+	char conf[800];
+	snprintf(conf, sizeof conf, "[runner]\noptions = --mca plm_rsh_agent 'ssh -p %d %.300s'\n", s->port,
+		s->options);
+	config_home(dir, conf);
+	snprintf(path, sizeof path, "%s/hosts", dir);
+	write_text(path, "127.0.0.2 slots=2\n127.0.0.3 slots=2\n");
+	/* timeout: should the test die, the run goes too. */
+	snprintf(cmd, sizeof cmd, "XDG_CONFIG_HOME='%s' timeout 600 '%s' run '%s' --size none --hostfile '%s' "
+		"--budget 4 --rebench 0 --headless --run '%s/run' 2>&1", dir, bin, fixture("sleepy"), path, dir);
+	int status;
+	char *out = capture_output(cmd, &status);
+	if (status != 0 || !strstr(out, "cuco: hostfile runner: 2 slots") ||
+			!strstr(out, "4 candidates from the strategy: 4 done"))
+		fail_msg("status %d:\n%s", status, out);
+	free(out);
+	snprintf(cmd, sizeof cmd, "'%s' report --run '%s/run'", bin, dir);
+	out = capture_output(cmd, &status);
+	const char *a = strstr(out, "127.0.0.2  idle, "), *b = strstr(out, "127.0.0.3  idle, ");
+	if (status != 0 || !a || !b || atoi(a + 17) < 1 || atoi(b + 17) < 1)
+		fail_msg("both slots should have measured candidates:\n%s", out);
+	free(out);
+	rm_rf(dir);
+}
+
 static void test_ssh_for_real(void **state)
 {
 	sshd *s = *state;
@@ -598,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_cli_flags),
 		cmocka_unit_test(test_hostfile_for_real),
 		cmocka_unit_test_setup_teardown(test_two_hosts_for_real, ssh_setup, ssh_teardown),
+		cmocka_unit_test_setup_teardown(test_two_host_search, ssh_setup, ssh_teardown),
 		cmocka_unit_test_setup_teardown(test_ssh_for_real, ssh_setup, ssh_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

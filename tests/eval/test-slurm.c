@@ -283,9 +283,53 @@ static void test_scancel_step(void **state)
 	assert_int_equal(system(cmd), 0);
 	free(id);
 	free(nodes);
-	for (int i = 0; i < 100 && slurm_queued() > 0; i++)
-		usleep(100000);
 	assert_int_equal(slurm_queued(), 0);
+}
+
+/* The candidates each slot measured, from `cuco report --json`. */
+static void slot_counts(const char *run, int *n1, int *n2)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "'%s' report --json --run '%s'", getenv("CUCO_BIN"), run);
+	char *out = output(cmd);
+	*n1 = *n2 = 0;
+	for (char *p = out; (p = strstr(p, "\"name\":")); p++) {
+		char name[64];
+		int count;
+		char *c = strstr(p, "\"candidates\":");
+		if (c && sscanf(p, "\"name\": \"%63[^\"]\"", name) == 1 && sscanf(c, "\"candidates\": %d", &count) == 1)
+			*(strcmp(name, "n1") == 0 ? n1 : n2) += count;
+	}
+	free(out);
+}
+
+/* The command line, as a person starts a search from a login node: the
+ * partition from the config file's [runner], --runner slurm. */
+static void test_cli_run(void **state)
+{
+	(void)state;
+	const char *bin = getenv("CUCO_BIN");
+	if (!bin)
+		skip();
+	char dir[256], path[300], cmd[1200];
+	make_tmpdir(dir, sizeof dir);
+	config_home(dir, "[runner]\npartition = cuco\n");
+	/* timeout: should the test die, the run goes too. */
+	snprintf(cmd, sizeof cmd, "XDG_CONFIG_HOME='%s' timeout 600 '%s' run cpu-gemm-allgather "
+		"--runner slurm --size small --budget 4 --rebench 0 --headless --run '%s/run' 2>&1", dir, bin, dir);
+	int status;
+	char *out = capture_output(cmd, &status);
+	if (status != 0 || !strstr(out, "cuco: slurm runner: 2 slots, the nodes of Slurm partition cuco "
+			"(sinfo): n1 n2") || !strstr(out, "4 candidates from the strategy: 4 done"))
+		fail_msg("status %d:\n%s", status, out);
+	free(out);
+	snprintf(path, sizeof path, "%s/run", dir);
+	int n1, n2;
+	slot_counts(path, &n1, &n2);
+	if (n1 < 1 || n2 < 1)
+		fail_msg("the candidates were measured on n1 %d times, on n2 %d times", n1, n2);
+	assert_int_equal(slurm_queued(), 0);
+	rm_rf(dir);
 }
 
 int main(void)
@@ -302,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_two_at_once),
 		cmocka_unit_test(test_scancel_job),
 		cmocka_unit_test(test_scancel_step),
+		cmocka_unit_test(test_cli_run),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	int left = slurm_queued();
