@@ -269,6 +269,32 @@ static void test_hostfile_format(void **state)
 	rm_rf(dir);
 }
 
+static void test_ssh_hosts(void **state)
+{
+	(void)state;
+	static const struct { const char *hosts; int code; const char *says; } cases[] = {
+		{ "me@a,b:2222 c", CUCO_OK, NULL },
+		{ "", CUCO_EUSAGE, "ssh runner: no host given" },
+		{ "a,a", CUCO_EDATA, "ssh runner: a is listed twice" },
+		{ "a,b'c", CUCO_EDATA, "ssh runner: host b'c: not user@host[:port]" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cuco_runner_config c = { .kind = CUCO_RUNNER_SSH };
+		snprintf(c.hosts, sizeof c.hosts, "%s", cases[i].hosts);
+		cuco_slot_spec s[4];
+		int n = 0;
+		char where[128];
+		cuco_err err = { 0 };
+		assert_int_equal(cuco_runner_slots(&c, 2, s, 4, &n, where, sizeof where, &err), cases[i].code);
+		if (cases[i].says && !strstr(err.msg, cases[i].says))
+			fail_msg("%s: \"%s\" does not say \"%s\"", cases[i].hosts, err.msg, cases[i].says);
+		if (!cases[i].says) {
+			assert_int_equal(n, 3);
+			assert_string_equal(s[1].hosts, "b:2222");
+		}
+	}
+}
+
 /* ---- the pool ------------------------------------------------------------------- */
 
 static void test_pool(void **state)
@@ -628,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_runner_config),
 		cmocka_unit_test(test_hostlist),
 		cmocka_unit_test(test_hostfile_format),
+		cmocka_unit_test(test_ssh_hosts),
 		cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_cli_flags),
 		cmocka_unit_test(test_hostfile_for_real),
