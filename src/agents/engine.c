@@ -94,7 +94,7 @@ void engine_wait(cuco_engine *e, double seconds)
 
 static int measure_start(cuco_engine *e)
 {
-	int rc = engine_measure_baseline(e, ENGINE_BASE_FIRST);
+	int rc = engine_measure_baseline(e, -1, ENGINE_BASE_FIRST);
 	if (rc != CUCO_OK)
 		return rc;
 	engine_evaluate_stored(e, e->seed_id);
@@ -185,6 +185,8 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 	int rc = engine_setup(e, err);
 	if (rc == CUCO_OK)
 		rc = cuco_evaluator_new(wl, &ec, &e->ev, err);
+	if (rc == CUCO_OK)
+		engine_slots_init(e);
 	cuco_strategy_env env = { .st = st, .wl = wl, .cfg = &e->cfg, .baseline_id = e->baseline_id,
 		.seed_id = e->seed_id, .seed_directive = &e->seed_dir, .seed_hash = e->seed_hash,
 		.stop = &e->stop_calls };

@@ -3,14 +3,16 @@
  * Runs a search in background threads: measures the baseline and the seed
  * (every session, a resumed one too), then a pool of `jobs` workers takes
  * proposals from the strategy, evaluates them (cuco_eval_candidate) and
- * records every status, result and event in the store; re-measures the
- * baseline every `baseline_every` benchmarks, benchmarks a new best again
- * right after a fresh baseline measurement before announcing it, applies
- * the store's command queue, and at the end re-times the best few in
- * paired (baseline, candidate) rounds, ending on the best's pair. Speedup
- * = the latest baseline median of this session / the candidate's median;
- * score = speedup. An evaluation the environment failed gives its budget
- * slot back; three in a row end the run with CUCO_EENV.
+ * records every status, result and event in the store; keeps a baseline
+ * per slot of the evaluator (docs/cluster.md), re-measured there every
+ * `baseline_every` benchmarks on it, benchmarks a new best again right
+ * after a fresh baseline measurement on its slot before announcing it,
+ * applies the store's command queue, and at the end re-times the best few
+ * in paired (baseline, candidate) rounds on their slots, ending on the
+ * best's pair. Speedup = the latest baseline median of this session on the
+ * candidate's slot / the candidate's median; score = speedup. An
+ * evaluation the environment failed gives its budget slot back; three in
+ * a row end the run with CUCO_EENV.
  */
 #ifndef CUCO_AGENTS_ENGINE_H
 #define CUCO_AGENTS_ENGINE_H

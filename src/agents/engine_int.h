@@ -7,7 +7,8 @@
  *   engine_cmd.c     the command queue (pin, reject, edit, pause, stop, hint)
  *   engine_retime.c  the re-timing of the best few at the end
  *   engine_setup.c   the run's first write, a resumed run's state, the replay
- *   engine_slots.c   the slots' state in the store, their faults as events
+ *   engine_slots.c   each slot's own baseline; the slots' state in the store,
+ *                    their faults as events
  *
  * Locks: `lock` guards the state below it and the progress stream;
  * `strat_lock` serialises calls into the strategy. Neither is held during
@@ -26,6 +27,17 @@
 
 #define MAX_JOBS 16
 #define POLL_S 0.2          /* command queue polling while workers run */
+
+/* A slot of the evaluator's pool (eval.h) as the engine keeps it: a
+ * speedup divides the latest good baseline median of the slot the
+ * candidate was measured on, never another's (docs/cluster.md). */
+typedef struct engine_slot {
+	double baseline_us;            /* NAN until the baseline ran here */
+	cuco_eval_result baseline_res; /* and its whole measurement */
+	int benched;                   /* benchmarks here since that one */
+	bool fresh;                    /* the slot's last measurement was the baseline */
+	bool due, busy;                /* a re-measure is due here / being taken */
+} engine_slot;
 
 struct cuco_engine {
 	cuco_store *st;
@@ -50,14 +62,13 @@ struct cuco_engine {
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool paused, stop, exhausted, baseline_due, baseline_busy;
+	bool paused, stop, exhausted;
 	int proposed;           /* strategy candidates over the whole run */
-	int benched;            /* benchmarks since the last baseline measurement */
+	engine_slot *slots;     /* one per slot of the evaluator */
+	int nslots;
 	int env_fails;          /* environment failures in a row */
 	int model_fails;        /* proposals in a row whose model call gave up */
 	int active;             /* workers still running */
-	double baseline_us;     /* the latest good baseline median */
-	cuco_eval_result baseline_res;  /* and its whole measurement */
 	uint64_t best_id;
 	double best_score;
 	uint64_t *backlog;         /* stored candidates to evaluate before proposing */
@@ -100,12 +111,15 @@ void engine_refresh_best(cuco_engine *e);
 enum { ENGINE_BASE_FIRST = 1, ENGINE_BASE_QUIET = 2 };  /* engine_measure_baseline's flags */
 
 bool engine_counts_for_budget(const cuco_candidate *c);
-int engine_evaluate(cuco_engine *e, const char *src, size_t len, const cuco_directive *d,
+/* Evaluate on that slot (-1: the first free one, moving on from one the
+ * environment fails); an error of the evaluator ends the run. */
+int engine_evaluate(cuco_engine *e, int slot, const char *src, size_t len, const cuco_directive *d,
 	cuco_eval_result *res);
-int engine_measure_baseline(cuco_engine *e, unsigned flags);
+/* Measure the baseline on a slot (-1: any) and make it that slot's
+ * reference. */
+int engine_measure_baseline(cuco_engine *e, int slot, unsigned flags);
 /* Hand a finished candidate to the strategy (under strat_lock). */
 void engine_observe(cuco_engine *e, const cuco_candidate *c);
-bool engine_claim_baseline(cuco_engine *e);
 void engine_evaluate_stored(cuco_engine *e, uint64_t id);
 
 /* ---- proposals and workers (engine_pool.c) ---- */
@@ -129,6 +143,23 @@ void engine_poll_commands(cuco_engine *e);
 void engine_rebench_top(cuco_engine *e);
 
 /* ---- slots (engine_slots.c) ---- */
+
+/* The table, one entry per slot of e->ev, no baseline yet. */
+void engine_slots_init(cuco_engine *e);
+/* A slot's index by name (a candidate's stored slot), -1 when none. */
+int engine_slot_index(cuco_engine *e, const char *name);
+/* Claim slot s's next baseline measurement for this thread (under
+ * e->lock); false when another thread is measuring it already. */
+bool engine_claim_baseline(cuco_engine *e, int s);
+/* A slot whose baseline is due, claimed (under e->lock); -1 when none. */
+int engine_claim_due(cuco_engine *e);
+/* A baseline measured on its slot (under e->lock): the slot's reference
+ * from now on. */
+void engine_slot_baseline(cuco_engine *e, const cuco_eval_result *res);
+/* A candidate measured on slot s (under e->lock): the slot's baseline is
+ * no longer the last thing measured there, and after baseline_every
+ * benchmarks it is due again. */
+void engine_slot_benched(cuco_engine *e, int s, bool counts);
 
 /* The evaluator's slot_changed: an event for a fault, the state to meta. */
 void engine_slot_changed(void *arg, const cuco_slot_info *slot, const char *text);

@@ -15,6 +15,7 @@ typedef enum job_kind { JOB_BASELINE, JOB_STORED, JOB_PROPOSE } job_kind;
 typedef struct job {
 	job_kind kind;
 	uint64_t id;  /* JOB_STORED */
+	int slot;     /* JOB_BASELINE: the slot whose baseline is due */
 } job;
 
 /* ---- proposals ------------------------------------------------------------- */
@@ -137,7 +138,7 @@ static bool next_job(cuco_engine *e, job *j)
 			engine_wait(e, POLL_S);
 			continue;
 		}
-		if (e->baseline_due && engine_claim_baseline(e)) {
+		if ((j->slot = engine_claim_due(e)) >= 0) {
 			j->kind = JOB_BASELINE;
 			return true;
 		}
@@ -162,7 +163,7 @@ static void run_job(cuco_engine *e, const job *j)
 {
 	switch (j->kind) {
 	case JOB_BASELINE:
-		engine_measure_baseline(e, 0);
+		engine_measure_baseline(e, j->slot, 0);
 		break;
 	case JOB_STORED:
 		engine_evaluate_stored(e, j->id);

@@ -1,5 +1,6 @@
 /* engine_retime.c — the end of a run: the best few re-timed in paired
- * (baseline, candidate) rounds. */
+ * (baseline, candidate) rounds, each candidate's on the slot it was
+ * measured on. */
 #include "agents/engine_int.h"
 
 #include <math.h>
@@ -69,19 +70,23 @@ static bool record_pair(cuco_engine *e, uint64_t id, const pair *p, cuco_candida
 			engine_record(e, id, &p->cand, p->base.latency_median_us, "rebench", c) != CUCO_OK)
 		return false;
 	pthread_mutex_lock(&e->lock);
-	e->baseline_us = p->base.latency_median_us;
-	e->baseline_res = p->base;
+	int s = p->base.slot;
+	if (s >= 0 && s < e->nslots) {  /* the slot's reference, as the rows now say */
+		e->slots[s].baseline_us = p->base.latency_median_us;
+		e->slots[s].baseline_res = p->base;
+	}
 	pthread_mutex_unlock(&e->lock);
 	return true;
 }
 
 /* Re-time a candidate in `rounds` (at most RETIME_ROUNDS) rounds of
- * (baseline, candidate) — the first round's baseline is the latest
- * measurement when *fresh — and keep the round with the median ratio: both
- * rows get that round's figures, so a load spike during one round moves
- * neither. A candidate that fails now is recorded failed. False when the
- * run must end. */
-static bool paired_retime(cuco_engine *e, uint64_t id, int rounds, bool *fresh, pair *out)
+ * (baseline, candidate), all on the slot it was measured on (the first,
+ * when that slot is not this session's) — the first round's baseline is
+ * the slot's latest measurement when nothing was measured there since —
+ * and keep the round with the median ratio: both rows get that round's
+ * figures, so a load spike during one round moves neither. A candidate
+ * that fails now is recorded failed. False when the run must end. */
+static bool paired_retime(cuco_engine *e, uint64_t id, int rounds, pair *out)
 {
 	cuco_candidate c;
 	cuco_err err = { 0 };
@@ -94,20 +99,29 @@ static bool paired_retime(cuco_engine *e, uint64_t id, int rounds, bool *fresh, 
 	cuco_eval_result base[RETIME_ROUNDS], cand[RETIME_ROUNDS];
 	double was = c.speedup;
 	bool ok = true, failed = false;
-	int n = 0;
+	int n = 0, slot = engine_slot_index(e, c.slot);
+	if (slot < 0)
+		slot = 0;
 	while (n < rounds && !failed) {
-		if (!*fresh && engine_measure_baseline(e, ENGINE_BASE_QUIET) != CUCO_OK) {
-			ok = false;
-			break;
-		}
-		*fresh = false;
 		pthread_mutex_lock(&e->lock);
-		base[n] = e->baseline_res;
+		bool fresh = e->slots[slot].fresh && e->slots[slot].baseline_res.ok;
 		pthread_mutex_unlock(&e->lock);
-		if (engine_evaluate(e, src, src_len, &c.directive, &cand[n]) != CUCO_OK) {
+		if (!fresh && engine_measure_baseline(e, slot, ENGINE_BASE_QUIET) != CUCO_OK) {
 			ok = false;
 			break;
 		}
+		pthread_mutex_lock(&e->lock);
+		base[n] = e->slots[slot].baseline_res;
+		pthread_mutex_unlock(&e->lock);
+		if (!base[n].ok)
+			break;  /* the baseline never ran on this slot: no rounds */
+		if (engine_evaluate(e, slot, src, src_len, &c.directive, &cand[n]) != CUCO_OK) {
+			ok = false;
+			break;
+		}
+		pthread_mutex_lock(&e->lock);
+		engine_slot_benched(e, slot, false);
+		pthread_mutex_unlock(&e->lock);
 		failed = !cand[n].ok;
 		n += !failed;
 	}
@@ -164,7 +178,6 @@ void engine_rebench_top(cuco_engine *e)
 	cuco_candidate c;
 	int n = 0;
 	pthread_mutex_lock(&e->lock);
-	bool fresh = e->benched == 0;  /* the baseline was measured after the last benchmark */
 	uint64_t before = e->best_id;
 	pthread_mutex_unlock(&e->lock);
 
@@ -174,12 +187,12 @@ void engine_rebench_top(cuco_engine *e)
 				(n >= want && a.best.score <= top))
 			break;
 		int rounds = n < want ? RETIME_ROUNDS : 1;
-		if (!paired_retime(e, a.best.id, rounds, &fresh, &pairs[n]))
+		if (!paired_retime(e, a.best.id, rounds, &pairs[n]))
 			goto out;
 		/* One round may only bring a score down: one that would lead
 		 * gets the full rounds, like the first N. */
 		if (rounds < RETIME_ROUNDS && engine_get(e, a.best.id, &c, &err) == CUCO_OK &&
-				c.score > top && !paired_retime(e, a.best.id, RETIME_ROUNDS, &fresh, &pairs[n]))
+				c.score > top && !paired_retime(e, a.best.id, RETIME_ROUNDS, &pairs[n]))
 			goto out;
 		done[n++] = last = a.best.id;
 		if (engine_get(e, last, &c, &err) == CUCO_OK && c.score > top)

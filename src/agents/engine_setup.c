@@ -180,6 +180,7 @@ void engine_free(cuco_engine *e)
 	free(e->baseline_src);
 	free(e->seed_src);
 	free(e->backlog);
+	free(e->slots);
 	for (int i = 0; i < 2; i++)
 		if (e->wake[i] >= 0)
 			close(e->wake[i]);

@@ -7,11 +7,14 @@
  * The slots a run finds (a partition, a node list, an allocation); two
  * evaluations at once on the two nodes; a stage cancelled with scancel,
  * which is the environment's failure and is retried; the same inside an
- * allocation, where stages are steps; and after all of it nothing queued. */
+ * allocation, where stages are steps; the command line, and each slot's
+ * own baseline; and after all of it nothing queued. */
 #include "eval/eval_int.h"
 #include "daemons.h"
 #include "util.h"
 
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -332,6 +335,57 @@ static void test_cli_run(void **state)
 	rm_rf(dir);
 }
 
+/* Each slot its own baseline: the nodes fixture reports twice the latency
+ * on n2, the baseline 100 us and every candidate 50 us, so a candidate is
+ * 2x against its own node's baseline and 1x or 4x against the other's. */
+static void test_per_slot_baselines(void **state)
+{
+	(void)state;
+	const char *bin = getenv("CUCO_BIN");
+	if (!bin)
+		skip();
+	char dir[256], cmd[1200];
+	make_tmpdir(dir, sizeof dir);
+	config_home(dir, "[runner]\npartition = cuco\n");
+	snprintf(cmd, sizeof cmd, "XDG_CONFIG_HOME='%s' timeout 600 '%s' run '%s' --runner slurm "
+		"--budget 6 --rebench 1 --headless --run '%s/run' 2>&1", dir, bin, fixture("nodes"), dir);
+	int status;
+	char *out = capture_output(cmd, &status);
+	if (status != 0 || !strstr(out, "6 candidates from the strategy: 6 done"))
+		fail_msg("status %d:\n%s", status, out);
+	free(out);
+	snprintf(cmd, sizeof cmd, "'%s' ls --json --run '%s/run'", bin, dir);
+	out = output(cmd);
+	cJSON *all = cJSON_Parse(out);
+	assert_true(cJSON_IsArray(all));
+	int on[2] = { 0, 0 };
+	const cJSON *c;
+	cJSON_ArrayForEach(c, all) {
+		const char *origin = cJSON_GetObjectItemCaseSensitive(c, "origin")->valuestring;
+		const char *slot = cJSON_GetObjectItemCaseSensitive(c, "slot")->valuestring;
+		const cJSON *speedup = cJSON_GetObjectItemCaseSensitive(c, "speedup");
+		if (strcmp(origin, "baseline") == 0)
+			continue;
+		if (strcmp(slot, "n1") != 0 && strcmp(slot, "n2") != 0)
+			fail_msg("a candidate measured on \"%s\":\n%s", slot, out);
+		on[slot[1] - '1']++;
+		if (!cJSON_IsNumber(speedup) || fabs(speedup->valuedouble - 2) > 1e-9)
+			fail_msg("a candidate on %s is not 2x its own slot's baseline:\n%s", slot, out);
+	}
+	if (on[0] < 1 || on[1] < 1)
+		fail_msg("n1 measured %d candidates, n2 %d", on[0], on[1]);
+	cJSON_Delete(all);
+	free(out);
+	/* The report divides the rows of the baseline and the best: one slot's. */
+	snprintf(cmd, sizeof cmd, "'%s' report --run '%s/run'", bin, dir);
+	out = output(cmd);
+	if (!strstr(out, "2.000x the baseline on n"))
+		fail_msg("%s", out);
+	free(out);
+	assert_int_equal(slurm_queued(), 0);
+	rm_rf(dir);
+}
+
 int main(void)
 {
 	const char *why = slurm_start(&cluster);
@@ -347,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_scancel_job),
 		cmocka_unit_test(test_scancel_step),
 		cmocka_unit_test(test_cli_run),
+		cmocka_unit_test(test_per_slot_baselines),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	int left = slurm_queued();
