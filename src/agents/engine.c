@@ -165,12 +165,15 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 
 	cuco_hardware_detect(&e->hw);
 	cuco_eval_config ec = cfg->eval;
-	/* A GPU's datasheet peaks, for the fraction of peak, unless given. */
-	if (wl->family != CUCO_FAMILY_CPU_MPI && e->hw.ngpus > 0 && !ec.peak_bandwidth_gbs &&
-			!ec.peak_gflops) {
-		ec.peak_bandwidth_gbs = e->hw.hbm_gbs;
-		ec.peak_gflops = e->hw.tensor_tflops * 1000;
-	}
+	/* The peaks of this machine and workload, unless the configuration
+	 * gives them. */
+	if (ec.peak_bandwidth_gbs || ec.peak_gflops)
+		e->peak = (cuco_peak){ ec.peak_bandwidth_gbs ? ec.peak_bandwidth_gbs : wl->peak_bandwidth_gbs,
+			ec.peak_gflops ? ec.peak_gflops : wl->peak_gflops, "the configuration's peaks" };
+	else
+		cuco_hardware_peak(&e->hw, wl, &e->peak);
+	ec.peak_bandwidth_gbs = e->peak.bandwidth_gbs;
+	ec.peak_gflops = e->peak.gflops;
 	/* Absolute: the evaluator's stages run in their own directories. */
 	char abs[PATH_MAX];
 	if (!ec.run_dir[0])

@@ -52,6 +52,7 @@ struct cuco_engine {
 	char seed_hash[CUCO_HASH_LEN + 1];
 	cuco_directive seed_dir;
 	cuco_hardware hw;       /* this machine, as this session found it */
+	cuco_peak peak;         /* what the fraction of peak is of (meta "peak") */
 	uint64_t baseline_id, seed_id;
 	int wake[2];
 	pthread_t driver;

@@ -26,6 +26,7 @@ typedef struct setup_arg {
 	char *config_json;
 	char *workload_json;
 	char *hardware_json;
+	char *peak_json;
 	char *resumed_from;          /* workload stored in meta, when resuming */
 	char baseline_hash[CUCO_HASH_LEN + 1];
 	uint64_t baseline_id, seed_id;
@@ -108,7 +109,8 @@ static int setup_txn(cuco_txn *txn, void *arg)
 	cJSON_Delete(s);
 	rc = cuco_meta_put(txn, "strategy", strategy);
 	free(strategy);
-	if (rc != CUCO_OK || (rc = cuco_meta_put(txn, "hardware", a->hardware_json)) != CUCO_OK)
+	if (rc != CUCO_OK || (rc = cuco_meta_put(txn, "hardware", a->hardware_json)) != CUCO_OK ||
+			(rc = cuco_meta_put(txn, "peak", a->peak_json)) != CUCO_OK)
 		return rc;
 	cuco_island isl;
 	if ((rc = cuco_island_get(txn, 0, &isl)) == CUCO_ENOTFOUND) {
@@ -164,6 +166,18 @@ static char *workload_json(const cuco_workload *wl, const char *size)
 	return s;
 }
 
+/* What this session's fractions of peak are of, for `cuco show`. */
+static char *peak_json(const cuco_peak *pk)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "bandwidth_gbs", pk->bandwidth_gbs);
+	cJSON_AddStringToObject(o, "bandwidth_of", pk->bandwidth_of);
+	cJSON_AddNumberToObject(o, "gflops", pk->gflops);
+	char *s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
 static int read_workload_file(const cuco_workload *wl, const char *file, char **text, size_t *len,
 	cuco_err *err)
 {
@@ -206,13 +220,14 @@ int engine_setup(cuco_engine *e, cuco_err *err)
 	cJSON *hw = cuco_hardware_to_json(&e->hw);
 	setup_arg a = { .e = e, .config_json = config_json(&e->cfg),
 		.workload_json = workload_json(e->wl, e->cfg.size),
-		.hardware_json = cJSON_PrintUnformatted(hw) };
+		.hardware_json = cJSON_PrintUnformatted(hw), .peak_json = peak_json(&e->peak) };
 	cJSON_Delete(hw);
 	cuco_source_hash(e->baseline_src, e->baseline_len, a.baseline_hash);
 	rc = cuco_store_write(e->st, setup_txn, &a, err);
 	free(a.config_json);
 	free(a.workload_json);
 	free(a.hardware_json);
+	free(a.peak_json);
 	free(a.resumed_from);
 	e->baseline_id = a.baseline_id;
 	e->seed_id = a.seed_id;

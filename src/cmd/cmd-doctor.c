@@ -5,7 +5,9 @@
  * sandbox is checked too, but only warned about: without it stages still
  * run, with resource limits only. So is the runner (the config file's
  * [runner], or --runner): that its launcher answers (srun --version,
- * sinfo, mpirun, ssh) and its slots resolve. */
+ * sinfo, mpirun, ssh) and its slots resolve. Last, which of the workloads
+ * found can run here: their family's tools present, one GPU per rank
+ * visible. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -119,6 +121,62 @@ static void check_toolchain(report *r, const cuco_hardware *hw)
 	add(r, "GPU", hw->ngpus > 0, "%s", hw->ngpus > 0 ? hw->gpu_model : "nvidia-smi finds none");
 }
 
+/* The checks above that each family's workloads need. */
+static const char *const family_needs[][6] = {
+	[CUCO_FAMILY_CPU_MPI] = { "mpicc", "mpirun", NULL },
+	[CUCO_FAMILY_CUDA_NCCL] = { "nvcc", "mpicc", "mpirun", "NCCL headers", "NCCL library", "NCCL_NVLS_ENABLE" },
+	[CUCO_FAMILY_CUDA] = { "nvcc", NULL },
+};
+
+/* Whether a workload can run here; when not, why in one line. */
+static bool workload_runs(const report *r, const cuco_hardware *hw, const char *name, char *why, size_t size)
+{
+	cuco_workload *wl = NULL;
+	cuco_err err = { 0 };
+	if (cuco_workload_load(name, &wl, &err) != CUCO_OK) {
+		snprintf(why, size, "invalid: %s", err.msg);
+		return false;
+	}
+	bool ok = cuco_hardware_fits(hw, wl, why, size);
+	for (int k = 0; ok && k < 6 && family_needs[wl->family][k]; k++)
+		for (int i = 0; i < r->n; i++)
+			if (!r->checks[i].ok && strcmp(r->checks[i].what, family_needs[wl->family][k]) == 0) {
+				snprintf(why, size, "%s: %s", r->checks[i].what, r->checks[i].detail);
+				ok = false;
+			}
+	if (ok)
+		snprintf(why, size, "%d rank%s", wl->ranks, wl->ranks == 1 ? "" : "s");
+	cuco_workload_free(wl);
+	return ok;
+}
+
+/* Each workload found: whether it runs here, and why not. */
+static void list_workloads(const report *r, const cuco_hardware *hw, cJSON *json)
+{
+	char **names = NULL, why[768];
+	size_t n = 0;
+	cuco_err err = { 0 };
+	if (cuco_workload_list(&names, &n, &err) != CUCO_OK)
+		snprintf(why, sizeof why, "%s", err.msg);
+	cJSON *arr = json ? cJSON_AddArrayToObject(json, "workloads") : NULL;
+	if (!json)
+		printf("\nworkloads%s%s\n", n ? "" : ": none found; ", n ? "" : err.msg[0] ? err.msg : "");
+	for (size_t i = 0; i < n; i++) {
+		bool ok = workload_runs(r, hw, names[i], why, sizeof why);
+		if (arr) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "name", names[i]);
+			cJSON_AddBoolToObject(o, "runs", ok);
+			cJSON_AddStringToObject(o, "detail", why);
+			cJSON_AddItemToArray(arr, o);
+		} else {
+			printf("%-8s %-24s %s\n", ok ? "runs" : "no", names[i], why);
+		}
+		free(names[i]);
+	}
+	free(names);
+}
+
 /* Whether stages would run in bubblewrap, as `cuco run` would decide. */
 static void check_sandbox(report *r)
 {
@@ -223,6 +281,7 @@ static int doctor_exec(int argc, char **argv)
 			cJSON_AddStringToObject(c, "detail", r.checks[i].detail);
 			cJSON_AddItemToArray(arr, c);
 		}
+		list_workloads(&r, &hw, o);
 		char *text = cJSON_Print(o);
 		printf("%s\n", text);
 		free(text);
@@ -233,6 +292,7 @@ static int doctor_exec(int argc, char **argv)
 		for (int i = 0; i < r.n; i++)
 			printf("%-8s %-17s %s\n", r.checks[i].ok ? "ok" : r.checks[i].optional ? "warn" : "MISSING",
 				r.checks[i].what, r.checks[i].detail);
+		list_workloads(&r, &hw, NULL);
 		if (hw.missing[0])
 			printf("\nmissing: %s\n", hw.missing);
 	}
@@ -240,5 +300,6 @@ static int doctor_exec(int argc, char **argv)
 }
 
 const cuco_cmd cmd_doctor = { "doctor", "[--json] [--runner local|hostfile|slurm|ssh] [--hostfile FILE] [--hosts LIST]",
-	"print the hardware profile and check nvcc, MPI, NCCL, the GPU, the sandbox and the runner; exit 3 when something is missing",
+	"print the hardware profile, check nvcc, MPI, NCCL, the GPU, the sandbox and the runner (exit 3 when\n"
+	"       something is missing), and list which workloads can run here",
 	doctor_exec };

@@ -437,20 +437,19 @@ static int sandbox_mode(cuco_eval_config *ec, cuco_err *err)
 	return CUCO_OK;
 }
 
-/* Where stages run: the config file's [runner], then the flags over it.
- * The slots are listed once here, so that a runner that cannot start (no
- * hostfile, Slurm not answering) is said before any work, and a remote
- * runner gets a worker per slot and one to compile ahead. */
-static int runner_settings(cuco_engine_config *cfg, const runner_flags *rf, int ranks, cuco_err *err)
+/* The remote runner's slots (cmd_runner_config chose the runner), listed
+ * once here so that one that cannot start (no hostfile, Slurm not
+ * answering) is said before any work; a remote runner gets a worker per
+ * slot and one to compile ahead. */
+static int runner_slots(cuco_engine_config *cfg, const runner_flags *rf, int ranks, cuco_err *err)
 {
-	cuco_runner_config *r = &cfg->eval.runner;
-	int rc = cmd_runner_config(&rf->given, r, err);
-	if (rc != CUCO_OK || r->kind == CUCO_RUNNER_LOCAL)
+	const cuco_runner_config *r = &cfg->eval.runner;
+	if (r->kind == CUCO_RUNNER_LOCAL)
 		return CUCO_OK;
 	cuco_slot_spec *slots = cuco_xcalloc(CUCO_MAX_SLOTS, sizeof *slots);
 	int n = 0;
 	char where[256];
-	rc = cuco_runner_slots(r, ranks, slots, CUCO_MAX_SLOTS, &n, where, sizeof where, err);
+	int rc = cuco_runner_slots(r, ranks, slots, CUCO_MAX_SLOTS, &n, where, sizeof where, err);
 	if (rc == CUCO_OK) {
 		printf("cuco: %s runner: %d slot%s, %s:", cuco_runner_name(r->kind), n, n == 1 ? "" : "s", where);
 		for (int i = 0; i < n; i++)
@@ -510,6 +509,25 @@ static int open_run(const char *dir, cuco_store **st, cuco_err *err)
 	return cuco_store_open(dir, CUCO_STORE_CREATE, st, err);
 }
 
+/* A GPU workload that wants more GPUs than this machine shows would only
+ * collect environment failures: refuse it up front (exit 3). */
+static int check_fits(const cuco_workload *wl, const cuco_eval_config *ec)
+{
+	if (ec->runner.kind != CUCO_RUNNER_LOCAL)
+		return CUCO_OK;  /* the stages run elsewhere */
+	cuco_hardware hw;
+	cuco_hardware_detect(&hw);
+	char why[256];
+	if (cuco_hardware_fits(&hw, wl, why, sizeof why))
+		return CUCO_OK;
+	cuco_err err = { 0 };
+	if (hw.ngpus > 0)
+		cuco_errf(&err, CUCO_EENV, "%s: try --ranks %d (cuco doctor lists what fits here)", why, hw.ngpus);
+	else
+		cuco_errf(&err, CUCO_EENV, "%s (cuco doctor says what this machine has)", why);
+	return cmd_fail(&err);
+}
+
 static int run_exec(int argc, char **argv)
 {
 	cuco_engine_config cfg;
@@ -539,6 +557,15 @@ static int run_exec(int argc, char **argv)
 	} else {
 		snprintf(name, sizeof name, "%s", wl->name);
 	}
+	/* Where stages run decides what must fit here. */
+	if ((rc = cmd_runner_config(&rf.given, &cfg.eval.runner, &err)) != CUCO_OK) {
+		cuco_workload_free(wl);
+		return cmd_fail(&err);
+	}
+	if ((rc = check_fits(wl, &cfg.eval)) != CUCO_OK) {
+		cuco_workload_free(wl);
+		return rc;
+	}
 	char dir[1024];
 	if (run)
 		cuco_strlcpy(dir, run, sizeof dir);
@@ -559,7 +586,7 @@ static int run_exec(int argc, char **argv)
 		fflush(stdout);
 		rc = sandbox_mode(&cfg.eval, &err);
 		if (rc == CUCO_OK)
-			rc = runner_settings(&cfg, &rf, wl->ranks, &err);
+			rc = runner_slots(&cfg, &rf, wl->ranks, &err);
 		fflush(stdout);
 		if (rc == CUCO_OK && (rc = cuco_engine_start(st, wl, &cfg, &e, &err)) == CUCO_OK) {
 			if (screen)

@@ -20,6 +20,7 @@ struct show_job {
 	bool source, prompt, json;
 	cuco_candidate cand;
 	char *texts[3];  /* source, prompt, reply */
+	char *peak;      /* meta "peak": what the fraction of peak is of; NULL in older runs */
 };
 
 static int show_txn(cuco_txn *txn, void *arg)
@@ -33,7 +34,31 @@ static int show_txn(cuco_txn *txn, void *arg)
 	for (int i = 0; i < 3; i++)
 		if (want[i] && hashes[i][0] && (rc = cuco_source_get(txn, hashes[i], &job->texts[i], NULL)))
 			return rc;
-	return CUCO_OK;
+	rc = cuco_meta_get(txn, "peak", &job->peak);
+	return rc == CUCO_ENOTFOUND ? CUCO_OK : rc;
+}
+
+/* The fraction of peak, and what the peaks were: the link or memory the
+ * bytes cross, and the arithmetic rate. */
+static void print_peak(const struct show_job *job)
+{
+	double f = job->cand.peak_fraction;
+	if (!isfinite(f)) {
+		printf("%-14s -\n", "peak fraction");
+		return;
+	}
+	printf("%-14s %.4g", "peak fraction", f);
+	cJSON *pk = job->peak ? cJSON_Parse(job->peak) : NULL;
+	const cJSON *bw = cJSON_GetObjectItem(pk, "bandwidth_gbs"), *of = cJSON_GetObjectItem(pk, "bandwidth_of"),
+		*gf = cJSON_GetObjectItem(pk, "gflops");
+	if (cJSON_IsNumber(bw) && bw->valuedouble > 0)
+		printf("  (of %.0f GB/s, %s%s", bw->valuedouble, cJSON_IsString(of) ? of->valuestring : "?",
+			cJSON_IsNumber(gf) && gf->valuedouble > 0 ? "" : ")");
+	if (cJSON_IsNumber(gf) && gf->valuedouble > 0)
+		printf("%s%.0f TFLOP/s)", cJSON_IsNumber(bw) && bw->valuedouble > 0 ? "; " : "  (of ",
+			gf->valuedouble / 1000);
+	printf("\n");
+	cJSON_Delete(pk);
 }
 
 static void print_num(const char *label, double v, const char *unit)
@@ -67,7 +92,7 @@ static void print_text(const struct show_job *job)
 	print_num("spread", c->spread, "");
 	print_num("speedup", c->speedup, "x");
 	print_num("score", c->score, "");
-	print_num("peak fraction", c->peak_fraction, "");
+	print_peak(job);
 	print_num("max error", c->max_error, "");
 	for (int i = 0; i < c->nphases; i++)
 		printf("phase %-8s %.4g us\n", c->phases[i].name, c->phases[i].us);
@@ -127,6 +152,9 @@ static int show_exec(int argc, char **argv)
 		for (int i = 0; i < 3; i++)
 			if (job->texts[i])
 				cJSON_AddStringToObject(o, keys[i], job->texts[i]);
+		cJSON *pk = job->peak ? cJSON_Parse(job->peak) : NULL;
+		if (pk)
+			cJSON_AddItemToObject(o, "peak", pk);
 		char *text = cJSON_Print(o);
 		puts(text);
 		free(text);
@@ -136,6 +164,7 @@ static int show_exec(int argc, char **argv)
 	}
 	for (int i = 0; i < 3; i++)
 		free(job->texts[i]);
+	free(job->peak);
 	free(job);
 	return rc;
 }

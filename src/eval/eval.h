@@ -313,6 +313,7 @@ typedef struct cuco_hardware {
 	double hbm_gbs;            /* peak memory bandwidth */
 	double tensor_tflops;      /* bf16 dense tensor-core peak */
 	char nvlink[256];          /* topology in short, "" when none */
+	double nvlink_gbs;         /* NVLink per direction per GPU (datasheet); 0 when none joins the GPUs */
 	char driver[32];
 	char cuda_version[32];
 	char nccl_version[32];     /* of the library that will be loaded */
@@ -320,8 +321,22 @@ typedef struct cuco_hardware {
 	char missing[512];         /* what doctor found missing, "; "-separated */
 } cuco_hardware;
 
-/* Detect what this machine offers; never fails (absent parts stay empty). */
+/* Detect what this machine offers; never fails (absent parts stay empty).
+ * GPUs count as CUDA_VISIBLE_DEVICES leaves them to a process. */
 void cuco_hardware_detect(cuco_hardware *hw);
 struct cJSON *cuco_hardware_to_json(const cuco_hardware *hw);
+
+/* Whether this machine can run a workload itself: the GPU families need
+ * one visible GPU per rank. When not, says why in one line. */
+bool cuco_hardware_fits(const cuco_hardware *hw, const cuco_workload *wl, char *why, size_t size);
+
+/* The peaks a workload's fraction of peak is measured against here: the
+ * GPU's tensor-core rate; for one GPU its HBM, for several the link the
+ * bytes cross (NVLink from the profile where known); else the manifest's. */
+typedef struct cuco_peak {
+	double bandwidth_gbs, gflops;  /* 0: unknown */
+	const char *bandwidth_of;      /* what the bandwidth is of, for people */
+} cuco_peak;
+void cuco_hardware_peak(const cuco_hardware *hw, const cuco_workload *wl, cuco_peak *pk);
 
 #endif

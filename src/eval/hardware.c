@@ -17,24 +17,25 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Peak figures from the vendors' datasheets (dense bf16 tensor cores, HBM),
- * matched by substring of nvidia-smi's name, most specific first. */
+/* Peak figures from the vendors' datasheets (dense bf16 tensor cores, HBM,
+ * NVLink per direction per GPU: half the "bidirectional" figure), matched by
+ * substring of nvidia-smi's name, most specific first. */
 static const struct gpu_peak {
 	const char *name;
 	int sms;
-	double hbm_gbs, tensor_tflops;
+	double hbm_gbs, tensor_tflops, nvlink_gbs;
 } gpu_peaks[] = {
-	{ "GH200", 132, 4000, 989 },
-	{ "H200", 132, 4800, 989 },
-	{ "H100 PCIe", 114, 2000, 756 },
-	{ "H100 NVL", 132, 3900, 835 },
-	{ "H100", 132, 3350, 989 },
-	{ "B200", 148, 8000, 2250 },
-	{ "A100-SXM4-80GB", 108, 2039, 312 },
-	{ "A100 80GB PCIe", 108, 1935, 312 },
-	{ "A100", 108, 1555, 312 },
-	{ "L40S", 142, 864, 362 },
-	{ NULL, 0, 0, 0 },
+	{ "GH200", 132, 4000, 989, 450 },
+	{ "H200", 132, 4800, 989, 450 },
+	{ "H100 PCIe", 114, 2000, 756, 300 },
+	{ "H100 NVL", 132, 3900, 835, 300 },
+	{ "H100", 132, 3350, 989, 450 },
+	{ "B200", 148, 8000, 2250, 900 },
+	{ "A100-SXM4-80GB", 108, 2039, 312, 300 },
+	{ "A100 80GB PCIe", 108, 1935, 312, 300 },
+	{ "A100", 108, 1555, 312, 300 },
+	{ "L40S", 142, 864, 362, 0 },
+	{ NULL, 0, 0, 0, 0 },
 };
 
 /* The first line a shell command prints, without its newline; false when
@@ -99,6 +100,25 @@ static void detect_cpu(cuco_hardware *hw)
 	hw->mem_mb = kb / 1024;
 }
 
+/* Of n GPUs, those CUDA_VISIBLE_DEVICES leaves a process: its entries up
+ * to the first that is neither an index nor a UUID (where CUDA stops too). */
+static int visible_gpus(int n)
+{
+	const char *v = getenv("CUDA_VISIBLE_DEVICES");
+	if (!v)
+		return n;
+	int k = 0;
+	for (const char *p = v; *p && k < n; p += *p == ',') {
+		size_t len = strcspn(p, ",");
+		bool index = len > 0 && strspn(p, "0123456789") >= len;
+		if (!index && strncmp(p, "GPU-", 4) != 0 && strncmp(p, "MIG-", 4) != 0)
+			break;
+		k++;
+		p += len;
+	}
+	return k;
+}
+
 static void detect_gpus(cuco_hardware *hw)
 {
 	FILE *f = popen("nvidia-smi --query-gpu=name,memory.total,driver_version "
@@ -120,12 +140,13 @@ static void detect_gpus(cuco_hardware *hw)
 		}
 	}
 	/* nvidia-smi exits non-zero (and prints an error) when no driver runs. */
-	hw->ngpus = pclose(f) == 0 ? n : 0;
+	hw->ngpus = pclose(f) == 0 ? visible_gpus(n) : 0;
 	for (const struct gpu_peak *p = gpu_peaks; hw->ngpus && p->name; p++)
 		if (strstr(hw->gpu_model, p->name)) {
 			hw->sm_count = p->sms;
 			hw->hbm_gbs = p->hbm_gbs;
 			hw->tensor_tflops = p->tensor_tflops;
+			hw->nvlink_gbs = p->nvlink_gbs;  /* kept only if the topology shows NVLink */
 			break;
 		}
 }
@@ -202,6 +223,8 @@ void cuco_hardware_detect(cuco_hardware *hw)
 	detect_cpu(hw);
 	detect_gpus(hw);
 	detect_nvlink(hw);
+	if (!hw->nvlink[0])
+		hw->nvlink_gbs = 0;  /* no NVLink between the GPUs here: the datasheet figure is moot */
 	detect_cuda(hw);
 	detect_nccl(hw);
 	hw->gin = hw->ngpus > 0 && rdma_present();
@@ -220,6 +243,7 @@ cJSON *cuco_hardware_to_json(const cuco_hardware *hw)
 	cJSON_AddNumberToObject(o, "hbm_gbs", hw->hbm_gbs);
 	cJSON_AddNumberToObject(o, "tensor_tflops", hw->tensor_tflops);
 	cJSON_AddStringToObject(o, "nvlink", hw->nvlink);
+	cJSON_AddNumberToObject(o, "nvlink_gbs", hw->nvlink_gbs);
 	cJSON_AddStringToObject(o, "driver", hw->driver);
 	cJSON_AddStringToObject(o, "cuda", hw->cuda_version);
 	cJSON_AddStringToObject(o, "nccl", hw->nccl_version);
@@ -227,4 +251,35 @@ cJSON *cuco_hardware_to_json(const cuco_hardware *hw)
 	if (hw->missing[0])
 		cJSON_AddStringToObject(o, "missing", hw->missing);
 	return o;
+}
+
+bool cuco_hardware_fits(const cuco_hardware *hw, const cuco_workload *wl, char *why, size_t size)
+{
+	if (wl->family == CUCO_FAMILY_CPU_MPI || hw->ngpus >= wl->ranks)
+		return true;
+	if (hw->ngpus == 0)
+		snprintf(why, size, "%s needs %d GPU%s (one per rank) and none is visible", wl->name, wl->ranks,
+			wl->ranks == 1 ? "" : "s");
+	else
+		snprintf(why, size, "%s needs %d GPUs (one per rank) and %d %s visible", wl->name, wl->ranks,
+			hw->ngpus, hw->ngpus == 1 ? "is" : "are");
+	return false;
+}
+
+void cuco_hardware_peak(const cuco_hardware *hw, const cuco_workload *wl, cuco_peak *pk)
+{
+	pk->gflops = wl->family != CUCO_FAMILY_CPU_MPI && hw->tensor_tflops > 0 ? hw->tensor_tflops * 1000
+		: wl->peak_gflops;
+	pk->bandwidth_gbs = wl->peak_bandwidth_gbs;
+	pk->bandwidth_of = "the manifest's peak.bandwidth_gbs";
+	if (wl->family == CUCO_FAMILY_CUDA && hw->hbm_gbs > 0) {
+		pk->bandwidth_gbs = hw->hbm_gbs;
+		pk->bandwidth_of = "HBM (hardware profile)";
+	} else if (wl->family == CUCO_FAMILY_CUDA_NCCL && hw->nvlink_gbs > 0) {
+		/* The bytes a rank moves cross the link to its peers, not its HBM. */
+		pk->bandwidth_gbs = hw->nvlink_gbs;
+		pk->bandwidth_of = "NVLink per direction (hardware profile)";
+	} else if (wl->family == CUCO_FAMILY_CUDA_NCCL) {
+		pk->bandwidth_of = "the link (the manifest's peak.bandwidth_gbs)";
+	}
 }

@@ -45,6 +45,14 @@ static void out_free(struct out *o)
 	free(o->stderr_text);
 }
 
+static const char peak_meta[] =
+	"{\"bandwidth_gbs\":450,\"bandwidth_of\":\"NVLink per direction (hardware profile)\",\"gflops\":989000}";
+
+static int put_peak(cuco_txn *txn, void *arg)
+{
+	return cuco_meta_put(txn, "peak", arg);
+}
+
 static int populate(cuco_txn *txn, void *arg)
 {
 	(void)arg;
@@ -67,6 +75,8 @@ static int populate(cuco_txn *txn, void *arg)
 		c.speedup = 1000 / medians[i];
 		c.score = c.speedup;
 		c.max_error = c.peak_fraction = c.spread = NAN;
+		if (i == 3)
+			c.peak_fraction = 0.61;
 		strcpy(c.directive.backend, "rma");
 		snprintf(c.directive.granularity, sizeof c.directive.granularity, "%d", 1 << i);
 		if (c.status == CUCO_STATUS_FAILED) {
@@ -81,7 +91,7 @@ static int populate(cuco_txn *txn, void *arg)
 			return rc;
 	}
 	return cuco_meta_put(txn, "workload", "{\"name\":\"cpu-gemm-allgather\"}") ||
-	       cuco_meta_put(txn, "strategy", "\"tune\"");
+	       cuco_meta_put(txn, "strategy", "\"tune\"") || cuco_meta_put(txn, "peak", peak_meta);
 }
 
 static int setup_run(void **state)
@@ -212,6 +222,39 @@ static void test_show_export_and_errors(void **state)
 	out_free(&o);
 }
 
+/* show says what the fraction of peak is of; a meta "peak" of the wrong
+ * shape (the store admits only valid JSON) costs only that remark. */
+static void test_show_peak_basis(void **state)
+{
+	(void)state;
+	struct out o = cuco("show 4 --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	assert_non_null(strstr(o.stdout_text,
+		"peak fraction  0.61  (of 450 GB/s, NVLink per direction (hardware profile); 989 TFLOP/s)\n"));
+	out_free(&o);
+	o = cuco("show 3 --run %s", rundir);
+	assert_non_null(strstr(o.stdout_text, "peak fraction  -\n"));
+	out_free(&o);
+	o = cuco("show 4 --json --run %s", rundir);
+	cJSON *j = cJSON_Parse(o.stdout_text);
+	assert_non_null(j);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "peak"), "bandwidth_gbs")->valueint, 450);
+	cJSON_Delete(j);
+	out_free(&o);
+	cuco_store *st;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_open(rundir, 0, &st, &err), CUCO_OK);
+	assert_int_equal(cuco_store_write(st, put_peak, (void *)"{\"bandwidth_gbs\":\"fast\",\"bandwidth_of\":7}", &err), CUCO_OK);
+	cuco_store_close(st);
+	o = cuco("show 4 --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	assert_non_null(strstr(o.stdout_text, "peak fraction  0.61\n"));
+	out_free(&o);
+	assert_int_equal(cuco_store_open(rundir, 0, &st, &err), CUCO_OK);
+	assert_int_equal(cuco_store_write(st, put_peak, (void *)peak_meta, &err), CUCO_OK);
+	cuco_store_close(st);
+}
+
 static void test_diff(void **state)
 {
 	(void)state;
@@ -273,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_ls_json_shape),
 		cmocka_unit_test(test_report_json_shape),
 		cmocka_unit_test(test_show_export_and_errors),
+		cmocka_unit_test(test_show_peak_basis),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_pin_and_reject),
 	};

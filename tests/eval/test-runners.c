@@ -644,6 +644,17 @@ static void test_cli_flags(void **state)
 			fail_msg("cuco %s: status %d, said:\n%s", args, status, out);
 		free(out);
 	}
+	/* A [runner] the config file gets wrong: refused before any run folder. */
+	config_home(dir, "[runner]\nkind = slurm\nslots = 0\n");
+	snprintf(cmd, sizeof cmd, "XDG_CONFIG_HOME='%s' '%s' run %s --run %s/r2 2>&1 >/dev/null", dir, bin,
+		fixture("sleepy"), dir);
+	int status;
+	char *out = capture_output(cmd, &status);
+	char r2[300];
+	snprintf(r2, sizeof r2, "%s/r2", dir);
+	if (status != 2 || !strstr(out, "cuco/config:3: slots: 0: not 1 to 64 slots") || access(r2, F_OK) == 0)
+		fail_msg("status %d, said:\n%s", status, out);
+	free(out);
 	rm_rf(dir);
 }
 

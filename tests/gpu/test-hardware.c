@@ -2,7 +2,10 @@
  * nvidia-smi on PATH standing in for two H200s joined by NVLink (so the
  * parsers run on every machine), then with none: CPU facts from /proc,
  * GPU name, memory, driver, datasheet peaks, NVLink pairs, the JSON form,
- * and doctor naming exactly what is missing with exit 3. */
+ * doctor naming exactly what is missing with exit 3; the GPUs that
+ * CUDA_VISIBLE_DEVICES leaves, which workloads fit, the peaks a workload
+ * is scored against (HBM for one GPU, NVLink for several), doctor's list
+ * of workloads and `cuco run` refusing one that does not fit. */
 #include "eval/eval.h"
 #include "../eval/util.h"
 
@@ -161,6 +164,135 @@ static void test_doctor_json(void **state)
 	cJSON_Delete(j);
 }
 
+static void test_visible_devices(void **state)
+{
+	(void)state;
+	use_fake_smi(true);
+	static const struct {
+		const char *value;
+		int gpus;
+	} cases[] = {
+		{ "1", 1 }, { "", 0 }, { "0,1", 2 }, { "0,GPU-8f2c", 2 }, { "0,,1", 1 }, { "-1", 0 }, { "0,1,2,3", 2 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		setenv("CUDA_VISIBLE_DEVICES", cases[i].value, 1);
+		cuco_hardware hw;
+		cuco_hardware_detect(&hw);
+		print_message("CUDA_VISIBLE_DEVICES='%s': %d GPU(s)\n", cases[i].value, hw.ngpus);
+		assert_int_equal(hw.ngpus, cases[i].gpus);
+		/* One GPU has no NVLink peer: no link figure either. */
+		assert_true(hw.ngpus > 1 ? hw.nvlink_gbs == 450 : hw.nvlink_gbs == 0);
+	}
+	unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
+static cuco_workload *load(const char *name)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/workloads/%s", getenv("CUCO_SOURCE_ROOT"), name);
+	cuco_workload *wl = NULL;
+	cuco_err err = { 0 };
+	if (cuco_workload_load(path, &wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return wl;
+}
+
+static void test_fits_and_peaks(void **state)
+{
+	(void)state;
+	use_fake_smi(true);
+	cuco_workload *ring = load("flash-attention-cp"), *one = load("attention"), *cpu = load("cpu-gemm-allgather");
+	cuco_hardware hw;
+	cuco_hardware_detect(&hw);
+	char why[256] = "";
+	cuco_peak pk;
+	assert_true(cuco_hardware_fits(&hw, ring, why, sizeof why));
+	cuco_hardware_peak(&hw, ring, &pk);  /* the bytes cross NVLink, not HBM */
+	assert_true(pk.bandwidth_gbs == 450 && pk.gflops == 989000);
+	assert_string_equal(pk.bandwidth_of, "NVLink per direction (hardware profile)");
+	cuco_hardware_peak(&hw, one, &pk);
+	assert_true(pk.bandwidth_gbs == 4800 && pk.gflops == 989000);
+	assert_string_equal(pk.bandwidth_of, "HBM (hardware profile)");
+
+	setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+	cuco_hardware_detect(&hw);
+	assert_false(cuco_hardware_fits(&hw, ring, why, sizeof why));
+	assert_string_equal(why, "flash-attention-cp needs 2 GPUs (one per rank) and 1 is visible");
+	assert_true(cuco_hardware_fits(&hw, one, why, sizeof why));
+	cuco_hardware_peak(&hw, ring, &pk);  /* no NVLink seen: the manifest's link */
+	assert_true(pk.bandwidth_gbs == ring->peak_bandwidth_gbs);
+	assert_string_equal(pk.bandwidth_of, "the link (the manifest's peak.bandwidth_gbs)");
+	ring->ranks = 1;  /* as --ranks 1 makes it */
+	assert_true(cuco_hardware_fits(&hw, ring, why, sizeof why));
+	unsetenv("CUDA_VISIBLE_DEVICES");
+
+	use_fake_smi(false);
+	cuco_hardware_detect(&hw);
+	assert_false(cuco_hardware_fits(&hw, one, why, sizeof why));
+	assert_string_equal(why, "attention needs 1 GPU (one per rank) and none is visible");
+	assert_true(cuco_hardware_fits(&hw, cpu, why, sizeof why));  /* ranks are processes */
+	cuco_hardware_peak(&hw, one, &pk);  /* no GPU known: the manifest's figures */
+	assert_true(pk.bandwidth_gbs == one->peak_bandwidth_gbs && pk.gflops == one->peak_gflops);
+	cuco_workload_free(ring);
+	cuco_workload_free(one);
+	cuco_workload_free(cpu);
+}
+
+/* The workloads entry of doctor's JSON named `name`. */
+static const cJSON *doctor_workload(const cJSON *j, const char *name)
+{
+	const cJSON *w;
+	cJSON_ArrayForEach(w, cJSON_GetObjectItem(j, "workloads"))
+		if (strcmp(cJSON_GetObjectItem(w, "name")->valuestring, name) == 0)
+			return w;
+	fail_msg("doctor lists no workload %s", name);
+	return NULL;
+}
+
+static void test_doctor_lists_workloads(void **state)
+{
+	(void)state;
+	use_fake_smi(true);
+	static char out[65536];
+	doctor("NCCL_NVLS_ENABLE=0 CUDA_VISIBLE_DEVICES=0", "--json", out, sizeof out);
+	cJSON *j = cJSON_Parse(out);
+	assert_non_null(j);
+	const cJSON *ring = doctor_workload(j, "flash-attention-cp"), *one = doctor_workload(j, "attention");
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(ring, "runs")));
+	assert_string_equal(cJSON_GetObjectItem(ring, "detail")->valuestring,
+		"flash-attention-cp needs 2 GPUs (one per rank) and 1 is visible");
+	/* One GPU is enough for attention unless nvcc is missing here. */
+	const char *detail = cJSON_GetObjectItem(one, "detail")->valuestring;
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(one, "runs")) ? strcmp(detail, "1 rank") == 0
+		: strncmp(detail, "nvcc: ", 6) == 0);
+	cJSON_Delete(j);
+	doctor("CUDA_VISIBLE_DEVICES=0", "", out, sizeof out);  /* the text form: one row per workload */
+	assert_non_null(strstr(out, "\nno       flash-attention-cp       flash-attention-cp needs 2 GPUs"));
+}
+
+/* `cuco run` of a workload that needs more GPUs than are visible: exit 3,
+ * one line, no run directory; --ranks that fits gets past the check. */
+static void test_run_refuses_what_does_not_fit(void **state)
+{
+	(void)state;
+	use_fake_smi(true);
+	char cmd[2048], run[512], out[4096];
+	snprintf(run, sizeof run, "%s/run", dir);
+	snprintf(cmd, sizeof cmd, "CUDA_VISIBLE_DEVICES=0 '%s' run flash-attention-cp --budget 1 --headless --run '%s' 2>&1",
+		getenv("CUCO_BIN"), run);
+	FILE *f = popen(cmd, "r");
+	assert_non_null(f);
+	size_t n = fread(out, 1, sizeof out - 1, f);
+	out[n] = '\0';
+	int st = pclose(f);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 3);
+	assert_string_equal(out, "cuco: flash-attention-cp needs 2 GPUs (one per rank) and 1 is visible: try --ranks 1 "
+		"(cuco doctor lists what fits here)\n");
+	struct stat sb;
+	assert_int_not_equal(stat(run, &sb), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +301,10 @@ int main(void)
 		cmocka_unit_test(test_no_gpu),
 		cmocka_unit_test(test_doctor_names_what_is_missing),
 		cmocka_unit_test(test_doctor_json),
+		cmocka_unit_test(test_visible_devices),
+		cmocka_unit_test(test_fits_and_peaks),
+		cmocka_unit_test(test_doctor_lists_workloads),
+		cmocka_unit_test(test_run_refuses_what_does_not_fit),
 	};
 	return cmocka_run_group_tests_name("hardware", tests, setup, teardown);
 }

@@ -35,7 +35,7 @@ int main(int argc, char **argv)
 				pass(cur, recv[j % 2], comm);
 				CUCO_CUDA(cudaEventRecord(landed, comm));
 			}
-			fa_step(&p, cur, 0, SEQ, j == 0, c.stream, 0);
+			fa_step(&p, cur, 0, SEQ, j == 0, j + 1 == R, c.stream, 0);
 			if (j + 1 < R) {
 				// The next receive overwrites the block this step read.
 				CUCO_CUDA(cudaEventRecord(computed, c.stream));
@@ -44,14 +44,12 @@ int main(int argc, char **argv)
 				cur = recv[j % 2];
 			}
 		}
-		fa_finish(&p, c.stream);
 		CUCO_CUDA(cudaEventRecord(joined, comm));
 		CUCO_CUDA(cudaStreamWaitEvent(c.stream, joined, 0));
 	};
 	auto compute = [&] {
 		for (int j = 0; j < R; j++)
-			fa_step(&p, own, 0, SEQ, j == 0, c.stream, 0);
-		fa_finish(&p, c.stream);
+			fa_step(&p, own, 0, SEQ, j == 0, j + 1 == R, c.stream, 0);
 	};
 	auto comm_alone = [&] {
 		const void *cur = own;

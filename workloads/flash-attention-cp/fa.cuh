@@ -1,6 +1,5 @@
 // fa.cuh — the part of flash-attention-cp that baseline and candidates
-// share: the problem, one attention step (cuBLAS for Q·K^T and P·V on the
-// tensor cores, a softmax kernel, an online-softmax merge) and the check.
+// share: the problem, one attention step and the check.
 //
 // Ring attention with context parallelism: the sequence is split over R
 // ranks, SEQ tokens each (HEADS heads of HDIM, non-causal; token-major
@@ -11,12 +10,14 @@
 // rule (running max and sum), so the result equals attention over the
 // whole sequence.
 //
-// The step is unfused (scores go through memory), not a FlashAttention
-// kernel; it is the same in baseline and candidates.
+// A step is the fused attention kernel of cuco_attn.cuh (FlashAttention
+// style: scores never leave the chip), the same in baseline and
+// candidates; between steps it carries the running output and (max, sum)
+// per row in fp32, and the last step writes the normalised bf16 result.
 #pragma once
 #define CUCO_WITH_NCCL 1
 #include "cuco_gpu.h"
-#include "cuco_blas.h"
+#include "cuco_attn.cuh"
 
 #ifndef SEQ
 #define SEQ 1024
@@ -28,20 +29,45 @@
 #define HDIM 128
 #endif
 
+// The attention kernel's point of its design space (knobs attn_*; see
+// cuco_attn.cuh). Baseline and candidates build with the same defines.
+#ifndef CUCO_ATTN_WARPS
+#define CUCO_ATTN_WARPS 8
+#endif
+#ifndef CUCO_ATTN_BLOCK_N
+#define CUCO_ATTN_BLOCK_N 128
+#endif
+#ifndef CUCO_ATTN_STAGES
+#define CUCO_ATTN_STAGES 3
+#endif
+#if defined(CUCO_ATTN_MMA_SYNC)
+typedef fa_config<HDIM, CUCO_ATTN_WARPS, CUCO_ATTN_BLOCK_N, CUCO_ATTN_STAGES, false, FA_SERIAL> fa_cfg;
+#elif defined(CUCO_ATTN_OVERLAP_SERIAL)
+typedef fa_config<HDIM, CUCO_ATTN_WARPS, CUCO_ATTN_BLOCK_N, CUCO_ATTN_STAGES, true, FA_SERIAL> fa_cfg;
+#else
+typedef fa_config<HDIM, CUCO_ATTN_WARPS, CUCO_ATTN_BLOCK_N, CUCO_ATTN_STAGES, true, FA_PINGPONG> fa_cfg;
+#endif
+static_assert(SEQ % fa_cfg::BM == 0, "SEQ must be whole tiles of 16*attn_warps queries");
+
 enum { FA_SEED_Q = 51, FA_SEED_K = 53, FA_SEED_V = 57, FA_CHECK_QUERIES = 32 };
 static const size_t fa_elems = (size_t)HEADS * SEQ * HDIM;            // Q, K or V of one rank
 static const size_t fa_kv_bytes = 2 * fa_elems * sizeof(__nv_bfloat16); // K then V
 
+// A step's launch, prepared once (tensor maps encoded) for its KV block,
+// key range, role in the ring and multiprocessor budget.
+struct fa_step_plan {
+	const void *kv;
+	int key0, nkeys, flags, sms;
+	fa_plan<fa_cfg> plan;
+};
+
 struct fa_problem {
 	int sms;
 	__nv_bfloat16 *Q;        // [SEQ][HEADS][HDIM]
-	__nv_bfloat16 *P;        // [HEADS][SEQ q][keys] probabilities of one step
-	float *S;                // [HEADS][SEQ q][keys] scores of one step
-	float *O;                // [SEQ][HEADS][HDIM] this step's unnormalised output
-	float *acc;              // running output, same layout
-	float *m, *l;            // per (query, head): running max and sum, then the step's ([rows] each)
+	float *acc;              // [SEQ][HEADS][HDIM] running unnormalised output
+	float2 *ml;              // [SEQ][HEADS] running (max, sum)
 	__nv_bfloat16 *out;      // [SEQ][HEADS][HDIM] result
-	cublasHandle_t blas;
+	std::vector<fa_step_plan> plans;
 };
 
 // Fill a KV block as rank r's keys and values (the same function on every
@@ -55,122 +81,63 @@ static inline void fa_fill_kv(void *kv, int r)
 
 static inline fa_problem fa_setup(const cuco_ctx *c)
 {
-	if (HDIM % 32)
-		cuco_die(__FILE__, __LINE__, "HDIM must be a multiple of 32", "fa_setup");
 	fa_problem p;
 	CUCO_CUDA(cudaDeviceGetAttribute(&p.sms, cudaDevAttrMultiProcessorCount, 0));
-	const size_t ss = (size_t)HEADS * SEQ * SEQ, rows = (size_t)HEADS * SEQ;
+	const size_t rows = (size_t)HEADS * SEQ;
 	CUCO_CUDA(cudaMalloc(&p.Q, fa_elems * sizeof(__nv_bfloat16)));
-	CUCO_CUDA(cudaMalloc(&p.P, ss * sizeof(__nv_bfloat16)));
-	CUCO_CUDA(cudaMalloc(&p.S, ss * sizeof(float)));
-	CUCO_CUDA(cudaMalloc(&p.O, fa_elems * sizeof(float)));
 	CUCO_CUDA(cudaMalloc(&p.acc, fa_elems * sizeof(float)));
-	CUCO_CUDA(cudaMalloc(&p.m, 2 * rows * sizeof(float)));
-	CUCO_CUDA(cudaMalloc(&p.l, 2 * rows * sizeof(float)));
+	CUCO_CUDA(cudaMalloc(&p.ml, rows * sizeof(float2)));
 	CUCO_CUDA(cudaMalloc(&p.out, fa_elems * sizeof(__nv_bfloat16)));
 	cuco_fill(p.Q, fa_elems, FA_SEED_Q + c->rank);
-	CUCO_CUBLAS(cublasCreate(&p.blas));
 	CUCO_CUDA(cudaDeviceSynchronize());
 	return p;
 }
 
 static inline void fa_teardown(fa_problem *p)
 {
-	CUCO_CUBLAS(cublasDestroy(p->blas));
-	for (void *q : {(void *)p->Q, (void *)p->P, (void *)p->S, (void *)p->O, (void *)p->acc, (void *)p->m,
-	                (void *)p->l, (void *)p->out})
+	for (void *q : {(void *)p->Q, (void *)p->acc, (void *)p->ml, (void *)p->out})
 		CUCO_CUDA(cudaFree(q));
 }
 
-// One warp per (head, query) row of SEQ scores: the scaled max, the
-// probabilities (bf16, the P·V operand) and their sum. Exponents are base 2
-// (the scale carries log2 e), in fa_merge too.
-__global__ void fa_softmax(const float *S, __nv_bfloat16 *P, float *mstep, float *lstep, int nkeys)
+// What a launch over the given KV blocks computes for this problem: the
+// carried state in unless first, out unless last.
+static inline fa_call fa_call_for(const fa_problem *p, bool first, bool last, int sms)
 {
-	const size_t row = blockIdx.x * (size_t)(blockDim.x / 32) + threadIdx.x / 32;  // h*SEQ + q
-	const int lane = threadIdx.x % 32;
-	if (row >= (size_t)HEADS * SEQ)
-		return;
-	const float scale = rsqrtf((float)HDIM) * 1.44269504f;  // exp2 domain
-	const float *s = S + row * nkeys;
-	float mx = -INFINITY;
-	for (int k = lane; k < nkeys; k += 32)
-		mx = fmaxf(mx, s[k] * scale);
-	for (int o = 16; o; o /= 2)
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-	float sum = 0;
-	for (int k = lane; k < nkeys; k += 32) {
-		__nv_bfloat16 pv = __float2bfloat16(exp2f(s[k] * scale - mx));
-		P[row * nkeys + k] = pv;
-		sum += __bfloat162float(pv);
-	}
-	for (int o = 16; o; o /= 2)
-		sum += __shfl_xor_sync(0xffffffffu, sum, o);
-	if (lane == 0) {
-		size_t r = row % SEQ * HEADS + row / SEQ;  // (query, head) order, as the output's rows
-		mstep[r] = mx;
-		lstep[r] = sum;
-	}
+	fa_call c = {};
+	c.q = p->Q;
+	c.queries = SEQ;
+	c.heads = HEADS;
+	c.flags = (first ? 0 : FA_STATE_IN) | (last ? 0 : FA_STATE_OUT);
+	c.out = p->out;
+	c.acc = p->acc;
+	c.ml = p->ml;
+	c.sms = sms;
+	return c;
 }
 
-// Online-softmax merge of a step (O, m_step, l_step) into the running
-// (acc, m, l); the first step initialises them. One warp per row.
-__global__ void fa_merge(const float *O, const float *mstep, const float *lstep, float *acc, float *m, float *l, bool first)
+// The segment of keys [key0, key0+nkeys) of a KV block (K, then V).
+static inline fa_segment fa_segment_of(const void *kv, int key0, int nkeys)
 {
-	const size_t row = blockIdx.x * (size_t)(blockDim.x / 32) + threadIdx.x / 32;  // q*HEADS + h
-	const int lane = threadIdx.x % 32;
-	if (row >= (size_t)HEADS * SEQ)
-		return;
-	float ms = mstep[row], mr = first ? -INFINITY : m[row], mn = fmaxf(mr, ms);
-	float a = first ? 0.0f : exp2f(mr - mn), b = exp2f(ms - mn);
-	for (int d = lane; d < HDIM; d += 32) {
-		float prev = first ? 0.0f : acc[row * HDIM + d];
-		acc[row * HDIM + d] = prev * a + O[row * HDIM + d] * b;
-	}
-	if (lane == 0) {
-		m[row] = mn;
-		l[row] = (first ? 0.0f : l[row]) * a + lstep[row] * b;
-	}
-}
-
-__global__ void fa_finish_kernel(const float *acc, const float *l, __nv_bfloat16 *out)
-{
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < fa_elems; i += (size_t)gridDim.x * blockDim.x)
-		out[i] = __float2bfloat16(acc[i] / l[i / HDIM]);
+	const __nv_bfloat16 *k = (const __nv_bfloat16 *)kv;
+	return {{k, k + fa_elems, SEQ}, key0, nkeys};
 }
 
 // Attention of my queries to keys [key0, key0+nkeys) of one KV block,
-// merged into the running result; cuBLAS on at most `sms` multiprocessors
-// (0: all).
-static inline void fa_step(fa_problem *p, const void *kv, int key0, int nkeys, bool first, cudaStream_t s, int sms)
+// merged into the running result (first: there is none yet; last: write
+// the normalised result); on at most `sms` multiprocessors (0: all).
+static inline void fa_step(fa_problem *p, const void *kv, int key0, int nkeys, bool first, bool last, cudaStream_t s,
+	int sms)
 {
-	const __nv_bfloat16 *K = (const __nv_bfloat16 *)kv + (size_t)key0 * HEADS * HDIM;
-	const __nv_bfloat16 *V = K + fa_elems;
-	const float one = 1.0f, zero = 0.0f;
-	const int ld = HEADS * HDIM;  // token stride; heads are HDIM apart
-	const long long ss = (long long)SEQ * nkeys;
-	CUCO_CUBLAS(cublasSetStream(p->blas, s));
-	CUCO_CUBLAS(cublasSetSmCountTarget(p->blas, sms));
-	// S_h (keys x queries, column-major = [query][key]) = K_h^T Q_h.
-	CUCO_CUBLAS(cublasGemmStridedBatchedEx(p->blas, CUBLAS_OP_T, CUBLAS_OP_N, nkeys, SEQ, HDIM, &one,
-		K, CUDA_R_16BF, ld, HDIM, p->Q, CUDA_R_16BF, ld, HDIM, &zero, p->S, CUDA_R_32F, nkeys, ss, HEADS,
-		CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-	const int rows = HEADS * SEQ, warps = 8;
-	fa_softmax<<<(rows + warps - 1) / warps, warps * 32, 0, s>>>(p->S, p->P, p->m + rows, p->l + rows, nkeys);
-	CUCO_LAUNCHED();
-	// O_h (dims x queries) = V_h P_h.
-	CUCO_CUBLAS(cublasGemmStridedBatchedEx(p->blas, CUBLAS_OP_N, CUBLAS_OP_N, HDIM, SEQ, nkeys, &one,
-		V, CUDA_R_16BF, ld, HDIM, p->P, CUDA_R_16BF, nkeys, ss, &zero, p->O, CUDA_R_32F, ld, HDIM, HEADS,
-		CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-	fa_merge<<<(rows + warps - 1) / warps, warps * 32, 0, s>>>(p->O, p->m + rows, p->l + rows, p->acc, p->m, p->l,
-		first);
-	CUCO_LAUNCHED();
-}
-
-static inline void fa_finish(fa_problem *p, cudaStream_t s)
-{
-	fa_finish_kernel<<<1024, 256, 0, s>>>(p->acc, p->l, p->out);
-	CUCO_LAUNCHED();
+	fa_call c = fa_call_for(p, first, last, sms);
+	for (const fa_step_plan &sp : p->plans)
+		if (sp.kv == kv && sp.key0 == key0 && sp.nkeys == nkeys && sp.flags == c.flags && sp.sms == sms) {
+			fa_launch(sp.plan, s);
+			return;
+		}
+	c.seg[0] = fa_segment_of(kv, key0, nkeys);
+	c.nseg = 1;
+	p->plans.push_back({kv, key0, nkeys, c.flags, sms, fa_prepare<fa_cfg>(c)});
+	fa_launch(p->plans.back().plan, s);
 }
 
 // Reference for FA_CHECK_QUERIES queries of every head, over the whole

@@ -4,6 +4,9 @@
 // pointers while the step's attention runs on the multiprocessors left
 // free; the block moves in chunks of keys, and the next step can start on
 // a chunk as soon as it has landed (online softmax merges any key order).
+// Or (kv=peer) nothing moves first: one attention launch reads every rank's
+// block where it lies, the others' over NVLink straight from their windows,
+// which no host-orchestrated ring can do.
 //
 // Directive (defines from the manifest):
 //   backend     LSA (NVLink stores) | GIN (RDMA put with a signal; needs a NIC)
@@ -13,7 +16,9 @@
 //               | after (pass the block, then compute: no overlap)
 //   sync        barrier (one push kernel per chunk, LSA barriers at entry and exit)
 //   granularity CUCO_CHUNKS: chunks of keys per block
-//   knobs       CUCO_COMM_CTAS, CUCO_THREADS
+//   knobs       CUCO_KV_PUSH | _PEER (read the others' blocks in place),
+//               CUCO_COMM_CTAS, CUCO_THREADS, and the attention kernel's
+//               CUCO_ATTN_* (fa.cuh)
 #include "fa.cuh"
 #include "cuco_lsa.cuh"
 
@@ -27,6 +32,7 @@
 
 static const int chunk_keys = SEQ / CUCO_CHUNKS;
 static const size_t chunk_bytes = (size_t)chunk_keys * HEADS * HDIM * sizeof(__nv_bfloat16);
+static_assert(chunk_keys % fa_cfg::BN == 0, "a chunk must be whole slots of attn_block_n keys: fewer chunks");
 
 // Copy chunk c of the block at src_off (K and V parts) into the next rank's
 // window at dst_off.
@@ -73,8 +79,54 @@ struct schedule {
 	ncclDevComm dc;
 	cuco_side side;
 	cudaEvent_t computed, landed[CUCO_CHUNKS];
+	fa_plan<fa_cfg> peer;  // kv=peer: one launch over every rank's block
 };
 
+#if CUCO_KV_PEER
+// kv=peer: every rank's block is ready (and every reader of the previous
+// launch done with it) when all ranks have passed this barrier.
+__global__ void lsa_ready(ncclDevComm dc)
+{
+	ncclLsaBarrierSession<ncclCoopCta> bar(ncclCoopCta(), dc, ncclTeamTagLsa(), 0);
+	bar.sync(ncclCoopCta(), cuda::memory_order_acq_rel);
+}
+
+// Where each rank's window holds `off`, as this GPU addresses it.
+__global__ void lsa_pointers(ncclWindow_t win, size_t off, int n, const void **out)
+{
+	for (int r = 0; r < n; r++)
+		out[r] = ncclGetLsaPointer(win, off, r);
+}
+
+// One launch over every rank's block in ring order from mine, each read
+// through the LSA pointer of its owner's window.
+static fa_plan<fa_cfg> peer_plan(schedule *s)
+{
+	const int R = s->c->nranks;
+	if (R > FA_MAX_SEGMENTS)
+		cuco_environment_exit("kv=peer attends to at most %d ranks' blocks in one launch", FA_MAX_SEGMENTS);
+	const void **dev = nullptr, *host[FA_MAX_SEGMENTS];
+	CUCO_CUDA(cudaMalloc(&dev, R * sizeof *dev));
+	lsa_pointers<<<1, 1>>>(s->win.win, block_off(0), R, dev);  // each rank's own block
+	CUCO_LAUNCHED();
+	CUCO_CUDA(cudaMemcpy(host, dev, R * sizeof *dev, cudaMemcpyDeviceToHost));
+	CUCO_CUDA(cudaFree(dev));
+	fa_call call = fa_call_for(s->p, true, true, 0);
+	for (int j = 0; j < R; j++)
+		call.seg[j] = fa_segment_of(host[(s->c->rank - j + R) % R], 0, SEQ);
+	call.nseg = R;
+	return fa_prepare<fa_cfg>(call);
+}
+#endif
+
+#if CUCO_KV_PEER
+static void ring(schedule *s)
+{
+	lsa_ready<<<1, 128, 0, s->c->stream>>>(s->dc);
+	CUCO_LAUNCHED();
+	fa_launch(s->peer, s->c->stream);
+}
+#else
 static void push(schedule *s, int from, int to, int c, cudaStream_t st)
 {
 #if CUCO_BACKEND_GIN
@@ -96,7 +148,7 @@ static void ring(schedule *s)
 		if (j + 1 < R)
 			for (int ch = 0; ch < CUCO_CHUNKS; ch++)
 				push(s, cur, 1 + j % 2, ch, main);
-		fa_step(s->p, base + block_off(cur), 0, SEQ, j == 0, main, 0);
+		fa_step(s->p, base + block_off(cur), 0, SEQ, j == 0, j + 1 == R, main, 0);
 		cur = 1 + j % 2;
 	}
 #else
@@ -110,11 +162,12 @@ static void ring(schedule *s)
 				CUCO_CUDA(cudaEventRecord(s->landed[ch], comm));
 			}
 		if (j == 0 || !CUCO_PLACEMENT_PIPELINED) {
-			fa_step(s->p, base + block_off(cur), 0, SEQ, j == 0, main, more ? part : 0);
+			fa_step(s->p, base + block_off(cur), 0, SEQ, j == 0, !more, main, more ? part : 0);
 		} else {
 			for (int ch = 0; ch < CUCO_CHUNKS; ch++) {
 				CUCO_CUDA(cudaStreamWaitEvent(main, s->landed[ch], 0));
-				fa_step(s->p, base + block_off(cur), ch * chunk_keys, chunk_keys, false, main, more ? part : 0);
+				fa_step(s->p, base + block_off(cur), ch * chunk_keys, chunk_keys, false, !more && ch + 1 == CUCO_CHUNKS,
+					main, more ? part : 0);
 			}
 		}
 		if (more) {
@@ -130,8 +183,8 @@ static void ring(schedule *s)
 	}
 	cuco_side_join(s->c, s->side);
 #endif
-	fa_finish(s->p, main);
 }
+#endif
 // EVOLVE-BLOCK-END
 
 int main(int argc, char **argv)
@@ -150,16 +203,23 @@ int main(int argc, char **argv)
 	s.computed = cuco_event();
 	for (cudaEvent_t &e : s.landed)
 		e = cuco_event();
+#if CUCO_KV_PEER
+	s.peer = peer_plan(&s);
+#endif
 
 	auto compute = [&] {
 		for (int j = 0; j < c.nranks; j++)
-			fa_step(&p, s.win.ptr, 0, SEQ, j == 0, c.stream, 0);
-		fa_finish(&p, c.stream);
+			fa_step(&p, s.win.ptr, 0, SEQ, j == 0, j + 1 == c.nranks, c.stream, 0);
 	};
 	auto comm = [&] {
+#if CUCO_KV_PEER
+		lsa_ready<<<1, 128, 0, c.stream>>>(s.dc);  // the rest of its communication is inside the attention
+		CUCO_LAUNCHED();
+#else
 		for (int j = 0, cur = 0; j + 1 < c.nranks; cur = 1 + j % 2, j++)
 			for (int ch = 0; ch < CUCO_CHUNKS; ch++)
 				push(&s, cur, 1 + j % 2, ch, c.stream);
+#endif
 	};
 	double err = NAN;
 	if (a.check) {
