@@ -437,14 +437,14 @@ static int sandbox_mode(cuco_eval_config *ec, cuco_err *err)
 	return CUCO_OK;
 }
 
-/* The remote runner's slots (cmd_runner_config chose the runner), listed
- * once here so that one that cannot start (no hostfile, Slurm not
- * answering) is said before any work; a remote runner gets a worker per
- * slot and one to compile ahead. */
+/* The slots of a remote runner or of this machine's GPU sets
+ * (cmd_runner_config chose the runner), listed once here so that one that
+ * cannot start (no hostfile, Slurm not answering) is said before any work;
+ * a worker per slot and one to compile ahead, unless --jobs says. */
 static int runner_slots(cuco_engine_config *cfg, const runner_flags *rf, int ranks, cuco_err *err)
 {
 	const cuco_runner_config *r = &cfg->eval.runner;
-	if (r->kind == CUCO_RUNNER_LOCAL)
+	if (r->kind == CUCO_RUNNER_LOCAL && r->slots_per_host <= 1)
 		return CUCO_OK;
 	cuco_slot_spec *slots = cuco_xcalloc(CUCO_MAX_SLOTS, sizeof *slots);
 	int n = 0;

@@ -153,6 +153,8 @@ typedef struct cuco_runner_config {
 	                              expression, "n[1-4]") to use outside an allocation */
 	int hosts_per_slot;        /* hosts (nodes) a slot spans; 0 = hostfile: enough
 	                              for the ranks by slots=, slurm: 1 */
+	int slots_per_host;        /* GPU workloads: slots on each host (group), each
+	                              its own set of `ranks` GPUs; 0 = 1 */
 	int max_slots;             /* use at most this many slots; 0 = all */
 	char partition[64];        /* slurm, outside an allocation */
 	char account[64];
@@ -169,9 +171,9 @@ typedef struct cuco_runner_config {
 const char *cuco_runner_name(cuco_runner_kind kind);
 bool cuco_runner_parse(const char *text, cuco_runner_kind *out);
 /* One key of the [runner] section (kind, hostfile, hosts, hosts_per_slot,
- * slots, partition, account, time_limit, gpus_per_task, options,
- * retry_after, retire_after); false with why (a phrase) when the key is
- * unknown or its value is not valid. */
+ * slots_per_host, slots, partition, account, time_limit, gpus_per_task,
+ * options, retry_after, retire_after); false with why (a phrase) when the
+ * key is unknown or its value is not valid. */
 bool cuco_runner_config_set(cuco_runner_config *c, const char *key, const char *value,
 	char *why, size_t size);
 
@@ -181,6 +183,8 @@ typedef struct cuco_slot_spec {
 	char name[64];             /* "local", a host, a node, or "n1+n2" for a group */
 	char hosts[512];           /* ssh: user@host[:port]; hostfile: mpirun's --host
 	                              list (host:slots,…); slurm: the nodes, comma-separated */
+	char gpus[64];             /* its GPUs as CUDA_VISIBLE_DEVICES ("2,3"); "" = all
+	                              of the host's (slurm: the ones Slurm gives the step) */
 } cuco_slot_spec;
 
 #define CUCO_MAX_SLOTS 64
@@ -188,7 +192,8 @@ typedef struct cuco_slot_spec {
 /* The slots a run with this runner would use for a workload of `ranks`
  * ranks: the local machine; the hostfile's hosts; the ssh hosts; the
  * Slurm allocation's nodes ($SLURM_JOB_NODELIST) when cuco runs inside
- * one, else the `hosts` nodes or those sinfo lists for the partition.
+ * one, else the `hosts` nodes or those sinfo lists for the partition —
+ * each host (group) slots_per_host times, a set of `ranks` GPUs each.
  * *where says in one line where they came from. An error names the file,
  * the variable or the command that failed. */
 int cuco_runner_slots(const cuco_runner_config *c, int ranks, cuco_slot_spec *out, int max,

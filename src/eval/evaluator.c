@@ -165,8 +165,8 @@ static void find_launcher(cuco_evaluator *ev)
 	const char *name = NULL;
 	switch (ev->cfg.runner.kind) {
 	case CUCO_RUNNER_LOCAL:
-	case CUCO_RUNNER_HOSTFILE:
-		if (ev->mpi) {
+	case CUCO_RUNNER_HOSTFILE:  /* mpirun takes even one rank to its host */
+		if (ev->mpi || ev->cfg.runner.kind == CUCO_RUNNER_HOSTFILE) {
 			name = getenv("CUCO_MPIRUN");
 			name = name && *name ? name : "mpirun";
 		}
@@ -256,6 +256,11 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	if (!ev->size) {
 		free(ev);
 		return cuco_errf(err, CUCO_EDATA, "%s: size %s: no such size", wl->name, cfg->size);
+	}
+	if (cfg->runner.slots_per_host > 1 && wl->family == CUCO_FAMILY_CPU_MPI) {
+		free(ev);
+		return cuco_errf(err, CUCO_EUSAGE, "slots_per_host: %s is a CPU workload, and slots on one host "
+			"would share its cores; slots_per_host splits a host's GPUs", wl->name);
 	}
 	cuco_slot_spec *slots = cuco_xcalloc(CUCO_MAX_SLOTS, sizeof *slots);
 	int nslots = 0;

@@ -203,6 +203,7 @@ static void group_slot(const eval_host *h, int count, int ranks, cuco_runner_kin
 	}
 	cuco_strlcpy(s->name, name.data, sizeof s->name);
 	cuco_strlcpy(s->hosts, list.data, sizeof s->hosts);
+	s->gpus[0] = '\0';
 	cuco_buf_free(&name);
 	cuco_buf_free(&list);
 }

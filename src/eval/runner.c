@@ -167,6 +167,7 @@ bool cuco_runner_config_set(cuco_runner_config *c, const char *key, const char *
 	}
 	static const struct { const char *key; size_t off; int min, max; const char *what; } ints[] = {
 		{ "hosts_per_slot", offsetof(cuco_runner_config, hosts_per_slot), 1, MAX_HOSTS, "hosts" },
+		{ "slots_per_host", offsetof(cuco_runner_config, slots_per_host), 1, CUCO_MAX_SLOTS, "slots" },
 		{ "slots", offsetof(cuco_runner_config, max_slots), 1, CUCO_MAX_SLOTS, "slots" },
 		{ "time_limit", offsetof(cuco_runner_config, time_limit_min), 1, 525600, "minutes" },
 		{ "gpus_per_task", offsetof(cuco_runner_config, gpus_per_task), 1, 64, "GPUs" },
@@ -191,8 +192,9 @@ bool cuco_runner_config_set(cuco_runner_config *c, const char *key, const char *
 		snprintf(why, size, "%.40s: not a number of seconds in (0, 86400]", v);
 		return false;
 	}
-	snprintf(why, size, "unknown key in [runner] (kind, hostfile, hosts, hosts_per_slot, slots, "
-		"partition, account, time_limit, gpus_per_task, options, retry_after, retire_after)");
+	snprintf(why, size, "unknown key in [runner] (kind, hostfile, hosts, hosts_per_slot, "
+		"slots_per_host, slots, partition, account, time_limit, gpus_per_task, options, retry_after, "
+		"retire_after)");
 	return false;
 }
 
@@ -203,6 +205,8 @@ bool cuco_runner_config_set(cuco_runner_config *c, const char *key, const char *
 static void mpirun_prefix(const eval_launch *l, cuco_buf *out)
 {
 	eval_shell_quote(out, l->launcher);
+	if (l->kind == CUCO_RUNNER_HOSTFILE && *l->slot->gpus)
+		cuco_buf_printf(out, " -x CUDA_VISIBLE_DEVICES=%s", l->slot->gpus);
 	if (l->as_root)
 		cuco_buf_puts(out, " --allow-run-as-root");
 	if (l->kind == CUCO_RUNNER_HOSTFILE) {
@@ -221,8 +225,10 @@ static void mpirun_prefix(const eval_launch *l, cuco_buf *out)
 
 /* srun onto the slot's nodes, alone there. Outside an allocation each
  * stage is a job: the partition and account apply, and --exclusive gives
- * it the nodes whole; inside one it is a step and they are the
- * allocation's. --time is Slurm's backstop should srun itself be lost. */
+ * it the nodes whole, unless a node holds several slots (then Slurm gives
+ * each job its own GPUs, gpus_per_task); inside one it is a step, and
+ * --exclusive keeps steps off each other's CPUs and GPUs. --time is
+ * Slurm's backstop should srun itself be lost. */
 static void srun_command(const eval_launch *l, const char *prog_cmd, cuco_buf *out)
 {
 	const cuco_runner_config *rc = l->rc;
@@ -232,8 +238,9 @@ static void srun_command(const eval_launch *l, const char *prog_cmd, cuco_buf *o
 	int minutes = rc->time_limit_min > 0 ? rc->time_limit_min
 		: (int)ceil((l->limit_s + KILL_AFTER_S) / 60.0) + 1;
 	eval_shell_quote(out, l->launcher);
-	cuco_buf_printf(out, " --nodes=%d --ntasks=%d --exclusive --kill-on-bad-exit=1 --nodelist=", nodes,
-		l->ranks);
+	bool whole = l->in_allocation || rc->slots_per_host <= 1;
+	cuco_buf_printf(out, " --nodes=%d --ntasks=%d%s --kill-on-bad-exit=1 --nodelist=", nodes, l->ranks,
+		whole ? " --exclusive" : "");
 	eval_shell_quote(out, l->slot->hosts);
 	cuco_buf_puts(out, " --job-name=");
 	eval_shell_quote(out, l->job_name);
@@ -284,7 +291,10 @@ static void ssh_command(const eval_launch *l, const char *prog_cmd, const char *
 	eval_shell_quote(&ssh, host);
 
 	cuco_buf_printf(&setup, "mkdir -p %s", l->remote_dir);
-	cuco_buf_printf(&remote, "cd %s && timeout -k %d %.0f ", l->remote_dir, KILL_AFTER_S, ceil(l->limit_s));
+	cuco_buf_printf(&remote, "cd %s && ", l->remote_dir);
+	if (*l->slot->gpus)
+		cuco_buf_printf(&remote, "env CUDA_VISIBLE_DEVICES=%s ", l->slot->gpus);
+	cuco_buf_printf(&remote, "timeout -k %d %.0f ", KILL_AFTER_S, ceil(l->limit_s));
 	if (l->mpi)
 		cuco_buf_printf(&remote, "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
 			"mpirun --oversubscribe -np %d ", l->ranks);
@@ -317,9 +327,15 @@ void eval_launch_command(const eval_launch *l, const char *prog_cmd, const char 
 	cuco_buf_puts(out, "");
 	switch (l->kind) {
 	case CUCO_RUNNER_LOCAL:
-	case CUCO_RUNNER_HOSTFILE:
+		if (*l->slot->gpus)
+			cuco_buf_printf(out, "env CUDA_VISIBLE_DEVICES=%s ", l->slot->gpus);
 		if (l->mpi)
 			mpirun_prefix(l, out);
+		cuco_buf_puts(out, prog_cmd);
+		break;
+	case CUCO_RUNNER_HOSTFILE:
+		/* mpirun even for one rank: it is what gets the program to the host. */
+		mpirun_prefix(l, out);
 		cuco_buf_puts(out, prog_cmd);
 		break;
 	case CUCO_RUNNER_SLURM:
@@ -350,11 +366,75 @@ static int ssh_slots(const cuco_runner_config *c, cuco_slot_spec *out, int max, 
 				return cuco_errf(err, CUCO_EDATA, "ssh runner: %s is listed twice", h);
 		cuco_strlcpy(out[*n].name, h, sizeof out->name);
 		cuco_strlcpy(out[*n].hosts, h, sizeof out->hosts);
+		out[*n].gpus[0] = '\0';
 		(*n)++;
 	}
 	if (*n == 0)
 		return cuco_errf(err, CUCO_EUSAGE, "ssh runner: no host given ([runner] hosts or --hosts)");
 	return CUCO_OK;
+}
+
+/* The GPUs a host's slots share out, as CUDA_VISIBLE_DEVICES names them:
+ * here, the ones this process sees; on another host, its first ones. */
+static int host_gpus(const cuco_runner_config *c, int need, char (*ids)[32], cuco_err *err)
+{
+	int n = 0;
+	const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+	if (c->kind == CUCO_RUNNER_LOCAL && visible && *visible) {
+		char list[1024];
+		cuco_strlcpy(list, visible, sizeof list);
+		char *save = NULL;
+		for (char *g = strtok_r(list, ",", &save); g && n < need; g = strtok_r(NULL, ",", &save))
+			cuco_strlcpy(ids[n++], cuco_trim(g), sizeof ids[0]);
+	} else {
+		int have = need;
+		if (c->kind == CUCO_RUNNER_LOCAL) {
+			cuco_hardware hw;
+			cuco_hardware_detect(&hw);
+			have = hw.ngpus;
+		}
+		for (; n < need && n < have; n++)
+			snprintf(ids[n], sizeof ids[0], "%d", n);
+	}
+	if (n < need)
+		return cuco_errf(err, CUCO_EENV, "slots_per_host: %d GPU sets of the workload's ranks need %d "
+			"GPUs here; %d are visible", c->slots_per_host, need, n);
+	return CUCO_OK;
+}
+
+/* Each host (group) slots_per_host times, "n1/0", "n1/1", each with its own
+ * `ranks` GPUs; Slurm chooses a step's GPUs itself (gpus_per_task). */
+static int split_hosts(const cuco_runner_config *c, int ranks, cuco_slot_spec *out, int max, int *n,
+	cuco_err *err)
+{
+	int k = c->slots_per_host;
+	if (k <= 1)
+		return CUCO_OK;
+	if (c->kind == CUCO_RUNNER_SLURM && c->gpus_per_task <= 0)
+		return cuco_errf(err, CUCO_EUSAGE, "slots_per_host: set gpus_per_task too, so that Slurm gives "
+			"each slot's jobs GPUs of their own");
+	if (*n * k > max)
+		return cuco_errf(err, CUCO_EDATA, "slots_per_host: %d hosts x %d is more than %d slots", *n, k, max);
+	char (*ids)[32] = cuco_xcalloc((size_t)(k * ranks), sizeof *ids);
+	int rc = c->kind == CUCO_RUNNER_SLURM ? CUCO_OK : host_gpus(c, k * ranks, ids, err);
+	cuco_slot_spec *hosts = cuco_xcalloc((size_t)*n, sizeof *hosts);
+	memcpy(hosts, out, (size_t)*n * sizeof *hosts);
+	for (int h = 0; rc == CUCO_OK && h < *n; h++)
+		for (int j = 0; j < k; j++) {
+			cuco_slot_spec *s = &out[h * k + j];
+			*s = hosts[h];
+			snprintf(s->name, sizeof s->name, "%.50s/%d", hosts[h].name, j);
+			cuco_buf set = { 0 };
+			for (int r = 0; c->kind != CUCO_RUNNER_SLURM && r < ranks; r++)
+				cuco_buf_printf(&set, "%s%s", r ? "," : "", ids[j * ranks + r]);
+			cuco_strlcpy(s->gpus, set.data ? set.data : "", sizeof s->gpus);
+			cuco_buf_free(&set);
+		}
+	if (rc == CUCO_OK)
+		*n *= k;
+	free(hosts);
+	free(ids);
+	return rc;
 }
 
 int cuco_runner_slots(const cuco_runner_config *c, int ranks, cuco_slot_spec *out, int max,
@@ -367,14 +447,15 @@ int cuco_runner_slots(const cuco_runner_config *c, int ranks, cuco_slot_spec *ou
 	eval_host *hosts = NULL;
 	switch (c->kind) {
 	case CUCO_RUNNER_LOCAL:
+		memset(&out[0], 0, sizeof out[0]);
 		cuco_strlcpy(out[0].name, "local", sizeof out->name);
-		out[0].hosts[0] = '\0';
 		*n = 1;
 		snprintf(where, wsize, "this machine");
-		return CUCO_OK;
+		return split_hosts(c, ranks, out, max, n, err);
 	case CUCO_RUNNER_SSH:
 		snprintf(where, wsize, "the ssh hosts");
-		return ssh_slots(c, out, max, n, err);
+		rc = ssh_slots(c, out, max, n, err);
+		return rc == CUCO_OK ? split_hosts(c, ranks, out, max, n, err) : rc;
 	case CUCO_RUNNER_HOSTFILE:
 		if (!*c->hostfile)
 			return cuco_errf(err, CUCO_EUSAGE, "hostfile runner: no hostfile given "
@@ -391,6 +472,8 @@ int cuco_runner_slots(const cuco_runner_config *c, int ranks, cuco_slot_spec *ou
 	int per_slot = c->hosts_per_slot > 0 ? c->hosts_per_slot : c->kind == CUCO_RUNNER_SLURM ? 1 : 0;
 	if (rc == CUCO_OK)
 		rc = eval_hosts_to_slots(hosts, nhosts, per_slot, ranks, c->kind, out, max, n, err);
+	if (rc == CUCO_OK)
+		rc = split_hosts(c, ranks, out, max, n, err);
 	free(hosts);
 	return rc;
 }

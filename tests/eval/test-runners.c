@@ -33,7 +33,7 @@ static void test_commands(void **state)
 {
 	(void)state;
 	cuco_runner_config rc = { 0 };
-	cuco_slot_spec local = { "local", "" };
+	cuco_slot_spec local = { "local", "", "" };
 	eval_launch l = { .kind = CUCO_RUNNER_LOCAL, .launcher = "/usr/bin/mpirun", .rc = &rc, .slot = &local,
 		.ranks = 2, .mpi = true };
 	expect_command(&l, "/usr/bin/mpirun --oversubscribe -np 2 ./abc --reps 1");
@@ -42,7 +42,7 @@ static void test_commands(void **state)
 	l.mpi = false;
 	expect_command(&l, "./abc --reps 1");
 
-	cuco_slot_spec pair = { "a+b", "a:2,b:2" };
+	cuco_slot_spec pair = { "a+b", "a:2,b:2", "" };
 	snprintf(rc.options, sizeof rc.options, "--mca plm_rsh_agent 'ssh -p 22'");
 	l = (eval_launch){ .kind = CUCO_RUNNER_HOSTFILE, .launcher = "mpirun", .rc = &rc, .slot = &pair,
 		.ranks = 4, .mpi = true, .limit_s = 30 };
@@ -50,7 +50,7 @@ static void test_commands(void **state)
 		"./abc --reps 1");
 
 	/* Outside an allocation: a job of its own, on the slot's nodes whole. */
-	cuco_slot_spec nodes = { "n1+n2", "n1,n2" };
+	cuco_slot_spec nodes = { "n1+n2", "n1,n2", "" };
 	rc = (cuco_runner_config){ .kind = CUCO_RUNNER_SLURM, .partition = "gpu", .account = "lab",
 		.gpus_per_task = 1, .options = "--mpi=pmix" };
 	l = (eval_launch){ .kind = CUCO_RUNNER_SLURM, .launcher = "/usr/bin/srun", .rc = &rc, .slot = &nodes,
@@ -66,7 +66,25 @@ static void test_commands(void **state)
 	expect_command(&l, "/usr/bin/srun --nodes=2 --ntasks=8 --exclusive --kill-on-bad-exit=1 "
 		"--nodelist=n1,n2 --job-name=cuco-abc-1-7 --time=10 timeout -k 2 30 ./abc --reps 1");
 
-	cuco_slot_spec gpu1 = { "me@gpu1:2222", "me@gpu1:2222" };
+	/* GPU sets: here through the environment, on other hosts mpirun's -x
+	 * or the far side's env; several Slurm slots on a node share it. */
+	cuco_slot_spec set = { "local/1", "", "2,3" };
+	rc = (cuco_runner_config){ .slots_per_host = 2 };
+	l = (eval_launch){ .kind = CUCO_RUNNER_LOCAL, .launcher = "mpirun", .rc = &rc, .slot = &set,
+		.ranks = 2, .mpi = true };
+	expect_command(&l, "env CUDA_VISIBLE_DEVICES=2,3 mpirun --oversubscribe -np 2 ./abc --reps 1");
+	cuco_slot_spec host_set = { "a/0", "a:1", "0" };
+	l = (eval_launch){ .kind = CUCO_RUNNER_HOSTFILE, .launcher = "mpirun", .rc = &rc, .slot = &host_set,
+		.ranks = 1, .mpi = false, .limit_s = 9 };
+	expect_command(&l, "mpirun -x CUDA_VISIBLE_DEVICES=0 --host a:1 -np 1 timeout -k 2 9 ./abc --reps 1");
+	cuco_slot_spec node_set = { "n1/1", "n1", "" };
+	rc = (cuco_runner_config){ .kind = CUCO_RUNNER_SLURM, .slots_per_host = 2, .gpus_per_task = 1 };
+	l = (eval_launch){ .kind = CUCO_RUNNER_SLURM, .launcher = "srun", .rc = &rc, .slot = &node_set,
+		.job_name = "cuco-x-1-0", .ranks = 2, .mpi = true, .limit_s = 30 };
+	expect_command(&l, "srun --nodes=1 --ntasks=2 --kill-on-bad-exit=1 --nodelist=n1 --job-name=cuco-x-1-0 "
+		"--time=2 --gpus-per-task=1 timeout -k 2 30 ./abc --reps 1");
+
+	cuco_slot_spec gpu1 = { "me@gpu1:2222", "me@gpu1:2222", "" };
 	rc = (cuco_runner_config){ .kind = CUCO_RUNNER_SSH, .options = "-i k" };
 	l = (eval_launch){ .kind = CUCO_RUNNER_SSH, .launcher = "ssh", .rc = &rc, .slot = &gpu1,
 		.remote_dir = "/tmp/cuco-x", .ranks = 2, .mpi = true, .limit_s = 30 };
@@ -78,7 +96,7 @@ static void test_commands(void **state)
 		"ssh -o BatchMode=yes -i k -p 2222 me@gpu1 'cd /tmp/cuco-x && timeout -k 2 30 "
 		"env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 "
 		"./abc --reps 1'; rc=$?; ssh -o BatchMode=yes -i k -p 2222 me@gpu1 'rm -rf /tmp/cuco-x'; exit $rc");
-	cuco_slot_spec gpu2 = { "gpu2", "gpu2" };
+	cuco_slot_spec gpu2 = { "gpu2/1", "gpu2", "1" };
 	l.slot = &gpu2;
 	rc.options[0] = '\0';
 	l.mpi = false;
@@ -87,8 +105,8 @@ static void test_commands(void **state)
 		" || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; "
 		"scp -q -o BatchMode=yes /run/cache/abc /w/data.bin gpu2:/tmp/cuco-x/"
 		" || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; "
-		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && timeout -k 2 30 ./abc --reps 1'; rc=$?; "
-		"ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x'; exit $rc");
+		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && env CUDA_VISIBLE_DEVICES=1 timeout -k 2 30 "
+		"./abc --reps 1'; rc=$?; ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x'; exit $rc");
 }
 
 /* ---- settings and host lists ------------------------------------------------ */
@@ -295,12 +313,68 @@ static void test_ssh_hosts(void **state)
 	}
 }
 
+/* A host's GPUs in sets of the workload's ranks, a slot each. */
+static void test_slots_per_host(void **state)
+{
+	(void)state;
+	cuco_slot_spec s[8];
+	int n = 0;
+	char where[128];
+	cuco_err err = { 0 };
+	char *saved = getenv("CUDA_VISIBLE_DEVICES") ? cuco_xstrdup(getenv("CUDA_VISIBLE_DEVICES")) : NULL;
+	setenv("CUDA_VISIBLE_DEVICES", "4,5, 6,7", 1);
+	cuco_runner_config c = { .kind = CUCO_RUNNER_LOCAL, .slots_per_host = 2 };
+	assert_int_equal(cuco_runner_slots(&c, 2, s, 8, &n, where, sizeof where, &err), CUCO_OK);
+	assert_int_equal(n, 2);
+	assert_string_equal(s[0].name, "local/0");
+	assert_string_equal(s[0].gpus, "4,5");
+	assert_string_equal(s[1].gpus, "6,7");
+	c.slots_per_host = 3;
+	assert_int_equal(cuco_runner_slots(&c, 2, s, 8, &n, where, sizeof where, &err), CUCO_EENV);
+	assert_non_null(strstr(err.msg, "slots_per_host: 3 GPU sets of the workload's ranks need 6 GPUs here; "
+		"4 are visible"));
+	if (saved)
+		setenv("CUDA_VISIBLE_DEVICES", saved, 1);
+	else
+		unsetenv("CUDA_VISIBLE_DEVICES");
+	free(saved);
+
+	c = (cuco_runner_config){ .kind = CUCO_RUNNER_SSH, .hosts = "g1,g2", .slots_per_host = 2 };
+	assert_int_equal(cuco_runner_slots(&c, 1, s, 8, &n, where, sizeof where, &err), CUCO_OK);
+	assert_int_equal(n, 4);
+	assert_string_equal(s[3].name, "g2/1");
+	assert_string_equal(s[3].hosts, "g2");
+	assert_string_equal(s[3].gpus, "1");
+	assert_int_equal(cuco_runner_slots(&c, 1, s, 3, &n, where, sizeof where, &err), CUCO_EDATA);
+	c = (cuco_runner_config){ .kind = CUCO_RUNNER_SLURM, .hosts = "n[1-2]", .slots_per_host = 2 };
+	assert_int_equal(cuco_runner_slots(&c, 1, s, 8, &n, where, sizeof where, &err), CUCO_EUSAGE);
+	assert_non_null(strstr(err.msg, "set gpus_per_task too"));
+	c.gpus_per_task = 1;
+	assert_int_equal(cuco_runner_slots(&c, 1, s, 8, &n, where, sizeof where, &err), CUCO_OK);
+	assert_int_equal(n, 4);
+	assert_string_equal(s[1].name, "n1/1");
+	assert_string_equal(s[1].gpus, "");
+
+	/* A CPU workload's slots on one host would share its cores. */
+	cuco_workload *wl;
+	assert_int_equal(cuco_workload_load(fixture("mini"), &wl, &err), CUCO_OK);
+	char dir[256];
+	make_tmpdir(dir, sizeof dir);
+	cuco_eval_config cfg = { .runner = { .kind = CUCO_RUNNER_SSH, .hosts = "g1", .slots_per_host = 2 } };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", dir);
+	cuco_evaluator *ev = NULL;
+	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_EUSAGE);
+	assert_non_null(strstr(err.msg, "mini is a CPU workload"));
+	cuco_workload_free(wl);
+	rm_rf(dir);
+}
+
 /* ---- the pool ------------------------------------------------------------------- */
 
 static void test_pool(void **state)
 {
 	(void)state;
-	cuco_slot_spec specs[2] = { { "a", "a" }, { "b", "b" } };
+	cuco_slot_spec specs[2] = { { "a", "a", "" }, { "b", "b", "" } };
 	eval_pool p;
 	eval_pool_init(&p, specs, 2, 0.2, 2);
 	atomic_int cancel = 0;
@@ -407,6 +481,15 @@ static void test_hostfile_for_real(void **state)
 	assert_int_equal(res.samples, 5);
 	assert_int_equal(res.slot, 0);
 	assert_string_equal(res.slot_name, "localhost");
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+	/* One rank goes to its host through mpirun too. */
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_workload_load(fixture("solo"), &wl, &err), CUCO_OK);
+	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_OK);
+	evaluate(ev, wl, "solo/solo.c", &res);
+	if (!res.ok)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 	assert_int_equal(count_processes(cfg.run_dir), 0);
@@ -666,6 +749,7 @@ int main(void)
 		cmocka_unit_test(test_hostlist),
 		cmocka_unit_test(test_hostfile_format),
 		cmocka_unit_test(test_ssh_hosts),
+		cmocka_unit_test(test_slots_per_host),
 		cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_cli_flags),
 		cmocka_unit_test(test_hostfile_for_real),
