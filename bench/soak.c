@@ -102,17 +102,21 @@ static int put(const char *dir, const char *name, const char *text)
 }
 
 /* The toy fixture, with time limits short enough that a hanging candidate
- * costs seconds, not the fixture's ten. */
+ * costs seconds, not the fixture's ten. The seal's header goes beside it,
+ * since toy.h's path to the tree's copy does not hold outside the tree. */
 static int copy_toy(const soak *k)
 {
-	static const char *const files[] = { "workload.json", "baseline.c", "seed.c", "toy.h" };
+	static const char *const files[] = { "tests/agents/fixtures/toy/workload.json",
+		"tests/agents/fixtures/toy/baseline.c", "tests/agents/fixtures/toy/seed.c",
+		"tests/agents/fixtures/toy/toy.h", "workloads/common/cuco_seal.h" };
+	static const char seal_path[] = "\"../../../../workloads/common/cuco_seal.h\"";
 	char dst[128];
 	snprintf(dst, sizeof dst, "%s/toy", k->dir);
 	if (cuco_mkdir_p(dst, NULL) != CUCO_OK)
 		return -1;
-	for (int i = 0; i < 4; i++) {
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
 		char src[1024], *text;
-		snprintf(src, sizeof src, "%s/tests/agents/fixtures/toy/%s", CUCO_SOURCE_ROOT, files[i]);
+		snprintf(src, sizeof src, "%s/%s", CUCO_SOURCE_ROOT, files[i]);
 		cuco_err err;
 		if (cuco_read_file(src, 1 << 20, &text, NULL, &err) != CUCO_OK) {
 			fprintf(stderr, "soak: %s\n", err.msg);
@@ -121,7 +125,10 @@ static int copy_toy(const soak *k)
 		char *lim = strstr(text, "\"run_s\": 10, \"bench_s\": 10");
 		if (lim)
 			memcpy(lim, "\"run_s\":  2, \"bench_s\":  2", 26);
-		int rc = put(dst, files[i], text);
+		char *inc = strstr(text, seal_path);
+		if (inc)  /* same length, blank-padded: "cuco_seal.h" then spaces */
+			memcpy(inc, "\"cuco_seal.h\"                             ", sizeof seal_path - 1);
+		int rc = put(dst, strrchr(files[i], '/') + 1, text);
 		free(text);
 		if (rc != 0)
 			return -1;

@@ -1,5 +1,6 @@
 /* core.h — the small core every part of cuco may use: error values, the
- * run log, time, files and a growable text buffer.
+ * run log, time, files, a growable text buffer, the line diff and the
+ * statistics of paired comparisons.
  *
  * Errors are returned, never printed deep inside: a function that can fail
  * returns one of the CUCO_E* codes and fills a cuco_err with one line that
@@ -23,6 +24,7 @@ enum {
 	CUCO_EENV = 3,   /* something the environment lacks (mpirun, GPU, disk) */
 	CUCO_ENOTFOUND = 4, /* a lookup missed; never an exit code */
 	CUCO_EAGAIN = 5, /* a passing failure (a model call gave up); never an exit code */
+	CUCO_EBUSY = 6,  /* nothing now: ask again once something has changed; never an exit code */
 };
 
 typedef struct cuco_err {
@@ -62,6 +64,9 @@ void cuco_buf_append(cuco_buf *b, const char *s, size_t n);
 void cuco_buf_puts(cuco_buf *b, const char *s);
 void cuco_buf_printf(cuco_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cuco_buf_free(cuco_buf *b);
+/* The buffer as a set of names, one a line (a name holds no newline), for
+ * readers that refuse a key given twice: false when name was there. */
+bool cuco_buf_add_once(cuco_buf *b, const char *name);
 
 /* ---- memory and files ------------------------------------------------ */
 void *cuco_xmalloc(size_t n);        /* aborts on exhaustion: nothing sane remains */
@@ -70,14 +75,75 @@ void *cuco_xrealloc(void *p, size_t n);
 char *cuco_xstrdup(const char *s);
 /* Read a whole file (at most max bytes); *out is NUL-terminated, free it. */
 int cuco_read_file(const char *path, size_t max, char **out, size_t *len, cuco_err *err);
+/* The same for a file a person writes (config, theme, manifest): a NUL in
+ * it is CUCO_EDATA naming the byte, since a reader would stop there and
+ * silently drop what follows. */
+int cuco_read_text(const char *path, size_t max, char **out, size_t *len, cuco_err *err);
 /* Write through a temporary file and rename(2), so readers never see half. */
 int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *err);
 int cuco_mkdir_p(const char *path, cuco_err *err);
+/* The session driving a run holds an flock on RUN/run.lock and writes its
+ * pid there (cmd-run.c). Whether that process is alive: what a viewer in
+ * another process asks before it promises that an engine will act. */
+#define CUCO_RUN_LOCK "run.lock"
+bool cuco_run_driven(const char *run_dir);
 /* Strip leading and trailing whitespace in place; returns the new start.
  * The `key = value` readers (config, search knobs, themes) share it. */
 char *cuco_trim(char *s);
 /* Copy src to dst with strlen(dst) < size always; returns false if cut. */
 bool cuco_strlcpy(char *dst, const char *src, size_t size);
+
+/* ---- paired comparisons (stats.c) ------------------------------------- */
+/* A speedup measured in rounds: each round times the reference and the
+ * candidate one right after the other, in an order drawn at random, and
+ * its ratio is reference / candidate. The interval is exact at any number
+ * of rounds (Wilcoxon's signed-rank test inverted; docs/trust.md says why
+ * and what the false-crown rate of a run is). */
+#define CUCO_PAIRED_MAX 64   /* rounds one interval takes at most */
+
+typedef struct cuco_interval {
+	double value;       /* the estimate; NAN without rounds */
+	double lo, hi;      /* the interval; NAN with fewer than 2 rounds */
+	double confidence;  /* two-sided coverage of [lo, hi] */
+	int rounds;
+} cuco_interval;
+
+/* The interval of ratio[0..n) with alpha in each tail. With too few rounds
+ * for alpha it is the widest there is, at the lower confidence it has. */
+void cuco_paired_interval(const double *ratio, int n, double alpha, cuco_interval *out);
+/* Whether the interval says faster than the reference at one-sided alpha:
+ * its lower bound above 1, at the confidence alpha asks for. */
+bool cuco_paired_faster(const cuco_interval *iv, double alpha);
+/* Whether no rounds added to these n, up to n_max in all, can still make
+ * cuco_paired_faster true: the comparison may stop. */
+bool cuco_paired_futile(const double *ratio, int n, int n_max, double alpha);
+/* The fewest rounds with which a comparison at alpha can pass at all. */
+int cuco_paired_min_rounds(double alpha);
+/* Comparison j's (from 1) share of a run's false-crown rate alpha:
+ * alpha / (j (j + 1)), which sums to alpha over any number of them. */
+double cuco_alpha_share(double alpha, int j);
+
+/* What an interval says about the candidate. */
+typedef enum cuco_verdict {
+	CUCO_VERDICT_NONE,          /* not compared in rounds */
+	CUCO_VERDICT_FASTER,        /* lower bound above 1 */
+	CUCO_VERDICT_SLOWER,        /* upper bound below 1 */
+	CUCO_VERDICT_NOISE,         /* contains 1, and narrow */
+	CUCO_VERDICT_INCONCLUSIVE,  /* wider than hi/lo = 1 + wide, or not at the confidence */
+	CUCO_VERDICT_COUNT
+} cuco_verdict;
+cuco_verdict cuco_paired_verdict(const cuco_interval *iv, double alpha, double wide);
+const char *cuco_verdict_name(cuco_verdict v);  /* "", "faster", "within noise", … */
+int cuco_verdict_parse(const char *name, cuco_verdict *out);  /* CUCO_OK or CUCO_EDATA */
+
+/* Whether the user's locale writes UTF-8 ($LC_ALL, else $LC_CTYPE, else
+ * $LANG), for text printed outside the screen. */
+bool cuco_utf8_locale(void);
+/* A speedup as every view writes it: "1.27x [1.18–1.36]", "1.27x" without
+ * an interval (fewer than 2 rounds), "-" without a value; ascii writes the
+ * dash as "-". */
+void cuco_speedup_text(double value, double lo, double hi, int rounds, bool ascii, char *buf,
+	size_t size);
 
 /* ---- line diff (diff.c) ---------------------------------------------- */
 /* Myers' O(ND) greedy line diff shaped as a unified diff with context; the

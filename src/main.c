@@ -4,6 +4,20 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Where the manual is: installed, `man cuco` finds it; in a build from the
+ * source tree, man -l reads it there. */
+static void print_manual(void)
+{
+	if (access(CUCO_MANPAGE, R_OK) == 0)
+		printf("Manual: man cuco.\n");
+	else if (access(CUCO_SOURCE_MANPAGE, R_OK) == 0)
+		printf("Manual: man -l %s\n(not installed: 'meson install' puts it where 'man cuco' finds it).\n",
+			CUCO_SOURCE_MANPAGE);
+	else
+		printf("Manual: docs/cuco.1 in cuco's source.\n");
+}
 
 static void print_help(void)
 {
@@ -13,7 +27,8 @@ static void print_help(void)
 	for (int i = 0; cuco_commands[i]; i++)
 		printf("  %-10s %s\n", cuco_commands[i]->name, cuco_commands[i]->summary);
 	printf("\n'cuco COMMAND --help' describes one command. Exit codes: 0 ok, 1 usage,\n"
-	       "2 bad input or data, 3 environment missing. Manual: man cuco.\n");
+	       "2 bad input or data, 3 environment missing.\n");
+	print_manual();
 }
 
 int main(int argc, char **argv)

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,18 @@ void cuco_buf_printf(cuco_buf *b, const char *fmt, ...)
 	va_end(ap2);
 }
 
+bool cuco_buf_add_once(cuco_buf *b, const char *name)
+{
+	if (b->len == 0)
+		cuco_buf_puts(b, "\n");
+	size_t n = strlen(name);
+	for (const char *at = b->data + 1; at < b->data + b->len && (at = strstr(at, name)) != NULL; at++)
+		if (at[-1] == '\n' && at[n] == '\n')
+			return false;
+	cuco_buf_printf(b, "%s\n", name);
+	return true;
+}
+
 void cuco_buf_free(cuco_buf *b)
 {
 	free(b->data);
@@ -192,6 +205,25 @@ int cuco_read_file(const char *path, size_t max, char **out, size_t *len, cuco_e
 	return CUCO_OK;
 }
 
+int cuco_read_text(const char *path, size_t max, char **out, size_t *len, cuco_err *err)
+{
+	size_t n;
+	int rc = cuco_read_file(path, max, out, &n, err);
+	if (rc != CUCO_OK)
+		return rc;
+	const char *nul = memchr(*out, '\0', n);
+	if (nul) {
+		rc = cuco_errf(err, CUCO_EDATA, "%s: byte %zu is NUL; a text file holds none", path,
+			(size_t)(nul - *out) + 1);
+		free(*out);
+		*out = NULL;
+		return rc;
+	}
+	if (len)
+		*len = n;
+	return CUCO_OK;
+}
+
 int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *err)
 {
 	char tmp[4096];
@@ -219,6 +251,21 @@ int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *er
 		return cuco_errf(err, CUCO_EENV, "%s: cannot write: %s", path, strerror(e));
 	}
 	return CUCO_OK;
+}
+
+bool cuco_run_driven(const char *run_dir)
+{
+	char path[4096], pid[32] = "";
+	snprintf(path, sizeof path, "%s/%s", run_dir, CUCO_RUN_LOCK);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, pid, sizeof pid - 1);
+	close(fd);
+	pid[n > 0 ? n : 0] = '\0';
+	long v = strtol(pid, NULL, 10);
+	/* EPERM: alive, another user's (a shared run directory). */
+	return v > 0 && (kill((pid_t)v, 0) == 0 || errno == EPERM);
 }
 
 int cuco_mkdir_p(const char *path, cuco_err *err)

@@ -10,12 +10,18 @@
  * "undo this"), the memory keeps `capacity` of them, and the next beam is
  * chosen. Score: the fraction of peak, else the speedup (search_score).
  *
- * With several workers a few results of an iteration may land after the
- * next one has started: they join the pool the next beam is chosen from,
- * but not the summarizer's pairs, which are made from what had landed.
+ * Several proposals may be in the making at once (planner and executor
+ * calls, with the strategy lock let go while the model answers). The
+ * iteration is a barrier on committed results: the next one opens only
+ * when every plan of this one has been asked, every sample proposed and
+ * every proposed sample's result has landed, so its pairs and the next
+ * beam are the same whatever the concurrency. A resumed run rebuilds the
+ * last iteration's results from the store and, unless a memory event says
+ * it was closed, closes it before opening the next.
  */
 #include "agents/search_int.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,14 +42,18 @@ typedef struct seen {
 typedef struct slot {
 	uint64_t parent;        /* the beam program the plan is for */
 	char *plan;             /* the planner's text; NULL until asked */
-	int sent;               /* executor samples proposed */
+	bool planning;          /* the planner is being asked */
+	bool dead;              /* no plan: the planner's reply was refused */
+	int sent;               /* executor samples started */
 } slot;
 
+/* A sample proposed and not yet landed: its note names it. */
 typedef struct flight {
-	char source_hash[CUCO_HASH_LEN + 1];
 	int iteration;
-	int plan;
 	uint64_t parent;
+	int plan;               /* plan number within its program, from 1 */
+	int sample;             /* from 1 */
+	int group;              /* its slot: the samples of one plan */
 } flight;
 
 typedef struct beam_state {
@@ -54,11 +64,20 @@ typedef struct beam_state {
 	size_t nseen, seen_cap;
 	int iteration;          /* the one being proposed; -1 before the first */
 	slot *slots;
-	size_t nslots, next;
+	size_t nslots;
 	flight *flights;
 	size_t nflights, flights_cap;
 	cuco_beam_sample *samples;   /* the current iteration's landed results */
 	size_t nsamples, samples_cap;
+	int calls;              /* planner and executor calls of this iteration in flight */
+	bool closing;           /* the summarizer is at work between iterations */
+	bool finished;          /* the last iteration is closed */
+	bool live;              /* proposing: observations are no longer a replay */
+	int closed;             /* the last iteration a memory event says was closed */
+	search_known known;     /* every candidate seen, and those in flight */
+	size_t nknown_seen;     /* seen entries already in known */
+	uint64_t *replay;       /* the replayed iteration's beam programs, in order */
+	size_t nreplay;
 	char *hints;
 	uint64_t rng;
 } beam_state;
@@ -71,11 +90,36 @@ static seen *seen_find(beam_state *s, uint64_t id)
 	return NULL;
 }
 
-/* "beam iteration N, …": the iteration a stored candidate came from. */
-static int iteration_of(const cuco_candidate *c)
+/* "beam iteration I, plan P/N, sample S/K": where a stored candidate came
+ * from; false when its note says otherwise. */
+static bool note_of(const cuco_candidate *c, int *it, int *plan, int *sample)
 {
-	int it;
-	return sscanf(c->note, "beam iteration %d", &it) == 1 ? it : -1;
+	int n, k;
+	return c->origin == CUCO_ORIGIN_BEAM_PLAN && sscanf(c->note,
+		"beam iteration %d, plan %d/%d, sample %d/%d", it, plan, &n, sample, &k) == 5;
+}
+
+static void add_sample(beam_state *s, const cuco_beam_sample *smp)
+{
+	if (s->nsamples == s->samples_cap) {
+		s->samples_cap = s->samples_cap ? 2 * s->samples_cap : 64;
+		s->samples = cuco_xrealloc(s->samples, s->samples_cap * sizeof *s->samples);
+	}
+	s->samples[s->nsamples++] = *smp;
+}
+
+/* A replayed sample's plan group: one per (program, plan number), as a
+ * live sample's slot is. */
+static int replay_group(beam_state *s, uint64_t parent, int plan)
+{
+	size_t rank = 0;
+	while (rank < s->nreplay && s->replay[rank] != parent)
+		rank++;
+	if (rank == s->nreplay) {
+		s->replay = cuco_xrealloc(s->replay, (s->nreplay + 1) * sizeof *s->replay);
+		s->replay[s->nreplay++] = parent;
+	}
+	return (int)rank * s->k.beam.plans + plan - 1;
 }
 
 static void beam_observe(void *state, const cuco_candidate *c)
@@ -97,24 +141,31 @@ static void beam_observe(void *state, const cuco_candidate *c)
 	m->pinned = c->pinned;
 	cuco_strlcpy(m->source_hash, c->source_hash, sizeof m->source_hash);
 	m->directive = c->directive;
-	/* A resumed run starts after the last iteration it finds. */
-	if (s->nslots == 0 && c->origin == CUCO_ORIGIN_BEAM_PLAN && iteration_of(c) >= s->iteration)
-		s->iteration = iteration_of(c);
-	if (c->origin != CUCO_ORIGIN_BEAM_PLAN || c->status < CUCO_STATUS_DONE)
+	int it, plan, sample;
+	if (!note_of(c, &it, &plan, &sample))
+		return;
+	const seen *p = seen_find(s, c->parents[0]);
+	double speedup = p && c->status == CUCO_STATUS_DONE ? p->latency / m->latency : NAN;
+	if (!s->live) {
+		/* A resumed run: the last iteration's results, as they landed. */
+		if (it > s->iteration) {
+			s->iteration = it;
+			s->nsamples = s->nreplay = 0;
+		}
+		if (it == s->iteration && c->status >= CUCO_STATUS_DONE && p)
+			add_sample(s, &(cuco_beam_sample){ c->id, c->parents[0],
+				replay_group(s, c->parents[0], plan), speedup });
+		return;
+	}
+	if (c->status < CUCO_STATUS_DONE)
 		return;
 	for (size_t i = 0; i < s->nflights; i++) {
 		flight *f = &s->flights[i];
-		if (strcmp(f->source_hash, c->source_hash) != 0)
+		if (f->iteration != it || f->parent != c->parents[0] || f->plan != plan ||
+				f->sample != sample)
 			continue;
-		const seen *p = seen_find(s, f->parent);
-		if (f->iteration == s->iteration && p) {
-			if (s->nsamples == s->samples_cap) {
-				s->samples_cap = s->samples_cap ? 2 * s->samples_cap : 64;
-				s->samples = cuco_xrealloc(s->samples, s->samples_cap * sizeof *s->samples);
-			}
-			s->samples[s->nsamples++] = (cuco_beam_sample){ c->id, f->parent, f->plan,
-				p->latency / m->latency };
-		}
+		if (f->iteration == s->iteration && p)
+			add_sample(s, &(cuco_beam_sample){ c->id, f->parent, f->group, speedup });
 		s->flights[i] = s->flights[--s->nflights];
 		break;
 	}
@@ -198,14 +249,26 @@ static int planner_txn(cuco_txn *txn, void *arg)
 	return CUCO_OK;
 }
 
-/* The planner's plan for a beam program; NULL (with err) when it failed. */
-static char *plan_for(beam_state *s, uint64_t parent, int model, cuco_candidate *cost,
-	cuco_err *err)
+/* The planner's plan for a beam program, asked with the lock let go; NULL
+ * (with err) when it failed. Its call is stored at once: plans make no
+ * candidate of their own. */
+static char *plan_for(beam_state *s, uint64_t parent, int model, cuco_err *err)
 {
 	planner_arg a = { .s = s, .parent = parent };
 	char *plan = NULL;
+	search_ledger lg;
+	search_ledger_init(&lg, CUCO_CALL_PLANNER, parent);
 	if (cuco_store_read(s->env.st, planner_txn, &a, err) == CUCO_OK)
-		plan = search_llm_ask(&s->llm, model, a.system.data, a.user.data, 1.0, cost, err);
+		plan = search_llm_ask(&s->llm, &lg, model, a.system.data, a.user.data, 1.0, err);
+	if (!plan && err->code == CUCO_EDATA) {
+		cuco_buf prompt = { 0 };
+		cuco_buf_printf(&prompt, "=== system ===\n%s\n=== user ===\n%s\n", a.system.data,
+			a.user.data);
+		search_refuse(&s->llm, &lg, -1, s->llm.cfg.models[model].name, prompt.data, NULL,
+			err->msg);
+		cuco_buf_free(&prompt);
+	}
+	search_ledger_close(&s->llm, &lg);
 	cuco_buf_free(&a.system);
 	cuco_buf_free(&a.user);
 	if (plan && strlen(plan) > PLAN_MAX)
@@ -267,7 +330,7 @@ static void free_slots(beam_state *s)
 		free(s->slots[i].plan);
 	free(s->slots);
 	s->slots = NULL;
-	s->nslots = s->next = 0;
+	s->nslots = 0;
 }
 
 /* A lesson without the summarizer: what changed, from the author's note. */
@@ -299,7 +362,10 @@ static bool summarize(beam_state *s, const cuco_memory_pair *p, cuco_memory *m)
 		cuco_buf user = { 0 };
 		cuco_buf_printf(&user, "The faster version is %.2fx faster.\n\n# Slower\n```c\n%s```\n\n"
 			"# Faster\n```c\n%s```\n", p->speedup, a, b);
-		reply = search_llm_ask(&s->llm, model, summarizer_system, user.data, 0.0, NULL, &err);
+		search_ledger lg;
+		search_ledger_init(&lg, CUCO_CALL_SUMMARIZER, p->fast);
+		reply = search_llm_ask(&s->llm, &lg, model, summarizer_system, user.data, 0.0, &err);
+		search_ledger_close(&s->llm, &lg);
 		cuco_buf_free(&user);
 	}
 	free(a);
@@ -318,8 +384,10 @@ static bool summarize(beam_state *s, const cuco_memory_pair *p, cuco_memory *m)
 	return found;
 }
 
-/* The end of an iteration: its pairs become lessons in the memory. */
-static void close_iteration(beam_state *s)
+/* The end of an iteration: its pairs become lessons in the memory. False
+ * when the run is stopping or pausing under the summarizer: nothing is
+ * written, and a resumed run closes the iteration again. */
+static bool close_iteration(beam_state *s)
 {
 	const cuco_beam_config *b = &s->k.beam;
 	cuco_memory_pair *pairs = cuco_xmalloc((s->nsamples ? s->nsamples : 1) * sizeof *pairs);
@@ -331,6 +399,11 @@ static void close_iteration(beam_state *s)
 			nneg += fresh[nf].negative;
 			nf++;
 		}
+	if (s->llm.calls_off && atomic_load(s->llm.calls_off)) {
+		free(pairs);
+		free(fresh);
+		return false;
+	}
 	char text[512];
 	snprintf(text, sizeof text, "iteration %d: %zu results, %zu new lessons (%zu to undo)",
 		s->iteration, s->nsamples, nf, nneg);
@@ -344,6 +417,7 @@ static void close_iteration(beam_state *s)
 	free(pairs);
 	free(fresh);
 	s->nsamples = 0;
+	return true;
 }
 
 static void open_iteration(beam_state *s)
@@ -360,38 +434,79 @@ static void open_iteration(beam_state *s)
 	free(beam);
 }
 
-/* One executor sample of the current slot. CUCO_EDATA when the model's
- * replies were all refused (the sample is spent), CUCO_EAGAIN when its
- * call gave up on a passing fault, CUCO_EENV when it could not be reached. */
-static int execute(beam_state *s, slot *sl, int model, cuco_proposal *out, cuco_err *err)
+typedef struct know_arg {
+	beam_state *s;
+} know_arg;
+
+static int know_txn(cuco_txn *txn, void *arg)
 {
-	const seen *p = seen_find(s, sl->parent);
+	beam_state *s = ((know_arg *)arg)->s;
+	for (; s->nknown_seen < s->nseen; s->nknown_seen++) {
+		int rc = search_known_read(txn, &s->known, s->seen[s->nknown_seen].id);
+		if (rc != CUCO_OK && rc != CUCO_ENOTFOUND)
+			return rc;
+	}
+	return CUCO_OK;
+}
+
+/* Every candidate seen into the known set, for the duplicate check. */
+static void know_seen(beam_state *s)
+{
+	cuco_err err;
+	if (cuco_store_read(s->env.st, know_txn, &(know_arg){ s }, &err) != CUCO_OK)
+		cuco_log(CUCO_LOG_WARN, "beam: duplicates: %s", err.msg);
+}
+
+/* One executor sample of slot sl, asked with the lock let go. CUCO_EDATA
+ * when the model's replies were all refused or reproduced a known
+ * candidate (the sample is spent), CUCO_EAGAIN when its call gave up on a
+ * passing fault, CUCO_EENV when it could not be reached or was cancelled,
+ * CUCO_ENOTFOUND when the model budget is spent. */
+static int execute(beam_state *s, uint64_t parent, const char *plan, int model,
+	cuco_proposal *out, cuco_err *err)
+{
+	const seen *p = seen_find(s, parent);
 	if (!p)
-		return cuco_errf(err, CUCO_EDATA, "beam: #%llu: not observed", (unsigned long long)sl->parent);
+		return cuco_errf(err, CUCO_EDATA, "beam: #%llu: not observed", (unsigned long long)parent);
+	cuco_directive base = p->directive;  /* the seen list may move meanwhile */
 	char *src;
 	size_t len;
-	int rc = search_source_of(s->env.st, sl->parent, &src, &len, err);
+	int rc = search_source_of(s->env.st, parent, &src, &len, err);
 	if (rc != CUCO_OK)
 		return rc;
-	cuco_prompt_spec spec = { .wl = s->env.wl, .kind = CUCO_PROMPT_DIFF, .parent = sl->parent,
+	cuco_prompt_spec spec = { .wl = s->env.wl, .kind = CUCO_PROMPT_DIFF, .parent = parent,
 		.island = -1, .failures = 2 };
-	executor_arg a = { .spec = &spec, .plan = sl->plan };
+	cuco_prompt_map map;
+	spec.map = &map;
+	executor_arg a = { .spec = &spec, .plan = plan };
 	rc = cuco_store_read(s->env.st, executor_txn, &a, err);
-	cuco_edit e = { .llm = s->llm.llm, .model = &s->llm.cfg.models[model], .wl = s->env.wl,
-		.system = a.system.data, .user = a.user.data, .parent = src, .parent_len = len,
-		.base = &p->directive, .temperature = NAN, .attempts = s->llm.cfg.patch_attempts,
-		.stream = true, .cancel = s->llm.cancel };
+	const cuco_model *m = &s->llm.cfg.models[model];
+	cuco_edit e = { .model = m, .wl = s->env.wl, .system = a.system.data, .user = a.user.data,
+		.map = &map, .parent = src, .parent_len = len, .base = &base, .temperature = NAN,
+		.attempts = s->llm.cfg.patch_attempts };
 	cuco_edit_result r;
 	memset(&r, 0, sizeof r);
+	search_ledger lg;
+	search_ledger_init(&lg, CUCO_CALL_EXECUTOR, parent);
 	if (rc == CUCO_OK)
-		rc = cuco_llm_edit(&e, &r, err);
-	out->cand.tokens_prompt += r.tokens_in;
-	out->cand.tokens_completion += r.tokens_out;
-	out->cand.cost_usd += r.cost_usd;
-	r.tokens_in = r.tokens_out = 0;
-	r.cost_usd = 0;
-	if (rc == CUCO_OK)
-		rc = search_fill(s->env.st, &s->llm.cfg.models[model], &r, out, err);
+		rc = search_llm_edit(&s->llm, &lg, &e, &r, err);
+	char key[CUCO_HASH_LEN + 1];
+	if (rc == CUCO_OK) {
+		know_seen(s);
+		search_known_key(r.source, r.len, &r.directive, key);
+		const search_known_entry *dup = search_known_find(&s->known, key);
+		if (dup) {
+			rc = cuco_errf(err, CUCO_EDATA, "the reply reproduced %s%llu: its source and "
+				"directive", dup->id ? "candidate #" : "a candidate in flight",
+				(unsigned long long)dup->id);
+			search_ledger_refused(&lg, err->msg);
+		}
+	}
+	if (rc == CUCO_OK && (rc = search_fill(&s->llm, &lg, m, &r, out, err)) == CUCO_OK)
+		search_known_add(&s->known, key, 0);
+	if (rc == CUCO_EDATA)
+		search_refuse(&s->llm, &lg, -1, m->name, r.prompt, r.transcript, err->msg);
+	search_ledger_close(&s->llm, &lg);
 	cuco_edit_result_free(&r);
 	cuco_buf_free(&a.system);
 	cuco_buf_free(&a.user);
@@ -399,75 +514,140 @@ static int execute(beam_state *s, slot *sl, int model, cuco_proposal *out, cuco_
 	return rc;
 }
 
-static void add_flight(beam_state *s, const cuco_proposal *p, int plan)
+static void add_flight(beam_state *s, uint64_t parent, int plan, int sample, int group)
 {
 	if (s->nflights == s->flights_cap) {
 		s->flights_cap = s->flights_cap ? 2 * s->flights_cap : 32;
 		s->flights = cuco_xrealloc(s->flights, s->flights_cap * sizeof *s->flights);
 	}
-	flight *f = &s->flights[s->nflights++];
-	cuco_source_hash(p->source, p->len, f->source_hash);
-	f->iteration = s->iteration;
-	f->plan = plan;
-	f->parent = p->cand.parents[0];
+	s->flights[s->nflights++] = (flight){ s->iteration, parent, plan, sample, group };
+}
+
+/* Results of this iteration still to land: calls in flight and samples
+ * proposed but not observed. */
+static bool iteration_pending(const beam_state *s)
+{
+	if (s->calls > 0)
+		return true;
+	for (size_t i = 0; i < s->nflights; i++)
+		if (s->flights[i].iteration == s->iteration)
+			return true;
+	return false;
+}
+
+/* The next slot with work for a proposer: a sample to send, its plan
+ * there or nobody asking for it yet. */
+static slot *next_slot(beam_state *s)
+{
+	for (size_t i = 0; i < s->nslots; i++) {
+		slot *sl = &s->slots[i];
+		if (!sl->dead && sl->sent < s->k.beam.samples && (sl->plan || !sl->planning))
+			return sl;
+	}
+	return NULL;
+}
+
+/* Close the iteration whose results have all landed and open the next:
+ * CUCO_OK, CUCO_ENOTFOUND when the last one is done, CUCO_EENV when the
+ * run stopped meanwhile. The summarizer's calls let the lock go:
+ * `closing` keeps other proposers out meanwhile. */
+static int next_iteration(beam_state *s, cuco_err *err)
+{
+	s->closing = true;
+	bool closed = s->iteration < 0 || s->closed >= s->iteration || close_iteration(s);
+	s->closing = false;
+	if (!closed)
+		return cuco_errf(err, CUCO_EENV, "beam: iteration %d not closed: the run is ending",
+			s->iteration);
+	s->closed = s->iteration;
+	if (++s->iteration >= s->k.beam.iterations) {
+		s->finished = true;
+		return CUCO_ENOTFOUND;
+	}
+	open_iteration(s);
+	return CUCO_OK;
 }
 
 static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
 {
 	beam_state *s = state;
 	const cuco_beam_config *b = &s->k.beam;
+	s->live = true;
 	for (;;) {
 		memset(out, 0, sizeof *out);
 		if (search_llm_spent(&s->llm))
+			return cuco_errf(err, CUCO_ENOTFOUND, "%s", s->llm.spent_why);
+		if (s->finished)
 			return CUCO_ENOTFOUND;
-		if (s->next == s->nslots) {
-			if (s->nslots > 0)
-				close_iteration(s);
-			if (++s->iteration >= b->iterations)
-				return CUCO_ENOTFOUND;
-			open_iteration(s);
+		if (s->closing)
+			return CUCO_EBUSY;
+		slot *sl = next_slot(s);
+		if (!sl) {
+			/* The barrier: every result of this iteration first. */
+			if (iteration_pending(s))
+				return CUCO_EBUSY;
+			int rc = next_iteration(s, err);
+			if (rc != CUCO_OK)
+				return rc;
+			continue;
 		}
-		slot *sl = &s->slots[s->next];
-		int plan_no = (int)(s->next % (size_t)b->plans);
+		size_t at = (size_t)(sl - s->slots);
+		int plan_no = (int)(at % (size_t)b->plans) + 1;
+		uint64_t parent = sl->parent;
+		int iteration = s->iteration;
 		int model = search_llm_pick(&s->llm);
-		if (!sl->plan && !(sl->plan = plan_for(s, sl->parent, model, &out->cand, err))) {
-			/* A plan call that gave up is asked again (CUCO_EAGAIN). */
-			if (err->code == CUCO_EENV || err->code == CUCO_EAGAIN)
-				return search_llm_spent(&s->llm) ? CUCO_ENOTFOUND : err->code;
-			cuco_log(CUCO_LOG_WARN, "beam: plan %d for #%llu: %s", plan_no + 1,
-				(unsigned long long)sl->parent, err->msg);
-			s->next++;
+		if (!sl->plan) {
+			sl->planning = true;
+			s->calls++;
+			char *plan = plan_for(s, parent, model, err);
+			s->calls--;
+			sl = &s->slots[at];  /* the iteration cannot change while calls are out */
+			sl->planning = false;
+			sl->plan = plan;
+			if (!plan && (err->code == CUCO_EENV || err->code == CUCO_EAGAIN ||
+					err->code == CUCO_ENOTFOUND))
+				return err->code;  /* asked again, or the end */
+			if (!plan) {
+				cuco_log(CUCO_LOG_WARN, "beam: plan %d for #%llu: %s", plan_no,
+					(unsigned long long)parent, err->msg);
+				sl->dead = true;
+			}
 			continue;
 		}
 		int sample = ++sl->sent;
-		if (sl->sent == b->samples)
-			s->next++;
-		int rc = execute(s, sl, model, out, err);
-		if (rc == CUCO_EAGAIN && sl->sent-- == b->samples)
-			s->next--;  /* the sample was never answered: the engine asks again */
+		char *plan = cuco_xstrdup(sl->plan);
+		s->calls++;
+		int rc = execute(s, parent, plan, model, out, err);
+		s->calls--;
+		sl = &s->slots[at];
 		if (rc == CUCO_EDATA) {
-			cuco_log(CUCO_LOG_WARN, "beam: plan %d sample %d for #%llu: %s", plan_no + 1,
-				sample, (unsigned long long)sl->parent, err->msg);
-			free(out->source);
+			cuco_log(CUCO_LOG_WARN, "beam: plan %d sample %d for #%llu: %s", plan_no, sample,
+				(unsigned long long)parent, err->msg);
+			free(plan);
 			continue;
 		}
 		if (rc != CUCO_OK) {
+			free(plan);
 			free(out->source);
-			/* A budget spent by this very proposal's calls ends the run cleanly. */
-			return rc == CUCO_EENV && search_llm_spent(&s->llm) ? CUCO_ENOTFOUND : rc;
+			free(out->calls);
+			memset(out, 0, sizeof *out);
+			/* Never answered: the sample goes back, and the engine asks again. */
+			sl->sent--;
+			return rc;
 		}
 		char title[96];
-		size_t tl = strcspn(sl->plan, "\n");
-		snprintf(title, sizeof title, "%.*s", (int)(tl < 95 ? tl : 95), sl->plan);
+		size_t tl = strcspn(plan, "\n");
+		snprintf(title, sizeof title, "%.*s", (int)(tl < 95 ? tl : 95), plan);
+		free(plan);
 		char note[sizeof out->cand.note];
 		snprintf(note, sizeof note, "beam iteration %d, plan %d/%d, sample %d/%d: %s — %.300s",
-			s->iteration, plan_no + 1, b->plans, sample, b->samples, title, out->cand.note);
+			iteration, plan_no, b->plans, sample, b->samples, title, out->cand.note);
 		cuco_strlcpy(out->cand.note, note, sizeof out->cand.note);
 		out->cand.origin = CUCO_ORIGIN_BEAM_PLAN;
 		out->cand.island = 0;
 		out->cand.nparents = 1;
-		out->cand.parents[0] = sl->parent;
-		add_flight(s, out, plan_no);
+		out->cand.parents[0] = parent;
+		add_flight(s, parent, plan_no, sample, (int)at);
 		return CUCO_OK;
 	}
 }
@@ -477,11 +657,33 @@ static void beam_free(void *state)
 	beam_state *s = state;
 	free_slots(s);
 	search_llm_close(&s->llm);
+	search_known_free(&s->known);
 	free(s->seen);
 	free(s->flights);
 	free(s->samples);
+	free(s->replay);
 	free(s->hints);
 	free(s);
+}
+
+static int closed_one(const cuco_event *ev, void *arg)
+{
+	int *closed = arg, it;
+	if (strcmp(ev->kind, "memory") == 0 && strcmp(ev->author, "beam") == 0 &&
+			sscanf(ev->text, "iteration %d:", &it) == 1 && it > *closed)
+		*closed = it;
+	return 0;
+}
+
+/* The last iteration an earlier session closed (its memory event). */
+static int closed_txn(cuco_txn *txn, void *arg)
+{
+	return cuco_event_each(txn, 1, closed_one, arg);
+}
+
+static int beam_concurrency(void *state)
+{
+	return search_llm_concurrency(&((beam_state *)state)->llm);
 }
 
 static int beam_init(const cuco_strategy_env *env, void **state, cuco_err *err)
@@ -489,11 +691,13 @@ static int beam_init(const cuco_strategy_env *env, void **state, cuco_err *err)
 	beam_state *s = cuco_xcalloc(1, sizeof *s);
 	s->env = *env;
 	s->rng = env->cfg->seed ^ 0xbea3ull;
-	s->iteration = -1;
+	s->iteration = s->closed = -1;
 	int rc = search_llm_open(env, &s->llm, &s->k, err);
 	if (rc == CUCO_OK && !s->llm.llm)
 		rc = cuco_errf(err, CUCO_EUSAGE, "strategy beam needs a model: add a [model] section to "
 			"the config file (docs/configuration.md)");
+	if (rc == CUCO_OK)
+		rc = cuco_store_read(env->st, closed_txn, &s->closed, err);
 	if (rc != CUCO_OK) {
 		beam_free(s);
 		return rc;
@@ -505,6 +709,7 @@ static int beam_init(const cuco_strategy_env *env, void **state, cuco_err *err)
 const cuco_strategy cuco_strategy_beam = {
 	.name = "beam",
 	.init = beam_init,
+	.concurrency = beam_concurrency,
 	.propose = beam_propose,
 	.observe = beam_observe,
 	.hint = beam_hint,

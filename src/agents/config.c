@@ -27,7 +27,11 @@ void cuco_llm_config_defaults(cuco_llm_config *cfg)
 	cfg->max_retries = 4;
 	cfg->backoff_base_s = 1;
 	cfg->backoff_max_s = 60;
+	cfg->retry_time_s = 300;        /* whatever a Retry-After asks */
+	cfg->outage_s = 300;            /* a server restart or a model load passes well within */
+	cfg->max_reply_bytes = 4u << 20;
 	cfg->patch_attempts = 4;        /* CUCo's max_patch_attempts */
+	cfg->concurrency = 4;
 }
 
 bool cuco_llm_config_path(char *buf, size_t size)
@@ -56,16 +60,21 @@ static const struct provider_alias {
 	const char *url;      /* NULL: the spec must give @URL */
 	const char *key_env;
 	bool completion_tokens;  /* OpenAI's own API wants max_completion_tokens */
+	int max_tokens;          /* the default completion limit */
+	bool own;                /* a server of one's own: no price per token */
 } aliases[] = {
-	{ "openai", CUCO_PROVIDER_OPENAI, "https://api.openai.com/v1", "OPENAI_API_KEY", true },
+	{ "openai", CUCO_PROVIDER_OPENAI, "https://api.openai.com/v1", "OPENAI_API_KEY", true, 16384,
+		false },
 	{ "anthropic", CUCO_PROVIDER_ANTHROPIC, "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY",
-		false },
+		false, 16384, false },
 	{ "openrouter", CUCO_PROVIDER_OPENAI, "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY",
-		false },
-	{ "ollama", CUCO_PROVIDER_OPENAI, "http://127.0.0.1:11434/v1", "", false },
-	{ "vllm", CUCO_PROVIDER_OPENAI, NULL, "", false },
-	{ "sglang", CUCO_PROVIDER_OPENAI, NULL, "", false },
-	{ "llamacpp", CUCO_PROVIDER_OPENAI, NULL, "", false },
+		false, 16384, false },
+	/* The laptop servers: a few tokens a second, and a context of a few
+	 * thousand, so a reply of 16 k tokens would never come. */
+	{ "ollama", CUCO_PROVIDER_OPENAI, "http://127.0.0.1:11434/v1", "", false, 4096, true },
+	{ "vllm", CUCO_PROVIDER_OPENAI, NULL, "", false, 16384, true },
+	{ "sglang", CUCO_PROVIDER_OPENAI, NULL, "", false, 16384, true },
+	{ "llamacpp", CUCO_PROVIDER_OPENAI, NULL, "", false, 4096, true },
 };
 
 static const struct provider_alias *find_alias(const char *name, size_t n)
@@ -84,14 +93,96 @@ static void model_defaults(cuco_model *m, const struct provider_alias *a)
 		cuco_strlcpy(m->url, a->url, sizeof m->url);
 	cuco_strlcpy(m->api_key_env, a->key_env, sizeof m->api_key_env);
 	m->weight = 1;
+	m->price_in = m->price_cached = m->price_out = a->own ? 0 : NAN;
 	m->temperature = NAN;
-	m->max_tokens = 16384;
+	m->max_tokens = a->max_tokens;
 	m->completion_tokens = a->completion_tokens;
 }
 
-double cuco_model_cost(const cuco_model *m, int64_t tokens_in, int64_t tokens_out)
+/* ---- prices ---------------------------------------------------------------- */
+
+#define OPENAI_PRICES "https://openai.com/api/pricing"
+#define ANTHROPIC_PRICES "https://www.anthropic.com/pricing"
+
+/* USD per million tokens: prompt, cached prompt, completion. Written down
+ * on 2026-12-01 from the providers' public price pages as the author knew
+ * them at the dates given, not fetched by cuco and not re-checked since:
+ * prices change, so a config's price_in, price_cached and price_out win. */
+static const cuco_price prices[] = {
+	{ "gpt-5", 1.25, 0.125, 10.00, "2025-08", OPENAI_PRICES },
+	{ "gpt-5-mini", 0.25, 0.025, 2.00, "2025-08", OPENAI_PRICES },
+	{ "gpt-5-nano", 0.05, 0.005, 0.40, "2025-08", OPENAI_PRICES },
+	{ "gpt-4.1", 2.00, 0.50, 8.00, "2025-08", OPENAI_PRICES },
+	{ "gpt-4.1-mini", 0.40, 0.10, 1.60, "2025-08", OPENAI_PRICES },
+	{ "gpt-4.1-nano", 0.10, 0.025, 0.40, "2025-08", OPENAI_PRICES },
+	{ "gpt-4o", 2.50, 1.25, 10.00, "2025-08", OPENAI_PRICES },
+	{ "gpt-4o-mini", 0.15, 0.075, 0.60, "2025-08", OPENAI_PRICES },
+	{ "o1", 15.00, 7.50, 60.00, "2025-08", OPENAI_PRICES },
+	{ "o3", 2.00, 0.50, 8.00, "2025-08", OPENAI_PRICES },
+	{ "o3-mini", 1.10, 0.55, 4.40, "2025-08", OPENAI_PRICES },
+	{ "o4-mini", 1.10, 0.275, 4.40, "2025-08", OPENAI_PRICES },
+	{ "claude-opus-4", 15.00, 1.50, 75.00, "2025-08", ANTHROPIC_PRICES },
+	{ "claude-opus-4-5", 5.00, 0.50, 25.00, "2025-11", ANTHROPIC_PRICES },
+	{ "claude-sonnet-4", 3.00, 0.30, 15.00, "2025-08", ANTHROPIC_PRICES },
+	{ "claude-3-7-sonnet", 3.00, 0.30, 15.00, "2025-08", ANTHROPIC_PRICES },
+	{ "claude-3-5-sonnet", 3.00, 0.30, 15.00, "2025-08", ANTHROPIC_PRICES },
+	{ "claude-haiku-4-5", 1.00, 0.10, 5.00, "2025-11", ANTHROPIC_PRICES },
+	{ "claude-3-5-haiku", 0.80, 0.08, 4.00, "2025-08", ANTHROPIC_PRICES },
+};
+
+/* Whether id is entry, or entry followed by "-" and a digit: a dated
+ * snapshot or a minor version ("gpt-4o-2024-08-06", "claude-sonnet-4-5"),
+ * not another model ("o3-pro" is not "o3"). */
+static bool price_covers(const char *entry, const char *id)
 {
-	return ((double)tokens_in * m->price_in + (double)tokens_out * m->price_out) / 1e6;
+	size_t n = strlen(entry);
+	return strncmp(entry, id, n) == 0 &&
+		(id[n] == '\0' || (id[n] == '-' && isdigit((unsigned char)id[n + 1])));
+}
+
+const cuco_price *cuco_price_find(const char *model)
+{
+	const char *slash = strrchr(model, '/');
+	const char *id = slash ? slash + 1 : model;
+	const cuco_price *best = NULL;
+	for (size_t i = 0; i < sizeof prices / sizeof prices[0]; i++)
+		if (price_covers(prices[i].model, id) &&
+				(!best || strlen(prices[i].model) > strlen(best->model)))
+			best = &prices[i];
+	return best;
+}
+
+void cuco_model_prices(cuco_model *m)
+{
+	const cuco_price *p = cuco_price_find(m->model);
+	/* Prices the config gave are the config's, all of them: the table's
+	 * cached price belongs with the table's prompt price. */
+	if (!p || !isnan(m->price_in) || !isnan(m->price_out) || !isnan(m->price_cached))
+		return;
+	m->price_in = p->in;
+	m->price_cached = p->cached;
+	m->price_out = p->out;
+}
+
+bool cuco_model_priced(const cuco_model *m)
+{
+	return !isnan(m->price_in) && !isnan(m->price_out);
+}
+
+static double per_million(double price)
+{
+	return isnan(price) ? 0 : price / 1e6;
+}
+
+double cuco_model_cost(const cuco_model *m, int64_t tokens_in, int64_t tokens_cached,
+	int64_t tokens_out)
+{
+	/* A cached token is billed at the cached price where there is one. */
+	double cached_price = isnan(m->price_cached) ? m->price_in : m->price_cached;
+	int64_t fresh = tokens_in - tokens_cached;
+	return (double)(fresh > 0 ? fresh : 0) * per_million(m->price_in) +
+		(double)tokens_cached * per_million(cached_price) +
+		(double)tokens_out * per_million(m->price_out);
 }
 
 int cuco_model_pick_weighted(const cuco_llm_config *cfg, double u)
@@ -159,7 +250,7 @@ static int set_string(char *dst, size_t size, const char *v, const where *w, cuc
  * the provider's URL and key variable fill what the section left unset. */
 typedef struct section_state {
 	const struct provider_alias *alias;
-	bool url_set, key_set;
+	bool url_set, key_set, max_tokens_set;
 } section_state;
 
 static int model_key(cuco_model *m, section_state *ss, const char *k, const char *v,
@@ -189,13 +280,24 @@ static int model_key(cuco_model *m, section_state *ss, const char *k, const char
 		return to_double(v, 0, &m->price_in) ? CUCO_OK : bad(err, w, "not a price >= 0");
 	if (strcmp(k, "price_out") == 0)
 		return to_double(v, 0, &m->price_out) ? CUCO_OK : bad(err, w, "not a price >= 0");
+	if (strcmp(k, "price_cached") == 0)
+		return to_double(v, 0, &m->price_cached) ? CUCO_OK : bad(err, w, "not a price >= 0");
 	if (strcmp(k, "temperature") == 0) {
 		m->no_temperature = strcmp(v, "none") == 0;
 		return m->no_temperature || (to_double(v, 0, &m->temperature) && m->temperature <= 2)
 			? CUCO_OK : bad(err, w, "not a temperature in [0, 2], or none");
 	}
-	if (strcmp(k, "max_tokens") == 0)
+	if (strcmp(k, "max_tokens") == 0) {
+		ss->max_tokens_set = true;
 		return to_int(v, 1, &m->max_tokens) ? CUCO_OK : bad(err, w, "not a positive integer");
+	}
+	if (strcmp(k, "context") == 0) {
+		int n;
+		if (!to_int(v, 256, &n))
+			return bad(err, w, "not a whole number of tokens >= 256");
+		m->context = n;
+		return CUCO_OK;
+	}
 	return bad(err, w, "unknown key in a [model] section");
 }
 
@@ -211,6 +313,8 @@ static int global_key(cuco_llm_config *c, const char *k, const char *v, const wh
 		{ "bandit_exploration", offsetof(cuco_llm_config, bandit_exploration), 0 },
 		{ "bandit_cost_weight", offsetof(cuco_llm_config, bandit_cost_weight), 0 },
 		{ "budget_usd", offsetof(cuco_llm_config, budget_usd), 0 },
+		{ "retry_time", offsetof(cuco_llm_config, retry_time_s), 1 },
+		{ "outage", offsetof(cuco_llm_config, outage_s), 1 },
 	};
 	for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
 		if (strcmp(k, reals[i].key) == 0)
@@ -225,8 +329,18 @@ static int global_key(cuco_llm_config *c, const char *k, const char *v, const wh
 		c->budget_tokens = (int64_t)t;
 		return CUCO_OK;
 	}
+	if (strcmp(k, "max_reply") == 0) {
+		double b;
+		if (!to_double(v, 4096, &b) || b != floor(b) || b > (double)(1u << 30))
+			return bad(err, w, "not a whole number of bytes in [4096, 1073741824]");
+		c->max_reply_bytes = (size_t)b;
+		return CUCO_OK;
+	}
 	if (strcmp(k, "patch_attempts") == 0)
 		return to_int(v, 1, &c->patch_attempts) ? CUCO_OK : bad(err, w, "not an integer >= 1");
+	if (strcmp(k, "concurrency") == 0)
+		return to_int(v, 1, &c->concurrency) && c->concurrency <= CUCO_MAX_CONCURRENCY ? CUCO_OK
+			: bad(err, w, "not an integer from 1 to 16");
 	if (strcmp(k, "choice") == 0) {
 		if (strcmp(v, "weight") == 0)
 			c->choice = CUCO_CHOICE_WEIGHT;
@@ -275,6 +389,10 @@ static int section(cuco_llm_config *c, char *s, enum part *part, const where *w,
 		return bad(err, w, "a section line is [NAME] or [model NAME]");
 	*close = '\0';
 	char *body = cuco_trim(s + 1);
+	if (strcmp(body, "llm") == 0) {  /* the client's keys, as at the top */
+		*part = PART_TOP;
+		return CUCO_OK;
+	}
 	if (strcmp(body, "screen") == 0 || strcmp(body, "eval") == 0 || strcmp(body, "runner") == 0) {
 		*part = body[0] == 's' ? PART_SCREEN : body[0] == 'e' ? PART_EVAL : PART_RUNNER;
 		return CUCO_OK;
@@ -283,8 +401,8 @@ static int section(cuco_llm_config *c, char *s, enum part *part, const where *w,
 	if (strcmp(body, "evolve") == 0 || strcmp(body, "beam") == 0 || strcmp(body, "fastpath") == 0)
 		return CUCO_OK;
 	if (strncmp(body, "model", 5) != 0 || !isspace((unsigned char)body[5]))
-		return bad(err, w, "unknown section ([model NAME], [evolve], [beam], [fastpath], [screen], [eval], "
-			"[runner])");
+		return bad(err, w, "unknown section ([llm], [model NAME], [evolve], [beam], [fastpath], "
+			"[screen], [eval], [runner])");
 	*part = PART_MODEL;
 	char *name = cuco_trim(body + 5);
 	if (!*name)
@@ -309,6 +427,10 @@ static int end_model(cuco_model *m, const section_state *ss, const char *path, c
 		cuco_strlcpy(m->url, a->url, sizeof m->url);
 	if (!ss->key_set)
 		cuco_strlcpy(m->api_key_env, a->key_env, sizeof m->api_key_env);
+	if (!ss->max_tokens_set)
+		m->max_tokens = a->max_tokens;
+	if (a->own && isnan(m->price_in) && isnan(m->price_out))
+		m->price_in = m->price_out = m->price_cached = 0;
 	/* Another server behind an OpenAI-style URL keeps the common name. */
 	m->completion_tokens = a->completion_tokens && !ss->url_set;
 	if (!m->model[0])
@@ -318,16 +440,31 @@ static int end_model(cuco_model *m, const section_state *ss, const char *path, c
 	return CUCO_OK;
 }
 
+static int take_key(cuco_llm_config *cfg, enum part part, section_state *ss, const char *k,
+	const char *v, const where *w, cuco_err *err)
+{
+	if (part == PART_SCREEN)
+		return strcmp(k, "theme") == 0 ? set_string(cfg->theme, sizeof cfg->theme, v, w, err)
+			: bad(err, w, "unknown key in [screen] (theme)");
+	if (part == PART_EVAL)
+		return eval_key(cfg, k, v, w, err);
+	if (part == PART_RUNNER)
+		return runner_key(cfg, k, v, w, err);
+	return part == PART_MODEL ? model_key(&cfg->models[cfg->nmodels - 1], ss, k, v, w, err)
+		: global_key(cfg, k, v, w, err);
+}
+
 int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err)
 {
 	char *text;
-	int rc = cuco_read_file(path, 1 << 20, &text, NULL, err);
+	int rc = cuco_read_text(path, 1 << 20, &text, NULL, err);
 	if (rc != CUCO_OK)
 		return rc;
 	where w = { path, 0, "" };
 	section_state ss = { 0 };
 	enum part part = PART_TOP;
 	char head[128];  /* section() cuts its line; errors quote it whole */
+	cuco_buf seen = { 0 };  /* every part's keys, to refuse one given twice */
 	/* strtok_r would skip blank lines and so miscount; walk by hand. */
 	for (char *line = text, *next; line && rc == CUCO_OK; line = next) {
 		next = strchr(line, '\n');
@@ -361,19 +498,17 @@ int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err)
 		*eq = '\0';
 		char *k = cuco_trim(s), *v = cuco_trim(eq + 1);
 		w.key = k;
-		if (part == PART_SCREEN)
-			rc = strcmp(k, "theme") == 0 ? set_string(cfg->theme, sizeof cfg->theme, v, &w, err)
-				: bad(err, &w, "unknown key in [screen] (theme)");
-		else if (part == PART_EVAL)
-			rc = eval_key(cfg, k, v, &w, err);
-		else if (part == PART_RUNNER)
-			rc = runner_key(cfg, k, v, &w, err);
-		else
-			rc = part == PART_MODEL ? model_key(&cfg->models[cfg->nmodels - 1], &ss, k, v, &w, err)
-				: global_key(cfg, k, v, &w, err);
+		rc = take_key(cfg, part, &ss, k, v, &w, err);
+		/* A second value would silently win over the first (issue 18). */
+		char name[160];
+		snprintf(name, sizeof name, "%d %s %s", (int)part,
+			part == PART_MODEL ? cfg->models[cfg->nmodels - 1].name : "", k);
+		if (rc == CUCO_OK && !cuco_buf_add_once(&seen, name))
+			rc = bad(err, &w, "given twice");
 	}
 	if (rc == CUCO_OK && part == PART_MODEL)
 		rc = end_model(&cfg->models[cfg->nmodels - 1], &ss, path, err);
+	cuco_buf_free(&seen);
 	free(text);
 	return rc;
 }
@@ -431,10 +566,12 @@ int cuco_llm_use_specs(cuco_llm_config *cfg, char *const *specs, int n, cuco_err
 			if (strcmp(t->model, use[i].model) != 0)
 				continue;
 			use[i].price_in = t->price_in;
+			use[i].price_cached = t->price_cached;
 			use[i].price_out = t->price_out;
 			use[i].temperature = t->temperature;
 			use[i].no_temperature = t->no_temperature;
 			use[i].max_tokens = t->max_tokens;
+			use[i].context = t->context;
 			memcpy(use[i].api_key_env, t->api_key_env, sizeof t->api_key_env);
 			memcpy(use[i].name, t->name, sizeof t->name);
 			break;

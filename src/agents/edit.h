@@ -7,6 +7,7 @@
 #define CUCO_AGENTS_EDIT_H
 
 #include "agents/llm.h"
+#include "agents/prompt.h"
 #include "agents/reply.h"
 #include "core.h"
 #include "eval/eval.h"
@@ -16,12 +17,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* How a request is sent: cuco_llm_complete, or a caller's function that
+ * counts, stores or throttles calls on the way. */
+typedef int (*cuco_llm_sender)(void *hook, const cuco_llm_request *req, cuco_llm_reply *out,
+	cuco_err *err);
+
 typedef struct cuco_edit {
 	cuco_llm *llm;
 	const cuco_model *model;
 	const cuco_workload *wl;
 	const char *system;          /* from cuco_prompt_build */
 	const char *user;
+	const cuco_prompt_map *map;  /* what of them may be cut to fit the context; may be NULL */
 	const char *parent;          /* the parent's source */
 	size_t parent_len;
 	const cuco_directive *base;  /* the parent's directive */
@@ -32,6 +39,12 @@ typedef struct cuco_edit {
 	void (*on_delta)(const char *text, size_t len, void *arg);
 	void *arg;
 	const atomic_bool *cancel;
+	/* How each reply is asked for (NULL: cuco_llm_complete on llm) and
+	 * told what became of it (NULL: nobody): a caller that counts, stores
+	 * or throttles calls hooks in here. */
+	cuco_llm_sender complete;
+	void (*judged)(void *hook, bool used, const char *why);
+	void *hook;
 } cuco_edit;
 
 typedef struct cuco_edit_result {
@@ -41,7 +54,8 @@ typedef struct cuco_edit_result {
 	char name[64];
 	char note[512];              /* the reply's description */
 	cuco_match loosest;          /* how loosely its hunks matched */
-	char *prompt;                /* system + user text, for cuco_prompt_keep */
+	char *prompt;                /* system + user text as sent, and how it was fitted, for
+	                                cuco_prompt_keep */
 	char *transcript;            /* every reply and every error answered */
 	int replies;
 	int64_t tokens_in;
@@ -49,10 +63,25 @@ typedef struct cuco_edit_result {
 	double cost_usd;
 } cuco_edit_result;
 
+/* One call with its prompt (req->system and req->msgs[0]) fitted to the
+ * model's context (cuco_prompt_fit, map may be NULL), sent by send(hook, …)
+ * or, when send is NULL, by cuco_llm_complete on c; a request the server
+ * still finds too long is cut to the length it names and sent again, twice
+ * at most. sent holds what went out (free it); CUCO_EENV when no cut
+ * makes the prompt fit. */
+int cuco_llm_ask_fitted(cuco_llm *c, cuco_llm_sender send, void *hook,
+	const cuco_llm_request *req, const cuco_prompt_map *map, cuco_fitted *sent,
+	cuco_llm_reply *out, cuco_err *err);
+
 /* CUCO_OK with a child; CUCO_EDATA when every reply was refused (err holds
- * the last refusal); CUCO_EENV when the model could not be reached. The
- * tokens, cost and transcript are filled in every case. */
+ * the last refusal); CUCO_EENV when the model could not be reached or the
+ * prompt cannot fit its context. The tokens, cost and transcript are
+ * filled in every case. */
 int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err);
+/* Whether a finish reason says the reply was cut by the output limit: such
+ * a reply is refused whatever it holds, since a parser could mistake a
+ * complete-looking prefix for the whole. */
+bool cuco_edit_cut_off(const char *finish);
 void cuco_edit_result_free(cuco_edit_result *r);
 
 #endif

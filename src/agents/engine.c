@@ -2,17 +2,23 @@
  *
  * The driver measures the baseline and the seed, starts `jobs` workers,
  * applies the store's command queue every POLL_S while they run, and at
- * the end re-times the best few and writes run-end. A worker takes the
+ * the end confirms the best few screens on fresh paired rounds, crowning
+ * what passes (engine_trust.c; commands are applied between rounds, so a
+ * pause holds it too), and writes run-end. A worker takes the
  * next job — a due baseline measurement, a stored candidate (a person's
  * edit, or one a killed session left unfinished), or a new proposal from
  * the strategy — evaluates it and records the result.
  *
  * The engine's files and its locks: engine_int.h.
  *
- * The baseline and the seed have one row each per run directory; every
- * measurement of them updates their row (and leaves an event), so the row
- * always holds this session's latest figures and every speedup is a ratio
- * of two medians measured in the same session.
+ * The baseline and the seed have one row each per run directory. Every
+ * measurement of any candidate is appended to its row's measurements
+ * (cuco_measure_add) with this session's id; a done row stays done. Every
+ * speedup is a ratio against the baseline measurement in force on the
+ * candidate's slot when it was measured (engine_slots.c): this session's,
+ * or in a resumed run a recent one of an earlier session on the same slot
+ * (engine_setup.c), and a new best is always paired with fresh baseline
+ * measurements on one slot.
  */
 #include "agents/engine_int.h"
 
@@ -70,6 +76,7 @@ void engine_fail(cuco_engine *e, const cuco_err *err)
 		e->end_reason = "error";
 	}
 	e->stop = true;
+	engine_calls_off(e);  /* the other workers start no model call now */
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
 	/* The caller prints it; the log keeps it with the run. */
@@ -90,14 +97,25 @@ void engine_wait(cuco_engine *e, double seconds)
 	cuco_cond_wait_s(&e->cond, &e->lock, seconds);
 }
 
+void engine_calls_off(cuco_engine *e)
+{
+	atomic_store(&e->calls_off, true);
+	e->cancel_epoch++;
+}
+
 /* ---- the driver ---------------------------------------------------------- */
 
+/* The baseline, then the seed, unless a resumed run has them already
+ * (engine_setup: a recent baseline measurement serves on). */
 static int measure_start(cuco_engine *e)
 {
-	int rc = engine_measure_baseline(e, -1, ENGINE_BASE_FIRST);
-	if (rc != CUCO_OK)
-		return rc;
-	engine_evaluate_stored(e, e->seed_id);
+	if (!e->baseline_fresh) {
+		int rc = engine_measure_baseline(e, -1, ENGINE_BASE_FIRST);
+		if (rc != CUCO_OK)
+			return rc;
+	}
+	if (!e->seed_done)
+		engine_evaluate_stored(e, e->seed_id);
 	return e->rc;
 }
 
@@ -107,7 +125,9 @@ static void *driver_main(void *arg)
 	if (measure_start(e) == CUCO_OK) {
 		pthread_mutex_lock(&e->lock);
 		e->active = 0;
-		for (int i = 0; i < e->cfg.jobs; i++)
+		/* An evaluation slot each, and one per proposal that may wait on a
+		 * model meanwhile. */
+		for (int i = 0; i < e->cfg.jobs + e->llm_jobs; i++)
 			if (pthread_create(&e->workers[i], NULL, engine_worker, e) == 0)
 				e->active = ++e->nworkers;
 		while (e->active > 0) {
@@ -120,9 +140,10 @@ static void *driver_main(void *arg)
 		pthread_mutex_unlock(&e->lock);
 		for (int i = 0; i < e->nworkers; i++)
 			pthread_join(e->workers[i], NULL);
-		/* Commands queued from here on wait for the next session. */
+		/* The re-timing applies commands between its rounds (a pause holds
+		 * it, a stop ends it). */
 		if (!engine_stopping(e))
-			engine_rebench_top(e);
+			engine_confirm(e);
 	}
 	pthread_mutex_lock(&e->lock);
 	const char *why = e->end_reason ? e->end_reason : "finished";
@@ -147,6 +168,9 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		return cuco_errf(err, CUCO_EUSAGE, "--strategy %s: unknown strategy", cfg->strategy);
 	if (cfg->jobs < 1 || cfg->jobs > MAX_JOBS)
 		return cuco_errf(err, CUCO_EUSAGE, "--jobs %d: must be 1 to %d", cfg->jobs, MAX_JOBS);
+	if (cfg->llm_jobs < 0 || cfg->llm_jobs > MAX_LLM_JOBS)
+		return cuco_errf(err, CUCO_EUSAGE, "--llm-jobs %d: must be 1 to %d", cfg->llm_jobs,
+			MAX_LLM_JOBS);
 	if (cfg->size[0] && !cuco_workload_size(wl, cfg->size))
 		return cuco_errf(err, CUCO_EUSAGE, "--size %s: %s has no such size", cfg->size, wl->name);
 
@@ -158,7 +182,9 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		e->cfg.baseline_every = 8;
 	e->strat = strat;
 	e->wake[0] = e->wake[1] = -1;
-	e->best_score = NAN;
+	e->best_score = e->best_lo = e->best_hi = NAN;
+	e->rng = cfg->seed ^ 0x7275737421ull;  /* the rounds' order, apart from the strategy's draws */
+	engine_noise_start(e);
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->strat_lock, NULL);
 	pthread_cond_init(&e->cond, NULL);
@@ -192,15 +218,22 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		engine_slots_init(e);
 	cuco_strategy_env env = { .st = st, .wl = wl, .cfg = &e->cfg, .baseline_id = e->baseline_id,
 		.seed_id = e->seed_id, .seed_directive = &e->seed_dir, .seed_hash = e->seed_hash,
-		.stop = &e->stop_calls };
+		.lock = &e->strat_lock, .calls_off = &e->calls_off,
+		.model_outage_s = &e->model_outage_s };
+	e->model_outage_s = 300;
 	if (rc == CUCO_OK)
 		rc = strat->init(&env, &e->strat_state, err);
+	if (rc == CUCO_OK && strat->concurrency) {
+		int n = strat->concurrency(e->strat_state);
+		e->llm_jobs = n < 0 ? 0 : n > MAX_LLM_JOBS ? MAX_LLM_JOBS : n;
+	}
 	if (rc == CUCO_OK)
 		rc = engine_replay(e, err);
 	if (rc == CUCO_OK) {
 		engine_refresh_best(e);
 		if (cfg->minutes > 0)
 			e->deadline = cuco_mono() + cfg->minutes * 60;
+		e->model_ok_at = cuco_mono();
 		if (pthread_create(&e->driver, NULL, driver_main, e) != 0)
 			rc = cuco_errf(err, CUCO_EENV, "engine: cannot start a thread");
 	}
@@ -220,8 +253,8 @@ int cuco_engine_wake_fd(const cuco_engine *e)
 
 void cuco_engine_request_stop(cuco_engine *e)
 {
-	atomic_store(&e->stop_calls, true);  /* a model call in flight gives up now */
 	pthread_mutex_lock(&e->lock);
+	engine_calls_off(e);  /* a model call in flight gives up now */
 	e->stop = true;
 	if (!e->end_reason)
 		e->end_reason = "stopped";

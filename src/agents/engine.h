@@ -1,18 +1,22 @@
 /* engine.h — the engine (engine*.c).
  *
  * Runs a search in background threads: measures the baseline and the seed
- * (every session, a resumed one too), then a pool of `jobs` workers takes
- * proposals from the strategy, evaluates them (cuco_eval_candidate) and
- * records every status, result and event in the store; keeps a baseline
- * per slot of the evaluator (docs/cluster.md), re-measured there every
- * `baseline_every` benchmarks on it, benchmarks a new best again right
- * after a fresh baseline measurement on its slot before announcing it,
- * applies the store's command queue, and at the end re-times the best few
- * in paired (baseline, candidate) rounds on their slots, ending on the
- * best's pair. Speedup = the latest baseline median of this session on the
- * candidate's slot / the candidate's median; score = speedup. An
- * evaluation the environment failed gives its budget slot back; three in
- * a row end the run with CUCO_EENV.
+ * (every session, a resumed one too), then a pool of workers — `jobs`
+ * evaluation slots, and for a strategy that calls models up to its
+ * concurrency (`llm_jobs`) proposals in the making at once — takes
+ * proposals from the strategy, screens them (cuco_eval_candidate, one
+ * measurement each) and records every status, result and event in the
+ * store; keeps a baseline per slot of the evaluator (docs/cluster.md),
+ * re-measured there every `baseline_every` benchmarks on it, watches for
+ * a noisy machine, applies the store's command queue, and at the end
+ * confirms the `rebench_top` best screens on fresh paired rounds
+ * (docs/trust.md): only a contender whose interval lies above 1 against
+ * the baseline and against the best so far is crowned. A screening's
+ * speedup = the latest baseline median of this session on the
+ * candidate's slot / the candidate's median; a confirmed one is the
+ * rounds' estimate with its interval; score = speedup. An evaluation the
+ * environment failed gives its budget slot back; three in a row end the
+ * run with CUCO_EENV.
  */
 #ifndef CUCO_AGENTS_ENGINE_H
 #define CUCO_AGENTS_ENGINE_H
@@ -26,6 +30,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* A run's false-crown rate: the most often a run crowns a best that is
+ * not faster (docs/trust.md). */
+#define CUCO_TRUST_ALPHA 0.005
+
 struct cuco_engine_config {
 	char strategy[16];      /* "tune" (default) or a registered strategy */
 	char tuner[16];         /* random | anneal (default) | ils */
@@ -35,8 +43,10 @@ struct cuco_engine_config {
 	char size[32];          /* problem size; "" = the workload's default */
 	uint64_t seed;          /* RNG seed of the strategy */
 	int jobs;               /* evaluation workers (2) */
+	int llm_jobs;           /* --llm-jobs: model calls in flight at once, over the
+	                           config's [llm] concurrency (4); 0 = the config's */
 	int baseline_every;     /* re-measure the baseline every K benchmarks (8) */
-	int rebench_top;        /* re-time the best N at the end (3) */
+	int rebench_top;        /* contenders confirmed at the end: the best N screens (3) */
 	FILE *progress;         /* one line per evaluated candidate; NULL = none */
 	cuco_eval_config eval;  /* run_dir, size and jobs are filled from above */
 	/* LLM strategies: `--llm PROVIDER:MODEL[@URL][*WEIGHT]` specs replacing
@@ -62,7 +72,8 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 	cuco_engine **out, cuco_err *err);
 /* Readable after every event the engine appends (drain it). */
 int cuco_engine_wake_fd(const cuco_engine *e);
-/* Finish evaluations in flight, then end (no final re-timing). */
+/* Finish evaluations in flight, then end (no confirmation: nothing new
+ * is crowned; a later session on the run directory confirms). */
 void cuco_engine_request_stop(cuco_engine *e);
 bool cuco_engine_done(const cuco_engine *e);
 /* Wait for the end and free. CUCO_OK, or the error that ended the run

@@ -1,8 +1,11 @@
 /* engine_cmd.c — applying the store's command queue: marks, edits,
- * pause, stop, hints. */
+ * pause, stop, hints. Marks and edits are checked by the store's rules for
+ * a person's actions (cuco_action_apply), the ones the screen and the CLI
+ * took them through. */
 #include "agents/engine_int.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,61 +43,41 @@ typedef struct apply_arg {
 	char result[256];
 } apply_arg;
 
+/* A mark goes through the store's rules (cuco_action_apply), the same the
+ * screen and the CLI applied when they queued it: applying it again here
+ * changes nothing on the record, and the engine learns of it. */
 static int apply_mark(cuco_txn *txn, apply_arg *a)
 {
-	const cuco_command *cmd = a->cmd;
-	int rc = cuco_cand_get(txn, cmd->candidate, &a->c);
-	if (rc == CUCO_ENOTFOUND) {
-		snprintf(a->result, sizeof a->result, "refused: no candidate #%llu",
-			(unsigned long long)cmd->candidate);
+	static const char *const done[CUCO_CMD_COUNT] = {
+		[CUCO_CMD_PIN] = "pinned", [CUCO_CMD_UNPIN] = "unpinned",
+		[CUCO_CMD_REJECT] = "rejected", [CUCO_CMD_UNREJECT] = "un-rejected",
+	};
+	char why[256];
+	int rc = cuco_action_apply(txn, a->cmd, &a->c, why, sizeof why);
+	if (rc == CUCO_EDATA || rc == CUCO_ENOTFOUND) {
+		snprintf(a->result, sizeof a->result, "refused: %.240s", why);
+		memset(&a->c, 0, sizeof a->c);
 		return CUCO_OK;
 	}
 	if (rc != CUCO_OK)
 		return rc;
-	switch (cmd->kind) {
-	case CUCO_CMD_PIN:
-	case CUCO_CMD_UNPIN:
-		a->c.pinned = cmd->kind == CUCO_CMD_PIN;
-		snprintf(a->result, sizeof a->result, "%s #%llu", a->c.pinned ? "pinned" : "unpinned",
-			(unsigned long long)a->c.id);
-		break;
-	case CUCO_CMD_REJECT:
-		if (a->c.origin == CUCO_ORIGIN_BASELINE) {
-			snprintf(a->result, sizeof a->result,
-				"refused: #%llu is the baseline, the reference of every speedup",
-				(unsigned long long)a->c.id);
-			return CUCO_OK;
-		}
-		a->c.status = CUCO_STATUS_REJECTED;
-		cuco_strlcpy(a->c.reject_reason, cmd->text, sizeof a->c.reject_reason);
-		snprintf(a->result, sizeof a->result, "rejected #%llu; never a parent again",
-			(unsigned long long)a->c.id);
-		break;
-	default:
-		return cuco_txn_fail(txn, CUCO_EDATA, "command %llu: not a mark",
-			(unsigned long long)cmd->seq);
-	}
 	a->applied = true;
-	return cuco_cand_put(txn, &a->c);
+	snprintf(a->result, sizeof a->result, "%s #%llu%s", done[a->cmd->kind], (unsigned long long)a->c.id,
+		a->cmd->kind == CUCO_CMD_REJECT ? "; never a parent again"
+		: a->cmd->kind == CUCO_CMD_UNREJECT ? "; a parent again" : "");
+	return CUCO_OK;
 }
 
 static int apply_edit(cuco_txn *txn, apply_arg *a)
 {
 	const cuco_command *cmd = a->cmd;
 	cuco_candidate parent;
-	int rc = cuco_cand_get(txn, cmd->candidate, &parent);
-	if (rc == CUCO_ENOTFOUND) {
-		snprintf(a->result, sizeof a->result, "refused: no candidate #%llu",
-			(unsigned long long)cmd->candidate);
+	char why[256];
+	int rc = cuco_action_apply(txn, cmd, &parent, why, sizeof why);
+	if (rc == CUCO_EDATA || rc == CUCO_ENOTFOUND) {
+		snprintf(a->result, sizeof a->result, "refused: %.240s", why);
 		return CUCO_OK;
 	}
-	char *text = NULL;
-	size_t len = 0;
-	if (rc == CUCO_OK && (rc = cuco_source_get(txn, cmd->source_hash, &text, &len)) == CUCO_ENOTFOUND) {
-		snprintf(a->result, sizeof a->result, "refused: no stored source %s", cmd->source_hash);
-		return CUCO_OK;
-	}
-	free(text);
 	if (rc != CUCO_OK)
 		return rc;
 	engine_insert_arg ins = { .event = "edit", .author = cmd->author };
@@ -127,6 +110,7 @@ static int apply_txn(cuco_txn *txn, void *arg)
 	case CUCO_CMD_PIN:
 	case CUCO_CMD_UNPIN:
 	case CUCO_CMD_REJECT:
+	case CUCO_CMD_UNREJECT:
 		rc = apply_mark(txn, a);
 		break;
 	case CUCO_CMD_EDIT:
@@ -137,13 +121,15 @@ static int apply_txn(cuco_txn *txn, void *arg)
 		bool want = cmd->kind == CUCO_CMD_PAUSE;
 		a->applied = a->paused != want;
 		snprintf(a->result, sizeof a->result, "%s%s", a->applied ? "" : "already ",
-			want ? "paused: evaluations in flight finish, none start" : "resumed");
+			want ? "paused: evaluations in flight finish, none start; model calls in flight "
+			"are cancelled" : "resumed");
 		a->paused = want;
 		break;
 	}
 	case CUCO_CMD_STOP:
 		a->stop = a->applied = true;
-		cuco_strlcpy(a->result, "stopping after the evaluations in flight", sizeof a->result);
+		cuco_strlcpy(a->result, "stopping after the evaluations in flight; model calls in "
+			"flight are cancelled", sizeof a->result);
 		break;
 	case CUCO_CMD_HINT:
 		a->applied = a->e->strat->hint != NULL;
@@ -194,7 +180,7 @@ static void apply_command(cuco_engine *e, const cuco_command *cmd)
 	pthread_mutex_unlock(&e->lock);
 	if (!a.applied)
 		return;
-	if (cmd->kind == CUCO_CMD_REJECT) {
+	if (cmd->kind == CUCO_CMD_REJECT || cmd->kind == CUCO_CMD_UNREJECT) {
 		engine_observe(e, &a.c);
 		engine_refresh_best(e);
 	}
@@ -205,6 +191,12 @@ static void apply_command(cuco_engine *e, const cuco_command *cmd)
 	}
 	pthread_mutex_lock(&e->lock);
 	e->paused = a.paused;
+	/* A pause or a stop ends the model calls in flight as SIGTERM does:
+	 * their tokens are counted, and a paused run asks again on resume. */
+	if (a.stop || cmd->kind == CUCO_CMD_PAUSE)
+		engine_calls_off(e);
+	else if (cmd->kind == CUCO_CMD_RESUME && !e->stop)
+		atomic_store(&e->calls_off, false);
 	if (a.stop) {
 		e->stop = true;
 		if (!e->end_reason)

@@ -1,5 +1,5 @@
-/* engine_eval.c — evaluating candidates: the baseline policy (each slot's
- * own, engine_slots.c), a new best's second benchmark, the budget and
+/* engine_eval.c — evaluating candidates: the screening measurement, the
+ * baseline policy (each slot's own, engine_slots.c), the budget and
  * environment rules. */
 #include "agents/engine_int.h"
 
@@ -30,26 +30,24 @@ int engine_evaluate(cuco_engine *e, int slot, const char *src, size_t len, const
 	return rc;
 }
 
-/* A re-measure that failed: the row keeps the last good measurement
- * (readers such as `cuco report` take it as this run's baseline) and the
- * run goes on; the event says what happened. */
-static void baseline_glitch(cuco_engine *e, int slot, const cuco_eval_result *res, const char *line)
+int engine_remeasure(cuco_engine *e, int slot, const char *src, size_t len,
+	const cuco_directive *d, cuco_eval_result *res)
 {
-	pthread_mutex_lock(&e->lock);
-	double kept = NAN;
-	if (slot >= 0 && slot < e->nslots) {
-		e->slots[slot].benched = 0;
-		e->slots[slot].busy = false;
-		kept = e->slots[slot].baseline_us;
-	}
-	pthread_mutex_unlock(&e->lock);
-	engine_event(e, "baseline", e->baseline_id, "re-measure failed at %s: %s%s%s; keeping %.1f us",
-		res->failed_stage, res->error_class, line[0] ? ": " : "", line, kept);
+	cuco_err err = { 0 };
+	memset(res, 0, sizeof *res);
+	int rc = cuco_eval_remeasure_on(e->ev, slot, src, len, d, res, &err);
+	if (rc != CUCO_OK)
+		engine_fail(e, &err);
+	return rc;
 }
 
-/* Measure the baseline and make it the reference for what follows. Only
- * the first measurement shows the row as benchmarking: later ones leave
- * it done, so a viewer always finds this run's baseline. */
+/* Measure the baseline on a slot and make it that slot's reference for
+ * what follows there. Every measurement is appended to its row; a row
+ * measured before stays done while it is measured again (a viewer always
+ * finds the run's baseline), and a failed re-measure leaves the slot's
+ * earlier measurement in force: the run goes on against it, the event says
+ * what happened. Only the first session's first measurement failing ends
+ * the run (ENGINE_BASE_FIRST: nothing could be compared). */
 int engine_measure_baseline(cuco_engine *e, int slot, unsigned flags)
 {
 	bool first = flags & ENGINE_BASE_FIRST;
@@ -61,28 +59,31 @@ int engine_measure_baseline(cuco_engine *e, int slot, unsigned flags)
 		return err.code;
 	}
 	cuco_directive d = c.directive;
-	if (first)
-		engine_set_status(e, e->baseline_id, CUCO_STATUS_BENCHMARKING);
-	if (engine_evaluate(e, slot, e->baseline_src, e->baseline_len, &d, &res) != CUCO_OK)
+	engine_set_status(e, e->baseline_id, CUCO_STATUS_BENCHMARKING);  /* unless done */
+	if (engine_evaluate(e, slot, e->baseline_src, e->baseline_len, &d, &res) != CUCO_OK) {
+		engine_set_status(e, e->baseline_id, CUCO_STATUS_QUEUED);
 		return CUCO_EENV;
+	}
 	char line[200];
 	engine_first_line(res.excerpt, line, sizeof line);
-	if (!res.ok && !first) {
-		baseline_glitch(e, slot >= 0 ? slot : res.slot, &res, line);
-		return CUCO_OK;
-	}
 	if (engine_record(e, e->baseline_id, &res, NAN, "baseline", &c) != CUCO_OK)
 		return CUCO_EDATA;
+	bool in_force = c.status == CUCO_STATUS_DONE;  /* an earlier measurement, if res failed */
 	pthread_mutex_lock(&e->lock);
+	if (!res.ok && res.slot < 0)
+		res.slot = slot;  /* no slot was had: the one asked for is free again */
 	engine_slot_baseline(e, &res);
 	if (res.ok && !e->best_id) {  /* what a candidate must beat to be a best */
 		e->best_id = c.id;
 		e->best_score = c.score;
 	}
+	e->baseline_fresh = res.ok || e->baseline_fresh;
 	if (!(flags & ENGINE_BASE_QUIET))
-		engine_progress(e, &c, "baseline");
+		engine_progress(e, &c, res.ok ? "baseline" : "baseline re-measure failed");
 	pthread_mutex_unlock(&e->lock);
 	if (res.ok)
+		engine_noise_baseline(e, &res);
+	if (res.ok || (in_force && !first))
 		return CUCO_OK;
 	cuco_errf(&err, res.environment ? CUCO_EENV : CUCO_EDATA, "%s: baseline %s at %s: %s",
 		e->wl->name, res.environment ? "cannot run here" : "failed", res.failed_stage,
@@ -96,18 +97,11 @@ void engine_observe(cuco_engine *e, const cuco_candidate *c)
 	pthread_mutex_lock(&e->strat_lock);
 	e->strat->observe(e->strat_state, c);
 	pthread_mutex_unlock(&e->strat_lock);
-}
-
-/* Take c as the best if it beats the best so far (under e->lock). */
-static bool take_best(cuco_engine *e, const cuco_candidate *c)
-{
-	if (c->status != CUCO_STATUS_DONE || isnan(c->score))
-		return false;
-	if (e->best_id && e->best_id != c->id && c->score <= e->best_score)
-		return false;
-	e->best_id = c->id;
-	e->best_score = c->score;
-	return true;
+	/* A strategy waiting for results (CUCO_EBUSY) may have work now. */
+	pthread_mutex_lock(&e->lock);
+	e->strat_seq++;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
 }
 
 /* The baseline median of slot s, measured there first when it never was
@@ -142,11 +136,11 @@ static void no_baseline(cuco_eval_result *res)
 		"(the baseline failed there)", res->slot_name);
 }
 
-/* Evaluate a stored candidate. A result that would be a new best is
- * benchmarked again right after a fresh baseline measurement on the same
- * slot, and the slower of its two medians is kept: neither one lucky
- * timing nor a baseline measured while the machine was busier is ever
- * announced. Every speedup divides the baseline of the candidate's slot. */
+/* Evaluate a stored candidate: one screening measurement against the
+ * latest baseline of the slot it ran on (no ratio mixes two slots). It
+ * ranks the candidate for the strategy and may make it a contender; only
+ * the confirmation at the end (engine_trust.c), on fresh rounds, can make
+ * it the best. */
 void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 {
 	cuco_candidate c;
@@ -162,39 +156,17 @@ void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 		return;
 	}
 	engine_set_status(e, id, CUCO_STATUS_COMPILING);
-	cuco_eval_result res, again;
+	cuco_eval_result res;
 	if (engine_evaluate(e, -1, src, src_len, &c.directive, &res) != CUCO_OK)
-		goto out;
-	int slot = res.slot;
-	double base = res.ok ? slot_baseline(e, slot) : NAN;
+		goto unfinished;
+	double base = res.ok ? slot_baseline(e, res.slot) : NAN;
 	if (res.ok && isnan(base))
 		no_baseline(&res);
-
-	pthread_mutex_lock(&e->lock);
-	bool contender = res.ok && (!e->best_id || base / res.latency_median_us > e->best_score);
-	pthread_mutex_unlock(&e->lock);
-	if (contender) {
-		engine_set_status(e, id, CUCO_STATUS_BENCHMARKING);
-		pthread_mutex_lock(&e->lock);
-		/* Unless no other candidate was measured there since the baseline. */
-		bool paired = !e->slots[slot].fresh && engine_claim_baseline(e, slot);
-		pthread_mutex_unlock(&e->lock);
-		if (paired && engine_measure_baseline(e, slot, 0) != CUCO_OK)
-			goto out;
-		if (engine_evaluate(e, slot, src, src_len, &c.directive, &again) != CUCO_OK)
-			goto out;
-		if (!again.ok || again.latency_median_us > res.latency_median_us)
-			res = again;
-		pthread_mutex_lock(&e->lock);
-		base = e->slots[slot].baseline_us;
-		pthread_mutex_unlock(&e->lock);
-	}
 	if (engine_record(e, id, &res, base, "status", &c) != CUCO_OK)
-		goto out;
+		goto unfinished;
 	engine_observe(e, &c);
 
 	pthread_mutex_lock(&e->lock);
-	bool best = take_best(e, &c);
 	engine_slot_benched(e, res.slot, res.ok && c.origin != CUCO_ORIGIN_BASELINE);
 	if (res.environment && ++e->env_fails >= ENV_FAILS_MAX && e->rc == CUCO_OK) {
 		char line[200];
@@ -210,11 +182,14 @@ void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 	/* Not the candidate's fault: its budget slot goes back. */
 	if (res.environment && engine_counts_for_budget(&c))
 		e->proposed--;
-	engine_progress(e, &c, best ? "new best" : NULL);
+	engine_progress(e, &c, NULL);
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
-	if (best)
-		engine_announce_best(e, &c);
-out:
+	free(src);
+	return;
+unfinished:
+	/* The evaluator failed, not the candidate (the run ends): nobody is
+	 * evaluating it now, and the next session will. */
+	engine_set_status(e, id, CUCO_STATUS_QUEUED);
 	free(src);
 }

@@ -5,7 +5,7 @@
  *   engine_eval.c    evaluating a candidate; the baseline policy
  *   engine_record.c  store transactions: events, statuses, results, the best
  *   engine_cmd.c     the command queue (pin, reject, edit, pause, stop, hint)
- *   engine_retime.c  the re-timing of the best few at the end
+ *   engine_trust.c   the noise watch; the paired confirmation that crowns a best
  *   engine_setup.c   the run's first write, a resumed run's state, the replay
  *   engine_slots.c   each slot's own baseline; the slots' state in the store,
  *                    their faults as events
@@ -26,7 +26,21 @@
 #include <stdint.h>
 
 #define MAX_JOBS 16
+#define MAX_LLM_JOBS CUCO_MAX_CONCURRENCY  /* model calls in flight at once, at most */
 #define POLL_S 0.2          /* command queue polling while workers run */
+#define ENGINE_DRIFT_WINDOW 8  /* baseline medians the noise watch judges drift over */
+
+/* The noise watch (engine_trust.c). */
+typedef struct engine_noise {
+	double base_us[ENGINE_DRIFT_WINDOW];  /* the latest baseline medians, a ring */
+	int base_slot[ENGINE_DRIFT_WINDOW];   /* and the slot of each */
+	int nbase;
+	double start, last;      /* cuco_mono() at the run's start and at the last sample */
+	double cpu_last;         /* this process's CPU seconds then, its stages' included */
+	double own;              /* its CPU use in cores, averaged as the load average is */
+	bool noisy;              /* said once, with the reason */
+	char reason[256];
+} engine_noise;
 
 /* A slot of the evaluator's pool (eval.h) as the engine keeps it: a
  * speedup divides the latest good baseline median of the slot the
@@ -35,7 +49,6 @@ typedef struct engine_slot {
 	double baseline_us;            /* NAN until the baseline ran here */
 	cuco_eval_result baseline_res; /* and its whole measurement */
 	int benched;                   /* benchmarks here since that one */
-	bool fresh;                    /* the slot's last measurement was the baseline */
 	bool due, busy;                /* a re-measure is due here / being taken */
 } engine_slot;
 
@@ -54,28 +67,50 @@ struct cuco_engine {
 	cuco_hardware hw;       /* this machine, as this session found it */
 	cuco_peak peak;         /* what the fraction of peak is of (meta "peak") */
 	uint64_t baseline_id, seed_id;
+	uint64_t session;       /* this session: its run-start event's seq */
+	bool seed_done;         /* measured by an earlier session */
 	int wake[2];
 	pthread_t driver;
-	pthread_t workers[MAX_JOBS];
+	pthread_t workers[MAX_JOBS + MAX_LLM_JOBS];
 	int nworkers;
 	atomic_bool done;
-	atomic_bool stop_calls;  /* a person asked to stop: model calls give up */
+	atomic_bool calls_off;  /* no model call starts; those in flight give up */
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool paused, stop, exhausted;
+	bool baseline_fresh;    /* a baseline measurement is in force for this session */
+	cuco_eval_result resume_base;  /* a resumed run's baseline in force, for */
+	int resume_benched;     /* engine_slots_init: its slot, benchmarks since */
 	int proposed;           /* strategy candidates over the whole run */
 	engine_slot *slots;     /* one per slot of the evaluator */
 	int nslots;
 	int env_fails;          /* environment failures in a row */
 	int model_fails;        /* proposals in a row whose model call gave up */
+	double model_ok_at;     /* cuco_mono() of the last answered call, or of the start */
+	double model_outage_s;  /* no answer this long pauses the run for the model */
+	bool model_down;        /* paused for the model: a model-down event was stored */
 	int active;             /* workers still running */
-	uint64_t best_id;
+	int llm_jobs;           /* proposals at once (the strategy's concurrency);
+	                           0: proposed by the worker that evaluates it */
+	int proposing;          /* proposals being made or evaluated */
+	int evaluating;         /* evaluation slots taken, at most cfg.jobs */
+	uint64_t strat_seq;     /* moves when a proposal ends or a result lands */
+	uint64_t busy_seq;      /* strat_seq when the strategy last said CUCO_EBUSY */
+	bool busy;              /* and has not proposed since */
+	unsigned cancel_epoch;  /* moves whenever calls in flight are cancelled */
+	uint64_t best_id;        /* the crowned best (the baseline until one is) */
 	double best_score;
+	double best_lo, best_hi; /* its interval */
+	int best_rounds;
+	int confirmations;       /* of this run directory, each taking its share of alpha */
+	uint64_t rng;            /* the rounds' order */
+	engine_noise noise;
 	uint64_t *backlog;         /* stored candidates to evaluate before proposing */
 	size_t nbacklog, backlog_cap;
 	double deadline;        /* cuco_mono() limit; 0 = none */
 	const char *end_reason;
+	char end_text[256];     /* an end reason the strategy gave */
 	int rc;                 /* what ended the run, with err */
 	cuco_err err;
 };
@@ -88,6 +123,9 @@ void engine_fail(cuco_engine *e, const cuco_err *err);
 bool engine_stopping(cuco_engine *e);
 /* Wait on e->cond (holding e->lock) for at most `seconds`. */
 void engine_wait(cuco_engine *e, double seconds);
+/* Cancel the model calls in flight and start none (under e->lock):
+ * a stop, a pause, the time limit or a failure. */
+void engine_calls_off(cuco_engine *e);
 
 /* ---- store transactions (engine_record.c) ---- */
 
@@ -97,13 +135,22 @@ void engine_event(cuco_engine *e, const char *kind, uint64_t cand, const char *f
 	__attribute__((format(printf, 4, 5)));
 int engine_get(cuco_engine *e, uint64_t id, cuco_candidate *out, cuco_err *err);
 void engine_set_status(cuco_engine *e, uint64_t id, cuco_status status);
-/* Write an evaluation's result to candidate id, against baseline_us (NAN:
- * it is the baseline), with an event of this kind; an error ends the run. */
+/* An evaluation's result as a measurement of candidate id in this session,
+ * a screening whose speedup is against baseline_us (NAN: it is the
+ * baseline itself), of this kind (measure, baseline, confirm, …). */
+void engine_measurement_of(const cuco_engine *e, uint64_t id, const cuco_eval_result *r,
+	double baseline_us, const char *kind, cuco_measurement *m);
+/* Append an evaluation's result to candidate id as a measurement of this
+ * session, against baseline_us (NAN: it is the baseline), with an event of
+ * this kind; an error ends the run. */
 int engine_record(cuco_engine *e, uint64_t id, const cuco_eval_result *res, double baseline_us,
 	const char *kind, cuco_candidate *out);
+/* The measurement in force of a record, as an evaluation's result. */
+void engine_result_of(const cuco_candidate *c, cuco_eval_result *r);
 /* One progress line; call with e->lock held. */
 void engine_progress(cuco_engine *e, const cuco_candidate *c, const char *what);
-void engine_announce_best(cuco_engine *e, const cuco_candidate *c);
+/* Crown c the best, its island's champion, with a "best" event saying text. */
+int engine_crown_txn(cuco_txn *txn, const cuco_candidate *c, const char *text);
 /* The best from the store, into e->best_id/best_score. */
 void engine_refresh_best(cuco_engine *e);
 
@@ -116,6 +163,10 @@ bool engine_counts_for_budget(const cuco_candidate *c);
  * environment fails); an error of the evaluator ends the run. */
 int engine_evaluate(cuco_engine *e, int slot, const char *src, size_t len, const cuco_directive *d,
 	cuco_eval_result *res);
+/* The same as a round of a confirmation (cuco_eval_remeasure_on), on that
+ * slot. */
+int engine_remeasure(cuco_engine *e, int slot, const char *src, size_t len,
+	const cuco_directive *d, cuco_eval_result *res);
 /* Measure the baseline on a slot (-1: any) and make it that slot's
  * reference. */
 int engine_measure_baseline(cuco_engine *e, int slot, unsigned flags);
@@ -132,16 +183,27 @@ typedef struct engine_insert_arg {
 	const char *event;      /* kind of the event to add */
 	const char *author;
 	char text[512];
+	const cuco_call *calls; /* the model calls behind it, stored linked to it */
+	size_t ncalls;
 } engine_insert_arg;
 
 /* Insert a new candidate (a proposal or a person's edit) with its event. */
 int engine_insert_txn(cuco_txn *txn, void *arg);
 void *engine_worker(void *arg);
 
-/* ---- commands (engine_cmd.c), re-timing (engine_retime.c) ---- */
+/* ---- commands (engine_cmd.c) ---- */
 
 void engine_poll_commands(cuco_engine *e);
-void engine_rebench_top(cuco_engine *e);
+
+/* ---- trust (engine_trust.c) ---- */
+
+void engine_noise_start(cuco_engine *e);
+/* Every good baseline measurement: the first time it finds the machine
+ * noisy it says so, once, in the event log, the log and the progress. */
+void engine_noise_baseline(cuco_engine *e, const cuco_eval_result *res);
+/* Confirm the best `rebench_top` screens on fresh paired rounds; crown
+ * what passes (the run's end). */
+void engine_confirm(cuco_engine *e);
 
 /* ---- slots (engine_slots.c) ---- */
 
@@ -157,9 +219,8 @@ int engine_claim_due(cuco_engine *e);
 /* A baseline measured on its slot (under e->lock): the slot's reference
  * from now on. */
 void engine_slot_baseline(cuco_engine *e, const cuco_eval_result *res);
-/* A candidate measured on slot s (under e->lock): the slot's baseline is
- * no longer the last thing measured there, and after baseline_every
- * benchmarks it is due again. */
+/* A candidate measured on slot s (under e->lock): after baseline_every
+ * benchmarks there the slot's baseline is due again. */
 void engine_slot_benched(cuco_engine *e, int s, bool counts);
 
 /* The evaluator's slot_changed: an event for a fault, the state to meta. */

@@ -8,14 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MODEL_FAILS_MAX 5   /* model calls in a row that gave up, ending the run */
+#define MODEL_PROBE_S 15    /* while no model answers, a proposal asks this often */
 
 typedef enum job_kind { JOB_BASELINE, JOB_STORED, JOB_PROPOSE } job_kind;
 
 typedef struct job {
 	job_kind kind;
-	uint64_t id;  /* JOB_STORED */
-	int slot;     /* JOB_BASELINE: the slot whose baseline is due */
+	uint64_t id;      /* JOB_STORED */
+	int slot;         /* JOB_BASELINE: the slot whose baseline is due */
+	unsigned epoch;   /* JOB_PROPOSE: cancel_epoch when it started */
 } job;
 
 /* ---- proposals ------------------------------------------------------------- */
@@ -37,6 +38,12 @@ int engine_insert_txn(cuco_txn *txn, void *arg)
 	c.created = c.updated = 0;
 	if ((rc = cuco_cand_put(txn, &c)) != CUCO_OK)
 		return rc;
+	for (size_t i = 0; i < a->ncalls; i++) {
+		cuco_call call = a->calls[i];
+		call.candidate = c.id;
+		if ((rc = cuco_call_add(txn, &call)) != CUCO_OK)
+			return rc;
+	}
 	cuco_island isl;
 	if (c.island >= 0 && cuco_island_get(txn, c.island, &isl) == CUCO_OK) {
 		isl.members++;
@@ -56,64 +63,157 @@ int engine_insert_txn(cuco_txn *txn, void *arg)
 
 /* A proposal whose model call gave up after its retries (the server down,
  * overloaded or garbling its replies) is no candidate: the event says so,
- * the budget slot goes back and the next proposal asks again. Only a
- * server that stays down through MODEL_FAILS_MAX calls ends the run. */
+ * the budget slot goes back and the next proposal asks again. When no call
+ * has been answered for the models' `outage`, the run waits for one
+ * instead of ending: a model-down event (the screen shows it) and a line,
+ * then one proposal every probe_s, until one is answered (model-back,
+ * in model_answered) or a person stops the run. */
+static double probe_s(const cuco_engine *e)
+{
+	return fmin(MODEL_PROBE_S, e->model_outage_s / 2);
+}
+
 static void model_failed(cuco_engine *e, const cuco_err *err)
 {
 	pthread_mutex_lock(&e->lock);
 	e->proposed--;
 	int fails = ++e->model_fails;
+	double silent = cuco_mono() - e->model_ok_at;
+	bool down = !e->model_down && silent >= e->model_outage_s;
+	e->model_down = e->model_down || down;
+	bool waiting = e->model_down;
 	pthread_mutex_unlock(&e->lock);
 	engine_event(e, "model-error", 0, "%d in a row: %.480s", fails, err->msg);
-	if (fails >= MODEL_FAILS_MAX) {
-		cuco_err end;
-		cuco_errf(&end, CUCO_EENV, "%d model calls in a row gave up; the last: %.400s", fails,
-			err->msg);
-		engine_fail(e, &end);
-		return;
+	if (down) {
+		engine_event(e, "model-down", 0, "no model has answered for %.0f s: the run waits, "
+			"asking again every %.0f s", silent, probe_s(e));
+		cuco_log(CUCO_LOG_WARN, "engine: no model has answered for %.0f s (the last: %s); the "
+			"run waits for one, asking again every %.0f s", silent, err->msg, probe_s(e));
+	} else if (!waiting) {
+		cuco_log(CUCO_LOG_WARN, "engine: a model call gave up (%d in a row); the proposal is "
+			"made again: %s", fails, err->msg);
 	}
-	cuco_log(CUCO_LOG_WARN, "engine: a model call gave up (%d in a row); the proposal is made "
-		"again: %s", fails, err->msg);
+	if (waiting) {
+		pthread_mutex_lock(&e->lock);
+		double until = cuco_mono() + probe_s(e);
+		while (!e->stop && cuco_mono() < until)
+			engine_wait(e, POLL_S);
+		pthread_mutex_unlock(&e->lock);
+	}
 }
 
-static void propose_and_evaluate(cuco_engine *e)
+/* A call was answered: the outage clock starts again, and a run that was
+ * waiting for a model goes on. */
+static void model_answered(cuco_engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	bool back = e->model_down;
+	double silent = cuco_mono() - e->model_ok_at;
+	e->model_fails = 0;
+	e->model_down = false;
+	e->model_ok_at = cuco_mono();
+	pthread_mutex_unlock(&e->lock);
+	if (back) {
+		engine_event(e, "model-back", 0, "a model answers again after %.0f s: the run goes on",
+			silent);
+		cuco_log(CUCO_LOG_WARN, "engine: a model answers again after %.0f s; the run goes on",
+			silent);
+	}
+}
+
+/* Take an evaluation slot for a proposal made while others evaluated,
+ * measuring a due baseline first; false when the run is stopping (the
+ * candidate stays queued in the store: a resumed run evaluates it). */
+static bool take_slot(cuco_engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	while (!e->stop && e->evaluating >= e->cfg.jobs)
+		engine_wait(e, POLL_S);
+	bool ok = !e->stop;
+	int due = ok ? engine_claim_due(e) : -1;
+	e->evaluating += ok;
+	pthread_mutex_unlock(&e->lock);
+	if (due >= 0)
+		engine_measure_baseline(e, due, 0);
+	return ok;
+}
+
+/* What a proposal that made no candidate leaves behind (under e->lock). */
+static void proposal_ended(cuco_engine *e, int rc, const cuco_err *err)
+{
+	e->proposed--;
+	if (rc == CUCO_ENOTFOUND) {
+		e->exhausted = true;
+		/* The strategy says why it has nothing left (a spent model budget). */
+		if (err->msg[0] && !e->end_reason) {
+			cuco_strlcpy(e->end_text, err->msg, sizeof e->end_text);
+			e->end_reason = e->end_text;
+		}
+	}
+}
+
+/* A proposal, then its evaluation. Without a lock on the engine while the
+ * strategy works: a strategy that calls models lets other proposals, and
+ * every result, in while it waits. True when it took an evaluation slot
+ * of its own (a strategy with model calls), which the caller gives back. */
+static bool propose_and_evaluate(cuco_engine *e, unsigned epoch)
 {
 	cuco_proposal p;
 	cuco_err err = { 0 };
 	memset(&p, 0, sizeof p);
+	/* What the strategy will have seen: every change counted so far
+	 * happened before it is asked. */
+	pthread_mutex_lock(&e->lock);
+	uint64_t seen = e->strat_seq;
+	pthread_mutex_unlock(&e->lock);
 	pthread_mutex_lock(&e->strat_lock);
 	int rc = e->strat->propose(e->strat_state, &p, &err);
 	pthread_mutex_unlock(&e->strat_lock);
-	if (rc == CUCO_EAGAIN && !atomic_load(&e->stop_calls)) {
-		free(p.source);
-		model_failed(e, &err);
-		return;
-	}
+	pthread_mutex_lock(&e->lock);
+	/* "Nothing now" is asked again after the next change since it was
+	 * asked; it is no change itself, or the waiting workers would spin. */
+	e->busy = rc == CUCO_EBUSY;
+	if (e->busy)
+		e->busy_seq = seen;
+	else
+		e->strat_seq++;
+	/* Cut short by a stop, a pause or the time limit (its model call was
+	 * cancelled): that, not a failure. */
+	bool cancelled = e->cancel_epoch != epoch;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
 	if (rc != CUCO_OK) {
 		free(p.source);
-		pthread_mutex_lock(&e->lock);
-		e->proposed--;
-		if (rc == CUCO_ENOTFOUND)
-			e->exhausted = true;
-		pthread_mutex_unlock(&e->lock);
-		/* A proposal cut short because a person stopped the run (its
-		 * model call was cancelled) is the stop, not a failure. */
-		if (rc != CUCO_ENOTFOUND && !atomic_load(&e->stop_calls))
-			engine_fail(e, &err);
-		return;
+		free(p.calls);
 	}
-	pthread_mutex_lock(&e->lock);
-	e->model_fails = 0;
-	pthread_mutex_unlock(&e->lock);
-	engine_insert_arg a = { .c = p.cand, .source = p.source, .len = p.len, .event = "candidate" };
+	if (rc == CUCO_EAGAIN && !cancelled) {
+		model_failed(e, &err);
+		return false;
+	}
+	if (rc != CUCO_OK) {
+		pthread_mutex_lock(&e->lock);
+		proposal_ended(e, rc, &err);
+		pthread_mutex_unlock(&e->lock);
+		if (rc != CUCO_ENOTFOUND && rc != CUCO_EBUSY && !cancelled)
+			engine_fail(e, &err);
+		return false;
+	}
+	model_answered(e);
+	engine_insert_arg a = { .c = p.cand, .source = p.source, .len = p.len, .event = "candidate",
+		.calls = p.calls, .ncalls = p.ncalls };
 	rc = cuco_store_write(e->st, engine_insert_txn, &a, &err);
 	free(p.source);
+	free(p.calls);
 	if (rc != CUCO_OK) {
 		engine_fail(e, &err);
-		return;
+		return false;
 	}
 	engine_wake(e);
+	bool own = e->llm_jobs > 0;
+	if (own && !take_slot(e))
+		return false;
 	engine_evaluate_stored(e, a.c.id);
+	return own;
 }
 
 /* ---- workers ---------------------------------------------------------------- */
@@ -121,6 +221,22 @@ static void propose_and_evaluate(cuco_engine *e)
 static bool budget_left(const cuco_engine *e)
 {
 	return e->cfg.budget <= 0 || e->proposed < e->cfg.budget;
+}
+
+/* Whether a worker may start a proposal now (under e->lock). A strategy
+ * that calls models gets its concurrency in proposals at once, from the
+ * model call to the end of the evaluation, each taking an evaluation slot
+ * only once it has a candidate (so one at a time is the serial search of
+ * old); one that does not proposes for a free slot only, so it never runs
+ * ahead of its results. A strategy that said "nothing now" is asked again
+ * once a result has landed or another proposal has ended. */
+static bool may_propose(const cuco_engine *e)
+{
+	if (e->busy && e->busy_seq == e->strat_seq)
+		return false;
+	if (e->llm_jobs == 0)
+		return e->evaluating < e->cfg.jobs;
+	return e->proposing < e->llm_jobs;
 }
 
 /* The next job, or false when this worker should end (under e->lock). */
@@ -132,20 +248,24 @@ static bool next_job(cuco_engine *e, job *j)
 		if (e->deadline > 0 && cuco_mono() >= e->deadline) {
 			if (!e->end_reason)
 				e->end_reason = "time limit";
+			engine_calls_off(e);
 			return false;
 		}
 		if (e->paused) {
 			engine_wait(e, POLL_S);
 			continue;
 		}
-		if ((j->slot = engine_claim_due(e)) >= 0) {
+		bool slot = e->evaluating < e->cfg.jobs;
+		if (slot && (j->slot = engine_claim_due(e)) >= 0) {
 			j->kind = JOB_BASELINE;
+			e->evaluating++;
 			return true;
 		}
-		if (e->nbacklog > 0) {
+		if (slot && e->nbacklog > 0) {
 			j->kind = JOB_STORED;
 			j->id = e->backlog[0];
 			memmove(e->backlog, e->backlog + 1, --e->nbacklog * sizeof *e->backlog);
+			e->evaluating++;
 			return true;
 		}
 		if (e->exhausted || !budget_left(e)) {
@@ -153,25 +273,34 @@ static bool next_job(cuco_engine *e, job *j)
 				e->end_reason = e->exhausted ? "design space exhausted" : "budget reached";
 			return false;
 		}
+		if (!may_propose(e)) {
+			engine_wait(e, POLL_S);
+			continue;
+		}
 		e->proposed++;
+		e->proposing++;
+		/* Without model calls the proposing worker evaluates at once. */
+		e->evaluating += e->llm_jobs == 0;
 		j->kind = JOB_PROPOSE;
+		j->epoch = e->cancel_epoch;
 		return true;
 	}
 }
 
-static void run_job(cuco_engine *e, const job *j)
+/* Run a job; whether it held an evaluation slot, to give back. */
+static bool run_job(cuco_engine *e, const job *j)
 {
 	switch (j->kind) {
 	case JOB_BASELINE:
 		engine_measure_baseline(e, j->slot, 0);
-		break;
+		return true;
 	case JOB_STORED:
 		engine_evaluate_stored(e, j->id);
-		break;
+		return true;
 	case JOB_PROPOSE:
-		propose_and_evaluate(e);
-		break;
+		return propose_and_evaluate(e, j->epoch) || e->llm_jobs == 0;
 	}
+	return false;
 }
 
 void *engine_worker(void *arg)
@@ -181,8 +310,11 @@ void *engine_worker(void *arg)
 	pthread_mutex_lock(&e->lock);
 	while (next_job(e, &j)) {
 		pthread_mutex_unlock(&e->lock);
-		run_job(e, &j);
+		bool slot = run_job(e, &j);
 		pthread_mutex_lock(&e->lock);
+		e->evaluating -= slot;
+		e->proposing -= j.kind == JOB_PROPOSE;
+		pthread_cond_broadcast(&e->cond);
 	}
 	e->active--;
 	pthread_cond_broadcast(&e->cond);

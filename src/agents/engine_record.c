@@ -76,12 +76,15 @@ typedef struct status_arg {
 	cuco_status status;
 } status_arg;
 
+/* Only a record being evaluated moves: a done one stays done while it is
+ * measured again (a viewer always finds its figures), and a rejected one
+ * stays rejected. */
 static int status_txn(cuco_txn *txn, void *arg)
 {
 	status_arg *a = arg;
 	cuco_candidate c;
 	int rc = cuco_cand_get(txn, a->id, &c);
-	if (rc != CUCO_OK || c.status == CUCO_STATUS_REJECTED)
+	if (rc != CUCO_OK || c.status == CUCO_STATUS_REJECTED || c.status == CUCO_STATUS_DONE)
 		return rc;
 	c.status = a->status;
 	return cuco_cand_put(txn, &c);
@@ -100,40 +103,63 @@ void engine_set_status(cuco_engine *e, uint64_t id, cuco_status status)
 
 typedef struct record_arg {
 	uint64_t id;
-	const cuco_eval_result *res;
-	double baseline_us;        /* NAN: this is the baseline itself */
+	cuco_measurement m;        /* the result as a measurement */
 	const char *kind;          /* event kind: status, baseline, rebench */
 	cuco_candidate out;        /* the candidate as written */
 } record_arg;
 
-static void fill_result(cuco_candidate *c, const cuco_eval_result *r, double baseline_us)
+void engine_measurement_of(const cuco_engine *e, uint64_t id, const cuco_eval_result *r,
+	double baseline_us, const char *kind, cuco_measurement *m)
 {
-	c->failed_stage[0] = c->error_class[0] = c->error_excerpt[0] = '\0';
+	cuco_measurement_init(m, id, kind);
+	m->session = e->session;
+	m->ok = r->ok;
+	/* Kept when refused too: it may be why (docs/workloads.md, "Host calls"). */
+	m->host_counted = r->host_calls >= 0;
+	m->host_calls = r->host_calls;
 	if (r->slot >= 0)
-		cuco_strlcpy(c->slot, r->slot_name, sizeof c->slot);
+		cuco_strlcpy(m->slot, r->slot_name, sizeof m->slot);
 	if (!r->ok) {
-		if (c->status != CUCO_STATUS_REJECTED)
-			c->status = CUCO_STATUS_FAILED;
-		cuco_strlcpy(c->failed_stage, r->failed_stage, sizeof c->failed_stage);
-		cuco_strlcpy(c->error_class, r->error_class, sizeof c->error_class);
-		cuco_strlcpy(c->error_excerpt, r->excerpt, sizeof c->error_excerpt);
-		c->score = c->speedup = NAN;
+		cuco_strlcpy(m->failed_stage, r->failed_stage, sizeof m->failed_stage);
+		cuco_strlcpy(m->error_class, r->error_class, sizeof m->error_class);
+		cuco_strlcpy(m->error_excerpt, r->excerpt, sizeof m->error_excerpt);
 		return;
 	}
-	if (c->status != CUCO_STATUS_REJECTED)
-		c->status = CUCO_STATUS_DONE;
-	c->latency_min_us = r->latency_min_us;
-	c->latency_median_us = r->latency_median_us;
-	c->latency_p90_us = r->latency_p90_us;
-	c->samples = r->samples;
-	c->spread = r->spread;
-	c->nphases = r->nphases < CUCO_MAX_PHASES ? r->nphases : CUCO_MAX_PHASES;
-	memcpy(c->phases, r->phases, sizeof c->phases);
-	c->max_error = r->max_error;
-	c->peak_fraction = r->peak_fraction;
-	double base = isnan(baseline_us) ? r->latency_median_us : baseline_us;
-	c->speedup = r->latency_median_us > 0 ? base / r->latency_median_us : NAN;
-	c->score = c->speedup;
+	m->latency_min_us = r->latency_min_us;
+	m->latency_median_us = r->latency_median_us;
+	m->latency_p90_us = r->latency_p90_us;
+	m->samples = r->samples;
+	m->spread = r->spread;
+	m->nphases = r->nphases < CUCO_MAX_PHASES ? r->nphases : CUCO_MAX_PHASES;
+	memcpy(m->phases, r->phases, sizeof m->phases);
+	m->max_error = r->max_error;
+	m->peak_fraction = r->peak_fraction;
+	m->baseline_us = isnan(baseline_us) ? r->latency_median_us : baseline_us;
+	m->speedup = r->latency_median_us > 0 ? m->baseline_us / r->latency_median_us : NAN;
+	m->score = m->speedup;
+}
+
+void engine_result_of(const cuco_candidate *c, cuco_eval_result *r)
+{
+	memset(r, 0, sizeof *r);
+	r->ok = c->status == CUCO_STATUS_DONE || (c->status == CUCO_STATUS_REJECTED
+		&& isfinite(c->latency_median_us));
+	r->latency_min_us = c->latency_min_us;
+	r->latency_median_us = c->latency_median_us;
+	r->latency_p90_us = c->latency_p90_us;
+	r->samples = c->samples;
+	r->spread = c->spread;
+	r->nphases = c->nphases;
+	memcpy(r->phases, c->phases, sizeof r->phases);
+	r->max_error = c->max_error;
+	r->peak_fraction = c->peak_fraction;
+	r->bytes = r->flops = NAN;
+}
+
+static void speedup_text(const cuco_candidate *c, char *buf, size_t size)
+{
+	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !cuco_utf8_locale(),
+		buf, size);
 }
 
 static void result_text(const cuco_candidate *c, char *buf, size_t size)
@@ -145,32 +171,42 @@ static void result_text(const cuco_candidate *c, char *buf, size_t size)
 			c->error_class, line[0] ? ": " : "", line);
 		return;
 	}
-	snprintf(buf, size, "%s %.1f us (spread %.1f%%, %d samples) %.3fx",
-		cuco_status_name(c->status), c->latency_median_us, 100 * c->spread, c->samples,
-		c->speedup);
+	char sp[64];
+	speedup_text(c, sp, sizeof sp);
+	snprintf(buf, size, "%s %.1f us (spread %.1f%%, %d samples) %s", cuco_status_name(c->status),
+		c->latency_median_us, 100 * c->spread, c->samples, sp);
 }
 
+/* The measurement is appended; the store's rule says which is in force
+ * (a failed re-measure of a done record leaves the earlier one). The
+ * event tells this measurement, whatever the record shows. */
 static int record_txn(cuco_txn *txn, void *arg)
 {
 	record_arg *a = arg;
-	cuco_candidate c;
-	int rc = cuco_cand_get(txn, a->id, &c);
+	cuco_measurement m = a->m;  /* a retried txn appends it once */
+	int rc = cuco_measure_add(txn, &m, &a->out);
 	if (rc != CUCO_OK)
 		return rc;
-	fill_result(&c, a->res, a->baseline_us);
-	if ((rc = cuco_cand_put(txn, &c)) != CUCO_OK)
-		return rc;
+	cuco_candidate shown = a->out;
+	if (!m.ok && shown.status != CUCO_STATUS_FAILED) {
+		cuco_strlcpy(shown.failed_stage, m.failed_stage, sizeof shown.failed_stage);
+		cuco_strlcpy(shown.error_class, m.error_class, sizeof shown.error_class);
+		cuco_strlcpy(shown.error_excerpt, m.error_excerpt, sizeof shown.error_excerpt);
+	}
 	cuco_event ev;
-	engine_event_init(&ev, a->kind, c.id, NULL);
-	result_text(&c, ev.text, sizeof ev.text);
-	a->out = c;
+	engine_event_init(&ev, a->kind, shown.id, NULL);
+	result_text(&shown, ev.text, sizeof ev.text);
+	if (!m.ok && shown.status != CUCO_STATUS_FAILED)
+		snprintf(ev.text + strlen(ev.text), sizeof ev.text - strlen(ev.text),
+			"; the measurement of %.1f us stays in force", shown.latency_median_us);
 	return cuco_event_add(txn, &ev);
 }
 
 int engine_record(cuco_engine *e, uint64_t id, const cuco_eval_result *res, double baseline_us,
 	const char *kind, cuco_candidate *out)
 {
-	record_arg a = { .id = id, .res = res, .baseline_us = baseline_us, .kind = kind };
+	record_arg a = { .id = id, .kind = kind };
+	engine_measurement_of(e, id, res, baseline_us, strcmp(kind, "status") == 0 ? "measure" : kind, &a.m);
 	cuco_err err = { 0 };
 	int rc = cuco_store_write(e->st, record_txn, &a, &err);
 	if (rc != CUCO_OK) {
@@ -186,15 +222,19 @@ int engine_record(cuco_engine *e, uint64_t id, const cuco_eval_result *res, doub
  * the run's log; call with e->lock held. */
 void engine_progress(cuco_engine *e, const cuco_candidate *c, const char *what)
 {
-	char dir[160], result[256], line[600];
+	char dir[160], result[256], line[768], sp[64];
 	cuco_directive_short(&c->directive, dir, sizeof dir);
+	speedup_text(c, sp, sizeof sp);
 	if (c->status == CUCO_STATUS_DONE || (c->status == CUCO_STATUS_REJECTED && c->samples > 0))
-		snprintf(result, sizeof result, "%9.1f us  %6.3fx", c->latency_median_us, c->speedup);
+		snprintf(result, sizeof result, "%9.1f us  %6s", c->latency_median_us, sp);
 	else
 		result_text(c, result, sizeof result);
-	char best[64] = "-";
-	if (e->best_id)
-		snprintf(best, sizeof best, "%.3fx #%llu", e->best_score, (unsigned long long)e->best_id);
+	char best[96] = "-";
+	if (e->best_id && e->best_id != e->baseline_id) {
+		cuco_speedup_text(e->best_score, e->best_lo, e->best_hi, e->best_rounds,
+			!cuco_utf8_locale(), sp, sizeof sp);
+		snprintf(best, sizeof best, "%s #%llu", sp, (unsigned long long)e->best_id);
+	}
 	snprintf(line, sizeof line, "#%-4llu %-8s %-34s %s  | best %s%s%s",
 		(unsigned long long)c->id, cuco_origin_name(c->origin), dir, result, best,
 		what ? "  " : "", what ? what : "");
@@ -205,55 +245,42 @@ void engine_progress(cuco_engine *e, const cuco_candidate *c, const char *what)
 	}
 }
 
-typedef struct best_arg {
-	cuco_candidate c;
-} best_arg;
-
-static int best_txn(cuco_txn *txn, void *arg)
+int engine_crown_txn(cuco_txn *txn, const cuco_candidate *c, const char *text)
 {
-	best_arg *a = arg;
+	int rc = cuco_crown(txn, c->id);
 	cuco_island isl;
-	if (a->c.island >= 0 && cuco_island_get(txn, a->c.island, &isl) == CUCO_OK) {
-		isl.champion = a->c.id;
-		isl.best_score = a->c.score;
-		isl.best_speedup = a->c.speedup;
+	if (rc == CUCO_OK && c->island >= 0 && cuco_island_get(txn, c->island, &isl) == CUCO_OK) {
+		isl.champion = c->id;
+		isl.best_score = c->score;
+		isl.best_speedup = c->speedup;
 		isl.last_improvement = cuco_now();
-		int rc = cuco_island_put(txn, &isl);
-		if (rc != CUCO_OK)
-			return rc;
+		rc = cuco_island_put(txn, &isl);
 	}
+	if (rc != CUCO_OK)
+		return rc;
 	cuco_event ev;
-	engine_event_init(&ev, "best", a->c.id, NULL);
-	/* The baseline it was measured against: its speedup's numerator. */
-	snprintf(ev.text, sizeof ev.text, "new best #%llu: %.3fx the baseline (%.1f us vs %.1f us)",
-		(unsigned long long)a->c.id, a->c.speedup, a->c.latency_median_us,
-		a->c.speedup * a->c.latency_median_us);
+	engine_event_init(&ev, "best", c->id, NULL);
+	snprintf(ev.text, sizeof ev.text, "#%llu %.480s", (unsigned long long)c->id, text);
 	return cuco_event_add(txn, &ev);
 }
 
-void engine_announce_best(cuco_engine *e, const cuco_candidate *c)
-{
-	best_arg a = { .c = *c };
-	cuco_err err = { 0 };
-	if (cuco_store_write(e->st, best_txn, &a, &err) != CUCO_OK)
-		cuco_log(CUCO_LOG_WARN, "engine: best #%llu: %s", (unsigned long long)c->id, err.msg);
-	engine_wake(e);
-}
-
 typedef struct best_find_arg {
-	cuco_summary s;
+	cuco_candidate c;
 	bool found;
 } best_find_arg;
 
 static int best_find_txn(cuco_txn *txn, void *arg)
 {
 	best_find_arg *a = arg;
-	int rc = cuco_best(txn, &a->s);
+	cuco_summary s;
+	int rc = cuco_best(txn, &s);
+	if (rc == CUCO_OK)
+		rc = cuco_cand_get(txn, s.id, &a->c);
 	a->found = rc == CUCO_OK;
 	return rc == CUCO_ENOTFOUND ? CUCO_OK : rc;
 }
 
-/* After a reject the best may have to step down to the next one. */
+/* After a crown, or a reject that makes the best step down. */
 void engine_refresh_best(cuco_engine *e)
 {
 	best_find_arg a = { 0 };
@@ -261,7 +288,10 @@ void engine_refresh_best(cuco_engine *e)
 	if (cuco_store_read(e->st, best_find_txn, &a, &err) != CUCO_OK)
 		return;
 	pthread_mutex_lock(&e->lock);
-	e->best_id = a.found ? a.s.id : 0;
-	e->best_score = a.found ? a.s.score : NAN;
+	e->best_id = a.found ? a.c.id : 0;
+	e->best_score = a.found ? a.c.speedup : NAN;
+	e->best_lo = a.found ? a.c.speedup_lo : NAN;
+	e->best_hi = a.found ? a.c.speedup_hi : NAN;
+	e->best_rounds = a.found ? a.c.rounds : 0;
 	pthread_mutex_unlock(&e->lock);
 }

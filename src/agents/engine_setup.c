@@ -21,6 +21,10 @@ static bool same_workload(const char *json, const char *name)
 	return same;
 }
 
+/* A baseline measured this long ago, or on other hardware, is measured
+ * again before anything is compared with it. */
+#define BASELINE_FRESH_S 600.0
+
 typedef struct setup_arg {
 	cuco_engine *e;
 	char *config_json;
@@ -30,26 +34,79 @@ typedef struct setup_arg {
 	char *resumed_from;          /* workload stored in meta, when resuming */
 	char baseline_hash[CUCO_HASH_LEN + 1];
 	uint64_t baseline_id, seed_id;
+	bool seed_done;
 	int proposed;
+	int confirmations;           /* candidates an earlier session confirmed */
 	uint64_t *backlog;
 	size_t nbacklog;
+	uint64_t *stale;             /* rows a killed session left mid-evaluation */
+	size_t nstale;
 	bool resumed;
+	bool same_hardware;
+	cuco_candidate baseline;     /* its row as this session found it */
+	double baseline_time;        /* when its measurement in force was taken; 0: none */
+	int benched;                 /* good measurements of others since then */
+	uint64_t session;
 } setup_arg;
+
+static void push_id(uint64_t **ids, size_t *n, uint64_t id)
+{
+	*ids = cuco_xrealloc(*ids, (*n + 1) * sizeof **ids);
+	(*ids)[(*n)++] = id;
+}
 
 static int setup_scan(const cuco_candidate *c, void *arg)
 {
 	setup_arg *a = arg;
-	if (c->origin == CUCO_ORIGIN_BASELINE && strcmp(c->source_hash, a->baseline_hash) == 0)
+	if (c->origin == CUCO_ORIGIN_BASELINE && strcmp(c->source_hash, a->baseline_hash) == 0) {
 		a->baseline_id = c->id;
-	else if (c->origin == CUCO_ORIGIN_SEED && strcmp(c->source_hash, a->e->seed_hash) == 0)
+		a->baseline = *c;
+	} else if (c->origin == CUCO_ORIGIN_SEED && strcmp(c->source_hash, a->e->seed_hash) == 0) {
 		a->seed_id = c->id;
-	else if (engine_counts_for_budget(c) && strcmp(c->error_class, "environment") != 0)
+		a->seed_done = c->status == CUCO_STATUS_DONE || c->status == CUCO_STATUS_REJECTED;
+	} else if (engine_counts_for_budget(c) && strcmp(c->error_class, cuco_fail_name(CUCO_FAIL_ENVIRONMENT)) != 0) {
 		a->proposed++;
+	}
+	if (c->origin != CUCO_ORIGIN_BASELINE && c->rounds >= 2)
+		a->confirmations++;
+	/* One session at a time (RUN/run.lock): a row mid-evaluation is one a
+	 * killed session left; nobody evaluates it now. */
+	if (c->status > CUCO_STATUS_QUEUED && c->status < CUCO_STATUS_DONE)
+		push_id(&a->stale, &a->nstale, c->id);
 	/* Left unfinished by a session that was killed: evaluate it again. */
 	if (c->status < CUCO_STATUS_DONE && c->origin != CUCO_ORIGIN_BASELINE &&
-			c->origin != CUCO_ORIGIN_SEED) {
-		a->backlog = cuco_xrealloc(a->backlog, (a->nbacklog + 1) * sizeof *a->backlog);
-		a->backlog[a->nbacklog++] = c->id;
+			c->origin != CUCO_ORIGIN_SEED)
+		push_id(&a->backlog, &a->nbacklog, c->id);
+	return 0;
+}
+
+/* A stale row goes back to queued, or to done where an earlier
+ * measurement is in force (an older cuco flipped measured rows). */
+static int settle_stale(cuco_txn *txn, const setup_arg *a)
+{
+	for (size_t i = 0; i < a->nstale; i++) {
+		cuco_candidate c;
+		int rc = cuco_cand_get(txn, a->stale[i], &c);
+		if (rc != CUCO_OK)
+			return rc;
+		c.status = isfinite(c.latency_median_us) ? CUCO_STATUS_DONE : CUCO_STATUS_QUEUED;
+		if ((rc = cuco_cand_put(txn, &c)) != CUCO_OK)
+			return rc;
+	}
+	return CUCO_OK;
+}
+
+/* When the baseline's measurement in force was taken, and how many good
+ * measurements of other candidates came after it. */
+static int since_baseline(const cuco_measurement *m, void *arg)
+{
+	setup_arg *a = arg;
+	if (m->candidate == a->baseline_id && m->ok) {
+		a->baseline_time = m->time;
+		a->benched = 0;
+	} else if (m->candidate != a->baseline_id && m->ok && a->baseline_time > 0
+			&& m->time >= a->baseline_time) {
+		a->benched++;
 	}
 	return 0;
 }
@@ -86,10 +143,12 @@ static int setup_txn(cuco_txn *txn, void *arg)
 	setup_arg *a = arg;
 	cuco_engine *e = a->e;
 	free(a->backlog);
-	a->backlog = NULL;
-	a->nbacklog = 0;
-	a->proposed = 0;
+	free(a->stale);
+	a->backlog = a->stale = NULL;
+	a->nbacklog = a->nstale = 0;
+	a->proposed = a->confirmations = 0;
 	a->baseline_id = a->seed_id = 0;
+	a->seed_done = false;
 	free(a->resumed_from);
 	a->resumed_from = NULL;
 	int rc = cuco_meta_get(txn, "workload", &a->resumed_from);
@@ -99,12 +158,26 @@ static int setup_txn(cuco_txn *txn, void *arg)
 	if (a->resumed && !same_workload(a->resumed_from, e->wl->name))
 		return cuco_txn_fail(txn, CUCO_EUSAGE, "%s: holds a run of another workload (%s), not %s",
 			cuco_store_dir(e->st), a->resumed_from, e->wl->name);
-	if ((rc = cuco_cand_each(txn, 1, setup_scan, a)) != CUCO_OK)
+	if ((rc = cuco_cand_each(txn, 1, setup_scan, a)) != CUCO_OK || (rc = settle_stale(txn, a)) != CUCO_OK)
+		return rc;
+	char *hardware = NULL;
+	rc = cuco_meta_get(txn, "hardware", &hardware);
+	a->same_hardware = rc == CUCO_OK && strcmp(hardware, a->hardware_json) == 0;
+	free(hardware);
+	if (rc != CUCO_OK && rc != CUCO_ENOTFOUND)
+		return rc;
+	a->baseline_time = 0;
+	a->benched = 0;
+	if (a->baseline_id && (rc = cuco_measure_each(txn, 0, since_baseline, a)) != CUCO_OK)
 		return rc;
 	if ((rc = cuco_meta_put(txn, "workload", a->workload_json)) != CUCO_OK ||
 			(rc = cuco_meta_put(txn, "config", a->config_json)) != CUCO_OK)
 		return rc;
-	cJSON *s = cJSON_CreateString(e->strat->name);
+	/* Its name, and whether a hint reaches anything (the screen offers
+	 * hints only then). */
+	cJSON *s = cJSON_CreateObject();
+	cJSON_AddStringToObject(s, "name", e->strat->name);
+	cJSON_AddBoolToObject(s, "hints", e->strat->hint != NULL);
 	char *strategy = cJSON_PrintUnformatted(s);
 	cJSON_Delete(s);
 	rc = cuco_meta_put(txn, "strategy", strategy);
@@ -129,12 +202,38 @@ static int setup_txn(cuco_txn *txn, void *arg)
 	if (!a->seed_id && (rc = put_root(txn, CUCO_ORIGIN_SEED, e->seed_src, e->seed_len,
 			&e->seed_dir, 0, a->baseline_id, &a->seed_id)) != CUCO_OK)
 		return rc;
+	/* From here on only a crown makes a best (a new baseline starts again). */
+	if ((rc = cuco_crown(txn, a->baseline_id)) != CUCO_OK)
+		return rc;
 	cuco_event ev;
 	engine_event_init(&ev, "run-start", 0, NULL);
 	snprintf(ev.text, sizeof ev.text, "%s %s: strategy %s, tuner %s, budget %d, jobs %d",
 		a->resumed ? "resumed" : "started", e->wl->name, e->strat->name, e->cfg.tuner,
 		e->cfg.budget, e->cfg.jobs);
-	return cuco_event_add(txn, &ev);
+	rc = cuco_event_add(txn, &ev);
+	a->session = ev.seq;
+	return rc;
+}
+
+/* A resumed run goes on with the baseline measurement in force when it is
+ * recent and from this hardware: a session killed in its first minutes
+ * then loses nothing to measuring it again, and every session gets to new
+ * candidates (issue 18: 115 sessions killed every 0.3-8 s never got past
+ * the baseline and the seed). It is measured again once baseline_every
+ * candidates have been benchmarked against it, counting those of earlier
+ * sessions, and at once for a candidate that would be a new best. */
+static void take_baseline(cuco_engine *e, const setup_arg *a)
+{
+	const cuco_candidate *b = &a->baseline;
+	bool in_force = b->status == CUCO_STATUS_DONE && isfinite(b->latency_median_us);
+	e->baseline_fresh = a->resumed && a->same_hardware && in_force && a->baseline_time > 0
+		&& cuco_now() - a->baseline_time < BASELINE_FRESH_S;
+	if (!e->baseline_fresh)
+		return;
+	/* engine_slots_init puts it on its slot, once the evaluator has them. */
+	engine_result_of(b, &e->resume_base);
+	cuco_strlcpy(e->resume_base.slot_name, b->slot, sizeof e->resume_base.slot_name);
+	e->resume_benched = a->benched > 0 ? a->benched : 1;
 }
 
 static char *config_json(const cuco_engine_config *cfg)
@@ -149,6 +248,10 @@ static char *config_json(const cuco_engine_config *cfg)
 	cJSON_AddNumberToObject(o, "jobs", cfg->jobs);
 	cJSON_AddNumberToObject(o, "baseline_every", cfg->baseline_every);
 	cJSON_AddNumberToObject(o, "rebench_top", cfg->rebench_top);
+	/* The run's model budgets, for a screen's status line (0: none given). */
+	cJSON_AddNumberToObject(o, "budget_usd", cfg->max_cost_usd);
+	cJSON_AddNumberToObject(o, "budget_tokens", (double)cfg->max_tokens);
+	cJSON_AddNumberToObject(o, "llm_jobs", cfg->llm_jobs);
 	char *s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return s;
@@ -229,9 +332,15 @@ int engine_setup(cuco_engine *e, cuco_err *err)
 	free(a.hardware_json);
 	free(a.peak_json);
 	free(a.resumed_from);
+	free(a.stale);
 	e->baseline_id = a.baseline_id;
 	e->seed_id = a.seed_id;
+	e->seed_done = a.seed_done;
+	e->session = a.session;
+	if (rc == CUCO_OK)
+		take_baseline(e, &a);
 	e->proposed = a.proposed;
+	e->confirmations = a.confirmations;
 	e->backlog = a.backlog;
 	e->nbacklog = e->backlog_cap = a.nbacklog;
 	return rc;

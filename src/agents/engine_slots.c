@@ -29,6 +29,20 @@ void engine_slots_init(cuco_engine *e)
 	e->slots = cuco_xcalloc((size_t)(e->nslots > 0 ? e->nslots : 1), sizeof *e->slots);
 	for (int i = 0; i < e->nslots; i++)
 		e->slots[i].baseline_us = NAN;
+	if (!e->baseline_fresh)
+		return;
+	/* A resumed run's baseline in force holds on the slot it was measured
+	 * on, when this session has that slot; else it is measured again. */
+	int s = engine_slot_index(e, e->resume_base.slot_name);
+	if (s < 0) {
+		e->baseline_fresh = false;
+		return;
+	}
+	e->resume_base.slot = s;
+	e->slots[s].baseline_us = e->resume_base.latency_median_us;
+	e->slots[s].baseline_res = e->resume_base;
+	e->slots[s].benched = e->resume_benched;
+	e->slots[s].due = e->resume_benched >= e->cfg.baseline_every;
 }
 
 int engine_slot_index(cuco_engine *e, const char *name)
@@ -66,7 +80,6 @@ void engine_slot_baseline(cuco_engine *e, const cuco_eval_result *res)
 	if (res->ok) {
 		s->baseline_us = res->latency_median_us;
 		s->baseline_res = *res;
-		s->fresh = true;
 	}
 	s->benched = 0;
 	s->busy = false;
@@ -76,7 +89,6 @@ void engine_slot_benched(cuco_engine *e, int s, bool counts)
 {
 	if (s < 0 || s >= e->nslots)
 		return;
-	e->slots[s].fresh = false;
 	if (counts && ++e->slots[s].benched >= e->cfg.baseline_every && !e->slots[s].busy)
 		e->slots[s].due = true;
 }

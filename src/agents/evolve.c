@@ -9,14 +9,20 @@
  * (CUCo's two runner invocations, here one switch). Every migration_interval
  * generations a share of each island moves to another island, and a meta
  * summary of recent candidates becomes the islands' recommendations.
- * Children whose normalised source is already known are refused and the
- * model is asked again. With GIN usable, island 1 starts from the seed with
- * a GIN directive and islands 0 and 1 each keep their backend in their
- * prompts.
+ * Children whose normalised source and directive are already known are
+ * refused and the model is asked again. With GIN usable, island 1 starts
+ * from the seed with a GIN directive and islands 0 and 1 each keep their
+ * backend in their prompts.
  *
- * The engine calls propose and observe one at a time, and a result may
- * arrive after later proposals (several workers): the population is what
- * has been observed, and a child's parent is looked up when it lands.
+ * Several proposals may be in the making at once (the engine's llm_jobs):
+ * each plans under the strategy lock — its island is the next one after
+ * those of the proposals in flight, its parent, operator and phase come
+ * from what has been committed — calls the model with the lock let go,
+ * and commits under the lock. Generations, migrations, meta summaries and
+ * the explore→exploit switch count committed proposals only, so a resumed
+ * run (which replays what was stored) rebuilds the same state. A result
+ * may arrive after later proposals: the population is what has been
+ * observed, and a child's parent is looked up when it lands.
  */
 #include "agents/search_int.h"
 
@@ -303,17 +309,13 @@ typedef struct member {
 	cuco_status status;
 	double score;             /* fraction of peak, else speedup; NAN unless done */
 	bool pinned;
-	bool normalized;          /* its normal form is in the known set */
+	bool suspect;             /* refused by a defence: never a parent, pinned or not */
+	bool normalized;          /* its key is in the known set */
 	char source_hash[CUCO_HASH_LEN + 1];
 	/* Not the directive (1.7 KiB with its knobs): a run keeps a member per
 	 * candidate for its whole life, so a parent's is read from the store
 	 * when a child is asked for. */
 } member;
-
-typedef struct known {
-	char norm[CUCO_HASH_LEN + 1];  /* hash of the normalised source */
-	uint64_t id;
-} known;
 
 typedef struct evolve_state {
 	cuco_strategy_env env;
@@ -323,9 +325,9 @@ typedef struct evolve_state {
 	cuco_tuner *tuners[SEARCH_MAX_ISLANDS];
 	member *m;                  /* by id, ascending */
 	size_t n, cap;
-	known *known;               /* every normal form seen; id 0 while in flight */
-	size_t nknown, known_cap;
-	int gen;                    /* island generations proposed, resumed ones included */
+	search_known known;         /* every candidate seen, and those in flight */
+	int gen;                    /* island generations committed, resumed ones included */
+	int planning;               /* island proposals being made now */
 	int total;                  /* generations the phases are laid over */
 	bool live;                  /* the first propose happened (replay is over) */
 	int migrated_at, meta_at;   /* generation of the last migration and summary */
@@ -410,6 +412,7 @@ static void evolve_observe(void *state, const cuco_candidate *c)
 	m->origin = c->origin;
 	m->status = c->status;
 	m->pinned = c->pinned;
+	m->suspect = cuco_cand_suspect(c);
 	m->score = search_score(c);
 	if (strcmp(m->source_hash, c->source_hash) != 0) {
 		cuco_strlcpy(m->source_hash, c->source_hash, sizeof m->source_hash);
@@ -645,17 +648,29 @@ static void meta_summary(evolve_state *s)
 		cuco_buf_free(&user);
 		return;
 	}
-	char *reply = search_llm_ask(&s->llm, model, system, user.data, 0.0, NULL, &err);
-	cuco_buf_free(&user);
+	int gen = s->gen;  /* others may commit while the model answers */
+	search_ledger lg;
+	search_ledger_init(&lg, CUCO_CALL_META, 0);
+	char *reply = search_llm_ask(&s->llm, &lg, model, system, user.data, 0.0, &err);
 	bool answered = reply != NULL;
 	char *recs = answered ? recommendations(reply, s->k.evolve.meta_max) : NULL;
+	if (answered && !recs) {
+		const char *why = "no numbered recommendation in the reply";
+		search_ledger_refused(&lg, why);
+		cuco_buf prompt = { 0 };
+		cuco_buf_printf(&prompt, "=== system ===\n%s\n=== user ===\n%s\n", system, user.data);
+		search_refuse(&s->llm, &lg, -1, s->llm.cfg.models[model].name, prompt.data, reply, why);
+		cuco_buf_free(&prompt);
+	}
+	search_ledger_close(&s->llm, &lg);
+	cuco_buf_free(&user);
 	free(reply);
 	if (!recs) {
-		cuco_log(CUCO_LOG_WARN, "evolve: meta summary at generation %d: %s", s->gen,
+		cuco_log(CUCO_LOG_WARN, "evolve: meta summary at generation %d: %s", gen,
 			answered ? "no numbered recommendation in the reply" : err.msg);
 		return;
 	}
-	meta_arg a = { s->gen, recs };
+	meta_arg a = { gen, recs };
 	if (cuco_store_write(s->env.st, meta_txn, &a, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "evolve: meta summary: %s", err.msg);
 	free(s->meta);
@@ -663,38 +678,6 @@ static void meta_summary(evolve_state *s)
 }
 
 /* ---- duplicates ---------------------------------------------------------------- */
-
-static void norm_hash(const char *text, size_t len, char hash[CUCO_HASH_LEN + 1])
-{
-	cuco_buf b = { 0 };
-	cuco_source_normalize(text, len, &b);
-	cuco_source_hash(b.data, b.len, hash);
-	cuco_buf_free(&b);
-}
-
-static const known *known_find(const evolve_state *s, const char *norm)
-{
-	for (size_t i = 0; i < s->nknown; i++)
-		if (strcmp(s->known[i].norm, norm) == 0)
-			return &s->known[i];
-	return NULL;
-}
-
-static void add_known(evolve_state *s, const char *norm, uint64_t id)
-{
-	known *k = (known *)known_find(s, norm);
-	if (k) {
-		if (!k->id)
-			k->id = id;  /* a proposal of ours has landed */
-		return;
-	}
-	if (s->nknown == s->known_cap) {
-		s->known_cap = s->known_cap ? 2 * s->known_cap : 64;
-		s->known = cuco_xrealloc(s->known, s->known_cap * sizeof *s->known);
-	}
-	cuco_strlcpy(s->known[s->nknown].norm, norm, sizeof s->known[0].norm);
-	s->known[s->nknown++].id = id;
-}
 
 typedef struct normalize_arg {
 	evolve_state *s;
@@ -707,17 +690,11 @@ static int normalize_txn(cuco_txn *txn, void *arg)
 		member *m = &s->m[i];
 		if (m->normalized || !m->source_hash[0])
 			continue;
-		char *text;
-		size_t len;
-		int rc = cuco_source_get(txn, m->source_hash, &text, &len);
+		int rc = search_known_read(txn, &s->known, m->id);
 		if (rc == CUCO_ENOTFOUND)
 			continue;
 		if (rc != CUCO_OK)
 			return rc;
-		char norm[CUCO_HASH_LEN + 1];
-		norm_hash(text, len, norm);
-		free(text);
-		add_known(s, norm, m->id);
 		m->normalized = true;
 	}
 	return CUCO_OK;
@@ -737,13 +714,13 @@ static const cuco_prompt_kind op_prompt[] = {
 };
 
 /* Eligible parents of an island: its correct members and every pinned
- * candidate; rejected ones never. Indexes into s->m. */
+ * candidate; rejected and suspect ones never. Indexes into s->m. */
 static size_t parent_pool(const evolve_state *s, int island, size_t *pool)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const member *m = &s->m[i];
-		if (m->status == CUCO_STATUS_REJECTED || m->origin == CUCO_ORIGIN_BASELINE)
+		if (m->status == CUCO_STATUS_REJECTED || m->suspect || m->origin == CUCO_ORIGIN_BASELINE)
 			continue;
 		if (m->pinned || (m->island == island && m->status == CUCO_STATUS_DONE))
 			pool[n++] = i;
@@ -810,53 +787,62 @@ static int tune_child(evolve_state *s, int island, const char *why, cuco_proposa
 	return CUCO_OK;
 }
 
+/* A child to ask for: copies, not pointers into the members, which may
+ * move while the model is asked. */
 typedef struct child_plan {
 	int island;
 	int op;                 /* CUCO_OP_*, or -1 for fix mode */
 	double temperature;
-	const member *parent;
-	const member *other;    /* crossover's second parent */
+	uint64_t parent;
+	char parent_hash[CUCO_HASH_LEN + 1];
+	uint64_t other;         /* crossover's second parent; 0 when none */
 } child_plan;
 
-/* Ask the model for a child of plan->parent; a reply whose normal form is
- * already known is answered with that fact, up to novelty_attempts. */
+/* Ask the model for a child of plan->parent; a reply whose source and
+ * directive are already known is answered with that fact, up to
+ * novelty_attempts. Every call goes into a ledger: stored with the child,
+ * or with a refusal record when no child came of them. */
 static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out, cuco_err *err)
 {
 	char *src;
 	size_t len;
-	int rc = cuco_source_read(s->env.st, plan->parent->source_hash, &src, &len, err);
+	int rc = cuco_source_read(s->env.st, plan->parent_hash, &src, &len, err);
 	if (rc != CUCO_OK)
 		return rc;
 	char *hints = hints_for(s, plan->island);
 	cuco_prompt_spec spec = { .wl = s->env.wl, .kind = plan->op < 0 ? CUCO_PROMPT_FIX :
-		op_prompt[plan->op], .parent = plan->parent->id, .other = plan->other ?
-		plan->other->id : 0, .island = plan->island, .inspirations = s->k.evolve.inspirations,
+		op_prompt[plan->op], .parent = plan->parent, .other = plan->other,
+		.island = plan->island, .inspirations = s->k.evolve.inspirations,
 		.failures = s->k.evolve.failures, .meta = s->meta, .hints = hints, .hw = &s->hw };
+	cuco_prompt_map map;
+	spec.map = &map;
 	prompt_arg pa = { .spec = &spec };
 	rc = cuco_store_read(s->env.st, prompt_txn, &pa, err);
 	free(hints);
 	int model = search_llm_pick(&s->llm);
-	cuco_strlcpy(out->cand.model, s->llm.cfg.models[model].name, sizeof out->cand.model);
+	const cuco_model *m = &s->llm.cfg.models[model];
+	search_ledger lg;
+	search_ledger_init(&lg, plan->op < 0 ? CUCO_CALL_FIX : CUCO_CALL_PROPOSE, plan->parent);
+	cuco_buf prompt = { 0 }, transcript = { 0 };
 	for (int attempt = 1; rc == CUCO_OK; attempt++) {
-		cuco_edit e = { .llm = s->llm.llm, .model = &s->llm.cfg.models[model], .wl = s->env.wl,
-			.system = pa.system.data, .user = pa.user.data, .parent = src, .parent_len = len,
+		cuco_edit e = { .model = m, .wl = s->env.wl, .system = pa.system.data,
+			.user = pa.user.data, .map = &map, .parent = src, .parent_len = len,
 			.base = &pa.base, .temperature = plan->temperature,
-			.attempts = s->llm.cfg.patch_attempts, .stream = true, .cancel = s->llm.cancel };
+			.attempts = s->llm.cfg.patch_attempts };
 		cuco_edit_result r;
 		memset(&r, 0, sizeof r);
-		rc = cuco_llm_edit(&e, &r, err);
-		out->cand.tokens_prompt += r.tokens_in;
-		out->cand.tokens_completion += r.tokens_out;
-		out->cand.cost_usd += r.cost_usd;
-		r.tokens_in = r.tokens_out = 0;  /* counted here, not again by search_fill */
-		r.cost_usd = 0;
-		char norm[CUCO_HASH_LEN + 1];
-		const known *dup = NULL;
+		rc = search_llm_edit(&s->llm, &lg, &e, &r, err);
+		if (!prompt.data && r.prompt)
+			cuco_buf_puts(&prompt, r.prompt);
+		if (r.transcript)
+			cuco_buf_puts(&transcript, r.transcript);
+		char key[CUCO_HASH_LEN + 1];
+		const search_known_entry *dup = NULL;
 		if (rc == CUCO_OK) {
-			norm_hash(r.source, r.len, norm);
-			if (!(dup = known_find(s, norm)) &&
-					(rc = search_fill(s->env.st, &s->llm.cfg.models[model], &r, out, err)) == CUCO_OK)
-				add_known(s, norm, 0);
+			search_known_key(r.source, r.len, &r.directive, key);
+			if (!(dup = search_known_find(&s->known, key)) &&
+					(rc = search_fill(&s->llm, &lg, m, &r, out, err)) == CUCO_OK)
+				search_known_add(&s->known, key, 0);
 		}
 		cuco_edit_result_free(&r);
 		if (rc != CUCO_OK || !dup)
@@ -864,14 +850,25 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 		char what[48] = "a candidate still in flight";
 		if (dup->id)
 			snprintf(what, sizeof what, "candidate #%llu", (unsigned long long)dup->id);
+		char why[128];
+		snprintf(why, sizeof why, "the reply reproduced %s: its source and directive", what);
+		search_ledger_refused(&lg, why);
+		cuco_buf_printf(&transcript, "=== refused: %s ===\n", why);
 		cuco_log(CUCO_LOG_INFO, "evolve: island %d: a reply repeated %s", plan->island, what);
 		if (attempt >= s->k.evolve.novelty_attempts)
 			rc = cuco_errf(err, CUCO_EDATA, "evolve: island %d: %d replies repeated known "
 				"candidates", plan->island, attempt);
 		cuco_buf_printf(&pa.user, "\n\nNote: an earlier answer to this request reproduced "
-			"%s exactly. Propose a different change.\n", what);
+			"%s exactly (the same code and the same directive). Propose a different "
+			"change.\n", what);
 	}
+	if (rc == CUCO_EDATA)
+		search_refuse(&s->llm, &lg, plan->island, m->name, prompt.data, transcript.data,
+			err->msg);
+	search_ledger_close(&s->llm, &lg);  /* a failed or cancelled call's count */
 	free(src);
+	cuco_buf_free(&prompt);
+	cuco_buf_free(&transcript);
 	cuco_buf_free(&pa.system);
 	cuco_buf_free(&pa.user);
 	if (rc != CUCO_OK)
@@ -879,9 +876,18 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	out->cand.origin = plan->op < 0 ? CUCO_ORIGIN_LLM_FULL : op_origin[plan->op];
 	out->cand.island = plan->island;
 	out->cand.nparents = plan->other ? 2 : 1;
-	out->cand.parents[0] = plan->parent->id;
-	out->cand.parents[1] = plan->other ? plan->other->id : 0;
+	out->cand.parents[0] = plan->parent;
+	out->cand.parents[1] = plan->other;
 	return CUCO_OK;
+}
+
+/* Whether every committed generation's result has landed. */
+static bool all_landed(const evolve_state *s)
+{
+	int landed = 0;
+	for (size_t i = 0; i < s->n; i++)
+		landed += island_origin(s->m[i].origin) && s->m[i].status >= CUCO_STATUS_DONE;
+	return s->planning == 0 && landed >= s->gen;
 }
 
 static bool island_has_members(const evolve_state *s, int island)
@@ -907,8 +913,9 @@ static void gin_seed(evolve_state *s, cuco_proposal *out)
 		sizeof out->cand.note);
 }
 
-/* Parent, operator and temperature of generation s->gen on an island. */
-static void plan_child(evolve_state *s, int island, child_plan *plan)
+/* Parent, operator and temperature of generation s->gen on an island;
+ * false when there is no parent (the seed is missing). */
+static bool plan_child(evolve_state *s, int island, child_plan *plan)
 {
 	memset(plan, 0, sizeof *plan);
 	plan->island = island;
@@ -916,8 +923,9 @@ static void plan_child(evolve_state *s, int island, child_plan *plan)
 	plan->op = cuco_evolve_operator(&s->k.evolve, s->gen, s->total, u, v, &plan->temperature);
 	size_t *pool = cuco_xmalloc((s->n ? s->n : 1) * sizeof *pool);
 	size_t n = parent_pool(s, island, pool);
+	const member *parent = NULL;
 	if (n > 0) {
-		plan->parent = &s->m[pick_parent(s, pool, n)];
+		parent = &s->m[pick_parent(s, pool, n)];
 	} else {
 		/* No correct member: fix a failed one (fix mode), or start an
 		 * empty island from the seed. */
@@ -926,25 +934,58 @@ static void plan_child(evolve_state *s, int island, child_plan *plan)
 			if (s->m[i].island == island && s->m[i].status == CUCO_STATUS_FAILED)
 				pool[nfailed++] = i;
 		if (nfailed > 0) {
-			plan->parent = &s->m[pool[search_next(&s->rng) % nfailed]];
+			parent = &s->m[pool[search_next(&s->rng) % nfailed]];
 			plan->op = -1;
 		} else {
-			plan->parent = find(s, s->env.seed_id);
+			parent = find(s, s->env.seed_id);
 		}
 	}
-	if (plan->op == CUCO_OP_CROSS) {
+	if (parent && plan->op == CUCO_OP_CROSS) {
 		/* The second parent: another correct candidate of any island. */
 		size_t nother = 0;
 		for (size_t i = 0; i < s->n; i++)
-			if (s->m[i].status == CUCO_STATUS_DONE && &s->m[i] != plan->parent &&
+			if (s->m[i].status == CUCO_STATUS_DONE && &s->m[i] != parent &&
 					s->m[i].island >= 0)
 				pool[nother++] = i;
 		if (nother > 0)
-			plan->other = &s->m[pool[search_next(&s->rng) % nother]];
+			plan->other = s->m[pool[search_next(&s->rng) % nother]].id;
 		else
 			plan->op = CUCO_OP_FULL;
 	}
 	free(pool);
+	if (!parent)
+		return false;
+	plan->parent = parent->id;
+	cuco_strlcpy(plan->parent_hash, parent->source_hash, sizeof plan->parent_hash);
+	return true;
+}
+
+/* An LLM child on an island, planned now and asked for with the lock let
+ * go (the planning count keeps concurrent proposals on other islands). */
+static int island_child(evolve_state *s, int island, cuco_proposal *out, cuco_err *err)
+{
+	child_plan plan;
+	if (!plan_child(s, island, &plan))
+		return cuco_errf(err, CUCO_EDATA, "evolve: island %d: no parent (the seed is missing)",
+			island);
+	s->planning++;
+	int rc = llm_child(s, &plan, out, err);
+	s->planning--;
+	if (rc == CUCO_OK && plan.op < 0) {
+		char note[sizeof out->cand.note];
+		snprintf(note, sizeof note, "fix mode (island %d had no correct candidate): %.440s",
+			island, out->cand.note);
+		cuco_strlcpy(out->cand.note, note, sizeof out->cand.note);
+	}
+	if (rc != CUCO_EDATA)
+		return rc;
+	/* Every reply was refused (the refusal record keeps them): the error
+	 * is kept in the log and the generation goes to the tuner rather than
+	 * being lost. */
+	cuco_log(CUCO_LOG_WARN, "evolve: island %d: %s", island, err->msg);
+	char why[200];
+	snprintf(why, sizeof why, "the model's replies were refused (%.150s)", err->msg);
+	return tune_child(s, island, why, out, err);
 }
 
 static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
@@ -953,7 +994,7 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 	memset(out, 0, sizeof *out);
 	s->live = true;
 	if (search_llm_spent(&s->llm))
-		return CUCO_ENOTFOUND;
+		return cuco_errf(err, CUCO_ENOTFOUND, "%s", s->llm.spent_why);
 	int rc;
 	if (s->fp && !fastpath_finished(s->fp)) {
 		bool waiting = false;
@@ -962,24 +1003,38 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 			return rc == CUCO_ENOTFOUND ? evolve_propose(state, out, err) : rc;
 		/* An attempt is in flight: meanwhile the islands work on the seed. */
 	}
+	/* Generations given (the config or --generations) are the search's
+	 * length, as a beam's iterations are; the fast path's attempts are not
+	 * generations. */
+	if (s->k.evolve.generations > 0 && s->gen + s->planning >= s->k.evolve.generations)
+		return s->planning > 0 || (s->fp && !fastpath_finished(s->fp)) ? CUCO_EBUSY
+			: cuco_errf(err, CUCO_ENOTFOUND, "%d generations done", s->gen);
 	cuco_err rerr;
 	if (cuco_store_read(s->env.st, normalize_txn, &(normalize_arg){ s }, &rerr) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "evolve: duplicates: %s", rerr.msg);
 	const cuco_evolve_config *e = &s->k.evolve;
-	if (e->migration_interval > 0 && s->gen > 0 && s->gen % e->migration_interval == 0 &&
-			s->migrated_at != s->gen) {
+	bool migrate_due = e->migration_interval > 0 && s->gen > 0 &&
+		s->gen % e->migration_interval == 0 && s->migrated_at != s->gen;
+	bool meta_due = e->meta_interval > 0 && e->meta_max > 0 && s->gen > 0 &&
+		s->gen % e->meta_interval == 0 && s->meta_at != s->gen;
+	/* A migration and a meta summary read the results of every generation
+	 * before theirs: wait for those in flight, so that they do not depend on
+	 * how many calls were out at once. */
+	if ((migrate_due || meta_due) && !all_landed(s))
+		return CUCO_EBUSY;
+	if (migrate_due) {
 		s->migrated_at = s->gen;
 		migrate(s);
 	}
-	if (e->meta_interval > 0 && e->meta_max > 0 && s->gen > 0 && s->gen % e->meta_interval == 0 &&
-			s->meta_at != s->gen) {
+	if (meta_due) {
 		s->meta_at = s->gen;
 		meta_summary(s);
 	}
 	bool exploring = cuco_evolve_exploring(e, s->gen, s->total);
 	if (exploring != s->exploring)
 		set_phase(s, exploring);
-	int island = s->gen % e->islands;
+	/* The next island after those of the proposals in flight. */
+	int island = (s->gen + s->planning) % e->islands;
 	if (s->gin_island && island == 1 && !island_has_members(s, 1)) {
 		gin_seed(s, out);
 		rc = CUCO_OK;
@@ -988,37 +1043,13 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 	} else if (e->tune_rate > 0 && search_unit(&s->rng) < e->tune_rate) {
 		rc = tune_child(s, island, "the cheap operator's turn", out, err);
 	} else {
-		child_plan plan;
-		plan_child(s, island, &plan);
-		rc = plan.parent ? llm_child(s, &plan, out, err)
-			: cuco_errf(err, CUCO_EDATA, "evolve: island %d: no parent (the seed is missing)",
-				island);
-		if (rc == CUCO_OK && plan.op < 0) {
-			char note[sizeof out->cand.note];
-			snprintf(note, sizeof note, "fix mode (island %d had no correct candidate): %.440s",
-				island, out->cand.note);
-			cuco_strlcpy(out->cand.note, note, sizeof out->cand.note);
-		}
-		if (rc == CUCO_EDATA) {
-			/* Every reply was refused: the error is kept in the log and the
-			 * generation goes to the tuner rather than being lost. */
-			cuco_log(CUCO_LOG_WARN, "evolve: island %d: %s", island, err->msg);
-			char why[200];
-			snprintf(why, sizeof why, "the model's replies were refused (%.150s)", err->msg);
-			cuco_candidate spent = out->cand;  /* the refused replies' tokens still count */
-			if ((rc = tune_child(s, island, why, out, err)) == CUCO_OK) {
-				cuco_strlcpy(out->cand.model, spent.model, sizeof out->cand.model);
-				out->cand.tokens_prompt = spent.tokens_prompt;
-				out->cand.tokens_completion = spent.tokens_completion;
-				out->cand.cost_usd = spent.cost_usd;
-			}
-		}
+		rc = island_child(s, island, out, err);
 	}
 	if (rc == CUCO_OK)
 		s->gen++;
 	/* A budget spent by this very proposal's calls ends the run cleanly. */
-	if (rc == CUCO_EENV && search_llm_spent(&s->llm))
-		return CUCO_ENOTFOUND;
+	if ((rc == CUCO_EENV || rc == CUCO_ENOTFOUND) && search_llm_spent(&s->llm))
+		return cuco_errf(err, CUCO_ENOTFOUND, "%s", s->llm.spent_why);
 	return rc;
 }
 
@@ -1057,7 +1088,7 @@ static void evolve_free(void *state)
 	search_llm_close(&s->llm);
 	free(s->meta);
 	free(s->m);
-	free(s->known);
+	search_known_free(&s->known);
 	free(s);
 }
 
@@ -1101,9 +1132,15 @@ static int evolve_init(const cuco_strategy_env *env, void **state, cuco_err *err
 	return CUCO_OK;
 }
 
+static int evolve_concurrency(void *state)
+{
+	return search_llm_concurrency(&((evolve_state *)state)->llm);
+}
+
 const cuco_strategy cuco_strategy_evolve = {
 	.name = "evolve",
 	.init = evolve_init,
+	.concurrency = evolve_concurrency,
 	.propose = evolve_propose,
 	.observe = evolve_observe,
 	.hint = evolve_hint,

@@ -13,7 +13,10 @@
  * shipped seed stays the starting point, and the log and the event log
  * say so.
  *
- * One attempt is in flight at a time: its result decides the next prompt.
+ * One attempt is in flight at a time, from its model call to its result,
+ * which decides the next prompt; meanwhile other proposals go to the
+ * islands. A call cancelled by a stop or a pause ends nothing: the stage
+ * asks again when the run goes on.
  */
 #include "agents/search_int.h"
 
@@ -31,7 +34,8 @@ struct fastpath {
 	uint64_t input;           /* the stage's starting program */
 	uint64_t last;            /* the stage's last failed attempt, 0 when none */
 	uint64_t seen;            /* highest fast-path candidate handled */
-	bool in_flight;
+	bool in_flight;           /* an attempt is being evaluated */
+	bool calling;             /* an attempt is being asked of the model */
 	bool live;                /* proposing: observations are no longer a replay */
 	char feedback[2600];      /* why the last attempt failed, "" when none */
 	uint64_t result;
@@ -85,25 +89,6 @@ static void design_space(const cuco_workload *wl, cuco_buf *b)
 			cuco_buf_printf(b, " %s from %ld to %ld", d->pow2 ? "powers of two" : "integers",
 				d->min, d->max);
 		cuco_buf_printf(b, " (%s)\n", d->help);
-	}
-}
-
-/* The workload's context documents, as the prompt's reference section. */
-static void context_docs(const cuco_workload *wl, cuco_buf *b)
-{
-	for (int i = 0; i < wl->ncontext; i++) {
-		char path[1200];
-		snprintf(path, sizeof path, "%s/%s", wl->dir, wl->context[i]);
-		char *text;
-		size_t len;
-		cuco_err err;
-		if (cuco_read_file(path, 256 << 10, &text, &len, &err) != CUCO_OK) {
-			cuco_log(CUCO_LOG_WARN, "fastpath: %s", err.msg);
-			continue;
-		}
-		cuco_buf_printf(b, "\n## %s\n\n", wl->context[i]);
-		cuco_buf_append(b, text, len);
-		free(text);
 	}
 }
 
@@ -196,8 +181,13 @@ void fastpath_observe(fastpath *f, const cuco_candidate *c)
 	if (c->status == CUCO_STATUS_DONE) {
 		f->tries[stage]++;
 		if (stage == STAGE_B) {
-			finish(f, c->id, "device-initiated seed #%llu after %d + %d attempts",
-				(unsigned long long)c->id, f->tries[STAGE_A], f->tries[STAGE_B]);
+			/* The evaluator refused any stage B that links or makes host
+			 * collectives (docs/workloads.md, "Host calls"). */
+			char calls[64] = "host calls not counted on this runner";
+			if (c->host_counted)
+				snprintf(calls, sizeof calls, "%lld host calls in its steps", (long long)c->host_calls);
+			finish(f, c->id, "device-initiated seed #%llu after %d + %d attempts (%s)",
+				(unsigned long long)c->id, f->tries[STAGE_A], f->tries[STAGE_B], calls);
 			return;
 		}
 		f->stage = STAGE_B;
@@ -212,11 +202,17 @@ void fastpath_observe(fastpath *f, const cuco_candidate *c)
 	else
 		snprintf(why, sizeof why, "%s stage, %s:\n%s", c->failed_stage, c->error_class,
 			c->error_excerpt);
-	failed(f, c->id, why);
+	/* A refused attempt (stage B still calling host collectives, say) is
+	 * never a parent: the next one starts again from the stage's input,
+	 * with the reason. */
+	if (cuco_cand_suspect(c))
+		f->last = 0;
+	failed(f, cuco_cand_suspect(c) ? 0 : c->id, why);
 }
 
 typedef struct attempt {
 	cuco_buf system, user;
+	cuco_prompt_map map;    /* the context documents, which may be cut to fit */
 	char *parent;
 	size_t parent_len;
 } attempt;
@@ -233,7 +229,9 @@ static int build_attempt(fastpath *f, uint64_t parent, attempt *a, cuco_err *err
 	cuco_buf_printf(&a->system, "You port programs that overlap computation with communication "
 		"from host-orchestrated collectives to device-initiated communication, one stage at a "
 		"time, keeping them correct.\n\n# %s\n\n%s\n", wl->title, wl->description);
-	context_docs(wl, &a->system);
+	a->map.ncuts = 0;
+	if ((rc = cuco_prompt_put_documents(&a->system, wl, &a->map, err)) != CUCO_OK)
+		return rc;
 	cuco_buf_printf(&a->user, "%s\n", stage_task(wl, f->stage));
 	design_space(wl, &a->user);
 	if (f->feedback[0])
@@ -245,13 +243,66 @@ static int build_attempt(fastpath *f, uint64_t parent, attempt *a, cuco_err *err
 	return CUCO_OK;
 }
 
+/* One attempt of the current stage: the model's edit of parent, with the
+ * lock let go while it answers. CUCO_OK with a proposal, CUCO_EDATA when
+ * it was refused (why says so; the attempt counts), another code when no
+ * reply came. */
+static int attempt_once(fastpath *f, uint64_t parent, attempt *a, cuco_proposal *out,
+	cuco_err *why, cuco_err *err)
+{
+	int rc = build_attempt(f, parent, a, err);
+	if (rc != CUCO_OK)
+		return rc;
+	int model = search_llm_pick(f->llm);
+	const cuco_model *m = &f->llm->cfg.models[model];
+	int stage = f->stage;
+	search_ledger lg;
+	search_ledger_init(&lg, stage == STAGE_A ? CUCO_CALL_FASTPATH_A : CUCO_CALL_FASTPATH_B, parent);
+	cuco_edit e = { .model = m, .wl = f->env.wl, .system = a->system.data, .user = a->user.data,
+		.map = &a->map, .parent = a->parent, .parent_len = a->parent_len,
+		.base = f->env.seed_directive,
+		.temperature = 0.0, .attempts = f->llm->cfg.patch_attempts };
+	cuco_edit_result r;
+	memset(&r, 0, sizeof r);
+	f->calling = true;
+	rc = search_llm_edit(f->llm, &lg, &e, &r, why);
+	f->calling = false;
+	if (rc == CUCO_OK && stage == STAGE_B && !strstr(r.source, "EVOLVE-BLOCK-START")) {
+		rc = cuco_errf(why, CUCO_EDATA, "the program has no EVOLVE-BLOCK-START / "
+			"EVOLVE-BLOCK-END markers");
+		search_ledger_refused(&lg, why->msg);
+	}
+	if (rc == CUCO_EDATA)
+		search_refuse(f->llm, &lg, stage == STAGE_B ? 0 : -1, m->name, r.prompt, r.transcript,
+			why->msg);
+	if (rc == CUCO_OK && (rc = search_fill(f->llm, &lg, m, &r, out, err)) == CUCO_OK) {
+		char note[sizeof out->cand.note];
+		int cap = stage == STAGE_A ? f->c.stage_a_max : f->c.stage_b_max;
+		snprintf(note, sizeof note, "fast path stage %s %d/%d: %.460s", stage_name[stage],
+			f->tries[stage] + 1, cap, out->cand.note);
+		cuco_strlcpy(out->cand.note, note, sizeof out->cand.note);
+		out->cand.origin = CUCO_ORIGIN_FASTPATH;
+		/* Stage A still runs host collectives: no island's parent. */
+		out->cand.island = stage == STAGE_B ? 0 : -1;
+		out->cand.nparents = 1;
+		out->cand.parents[0] = parent;
+	} else if (rc != CUCO_OK && rc != CUCO_EDATA) {
+		*err = *why;
+		if (lg.cancelled)
+			rc = CUCO_EBUSY;  /* a stop or a pause: not the model's fault */
+	}
+	search_ledger_close(f->llm, &lg);
+	cuco_edit_result_free(&r);
+	return rc;
+}
+
 int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *err)
 {
 	*waiting = false;
 	f->live = true;
 	if (f->stage == STAGE_DONE)
 		return CUCO_ENOTFOUND;
-	if (f->in_flight) {
+	if (f->in_flight || f->calling) {
 		*waiting = true;
 		return CUCO_OK;
 	}
@@ -261,53 +312,30 @@ int fastpath_propose(fastpath *f, cuco_proposal *out, bool *waiting, cuco_err *e
 	}
 	attempt a = { 0 };
 	int rc = CUCO_OK;
-	while (rc == CUCO_OK && f->stage != STAGE_DONE) {
+	while (rc == CUCO_OK && f->stage != STAGE_DONE && !f->in_flight) {
 		uint64_t parent = f->last ? f->last : f->input;
 		free(a.parent);
 		a.parent = NULL;
-		if ((rc = build_attempt(f, parent, &a, err)) != CUCO_OK)
-			break;
-		int model = search_llm_pick(f->llm);
-		cuco_edit e = { .llm = f->llm->llm, .model = &f->llm->cfg.models[model], .wl = f->env.wl,
-			.system = a.system.data, .user = a.user.data, .parent = a.parent,
-			.parent_len = a.parent_len, .base = f->env.seed_directive, .temperature = 0.0,
-			.attempts = f->llm->cfg.patch_attempts, .stream = true, .cancel = f->llm->cancel };
-		cuco_edit_result r;
-		memset(&r, 0, sizeof r);
 		cuco_err why = { 0 };
-		int erc = cuco_llm_edit(&e, &r, &why);
-		if (erc == CUCO_EAGAIN) {
-			/* The server failed, not the attempt: the engine asks again. */
-			*err = why;
-			rc = erc;
-		} else if (erc == CUCO_EENV) {
+		rc = attempt_once(f, parent, &a, out, &why, err);
+		if (rc == CUCO_OK) {
+			f->in_flight = true;
+		} else if (rc == CUCO_EDATA) {
+			failed(f, 0, why.msg);
+			rc = CUCO_OK;
+		} else if (rc == CUCO_EENV) {
 			finish(f, 0, "the model could not be reached (%.200s); the workload's shipped seed "
 				"is used", why.msg);
-		} else if (erc != CUCO_OK) {
-			failed(f, 0, why.msg);
-		} else if (f->stage == STAGE_B && !strstr(r.source, "EVOLVE-BLOCK-START")) {
-			failed(f, 0, "the program has no EVOLVE-BLOCK-START / EVOLVE-BLOCK-END markers");
-		} else if ((rc = search_fill(f->env.st, &f->llm->cfg.models[model], &r, out, err)) ==
-				CUCO_OK) {
-			char note[sizeof out->cand.note];
-			int cap = f->stage == STAGE_A ? f->c.stage_a_max : f->c.stage_b_max;
-			snprintf(note, sizeof note, "fast path stage %s %d/%d: %.460s", stage_name[f->stage],
-				f->tries[f->stage] + 1, cap, out->cand.note);
-			cuco_strlcpy(out->cand.note, note, sizeof out->cand.note);
-			out->cand.origin = CUCO_ORIGIN_FASTPATH;
-			/* Stage A still runs host collectives: no island's parent. */
-			out->cand.island = f->stage == STAGE_B ? 0 : -1;
-			out->cand.nparents = 1;
-			out->cand.parents[0] = parent;
-			f->in_flight = true;
-			cuco_edit_result_free(&r);
-			break;
+			rc = CUCO_OK;
 		}
-		cuco_edit_result_free(&r);
+		/* CUCO_EAGAIN: the server failed, not the attempt: the engine asks
+		 * again. CUCO_EBUSY: cancelled. CUCO_ENOTFOUND: the budget is spent. */
 	}
 	free(a.parent);
 	cuco_buf_free(&a.system);
 	cuco_buf_free(&a.user);
+	if (rc == CUCO_EBUSY)
+		return CUCO_EENV;  /* the engine knows the run was stopped or paused */
 	if (rc != CUCO_OK)
 		return rc;
 	return f->in_flight ? CUCO_OK : CUCO_ENOTFOUND;

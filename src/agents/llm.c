@@ -18,8 +18,6 @@
 #include <strings.h>
 #include <time.h>
 
-/* Bodies beyond this are not model replies. */
-#define LLM_MAX_BODY (64u << 20)
 
 struct cuco_llm {
 	cuco_llm_config cfg;
@@ -55,6 +53,11 @@ void cuco_llm_free(cuco_llm *c)
 		return;
 	pthread_mutex_destroy(&c->lock);
 	free(c);
+}
+
+const cuco_llm_config *llm_config(const cuco_llm *c)
+{
+	return &c->cfg;
 }
 
 void cuco_llm_totals(cuco_llm *c, int64_t *tokens_in, int64_t *tokens_out, double *cost_usd)
@@ -99,25 +102,42 @@ typedef struct attempt {
 	cuco_buf body;          /* non-streamed reply or error body */
 	bool streaming;         /* the server answered 200 to a stream request */
 	bool too_big;
-	bool idle;              /* a stream went silent past the idle limit */
+	bool idle;              /* a stream made no progress past the idle limit */
 	double idle_limit;      /* seconds; streams only, 0 for none */
-	double last_byte;       /* cuco_mono() of the last byte, or of the start */
+	double last_byte;       /* cuco_mono() of the last progress, or of the start */
 	double retry_after;     /* seconds the server asked for; < 0 when not said */
+	/* Set by judge: the server's context refused the request, with its
+	 * counts; the temperature parameter was refused. */
+	bool context_exceeded, temperature_refused;
+	int64_t context_needed, context_size;
 } attempt;
+
+/* A whole reply's body may hold its text escaped (a quote or a newline
+ * takes two bytes) plus the JSON around it. */
+static size_t body_cap(const llm_read *r)
+{
+	size_t cap = r->max_bytes ? r->max_bytes : LLM_REPLY_MAX_DEFAULT;
+	return 2 * cap + (64u << 10);
+}
 
 static size_t on_body(char *p, size_t size, size_t n, void *arg)
 {
 	attempt *a = arg;
 	size_t len = size * n;
 	long status = 0;
-	a->last_byte = cuco_mono();
 	curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (a->read.req->stream && status == 200) {
+		/* Progress is an event, not a byte: a server sending only
+		 * keep-alive comments is as stuck as a silent one. */
+		uint64_t events = a->read.events;
 		a->streaming = true;
 		llm_sse_feed(&a->read, p, len);
-		return len;
+		if (a->read.events != events)
+			a->last_byte = cuco_mono();
+		return a->read.too_big ? 0 : len;  /* 0 ends the transfer */
 	}
-	if (a->body.len + len > LLM_MAX_BODY) {
+	a->last_byte = cuco_mono();
+	if (a->body.len + len > body_cap(&a->read)) {
 		a->too_big = true;
 		return 0;
 	}
@@ -185,7 +205,7 @@ static char *endpoint(const cuco_model *m)
 	return b.data;
 }
 
-static struct curl_slist *headers(const cuco_model *m)
+struct curl_slist *llm_headers(const cuco_model *m)
 {
 	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
 	const char *key = m->api_key_env[0] ? getenv(m->api_key_env) : NULL;
@@ -207,7 +227,7 @@ static struct curl_slist *headers(const cuco_model *m)
 /* Cut every occurrence of the model's key out of a message. A "key" under
  * 8 characters is no real key and would match ordinary words; from 5 up
  * the "[key]" mark never makes the text longer. */
-static void scrub(const cuco_model *m, char *msg)
+void llm_scrub(const cuco_model *m, char *msg)
 {
 	const char *key = m->api_key_env[0] ? getenv(m->api_key_env) : NULL;
 	size_t kn = key ? strlen(key) : 0;
@@ -219,8 +239,11 @@ static void scrub(const cuco_model *m, char *msg)
 	}
 }
 
-/* How an attempt ended. */
-enum outcome { DONE, RETRY, FAIL, CANCELLED };
+/* How an attempt ended. TOO_BIG: the server answered, but past the reply
+ * cap; asking again would pay for the same flood, so the caller refuses it
+ * like any unusable reply. CONTEXT: the request is longer than the
+ * model's context; only a shorter prompt can pass, which the caller makes. */
+enum outcome { DONE, RETRY, FAIL, CANCELLED, TOO_BIG, CONTEXT };
 
 static bool network_error(CURLcode rc)
 {
@@ -239,16 +262,20 @@ static enum outcome judge(attempt *a, CURLcode rc, const char *url, char *why, s
 	long status = 0;
 	curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (rc == CURLE_ABORTED_BY_CALLBACK && a->idle) {
-		snprintf(why, size, "%s: stream silent for over %.0f s", url, a->idle_limit);
+		snprintf(why, size, "%s: stream without progress for over %.0f s", url, a->idle_limit);
 		return RETRY;
 	}
 	if (rc == CURLE_ABORTED_BY_CALLBACK) {
 		snprintf(why, size, "%s: cancelled", url);
 		return CANCELLED;
 	}
-	if (a->too_big) {
-		snprintf(why, size, "%s: reply larger than %u bytes", url, LLM_MAX_BODY);
-		return FAIL;
+	if (a->too_big || a->read.too_big) {
+		if (a->read.too_big)
+			snprintf(why, size, "%s: %s", url, a->read.error);
+		else
+			snprintf(why, size, "%s: reply body larger than %zu bytes (max_reply)", url,
+				body_cap(&a->read));
+		return TOO_BIG;
 	}
 	if (rc != CURLE_OK && !(a->streaming && rc == CURLE_PARTIAL_FILE)) {
 		snprintf(why, size, "%s: %s", url, curl_easy_strerror(rc));
@@ -260,6 +287,15 @@ static enum outcome judge(attempt *a, CURLcode rc, const char *url, char *why, s
 		snprintf(why, size, "%s: HTTP %ld%s%s", url, status, msg[0] ? ": " : "", msg);
 		if (status == 401 || status == 403)
 			snprintf(why + strlen(why), size - strlen(why), " (is the key variable set?)");
+		if ((status == 400 || status == 413) &&
+				llm_context_exceeded(msg, &a->context_needed, &a->context_size)) {
+			a->context_exceeded = true;
+			return CONTEXT;
+		}
+		if (status == 400 && llm_temperature_refused(msg)) {
+			a->temperature_refused = true;
+			return FAIL;
+		}
 		return status == 408 || status == 429 || status >= 500 ? RETRY : FAIL;
 	}
 	if (a->streaming) {
@@ -277,7 +313,7 @@ static enum outcome judge(attempt *a, CURLcode rc, const char *url, char *why, s
 	}
 	if (!llm_parse_body(&a->read, a->body.data ? a->body.data : "", a->body.len)) {
 		snprintf(why, size, "%s: %s", url, a->read.error);
-		return RETRY;
+		return a->read.too_big ? TOO_BIG : RETRY;
 	}
 	return DONE;
 }
@@ -286,7 +322,7 @@ static enum outcome run_attempt(const cuco_llm *c, const cuco_llm_request *req, 
 	const char *json, attempt *a, char *why, size_t size)
 {
 	const cuco_llm_config *cfg = &c->cfg;
-	struct curl_slist *h = headers(req->model);
+	struct curl_slist *h = llm_headers(req->model);
 	a->curl = curl_easy_init();
 	if (!a->curl) {
 		curl_slist_free_all(h);
@@ -306,9 +342,14 @@ static enum outcome run_attempt(const cuco_llm *c, const cuco_llm_request *req, 
 	curl_easy_setopt(k, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(k, CURLOPT_XFERINFODATA, a);
 	curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, (long)(cfg->connect_timeout_s * 1000));
-	curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, (long)(cfg->total_timeout_s * 1000));
-	/* A whole reply is silent until the model is done; only streams idle. */
+	/* A whole reply is silent until the model is done, so only its end to
+	 * end time can bound it. A stream is bounded by its progress instead:
+	 * a slow local model writing 5 000 tokens for half an hour is not
+	 * cut, a stream that stops is, and the reply cap ends an endless one. */
+	if (!req->stream)
+		curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, (long)(cfg->total_timeout_s * 1000));
 	a->idle_limit = req->stream ? cfg->idle_timeout_s : 0;
+	a->read.max_bytes = cfg->max_reply_bytes;
 	a->last_byte = cuco_mono();
 	curl_easy_setopt(k, CURLOPT_USERAGENT, "cuco/" CUCO_VERSION);
 	CURLcode rc = curl_easy_perform(k);
@@ -351,6 +392,22 @@ static double backoff(const cuco_llm_config *cfg, int retry, double retry_after,
 	return d * (0.5 + 0.5 * rand_r(seed) / (double)RAND_MAX);
 }
 
+/* Whether a request would carry a temperature at all. */
+static bool sends_temperature(const cuco_llm_request *req)
+{
+	double t = !isnan(req->temperature) ? req->temperature : req->model->temperature;
+	return !isnan(t) && !req->model->no_temperature;
+}
+
+/* The wait before the next attempt, or < 0 when retry_time would pass
+ * first: a Retry-After of a day ends the call now, not in a day. */
+static double next_wait(const cuco_llm *c, int retry, double retry_after, double t0,
+	unsigned *seed)
+{
+	double wait = backoff(&c->cfg, retry, retry_after, seed);
+	return cuco_mono() - t0 + wait > c->cfg.retry_time_s ? -1 : wait;
+}
+
 int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *out,
 	cuco_err *err)
 {
@@ -361,12 +418,15 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 	if (cuco_llm_spent(c, spent, sizeof spent))
 		return cuco_errf(err, CUCO_EENV, "llm %s: %s", m->name, spent);
 	char *url = endpoint(m);
-	char *json = llm_request_json(req, m->max_tokens);
+	int max_tokens = req->max_tokens > 0 ? req->max_tokens : m->max_tokens;
+	bool temperature = sends_temperature(req);
+	char *json = llm_request_json(req, max_tokens, temperature);
 	/* Through 64 bits: microseconds of uptime pass UINT_MAX in 72 minutes,
 	 * and a double out of an unsigned's range is undefined behaviour. */
 	unsigned seed = (unsigned)((uint64_t)(t0 * 1e6) ^ (uintptr_t)req);
 	char why[512] = "";
 	enum outcome o = FAIL;
+	bool out_of_time = false;
 	for (int retry = 0;; retry++) {
 		attempt a = { .retry_after = -1, .read = { .provider = m->provider, .req = req } };
 		if (retry > 0 && req->on_delta)
@@ -377,14 +437,33 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 			out->text = a.read.text.data;
 			a.read.text = (cuco_buf){ 0 };
 			cuco_strlcpy(out->finish, a.read.finish, sizeof out->finish);
+		}
+		if (o == DONE || o == TOO_BIG) {  /* served, so counted */
 			out->tokens_in = a.read.tokens_in;
 			out->tokens_out = a.read.tokens_out;
+			out->tokens_cached = a.read.tokens_cached;
 		}
-		double wait = backoff(&c->cfg, retry, a.retry_after, &seed);
+		out->context_exceeded = a.context_exceeded;
+		out->context_needed = a.context_needed;
+		out->context_size = a.context_size;
+		bool drop_temperature = a.temperature_refused && temperature;
+		double wait = next_wait(c, retry, a.retry_after, t0, &seed);
 		attempt_free(&a);
-		if (o != RETRY || retry >= c->cfg.max_retries)
+		if (drop_temperature) {
+			/* Some models (OpenAI's reasoning ones) take no temperature. */
+			llm_scrub(m, why);
+			cuco_log(CUCO_LOG_WARN, "llm: %s: the server refuses a temperature (%s); asking "
+				"again without one", m->name, why);
+			temperature = false;
+			free(json);
+			json = llm_request_json(req, max_tokens, false);
+			retry--;
+			continue;
+		}
+		out_of_time = o == RETRY && wait < 0;
+		if (o != RETRY || retry >= c->cfg.max_retries || out_of_time)
 			break;
-		scrub(m, why);
+		llm_scrub(m, why);
 		cuco_log(CUCO_LOG_INFO, "llm: %s: attempt %d failed (%s); retrying in %.2f s",
 			m->name, out->attempts, why, wait);
 		if (!pause_for(wait, req->cancel)) {
@@ -397,20 +476,28 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 	free(json);
 	out->seconds = cuco_mono() - t0;
 	out->cancelled = o == CANCELLED;
-	if (o != DONE) {
-		scrub(m, why);
-		/* Retries spent on a fault that may pass: the caller may call again
-		 * later, unlike a refused request or key, which would fail again. */
-		if (o == RETRY)
-			return cuco_errf(err, CUCO_EAGAIN, "llm %s: %s (gave up after %d attempts)", m->name,
-				why, out->attempts);
-		return cuco_errf(err, CUCO_EENV, "llm %s: %s", m->name, why);
+	if (o == DONE || o == TOO_BIG) {
+		/* One line per answered call: what the server said it served. */
+		cuco_log(CUCO_LOG_INFO, "llm: %s: answered: %lld prompt + %lld completion tokens in "
+			"%.1f s, %d attempt%s%s", m->name, (long long)out->tokens_in,
+			(long long)out->tokens_out, cuco_mono() - t0, out->attempts,
+			out->attempts == 1 ? "" : "s", req->stream ? ", streamed" : "");
+		out->cost_usd = cuco_model_cost(m, out->tokens_in, out->tokens_cached, out->tokens_out);
+		pthread_mutex_lock(&c->lock);
+		c->tokens_in += out->tokens_in;
+		c->tokens_out += out->tokens_out;
+		c->cost_usd += out->cost_usd;
+		pthread_mutex_unlock(&c->lock);
 	}
-	out->cost_usd = cuco_model_cost(m, out->tokens_in, out->tokens_out);
-	pthread_mutex_lock(&c->lock);
-	c->tokens_in += out->tokens_in;
-	c->tokens_out += out->tokens_out;
-	c->cost_usd += out->cost_usd;
-	pthread_mutex_unlock(&c->lock);
-	return CUCO_OK;
+	if (o == DONE)
+		return CUCO_OK;
+	llm_scrub(m, why);
+	if (o == TOO_BIG || o == CONTEXT)
+		return cuco_errf(err, CUCO_EDATA, "llm %s: %s", m->name, why);
+	/* Retries spent on a fault that may pass: the caller may call again
+	 * later, unlike a refused request or key, which would fail again. */
+	if (o == RETRY)
+		return cuco_errf(err, CUCO_EAGAIN, "llm %s: %s (gave up after %d attempts%s)", m->name,
+			why, out->attempts, out_of_time ? ": retry_time would pass before the next" : "");
+	return cuco_errf(err, CUCO_EENV, "llm %s: %s", m->name, why);
 }

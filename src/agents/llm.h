@@ -31,6 +31,7 @@ typedef struct cuco_llm_request {
 	int nmsgs;
 	const cuco_llm_msg *msgs;
 	double temperature;   /* NAN: the model's, else the server's default */
+	int max_tokens;       /* completion limit; 0: the model's */
 	bool stream;
 	/* Streaming: each text delta as it arrives; a call with len 0 and
 	 * text NULL means "start again" (a retry after a cut-off stream). */
@@ -44,20 +45,45 @@ typedef struct cuco_llm_reply {
 	char finish[32];      /* stop, length, … as the server said */
 	int64_t tokens_in;
 	int64_t tokens_out;
+	int64_t tokens_cached;  /* of tokens_in, read from the provider's cache */
 	double cost_usd;
 	int attempts;         /* HTTP requests made, also on failure */
 	bool cancelled;
 	double seconds;
+	/* The server refused the request as longer than its context (HTTP
+	 * 400: llama.cpp's "exceeds the available context size", OpenAI's
+	 * context_length_exceeded, Anthropic's "prompt is too long"), with the
+	 * counts it gave, 0 where it gave none. The call is CUCO_EDATA. */
+	bool context_exceeded;
+	int64_t context_needed, context_size;
 } cuco_llm_reply;
+
+/* What cuco_llm_check learnt about a model's server. */
+typedef struct cuco_llm_served {
+	char serves[256];     /* the ids /models lists, comma-separated; "" if not listed */
+	bool any_name;        /* the server answers whatever name is asked (llama-server) */
+	int64_t context;      /* the server's context window in tokens; 0 if it did not say */
+	char context_from[32];/* where it was read: "/props", "/models", "/api/show", "config" */
+} cuco_llm_served;
 
 int cuco_llm_new(const cuco_llm_config *cfg, cuco_llm **out, cuco_err *err);
 void cuco_llm_free(cuco_llm *c);
 /* One call. On failure out->text is NULL and attempts/cancelled are set;
  * CUCO_EAGAIN when the retries were spent on faults that may pass (network,
- * 408, 429, 5xx, cut or unreadable replies), CUCO_EENV otherwise. */
+ * 408, 429, 5xx, cut or unreadable replies) or retry_time passed,
+ * CUCO_EDATA for a reply the server sent but that cannot be used (past
+ * max_reply, or a request beyond the context: out->context_exceeded),
+ * CUCO_EENV otherwise. A server that refuses the temperature parameter
+ * is asked once more without it. */
 int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *out,
 	cuco_err *err);
 void cuco_llm_reply_free(cuco_llm_reply *r);
+/* Before a run: is m's server up, does it serve m->model, and how long is
+ * its context? Fills m->context from the server when the config left it 0.
+ * CUCO_EENV with one line naming the model, the URL and what is wrong
+ * (unreachable, the key refused, the model not served); a server that
+ * lists no models or states no context is no error. */
+int cuco_llm_check(cuco_llm *c, cuco_model *m, cuco_llm_served *out, cuco_err *err);
 /* Totals over every call of this client (for budgets and the status line). */
 void cuco_llm_totals(cuco_llm *c, int64_t *tokens_in, int64_t *tokens_out, double *cost_usd);
 /* Whether a budget is spent; then why says which, and every further call

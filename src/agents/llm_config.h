@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #define CUCO_MAX_MODELS 8
+#define CUCO_MAX_CONCURRENCY 16  /* model calls in flight at once, at most */
 
 typedef enum cuco_provider {
 	CUCO_PROVIDER_OPENAI,     /* chat completions: OpenAI, vLLM, SGLang, llama.cpp, Ollama */
@@ -29,12 +30,19 @@ typedef struct cuco_model {
 	char url[512];           /* base URL, ".../v1" */
 	char api_key_env[64];    /* variable holding the key; "" sends none */
 	double weight;           /* share when models are mixed by weight */
-	double price_in;         /* USD per million prompt tokens */
-	double price_out;        /* USD per million completion tokens */
+	/* USD per million tokens: prompt, prompt read from the provider's cache,
+	 * completion. NAN = unknown (cost 0, and the run says so): the config's,
+	 * else the built-in table's (cuco_model_prices), else 0 for a server of
+	 * one's own (ollama, vllm, sglang, llamacpp). */
+	double price_in;
+	double price_cached;
+	double price_out;
 	double temperature;      /* NAN: the strategy's choice */
 	bool no_temperature;     /* send none: OpenAI's reasoning models refuse one */
 	int max_tokens;          /* completion limit sent with each request */
 	bool completion_tokens;  /* name it max_completion_tokens (OpenAI's own API) */
+	int64_t context;         /* context window in tokens: the config's, else the server's
+	                            (cuco_llm_check); 0 = not known, prompts are not fitted */
 } cuco_model;
 
 typedef enum cuco_model_choice { CUCO_CHOICE_WEIGHT, CUCO_CHOICE_BANDIT } cuco_model_choice;
@@ -46,12 +54,16 @@ typedef struct cuco_llm_config {
 	double bandit_exploration;   /* UCB's c */
 	double bandit_cost_weight;   /* how much a model's mean cost lowers its score */
 	double connect_timeout_s;
-	double idle_timeout_s;       /* abandon a stream silent this long */
-	double total_timeout_s;      /* one attempt, end to end */
+	double idle_timeout_s;       /* abandon a stream that makes no progress this long */
+	double total_timeout_s;      /* one whole (non-streamed) attempt, end to end */
 	int max_retries;             /* after the first attempt */
 	double backoff_base_s;       /* first retry waits about this long */
 	double backoff_max_s;        /* cap of a backoff and of a Retry-After */
+	double retry_time_s;         /* a call stops retrying once this long has passed */
+	double outage_s;             /* no model answering this long pauses the run */
+	size_t max_reply_bytes;      /* a reply's text at most; past it the reply is refused */
 	int patch_attempts;          /* replies per edit, errors answered in the same chat */
+	int concurrency;             /* model calls in flight at once (4) */
 	double budget_usd;           /* spend at most this over the client's life; 0 = no limit */
 	int64_t budget_tokens;       /* prompt + completion tokens at most; 0 = no limit */
 	char theme[64];              /* [screen] theme = NAME; "" = not set */
@@ -68,13 +80,32 @@ bool cuco_llm_config_path(char *buf, size_t size);
 int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err);
 /* Make `--llm PROVIDER:MODEL[@URL][*WEIGHT]` specs the models in use. The
  * configured models then serve as a table: a spec naming the same model id
- * takes its prices, key variable, token limit and temperature. PROVIDER is
+ * takes its prices, key variable, token limit, context and temperature. PROVIDER is
  * openai or anthropic, or an OpenAI-compatible server: vllm, sglang,
  * llamacpp, ollama, openrouter. n == 0 leaves cfg as it is. */
 int cuco_llm_use_specs(cuco_llm_config *cfg, char *const *specs, int n, cuco_err *err);
 const char *cuco_provider_name(cuco_provider p);
-/* USD for a call from its token counts and the model's prices. */
-double cuco_model_cost(const cuco_model *m, int64_t tokens_in, int64_t tokens_out);
+/* USD for a call from its token counts (tokens_in counts the cached ones
+ * too) and the model's prices; an unknown price counts as 0. */
+double cuco_model_cost(const cuco_model *m, int64_t tokens_in, int64_t tokens_cached,
+	int64_t tokens_out);
+/* Whether the model's prices are known. */
+bool cuco_model_priced(const cuco_model *m);
+
+/* The built-in price table: a model's published prices, per million
+ * tokens, with when and where they were read. */
+typedef struct cuco_price {
+	const char *model;       /* an id, or the start of ids: "gpt-4o" covers "gpt-4o-2024-08-06" */
+	double in, cached, out;  /* USD per million tokens */
+	const char *read;        /* the date the price was written down */
+	const char *from;        /* the page it was read from */
+} cuco_price;
+
+/* The table's entry for a model id (a provider prefix "vendor/" is
+ * skipped; the longest matching id wins); NULL when none. */
+const cuco_price *cuco_price_find(const char *model);
+/* A model whose config gave no price takes the table's (all three). */
+void cuco_model_prices(cuco_model *m);
 /* The model a draw u in [0,1) picks when models are mixed by weight. */
 int cuco_model_pick_weighted(const cuco_llm_config *cfg, double u);
 

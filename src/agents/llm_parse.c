@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *llm_request_json(const cuco_llm_request *req, int max_tokens)
+char *llm_request_json(const cuco_llm_request *req, int max_tokens, bool temperature)
 {
 	const cuco_model *m = req->model;
 	cJSON *root = cJSON_CreateObject();
@@ -23,7 +23,7 @@ char *llm_request_json(const cuco_llm_request *req, int max_tokens)
 	cJSON_AddNumberToObject(root, m->completion_tokens ? "max_completion_tokens" : "max_tokens",
 		max_tokens);
 	double t = !isnan(req->temperature) ? req->temperature : m->temperature;
-	if (!isnan(t) && !m->no_temperature)
+	if (!isnan(t) && !m->no_temperature && temperature)
 		cJSON_AddNumberToObject(root, "temperature", t);
 	cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
 	if (req->system && m->provider == CUCO_PROVIDER_ANTHROPIC)
@@ -74,6 +74,19 @@ static void take_tokens(const cJSON *usage, const char *in, const char *out, llm
 		r->tokens_in = token_count(v->valuedouble);
 	if ((v = cJSON_GetObjectItemCaseSensitive(usage, out)) && cJSON_IsNumber(v))
 		r->tokens_out = token_count(v->valuedouble);
+	/* Prompt tokens read from the provider's cache: part of OpenAI's
+	 * prompt_tokens, beside Anthropic's input_tokens. */
+	if (r->provider == CUCO_PROVIDER_OPENAI)
+		v = path(usage, "prompt_tokens_details", "cached_tokens");
+	else
+		v = cJSON_GetObjectItemCaseSensitive(usage, "cache_read_input_tokens");
+	if (!cJSON_IsNumber(v))
+		return;
+	r->tokens_cached = token_count(v->valuedouble);
+	if (r->provider == CUCO_PROVIDER_ANTHROPIC)
+		r->tokens_in += r->tokens_cached;
+	if (r->tokens_cached > r->tokens_in)
+		r->tokens_cached = r->tokens_in;
 }
 
 static void take_finish(const cJSON *v, llm_read *r)
@@ -82,10 +95,26 @@ static void take_finish(const cJSON *v, llm_read *r)
 		cuco_strlcpy(r->finish, v->valuestring, sizeof r->finish);
 }
 
+static size_t cap(const llm_read *r)
+{
+	return r->max_bytes ? r->max_bytes : LLM_REPLY_MAX_DEFAULT;
+}
+
+/* Past the cap the attempt is over: what was read is kept for the error
+ * only, and nothing more is buffered. */
+static bool over_cap(llm_read *r, size_t len, const char *what)
+{
+	if (len <= cap(r))
+		return false;
+	r->too_big = true;
+	snprintf(r->error, sizeof r->error, "%s larger than %zu bytes (max_reply)", what, cap(r));
+	return true;
+}
+
 static void add_text(llm_read *r, const char *s)
 {
 	size_t n = strlen(s);
-	if (n == 0)
+	if (n == 0 || over_cap(r, r->text.len + n, "reply"))
 		return;
 	cuco_buf_append(&r->text, s, n);
 	if (r->req->on_delta)
@@ -149,6 +178,7 @@ static void dispatch(llm_read *r)
 		r->done = true;
 		return;
 	}
+	r->events++;
 	cJSON *j = cJSON_ParseWithLength(r->data.data, r->data.len);
 	if (!j) {
 		snprintf(r->error, sizeof r->error, "stream event is not JSON: %.60s", r->data.data);
@@ -183,6 +213,8 @@ static void sse_line(llm_read *r, const char *s, size_t n)
 		vn--;
 	}
 	if (fn == 4 && memcmp(s, "data", 4) == 0) {
+		if (over_cap(r, r->data.len + vn + 1, "stream event"))
+			return;
 		if (r->data.len > 0)
 			cuco_buf_puts(&r->data, "\n");
 		cuco_buf_append(&r->data, v, vn);
@@ -191,22 +223,53 @@ static void sse_line(llm_read *r, const char *s, size_t n)
 	}
 }
 
+/* The last line end in bytes, or NULL. */
+static const char *last_newline(const char *bytes, size_t n)
+{
+	while (n > 0)
+		if (bytes[--n] == '\n')
+			return bytes + n;
+	return NULL;
+}
+
 void llm_sse_feed(llm_read *r, const char *bytes, size_t n)
 {
-	cuco_buf_append(&r->line, bytes, n);
-	size_t start = 0;
-	for (size_t i = 0; i < r->line.len; i++) {
-		if (r->line.data[i] != '\n')
-			continue;
-		size_t end = i;
-		if (end > start && r->line.data[end - 1] == '\r')
-			end--;
-		sse_line(r, r->line.data + start, end - start);
-		start = i + 1;
+	if (r->error[0])
+		return;
+	/* Comments and empty events carry no text: without this bound a
+	 * server could keep one attempt alive for ever. */
+	r->streamed += n;
+	if (over_cap(r, r->streamed / 4, "stream (a quarter of it)"))
+		return;
+	/* The complete lines first, then the unfinished rest, which is
+	 * measured before it is buffered: a line with no end never holds
+	 * more than the cap (found by tests/fuzz/fuzz_sse's flood). */
+	const char *nl = last_newline(bytes, n);
+	size_t whole = nl ? (size_t)(nl - bytes) + 1 : 0;
+	if (whole > 0) {
+		cuco_buf_append(&r->line, bytes, whole);
+		/* Only the new bytes are searched for line ends: rescanning a
+		 * long unfinished line on every chunk made a 48 MB line cost
+		 * 45 s. */
+		size_t start = 0;
+		for (const char *e; !r->error[0] && (e = memchr(r->line.data + r->scanned, '\n',
+			r->line.len - r->scanned));) {
+			size_t i = (size_t)(e - r->line.data), end = i;
+			if (end > start && r->line.data[end - 1] == '\r')
+				end--;
+			sse_line(r, r->line.data + start, end - start);
+			start = r->scanned = i + 1;
+		}
+		r->line.len = 0;
+		r->line.data[0] = '\0';
+		r->scanned = 0;
+		if (r->error[0])
+			return;
 	}
-	memmove(r->line.data, r->line.data + start, r->line.len - start);
-	r->line.len -= start;
-	r->line.data[r->line.len] = '\0';
+	if (over_cap(r, r->line.len + (n - whole), "stream line"))
+		return;
+	cuco_buf_append(&r->line, bytes + whole, n - whole);
+	r->scanned = r->line.len;
 }
 
 bool llm_parse_body(llm_read *r, const char *body, size_t n)
@@ -221,17 +284,18 @@ bool llm_parse_body(llm_read *r, const char *body, size_t n)
 	if (r->provider == CUCO_PROVIDER_OPENAI) {
 		const cJSON *c0 = cJSON_GetArrayItem(path(j, "choices", NULL), 0);
 		const cJSON *content = path(c0, "message", "content");
-		if (cJSON_IsString(content)) {
+		if (cJSON_IsString(content) && !over_cap(r, strlen(content->valuestring), "reply")) {
 			cuco_buf_puts(&r->text, content->valuestring);
 			take_finish(path(c0, "finish_reason", NULL), r);
-			take_tokens(path(j, "usage", NULL), "prompt_tokens", "completion_tokens", r);
 			ok = true;
 		}
+		/* Counted even when the text is refused: the server served it. */
+		take_tokens(path(j, "usage", NULL), "prompt_tokens", "completion_tokens", r);
 	} else {
 		const cJSON *block;
 		cJSON_ArrayForEach(block, path(j, "content", NULL)) {
 			const cJSON *text = path(block, "text", NULL);
-			if (cJSON_IsString(text)) {
+			if (cJSON_IsString(text) && !over_cap(r, r->text.len + strlen(text->valuestring), "reply")) {
 				cuco_buf_puts(&r->text, text->valuestring);
 				ok = true;
 			}
@@ -239,7 +303,8 @@ bool llm_parse_body(llm_read *r, const char *body, size_t n)
 		take_finish(path(j, "stop_reason", NULL), r);
 		take_tokens(path(j, "usage", NULL), "input_tokens", "output_tokens", r);
 	}
-	if (!ok)
+	ok = ok && !r->too_big;
+	if (!ok && !r->too_big)
 		snprintf(r->error, sizeof r->error, "reply holds no text (%s)",
 			r->provider == CUCO_PROVIDER_OPENAI ? "choices[0].message.content" : "content[].text");
 	if (!r->text.data)
@@ -253,7 +318,54 @@ void llm_error_message(const char *body, size_t n, char *out, size_t size)
 	out[0] = '\0';
 	cJSON *j = cJSON_ParseWithLength(body, n);
 	const cJSON *msg = path(path(j, "error", NULL), "message", NULL);
+	const cJSON *code = path(path(j, "error", NULL), "code", NULL);
 	if (cJSON_IsString(msg))
 		snprintf(out, size, "%s", msg->valuestring);
+	/* OpenAI names the kind of error in its code: context_length_exceeded. */
+	if (cJSON_IsString(msg) && cJSON_IsString(code) && strlen(out) + 4 < size)
+		snprintf(out + strlen(out), size - strlen(out), " (%s)", code->valuestring);
 	cJSON_Delete(j);
+}
+
+/* A count after `key` in msg, as in "(8192 tokens)" or "is 4096 tokens". */
+static int64_t number_after(const char *msg, const char *key)
+{
+	const char *p = strstr(msg, key);
+	if (!p)
+		return 0;
+	p += strlen(key);
+	while (*p && (*p < '0' || *p > '9') && p - msg < 4096)
+		p++;
+	return strtoll(p, NULL, 10);
+}
+
+bool llm_context_exceeded(const char *msg, int64_t *needed, int64_t *size)
+{
+	*needed = *size = 0;
+	if (strstr(msg, "exceeds the available context size")) {        /* llama.cpp */
+		*needed = number_after(msg, "request (");
+		*size = number_after(msg, "context size (");
+		return true;
+	}
+	if (strstr(msg, "maximum context length")) {                    /* OpenAI, vLLM */
+		*size = number_after(msg, "maximum context length is");
+		*needed = number_after(msg, "you requested");
+		if (!*needed)
+			*needed = number_after(msg, "resulted in");
+		return true;
+	}
+	if (strstr(msg, "context_length_exceeded") || strstr(msg, "context window"))
+		return true;
+	if (strstr(msg, "prompt is too long")) {                        /* Anthropic */
+		*needed = number_after(msg, "prompt is too long:");
+		*size = number_after(msg, "tokens >");
+		return true;
+	}
+	return false;
+}
+
+bool llm_temperature_refused(const char *msg)
+{
+	return strstr(msg, "temperature") && (strstr(msg, "nsupported") || strstr(msg, "not support") ||
+		strstr(msg, "Only the default"));
 }

@@ -513,9 +513,100 @@ static int apply_hunks(const lines *file, const region *r, size_t nr, const cuco
 	return rc;
 }
 
-/* A full rewrite of a file with EVOLVE-BLOCKs must keep everything outside
- * them (trailing whitespace aside); the parent's frame is kept byte for
- * byte and the new blocks' insides are put into it. */
+/* A segment's lines with comments dropped and whitespace folded
+ * (cuco_source_normalize), for comparing frames. */
+static void normal_form(const lines *f, size_t from, size_t upto, cuco_buf *out)
+{
+	cuco_buf raw = { 0 };
+	for (size_t i = from; i < upto; i++) {
+		cuco_buf_append(&raw, f->v[i].s, f->v[i].n);
+		cuco_buf_puts(&raw, "\n");
+	}
+	out->len = 0;
+	cuco_source_normalize(raw.data ? raw.data : "", raw.len, out);
+	cuco_buf_free(&raw);
+}
+
+/* Whether a line holds code: not blank, not only a // or one-line comment. */
+static bool code_line(line l)
+{
+	size_t i = indent_of(l), n = rtrim(l);
+	if (i >= n)
+		return false;
+	if (n - i >= 2 && l.s[i] == '/' && l.s[i + 1] == '/')
+		return false;
+	return !(n - i >= 4 && l.s[i] == '/' && l.s[i + 1] == '*' && l.s[n - 2] == '*' &&
+		l.s[n - 1] == '/');
+}
+
+/* The first parent line of [pi, pend) whose code the reply's [ni, nend)
+ * does not have, blank and comment lines skipped; pend when none. */
+static size_t first_change(const lines *file, size_t pi, size_t pend, const lines *nf,
+	size_t ni, size_t nend)
+{
+	cuco_buf a = { 0 }, b = { 0 };
+	for (;; pi++, ni++) {
+		while (pi < pend && !code_line(file->v[pi]))
+			pi++;
+		while (ni < nend && !code_line(nf->v[ni]))
+			ni++;
+		if (pi >= pend || ni >= nend)
+			break;
+		normal_form(file, pi, pi + 1, &a);
+		normal_form(nf, ni, ni + 1, &b);
+		if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
+			break;
+	}
+	cuco_buf_free(&a);
+	cuco_buf_free(&b);
+	return pi;
+}
+
+/* Compare the frames segment by segment: CUCO_OK when the code outside
+ * the blocks is the parent's (*cosmetic when comments, blank lines or
+ * whitespace differ), CUCO_EDATA naming the first line that changed. */
+static int compare_frames(const lines *file, const region *r, size_t nr, const lines *nf,
+	const region *nrg, bool *cosmetic, cuco_err *err)
+{
+	cuco_buf a = { 0 }, b = { 0 };
+	int rc = CUCO_OK;
+	size_t pi = 0, ni = 0;
+	for (size_t k = 0; k <= nr && rc == CUCO_OK; k++) {
+		size_t pend = k < nr ? r[k].start + 1 : file->n;
+		size_t nend = k < nr ? nrg[k].start + 1 : nf->n;
+		bool exact = pend - pi == nend - ni;
+		for (size_t i = 0; exact && pi + i < pend; i++)
+			exact = same(file->v[pi + i].s, rtrim(file->v[pi + i]), nf->v[ni + i].s,
+				rtrim(nf->v[ni + i]));
+		if (!exact) {
+			normal_form(file, pi, pend, &a);
+			normal_form(nf, ni, nend, &b);
+			*cosmetic = true;
+			if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0) {
+				size_t at = first_change(file, pi, pend, nf, ni, nend);
+				char q[96] = "";
+				if (at < pend)
+					quote(file->v[at], q, sizeof q);
+				rc = cuco_errf(err, CUCO_EDATA, "full rewrite changes parent line %zu (`%s`), "
+					"outside every EVOLVE-BLOCK; keep that code as it is (comments, blank lines "
+					"and whitespace there may differ)", (at < pend ? at : pend) + 1, q);
+			}
+		}
+		if (k < nr) {
+			pi = r[k].end;
+			ni = nrg[k].end;
+		}
+	}
+	cuco_buf_free(&a);
+	cuco_buf_free(&b);
+	return rc;
+}
+
+/* A full rewrite of a file with EVOLVE-BLOCKs must keep the code outside
+ * them; comments, blank lines and whitespace there may differ (published
+ * systems splice the new blocks into the parent's frame; a model often
+ * retouches a comment or the file's last line). The parent's frame is
+ * kept byte for byte and the new blocks' insides are put into it. */
 static int apply_full(const lines *file, const region *r, size_t nr, const cuco_reply *reply,
 	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
 {
@@ -540,27 +631,7 @@ static int apply_full(const lines *file, const region *r, size_t nr, const cuco_
 		return cuco_errf(err, CUCO_EDATA, "full rewrite has %zu EVOLVE-BLOCKs where the parent has "
 			"%zu; keep the markers and the code outside them", nnr, nr);
 	}
-	/* Walk the frames side by side: outside blocks, lines must agree. */
-	size_t pi = 0, ni = 0;
-	for (size_t k = 0; k <= nr && rc == CUCO_OK; k++) {
-		size_t pend = k < nr ? r[k].start + 1 : file->n;
-		size_t nend = k < nr ? nrg[k].start + 1 : nf.n;
-		for (; rc == CUCO_OK && (pi < pend || ni < nend); pi++, ni++) {
-			if (pi >= pend || ni >= nend ||
-				!same(file->v[pi].s, rtrim(file->v[pi]), nf.v[ni].s, rtrim(nf.v[ni]))) {
-				char q[96] = "";
-				if (pi < pend)
-					quote(file->v[pi], q, sizeof q);
-				rc = cuco_errf(err, CUCO_EDATA, "full rewrite changes parent line %zu (`%s`), "
-					"outside every EVOLVE-BLOCK; keep that code as it is",
-					(pi < pend ? pi : pend) + 1, q);
-			}
-		}
-		if (k < nr) {
-			pi = r[k].end;
-			ni = nrg[k].end;
-		}
-	}
+	rc = compare_frames(file, r, nr, &nf, nrg, &out->frame_kept, err);
 	if (rc == CUCO_OK) {
 		cuco_buf b = { 0 };
 		size_t from = 0;

@@ -34,20 +34,30 @@ static void put_hardware(cuco_buf *b, const cuco_hardware *hw)
 			hw->gin ? "available" : "not available", hw->nccl_version, hw->cuda_version);
 }
 
-static int put_context(cuco_txn *txn, cuco_buf *b, const cuco_workload *wl)
+void cuco_prompt_mark(cuco_prompt_map *map, cuco_cut_kind kind, bool user, const cuco_buf *b,
+	size_t start)
+{
+	if (!map || map->ncuts == CUCO_PROMPT_CUTS || b->len <= start)
+		return;
+	map->cuts[map->ncuts++] = (struct cuco_cut){ kind, user, start, b->len };
+}
+
+int cuco_prompt_put_documents(cuco_buf *b, const cuco_workload *wl, cuco_prompt_map *map,
+	cuco_err *err)
 {
 	for (int i = 0; i < wl->ncontext; i++) {
 		char path[1280], *text;
-		size_t len;
-		cuco_err err = { 0 };
+		size_t len, start = b->len;
 		snprintf(path, sizeof path, "%s/%s", wl->dir, wl->context[i]);
-		if (cuco_read_file(path, 4u << 20, &text, &len, &err) != CUCO_OK)
-			return cuco_txn_fail(txn, CUCO_EENV, "%s", err.msg);
+		int rc = cuco_read_file(path, 4u << 20, &text, &len, err);
+		if (rc != CUCO_OK)
+			return cuco_errf(err, CUCO_EENV, "%s", err->msg);
 		cuco_buf_printf(b, "\n## %s\n", wl->context[i]);
 		cuco_buf_append(b, text, len < MAX_CONTEXT_BYTES ? len : MAX_CONTEXT_BYTES);
 		if (len > MAX_CONTEXT_BYTES)
 			cuco_buf_printf(b, "\n[… %zu more bytes not shown]", len - MAX_CONTEXT_BYTES);
 		cuco_buf_puts(b, "\n");
+		cuco_prompt_mark(map, CUCO_CUT_DOCUMENT, false, b, start);
 		free(text);
 	}
 	return CUCO_OK;
@@ -142,9 +152,9 @@ static int build_system(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b
 		put_hardware(b, spec->hw);
 	if (wl->ncontext > 0)
 		cuco_buf_puts(b, "\n# Context documents\n");
-	int rc = put_context(txn, b, wl);
-	if (rc != CUCO_OK)
-		return rc;
+	cuco_err err;
+	if (cuco_prompt_put_documents(b, wl, spec->map, &err) != CUCO_OK)
+		return cuco_txn_fail(txn, CUCO_EENV, "%s", err.msg);
 	put_directive_schema(b, wl);
 	cuco_buf_puts(b, spec->kind == CUCO_PROMPT_DIFF ? diff_format : full_format);
 	return CUCO_OK;
@@ -191,8 +201,29 @@ static void put_feedback(cuco_buf *b, const cuco_candidate *c, size_t excerpt)
 		cuco_buf_printf(b, "- author's note: %s\n", c->note);
 }
 
+/* The sources a prompt has shown, so that none is shown twice: a
+ * directive-only child has its parent's code byte for byte. */
+typedef struct shown_code {
+	char hash[4 + 16][CUCO_HASH_LEN + 1];
+	uint64_t id[4 + 16];
+	int n;
+} shown_code;
+
+/* The candidate whose code the prompt already shows as that source; 0. */
+static uint64_t shown_as(shown_code *sc, const char *hash, uint64_t id)
+{
+	for (int i = 0; i < sc->n; i++)
+		if (strcmp(sc->hash[i], hash) == 0)
+			return sc->id[i];
+	if (sc->n < (int)(sizeof sc->id / sizeof sc->id[0])) {
+		cuco_strlcpy(sc->hash[sc->n], hash, sizeof sc->hash[0]);
+		sc->id[sc->n++] = id;
+	}
+	return 0;
+}
+
 static int put_program(cuco_txn *txn, cuco_buf *b, const char *title, uint64_t id, bool code,
-	size_t max_code)
+	size_t max_code, shown_code *sc)
 {
 	cuco_candidate *c = cuco_xmalloc(sizeof *c);
 	int rc = cuco_cand_get(txn, id, c);
@@ -205,7 +236,11 @@ static int put_program(cuco_txn *txn, cuco_buf *b, const char *title, uint64_t i
 		(unsigned long long)id, cuco_origin_name(c->origin), c->generation);
 	put_metrics(b, c);
 	put_feedback(b, c, 1200);
-	if (code) {
+	uint64_t same = code ? shown_as(sc, c->source_hash, id) : 0;
+	if (same) {
+		cuco_buf_printf(b, "- code: the same as candidate #%llu's above; only the directive "
+			"differs\n", (unsigned long long)same);
+	} else if (code) {
 		char *text;
 		size_t len;
 		rc = cuco_source_get(txn, c->source_hash, &text, &len);
@@ -286,6 +321,7 @@ static int choose(cuco_txn *txn, const cuco_prompt_spec *spec, picks *p)
 typedef struct walk {
 	cuco_buf *b;
 	const cuco_workload *wl;
+	cuco_prompt_map *map;
 	int shown;
 } walk;
 
@@ -294,12 +330,14 @@ static int put_memory_entry(const cuco_memory *m, void *arg)
 	walk *w = arg;
 	if (strcmp(m->workload, w->wl->name) != 0 || w->shown >= MAX_MEMORY)
 		return 0;
+	size_t start = w->b->len;
 	if (w->shown++ == 0)
 		cuco_buf_puts(w->b, "\n# Optimization memory (lessons from earlier rewrites)\n");
 	if (m->negative)
 		cuco_buf_printf(w->b, "- slowed a program down (%.2fx): %s\n", m->speedup, m->summary);
 	else
 		cuco_buf_printf(w->b, "- sped a program up %.2fx: %s\n", m->speedup, m->summary);
+	cuco_prompt_mark(w->map, CUCO_CUT_MEMORY, true, w->b, start);
 	return 0;
 }
 
@@ -330,19 +368,26 @@ static const char *const asks[] = {
 static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
 {
 	picks p;
+	shown_code sc = { .n = 0 };
 	int rc = choose(txn, spec, &p);
 	if (rc == CUCO_OK && p.baseline)
-		rc = put_program(txn, b, "Baseline (the host-driven reference)", p.baseline, false, 0);
+		rc = put_program(txn, b, "Baseline (the host-driven reference)", p.baseline, false, 0,
+			&sc);
 	if (rc == CUCO_OK)
-		rc = put_program(txn, b, "Current program", spec->parent, true, SIZE_MAX);
+		rc = put_program(txn, b, "Current program", spec->parent, true, SIZE_MAX, &sc);
 	if (rc == CUCO_OK && spec->kind == CUCO_PROMPT_CROSS)
-		rc = put_program(txn, b, "Second parent", spec->other, true, SIZE_MAX);
-	for (int i = 0; i < p.ntop && rc == CUCO_OK; i++)
+		rc = put_program(txn, b, "Second parent", spec->other, true, SIZE_MAX, &sc);
+	for (int i = 0; i < p.ntop && rc == CUCO_OK; i++) {
+		size_t start = b->len;
 		rc = put_program(txn, b, i == 0 ? "Top programs so far" : "Next top program", p.top[i],
-			true, MAX_SHOWN_SOURCE);
+			true, MAX_SHOWN_SOURCE, &sc);
+		cuco_prompt_mark(spec->map, CUCO_CUT_TOP, true, b, start);
+	}
+	size_t failures = b->len;  /* the first failure's part holds the header */
 	if (rc == CUCO_OK && p.nfailed > 0)
 		cuco_buf_puts(b, "\n# Recent failures\n");
 	for (int i = 0; i < p.nfailed && rc == CUCO_OK; i++) {
+		size_t start = i == 0 ? failures : b->len;
 		cuco_candidate *c = cuco_xmalloc(sizeof *c);
 		if ((rc = cuco_cand_get(txn, p.failed[i], c)) == CUCO_OK) {
 			char dir[256];
@@ -352,6 +397,7 @@ static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
 			put_feedback(b, c, 600);
 		}
 		free(c);
+		cuco_prompt_mark(spec->map, CUCO_CUT_FAILURE, true, b, start);
 	}
 	int shown = 0;
 	for (int i = 0; i < p.nrejected && rc == CUCO_OK; i++) {
@@ -360,7 +406,7 @@ static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
 			put_rejection(b, c, &shown);
 		free(c);
 	}
-	walk w = { b, spec->wl, 0 };
+	walk w = { b, spec->wl, spec->map, 0 };
 	if (rc == CUCO_OK && spec->meta && *spec->meta)
 		cuco_buf_printf(b, "\n# Recommendations from the search so far\n%s\n", spec->meta);
 	if (rc == CUCO_OK && spec->hints && *spec->hints)
@@ -375,6 +421,8 @@ static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
 int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *system,
 	cuco_buf *user)
 {
+	if (spec->map)
+		spec->map->ncuts = 0;
 	int rc = build_system(txn, spec, system);
 	return rc == CUCO_OK ? build_user(txn, spec, user) : rc;
 }
@@ -383,4 +431,146 @@ int cuco_prompt_keep(cuco_txn *txn, const char *prompt, const char *reply, cuco_
 {
 	int rc = cuco_source_put(txn, prompt, strlen(prompt), c->prompt_hash);
 	return rc == CUCO_OK ? cuco_source_put(txn, reply, strlen(reply), c->reply_hash) : rc;
+}
+
+/* ---- fitting to a model's context ------------------------------------------ */
+
+/* The order parts are cut in, and their names in the note. */
+static const cuco_cut_kind cut_order[] = {
+	CUCO_CUT_FAILURE, CUCO_CUT_TOP, CUCO_CUT_MEMORY, CUCO_CUT_DOCUMENT };
+static const char *const cut_names[] = {
+	[CUCO_CUT_FAILURE] = "failures", [CUCO_CUT_TOP] = "top programs",
+	[CUCO_CUT_MEMORY] = "lessons", [CUCO_CUT_DOCUMENT] = "document halvings" };
+
+#define DOC_FLOOR 1024   /* a document cut shorter than this goes whole */
+#define DOC_NOTE 80      /* bytes the "not shown" line takes */
+
+typedef struct fitting {
+	const cuco_prompt_map *map;
+	size_t keep[CUCO_PROMPT_CUTS];   /* bytes of each part kept; 0 = dropped */
+	size_t total;                    /* bytes of the whole conversation */
+} fitting;
+
+static size_t part_len(const fitting *f, int i)
+{
+	return f->map->cuts[i].end - f->map->cuts[i].start;
+}
+
+/* Cut parts of one kind, the last first (documents: halve the longest),
+ * until the conversation is within budget or none is left. */
+static void cut_kind(fitting *f, cuco_cut_kind kind, size_t budget, int *count)
+{
+	while (f->total > budget) {
+		int pick = -1;
+		for (int i = f->map->ncuts - 1; i >= 0; i--) {
+			if (f->map->cuts[i].kind != kind || f->keep[i] == 0)
+				continue;
+			if (pick < 0 || (kind == CUCO_CUT_DOCUMENT && f->keep[i] > f->keep[pick]))
+				pick = i;
+			if (kind != CUCO_CUT_DOCUMENT)
+				break;
+		}
+		if (pick < 0)
+			return;
+		size_t was = f->keep[pick] + (f->keep[pick] < part_len(f, pick) ? DOC_NOTE : 0);
+		if (kind == CUCO_CUT_DOCUMENT && f->keep[pick] / 2 >= DOC_FLOOR)
+			f->keep[pick] /= 2;
+		else
+			f->keep[pick] = 0;
+		size_t now = f->keep[pick] ? f->keep[pick] + DOC_NOTE : 0;
+		f->total -= was - now;
+		(*count)++;
+	}
+}
+
+/* Where to end a part cut to n bytes: after a line if one ends near, and
+ * never inside a UTF-8 character. */
+static size_t cut_point(const char *s, size_t n)
+{
+	for (size_t k = n; k > 0 && n - k < 400; k--)
+		if (s[k - 1] == '\n')
+			return k;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+static char *assemble(const char *text, bool user, const fitting *f)
+{
+	cuco_buf b = { 0 };
+	size_t at = 0, len = strlen(text);
+	for (int i = 0; f->map && i < f->map->ncuts; i++) {
+		const struct cuco_cut *c = &f->map->cuts[i];
+		if (c->user != user || c->end > len || c->start < at)
+			continue;
+		size_t n = part_len(f, i);
+		if (f->keep[i] == n)
+			continue;
+		cuco_buf_append(&b, text + at, c->start - at);
+		if (f->keep[i] > 0) {
+			size_t k = cut_point(text + c->start, f->keep[i]);
+			cuco_buf_append(&b, text + c->start, k);
+			cuco_buf_printf(&b, "\n[… %zu more bytes not shown: the model's context is short]\n",
+				n - k);
+		}
+		at = c->end;
+	}
+	cuco_buf_append(&b, text + at, len - at);
+	return b.data;
+}
+
+static void fit_note(cuco_fitted *out, int64_t context)
+{
+	cuco_buf cuts = { 0 };
+	for (size_t k = 0; k < sizeof cut_order / sizeof cut_order[0]; k++)
+		if (out->cut[cut_order[k]] > 0)
+			cuco_buf_printf(&cuts, "%s %d %s", cuts.len ? "," : "", out->cut[cut_order[k]],
+				cut_names[cut_order[k]]);
+	if (cuts.len > 0)
+		snprintf(out->note, sizeof out->note, "fitted to a context of %lld tokens: cut%s",
+			(long long)context, cuts.data);
+	cuco_buf_free(&cuts);
+}
+
+int cuco_prompt_fit(const char *system, const char *user, const cuco_prompt_map *map,
+	const cuco_fit *fit, cuco_fitted *out, cuco_err *err)
+{
+	memset(out, 0, sizeof *out);
+	system = system ? system : "";
+	static const cuco_prompt_map none;
+	fitting f = { .map = map ? map : &none, .total = strlen(system) + strlen(user) + fit->extra };
+	for (int i = 0; i < f.map->ncuts; i++)
+		f.keep[i] = part_len(&f, i);
+	double bpt = fit->bytes_per_token > 0 ? fit->bytes_per_token : CUCO_BYTES_PER_TOKEN;
+	out->max_tokens = fit->max_tokens;
+	if (fit->context > 0) {
+		/* The reply keeps its limit, or a quarter of the context when that
+		 * is less; a margin of 1/32 absorbs the estimate's error. */
+		int64_t reserve = fit->max_tokens < fit->context / 4 ? fit->max_tokens : fit->context / 4;
+		int64_t margin = fit->context / 32;
+		double room = (double)(fit->context - reserve - margin) * bpt;
+		size_t budget = room > 0 ? (size_t)room : 0;
+		for (size_t k = 0; k < sizeof cut_order / sizeof cut_order[0]; k++)
+			cut_kind(&f, cut_order[k], budget, &out->cut[cut_order[k]]);
+		if (f.total > budget)
+			return cuco_errf(err, CUCO_EDATA, "the prompt needs about %.0f tokens with every part "
+				"that may go cut; a context of %lld tokens leaves it %.0f (%lld for the reply)",
+				(double)f.total / bpt, (long long)fit->context, (double)budget / bpt,
+				(long long)reserve);
+		int64_t left = fit->context - (int64_t)((double)f.total / bpt) - margin;
+		if (left < out->max_tokens)
+			out->max_tokens = left > 16 ? (int)left : 16;
+		fit_note(out, fit->context);
+	}
+	out->tokens = (int64_t)((double)f.total / bpt);
+	out->system = assemble(system, false, &f);
+	out->user = assemble(user, true, &f);
+	return CUCO_OK;
+}
+
+void cuco_fitted_free(cuco_fitted *f)
+{
+	free(f->system);
+	free(f->user);
+	f->system = f->user = NULL;
 }

@@ -82,10 +82,12 @@ static bool is_fence(rline l)
 
 /* ---- directive ----------------------------------------------------------- */
 
-/* Strip markdown decoration around a directive line's parts. */
-static void clean(const char *s, size_t n, char *out, size_t size)
+/* Strip markdown decoration around a directive line's parts. A list's
+ * '-' is taken off a key only: in a value it is a sign ("granularity: -8"
+ * read as 8 was issue 18's), and the design space refuses it. */
+static void clean(const char *s, size_t n, bool key, char *out, size_t size)
 {
-	while (n > 0 && (isspace((unsigned char)*s) || *s == '-' || *s == '*' || *s == '`' ||
+	while (n > 0 && (isspace((unsigned char)*s) || (key && *s == '-') || *s == '*' || *s == '`' ||
 		*s == '"' || *s == '\'')) {
 		s++;
 		n--;
@@ -99,7 +101,7 @@ static void clean(const char *s, size_t n, char *out, size_t size)
 static bool is_directive_head(rline l)
 {
 	char t[64];
-	clean(l.s, l.n < 60 ? l.n : 60, t, sizeof t);
+	clean(l.s, l.n < 60 ? l.n : 60, true, t, sizeof t);
 	while (t[0] == '#' || t[0] == ' ')
 		memmove(t, t + 1, strlen(t));
 	return strncasecmp(t, "DIRECTIVE", 9) == 0 && (t[9] == ':' || t[9] == '\0');
@@ -126,8 +128,8 @@ static int parse_directive(const rlines *ls, size_t head, const cuco_workload *w
 		if (!colon)
 			break;
 		char key[64], val[96];
-		clean(l.s, (size_t)(colon - l.s), key, sizeof key);
-		clean(colon + 1, l.n - (size_t)(colon + 1 - l.s), val, sizeof val);
+		clean(l.s, (size_t)(colon - l.s), true, key, sizeof key);
+		clean(colon + 1, l.n - (size_t)(colon + 1 - l.s), false, val, sizeof val);
 		for (char *p = key; *p; p++)
 			*p = (char)tolower((unsigned char)*p);
 		if (wl && !cuco_workload_dim(wl, key)) {

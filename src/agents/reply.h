@@ -57,8 +57,10 @@ void cuco_reply_free(cuco_reply *r);
  * Every hunk is located in the same unedited parent and must match exactly
  * once; matching loosens in this order and stops at the first level that
  * finds anything. A reply applies all or nothing. When the parent has
- * EVOLVE-BLOCK-START/END markers only the lines between them may change;
- * a file without markers may change anywhere (the fast path's input). */
+ * EVOLVE-BLOCK-START/END markers only the lines between them may change
+ * (a full rewrite may differ outside them in comments, blank lines and
+ * whitespace: the parent's frame is kept); a file without markers may
+ * change anywhere (the fast path's input). */
 
 typedef enum cuco_match {
 	CUCO_MATCH_EXACT,
@@ -76,6 +78,9 @@ typedef struct cuco_patched {
 	int nhunks;
 	cuco_match *levels;        /* per hunk; NULL for a full rewrite */
 	cuco_match loosest;
+	bool frame_kept;           /* a full rewrite whose frame differed from the parent's
+	                              in comments, blank lines or whitespace only: the
+	                              parent's frame was kept */
 } cuco_patched;
 
 int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,

@@ -8,6 +8,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,10 +182,11 @@ int cuco_search_config_set(cuco_search_config *c, const char *key, const char *v
 int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *err)
 {
 	char *text;
-	int rc = cuco_read_file(path, 1 << 20, &text, NULL, err);
+	int rc = cuco_read_text(path, 1 << 20, &text, NULL, err);
 	if (rc != CUCO_OK)
 		return rc;
 	char section[16] = "";
+	cuco_buf seen = { 0 };  /* section.key of every knob set */
 	int line = 0;
 	for (char *s = text, *next; s && rc == CUCO_OK; s = next) {
 		next = strchr(s, '\n');
@@ -218,12 +221,20 @@ int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *e
 		cuco_err e2;
 		if ((rc = cuco_search_config_set(c, key, cuco_trim(eq + 1), &e2)) != CUCO_OK)
 			cuco_errf(err, rc, "%s:%d: %s", path, line, e2.msg);
+		else if (!cuco_buf_add_once(&seen, key))  /* the second would win silently */
+			rc = cuco_errf(err, CUCO_EDATA, "%s:%d: %s: given twice", path, line, key);
 	}
+	cuco_buf_free(&seen);
 	free(text);
 	return rc;
 }
 
 /* ---- the models, shared by evolve, beam and fastpath ---------------------- */
+
+static int totals_txn(cuco_txn *txn, void *arg)
+{
+	return cuco_call_sum(txn, arg);
+}
 
 int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_config *knobs,
 	cuco_err *err)
@@ -232,7 +243,9 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 	cuco_search_config_defaults(knobs);
 	cuco_llm_config_defaults(&s->cfg);
 	s->rng = env->cfg->seed ^ 0x6c6c6dull;
-	s->cancel = env->stop;
+	s->st = env->st;
+	s->lock = env->lock;
+	s->calls_off = env->calls_off;
 	char path[1024];
 	if (cuco_llm_config_path(path, sizeof path)) {
 		int rc = cuco_llm_config_load(path, &s->cfg, err);
@@ -251,14 +264,34 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 		if (rc != CUCO_OK)
 			return rc;
 	}
-	if (ec->max_cost_usd > 0)
-		s->cfg.budget_usd = ec->max_cost_usd;
-	if (ec->max_tokens > 0)
-		s->cfg.budget_tokens = ec->max_tokens;
-	if (s->cfg.nmodels == 0)
-		return CUCO_OK;
+	/* The run's budgets are counted here, over the store's calls, so they
+	 * count every call and survive a resume; the client keeps none. */
+	s->budget_usd = ec->max_cost_usd > 0 ? ec->max_cost_usd : s->cfg.budget_usd;
+	s->budget_tokens = ec->max_tokens > 0 ? ec->max_tokens : s->cfg.budget_tokens;
+	s->cfg.budget_usd = 0;
+	s->cfg.budget_tokens = 0;
+	s->concurrency = ec->llm_jobs > 0 ? ec->llm_jobs : s->cfg.concurrency;
+	if (env->model_outage_s)
+		*env->model_outage_s = s->cfg.outage_s;
+	int rc = cuco_store_read(s->st, totals_txn, &s->totals, err);
+	if (rc != CUCO_OK || s->cfg.nmodels == 0)
+		return rc;
+	for (int i = 0; i < s->cfg.nmodels; i++) {
+		cuco_model *m = &s->cfg.models[i];
+		cuco_model_prices(m);
+		if (s->budget_usd > 0 && !cuco_model_priced(m))
+			cuco_log(CUCO_LOG_WARN, "%s: model %s (%s) has no known price: its calls count as "
+				"$0 (set price_in and price_out in its [model] section)",
+				ec->max_cost_usd > 0 ? "--max-cost" : "budget_usd", m->name, m->model);
+	}
 	cuco_bandit_init(&s->bandit, &s->cfg);
-	return cuco_llm_new(&s->cfg, &s->llm, err);
+	rc = cuco_llm_new(&s->cfg, &s->llm, err);
+	/* Before the baseline: a dead server or a wrong name stops the run now. */
+	for (int i = 0; i < s->cfg.nmodels && rc == CUCO_OK; i++) {
+		cuco_llm_served sv;
+		rc = cuco_llm_check(s->llm, &s->cfg.models[i], &sv, err);
+	}
+	return rc;
 }
 
 void search_llm_close(search_llm *s)
@@ -268,14 +301,30 @@ void search_llm_close(search_llm *s)
 	s->llm = NULL;
 }
 
+int search_llm_concurrency(const search_llm *s)
+{
+	return s->llm ? s->concurrency : 0;
+}
+
 bool search_llm_spent(search_llm *s)
 {
-	char why[256];
-	if (!s->llm || !cuco_llm_spent(s->llm, why, sizeof why))
+	if (s->spent)
+		return true;
+	const cuco_call_totals *t = &s->totals;
+	if (s->budget_usd > 0 && t->cost_usd >= s->budget_usd)
+		snprintf(s->spent_why, sizeof s->spent_why, "the model budget is spent: $%.4f of $%.4f",
+			t->cost_usd, s->budget_usd);
+	else if (s->budget_tokens > 0 && t->tokens_in + t->tokens_out >= s->budget_tokens)
+		snprintf(s->spent_why, sizeof s->spent_why, "the model budget is spent: %lld of %lld "
+			"tokens", (long long)(t->tokens_in + t->tokens_out), (long long)s->budget_tokens);
+	else
 		return false;
-	if (!s->spent)
-		cuco_log(CUCO_LOG_INFO, "the model budget is spent (%s): no more proposals", why);
 	s->spent = true;
+	cuco_log(CUCO_LOG_INFO, "%s: no more proposals, and the calls in flight are cancelled",
+		s->spent_why);
+	/* The calls in flight end now, and count. */
+	if (s->calls_off)
+		atomic_store(s->calls_off, true);
 	return true;
 }
 
@@ -288,28 +337,260 @@ int search_llm_pick(search_llm *s)
 	return cuco_model_pick_weighted(&s->cfg, search_unit(&s->rng));
 }
 
-char *search_llm_ask(search_llm *s, int model, const char *system, const char *user,
-	double temperature, cuco_candidate *c, cuco_err *err)
+void search_ledger_init(search_ledger *lg, cuco_call_kind kind, uint64_t parent)
+{
+	memset(lg, 0, sizeof *lg);
+	lg->kind = kind;
+	lg->parent = parent;
+}
+
+static void ledger_free(search_ledger *lg)
+{
+	for (size_t i = 0; i < lg->n; i++)
+		free(lg->v[i].reply);
+	free(lg->v);
+	lg->v = NULL;
+	lg->n = lg->cap = 0;
+}
+
+/* What has streamed of a reply, for a call cut short: its tokens count. */
+typedef struct stream_tap {
+	cuco_buf text;
+	void (*on_delta)(const char *text, size_t len, void *arg);
+	void *arg;
+} stream_tap;
+
+static void tap_delta(const char *text, size_t len, void *arg)
+{
+	stream_tap *tap = arg;
+	if (!text)
+		tap->text.len = 0;  /* a retry starts the reply again */
+	else
+		cuco_buf_append(&tap->text, text, len);
+	if (tap->on_delta)
+		tap->on_delta(text, len, tap->arg);
+}
+
+/* Tokens of a text as a server would count them, roughly: one per four
+ * bytes (the usual rule for English and code with BPE tokenizers). */
+static int64_t estimate_tokens(size_t bytes)
+{
+	return (int64_t)((bytes + 3) / 4);
+}
+
+static size_t prompt_bytes(const cuco_llm_request *req)
+{
+	size_t n = req->system ? strlen(req->system) : 0;
+	for (int i = 0; i < req->nmsgs; i++)
+		n += strlen(req->msgs[i].content);
+	return n;
+}
+
+/* The call as the ledger keeps it, priced. */
+static void note_call(search_llm *s, search_ledger *lg, const cuco_llm_request *req,
+	const cuco_llm_reply *r, const char *streamed, int rc, const cuco_err *err)
+{
+	if (lg->n == lg->cap) {
+		lg->cap = lg->cap ? 2 * lg->cap : 4;
+		lg->v = cuco_xrealloc(lg->v, lg->cap * sizeof *lg->v);
+	}
+	search_entry *en = &lg->v[lg->n++];
+	memset(en, 0, sizeof *en);
+	cuco_call *c = &en->call;
+	const cuco_model *m = req->model;
+	c->kind = lg->kind;
+	c->parent = lg->parent;
+	c->seconds = r->seconds;
+	cuco_strlcpy(c->model, m->name, sizeof c->model);
+	c->outcome = rc == CUCO_OK ? CUCO_CALL_USED : r->cancelled ? CUCO_CALL_CANCELLED
+		: CUCO_CALL_FAILED;
+	if (rc != CUCO_OK)
+		cuco_strlcpy(c->reason, err->msg, sizeof c->reason);
+	const char *text = rc == CUCO_OK ? r->text : streamed;
+	c->tokens_in = r->tokens_in;
+	c->tokens_cached = r->tokens_cached;
+	c->tokens_out = r->tokens_out;
+	/* No usage from the server (none sent, or the call was cut short):
+	 * counted from the text, and marked so. A call that never reached a
+	 * server costs nothing. */
+	bool reached = rc == CUCO_OK || r->cancelled || (text && *text);
+	if (c->tokens_in == 0 && c->tokens_out == 0 && reached) {
+		c->tokens_in = estimate_tokens(prompt_bytes(req));
+		c->tokens_out = estimate_tokens(text ? strlen(text) : 0);
+		c->estimated = true;
+	}
+	c->priced = cuco_model_priced(m);
+	c->cost_usd = cuco_model_cost(m, c->tokens_in, c->tokens_cached, c->tokens_out);
+	en->reply = text && *text ? cuco_xstrdup(text) : NULL;
+	lg->cancelled |= c->outcome == CUCO_CALL_CANCELLED;
+	cuco_call_totals_add(&s->totals, c);
+}
+
+int search_llm_call(search_llm *s, search_ledger *lg, const cuco_llm_request *req,
+	cuco_llm_reply *out, cuco_err *err)
+{
+	memset(out, 0, sizeof *out);
+	const cuco_model *m = req->model;
+	if (search_llm_spent(s))
+		return cuco_errf(err, CUCO_ENOTFOUND, "%s", s->spent_why);
+	if (s->calls_off && atomic_load(s->calls_off))
+		return cuco_errf(err, CUCO_EENV, "llm %s: not called: the run is ending or paused",
+			m->name);
+	cuco_llm_request r = *req;
+	/* A model's own temperature (its [model] section) wins over the
+	 * strategy's choice: NAN hands the choice to the client. */
+	if (!isnan(m->temperature))
+		r.temperature = NAN;
+	r.cancel = s->calls_off;
+	stream_tap tap = { .on_delta = req->on_delta, .arg = req->arg };
+	r.on_delta = tap_delta;
+	r.arg = &tap;
+	if (s->lock)
+		pthread_mutex_unlock(s->lock);
+	int rc = cuco_llm_complete(s->llm, &r, out, err);
+	if (s->lock)
+		pthread_mutex_lock(s->lock);
+	note_call(s, lg, &r, out, tap.text.data, rc, err);
+	cuco_buf_free(&tap.text);
+	out->cost_usd = lg->v[lg->n - 1].call.cost_usd;
+	if (rc != CUCO_OK && out->cancelled && search_llm_spent(s))
+		return cuco_errf(err, CUCO_ENOTFOUND, "%s", s->spent_why);
+	search_llm_spent(s);  /* this call may have spent it: the others end now */
+	return rc;
+}
+
+void search_ledger_refused(search_ledger *lg, const char *why)
+{
+	if (lg->n == 0)
+		return;
+	cuco_call *c = &lg->v[lg->n - 1].call;
+	c->outcome = CUCO_CALL_REFUSED;
+	cuco_strlcpy(c->reason, why, sizeof c->reason);
+}
+
+typedef struct edit_hook {
+	search_llm *s;
+	search_ledger *lg;
+} edit_hook;
+
+static int hook_complete(void *arg, const cuco_llm_request *req, cuco_llm_reply *out,
+	cuco_err *err)
+{
+	edit_hook *h = arg;
+	return search_llm_call(h->s, h->lg, req, out, err);
+}
+
+static void hook_judged(void *arg, bool used, const char *why)
+{
+	edit_hook *h = arg;
+	if (!used)
+		search_ledger_refused(h->lg, why);
+}
+
+char *search_llm_ask(search_llm *s, search_ledger *lg, int model, const char *system,
+	const char *user, double temperature, cuco_err *err)
 {
 	cuco_llm_msg msg = { "user", user };
 	cuco_llm_request req = { .model = &s->cfg.models[model], .system = system, .nmsgs = 1,
-		.msgs = &msg, .temperature = temperature, .stream = true, .cancel = s->cancel };
+		.msgs = &msg, .temperature = temperature, .stream = true };
 	cuco_llm_reply r;
-	memset(&r, 0, sizeof r);
-	int rc = cuco_llm_complete(s->llm, &req, &r, err);
-	if (c) {
-		c->tokens_prompt += r.tokens_in;
-		c->tokens_completion += r.tokens_out;
-		c->cost_usd += r.cost_usd;
-	}
+	edit_hook h = { s, lg };
+	cuco_fitted sent;
+	int rc = cuco_llm_ask_fitted(s->llm, hook_complete, &h, &req, NULL, &sent, &r, err);
+	cuco_fitted_free(&sent);
 	char *text = r.text;
 	r.text = NULL;
+	if (rc == CUCO_OK && cuco_edit_cut_off(r.finish)) {
+		rc = cuco_errf(err, CUCO_EDATA, "reply cut off by the output limit (finish reason %s)",
+			r.finish);
+		search_ledger_refused(lg, err->msg);
+	}
 	cuco_llm_reply_free(&r);
 	if (rc != CUCO_OK) {
 		free(text);
 		return NULL;
 	}
 	return text;
+}
+
+int search_llm_edit(search_llm *s, search_ledger *lg, cuco_edit *e, cuco_edit_result *r,
+	cuco_err *err)
+{
+	edit_hook h = { s, lg };
+	e->llm = s->llm;
+	e->complete = hook_complete;
+	e->judged = hook_judged;
+	e->hook = &h;
+	e->stream = true;
+	return cuco_llm_edit(e, r, err);
+}
+
+/* Put the ledger's reply texts in the store's sources and its calls in
+ * the calls table, linked to a candidate or a refusal. */
+static int put_calls(cuco_txn *txn, search_ledger *lg, uint64_t candidate, uint64_t refusal)
+{
+	for (size_t i = 0; i < lg->n; i++) {
+		cuco_call c = lg->v[i].call;
+		const char *text = lg->v[i].reply;
+		int rc = text ? cuco_source_put(txn, text, strlen(text), c.reply_hash) : CUCO_OK;
+		c.candidate = candidate;
+		c.refusal = refusal;
+		if (rc != CUCO_OK || (rc = cuco_call_add(txn, &c)) != CUCO_OK)
+			return rc;
+	}
+	return CUCO_OK;
+}
+
+typedef struct refuse_arg {
+	search_ledger *lg;
+	cuco_refusal r;
+	const char *prompt, *transcript;
+} refuse_arg;
+
+static int refuse_txn(cuco_txn *txn, void *arg)
+{
+	refuse_arg *a = arg;
+	cuco_refusal r = a->r;
+	int rc = CUCO_OK;
+	if (a->prompt && *a->prompt)
+		rc = cuco_source_put(txn, a->prompt, strlen(a->prompt), r.prompt_hash);
+	if (rc == CUCO_OK && a->transcript && *a->transcript)
+		rc = cuco_source_put(txn, a->transcript, strlen(a->transcript), r.reply_hash);
+	if (rc == CUCO_OK)
+		rc = cuco_refusal_add(txn, &r);
+	return rc == CUCO_OK ? put_calls(txn, a->lg, 0, r.id) : rc;
+}
+
+void search_refuse(search_llm *s, search_ledger *lg, int island, const char *model,
+	const char *prompt, const char *transcript, const char *reason)
+{
+	refuse_arg a = { .lg = lg, .prompt = prompt, .transcript = transcript };
+	a.r.kind = lg->kind;
+	a.r.parent = lg->parent;
+	a.r.island = island;
+	cuco_strlcpy(a.r.model, model ? model : "", sizeof a.r.model);
+	cuco_strlcpy(a.r.reason, reason, sizeof a.r.reason);
+	cuco_err err;
+	if (cuco_store_write(s->st, refuse_txn, &a, &err) != CUCO_OK)
+		cuco_log(CUCO_LOG_WARN, "a refused reply was not stored: %s", err.msg);
+	ledger_free(lg);
+}
+
+typedef struct calls_arg {
+	search_ledger *lg;
+} calls_arg;
+
+static int calls_txn(cuco_txn *txn, void *arg)
+{
+	return put_calls(txn, ((calls_arg *)arg)->lg, 0, 0);
+}
+
+void search_ledger_close(search_llm *s, search_ledger *lg)
+{
+	cuco_err err;
+	if (lg->n > 0 && cuco_store_write(s->st, calls_txn, &(calls_arg){ lg }, &err) != CUCO_OK)
+		cuco_log(CUCO_LOG_WARN, "%zu model calls were not stored: %s", lg->n, err.msg);
+	ledger_free(lg);
 }
 
 int search_event_add(cuco_txn *txn, const char *kind, const char *author, uint64_t candidate,
@@ -369,23 +650,106 @@ int search_source_of(cuco_store *st, uint64_t id, char **text, size_t *len, cuco
 	return rc;
 }
 
+/* ---- duplicates -------------------------------------------------------------- */
+
+static int by_knob_name(const void *a, const void *b)
+{
+	return strcmp(((const cuco_knob *)a)->name, ((const cuco_knob *)b)->name);
+}
+
+void search_known_key(const char *text, size_t len, const cuco_directive *d,
+	char key[CUCO_HASH_LEN + 1])
+{
+	cuco_buf b = { 0 };
+	cuco_source_normalize(text, len, &b);
+	cuco_buf_puts(&b, "\n");
+	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++)
+		cuco_buf_printf(&b, "%s=%s;", cuco_dirdim_name((cuco_dirdim)i),
+			cuco_directive_get(d, (cuco_dirdim)i));
+	cuco_knob knobs[CUCO_MAX_KNOBS];
+	int n = d->nknobs < CUCO_MAX_KNOBS ? d->nknobs : CUCO_MAX_KNOBS;
+	memcpy(knobs, d->knobs, (size_t)n * sizeof *knobs);
+	qsort(knobs, (size_t)n, sizeof *knobs, by_knob_name);
+	for (int i = 0; i < n; i++)
+		cuco_buf_printf(&b, "%s=%s;", knobs[i].name, knobs[i].value);
+	cuco_source_hash(b.data, b.len, key);
+	cuco_buf_free(&b);
+}
+
+const search_known_entry *search_known_find(const search_known *k, const char *key)
+{
+	for (size_t i = 0; i < k->n; i++)
+		if (strcmp(k->v[i].key, key) == 0)
+			return &k->v[i];
+	return NULL;
+}
+
+void search_known_add(search_known *k, const char *key, uint64_t id)
+{
+	search_known_entry *e = (search_known_entry *)search_known_find(k, key);
+	if (e) {
+		if (!e->id)
+			e->id = id;  /* a proposal in flight has landed */
+		return;
+	}
+	if (k->n == k->cap) {
+		k->cap = k->cap ? 2 * k->cap : 64;
+		k->v = cuco_xrealloc(k->v, k->cap * sizeof *k->v);
+	}
+	cuco_strlcpy(k->v[k->n].key, key, sizeof k->v[0].key);
+	k->v[k->n++].id = id;
+}
+
+int search_known_read(cuco_txn *txn, search_known *k, uint64_t id)
+{
+	cuco_candidate *c = cuco_xmalloc(sizeof *c);
+	char *text = NULL;
+	size_t len = 0;
+	int rc = cuco_cand_get(txn, id, c);
+	if (rc == CUCO_OK)
+		rc = cuco_source_get(txn, c->source_hash, &text, &len);
+	if (rc == CUCO_OK) {
+		char key[CUCO_HASH_LEN + 1];
+		search_known_key(text, len, &c->directive, key);
+		search_known_add(k, key, id);
+	}
+	free(text);
+	free(c);
+	return rc;
+}
+
+void search_known_free(search_known *k)
+{
+	free(k->v);
+	memset(k, 0, sizeof *k);
+}
+
 typedef struct keep_arg {
 	cuco_edit_result *r;
 	cuco_candidate *c;
+	search_ledger *lg;
 } keep_arg;
 
+/* The texts behind a proposal: its prompt and transcript, and each call's
+ * reply (the calls themselves are stored with the candidate). */
 static int keep_txn(cuco_txn *txn, void *arg)
 {
 	keep_arg *a = arg;
-	return cuco_prompt_keep(txn, a->r->prompt, a->r->transcript, a->c);
+	int rc = cuco_prompt_keep(txn, a->r->prompt, a->r->transcript, a->c);
+	for (size_t i = 0; rc == CUCO_OK && i < a->lg->n; i++) {
+		const char *text = a->lg->v[i].reply;
+		if (text)
+			rc = cuco_source_put(txn, text, strlen(text), a->lg->v[i].call.reply_hash);
+	}
+	return rc;
 }
 
-int search_fill(cuco_store *st, const cuco_model *m, cuco_edit_result *r, cuco_proposal *out,
-	cuco_err *err)
+int search_fill(search_llm *s, search_ledger *lg, const cuco_model *m, cuco_edit_result *r,
+	cuco_proposal *out, cuco_err *err)
 {
 	cuco_candidate *c = &out->cand;
-	keep_arg a = { r, c };
-	int rc = cuco_store_write(st, keep_txn, &a, err);
+	keep_arg a = { r, c, lg };
+	int rc = cuco_store_write(s->st, keep_txn, &a, err);
 	if (rc != CUCO_OK)
 		return rc;
 	out->source = r->source;
@@ -395,8 +759,16 @@ int search_fill(cuco_store *st, const cuco_model *m, cuco_edit_result *r, cuco_p
 	snprintf(c->note, sizeof c->note, "%s%s%.440s", r->name, r->name[0] && r->note[0] ? ": " : "",
 		r->note);
 	cuco_strlcpy(c->model, m->name, sizeof c->model);
-	c->tokens_prompt += r->tokens_in;
-	c->tokens_completion += r->tokens_out;
-	c->cost_usd += r->cost_usd;
+	/* Its calls, refused replies included, are its cost. */
+	out->calls = cuco_xcalloc(lg->n ? lg->n : 1, sizeof *out->calls);
+	out->ncalls = lg->n;
+	for (size_t i = 0; i < lg->n; i++) {
+		const cuco_call *call = &lg->v[i].call;
+		out->calls[i] = *call;
+		c->tokens_prompt += call->tokens_in;
+		c->tokens_completion += call->tokens_out;
+		c->cost_usd += call->cost_usd;
+	}
+	ledger_free(lg);
 	return CUCO_OK;
 }

@@ -35,33 +35,84 @@ static inline double search_score(const cuco_candidate *c)
 }
 
 /* The models a strategy calls, how it picks one, and what they cost.
- * Every call of a strategy streams its reply, so that a server that goes
- * silent mid-reply is dropped after idle_timeout rather than timeout; a
- * call that gave up on such a fault returns CUCO_EAGAIN, and the engine
- * asks for the proposal again. */
+ * Every call goes through search_llm_call(), the one place that: starts
+ * no call once the run is ending (env.calls_off) or the model budget is
+ * spent; lets go of the strategy lock while the model answers; honours a
+ * model's own temperature over the strategy's; takes the usage the server
+ * reports, else estimates it from the text (and says so); prices it; and
+ * notes the call in the proposal's ledger, which goes into the store with
+ * the candidate that came of it or with a refusal record. Every call of a
+ * strategy streams its reply, so that a server that goes silent mid-reply
+ * is dropped after idle_timeout rather than timeout; a call that gave up
+ * on such a fault returns CUCO_EAGAIN, and the engine asks for the
+ * proposal again. */
 typedef struct search_llm {
 	cuco_llm_config cfg;
 	cuco_llm *llm;        /* NULL when no model is configured */
 	cuco_bandit bandit;
 	uint64_t rng;
-	bool spent;           /* said so in the log */
-	const atomic_bool *cancel;  /* the run's stop flag, for every call */
+	cuco_store *st;
+	pthread_mutex_t *lock;      /* the strategy lock, let go while a call waits */
+	atomic_bool *calls_off;     /* the run's cancel flag (cuco_strategy_env) */
+	int concurrency;            /* model calls in flight at once */
+	double budget_usd;          /* the run's model budget; 0 = none */
+	int64_t budget_tokens;
+	cuco_call_totals totals;    /* every call of the run, earlier sessions' too */
+	bool spent;                 /* the budget is spent (said once in the log) */
+	char spent_why[160];
 } search_llm;
 
+/* One proposal's model calls, not yet in the store. */
+typedef struct search_entry {
+	cuco_call call;
+	char *reply;          /* the reply's text, or what had streamed; may be NULL */
+} search_entry;
+
+typedef struct search_ledger {
+	cuco_call_kind kind;  /* of the calls made through it */
+	uint64_t parent;      /* the candidate they are about */
+	search_entry *v;
+	size_t n, cap;
+	bool cancelled;       /* a call was cancelled: a stop, a pause, the budget */
+} search_ledger;
+
 /* Models and knobs from the config file ($XDG_CONFIG_HOME/cuco/config);
- * a missing file leaves the defaults and no model. */
+ * a missing file leaves the defaults and no model. The totals start from
+ * the store's calls, so a resumed run's budget counts what came before. */
 int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_config *knobs,
 	cuco_err *err);
 void search_llm_close(search_llm *s);
-/* Whether the client's token or cost budget is spent (logged once): the
+/* Whether the run's token or cost budget is spent (logged once): the
  * strategy then proposes nothing more and the run ends cleanly. */
 bool search_llm_spent(search_llm *s);
 /* The model for the next call (by weight or by the bandit); -1 if none. */
 int search_llm_pick(search_llm *s);
+/* Proposals a strategy may have in the making: 0 without a model. */
+int search_llm_concurrency(const search_llm *s);
+
+void search_ledger_init(search_ledger *lg, cuco_call_kind kind, uint64_t parent);
+/* One call; the reply as cuco_llm_complete gives it. CUCO_ENOTFOUND
+ * (with the reason) when the model budget is spent, before or during the
+ * call; CUCO_EENV when the run is ending or the call was cancelled. */
+int search_llm_call(search_llm *s, search_ledger *lg, const cuco_llm_request *req,
+	cuco_llm_reply *out, cuco_err *err);
 /* One plain call (planner, summarizer, meta): the reply text, malloc'd,
- * or NULL with err. Tokens and cost are added to *c when not NULL. */
-char *search_llm_ask(search_llm *s, int model, const char *system, const char *user,
-	double temperature, cuco_candidate *c, cuco_err *err);
+ * or NULL with err; a reply cut by the output limit is refused. */
+char *search_llm_ask(search_llm *s, search_ledger *lg, int model, const char *system,
+	const char *user, double temperature, cuco_err *err);
+/* cuco_llm_edit with every reply through search_llm_call and judged in
+ * the ledger. */
+int search_llm_edit(search_llm *s, search_ledger *lg, cuco_edit *e, cuco_edit_result *r,
+	cuco_err *err);
+/* The last call's reply was refused, for this reason. */
+void search_ledger_refused(search_ledger *lg, const char *why);
+/* No candidate came of the ledger's calls: store a refusal record (the
+ * prompt, the transcript, the reason) and the calls linked to it; logged
+ * when the store fails. island -1 when none. */
+void search_refuse(search_llm *s, search_ledger *lg, int island, const char *model,
+	const char *prompt, const char *transcript, const char *reason);
+/* Store what is left in the ledger, linked to no candidate, and empty it. */
+void search_ledger_close(search_llm *s, search_ledger *lg);
 
 /* An event in the store's log, inside a write or on its own (a failure
  * is logged: an event is never worth ending a run for). */
@@ -74,9 +125,36 @@ void search_event(cuco_store *st, const char *kind, const char *author, uint64_t
 int search_source_of(cuco_store *st, uint64_t id, char **text, size_t *len, cuco_err *err);
 
 /* Keep the prompt and reply of an edit in the store and fill the
- * proposal from the edit's result (source, directive, note, tokens). */
-int search_fill(cuco_store *st, const cuco_model *m, cuco_edit_result *r, cuco_proposal *out,
-	cuco_err *err);
+ * proposal from the edit's result (source, directive, note) and from the
+ * ledger (its calls, stored with the candidate, and their tokens). */
+int search_fill(search_llm *s, search_ledger *lg, const cuco_model *m, cuco_edit_result *r,
+	cuco_proposal *out, cuco_err *err);
+
+/* ---- duplicates ----
+ * A candidate is its source and its directive (the directive reaches the
+ * build as defines): two with the same normal form of the source
+ * (cuco_source_normalize) and the same directive are duplicates, and a
+ * reply that reproduces a known one is refused. */
+typedef struct search_known_entry {
+	char key[CUCO_HASH_LEN + 1];
+	uint64_t id;          /* 0 while the candidate is in flight */
+} search_known_entry;
+
+typedef struct search_known {
+	search_known_entry *v;
+	size_t n, cap;
+} search_known;
+
+/* The key of a source and directive (knobs in name order). */
+void search_known_key(const char *text, size_t len, const cuco_directive *d,
+	char key[CUCO_HASH_LEN + 1]);
+const search_known_entry *search_known_find(const search_known *k, const char *key);
+/* Add a key; id 0 for a proposal in flight (a later add with its id, when
+ * it lands, fills that in). */
+void search_known_add(search_known *k, const char *key, uint64_t id);
+/* Add stored candidate id (read inside txn); CUCO_ENOTFOUND when gone. */
+int search_known_read(cuco_txn *txn, search_known *k, uint64_t id);
+void search_known_free(search_known *k);
 
 /* ---- the fast path (fastpath.c), run alone or before the islands ---- */
 

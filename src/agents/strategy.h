@@ -2,9 +2,16 @@
  *
  * A strategy proposes candidates and learns their results; the engine owns
  * threads, the evaluator, the store and the command queue. The engine
- * calls a strategy's functions one at a time (under its strategy lock),
- * never while holding its own state lock, so propose() may block (an LLM
- * call). Register a strategy by adding it to the table in engine.c.
+ * calls every function of a strategy holding the strategy lock (env.lock),
+ * never while holding its own state lock. A strategy that calls models
+ * says how many proposals may be in the making at once (concurrency); its
+ * propose() then releases the lock while it waits on a model and takes it
+ * again to commit what came back (search_int.h does both), so other
+ * proposals, results and hints go on meanwhile: a proposal is planned
+ * under the lock, its model called with no lock held, and committed under
+ * the lock. After such a wait a strategy re-reads its state rather than
+ * trusting what it saw before. Register a strategy by adding it to the
+ * table in engine.c.
  */
 #ifndef CUCO_AGENTS_STRATEGY_H
 #define CUCO_AGENTS_STRATEGY_H
@@ -13,6 +20,7 @@
 #include "eval/eval.h"
 #include "store/store.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,8 +35,14 @@ typedef struct cuco_strategy_env {
 	uint64_t seed_id;
 	const cuco_directive *seed_directive;
 	const char *seed_hash;       /* the seed's source in the store */
-	const atomic_bool *stop;     /* set when a person stops the run: the cancel
-	                                flag of every model call a strategy makes */
+	pthread_mutex_t *lock;       /* the strategy lock, held in every call */
+	/* The cancel flag of every model call: the engine sets it when the run
+	 * is stopped, paused, out of time or has failed (and clears it when a
+	 * pause ends); a strategy sets it when the model budget is spent. No
+	 * call starts while it is set. */
+	atomic_bool *calls_off;
+	double *model_outage_s;      /* out: the models' `outage` (llm_config.h), how long
+	                                none may answer before the run waits for one */
 } cuco_strategy_env;
 
 typedef struct cuco_proposal {
@@ -37,13 +51,23 @@ typedef struct cuco_proposal {
 	char *source;         /* malloc'd new text, or NULL when cand.source_hash
 	                         names a stored source */
 	size_t len;
+	cuco_call *calls;     /* malloc'd: the model calls behind it, which the
+	                         engine stores with it (their candidate set) */
+	size_t ncalls;
 } cuco_proposal;
 
 typedef struct cuco_strategy {
 	const char *name;
 	int (*init)(const cuco_strategy_env *env, void **state, cuco_err *err);
-	/* CUCO_OK with a proposal, CUCO_ENOTFOUND when nothing is left to
-	 * propose, another code to end the run with err. */
+	/* Proposals that may be in the making at once (the model calls in
+	 * flight); 0, or NULL, when propose() never waits on a model: the
+	 * engine then proposes only for a free evaluation slot. */
+	int (*concurrency)(void *state);
+	/* CUCO_OK with a proposal; CUCO_ENOTFOUND when nothing is left to
+	 * propose; CUCO_EBUSY when nothing can be proposed until a result
+	 * lands or another proposal ends (the engine asks again then);
+	 * CUCO_EAGAIN when a model call gave up on a passing fault (asked
+	 * again); another code to end the run with err. */
 	int (*propose)(void *state, cuco_proposal *out, cuco_err *err);
 	/* A finished candidate (done, failed or rejected), and at start every
 	 * stored one in id order, so a resumed run knows its history. */

@@ -1,7 +1,8 @@
 /* cmd-ctl.c — `cuco pause`, `cuco resume`, `cuco stop`, `cuco hint`:
  * steer a running search from another shell.
  *
- * Each queues a command in the run's store, with an event naming who asked;
+ * Each queues a command in the run's store through cuco_person_act, as the
+ * screen does, with an event naming who asked;
  * the engine applies it between candidates (within a second while it runs,
  * or when the run is next resumed) and acknowledges it with what it did,
  * which `cuco show`/the screen's log then shows. */
@@ -13,37 +14,13 @@
 
 #include "cmd/cmd.h"
 
-typedef struct ctl_arg {
-	cuco_command cmd;   /* in: the request; out: with its seq */
-} ctl_arg;
-
-static int ctl_txn(cuco_txn *txn, void *arg)
-{
-	ctl_arg *a = arg;
-	cuco_command cmd = a->cmd;  /* a retried txn starts from the request */
-	int rc = cuco_command_add(txn, &cmd);
-	if (rc != CUCO_OK)
-		return rc;
-	cuco_event ev = { 0 };
-	cuco_strlcpy(ev.kind, cuco_command_name(cmd.kind), sizeof ev.kind);
-	cuco_strlcpy(ev.author, cmd.author, sizeof ev.author);
-	if (cmd.kind != CUCO_CMD_HINT)
-		snprintf(ev.text, sizeof ev.text, "%s requested", cuco_command_name(cmd.kind));
-	else if (cmd.island < 0)
-		snprintf(ev.text, sizeof ev.text, "hint for every island: %.400s", cmd.text);
-	else
-		snprintf(ev.text, sizeof ev.text, "hint for island %d: %.400s", cmd.island, cmd.text);
-	a->cmd = cmd;
-	return cuco_event_add(txn, &ev);
-}
-
 static int ctl_exec(const cuco_cmd *self, cuco_command_kind kind, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "run", required_argument, NULL, 'r' }, { "island", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	ctl_arg a = { .cmd = { .kind = kind, .island = -1 } };
+	cuco_command cmd = { .kind = kind, .island = -1 };
 	const char *run = NULL;
 	int opt;
 	optind = 1;
@@ -57,7 +34,7 @@ static int ctl_exec(const cuco_cmd *self, cuco_command_kind kind, int argc, char
 				return cmd_usage_error(self, "--island is for hint only");
 			if (!*optarg || *end || v < 0 || v > INT_MAX)
 				return cmd_usage_error(self, "--island %s: not an island number", optarg);
-			a.cmd.island = (int)v;
+			cmd.island = (int)v;
 			break;
 		}
 		case 'h':
@@ -74,28 +51,27 @@ static int ctl_exec(const cuco_cmd *self, cuco_command_kind kind, int argc, char
 		if (optind >= argc)
 			return cmd_usage_error(self, "expected the hint's TEXT");
 		for (int i = optind; i < argc; i++) {  /* words join with spaces, unquoted */
-			size_t used = strlen(a.cmd.text);
-			if (snprintf(a.cmd.text + used, sizeof a.cmd.text - used, "%s%s", i > optind ? " " : "",
-					argv[i]) >= (int)(sizeof a.cmd.text - used))
-				return cmd_usage_error(self, "hint longer than %zu bytes", sizeof a.cmd.text - 1);
+			size_t used = strlen(cmd.text);
+			if (snprintf(cmd.text + used, sizeof cmd.text - used, "%s%s", i > optind ? " " : "",
+					argv[i]) >= (int)(sizeof cmd.text - used))
+				return cmd_usage_error(self, "hint longer than %zu bytes", sizeof cmd.text - 1);
 		}
 	} else if (optind != argc) {
 		return cmd_usage_error(self, "unexpected argument %s", argv[optind]);
 	}
-	cmd_author(a.cmd.author, sizeof a.cmd.author);
+	cmd_author(cmd.author, sizeof cmd.author);
 
 	const char *dir = cmd_run_dir(run);
 	cuco_store *st = NULL;
 	int rc = cmd_open_store(dir, 0, &st);
 	if (rc != CUCO_OK)
 		return rc;
-	cuco_err err = { 0 };
-	rc = cuco_store_write(st, ctl_txn, &a, &err);
+	rc = cmd_act(st, &cmd);
 	cuco_store_close(st);
 	if (rc != CUCO_OK)
-		return cmd_fail(&err);
+		return rc;
 	printf("queued %s as command %llu in %s; the engine applies it between candidates\n",
-		cuco_command_name(kind), (unsigned long long)a.cmd.seq, dir);
+		cuco_command_name(kind), (unsigned long long)cmd.seq, dir);
 	return CUCO_OK;
 }
 
@@ -105,10 +81,12 @@ static int stop_exec(int argc, char **argv) { return ctl_exec(&cmd_stop, CUCO_CM
 static int hint_exec(int argc, char **argv) { return ctl_exec(&cmd_hint, CUCO_CMD_HINT, argc, argv); }
 
 const cuco_cmd cmd_pause = { "pause", "[--run DIR]",
-	"pause a running search: evaluations in flight finish, no new ones start", pause_exec };
+	"pause a running search: model calls in flight are cancelled, evaluations in flight "
+	"finish, no new ones start", pause_exec };
 const cuco_cmd cmd_resume = { "resume", "[--run DIR]",
 	"resume a paused search", resume_exec };
 const cuco_cmd cmd_stop = { "stop", "[--run DIR]",
-	"end a running search after its evaluations in flight (resumable)", stop_exec };
+	"end a running search: model calls in flight are cancelled, evaluations in flight "
+	"finish (resumable)", stop_exec };
 const cuco_cmd cmd_hint = { "hint", "[--run DIR] [--island N] TEXT",
 	"add a hint to the LLM strategies' next prompts", hint_exec };

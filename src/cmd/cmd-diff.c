@@ -1,6 +1,8 @@
-/* cmd-diff.c — `cuco diff A B`: what changed from one candidate's source
- * to another's, as a unified diff (the same one the screen's diff pane
- * shows). A or B may be best, baseline or seed. */
+/* cmd-diff.c — `cuco diff A B`: what changed from one candidate to
+ * another, as the screen's diff pane shows it: the directive dimension by
+ * dimension (before → after), then the source as a unified diff. A or B
+ * may be best, baseline or seed. The tuner's candidates share a source,
+ * so for them the directive is the whole change. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +15,12 @@ static const char diff_options[] =
 	"  --run DIR      the run directory (default $CUCO_RUN, else runs/latest)\n"
 	"  -U, --context N  lines of context around each change (default 3)\n"
 	"  --color        colour the output even when it is not a terminal\n"
-	"Exit status 0 whether or not the sources differ.\n";
+	"Prints the directive's changes (dimension: before -> after), then the\n"
+	"sources' unified diff. Exit status 0 whether or not they differ.\n";
 
 struct diff_job {
 	uint64_t id[2];
+	cuco_directive dir[2];
 	char *text[2];
 	size_t len[2];
 };
@@ -28,23 +32,40 @@ static int diff_txn(cuco_txn *txn, void *arg)
 	int rc = CUCO_OK;
 	for (int i = 0; i < 2 && rc == CUCO_OK; i++) {
 		rc = cuco_cand_get(txn, job->id[i], c);
-		if (rc == CUCO_OK)
+		if (rc == CUCO_OK) {
+			job->dir[i] = c->directive;
 			rc = cuco_source_get(txn, c->source_hash, &job->text[i], &job->len[i]);
+		}
 	}
 	free(c);
 	return rc;
 }
 
+static void print_dim(int dim, const char *name, const char *before, const char *after, void *arg)
+{
+	bool color = *(const bool *)arg;
+	printf("  %s%-12s %s%s%s -> %s%s%s\n", dim < 0 ? "knob " : "", name, color ? "\033[31m" : "",
+		*before ? before : "-", color ? "\033[0m" : "", color ? "\033[32m" : "", *after ? after : "-",
+		color ? "\033[0m" : "");
+}
+
 static void print_diff(const struct diff_job *job, int context, bool color)
 {
+	unsigned long long a = (unsigned long long)job->id[0], b = (unsigned long long)job->id[1];
+	int ndir = cuco_directive_diff(&job->dir[0], &job->dir[1], NULL, NULL);
+	if (ndir) {
+		printf("directive #%llu -> #%llu:\n", a, b);
+		cuco_directive_diff(&job->dir[0], &job->dir[1], print_dim, &color);
+	}
 	cuco_diff d;
 	cuco_diff_compute(&d, job->text[0], job->len[0], job->text[1], job->len[1], context, 1 << 20);
 	if (d.n == 0) {
+		printf(ndir ? "source: identical (the directive is the whole change)\n"
+			: "#%llu and #%llu: the same directive and the same source\n", a, b);
 		cuco_diff_free(&d);
 		return;
 	}
-	printf("--- candidate %llu\n+++ candidate %llu\n", (unsigned long long)job->id[0],
-		(unsigned long long)job->id[1]);
+	printf("--- candidate %llu\n+++ candidate %llu\n", a, b);
 	static const char marks[] = { '@', ' ', '-', '+' };
 	static const char *const colors[] = { "\033[36m", "", "\033[31m", "\033[32m" };
 	for (size_t i = 0; i < d.n; i++) {
@@ -106,4 +127,5 @@ static int diff_exec(int argc, char **argv)
 }
 
 const cuco_cmd cmd_diff = { "diff", "[--run DIR] [-U N] [--color] A B",
-	"unified diff of two candidates' sources (ids, best, baseline or seed)", diff_exec };
+	"what changed between two candidates: directive, then source (ids, best, baseline or seed)",
+	diff_exec };

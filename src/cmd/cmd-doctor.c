@@ -212,6 +212,15 @@ static void check_runner(report *r, const cmd_runner_flags *flags)
 		cuco_runner_check(&rc, 1, runner_line, r);
 }
 
+/* Whether a candidate's processes are limited together (a cgroup per
+ * stage) or each alone (rlimits). Optional, like the sandbox. */
+static void check_limits(report *r)
+{
+	char status[512];
+	bool on = cuco_limits_check(status, sizeof status);
+	add(r, "limits", on, "%s", status)->optional = !on;
+}
+
 static void print_profile(const cuco_hardware *hw)
 {
 	printf("CPU      %s, %d cores, %ld MiB\n", *hw->cpu_model ? hw->cpu_model : "?", hw->cpus, hw->mem_mb);
@@ -266,6 +275,7 @@ static int doctor_exec(int argc, char **argv)
 	check_toolchain(&r, &hw);
 	check_sandbox(&r);
 	check_runner(&r, &flags);
+	check_limits(&r);
 	size_t len = 0;
 	for (int i = 0; i < r.n; i++)
 		if (!r.checks[i].ok && !r.checks[i].optional && len + 2 < sizeof hw.missing)

@@ -10,22 +10,43 @@
 
 static const char ls_options[] =
 	"  --run DIR        the run directory (default $CUCO_RUN, else runs/latest)\n"
-	"  --tree           lineage order, children indented under their parent\n"
-	"  --status NAME    only candidates with this status (queued, done, failed, …)\n"
+	"  --tree           lineage order, children indented under their parent (at most\n"
+	"                   12 levels; deeper ones line up at the 12th)\n"
+	"  --status NAME    only candidates with this status (queued, done, failed, …), or\n"
+	"                   failed with this failure class (suspect, wrong-answer, …)\n"
 	"  --origin NAME    only candidates of this origin (baseline, seed, tune, llm-diff, …)\n"
 	"  --island N       only candidates of island N\n"
 	"  --json           print a JSON array of candidate records, nothing else\n";
 
 struct ls_filter {
 	int status;  /* -1 = any */
+	int fail;    /* a failure class of failed candidates, -1 = any */
 	int origin;
 	int island;  /* -2 = any */
 };
 
-static bool keep(const struct ls_filter *f, const cuco_summary *s)
+static bool keep(cuco_txn *txn, const struct ls_filter *f, const cuco_summary *s)
 {
-	return (f->status < 0 || s->status == f->status) && (f->origin < 0 || s->origin == f->origin) &&
-	       (f->island == -2 || s->island == f->island);
+	if (!((f->status < 0 || s->status == f->status) && (f->origin < 0 || s->origin == f->origin) &&
+	       (f->island == -2 || s->island == f->island)))
+		return false;
+	if (f->fail < 0)
+		return true;
+	cuco_candidate *c = cuco_xmalloc(sizeof *c);
+	cuco_fail_class cls;
+	bool match = cuco_cand_get(txn, s->id, c) == CUCO_OK && cuco_fail_parse(c->error_class, &cls) == CUCO_OK
+		&& (int)cls == f->fail;
+	free(c);
+	return match;
+}
+
+/* A failed candidate that a defence refused shows as suspect: what a
+ * reviewer must see first (docs/workloads.md, "Trust"). */
+static const char *status_word(const cuco_candidate *c, const cuco_summary *s)
+{
+	if (s->status == CUCO_STATUS_FAILED && strcmp(c->error_class, cuco_fail_name(CUCO_FAIL_SUSPECT)) == 0)
+		return c->error_class;
+	return cuco_status_name(s->status);
 }
 
 struct ls_job {
@@ -34,20 +55,33 @@ struct ls_job {
 	cJSON *array;
 };
 
-static void print_row(cuco_txn *txn, const cuco_summary *s, int depth)
+#define MAX_INDENT 12
+
+/* The ID column: the id after two spaces per level. */
+static int id_cell(char *buf, size_t size, const cuco_summary *s, int depth)
+{
+	int d = depth < MAX_INDENT ? depth : MAX_INDENT;
+	return snprintf(buf, size, "%*s%llu", 2 * d, "", (unsigned long long)s->id);
+}
+
+static void print_row(cuco_txn *txn, const cuco_summary *s, int depth, int id_w)
 {
 	cuco_candidate *c = cuco_xmalloc(sizeof *c);
-	char dir[160] = "";
-	if (cuco_cand_get(txn, s->id, c) == CUCO_OK)
+	char dir[160] = "", lat[32] = "-", spd[64] = "-";
+	if (cuco_cand_get(txn, s->id, c) == CUCO_OK) {
 		cuco_directive_short(&c->directive, dir, sizeof dir);
-	char lat[32] = "-", spd[32] = "-";
+		cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds,
+			!cuco_utf8_locale(), spd, sizeof spd);
+	} else {
+		c->error_class[0] = '\0';
+	}
 	if (isfinite(s->latency_median_us))
 		snprintf(lat, sizeof lat, "%.1f", s->latency_median_us);
-	if (isfinite(s->speedup))
-		snprintf(spd, sizeof spd, "%.3fx", s->speedup);
-	printf("%*s%-6llu %-6llu %4d %4d %-10s %-12s %12s %9s %c %s\n", depth * 2, "",
-		(unsigned long long)s->id, (unsigned long long)s->parents[0], s->island, s->generation,
-		cuco_origin_name(s->origin), cuco_status_name(s->status), lat, spd,
+	char id[64];
+	id_cell(id, sizeof id, s, depth);
+	printf("%-*s %-6llu %4d %4d %-10s %-12s %12s %-18s %c %s\n", id_w, id,
+		(unsigned long long)s->parents[0], s->island, s->generation,
+		cuco_origin_name(s->origin), status_word(c, s), lat, spd,
 		s->pinned ? '*' : ' ', dir);
 	free(c);
 }
@@ -78,17 +112,25 @@ static int ls_txn(cuco_txn *txn, void *arg)
 		for (size_t i = 0; i < n; i++)
 			order[i] = i;
 	}
+	/* Every column lines up: the ID column is as wide as its widest cell. */
+	int id_w = 6;
+	for (size_t i = 0; i < n && !job->json; i++) {
+		char id[64];
+		int w = id_cell(id, sizeof id, &sums[order[i]], job->tree ? depth[i] : 0);
+		if (keep(txn, &job->filter, &sums[order[i]]) && w > id_w)
+			id_w = w;
+	}
 	if (!job->json)
-		printf("%-6s %-6s %4s %4s %-10s %-12s %12s %9s %s %s\n", "ID", "PARENT", "ISL", "GEN",
+		printf("%-*s %-6s %4s %4s %-10s %-12s %12s %-18s %s %s\n", id_w, "ID", "PARENT", "ISL", "GEN",
 			"ORIGIN", "STATUS", "MEDIAN_US", "SPEEDUP", "P", "DIRECTIVE");
 	for (size_t i = 0; i < n && rc == CUCO_OK; i++) {
 		const cuco_summary *s = &sums[order[i]];
-		if (!keep(&job->filter, s))
+		if (!keep(txn, &job->filter, s))
 			continue;
 		if (job->json)
 			rc = add_json(txn, job, s->id);
 		else
-			print_row(txn, s, job->tree ? depth[i] : 0);
+			print_row(txn, s, job->tree ? depth[i] : 0, id_w);
 	}
 	free(order);
 	free(depth);
@@ -104,7 +146,7 @@ static int ls_exec(int argc, char **argv)
 		{ "island", required_argument, NULL, 'i' }, { "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	struct ls_job job = { { -1, -1, -2 }, false, false, NULL };
+	struct ls_job job = { { -1, -1, -1, -2 }, false, false, NULL };
 	const char *run = NULL;
 	int opt;
 	optind = 1;
@@ -123,9 +165,16 @@ static int ls_exec(int argc, char **argv)
 		}
 		case 's': {
 			cuco_status st;
-			if (cuco_status_parse(optarg, &st))
-				return cmd_usage_error(&cmd_ls, "--status: unknown status '%s'", optarg);
-			job.filter.status = (int)st;
+			cuco_fail_class fc;
+			if (cuco_status_parse(optarg, &st) == CUCO_OK) {
+				job.filter.status = (int)st;
+			} else if (cuco_fail_parse(optarg, &fc) == CUCO_OK) {
+				job.filter.status = CUCO_STATUS_FAILED;
+				job.filter.fail = (int)fc;
+			} else {
+				return cmd_usage_error(&cmd_ls, "--status: '%s' is no status and no failure class",
+					optarg);
+			}
 			break;
 		}
 		case 'o': {

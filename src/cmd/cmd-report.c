@@ -1,15 +1,28 @@
 /* cmd-report.c — `cuco report`: what a run found, as text or JSON.
  *
  * The JSON shape is fixed (scripts and tests rely on it):
- * {workload, strategy, candidates: {total, by_status: {…}, by_origin: {…}},
- *  baseline: {id, latency_us, slot}, best: {id, latency_us, speedup, slot},
- *  tokens: {prompt, completion}, cost_usd,
+ * {workload, strategy, candidates: {total, by_status: {…}, by_origin: {…},
+ *  by_failure: {…}}, baseline: {id, latency_us, slot},
+ *  best: {id, latency_us, speedup: {value, lo, hi, rounds, confidence}, verdict,
+ *  host_calls, slot}, noise, tokens: {prompt, completion}, cost_usd,
+ *  calls: {total, refused, estimated, unpriced, by_kind: {KIND: totals},
+ *          by_model: {MODEL: totals}},
  *  slots: [{name, state, failures, candidates}]}
- * speedup is the baseline's median latency over the best's, both measured
- * in this run: the baseline is the latest finished baseline measurement.
- * slots: where the run's candidates were measured (docs/cluster.md), each
- * slot's state as the engine last wrote it (meta "slots"; "-" for a slot
- * of an earlier session only) and how many candidates it measured last. */
+ * with totals = {calls, tokens_in, tokens_cached, tokens_out, cost_usd}.
+ * The best is the run's crowned one (docs/trust.md), and its speedup the
+ * one stored with it: from paired rounds against the baseline, with its
+ * interval, or one measurement (rounds 1, lo and hi null) in a store
+ * without crowns. noise is why the run found the machine noisy, or null.
+ * by_failure counts failed candidates by failure class (suspect: refused
+ * by a defence); host_calls is what the interposer counted in the best's
+ * steps, null when nothing was counted. Tokens and cost are every model
+ * call's (the store's call records, refused replies, planners and
+ * summaries included); a run made before calls were recorded has only its
+ * candidates' counts. slots: where the run's candidates were measured
+ * (docs/cluster.md), each slot's state as the engine last wrote it (meta
+ * "slots"; "-" for a slot of an earlier session only) and how many
+ * candidates it measured last; a slot field is where that record's latest
+ * measurement ran. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <math.h>
@@ -18,6 +31,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+
+#define REPORT_MODELS 16  /* models told apart; the rest count as "other" */
 
 typedef struct slot_row {
 	char name[64], state[16];
@@ -33,10 +48,19 @@ struct report {
 	size_t total;
 	size_t by_status[CUCO_STATUS_COUNT];
 	size_t by_origin[CUCO_ORIGIN_COUNT];
+	size_t by_failure[CUCO_FAIL_COUNT];
+	bool best_counted;
+	int64_t best_host_calls;
 	uint64_t baseline_id, best_id;
 	double baseline_us, best_us;
+	cuco_candidate best;       /* its record, when best_id */
+	char noise[256];
 	int64_t tokens_prompt, tokens_completion;
 	double cost_usd;
+	cuco_call_totals calls;
+	cuco_call_totals by_kind[CUCO_CALL_KIND_COUNT];
+	int nmodels;
+	struct { char name[64]; cuco_call_totals t; } by_model[REPORT_MODELS];
 };
 
 /* meta values are JSON: a string, or an object with a "name". */
@@ -96,11 +120,40 @@ static int tally(const cuco_candidate *c, void *arg)
 		s->candidates++;
 	if (c->id == r->baseline_id)
 		cuco_strlcpy(r->baseline_slot, c->slot, sizeof r->baseline_slot);
-	if (c->id == r->best_id)
-		cuco_strlcpy(r->best_slot, c->slot, sizeof r->best_slot);
 	r->tokens_prompt += c->tokens_prompt;
 	r->tokens_completion += c->tokens_completion;
 	r->cost_usd += c->cost_usd;
+	cuco_fail_class f;
+	if (c->status == CUCO_STATUS_FAILED && cuco_fail_parse(c->error_class, &f) == CUCO_OK)
+		r->by_failure[f]++;
+	if (c->id == r->best_id) {
+		cuco_strlcpy(r->best_slot, c->slot, sizeof r->best_slot);
+		r->best_counted = c->host_counted;
+		r->best_host_calls = c->host_calls;
+	}
+	return 0;
+}
+
+static cuco_call_totals *model_row(struct report *r, const char *name)
+{
+	for (int i = 0; i < r->nmodels; i++)
+		if (strcmp(r->by_model[i].name, name) == 0)
+			return &r->by_model[i].t;
+	if (r->nmodels == REPORT_MODELS) {  /* the last row takes the rest */
+		cuco_strlcpy(r->by_model[REPORT_MODELS - 1].name, "other", sizeof r->by_model[0].name);
+		return &r->by_model[REPORT_MODELS - 1].t;
+	}
+	cuco_strlcpy(r->by_model[r->nmodels].name, name, sizeof r->by_model[0].name);
+	return &r->by_model[r->nmodels++].t;
+}
+
+static int tally_call(const cuco_call *c, void *arg)
+{
+	struct report *r = arg;
+	cuco_call_totals_add(&r->calls, c);
+	if (c->kind < CUCO_CALL_KIND_COUNT)
+		cuco_call_totals_add(&r->by_kind[c->kind], c);
+	cuco_call_totals_add(model_row(r, c->model), c);
 	return 0;
 }
 
@@ -129,16 +182,36 @@ static int report_txn(cuco_txn *txn, void *arg)
 	free(sums);
 	cuco_summary best;
 	rc = cuco_best(txn, &best);
-	if (rc == CUCO_OK) {
+	if (rc == CUCO_OK && (rc = cuco_cand_get(txn, best.id, &r->best)) == CUCO_OK) {
 		r->best_id = best.id;
 		r->best_us = best.latency_median_us;
 	} else if (rc != CUCO_ENOTFOUND) {
 		return rc;
 	}
+	char *json = NULL;
+	if (cuco_meta_get(txn, "noise", &json) == CUCO_OK) {
+		cJSON *j = cJSON_Parse(json);
+		const cJSON *why = cJSON_GetObjectItemCaseSensitive(j, "reason");
+		if (cJSON_IsString(why))
+			cuco_strlcpy(r->noise, why->valuestring, sizeof r->noise);
+		cJSON_Delete(j);
+		free(json);
+	}
 	read_slots(txn, r);
-	/* Tokens, cost and slots live in the full records; the walk is linear
-	 * in the run's size. */
-	return cuco_cand_each(txn, 1, tally, r);
+	/* Failure classes, host calls and slots live in the full records; the
+	 * walk is linear in the run's size. */
+	if ((rc = cuco_cand_each(txn, 1, tally, r)) != CUCO_OK)
+		return rc;
+	if ((rc = cuco_call_each(txn, 1, tally_call, r)) != CUCO_OK)
+		return rc;
+	/* Every model call's tokens and cost; a run from before call records
+	 * keeps its candidates' counts. */
+	if (r->calls.calls > 0) {
+		r->tokens_prompt = r->calls.tokens_in;
+		r->tokens_completion = r->calls.tokens_out;
+		r->cost_usd = r->calls.cost_usd;
+	}
+	return CUCO_OK;
 }
 
 static cJSON *id_or_null(uint64_t id)
@@ -156,6 +229,17 @@ static cJSON *text_or_null(const char *s)
 	return *s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
+static cJSON *totals_json(const cuco_call_totals *t)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "calls", (double)t->calls);
+	cJSON_AddNumberToObject(o, "tokens_in", (double)t->tokens_in);
+	cJSON_AddNumberToObject(o, "tokens_cached", (double)t->tokens_cached);
+	cJSON_AddNumberToObject(o, "tokens_out", (double)t->tokens_out);
+	cJSON_AddNumberToObject(o, "cost_usd", t->cost_usd);
+	return o;
+}
+
 static void print_json(const struct report *r)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -169,6 +253,9 @@ static void print_json(const struct report *r)
 	cJSON *bo = cJSON_AddObjectToObject(cands, "by_origin");
 	for (int i = 0; i < CUCO_ORIGIN_COUNT; i++)
 		cJSON_AddNumberToObject(bo, cuco_origin_name((cuco_origin)i), (double)r->by_origin[i]);
+	cJSON *bf = cJSON_AddObjectToObject(cands, "by_failure");
+	for (int i = 0; i < CUCO_FAIL_COUNT; i++)
+		cJSON_AddNumberToObject(bf, cuco_fail_name((cuco_fail_class)i), (double)r->by_failure[i]);
 	cJSON *base = cJSON_AddObjectToObject(o, "baseline");
 	cJSON_AddItemToObject(base, "id", id_or_null(r->baseline_id));
 	cJSON_AddItemToObject(base, "latency_us", num_or_null(r->baseline_id ? r->baseline_us : NAN));
@@ -176,13 +263,35 @@ static void print_json(const struct report *r)
 	cJSON *best = cJSON_AddObjectToObject(o, "best");
 	cJSON_AddItemToObject(best, "id", id_or_null(r->best_id));
 	cJSON_AddItemToObject(best, "latency_us", num_or_null(r->best_id ? r->best_us : NAN));
-	double speedup = (r->best_id && r->baseline_id) ? r->baseline_us / r->best_us : NAN;
-	cJSON_AddItemToObject(best, "speedup", num_or_null(speedup));
+	const cuco_candidate *b = &r->best;
+	bool ci = r->best_id && b->rounds >= 2;
+	cJSON *sp = cJSON_AddObjectToObject(best, "speedup");
+	cJSON_AddItemToObject(sp, "value", num_or_null(r->best_id ? b->speedup : NAN));
+	cJSON_AddItemToObject(sp, "lo", num_or_null(ci ? b->speedup_lo : NAN));
+	cJSON_AddItemToObject(sp, "hi", num_or_null(ci ? b->speedup_hi : NAN));
+	cJSON_AddNumberToObject(sp, "rounds", r->best_id ? b->rounds : 0);
+	cJSON_AddItemToObject(sp, "confidence", num_or_null(ci ? b->confidence : NAN));
+	cJSON_AddStringToObject(best, "verdict", r->best_id ? cuco_verdict_name(b->verdict) : "");
+	cJSON_AddItemToObject(o, "noise", r->noise[0] ? cJSON_CreateString(r->noise) : cJSON_CreateNull());
+	cJSON_AddItemToObject(best, "host_calls", num_or_null(r->best_counted ? (double)r->best_host_calls : NAN));
 	cJSON_AddItemToObject(best, "slot", text_or_null(r->best_slot));
 	cJSON *tok = cJSON_AddObjectToObject(o, "tokens");
 	cJSON_AddNumberToObject(tok, "prompt", (double)r->tokens_prompt);
 	cJSON_AddNumberToObject(tok, "completion", (double)r->tokens_completion);
 	cJSON_AddNumberToObject(o, "cost_usd", r->cost_usd);
+	cJSON *calls = cJSON_AddObjectToObject(o, "calls");
+	cJSON_AddNumberToObject(calls, "total", (double)r->calls.calls);
+	cJSON_AddNumberToObject(calls, "refused", (double)r->calls.refused);
+	cJSON_AddNumberToObject(calls, "estimated", (double)r->calls.estimated);
+	cJSON_AddNumberToObject(calls, "unpriced", (double)r->calls.unpriced);
+	cJSON *kinds = cJSON_AddObjectToObject(calls, "by_kind");
+	for (int i = 0; i < CUCO_CALL_KIND_COUNT; i++)
+		if (r->by_kind[i].calls)
+			cJSON_AddItemToObject(kinds, cuco_call_kind_name((cuco_call_kind)i),
+				totals_json(&r->by_kind[i]));
+	cJSON *models = cJSON_AddObjectToObject(calls, "by_model");
+	for (int i = 0; i < r->nmodels; i++)
+		cJSON_AddItemToObject(models, r->by_model[i].name, totals_json(&r->by_model[i].t));
 	cJSON *slots = cJSON_AddArrayToObject(o, "slots");
 	for (int i = 0; i < r->nslots; i++) {
 		cJSON *s = cJSON_CreateObject();
@@ -198,6 +307,12 @@ static void print_json(const struct report *r)
 	cJSON_Delete(o);
 }
 
+static void print_row(const char *label, const cuco_call_totals *t)
+{
+	printf("  %-20s %5lld calls %10lld + %8lld tokens  $%.4f\n", label, (long long)t->calls,
+		(long long)t->tokens_in, (long long)t->tokens_out, t->cost_usd);
+}
+
 static void print_text(const struct report *r)
 {
 	printf("workload   %s\nstrategy   %s\ncandidates %zu:", r->workload[0] ? r->workload : "-",
@@ -206,18 +321,35 @@ static void print_text(const struct report *r)
 		if (r->by_status[i])
 			printf(" %s %zu", cuco_status_name((cuco_status)i), r->by_status[i]);
 	printf("\n");
+	if (r->by_status[CUCO_STATUS_FAILED]) {
+		printf("failures  ");
+		for (int i = 0; i < CUCO_FAIL_COUNT; i++)
+			if (r->by_failure[i])
+				printf(" %s %zu", cuco_fail_name((cuco_fail_class)i), r->by_failure[i]);
+		printf("\n");
+	}
 	if (r->baseline_id)
 		printf("baseline   #%llu  %.1f us (median, this run)%s%s\n", (unsigned long long)r->baseline_id,
 			r->baseline_us, r->baseline_slot[0] ? " on " : "", r->baseline_slot);
 	else
 		printf("baseline   not measured yet\n");
-	if (r->best_id && r->baseline_id)
-		printf("best       #%llu  %.1f us  %.3fx the baseline%s%s\n", (unsigned long long)r->best_id,
-			r->best_us, r->baseline_us / r->best_us, r->best_slot[0] ? " on " : "", r->best_slot);
+	char sp[64];
+	cuco_speedup_text(r->best.speedup, r->best.speedup_lo, r->best.speedup_hi, r->best.rounds,
+		!cuco_utf8_locale(), sp, sizeof sp);
+	if (r->best_id && r->best_id == r->baseline_id)
+		printf("best       nothing beat the baseline\n");
+	else if (r->best_id && r->baseline_id)
+		printf("best       #%llu  %.1f us  %s the baseline%s%s%s%s\n", (unsigned long long)r->best_id,
+			r->best_us, sp, r->best.verdict ? ", " : "", cuco_verdict_name(r->best.verdict),
+			r->best_slot[0] ? " on " : "", r->best_slot);
 	else if (r->best_id)
 		printf("best       #%llu  %.1f us\n", (unsigned long long)r->best_id, r->best_us);
 	else
 		printf("best       none yet\n");
+	if (r->noise[0])
+		printf("noise      %s\n", r->noise);
+	if (r->best_id && r->best_counted)
+		printf("           %lld host communication calls in its steps\n", (long long)r->best_host_calls);
 	for (int i = 0; i < r->nslots; i++) {
 		const slot_row *s = &r->slots[i];
 		printf("%-10s %s  %s, %zu candidate%s measured", i ? "" : "slots", s->name, s->state,
@@ -229,6 +361,25 @@ static void print_text(const struct report *r)
 	if (r->tokens_prompt || r->tokens_completion)
 		printf("tokens     %lld prompt + %lld completion, $%.4f\n", (long long)r->tokens_prompt,
 			(long long)r->tokens_completion, r->cost_usd);
+	const cuco_call_totals *c = &r->calls;
+	if (!c->calls)
+		return;
+	printf("calls      %lld, %lld refused", (long long)c->calls, (long long)c->refused);
+	if (c->tokens_cached)
+		printf("; %lld prompt tokens cached", (long long)c->tokens_cached);
+	if (c->estimated)
+		printf("; usage estimated for %lld (the server sent none)", (long long)c->estimated);
+	if (c->unpriced)
+		printf("; %lld of a model with no known price, counted $0", (long long)c->unpriced);
+	printf("\n");
+	for (int i = 0; i < CUCO_CALL_KIND_COUNT; i++)
+		if (r->by_kind[i].calls)
+			print_row(cuco_call_kind_name((cuco_call_kind)i), &r->by_kind[i]);
+	for (int i = 0; i < r->nmodels; i++) {
+		char label[80];
+		snprintf(label, sizeof label, "model %s", r->by_model[i].name);
+		print_row(label, &r->by_model[i].t);
+	}
 }
 
 static int report_exec(int argc, char **argv)

@@ -6,6 +6,7 @@
  * ask the engine to stop: evaluations in flight finish, none start, and
  * the store is left consistent for a later resume. SIGPIPE is ignored: an
  * output nobody reads any more is no reason to end a run. */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -39,17 +40,26 @@ static const char run_options[] =
 	"                     than its slots, at most 16)\n"
 	"  --seed N           seed of the strategy's RNG (default 1)\n"
 	"  --baseline-every K re-measure the baseline every K benchmarks (default 8)\n"
-	"  --rebench N        re-time the best N at the end (default 3)\n"
+	"  --rebench N        contenders confirmed at the end: the best N screens, each on fresh\n"
+	"                     paired rounds against the baseline and the best (default 3)\n"
 	"  --llm SPEC         a model, PROVIDER:MODEL[@URL][*WEIGHT] (repeatable; replaces the\n"
 	"                     config file's models; PROVIDER: openai, anthropic, vllm, sglang,\n"
 	"                     llamacpp, ollama, openrouter); implies --strategy evolve\n"
 	"  --max-cost USD     end the run cleanly once the models have cost this much\n"
 	"  --max-tokens N     end the run cleanly once the models have used this many tokens\n"
-	"  --generations N    evolve: generations; beam: iterations (default: the config's\n"
-	"                     [evolve] generations / [beam] iterations, else the budget)\n"
+	"  --llm-jobs N       model calls in flight at once (default: the config's [llm]\n"
+	"                     concurrency, 4); evaluations go on meanwhile\n"
+	"  --generations N    the search's length in its own steps, after which it ends:\n"
+	"                     evolve: children on the islands (the explore/exploit phases\n"
+	"                     are laid over them); beam: iterations (default: the config's\n"
+	"                     [evolve] generations / [beam] iterations)\n"
 	"  --ranks N          run on N ranks instead of the workload's own (default run\n"
 	"                     directory runs/WORKLOAD-Nranks), for scaling studies\n"
 	"  --headless         no screen: one line per evaluated candidate, then a summary\n"
+	"  --theme NAME       the screen's theme, as 'cuco tui --theme' (default $CUCO_THEME,\n"
+	"                     else the config's [screen] theme, else dark)\n"
+	"  --no-color         the screen in attributes only (also when $NO_COLOR is set)\n"
+	"  --ascii            the screen in ASCII lines and glyphs instead of UTF-8\n"
 	"  --sandbox MODE     auto (default): stages run in bubblewrap where it works, else with\n"
 	"                     resource limits only; bwrap: refuse to run without it; off\n"
 	"                     (default: $CUCO_SANDBOX, else the config file's [eval] sandbox)\n"
@@ -153,13 +163,13 @@ static void run_headless(cuco_engine *e)
 
 /* The workbench screen over the running engine. Quitting asks whether to
  * stop the search; kept running, it goes on headless (run_headless). */
-static void run_screen(cuco_engine *e, cuco_store *st)
+static void run_screen(cuco_engine *e, cuco_store *st, const cuco_tui_options *look)
 {
 	char author[32];
 	cmd_author(author, sizeof author);
-	char theme_buf[64];
-	cuco_tui_options o = { .theme = cmd_default_theme(theme_buf, sizeof theme_buf), .in_process = true,
-		.author = author };
+	cuco_tui_options o = *look;
+	o.in_process = true;
+	o.author = author;
 	bool stop = false;
 	cuco_err err = { 0 };
 	if (cuco_tui_run(st, cuco_engine_wake_fd(e), &o, &stop, &err) != CUCO_OK) {
@@ -176,11 +186,40 @@ static void run_screen(cuco_engine *e, cuco_store *st)
 /* ---- the final summary -------------------------------------------------- */
 
 typedef struct summary_arg {
-	cuco_candidate base, best;
-	bool have_base, have_best;
+	cuco_candidate base, best, closest;
+	bool have_base, have_best, have_closest;
 	size_t by_status[CUCO_STATUS_COUNT];
-	size_t strategy;
+	size_t strategy, confirmed;
+	char noise[256];
 } summary_arg;
+
+/* The contenders confirmed, and the closest of those not crowned. */
+static int summary_scan(const cuco_candidate *c, void *arg)
+{
+	summary_arg *a = arg;
+	if (c->origin == CUCO_ORIGIN_BASELINE || c->rounds < 2)
+		return 0;
+	a->confirmed++;
+	if (c->id != a->best.id && c->status == CUCO_STATUS_DONE &&
+			(!a->have_closest || c->speedup > a->closest.speedup)) {
+		a->closest = *c;
+		a->have_closest = true;
+	}
+	return 0;
+}
+
+static void meta_noise(cuco_txn *txn, char *dst, size_t size)
+{
+	char *json = NULL;
+	if (cuco_meta_get(txn, "noise", &json) != CUCO_OK)
+		return;
+	cJSON *j = cJSON_Parse(json);
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "reason");
+	if (cJSON_IsString(r))
+		cuco_strlcpy(dst, r->valuestring, size);
+	cJSON_Delete(j);
+	free(json);
+}
 
 static int summary_txn(cuco_txn *txn, void *arg)
 {
@@ -204,7 +243,41 @@ static int summary_txn(cuco_txn *txn, void *arg)
 	a->have_base = base_id && cuco_cand_get(txn, base_id, &a->base) == CUCO_OK;
 	a->have_best = cuco_best(txn, &best) == CUCO_OK &&
 		cuco_cand_get(txn, best.id, &a->best) == CUCO_OK;
-	return CUCO_OK;
+	meta_noise(txn, a->noise, sizeof a->noise);
+	return cuco_cand_each(txn, 1, summary_scan, a);
+}
+
+static void speedup_of(const cuco_candidate *c, char *buf, size_t size)
+{
+	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !cuco_utf8_locale(),
+		buf, size);
+}
+
+/* The best and how sure the run is of it, or that nothing beat the
+ * baseline and how close the nearest contender came. */
+static void print_verdict(const summary_arg *a)
+{
+	char sp[64], dir[160];
+	double rate = 100 * CUCO_TRUST_ALPHA;
+	if (a->have_best && a->have_base && a->best.id != a->base.id) {
+		cuco_directive_short(&a->best.directive, dir, sizeof dir);
+		speedup_of(&a->best, sp, sizeof sp);
+		printf("best      #%-5llu %s %s: %s the baseline, %d paired rounds\n",
+			(unsigned long long)a->best.id, cuco_origin_name(a->best.origin), dir, sp,
+			a->best.rounds);
+		printf("          faster at %.4g%% confidence, %.1f us in its median round; a run "
+			"crowns noise at most %.1f%% of the time (docs/trust.md)\n",
+			100 * a->best.confidence, a->best.latency_median_us, rate);
+		return;
+	}
+	printf("best      nothing beat the baseline: %zu contender%s judged on fresh paired rounds, "
+		"none crowned\n", a->confirmed, a->confirmed == 1 ? "" : "s");
+	if (a->have_closest) {
+		speedup_of(&a->closest, sp, sizeof sp);
+		printf("          the closest, #%llu: %s, %s (%d rounds, %.4g%% interval)\n",
+			(unsigned long long)a->closest.id, sp, cuco_verdict_name(a->closest.verdict),
+			a->closest.rounds, 100 * a->closest.confidence);
+	}
 }
 
 static void print_summary(cuco_store *st)
@@ -220,25 +293,14 @@ static void print_summary(cuco_store *st)
 		a->strategy, a->by_status[CUCO_STATUS_DONE], a->by_status[CUCO_STATUS_FAILED],
 		a->by_status[CUCO_STATUS_REJECTED]);
 	if (a->have_base && !isnan(a->base.latency_median_us))
-		printf("baseline  #%-5llu %10.1f us median (spread %.1f%%, %d samples), this run\n",
+		printf("baseline  #%-5llu %10.1f us median (spread %.1f%%, %d samples), latest measurement\n",
 			(unsigned long long)a->base.id, a->base.latency_median_us, 100 * a->base.spread,
 			a->base.samples);
 	else
 		printf("baseline  not measured\n");
-	if (a->have_best && a->have_base && a->best.id != a->base.id) {
-		char dir[160];
-		cuco_directive_short(&a->best.directive, dir, sizeof dir);
-		printf("best      #%-5llu %10.1f us median (spread %.1f%%, %d samples)\n",
-			(unsigned long long)a->best.id, a->best.latency_median_us, 100 * a->best.spread,
-			a->best.samples);
-		/* Its own speedup: against the baseline measured beside it, which
-		 * after a full run is the measurement printed above. */
-		printf("          %s %s: %.3fx the baseline (%.1f us, same run)\n",
-			cuco_origin_name(a->best.origin), dir, a->best.speedup,
-			a->best.speedup * a->best.latency_median_us);
-	} else {
-		printf("best      nothing beat the baseline\n");
-	}
+	print_verdict(a);
+	if (a->noise[0])
+		printf("noise     the machine was noisy: %s\n", a->noise);
 	free(a);
 }
 
@@ -256,7 +318,8 @@ static bool parse_long(const char *text, long min, long max, long *out)
 }
 
 enum { OPT_RUN = 256, OPT_STRATEGY, OPT_TUNER, OPT_BUDGET, OPT_MINUTES, OPT_SIZE, OPT_JOBS,
-	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS, OPT_LLM, OPT_MAX_COST, OPT_MAX_TOKENS, OPT_RANKS, OPT_GENERATIONS, OPT_SANDBOX };
+	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS, OPT_LLM, OPT_MAX_COST, OPT_MAX_TOKENS, OPT_RANKS, OPT_GENERATIONS, OPT_SANDBOX,
+	OPT_THEME, OPT_NO_COLOR, OPT_ASCII, OPT_LLM_JOBS };
 
 /* --runner, --hostfile and --hosts, applied over the config file's
  * [runner] once it is read; and whether --jobs was given. */
@@ -277,7 +340,7 @@ static bool llm_spec_ok(char *spec, cuco_err *err)
 }
 
 static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, const char **run,
-	bool *headless, runner_flags *rf)
+	bool *headless, runner_flags *rf, cuco_tui_options *look)
 {
 	static const struct option longopts[] = {
 		{ "run", required_argument, NULL, OPT_RUN },
@@ -296,7 +359,11 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 		{ "max-tokens", required_argument, NULL, OPT_MAX_TOKENS },
 		{ "ranks", required_argument, NULL, OPT_RANKS },
 		{ "generations", required_argument, NULL, OPT_GENERATIONS },
+		{ "llm-jobs", required_argument, NULL, OPT_LLM_JOBS },
 		{ "sandbox", required_argument, NULL, OPT_SANDBOX },
+		{ "theme", required_argument, NULL, OPT_THEME },
+		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
+		{ "ascii", no_argument, NULL, OPT_ASCII },
 		CMD_RUNNER_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -381,6 +448,12 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 				return cmd_usage_error(&cmd_run, "--rebench %s: not 0 to 64", optarg);
 			cfg->rebench_top = (int)v;
 			break;
+		case OPT_LLM_JOBS:
+			if (!parse_long(optarg, 1, CUCO_MAX_CONCURRENCY, &v))
+				return cmd_usage_error(&cmd_run, "--llm-jobs %s: not 1 to %d", optarg,
+					CUCO_MAX_CONCURRENCY);
+			cfg->llm_jobs = (int)v;
+			break;
 		case OPT_GENERATIONS:
 			if (!parse_long(optarg, 1, 10000000, &v))
 				return cmd_usage_error(&cmd_run, "--generations %s: not a positive count", optarg);
@@ -402,6 +475,9 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 				return CUCO_EUSAGE;
 			break;
 		case OPT_HEADLESS: *headless = true; break;
+		case OPT_THEME: look->theme = optarg; break;
+		case OPT_NO_COLOR: look->no_color = true; break;
+		case OPT_ASCII: look->ascii = true; break;
 		case 'h':
 			cmd_print_usage(&cmd_run, run_options);
 			return -1;
@@ -471,7 +547,7 @@ static int run_lock = -1;
 static int lock_run(const char *dir, cuco_err *err)
 {
 	char path[2048];
-	snprintf(path, sizeof path, "%s/run.lock", dir);
+	snprintf(path, sizeof path, "%s/%s", dir, CUCO_RUN_LOCK);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return cuco_errf(err, CUCO_EENV, "%s: cannot open: %s", path, strerror(errno));
@@ -535,11 +611,17 @@ static int run_exec(int argc, char **argv)
 	const char *run = NULL;
 	bool headless = false;
 	runner_flags rf = { 0 };
-	int rc = parse_run_options(argc, argv, &cfg, &run, &headless, &rf);
+	char theme_buf[64];
+	cuco_tui_options look = { .theme = cmd_default_theme(theme_buf, sizeof theme_buf) };
+	int rc = parse_run_options(argc, argv, &cfg, &run, &headless, &rf, &look);
 	if (rc != CUCO_OK)
 		return rc < 0 ? CUCO_OK : rc;
 
 	cuco_err err = { 0 };
+	if (!look.no_color && cuco_tui_theme_check(look.theme, &err) != CUCO_OK)
+		return cmd_usage_error(&cmd_run, "the screen's %s", err.msg);
+	if (cmd_config_check(&err) != CUCO_OK)
+		return cmd_fail(&err);
 	cuco_workload *wl = NULL;
 	if ((rc = cuco_workload_load(argv[optind], &wl, &err)) != CUCO_OK)
 		return cmd_fail(&err);
@@ -590,7 +672,7 @@ static int run_exec(int argc, char **argv)
 		fflush(stdout);
 		if (rc == CUCO_OK && (rc = cuco_engine_start(st, wl, &cfg, &e, &err)) == CUCO_OK) {
 			if (screen)
-				run_screen(e, st);
+				run_screen(e, st, &look);
 			run_headless(e);
 			rc = cuco_engine_join(e, &err);
 			print_summary(st);
@@ -608,6 +690,8 @@ static int run_exec(int argc, char **argv)
 
 const cuco_cmd cmd_run = { "run", "WORKLOAD [--run DIR] [--strategy tune] [--tuner random|anneal|ils]\n"
 	"       [--budget N] [--minutes M] [--size NAME] [--jobs N] [--seed N] [--headless]\n"
-	"       [--sandbox auto|bwrap|off] [--runner local|hostfile|slurm|ssh] [--hostfile FILE]\n"
-	"       [--hosts LIST]",
+	"       [--baseline-every K] [--rebench N] [--llm SPEC] [--max-cost USD] [--max-tokens N]\n"
+	"       [--generations N] [--ranks N] [--sandbox auto|bwrap|off]\n"
+	"       [--runner local|hostfile|slurm|ssh] [--hostfile FILE] [--hosts LIST]\n"
+	"       [--theme NAME] [--no-color] [--ascii]",
 	"search for faster candidates of a workload (resumes an existing run directory)", run_exec };

@@ -1,41 +1,174 @@
-/* cmd-show.c — `cuco show ID`: one candidate, whole. */
+/* cmd-show.c — `cuco show ID`: one candidate, whole; or `cuco show rN`:
+ * one refusal, a proposal no candidate came of. With --prompt a
+ * candidate also shows the model calls behind it and the refusals made
+ * from it as a parent, so every reply a run paid for can be found. */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd/cmd.h"
 
 static const char show_options[] =
 	"  --run DIR     the run directory (default $CUCO_RUN, else runs/latest)\n"
 	"  --source      also print the candidate's source\n"
-	"  --prompt      also print the prompt and reply that produced it (LLM candidates)\n"
-	"  --json        print the record as JSON (with \"source\", \"prompt\", \"reply\" when asked)\n"
-	"ID is a number, or best, baseline or seed.\n";
+	"  --prompt      also print the prompt and reply that produced it, the model calls\n"
+	"                behind it and the refused replies asked from it (LLM candidates)\n"
+	"  --json        print the record as JSON, with \"measurements\" (and \"source\",\n"
+	"                \"prompt\", \"reply\", \"calls\" and \"refusals\" when asked)\n"
+	"ID is a number, or best, baseline or seed; rN is refusal N (a proposal no\n"
+	"candidate came of: its prompt and replies with --prompt).\n";
 
 struct show_job {
 	uint64_t id;
+	bool refusal;           /* rN: a refusal record */
 	bool source, prompt, json;
 	cuco_candidate cand;
+	cuco_refusal ref;
 	char *texts[3];  /* source, prompt, reply */
+	cJSON *measurements;  /* every measurement, oldest first */
 	char *peak;      /* meta "peak": what the fraction of peak is of; NULL in older runs */
+	cuco_call *calls;       /* linked to it */
+	size_t ncalls;
+	cuco_refusal *refusals; /* asked from the candidate as a parent */
+	size_t nrefusals;
 };
+
+static int take_call(const cuco_call *c, void *arg)
+{
+	struct show_job *job = arg;
+	if (job->refusal ? c->refusal != job->id : c->candidate != job->id)
+		return 0;
+	job->calls = cuco_xrealloc(job->calls, (job->ncalls + 1) * sizeof *job->calls);
+	job->calls[job->ncalls++] = *c;
+	return 0;
+}
+
+static int take_refusal(const cuco_refusal *r, void *arg)
+{
+	struct show_job *job = arg;
+	if (r->parent != job->id)
+		return 0;
+	job->refusals = cuco_xrealloc(job->refusals, (job->nrefusals + 1) * sizeof *job->refusals);
+	job->refusals[job->nrefusals++] = *r;
+	return 0;
+}
+
+static int get_texts(cuco_txn *txn, struct show_job *job, const char *const hashes[3],
+	const bool want[3])
+{
+	for (int i = 0; i < 3; i++) {
+		int rc;
+		if (want[i] && hashes[i][0] && (rc = cuco_source_get(txn, hashes[i], &job->texts[i], NULL)))
+			return rc;
+	}
+	return CUCO_OK;
+}
+
+static int add_measurement(const cuco_measurement *m, void *arg)
+{
+	cJSON_AddItemToArray(arg, cuco_measurement_to_json(m));
+	return 0;
+}
 
 static int show_txn(cuco_txn *txn, void *arg)
 {
 	struct show_job *job = arg;
-	int rc = cuco_cand_get(txn, job->id, &job->cand);
-	if (rc)
+	int rc;
+	if (job->refusal) {
+		if ((rc = cuco_refusal_get(txn, job->id, &job->ref)))
+			return rc;
+		const char *hashes[3] = { "", job->ref.prompt_hash, job->ref.reply_hash };
+		const bool want[3] = { false, job->prompt, job->prompt };
+		rc = get_texts(txn, job, hashes, want);
+		return rc ? rc : cuco_call_each(txn, 1, take_call, job);
+	}
+	if ((rc = cuco_cand_get(txn, job->id, &job->cand)))
 		return rc;
 	const char *hashes[3] = { job->cand.source_hash, job->cand.prompt_hash, job->cand.reply_hash };
-	bool want[3] = { job->source, job->prompt, job->prompt };
-	for (int i = 0; i < 3; i++)
-		if (want[i] && hashes[i][0] && (rc = cuco_source_get(txn, hashes[i], &job->texts[i], NULL)))
-			return rc;
+	const bool want[3] = { job->source, job->prompt, job->prompt };
+	if ((rc = get_texts(txn, job, hashes, want)))
+		return rc;
+	free(job->peak);  /* a retried read */
+	job->peak = NULL;
 	rc = cuco_meta_get(txn, "peak", &job->peak);
-	return rc == CUCO_ENOTFOUND ? CUCO_OK : rc;
+	if (rc != CUCO_OK && rc != CUCO_ENOTFOUND)
+		return rc;
+	cJSON_Delete(job->measurements);  /* a retried read */
+	job->measurements = cJSON_CreateArray();
+	job->ncalls = job->nrefusals = 0;
+	if ((rc = cuco_measure_each(txn, job->id, add_measurement, job->measurements)) || !job->prompt)
+		return rc;
+	if ((rc = cuco_call_each(txn, 1, take_call, job)))
+		return rc;
+	return cuco_refusal_each(txn, take_refusal, job);
+}
+
+static void print_calls(const struct show_job *job)
+{
+	for (size_t i = 0; i < job->ncalls; i++) {
+		const cuco_call *c = &job->calls[i];
+		printf("call %-9llu %s %s: %s, %lld+%lld tokens%s, $%.4f%s%s\n",
+			(unsigned long long)c->id, cuco_call_kind_name(c->kind), c->model,
+			cuco_call_outcome_name(c->outcome), (long long)c->tokens_in, (long long)c->tokens_out,
+			c->estimated ? " (estimated)" : "", c->cost_usd, c->reason[0] ? ": " : "", c->reason);
+	}
+	for (size_t i = 0; i < job->nrefusals; i++)
+		printf("refused        r%llu %s: %s\n", (unsigned long long)job->refusals[i].id,
+			cuco_call_kind_name(job->refusals[i].kind), job->refusals[i].reason);
+}
+
+static void print_texts(const struct show_job *job)
+{
+	const char *titles[3] = { "source", "prompt", "reply" };
+	for (int i = 0; i < 3; i++)
+		if (job->texts[i])
+			printf("\n--- %s ---\n%s%s", titles[i], job->texts[i],
+				job->texts[i][0] && job->texts[i][strlen(job->texts[i]) - 1] == '\n' ? "" : "\n");
+}
+
+static void print_refusal(const struct show_job *job)
+{
+	const cuco_refusal *r = &job->ref;
+	printf("refusal        r%llu\n", (unsigned long long)r->id);
+	printf("kind           %s\n", cuco_call_kind_name(r->kind));
+	if (r->parent)
+		printf("parent         %llu\n", (unsigned long long)r->parent);
+	if (r->island >= 0)
+		printf("island         %d\n", r->island);
+	printf("model          %s\n", r->model);
+	printf("reason         %s\n", r->reason);
+	print_calls(job);
+	print_texts(job);
+}
+
+/* One line per measurement: when, which session, what it found. */
+static void print_measurements(const cJSON *list)
+{
+	printf("%-14s %d\n", "measurements", cJSON_GetArraySize(list));
+	const cJSON *m;
+	cJSON_ArrayForEach(m, list) {
+		const cJSON *lat = cJSON_GetObjectItem(m, "latency_us"), *speedup = cJSON_GetObjectItem(m, "speedup");
+		const cJSON *median = cJSON_GetObjectItem(lat, "median");
+		char when[32] = "-";
+		time_t t = (time_t)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "time"));
+		struct tm tm;
+		if (localtime_r(&t, &tm))
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+		printf("  %-3d %s  session %-4.0f %-10s ", (int)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "seq")),
+			when, cJSON_GetNumberValue(cJSON_GetObjectItem(m, "session")),
+			cJSON_GetStringValue(cJSON_GetObjectItem(m, "kind")));
+		if (cJSON_IsTrue(cJSON_GetObjectItem(m, "ok")) && cJSON_IsNumber(median))
+			printf("%.4g us  %.4gx\n", median->valuedouble,
+				cJSON_IsNumber(speedup) ? speedup->valuedouble : NAN);
+		else
+			printf("failed at %s: %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(m, "failed_stage")),
+				cJSON_GetStringValue(cJSON_GetObjectItem(m, "error_class")));
+	}
 }
 
 /* The fraction of peak, and what the peaks were: the link or memory the
@@ -90,10 +223,22 @@ static void print_text(const struct show_job *job)
 	print_num("p90", c->latency_p90_us, " us");
 	printf("%-14s %d\n", "samples", c->samples);
 	print_num("spread", c->spread, "");
-	print_num("speedup", c->speedup, "x");
+	char sp[64];
+	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !cuco_utf8_locale(),
+		sp, sizeof sp);
+	if (c->rounds >= 2)
+		printf("%-14s %s, %d paired rounds, %.4g%% interval: %s\n", "speedup", sp, c->rounds,
+			100 * c->confidence, c->verdict ? cuco_verdict_name(c->verdict) : "-");
+	else
+		printf("%-14s %s%s\n", "speedup", sp, c->rounds == 1 ? " (one screening measurement)" : "");
 	print_num("score", c->score, "");
 	print_peak(job);
 	print_num("max error", c->max_error, "");
+	if (c->host_counted)
+		printf("%-14s %lld (host communication calls in its steps, all ranks)\n", "host calls",
+			(long long)c->host_calls);
+	else
+		printf("%-14s -\n", "host calls");
 	for (int i = 0; i < c->nphases; i++)
 		printf("phase %-8s %.4g us\n", c->phases[i].name, c->phases[i].us);
 	if (c->status == CUCO_STATUS_FAILED)
@@ -103,12 +248,51 @@ static void print_text(const struct show_job *job)
 	if (c->model[0])
 		printf("model          %s  tokens %lld+%lld  cost $%.4f\n", c->model,
 			(long long)c->tokens_prompt, (long long)c->tokens_completion, c->cost_usd);
+	print_measurements(job->measurements);
 	printf("source         %s\n", c->source_hash);
-	const char *titles[3] = { "source", "prompt", "reply" };
+	print_calls(job);
+	print_texts(job);
+}
+
+static void print_json(const struct show_job *job)
+{
+	cJSON *o = job->refusal ? cuco_refusal_to_json(&job->ref) : cuco_candidate_to_json(&job->cand);
+	const char *keys[3] = { "source", "prompt", "reply" };
 	for (int i = 0; i < 3; i++)
 		if (job->texts[i])
-			printf("\n--- %s ---\n%s%s", titles[i], job->texts[i],
-				job->texts[i][0] && job->texts[i][strlen(job->texts[i]) - 1] == '\n' ? "" : "\n");
+			cJSON_AddStringToObject(o, keys[i], job->texts[i]);
+	if (job->prompt || job->refusal) {
+		cJSON *calls = cJSON_AddArrayToObject(o, "calls");
+		for (size_t i = 0; i < job->ncalls; i++)
+			cJSON_AddItemToArray(calls, cuco_call_to_json(&job->calls[i]));
+	}
+	cJSON *pk = job->peak ? cJSON_Parse(job->peak) : NULL;
+	if (pk)
+		cJSON_AddItemToObject(o, "peak", pk);
+	if (job->measurements)
+		cJSON_AddItemToObject(o, "measurements", cJSON_Duplicate(job->measurements, true));
+	if (job->prompt && !job->refusal) {
+		cJSON *refusals = cJSON_AddArrayToObject(o, "refusals");
+		for (size_t i = 0; i < job->nrefusals; i++)
+			cJSON_AddItemToArray(refusals, cuco_refusal_to_json(&job->refusals[i]));
+	}
+	char *text = cJSON_Print(o);
+	puts(text);
+	free(text);
+	cJSON_Delete(o);
+}
+
+/* "rN": refusal N. */
+static bool refusal_id(const char *text, uint64_t *id)
+{
+	if (text[0] != 'r' || !isdigit((unsigned char)text[1]))
+		return false;
+	char *end = NULL;
+	unsigned long long v = strtoull(text + 1, &end, 10);
+	if (*end || v == 0)
+		return false;
+	*id = v;
+	return true;
 }
 
 static int show_exec(int argc, char **argv)
@@ -134,7 +318,7 @@ static int show_exec(int argc, char **argv)
 	}
 	if (argc - optind != 1) {
 		free(job);
-		return cmd_usage_error(&cmd_show, "expected one candidate id");
+		return cmd_usage_error(&cmd_show, "expected one candidate id (or rN, a refusal)");
 	}
 	cuco_store *st;
 	if ((rc = cmd_open_store(cmd_run_dir(run), CUCO_STORE_RDONLY, &st))) {
@@ -142,32 +326,27 @@ static int show_exec(int argc, char **argv)
 		return rc;
 	}
 	cuco_err err = { 0 };
-	rc = cmd_resolve_id(st, argv[optind], &job->id);
+	job->refusal = refusal_id(argv[optind], &job->id);
+	rc = job->refusal ? CUCO_OK : cmd_resolve_id(st, argv[optind], &job->id);
 	if (rc == CUCO_OK && (rc = cuco_store_read(st, show_txn, job, &err)))
 		rc = cmd_fail(&err);
 	cuco_store_close(st);
-	if (rc == CUCO_OK && job->json) {
-		cJSON *o = cuco_candidate_to_json(&job->cand);
-		const char *keys[3] = { "source", "prompt", "reply" };
-		for (int i = 0; i < 3; i++)
-			if (job->texts[i])
-				cJSON_AddStringToObject(o, keys[i], job->texts[i]);
-		cJSON *pk = job->peak ? cJSON_Parse(job->peak) : NULL;
-		if (pk)
-			cJSON_AddItemToObject(o, "peak", pk);
-		char *text = cJSON_Print(o);
-		puts(text);
-		free(text);
-		cJSON_Delete(o);
-	} else if (rc == CUCO_OK) {
+	if (rc == CUCO_OK && job->json)
+		print_json(job);
+	else if (rc == CUCO_OK && job->refusal)
+		print_refusal(job);
+	else if (rc == CUCO_OK)
 		print_text(job);
-	}
 	for (int i = 0; i < 3; i++)
 		free(job->texts[i]);
+	free(job->calls);
+	free(job->refusals);
+	cJSON_Delete(job->measurements);
 	free(job->peak);
 	free(job);
 	return rc;
 }
 
-const cuco_cmd cmd_show = { "show", "[--run DIR] [--source] [--prompt] [--json] ID",
-	"show one candidate: directive, metrics, phases, failure, source", show_exec };
+const cuco_cmd cmd_show = { "show", "[--run DIR] [--source] [--prompt] [--json] ID|rN",
+	"show one candidate (directive, metrics, phases, failure, every measurement, source) or one "
+	"refusal", show_exec };

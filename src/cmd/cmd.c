@@ -18,6 +18,7 @@ const cuco_cmd *const cuco_commands[] = {
 	&cmd_pin,
 	&cmd_unpin,
 	&cmd_reject,
+	&cmd_unreject,
 	&cmd_report,
 	&cmd_patch,
 	&cmd_pause,
@@ -215,6 +216,22 @@ int cmd_runner_option(const cuco_cmd *cmd, int opt, const char *arg, cmd_runner_
 	}
 }
 
+int cmd_config_check(cuco_err *err)
+{
+	char path[1024];
+	if (!cuco_llm_config_path(path, sizeof path))
+		return CUCO_OK;
+	cuco_llm_config *cfg = cuco_xmalloc(sizeof *cfg);
+	cuco_llm_config_defaults(cfg);
+	cuco_search_config knobs;
+	cuco_search_config_defaults(&knobs);
+	int rc = cuco_llm_config_load(path, cfg, err);
+	if (rc == CUCO_OK)
+		rc = cuco_search_config_load(path, &knobs, err);
+	free(cfg);
+	return rc == CUCO_ENOTFOUND ? CUCO_OK : rc;
+}
+
 int cmd_sandbox_mode(cuco_sandbox_mode *mode, cuco_err *err)
 {
 	const char *env = getenv("CUCO_SANDBOX");
@@ -236,4 +253,16 @@ void cmd_author(char *buf, size_t size)
 	gethostname(host, sizeof host - 1);
 	host[sizeof host - 1] = '\0';
 	snprintf(buf, size, "%s@%s", user && *user ? user : "user", host);
+}
+
+static int act_txn(cuco_txn *txn, void *arg)
+{
+	cuco_command *cmd = arg;
+	return cuco_person_act(txn, cmd);
+}
+
+int cmd_act(cuco_store *st, cuco_command *cmd)
+{
+	cuco_err err = { 0 };
+	return cuco_store_write(st, act_txn, cmd, &err) == CUCO_OK ? CUCO_OK : cmd_fail(&err);
 }

@@ -56,12 +56,20 @@ int cmd_runner_option(const cuco_cmd *cmd, int opt, const char *arg, cmd_runner_
  * runner, when there is none), with the flags over it. An error when the
  * file does not load. */
 int cmd_runner_config(const cmd_runner_flags *f, cuco_runner_config *out, cuco_err *err);
+/* The whole config file through both its readers (the LLM client's and the
+ * search's): cuco run checks it before it writes anything, so a bad
+ * [evolve] key is not found only when a strategy opens, after the run's
+ * stored strategy and config were rewritten (issue 18). */
+int cmd_config_check(cuco_err *err);
+/* Take a person's action (cuco_person_act) in one write transaction,
+ * printing a refusal; returns an exit code. cmd->seq is set. */
+int cmd_act(cuco_store *st, cuco_command *cmd);
 /* Author of a human action: $USER@hostname. */
 void cmd_author(char *buf, size_t size);
 
 /* The commands. */
 extern const cuco_cmd cmd_ls, cmd_show, cmd_diff, cmd_export, cmd_pin, cmd_unpin,
-	cmd_reject, cmd_report;
+	cmd_reject, cmd_unreject, cmd_report;
 extern const cuco_cmd cmd_patch;
 extern const cuco_cmd cmd_run, cmd_pause, cmd_resume, cmd_stop, cmd_hint;
 extern const cuco_cmd cmd_tui;

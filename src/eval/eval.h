@@ -4,9 +4,10 @@
  * files, build and run command templates, the design space and its
  * constraints, a peak model and context documents. The evaluator takes a
  * candidate's source and directive through compile → run and verify →
- * benchmark, each stage a child process in its own process group with a
- * wall-clock limit, resource limits, a private working directory and a
- * scrubbed environment, and returns a classified result.
+ * benchmark, each stage a child process (an argument vector: no shell) in
+ * its own process group with a wall-clock limit, resource limits, a
+ * private working directory and an allowlisted environment, and returns a
+ * classified result.
  *
  * Threads: cuco_eval_candidate() may be called from several threads at
  * once. Compiles then run in parallel, always on this machine; the run and
@@ -238,6 +239,10 @@ typedef struct cuco_slot_info {
 } cuco_slot_info;
 
 const char *cuco_slot_state_name(cuco_slot_state s);
+/* Which limits hold a stage's processes together here: a cgroup per stage
+ * (true: pids.max, memory, a build's CPU), or per-process rlimits only
+ * (false); status says which, and why. As an evaluator would find it. */
+bool cuco_limits_check(char *status, size_t size);
 
 typedef struct cuco_eval_config {
 	char run_dir[1024];        /* work/ and cache/ live below it */
@@ -257,6 +262,8 @@ typedef struct cuco_eval_config {
 	 * for the log, "" for busy and idle. NULL: nobody listens. */
 	void (*slot_changed)(void *arg, const struct cuco_slot_info *slot, const char *text);
 	void *slot_changed_arg;
+	long disk_limit_mb;        /* in the sandbox, each folder a stage writes is a tmpfs of
+	                              this size; 0 = 1024 */
 } cuco_eval_config;
 
 typedef struct cuco_evaluator cuco_evaluator;
@@ -264,6 +271,8 @@ typedef struct cuco_evaluator cuco_evaluator;
 int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	cuco_evaluator **out, cuco_err *err);
 void cuco_evaluator_free(cuco_evaluator *ev);
+/* The evaluator's cuco_limits_check. */
+bool cuco_evaluator_limits(const cuco_evaluator *ev, char *status, size_t size);
 /* Ask evaluations in flight to stop (their stages are killed); used on
  * shutdown. Safe from any thread. */
 void cuco_evaluator_cancel(cuco_evaluator *ev);
@@ -285,6 +294,8 @@ typedef struct cuco_eval_result {
 	cuco_phase phases[CUCO_MAX_PHASES];
 	double bytes, flops;
 	double peak_fraction;        /* NAN when the workload has no peak */
+	long host_calls;             /* host communication calls the steps made (all ranks,
+	                                hostcalls.h), -1 when not counted */
 	bool cached_build;
 	double compile_s, run_s, bench_s;  /* wall time of each stage */
 	double overhead_s;           /* evaluator time outside the children */
@@ -304,6 +315,16 @@ int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
  * a slot the run and benchmark again on another (up to three slots). */
 int cuco_eval_candidate_on(cuco_evaluator *ev, int slot, const char *source, size_t len,
 	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err);
+/* A round of a paired comparison: the benchmark again, of a candidate whose
+ * build is cached (one cuco_eval_candidate passed in this run) — without
+ * the separate run and verify stage, since the benchmark checks the answer
+ * too. Without a cached build, cuco_eval_candidate with bench. */
+int cuco_eval_remeasure(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err);
+/* The same on one slot, as cuco_eval_candidate_on: every round of a
+ * comparison on the one slot, so that no ratio mixes two machines. */
+int cuco_eval_remeasure_on(cuco_evaluator *ev, int slot, const char *source, size_t len,
+	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err);
 
 /* ---- hardware profile (hardware.c) ------------------------------------- */
 

@@ -6,8 +6,11 @@
 
 #include "eval/eval.h"
 
+#include <linux/filter.h>
+#include <limits.h>
 #include <pthread.h>
 #include <regex.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/types.h>
 
@@ -17,7 +20,23 @@
  * `ranks`. size may be NULL (then only numbers and ranks are known). */
 int eval_expr(const char *text, const cuco_size *size, int ranks, double *out, cuco_err *err);
 
-/* ---- template.c: placeholders, defines, slots ----------------------------- */
+/* ---- template.c: argument vectors, placeholders, defines, slots ----------- */
+
+/* A NULL-terminated vector of malloc'd words: a stage's command. */
+typedef struct eval_argv {
+	char **v;
+	size_t n, cap;
+} eval_argv;
+
+void eval_argv_push(eval_argv *a, const char *word);
+/* Push each blank-separated word of text (a compiler with its flags). */
+void eval_argv_push_words(eval_argv *a, const char *text);
+void eval_argv_append(eval_argv *a, char *const *words);
+void eval_argv_free(eval_argv *a);
+/* The words as one line, each quoted for /bin/sh where it needs it: for
+ * messages, the build's cache key, and the one runner that needs a shell
+ * (ssh, whose far side runs one anyway). */
+void eval_argv_join(char *const *words, cuco_buf *out);
 
 typedef struct eval_vars {
 	const cuco_workload *wl;
@@ -32,14 +51,76 @@ typedef struct eval_vars {
 
 /* Whether {name} is a placeholder the workload's templates may use. */
 bool eval_placeholder_known(const cuco_workload *wl, const char *name);
-/* Expand a build or run template. Path-like values are shell-quoted when
- * they hold characters the shell would split or interpret. */
-int eval_expand(const char *tmpl, const eval_vars *v, cuco_buf *out, cuco_err *err);
+/* Split a build or run template into words (blanks; '…', "…" and \ quote)
+ * and substitute each placeholder within its word; {compiler} and
+ * {defines} are lists of words of their own. No value is ever split or
+ * interpreted. With v->dir NULL (checking a manifest) placeholders are
+ * only checked and stay as they are; with v NULL there are none (braces
+ * are text): words the user gives, such as [runner] options. */
+int eval_expand(const char *tmpl, const eval_vars *v, eval_argv *out, cuco_err *err);
 /* Replace every @SLOT@ of a dimension with a slot by its directive value. */
 void eval_apply_slots(const cuco_workload *wl, const cuco_directive *dir,
 	const char *src, size_t len, cuco_buf *out);
 /* Append `word` to out, quoted for /bin/sh when needed. */
 void eval_shell_quote(cuco_buf *out, const char *word);
+
+/* ---- seccomp.c: the stages' system-call filter -------------------------------- */
+
+/* A classic BPF program for seccomp: socket(AF_UNIX, …) refused (EACCES),
+ * but for SOCK_DGRAM when unix_dgram (NCCL's handle exchange); x32 and
+ * 32-bit socketcall() refused. Empty where the architecture is not known. */
+typedef struct eval_filter {
+	struct sock_filter prog[40];
+	unsigned short len;
+} eval_filter;
+
+bool eval_filter_available(void);
+void eval_filter_build(eval_filter *f, bool unix_dgram);
+/* In a child after fork(): no_new_privs, then the filter. -1 on failure. */
+int eval_filter_install(const eval_filter *f);
+
+/* ---- cgroup.c: a control group per stage ------------------------------------ */
+
+enum { EVAL_CG_PIDS, EVAL_CG_MEMORY, EVAL_CG_CPU, EVAL_CG_COUNT };
+
+/* The evaluator's groups, parents of its stages' (one per v1 hierarchy). */
+typedef struct eval_cgroups {
+	bool on, v2;
+	bool have[EVAL_CG_COUNT];           /* the controller limits its stages */
+	char dir[EVAL_CG_COUNT][PATH_MAX];  /* v2: [0] only */
+	atomic_uint serial;
+	char status[512];                   /* one line for cuco doctor: which limits apply */
+} eval_cgroups;
+
+typedef struct eval_cgroup_limits {
+	long max_tasks;     /* pids.max: processes and threads together */
+	long mem_mb;        /* memory of all the stage's processes, tmpfs pages included */
+	double cpus;        /* CPU time per period, in CPUs; 0: none */
+} eval_cgroup_limits;
+
+/* One stage's group. */
+typedef struct eval_cgroup {
+	bool v2, mem;
+	char dir[EVAL_CG_COUNT][PATH_MAX];
+	char procs[EVAL_CG_COUNT][PATH_MAX + 16];
+} eval_cgroup;
+
+/* Find where groups can be made here, and make the evaluator's; never
+ * fails: g->on says whether stages get groups, g->status says so. Set
+ * CUCO_CGROUPS=off to run without (rlimits only). */
+void eval_cgroups_open(eval_cgroups *g);
+void eval_cgroups_close(eval_cgroups *g);
+/* A stage's group with its limits; nothing (cg empty) when g is off. */
+int eval_cgroup_new(eval_cgroups *g, const eval_cgroup_limits *lim, eval_cgroup *cg, cuco_err *err);
+/* After fork(), in the process that leads the stage: join the group.
+ * Async-signal-safe, as are the next two. */
+int eval_cgroup_join(const eval_cgroup *cg);
+/* Signal every process of the group but `except` (0: count); the number. */
+int eval_cgroup_signal(const eval_cgroup *cg, int sig, pid_t except);
+/* Whether a fork was refused at pids.max, whether the OOM killer struck. */
+void eval_cgroup_events(const eval_cgroup *cg, bool *pids_hit, bool *oom);
+/* Kill what is left and remove the group. */
+void eval_cgroup_free(eval_cgroup *cg);
 
 /* ---- stage.c: one child process tree with limits -------------------------- */
 
@@ -51,6 +132,12 @@ typedef struct eval_limits {
 	int max_procs;        /* processes alive in the stage's session */
 	size_t log_cap;       /* bytes of output kept in the log file */
 	char *const *sandbox; /* bwrap and its options (eval_sandbox_argv); NULL: none */
+	const char *const *env; /* NAME=value entries added to (and replacing) the stage's environment */
+	const eval_filter *filter;  /* the system-call filter; NULL: none */
+	eval_cgroups *cgroups;      /* where the stage's group is made; NULL: none */
+	eval_cgroup_limits group;   /* its limits, for all its processes together */
+	const char *tmpdir;   /* the stage's $TMPDIR, or NULL */
+	bool ssh_agent;       /* pass SSH_AUTH_SOCK (the ssh and hostfile runners' launchers) */
 } eval_limits;
 
 /* Sees each line of output as it streams past (without its newline). */
@@ -58,9 +145,11 @@ typedef void (*eval_line_fn)(const char *line, size_t len, void *arg);
 
 typedef struct eval_stage {
 	int exit_code;        /* -1 when killed by a signal */
+	int leftovers;        /* processes of the session alive when the leader ended */
 	int signal;           /* the signal that ended the leader, 0 if none */
 	bool timed_out;
 	bool too_many_procs;
+	bool out_of_memory;   /* its group's memory limit was reached (an OOM kill) */
 	bool cancelled;
 	pid_t session;        /* the leader's pid = its session and group id */
 	double wall_s;
@@ -68,18 +157,38 @@ typedef struct eval_stage {
 	char tail[2048];      /* the last bytes of output */
 } eval_stage;
 
-/* Run `sh -c cmd` in workdir (inside lim->sandbox when given) under a
- * keeper that leads a new session (and so a new process group) and kills
- * it if cuco dies, with the environment scrubbed of secrets, stdout and
- * stderr to log_path (capped), and wait until every process of the session
- * is gone. Returns an error only when the stage could not be started. */
-int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
+/* Run the command cmd (an argument vector: no shell) in workdir (inside
+ * lim->sandbox when given) under a keeper that leads a new session (and so
+ * a new process group) and kills it if cuco dies, with the stage's
+ * environment (env.c), stdout and stderr to log_path (capped), and wait
+ * until every process of the session is gone. Returns an error only when
+ * the stage could not be started. */
+int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 	const eval_limits *lim, const atomic_int *cancel, eval_line_fn on_line, void *arg,
 	eval_stage *st, cuco_err *err);
-/* Whether an environment variable of that name would be dropped. */
+
+/* ---- env.c: the environment of a stage ---------------------------------------- */
+
+/* Whether a variable of that name reaches a stage: the allowlist's names
+ * and prefixes, the names in $CUCO_PASS_ENV, SSH_AUTH_SOCK for the ssh
+ * and hostfile runners; never a name that looks like a secret (eval_env_secret). */
+bool eval_env_allowed(const char *name, bool ssh_agent);
 bool eval_env_secret(const char *name);
+/* The allowed part of cuco's environment, then extra's NAME=value entries
+ * (replacing the same names; NULL: none), TMPDIR (when given) and
+ * NCCL_NVLS_ENABLE=0; malloc'd, for eval_stage_env_free. */
+char **eval_stage_env(const char *tmpdir, bool ssh_agent, const char *const *extra);
+void eval_stage_env_free(char **env);
 /* Live (non-zombie) processes in a session; for tests and the monitor. */
 int eval_session_count(pid_t session);
+
+/* ---- workload.c ------------------------------------------------------------ */
+
+/* cuco's harness headers (common/cuco_seal.h, cuco_harness.h): the first
+ * workload search folder that has them, as a real path; "" and false when
+ * none does. A sandboxed stage is shown it, for workloads kept elsewhere
+ * that include them (a user's own, the tests' fixtures). */
+bool eval_common_dir(char out[PATH_MAX]);
 
 /* ---- sandbox.c: bubblewrap around a stage ----------------------------------- */
 
@@ -89,19 +198,30 @@ typedef struct eval_sandbox {
 	char status[640];         /* one line for the user: what runs how, and why */
 } eval_sandbox;
 
-/* One folder over the read-only system: hidden (an empty tmpfs over it)
- * or shown again read-only inside something hidden before it. */
+/* One folder over the system: shown read-only, hidden (an empty read-only
+ * tmpfs over it) or scratch (an empty writable one of 16 MiB: the home). */
+typedef enum eval_layer_kind { EVAL_SHOW, EVAL_HIDE, EVAL_SCRATCH } eval_layer_kind;
+
 typedef struct eval_sandbox_layer {
 	const char *path;         /* NULL, "" or missing: skipped */
-	bool hide;
+	eval_layer_kind hide;
 } eval_sandbox_layer;
 
-/* What a stage may see besides the read-only system. */
+#define EVAL_DISK_MB 1024L    /* each writable folder's tmpfs, by default */
+#define EVAL_SECCOMP_FD 4     /* where a stage's child finds the filter for bwrap */
+
+/* What a stage may see besides the read-only system (sandbox.c). */
 typedef struct eval_sandbox_view {
-	const char *workdir;      /* writable, and the stage's working directory */
-	const char *tmpdir;       /* writable too (its $TMPDIR), or NULL / "" */
+	const char *workdir;      /* a tmpfs there, the stage's working directory */
+	struct {
+		const char *name;     /* a file of the host's work folder shown in it */
+		bool writable;        /* the build's output; else read-only */
+	} files[2];
+	const char *tmpdir;       /* a tmpfs there too (its $TMPDIR), or NULL / "" */
+	long disk_mb;             /* the size of each writable tmpfs; 0: EVAL_DISK_MB */
 	eval_sandbox_layer layers[8];  /* applied in order, later over earlier */
 	bool gpu;                 /* pass /dev/nvidia* and /dev/dxg through */
+	bool seccomp;             /* bwrap loads the filter from EVAL_SECCOMP_FD */
 } eval_sandbox_view;
 
 /* Settle the mode (CUCO_SANDBOX overrides CUCO_SANDBOX_DEFAULT) and, unless
@@ -113,15 +233,93 @@ int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err);
 char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v);
 void eval_sandbox_argv_free(char **argv);
 
+/* ---- elf.c: what a built program links ----------------------------------------- */
+
+typedef struct eval_elf {
+	char **undefined;         /* undefined dynamic symbols: what it calls in libraries */
+	int nundefined;
+	char **defined;           /* functions its static symbol table defines */
+	int ndefined;
+	char **needed;            /* DT_NEEDED sonames */
+	int nneeded;
+} eval_elf;
+
+int eval_elf_read(const char *path, eval_elf *out, cuco_err *err);
+/* The same from memory; name is for errors (the fuzz target's way in). */
+int eval_elf_parse(const void *data, size_t size, const char *name, eval_elf *out, cuco_err *err);
+void eval_elf_free(eval_elf *e);
+bool eval_elf_has(char *const *list, int n, const char *name);
+
+/* ---- trust.c: what the evaluator believes (docs/workloads.md, "Trust") ---------- */
+
+/* One stage's ticket: the seal's key and the input seed, handed to the
+ * harness as env ("CUCO_HARNESS=1:<key>:<seed>"). */
+typedef struct eval_ticket {
+	uint64_t k0, k1, seed;
+	char env[80];
+} eval_ticket;
+
+void eval_ticket_new(eval_ticket *t);
+/* Whether `sealed` ("<tag> <json>", the text after "CUCO_SEALED ") carries
+ * this ticket's seal; *json then points at the JSON. */
+bool eval_ticket_open(const eval_ticket *t, const char *sealed, const char **json);
+
+/* Whether the code a search may change (EVOLVE-BLOCKs, or all of a program
+ * without them) reaches for the harness's key or runs before it: why says
+ * what and where ("source: line N uses getenv: ..."). */
+bool eval_trust_scan(const char *src, size_t len, char *why, size_t size);
+
+/* What a candidate claims of its communication. */
+typedef struct eval_trust {
+	struct {
+		bool on;              /* it claims device-initiated (CPU: one-sided) communication */
+		bool p2p;             /* ... with two-sided messages as its design (CPU backend msg) */
+		char what[96];        /* the claim in words, for reasons */
+	} claim;
+} eval_trust;
+
+/* A program with EVOLVE-BLOCKs (not a baseline, not fast-path stage A) in
+ * a communicating family claims what its directive's backend says. */
+void eval_trust_rules(const cuco_workload *wl, const cuco_directive *d, const char *src,
+	size_t len, eval_trust *t);
+/* Host calls the claim rules out that the binary links (or defines). */
+bool eval_trust_binary(const cuco_workload *wl, const eval_trust *t, const eval_elf *elf,
+	char *why, size_t size);
+/* Whether the interposer (lib) may be preloaded into the program (prog). */
+bool eval_trust_preload_fits(const eval_elf *prog, const eval_elf *lib);
+
+struct eval_parse;
+struct eval_outcome;
+/* After a run: the channel, the harness's own findings, the rank count,
+ * the harness's clocks and the counted host calls. tk may be NULL (no
+ * ticket: compat). True, with why, when the candidate is refused. */
+bool eval_trust_verdict(const cuco_workload *wl, const eval_trust *t, const eval_ticket *tk,
+	const struct eval_parse *p, const struct eval_outcome *o, char *why, size_t size);
+/* Processes of the stage still alive when its leader ended. */
+bool eval_trust_leftovers(const eval_stage *st, char *why, size_t size);
+/* A median below the peak model's bound (bound_s per repetition). */
+bool eval_trust_physics(double bound_s, double median_us, const char *model, char *why, size_t size);
+/* A median far below the floor the stages' own wall clocks put under a step. */
+bool eval_trust_clock(double run_wall_s, double bench_wall_s, int warmup, int reps,
+	double median_us, char *why, size_t size);
+
+/* Put the host-call interposer (cuco-count.so, from the build or the
+ * installation) into the run's cache, where stages see it: path and its
+ * ELF, or path "" when there is none. */
+int eval_trust_interposer(const char *cache_root, char *path, size_t size, eval_elf *elf,
+	cuco_err *err);
+
 /* ---- result.c: native and compat protocols ---------------------------------- */
 
 #define EVAL_MAX_SAMPLES 4096
 
 typedef struct eval_parse {
 	const cuco_workload *wl;
+	const eval_ticket *ticket; /* native: the stage's seal; set after init */
 	regex_t time_re, phase_re, signal_re;
 	bool have_time_re;
-	char *result_line;        /* native: the first CUCO_RESULT line's JSON */
+	char *result_line;        /* native: the JSON of the one line sealed with the ticket */
+	char forged[160];         /* native: why a line that claims a verdict is not believed */
 	bool pass_seen;           /* compat */
 	int nsamples;
 	double samples[EVAL_MAX_SAMPLES];
@@ -138,6 +336,13 @@ void eval_parse_line(const char *line, size_t len, void *arg);  /* an eval_line_
 /* What a stage's output says about the candidate. */
 typedef struct eval_outcome {
 	bool have_result;       /* a result line was found and understood */
+	char why[320];          /* native: the harness's reason for correct: false */
+	char suspect[400];      /* native: a defence of the harness caught something */
+	uint64_t seed;          /* native: the input seed the verdict is for */
+	int ranks, checks;      /* native: ranks it covers, steps it checked */
+	double wall_us;         /* native: the harness's wall clock per timed repetition */
+	long host_calls;        /* native: host calls counted in the steps, -1 when not counted */
+	char host_calls_by[256];/* "name=N ..." */
 	char protocol_error[160];
 	bool correct;
 	double max_error;
@@ -150,6 +355,8 @@ typedef struct eval_outcome {
 } eval_outcome;
 
 void eval_parse_finish(eval_parse *p, eval_outcome *o);
+/* Read a native verdict's JSON into o; false with o->protocol_error set. */
+bool eval_result_json(const char *json, eval_outcome *o);
 /* Validate a compat time regex; for the manifest check. */
 int eval_compile_time_re(const char *re, regex_t *out, char *why, size_t size);
 
@@ -166,20 +373,33 @@ typedef struct eval_launch {
 	bool as_root;
 	int ranks;
 	bool mpi;                 /* needs the MPI launcher (ranks > 1, not family cuda) */
+	bool bind;                /* local: a rank per core (--bind-to core), else none */
 	double limit_s;           /* remote runners: `timeout` on the far side, per rank */
+	const char *preload;      /* the ranks' LD_PRELOAD (the host-call interposer), or NULL */
+	const char *ticket;       /* "CUCO_HARNESS=...": ssh sets it on the far side, mpirun
+	                             passes it to remote ranks, srun passes the stage's
+	                             environment; NULL: none */
 } eval_launch;
 
-/* The shell command that runs `prog_cmd` (already expanded; for ssh it must
- * name the binary as ./<basename of binary>) under the runner. binary and
- * extras are what ssh copies to the host. */
-void eval_launch_command(const eval_launch *l, const char *prog_cmd, const char *binary,
-	const char *const *extras, int nextras, cuco_buf *out);
+/* The command that runs `prog` (the expanded run template; for ssh it must
+ * name the binary as ./<basename of binary>) under the runner: the
+ * launcher's words and then prog's, or for ssh /bin/sh -c with a script in
+ * which every word is quoted. binary and extras are what ssh copies. */
+void eval_launch_argv(const eval_launch *l, char *const *prog, const char *binary,
+	const char *const *extras, int nextras, eval_argv *out);
 /* Find an executable in $PATH (or a path as is); false when missing. */
 bool eval_which(const char *prog, char *path, size_t size);
-/* Run a short command (sinfo, squeue, scancel, `srun --version`) through
- * sh with a time limit, its output (both streams) appended to out when
- * not NULL; returns its exit status, -1 when it was killed or not run. */
-int eval_query(const char *cmd, double wall_s, cuco_buf *out);
+/* The CPUs of the cores a local run's ranks are bound to, one rank per
+ * core: the first `ranks` cores among the allowed CPUs in the order Open
+ * MPI's --bind-to core takes them, with all their hardware threads; sysfs
+ * is normally "/sys/devices/system/cpu". False when fewer cores are
+ * allowed than there are ranks (then nothing is bound). */
+bool eval_device_cpus(const char *sysfs, const cpu_set_t *allowed, int ranks, cpu_set_t *device);
+/* Run a short command (sinfo, squeue, scancel, `srun --version`), an
+ * argument vector, with a time limit, its output (both streams) appended
+ * to out when not NULL; returns its exit status, -1 when it was killed or
+ * not run. */
+int eval_query(char *const *argv, double wall_s, cuco_buf *out);
 /* The first non-empty line of text, cut to size. */
 void eval_first_line(const char *text, char *buf, size_t size);
 

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -40,6 +41,10 @@
 #define REMOTE_GRACE_S 10.0  /* srun and mpirun pass a SIGTERM on and clean up */
 #define BENCH_ATTEMPTS 3      /* the first run plus up to two re-runs on spread */
 #define SLOT_TRIES 3          /* slots an evaluation tries when the environment fails */
+/* The least median a benchmark may report: a nanosecond. Nothing a stage
+ * times (a launch, an MPI call, a loop of work) is faster, and a harness
+ * that says 1e-300 us would be a 300-digit speedup (issue 18). */
+#define MIN_LATENCY_US 1e-3
 
 struct cuco_evaluator {
 	cuco_workload wl;
@@ -59,12 +64,24 @@ struct cuco_evaluator {
 	char src_name[32];
 	eval_limits limits;
 	eval_sandbox sandbox;
+	char interposer[PATH_MAX];   /* cuco-count.so in the cache, "" when none */
+	char common_dir[PATH_MAX];   /* cuco's harness headers, shown to stages (eval_common_dir) */
+	char *baseline;              /* the workload's own baseline: not scanned (trust.c) */
+	size_t baseline_len;
+	eval_elf interposer_elf;
+	eval_filter filter;          /* no Unix sockets: compiles, CPU runs */
+	eval_filter filter_dgram;    /* but datagrams: GPU runs (NCCL) */
+	long disk_mb;                /* each writable tmpfs of a sandboxed stage */
+	eval_cgroups cgroups;        /* a group per stage, where the machine allows */
 	/* A run and its benchmark hold one slot alone (slots.c). When the CPU
 	 * itself is the device (MPI ranks on a machine with no core to spare),
 	 * compiles hold the local slot's device lock shared: they still run
 	 * side by side, but never while a benchmark is timing. */
 	eval_pool pool;
 	bool cpu_is_device;
+	bool bind;                    /* local MPI ranks: one per core of the device set */
+	bool pin_compiles;            /* compiles run on compile_cpus, off the ranks' cores */
+	cpu_set_t compile_cpus;
 	bool in_allocation;          /* slurm: stages are steps of cuco's own allocation */
 	atomic_uint stages;          /* names Slurm jobs: cuco-<run>-<slot>-<n> */
 	pthread_mutex_t jobs_lock;
@@ -111,10 +128,11 @@ static void workload_shelf(const cuco_workload *wl, char *out, size_t size)
  * slurm, ssh) are left out: their launchers need the network and the
  * user's keys in ~/.ssh, and the candidate runs on other hosts, beyond
  * this sandbox's reach anyway. Compiles always run here, so always in it. */
-/* tmpdir: the stage's private $TMPDIR, writable in the sandbox too (whose
- * own /tmp is otherwise empty), or NULL. */
+/* tmpdir: the stage's private $TMPDIR (a tmpfs of its own in the sandbox),
+ * or NULL. A build sees its source and writes its output in the host's
+ * work folder; everything else it writes is in tmpfs, gone after. */
 static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const char *tmpdir,
-	bool run)
+	bool run, bool build)
 {
 	if (run && ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
 		return NULL;
@@ -126,37 +144,64 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const
 	eval_sandbox_view v = {
 		.workdir = workdir,
 		.tmpdir = tmpdir,
+		.disk_mb = ev->disk_mb,
 		.layers = {
-			{ getenv("HOME"), true }, { getenv("XDG_CONFIG_HOME"), true },
-			{ shelf, false }, { getenv("CUCO_CUDA_HOME"), false },
-			{ getenv("CUCO_NCCL_HOME"), false },
-			{ ev->cfg.run_dir, true }, { ev->cache_root, false },
+			{ getenv("HOME"), EVAL_SCRATCH }, { getenv("XDG_CONFIG_HOME"), EVAL_HIDE },
+			{ shelf, EVAL_SHOW }, { getenv("CUCO_CUDA_HOME"), EVAL_SHOW },
+			{ getenv("CUCO_NCCL_HOME"), EVAL_SHOW },
+			{ ev->common_dir, EVAL_SHOW }, { ev->cfg.run_dir, EVAL_HIDE },
+			{ ev->cache_root, EVAL_SHOW },
 		},
 		.gpu = run && ev->wl.family != CUCO_FAMILY_CPU_MPI,
+		.seccomp = eval_filter_available(),
 	};
+	if (build) {
+		v.files[0].name = ev->src_name;
+		v.files[1].name = "prog";
+		v.files[1].writable = true;
+	}
 	return eval_sandbox_argv(&ev->sandbox, &v);
+}
+
+/* The stage's system-call filter: none for a remote runner's launcher (ssh
+ * and srun reach their agents through Unix sockets), datagram sockets for
+ * a GPU workload's ranks. */
+static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
+{
+	if (run && ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
+		return NULL;
+	return run && ev->wl.family != CUCO_FAMILY_CPU_MPI ? &ev->filter_dgram : &ev->filter;
+}
+
+static long half_of_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (long)((double)pages * (double)size / 2 / (1 << 20)) : DEFAULT_MEM_MB;
 }
 
 /* `{compiler} --version`, once: part of every build's cache key. */
 static void probe_compiler(cuco_evaluator *ev)
 {
-	cuco_buf cmd = { 0 }, out = { 0 };
-	cuco_buf_printf(&cmd, "%s --version", ev->compiler);
+	cuco_buf out = { 0 };
+	eval_argv cmd = { 0 };
+	eval_argv_push_words(&cmd, ev->compiler);
+	eval_argv_push(&cmd, "--version");
 	eval_limits lim = ev->limits;
 	lim.wall_s = 30;
-	lim.sandbox = stage_sandbox(ev, ev->work_root, NULL, false);
+	lim.sandbox = stage_sandbox(ev, ev->work_root, NULL, false, false);
+	lim.filter = stage_filter(ev, false);
 	eval_stage st;
 	char log[PATH_MAX + 32];
 	snprintf(log, sizeof log, "%s/compiler-version.log", ev->work_root);
 	cuco_err err = { 0 };
-	if (eval_stage_run(cmd.data, ev->work_root, log, &lim, NULL, collect_line, &out, &st, &err) != CUCO_OK
+	if (eval_stage_run(cmd.v, ev->work_root, log, &lim, NULL, collect_line, &out, &st, &err) != CUCO_OK
 		|| st.exit_code != 0 || st.timed_out)
 		ev->compiler_missing = true;
 	else
 		cuco_strlcpy(ev->compiler_version, out.data ? out.data : "", sizeof ev->compiler_version);
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	unlink(log);
-	cuco_buf_free(&cmd);
+	eval_argv_free(&cmd);
 	cuco_buf_free(&out);
 }
 
@@ -246,6 +291,37 @@ static void sweep_leftovers(cuco_evaluator *ev)
 	sweep(ev->tmp_base, ev->tmp_prefix);
 }
 
+/* Where timings and compiles run. Local MPI ranks are bound one per core
+ * of the device set; compiles go to the cores left over. With none left
+ * (the 2-core machine, 2 ranks), a CPU workload's compiles hold the device
+ * lock shared instead: they run side by side, but never while a run or
+ * benchmark is timing. */
+static void place_work(cuco_evaluator *ev)
+{
+	cpu_set_t allowed, device;
+	CPU_ZERO(&allowed);
+	if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+		for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); c < n && c < CPU_SETSIZE; c++)
+			CPU_SET((int)c, &allowed);
+	bool fits = eval_device_cpus("/sys/devices/system/cpu", &allowed, ev->wl.ranks, &device);
+	bool local = ev->cfg.runner.kind == CUCO_RUNNER_LOCAL;
+	CPU_ZERO(&ev->compile_cpus);
+	if (fits)
+		CPU_XOR(&ev->compile_cpus, &allowed, &device);
+	int spare = CPU_COUNT(&ev->compile_cpus);
+	ev->bind = local && ev->mpi && fits;
+	ev->pin_compiles = ev->bind && spare > 0;
+	ev->cpu_is_device = ev->wl.family == CUCO_FAMILY_CPU_MPI && local && spare == 0;
+}
+
+/* A compile on the spare cores: this thread's affinity, which the stage's
+ * processes inherit, for as long as the stage runs. */
+static bool pin_compile(const cuco_evaluator *ev, cpu_set_t *saved)
+{
+	return ev->pin_compiles && pthread_getaffinity_np(pthread_self(), sizeof *saved, saved) == 0
+		&& pthread_setaffinity_np(pthread_self(), sizeof ev->compile_cpus, &ev->compile_cpus) == 0;
+}
+
 int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	cuco_evaluator **out, cuco_err *err)
 {
@@ -287,6 +363,11 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	}
 	name_tmp(ev);
 	sweep_leftovers(ev);
+	ev->disk_mb = cfg->disk_limit_mb > 0 ? cfg->disk_limit_mb : EVAL_DISK_MB;
+	eval_cgroups_open(&ev->cgroups);
+	cuco_log(CUCO_LOG_INFO, "limits: %s", ev->cgroups.status);
+	eval_filter_build(&ev->filter, false);
+	eval_filter_build(&ev->filter_dgram, true);
 	const char *ext = strrchr(wl->seed_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
 	const char *env_cc = getenv(wl->family == CUCO_FAMILY_CPU_MPI ? "CUCO_MPICC" : "CUCO_NVCC");
@@ -300,16 +381,30 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		.fsize_mb = DEFAULT_FSIZE_MB,
 		.max_procs = cfg->max_procs > 0 ? cfg->max_procs : DEFAULT_MAX_PROCS,
 		.log_cap = LOG_CAP,
+		.cgroups = &ev->cgroups,
+		/* The candidate's processes together: its limit, or 8 GiB; a GPU
+		 * workload's host side, half the machine (RLIMIT_AS cannot hold
+		 * CUDA, a group can). */
+		.group = { .max_tasks = cfg->max_procs > 0 ? cfg->max_procs : DEFAULT_MAX_PROCS,
+			.mem_mb = cfg->mem_limit_mb > 0 ? cfg->mem_limit_mb : cuda ? half_of_memory() : DEFAULT_MEM_MB },
 	};
 	pthread_mutex_init(&ev->jobs_lock, NULL);
 	pthread_cond_init(&ev->jobs_cond, NULL);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	ev->cpu_is_device = wl->family == CUCO_FAMILY_CPU_MPI && cfg->runner.kind == CUCO_RUNNER_LOCAL
-		&& ncpu <= wl->ranks;
+	place_work(ev);
 	ev->jobs_free = cfg->jobs > 0 ? cfg->jobs : (int)(ncpu > 0 ? ncpu : 1);
 	probe_compiler(ev);
+	eval_common_dir(ev->common_dir);
 	find_launcher(ev);
 	check_gpu(ev);
+	char path[sizeof wl->dir + sizeof wl->baseline_file + 2];
+	snprintf(path, sizeof path, "%s/%s", wl->dir, wl->baseline_file);
+	cuco_err why = { 0 };
+	if (cuco_read_file(path, 16u << 20, &ev->baseline, &ev->baseline_len, &why) != CUCO_OK)
+		ev->baseline = NULL;  /* cuco check says why; every source is then scanned */
+	if (eval_trust_interposer(ev->cache_root, ev->interposer, sizeof ev->interposer,
+			&ev->interposer_elf, &why) != CUCO_OK)
+		cuco_log(CUCO_LOG_WARN, "eval: host calls will not be counted: %s", why.msg);
 	*out = ev;
 	return CUCO_OK;
 }
@@ -321,9 +416,18 @@ void cuco_evaluator_free(cuco_evaluator *ev)
 	if (ev->work_lock >= 0)
 		close(ev->work_lock);
 	eval_pool_free(&ev->pool);
+	eval_elf_free(&ev->interposer_elf);
+	free(ev->baseline);
+	eval_cgroups_close(&ev->cgroups);
 	pthread_mutex_destroy(&ev->jobs_lock);
 	pthread_cond_destroy(&ev->jobs_cond);
 	free(ev);
+}
+
+bool cuco_evaluator_limits(const cuco_evaluator *ev, char *status, size_t size)
+{
+	cuco_strlcpy(status, ev->cgroups.status, size);
+	return ev->cgroups.on;
 }
 
 void cuco_evaluator_cancel(cuco_evaluator *ev)
@@ -348,6 +452,7 @@ static void result_init(cuco_eval_result *res)
 	res->slot = -1;
 	res->max_error = res->latency_min_us = res->latency_median_us = res->latency_p90_us = NAN;
 	res->spread = res->bytes = res->flops = res->peak_fraction = NAN;
+	res->host_calls = -1;
 }
 
 /* A classified failure: the reason first, then as much of the tail as fits. */
@@ -371,18 +476,44 @@ static void fail(cuco_eval_result *res, const char *stage, cuco_fail_class cls, 
 	snprintf(res->excerpt + n, sizeof res->excerpt - (size_t)n, "\n%s", len > room ? tail + len - room : tail);
 }
 
+typedef struct job {
+	cuco_evaluator *ev;
+	const cuco_directive *dir;
+	char hash[CUCO_HASH_LEN + 1];
+	char workdir[PATH_MAX];
+	char tmpdir[PATH_MAX];   /* $TMPDIR of its local stages, or "" */
+	char binary[PATH_MAX];
+	eval_trust trust;        /* what the candidate claims (trust.c) */
+	bool preload;            /* the interposer fits the built program */
+	eval_ticket ticket;      /* the running stage's */
+	int slot;                /* the slot held for the run and benchmark */
+	char slurm_fault[256];   /* why Slurm ended the last stage, or "" */
+	cuco_eval_result *res;
+} job;
+
 /* Sort a stage's end into the failure classes; false when it failed.
- * slurm_fault: why Slurm ended or never started the stage, or "". */
-static bool classify(const cuco_evaluator *ev, const char *stage, const eval_stage *st,
-	const eval_parse *p, const eval_outcome *o, const char *slurm_fault, cuco_eval_result *res)
+ * j->slurm_fault: why Slurm ended or never started the stage, or "". */
+static bool classify(const job *j, const char *stage, const eval_stage *st,
+	const eval_parse *p, const eval_outcome *o, cuco_eval_result *res)
 {
+	const cuco_evaluator *ev = j->ev;
+	const char *slurm_fault = j->slurm_fault;
 	cuco_runner_kind kind = ev->cfg.runner.kind;
+	char why[512];
 	if (*slurm_fault || *p->env_problem || *o->environment || st->exit_code == 127
 		|| (kind == CUCO_RUNNER_SSH && st->exit_code == 255)) {
 		fail(res, stage, CUCO_FAIL_ENVIRONMENT, st->tail, "%s: the environment failed: %s", stage,
 			*slurm_fault ? slurm_fault : *o->environment ? o->environment
 			: *p->env_problem ? p->env_problem
 			: st->exit_code == 127 ? "command not found" : "ssh could not reach the host");
+		return false;
+	}
+	/* A defence that caught the candidate says more than how it ended (a
+	 * child it left running keeps mpirun waiting: a timeout otherwise). */
+	if (eval_trust_verdict(&ev->wl, &j->trust, ev->wl.protocol == CUCO_PROTO_NATIVE ? &j->ticket : NULL,
+			p, o, why, sizeof why)) {
+		res->max_error = o->max_error;
+		fail(res, stage, CUCO_FAIL_SUSPECT, st->tail, "%s: %s", stage, why);
 		return false;
 	}
 	/* Remote stages hold the program to its limit on the far side, where
@@ -394,6 +525,12 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 			stage, st->wall_s);
 		return false;
 	}
+	if (st->out_of_memory) {
+		res->signal = SIGKILL;
+		fail(res, stage, CUCO_FAIL_CRASH, st->tail, "%s: killed: its processes together passed "
+			"the memory limit (%ld MiB)", stage, ev->limits.group.mem_mb);
+		return false;
+	}
 	if (st->too_many_procs) {
 		res->signal = SIGKILL;
 		fail(res, stage, CUCO_FAIL_CRASH, st->tail, "%s: killed: more than %d processes (fork loop)",
@@ -401,8 +538,8 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 		return false;
 	}
 	int sig = st->signal ? st->signal : p->rank_signal;
-	/* sh -c reports a command a signal ended (mpirun killed from outside)
-	 * as exit status 128 + N. */
+	/* A shell (the ssh runner's) reports a command a signal ended as exit
+	 * status 128 + N. */
 	if (!sig && st->exit_code > 128 && st->exit_code < 128 + NSIG)
 		sig = st->exit_code - 128;
 	if (sig) {
@@ -410,11 +547,16 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 		fail(res, stage, CUCO_FAIL_CRASH, st->tail, "%s: killed by signal %d (%s)", stage, sig, strsignal(sig));
 		return false;
 	}
+	if (eval_trust_leftovers(st, why, sizeof why)) {
+		res->max_error = o->max_error;
+		fail(res, stage, CUCO_FAIL_SUSPECT, st->tail, "%s: %s", stage, why);
+		return false;
+	}
 	bool within = !isfinite(o->max_error) || o->max_error <= ev->wl.tolerance;
 	if (o->have_result && (!o->correct || !within)) {
 		res->max_error = o->max_error;
-		fail(res, stage, CUCO_FAIL_WRONG_ANSWER, st->tail, "%s: wrong answer: max error %g (tolerance %g)",
-			stage, o->max_error, ev->wl.tolerance);
+		fail(res, stage, CUCO_FAIL_WRONG_ANSWER, st->tail, "%s: wrong answer: %s%smax error %g (tolerance %g)",
+			stage, o->why, *o->why ? "; " : "", o->max_error, ev->wl.tolerance);
 		return false;
 	}
 	if (st->exit_code != 0) {
@@ -429,18 +571,6 @@ static bool classify(const cuco_evaluator *ev, const char *stage, const eval_sta
 }
 
 /* ---- stages ---------------------------------------------------------------------- */
-
-typedef struct job {
-	cuco_evaluator *ev;
-	const cuco_directive *dir;
-	char hash[CUCO_HASH_LEN + 1];
-	char workdir[PATH_MAX];
-	char tmpdir[PATH_MAX];   /* $TMPDIR of its local stages, or "" */
-	char binary[PATH_MAX];
-	int slot;                /* the slot held for the run and benchmark */
-	char slurm_fault[256];   /* why Slurm ended the last stage, or "" */
-	cuco_eval_result *res;
-} job;
 
 static void hex128(XXH128_hash_t h, char out[CUCO_HASH_LEN + 1])
 {
@@ -457,8 +587,11 @@ static void build_key(cuco_evaluator *ev, const cuco_directive *dir, const cuco_
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = dir, .compiler = ev->compiler,
 		.source = "SOURCE", .output = "OUTPUT", .nccl_home = getenv("CUCO_NCCL_HOME"),
 		.cuda_home = getenv("CUCO_CUDA_HOME") };
+	eval_argv words = { 0 };
 	cuco_buf cmd = { 0 };
-	eval_expand(ev->wl.build_cmd, &v, &cmd, NULL);
+	eval_expand(ev->wl.build_cmd, &v, &words, NULL);
+	eval_argv_join(words.v, &cmd);
+	eval_argv_free(&words);
 	XXH3_state_t *s = XXH3_createState();
 	XXH3_128bits_reset(s);
 	XXH3_128bits_update(s, src->data, src->len);
@@ -488,19 +621,10 @@ static void give_job_slot(cuco_evaluator *ev)
 }
 
 /* A local stage's temporaries (the compiler's, Open MPI's session folder)
- * go to a private folder removed after the evaluation: an mpirun killed
- * from outside cannot clean up after itself. Not the work folder: Open
- * MPI's socket paths must stay short. Other runners' $TMPDIR is the far
- * side's business. */
-static void stage_prefix(const job *j, cuco_buf *cmd)
-{
-	if (!*j->tmpdir)
-		return;
-	cuco_buf_puts(cmd, "export TMPDIR=");
-	eval_shell_quote(cmd, j->tmpdir);
-	cuco_buf_puts(cmd, "; ");
-}
-
+ * go to a private folder, its $TMPDIR, removed after the evaluation: an
+ * mpirun killed from outside cannot clean up after itself. Not the work
+ * folder: Open MPI's socket paths must stay short. Other runners' $TMPDIR
+ * is the far side's business. */
 static int make_tmpdir(job *j, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
@@ -514,20 +638,29 @@ static int make_tmpdir(job *j, cuco_err *err)
 	return cuco_errf(err, CUCO_EENV, "%s: cannot create a temporary folder: %s", ev->tmp_base, strerror(e));
 }
 
+/* Within this of the end, a file system counts as full. */
+#define FULL_MARGIN_BYTES (8ull << 20)
+
+static bool host_full(const char *dir)
+{
+	struct statvfs vfs;
+	return statvfs(dir, &vfs) == 0 && (unsigned long long)vfs.f_bavail * vfs.f_frsize < FULL_MARGIN_BYTES;
+}
+
 /* A build that failed because the disk or the quota ran out is no verdict
  * on the candidate: it ends the run (the candidate stays unfinished, so a
  * resumed run builds it again). The compiler's own words tell, since the
  * failing write may be anywhere (its output here, its temporaries in
- * $TMPDIR). Not EFBIG: past the stage's RLIMIT_FSIZE, the build itself is
- * at fault, and would end every resumed run again. Returns the reason, or
- * NULL. */
-static const char *out_of_room(const char *tail)
+ * $TMPDIR) — but in the sandbox a build that filled its own tmpfs is the
+ * build's doing, so ENOSPC counts only when the host's folders are full.
+ * Not EFBIG: past the stage's RLIMIT_FSIZE, the build itself is at fault,
+ * and would end every resumed run again. Returns the reason, or NULL. */
+static const char *out_of_room(const job *j, const char *tail)
 {
-	static const int reasons[] = { ENOSPC, EDQUOT };
-	for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
-		if (strstr(tail, strerror(reasons[i])))
-			return strerror(reasons[i]);
-	return NULL;
+	if (strstr(tail, strerror(EDQUOT)))
+		return strerror(EDQUOT);
+	bool full = !j->ev->sandbox.on || host_full(j->workdir) || (*j->tmpdir && host_full(j->tmpdir));
+	return full && strstr(tail, strerror(ENOSPC)) ? strerror(ENOSPC) : NULL;
 }
 
 /* Returns CUCO_OK with res->ok telling whether the build succeeded. */
@@ -544,27 +677,37 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	snprintf(output, sizeof output, "%s/prog", j->workdir);
 	snprintf(log, sizeof log, "%s/compile.log", j->workdir);
 	int rc = cuco_write_file(source, src->data, src->len, err);
+	/* The output exists, empty, for the sandbox to show the build: a
+	 * build that made none leaves it so. */
+	if (rc == CUCO_OK && (rc = cuco_write_file(output, "", 0, err)) == CUCO_OK && chmod(output, 0755) != 0)
+		rc = cuco_errf(err, CUCO_EENV, "%s: %s", output, strerror(errno));
 	if (rc != CUCO_OK)
 		return rc;
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
 		.source = source, .output = output, .nccl_home = getenv("CUCO_NCCL_HOME"),
 		.cuda_home = getenv("CUCO_CUDA_HOME") };
-	cuco_buf cmd = { 0 };
-	stage_prefix(j, &cmd);
+	eval_argv cmd = { 0 };
 	eval_expand(ev->wl.build_cmd, &v, &cmd, NULL);
 	eval_limits lim = ev->limits;
+	lim.tmpdir = j->tmpdir;
 	lim.wall_s = ev->wl.limit_compile_s * (ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1);
-	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, false);
+	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, false, true);
+	lim.filter = stage_filter(ev, false);
+	lim.group.cpus = 1;  /* `jobs` builds take at most `jobs` CPUs beside a benchmark */
 	eval_stage st;
 	take_job_slot(ev);
 	if (ev->cpu_is_device)
 		pthread_rwlock_rdlock(&ev->pool.slots[0].device);
-	rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
+	cpu_set_t saved;
+	bool pinned = pin_compile(ev, &saved);
+	rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
+	if (pinned)
+		pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
 	if (ev->cpu_is_device)
 		pthread_rwlock_unlock(&ev->pool.slots[0].device);
 	give_job_slot(ev);
 	eval_sandbox_argv_free((char **)lim.sandbox);
-	cuco_buf_free(&cmd);
+	eval_argv_free(&cmd);
 	if (rc != CUCO_OK)
 		return rc;
 	j->res->compile_s = st.wall_s;
@@ -575,11 +718,15 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 		fail(j->res, "compile", CUCO_FAIL_TIMEOUT, st.tail, "compile: killed after %.0f s", st.wall_s);
 	else if (st.exit_code == 127)
 		fail(j->res, "compile", CUCO_FAIL_ENVIRONMENT, st.tail, "compile: command not found");
-	else if ((st.exit_code != 0 || st.signal) && out_of_room(st.tail))
-		return cuco_errf(err, CUCO_EENV, "%s: compile: %s", j->workdir, out_of_room(st.tail));
+	else if (st.out_of_memory || st.too_many_procs)
+		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: killed: %s",
+			st.out_of_memory ? "its processes together passed the memory limit"
+			: "more processes than the limit");
+	else if ((st.exit_code != 0 || st.signal) && out_of_room(j, st.tail))
+		return cuco_errf(err, CUCO_EENV, "%s: compile: %s", j->workdir, out_of_room(j, st.tail));
 	else if (st.exit_code != 0 || st.signal)
 		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: exit status %d", st.exit_code);
-	else if (stat(output, &sb) != 0)
+	else if (stat(output, &sb) != 0 || sb.st_size == 0)
 		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: the build made no {output}");
 	else if (rename(output, j->binary) != 0)
 		return cuco_errf(err, CUCO_EENV, "%s: %s", j->binary, strerror(errno));
@@ -618,7 +765,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
 		.source = ev->src_name, .output = ssh ? remote_bin : j->binary, .warmup = warmup,
 		.reps = reps, .nccl_home = getenv("CUCO_NCCL_HOME"), .cuda_home = getenv("CUCO_CUDA_HOME") };
-	cuco_buf prog = { 0 }, cmd = { 0 };
+	eval_argv prog = { 0 }, cmd = { 0 };
 	eval_expand(ev->wl.run_cmd, &v, &prog, NULL);
 	const char *extras[8];
 	char extra_paths[8][PATH_MAX];
@@ -626,22 +773,32 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		snprintf(extra_paths[i], sizeof extra_paths[i], "%s/%s", ev->wl.dir, ev->wl.extras[i]);
 		extras[i] = extra_paths[i];
 	}
+	/* A fresh key and input seed for every stage (trust.c). */
+	eval_ticket_new(&j->ticket);
+	/* The interposer only where the stage runs here: remote hosts lack it. */
+	bool preload = j->preload && kind == CUCO_RUNNER_LOCAL;
 	const cuco_slot_spec *slot = &ev->pool.slots[j->slot].spec;
 	eval_launch l = { .kind = kind, .launcher = ev->launcher, .rc = &ev->cfg.runner, .slot = slot,
 		.remote_dir = remote_dir, .job_name = job_name, .in_allocation = ev->in_allocation,
-		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .limit_s = limit_s };
-	stage_prefix(j, &cmd);
-	eval_launch_command(&l, prog.data, j->binary, extras, ev->wl.nextras, &cmd);
-	cuco_buf_free(&prog);
+		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .bind = ev->bind,
+		.limit_s = limit_s, .preload = preload ? ev->interposer : NULL, .ticket = j->ticket.env };
+	eval_launch_argv(&l, prog.v, j->binary, extras, ev->wl.nextras, &cmd);
+	eval_argv_free(&prog);
 	eval_limits lim = ev->limits;
+	lim.tmpdir = j->tmpdir;
+	lim.ssh_agent = ssh || kind == CUCO_RUNNER_HOSTFILE;  /* mpirun reaches its hosts over ssh */
 	lim.wall_s = local_limit(ev, limit_s);
 	if (kind != CUCO_RUNNER_LOCAL)
 		lim.grace_s = REMOTE_GRACE_S;
-	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true);
+	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true, false);
+	lim.filter = stage_filter(ev, true);
+	const char *env[] = { j->ticket.env, NULL };
+	lim.env = env;
 	j->slurm_fault[0] = '\0';
 	int rc = eval_parse_init(p, &ev->wl, err);
+	p->ticket = &j->ticket;
 	if (rc == CUCO_OK) {
-		rc = eval_stage_run(cmd.data, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
+		rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
 		eval_parse_finish(p, o);
 		bool failed = st->timed_out || st->signal || st->exit_code != 0 || st->cancelled;
 		if (rc == CUCO_OK && kind == CUCO_RUNNER_SLURM && failed) {
@@ -655,7 +812,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 			rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	}
 	eval_sandbox_argv_free((char **)lim.sandbox);
-	cuco_buf_free(&cmd);
+	eval_argv_free(&cmd);
 	return rc;
 }
 
@@ -679,6 +836,7 @@ static void take_outcome(cuco_eval_result *res, const eval_outcome *o)
 	memcpy(res->phases, o->phases, sizeof res->phases);
 	res->bytes = o->bytes;
 	res->flops = o->flops;
+	res->host_calls = o->host_calls;
 }
 
 static int verify(job *j, cuco_err *err)
@@ -690,7 +848,7 @@ static int verify(job *j, cuco_err *err)
 	eval_outcome o;
 	int rc = run_stage(j, "run", 0, 1, ev->wl.limit_run_s * scale, &st, &p, &o, err);
 	j->res->run_s = st.wall_s;
-	if (rc == CUCO_OK && classify(ev, "run", &st, &p, &o, j->slurm_fault, j->res))
+	if (rc == CUCO_OK && classify(j, "run", &st, &p, &o, j->res))
 		take_outcome(j->res, &o);
 	eval_parse_free(&p);
 	return rc;
@@ -703,7 +861,7 @@ static int benchmark(job *j, cuco_err *err)
 	cuco_evaluator *ev = j->ev;
 	double scale = ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1;
 	eval_outcome best = { 0 };
-	double best_spread = INFINITY;
+	double best_spread = INFINITY, best_wall = 0;
 	j->res->bench_s = 0;
 	for (int attempt = 0; attempt < BENCH_ATTEMPTS; attempt++) {
 		eval_stage st;
@@ -712,9 +870,14 @@ static int benchmark(job *j, cuco_err *err)
 		int rc = run_stage(j, "bench", ev->wl.warmup, ev->wl.reps, ev->wl.limit_bench_s * scale,
 			&st, &p, &o, err);
 		j->res->bench_s += st.wall_s;
-		bool ok = rc == CUCO_OK && classify(ev, "bench", &st, &p, &o, j->slurm_fault, j->res);
-		if (ok && !(o.median_us > 0)) {
+		bool ok = rc == CUCO_OK && classify(j, "bench", &st, &p, &o, j->res);
+		if (ok && isnan(o.median_us)) {
 			fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail, "bench: the result has no latency_us.median");
+			ok = false;
+		} else if (ok && !(o.median_us >= MIN_LATENCY_US && isfinite(o.median_us))) {
+			fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail,
+				"bench: latency_us.median %g is not a time (at least %g us, finite)",
+				o.median_us, MIN_LATENCY_US);
 			ok = false;
 		}
 		eval_parse_free(&p);
@@ -724,15 +887,20 @@ static int benchmark(job *j, cuco_err *err)
 		if (attempt == 0 || (isfinite(s) && s < best_spread)) {
 			best = o;
 			best_spread = isfinite(s) ? s : INFINITY;
+			best_wall = st.wall_s;
 		}
 		if (!(best_spread > ev->wl.max_spread))
 			break;
 	}
 	take_outcome(j->res, &best);
+	char why[320];
+	if (eval_trust_clock(j->res->run_s, best_wall, ev->wl.warmup, ev->wl.reps, best.median_us,
+			why, sizeof why))
+		fail(j->res, "bench", CUCO_FAIL_SUSPECT, NULL, "bench: %s", why);
 	return CUCO_OK;
 }
 
-static void peak_fraction(const cuco_evaluator *ev, cuco_eval_result *res)
+static void peak_fraction(const cuco_evaluator *ev, cuco_eval_result *res, const char *stage)
 {
 	double bytes, flops;
 	if (cuco_workload_peak(&ev->wl, ev->size, &bytes, &flops, NULL) == CUCO_OK) {
@@ -750,6 +918,33 @@ static void peak_fraction(const cuco_evaluator *ev, cuco_eval_result *res)
 		bound = fmax(bound, res->flops / (gf * 1e9));
 	if (bound > 0 && res->latency_median_us > 0)
 		res->peak_fraction = bound / (res->latency_median_us * 1e-6);
+	char model[160], why[400];
+	snprintf(model, sizeof model, "%.4g bytes at %.4g GB/s, %.4g flops at %.4g GFLOP/s", res->bytes, bw,
+		res->flops, gf);
+	if (eval_trust_physics(bound, res->latency_median_us, model, why, sizeof why))
+		fail(res, stage, CUCO_FAIL_SUSPECT, NULL, "%s: %s", stage, why);
+}
+
+/* What the built program links: host calls its claim rules out, and
+ * whether the host-call interposer fits it. */
+static int inspect_binary(job *j, cuco_err *err)
+{
+	cuco_evaluator *ev = j->ev;
+	eval_elf elf;
+	int rc = eval_elf_read(j->binary, &elf, err);
+	if (rc == CUCO_EDATA) {
+		/* Not an ELF program (a script, say): no symbols to judge. */
+		cuco_log(CUCO_LOG_DEBUG, "eval: %s", err->msg);
+		return CUCO_OK;
+	}
+	if (rc != CUCO_OK)
+		return rc;
+	char why[400];
+	if (eval_trust_binary(&ev->wl, &j->trust, &elf, why, sizeof why))
+		fail(j->res, "compile", CUCO_FAIL_SUSPECT, NULL, "compile: %s", why);
+	j->preload = *ev->interposer && eval_trust_preload_fits(&elf, &ev->interposer_elf);
+	eval_elf_free(&elf);
+	return CUCO_OK;
 }
 
 static void slot_changed(cuco_evaluator *ev, const cuco_slot_info *info, const char *text)
@@ -772,12 +967,13 @@ static void result_retry(cuco_eval_result *res)
 	res->slot_retries = retries;
 }
 
-/* Run and verify, then benchmark, holding one slot (want, or the one idle
- * longest) throughout. An environment failure of a remote slot rests it
+/* Run and verify (unless again: a remeasure of a cached build, which the
+ * benchmark checks), then benchmark, holding one slot (want, or the one
+ * idle longest) throughout. An environment failure of a remote slot rests it
  * and, unless the slot was asked for, the evaluation tries another; a
  * local failure of the environment is this machine's, which no other slot
  * would mend. */
-static int on_slot(job *j, int want, bool bench, cuco_err *err)
+static int on_slot(job *j, int want, bool bench, bool again, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	bool remote = ev->cfg.runner.kind != CUCO_RUNNER_LOCAL;
@@ -793,7 +989,8 @@ static int on_slot(job *j, int want, bool bench, cuco_err *err)
 		j->res->slot = j->slot;
 		cuco_strlcpy(j->res->slot_name, info.name, sizeof j->res->slot_name);
 		slot_changed(ev, &info, "");
-		rc = verify(j, err);
+		if (!(again && j->res->cached_build))
+			rc = verify(j, err);
 		if (rc == CUCO_OK && !*j->res->error_class && bench)
 			rc = benchmark(j, err);
 		char why[200] = "";
@@ -809,11 +1006,22 @@ static int on_slot(job *j, int want, bool bench, cuco_err *err)
 	}
 }
 
-static int cascade(job *j, const char *source, size_t len, bool bench, int want, cuco_err *err)
+/* again: a remeasure, which skips the separate verification of a cached
+ * build (the benchmark checks the answer as well); want: the slot, -1 any. */
+static int cascade(job *j, const char *source, size_t len, bool bench, bool again, int want,
+	cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	cuco_buf src = { 0 };
 	eval_apply_slots(&ev->wl, j->dir, source, len, &src);
+	char why[400];
+	bool own = ev->baseline && len == ev->baseline_len && memcmp(source, ev->baseline, len) == 0;
+	if (!own && eval_trust_scan(src.data, src.len, why, sizeof why)) {
+		fail(j->res, "compile", CUCO_FAIL_SUSPECT, NULL, "compile: %s", why);
+		cuco_buf_free(&src);
+		return CUCO_OK;
+	}
+	eval_trust_rules(&ev->wl, j->dir, src.data, src.len, &j->trust);
 	build_key(ev, j->dir, &src, j->hash);
 	int n1 = snprintf(j->workdir, sizeof j->workdir, "%s/%.12s-%ld-XXXXXX", ev->work_root, j->hash,
 		(long)getpid());
@@ -837,6 +1045,8 @@ static int cascade(job *j, const char *source, size_t len, bool bench, int want,
 	if (rc != CUCO_OK || !j->res->ok)
 		return rc;
 	j->res->ok = false;
+	if ((rc = inspect_binary(j, err)) != CUCO_OK || *j->res->error_class)
+		return rc;
 	if (*ev->launcher_missing) {
 		fail(j->res, "run", CUCO_FAIL_ENVIRONMENT, NULL, "run: %s", ev->launcher_missing);
 		return CUCO_OK;
@@ -845,22 +1055,16 @@ static int cascade(job *j, const char *source, size_t len, bool bench, int want,
 		fail(j->res, "run", CUCO_FAIL_ENVIRONMENT, NULL, "run: %s", ev->gpu_missing);
 		return CUCO_OK;
 	}
-	rc = on_slot(j, want, bench, err);
+	rc = on_slot(j, want, bench, again, err);
 	if (rc != CUCO_OK || *j->res->error_class)
 		return rc;
-	peak_fraction(ev, j->res);
-	j->res->ok = true;
+	peak_fraction(ev, j->res, bench ? "bench" : "run");
+	j->res->ok = !*j->res->error_class;
 	return CUCO_OK;
 }
 
-int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
-	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
-{
-	return cuco_eval_candidate_on(ev, -1, source, len, dir, bench, res, err);
-}
-
-int cuco_eval_candidate_on(cuco_evaluator *ev, int slot, const char *source, size_t len,
-	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
+static int evaluate(cuco_evaluator *ev, int slot, const char *source, size_t len,
+	const cuco_directive *dir, bool bench, bool again, cuco_eval_result *res, cuco_err *err)
 {
 	double start = cuco_mono();
 	result_init(res);
@@ -873,11 +1077,35 @@ int cuco_eval_candidate_on(cuco_evaluator *ev, int slot, const char *source, siz
 		return CUCO_OK;
 	}
 	job j = { .ev = ev, .dir = dir, .res = res, .slot = -1 };
-	int rc = cascade(&j, source, len, bench, slot, err);
+	int rc = cascade(&j, source, len, bench, again, slot, err);
 	if (*j.workdir && !ev->cfg.keep_workdirs)
 		nftw(j.workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (*j.tmpdir)
 		nftw(j.tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	res->overhead_s = cuco_mono() - start - res->compile_s - res->run_s - res->bench_s;
 	return rc;
+}
+
+int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
+{
+	return evaluate(ev, -1, source, len, dir, bench, false, res, err);
+}
+
+int cuco_eval_candidate_on(cuco_evaluator *ev, int slot, const char *source, size_t len,
+	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
+{
+	return evaluate(ev, slot, source, len, dir, bench, false, res, err);
+}
+
+int cuco_eval_remeasure(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err)
+{
+	return evaluate(ev, -1, source, len, dir, true, true, res, err);
+}
+
+int cuco_eval_remeasure_on(cuco_evaluator *ev, int slot, const char *source, size_t len,
+	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err)
+{
+	return evaluate(ev, slot, source, len, dir, true, true, res, err);
 }

@@ -1,9 +1,14 @@
-/* result.c — reading what a candidate says about itself: the native
- * `CUCO_RESULT {json}` line, or the compat protocol (a pass string, a time
- * regex, optional `Phase <name>: <n> ms` lines) for programs written for
- * CUCo's or ShinkaEvolve's harnesses. Lines are seen one at a time as the
- * stage streams, so nothing is re-read from disk. */
+/* result.c — reading a stage's output: the native verdict, one
+ * `CUCO_SEALED <tag> {json}` line from the trusted harness, sealed with the
+ * stage's key (trust.c, workloads/common/cuco_seal.h), or the compat
+ * protocol (a pass string, a time regex, optional `Phase <name>: <n> ms`
+ * lines) for programs written for CUCo's or ShinkaEvolve's harnesses.
+ * Under the native protocol a `CUCO_RESULT` line is never believed: the
+ * harness prints one only when run by hand, so under the evaluator it is
+ * the candidate's own. Lines are seen one at a time as the stage streams,
+ * so nothing is re-read from disk. */
 #include "eval/eval_int.h"
+#include "../../workloads/common/cuco_seal.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>
@@ -95,13 +100,32 @@ static void compat_line(eval_parse *p, const char *line)
 	}
 }
 
+/* A native line: the sealed verdict, or a claim that is not believed. */
+static void native_line(eval_parse *p, const char *line)
+{
+	const char *sealed = strstr(line, CUCO_SEAL_TAG), *json;
+	if (sealed) {
+		if (!p->ticket || !eval_ticket_open(p->ticket, sealed + strlen(CUCO_SEAL_TAG), &json)) {
+			if (!*p->forged)
+				snprintf(p->forged, sizeof p->forged, "a %sline whose seal is not this run's",
+					CUCO_SEAL_TAG);
+		} else if (p->result_line) {
+			if (!*p->forged)
+				snprintf(p->forged, sizeof p->forged, "a second sealed verdict (the harness prints "
+					"one)");
+		} else {
+			p->result_line = cuco_xstrdup(json);
+		}
+	} else if (strstr(line, RESULT_TAG) && !*p->forged) {
+		snprintf(p->forged, sizeof p->forged, "the program printed a %sline of its own (the "
+			"harness's verdict is sealed)", RESULT_TAG);
+	}
+}
+
 void eval_parse_line(const char *line, size_t len, void *arg)
 {
 	(void)len;
 	eval_parse *p = arg;
-	const char *tag = strstr(line, RESULT_TAG);
-	if (tag && !p->result_line)
-		p->result_line = cuco_xstrdup(tag + strlen(RESULT_TAG));
 	regmatch_t m[2];
 	if (!p->rank_signal && regexec(&p->signal_re, line, 2, m, 0) == 0)
 		p->rank_signal = atoi(line + m[1].rm_so);
@@ -110,6 +134,8 @@ void eval_parse_line(const char *line, size_t len, void *arg)
 			snprintf(p->env_problem, sizeof p->env_problem, "%s", env_markers[i]);
 	if (p->wl->protocol == CUCO_PROTO_COMPAT)
 		compat_line(p, line);
+	else
+		native_line(p, line);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -124,26 +150,38 @@ static double number(const cJSON *obj, const char *key)
 	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-static void native_finish(eval_parse *p, eval_outcome *o)
+static void text(const cJSON *obj, const char *key, char *out, size_t size)
 {
-	if (!p->result_line) {
-		snprintf(o->protocol_error, sizeof o->protocol_error, "no CUCO_RESULT line in the output");
-		return;
-	}
-	cJSON *root = cJSON_Parse(p->result_line);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (cJSON_IsString(v))
+		cuco_strlcpy(out, v->valuestring, size);
+}
+
+/* A count the harness printed: any number may arrive ("samples": 1.5e61
+ * found by tests/fuzz/fuzz_result); converting past INT_MAX is undefined. */
+static long count(const cJSON *obj, const char *key, long none)
+{
+	double v = number(obj, key);
+	if (!isfinite(v) || v < 0)
+		return none;
+	return v < INT_MAX ? (long)v : INT_MAX;
+}
+
+bool eval_result_json(const char *json, eval_outcome *o)
+{
+	cJSON *root = cJSON_Parse(json);
 	if (!cJSON_IsObject(root)) {
-		snprintf(o->protocol_error, sizeof o->protocol_error, "CUCO_RESULT: not a JSON object");
+		snprintf(o->protocol_error, sizeof o->protocol_error, "the verdict is not a JSON object");
 		cJSON_Delete(root);
-		return;
+		return false;
 	}
-	const cJSON *env = cJSON_GetObjectItemCaseSensitive(root, "environment");
-	if (cJSON_IsString(env) && *env->valuestring)
-		snprintf(o->environment, sizeof o->environment, "%s", env->valuestring);
+	text(root, "environment", o->environment, sizeof o->environment);
 	const cJSON *correct = cJSON_GetObjectItemCaseSensitive(root, "correct");
 	if (!cJSON_IsBool(correct) && !*o->environment) {
-		snprintf(o->protocol_error, sizeof o->protocol_error, "CUCO_RESULT: correct: missing or not true/false");
+		snprintf(o->protocol_error, sizeof o->protocol_error, "the verdict's correct: missing or "
+			"not true/false");
 		cJSON_Delete(root);
-		return;
+		return false;
 	}
 	o->have_result = true;
 	o->correct = cJSON_IsTrue(correct);
@@ -153,13 +191,8 @@ static void native_finish(eval_parse *p, eval_outcome *o)
 	o->median_us = number(lat, "median");
 	o->p90_us = number(lat, "p90");
 	o->max_us = number(lat, "max");
-	double samples = number(lat, "samples");
-	/* A harness may print any number here ("samples": 1.5e61 found by
-	 * tests/fuzz/fuzz_result); converting past INT_MAX is undefined. */
-	if (!isfinite(samples) || samples <= 0)
-		o->samples = 0;
-	else
-		o->samples = samples < INT_MAX ? (int)samples : INT_MAX;
+	o->samples = (int)count(lat, "samples", 0);
+	o->wall_us = number(root, "wall_us");
 	const cJSON *phases = cJSON_GetObjectItemCaseSensitive(root, "phases_us"), *it;
 	cJSON_ArrayForEach(it, phases) {
 		if (o->nphases == CUCO_MAX_PHASES || !cJSON_IsNumber(it))
@@ -170,7 +203,27 @@ static void native_finish(eval_parse *p, eval_outcome *o)
 	}
 	o->bytes = number(root, "bytes");
 	o->flops = number(root, "flops");
+	char seed[24] = "";
+	text(root, "seed", seed, sizeof seed);
+	if (strlen(seed) != CUCO_SEAL_HEX || cuco_seal_hex(seed, CUCO_SEAL_HEX, &o->seed) != 0)
+		o->seed = 0;
+	o->ranks = (int)count(root, "ranks", 0);
+	o->checks = (int)count(root, "checks", 0);
+	o->host_calls = count(root, "host_calls", -1);
+	text(root, "host_calls_by", o->host_calls_by, sizeof o->host_calls_by);
+	text(root, "why", o->why, sizeof o->why);
+	text(root, "suspect", o->suspect, sizeof o->suspect);
 	cJSON_Delete(root);
+	return true;
+}
+
+static void native_finish(eval_parse *p, eval_outcome *o)
+{
+	if (!p->result_line)
+		snprintf(o->protocol_error, sizeof o->protocol_error, "no sealed verdict (%sline) in the "
+			"output: the harness never reported", CUCO_SEAL_TAG);
+	else
+		eval_result_json(p->result_line, o);
 }
 
 static void compat_finish(eval_parse *p, eval_outcome *o)
@@ -194,8 +247,9 @@ static void compat_finish(eval_parse *p, eval_outcome *o)
 void eval_parse_finish(eval_parse *p, eval_outcome *o)
 {
 	memset(o, 0, sizeof *o);
-	o->max_error = o->min_us = o->median_us = o->p90_us = o->max_us = NAN;
+	o->max_error = o->min_us = o->median_us = o->p90_us = o->max_us = o->wall_us = NAN;
 	o->bytes = o->flops = NAN;
+	o->host_calls = -1;
 	if (p->wl->protocol == CUCO_PROTO_COMPAT)
 		compat_finish(p, o);
 	else

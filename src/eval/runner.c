@@ -1,15 +1,18 @@
 /* runner.c — where a built program runs and how it is launched there: on
  * this machine as is or under mpirun, on a host (group) of a hostfile
  * under mpirun --host, on a Slurm node (group) under srun, or on another
- * host over ssh. The result is one shell command, run as the stage's
- * child, so the stage's limits and kills cover the launcher; on other
- * hosts `timeout` holds the program (each rank) to its limit, since the
- * launcher may first wait (a Slurm queue, ssh connecting, mpirun starting
- * its daemons over ssh).
+ * host over ssh. The result is one argument vector, run as the stage's
+ * child, so the stage's limits and kills cover the launcher and everything
+ * it starts. Only ssh needs a shell (it copies, runs and cleans up, and
+ * the far side's sshd runs the command through one anyway); there every
+ * word is quoted. On other hosts `timeout` holds the program (each rank)
+ * to its limit, since the launcher may first wait (a Slurm queue, ssh
+ * connecting, mpirun starting its daemons over ssh).
  *
  * Also here: the [runner] settings as the config file and `--runner`
- * give them, the slots each runner offers, and the checks `cuco doctor`
- * shows. */
+ * give them, the slots each runner offers, the checks `cuco doctor`
+ * shows, and which cores a local run's ranks are bound to, so that
+ * compiles can keep off them. */
 #include "eval/eval_int.h"
 
 #include <ctype.h>
@@ -17,6 +20,7 @@
 #include <limits.h>
 #include <math.h>
 #include <netdb.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,13 +60,13 @@ static void collect(const char *line, size_t len, void *arg)
 	}
 }
 
-int eval_query(const char *cmd, double wall_s, cuco_buf *out)
+int eval_query(char *const *argv, double wall_s, cuco_buf *out)
 {
 	eval_limits lim = { .wall_s = wall_s, .grace_s = 1, .fsize_mb = 1, .max_procs = 64,
 		.log_cap = 1 };
 	eval_stage st;
 	cuco_err err = { 0 };
-	if (eval_stage_run(cmd, "/", "/dev/null", &lim, NULL, collect, out, &st, &err) != CUCO_OK)
+	if (eval_stage_run(argv, "/", "/dev/null", &lim, NULL, collect, out, &st, &err) != CUCO_OK)
 		return -1;
 	return st.timed_out || st.signal ? -1 : st.exit_code;
 }
@@ -153,8 +157,15 @@ bool cuco_runner_config_set(cuco_runner_config *c, const char *key, const char *
 		return set_text(c->hostfile, sizeof c->hostfile, v, why, size);
 	if (strcmp(key, "hosts") == 0)
 		return set_text(c->hosts, sizeof c->hosts, v, why, size);
-	if (strcmp(key, "options") == 0)
-		return set_text(c->options, sizeof c->options, v, why, size);
+	if (strcmp(key, "options") == 0) {
+		eval_argv words = { 0 };
+		cuco_err err = { 0 };
+		bool ok = eval_expand(v, NULL, &words, &err) == CUCO_OK;
+		eval_argv_free(&words);
+		if (!ok)
+			snprintf(why, size, "%.40s: %s", v, err.msg);
+		return ok && set_text(c->options, sizeof c->options, v, why, size);
+	}
 	if (strcmp(key, "partition") == 0 || strcmp(key, "account") == 0) {
 		char *dst = key[0] == 'p' ? c->partition : c->account;
 		if (!slurm_name(v) || strlen(v) >= sizeof c->partition) {
@@ -200,27 +211,73 @@ bool cuco_runner_config_set(cuco_runner_config *c, const char *key, const char *
 
 /* ---- commands ------------------------------------------------------------------- */
 
+static void push_printf(eval_argv *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void push_printf(eval_argv *out, const char *fmt, ...)
+{
+	char word[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(word, sizeof word, fmt, ap);
+	va_end(ap);
+	eval_argv_push(out, word);
+}
+
+/* [runner] options: the user's words, split and quoted as the shell
+ * would (checked when they were set), and no shell reads them. */
+static void push_options(eval_argv *out, const char *options)
+{
+	cuco_err err = { 0 };
+	eval_argv words = { 0 };
+	if (eval_expand(options, NULL, &words, &err) == CUCO_OK)
+		eval_argv_append(out, words.v);
+	eval_argv_free(&words);
+}
+
+/* `timeout` on the far side: each rank held to the program's own limit. */
+static void push_timeout(const eval_launch *l, eval_argv *out)
+{
+	eval_argv_push(out, "timeout");
+	eval_argv_push(out, "-k");
+	push_printf(out, "%d", KILL_AFTER_S);
+	push_printf(out, "%.0f", ceil(l->limit_s));
+}
+
 /* mpirun's options for this runner; as root Open MPI refuses to start
  * without the explicit permission. */
-static void mpirun_prefix(const eval_launch *l, cuco_buf *out)
+static void mpirun_prefix(const eval_launch *l, eval_argv *out)
 {
-	eval_shell_quote(out, l->launcher);
-	if (l->kind == CUCO_RUNNER_HOSTFILE && *l->slot->gpus)
-		cuco_buf_printf(out, " -x CUDA_VISIBLE_DEVICES=%s", l->slot->gpus);
-	if (l->as_root)
-		cuco_buf_puts(out, " --allow-run-as-root");
-	if (l->kind == CUCO_RUNNER_HOSTFILE) {
-		cuco_buf_puts(out, " --host ");
-		eval_shell_quote(out, l->slot->hosts);
-	} else {
-		/* More ranks than cores is normal on a laptop; do not refuse. */
-		cuco_buf_puts(out, " --oversubscribe");
+	eval_argv_push(out, l->launcher);
+	bool hostfile = l->kind == CUCO_RUNNER_HOSTFILE;
+	if (hostfile && *l->slot->gpus) {
+		eval_argv_push(out, "-x");
+		push_printf(out, "CUDA_VISIBLE_DEVICES=%s", l->slot->gpus);
 	}
-	if (*l->rc->options)
-		cuco_buf_printf(out, " %s", l->rc->options);
-	cuco_buf_printf(out, " -np %d ", l->ranks);
-	if (l->kind == CUCO_RUNNER_HOSTFILE)
-		cuco_buf_printf(out, "timeout -k %d %.0f ", KILL_AFTER_S, ceil(l->limit_s));
+	if (l->as_root)
+		eval_argv_push(out, "--allow-run-as-root");
+	if (hostfile) {
+		eval_argv_push(out, "--host");
+		eval_argv_push(out, l->slot->hosts);
+	} else {
+		/* More ranks than cores is normal on a laptop; do not refuse. A rank
+		 * per core keeps one rank's timing off another's core; with fewer
+		 * cores than ranks binding is impossible, and Open MPI would refuse. */
+		eval_argv_push(out, "--oversubscribe");
+		eval_argv_push(out, "--bind-to");
+		eval_argv_push(out, l->bind ? "core" : "none");
+	}
+	if (l->ticket) {  /* for ranks on other hosts: local ones inherit it */
+		eval_argv_push(out, "-x");
+		push_printf(out, "%.*s", (int)strcspn(l->ticket, "="), l->ticket);
+	}
+	if (l->preload) {  /* the ranks only: mpirun itself needs no counting */
+		eval_argv_push(out, "-x");
+		push_printf(out, "LD_PRELOAD=%s", l->preload);
+	}
+	push_options(out, l->rc->options);
+	eval_argv_push(out, "-np");
+	push_printf(out, "%d", l->ranks);
+	if (hostfile)
+		push_timeout(l, out);
 }
 
 /* srun onto the slot's nodes, alone there. Outside an allocation each
@@ -228,8 +285,9 @@ static void mpirun_prefix(const eval_launch *l, cuco_buf *out)
  * it the nodes whole, unless a node holds several slots (then Slurm gives
  * each job its own GPUs, gpus_per_task); inside one it is a step, and
  * --exclusive keeps steps off each other's CPUs and GPUs. --time is
- * Slurm's backstop should srun itself be lost. */
-static void srun_command(const eval_launch *l, const char *prog_cmd, cuco_buf *out)
+ * Slurm's backstop should srun itself be lost. srun passes the stage's
+ * environment (the harness's ticket) on to the ranks. */
+static void srun_prefix(const eval_launch *l, eval_argv *out)
 {
 	const cuco_runner_config *rc = l->rc;
 	int nodes = 1;
@@ -237,24 +295,23 @@ static void srun_command(const eval_launch *l, const char *prog_cmd, cuco_buf *o
 		nodes += *p == ',';
 	int minutes = rc->time_limit_min > 0 ? rc->time_limit_min
 		: (int)ceil((l->limit_s + KILL_AFTER_S) / 60.0) + 1;
-	eval_shell_quote(out, l->launcher);
-	bool whole = l->in_allocation || rc->slots_per_host <= 1;
-	cuco_buf_printf(out, " --nodes=%d --ntasks=%d%s --kill-on-bad-exit=1 --nodelist=", nodes, l->ranks,
-		whole ? " --exclusive" : "");
-	eval_shell_quote(out, l->slot->hosts);
-	cuco_buf_puts(out, " --job-name=");
-	eval_shell_quote(out, l->job_name);
+	eval_argv_push(out, l->launcher);
+	push_printf(out, "--nodes=%d", nodes);
+	push_printf(out, "--ntasks=%d", l->ranks);
+	if (l->in_allocation || rc->slots_per_host <= 1)
+		eval_argv_push(out, "--exclusive");
+	eval_argv_push(out, "--kill-on-bad-exit=1");
+	push_printf(out, "--nodelist=%s", l->slot->hosts);
+	push_printf(out, "--job-name=%s", l->job_name);
 	if (!l->in_allocation && *rc->partition)
-		cuco_buf_printf(out, " --partition=%s", rc->partition);
+		push_printf(out, "--partition=%s", rc->partition);
 	if (!l->in_allocation && *rc->account)
-		cuco_buf_printf(out, " --account=%s", rc->account);
-	cuco_buf_printf(out, " --time=%d", minutes);
+		push_printf(out, "--account=%s", rc->account);
+	push_printf(out, "--time=%d", minutes);
 	if (rc->gpus_per_task > 0)
-		cuco_buf_printf(out, " --gpus-per-task=%d", rc->gpus_per_task);
-	if (*rc->options)
-		cuco_buf_printf(out, " %s", rc->options);
-	cuco_buf_printf(out, " timeout -k %d %.0f ", KILL_AFTER_S, ceil(l->limit_s));
-	cuco_buf_puts(out, prog_cmd);
+		push_printf(out, "--gpus-per-task=%d", rc->gpus_per_task);
+	push_options(out, rc->options);
+	push_timeout(l, out);
 }
 
 /* user@host[:port] → the ssh destination and its -p / -P option. */
@@ -269,7 +326,7 @@ static void split_host(const char *spec, char *host, size_t size, char *port, si
 	}
 }
 
-static void ssh_command(const eval_launch *l, const char *prog_cmd, const char *binary,
+static void ssh_command(const eval_launch *l, char *const *prog, const char *binary,
 	const char *const *extras, int nextras, cuco_buf *out)
 {
 	char host[256], port[16];
@@ -292,13 +349,23 @@ static void ssh_command(const eval_launch *l, const char *prog_cmd, const char *
 
 	cuco_buf_printf(&setup, "mkdir -p %s", l->remote_dir);
 	cuco_buf_printf(&remote, "cd %s && ", l->remote_dir);
-	if (*l->slot->gpus)
-		cuco_buf_printf(&remote, "env CUDA_VISIBLE_DEVICES=%s ", l->slot->gpus);
+	if (*l->slot->gpus || l->ticket) {  /* ssh passes no environment */
+		cuco_buf_puts(&remote, "env ");
+		if (*l->slot->gpus)
+			cuco_buf_printf(&remote, "CUDA_VISIBLE_DEVICES=%s ", l->slot->gpus);
+		if (l->ticket) {
+			eval_shell_quote(&remote, l->ticket);
+			cuco_buf_puts(&remote, " ");
+		}
+	}
 	cuco_buf_printf(&remote, "timeout -k %d %.0f ", KILL_AFTER_S, ceil(l->limit_s));
 	if (l->mpi)
 		cuco_buf_printf(&remote, "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
 			"mpirun --oversubscribe -np %d ", l->ranks);
-	cuco_buf_puts(&remote, prog_cmd);
+	cuco_buf join = { 0 };
+	eval_argv_join(prog, &join);
+	cuco_buf_puts(&remote, join.data);
+	cuco_buf_free(&join);
 
 	cuco_buf_printf(out, "%s ", ssh.data);
 	eval_shell_quote(out, setup.data);
@@ -321,30 +388,110 @@ static void ssh_command(const eval_launch *l, const char *prog_cmd, const char *
 	cuco_buf_free(&setup);
 }
 
-void eval_launch_command(const eval_launch *l, const char *prog_cmd, const char *binary,
-	const char *const *extras, int nextras, cuco_buf *out)
+void eval_launch_argv(const eval_launch *l, char *const *prog, const char *binary,
+	const char *const *extras, int nextras, eval_argv *out)
 {
-	cuco_buf_puts(out, "");
+	cuco_buf script = { 0 };
 	switch (l->kind) {
 	case CUCO_RUNNER_LOCAL:
+		/* The slot's GPUs, and without mpirun the interposer, through env(1):
+		 * cuco's own process is not counted. */
+		if (*l->slot->gpus || (l->preload && !l->mpi))
+			eval_argv_push(out, "env");
 		if (*l->slot->gpus)
-			cuco_buf_printf(out, "env CUDA_VISIBLE_DEVICES=%s ", l->slot->gpus);
+			push_printf(out, "CUDA_VISIBLE_DEVICES=%s", l->slot->gpus);
+		if (l->preload && !l->mpi)
+			push_printf(out, "LD_PRELOAD=%s", l->preload);
 		if (l->mpi)
 			mpirun_prefix(l, out);
-		cuco_buf_puts(out, prog_cmd);
 		break;
 	case CUCO_RUNNER_HOSTFILE:
 		/* mpirun even for one rank: it is what gets the program to the host. */
 		mpirun_prefix(l, out);
-		cuco_buf_puts(out, prog_cmd);
 		break;
 	case CUCO_RUNNER_SLURM:
-		srun_command(l, prog_cmd, out);
+		srun_prefix(l, out);
 		break;
 	case CUCO_RUNNER_SSH:
-		ssh_command(l, prog_cmd, binary, extras, nextras, out);
-		break;
+		ssh_command(l, prog, binary, extras, nextras, &script);
+		eval_argv_push(out, "/bin/sh");
+		eval_argv_push(out, "-c");
+		eval_argv_push(out, script.data);
+		cuco_buf_free(&script);
+		return;
 	}
+	eval_argv_append(out, prog);
+}
+
+/* ---- the device set ----------------------------------------------------------- */
+
+typedef struct cpu_core {
+	long package, core;   /* sysfs topology ids */
+	int first;            /* the lowest CPU of the core */
+} cpu_core;
+
+static long topology_id(const char *sysfs, int cpu, const char *name, long fallback)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/cpu%d/topology/%s", sysfs, cpu, name);
+	FILE *f = fopen(path, "r");
+	long v = fallback;
+	if (f && fscanf(f, "%ld", &v) != 1)
+		v = fallback;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int first_of_package(const cpu_core *cores, int n, long package)
+{
+	for (int i = 0; i < n; i++)
+		if (cores[i].package == package)
+			return cores[i].first;  /* cores[] is in CPU order: the first seen is lowest */
+	return INT_MAX;
+}
+
+/* hwloc's order, which Open MPI's --bind-to core follows: packages by their
+ * lowest CPU, then cores by theirs. */
+static int core_order(const cpu_core *a, const cpu_core *b, const cpu_core *all, int n)
+{
+	int pa = first_of_package(all, n, a->package), pb = first_of_package(all, n, b->package);
+	return pa != pb ? (pa > pb) - (pa < pb) : (a->first > b->first) - (a->first < b->first);
+}
+
+bool eval_device_cpus(const char *sysfs, const cpu_set_t *allowed, int ranks, cpu_set_t *device)
+{
+	cpu_core cores[CPU_SETSIZE];
+	int n = 0, cpu_core_of[CPU_SETSIZE];
+	CPU_ZERO(device);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, allowed))
+			continue;
+		/* Without sysfs every CPU counts as a core of its own. */
+		long package = topology_id(sysfs, cpu, "physical_package_id", 0);
+		long core = topology_id(sysfs, cpu, "core_id", cpu);
+		int k = 0;
+		while (k < n && !(cores[k].package == package && cores[k].core == core))
+			k++;
+		if (k == n)
+			cores[n++] = (cpu_core){ package, core, cpu };
+		cpu_core_of[cpu] = k;
+	}
+	if (ranks < 1 || n < ranks)
+		return false;
+	/* The ranks' cores: the first `ranks` in that order. */
+	bool chosen[CPU_SETSIZE] = { false };
+	for (int r = 0; r < ranks; r++) {
+		int best = -1;
+		for (int k = 0; k < n; k++)
+			if (!chosen[k] && (best < 0 || core_order(&cores[k], &cores[best], cores, n) < 0))
+				best = k;
+		chosen[best] = true;
+	}
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, allowed) && chosen[cpu_core_of[cpu]])
+			CPU_SET(cpu, device);
+	return true;
 }
 
 /* ---- slots ---------------------------------------------------------------------- */
@@ -482,18 +629,20 @@ int cuco_runner_slots(const cuco_runner_config *c, int ranks, cuco_slot_spec *ou
 
 typedef void (*report_fn)(const char *what, bool ok, const char *detail, void *arg);
 
-/* `cmd` answers with status 0; detail: its first line, or why not. */
-static bool answers(const char *cmd, char *detail, size_t size)
+/* A command answers with status 0; detail: its first line, or why not. */
+static bool answers(char *const *argv, char *detail, size_t size)
 {
-	cuco_buf out = { 0 };
-	int status = eval_query(cmd, 20, &out);
+	cuco_buf out = { 0 }, cmd = { 0 };
+	int status = eval_query(argv, 20, &out);
 	char line[256];
 	eval_first_line(out.data ? out.data : "", line, sizeof line);
+	eval_argv_join(argv, &cmd);
 	if (status == 0)
 		snprintf(detail, size, "%s", *line ? line : "ok");
 	else
-		snprintf(detail, size, "`%s` %s%s%s", cmd, status < 0 ? "did not end" : "failed",
+		snprintf(detail, size, "`%s` %s%s%s", cmd.data, status < 0 ? "did not end" : "failed",
 			*line ? ": " : "", line);
+	cuco_buf_free(&cmd);
 	cuco_buf_free(&out);
 	return status == 0;
 }
@@ -540,12 +689,12 @@ int cuco_runner_check(const cuco_runner_config *c, int ranks, report_fn report, 
 		: getenv("CUCO_MPIRUN") && *getenv("CUCO_MPIRUN") ? getenv("CUCO_MPIRUN") : "mpirun";
 	bool found = eval_which(launcher, path, sizeof path);
 	if (c->kind == CUCO_RUNNER_SLURM && found) {
-		char cmd[PATH_MAX + 16];
-		snprintf(cmd, sizeof cmd, "%s --version", path);
-		found = answers(cmd, detail, sizeof detail);
+		char *version[] = { path, "--version", NULL };
+		found = answers(version, detail, sizeof detail);
 		report("srun", found, detail, arg);
 		failed += !found;
-		bool ok = answers("sinfo -h -o '%P %a %D %T'", detail, sizeof detail);
+		char *sinfo[] = { "sinfo", "-h", "-o", "%P %a %D %T", NULL };
+		bool ok = answers(sinfo, detail, sizeof detail);
 		report("sinfo", ok, detail, arg);
 		failed += !ok;
 	} else {

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #define PROBE_S 10.0
+#define SMALL_TMPFS_MB 16L  /* /var, a hidden home: room for a tool's notes */
 
 bool cuco_sandbox_mode_parse(const char *text, cuco_sandbox_mode *out)
 {
@@ -47,30 +48,15 @@ bool cuco_sandbox_mode_parse(const char *text, cuco_sandbox_mode *out)
 
 /* ---- the command line ---------------------------------------------------- */
 
-typedef struct argv_buf {
-	char **v;
-	size_t n, cap;
-} argv_buf;
-
-static void push(argv_buf *a, const char *word)
-{
-	if (a->n + 2 > a->cap) {
-		a->cap = a->cap ? 2 * a->cap : 64;
-		a->v = cuco_xrealloc(a->v, a->cap * sizeof *a->v);
-	}
-	a->v[a->n++] = cuco_xstrdup(word);
-	a->v[a->n] = NULL;
-}
-
 /* An option and its arguments; the list ends with NULL. */
-static void words(argv_buf *a, const char *word, ...) __attribute__((sentinel));
+static void words(eval_argv *a, const char *word, ...) __attribute__((sentinel));
 
-static void words(argv_buf *a, const char *word, ...)
+static void words(eval_argv *a, const char *word, ...)
 {
 	va_list ap;
 	va_start(ap, word);
 	for (; word; word = va_arg(ap, const char *))
-		push(a, word);
+		eval_argv_push(a, word);
 	va_end(ap);
 }
 
@@ -86,7 +72,7 @@ static bool real_dir(const char *path, char real[PATH_MAX])
 
 /* /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-caps/, and
  * WSL's /dev/dxg: whatever of them this machine has. */
-static void push_gpu_devices(argv_buf *a)
+static void push_gpu_devices(eval_argv *a)
 {
 	DIR *d = opendir("/dev");
 	struct dirent *e;
@@ -101,22 +87,60 @@ static void push_gpu_devices(argv_buf *a)
 		closedir(d);
 }
 
+/* The system, read-only: where programs, libraries and their settings
+ * live. Nothing else of the host is shown unless a layer names it: not
+ * /run, /var, /tmp, /home or /srv, where services keep their sockets. A
+ * merged-/usr link (/bin -> usr/bin) is made again as a link. */
+static void push_system(eval_argv *a)
+{
+	static const char *const system[] = { "/usr", "/etc", "/opt", "/sys", "/bin", "/sbin", "/lib",
+		"/lib32", "/lib64", "/libx32", NULL };
+	for (int i = 0; system[i]; i++) {
+		struct stat sb;
+		char target[PATH_MAX];
+		if (lstat(system[i], &sb) != 0)
+			continue;
+		ssize_t n = S_ISLNK(sb.st_mode) ? readlink(system[i], target, sizeof target - 1) : -1;
+		if (n > 0) {
+			target[n] = '\0';
+			words(a, "--symlink", target, system[i], NULL);
+		} else if (S_ISDIR(sb.st_mode)) {
+			words(a, "--ro-bind", system[i], system[i], NULL);
+		}
+	}
+}
+
+/* A writable tmpfs of at most mb MiB at path. */
+static void push_tmpfs(eval_argv *a, const char *path, long mb, const char *perms)
+{
+	char size[32];
+	snprintf(size, sizeof size, "%lld", (long long)mb << 20);
+	if (perms)
+		words(a, "--perms", perms, NULL);
+	words(a, "--size", size, "--tmpfs", path, NULL);
+}
+
 char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 {
 	if (!sb->on)
 		return NULL;
-	argv_buf a = { 0 };
+	long disk = v->disk_mb > 0 ? v->disk_mb : EVAL_DISK_MB;
+	eval_argv a = { 0 }, readonly = { 0 };
 	words(&a, sb->bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
 		"--unshare-cgroup-try", "--unshare-net", NULL);
 	words(&a, "--cap-drop", "ALL", NULL);
-	words(&a, "--ro-bind", "/", "/", NULL);
+	push_system(&a);
 	words(&a, "--dev", "/dev", NULL);
 	words(&a, "--proc", "/proc", NULL);
-	/* Mounts apply in order: a later one covers what is below it. */
-	words(&a, "--perms", "1777", NULL);
-	words(&a, "--tmpfs", "/tmp", NULL);
-	words(&a, "--perms", "1777", NULL);
-	words(&a, "--tmpfs", "/dev/shm", NULL);
+	/* Every folder it may write is a tmpfs of bounded size, gone with the
+	 * stage: its disk is bounded by their sizes (issue 18: 3 GB in the
+	 * work folder, 2 GB in an unbounded /tmp). */
+	push_tmpfs(&a, "/tmp", disk, "1777");
+	push_tmpfs(&a, "/dev/shm", disk, "1777");
+	push_tmpfs(&a, "/var", SMALL_TMPFS_MB, NULL);
+	words(&a, "--perms", "1777", "--dir", "/var/tmp", NULL);
+	words(&a, "--tmpfs", "/run", NULL);
+	eval_argv_push(&readonly, "/run");
 	if (v->gpu)
 		push_gpu_devices(&a);
 	char real[PATH_MAX];
@@ -124,18 +148,39 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 		const eval_sandbox_layer *l = &v->layers[i];
 		if (!real_dir(l->path, real) || strcmp(real, "/") == 0)
 			continue;
-		if (l->hide)
-			words(&a, "--tmpfs", real, NULL);
-		else
+		if (l->hide == EVAL_SHOW) {
 			words(&a, "--ro-bind", real, real, NULL);
+		} else if (l->hide == EVAL_SCRATCH) {
+			push_tmpfs(&a, real, SMALL_TMPFS_MB, NULL);
+		} else {
+			words(&a, "--tmpfs", real, NULL);
+			eval_argv_push(&readonly, real);
+		}
 	}
+	/* The work folder: a tmpfs of its own, with the host's files the
+	 * stage needs shown in it (the source read-only, the output to write). */
 	if (!real_dir(v->workdir, real))
 		cuco_strlcpy(real, v->workdir, sizeof real);  /* bwrap will say what is wrong */
-	words(&a, "--bind", real, real, NULL);
+	push_tmpfs(&a, real, disk, NULL);
+	for (size_t i = 0; i < sizeof v->files / sizeof v->files[0] && v->files[i].name; i++) {
+		char path[PATH_MAX + 64];
+		snprintf(path, sizeof path, "%s/%s", real, v->files[i].name);
+		words(&a, v->files[i].writable ? "--bind" : "--ro-bind", path, path, NULL);
+	}
 	words(&a, "--chdir", real, NULL);
-	if (v->tmpdir && real_dir(v->tmpdir, real))
-		words(&a, "--bind", real, real, NULL);
-	push(&a, "--");
+	if (v->tmpdir && *v->tmpdir && real_dir(v->tmpdir, real))
+		push_tmpfs(&a, real, disk, "0700");
+	/* The root and what is hidden stay empty: nothing to write there. */
+	for (size_t i = 0; i < readonly.n; i++)
+		words(&a, "--remount-ro", readonly.v[i], NULL);
+	words(&a, "--remount-ro", "/", NULL);
+	eval_argv_free(&readonly);
+	if (v->seccomp) {
+		char fd[16];
+		snprintf(fd, sizeof fd, "%d", EVAL_SECCOMP_FD);
+		words(&a, "--seccomp", fd, NULL);
+	}
+	eval_argv_push(&a, "--");
 	return a.v;
 }
 
@@ -163,7 +208,8 @@ static bool probe(eval_sandbox *sb, char *why, size_t size)
 	eval_limits lim = { .wall_s = PROBE_S, .grace_s = 1, .log_cap = 4096, .sandbox = argv };
 	eval_stage st;
 	cuco_err err = { 0 };
-	bool ok = eval_stage_run("true", dir, log, &lim, NULL, NULL, NULL, &st, &err) == CUCO_OK
+	char *const cmd[] = { "true", NULL };
+	bool ok = eval_stage_run(cmd, dir, log, &lim, NULL, NULL, NULL, &st, &err) == CUCO_OK
 		&& st.exit_code == 0;
 	if (!ok) {
 		char *tail = cuco_trim(st.tail);

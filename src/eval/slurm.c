@@ -37,12 +37,9 @@ static int partition_nodes(const char *partition, cuco_buf *expr, char *where, s
 	cuco_err *err)
 {
 	cuco_buf cmd = { 0 }, out = { 0 };
-	cuco_buf_puts(&cmd, "sinfo -h -o '%P %N'");
-	if (*partition) {
-		cuco_buf_puts(&cmd, " -p ");
-		eval_shell_quote(&cmd, partition);
-	}
-	int status = eval_query(cmd.data, QUERY_S, &out);
+	char *argv[] = { "sinfo", "-h", "-o", "%P %N", *partition ? "-p" : NULL, (char *)partition, NULL };
+	eval_argv_join(argv, &cmd);
+	int status = eval_query(argv, QUERY_S, &out);
 	int rc = CUCO_OK;
 	if (status != 0) {
 		char line[200];
@@ -131,20 +128,19 @@ int eval_slurm_nodes(const cuco_runner_config *c, eval_host *out, int max, int *
  * for a moment before CANCELLED. */
 static void job_state(const char *name, char *state, size_t size)
 {
-	cuco_buf cmd = { 0 };
-	cuco_buf_puts(&cmd, "squeue -h --states=all -o %T --name=");
-	eval_shell_quote(&cmd, name);
+	char opt[160];
+	snprintf(opt, sizeof opt, "--name=%s", name);
+	char *argv[] = { "squeue", "-h", "--states=all", "-o", "%T", opt, NULL };
 	for (double waited = 0;; waited += SETTLE_STEP_S) {
 		cuco_buf out = { 0 };
 		state[0] = '\0';
-		if (eval_query(cmd.data, QUERY_S, &out) == 0 && out.data)
+		if (eval_query(argv, QUERY_S, &out) == 0 && out.data)
 			eval_first_line(out.data, state, size);
 		cuco_buf_free(&out);
 		if (strcmp(state, "COMPLETING") != 0 || waited >= SETTLE_S)
 			break;
 		usleep((useconds_t)(SETTLE_STEP_S * 1e6));
 	}
-	cuco_buf_free(&cmd);
 }
 
 /* Job states that are Slurm's verdict, not the program's. */
@@ -170,11 +166,10 @@ static const char *const step_markers[] = {
 /* A node of the slot that Slurm no longer runs anything on. */
 static bool node_down(const char *nodes, char *why, size_t size)
 {
-	cuco_buf cmd = { 0 }, out = { 0 };
-	cuco_buf_puts(&cmd, "sinfo -h -N -o '%N %T' -n ");
-	eval_shell_quote(&cmd, nodes);
+	cuco_buf out = { 0 };
+	char *argv[] = { "sinfo", "-h", "-N", "-o", "%N %T", "-n", (char *)nodes, NULL };
 	bool down = false;
-	if (eval_query(cmd.data, QUERY_S, &out) == 0 && out.data) {
+	if (eval_query(argv, QUERY_S, &out) == 0 && out.data) {
 		char node[128], state[64];
 		for (char *line = out.data; !down && sscanf(line, "%127s %63s", node, state) == 2;) {
 			down = strstr(state, "down") || strstr(state, "drain") || strstr(state, "fail")
@@ -187,7 +182,6 @@ static bool node_down(const char *nodes, char *why, size_t size)
 			line = nl + 1;
 		}
 	}
-	cuco_buf_free(&cmd);
 	cuco_buf_free(&out);
 	return down;
 }
@@ -243,31 +237,27 @@ bool eval_slurm_fault(const char *job_name, const char *nodes, const eval_stage 
 
 void eval_slurm_cancel(const char *job_name)
 {
-	cuco_buf cmd = { 0 }, out = { 0 };
+	cuco_buf out = { 0 };
 	char job[32];
 	if (eval_slurm_allocation(job, sizeof job)) {
 		/* scancel --name names jobs, not steps: find the step's id. */
-		cuco_buf_puts(&cmd, "squeue -h -s -o '%i %j' -j ");
-		eval_shell_quote(&cmd, job);
-		if (eval_query(cmd.data, QUERY_S, &out) == 0 && out.data) {
+		char *argv[] = { "squeue", "-h", "-s", "-o", "%i %j", "-j", job, NULL };
+		if (eval_query(argv, QUERY_S, &out) == 0 && out.data) {
 			char id[64], name[128];
 			for (char *line = out.data; line && sscanf(line, "%63s %127s", id, name) == 2;) {
 				if (strcmp(name, job_name) == 0) {
-					cuco_buf kill = { 0 };
-					cuco_buf_puts(&kill, "scancel ");
-					eval_shell_quote(&kill, id);
-					eval_query(kill.data, QUERY_S, NULL);
-					cuco_buf_free(&kill);
+					char *kill[] = { "scancel", id, NULL };
+					eval_query(kill, QUERY_S, NULL);
 				}
 				line = strchr(line, '\n');
 				line = line ? line + 1 : NULL;
 			}
 		}
 	} else {
-		cuco_buf_puts(&cmd, "scancel --name=");
-		eval_shell_quote(&cmd, job_name);
-		eval_query(cmd.data, QUERY_S, NULL);
+		char opt[160];
+		snprintf(opt, sizeof opt, "--name=%s", job_name);
+		char *argv[] = { "scancel", opt, NULL };
+		eval_query(argv, QUERY_S, NULL);
 	}
-	cuco_buf_free(&cmd);
 	cuco_buf_free(&out);
 }

@@ -1,20 +1,26 @@
 /* stage.c — one stage (compile, run, benchmark) as a child process tree.
  *
+ * The command is an argument vector, run with no shell between (template.c
+ * builds it) and an allowlisted environment (env.c).
+ *
  * The child becomes the leader of a new session, which also makes it the
- * leader of a new process group. The session, not the group, is what we
- * watch and kill: Open MPI's mpirun puts every rank in a process group of
- * its own, but they all stay in the session. A process that calls setsid()
- * itself escapes, unless the stage runs in the sandbox (sandbox.c), whose
- * PID namespace dies whole with its first process.
+ * leader of a new process group, and joins the stage's cgroup where there
+ * is one (cgroup.c) before anything else runs. The session and the group
+ * are what we watch and kill: Open MPI's mpirun puts every rank in a
+ * process group of its own, but they all stay in the session; a process
+ * that calls setsid() leaves the session but not the cgroup (nor, in the
+ * sandbox, its PID namespace, which dies whole with its first process).
  *
  * The leader is a keeper that forks the command and waits: it kills the
- * session when cuco dies, which cuco itself can no longer do (keep()).
+ * stage when cuco dies, which cuco itself can no longer do (keep()).
  *
- * RLIMIT_NPROC would be the usual fork-bomb guard, but it counts all of a
- * user's processes and root ignores it, so instead the monitor counts the
- * session's live processes every few milliseconds and kills the session
- * when there are more than the limit. RLIMIT_CPU is a backstop for when the
- * monitor itself dies: a candidate outliving cuco still stops eventually.
+ * The stage's cgroup limits its processes together: a fork refused at
+ * pids.max or an OOM kill ends the stage at once. RLIMIT_NPROC would be the
+ * usual fork-bomb guard, but it counts all of a user's processes and root
+ * ignores it, so without a cgroup the monitor counts the session's live
+ * processes every few milliseconds and kills the session above the limit.
+ * RLIMIT_CPU is a backstop for when the monitor itself dies: a candidate
+ * outliving cuco still stops eventually.
  *
  * Output goes through a pipe that the parent drains: the log file keeps the
  * first log_cap bytes, a tail is kept for the result's excerpt, and every
@@ -25,6 +31,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
@@ -32,12 +39,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #define LINE_MAX_BYTES 65536
 #define POLL_MS 10
@@ -45,49 +51,6 @@ extern char **environ;
 #define ORPHAN_WAIT_S 5.0  /* after the leader: how long to wait for output to close */
 #define KEEPER_FD 3         /* the lifeline's read end in the keeper */
 #define KEEPER_KILL_TRIES 2000  /* 5 ms apart: a process stuck in the kernel gets 10 s */
-
-bool eval_env_secret(const char *name)
-{
-	static const char *const parts[] = { "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD",
-		"CREDENTIAL", "AUTH", NULL };
-	static const char *const names[] = { "DATABASE_URL", "PGPASSFILE", "NETRC", NULL };
-	/* The ssh runner needs the agent; the socket is not a secret itself. */
-	if (strcmp(name, "SSH_AUTH_SOCK") == 0)
-		return false;
-	for (int i = 0; names[i]; i++)
-		if (strcmp(name, names[i]) == 0)
-			return true;
-	for (int i = 0; parts[i]; i++)
-		if (strcasestr(name, parts[i]))
-			return true;
-	return false;
-}
-
-/* Set for every stage whatever the user's environment says: NVLink
- * multicast (NVLS) is never used by cuco's kernels, and NCCL's NVLS setup
- * failed on the GPU machines we measured (shared/GPU-MACHINE.md). */
-static char forced_nvls[] = "NCCL_NVLS_ENABLE=0";
-
-static char **scrubbed_env(void)
-{
-	size_t n = 0;
-	while (environ[n])
-		n++;
-	char **env = cuco_xcalloc(n + 2, sizeof *env);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		char name[256];
-		size_t len = strcspn(environ[i], "=");
-		if (len >= sizeof name)
-			continue;
-		memcpy(name, environ[i], len);
-		name[len] = '\0';
-		if (!eval_env_secret(name) && strcmp(name, "NCCL_NVLS_ENABLE") != 0)
-			env[k++] = environ[i];
-	}
-	env[k] = forced_nvls;
-	return env;
-}
 
 /* The session id in /proc/<pid>/stat's text, or -1 when it is a zombie
  * or unreadable. "pid (comm) state ppid pgrp session ...": comm may hold
@@ -256,6 +219,9 @@ static void exec_command(char *const *argv, const eval_limits *lim, rlim_t cpu_s
 		set_limit(RLIMIT_AS, (rlim_t)lim->mem_mb << 20);
 	if (lim->fsize_mb > 0)
 		set_limit(RLIMIT_FSIZE, (rlim_t)lim->fsize_mb << 20);
+	/* In the sandbox bwrap loads the filter itself, once it is set up. */
+	if (lim->filter && !lim->sandbox && eval_filter_install(lim->filter) != 0)
+		_exit(126);
 	execve(argv[0], argv, env);
 	_exit(127);
 }
@@ -268,7 +234,7 @@ static void exec_command(char *const *argv, const eval_limits *lim, rlim_t cpu_s
  * stops only busy ones. A pipe and not PR_SET_PDEATHSIG, because the death
  * signal follows the thread that forked, not the process. When the command
  * ends, the keeper ends the same way, so cuco sees the command's status. */
-static void keep(pid_t cmd, int lifeline, const sigset_t *none)
+static void keep(pid_t cmd, int lifeline, const eval_cgroup *cg, const sigset_t *none)
 {
 	struct pollfd p = { .fd = lifeline, .events = POLLIN };
 	for (;;) {
@@ -282,26 +248,49 @@ static void keep(pid_t cmd, int lifeline, const sigset_t *none)
 		if (ppoll(&p, 1, NULL, none) > 0)
 			break;
 	}
-	for (int i = 0; i < KEEPER_KILL_TRIES && session_signal(getpid(), SIGKILL) > 0; i++)
+	/* The group holds what left the session too. */
+	for (int i = 0; i < KEEPER_KILL_TRIES && (session_signal(getpid(), SIGKILL)
+			+ eval_cgroup_signal(cg, SIGKILL, getpid())) > 0; i++)
 		nanosleep(&(struct timespec){ 0, 5000000L }, NULL);
 	_exit(128 + SIGKILL);
 }
 
+/* Put fd at want (both above stderr), through a number above both so the
+ * two moves cannot clobber each other. */
+static int move_fd(int fd, int want)
+{
+	if (fd < 0 || fd == want)
+		return fd;
+	return dup2(fd, want);
+}
+
 /* After fork() in a threaded process: async-signal-safe calls only. */
 static void child_exec(char *const *argv, const char *workdir, int null_fd, int out_fd,
-	int lifeline, const eval_limits *lim, rlim_t cpu_s, char **env)
+	int lifeline, int filter_fd, const eval_cgroup *cg, const eval_limits *lim, rlim_t cpu_s,
+	char **env)
 {
 	setsid();
+	if (eval_cgroup_join(cg) != 0) {
+		static const char msg[] = "cuco: cannot join the stage's cgroup\n";
+		if (write(out_fd, msg, sizeof msg - 1) < 0)
+			_exit(126);
+		_exit(126);
+	}
 	if (chdir(workdir) != 0)
 		_exit(126);
 	dup2(null_fd, 0);
 	dup2(out_fd, 1);
 	dup2(out_fd, 2);
-	if (lifeline != KEEPER_FD && dup2(lifeline, KEEPER_FD) != KEEPER_FD)
+	int high = EVAL_SECCOMP_FD + 16;
+	lifeline = lifeline >= 0 ? fcntl(lifeline, F_DUPFD, high) : -1;
+	filter_fd = filter_fd >= 0 ? fcntl(filter_fd, F_DUPFD, high) : -1;
+	if (lifeline < 0 || move_fd(lifeline, KEEPER_FD) != KEEPER_FD
+			|| (filter_fd >= 0 && move_fd(filter_fd, EVAL_SECCOMP_FD) != EVAL_SECCOMP_FD))
 		_exit(126);
 	/* Everything else goes, the lifeline's write end above all. */
-	if (close_range(KEEPER_FD + 1, ~0U, 0) != 0)
-		for (int fd = KEEPER_FD + 1; fd < 1024; fd++)
+	int keep_to = filter_fd >= 0 ? EVAL_SECCOMP_FD : KEEPER_FD;
+	if (close_range((unsigned)keep_to + 1, ~0U, 0) != 0)
+		for (int fd = keep_to + 1; fd < 1024; fd++)
 			close(fd);
 	struct sigaction sa = { .sa_handler = SIG_DFL };
 	for (int sig = 1; sig < NSIG; sig++)
@@ -320,38 +309,69 @@ static void child_exec(char *const *argv, const char *workdir, int null_fd, int 
 	}
 	if (cmd < 0)
 		_exit(126);
-	keep(cmd, KEEPER_FD, &none);
+	keep(cmd, KEEPER_FD, cg, &none);
 }
 
-/* [sandbox...] /bin/sh -c cmd, built before fork(). */
-static char **command_argv(char *const *sandbox, const char *cmd)
+/* [sandbox...] command..., built before fork(). Outside the sandbox the
+ * program is found in $PATH here (bwrap finds it inside); one not found
+ * stays as it is, and execve's failure is the stage's exit status 127. */
+static void command_argv(char *const *sandbox, char *const *cmd, eval_argv *out)
 {
-	size_t n = 0;
-	while (sandbox && sandbox[n])
-		n++;
-	char **argv = cuco_xcalloc(n + 4, sizeof *argv);
-	for (size_t i = 0; i < n; i++)
-		argv[i] = sandbox[i];
-	argv[n] = "/bin/sh";
-	argv[n + 1] = "-c";
-	argv[n + 2] = (char *)cmd;
-	return argv;
+	eval_argv_append(out, sandbox);
+	char path[PATH_MAX];
+	for (size_t i = 0; cmd[i]; i++)
+		eval_argv_push(out, i == 0 && !sandbox && eval_which(cmd[0], path, sizeof path) ? path : cmd[i]);
+}
+
+/* The filter as bwrap's --seccomp reads it: the program's instructions,
+ * from a file of their own. */
+static int filter_memfd(const eval_filter *f)
+{
+	int fd = memfd_create("cuco-seccomp", MFD_CLOEXEC);
+	size_t n = f->len * sizeof f->prog[0];
+	if (fd >= 0 && (write(fd, f->prog, n) != (ssize_t)n || lseek(fd, 0, SEEK_SET) != 0)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
 }
 
 /* ---- the monitor ---------------------------------------------------------------- */
 
 typedef struct monitor {
 	pid_t pid;
+	const eval_cgroup *cg;
 	bool leader_done, eof, terminating;
 	double kill_at;
 } monitor;
+
+/* Every process of the stage: its process group, its session, its cgroup. */
+static int signal_all(const monitor *m, int sig)
+{
+	kill(-m->pid, sig);
+	return session_signal(m->pid, sig) + eval_cgroup_signal(m->cg, sig, 0);
+}
 
 static void terminate(monitor *m, const eval_limits *lim, double now)
 {
 	m->terminating = true;
 	m->kill_at = now + lim->grace_s;
-	kill(-m->pid, SIGTERM);
-	session_signal(m->pid, SIGTERM);
+	signal_all(m, SIGTERM);
+}
+
+/* A limit of the stage's cgroup was hit: a fork refused at pids.max, or
+ * the OOM killer. Either ends the stage at once, with no grace. */
+static bool group_limit_hit(monitor *m, eval_stage *st, double now)
+{
+	bool pids_hit, oom;
+	eval_cgroup_events(m->cg, &pids_hit, &oom);
+	st->too_many_procs |= pids_hit;
+	st->out_of_memory |= oom;
+	if (pids_hit || oom) {
+		m->terminating = true;
+		m->kill_at = now;
+	}
+	return pids_hit || oom;
 }
 
 static void watch(monitor *m, const eval_limits *lim, const atomic_int *cancel, eval_stage *st,
@@ -364,6 +384,8 @@ static void watch(monitor *m, const eval_limits *lim, const atomic_int *cancel, 
 		} else if (cancel && atomic_load(cancel)) {
 			st->cancelled = true;
 			terminate(m, lim, now);
+		} else if (now >= *next_scan && group_limit_hit(m, st, now)) {
+			*next_scan = now + SCAN_EVERY_S;
 		} else if (lim->max_procs > 0 && now >= *next_scan) {
 			*next_scan = now + SCAN_EVERY_S;
 			if (session_signal(m->pid, 0) > lim->max_procs) {
@@ -374,10 +396,8 @@ static void watch(monitor *m, const eval_limits *lim, const atomic_int *cancel, 
 		}
 	}
 	/* Leftovers of a finished leader, or a group past its grace: kill. */
-	if ((m->terminating && now >= m->kill_at) || m->leader_done) {
-		kill(-m->pid, SIGKILL);
-		session_signal(m->pid, SIGKILL);
-	}
+	if ((m->terminating && now >= m->kill_at) || m->leader_done)
+		signal_all(m, SIGKILL);
 }
 
 static void drain(int fd, sink *s, monitor *m, char *buf, size_t size)
@@ -398,6 +418,11 @@ static void reap(monitor *m, const eval_limits *lim, eval_stage *st)
 	if (m->leader_done || waitpid(m->pid, &status, WNOHANG) != m->pid)
 		return;
 	m->leader_done = true;
+	/* What the command left behind, before it is killed: a process that
+	 * outlives the stage did work nobody measured. Processes on their way
+	 * out get a moment first. */
+	for (int i = 0; i < 5 && (st->leftovers = session_signal(m->pid, 0)) > 0; i++)
+		nanosleep(&(struct timespec){ 0, 10000000L }, NULL);
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 	if (WIFEXITED(status) && lim->sandbox && code > 128 && code < 128 + 32) {
 		/* bwrap reports a command killed by signal N as status 128+N. */
@@ -411,7 +436,7 @@ static void reap(monitor *m, const eval_limits *lim, eval_stage *st)
 	}
 }
 
-int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
+int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 	const eval_limits *lim, const atomic_int *cancel, eval_line_fn on_line, void *arg,
 	eval_stage *st, cuco_err *err)
 {
@@ -431,14 +456,27 @@ int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
 	}
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	rlim_t cpu_s = (rlim_t)ceil(lim->wall_s + lim->grace_s) * (rlim_t)(ncpu > 0 ? ncpu : 1) + 1;
-	char **env = scrubbed_env(), **argv = command_argv(lim->sandbox, cmd);
+	eval_cgroup *cg = cuco_xcalloc(1, sizeof *cg);
+	if (lim->cgroups && eval_cgroup_new(lim->cgroups, &lim->group, cg, err) != CUCO_OK) {
+		int opened[] = { log_fd, null_fd, fds[0], fds[1], lifeline[0], lifeline[1] };
+		for (size_t i = 0; i < sizeof opened / sizeof opened[0]; i++)
+			close(opened[i]);
+		free(cg);
+		return err->code;
+	}
+	int filter_fd = lim->sandbox && lim->filter ? filter_memfd(lim->filter) : -1;
+	char **env = eval_stage_env(lim->tmpdir, lim->ssh_agent, lim->env);
+	eval_argv argv = { 0 };
+	command_argv(lim->sandbox, cmd, &argv);
 	double start = cuco_mono();
 	pid_t pid = fork();
 	if (pid == 0)
-		child_exec(argv, workdir, null_fd, fds[1], lifeline[0], lim, cpu_s, env);
+		child_exec(argv.v, workdir, null_fd, fds[1], lifeline[0], filter_fd, cg, lim, cpu_s, env);
 	int fork_errno = errno;
-	free(env);
-	free(argv);
+	if (filter_fd >= 0)
+		close(filter_fd);
+	eval_stage_env_free(env);
+	eval_argv_free(&argv);
 	close(fds[1]);
 	close(null_fd);
 	close(lifeline[0]);
@@ -446,6 +484,8 @@ int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
 		close(fds[0]);
 		close(lifeline[1]);
 		close(log_fd);
+		eval_cgroup_free(cg);
+		free(cg);
 		return cuco_errf(err, CUCO_EENV, "fork: %s", strerror(fork_errno));
 	}
 	st->session = pid;
@@ -456,7 +496,7 @@ int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
 	sink s = { .log_fd = log_fd, .log_cap = lim->log_cap, .st = st, .on_line = on_line,
 		.arg = arg, .line = cuco_xmalloc(LINE_MAX_BYTES + 1) };
 	char *buf = cuco_xmalloc(65536);
-	monitor m = { .pid = pid };
+	monitor m = { .pid = pid, .cg = cg };
 	double deadline = start + lim->wall_s, next_scan = start, orphan_deadline = 0;
 	while (!(m.leader_done && m.eof)) {
 		if (!m.eof)
@@ -472,9 +512,15 @@ int eval_stage_run(const char *cmd, const char *workdir, const char *log_path,
 		if (m.leader_done && now > orphan_deadline)
 			break;
 	}
-	/* The session's last processes may still be on their way out. */
-	for (int i = 0; i < 200 && session_signal(pid, SIGKILL) > 0; i++)
+	/* The stage's last processes may still be on their way out. */
+	for (int i = 0; i < 200 && signal_all(&m, SIGKILL) > 0; i++)
 		nanosleep(&(struct timespec){ 0, 5000000L }, NULL);
+	bool pids_hit, oom;
+	eval_cgroup_events(cg, &pids_hit, &oom);  /* an OOM kill just before the end */
+	st->out_of_memory |= oom;
+	st->too_many_procs |= pids_hit;
+	eval_cgroup_free(cg);
+	free(cg);
 	st->wall_s = cuco_mono() - start;
 	sink_finish(&s);
 	free(s.line);

@@ -1,11 +1,72 @@
-/* template.c — expanding build and run command templates, and putting a
- * directive into the source (defines on the command line, @SLOT@ in text).
- * The table of placeholders is in docs/workloads.md. */
+/* template.c — build and run command templates into argument vectors,
+ * and a directive into the source (defines on the command line, @SLOT@ in
+ * text). The table of placeholders is in docs/workloads.md.
+ *
+ * No shell runs between cuco and a stage (issue 18: a size named
+ * `s;exit 7;` made the build exit 7). A template is split into words at
+ * blanks, with '…', "…" and \ quoting as in the shell, before any
+ * placeholder is substituted; a value is then part of its word whatever it
+ * holds — blanks, quotes, `;`, `$(…)` — and is never split or read again.
+ * {compiler} (which may carry flags) and {defines} are lists of words and
+ * must be words of their own. */
 #include "eval/eval_int.h"
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ---- argument vectors ------------------------------------------------------- */
+
+void eval_argv_push(eval_argv *a, const char *word)
+{
+	if (a->n + 2 > a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 16;
+		a->v = cuco_xrealloc(a->v, a->cap * sizeof *a->v);
+	}
+	a->v[a->n++] = cuco_xstrdup(word);
+	a->v[a->n] = NULL;
+}
+
+void eval_argv_push_words(eval_argv *a, const char *text)
+{
+	char word[1024];
+	for (const char *p = text; *p;) {
+		p += strspn(p, " \t\n");
+		size_t n = strcspn(p, " \t\n");
+		if (n == 0)
+			break;
+		snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), p);
+		eval_argv_push(a, word);
+		p += n;
+	}
+}
+
+void eval_argv_append(eval_argv *a, char *const *words)
+{
+	for (size_t i = 0; words && words[i]; i++)
+		eval_argv_push(a, words[i]);
+}
+
+void eval_argv_free(eval_argv *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+	memset(a, 0, sizeof *a);
+}
+
+void eval_argv_join(char *const *words, cuco_buf *out)
+{
+	cuco_buf_puts(out, "");
+	for (size_t i = 0; words && words[i]; i++) {
+		if (i)
+			cuco_buf_puts(out, " ");
+		eval_shell_quote(out, words[i]);
+	}
+}
+
+/* ---- placeholders ------------------------------------------------------------- */
 
 void eval_shell_quote(cuco_buf *out, const char *word)
 {
@@ -55,54 +116,70 @@ bool eval_placeholder_known(const cuco_workload *wl, const char *name)
 	return false;
 }
 
-/* -D<define>_<VALUE>=1 -D<define>=<index> for an enum, -D<define>=<v> else. */
-static void append_dim_defines(cuco_buf *out, const cuco_dim *d, const char *value)
+/* -D<define>_<VALUE>=1 -D<define>=<index> for an enum, -D<define>=<v> else:
+ * each one word. */
+static void push_dim_defines(eval_argv *out, const cuco_dim *d, const char *value)
 {
+	cuco_buf w = { 0 };
 	if (d->kind == CUCO_DIM_INT) {
-		cuco_buf_printf(out, " -D%s=%s", d->define, value);
+		cuco_buf_printf(&w, "-D%s=%s", d->define, value);
+		eval_argv_push(out, w.data);
+		cuco_buf_free(&w);
 		return;
 	}
-	cuco_buf_printf(out, " -D%s_", d->define);
+	cuco_buf_printf(&w, "-D%s_", d->define);
 	for (const char *p = value; *p; p++) {
 		char c = isalnum((unsigned char)*p) ? (char)toupper((unsigned char)*p) : '_';
-		cuco_buf_append(out, &c, 1);
+		cuco_buf_append(&w, &c, 1);
 	}
+	cuco_buf_puts(&w, "=1");
+	eval_argv_push(out, w.data);
 	int index = 0;
 	for (int i = 0; i < d->nvalues && !index; i++)
 		if (strcmp(d->values[i], value) == 0)
 			index = i + 1;
-	cuco_buf_printf(out, "=1 -D%s=%d", d->define, index);
+	w.len = 0;
+	cuco_buf_printf(&w, "-D%s=%d", d->define, index);
+	eval_argv_push(out, w.data);
+	cuco_buf_free(&w);
 }
 
-static void append_defines(cuco_buf *out, const eval_vars *v)
+static void push_defines(eval_argv *out, const eval_vars *v)
 {
-	size_t start = out->len;
 	for (int i = 0; i < v->wl->ndims; i++) {
 		const cuco_dim *d = &v->wl->dims[i];
 		if (*d->define)
-			append_dim_defines(out, d, cuco_directive_value(v->dir, d->name));
+			push_dim_defines(out, d, cuco_directive_value(v->dir, d->name));
 	}
-	for (int i = 0; v->size && i < v->size->nvars; i++)
-		cuco_buf_printf(out, " -D%s=%ld", v->size->vars[i].name, v->size->vars[i].value);
-	/* Drop the leading space, so "{defines}" alone yields no stray blank. */
-	if (out->len > start) {
-		memmove(out->data + start, out->data + start + 1, out->len - start);
-		out->len--;
+	char w[64];
+	for (int i = 0; v->size && i < v->size->nvars; i++) {
+		snprintf(w, sizeof w, "-D%s=%ld", v->size->vars[i].name, v->size->vars[i].value);
+		eval_argv_push(out, w);
 	}
+}
+
+/* The placeholders that are lists of words. */
+static bool is_list(const char *name)
+{
+	return strcmp(name, "compiler") == 0 || strcmp(name, "defines") == 0;
+}
+
+static void push_list(eval_argv *out, const eval_vars *v, const char *name)
+{
+	if (strcmp(name, "compiler") == 0)
+		eval_argv_push_words(out, v->compiler ? v->compiler : v->wl->compiler);
+	else
+		push_defines(out, v);
 }
 
 static void append_value(cuco_buf *out, const eval_vars *v, const char *name)
 {
-	if (strcmp(name, "compiler") == 0)
-		cuco_buf_puts(out, v->compiler ? v->compiler : v->wl->compiler);  /* may carry flags */
-	else if (strcmp(name, "source") == 0)
-		eval_shell_quote(out, v->source);
+	if (strcmp(name, "source") == 0)
+		cuco_buf_puts(out, v->source);
 	else if (strcmp(name, "output") == 0)
-		eval_shell_quote(out, v->output);
+		cuco_buf_puts(out, v->output);
 	else if (strcmp(name, "workload") == 0)
-		eval_shell_quote(out, v->wl->dir);
-	else if (strcmp(name, "defines") == 0)
-		append_defines(out, v);
+		cuco_buf_puts(out, v->wl->dir);
 	else if (strcmp(name, "ranks") == 0)
 		cuco_buf_printf(out, "%d", v->wl->ranks);
 	else if (strcmp(name, "size") == 0)
@@ -112,9 +189,9 @@ static void append_value(cuco_buf *out, const eval_vars *v, const char *name)
 	else if (strcmp(name, "reps") == 0)
 		cuco_buf_printf(out, "%d", v->reps);
 	else if (strcmp(name, "nccl_home") == 0)
-		eval_shell_quote(out, v->nccl_home && *v->nccl_home ? v->nccl_home : "/usr/local/cuda");
+		cuco_buf_puts(out, v->nccl_home && *v->nccl_home ? v->nccl_home : "/usr/local/cuda");
 	else if (strcmp(name, "cuda_home") == 0)
-		eval_shell_quote(out, v->cuda_home && *v->cuda_home ? v->cuda_home : "/usr/local/cuda");
+		cuco_buf_puts(out, v->cuda_home && *v->cuda_home ? v->cuda_home : "/usr/local/cuda");
 	else if (strncmp(name, "size.", 5) == 0) {
 		for (int i = 0; i < v->size->nvars; i++)
 			if (strcmp(v->size->vars[i].name, name + 5) == 0)
@@ -123,35 +200,83 @@ static void append_value(cuco_buf *out, const eval_vars *v, const char *name)
 		cuco_buf_puts(out, cuco_directive_value(v->dir, name));
 }
 
-int eval_expand(const char *tmpl, const eval_vars *v, cuco_buf *out, cuco_err *err)
+/* The placeholder at p ('{'): its name into name; the text after it. */
+static const char *placeholder(const char *tmpl, const char *p, const eval_vars *v, char name[64],
+	cuco_err *err)
 {
-	cuco_buf_puts(out, "");
-	for (const char *p = tmpl; *p;) {
-		const char *open = strchr(p, '{');
-		if (!open) {
-			cuco_buf_puts(out, p);
-			break;
-		}
-		cuco_buf_append(out, p, (size_t)(open - p));
-		const char *close = strchr(open, '}');
-		if (!close)
-			return cuco_errf(err, CUCO_EDATA, "unterminated placeholder at offset %d", (int)(open - tmpl));
-		char name[64];
-		size_t n = (size_t)(close - open - 1);
-		if (n == 0 || n >= sizeof name)
-			return cuco_errf(err, CUCO_EDATA, "unknown placeholder %.*s", (int)(n + 2 > 60 ? 60 : n + 2), open);
-		memcpy(name, open + 1, n);
-		name[n] = '\0';
-		if (!eval_placeholder_known(v->wl, name))
-			return cuco_errf(err, CUCO_EDATA, "unknown placeholder {%s}", name);
-		/* Without a directive (checking a manifest) names stay as they are. */
-		if (v->dir)
-			append_value(out, v, name);
-		else
-			cuco_buf_printf(out, "{%s}", name);
-		p = close + 1;
+	const char *close = strchr(p, '}');
+	if (!close) {
+		cuco_errf(err, CUCO_EDATA, "unterminated placeholder at offset %d", (int)(p - tmpl));
+		return NULL;
 	}
-	return CUCO_OK;
+	size_t n = (size_t)(close - p - 1);
+	if (n == 0 || n >= 64) {
+		cuco_errf(err, CUCO_EDATA, "unknown placeholder %.*s", (int)(n + 2 > 60 ? 60 : n + 2), p);
+		return NULL;
+	}
+	memcpy(name, p + 1, n);
+	name[n] = '\0';
+	if (!eval_placeholder_known(v->wl, name)) {
+		cuco_errf(err, CUCO_EDATA, "unknown placeholder {%s}", name);
+		return NULL;
+	}
+	return close + 1;
+}
+
+int eval_expand(const char *tmpl, const eval_vars *v, eval_argv *out, cuco_err *err)
+{
+	cuco_buf word = { 0 };
+	bool in_word = false;  /* quotes make a word, even an empty one */
+	char quote = 0, name[64];
+	int rc = CUCO_OK;
+	for (const char *p = tmpl; *p && rc == CUCO_OK;) {
+		if (!quote && (*p == ' ' || *p == '\t' || *p == '\n')) {
+			if (in_word)
+				eval_argv_push(out, word.data ? word.data : "");
+			if (word.data)
+				word.data[word.len = 0] = '\0';
+			in_word = false;
+			p++;
+		} else if ((*p == '\'' || *p == '"') && (!quote || quote == *p)) {
+			quote = quote ? 0 : *p;
+			in_word = true;
+			p++;
+		} else if (*p == '\\' && quote != '\'' && p[1]) {
+			cuco_buf_append(&word, p + 1, 1);
+			in_word = true;
+			p += 2;
+		} else if (*p == '{' && v) {
+			const char *next = placeholder(tmpl, p, v, name, err);
+			if (!next) {
+				rc = CUCO_EDATA;
+			} else if (is_list(name) && (quote || in_word || (*next && !strchr(" \t\n", *next)))) {
+				rc = cuco_errf(err, CUCO_EDATA, "{%s} is a list of words: it must stand alone", name);
+			} else if (is_list(name)) {
+				if (v->dir)
+					push_list(out, v, name);
+				else
+					eval_argv_push(out, p[1] == 'c' ? "{compiler}" : "{defines}");
+			} else {
+				/* Without a directive (checking a manifest) names stay as they are. */
+				if (v->dir)
+					append_value(&word, v, name);
+				else
+					cuco_buf_printf(&word, "{%s}", name);
+				in_word = true;
+			}
+			p = next ? next : p;
+		} else {
+			cuco_buf_append(&word, p, 1);
+			in_word = true;
+			p++;
+		}
+	}
+	if (rc == CUCO_OK && quote)
+		rc = cuco_errf(err, CUCO_EDATA, "unterminated %c quote", quote);
+	if (rc == CUCO_OK && in_word)
+		eval_argv_push(out, word.data ? word.data : "");
+	cuco_buf_free(&word);
+	return rc;
 }
 
 void eval_apply_slots(const cuco_workload *wl, const cuco_directive *dir,

@@ -494,10 +494,10 @@ static void check_template(wl_report *r, const cuco_workload *wl, const char *pa
 {
 	eval_vars v = { .wl = wl };
 	cuco_err err = { 0 };
-	cuco_buf out = { 0 };
+	eval_argv out = { 0 };
 	if (eval_expand(tmpl, &v, &out, &err) != CUCO_OK)
 		problem(r, path, "%s", err.msg);
-	cuco_buf_free(&out);
+	eval_argv_free(&out);
 	if (!strstr(tmpl, "{output}"))
 		problem(r, path, "must name the program as {output}");
 	if (strcmp(path, "build") == 0 && !strstr(tmpl, "{source}"))
@@ -643,12 +643,53 @@ static void parse_head(wl_report *r, const cJSON *root, cuco_workload *wl)
 	wl->ranks = (int)(ranks > 4096 ? 4096 : ranks);
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A key given twice in one object: cJSON keeps both and every lookup sees
+ * the first, so the second would be ignored silently. Sorted names find
+ * it in n log n, whatever a hostile manifest holds. */
+static void duplicate_keys(wl_report *r, const cJSON *node, const char *path)
+{
+	int n = cJSON_GetArraySize(node);
+	if (n == 0 || (!cJSON_IsObject(node) && !cJSON_IsArray(node)))
+		return;
+	if (cJSON_IsObject(node)) {
+		const char **names = cuco_xmalloc((size_t)n * sizeof *names);
+		int i = 0;
+		const cJSON *it;
+		cJSON_ArrayForEach(it, node)
+			names[i++] = it->string;
+		qsort(names, (size_t)n, sizeof *names, cmp_name);
+		for (i = 1; i < n; i++)
+			if (strcmp(names[i - 1], names[i]) == 0) {
+				char sub[256];
+				snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", names[i]);
+				problem(r, sub, "given twice");
+				break;
+			}
+		free(names);
+	}
+	int idx = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, node) {
+		char sub[256];
+		if (cJSON_IsObject(node))
+			snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", it->string);
+		else
+			snprintf(sub, sizeof sub, "%s[%d]", path, idx++);
+		duplicate_keys(r, it, sub);
+	}
+}
+
 static int parse_manifest(const char *path, cuco_workload *wl, wl_report *r)
 {
 	char *text = NULL;
 	size_t len = 0;
 	cuco_err err = { 0 };
-	if (cuco_read_file(path, MANIFEST_MAX, &text, &len, &err) != CUCO_OK) {
+	if (cuco_read_text(path, MANIFEST_MAX, &text, &len, &err) != CUCO_OK) {
 		report_line(r, err.msg);
 		return r->count;
 	}
@@ -664,6 +705,7 @@ static int parse_manifest(const char *path, cuco_workload *wl, wl_report *r)
 		free(text);
 		return r->count;
 	}
+	duplicate_keys(r, root, "");
 	parse_head(r, root, wl);
 	parse_sizes(r, root, wl);
 	parse_files(r, root, wl);
@@ -705,6 +747,25 @@ static bool is_file(const char *path)
 {
 	struct stat sb;
 	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+bool eval_common_dir(char out[PATH_MAX])
+{
+	char dirs[16][PATH_MAX];
+	int n = search_dirs(dirs, 16);
+	for (int i = 0; i < n; i++) {
+		char seal[PATH_MAX + 32];
+		int len = snprintf(seal, sizeof seal, "%.*s/common/cuco_seal.h", PATH_MAX - 1, dirs[i]);
+		if (len > 0 && (size_t)len < sizeof seal && is_file(seal) && realpath(dirs[i], out)) {
+			size_t n = strlen(out);
+			if (n + sizeof "/common" <= PATH_MAX) {
+				memcpy(out + n, "/common", sizeof "/common");
+				return true;
+			}
+		}
+	}
+	out[0] = '\0';
+	return false;
 }
 
 /* Resolve a name or path to the manifest's path and the folder's real path. */

@@ -18,7 +18,7 @@ static const char *const status_names[CUCO_STATUS_COUNT] = {
 	"queued", "compiling", "running", "benchmarking", "done", "failed", "rejected",
 };
 static const char *const command_names[CUCO_CMD_COUNT] = {
-	"pin", "unpin", "reject", "edit", "hint", "pause", "resume", "stop",
+	"pin", "unpin", "reject", "unreject", "edit", "hint", "pause", "resume", "stop",
 };
 
 static const char *const fail_names[CUCO_FAIL_COUNT] = {
@@ -72,6 +72,11 @@ int cuco_origin_parse(const char *name, cuco_origin *out)
 		return CUCO_EDATA;
 	*out = (cuco_origin)i;
 	return CUCO_OK;
+}
+
+bool cuco_cand_suspect(const cuco_candidate *c)
+{
+	return c->status == CUCO_STATUS_FAILED && strcmp(c->error_class, fail_names[CUCO_FAIL_SUSPECT]) == 0;
 }
 
 int cuco_fail_parse(const char *name, cuco_fail_class *out)
@@ -209,10 +214,10 @@ static void get_bool(decoder *d, const char *key, bool *dst)
 /* ---- directive ------------------------------------------------------------- */
 
 static const struct {
-	const char *name, *help;
+	const char *name, *abbrev, *help;
 	size_t offset;
 } dirdims[CUCO_DIRDIM_COUNT] = {
-#define X(e, field, text) { #field, text, offsetof(cuco_directive, field) },
+#define X(e, field, abbrev, text) { #field, abbrev, text, offsetof(cuco_directive, field) },
 	CUCO_DIRECTIVE_DIMS(X)
 #undef X
 };
@@ -220,6 +225,11 @@ static const struct {
 const char *cuco_dirdim_name(cuco_dirdim d)
 {
 	return (unsigned)d < CUCO_DIRDIM_COUNT ? dirdims[d].name : "?";
+}
+
+const char *cuco_dirdim_abbrev(cuco_dirdim d)
+{
+	return (unsigned)d < CUCO_DIRDIM_COUNT ? dirdims[d].abbrev : "?";
 }
 
 const char *cuco_dirdim_help(cuco_dirdim d)
@@ -252,6 +262,27 @@ const char *cuco_directive_value(const cuco_directive *d, const char *name)
 		return cuco_directive_get(d, (cuco_dirdim)dim);
 	const char *v = cuco_knob_get(d, name);
 	return v ? v : "";
+}
+
+int cuco_directive_diff(const cuco_directive *a, const cuco_directive *b,
+	void (*fn)(int dim, const char *name, const char *before, const char *after, void *arg),
+	void *arg)
+{
+	int n = 0;
+	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++) {
+		const char *x = cuco_directive_get(a, (cuco_dirdim)i), *y = cuco_directive_get(b, (cuco_dirdim)i);
+		if (strcmp(x, y) != 0 && ++n && fn)
+			fn(i, dirdims[i].name, x, y, arg);
+	}
+	for (int i = 0; i < b->nknobs && i < CUCO_MAX_KNOBS; i++) {
+		const char *x = cuco_knob_get(a, b->knobs[i].name);
+		if ((!x || strcmp(x, b->knobs[i].value) != 0) && ++n && fn)
+			fn(-1, b->knobs[i].name, x ? x : "", b->knobs[i].value, arg);
+	}
+	for (int i = 0; i < a->nknobs && i < CUCO_MAX_KNOBS; i++)
+		if (!cuco_knob_get(b, a->knobs[i].name) && ++n && fn)
+			fn(-1, a->knobs[i].name, a->knobs[i].value, "", arg);
+	return n;
 }
 
 int cuco_directive_set(cuco_directive *d, const char *name, const char *value)
@@ -333,6 +364,90 @@ void cuco_directive_short(const cuco_directive *dv, char *buf, size_t size)
 		n += snprintf(buf + n, size - (size_t)n, " %s=%s", dv->knobs[i].name, dv->knobs[i].value);
 }
 
+/* ---- timings: a candidate's and a measurement's ------------------------------ */
+
+/* A record's latency statistics and phases, so that the candidate and the
+ * measurement share one encoding of them: the values to write, and where
+ * to read them into. */
+typedef struct timing_out {
+	double min, median, p90;
+	int samples;
+	double spread;
+	int nphases;
+	const cuco_phase *phases;
+} timing_out;
+
+typedef struct timing {
+	double *min, *median, *p90;
+	int *samples;
+	double *spread;
+	int *nphases;
+	cuco_phase *phases;
+} timing;
+
+/* The fields of the same names in a cuco_candidate or a cuco_measurement. */
+#define TIMING_OUT(r) ((timing_out){ (r)->latency_min_us, (r)->latency_median_us, \
+	(r)->latency_p90_us, (r)->samples, (r)->spread, (r)->nphases, (r)->phases })
+#define TIMING(r) ((timing){ &(r)->latency_min_us, &(r)->latency_median_us, \
+	&(r)->latency_p90_us, &(r)->samples, &(r)->spread, &(r)->nphases, (r)->phases })
+
+static void add_timing(cJSON *o, timing_out t)
+{
+	cJSON *lat = cJSON_AddObjectToObject(o, "latency_us");
+	add_num(lat, "min", t.min);
+	add_num(lat, "median", t.median);
+	add_num(lat, "p90", t.p90);
+	cJSON_AddNumberToObject(lat, "samples", t.samples);
+	add_num(lat, "spread", t.spread);
+	cJSON *ph = cJSON_AddObjectToObject(o, "phases_us");
+	for (int i = 0; i < t.nphases && i < CUCO_MAX_PHASES; i++)
+		add_num(ph, t.phases[i].name, t.phases[i].us);
+}
+
+/* A nested object's failure, named by its field: "latency_us: field …". */
+static void nested_fail(decoder *d, const char *key, int rc)
+{
+	if (rc == CUCO_OK || d->rc != CUCO_OK)
+		return;
+	char why[sizeof d->err->msg];  /* not err->msg itself: vsnprintf would read what it writes */
+	cuco_strlcpy(why, d->err->msg, sizeof why);
+	d->rc = cuco_errf(d->err, CUCO_EDATA, "%s: %s", key, why);
+}
+
+static void get_timing(decoder *d, timing t, cuco_err *err)
+{
+	*t.min = *t.median = *t.p90 = *t.spread = NAN;
+	const cJSON *lat = field(d, "latency_us");
+	if (lat && !cJSON_IsObject(lat))
+		bad(d, "latency_us", "an object");
+	else if (lat) {
+		decoder ld = { lat, err, CUCO_OK };
+		get_num(&ld, "min", t.min, NAN);
+		get_num(&ld, "median", t.median, NAN);
+		get_num(&ld, "p90", t.p90, NAN);
+		get_int(&ld, "samples", t.samples);
+		get_num(&ld, "spread", t.spread, NAN);
+		nested_fail(d, "latency_us", ld.rc);
+	}
+	const cJSON *ph = field(d, "phases_us");
+	if (ph && !cJSON_IsObject(ph)) {
+		bad(d, "phases_us", "an object");
+		return;
+	}
+	const cJSON *e;
+	cJSON_ArrayForEach(e, ph) {
+		if (*t.nphases == CUCO_MAX_PHASES)
+			break;
+		if (!cJSON_IsNumber(e) && !cJSON_IsNull(e)) {
+			bad(d, "phases_us", "numbers");
+			return;
+		}
+		cuco_phase *p = &t.phases[(*t.nphases)++];
+		cuco_strlcpy(p->name, e->string, sizeof p->name);
+		p->us = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+	}
+}
+
 /* ---- candidate ------------------------------------------------------------- */
 
 cJSON *cuco_candidate_to_json(const cuco_candidate *c)
@@ -354,18 +469,19 @@ cJSON *cuco_candidate_to_json(const cuco_candidate *c)
 	cJSON_AddStringToObject(o, "error_class", c->error_class);
 	cJSON_AddStringToObject(o, "error_excerpt", c->error_excerpt);
 	add_num(o, "score", c->score);
-	cJSON *lat = cJSON_AddObjectToObject(o, "latency_us");
-	add_num(lat, "min", c->latency_min_us);
-	add_num(lat, "median", c->latency_median_us);
-	add_num(lat, "p90", c->latency_p90_us);
-	cJSON_AddNumberToObject(lat, "samples", c->samples);
-	add_num(lat, "spread", c->spread);
-	cJSON *ph = cJSON_AddObjectToObject(o, "phases_us");
-	for (int i = 0; i < c->nphases && i < CUCO_MAX_PHASES; i++)
-		add_num(ph, c->phases[i].name, c->phases[i].us);
+	add_timing(o, TIMING_OUT(c));
 	add_num(o, "max_error", c->max_error);
-	add_num(o, "speedup", c->speedup);
+	cJSON *sp = cJSON_AddObjectToObject(o, "speedup");
+	bool ci = c->rounds >= 2;
+	add_num(sp, "value", c->speedup);
+	add_num(sp, "lo", ci ? c->speedup_lo : NAN);
+	add_num(sp, "hi", ci ? c->speedup_hi : NAN);
+	cJSON_AddNumberToObject(sp, "rounds", c->rounds);
+	add_num(sp, "confidence", ci ? c->confidence : NAN);
+	cJSON_AddStringToObject(o, "verdict", cuco_verdict_name(c->verdict));
 	add_num(o, "peak_fraction", c->peak_fraction);
+	if (c->host_counted)
+		cJSON_AddNumberToObject(o, "host_calls", (double)c->host_calls);
 	cJSON_AddBoolToObject(o, "pinned", c->pinned);
 	cJSON_AddStringToObject(o, "reject_reason", c->reject_reason);
 	cJSON_AddStringToObject(o, "model", c->model);
@@ -424,40 +540,40 @@ static void get_parents(decoder *d, cuco_candidate *c)
 	}
 }
 
-static void get_latency_and_phases(decoder *d, cuco_candidate *c, cuco_err *err)
+static int parse_verdict(const char *s, int *v)
 {
-	const cJSON *lat = field(d, "latency_us");
-	if (lat && !cJSON_IsObject(lat))
-		bad(d, "latency_us", "an object");
-	else if (lat) {
-		decoder ld = { lat, err, CUCO_OK };
-		get_num(&ld, "min", &c->latency_min_us, NAN);
-		get_num(&ld, "median", &c->latency_median_us, NAN);
-		get_num(&ld, "p90", &c->latency_p90_us, NAN);
-		get_int(&ld, "samples", &c->samples);
-		get_num(&ld, "spread", &c->spread, NAN);
-		if (ld.rc && d->rc == CUCO_OK)
-			d->rc = cuco_errf(err, CUCO_EDATA, "latency_us: %s", err->msg);
-	}
-	const cJSON *ph = field(d, "phases_us");
-	if (ph && !cJSON_IsObject(ph)) {
-		bad(d, "phases_us", "an object");
-		return;
-	}
-	const cJSON *e;
-	cJSON_ArrayForEach(e, ph) {
-		if (c->nphases == CUCO_MAX_PHASES)
-			break;
-		if (!cJSON_IsNumber(e) && !cJSON_IsNull(e)) {
-			bad(d, "phases_us", "numbers");
-			return;
-		}
-		cuco_phase *p = &c->phases[c->nphases++];
-		cuco_strlcpy(p->name, e->string, sizeof p->name);
-		p->us = cJSON_IsNumber(e) ? e->valuedouble : NAN;
-	}
+	cuco_verdict vd;
+	int rc = cuco_verdict_parse(s, &vd);
+	*v = (int)vd;
+	return rc;
 }
 
+/* {value, lo, hi, rounds, confidence} and the verdict; a bare number is
+ * the speedup of a store written before intervals, one measurement. */
+static void get_speedup(decoder *d, cuco_candidate *c, cuco_err *err)
+{
+	c->speedup = c->speedup_lo = c->speedup_hi = c->confidence = NAN;
+	const cJSON *sp = field(d, "speedup");
+	if (sp && cJSON_IsNumber(sp)) {
+		c->speedup = sp->valuedouble;
+		c->rounds = 1;
+	} else if (sp && !cJSON_IsObject(sp)) {
+		bad(d, "speedup", "an object");
+	} else if (sp) {
+		decoder sd = { sp, err, CUCO_OK };
+		get_num(&sd, "value", &c->speedup, NAN);
+		get_num(&sd, "lo", &c->speedup_lo, NAN);
+		get_num(&sd, "hi", &c->speedup_hi, NAN);
+		get_int(&sd, "rounds", &c->rounds);
+		get_num(&sd, "confidence", &c->confidence, NAN);
+		if (sd.rc == CUCO_OK && (c->rounds < 0 || c->rounds > 1000000))
+			sd.rc = cuco_errf(err, CUCO_EDATA, "rounds %d is out of 0..1000000", c->rounds);
+		nested_fail(d, "speedup", sd.rc);
+	}
+	int v = 0;
+	get_enum(d, "verdict", &v, parse_verdict);
+	c->verdict = (cuco_verdict)v;
+}
 int cuco_candidate_from_json(const cJSON *j, cuco_candidate *c, cuco_err *err)
 {
 	memset(c, 0, sizeof *c);
@@ -485,11 +601,12 @@ int cuco_candidate_from_json(const cJSON *j, cuco_candidate *c, cuco_err *err)
 	get_str(&d, "error_class", c->error_class, sizeof c->error_class);
 	get_str(&d, "error_excerpt", c->error_excerpt, sizeof c->error_excerpt);
 	get_num(&d, "score", &c->score, NAN);
-	c->latency_min_us = c->latency_median_us = c->latency_p90_us = c->spread = NAN;
-	get_latency_and_phases(&d, c, err);
+	get_timing(&d, TIMING(c), err);
 	get_num(&d, "max_error", &c->max_error, NAN);
-	get_num(&d, "speedup", &c->speedup, NAN);
+	get_speedup(&d, c, err);
 	get_num(&d, "peak_fraction", &c->peak_fraction, NAN);
+	c->host_counted = field(&d, "host_calls") != NULL;
+	get_i64(&d, "host_calls", &c->host_calls);
 	get_bool(&d, "pinned", &c->pinned);
 	get_str(&d, "reject_reason", c->reject_reason, sizeof c->reject_reason);
 	get_str(&d, "model", c->model, sizeof c->model);
@@ -519,8 +636,9 @@ int store_parse_schema(const void *data, size_t len, int *version)
 	const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "format");
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
 	int rc = CUCO_EDATA;
-	if (cJSON_IsString(f) && strcmp(f->valuestring, "cuco-store") == 0 && cJSON_IsNumber(v)) {
-		*version = v->valueint;
+	if (cJSON_IsString(f) && strcmp(f->valuestring, "cuco-store") == 0 && cJSON_IsNumber(v)
+			&& v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e9) {
+		*version = (int)v->valuedouble;
 		rc = CUCO_OK;
 	}
 	cJSON_Delete(j);
@@ -650,5 +768,229 @@ int store_memory_from_json(const cJSON *j, cuco_memory *m)
 	get_num(&d, "speedup", &m->speedup, NAN);
 	get_bool(&d, "negative", &m->negative);
 	get_str(&d, "summary", m->summary, sizeof m->summary);
+	return d.rc;
+}
+
+/* ---- model calls and refusals ------------------------------------------------ */
+
+static const char *const call_kind_names[CUCO_CALL_KIND_COUNT] = {
+#define X(e, name, help) name,
+	CUCO_CALL_KINDS(X)
+#undef X
+};
+static const char *const call_kind_help[CUCO_CALL_KIND_COUNT] = {
+#define X(e, name, help) help,
+	CUCO_CALL_KINDS(X)
+#undef X
+};
+static const char *const call_outcome_names[CUCO_CALL_OUTCOME_COUNT] = {
+	"used", "refused", "failed", "cancelled",
+};
+
+const char *cuco_call_kind_name(cuco_call_kind k)
+{
+	return (unsigned)k < CUCO_CALL_KIND_COUNT ? call_kind_names[k] : "?";
+}
+
+const char *cuco_call_kind_help(cuco_call_kind k)
+{
+	return (unsigned)k < CUCO_CALL_KIND_COUNT ? call_kind_help[k] : "";
+}
+
+int cuco_call_kind_parse(const char *name, cuco_call_kind *out)
+{
+	int i = parse_name(call_kind_names, CUCO_CALL_KIND_COUNT, name);
+	if (i < 0)
+		return CUCO_EDATA;
+	*out = (cuco_call_kind)i;
+	return CUCO_OK;
+}
+
+const char *cuco_call_outcome_name(cuco_call_outcome o)
+{
+	return (unsigned)o < CUCO_CALL_OUTCOME_COUNT ? call_outcome_names[o] : "?";
+}
+
+int cuco_call_outcome_parse(const char *name, cuco_call_outcome *out)
+{
+	int i = parse_name(call_outcome_names, CUCO_CALL_OUTCOME_COUNT, name);
+	if (i < 0)
+		return CUCO_EDATA;
+	*out = (cuco_call_outcome)i;
+	return CUCO_OK;
+}
+
+/* A name field that must be one of a table's: absent keeps the default. */
+static void get_name(decoder *d, const char *key, int (*parse)(const char *, int *), int *dst)
+{
+	char name[24] = "";
+	get_str(d, key, name, sizeof name);
+	if (d->rc == CUCO_OK && name[0] && parse(name, dst) != CUCO_OK)
+		bad(d, key, "a known name");
+}
+
+static int parse_call_kind(const char *name, int *out)
+{
+	cuco_call_kind k;
+	int rc = cuco_call_kind_parse(name, &k);
+	*out = (int)k;
+	return rc;
+}
+
+static int parse_call_outcome(const char *name, int *out)
+{
+	cuco_call_outcome o;
+	int rc = cuco_call_outcome_parse(name, &o);
+	*out = (int)o;
+	return rc;
+}
+
+cJSON *cuco_call_to_json(const cuco_call *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	add_id(o, "id", c->id);
+	cJSON_AddNumberToObject(o, "time", c->time);
+	add_num(o, "seconds", c->seconds);
+	cJSON_AddStringToObject(o, "kind", cuco_call_kind_name(c->kind));
+	cJSON_AddStringToObject(o, "outcome", cuco_call_outcome_name(c->outcome));
+	cJSON_AddStringToObject(o, "model", c->model);
+	cJSON_AddNumberToObject(o, "tokens_in", (double)c->tokens_in);
+	cJSON_AddNumberToObject(o, "tokens_cached", (double)c->tokens_cached);
+	cJSON_AddNumberToObject(o, "tokens_out", (double)c->tokens_out);
+	cJSON_AddBoolToObject(o, "estimated", c->estimated);
+	add_num(o, "cost_usd", c->cost_usd);
+	cJSON_AddBoolToObject(o, "priced", c->priced);
+	add_id(o, "parent", c->parent);
+	add_id(o, "candidate", c->candidate);
+	add_id(o, "refusal", c->refusal);
+	cJSON_AddStringToObject(o, "reply_hash", c->reply_hash);
+	cJSON_AddStringToObject(o, "reason", c->reason);
+	return o;
+}
+
+int store_call_from_json(const cJSON *j, cuco_call *c)
+{
+	cuco_err err;
+	decoder d = { j, &err, CUCO_OK };
+	memset(c, 0, sizeof *c);
+	int kind = 0, outcome = 0;
+	get_u64(&d, "id", &c->id);
+	get_num(&d, "time", &c->time, 0);
+	get_num(&d, "seconds", &c->seconds, 0);
+	get_name(&d, "kind", parse_call_kind, &kind);
+	get_name(&d, "outcome", parse_call_outcome, &outcome);
+	c->kind = (cuco_call_kind)kind;
+	c->outcome = (cuco_call_outcome)outcome;
+	get_str(&d, "model", c->model, sizeof c->model);
+	get_i64(&d, "tokens_in", &c->tokens_in);
+	get_i64(&d, "tokens_cached", &c->tokens_cached);
+	get_i64(&d, "tokens_out", &c->tokens_out);
+	get_bool(&d, "estimated", &c->estimated);
+	get_num(&d, "cost_usd", &c->cost_usd, 0);
+	get_bool(&d, "priced", &c->priced);
+	get_u64(&d, "parent", &c->parent);
+	get_u64(&d, "candidate", &c->candidate);
+	get_u64(&d, "refusal", &c->refusal);
+	get_str(&d, "reply_hash", c->reply_hash, sizeof c->reply_hash);
+	get_str(&d, "reason", c->reason, sizeof c->reason);
+	return d.rc;
+}
+
+cJSON *cuco_refusal_to_json(const cuco_refusal *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	add_id(o, "id", r->id);
+	cJSON_AddNumberToObject(o, "time", r->time);
+	cJSON_AddStringToObject(o, "kind", cuco_call_kind_name(r->kind));
+	add_id(o, "parent", r->parent);
+	cJSON_AddNumberToObject(o, "island", r->island);
+	cJSON_AddStringToObject(o, "model", r->model);
+	cJSON_AddStringToObject(o, "prompt_hash", r->prompt_hash);
+	cJSON_AddStringToObject(o, "reply_hash", r->reply_hash);
+	cJSON_AddStringToObject(o, "reason", r->reason);
+	return o;
+}
+
+int store_refusal_from_json(const cJSON *j, cuco_refusal *r)
+{
+	cuco_err err;
+	decoder d = { j, &err, CUCO_OK };
+	memset(r, 0, sizeof *r);
+	r->island = -1;
+	int kind = 0;
+	get_u64(&d, "id", &r->id);
+	get_num(&d, "time", &r->time, 0);
+	get_name(&d, "kind", parse_call_kind, &kind);
+	r->kind = (cuco_call_kind)kind;
+	get_u64(&d, "parent", &r->parent);
+	get_int(&d, "island", &r->island);
+	get_str(&d, "model", r->model, sizeof r->model);
+	get_str(&d, "prompt_hash", r->prompt_hash, sizeof r->prompt_hash);
+	get_str(&d, "reply_hash", r->reply_hash, sizeof r->reply_hash);
+	get_str(&d, "reason", r->reason, sizeof r->reason);
+	return d.rc;
+}
+
+void cuco_measurement_init(cuco_measurement *m, uint64_t candidate, const char *kind)
+{
+	memset(m, 0, sizeof *m);
+	m->candidate = candidate;
+	cuco_strlcpy(m->kind, kind ? kind : "", sizeof m->kind);
+	m->latency_min_us = m->latency_median_us = m->latency_p90_us = m->spread = NAN;
+	m->max_error = m->peak_fraction = m->baseline_us = m->speedup = m->score = NAN;
+}
+
+cJSON *cuco_measurement_to_json(const cuco_measurement *m)
+{
+	cJSON *o = cJSON_CreateObject();
+	add_id(o, "candidate", m->candidate);
+	cJSON_AddNumberToObject(o, "seq", m->seq);
+	add_id(o, "session", m->session);
+	cJSON_AddNumberToObject(o, "time", m->time);
+	cJSON_AddStringToObject(o, "kind", m->kind);
+	cJSON_AddBoolToObject(o, "ok", m->ok);
+	cJSON_AddStringToObject(o, "failed_stage", m->failed_stage);
+	cJSON_AddStringToObject(o, "error_class", m->error_class);
+	cJSON_AddStringToObject(o, "error_excerpt", m->error_excerpt);
+	add_timing(o, TIMING_OUT(m));
+	add_num(o, "max_error", m->max_error);
+	add_num(o, "peak_fraction", m->peak_fraction);
+	add_num(o, "baseline_us", m->baseline_us);
+	add_num(o, "speedup", m->speedup);
+	add_num(o, "score", m->score);
+	if (m->host_counted)
+		cJSON_AddNumberToObject(o, "host_calls", (double)m->host_calls);
+	cJSON_AddStringToObject(o, "slot", m->slot);
+	return o;
+}
+
+int store_measurement_from_json(const cJSON *j, cuco_measurement *m, cuco_err *err)
+{
+	cuco_measurement_init(m, 0, "");
+	if (!cJSON_IsObject(j))
+		return cuco_errf(err, CUCO_EDATA, "measurement: expected an object");
+	decoder d = { j, err, CUCO_OK };
+	get_u64(&d, "candidate", &m->candidate);
+	uint64_t seq = 0;
+	get_u64(&d, "seq", &seq);
+	if (d.rc == CUCO_OK && seq > UINT32_MAX)
+		bad(&d, "seq", "a 32-bit count");
+	m->seq = (uint32_t)seq;
+	get_u64(&d, "session", &m->session);
+	get_num(&d, "time", &m->time, 0);
+	get_str(&d, "kind", m->kind, sizeof m->kind);
+	get_bool(&d, "ok", &m->ok);
+	get_str(&d, "failed_stage", m->failed_stage, sizeof m->failed_stage);
+	get_str(&d, "error_class", m->error_class, sizeof m->error_class);
+	get_str(&d, "error_excerpt", m->error_excerpt, sizeof m->error_excerpt);
+	get_timing(&d, TIMING(m), err);
+	get_num(&d, "max_error", &m->max_error, NAN);
+	get_num(&d, "peak_fraction", &m->peak_fraction, NAN);
+	get_num(&d, "baseline_us", &m->baseline_us, NAN);
+	get_num(&d, "speedup", &m->speedup, NAN);
+	get_num(&d, "score", &m->score, NAN);
+	m->host_counted = field(&d, "host_calls") != NULL;
+	get_i64(&d, "host_calls", &m->host_calls);
+	get_str(&d, "slot", m->slot, sizeof m->slot);
 	return d.rc;
 }

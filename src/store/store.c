@@ -13,6 +13,8 @@
  *   commands    u64 seq → JSON             human actions, acknowledged
  *   islands     u32 id → JSON
  *   memory      u64 id → JSON              optimization memory
+ *   calls       u64 id → JSON              every model call, used or refused
+ *   refusals    u64 id → JSON              proposals no candidate came of
  *
  * Integer keys are big-endian so LMDB's byte order is numeric order and
  * mdb_dump stays portable. A candidate, its summary, its edges and its
@@ -44,40 +46,9 @@
 #define INITIAL_MAP (16u << 20)
 #define MAX_ATTEMPTS 24
 
-/* LMDB's meta page starts with a 16-byte page header, then this magic. */
-#define LMDB_MAGIC 0xBEEFC0DEu
-
-static int check_data_file(const char *dir, bool *exists, cuco_err *err)
-{
-	char path[4200];
-	snprintf(path, sizeof path, "%s/data.mdb", dir);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT) {
-			*exists = false;
-			return CUCO_OK;
-		}
-		return cuco_errf(err, CUCO_EENV, "%s: cannot open: %s", path, strerror(errno));
-	}
-	*exists = true;
-	unsigned char head[20];
-	ssize_t n = read(fd, head, sizeof head);
-	close(fd);
-	if (n < (ssize_t)sizeof head)
-		return cuco_errf(err, CUCO_EDATA, "%s: not a cuco store (too short to be LMDB)", path);
-	uint32_t magic;
-	memcpy(&magic, head + 16, sizeof magic);
-	if (magic != LMDB_MAGIC)
-		return cuco_errf(err, CUCO_EDATA, "%s: not a cuco store (not an LMDB file)", path);
-	return CUCO_OK;
-}
-
 static int mdb_fail(cuco_err *err, const char *dir, const char *what, int rc)
 {
-	int code = CUCO_EENV;
-	if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID ||
-	    rc == MDB_VERSION_MISMATCH || rc == MDB_INCOMPATIBLE)
-		code = CUCO_EDATA;
+	int code = store_mdb_damage(rc) ? CUCO_EDATA : CUCO_EENV;
 	return cuco_errf(err, code, "%s: %s: %s", dir, what,
 		code == CUCO_EDATA ? "store is corrupt or not a cuco store" : mdb_strerror(rc));
 }
@@ -121,17 +92,29 @@ static const char *const table_names[TABLE_COUNT] = {
 	[T_META] = "meta", [T_CANDIDATES] = "candidates", [T_SUMMARIES] = "summaries",
 	[T_CHILDREN] = "children", [T_BY_SCORE] = "by_score", [T_SOURCES] = "sources",
 	[T_EVENTS] = "events", [T_COMMANDS] = "commands", [T_ISLANDS] = "islands",
-	[T_MEMORY] = "memory",
+	[T_MEMORY] = "memory", [T_MEASUREMENTS] = "measurements", [T_CALLS] = "calls",
+	[T_REFUSALS] = "refusals",
 };
+
+/* The schema version that added each table (0: there from the first);
+ * opening an older store for writing adds them (store_upgrade). */
+static const int table_since[TABLE_COUNT] = { [T_MEASUREMENTS] = 2, [T_CALLS] = 2, [T_REFUSALS] = 2 };
+
+const char *store_table_name(int table)
+{
+	return table_names[table];
+}
 
 static unsigned table_flags(int t)
 {
 	return t == T_CHILDREN ? MDB_DUPSORT | MDB_DUPFIXED : 0;
 }
 
-/* Read the schema record; CUCO_ENOTFOUND when the env has no meta table
- * and is empty (a new store). */
-static int validate(cuco_store *st, MDB_txn *t, cuco_err *err)
+/* Read the schema record into *version; CUCO_ENOTFOUND when the env has
+ * no meta table and is empty (a new store). Only the versions this cuco
+ * knows are read: an older one it has no reader for, or a newer one whose
+ * records it would misread or overwrite, is refused. */
+static int validate(cuco_store *st, MDB_txn *t, int *version, cuco_err *err)
 {
 	MDB_dbi meta;
 	int rc = mdb_dbi_open(t, "meta", 0, &meta);
@@ -151,23 +134,60 @@ static int validate(cuco_store *st, MDB_txn *t, cuco_err *err)
 		return cuco_errf(err, CUCO_EDATA, "%s: not a cuco store (meta has no schema record)", st->dir);
 	if (rc)
 		return mdb_fail(err, st->dir, "schema record", rc);
-	int version = 0;
-	if (store_parse_schema(v.mv_data, v.mv_size, &version) != CUCO_OK)
+	if (store_parse_schema(v.mv_data, v.mv_size, version) != CUCO_OK)
 		return cuco_errf(err, CUCO_EDATA, "%s: not a cuco store (schema record is not cuco's)", st->dir);
-	if (version > CUCO_SCHEMA_VERSION)
+	if (*version > CUCO_SCHEMA_VERSION)
 		return cuco_errf(err, CUCO_EDATA,
 			"%s: store schema version %d is newer than this cuco's (%d); upgrade cuco",
-			st->dir, version, CUCO_SCHEMA_VERSION);
+			st->dir, *version, CUCO_SCHEMA_VERSION);
+	if (*version < CUCO_SCHEMA_OLDEST)
+		return cuco_errf(err, CUCO_EDATA,
+			"%s: store schema version %d is not one this cuco reads (%d to %d)",
+			st->dir, *version, CUCO_SCHEMA_OLDEST, CUCO_SCHEMA_VERSION);
 	return CUCO_OK;
 }
 
-static int open_tables(cuco_store *st, MDB_txn *t, bool create, cuco_err *err)
+/* Open every table; a table newer than the store's schema may be missing
+ * (marked absent: it reads as empty until store_upgrade adds it). */
+static int open_tables(cuco_store *st, MDB_txn *t, bool create, int version, cuco_err *err)
 {
 	for (int i = 0; i < TABLE_COUNT; i++) {
 		int rc = mdb_dbi_open(t, table_names[i], table_flags(i) | (create ? MDB_CREATE : 0), &st->dbi[i]);
-		if (rc)
+		st->absent[i] = rc == MDB_NOTFOUND && version < table_since[i];
+		if (rc && !st->absent[i])
 			return mdb_fail(err, st->dir, table_names[i], rc);
 	}
+	return CUCO_OK;
+}
+
+static int put_schema(cuco_store *st, MDB_txn *t, cuco_err *err)
+{
+	char schema[128];
+	int n = snprintf(schema, sizeof schema, "{\"format\":\"cuco-store\",\"version\":%d}", CUCO_SCHEMA_VERSION);
+	MDB_val k = { 6, "schema" }, v = { (size_t)n, schema };
+	int rc = mdb_put(t, st->dbi[T_META], &k, &v, 0);
+	return rc ? mdb_fail(err, st->dir, "schema record", rc) : CUCO_OK;
+}
+
+/* A store of an older schema opened for writing gets the tables added
+ * since and the current version, in one transaction: older cuco then
+ * refuses it rather than write records without what this one keeps. */
+static int store_upgrade(cuco_store *st, int version, cuco_err *err)
+{
+	if (st->rdonly || version == CUCO_SCHEMA_VERSION)
+		return CUCO_OK;
+	MDB_txn *t;
+	int rc = mdb_txn_begin(st->env, NULL, 0, &t);
+	if (rc)
+		return mdb_fail(err, st->dir, "begin", rc);
+	if (open_tables(st, t, true, CUCO_SCHEMA_VERSION, err) != CUCO_OK || put_schema(st, t, err) != CUCO_OK) {
+		mdb_txn_abort(t);
+		return err->code;
+	}
+	rc = mdb_txn_commit(t);
+	if (rc)
+		return commit_fail(err, st, "upgrade the schema", rc);
+	cuco_log(CUCO_LOG_INFO, "%s: store schema %d upgraded to %d", st->dir, version, CUCO_SCHEMA_VERSION);
 	return CUCO_OK;
 }
 
@@ -177,17 +197,9 @@ static int init_store(cuco_store *st, cuco_err *err)
 	int rc = mdb_txn_begin(st->env, NULL, 0, &t);
 	if (rc)
 		return mdb_fail(err, st->dir, "begin", rc);
-	if (open_tables(st, t, true, err) != CUCO_OK) {
+	if (open_tables(st, t, true, CUCO_SCHEMA_VERSION, err) != CUCO_OK || put_schema(st, t, err) != CUCO_OK) {
 		mdb_txn_abort(t);
 		return err->code;
-	}
-	char schema[128];
-	int n = snprintf(schema, sizeof schema, "{\"format\":\"cuco-store\",\"version\":%d}", CUCO_SCHEMA_VERSION);
-	MDB_val k = { 6, "schema" }, v = { (size_t)n, schema };
-	rc = mdb_put(t, st->dbi[T_META], &k, &v, 0);
-	if (rc) {
-		mdb_txn_abort(t);
-		return mdb_fail(err, st->dir, "initialise", rc);
 	}
 	rc = mdb_txn_commit(t);
 	return rc ? commit_fail(err, st, "initialise", rc) : CUCO_OK;
@@ -254,7 +266,7 @@ int cuco_store_open(const char *dir, unsigned flags, cuco_store **out, cuco_err 
 		return cuco_errf(err, CUCO_EDATA, "%s: not a directory", dir);
 	}
 	bool exists = false;
-	if (check_data_file(dir, &exists, err) != CUCO_OK)
+	if (store_check_file(dir, &exists, err) != CUCO_OK)
 		return err->code;
 	if (!exists && !(flags & CUCO_STORE_CREATE))
 		return cuco_errf(err, CUCO_EDATA, "%s: no cuco store here (data.mdb missing)", dir);
@@ -271,17 +283,32 @@ int cuco_store_open(const char *dir, unsigned flags, cuco_store **out, cuco_err 
 	}
 
 	MDB_txn *t;
-	int rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &t);
-	if (rc) {
-		mdb_fail(err, st->dir, "begin", rc);
+	int v = CUCO_EAGAIN;
+	for (int attempt = 0; v == CUCO_EAGAIN && attempt < MAX_ATTEMPTS; attempt++) {
+		int rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &t);
+		if (rc) {
+			mdb_fail(err, st->dir, "begin", rc);
+			cuco_store_close(st);
+			return err->code;
+		}
+		if ((v = store_verify_open(st, t, err)) == CUCO_OK)
+			v = store_verify_table(st, t, "meta", err);
+		if (v != CUCO_OK)
+			mdb_txn_abort(t);
+	}
+	if (v != CUCO_OK) {
+		if (v == CUCO_EAGAIN)
+			cuco_errf(err, CUCO_EENV, "%s: the store changed too fast to be checked", st->dir);
 		cuco_store_close(st);
 		return err->code;
 	}
-	int v = validate(st, t, err);
+	int version = 0;
+	v = validate(st, t, &version, err);
 	if (v == CUCO_OK)
-		v = open_tables(st, t, false, err);
+		v = open_tables(st, t, false, version, err);
 	if (v == CUCO_OK) {
 		mdb_txn_commit(t);  /* keeps the table handles */
+		v = store_upgrade(st, version, err);
 	} else {
 		mdb_txn_abort(t);
 		if (v == CUCO_ENOTFOUND && (flags & CUCO_STORE_CREATE) && !st->rdonly)
@@ -424,10 +451,20 @@ int store_notfound(cuco_txn *txn, const char *fmt, ...)
 	return CUCO_ENOTFOUND;
 }
 
+/* LMDB's errors that mean the file is not what it should be. A damaged
+ * page shows up as any of them: a bad size read from a node, a table's
+ * record of the wrong flags, a page number out of range. */
+bool store_mdb_damage(int rc)
+{
+	return rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID
+		|| rc == MDB_VERSION_MISMATCH || rc == MDB_INCOMPATIBLE || rc == MDB_BAD_VALSIZE
+		|| rc == MDB_BAD_DBI;
+}
+
 int store_mdb_error(cuco_txn *txn, const char *what, int rc)
 {
 	if (rc == MDB_MAP_FULL)
 		txn->mdb_rc = rc;
-	int code = (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND) ? CUCO_EDATA : CUCO_EENV;
+	int code = store_mdb_damage(rc) ? CUCO_EDATA : CUCO_EENV;
 	return cuco_txn_fail(txn, code, "%s: %s: %s", txn->st->dir, what, mdb_strerror(rc));
 }

@@ -32,7 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CUCO_SCHEMA_VERSION 1
+#define CUCO_SCHEMA_VERSION 2   /* 2: measurements appended, never overwritten */
+#define CUCO_SCHEMA_OLDEST 1    /* the oldest this cuco reads (and upgrades) */
 #define CUCO_HASH_LEN 32      /* hex digits of a content hash (XXH3-128) */
 #define CUCO_MAX_PARENTS 2
 #define CUCO_MAX_KNOBS 16
@@ -78,7 +79,10 @@ typedef enum cuco_status {
 	X(PROTOCOL, "protocol", "it ran but did not print the result line the harness protocol " \
 		"asks for.") \
 	X(ENVIRONMENT, "environment", "the machine lacked something (compiler, mpirun, GPU): not " \
-		"the candidate's fault.")
+		"the candidate's fault.") \
+	X(SUSPECT, "suspect", "a defence of the evaluator refused it (the reason names which): a " \
+		"verdict of its own, work skipped or deferred when unchecked, work left running, host " \
+		"calls its directive rules out, a time that cannot be. Never a parent.")
 
 typedef enum cuco_fail_class {
 #define X(e, name, help) CUCO_FAIL_##e,
@@ -98,6 +102,11 @@ int cuco_status_parse(const char *name, cuco_status *out);
 
 /* ---- records ----------------------------------------------------------- */
 
+struct cuco_candidate;
+/* Failed as suspect: refused by one of the evaluator's defences. Such a
+ * candidate is never any strategy's parent. */
+bool cuco_cand_suspect(const struct cuco_candidate *c);
+
 typedef struct cuco_knob {
 	char name[32];
 	char value[64];
@@ -105,25 +114,26 @@ typedef struct cuco_knob {
 
 /* The five directive dimensions, the one table every part reads (the
  * record's JSON, manifests' design spaces, the screen, prompts), in the
- * order every view shows them: X(enum, field of cuco_directive, what it
- * means — the words the screen teaches when a workload gives none). */
+ * order every view shows them: X(enum, field of cuco_directive, short name
+ * for narrow views, what it means — the words the screen teaches when a
+ * workload gives none). */
 #define CUCO_DIRECTIVE_DIMS(X) \
-	X(BACKEND, backend, "how bytes move between ranks. GPU: LSA = load/store into a peer's " \
+	X(BACKEND, backend, "back", "how bytes move between ranks. GPU: LSA = load/store into a peer's " \
 		"memory over NVLink; GIN = the GPU itself issues network puts. CPU: msg = two-sided " \
 		"send/recv, rma = one-sided put (GIN's analogue), shm = direct load/store in a shared " \
 		"window (LSA's analogue).") \
-	X(ISSUER, issuer, "who starts each transfer: one thread, a warp, a whole CTA (GPU), or " \
+	X(ISSUER, issuer, "issuer", "who starts each transfer: one thread, a warp, a whole CTA (GPU), or " \
 		"one rank thread versus several (CPU). More issuers spread the work but add " \
 		"coordination.") \
-	X(PLACEMENT, placement, "where communication sits relative to compute: after it, " \
+	X(PLACEMENT, placement, "place", "where communication sits relative to compute: after it, " \
 		"interleaved with it chunk by chunk, or prefetched ahead so it overlaps the next step.") \
-	X(SYNC, sync, "the scope of synchronization that makes data visible: a fence over " \
+	X(SYNC, sync, "sync", "the scope of synchronization that makes data visible: a fence over " \
 		"everything, per-chunk flags, or a narrower epoch (e.g. PSCW). Narrow scopes wait less.") \
-	X(GRANULARITY, granularity, "the chunk size (or count) the transfer is cut into. Small " \
+	X(GRANULARITY, granularity, "gran", "the chunk size (or count) the transfer is cut into. Small " \
 		"chunks overlap better but pay more per-message overhead.")
 
 typedef enum cuco_dirdim {
-#define X(e, field, help) CUCO_DIRDIM_##e,
+#define X(e, field, abbrev, help) CUCO_DIRDIM_##e,
 	CUCO_DIRECTIVE_DIMS(X)
 #undef X
 	CUCO_DIRDIM_COUNT
@@ -134,7 +144,7 @@ typedef struct cuco_directive {
 	/* One field per dimension: backend (GIN | LSA on GPUs; msg | rma | shm
 	 * on CPUs), issuer, placement, sync, granularity (chunk size as text,
 	 * "64KiB", "4"). */
-#define X(e, field, help) char field[32];
+#define X(e, field, abbrev, help) char field[32];
 	CUCO_DIRECTIVE_DIMS(X)
 #undef X
 	int nknobs;
@@ -142,11 +152,19 @@ typedef struct cuco_directive {
 } cuco_directive;
 
 const char *cuco_dirdim_name(cuco_dirdim d);  /* "backend", …; "?" out of range */
+const char *cuco_dirdim_abbrev(cuco_dirdim d);  /* "gran", … */
 const char *cuco_dirdim_help(cuco_dirdim d);
 /* The dimension of that name, or -1 (a knob, or nothing). */
 int cuco_dirdim_find(const char *name);
 /* A directive's value of one dimension ("" when unset). */
 const char *cuco_directive_get(const cuco_directive *d, cuco_dirdim dim);
+/* Each dimension, then each knob, whose value differs from a to b: the
+ * dimensions in the table's order, then b's knobs, then knobs only a has.
+ * fn gets the dimension (-1 for a knob), its name and both values ("" when
+ * unset); returns how many differ. fn may be NULL (just count). */
+int cuco_directive_diff(const cuco_directive *a, const cuco_directive *b,
+	void (*fn)(int dim, const char *name, const char *before, const char *after, void *arg),
+	void *arg);
 /* Value of a directive field or knob by name ("" if unset). */
 const char *cuco_directive_value(const cuco_directive *d, const char *name);
 /* Set a field or a knob (added when new); CUCO_EDATA when the value or the
@@ -183,7 +201,15 @@ typedef struct cuco_candidate {
 	cuco_phase phases[CUCO_MAX_PHASES];
 	double max_error;         /* numerical error against the reference */
 	double speedup;           /* baseline median / this median, same run; NAN if unknown */
+	double speedup_lo;        /* its interval from paired rounds (docs/trust.md); */
+	double speedup_hi;        /*   meaningful only when rounds >= 2 */
+	double confidence;        /* two-sided coverage of [speedup_lo, speedup_hi] */
+	int rounds;               /* measurements behind speedup: 1 = one screening, */
+	                          /*   more = paired rounds against the baseline */
+	cuco_verdict verdict;     /* what those rounds said; NONE when only screened */
 	double peak_fraction;     /* fraction of the hardware peak; NAN if unknown */
+	bool host_counted;        /* host_calls was counted (the interposer ran in its ranks) */
+	int64_t host_calls;       /* host communication calls its steps made, all ranks */
 	bool pinned;
 	char reject_reason[256];
 	char model[64];
@@ -224,7 +250,7 @@ typedef struct cuco_event {
 } cuco_event;
 
 typedef enum cuco_command_kind {
-	CUCO_CMD_PIN, CUCO_CMD_UNPIN, CUCO_CMD_REJECT, CUCO_CMD_EDIT,
+	CUCO_CMD_PIN, CUCO_CMD_UNPIN, CUCO_CMD_REJECT, CUCO_CMD_UNREJECT, CUCO_CMD_EDIT,
 	CUCO_CMD_HINT, CUCO_CMD_PAUSE, CUCO_CMD_RESUME, CUCO_CMD_STOP,
 	CUCO_CMD_COUNT
 } cuco_command_kind;
@@ -269,6 +295,119 @@ typedef struct cuco_memory {
 	char summary[2048];
 } cuco_memory;
 
+/* A model call, every one a run makes, whether its reply was used or not:
+ * X(enum, name in records, what the call was for). */
+#define CUCO_CALL_KINDS(X) \
+	X(PROPOSE, "propose", "an island's child: a diff, a full rewrite or a crossover") \
+	X(FIX, "fix", "a fix of a failed candidate, for an island with no correct one") \
+	X(FASTPATH_A, "fastpath-a", "the fast path's stage A: device infrastructure") \
+	X(FASTPATH_B, "fastpath-b", "the fast path's stage B: device-initiated communication") \
+	X(PLANNER, "planner", "a beam program's plan") \
+	X(EXECUTOR, "executor", "a plan implemented as an edit") \
+	X(SUMMARIZER, "summarizer", "a slow-fast pair turned into a lesson") \
+	X(META, "meta", "recommendations from the recent candidates")
+
+typedef enum cuco_call_kind {
+#define X(e, name, help) CUCO_CALL_##e,
+	CUCO_CALL_KINDS(X)
+#undef X
+	CUCO_CALL_KIND_COUNT
+} cuco_call_kind;
+
+/* What became of a call's reply. */
+typedef enum cuco_call_outcome {
+	CUCO_CALL_USED,       /* the reply made a candidate, a plan, a lesson, … */
+	CUCO_CALL_REFUSED,    /* the reply was read and refused (reason says why) */
+	CUCO_CALL_FAILED,     /* no reply: the server failed or could not be reached */
+	CUCO_CALL_CANCELLED,  /* stopped mid-call: the run was stopped, paused or out of budget */
+	CUCO_CALL_OUTCOME_COUNT
+} cuco_call_outcome;
+
+const char *cuco_call_kind_name(cuco_call_kind k);   /* "planner", …; "?" out of range */
+const char *cuco_call_kind_help(cuco_call_kind k);
+int cuco_call_kind_parse(const char *name, cuco_call_kind *out);
+const char *cuco_call_outcome_name(cuco_call_outcome o);  /* "used", … */
+int cuco_call_outcome_parse(const char *name, cuco_call_outcome *out);
+
+typedef struct cuco_call {
+	uint64_t id;              /* monotonic from 1 */
+	double time;              /* wall-clock seconds when it ended */
+	double seconds;           /* how long it took, retries included */
+	cuco_call_kind kind;
+	cuco_call_outcome outcome;
+	char model[64];           /* the config's name of the model */
+	int64_t tokens_in;        /* prompt tokens, cached ones included */
+	int64_t tokens_cached;    /* of those, read from the provider's cache */
+	int64_t tokens_out;
+	bool estimated;           /* the server gave no usage: counted from the text */
+	double cost_usd;
+	bool priced;              /* the model's price was known (else cost 0) */
+	uint64_t parent;          /* the candidate the call was about; 0 when none */
+	uint64_t candidate;       /* the candidate that came of it; 0 when none */
+	uint64_t refusal;         /* the refusal record when no candidate came of it */
+	char reply_hash[CUCO_HASH_LEN + 1];  /* the reply's text; "" when none */
+	char reason[256];         /* why it was refused, failed or cancelled */
+} cuco_call;
+
+/* A proposal no candidate came of: the prompt, every reply and every
+ * refusal, kept as a candidate's would be. */
+typedef struct cuco_refusal {
+	uint64_t id;
+	double time;
+	cuco_call_kind kind;
+	uint64_t parent;          /* the candidate it was asked for; 0 when none */
+	int island;               /* -1 when none */
+	char model[64];
+	char prompt_hash[CUCO_HASH_LEN + 1];
+	char reply_hash[CUCO_HASH_LEN + 1];  /* the transcript: replies and refusals */
+	char reason[512];
+} cuco_refusal;
+
+/* Sums over calls. */
+typedef struct cuco_call_totals {
+	int64_t calls;
+	int64_t tokens_in, tokens_cached, tokens_out;
+	double cost_usd;
+	int64_t estimated;        /* calls whose usage was estimated */
+	int64_t unpriced;         /* calls of a model with no known price */
+	int64_t refused;          /* calls whose reply was refused */
+} cuco_call_totals;
+
+void cuco_call_totals_add(cuco_call_totals *t, const cuco_call *c);
+/* One measurement of a candidate. Every evaluation's result is appended to
+ * the candidate's list, never written over an earlier one; the record
+ * shows the measurement in force (cuco_measure_add says which that is).
+ * Numbers not measured are NAN. */
+typedef struct cuco_measurement {
+	uint64_t candidate;
+	uint32_t seq;             /* 1, 2, … within the candidate; set by cuco_measure_add */
+	uint64_t session;         /* the session that took it: its run-start event's seq */
+	double time;              /* wall-clock seconds; 0 asks cuco_measure_add for now */
+	char kind[16];            /* the taker's word: measure, baseline, rebench, … */
+	bool ok;                  /* passed every stage */
+	char failed_stage[16];    /* as in cuco_candidate, when !ok */
+	char error_class[24];
+	char error_excerpt[2048];
+	double latency_min_us;
+	double latency_median_us;
+	double latency_p90_us;
+	int samples;
+	double spread;
+	int nphases;
+	cuco_phase phases[CUCO_MAX_PHASES];
+	double max_error;
+	double peak_fraction;
+	double baseline_us;       /* the baseline median its speedup is against */
+	double speedup;
+	double score;
+	bool host_counted;        /* the interposer counted its host calls */
+	int64_t host_calls;
+	char slot[64];            /* the slot it ran on (docs/cluster.md); "" unknown */
+} cuco_measurement;
+
+/* A measurement with every number NAN and nothing else set. */
+void cuco_measurement_init(cuco_measurement *m, uint64_t candidate, const char *kind);
+
 /* ---- environment ------------------------------------------------------- */
 
 typedef struct cuco_store cuco_store;
@@ -281,7 +420,9 @@ enum {
 
 /* Open RUN/store. Refuses, writing nothing, a directory that holds no store
  * (without CREATE), a file that is not LMDB, an LMDB that is not a cuco
- * store, a schema newer than CUCO_SCHEMA_VERSION, or a corrupt store. */
+ * store, a schema version outside CUCO_SCHEMA_OLDEST..CUCO_SCHEMA_VERSION, or
+ * a truncated or corrupt store (docs/store.md: what is checked, and when);
+ * opened for writing, a store of an older schema is upgraded. */
 int cuco_store_open(const char *dir, unsigned flags, cuco_store **out, cuco_err *err);
 void cuco_store_close(cuco_store *st);
 const char *cuco_store_dir(const cuco_store *st);
@@ -299,7 +440,9 @@ void cuco_store_sizes(cuco_store *st, size_t *map_bytes, size_t *used_bytes);
 /* ---- inside a transaction ----------------------------------------------- */
 
 /* Insert or replace. id 0 assigns the next id into c->id; c->created is
- * set when 0, c->updated always. Keeps summary and children in step. */
+ * set when 0, c->updated always. Keeps summary and children in step. A
+ * done record's status never goes back: it may only be rejected
+ * (CUCO_EDATA otherwise; measurements go through cuco_measure_add). */
 int cuco_cand_put(cuco_txn *txn, cuco_candidate *c);
 int cuco_cand_get(cuco_txn *txn, uint64_t id, cuco_candidate *out);
 uint64_t cuco_cand_last_id(cuco_txn *txn);  /* 0 when empty */
@@ -308,23 +451,65 @@ uint64_t cuco_cand_last_id(cuco_txn *txn);  /* 0 when empty */
 int cuco_cand_each(cuco_txn *txn, uint64_t from,
 	int (*fn)(const cuco_candidate *, void *), void *arg);
 
-/* Apply a person's pin, unpin or reject to a candidate's record — the one
- * rule the CLI, the screen and the engine share: a rejected candidate is
- * unpinned and keeps the reason; the baseline (every speedup's reference)
- * cannot be rejected, a rejected candidate cannot be pinned. Returns
- * CUCO_OK when applied; CUCO_EDATA or CUCO_ENOTFOUND when refused, with
- * the reason in why and the txn still usable; another code when the store
- * failed. */
-int cuco_cand_mark(cuco_txn *txn, cuco_command_kind kind, uint64_t id, const char *reason,
-	char *why, size_t whylen);
+/* ---- a person's actions (action.c) ------------------------------------------
+ * The one set of rules for what a person does, shared by the screen, the
+ * CLI and the engine:
+ *   pin       not a rejected candidate;
+ *   unpin     any candidate;
+ *   reject    not the baseline (every speedup's reference); unpins, keeps
+ *             the reason (which may be empty);
+ *   unreject  gives back the status its record reached (done, failed, or
+ *             queued to be evaluated); a candidate not rejected is left as is;
+ *   edit      the parent and the edited source (stored first) must exist;
+ *   hint      a text, for island N or every island (-1);
+ *   pause, resume, stop: about the run, always accepted.
+ * Marks (pin, unpin, reject, unreject) change the candidate's record; each
+ * is idempotent, so the engine applying a queued mark again changes nothing. */
+
+/* Check cmd against the rules and apply a mark to the record. CUCO_OK when
+ * accepted (*out, when given, is the candidate after it); CUCO_EDATA or
+ * CUCO_ENOTFOUND when refused, with the reason in why and the txn still
+ * usable (the engine acknowledges the refusal); another code when the
+ * store failed. */
+int cuco_action_apply(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *out, char *why,
+	size_t whylen);
+/* What a person's command does, in words, for its event: "reject #5: slow". */
+void cuco_command_describe(const cuco_command *cmd, char *buf, size_t size);
+/* A person's action from the screen or the CLI, in one transaction:
+ * cuco_action_apply, then the command queued for the engine (cmd->seq and
+ * time are set) and an event of the command's kind naming cmd->author.
+ * A refusal is CUCO_EDATA with the reason as the txn's error. */
+int cuco_person_act(cuco_txn *txn, cuco_command *cmd);
+
+/* Append a measurement to candidate m->candidate (assigning m->seq and,
+ * when 0, m->time) and apply the one rule of measurements: an ok one is in
+ * force (the record takes its numbers, speedup and score, and is done
+ * unless rejected); a failed one leaves a record that has a measurement in
+ * force as it is (the earlier one stays in force) and marks one that has
+ * none failed. out (may be NULL) receives the record as written. */
+int cuco_measure_add(cuco_txn *txn, cuco_measurement *m, cuco_candidate *out);
+/* Calls fn for each measurement of a candidate, oldest first (candidate
+ * 0: every candidate's, in id order); fn returning non-zero stops the walk
+ * and is returned. */
+int cuco_measure_each(cuco_txn *txn, uint64_t candidate,
+	int (*fn)(const cuco_measurement *, void *), void *arg);
+/* How many measurements a candidate has. */
+int cuco_measure_count(cuco_txn *txn, uint64_t candidate, uint32_t *n);
 
 /* All summaries in id order; *out is malloc'd. */
 int cuco_summary_all(cuco_txn *txn, cuco_summary **out, size_t *n);
 int cuco_summary_get(cuco_txn *txn, uint64_t id, cuco_summary *out);
 /* Children ids of a candidate, ascending; *out malloc'd (NULL when none). */
 int cuco_children(cuco_txn *txn, uint64_t parent, uint64_t **out, size_t *n);
-/* The best done, non-rejected candidate by score (ties: lower latency). */
+/* The run's best. Once the engine has started a chain of crowns (meta
+ * "best", docs/trust.md): the latest crowned candidate that is done and not
+ * rejected, else the baseline. In a store without the chain (written by
+ * an older cuco, or by no engine): the best done, non-rejected candidate
+ * by score (ties: lower id). */
 int cuco_best(cuco_txn *txn, cuco_summary *out);
+/* Append id to the chain of crowns; id 0 only starts the chain, so that
+ * from then on nothing is the best without being crowned. */
+int cuco_crown(cuco_txn *txn, uint64_t id);
 
 /* Content-addressed text (sources, prompts, replies): deduplicated. */
 int cuco_source_put(cuco_txn *txn, const char *text, size_t len, char hash[CUCO_HASH_LEN + 1]);
@@ -356,6 +541,14 @@ int cuco_memory_add(cuco_txn *txn, cuco_memory *m);  /* assigns id */
 int cuco_memory_del(cuco_txn *txn, uint64_t id);
 int cuco_memory_each(cuco_txn *txn, int (*fn)(const cuco_memory *, void *), void *arg);
 
+int cuco_call_add(cuco_txn *txn, cuco_call *c);  /* assigns id; time when 0 */
+int cuco_call_each(cuco_txn *txn, uint64_t from, int (*fn)(const cuco_call *, void *), void *arg);
+/* Every call of the run, summed. */
+int cuco_call_sum(cuco_txn *txn, cuco_call_totals *out);
+int cuco_refusal_add(cuco_txn *txn, cuco_refusal *r);  /* assigns id; time when 0 */
+int cuco_refusal_get(cuco_txn *txn, uint64_t id, cuco_refusal *out);
+int cuco_refusal_each(cuco_txn *txn, int (*fn)(const cuco_refusal *, void *), void *arg);
+
 /* meta: string key → JSON text (schema, workload, strategy, config, hardware). */
 int cuco_meta_put(cuco_txn *txn, const char *key, const char *json);
 int cuco_meta_get(cuco_txn *txn, const char *key, char **json);  /* malloc'd */
@@ -364,6 +557,9 @@ int cuco_meta_get(cuco_txn *txn, const char *key, char **json);  /* malloc'd */
 struct cJSON;
 struct cJSON *cuco_candidate_to_json(const cuco_candidate *c);
 int cuco_candidate_from_json(const struct cJSON *j, cuco_candidate *out, cuco_err *err);
+struct cJSON *cuco_call_to_json(const cuco_call *c);
+struct cJSON *cuco_refusal_to_json(const cuco_refusal *r);
+struct cJSON *cuco_measurement_to_json(const cuco_measurement *m);
 struct cJSON *cuco_directive_to_json(const cuco_directive *d);
 int cuco_directive_from_json(const struct cJSON *j, cuco_directive *out, cuco_err *err);
 /* Directive in short for one-line views: "LSA/warp/interleave/peer/64KiB". */

@@ -4,17 +4,25 @@
 
 #include <lmdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "store/store.h"
 
 enum {
 	T_META, T_CANDIDATES, T_SUMMARIES, T_CHILDREN, T_BY_SCORE, T_SOURCES,
-	T_EVENTS, T_COMMANDS, T_ISLANDS, T_MEMORY, TABLE_COUNT
+	T_EVENTS, T_COMMANDS, T_ISLANDS, T_MEMORY,
+	/* Added by schema 2 (store.c's table_since): a store made before them
+	 * gets them when opened for writing, and reads as empty when opened
+	 * read-only. */
+	T_MEASUREMENTS, T_CALLS, T_REFUSALS,
+	TABLE_COUNT
 };
 
 struct cuco_store {
 	MDB_env *env;
 	MDB_dbi dbi[TABLE_COUNT];
+	bool absent[TABLE_COUNT];  /* a table a read-only store of an older schema lacks */
+	atomic_bool verified[TABLE_COUNT];  /* its tree was walked (verify.c) */
 	char dir[4096];
 	bool rdonly;
 	pthread_rwlock_t resize;  /* shared by every txn, exclusive to resize */
@@ -28,15 +36,41 @@ struct cuco_txn {
 	char msg[512];
 };
 
+/* verify.c: before LMDB maps data.mdb, whether it exists and is LMDB
+ * holding every page its meta page names; in the first read txn, whether
+ * the free and main tables' pages are sound (CUCO_EAGAIN: t's snapshot
+ * moved on while it began; begin again); and, the first time this process
+ * uses a table, whether its tree is. One line in err when not. */
+int store_check_file(const char *dir, bool *exists, cuco_err *err);
+int store_verify_open(cuco_store *st, MDB_txn *t, cuco_err *err);
+int store_verify_table(cuco_store *st, MDB_txn *t, const char *table, cuco_err *err);
+/* A table's handle for LMDB, its tree walked on first use. When the walk
+ * refuses it, the txn holds the error and the handle is one LMDB refuses
+ * (EINVAL), so the caller's call fails instead of reading the tree. */
+#define STORE_NO_DBI ((MDB_dbi)~0u)
+MDB_dbi store_dbi(cuco_txn *txn, int table);
+const char *store_table_name(int table);
+
+/* Whether an LMDB error means a damaged file (CUCO_EDATA), not the system. */
+bool store_mdb_damage(int rc);
 /* Record an LMDB failure in the txn; returns the CUCO_E* code. */
 int store_mdb_error(cuco_txn *txn, const char *what, int rc);
 /* Note a lookup miss (message only; the txn stays usable). */
 int store_notfound(cuco_txn *txn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Parse {"format":"cuco-store","version":N}. */
+/* Parse {"format":"cuco-store","version":N}; N must be an integer. */
 int store_parse_schema(const void *data, size_t len, int *version);
 
-/* JSON codecs of the records other than candidates (record.c). */
 struct cJSON;
+
+/* Encode j (and free it) and put it under key in table. */
+int store_put_json(cuco_txn *txn, int table, MDB_val *key, struct cJSON *j, unsigned flags,
+	const char *what);
+
+/* Integer keys are big-endian, so LMDB's byte order is numeric order. */
+void store_be64(uint64_t v, unsigned char out[8]);
+uint64_t store_from_be64(const void *p);
+
+/* JSON codecs of the records other than candidates (record.c). */
 struct cJSON *store_event_to_json(const cuco_event *ev);
 int store_event_from_json(const struct cJSON *j, cuco_event *ev);
 struct cJSON *store_command_to_json(const cuco_command *c);
@@ -45,5 +79,8 @@ struct cJSON *store_island_to_json(const cuco_island *isl);
 int store_island_from_json(const struct cJSON *j, cuco_island *isl);
 struct cJSON *store_memory_to_json(const cuco_memory *m);
 int store_memory_from_json(const struct cJSON *j, cuco_memory *m);
+int store_call_from_json(const struct cJSON *j, cuco_call *c);
+int store_refusal_from_json(const struct cJSON *j, cuco_refusal *r);
+int store_measurement_from_json(const struct cJSON *j, cuco_measurement *m, cuco_err *err);
 
 #endif

@@ -10,13 +10,13 @@
 
 /* ---- keys ----------------------------------------------------------------- */
 
-static void be64(uint64_t v, unsigned char out[8])
+void store_be64(uint64_t v, unsigned char out[8])
 {
 	for (int i = 7; i >= 0; i--, v >>= 8)
 		out[i] = (unsigned char)v;
 }
 
-static uint64_t from_be64(const void *p)
+uint64_t store_from_be64(const void *p)
 {
 	const unsigned char *b = p;
 	uint64_t v = 0;
@@ -31,8 +31,8 @@ static void score_key(double score, uint64_t id, unsigned char out[16])
 	uint64_t bits;
 	memcpy(&bits, &score, sizeof bits);
 	bits = (bits >> 63) ? ~bits : bits | (1ull << 63);  /* ascending order */
-	be64(~bits, out);                                    /* descending */
-	be64(id, out + 8);
+	store_be64(~bits, out);                                    /* descending */
+	store_be64(id, out + 8);
 }
 
 static bool scored(const cuco_summary *s)
@@ -42,14 +42,14 @@ static bool scored(const cuco_summary *s)
 
 /* ---- JSON values ---------------------------------------------------------- */
 
-static int put_json(cuco_txn *txn, int table, MDB_val *key, cJSON *j, unsigned flags, const char *what)
+int store_put_json(cuco_txn *txn, int table, MDB_val *key, cJSON *j, unsigned flags, const char *what)
 {
 	char *text = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
 	if (!text)
 		return cuco_txn_fail(txn, CUCO_EENV, "%s: cannot encode %s", txn->st->dir, what);
 	MDB_val v = { strlen(text), text };
-	int rc = mdb_put(txn->t, txn->st->dbi[table], key, &v, flags);
+	int rc = mdb_put(txn->t, store_dbi(txn, table), key, &v, flags);
 	free(text);
 	return rc ? store_mdb_error(txn, what, rc) : CUCO_OK;
 }
@@ -62,15 +62,24 @@ static cJSON *get_json(cuco_txn *txn, const MDB_val *v, const char *what)
 	return j;
 }
 
+/* A record whose own id differs from the key it is stored under is a
+ * damaged store (a flipped bit, a copied record): refused, not read as
+ * some other candidate. */
+static int wrong_key(cuco_txn *txn, const char *what, uint64_t key, uint64_t id)
+{
+	return cuco_txn_fail(txn, CUCO_EDATA, "%s: %s %llu: the record says %llu; the store is corrupt",
+		txn->st->dir, what, (unsigned long long)key, (unsigned long long)id);
+}
+
 static uint64_t last_key(cuco_txn *txn, int table)
 {
 	MDB_cursor *c;
 	MDB_val k, v;
 	uint64_t last = 0;
-	if (mdb_cursor_open(txn->t, txn->st->dbi[table], &c))
+	if (mdb_cursor_open(txn->t, store_dbi(txn, table), &c))
 		return 0;
 	if (mdb_cursor_get(c, &k, &v, MDB_LAST) == 0 && k.mv_size == 8)
-		last = from_be64(k.mv_data);
+		last = store_from_be64(k.mv_data);
 	mdb_cursor_close(c);
 	return last;
 }
@@ -96,21 +105,21 @@ static void summarize(const cuco_candidate *c, cuco_summary *s)
 static int unlink_old(cuco_txn *txn, const cuco_summary *old)
 {
 	unsigned char ck[8], sk[16];
-	be64(old->id, ck);
+	store_be64(old->id, ck);
 	for (int i = 0; i < CUCO_MAX_PARENTS; i++) {
 		if (!old->parents[i])
 			continue;
 		unsigned char pk[8];
-		be64(old->parents[i], pk);
+		store_be64(old->parents[i], pk);
 		MDB_val k = { 8, pk }, v = { 8, ck };
-		int rc = mdb_del(txn->t, txn->st->dbi[T_CHILDREN], &k, &v);
+		int rc = mdb_del(txn->t, store_dbi(txn, T_CHILDREN), &k, &v);
 		if (rc && rc != MDB_NOTFOUND)
 			return store_mdb_error(txn, "children", rc);
 	}
 	if (scored(old)) {
 		score_key(old->score, old->id, sk);
 		MDB_val k = { 16, sk };
-		int rc = mdb_del(txn->t, txn->st->dbi[T_BY_SCORE], &k, NULL);
+		int rc = mdb_del(txn->t, store_dbi(txn, T_BY_SCORE), &k, NULL);
 		if (rc && rc != MDB_NOTFOUND)
 			return store_mdb_error(txn, "by_score", rc);
 	}
@@ -120,21 +129,21 @@ static int unlink_old(cuco_txn *txn, const cuco_summary *old)
 static int link_new(cuco_txn *txn, const cuco_summary *s)
 {
 	unsigned char ck[8], sk[16];
-	be64(s->id, ck);
+	store_be64(s->id, ck);
 	for (int i = 0; i < CUCO_MAX_PARENTS; i++) {
 		if (!s->parents[i])
 			continue;
 		unsigned char pk[8];
-		be64(s->parents[i], pk);
+		store_be64(s->parents[i], pk);
 		MDB_val k = { 8, pk }, v = { 8, ck };
-		int rc = mdb_put(txn->t, txn->st->dbi[T_CHILDREN], &k, &v, MDB_NODUPDATA);
+		int rc = mdb_put(txn->t, store_dbi(txn, T_CHILDREN), &k, &v, MDB_NODUPDATA);
 		if (rc && rc != MDB_KEYEXIST)
 			return store_mdb_error(txn, "children", rc);
 	}
 	if (scored(s)) {
 		score_key(s->score, s->id, sk);
 		MDB_val k = { 16, sk }, v = { 0, "" };
-		int rc = mdb_put(txn->t, txn->st->dbi[T_BY_SCORE], &k, &v, 0);
+		int rc = mdb_put(txn->t, store_dbi(txn, T_BY_SCORE), &k, &v, 0);
 		if (rc)
 			return store_mdb_error(txn, "by_score", rc);
 	}
@@ -153,24 +162,29 @@ int cuco_cand_put(cuco_txn *txn, cuco_candidate *c)
 	c->updated = now;
 
 	unsigned char key[8];
-	be64(c->id, key);
+	store_be64(c->id, key);
 	MDB_val k = { 8, key }, v;
-	int rc = mdb_get(txn->t, txn->st->dbi[T_SUMMARIES], &k, &v);
+	int rc = mdb_get(txn->t, store_dbi(txn, T_SUMMARIES), &k, &v);
 	if (rc == 0 && v.mv_size == sizeof(cuco_summary)) {
 		cuco_summary old;
 		memcpy(&old, v.mv_data, sizeof old);
+		if (old.status == CUCO_STATUS_DONE && c->status != CUCO_STATUS_DONE
+				&& c->status != CUCO_STATUS_REJECTED)
+			return cuco_txn_fail(txn, CUCO_EDATA, "candidate %llu: done, it cannot become %s "
+				"(a new measurement is appended instead)", (unsigned long long)c->id,
+				cuco_status_name(c->status));
 		if (unlink_old(txn, &old) != CUCO_OK)
 			return txn->code;
 	} else if (rc && rc != MDB_NOTFOUND) {
 		return store_mdb_error(txn, "summaries", rc);
 	}
 
-	if (put_json(txn, T_CANDIDATES, &k, cuco_candidate_to_json(c), 0, "candidates") != CUCO_OK)
+	if (store_put_json(txn, T_CANDIDATES, &k, cuco_candidate_to_json(c), 0, "candidates") != CUCO_OK)
 		return txn->code;
 	cuco_summary s;
 	summarize(c, &s);
 	MDB_val sv = { sizeof s, &s };
-	rc = mdb_put(txn->t, txn->st->dbi[T_SUMMARIES], &k, &sv, 0);
+	rc = mdb_put(txn->t, store_dbi(txn, T_SUMMARIES), &k, &sv, 0);
 	if (rc)
 		return store_mdb_error(txn, "summaries", rc);
 	return link_new(txn, &s);
@@ -179,9 +193,9 @@ int cuco_cand_put(cuco_txn *txn, cuco_candidate *c)
 int cuco_cand_get(cuco_txn *txn, uint64_t id, cuco_candidate *out)
 {
 	unsigned char key[8];
-	be64(id, key);
+	store_be64(id, key);
 	MDB_val k = { 8, key }, v;
-	int rc = mdb_get(txn->t, txn->st->dbi[T_CANDIDATES], &k, &v);
+	int rc = mdb_get(txn->t, store_dbi(txn, T_CANDIDATES), &k, &v);
 	if (rc == MDB_NOTFOUND)
 		return store_notfound(txn, "%s: candidate %llu: no such candidate", txn->st->dir,
 			(unsigned long long)id);
@@ -196,37 +210,7 @@ int cuco_cand_get(cuco_txn *txn, uint64_t id, cuco_candidate *out)
 	if (rc)
 		return cuco_txn_fail(txn, CUCO_EDATA, "%s: candidate %llu: %s", txn->st->dir,
 			(unsigned long long)id, err.msg);
-	return CUCO_OK;
-}
-
-int cuco_cand_mark(cuco_txn *txn, cuco_command_kind kind, uint64_t id, const char *reason,
-	char *why, size_t whylen)
-{
-	cuco_candidate *c = cuco_xmalloc(sizeof *c);
-	int rc = cuco_cand_get(txn, id, c);
-	if (rc == CUCO_ENOTFOUND)
-		snprintf(why, whylen, "candidate %llu: no such candidate", (unsigned long long)id);
-	else if (rc == CUCO_OK && kind == CUCO_CMD_REJECT && c->origin == CUCO_ORIGIN_BASELINE)
-		rc = CUCO_EDATA, snprintf(why, whylen,
-			"candidate %llu: the baseline cannot be rejected (it is every speedup's reference)",
-			(unsigned long long)id);
-	else if (rc == CUCO_OK && kind == CUCO_CMD_PIN && c->status == CUCO_STATUS_REJECTED)
-		rc = CUCO_EDATA, snprintf(why, whylen,
-			"candidate %llu: rejected candidates cannot be pinned", (unsigned long long)id);
-	else if (rc == CUCO_OK && kind != CUCO_CMD_PIN && kind != CUCO_CMD_UNPIN && kind != CUCO_CMD_REJECT)
-		rc = CUCO_EDATA, snprintf(why, whylen, "%s is not a mark", cuco_command_name(kind));
-	if (rc == CUCO_OK) {
-		if (kind == CUCO_CMD_REJECT) {
-			c->status = CUCO_STATUS_REJECTED;
-			c->pinned = false;
-			cuco_strlcpy(c->reject_reason, reason ? reason : "", sizeof c->reject_reason);
-		} else {
-			c->pinned = kind == CUCO_CMD_PIN;
-		}
-		rc = cuco_cand_put(txn, c);
-	}
-	free(c);
-	return rc;
+	return out->id == id ? CUCO_OK : wrong_key(txn, "candidate", id, out->id);
 }
 
 uint64_t cuco_cand_last_id(cuco_txn *txn)
@@ -237,11 +221,11 @@ uint64_t cuco_cand_last_id(cuco_txn *txn)
 int cuco_cand_each(cuco_txn *txn, uint64_t from, int (*fn)(const cuco_candidate *, void *), void *arg)
 {
 	MDB_cursor *cur;
-	int rc = mdb_cursor_open(txn->t, txn->st->dbi[T_CANDIDATES], &cur);
+	int rc = mdb_cursor_open(txn->t, store_dbi(txn, T_CANDIDATES), &cur);
 	if (rc)
 		return store_mdb_error(txn, "candidates", rc);
 	unsigned char key[8];
-	be64(from, key);
+	store_be64(from, key);
 	MDB_val k = { 8, key }, v;
 	cuco_candidate *c = cuco_xmalloc(sizeof *c);
 	int ret = CUCO_OK;
@@ -255,9 +239,14 @@ int cuco_cand_each(cuco_txn *txn, uint64_t from, int (*fn)(const cuco_candidate 
 		}
 		int prc = cuco_candidate_from_json(j, c, &err);
 		cJSON_Delete(j);
+		uint64_t key = k.mv_size == 8 ? store_from_be64(k.mv_data) : 0;
 		if (prc) {
 			ret = cuco_txn_fail(txn, CUCO_EDATA, "%s: candidate %llu: %s", txn->st->dir,
-				(unsigned long long)from_be64(k.mv_data), err.msg);
+				(unsigned long long)key, err.msg);
+			break;
+		}
+		if (c->id != key || k.mv_size != 8) {
+			ret = wrong_key(txn, "candidate", key, c->id);
 			break;
 		}
 		if ((ret = fn(c, arg)) != 0)
@@ -270,27 +259,49 @@ int cuco_cand_each(cuco_txn *txn, uint64_t from, int (*fn)(const cuco_candidate 
 	return ret;
 }
 
+/* A summary of the wrong size or under another id's key: the store is
+ * damaged (each schema has one layout). */
+static bool summary_bad(cuco_txn *txn, const MDB_val *k, const MDB_val *v)
+{
+	uint64_t key = k->mv_size == 8 ? store_from_be64(k->mv_data) : 0, id;
+	if (v->mv_size != sizeof(cuco_summary)) {
+		cuco_txn_fail(txn, CUCO_EDATA, "%s: summary %llu: %zu bytes, not %zu; the store is corrupt",
+			txn->st->dir, (unsigned long long)key, v->mv_size, sizeof(cuco_summary));
+		return true;
+	}
+	memcpy(&id, v->mv_data, sizeof id);  /* id is the summary's first field */
+	if (id != key || k->mv_size != 8) {
+		wrong_key(txn, "summary", key, id);
+		return true;
+	}
+	return false;
+}
+
 int cuco_summary_all(cuco_txn *txn, cuco_summary **out, size_t *n)
 {
 	MDB_stat ms;
-	int rc = mdb_stat(txn->t, txn->st->dbi[T_SUMMARIES], &ms);
+	int rc = mdb_stat(txn->t, store_dbi(txn, T_SUMMARIES), &ms);
 	if (rc)
 		return store_mdb_error(txn, "summaries", rc);
 	cuco_summary *sums = cuco_xmalloc((ms.ms_entries ? ms.ms_entries : 1) * sizeof *sums);
 	size_t count = 0;
 	MDB_cursor *cur;
-	if ((rc = mdb_cursor_open(txn->t, txn->st->dbi[T_SUMMARIES], &cur))) {
+	if ((rc = mdb_cursor_open(txn->t, store_dbi(txn, T_SUMMARIES), &cur))) {
 		free(sums);
 		return store_mdb_error(txn, "summaries", rc);
 	}
 	MDB_val k, v;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && count < ms.ms_entries;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (v.mv_size != sizeof *sums)
-			continue;  /* written by another layout: skip rather than misread */
+		if (summary_bad(txn, &k, &v))
+			break;
 		memcpy(&sums[count++], v.mv_data, sizeof *sums);
 	}
 	mdb_cursor_close(cur);
+	if (txn->code != CUCO_OK) {
+		free(sums);
+		return txn->code;
+	}
 	if (rc && rc != MDB_NOTFOUND) {
 		free(sums);
 		return store_mdb_error(txn, "summaries", rc);
@@ -303,14 +314,16 @@ int cuco_summary_all(cuco_txn *txn, cuco_summary **out, size_t *n)
 int cuco_summary_get(cuco_txn *txn, uint64_t id, cuco_summary *out)
 {
 	unsigned char key[8];
-	be64(id, key);
+	store_be64(id, key);
 	MDB_val k = { 8, key }, v;
-	int rc = mdb_get(txn->t, txn->st->dbi[T_SUMMARIES], &k, &v);
-	if (rc == MDB_NOTFOUND || (rc == 0 && v.mv_size != sizeof *out))
+	int rc = mdb_get(txn->t, store_dbi(txn, T_SUMMARIES), &k, &v);
+	if (rc == MDB_NOTFOUND)
 		return store_notfound(txn, "%s: candidate %llu: no such candidate", txn->st->dir,
 			(unsigned long long)id);
 	if (rc)
 		return store_mdb_error(txn, "summaries", rc);
+	if (summary_bad(txn, &k, &v))
+		return txn->code;
 	memcpy(out, v.mv_data, sizeof *out);
 	return CUCO_OK;
 }
@@ -320,11 +333,11 @@ int cuco_children(cuco_txn *txn, uint64_t parent, uint64_t **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	MDB_cursor *cur;
-	int rc = mdb_cursor_open(txn->t, txn->st->dbi[T_CHILDREN], &cur);
+	int rc = mdb_cursor_open(txn->t, store_dbi(txn, T_CHILDREN), &cur);
 	if (rc)
 		return store_mdb_error(txn, "children", rc);
 	unsigned char key[8];
-	be64(parent, key);
+	store_be64(parent, key);
 	MDB_val k = { 8, key }, v;
 	size_t cap = 0;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY); rc == 0;
@@ -333,7 +346,7 @@ int cuco_children(cuco_txn *txn, uint64_t parent, uint64_t **out, size_t *n)
 			cap = cap ? cap * 2 : 8;
 			*out = cuco_xrealloc(*out, cap * sizeof **out);
 		}
-		(*out)[(*n)++] = from_be64(v.mv_data);
+		(*out)[(*n)++] = store_from_be64(v.mv_data);
 	}
 	mdb_cursor_close(cur);
 	if (rc && rc != MDB_NOTFOUND) {
@@ -345,10 +358,38 @@ int cuco_children(cuco_txn *txn, uint64_t parent, uint64_t **out, size_t *n)
 	return CUCO_OK;
 }
 
-int cuco_best(cuco_txn *txn, cuco_summary *out)
+/* The chain of crowns in meta "best": {"crowned": [baseline, id, …]}. */
+#define CROWNS_MAX 4096
+
+static int read_crowns(cuco_txn *txn, uint64_t *ids, size_t *n)
+{
+	*n = 0;
+	char *json = NULL;
+	int rc = cuco_meta_get(txn, "best", &json);
+	if (rc != CUCO_OK)
+		return rc;
+	cJSON *j = cJSON_Parse(json);
+	free(json);
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "crowned"), *e;
+	if (!cJSON_IsArray(a))
+		rc = cuco_txn_fail(txn, CUCO_EDATA, "%s: meta best: crowned: expected an array",
+			txn->st->dir);
+	cJSON_ArrayForEach(e, a) {
+		if (!cJSON_IsNumber(e) || e->valuedouble < 1 || *n == CROWNS_MAX) {
+			rc = cuco_txn_fail(txn, CUCO_EDATA, "%s: meta best: crowned: expected at most %d ids",
+				txn->st->dir, CROWNS_MAX);
+			break;
+		}
+		ids[(*n)++] = (uint64_t)e->valuedouble;
+	}
+	cJSON_Delete(j);
+	return rc;
+}
+
+static int best_by_score(cuco_txn *txn, cuco_summary *out)
 {
 	MDB_cursor *cur;
-	int rc = mdb_cursor_open(txn->t, txn->st->dbi[T_BY_SCORE], &cur);
+	int rc = mdb_cursor_open(txn->t, store_dbi(txn, T_BY_SCORE), &cur);
 	if (rc)
 		return store_mdb_error(txn, "by_score", rc);
 	MDB_val k, v;
@@ -358,7 +399,66 @@ int cuco_best(cuco_txn *txn, cuco_summary *out)
 		return store_notfound(txn, "%s: no finished candidate yet", txn->st->dir);
 	if (rc)
 		return store_mdb_error(txn, "by_score", rc);
-	return cuco_summary_get(txn, from_be64((const unsigned char *)k.mv_data + 8), out);
+	return cuco_summary_get(txn, store_from_be64((const unsigned char *)k.mv_data + 8), out);
+}
+
+int cuco_best(cuco_txn *txn, cuco_summary *out)
+{
+	uint64_t *ids = cuco_xmalloc(CROWNS_MAX * sizeof *ids);
+	size_t n = 0;
+	int rc = read_crowns(txn, ids, &n);
+	if (rc == CUCO_ENOTFOUND) {
+		free(ids);
+		return best_by_score(txn, out);
+	}
+	/* The latest crown still standing: a rejected one steps down. */
+	bool found = false;
+	for (size_t i = n; rc == CUCO_OK && !found && i-- > 0;) {
+		rc = cuco_summary_get(txn, ids[i], out);
+		found = rc == CUCO_OK && out->status == CUCO_STATUS_DONE;
+		if (rc == CUCO_ENOTFOUND)
+			rc = CUCO_OK;
+	}
+	free(ids);
+	if (rc == CUCO_OK && !found)
+		rc = store_notfound(txn, "%s: no finished candidate yet", txn->st->dir);
+	return rc;
+}
+
+int cuco_crown(cuco_txn *txn, uint64_t id)
+{
+	cuco_summary s;
+	int rc = cuco_summary_get(txn, id, &s);
+	if (rc != CUCO_OK)
+		return rc;
+	uint64_t *ids = cuco_xmalloc(CROWNS_MAX * sizeof *ids);
+	size_t n = 0;
+	rc = read_crowns(txn, ids, &n);
+	if (rc == CUCO_ENOTFOUND)
+		rc = CUCO_OK;
+	bool baseline = s.origin == CUCO_ORIGIN_BASELINE;
+	if (rc == CUCO_OK && baseline && n > 0 && ids[0] == id) {
+		free(ids);
+		return CUCO_OK;  /* this baseline's chain goes on */
+	}
+	if (rc == CUCO_OK && baseline)
+		n = 0;           /* another baseline: crowns against the old one lapse */
+	else if (rc == CUCO_OK && n == 0)
+		rc = cuco_txn_fail(txn, CUCO_EDATA, "%s: crown #%llu: no chain of crowns yet",
+			txn->st->dir, (unsigned long long)id);
+	else if (rc == CUCO_OK && n == CROWNS_MAX)
+		rc = cuco_txn_fail(txn, CUCO_EDATA, "%s: crown #%llu: %d crowns already",
+			txn->st->dir, (unsigned long long)id, CROWNS_MAX);
+	if (rc == CUCO_OK) {
+		ids[n++] = id;
+		cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "crowned");
+		for (size_t i = 0; i < n; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateNumber((double)ids[i]));
+		MDB_val k = { 4, "best" };
+		rc = store_put_json(txn, T_META, &k, o, 0, "meta");
+	}
+	free(ids);
+	return rc;
 }
 
 /* ---- sources -------------------------------------------------------------- */
@@ -374,7 +474,7 @@ int cuco_source_put(cuco_txn *txn, const char *text, size_t len, char hash[CUCO_
 {
 	cuco_source_hash(text, len, hash);
 	MDB_val k = { CUCO_HASH_LEN, hash }, v = { len, (void *)text };
-	int rc = mdb_put(txn->t, txn->st->dbi[T_SOURCES], &k, &v, MDB_NOOVERWRITE);
+	int rc = mdb_put(txn->t, store_dbi(txn, T_SOURCES), &k, &v, MDB_NOOVERWRITE);
 	if (rc && rc != MDB_KEYEXIST)
 		return store_mdb_error(txn, "sources", rc);
 	return CUCO_OK;
@@ -383,11 +483,16 @@ int cuco_source_put(cuco_txn *txn, const char *text, size_t len, char hash[CUCO_
 int cuco_source_get(cuco_txn *txn, const char *hash, char **text, size_t *len)
 {
 	MDB_val k = { strlen(hash), (void *)hash }, v;
-	int rc = mdb_get(txn->t, txn->st->dbi[T_SOURCES], &k, &v);
+	int rc = mdb_get(txn->t, store_dbi(txn, T_SOURCES), &k, &v);
 	if (rc == MDB_NOTFOUND)
 		return store_notfound(txn, "%s: source %s: not in the store", txn->st->dir, hash);
 	if (rc)
 		return store_mdb_error(txn, "sources", rc);
+	char check[CUCO_HASH_LEN + 1];
+	cuco_source_hash(v.mv_data, v.mv_size, check);
+	if (strcmp(check, hash) != 0)
+		return cuco_txn_fail(txn, CUCO_EDATA, "%s: source %s: its text hashes to %s; the store is "
+			"corrupt", txn->st->dir, hash, check);
 	*text = cuco_xmalloc(v.mv_size + 1);
 	memcpy(*text, v.mv_data, v.mv_size);
 	(*text)[v.mv_size] = '\0';
@@ -425,37 +530,48 @@ int cuco_source_read(cuco_store *st, const char *hash, char **text, size_t *len,
 static int seq_put(cuco_txn *txn, int table, uint64_t key64, cJSON *j, const char *what)
 {
 	unsigned char key[8];
-	be64(key64, key);
+	store_be64(key64, key);
 	MDB_val k = { 8, key };
-	return put_json(txn, table, &k, j, 0, what);
+	return store_put_json(txn, table, &k, j, 0, what);
+}
+
+/* Decodes one record into rec and says which key it claims. */
+typedef int (*decode_fn)(const cJSON *, void *rec, uint64_t *id);
+
+/* Decode a value stored under key; an error in the txn when it is not
+ * JSON, not this kind of record, or another key's record. */
+static int seq_decode(cuco_txn *txn, const MDB_val *v, uint64_t key, const char *what, void *rec,
+	decode_fn decode)
+{
+	cJSON *j = get_json(txn, v, what);
+	if (!j)
+		return txn->code;
+	uint64_t id = 0;
+	int rc = decode(j, rec, &id);
+	cJSON_Delete(j);
+	if (rc)
+		return cuco_txn_fail(txn, CUCO_EDATA, "%s: %s %llu: malformed record", txn->st->dir, what,
+			(unsigned long long)key);
+	return id == key ? CUCO_OK : wrong_key(txn, what, key, id);
 }
 
 /* Walk a table from key `from`, decoding each value with `decode` into rec. */
 static int seq_each(cuco_txn *txn, int table, uint64_t from, const char *what, void *rec,
-	int (*decode)(const cJSON *, void *), int (*fn)(const void *, void *), void *arg)
+	decode_fn decode, int (*fn)(const void *, void *), void *arg)
 {
 	MDB_cursor *cur;
-	int rc = mdb_cursor_open(txn->t, txn->st->dbi[table], &cur);
+	int rc = mdb_cursor_open(txn->t, store_dbi(txn, table), &cur);
 	if (rc)
 		return store_mdb_error(txn, what, rc);
 	unsigned char key[8];
-	be64(from, key);
+	store_be64(from, key);
 	MDB_val k = { 8, key }, v;
 	int ret = CUCO_OK;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		cJSON *j = get_json(txn, &v, what);
-		if (!j) {
-			ret = txn->code;
+		uint64_t key = k.mv_size == 8 ? store_from_be64(k.mv_data) : 0;
+		if ((ret = seq_decode(txn, &v, key, what, rec, decode)) != CUCO_OK)
 			break;
-		}
-		int drc = decode(j, rec);
-		cJSON_Delete(j);
-		if (drc) {
-			ret = cuco_txn_fail(txn, CUCO_EDATA, "%s: %s %llu: malformed record", txn->st->dir,
-				what, (unsigned long long)from_be64(k.mv_data));
-			break;
-		}
 		if ((ret = fn(rec, arg)) != 0)
 			break;
 	}
@@ -466,29 +582,50 @@ static int seq_each(cuco_txn *txn, int table, uint64_t from, const char *what, v
 }
 
 static int seq_get(cuco_txn *txn, int table, uint64_t key64, const char *what, void *rec,
-	int (*decode)(const cJSON *, void *))
+	decode_fn decode)
 {
 	unsigned char key[8];
-	be64(key64, key);
+	store_be64(key64, key);
 	MDB_val k = { 8, key }, v;
-	int rc = mdb_get(txn->t, txn->st->dbi[table], &k, &v);
+	int rc = mdb_get(txn->t, store_dbi(txn, table), &k, &v);
 	if (rc == MDB_NOTFOUND)
 		return store_notfound(txn, "%s: %s %llu: not found", txn->st->dir, what, (unsigned long long)key64);
 	if (rc)
 		return store_mdb_error(txn, what, rc);
-	cJSON *j = get_json(txn, &v, what);
-	if (!j)
-		return txn->code;
-	rc = decode(j, rec);
-	cJSON_Delete(j);
-	return rc ? cuco_txn_fail(txn, CUCO_EDATA, "%s: %s %llu: malformed record", txn->st->dir, what,
-		(unsigned long long)key64) : CUCO_OK;
+	return seq_decode(txn, &v, key64, what, rec, decode);
 }
 
-static int decode_event(const cJSON *j, void *rec) { return store_event_from_json(j, rec); }
-static int decode_command(const cJSON *j, void *rec) { return store_command_from_json(j, rec); }
-static int decode_island(const cJSON *j, void *rec) { return store_island_from_json(j, rec); }
-static int decode_memory(const cJSON *j, void *rec) { return store_memory_from_json(j, rec); }
+static int decode_event(const cJSON *j, void *rec, uint64_t *id)
+{
+	cuco_event *ev = rec;
+	int rc = store_event_from_json(j, ev);
+	*id = ev->seq;
+	return rc;
+}
+
+static int decode_command(const cJSON *j, void *rec, uint64_t *id)
+{
+	cuco_command *c = rec;
+	int rc = store_command_from_json(j, c);
+	*id = c->seq;
+	return rc;
+}
+
+static int decode_island(const cJSON *j, void *rec, uint64_t *id)
+{
+	cuco_island *isl = rec;
+	int rc = store_island_from_json(j, isl);
+	*id = (uint64_t)isl->id;
+	return rc;
+}
+
+static int decode_memory(const cJSON *j, void *rec, uint64_t *id)
+{
+	cuco_memory *m = rec;
+	int rc = store_memory_from_json(j, m);
+	*id = m->id;
+	return rc;
+}
 
 int cuco_event_add(cuco_txn *txn, cuco_event *ev)
 {
@@ -625,9 +762,9 @@ int cuco_memory_add(cuco_txn *txn, cuco_memory *m)
 int cuco_memory_del(cuco_txn *txn, uint64_t id)
 {
 	unsigned char key[8];
-	be64(id, key);
+	store_be64(id, key);
 	MDB_val k = { 8, key };
-	int rc = mdb_del(txn->t, txn->st->dbi[T_MEMORY], &k, NULL);
+	int rc = mdb_del(txn->t, store_dbi(txn, T_MEMORY), &k, NULL);
 	if (rc == MDB_NOTFOUND)
 		return store_notfound(txn, "memory %llu: not found", (unsigned long long)id);
 	return rc ? store_mdb_error(txn, "memory", rc) : CUCO_OK;
@@ -652,13 +789,13 @@ int cuco_meta_put(cuco_txn *txn, const char *key, const char *json)
 	if (!j)
 		return cuco_txn_fail(txn, CUCO_EDATA, "meta: %s: value is not valid JSON", key);
 	MDB_val k = { strlen(key), (void *)key };
-	return put_json(txn, T_META, &k, j, 0, "meta");
+	return store_put_json(txn, T_META, &k, j, 0, "meta");
 }
 
 int cuco_meta_get(cuco_txn *txn, const char *key, char **json)
 {
 	MDB_val k = { strlen(key), (void *)key }, v;
-	int rc = mdb_get(txn->t, txn->st->dbi[T_META], &k, &v);
+	int rc = mdb_get(txn->t, store_dbi(txn, T_META), &k, &v);
 	if (rc == MDB_NOTFOUND)
 		return store_notfound(txn, "%s: meta %s: not set", txn->st->dir, key);
 	if (rc)
@@ -667,4 +804,103 @@ int cuco_meta_get(cuco_txn *txn, const char *key, char **json)
 	memcpy(*json, v.mv_data, v.mv_size);
 	(*json)[v.mv_size] = '\0';
 	return CUCO_OK;
+}
+
+/* ---- model calls and refusals ---------------------------------------------- */
+
+static int decode_call(const cJSON *j, void *rec, uint64_t *id)
+{
+	int rc = store_call_from_json(j, rec);
+	*id = ((const cuco_call *)rec)->id;
+	return rc;
+}
+
+static int decode_refusal(const cJSON *j, void *rec, uint64_t *id)
+{
+	int rc = store_refusal_from_json(j, rec);
+	*id = ((const cuco_refusal *)rec)->id;
+	return rc;
+}
+
+struct call_walk { int (*fn)(const cuco_call *, void *); void *arg; };
+struct refusal_walk { int (*fn)(const cuco_refusal *, void *); void *arg; };
+
+static int call_step(const void *rec, void *arg)
+{
+	struct call_walk *w = arg;
+	return w->fn(rec, w->arg);
+}
+
+static int refusal_step(const void *rec, void *arg)
+{
+	struct refusal_walk *w = arg;
+	return w->fn(rec, w->arg);
+}
+
+int cuco_call_add(cuco_txn *txn, cuco_call *c)
+{
+	c->id = last_key(txn, T_CALLS) + 1;
+	if (c->time == 0)
+		c->time = cuco_now();
+	return seq_put(txn, T_CALLS, c->id, cuco_call_to_json(c), "calls");
+}
+
+int cuco_call_each(cuco_txn *txn, uint64_t from, int (*fn)(const cuco_call *, void *), void *arg)
+{
+	if (txn->st->absent[T_CALLS])
+		return CUCO_OK;  /* an older store, read-only: it has none */
+	cuco_call c;
+	struct call_walk w = { fn, arg };
+	return seq_each(txn, T_CALLS, from, "calls", &c, decode_call, call_step, &w);
+}
+
+void cuco_call_totals_add(cuco_call_totals *t, const cuco_call *c)
+{
+	t->calls++;
+	t->tokens_in += c->tokens_in;
+	t->tokens_cached += c->tokens_cached;
+	t->tokens_out += c->tokens_out;
+	t->cost_usd += c->cost_usd;
+	t->estimated += c->estimated;
+	t->unpriced += !c->priced;
+	t->refused += c->outcome == CUCO_CALL_REFUSED;
+}
+
+static int sum_one(const cuco_call *c, void *arg)
+{
+	cuco_call_totals_add(arg, c);
+	return 0;
+}
+
+int cuco_call_sum(cuco_txn *txn, cuco_call_totals *out)
+{
+	memset(out, 0, sizeof *out);
+	return cuco_call_each(txn, 1, sum_one, out);
+}
+
+int cuco_refusal_add(cuco_txn *txn, cuco_refusal *r)
+{
+	r->id = last_key(txn, T_REFUSALS) + 1;
+	if (r->time == 0)
+		r->time = cuco_now();
+	return seq_put(txn, T_REFUSALS, r->id, cuco_refusal_to_json(r), "refusals");
+}
+
+int cuco_refusal_get(cuco_txn *txn, uint64_t id, cuco_refusal *out)
+{
+	if (txn->st->absent[T_REFUSALS])
+		return store_notfound(txn, "%s: refusal %llu: not found", txn->st->dir,
+			(unsigned long long)id);
+	return seq_get(txn, T_REFUSALS, id, "refusals", out, decode_refusal);
+}
+
+int cuco_refusal_each(cuco_txn *txn, int (*fn)(const cuco_refusal *, void *), void *arg)
+{
+	if (txn->st->absent[T_REFUSALS])
+		return CUCO_OK;
+	cuco_refusal *r = cuco_xmalloc(sizeof *r);
+	struct refusal_walk w = { fn, arg };
+	int rc = seq_each(txn, T_REFUSALS, 0, "refusals", r, decode_refusal, refusal_step, &w);
+	free(r);
+	return rc;
 }

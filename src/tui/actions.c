@@ -1,8 +1,10 @@
-/* actions.c — what a person does from the screen. Each action is queued
- * as a command for the engine and recorded as an event with its author, in
- * one write transaction; the engine applies commands and acknowledges
- * them, so a viewer attached from another process steers the same way as
- * the screen of an in-process run. */
+/* actions.c — what a person does from the screen, taken through
+ * cuco_person_act as the CLI takes it: a mark lands on the record at once,
+ * the command is queued for the engine (which applies it and says so in
+ * the log) and an event names who did what, in one write transaction. So
+ * a viewer attached from another process steers the same way as the
+ * screen of an in-process run. The screen also views and exports sources,
+ * which no engine needs to know about (an export is an event only). */
 #include "tui/screen.h"
 
 #include <errno.h>
@@ -10,59 +12,45 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 struct action {
 	cuco_command cmd;
-	cuco_event ev;
 	const char *src;       /* edit: the new source, stored first */
 	size_t src_len;
-	bool event_only;       /* export: nothing for the engine to do */
 };
 
-/* Safe to repeat (cuco_store_write retries on a full map): works on copies. */
+/* Safe to repeat (cuco_store_write retries on a full map): works on a copy. */
 static int action_txn(cuco_txn *txn, void *arg)
 {
 	const struct action *a = arg;
 	cuco_command cmd = a->cmd;
-	cuco_event ev = a->ev;
 	int rc;
 	if (a->src && (rc = cuco_source_put(txn, a->src, a->src_len, cmd.source_hash)) != CUCO_OK)
 		return rc;
-	/* Pin, unpin and reject take effect on the record at once, as `cuco
-	 * pin` does, so they hold over a run no engine drives any more; the
-	 * command tells a running engine (which applies the same mark again). */
-	if (cmd.kind == CUCO_CMD_PIN || cmd.kind == CUCO_CMD_UNPIN || cmd.kind == CUCO_CMD_REJECT) {
-		char why[256];
-		rc = cuco_cand_mark(txn, cmd.kind, cmd.candidate, cmd.text, why, sizeof why);
-		if (rc == CUCO_EDATA || rc == CUCO_ENOTFOUND)
-			return cuco_txn_fail(txn, CUCO_EDATA, "%s", why);
-		if (rc != CUCO_OK)
-			return rc;
-	}
-	if (!a->event_only && (rc = cuco_command_add(txn, &cmd)) != CUCO_OK)
-		return rc;
-	return cuco_event_add(txn, &ev);
+	return cuco_person_act(txn, &cmd);
 }
 
-/* island: the hint's target, -1 for every island and for other commands. */
-static void record(tui_app *app, struct action *a, cuco_command_kind kind, int island,
-	const char *event_kind, const char *text)
+/* Take an action about the selected candidate (a hint names the one it
+ * was sent from; pause and resume none); false, with the reason flashed,
+ * when it was refused. */
+static bool take(tui_app *app, struct action *a, cuco_command_kind kind, int island,
+	const char *text)
 {
 	a->cmd.kind = kind;
-	a->cmd.candidate = app->sel_id;
+	a->cmd.candidate = kind == CUCO_CMD_PAUSE || kind == CUCO_CMD_RESUME ? 0 : app->sel_id;
 	a->cmd.island = island;
 	cuco_strlcpy(a->cmd.author, app->author, sizeof a->cmd.author);
 	cuco_strlcpy(a->cmd.text, text, sizeof a->cmd.text);
-	cuco_strlcpy(a->ev.kind, event_kind, sizeof a->ev.kind);
-	a->ev.candidate = a->cmd.candidate;
-	cuco_strlcpy(a->ev.author, app->author, sizeof a->ev.author);
-	cuco_strlcpy(a->ev.text, text, sizeof a->ev.text);
 	cuco_err err = { 0 };
-	if (cuco_store_write(app->st, action_txn, a, &err) != CUCO_OK)
-		tui_flash(app, "not recorded: %s", err.msg);
 	app->focus_stale = true;
+	if (cuco_store_write(app->st, action_txn, a, &err) != CUCO_OK) {
+		tui_flash(app, "not done: %s", err.msg);
+		return false;
+	}
+	return true;
 }
 
 static bool need_candidate(tui_app *app)
@@ -73,20 +61,40 @@ static bool need_candidate(tui_app *app)
 	return false;
 }
 
+/* What becomes of an action now: the engine applies it, or it waits. */
+static const char *when(tui_app *app)
+{
+	return tui_model_engine_live(&app->m) ? "the engine applies it next"
+		: "no engine runs this search: it holds, and a resumed run applies it";
+}
+
 void tui_act_pin(tui_app *app)
 {
 	if (!need_candidate(app))
 		return;
 	struct action a = { 0 };
 	bool pinned = app->f.cand.pinned;
-	record(app, &a, pinned ? CUCO_CMD_UNPIN : CUCO_CMD_PIN, -1, pinned ? "unpin" : "pin", "");
-	tui_flash(app, "%s #%llu", pinned ? "unpinned" : "pinned", (unsigned long long)app->sel_id);
+	if (take(app, &a, pinned ? CUCO_CMD_UNPIN : CUCO_CMD_PIN, -1, ""))
+		tui_flash(app, "%s #%llu (%s)", pinned ? "unpinned" : "pinned", (unsigned long long)app->sel_id,
+			when(app));
+}
+
+static void unreject(tui_app *app)
+{
+	struct action a = { 0 };
+	if (take(app, &a, CUCO_CMD_UNREJECT, -1, ""))
+		tui_flash(app, "un-rejected #%llu: a parent again (x rejects it again)",
+			(unsigned long long)app->sel_id);
 }
 
 void tui_act_reject(tui_app *app)
 {
 	if (!need_candidate(app))
 		return;
+	if (app->f.cand.status == CUCO_STATUS_REJECTED) {
+		unreject(app);
+		return;
+	}
 	if (app->f.cand.origin == CUCO_ORIGIN_BASELINE) {
 		tui_flash(app, "the baseline cannot be rejected: every speedup is measured against it");
 		return;
@@ -96,23 +104,25 @@ void tui_act_reject(tui_app *app)
 	snprintf(label, sizeof label, "reject #%llu, reason: ", (unsigned long long)app->sel_id);
 	if (!tui_prompt(app, label, reason, sizeof reason))
 		return;
-	if (!reason[0]) {
-		tui_flash(app, "not rejected: a reason is needed");
-		return;
-	}
-	snprintf(q, sizeof q, "Reject #%llu (%s)? y = reject, Enter/Esc = cancel",
-		(unsigned long long)app->sel_id, reason);
+	snprintf(q, sizeof q, "Reject #%llu%s%s%s? y rejects, Enter/Esc cancels",
+		(unsigned long long)app->sel_id, reason[0] ? " (" : "", reason, reason[0] ? ")" : "");
 	if (tui_ask(app, q, "y") != 'y') {
 		tui_flash(app, "not rejected");
 		return;
 	}
 	struct action a = { 0 };
-	record(app, &a, CUCO_CMD_REJECT, -1, "reject", reason);
-	tui_flash(app, "rejected #%llu", (unsigned long long)app->sel_id);
+	if (take(app, &a, CUCO_CMD_REJECT, -1, reason))
+		tui_flash(app, "rejected #%llu (%s; x on it takes it back)", (unsigned long long)app->sel_id,
+			when(app));
 }
 
 void tui_act_hint(tui_app *app, int island)
 {
+	if (!app->m.hints) {
+		tui_flash(app, "strategy %s writes no prompts: a hint would reach nothing",
+			app->m.strategy[0] ? app->m.strategy : "-");
+		return;
+	}
 	char text[512] = "", label[64];
 	if (island >= 0)
 		snprintf(label, sizeof label, "hint to island %d: ", island);
@@ -121,19 +131,48 @@ void tui_act_hint(tui_app *app, int island)
 	if (!tui_prompt(app, label, text, sizeof text) || !text[0])
 		return;
 	struct action a = { 0 };
-	record(app, &a, CUCO_CMD_HINT, island, "hint", text);
-	tui_flash(app, "hint queued for %s", island >= 0 ? "the island" : "every island");
+	if (take(app, &a, CUCO_CMD_HINT, island, text))
+		tui_flash(app, "hint for %s: %s", island >= 0 ? "the island" : "every island", when(app));
 }
 
 void tui_act_pause(tui_app *app)
 {
+	if (!tui_model_engine_live(&app->m)) {
+		tui_flash(app, "the run has %s: nothing to pause", tui_model_state_text(&app->m));
+		return;
+	}
 	struct action a = { 0 };
 	bool paused = app->m.paused;
-	uint64_t sel = app->sel_id;
-	app->sel_id = 0;  /* about the run, not a candidate */
-	record(app, &a, paused ? CUCO_CMD_RESUME : CUCO_CMD_PAUSE, -1, paused ? "resume" : "pause", "");
-	app->sel_id = sel;
-	tui_flash(app, "%s: queued for the engine", paused ? "resume" : "pause");
+	if (take(app, &a, paused ? CUCO_CMD_RESUME : CUCO_CMD_PAUSE, -1, ""))
+		tui_flash(app, "%s: the engine applies it between evaluations", paused ? "resume" : "pause");
+}
+
+const char *tui_act_label(tui_app *app, tui_action a)
+{
+	const tui_focus *f = &app->f;
+	bool cand = f->have && app->sel_id;
+	switch (a) {
+	case TUI_ACT_PAUSE:
+		return !tui_model_engine_live(&app->m) ? NULL : app->m.paused ? "resume" : "pause";
+	case TUI_ACT_REJECT:
+		if (cand && f->cand.status == CUCO_STATUS_REJECTED)
+			return "un-reject";
+		return cand && f->cand.origin == CUCO_ORIGIN_BASELINE ? NULL : "reject";
+	case TUI_ACT_PIN:
+		if (cand && f->cand.status == CUCO_STATUS_REJECTED)
+			return NULL;
+		return cand && f->cand.pinned ? "unpin" : "pin";
+	case TUI_ACT_HINT:
+		return app->m.hints ? "hint" : NULL;
+	default:
+		return tui_binding_of(a)->label;
+	}
+}
+
+static int export_txn(cuco_txn *txn, void *arg)
+{
+	cuco_event ev = *(const cuco_event *)arg;
+	return cuco_event_add(txn, &ev);
 }
 
 void tui_act_export(tui_app *app)
@@ -147,16 +186,55 @@ void tui_act_export(tui_app *app)
 	char path[512];
 	snprintf(path, sizeof path, "cand-%llu%s", (unsigned long long)app->sel_id,
 		strstr(app->f.src, "__global__") ? ".cu" : ".c");
-	if (!tui_prompt(app, "export to: ", path, sizeof path) || !path[0])
+	if (!tui_prompt(app, "export to (typing replaces, arrows edit): ", path, sizeof path) || !path[0])
 		return;
+	struct stat sb;
+	if (stat(path, &sb) == 0) {
+		char q[600];
+		snprintf(q, sizeof q, "%s exists. Overwrite it? y overwrites, Enter/Esc cancels", path);
+		if (tui_ask(app, q, "y") != 'y') {
+			tui_flash(app, "not exported: %s left as it was", path);
+			return;
+		}
+	}
 	cuco_err err = { 0 };
 	if (cuco_write_file(path, app->f.src, app->f.src_len, &err) != CUCO_OK) {
-		tui_flash(app, "%s", err.msg);
+		tui_flash(app, "not exported: %s", err.msg);
 		return;
 	}
-	struct action a = { .event_only = true };
-	record(app, &a, CUCO_CMD_COUNT, -1, "export", path);
-	tui_flash(app, "wrote %s", path);
+	cuco_event ev = { .candidate = app->sel_id };
+	cuco_strlcpy(ev.kind, "export", sizeof ev.kind);
+	cuco_strlcpy(ev.author, app->author, sizeof ev.author);
+	snprintf(ev.text, sizeof ev.text, "#%llu to %.400s", (unsigned long long)app->sel_id, path);
+	if (cuco_store_write(app->st, export_txn, &ev, &err) != CUCO_OK)
+		tui_flash(app, "wrote %s (not in the log: %s)", path, err.msg);
+	else
+		tui_flash(app, "wrote %s", path);
+}
+
+void tui_act_source(tui_app *app)
+{
+	if (!need_candidate(app))
+		return;
+	if (!app->f.src) {
+		tui_flash(app, "#%llu has no stored source", (unsigned long long)app->sel_id);
+		return;
+	}
+	cuco_buf b = { 0 };
+	int line = 1;
+	for (const char *s = app->f.src, *end = s + app->f.src_len; s < end; line++) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t len = nl ? (size_t)(nl - s) : (size_t)(end - s);
+		cuco_buf_printf(&b, "%5d  ", line);
+		for (size_t k = 0; k < len; k++)  /* tabs would jump past the box */
+			cuco_buf_append(&b, s[k] == '\t' ? "    " : s + k, s[k] == '\t' ? 4 : 1);
+		cuco_buf_puts(&b, "\n");
+		s += len + 1;
+	}
+	char title[64];
+	snprintf(title, sizeof title, "#%llu source, %d lines", (unsigned long long)app->sel_id, line - 1);
+	tui_popup(app, title, b.data ? b.data : "");
+	cuco_buf_free(&b);
 }
 
 /* ---- edit ----------------------------------------------------------------- */
@@ -231,11 +309,11 @@ void tui_act_edit(tui_app *app)
 		tui_flash(app, "unchanged: nothing saved");
 	else {
 		struct action a = { .src = text, .src_len = len };
-		char note[64];
-		snprintf(note, sizeof note, "hand edit of #%llu", (unsigned long long)app->sel_id);
-		record(app, &a, CUCO_CMD_EDIT, -1, "edit", note);
-		tui_flash(app, "edit of #%llu queued: the engine evaluates it as a human candidate",
-			(unsigned long long)app->sel_id);
+		if (take(app, &a, CUCO_CMD_EDIT, -1, ""))
+			tui_flash(app, "edit of #%llu stored: %s", (unsigned long long)app->sel_id,
+				!tui_model_engine_live(&app->m) ? "no engine runs this search; a resumed run evaluates it"
+				: app->m.state == TUI_RUN_RETIMING ? "the run is re-timing its best; a resumed run evaluates it"
+				: "the engine evaluates it as a human candidate");
 	}
 	free(text);
 	app->focus_stale = true;

@@ -8,6 +8,8 @@
  * terminal left in raw mode is worse. */
 #include "tui/crt.h"
 
+#include <term.h>
+
 #include <langinfo.h>
 #include <locale.h>
 #include <stdlib.h>
@@ -17,23 +19,24 @@
 static const tui_glyphs glyphs_utf8 = {
 	.branch = "├─", .last = "└─", .vert = "│ ", .blank = "  ",
 	.folded = "▸", .unfolded = "▾", .leaf = "─",
-	.pin = "★", .mark = "◆",
+	.pin = "★", .mark = "◆", .best = "▲", .more = "…", .arrow = "→", .sep = "·",
 	.status = { "○", "◔", "◑", "◕", "●", "✗", "⊘" },
-	.fill = { "█", "▓", "▒", "░", "▞", "▪" },
+	.fill = { "█", "▓", "▒", "░", "▞", "▪" }, .unaccounted = "·",
 };
 
 static const tui_glyphs glyphs_ascii = {
 	.branch = "|-", .last = "`-", .vert = "| ", .blank = "  ",
 	.folded = "+", .unfolded = "-", .leaf = "-",
-	.pin = "*", .mark = "M",
+	.pin = "*", .mark = "M", .best = "^", .more = "~", .arrow = "->", .sep = "-",
 	.status = { ".", "c", "r", "b", "o", "X", "/" },
-	.fill = { "#", "=", "~", "!", "%", ":" },
+	.fill = { "#", "=", "~", "!", "%", ":" }, .unaccounted = ".",
 };
 
 /* Whether curses owns the terminal: read by the crash handler. */
 static volatile sig_atomic_t curses_active;
 static volatile sig_atomic_t interrupted;
 static SCREEN *screen;  /* the one the UI thread made; freed by tui_crt_done */
+static bool clear_on_exit;
 
 static void on_term(int sig)
 {
@@ -91,17 +94,26 @@ static void restore_at_exit(void)
 }
 
 /* A 256-colour index on a terminal with fewer: the nearest of the eight
- * ANSI colours (bright ones lose brightness; greys go black or white). */
-static short fit_colour(short c, int colors)
+ * ANSI colours (bright ones lose brightness). A grey is meant to stand out
+ * a little from the background, so as a foreground it goes to the far
+ * side of it (white, which 8-colour terminals draw grey, over a dark
+ * background; black over a light one) and as a background to its side.
+ * A dark cube colour keeps its hue instead of turning black. */
+static short fit_colour(short c, int colors, bool fg, bool light)
 {
 	if (c < 0 || c < colors)
 		return c;
+	bool grey = c == 8 || c >= 232;
+	if (grey)
+		return (short)(fg == light ? 0 : 7);
 	if (c < 16)
-		return (short)(c == 8 ? 7 : c - 8);  /* bright-black reads as grey, not black */
-	if (c >= 232)
-		return c < 244 ? 0 : 7;
+		return (short)(c - 8);
 	int v = c - 16, r = v / 36, g = (v / 6) % 6, b = v % 6;
-	return (short)((r >= 3) | (g >= 3) << 1 | (b >= 3) << 2);
+	int top = r > g ? (r > b ? r : b) : (g > b ? g : b);
+	int on = top >= 3 ? 3 : top > 0 ? top : 1;
+	if (r == g && g == b)  /* the cube's own greys */
+		return (short)(top == 0 ? 0 : fg == light ? 0 : 7);
+	return (short)((r >= on) | (g >= on) << 1 | (b >= on) << 2);
 }
 
 static attr_t style_attrs(const tui_style *s)
@@ -118,15 +130,24 @@ static attr_t style_attrs(const tui_style *s)
 	return a;
 }
 
+/* With fewer colours than the theme was written for, an element whose
+ * background falls onto the terminal's own (a dim selection, the header)
+ * would look like plain text: it takes its monochrome attributes too, so
+ * its meaning survives as it does without colour. */
 static void setup_colours(tui_crt *c, const tui_theme *t)
 {
+	tui_theme mono;
+	tui_theme_mono(&mono);
 	for (int i = 0; i < TUI_EL_COUNT; i++) {
 		const tui_style *s = &t->el[i];
 		attr_t a = style_attrs(s);
 		if (c->color) {
-			short fg = fit_colour(s->fg, c->colors), bg = fit_colour(s->bg, c->colors);
+			short fg = fit_colour(s->fg, c->colors, true, t->light);
+			short bg = fit_colour(s->bg, c->colors, false, t->light);
 			if (s->fg > 8 && s->fg < 16 && c->colors < 16)
 				a |= A_BOLD;  /* the usual stand-in for a bright foreground */
+			if (s->bg >= 0 && bg != s->bg && bg == (t->light ? 7 : 0))
+				a |= style_attrs(&mono.el[i]);
 			init_pair((short)(i + 1), fg, bg);
 			a |= COLOR_PAIR(i + 1);
 		}
@@ -163,6 +184,19 @@ int tui_crt_init(tui_crt *c, const char *theme_name, bool no_color, bool ascii, 
 	if (!(screen = newterm(NULL, stdout, stdin)))
 		return cuco_errf(err, CUCO_EENV, "TERM=%s: terminal type unknown to terminfo",
 			getenv("TERM") ? getenv("TERM") : "");
+	/* A terminal that cannot place the cursor (TERM=dumb) would show a
+	 * blank screen: refuse it with words instead. */
+	const char *cup = tigetstr("cup");
+	if (!cup || cup == (char *)-1) {
+		endwin();
+		delscreen(screen);
+		screen = NULL;
+		return cuco_errf(err, CUCO_EENV, "TERM=%s: the terminal cannot move the cursor, and the screen "
+			"needs that; try TERM=xterm-256color, or 'cuco ls' and 'cuco report'",
+			getenv("TERM") ? getenv("TERM") : "");
+	}
+	/* Without an alternate screen (vt100) what was drawn stays after exit. */
+	clear_on_exit = !tigetstr("smcup") || tigetstr("smcup") == (char *)-1;
 	curses_active = 1;
 	interrupted = 0;
 	atexit(restore_at_exit);
@@ -193,6 +227,10 @@ void tui_crt_done(void)
 {
 	if (curses_active) {
 		curses_active = 0;
+		if (clear_on_exit) {
+			clear();
+			refresh();
+		}
 		endwin();
 	}
 	if (screen) {

@@ -17,9 +17,13 @@
 typedef struct tui_glyphs {
 	const char *branch, *last, *vert, *blank;  /* tree lines, two columns each */
 	const char *folded, *unfolded, *leaf;
-	const char *pin, *mark;
+	const char *pin, *mark, *best;
+	const char *more;   /* ends text cut to fit */
+	const char *arrow;  /* before → after */
+	const char *sep;    /* between the parts of a title */
 	const char *status[CUCO_STATUS_COUNT];
 	const char *fill[TUI_FILLS];
+	const char *unaccounted;  /* a bar's time no phase accounts for */
 } tui_glyphs;
 
 typedef struct tui_crt {

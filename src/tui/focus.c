@@ -25,6 +25,15 @@ const char *tui_fmt_us(double us, char *buf, size_t size)
 	return buf;
 }
 
+const char *tui_fmt_speedup(double speedup, char *buf, size_t size)
+{
+	if (isnan(speedup))
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%.2fx", speedup);
+	return buf;
+}
+
 void tui_focus_free(tui_focus *f)
 {
 	free(f->src);
@@ -58,12 +67,12 @@ static int load_txn(cuco_txn *txn, void *arg)
 	f->have_best = get(txn, app->m.best_id, &f->best);
 	f->other_id = app->mark_id && app->mark_id != f->id ? app->mark_id
 		: f->have_parent ? f->parent.id : 0;
-	cuco_candidate other;
-	f->have_other = get(txn, f->other_id, &other);
+	cuco_candidate *other = &f->other;
+	f->have_other = get(txn, f->other_id, other);
 	if (f->cand.source_hash[0])
 		cuco_source_get(txn, f->cand.source_hash, &f->src, &f->src_len);
-	if (f->have_other && other.source_hash[0])
-		cuco_source_get(txn, other.source_hash, &f->other_src, &f->other_len);
+	if (f->have_other && other->source_hash[0])
+		cuco_source_get(txn, other->source_hash, &f->other_src, &f->other_len);
 	if (f->cand.prompt_hash[0])
 		cuco_source_get(txn, f->cand.prompt_hash, &l->prompt, &l->prompt_len);
 	if (f->cand.reply_hash[0])
@@ -125,7 +134,14 @@ static void build_detail(tui_app *app, struct load *l)
 		tui_fmt_us(c->latency_min_us, t1, sizeof t1), tui_fmt_us(c->latency_median_us, t2, sizeof t2),
 		tui_fmt_us(c->latency_p90_us, t3, sizeof t3), c->samples);
 	add_num(b, "spread", c->spread * 100, "%.1f%%");
-	add_num(b, "speedup", c->speedup, "%.3fx");
+	char sp[64];
+	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !app->crt.utf8, sp,
+		sizeof sp);
+	cuco_buf_printf(b, "%-14s %s", "speedup", sp);
+	if (c->rounds >= 2)
+		cuco_buf_printf(b, "  %s, %d paired rounds, %.4g%% interval", c->verdict ?
+			cuco_verdict_name(c->verdict) : "-", c->rounds, 100 * c->confidence);
+	cuco_buf_puts(b, "\n");
 	add_num(b, "peak fraction", c->peak_fraction * 100, "%.1f%% of peak");
 	add_num(b, "max error", c->max_error, "%.3g");
 	if (c->slot[0])

@@ -3,14 +3,28 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void tui_model_init(tui_model *m)
+static const char *const sort_names[TUI_SORT_COUNT] = {
+#define X(e, name) name,
+	TUI_SORTS(X)
+#undef X
+};
+
+const char *tui_sort_name(tui_sort s)
+{
+	return (unsigned)s < TUI_SORT_COUNT ? sort_names[s] : "?";
+}
+
+void tui_model_init(tui_model *m, bool in_process)
 {
 	memset(m, 0, sizeof *m);
 	m->filter = (tui_filter){ -2, -1, -1 };
 	m->best_speedup = NAN;
+	m->in_process = in_process;
+	m->hints = true;
 }
 
 void tui_model_free(tui_model *m)
@@ -19,7 +33,9 @@ void tui_model_free(tui_model *m)
 	free(m->order);
 	free(m->depth);
 	free(m->pos);
+	free(m->lines);
 	free(m->folded);
+	free(m->match);
 	free(m->rows);
 	memset(m, 0, sizeof *m);
 }
@@ -64,19 +80,73 @@ static bool matches(const tui_filter *f, const cuco_summary *s)
 		&& (f->origin < 0 || s->origin == f->origin);
 }
 
+/* A figure to sort by; NAN sorts last. */
+static double sort_key(const cuco_summary *s, tui_sort sort)
+{
+	switch (sort) {
+	case TUI_SORT_SPEEDUP: return isnan(s->speedup) ? NAN : -s->speedup;
+	case TUI_SORT_LATENCY: return s->latency_median_us;
+	default: return -(double)s->id;
+	}
+}
+
+static int by_key(const void *a, const void *b, void *arg)
+{
+	const tui_model *m = arg;
+	const cuco_summary *x = &m->sums[*(const size_t *)a], *y = &m->sums[*(const size_t *)b];
+	double kx = sort_key(x, m->sort), ky = sort_key(y, m->sort);
+	if (isnan(kx) != isnan(ky))
+		return isnan(kx) ? 1 : -1;
+	if (!isnan(kx) && kx != ky)
+		return kx < ky ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 void tui_model_rows(tui_model *m)
 {
 	m->nrows = 0;
+	m->nmatch = 0;
 	int hide_below = -1;  /* inside a folded subtree: depth of its root */
+	bool tree = m->sort == TUI_SORT_LINEAGE;
 	for (size_t k = 0; k < m->n; k++) {
 		size_t i = m->order[k];
 		int d = m->depth[i];
-		if (hide_below >= 0 && d > hide_below)
+		if (tree && hide_below >= 0 && d > hide_below)
 			continue;
 		hide_below = m->folded[i] ? d : -1;
-		if (matches(&m->filter, &m->sums[i]))
-			m->rows[m->nrows++] = i;
+		if (!matches(&m->filter, &m->sums[i]))
+			continue;
+		m->rows[m->nrows++] = i;
+		m->nmatch += m->match[i] & 1;
 	}
+	if (!tree && m->nrows > 1)
+		qsort_r(m->rows, m->nrows, sizeof *m->rows, by_key, m);
+}
+
+int tui_model_next_status(const tui_model *m, int from)
+{
+	for (int s = from + 1; s < CUCO_STATUS_COUNT; s++)
+		if (m->count[s])
+			return s;
+	return -1;
+}
+
+int tui_model_next_origin(const tui_model *m, int from)
+{
+	for (int o = from + 1; o < CUCO_ORIGIN_COUNT; o++)
+		if (m->origin_count[o])
+			return o;
+	return -1;
+}
+
+long tui_model_next_match(const tui_model *m, size_t from, int dir)
+{
+	for (size_t k = 1; k <= m->nrows; k++) {
+		size_t r = dir > 0 ? (from + k) % m->nrows : (from + m->nrows - k % m->nrows) % m->nrows;
+		if (m->match[m->rows[r]] & 1)
+			return (long)r;
+	}
+	return -1;
 }
 
 const cuco_event *tui_model_event(const tui_model *m, int i)
@@ -96,18 +166,75 @@ static void log_push(tui_model *m, const cuco_event *ev)
 	}
 }
 
+/* A run-end's reason is its first words: "stopped after 12 …", "error …". */
+static bool stopped_reason(const char *text)
+{
+	return strncmp(text, "stopped", 7) == 0 || strncmp(text, "error", 5) == 0;
+}
+
 static int take_event(const cuco_event *ev, void *arg)
 {
 	tui_model *m = arg;
 	if (!m->started)
 		m->started = ev->time;
-	if (strcmp(ev->kind, "pause") == 0)
-		m->paused = true;
-	else if (strcmp(ev->kind, "resume") == 0 || strcmp(ev->kind, "run-start") == 0)
+	if (strcmp(ev->kind, "run-start") == 0) {
+		m->state = TUI_RUN_SEARCHING;
 		m->paused = false;
+		m->started = ev->time;
+		m->ended = 0;
+		m->end_text[0] = '\0';
+	} else if (strcmp(ev->kind, "pause") == 0 || strcmp(ev->kind, "resume") == 0) {
+		m->paused = strcmp(ev->kind, "pause") == 0;
+	} else if ((strcmp(ev->kind, "retime") == 0 || strcmp(ev->kind, "rebench") == 0) && !m->ended) {
+		m->state = TUI_RUN_RETIMING;
+	} else if (strcmp(ev->kind, "run-end") == 0) {
+		m->state = stopped_reason(ev->text) ? TUI_RUN_STOPPED : TUI_RUN_FINISHED;
+		m->ended = ev->time;
+		cuco_strlcpy(m->end_text, ev->text, sizeof m->end_text);
+	}
+	/* The engine waits for a model server that stopped answering. */
+	if (strcmp(ev->kind, "model-down") == 0)
+		m->model_down = true;
+	else if (strcmp(ev->kind, "model-back") == 0 || strcmp(ev->kind, "run-start") == 0)
+		m->model_down = false;
+	if (strcmp(ev->kind, "noise") == 0)
+		m->noisy = true;
 	log_push(m, ev);
 	m->last_seq = ev->seq;
 	return 0;
+}
+
+void tui_model_check_engine(tui_model *m)
+{
+	if (m->in_process || m->ended || !m->run_dir[0] || cuco_run_driven(m->run_dir))
+		return;
+	m->state = TUI_RUN_STOPPED;
+	m->ended = m->log_count ? tui_model_event(m, m->log_count - 1)->time : cuco_now();
+	cuco_strlcpy(m->end_text, "no session drives it", sizeof m->end_text);
+}
+
+bool tui_model_engine_live(const tui_model *m)
+{
+	return !m->ended;
+}
+
+const char *tui_model_state_text(const tui_model *m)
+{
+	if (m->ended)
+		return m->state == TUI_RUN_STOPPED ? "stopped" : "finished";
+	if (m->paused)
+		return "PAUSED";
+	if (m->model_down)
+		return "WAITING FOR A MODEL";
+	return m->state == TUI_RUN_RETIMING ? "re-timing" : "running";
+}
+
+double tui_model_elapsed(const tui_model *m)
+{
+	if (m->started <= 0)
+		return 0;
+	double t = (m->ended ? m->ended : cuco_now()) - m->started;
+	return t > 0 ? t : 0;
 }
 
 static int first_event(const cuco_event *ev, void *arg)
@@ -174,9 +301,14 @@ static void read_slots(tui_model *m, cuco_txn *txn)
 
 static void read_meta(tui_model *m, cuco_txn *txn)
 {
-	cJSON *wl = NULL, *cfg = NULL;
+	cJSON *wl = NULL, *strategy = NULL, *cfg = NULL;
 	meta_name(txn, "workload", m->workload, sizeof m->workload, &wl);
-	meta_name(txn, "strategy", m->strategy, sizeof m->strategy, NULL);
+	meta_name(txn, "strategy", m->strategy, sizeof m->strategy, &strategy);
+	/* Whether the strategy's prompts carry hints; a run that does not say
+	 * is taken to (the engine's acknowledgement tells otherwise). */
+	const cJSON *hints = cJSON_GetObjectItemCaseSensitive(strategy, "hints");
+	m->hints = !cJSON_IsBool(hints) || cJSON_IsTrue(hints);
+	cJSON_Delete(strategy);
 	/* The workload's own words for its dimensions, when the run kept it. */
 	const cJSON *space = cJSON_GetObjectItemCaseSensitive(wl, "design_space");
 	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++) {
@@ -187,6 +319,10 @@ static void read_meta(tui_model *m, cuco_txn *txn)
 	}
 	cJSON_Delete(wl);
 	char *json = NULL;
+	if (cuco_meta_get(txn, "noise", &json) == CUCO_OK)  /* said before the log's tail */
+		m->noisy = true;
+	free(json);
+	json = NULL;
 	if (cuco_meta_get(txn, "config", &json) == CUCO_OK) {
 		cfg = cJSON_Parse(json);
 		free(json);
@@ -205,36 +341,161 @@ struct refresh {
 	bool force, changed;
 };
 
+#define LAST_CHILD (1u << 31)
+
+/* Which tree levels carry a vertical line on each row, and which rows are
+ * their parent's last child: a backward pass finds last children (no later
+ * sibling before the order climbs above them), a forward pass carries each
+ * ancestor's "more siblings below" down its subtree. */
+static void tree_lines(tui_model *m)
+{
+	size_t n = m->n;
+	int maxd = 0;
+	for (size_t i = 0; i < n; i++)
+		maxd = m->depth[i] > maxd ? m->depth[i] : maxd;
+	uint8_t *later = cuco_xcalloc((size_t)maxd + 2, 1);  /* a later sibling at that depth */
+	int hi = 0;  /* deepest depth with `later` set */
+	for (size_t k = n; k-- > 0;) {
+		size_t i = m->order[k];
+		int d = m->depth[i];
+		for (; hi > d; hi--)
+			later[hi] = 0;
+		m->lines[i] = later[d] ? 0 : LAST_CHILD;
+		later[d] = 1;
+		hi = d > hi ? d : hi;
+	}
+	uint32_t open = 0;  /* bit k: the ancestor at depth k+1 has siblings below */
+	for (size_t k = 0; k < n; k++) {
+		size_t i = m->order[k];
+		int d = m->depth[i];
+		uint32_t keep = d >= 2 ? (d - 1 >= TUI_TREE_LEVELS ? ~0u : (1u << (d - 1)) - 1) : 0;
+		m->lines[i] |= open & keep & ~LAST_CHILD;
+		if (d >= 1 && d - 1 < TUI_TREE_LEVELS - 1) {
+			open &= (1u << (d - 1)) - 1;
+			if (!(m->lines[i] & LAST_CHILD))
+				open |= 1u << (d - 1);
+		}
+	}
+	free(later);
+}
+
 static void reindex(tui_model *m, cuco_summary *sums, size_t n)
 {
 	size_t old_n = m->n;
+	size_t cap = n ? n : 1;
 	free(m->sums);
 	m->sums = sums;
 	m->n = n;
-	m->order = cuco_xrealloc(m->order, sizeof(size_t) * (n ? n : 1));
-	m->rows = cuco_xrealloc(m->rows, sizeof(size_t) * (n ? n : 1));
-	m->folded = cuco_xrealloc(m->folded, n ? n : 1);
-	if (n > old_n)
+	m->order = cuco_xrealloc(m->order, sizeof(size_t) * cap);
+	m->rows = cuco_xrealloc(m->rows, sizeof(size_t) * cap);
+	m->lines = cuco_xrealloc(m->lines, sizeof(uint32_t) * cap);
+	m->folded = cuco_xrealloc(m->folded, cap);
+	m->match = cuco_xrealloc(m->match, cap);
+	if (n > old_n) {
 		memset(m->folded + old_n, 0, n - old_n);
+		memset(m->match + old_n, 0, n - old_n);
+	}
 	/* cuco_lineage_order gives depth per row; keep it per candidate. */
-	int *row_depth = cuco_xmalloc(sizeof(int) * (n ? n : 1));
+	int *row_depth = cuco_xmalloc(sizeof(int) * cap);
 	cuco_lineage_order(sums, n, m->order, row_depth);
-	m->depth = cuco_xrealloc(m->depth, sizeof(int) * (n ? n : 1));
-	m->pos = cuco_xrealloc(m->pos, sizeof(size_t) * (n ? n : 1));
+	m->depth = cuco_xrealloc(m->depth, sizeof(int) * cap);
+	m->pos = cuco_xrealloc(m->pos, sizeof(size_t) * cap);
 	for (size_t k = 0; k < n; k++) {
 		m->depth[m->order[k]] = row_depth[k];
 		m->pos[m->order[k]] = k;
 	}
 	free(row_depth);
+	tree_lines(m);
 	memset(m->count, 0, sizeof m->count);
+	memset(m->origin_count, 0, sizeof m->origin_count);
 	m->baseline_id = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (sums[i].status < CUCO_STATUS_COUNT)
 			m->count[sums[i].status]++;
+		if (sums[i].origin < CUCO_ORIGIN_COUNT)
+			m->origin_count[sums[i].origin]++;
 		if (sums[i].origin == CUCO_ORIGIN_BASELINE)
 			m->baseline_id = sums[i].id;
 	}
+}
+
+/* ---- search ------------------------------------------------------------- */
+
+#define MATCH 1     /* match[] bits: it matches */
+#define SETTLED 2   /* its status is final: the answer holds */
+
+static bool settled(const cuco_candidate *c)
+{
+	return c->status == CUCO_STATUS_DONE || c->status == CUCO_STATUS_FAILED ||
+		c->status == CUCO_STATUS_REJECTED;
+}
+
+static uint8_t match_one(const cuco_candidate *c, const char *needle)
+{
+	char text[1024], ds[256];
+	cuco_directive_short(&c->directive, ds, sizeof ds);
+	snprintf(text, sizeof text, "#%llu %s %s %s %s %s %s", (unsigned long long)c->id,
+		cuco_origin_name(c->origin), cuco_status_name(c->status), ds, c->note, c->model,
+		c->error_class);
+	return (uint8_t)((strcasestr(text, needle) ? MATCH : 0) | (settled(c) ? SETTLED : 0));
+}
+
+/* Look again at candidates examined before whose status was not final
+ * (they may have failed since, or been rejected): few, in a live run. */
+static int recheck_txn(cuco_txn *txn, void *arg)
+{
+	tui_model *m = arg;
+	if (!m->search[0])
+		return CUCO_OK;
+	cuco_candidate *c = cuco_xmalloc(sizeof *c);
+	int rc = CUCO_OK;
+	for (size_t i = 0; i < m->searched && i < m->n && rc == CUCO_OK; i++)
+		if (!(m->match[i] & SETTLED) && (rc = cuco_cand_get(txn, m->sums[i].id, c)) == CUCO_OK)
+			m->match[i] = match_one(c, m->search);
+	free(c);
+	return rc;
+}
+
+struct search_step {
+	tui_model *m;
+	size_t budget;
+};
+
+/* The next `budget` candidates not yet examined for this search. */
+static int step_txn(cuco_txn *txn, void *arg)
+{
+	struct search_step *s = arg;
+	tui_model *m = s->m;
+	cuco_candidate *c = cuco_xmalloc(sizeof *c);
+	int rc = CUCO_OK;
+	for (size_t k = 0; k < s->budget && m->searched < m->n && rc == CUCO_OK; k++, m->searched++)
+		if ((rc = cuco_cand_get(txn, m->sums[m->searched].id, c)) == CUCO_OK)
+			m->match[m->searched] = match_one(c, m->search);
+	free(c);
+	return rc;
+}
+
+bool tui_model_search_step(tui_model *m, cuco_store *st, size_t budget)
+{
+	if (!m->search[0] || m->searched >= m->n)
+		return false;
+	struct search_step s = { m, budget };
+	if (cuco_store_read(st, step_txn, &s, NULL) != CUCO_OK)
+		m->searched = m->n;  /* a record that does not read matches nothing */
 	tui_model_rows(m);
+	return m->searched < m->n;
+}
+
+int tui_model_search(tui_model *m, cuco_store *st, const char *needle, size_t budget, cuco_err *err)
+{
+	cuco_strlcpy(m->search, needle ? needle : "", sizeof m->search);
+	if (m->n)
+		memset(m->match, 0, m->n);
+	m->searched = 0;
+	struct search_step s = { m, budget };
+	int rc = m->search[0] ? cuco_store_read(st, step_txn, &s, err) : CUCO_OK;
+	tui_model_rows(m);
+	return rc;
 }
 
 static int refresh_txn(cuco_txn *txn, void *arg)
@@ -256,15 +517,23 @@ static int refresh_txn(cuco_txn *txn, void *arg)
 	if (rc != CUCO_OK)
 		return rc;
 	reindex(m, sums, n);
+	if ((rc = recheck_txn(txn, m)) != CUCO_OK)
+		return rc;
+	tui_model_rows(m);
 	m->nislands = 0;
 	if ((rc = cuco_island_each(txn, take_island, m)) != CUCO_OK)
 		return rc;
 	cuco_summary best;
+	cuco_candidate c;
 	m->best_id = 0;
 	m->best_speedup = NAN;
-	if (cuco_best(txn, &best) == CUCO_OK) {
+	m->best_rounds = 0;
+	if (cuco_best(txn, &best) == CUCO_OK && cuco_cand_get(txn, best.id, &c) == CUCO_OK) {
 		m->best_id = best.id;
-		m->best_speedup = best.speedup;
+		m->best_speedup = c.speedup;
+		m->best_lo = c.speedup_lo;
+		m->best_hi = c.speedup_hi;
+		m->best_rounds = c.rounds;
 	}
 	if (m->last_seq == 0) {
 		/* First load: the run's start, then only the tail of the log. */
@@ -282,6 +551,8 @@ static int refresh_txn(cuco_txn *txn, void *arg)
 int tui_model_refresh(tui_model *m, cuco_store *st, bool force, bool *changed, cuco_err *err)
 {
 	struct refresh r = { m, force, false };
+	if (!m->run_dir[0])
+		cuco_strlcpy(m->run_dir, cuco_store_dir(st), sizeof m->run_dir);
 	int rc = cuco_store_read(st, refresh_txn, &r, err);
 	if (changed)
 		*changed = r.changed;

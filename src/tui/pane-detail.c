@@ -14,7 +14,10 @@ static void draw(tui_app *app, tui_pane *p)
 		p->lines = 0;
 		return;
 	}
-	const char *s = f->detail.data ? f->detail.data : "";
+	/* Wrapped to the pane: a note or an excerpt is read whole. */
+	cuco_buf wrapped = { 0 };
+	tui_wrap(f->detail.data ? f->detail.data : "", w, &wrapped);
+	const char *s = wrapped.data ? wrapped.data : "";
 	int line = 0;
 	while (*s) {
 		const char *nl = strchr(s, '\n');
@@ -38,6 +41,7 @@ static void draw(tui_app *app, tui_pane *p)
 			break;
 		s = nl + 1;
 	}
+	cuco_buf_free(&wrapped);
 	p->lines = line;
 }
 

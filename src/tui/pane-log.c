@@ -46,6 +46,18 @@ static bool act(tui_app *app, tui_pane *p, tui_action a)
 	return moved;
 }
 
+/* Whether the log follows new events is in its title: a scrolled-back log
+ * that looks like a quiet run would mislead. */
+static void title(tui_app *app, char *buf, size_t size)
+{
+	const tui_pane *p = &app->panes[TUI_PANE_LOG];
+	if (p->top < 0)
+		snprintf(buf, size, "log");
+	else
+		snprintf(buf, size, "log %s held at %d/%d, G follows", app->crt.g->sep, p->top + 1,
+			app->m.log_count);
+}
+
 static void explain(tui_app *app, cuco_buf *out)
 {
 	(void)app;
@@ -55,9 +67,11 @@ static void explain(tui_app *app, cuco_buf *out)
 		"and text. Kinds: candidate (proposed), status (a cascade stage moved), best (a new\n"
 		"best), pin/unpin, reject, edit, hint, pause/resume, export (people's actions),\n"
 		"run-start/run-end, error. People's actions are highlighted.\n"
+		"It follows new events; scrolling up holds it (the title says where) and G follows again.\n"
 		"The log keeps its last 256 events here; 'cuco show' and the store keep them all.\n");
 }
 
 const tui_pane_ops tui_pane_log = {
 	.title = "log", .context = TUI_IN_LOG, .draw = draw, .act = act, .explain = explain,
+	.title_fn = title,
 };

@@ -1,5 +1,14 @@
-/* pane-phases.c — per-phase latency as horizontal stacked bars for the
- * candidate, its parent, the baseline and the best, on one scale. Every
+/* pane-phases.c — per-phase latency as horizontal bars for the candidate,
+ * its parent, the baseline and the best, on one scale.
+ *
+ * A bar is as long as the measured median latency, and each phase in it
+ * is drawn once: compute, the communication compute did not hide
+ * (exposed_comm; the hidden part overlaps compute and is not time of its
+ * own), sync, host and any other phase, then what the phases do not
+ * account for. Phases the harness times apart may add up to more than the
+ * latency: then they are drawn to the latency and the legend says so. A
+ * bar timed against another measurement of the baseline than the one
+ * shown is marked: its length does not compare, its speedup does. Every
  * phase has its own fill character, so the bars read without colour. */
 #include "tui/screen.h"
 
@@ -9,11 +18,42 @@
 
 #define ROWS 4
 #define LABEL_W 14
+#define NUMS_W 16      /* " 800.0us 1.38x" */
+#define STALE 0.05     /* a paired baseline this far from the one shown is another one */
 
 typedef struct bar {
 	const cuco_candidate *c;
 	char label[24];
+	bool stale;        /* timed against another baseline measurement */
 } bar;
+
+static double phase_us(const cuco_candidate *c, const char *name)
+{
+	for (int i = 0; i < c->nphases; i++)
+		if (strcmp(c->phases[i].name, name) == 0)
+			return c->phases[i].us;
+	return NAN;
+}
+
+/* Whether a phase is drawn: comm only when no exposed_comm says how much of it shows. */
+static bool drawn(const cuco_candidate *c, int i)
+{
+	const char *name = c->phases[i].name;
+	double us = c->phases[i].us;
+	if (isnan(us) || us <= 0)
+		return false;
+	return strcmp(name, "comm") != 0 || isnan(phase_us(c, "exposed_comm"));
+}
+
+/* The sum of the phases drawn. */
+static double drawn_sum(const cuco_candidate *c)
+{
+	double t = 0;
+	for (int i = 0; i < c->nphases; i++)
+		if (drawn(c, i))
+			t += c->phases[i].us;
+	return t;
+}
 
 /* The phases named by any of the bars, in first-seen order. */
 static int phase_names(const bar *bars, int n, char names[][24])
@@ -30,106 +70,135 @@ static int phase_names(const bar *bars, int n, char names[][24])
 	return count;
 }
 
-static double phase_us(const cuco_candidate *c, const char *name)
+/* Cells per phase: cumulative rounding keeps the total true to the
+ * latency; a phase too short for a cell still gets one, taken from the
+ * longest, so every phase is seen and the bar keeps its length. */
+static void phase_cells(const cuco_candidate *c, double lat, double scale, int cells[CUCO_MAX_PHASES])
 {
+	double sum = drawn_sum(c), fit = sum > lat ? lat / sum : 1, at = 0;
+	int done = 0, longest = -1;
+	for (int i = 0; i < c->nphases; i++) {
+		cells[i] = 0;
+		if (!drawn(c, i))
+			continue;
+		at += c->phases[i].us * fit;
+		int end = (int)lround(at * scale);
+		cells[i] = end - done;
+		done = end;
+		if (longest < 0 || cells[i] > cells[longest])
+			longest = i;
+	}
 	for (int i = 0; i < c->nphases; i++)
-		if (strcmp(c->phases[i].name, name) == 0)
-			return c->phases[i].us;
-	return NAN;
-}
-
-static double total(const cuco_candidate *c)
-{
-	double t = 0;
-	for (int i = 0; i < c->nphases; i++)
-		t += isnan(c->phases[i].us) ? 0 : c->phases[i].us;
-	return t;
+		if (drawn(c, i) && cells[i] == 0 && longest >= 0 && cells[longest] > 1) {
+			cells[i] = 1;
+			cells[longest]--;
+		}
 }
 
 static void draw_bar(tui_app *app, tui_pane *p, int y, const bar *b, double scale, int width)
 {
-	char num[24];
+	const cuco_candidate *c = b->c;
+	const tui_glyphs *g = app->crt.g;
+	char num[24], sp[24];
+	double lat = c->latency_median_us;
 	wattrset(p->win, app->crt.attr[TUI_EL_NORMAL]);
-	tui_put(p->win, y, 1, b->label, LABEL_W);
-	int x = 1 + LABEL_W, used = 0;
-	double sum = 0;
-	for (int i = 0; i < b->c->nphases; i++) {
-		double us = b->c->phases[i].us;
-		if (isnan(us) || us <= 0)
-			continue;
-		/* Cumulative rounding keeps the total true; a phase too short
-		 * for a cell still gets one, so every phase is seen. */
-		int end = (int)lround((sum + us) * scale);
-		if (end <= used)
-			end = used + 1;
-		sum += us;
-		int slot = tui_phase_slot(b->c->phases[i].name);
-		wattrset(p->win, app->crt.attr[TUI_EL_PHASE_1 + slot]);
-		for (; used < end && used < width; used++)
-			x += tui_put(p->win, y, x, app->crt.g->fill[slot], 1);
-	}
-	wattrset(p->win, app->crt.attr[TUI_EL_NORMAL]);
-	if (b->c->nphases == 0)
-		tui_put(p->win, y, x, "no phase times", width);
-	else
-		tui_putf(p->win, y, 1 + LABEL_W + width + 1, p->w - LABEL_W - width - 3, "%s",
-			tui_fmt_us(b->c->latency_median_us, num, sizeof num));
-}
-
-static void draw(tui_app *app, tui_pane *p)
-{
-	const tui_focus *f = &app->f;
-	int w = p->w - 2;
-	if (!f->have) {
+	tui_putf(p->win, y, 1, LABEL_W, "%s%s", b->label, b->stale ? "~" : "");
+	int x = 1 + LABEL_W;
+	if (isnan(lat)) {
 		wattrset(p->win, app->crt.attr[TUI_EL_DIM]);
-		tui_put(p->win, 1, 2, "no candidate selected", w - 2);
+		tui_put(p->win, y, x, "not timed", width);
 		return;
 	}
-	bar bars[ROWS];
+	int len = (int)lround(lat * scale), used = 0, cells[CUCO_MAX_PHASES];
+	phase_cells(c, lat, scale, cells);
+	for (int i = 0; i < c->nphases; i++) {
+		int slot = tui_phase_slot(c->phases[i].name);
+		wattrset(p->win, app->crt.attr[TUI_EL_PHASE_1 + slot]);
+		for (int k = 0; k < cells[i] && used < len && used < width; k++, used++)
+			x += tui_put(p->win, y, x, g->fill[slot], 1);
+	}
+	wattrset(p->win, app->crt.attr[TUI_EL_DIM]);
+	for (; used < len && used < width; used++)  /* what no phase accounts for */
+		x += tui_put(p->win, y, x, g->unaccounted, 1);
+	wattrset(p->win, app->crt.attr[TUI_EL_NORMAL]);
+	tui_putf(p->win, y, 1 + LABEL_W + width + 1, p->w - LABEL_W - width - 3, "%8s %s",
+		tui_fmt_us(lat, num, sizeof num), tui_fmt_speedup(c->speedup, sp, sizeof sp));
+}
+
+/* The bars: the candidate, its parent, the baseline, the best. */
+static int gather(const tui_focus *f, bar bars[ROWS])
+{
 	int n = 0;
-	bars[n].c = &f->cand;
+	bars[n] = (bar){ .c = &f->cand };
 	snprintf(bars[n++].label, sizeof bars[0].label, "#%llu", (unsigned long long)f->cand.id);
 	if (f->have_parent) {
-		bars[n].c = &f->parent;
+		bars[n] = (bar){ .c = &f->parent };
 		snprintf(bars[n++].label, sizeof bars[0].label, "parent #%llu", (unsigned long long)f->parent.id);
 	}
 	if (f->have_base && f->base.id != f->cand.id) {
-		bars[n].c = &f->base;
+		bars[n] = (bar){ .c = &f->base };
 		snprintf(bars[n++].label, sizeof bars[0].label, "baseline #%llu", (unsigned long long)f->base.id);
 	}
-	if (f->have_best && f->best.id != f->cand.id) {
-		bars[n].c = &f->best;
+	if (f->have_best && f->best.id != f->cand.id && (!f->have_parent || f->best.id != f->parent.id)) {
+		bars[n] = (bar){ .c = &f->best };
 		snprintf(bars[n++].label, sizeof bars[0].label, "best #%llu", (unsigned long long)f->best.id);
 	}
-	double longest = 0;
-	for (int b = 0; b < n; b++)
-		longest = fmax(longest, total(bars[b].c));
-	int width = w - LABEL_W - 10;
-	double scale = longest > 0 ? width / longest : 0;
-	for (int b = 0; b < n; b++)
-		draw_bar(app, p, 1 + b, &bars[b], scale, width);
+	/* A speedup is baseline/latency of one paired measurement: the
+	 * baseline it implies is the one the bar was timed against. */
+	double base = f->have_base ? f->base.latency_median_us : NAN;
+	for (int b = 0; b < n; b++) {
+		const cuco_candidate *c = bars[b].c;
+		double paired = c->speedup * c->latency_median_us;
+		bars[b].stale = c->origin != CUCO_ORIGIN_BASELINE && isfinite(paired) && isfinite(base) &&
+			base > 0 && fabs(paired - base) / base > fmax(STALE, c->spread);
+	}
+	return n;
+}
 
-	/* Legend: fill, name and the candidate's time; then a table if room. */
-	char names[CUCO_MAX_PHASES][24];
-	int np = phase_names(bars, n, names);
-	int y = 2 + n, x = 1;
-	char num[24];
+/* Legend: fill, name and the candidate's time; the comm it hid; the notes. */
+static int draw_legend(tui_app *app, tui_pane *p, int y, const bar *bars, int n, char names[][24], int np)
+{
+	const tui_focus *f = &app->f;
+	int w = p->w - 2, x = 1;
+	char num[24], num2[24];
 	for (int k = 0; k < np && y < p->h - 1; k++) {
 		char item[256];
-		snprintf(item, sizeof item, " %s %s", names[k],
-			tui_fmt_us(phase_us(&f->cand, names[k]), num, sizeof num));
-		int need = 1 + (int)strlen(item) + 1;
-		if (x + need > w) {
+		double us = phase_us(&f->cand, names[k]), ex = phase_us(&f->cand, "exposed_comm");
+		if (strcmp(names[k], "comm") == 0 && !isnan(ex) && !isnan(us))
+			snprintf(item, sizeof item, " comm %s (%s hidden)", tui_fmt_us(us, num, sizeof num),
+				tui_fmt_us(us - ex > 0 ? us - ex : 0, num2, sizeof num2));
+		else
+			snprintf(item, sizeof item, " %s %s", names[k], tui_fmt_us(us, num, sizeof num));
+		int need = 1 + tui_width(item) + 1;
+		if (x + need > w && x > 1) {
 			y++;
 			x = 1;
 		}
 		int slot = tui_phase_slot(names[k]);
-		wattrset(p->win, app->crt.attr[TUI_EL_PHASE_1 + slot]);
-		x += tui_put(p->win, y, x, app->crt.g->fill[slot], 1);
+		bool comm_hidden = strcmp(names[k], "comm") == 0 && !isnan(ex);
+		wattrset(p->win, app->crt.attr[comm_hidden ? TUI_EL_DIM : TUI_EL_PHASE_1 + slot]);
+		x += tui_put(p->win, y, x, comm_hidden ? " " : app->crt.g->fill[slot], 1);
 		wattrset(p->win, app->crt.attr[TUI_EL_NORMAL]);
 		x += tui_put(p->win, y, x, item, w - x) + 1;
 	}
-	y += 2;
+	bool over = false, stale = false;
+	for (int b = 0; b < n; b++) {
+		over |= drawn_sum(bars[b].c) > bars[b].c->latency_median_us * 1.001;
+		stale |= bars[b].stale;
+	}
+	wattrset(p->win, app->crt.attr[TUI_EL_DIM]);
+	if (y + 1 < p->h - 1 && (over || stale)) {
+		y++;
+		tui_putf(p->win, y, 1, w, "%s%s%s", stale ? "~ paired with another baseline run" : "",
+			stale && over ? "; " : "", over ? "phases drawn to the latency" : "");
+	}
+	return y + 1;
+}
+
+static void draw_table(tui_app *app, tui_pane *p, int y, const bar *bars, int n, char names[][24], int np)
+{
+	int w = p->w - 2;
+	char num[24];
 	if (y + np + 1 >= p->h - 1 || np == 0)
 		return;
 	wattrset(p->win, app->crt.attr[TUI_EL_HEADER]);
@@ -143,6 +212,33 @@ static void draw(tui_app *app, tui_pane *p)
 	}
 }
 
+static void draw(tui_app *app, tui_pane *p)
+{
+	const tui_focus *f = &app->f;
+	int w = p->w - 2;
+	if (!f->have) {
+		wattrset(p->win, app->crt.attr[TUI_EL_DIM]);
+		tui_put(p->win, 1, 2, "no candidate selected", w - 2);
+		return;
+	}
+	bar bars[ROWS];
+	int n = gather(f, bars);
+	double longest = 0;
+	for (int b = 0; b < n; b++)
+		if (isfinite(bars[b].c->latency_median_us))
+			longest = fmax(longest, bars[b].c->latency_median_us);
+	int width = w - LABEL_W - NUMS_W;
+	if (width < 4)
+		width = 4;
+	double scale = longest > 0 ? width / longest : 0;
+	for (int b = 0; b < n && 1 + b < p->h - 1; b++)
+		draw_bar(app, p, 1 + b, &bars[b], scale, width);
+	char names[CUCO_MAX_PHASES][24];
+	int np = phase_names(bars, n, names);
+	int y = draw_legend(app, p, 1 + n, bars, n, names, np);
+	draw_table(app, p, y + 1, bars, n, names, np);
+}
+
 static bool act(tui_app *app, tui_pane *p, tui_action a)
 {
 	(void)app, (void)p, (void)a;
@@ -152,16 +248,25 @@ static bool act(tui_app *app, tui_pane *p, tui_action a)
 static void explain(tui_app *app, cuco_buf *out)
 {
 	const char *known[] = { "compute", "comm", "sync", "exposed_comm", "host" };
-	cuco_buf_puts(out, "Per-phase latency, as the harness measured it, one bar per candidate on one\n"
-		"scale: the selected candidate, its parent, the baseline and the best. The number\n"
-		"after a bar is the measured median latency. Each phase has its own fill:\n\n");
+	const tui_glyphs *g = app->crt.g;
+	cuco_buf_puts(out, "Per-phase latency, as the harness measured it: one bar each for the selected "
+		"candidate, its parent, the baseline and the best, on one scale. A bar is as long as the "
+		"measured median latency (the number after it, then the speedup). Each phase has its own "
+		"fill:\n\n");
 	for (int i = 0; i < 5; i++)
-		cuco_buf_printf(out, "  %s %s\n", app->crt.g->fill[i], tui_teach_phase(known[i]));
-	cuco_buf_printf(out, "  %s any other phase the workload reports.\n\n", app->crt.g->fill[TUI_FILLS - 1]);
-	cuco_buf_puts(out, "Comm and exposed_comm overlap: exposed_comm is the part of comm that compute\n"
-		"did not hide, so a well-overlapped kernel shows a long comm bar with a short\n"
-		"exposed_comm one, and the stacked bar can be longer than the latency. Co-design wins\n"
-		"come from shrinking exposed communication and sync. z (zoom) adds a table of numbers.\n");
+		cuco_buf_printf(out, "  %s %s\n", g->fill[i], tui_teach_phase(known[i]));
+	cuco_buf_printf(out, "  %s any other phase the workload reports.\n", g->fill[TUI_FILLS - 1]);
+	cuco_buf_printf(out, "  %s time no phase accounts for.\n\n", g->unaccounted);
+	cuco_buf_puts(out, "Each phase is drawn once. exposed_comm is the part of comm that compute did "
+		"not hide; the hidden rest runs during compute, so it is no time of its own and the bar "
+		"leaves it out (the legend gives comm and how much of it was hidden). Phases timed apart "
+		"can add up to more than the latency; the bar is then drawn to the latency and the legend "
+		"says so.\n\n"
+		"~ after a label: that candidate was timed against another measurement of the baseline "
+		"than the one shown (the machine's load moved in between), so its bar's length does not "
+		"compare with the baseline's; its speedup, a ratio of one paired measurement, does.\n\n"
+		"Co-design wins come from shrinking exposed communication and sync. z (zoom) adds a table "
+		"of numbers.\n");
 }
 
 const tui_pane_ops tui_pane_phases = {

@@ -1,35 +1,175 @@
 /* pane-tree.c — the lineage tree: one line per candidate, depth-first from
- * the roots, foldable, filterable, searchable. */
+ * the roots with ├─ │ └─ lines, foldable, filterable, sortable, searchable.
+ *
+ * Its columns fit the width the way htop's do: each has a priority, and
+ * when the line is too long the least telling go first (island, latency,
+ * score), then the directive turns into its change from the parent (the
+ * one value that tells two siblings apart), then the indentation shrinks,
+ * then the origin goes; id, status and speedup always stay. */
 #include "tui/screen.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_INDENT 12  /* deeper lineages stop indenting: the line must still fit */
+#define MAX_INDENT 12   /* levels drawn at most; deeper rows sit at the last */
+#define MIN_INDENT 3
+#define DIR_MAX 60      /* a directive column wider than this is cut */
 
-/* The directive in short for a row: cached by id (a directive never changes). */
-static const char *dshort(tui_app *app, cuco_txn *txn, uint64_t id)
+/* ---- directives, cached by id (a directive never changes) ---------------- */
+
+static const cuco_directive *directive_of(tui_app *app, cuco_txn *txn, uint64_t id)
 {
 	struct tui_dcache *e = &app->dcache[id % TUI_DCACHE];
 	if (e->id != id) {
 		cuco_candidate *c = cuco_xmalloc(sizeof *c);
 		e->id = id;
-		if (cuco_cand_get(txn, id, c) == CUCO_OK)
-			cuco_directive_short(&c->directive, e->text, sizeof e->text);
-		else
-			cuco_strlcpy(e->text, "?", sizeof e->text);
+		e->ok = cuco_cand_get(txn, id, c) == CUCO_OK;
+		if (e->ok)
+			e->d = c->directive;
 		free(c);
 	}
-	return e->text;
+	return e->ok ? &e->d : NULL;
 }
+
+struct change {
+	char *buf;
+	size_t size, len;
+	bool abbrev;
+};
+
+static void add_change(int dim, const char *name, const char *before, const char *after, void *arg)
+{
+	(void)before;
+	struct change *c = arg;
+	const char *label = c->abbrev && dim >= 0 ? cuco_dirdim_abbrev((cuco_dirdim)dim) : name;
+	int n = snprintf(c->buf + c->len, c->size - c->len, "%s%s=%s", c->len ? " " : "", label,
+		*after ? after : "-");
+	if (n > 0)
+		c->len = c->len + (size_t)n < c->size ? c->len + (size_t)n : c->size - 1;
+}
+
+/* A row's directive, in full or as its change from the parent (long
+ * names, or the short ones when `abbrev`); roots always in full. */
+static void dir_text(tui_app *app, cuco_txn *txn, const cuco_summary *s, bool change, bool abbrev,
+	char *buf, size_t size)
+{
+	const cuco_directive *d = directive_of(app, txn, s->id);
+	if (!d) {
+		cuco_strlcpy(buf, "?", size);
+		return;
+	}
+	cuco_directive mine = *d;  /* the cache slot may be taken by the parent */
+	const cuco_directive *pd = change && s->parents[0] ? directive_of(app, txn, s->parents[0]) : NULL;
+	if (!pd) {
+		cuco_directive_short(&mine, buf, size);
+		return;
+	}
+	struct change c = { buf, size, 0, abbrev };
+	buf[0] = '\0';
+	if (cuco_directive_diff(pd, &mine, add_change, &c) == 0)
+		cuco_strlcpy(buf, "(source only)", size);
+}
+
+/* ---- columns -------------------------------------------------------------- */
+
+enum { C_ID, C_FLAGS, C_TREE, C_ORIGIN, C_DIR, C_SPEEDUP, C_SCORE, C_LATENCY, C_ISLAND, NCOLS };
+
+typedef struct tree_cols {
+	int w[NCOLS];        /* 0: not shown */
+	bool change;         /* the directive column shows the change from the parent */
+	bool abbrev;         /* … with short dimension names */
+	int indent;          /* tree levels drawn */
+} tree_cols;
+
+static int digits(uint64_t v)
+{
+	int d = 1;
+	while (v >= 10)
+		v /= 10, d++;
+	return d;
+}
+
+static int total(const tree_cols *c)
+{
+	int t = 0;
+	for (int i = 0; i < NCOLS; i++)
+		t += c->w[i] ? c->w[i] + 1 : 0;
+	return t - 1;
+}
+
+struct measure {
+	tui_app *app;
+	size_t first, count;
+	int depth;                     /* deepest row shown */
+	int full, change, short_change; /* widest directive texts */
+};
+
+static void measure(cuco_txn *txn, struct measure *ms)
+{
+	const tui_model *m = &ms->app->m;
+	for (size_t r = ms->first; r < ms->first + ms->count && r < m->nrows; r++) {
+		const cuco_summary *s = &m->sums[m->rows[r]];
+		char t[256];
+		int d = m->depth[m->rows[r]];
+		ms->depth = d > ms->depth ? d : ms->depth;
+		dir_text(ms->app, txn, s, false, false, t, sizeof t);
+		ms->full = (int)strlen(t) > ms->full ? (int)strlen(t) : ms->full;
+		dir_text(ms->app, txn, s, true, false, t, sizeof t);
+		ms->change = (int)strlen(t) > ms->change ? (int)strlen(t) : ms->change;
+		dir_text(ms->app, txn, s, true, true, t, sizeof t);
+		ms->short_change = (int)strlen(t) > ms->short_change ? (int)strlen(t) : ms->short_change;
+	}
+}
+
+/* Choose the columns for `width` over the rows in view. */
+static tree_cols fit(tui_app *app, cuco_txn *txn, int width, size_t first, size_t count)
+{
+	const tui_model *m = &app->m;
+	struct measure ms = { app, first, count, 0, 9, 6, 6 };
+	measure(txn, &ms);
+	bool tree = m->sort == TUI_SORT_LINEAGE;
+	tree_cols c = { 0 };
+	c.w[C_ID] = digits(m->n ? m->sums[m->n - 1].id : 1) + 1;
+	c.w[C_FLAGS] = 4;
+	c.indent = tree ? (ms.depth < MAX_INDENT ? ms.depth : MAX_INDENT) : 0;
+	c.w[C_ORIGIN] = 9;
+	c.w[C_SPEEDUP] = 7;
+	c.w[C_SCORE] = 7;
+	c.w[C_LATENCY] = 8;
+	c.w[C_ISLAND] = 3;
+	for (;;) {
+		c.w[C_TREE] = tree ? 1 + 2 * c.indent : 0;
+		c.w[C_DIR] = !c.change ? ms.full : c.abbrev ? ms.short_change : ms.change;
+		c.w[C_DIR] = c.w[C_DIR] > DIR_MAX ? DIR_MAX : c.w[C_DIR];
+		if (total(&c) <= width)
+			break;
+		if (c.w[C_ISLAND]) c.w[C_ISLAND] = 0;
+		else if (c.w[C_LATENCY]) c.w[C_LATENCY] = 0;
+		else if (c.w[C_SCORE]) c.w[C_SCORE] = 0;
+		else if (!c.change) c.change = true;
+		else if (!c.abbrev) c.abbrev = true;
+		else if (c.indent > MIN_INDENT) c.indent--;
+		else if (c.w[C_ORIGIN]) c.w[C_ORIGIN] = 0;
+		else {
+			/* The directive takes what is left; its text is cut. */
+			c.w[C_DIR] = 0;
+			int rest = width - total(&c) - 1;
+			c.w[C_DIR] = rest > 1 ? rest : 1;
+			break;
+		}
+	}
+	return c;
+}
+
+/* ---- drawing -------------------------------------------------------------- */
 
 struct draw_rows {
 	tui_app *app;
 	tui_pane *p;
 	int view;
+	tree_cols c;
 };
 
 static attr_t row_attr(tui_app *app, const cuco_summary *s)
@@ -43,57 +183,122 @@ static attr_t row_attr(tui_app *app, const cuco_summary *s)
 	}
 }
 
-static void draw_row(tui_app *app, tui_pane *p, cuco_txn *txn, int y, size_t row)
+/* One flag cell: its glyph in its own colour, unless the row is selected. */
+static int flag(tui_app *app, WINDOW *w, int y, int x, bool on, const char *glyph, tui_element el,
+	attr_t base, bool selected)
+{
+	wattrset(w, on && !selected ? app->crt.attr[el] : base);
+	int n = tui_put(w, y, x, on ? glyph : " ", 1);
+	wattrset(w, base);
+	return n;
+}
+
+static int draw_tree_cell(tui_app *app, WINDOW *w, int y, int x, size_t i, int indent)
 {
 	const tui_model *m = &app->m;
+	const tui_glyphs *g = app->crt.g;
+	int depth = m->depth[i], x0 = x;
+	int shown = depth < indent ? depth : indent;
+	for (int k = 0; k + 1 < shown; k++)
+		x += tui_put(w, y, x, k < TUI_TREE_LEVELS - 1 && (m->lines[i] >> k & 1) ? g->vert : g->blank, 2);
+	if (shown > 0)
+		x += tui_put(w, y, x, m->lines[i] >> 31 ? g->last : g->branch, 2);
+	const char *fold = tui_model_has_children(m, i) ? (m->folded[i] ? g->folded : g->unfolded) : g->leaf;
+	x += tui_put(w, y, x, fold, 1);
+	return x - x0;
+}
+
+static void draw_row(struct draw_rows *d, cuco_txn *txn, int y, size_t row)
+{
+	tui_app *app = d->app;
+	tui_pane *p = d->p;
+	const tui_model *m = &app->m;
+	const tree_cols *c = &d->c;
 	size_t i = m->rows[row];
 	const cuco_summary *s = &m->sums[i];
 	const tui_glyphs *g = app->crt.g;
-	int w = p->w - 2, x = 1;
+	WINDOW *w = p->win;
+	int end = p->w - 1, x = 1;
 	bool selected = row == app->cursor;
 	attr_t base = selected ? app->crt.attr[app->focus == TUI_PANE_TREE ? TUI_EL_SELECTED : TUI_EL_SELECTED_DIM]
 		: row_attr(app, s);
-	wattrset(p->win, base);
+	wattrset(w, base);
 	if (selected)
-		mvwhline(p->win, y, 1, ' ', w);
-	x += tui_putf(p->win, y, x, w, "%6llu ", (unsigned long long)s->id);
-	x += tui_put(p->win, y, x, g->status[s->status < CUCO_STATUS_COUNT ? s->status : 0], 1);
-	if (s->pinned && !selected)
-		wattrset(p->win, app->crt.attr[TUI_EL_PINNED]);
-	x += tui_put(p->win, y, x, s->pinned ? g->pin : " ", 1);
-	wattrset(p->win, s->id == app->mark_id && !selected ? app->crt.attr[TUI_EL_MARKED] : base);
-	x += tui_put(p->win, y, x, s->id == app->mark_id ? g->mark : " ", 1);
-	wattrset(p->win, base);
-	x += tui_put(p->win, y, x, " ", 1);
-	int depth = m->depth[i] < MAX_INDENT ? m->depth[i] : MAX_INDENT;
-	for (int d = 0; d < depth && x < w - 30; d++)
-		x += tui_put(p->win, y, x, d + 1 == depth ? g->last : g->blank, 2);
-	const char *fold = tui_model_has_children(m, i) ? (m->folded[i] ? g->folded : g->unfolded) : g->leaf;
-	x += tui_put(p->win, y, x, fold, 1);
-	x += tui_putf(p->win, y, x, w - x, " %-9s ", cuco_origin_name((cuco_origin)s->origin));
-	/* Score and speedup sit at the right edge; the directive takes the rest. */
-	char nums[32], sc[12], sp[12];
-	if (isnan(s->score))
-		snprintf(sc, sizeof sc, "-");
-	else
-		snprintf(sc, sizeof sc, "%.4g", s->score);
-	if (isnan(s->speedup))
-		snprintf(sp, sizeof sp, "-");
-	else
-		snprintf(sp, sizeof sp, "%.2fx", s->speedup);
-	snprintf(nums, sizeof nums, "%8s %7s", sc, sp);
-	int right = w + 1 - (int)strlen(nums);
-	if (right > x + 4)
-		tui_put(p->win, y, x, dshort(app, txn, s->id), right - x - 1);
-	tui_put(p->win, y, right > x ? right : x, nums, w + 1 - (right > x ? right : x));
+		mvwhline(w, y, 1, ' ', end - 1);
+	/* A search match shows on its id, so the status colours stay readable. */
+	if (m->match[i] & 1 && !selected)
+		wattrset(w, app->crt.attr[TUI_EL_MATCH]);
+	tui_putf(w, y, x, c->w[C_ID], "%*llu", c->w[C_ID], (unsigned long long)s->id);
+	wattrset(w, base);
+	x += c->w[C_ID] + 1;
+	x += tui_put(w, y, x, g->status[s->status < CUCO_STATUS_COUNT ? s->status : 0], 1);
+	x += flag(app, w, y, x, s->pinned, g->pin, TUI_EL_PINNED, base, selected);
+	x += flag(app, w, y, x, s->id == m->best_id, g->best, TUI_EL_GOOD, base, selected);
+	x += flag(app, w, y, x, s->id == app->mark_id, g->mark, TUI_EL_MARKED, base, selected);
+	x += 1;
+	if (c->w[C_TREE]) {
+		draw_tree_cell(app, w, y, x, i, c->indent);
+		x += c->w[C_TREE] + 1;
+	}
+	if (c->w[C_ORIGIN]) {
+		tui_put(w, y, x, cuco_origin_name((cuco_origin)s->origin), c->w[C_ORIGIN]);
+		x += c->w[C_ORIGIN] + 1;
+	}
+	char text[256];
+	dir_text(app, txn, s, c->change, c->abbrev, text, sizeof text);
+	tui_put_cut(w, y, x, text, c->w[C_DIR], app->crt.g->more);
+	x += c->w[C_DIR] + 1;
+	char num[48];
+	tui_fmt_speedup(s->speedup, num, sizeof num);
+	x += tui_putf(w, y, x, end - x, "%*s", c->w[C_SPEEDUP], num) + 1;
+	if (c->w[C_SCORE] && x < end) {
+		snprintf(num, sizeof num, isnan(s->score) ? "-" : "%.4g", s->score);
+		x += tui_putf(w, y, x, end - x, "%*s", c->w[C_SCORE], num) + 1;
+	}
+	if (c->w[C_LATENCY] && x < end)
+		x += tui_putf(w, y, x, end - x, "%*s", c->w[C_LATENCY],
+			tui_fmt_us(s->latency_median_us, num, sizeof num)) + 1;
+	if (c->w[C_ISLAND] && x < end) {
+		snprintf(num, sizeof num, s->island < 0 ? "-" : "%d", s->island);
+		tui_putf(w, y, x, end - x, "%*s", c->w[C_ISLAND], num);
+	}
 }
 
+static void draw_header(tui_app *app, tui_pane *p, const tree_cols *c);
+
+/* One read for the whole pane: the rows in view are measured for the
+ * columns, then drawn. */
 static int draw_txn(cuco_txn *txn, void *arg)
 {
 	struct draw_rows *d = arg;
+	d->c = fit(d->app, txn, d->p->w - 2, (size_t)d->p->top, (size_t)d->view);
+	draw_header(d->app, d->p, &d->c);
 	for (int r = 0; r < d->view && (size_t)(d->p->top + r) < d->app->m.nrows; r++)
-		draw_row(d->app, d->p, txn, 2 + r, (size_t)(d->p->top + r));
+		draw_row(d, txn, 2 + r, (size_t)(d->p->top + r));
 	return CUCO_OK;
+}
+
+static void draw_header(tui_app *app, tui_pane *p, const tree_cols *c)
+{
+	WINDOW *w = p->win;
+	int x = 1, end = p->w - 1;
+	wattrset(w, app->crt.attr[TUI_EL_HEADER]);
+	mvwhline(w, 1, 1, ' ', end - 1);
+	tui_putf(w, 1, x, end - x, "%*s", c->w[C_ID], "id");
+	x += c->w[C_ID] + 1 + c->w[C_FLAGS] + 1;
+	if (c->w[C_TREE])
+		x += c->w[C_TREE] + 1;
+	if (c->w[C_ORIGIN]) {
+		tui_put(w, 1, x, "origin", end - x);
+		x += c->w[C_ORIGIN] + 1;
+	}
+	tui_put(w, 1, x, c->change ? "change from parent" : "directive", c->w[C_DIR]);
+	x += c->w[C_DIR] + 1;
+	static const char *const heads[] = { [C_SPEEDUP] = "speedup", [C_SCORE] = "score",
+		[C_LATENCY] = "latency", [C_ISLAND] = "isl" };
+	for (int k = C_SPEEDUP; k < NCOLS && x < end; k++)
+		if (c->w[k])
+			x += tui_putf(w, 1, x, end - x, "%*s", c->w[k], heads[k]) + 1;
 }
 
 static void draw(tui_app *app, tui_pane *p)
@@ -106,18 +311,29 @@ static void draw(tui_app *app, tui_pane *p)
 		p->top = (int)app->cursor;
 	if ((int)app->cursor >= p->top + view)
 		p->top = (int)app->cursor - view + 1;
-	wattrset(p->win, app->crt.attr[TUI_EL_HEADER]);
-	mvwhline(p->win, 1, 1, ' ', p->w - 2);
-	tui_putf(p->win, 1, 1, p->w - 2, "%6s st  %-*s", "id", p->w - 30, "origin    directive");
-	tui_put(p->win, 1, p->w - 18, "   score speedup", 16);
+	if (p->top > 0 && (size_t)p->top + (size_t)view > app->m.nrows)
+		p->top = app->m.nrows > (size_t)view ? (int)(app->m.nrows - (size_t)view) : 0;
+	struct draw_rows d = { .app = app, .p = p, .view = view };
+	cuco_store_read(app->st, draw_txn, &d, NULL);
 	if (app->m.nrows == 0) {
 		wattrset(p->win, app->crt.attr[TUI_EL_DIM]);
 		tui_put(p->win, 2, 2, app->m.n ? "no candidate matches the filter (c clears it)"
 			: "no candidates yet", p->w - 4);
-		return;
 	}
-	struct draw_rows d = { app, p, view };
-	cuco_store_read(app->st, draw_txn, &d, NULL);
+}
+
+/* The pane's title says what is shown: filters, sort, search. */
+static void title(tui_app *app, char *buf, size_t size)
+{
+	const tui_model *m = &app->m;
+	int n = snprintf(buf, size, "lineage %zu/%zu", m->nrows, m->n);
+	if (m->sort != TUI_SORT_LINEAGE && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, " %s by %s", app->crt.g->sep, tui_sort_name(m->sort));
+	if (m->search[0] && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, " %s /%s: %zu match%s", app->crt.g->sep, m->search,
+			m->nmatch, m->nmatch == 1 ? "" : "es");
+	if (m->search[0] && m->searched < m->n && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ", searching %zu%%", m->n ? 100 * m->searched / m->n : 0);
 }
 
 static void move_cursor(tui_app *app, long to)
@@ -133,57 +349,47 @@ static void move_cursor(tui_app *app, long to)
 
 /* ---- search ------------------------------------------------------------- */
 
-struct search {
-	tui_app *app;
-	const char *needle;
-	long found;
-};
-
-static bool contains(const char *hay, const char *needle)
+void tui_tree_next_match(tui_app *app, int dir)
 {
-	return strcasestr(hay, needle) != NULL;
-}
-
-static int search_txn(cuco_txn *txn, void *arg)
-{
-	struct search *s = arg;
-	const tui_model *m = &s->app->m;
-	cuco_candidate *c = cuco_xmalloc(sizeof *c);
-	for (size_t k = 1; k <= m->nrows && s->found < 0; k++) {
-		size_t row = (s->app->cursor + k) % m->nrows;
-		if (cuco_cand_get(txn, m->sums[m->rows[row]].id, c) != CUCO_OK)
-			continue;
-		char text[1024], ds[128];
-		cuco_directive_short(&c->directive, ds, sizeof ds);
-		snprintf(text, sizeof text, "#%llu %s %s %s %s %s %s", (unsigned long long)c->id,
-			cuco_origin_name(c->origin), cuco_status_name(c->status), ds, c->note, c->model,
-			c->error_class);
-		if (contains(text, s->needle))
-			s->found = (long)row;
-	}
-	free(c);
-	return CUCO_OK;
-}
-
-static void search(tui_app *app, bool ask)
-{
-	if (ask) {
-		char buf[sizeof app->search] = "";
-		if (!tui_prompt(app, "search: ", buf, sizeof buf) || !buf[0])
-			return;
-		cuco_strlcpy(app->search, buf, sizeof app->search);
-	}
-	if (!app->search[0] || app->m.nrows == 0)
+	const tui_model *m = &app->m;
+	if (!m->search[0]) {
+		tui_flash(app, "no search yet: / searches");
 		return;
-	struct search s = { app, app->search, -1 };
-	cuco_store_read(app->st, search_txn, &s, NULL);
-	if (s.found < 0)
-		tui_flash(app, "'%s': not found", app->search);
-	else
-		move_cursor(app, s.found);
+	}
+	long r = m->nrows ? tui_model_next_match(m, app->cursor, dir) : -1;
+	if (r < 0 && m->searched < m->n) {
+		app->search_jump = true;  /* to the first match the search finds */
+		tui_flash(app, "/%s: searching…", m->search);
+		return;
+	}
+	if (r < 0) {
+		tui_flash(app, "/%s: no match shown", m->search);
+		return;
+	}
+	move_cursor(app, r);
+	long k = 0;  /* which match this is, for "3 of 17" */
+	for (long q = 0; q <= r; q++)
+		k += m->match[m->rows[q]] & 1;
+	tui_flash(app, "/%s: match %ld of %zu%s (n next, N previous)", m->search, k, m->nmatch,
+		m->searched < m->n ? " so far" : "");
 }
 
-/* ---- filters ------------------------------------------------------------ */
+static void search(tui_app *app)
+{
+	char buf[sizeof app->m.search];
+	cuco_strlcpy(buf, app->m.search, sizeof buf);
+	if (!tui_prompt(app, "search (Enter on empty clears): ", buf, sizeof buf))
+		return;
+	cuco_err err = { 0 };
+	if (tui_model_search(&app->m, app->st, buf, TUI_SEARCH_CHUNK, &err) != CUCO_OK)
+		tui_flash(app, "search: %s", err.msg);
+	if (buf[0])
+		tui_tree_next_match(app, 1);
+	else
+		tui_flash(app, "search cleared");
+}
+
+/* ---- filters and sort ------------------------------------------------------ */
 
 static void cycle_island(tui_app *app)
 {
@@ -223,6 +429,17 @@ void tui_tree_filter_island(tui_app *app, int island)
 	filter_changed(app);
 }
 
+static void cycle_sort(tui_app *app)
+{
+	tui_model *m = &app->m;
+	m->sort = (tui_sort)((m->sort + 1) % TUI_SORT_COUNT);
+	tui_model_rows(m);
+	if (!tui_select_id(app, app->sel_id))
+		move_cursor(app, 0);
+	tui_flash(app, "order: %s%s", tui_sort_name(m->sort),
+		m->sort == TUI_SORT_LINEAGE ? " (the tree)" : " (a flat list; > again for the next)");
+}
+
 static void next_failure(tui_app *app)
 {
 	const tui_model *m = &app->m;
@@ -258,7 +475,9 @@ static bool act(tui_app *app, tui_pane *p, tui_action a)
 	case TUI_ACT_BOTTOM: move_cursor(app, (long)m->nrows - 1); return true;
 	case TUI_ACT_TOGGLE: {
 		long i = tui_model_find(m, app->sel_id);
-		if (i >= 0 && tui_model_has_children(m, (size_t)i)) {
+		if (m->sort != TUI_SORT_LINEAGE)
+			tui_flash(app, "folds belong to the tree: > back to lineage order");
+		else if (i >= 0 && tui_model_has_children(m, (size_t)i)) {
 			m->folded[i] = !m->folded[i];
 			tui_model_rows(m);
 			tui_select_id(app, app->sel_id);
@@ -270,15 +489,17 @@ static bool act(tui_app *app, tui_pane *p, tui_action a)
 		return true;
 	case TUI_ACT_BEST: jump(app, m->best_id, "best candidate"); return true;
 	case TUI_ACT_NEXT_FAIL: next_failure(app); return true;
-	case TUI_ACT_SEARCH: search(app, true); return true;
-	case TUI_ACT_SEARCH_NEXT: search(app, false); return true;
+	case TUI_ACT_SEARCH: search(app); return true;
+	case TUI_ACT_SEARCH_NEXT: tui_tree_next_match(app, 1); return true;
+	case TUI_ACT_SEARCH_PREV: tui_tree_next_match(app, -1); return true;
+	case TUI_ACT_SORT: cycle_sort(app); return true;
 	case TUI_ACT_FILTER_ISLAND: cycle_island(app); filter_changed(app); return true;
 	case TUI_ACT_FILTER_STATUS:
-		m->filter.status = m->filter.status + 1 >= CUCO_STATUS_COUNT ? -1 : m->filter.status + 1;
+		m->filter.status = tui_model_next_status(m, m->filter.status);
 		filter_changed(app);
 		return true;
 	case TUI_ACT_FILTER_ORIGIN:
-		m->filter.origin = m->filter.origin + 1 >= CUCO_ORIGIN_COUNT ? -1 : m->filter.origin + 1;
+		m->filter.origin = tui_model_next_origin(m, m->filter.origin);
 		filter_changed(app);
 		return true;
 	case TUI_ACT_FILTER_CLEAR:
@@ -298,17 +519,24 @@ static void explain(tui_app *app, cuco_buf *out)
 	for (int s = 0; s < CUCO_STATUS_COUNT; s++)
 		cuco_buf_printf(out, "  %s  %-13s %s\n", g->status[s], cuco_status_name((cuco_status)s),
 			tui_teach_status((cuco_status)s));
-	cuco_buf_printf(out, "\nMarks: %s pinned (kept as a parent), %s marked for the diff.\n"
-		"%s folded subtree, %s unfolded (Enter toggles).\n\nOrigins:\n",
-		g->pin, g->mark, g->folded, g->unfolded);
+	cuco_buf_printf(out, "\nMarks after the status: %s pinned (kept as a parent), %s the best, "
+		"%s marked for the diff. %s folded subtree, %s unfolded (Enter toggles).\n\nOrigins:\n",
+		g->pin, g->best, g->mark, g->folded, g->unfolded);
 	for (int o = 0; o < CUCO_ORIGIN_COUNT; o++)
 		cuco_buf_printf(out, "  %-10s %s\n", cuco_origin_name((cuco_origin)o),
 			tui_teach_origin((cuco_origin)o));
-	cuco_buf_puts(out, "\nThe directive column is backend/issuer/placement/sync/granularity;\n"
-		"t on the detail pane explains each dimension. Score: higher is better.\n"
-		"Speedup: the baseline's median latency over this one's, measured in the same run.\n");
+	cuco_buf_puts(out, "\nThe directive column is backend/issuer/placement/sync/granularity, then "
+		"free knobs. When the pane is too narrow for it, it shows each candidate's change from "
+		"its parent instead (\"gran=16\": the granularity became 16; \"(source only)\": the same "
+		"directive, a change in the code); t on the detail pane explains each dimension. "
+		"Columns that do not fit go in this order: island, latency, score, then the origin.\n"
+		"Speedup: the baseline's median latency over this one's, measured in the same run. "
+		"Score: higher is better.\n\n"
+		"> orders the list by speedup, latency or age instead of lineage; / searches, n and N "
+		"step through the matches (their ids are highlighted, the title counts them).\n");
 }
 
 const tui_pane_ops tui_pane_tree = {
 	.title = "lineage", .context = TUI_IN_TREE, .draw = draw, .act = act, .explain = explain,
+	.title_fn = title,
 };

@@ -131,6 +131,13 @@ static int parse_line(tui_theme *t, char *line, const char *where, int lineno, c
 		cuco_strlcpy(t->name, value, sizeof t->name);
 		return CUCO_OK;
 	}
+	if (strcmp(key, "background") == 0) {
+		if (strcmp(value, "dark") != 0 && strcmp(value, "light") != 0)
+			return cuco_errf(err, CUCO_EDATA, "%s:%d: background: '%s' is not dark or light", where,
+				lineno, value);
+		t->light = strcmp(value, "light") == 0;
+		return CUCO_OK;
+	}
 	for (int i = 0; i < TUI_EL_COUNT; i++) {
 		if (strcmp(key, element_keys[i]) != 0)
 			continue;
@@ -170,7 +177,7 @@ int tui_theme_load(tui_theme *t, const char *name_or_path, cuco_err *err)
 	char *text = NULL;
 	size_t len = 0;
 	if (is_path(name_or_path)) {
-		if (cuco_read_file(name_or_path, THEME_MAX_BYTES, &text, &len, err) != CUCO_OK)
+		if (cuco_read_text(name_or_path, THEME_MAX_BYTES, &text, &len, err) != CUCO_OK)
 			return CUCO_EDATA;
 		cuco_strlcpy(path, name_or_path, sizeof path);
 	} else {
@@ -180,7 +187,11 @@ int tui_theme_load(tui_theme *t, const char *name_or_path, cuco_err *err)
 			if (!dirs[i])
 				continue;
 			snprintf(path, sizeof path, "%s/%s.theme", dirs[i], name_or_path);
-			if (cuco_read_file(path, THEME_MAX_BYTES, &text, &len, NULL) != CUCO_OK)
+			cuco_err why = { 0 };
+			int rc = cuco_read_text(path, THEME_MAX_BYTES, &text, &len, &why);
+			if (rc == CUCO_EDATA)  /* found, but not a theme: say so, not "not found" */
+				return cuco_errf(err, CUCO_EDATA, "%s", why.msg);
+			if (rc != CUCO_OK)
 				text = NULL;
 		}
 		if (!text)

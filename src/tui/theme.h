@@ -4,6 +4,8 @@
  * a background and attributes, and crt.c turns that into curses pairs for
  * the terminal's colour depth. Keys a file leaves out keep the built-in
  * dark value, so an old theme keeps working when elements are added.
+ * `background = dark | light` says which background the colours are for
+ * (dark when left out): on 8 colours a grey then becomes white or black.
  */
 #ifndef CUCO_TUI_THEME_H
 #define CUCO_TUI_THEME_H
@@ -42,7 +44,8 @@
 	X(PHASE_5,     "phase.host",   "magenta",             "default") \
 	X(PHASE_OTHER, "phase.other",  "white",               "default") \
 	X(DIALOG,      "dialog",       "white on black",      "reverse") \
-	X(FLASH,       "flash",        "black on yellow",     "reverse")
+	X(FLASH,       "flash",        "black on yellow",     "reverse") \
+	X(MATCH,       "match",        "black on yellow",     "bold underline")
 
 typedef enum tui_element {
 #define X(e, key, def, mono) TUI_EL_##e,
@@ -67,6 +70,7 @@ typedef struct tui_style {
 
 typedef struct tui_theme {
 	char name[64];
+	bool light;       /* `background = light`: drawn over a light background */
 	tui_style el[TUI_EL_COUNT];
 } tui_theme;
 

@@ -23,6 +23,11 @@ typedef struct cuco_tui_options {
 	const char *author;  /* who signs human actions: $USER@host (cmd_author) */
 } cuco_tui_options;
 
+/* Whether a theme (a name or a path) loads: what `cuco run --theme` checks
+ * before a search starts, so a typo is a usage error and not a run
+ * without its screen. */
+int cuco_tui_theme_check(const char *theme, cuco_err *err);
+
 /* Run the screen until the user quits. With in_process, *stop_run says
  * whether the user chose to stop the search (quitting asks first). */
 int cuco_tui_run(cuco_store *st, int wake_fd, const cuco_tui_options *opt,

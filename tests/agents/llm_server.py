@@ -15,11 +15,22 @@ entry of a script:
         {"fault": "refuse", "seconds": 2},        # close it, then stop listening for 2 s
         {"text": "slow", "delay": 0.2, "chunk": 2}, # stream 2 characters per event, 0.2 s apart
         {"text": "late", "wait": 1.5},            # 1.5 s of silence before the headers
-        {"text": "stuck", "stall": 5}             # a stream silent for 5 s after its first event
+        {"text": "stuck", "stall": 5},            # a stream silent for 5 s after its first event
+        {"text": "x", "repeat": 5000000},         # the text 5 000 000 times (a flood)
+        {"fault": "flood", "bytes": 9000000}      # 200, then 9 MB with no newline
     ]}
 
-An error entry may carry "message" (put in the error body). Once the script
-is used up every request gets HTTP 500 "script exhausted". Every request is
+A script may also hold what the server's other routes answer, 404 where
+it holds none: "models" (GET /v1/models), "props" (GET /props) and "show"
+(POST /api/show), each a JSON value sent as it is, or {"status": N} for an
+error. These requests take no entry and are not logged.
+
+An error entry may carry "message" (put in the error body). An entry with
+"match" answers only a request whose body holds that text: each request
+takes the first unused entry it may (so that, with several calls in flight
+at once, a planner's request and an executor's each get their own kind of
+reply whichever arrives first). Once the script is used up every request
+gets HTTP 500 "script exhausted". Every request is
 appended to the log as one JSON line (time, path, headers, body, and
 "fault": what the answer was, "ok" for a plain reply), so tests can count
 attempts, time them, and check what was sent.
@@ -128,21 +139,31 @@ class Script:
                 script = json.load(f)
             self.random = Random(script["random"]) if "random" in script else None
             self.replies = script.get("replies", [])
+            self.routes = {"/v1/models": script.get("models"), "/props": script.get("props"),
+                           "/api/show": script.get("show")}
             self.version = version
-            self.next = 0
+            self.used = set()
 
-    def entry(self):
+    def entry(self, body):
         if self.random:
             return self.random.draw()
-        if self.next >= len(self.replies):
-            return {"status": 500, "message": "script exhausted"}
-        self.next += 1
-        return self.replies[self.next - 1]
+        text = json.dumps(body)
+        for i, entry in enumerate(self.replies):
+            if i not in self.used and entry.get("match", "") in text:
+                self.used.add(i)
+                return entry
+        return {"status": 500, "message": "script exhausted"}
+
+    def route(self, path):
+        """What a side route answers: no entry is taken, nothing logged."""
+        with self.lock:
+            self.reload()
+            return self.routes.get(path)
 
     def take(self, record):
         with self.lock:
             self.reload()
-            entry = self.entry()
+            entry = self.entry(record.get("body"))
             record.update(fault=fault_of(entry), kind=entry.get("kind", ""),
                           delivered=fault_of(entry) in ("ok", "wait", "slow"))
             with open(self.log, "a") as f:
@@ -150,11 +171,15 @@ class Script:
             return entry
 
 
+def text_of(entry):
+    return entry.get("text", "") * entry.get("repeat", 1)
+
+
 def openai_body(entry, model):
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "model": model,
         "choices": [{"index": 0, "finish_reason": entry.get("finish", "stop"),
-                     "message": {"role": "assistant", "content": entry.get("text", "")}}],
+                     "message": {"role": "assistant", "content": text_of(entry)}}],
         "usage": {"prompt_tokens": entry.get("tokens_in", 0),
                   "completion_tokens": entry.get("tokens_out", 0)},
     }
@@ -163,7 +188,7 @@ def openai_body(entry, model):
 def anthropic_body(entry, model):
     return {
         "id": "msg_test", "type": "message", "role": "assistant", "model": model,
-        "content": [{"type": "text", "text": entry.get("text", "")}],
+        "content": [{"type": "text", "text": text_of(entry)}],
         "stop_reason": entry.get("finish", "end_turn"),
         "usage": {"input_tokens": entry.get("tokens_in", 0),
                   "output_tokens": entry.get("tokens_out", 0)},
@@ -171,7 +196,7 @@ def anthropic_body(entry, model):
 
 
 def openai_events(entry, model):
-    text, step = entry.get("text", ""), entry.get("chunk", 16)
+    text, step = text_of(entry), entry.get("chunk", 16)
     for i in range(0, len(text), step):
         yield None, {"choices": [{"index": 0, "delta": {"content": text[i:i + step]},
                                   "finish_reason": None}], "model": model}
@@ -183,7 +208,7 @@ def openai_events(entry, model):
 
 
 def anthropic_events(entry, model):
-    text, step = entry.get("text", ""), entry.get("chunk", 16)
+    text, step = text_of(entry), entry.get("chunk", 16)
     yield "message_start", {"type": "message_start", "message": {
         "id": "msg_test", "type": "message", "role": "assistant", "model": model, "content": [],
         "usage": {"input_tokens": entry.get("tokens_in", 0), "output_tokens": 1}}}
@@ -209,12 +234,32 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         pass
 
+    def side_route(self):
+        answer = self.server.script.route(self.path)
+        if answer is None:
+            answer = {"status": 404, "message": "no such endpoint: " + self.path}
+        if isinstance(answer, dict) and "status" in answer:
+            self.answer_error(answer)
+            return
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self.side_route()
+
     def do_POST(self):
         raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         try:
             body = json.loads(raw)
         except ValueError:
             body = None
+        if self.path == "/api/show":
+            self.side_route()
+            return
         entry = self.server.script.take({"time": time.time(), "path": self.path,
                                          "headers": dict(self.headers.items()), "body": body})
         anthropic = self.path.endswith("/messages")
@@ -268,6 +313,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
+        if entry.get("fault") == "flood":
+            try:
+                for _ in range(0, entry.get("bytes", 1 << 20), 1 << 16):
+                    self.wfile.write(b"a" * (1 << 16))
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client stopped reading at its cap
+            return
         events = list((anthropic_events if anthropic else openai_events)(entry, model))
         fault = entry.get("fault")
         if fault == "truncate":

@@ -15,19 +15,7 @@
 
 #include "test_evolve_run.h"
 
-static const char directive[] = "DIRECTIVE:\nbackend: msg\nissuer: one\nplacement: after\n"
-	"sync: fence\ngranularity: 1\n\n";
-
-/* An edit of the toy's modelled latency constant. */
-static char *scale(const char *from, const char *to)
-{
-	cuco_buf b = { 0 };
-	cuco_buf_printf(&b, "%s<NAME>scale_%s</NAME>\n<DESCRIPTION>Latency base %s.</DESCRIPTION>\n"
-		"<DIFF>\n<<<<<<< SEARCH\n\tdouble us = %s * backend[TOY_BACKEND - 1];\n=======\n"
-		"\tdouble us = %s * backend[TOY_BACKEND - 1];\n>>>>>>> REPLACE\n</DIFF>\n",
-		directive, to, to, from, to);
-	return b.data;
-}
+static char toy[1100];
 
 typedef struct mem_seen {
 	int n, negative;
@@ -76,19 +64,16 @@ static void test_beam_memory(void **state)
 	 * then the negative); iteration 1 plans for the best and edits. */
 	char *texts[8] = {
 		cuco_xstrdup("Halve the modelled latency\nChange the base constant."),
-		scale("1000.0", "500.0"),
+		toy_scale("1000.0", "500.0"),
 		cuco_xstrdup("Double the modelled latency\nA bad idea, on purpose."),
-		scale("1000.0", "2000.0"),
+		toy_scale("1000.0", "2000.0"),
 		cuco_xstrdup("**Halve the base constant**\nThe faster one starts from 500."),
 		cuco_xstrdup("**Keep the base constant low**\nThe slower one doubled it."),
 		cuco_xstrdup("Halve it again\nThe lesson says halving helps."),
-		scale("500.0", "250.0"),
+		toy_scale("500.0", "250.0"),
 	};
 	e2e t;
 	e2e_begin(&t, texts, 8, "[beam]\nwidth = 1\nplans = 2\nsamples = 1\niterations = 2\n");
-	const char *root = getenv("CUCO_SOURCE_ROOT");
-	char toy[1100];
-	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", root ? root : ".");
 	const char *args[] = { "--strategy", "beam", "--budget", "3", NULL };
 	e2e_run(&t, toy, args);
 	const run_rows rows = t.rows;
@@ -168,12 +153,8 @@ static void test_beam_memory(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: test_beam PYTHON LLM_SERVER_PY\n");
+	if (!e2e_args(argc, argv, toy, sizeof toy))
 		return 1;
-	}
-	llm_python = argv[1];
-	llm_server_py = argv[2];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_beam_memory),
 	};

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "agents/agents.h"
+#include "agents/search_int.h"
 
 #define DRAWS 200000
 
@@ -275,6 +276,41 @@ static void test_normalize(void **state)
 	cuco_buf_free(&nc);
 }
 
+/* A candidate is its source and its directive: a reformatted source with
+ * the same directive (knobs in another order) is a duplicate; the same
+ * source with another directive is not. */
+static void test_duplicate_key(void **state)
+{
+	(void)state;
+	const char *a = "int f(int x)\n{\n\treturn x + 1; // one more\n}\n";
+	const char *b = "int f(int x) {   /* the same */ return x + 1;\n}";
+	cuco_directive d, e, other;
+	memset(&d, 0, sizeof d);
+	cuco_directive_set(&d, "backend", "rma");
+	cuco_directive_set(&d, "tile", "64");
+	cuco_directive_set(&d, "unroll", "4");
+	memset(&e, 0, sizeof e);
+	cuco_directive_set(&e, "unroll", "4");
+	cuco_directive_set(&e, "backend", "rma");
+	cuco_directive_set(&e, "tile", "64");
+	other = d;
+	cuco_directive_set(&other, "backend", "shm");
+	char ka[CUCO_HASH_LEN + 1], kb[CUCO_HASH_LEN + 1], kc[CUCO_HASH_LEN + 1];
+	search_known_key(a, strlen(a), &d, ka);
+	search_known_key(b, strlen(b), &e, kb);
+	search_known_key(a, strlen(a), &other, kc);
+	assert_string_equal(ka, kb);
+	assert_string_not_equal(ka, kc);
+	search_known k = { 0 };
+	search_known_add(&k, ka, 0);         /* in flight */
+	assert_non_null(search_known_find(&k, kb));
+	assert_null(search_known_find(&k, kc));
+	search_known_add(&k, ka, 42);        /* it landed */
+	assert_int_equal(search_known_find(&k, ka)->id, 42);
+	assert_int_equal(k.n, 1);
+	search_known_free(&k);
+}
+
 static void test_knobs(void **state)
 {
 	(void)state;
@@ -330,6 +366,14 @@ static void test_knobs(void **state)
 	fclose(f);
 	assert_int_equal(cuco_search_config_load(path, &k, &err), CUCO_EDATA);
 	assert_non_null(strstr(err.msg, ":12: beam.plans = many"));
+	/* A knob given twice, even in a second [evolve], is refused: the second would win. */
+	assert_int_equal(truncate(path, (off_t)(sizeof text - 1)), 0);
+	f = fopen(path, "a");
+	fputs("[evolve]\nislands = 2\n", f);
+	fclose(f);
+	assert_int_equal(cuco_search_config_load(path, &k, &err), CUCO_EDATA);
+	if (!strstr(err.msg, ":12: evolve.islands: given twice"))
+		fail_msg("%s", err.msg);
 	unlink(path);
 }
 
@@ -375,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_explore_exploit_switch),
 		cmocka_unit_test(test_migration),
 		cmocka_unit_test(test_normalize),
+		cmocka_unit_test(test_duplicate_key),
 		cmocka_unit_test(test_knobs),
 		cmocka_unit_test(test_directive_nearest),
 	};

@@ -394,8 +394,9 @@ static void test_resume_hint_reject(void **state)
 	free(last);
 	free_bodies(b, nb);
 
-	/* A third session: the hint the second one took is still given. */
-	const char *third[] = { "--strategy", "evolve", "--budget", "6", NULL };
+	/* A third session, one generation longer (the config's 5 are done):
+	 * the hint the second one took is still given. */
+	const char *third[] = { "--strategy", "evolve", "--budget", "6", "--generations", "6", NULL };
 	e2e_run(&tc, toy, third);
 	b = server_bodies(&tc.s, &nb);
 	assert_true(nb > 7);
@@ -440,7 +441,7 @@ static void test_llm_budget(void **state)
 /* The model and its budget from the command line alone: `--llm` replaces
  * the config file's models (there are none here), implies the evolve
  * strategy, `--max-tokens` ends the run cleanly like budget_tokens, and
- * `--generations` sets the phase schedule. */
+ * `--generations` sets the phase schedule over the search's length. */
 static void test_llm_flags(void **state)
 {
 	(void)state;
@@ -453,10 +454,11 @@ static void test_llm_flags(void **state)
 	run_env_config(&tc.r, NULL, "retries = 0\n[evolve]\nfastpath = false\n");
 	char spec[160];
 	snprintf(spec, sizeof spec, "vllm:test@%s", tc.s.url);
-	/* One generation in all: generation 0 explores (40 % of 1), the later
-	 * edits exploit — without the flag the budget's 6 would explore 3. */
+	/* Four generations in all: 0 and 1 explore (40 % of 4), the later
+	 * edits exploit — without the flag the budget's 6 would explore 3.
+	 * The token budget ends the run after three. */
 	const char *args[] = { "--llm", spec, "--max-tokens", "2500", "--budget", "6",
-		"--generations", "1", NULL };
+		"--generations", "4", NULL };
 	e2e_run(&tc, toy, args);
 	const cuco_candidate *kids[6];
 	assert_int_equal(llm_children(&tc.rows, kids, 6), 3);
@@ -466,7 +468,7 @@ static void test_llm_flags(void **state)
 	assert_int_equal(nb, 3);
 	for (int i = 0; i < nb; i++)
 		assert_true(is_temperature(cJSON_GetObjectItemCaseSensitive(b[i], "temperature")->valuedouble,
-			i < 1 ? explore_t : exploit_t));
+			i < 2 ? explore_t : exploit_t));
 	free_bodies(b, nb);
 	events ev;
 	islands_seen isl;
@@ -587,16 +589,10 @@ static void test_pinned_parent(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: test_evolve_run PYTHON LLM_SERVER_PY\n");
+	if (!e2e_args(argc, argv, toy, sizeof toy))
 		return 1;
-	}
-	llm_python = argv[1];
-	llm_server_py = argv[2];
 	const char *w = getenv("CUCO_WORKLOADS");
-	const char *src = getenv("CUCO_SOURCE_ROOT");
 	cuco_strlcpy(root, w ? w : "workloads", sizeof root);
-	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", src ? src : ".");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_model),
 		cmocka_unit_test(test_resume_hint_reject),

@@ -50,14 +50,16 @@ static inline void run_env_config(run_env *r, const llm_server *s, const char *e
 	assert_int_equal(cuco_write_file(r->config, text, strlen(text), NULL), CUCO_OK);
 }
 
-/* Start `cuco run WORKLOAD --run DIR --headless --jobs 1 --rebench 0 ARGS…`
- * with this config, output to r->out; its pid. */
+/* Start `cuco run WORKLOAD --run DIR --headless --jobs 1 --llm-jobs 1
+ * --rebench 0 ARGS…` with this config, output to r->out; its pid. One
+ * model call at a time keeps a scripted server's replies in the order
+ * the test wrote them; a test of concurrency asks for more in ARGS. */
 static inline pid_t spawn_cuco(const run_env *r, const char *workload, const char *const *args)
 {
 	const char *bin = getenv("CUCO_BIN");
 	char *argv[32] = { "cuco", "run", (char *)workload, "--run", (char *)r->run, "--headless",
-		"--jobs", "1", "--rebench", "0" };
-	int argc = 10;
+		"--jobs", "1", "--llm-jobs", "1", "--rebench", "0" };
+	int argc = 12;
 	for (int i = 0; args[i] && argc < 31; i++)
 		argv[argc++] = (char *)args[i];
 	argv[argc] = NULL;
@@ -204,6 +206,34 @@ static inline int llm_children(const run_rows *r, const cuco_candidate **out, in
 		}
 	}
 	return n;
+}
+
+/* A reply editing the toy fixture's modelled latency constant from one
+ * value to another (its base directive stated). */
+static inline char *toy_scale(const char *from, const char *to)
+{
+	cuco_buf b = { 0 };
+	cuco_buf_printf(&b, "DIRECTIVE:\nbackend: msg\nissuer: one\nplacement: after\n"
+		"sync: fence\ngranularity: 1\n\n<NAME>scale_%s</NAME>\n<DESCRIPTION>Latency base %s."
+		"</DESCRIPTION>\n<DIFF>\n<<<<<<< SEARCH\n\tdouble us = %s * backend[TOY_BACKEND - 1];\n"
+		"=======\n\tdouble us = %s * backend[TOY_BACKEND - 1];\n>>>>>>> REPLACE\n</DIFF>\n",
+		to, to, from, to);
+	return b.data;
+}
+
+/* A test program's arguments, PYTHON LLM_SERVER_PY; false (said) when
+ * they are missing. toy (size bytes) gets the toy fixture's folder. */
+static inline bool e2e_args(int argc, char **argv, char *toy, size_t size)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s PYTHON LLM_SERVER_PY\n", argv[0]);
+		return false;
+	}
+	llm_python = argv[1];
+	llm_server_py = argv[2];
+	const char *src = getenv("CUCO_SOURCE_ROOT");
+	snprintf(toy, size, "%s/tests/agents/fixtures/toy", src ? src : ".");
+	return true;
 }
 
 /* One end-to-end case: a scripted server (when it has replies), a scratch

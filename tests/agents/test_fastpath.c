@@ -2,7 +2,8 @@
  * (a one-rank program, quick to build): a stage that reaches its cap gives
  * up and the islands start from the shipped seed, each failure going back
  * to the model; a stage-B program without EVOLVE-BLOCK markers is refused
- * before any evaluation and counts as an attempt. */
+ * before any evaluation and counts as an attempt; a stage-B attempt the
+ * evaluator refuses as suspect is never the next attempt's parent. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -155,19 +156,71 @@ static void test_markers_required(void **state)
 	cuco_buf_free(&marked);
 }
 
+/* The toy seed with its main's body inside an EVOLVE-BLOCK that starts
+ * with `extra`. */
+static void marked_seed(const char *seed_text, const char *extra, cuco_buf *out)
+{
+	const char *open = strstr(seed_text, "{\n");
+	assert_non_null(open);
+	cuco_buf_append(out, seed_text, (size_t)(open + 2 - seed_text));
+	cuco_buf_printf(out, "\t/* EVOLVE-BLOCK-START */\n%s", extra);
+	const char *close = strrchr(seed_text, '}');
+	cuco_buf_append(out, open + 2, (size_t)(close - (open + 2)));
+	cuco_buf_puts(out, "\t/* EVOLVE-BLOCK-END */\n}\n");
+}
+
+static void test_suspect_never_parent(void **state)
+{
+	(void)state;
+	const char *src = getenv("CUCO_SOURCE_ROOT");
+	char path[1200];
+	snprintf(path, sizeof path, "%s/tests/agents/fixtures/toy/seed.c", src ? src : ".");
+	char *seed_text = slurp(path);
+	/* Stage B's first attempt reads the environment (the source scan
+	 * refuses it as suspect); its second is clean. */
+	cuco_buf cheat = { 0 }, clean = { 0 };
+	marked_seed(seed_text, "\tif (getenv(\"TOY_NEVER_SET\"))\n\t\treturn 2;\n", &cheat);
+	marked_seed(seed_text, "", &clean);
+	char *texts[3] = { full(seed_text), full(cheat.data), full(clean.data) };
+	e2e t;
+	e2e_begin(&t, texts, 3, "");
+	const char *args[] = { "--strategy", "evolve", "--budget", "3", NULL };
+	e2e_run(&t, toy, args);
+	const run_rows rows = t.rows;
+	const cuco_candidate *a = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 0);
+	const cuco_candidate *b1 = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 1);
+	const cuco_candidate *b2 = nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 2);
+	assert_non_null(a);
+	assert_non_null(b1);
+	assert_non_null(b2);
+	assert_int_equal(b1->status, CUCO_STATUS_FAILED);
+	assert_string_equal(b1->error_class, "suspect");
+	assert_non_null(strstr(b1->error_excerpt, "source: line"));
+	assert_true(cuco_cand_suspect(b1));
+	/* The retry starts from stage A's program, not from the refused one. */
+	assert_int_equal(b2->parents[0], a->id);
+	assert_int_equal(b2->status, CUCO_STATUS_DONE);
+	int nb = 0;
+	cJSON **body = server_bodies(&t.s, &nb);
+	assert_int_equal(nb, 3);
+	const char *third = body_message(body[2], "user");
+	assert_non_null(strstr(third, "Attempt 1 of stage B failed: compile stage, suspect"));
+	assert_null(strstr(third, "TOY_NEVER_SET"));  /* the program shown is stage A's */
+	free_bodies(body, nb);
+	e2e_end(&t);
+	free(seed_text);
+	cuco_buf_free(&cheat);
+	cuco_buf_free(&clean);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: test_fastpath PYTHON LLM_SERVER_PY\n");
+	if (!e2e_args(argc, argv, toy, sizeof toy))
 		return 1;
-	}
-	llm_python = argv[1];
-	llm_server_py = argv[2];
-	const char *src = getenv("CUCO_SOURCE_ROOT");
-	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", src ? src : ".");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stage_cap),
 		cmocka_unit_test(test_markers_required),
+		cmocka_unit_test(test_suspect_never_parent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -76,6 +76,14 @@ static void on_delta(const char *text, size_t len, void *arg)
 	s->deltas++;
 }
 
+/* How many requests the server logged since its script was set. */
+static int requests_logged(void)
+{
+	int n;
+	free(llm_server_requests(&srv, &n));
+	return n;
+}
+
 static int call(bool stream, seen *s, cuco_llm_reply *r, cuco_err *err, const atomic_bool *cancel)
 {
 	cuco_llm *c;
@@ -257,9 +265,7 @@ static void test_gives_up(void **state)
 	assert_int_equal(r.attempts, 4);  /* the first and 3 retries */
 	assert_non_null(strstr(err.msg, "HTTP 502: upstream down"));
 	assert_non_null(strstr(err.msg, "gave up after 4 attempts"));
-	int n;
-	free(llm_server_requests(&srv, &n));
-	assert_int_equal(n, 4);
+	assert_int_equal(requests_logged(), 4);
 }
 
 static void test_client_error_not_retried(void **state)
@@ -358,12 +364,18 @@ static void test_timeouts(void **state)
 		fail_msg("the stalled attempt took %.2f s; the idle limit is 1 s", took);
 	cuco_llm_reply_free(&r);
 	cuco_buf_free(&s.text);
-	/* The total limit bounds an attempt that never stalls. */
-	serve("{\"replies\": [{\"text\": \"0123456789\", \"chunk\": 1, \"delay\": 0.2}]}",
-		CUCO_PROVIDER_OPENAI);
+	/* A stream that keeps coming is not cut by the total limit: 2 s of
+	 * events 0.2 s apart against a limit of 0.5 s. */
+	serve("{\"replies\": [{\"text\": \"0123456789\", \"chunk\": 1, \"delay\": 0.2}, "
+		"{\"text\": \"late\", \"wait\": 2}]}", CUCO_PROVIDER_OPENAI);
 	cfg.total_timeout_s = 0.5;
 	cfg.max_retries = 0;
-	assert_int_equal(call(true, NULL, &r, &err, NULL), CUCO_EAGAIN);
+	assert_int_equal(call(true, NULL, &r, &err, NULL), CUCO_OK);
+	assert_string_equal(r.text, "0123456789");
+	assert_int_equal(r.attempts, 1);
+	cuco_llm_reply_free(&r);
+	/* The total limit bounds a whole reply, silent until it is done. */
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_EAGAIN);
 	assert_non_null(strstr(err.msg, "Timeout"));
 }
 
@@ -585,6 +597,19 @@ static void test_parallel_calls_and_totals(void **state)
 	cuco_llm_free(c);
 }
 
+/* An edit of a one-line parent whose directive's backend is msg. */
+static const char edit_parent[] = "// EVOLVE-BLOCK-START\nint x = 1;\n// EVOLVE-BLOCK-END\n";
+static const cuco_directive edit_base = { .backend = "msg" };
+
+static cuco_edit edit_of(cuco_llm *c, int attempts)
+{
+	return (cuco_edit){
+		.llm = c, .model = &model, .system = "sys", .user = "improve it", .parent = edit_parent,
+		.parent_len = strlen(edit_parent), .base = &edit_base, .temperature = NAN,
+		.attempts = attempts,
+	};
+}
+
 /* A refused reply is answered in the same chat; the second one applies.
  * (The directive's own refusals are test_reply's.) */
 static void test_edit_retried_in_the_chat(void **state)
@@ -596,15 +621,10 @@ static void test_edit_retried_in_the_chat(void **state)
 		"{\"text\": \"DIRECTIVE:\\nbackend: rma\\n\\n<NAME>two</NAME>\\n<DESCRIPTION>x is two"
 		"</DESCRIPTION>\\n<<<<<<< SEARCH\\n  int x = 1;\\n=======\\n  int x = 2;\\n>>>>>>> REPLACE"
 		"\\n\", \"tokens_in\": 150, \"tokens_out\": 20}]}", CUCO_PROVIDER_OPENAI);
-	const char *parent = "// EVOLVE-BLOCK-START\nint x = 1;\n// EVOLVE-BLOCK-END\n";
 	cuco_llm *c;
 	cuco_err err = { 0 };
 	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
-	cuco_directive base = { .backend = "msg" };
-	cuco_edit e = {
-		.llm = c, .model = &model, .system = "sys", .user = "improve it", .parent = parent,
-		.parent_len = strlen(parent), .base = &base, .temperature = NAN, .attempts = 3,
-	};
+	cuco_edit e = edit_of(c, 3);
 	cuco_edit_result r;
 	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
 	assert_string_equal(r.source, "// EVOLVE-BLOCK-START\nint x = 2;\n// EVOLVE-BLOCK-END\n");
@@ -641,6 +661,349 @@ static void test_edit_retried_in_the_chat(void **state)
 	cuco_llm_free(c);
 }
 
+/* Replies past the cap (4 MiB by default) are refused while they arrive,
+ * at once and without a retry: a flood of valid events, a flood with no
+ * newline at all, and a whole body. The tokens the server reports count. */
+static void test_reply_cap(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"x\", \"repeat\": 5000000, \"chunk\": 65536}, "
+		"{\"fault\": \"flood\", \"bytes\": 9000000}, "
+		"{\"text\": \"y\", \"repeat\": 5000000, \"tokens_in\": 7, \"tokens_out\": 9}, "
+		"{\"text\": \"never asked for\"}]}", CUCO_PROVIDER_OPENAI);
+	const char *want[] = { "reply larger than 4194304 bytes (max_reply)",
+		"stream line larger than 4194304 bytes (max_reply)", "reply larger than 4194304 bytes" };
+	for (int i = 0; i < 3; i++) {
+		cuco_llm_reply r;
+		cuco_err err = { 0 };
+		int rc = call(i < 2, NULL, &r, &err, NULL);
+		if (rc != CUCO_EDATA)
+			fail_msg("call %d: %d %s, %d attempts", i, rc, err.msg, r.attempts);
+		assert_null(r.text);
+		assert_int_equal(r.attempts, 1);
+		if (!strstr(err.msg, want[i]))
+			fail_msg("call %d: %s", i, err.msg);
+		if (i == 2)
+			assert_int_equal(r.tokens_in + r.tokens_out, 16);
+	}
+	assert_int_equal(requests_logged(), 3);
+}
+
+/* After refusals, a request carries the prompt, the last refused reply
+ * and its reason (earlier reasons as one line each), never every refused
+ * reply whole; a reply past the cap is refused and answered too. */
+static void test_edit_sends_only_the_last_refusal(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"first bad reply\"}, "
+		"{\"text\": \"z\", \"repeat\": 5000000, \"chunk\": 65536}, "
+		"{\"text\": \"third bad reply\"}, {\"text\": \"fourth bad reply\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 4);
+	e.stream = true;
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EDATA);
+	assert_int_equal(r.replies, 4);
+	assert_non_null(strstr(r.transcript, "=== refused: llm test: "));
+	assert_non_null(strstr(r.transcript, "reply larger than 4194304 bytes"));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 4);
+	char *req[4], *save = NULL;
+	req[0] = strtok_r(log, "\n", &save);
+	for (int i = 1; i < 4; i++)
+		req[i] = strtok_r(NULL, "\n", &save);
+	/* The third request: the flood is named, not repeated. */
+	assert_null(strstr(req[2], "first bad reply"));
+	assert_null(strstr(req[2], "zzzz"));
+	assert_non_null(strstr(req[2], "[the reply is not repeated: it was refused while it arrived]"));
+	assert_non_null(strstr(req[2], "Earlier replies were refused too:"));
+	/* The fourth: the third reply, not the first; every request stays small. */
+	assert_non_null(strstr(req[3], "third bad reply"));
+	assert_null(strstr(req[3], "first bad reply"));
+	for (int i = 0; i < 4; i++)
+		if (strlen(req[i]) > 16384)
+			fail_msg("request %d is %zu bytes", i + 1, strlen(req[i]));
+	free(log);
+}
+
+/* cuco_llm_check against what each kind of server says about itself. */
+static int check(const char *script, cuco_llm_served *sv, cuco_err *err)
+{
+	serve(script, CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	assert_int_equal(cuco_llm_new(&cfg, &c, err), CUCO_OK);
+	int rc = cuco_llm_check(c, &model, sv, err);
+	cuco_llm_free(c);
+	return rc;
+}
+
+static void test_check(void **state)
+{
+	(void)state;
+	cuco_llm_served sv;
+	cuco_err err = { 0 };
+	/* A server that lists models but not this one. */
+	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"a\"}, {\"id\": \"b\"}]}}", &sv,
+		&err), CUCO_EENV);
+	char want[256];
+	snprintf(want, sizeof want, "model test: %s/models: serves no model `scripted-1`; it serves: "
+		"a, b", srv.url);
+	assert_string_equal(err.msg, want);
+	/* llama-server: any name, its slot's context in the listing. */
+	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"gemma.gguf\", \"owned_by\": "
+		"\"llamacpp\", \"meta\": {\"n_ctx\": 8192, \"n_ctx_train\": 32768}}]}}", &sv, &err), CUCO_OK);
+	assert_true(sv.any_name);
+	assert_string_equal(sv.serves, "gemma.gguf");
+	assert_int_equal(sv.context, 8192);
+	assert_string_equal(sv.context_from, "/models");
+	assert_int_equal(model.context, 8192);
+	/* An older llama-server: the context in /props. */
+	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"x\", \"owned_by\": \"llamacpp\"}]}, "
+		"\"props\": {\"default_generation_settings\": {\"n_ctx\": 4096}}}", &sv, &err), CUCO_OK);
+	assert_int_equal(model.context, 4096);
+	assert_string_equal(sv.context_from, "/props");
+	/* vLLM, and Ollama with and without num_ctx. */
+	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"scripted-1\", \"max_model_len\": "
+		"32768}]}}", &sv, &err), CUCO_OK);
+	assert_int_equal(model.context, 32768);
+	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"scripted-1\", \"owned_by\": "
+		"\"library\"}]}, \"show\": {\"parameters\": \"stop <eos>\\nnum_ctx 16384\", "
+		"\"model_info\": {\"qwen2.context_length\": 32768}}}", &sv, &err), CUCO_OK);
+	assert_int_equal(model.context, 16384);
+	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"scripted-1\", \"owned_by\": "
+		"\"library\"}]}, \"show\": {\"model_info\": {\"qwen2.context_length\": 32768}}}", &sv, &err),
+		CUCO_OK);
+	assert_int_equal(model.context, 4096);
+	/* The config's context wins over the server's. */
+	serve("{}", CUCO_PROVIDER_OPENAI);
+	model.context = 1000;
+	cuco_llm *c;
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	assert_int_equal(cuco_llm_check(c, &model, &sv, &err), CUCO_OK);
+	cuco_llm_free(c);
+	assert_int_equal(model.context, 1000);
+	assert_string_equal(sv.context_from, "config");
+	/* No listing at all (404): reachable is enough; nothing known. */
+	assert_int_equal(check("{}", &sv, &err), CUCO_OK);
+	assert_int_equal(model.context, 0);
+	/* A key refused. */
+	assert_int_equal(check("{\"models\": {\"status\": 401, \"message\": \"bad key\"}}", &sv, &err),
+		CUCO_EENV);
+	assert_non_null(strstr(err.msg, "HTTP 401: bad key (is CUCO_TEST_KEY set?)"));
+	/* Nobody listening. */
+	cuco_strlcpy(model.url, "http://127.0.0.1:1/v1", sizeof model.url);
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	assert_int_equal(cuco_llm_check(c, &model, &sv, &err), CUCO_EENV);
+	cuco_llm_free(c);
+	assert_non_null(strstr(err.msg, "model test: http://127.0.0.1:1/v1/models: cannot reach the "
+		"server ("));
+}
+
+/* A request longer than the context is refused with the server's counts,
+ * in each provider's words, and not retried. */
+static void test_context_exceeded(void **state)
+{
+	(void)state;
+	static const struct { const char *message; int64_t needed, size; } said[] = {
+		{ "request (8197 tokens) exceeds the available context size (8192 tokens), try "
+			"increasing it", 8197, 8192 },
+		{ "This model's maximum context length is 4096 tokens. However, you requested 5000 "
+			"tokens (4000 in the messages, 1000 in the completion).", 5000, 4096 },
+		{ "prompt is too long: 210000 tokens > 200000 maximum", 210000, 200000 },
+	};
+	for (size_t i = 0; i < sizeof said / sizeof said[0]; i++) {
+		char script[512];
+		snprintf(script, sizeof script, "{\"replies\": [{\"status\": 400, \"message\": \"%s\"}, "
+			"{\"text\": \"never\"}]}", said[i].message);
+		serve(script, CUCO_PROVIDER_OPENAI);
+		cuco_llm_reply r;
+		cuco_err err = { 0 };
+		assert_int_equal(call(true, NULL, &r, &err, NULL), CUCO_EDATA);
+		assert_true(r.context_exceeded);
+		assert_int_equal(r.context_needed, said[i].needed);
+		assert_int_equal(r.context_size, said[i].size);
+		assert_int_equal(r.attempts, 1);
+	}
+}
+
+/* A server refusing the temperature parameter is asked once more without
+ * it; a second refusal is final. */
+static void test_temperature_refused(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"status\": 400, \"message\": \"Unsupported parameter: 'temperature' "
+		"is not supported with this model.\"}, {\"text\": \"ok\"}]}", CUCO_PROVIDER_OPENAI);
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_OK);
+	assert_string_equal(r.text, "ok");
+	assert_int_equal(r.attempts, 2);
+	cuco_llm_reply_free(&r);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 2);
+	const char *second = strchr(log, '\n') + 1;
+	assert_non_null(strstr(log, "\"temperature\": 0.5"));
+	assert_null(strstr(second, "temperature"));
+	free(log);
+}
+
+/* retry_time bounds a call whatever a Retry-After asks: a 429 asking for
+ * a day ends the call at once. */
+static void test_retry_time(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"status\": 429, \"retry_after\": \"100000\"}, {\"text\": \"late\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	cfg.backoff_max_s = 1e6;
+	cfg.retry_time_s = 2;
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	double t0 = cuco_mono();
+	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_EAGAIN);
+	if (cuco_mono() - t0 > 1.5)
+		fail_msg("gave up after %.2f s", cuco_mono() - t0);
+	assert_non_null(strstr(err.msg, "retry_time would pass before the next"));
+	assert_int_equal(requests_logged(), 1);
+}
+
+/* A prompt of known parts: a 12 000-byte document in the system message;
+ * the parent, two top programs, three failures and the task in the user
+ * message, each part 3 000 bytes of its own letter. */
+typedef struct parts {
+	cuco_buf system, user;
+	cuco_prompt_map map;
+} parts;
+
+static void put_part(parts *p, bool user, cuco_cut_kind kind, const char *head, char letter,
+	size_t n, bool mark)
+{
+	cuco_buf *b = user ? &p->user : &p->system;
+	size_t start = b->len;
+	cuco_buf_printf(b, "\n%s\n", head);
+	for (size_t i = 0; i < n; i++)
+		cuco_buf_append(b, i % 64 == 63 ? "\n" : &letter, 1);
+	if (mark)
+		cuco_prompt_mark(&p->map, kind, user, b, start);
+}
+
+static void parts_make(parts *p)
+{
+	memset(p, 0, sizeof *p);
+	cuco_buf_puts(&p->system, "You optimize programs.\n");
+	put_part(p, false, CUCO_CUT_DOCUMENT, "## notes.md", 'd', 12000, true);
+	cuco_buf_puts(&p->system, "\n# The directive\nbackend: a | b\n");
+	put_part(p, true, 0, "# Current program", 'P', 3000, false);
+	put_part(p, true, CUCO_CUT_TOP, "# Top programs so far", 'T', 3000, true);
+	put_part(p, true, CUCO_CUT_TOP, "# Next top program", 'U', 3000, true);
+	put_part(p, true, CUCO_CUT_FAILURE, "# Recent failures\n## #7", 'F', 3000, true);
+	put_part(p, true, CUCO_CUT_FAILURE, "## #6", 'G', 3000, true);
+	put_part(p, true, CUCO_CUT_FAILURE, "## #5", 'H', 3000, true);
+	put_part(p, true, 0, "# Your task", 'K', 300, false);
+}
+
+static void test_prompt_fit(void **state)
+{
+	(void)state;
+	parts p;
+	parts_make(&p);
+	size_t whole = p.system.len + p.user.len;  /* about 30 500 bytes */
+	cuco_fitted f;
+	cuco_err err = { 0 };
+	/* No context known, or room enough: nothing cut, the limit kept. */
+	cuco_fit fit = { .context = 0, .max_tokens = 4096, .bytes_per_token = 2 };
+	assert_int_equal(cuco_prompt_fit(p.system.data, p.user.data, &p.map, &fit, &f, &err), CUCO_OK);
+	assert_int_equal(strlen(f.system) + strlen(f.user), whole);
+	assert_string_equal(f.note, "");
+	assert_int_equal(f.max_tokens, 4096);
+	cuco_fitted_free(&f);
+	/* Room for all but about 4 000 bytes: the two oldest failures go. At 2
+	 * bytes a token a context of 20 000 leaves 20000 - 4096 - 625 tokens. */
+	fit.context = (int64_t)(whole / 2) - 2000 + 4096 + (int64_t)(whole / 2) / 30;
+	assert_int_equal(cuco_prompt_fit(p.system.data, p.user.data, &p.map, &fit, &f, &err), CUCO_OK);
+	assert_non_null(strstr(f.user, "FFFF"));
+	assert_null(strstr(f.user, "GGGG"));
+	assert_null(strstr(f.user, "HHHH"));
+	assert_non_null(strstr(f.user, "UUUU"));
+	assert_non_null(strstr(f.note, "cut 2 failures"));
+	assert_true(f.max_tokens <= 4096 && f.max_tokens > 0);
+	cuco_fitted_free(&f);
+	/* Tighter: every failure, both top programs, then the document halved;
+	 * the parent, the schema and the task stay whole. */
+	fit.context = 7000;
+	fit.max_tokens = 1000;
+	assert_int_equal(cuco_prompt_fit(p.system.data, p.user.data, &p.map, &fit, &f, &err), CUCO_OK);
+	assert_null(strstr(f.user, "FFFF"));
+	assert_null(strstr(f.user, "TTTT"));
+	assert_null(strstr(f.user, "UUUU"));
+	assert_non_null(strstr(f.system, "## notes.md\n"));
+	assert_non_null(strstr(f.system, "more bytes not shown: the model's context is short]"));
+	assert_non_null(strstr(f.system, "# The directive\nbackend: a | b\n"));
+	char parent[3100];
+	memset(parent, 'P', 63);
+	parent[63] = '\0';
+	assert_non_null(strstr(f.user, parent));
+	assert_non_null(strstr(f.user, "# Your task\n"));
+	size_t n = strlen(f.system) + strlen(f.user);
+	if ((double)n / 2 > 7000 - 1000 - 7000 / 32)
+		fail_msg("%zu bytes are about %zu tokens: over the room left", n, n / 2);
+	assert_non_null(strstr(f.note, "fitted to a context of 7000 tokens: cut 3 failures, 2 top "
+		"programs, 1 document halvings"));
+	cuco_fitted_free(&f);
+	/* Too short for the parent and the task: an error naming the sizes. */
+	fit.context = 1500;
+	assert_int_equal(cuco_prompt_fit(p.system.data, p.user.data, &p.map, &fit, &f, &err),
+		CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "a context of 1500 tokens leaves it"));
+	cuco_buf_free(&p.system);
+	cuco_buf_free(&p.user);
+}
+
+/* A server that finds the prompt too long says so with its counts; the
+ * prompt is cut to what it says and sent again, and the edit goes on. */
+static void test_context_exceeded_answered_by_cutting(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"status\": 400, \"message\": \"request (12000 tokens) exceeds the "
+		"available context size (8192 tokens), try increasing it\"}, {\"text\": \"DIRECTIVE:\\n"
+		"backend: rma\\n\\n<<<<<<< SEARCH\\nint x = 1;\\n=======\\nint x = 2;\\n>>>>>>> REPLACE\\n\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	parts p;
+	parts_make(&p);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 1);
+	e.system = p.system.data;
+	e.user = p.user.data;
+	e.map = &p.map;
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
+	assert_non_null(strstr(r.prompt, "=== fitted to a context of 8192 tokens: cut"));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 2);
+	char *second = strchr(log, '\n') + 1;
+	size_t first_len = (size_t)(second - log), second_len = strlen(second);
+	/* 12 000 tokens were about the whole; 8 192 less the reply's quarter
+	 * and the margin are about 60 % of it. */
+	if (second_len > first_len * 6 / 10)
+		fail_msg("the second request is %zu bytes, the first %zu", second_len, first_len);
+	assert_non_null(strstr(second, "PPPP"));
+	assert_non_null(strstr(second, "\"max_tokens\": "));
+	free(log);
+	cuco_buf_free(&p.system);
+	cuco_buf_free(&p.user);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -667,6 +1030,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_budgets),
 		cmocka_unit_test(test_parallel_calls_and_totals),
 		cmocka_unit_test(test_edit_retried_in_the_chat),
+		cmocka_unit_test(test_reply_cap),
+		cmocka_unit_test(test_edit_sends_only_the_last_refusal),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_context_exceeded),
+		cmocka_unit_test(test_temperature_refused),
+		cmocka_unit_test(test_retry_time),
+		cmocka_unit_test(test_prompt_fit),
+		cmocka_unit_test(test_context_exceeded_answered_by_cutting),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -41,6 +41,9 @@ static void test_file(void **state)
 		"idle_timeout = 90\n"
 		"budget_usd = 12.5\n"
 		"budget_tokens = 2000000\n"
+		"retry_time = 120\n"
+		"outage = 900\n"
+		"max_reply = 1048576\n"
 		"\n"
 		"[model fast]\n"
 		"provider = vllm\n"
@@ -49,6 +52,7 @@ static void test_file(void **state)
 		"weight = 3\n"
 		"price_in = 0.1\n"
 		"price_out = 0.3\n"
+		"context = 32768\n"
 		"\n"
 		"[evolve]\n"                          /* the search's: skipped here */
 		"islands = 3\n"
@@ -70,6 +74,9 @@ static void test_file(void **state)
 	assert_float_equal(cfg.idle_timeout_s, 90, 0);
 	assert_float_equal(cfg.budget_usd, 12.5, 0);
 	assert_int_equal(cfg.budget_tokens, 2000000);
+	assert_float_equal(cfg.retry_time_s, 120, 0);
+	assert_float_equal(cfg.outage_s, 900, 0);
+	assert_int_equal(cfg.max_reply_bytes, 1048576);
 	assert_int_equal(cfg.nmodels, 3);
 	const cuco_model *f = &cfg.models[0], *g = &cfg.models[1], *d = &cfg.models[2];
 	assert_string_equal(f->name, "fast");
@@ -78,8 +85,11 @@ static void test_file(void **state)
 	assert_string_equal(f->api_key_env, "");  /* vllm: no key by default */
 	assert_float_equal(f->weight, 3, 0);
 	assert_true(isnan(f->temperature));
-	assert_float_equal(cuco_model_cost(f, 1000000, 2000000), 0.1 + 0.6, 1e-12);
+	assert_float_equal(cuco_model_cost(f, 1000000, 0, 2000000), 0.1 + 0.6, 1e-12);
 	assert_false(f->completion_tokens);
+	assert_int_equal(f->context, 32768);
+	assert_int_equal(f->max_tokens, 16384);
+	assert_int_equal(g->context, 0);   /* not said: the server is asked */
 	/* No provider line: OpenAI's own API, its key and its token field. */
 	assert_string_equal(g->url, "https://api.openai.com/v1");
 	assert_string_equal(g->api_key_env, "OPENAI_API_KEY");
@@ -102,6 +112,29 @@ static void expect_error(const char *text, const char *needle)
 		fail_msg("error `%s` lacks `%s`", err.msg, needle);
 }
 
+/* Text after a NUL would be dropped silently: the file is refused instead. */
+static void test_nul_refused(void **state)
+{
+	(void)state;
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	cuco_err err = { 0 };
+	static const char text[] = "retries = 2\n\0retries = many\n";
+	assert_int_equal(cuco_write_file(path, text, sizeof text - 1, &err), CUCO_OK);
+	cuco_llm_config cfg;
+	cuco_llm_config_defaults(&cfg);
+	assert_int_equal(cuco_llm_config_load(path, &cfg, &err), CUCO_EDATA);
+	if (!strstr(err.msg, ": byte 13 is NUL; a text file holds none"))
+		fail_msg("error `%s` names no NUL", err.msg);
+	cuco_search_config k;
+	cuco_search_config_defaults(&k);
+	assert_int_equal(cuco_search_config_load(path, &k, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, ": byte 13 is NUL"));
+	unlink(path);
+	strcpy(path + strlen(path) - 6, "XXXXXX");
+}
+
 static void test_file_errors(void **state)
 {
 	(void)state;
@@ -112,6 +145,10 @@ static void test_file_errors(void **state)
 	expect_error("[models x]\n", ":1: [models x]: unknown section");
 	expect_error("[model]\n", ":1: [model]: unknown section");
 	expect_error("[model a]\nmodel = m\n[model a]\n", ":3: [model a]: model defined twice");
+	expect_error("retries = 2\nretries = 3\n", ":2: retries: given twice");
+	expect_error("[eval]\nsandbox = off\n[screen]\ntheme = light\n[eval]\nsandbox = bwrap\n",
+		":6: sandbox: given twice");
+	expect_error("[model a]\nmodel = m\nmodel = n\n", ":3: model: given twice");
 	expect_error("[model a]\nprovider = azure\n", ":2: provider: unknown provider");
 	expect_error("[model a]\nmodel = m\ntemperature = 3\n", ":3: temperature: not a temperature");
 	expect_error("[model a]\nmodel = m\ntemperature = off\n", ":3: temperature: not a temperature");
@@ -125,6 +162,11 @@ static void test_file_errors(void **state)
 	expect_error("[runner]\nkind = slurm\nslots = 0\n", ":3: slots: 0: not 1 to 64 slots");
 	expect_error("[runner]\npartition = a b\n", ":2: partition: a b: not a Slurm name");
 	expect_error("[runner]\nqueue = long\n", ":2: queue: unknown key in [runner]");
+	expect_error("max_reply = 100\n", ":1: max_reply: not a whole number of bytes in [4096");
+	expect_error("outage = 0\n", ":1: outage: not a number in range");
+	expect_error("[model a]\nmodel = m\ncontext = 8k\n", ":3: context: not a whole number of "
+		"tokens >= 256");
+	expect_error("[model a]\nmodel = m\ncontext = 100\n", ":3: context: not a whole number");
 	cuco_llm_config cfg;
 	cuco_err err = { 0 };
 	cuco_llm_config_defaults(&cfg);
@@ -143,8 +185,62 @@ static void test_file_errors(void **state)
 	assert_string_equal(cfg.runner.partition, "gpu");
 	assert_int_equal(cfg.runner.time_limit_min, 20);
 	assert_string_equal(cfg.runner.options, "--mpi=pmix");
+	/* The laptop servers ask for fewer output tokens unless told. */
+	assert_int_equal(load("[model l]\nprovider = llamacpp\nmodel = m\nurl = http://h/v1\n"
+		"[model o]\nprovider = ollama\nmodel = m\n[model o2]\nprovider = ollama\nmodel = m\n"
+		"max_tokens = 9000\n", &cfg, &err), CUCO_OK);
+	assert_int_equal(cfg.models[0].max_tokens, 4096);
+	assert_int_equal(cfg.models[1].max_tokens, 4096);
+	assert_int_equal(cfg.models[2].max_tokens, 9000);
+	assert_int_equal(cfg.retry_time_s, 300);
+	assert_int_equal(cfg.max_reply_bytes, 4u << 20);
 	cuco_llm_config_defaults(&cfg);
 	assert_int_equal(cuco_llm_config_load("/nonexistent/cuco/config", &cfg, &err), CUCO_ENOTFOUND);
+}
+
+/* The built-in prices: a dated snapshot takes its model's, another model
+ * with a longer id its own, a vendor prefix is skipped, an unknown model
+ * has none; the config's prices win; a server of one's own is free. */
+static void test_prices(void **state)
+{
+	(void)state;
+	const cuco_price *p = cuco_price_find("gpt-4o-2024-08-06");
+	assert_non_null(p);
+	assert_string_equal(p->model, "gpt-4o");
+	assert_string_equal(cuco_price_find("gpt-4o-mini")->model, "gpt-4o-mini");
+	assert_string_equal(cuco_price_find("anthropic/claude-sonnet-4-5-20250929")->model,
+		"claude-sonnet-4");
+	assert_null(cuco_price_find("o3-pro"));
+	assert_null(cuco_price_find("test"));
+	assert_non_null(p->read);
+	assert_true(strncmp(p->from, "https://", 8) == 0);
+
+	cuco_llm_config cfg;
+	cuco_err err = { 0 };
+	assert_int_equal(load("[llm]\nconcurrency = 8\n"
+		"[model a]\nmodel = gpt-4o\n"
+		"[model b]\nmodel = gpt-4o\nprice_in = 1\nprice_out = 2\n"
+		"[model c]\nmodel = mystery\n"
+		"[model d]\nprovider = llamacpp\nurl = http://127.0.0.1:8080/v1\nmodel = mystery\n",
+		&cfg, &err), CUCO_OK);
+	assert_int_equal(cfg.concurrency, 8);
+	for (int i = 0; i < cfg.nmodels; i++)
+		cuco_model_prices(&cfg.models[i]);
+	const cuco_model *a = &cfg.models[0], *b = &cfg.models[1], *c = &cfg.models[2],
+		*d = &cfg.models[3];
+	assert_true(cuco_model_priced(a));
+	/* 1M prompt tokens of which 400k cached, and 100k completion. */
+	assert_float_equal(cuco_model_cost(a, 1000000, 400000, 100000),
+		0.6 * 2.50 + 0.4 * 1.25 + 0.1 * 10.00, 1e-9);
+	assert_float_equal(cuco_model_cost(b, 1000000, 0, 1000000), 3.0, 1e-9);
+	/* b set no cached price: cached tokens cost the prompt price. */
+	assert_float_equal(cuco_model_cost(b, 1000000, 500000, 0), 1.0, 1e-9);
+	assert_false(cuco_model_priced(c));
+	assert_float_equal(cuco_model_cost(c, 1000000, 0, 1000000), 0, 0);
+	assert_true(cuco_model_priced(d));
+	assert_float_equal(cuco_model_cost(d, 1000000, 0, 1000000), 0, 0);
+	expect_error("concurrency = 0\n", ":1: concurrency: not an integer from 1 to 16");
+	expect_error("[llm]\nconcurrency = 17\n", ":2: concurrency: not an integer from 1 to 16");
 }
 
 static void test_config_path(void **state)
@@ -281,6 +377,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_file_errors),
+		cmocka_unit_test(test_prices),
+		cmocka_unit_test(test_nul_refused),
 		cmocka_unit_test(test_config_path),
 		cmocka_unit_test(test_specs),
 		cmocka_unit_test(test_weighted_choice),

@@ -80,6 +80,13 @@ static int fill(cuco_txn *txn, void *arg)
 		if (rc == CUCO_OK)
 			rc = cuco_cand_put(txn, c);
 	}
+	/* A directive-only child of the seed: its code byte for byte. */
+	cand(c, 7, CUCO_ORIGIN_LLM_DIFF, CUCO_STATUS_DONE, 1.15, 0);
+	cuco_directive_set(&c->directive, "backend", "rma");
+	if (rc == CUCO_OK)
+		rc = cuco_source_put(txn, srcs[1], strlen(srcs[1]), c->source_hash);
+	if (rc == CUCO_OK)
+		rc = cuco_cand_put(txn, c);
 	cuco_memory m = { .speedup = 1.3 };
 	cuco_strlcpy(m.workload, "toy", sizeof m.workload);
 	cuco_strlcpy(m.summary, "chunk the gather so the multiply starts early", sizeof m.summary);
@@ -177,6 +184,25 @@ static void test_diff_prompt(void **state)
 	cuco_buf_free(&b.user);
 }
 
+/* No source twice: a top program with the current program's code shows
+ * its directive and results, and says whose code it is. */
+static void test_no_repeated_code(void **state)
+{
+	(void)state;
+	built b = { .spec = { .wl = wl, .kind = CUCO_PROMPT_DIFF, .parent = 2, .island = 0,
+		.inspirations = 3 } };
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
+	const char *u = b.user.data;
+	has(u, "# Next top program: candidate #7");
+	has(u, "- code: the same as candidate #2's above; only the directive differs\n");
+	const char *first = strstr(u, "int parent_code;");
+	assert_non_null(first);
+	assert_null(strstr(first + 1, "int parent_code;"));
+	cuco_buf_free(&b.system);
+	cuco_buf_free(&b.user);
+}
+
 static void test_cross_and_fix_prompts(void **state)
 {
 	(void)state;
@@ -241,6 +267,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diff_prompt),
+		cmocka_unit_test(test_no_repeated_code),
 		cmocka_unit_test(test_cross_and_fix_prompts),
 		cmocka_unit_test(test_keep),
 	};

@@ -271,6 +271,41 @@ static void test_full_rewrite(void **state)
 	cuco_patched_free(&p);
 }
 
+/* Outside the blocks a rewrite may differ in comments, blank lines and
+ * whitespace (the frame is then the parent's, and says so), never in code,
+ * not even code next to a changed comment. */
+static void test_full_rewrite_cosmetic_frame(void **state)
+{
+	(void)state;
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply(parent,
+		"```c\n#include   <stdio.h>\n/* the search edits only this: */\n\n"
+		"// EVOLVE-BLOCK-START\nstatic int step(int x) { return x; }\n// EVOLVE-BLOCK-END\n"
+		"int main(void)\n{\n\tprintf(\"%d\\n\", step(2)); return 0; // done\n}\n\n\n```\n",
+		&p, &err);
+	if (rc != CUCO_OK)
+		fail_msg("refused: %s", err.msg);
+	assert_true(p.frame_kept);
+	assert_string_equal(p.text,
+		"#include <stdio.h>\n// EVOLVE-BLOCK-START\nstatic int step(int x) { return x; }\n"
+		"// EVOLVE-BLOCK-END\nint main(void) { printf(\"%d\\n\", step(2)); return 0; }\n");
+	cuco_patched_free(&p);
+	/* An exact frame is no cosmetic change. */
+	rc = apply(parent,
+		"```c\n#include <stdio.h>\n// EVOLVE-BLOCK-START\nint x;\n// EVOLVE-BLOCK-END\n"
+		"int main(void) { printf(\"%d\\n\", step(2)); return 0; }\n```\n", &p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_false(p.frame_kept);
+	cuco_patched_free(&p);
+	/* Code changed after a changed comment: refused, naming the code line. */
+	expect_refusal(parent,
+		"```c\n// headers\n#include <stdio.h>\n// EVOLVE-BLOCK-START\nint x;\n// EVOLVE-BLOCK-END\n"
+		"int main(void) { printf(\"%d\\n\", step(3)); return 0; }\n```\n",
+		"full rewrite changes parent line 15 (`int main(void) { printf(\"%d\\n\", step(2)); "
+		"return 0; }`)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_crlf_and_no_final_newline),
 		cmocka_unit_test(test_full_rewrite),
+		cmocka_unit_test(test_full_rewrite_cosmetic_frame),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -159,6 +159,9 @@ static void test_directive_refusals(void **state)
 		"directive outside the design space:");
 	expect_refusal("DIRECTIVE:\nbackend: rma\ngranularity: 3\n```c\nint x;\n```\n", wl,
 		"directive outside the design space:");
+	/* A sign is part of the value, not markdown: -8 is not 8. */
+	expect_refusal("DIRECTIVE:\n- backend: rma\n- granularity: -8\n```c\nint x;\n```\n", wl,
+		"directive outside the design space: granularity: \"-8\"");
 	expect_refusal("DIRECTIVE:\ncolour: blue\n```c\nint x;\n```\n", wl,
 		"directive line 2: `colour` is not a dimension of toy (backend, issuer, placement, sync, "
 		"granularity, tile)");

@@ -6,8 +6,8 @@
  * up. The run waits, retries and goes on: it spends its whole budget,
  * every reply the server delivered is one evaluated candidate, the call
  * that gave up is a model-error event and no candidate, and the log says
- * what happened. A server that stays down ends the run after five calls
- * with a plain error. Evolve and beam. */
+ * what happened. A server that is down at the start stops the run before
+ * its baseline, with a plain error. Evolve and beam. */
 #include <arpa/inet.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -61,7 +61,7 @@ static void repeat(cJSON *a, const char *json, int times)
 		entry(a, json, 0);
 }
 
-static void serve(e2e *t, cJSON *script, const char *knobs)
+static void serve_with(e2e *t, cJSON *script, const char *top, const char *knobs)
 {
 	memset(t, 0, sizeof *t);
 	char *json = cJSON_PrintUnformatted(script);
@@ -72,12 +72,19 @@ static void serve(e2e *t, cJSON *script, const char *knobs)
 	run_env_new(&t->r);
 	char cfg[1024];
 	snprintf(cfg, sizeof cfg, "%s[model test]\nprovider = openai\nmodel = test\nurl = %s\n"
-		"api_key_env =\n%s", client, t->s.url, knobs);
+		"api_key_env =\n%s", top, t->s.url, knobs);
 	run_env_config(&t->r, NULL, cfg);
+}
+
+static void serve(e2e *t, cJSON *script, const char *knobs)
+{
+	serve_with(t, script, client, knobs);
 }
 
 typedef struct faults_seen {
 	int model_errors;
+	int down, back;         /* model-down and model-back events */
+	bool back_after_down;
 	char last_error[512];
 	char end[512];
 } faults_seen;
@@ -88,6 +95,12 @@ static int fault_event(const cuco_event *ev, void *arg)
 	if (strcmp(ev->kind, "model-error") == 0) {
 		f->model_errors++;
 		cuco_strlcpy(f->last_error, ev->text, sizeof f->last_error);
+	}
+	if (strcmp(ev->kind, "model-down") == 0)
+		f->down++;
+	if (strcmp(ev->kind, "model-back") == 0) {
+		f->back++;
+		f->back_after_down = f->down > 0;
 	}
 	if (strcmp(ev->kind, "run-end") == 0)
 		cuco_strlcpy(f->end, ev->text, sizeof f->end);
@@ -185,7 +198,7 @@ static void test_evolve_rides_out_faults(void **state)
 	/* And the log says what happened, one line each. */
 	char *log = e2e_log(&t);
 	static const char *const said[] = { "stream ended before its end event (cut off)",
-		"HTTP 500", "HTTP 429", "stream event is not JSON", "stream silent for over 1 s",
+		"HTTP 500", "HTTP 429", "stream event is not JSON", "stream without progress for over 1 s",
 		"Couldn't connect", "Server returned nothing",
 		"engine: a model call gave up (1 in a row); the proposal is made again" };
 	for (size_t i = 0; i < sizeof said / sizeof said[0]; i++)
@@ -207,32 +220,67 @@ static int closed_port(void)
 	return ntohs(sa.sin_port);
 }
 
-static void test_server_down_ends_run(void **state)
+/* A server that is down when the run starts is found before the baseline
+ * is measured: exit 3 and one line naming the model, the URL and why. */
+static void test_server_down_stops_before_the_baseline(void **state)
 {
 	(void)state;
 	run_env r;
 	run_env_new(&r);
 	char cfg[512];
+	int port = closed_port();
 	snprintf(cfg, sizeof cfg, "retries = 1\nbackoff = 0.05\n[model test]\nprovider = openai\n"
 		"model = test\nurl = http://127.0.0.1:%d/v1\napi_key_env =\n[evolve]\nfastpath = false\n",
-		closed_port());
+		port);
 	run_env_config(&r, NULL, cfg);
 	const char *args[] = { "--strategy", "evolve", "--budget", "4", NULL };
 	int rc = run_cuco(&r, toy, args);
 	char *out = slurp(r.out);
-	if (rc != 3 || !strstr(out, "5 model calls in a row gave up; the last: llm test: "))
+	char want[160];
+	snprintf(want, sizeof want, "model test: http://127.0.0.1:%d/v1/models: cannot reach the "
+		"server (Couldn't connect to server); is it running?", port);
+	if (rc != 3 || !strstr(out, want))
 		fail_msg("cuco run exited %d:\n%s", rc, out);
-	assert_non_null(strstr(out, "Couldn't connect"));
 	run_rows rows;
 	cuco_store *st = open_run(&r, &rows);
-	const cuco_candidate *kids[1];
-	assert_int_equal(llm_children(&rows, kids, 1), 0);
-	faults_seen f = read_faults(st);
-	assert_int_equal(f.model_errors, 5);
+	for (size_t i = 0; i < rows.n; i++)
+		if (rows.c[i].status == CUCO_STATUS_DONE)
+			fail_msg("#%llu was measured", (unsigned long long)rows.c[i].id);
 	cuco_store_close(st);
 	free(rows.c);
 	free(out);
 	run_env_free(&r);
+}
+
+/* A server that goes away mid-run for longer than `outage` (2 s here) makes
+ * the run wait for it, visibly, instead of ending it; when it is back the
+ * run goes on and spends its whole budget. */
+static void test_outage_waits_for_the_model(void **state)
+{
+	(void)state;
+	cJSON *s = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(s, "replies");
+	entry(a, "{}", 1);
+	entry(a, "{\"fault\": \"refuse\", \"seconds\": 5}", 0);   /* down for 5 s */
+	entry(a, "{}", 2);
+	entry(a, "{}", 3);
+	e2e t;
+	char top[256];
+	snprintf(top, sizeof top, "%soutage = 2\n", client);
+	serve_with(&t, s, top, "[evolve]\nfastpath = false\nmeta_interval = 0\n");
+	const char *args[] = { "--strategy", "evolve", "--budget", "3", "--jobs", "1", NULL };
+	e2e_run(&t, toy, args);
+	const cuco_candidate *kids[4];
+	int n = llm_children(&t.rows, kids, 4);
+	if (n != 3)
+		fail_msg("%d model candidates, not 3:\n%s", n, t.out);
+	faults_seen f = read_faults(t.st);
+	assert_true(f.down == 1 && f.back == 1 && f.back_after_down);
+	assert_non_null(strstr(f.end, "budget reached"));
+	char *log = e2e_log(&t);
+	assert_non_null(strstr(log, "the run waits for one, asking again every 1 s"));
+	assert_non_null(strstr(log, "a model answers again after"));
+	free(log);
+	e2e_end(&t);
 }
 
 /* Beam: a plan call and an executor call each give up once; the plan is
@@ -269,17 +317,12 @@ static void test_beam_asks_again(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: test_run_faults PYTHON LLM_SERVER_PY\n");
+	if (!e2e_args(argc, argv, toy, sizeof toy))
 		return 1;
-	}
-	llm_python = argv[1];
-	llm_server_py = argv[2];
-	const char *src = getenv("CUCO_SOURCE_ROOT");
-	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", src ? src : ".");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_evolve_rides_out_faults),
-		cmocka_unit_test(test_server_down_ends_run),
+		cmocka_unit_test(test_server_down_stops_before_the_baseline),
+		cmocka_unit_test(test_outage_waits_for_the_model),
 		cmocka_unit_test(test_beam_asks_again),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,7 +56,8 @@ static int put_peak(cuco_txn *txn, void *arg)
 static int populate(cuco_txn *txn, void *arg)
 {
 	(void)arg;
-	const char *texts[5] = { "int baseline;\n", "int seed;\nint x;\n", "int seed;\nint y;\n",
+	/* #3 keeps #2's source, as a tuner's candidate does: its directive is its change. */
+	const char *texts[5] = { "int baseline;\n", "int seed;\nint x;\n", "int seed;\nint x;\n",
 		"int seed;\nint z;\n", "broken(\n" };
 	cuco_origin origins[5] = { CUCO_ORIGIN_BASELINE, CUCO_ORIGIN_SEED, CUCO_ORIGIN_TUNE,
 		CUCO_ORIGIN_TUNE, CUCO_ORIGIN_TUNE };
@@ -74,6 +75,15 @@ static int populate(cuco_txn *txn, void *arg)
 		c.latency_median_us = c.latency_min_us = c.latency_p90_us = medians[i];
 		c.speedup = 1000 / medians[i];
 		c.score = c.speedup;
+		c.rounds = 1;
+		if (i == 2) {  /* confirmed in paired rounds, and crowned below */
+			c.speedup = c.score = 1.24;
+			c.speedup_lo = 1.15;
+			c.speedup_hi = 1.33;
+			c.confidence = 0.995;
+			c.rounds = 12;
+			c.verdict = CUCO_VERDICT_FASTER;
+		}
 		c.max_error = c.peak_fraction = c.spread = NAN;
 		if (i == 3)
 			c.peak_fraction = 0.61;
@@ -90,7 +100,10 @@ static int populate(cuco_txn *txn, void *arg)
 		if (rc)
 			return rc;
 	}
-	return cuco_meta_put(txn, "workload", "{\"name\":\"cpu-gemm-allgather\"}") ||
+	/* #4 screened fastest, but only #3 was crowned: the best is #3. */
+	return cuco_crown(txn, 1) || cuco_crown(txn, 3) ||
+	       cuco_meta_put(txn, "noise", "{\"reason\":\"load average 9.0 on 2 cores\"}") ||
+	       cuco_meta_put(txn, "workload", "{\"name\":\"cpu-gemm-allgather\"}") ||
 	       cuco_meta_put(txn, "strategy", "\"tune\"") || cuco_meta_put(txn, "peak", peak_meta);
 }
 
@@ -137,6 +150,32 @@ static void test_help_and_version(void **state)
 	o = cuco("ls --bogus --run %s", rundir);
 	assert_int_equal(o.status, 1);
 	out_free(&o);
+	/* A theme that does not load is a usage error before any search starts. */
+	o = cuco("run cpu-gemm-allgather --theme nosuch --run %s.never", rundir);
+	assert_int_equal(o.status, 1);
+	assert_non_null(strstr(o.stderr_text, "theme 'nosuch': not found"));
+	out_free(&o);
+	/* A bad search key is refused before the run writes anything (it was
+	 * found only once the strategy opened, after the meta was rewritten). */
+	char cfgdir[300], cfgfile[400], never[300];
+	snprintf(cfgdir, sizeof cfgdir, "%s.xdg", rundir);
+	snprintf(cfgfile, sizeof cfgfile, "%s/cuco", cfgdir);
+	assert_int_equal(cuco_mkdir_p(cfgfile, NULL), CUCO_OK);
+	strcat(cfgfile, "/config");
+	assert_int_equal(cuco_write_file(cfgfile, "[evolve]\nislandz = 2\n", 21, NULL), CUCO_OK);
+	setenv("XDG_CONFIG_HOME", cfgdir, 1);
+	snprintf(never, sizeof never, "%s.never", rundir);
+	o = cuco("run cpu-gemm-allgather --strategy evolve --run %s", never);
+	unsetenv("XDG_CONFIG_HOME");
+	assert_int_equal(o.status, 2);
+	assert_non_null(strstr(o.stderr_text, "config:2: evolve.islandz"));
+	assert_ptr_equal(strchr(o.stderr_text, '\n'), o.stderr_text + strlen(o.stderr_text) - 1);  /* one line */
+	assert_int_equal(access(never, F_OK), -1);
+	out_free(&o);
+	unlink(cfgfile);
+	*strrchr(cfgfile, '/') = '\0';
+	rmdir(cfgfile);
+	rmdir(cfgdir);
 }
 
 static void test_ls_json_shape(void **state)
@@ -170,6 +209,15 @@ static void test_ls_json_shape(void **state)
 	o = cuco("ls --tree --run %s", rundir);
 	assert_int_equal(o.status, 0);
 	assert_non_null(strstr(o.stdout_text, "\n  3 "));  /* a child is indented under 2 */
+	/* Indented or not, every row's PARENT column starts where its header does. */
+	const char *head = strstr(o.stdout_text, "PARENT");
+	assert_non_null(head);
+	long col = head - o.stdout_text;
+	for (const char *line = strchr(o.stdout_text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+		assert_true((long)strlen(line + 1) > col);
+		assert_true(line[1 + col - 1] == ' ' && line[1 + col] >= '0' && line[1 + col] <= '9');
+	}
+	assert_non_null(strstr(o.stdout_text, "1.24x [1.15"));  /* the interval, one way for all */
 	out_free(&o);
 }
 
@@ -189,8 +237,14 @@ static void test_report_json_shape(void **state)
 	cJSON *base = cJSON_GetObjectItem(r, "baseline"), *best = cJSON_GetObjectItem(r, "best");
 	assert_int_equal(cJSON_GetObjectItem(base, "id")->valueint, 1);
 	assert_true(cJSON_GetObjectItem(base, "latency_us")->valuedouble == 1000);
-	assert_int_equal(cJSON_GetObjectItem(best, "id")->valueint, 4);
-	assert_true(fabs(cJSON_GetObjectItem(best, "speedup")->valuedouble - 1000.0 / 700.0) < 1e-9);
+	assert_int_equal(cJSON_GetObjectItem(best, "id")->valueint, 3);  /* crowned, not top score */
+	cJSON *sp = cJSON_GetObjectItem(best, "speedup");
+	assert_true(cJSON_GetObjectItem(sp, "value")->valuedouble == 1.24);
+	assert_true(cJSON_GetObjectItem(sp, "lo")->valuedouble == 1.15);
+	assert_true(cJSON_GetObjectItem(sp, "hi")->valuedouble == 1.33);
+	assert_int_equal(cJSON_GetObjectItem(sp, "rounds")->valueint, 12);
+	assert_string_equal(cJSON_GetObjectItem(best, "verdict")->valuestring, "faster");
+	assert_string_equal(cJSON_GetObjectItem(r, "noise")->valuestring, "load average 9.0 on 2 cores");
 	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "tokens"), "prompt"));
 	assert_non_null(cJSON_GetObjectItem(r, "cost_usd"));
 	cJSON_Delete(r);
@@ -206,7 +260,13 @@ static void test_show_export_and_errors(void **state)
 	out_free(&o);
 	o = cuco("export best --run %s", rundir);
 	assert_int_equal(o.status, 0);
-	assert_string_equal(o.stdout_text, "int seed;\nint z;\n");
+	assert_string_equal(o.stdout_text, "int seed;\nint x;\n");  /* #3, the crowned (#2's source) */
+	out_free(&o);
+	o = cuco("show 3 --run %s", rundir);
+	assert_non_null(strstr(o.stdout_text, "12 paired rounds, 99.5% interval: faster"));
+	out_free(&o);
+	o = cuco("show 4 --run %s", rundir);
+	assert_non_null(strstr(o.stdout_text, "1.43x (one screening measurement)"));
 	out_free(&o);
 	o = cuco("show 42 --run %s", rundir);
 	assert_int_equal(o.status, 2);
@@ -258,14 +318,20 @@ static void test_show_peak_basis(void **state)
 static void test_diff(void **state)
 {
 	(void)state;
-	struct out o = cuco("diff 2 3 --run %s", rundir);
+	struct out o = cuco("diff 3 4 --run %s", rundir);
 	assert_int_equal(o.status, 0);
-	assert_string_equal(o.stdout_text,
-		"--- candidate 2\n+++ candidate 3\n@@ -1,2 +1,2 @@\n int seed;\n-int x;\n+int y;\n");
+	assert_string_equal(o.stdout_text, "directive #3 -> #4:\n  granularity  4 -> 8\n"
+		"--- candidate 3\n+++ candidate 4\n@@ -1,2 +1,2 @@\n int seed;\n-int x;\n+int z;\n");
+	out_free(&o);
+	/* The same source: the directive is the whole change, and it says so. */
+	o = cuco("diff 2 3 --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	assert_string_equal(o.stdout_text, "directive #2 -> #3:\n  granularity  2 -> 4\n"
+		"source: identical (the directive is the whole change)\n");
 	out_free(&o);
 	o = cuco("diff seed seed --run %s", rundir);
 	assert_int_equal(o.status, 0);
-	assert_string_equal(o.stdout_text, "");
+	assert_string_equal(o.stdout_text, "#2 and #2: the same directive and the same source\n");
 	out_free(&o);
 	o = cuco("diff 2 --run %s", rundir);
 	assert_int_equal(o.status, 1);
@@ -297,11 +363,36 @@ static void test_pin_and_reject(void **state)
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "pinned")));
 	cJSON_Delete(c);
 	out_free(&o);
-	/* The rejected best is no longer best: 3 (800 us) is. */
+	/* One rule with the screen: a rejected candidate is not pinned, it is
+	 * un-rejected first, and comes back as it was. */
+	o = cuco("pin 4 --run %s", rundir);
+	assert_int_equal(o.status, 2);
+	assert_non_null(strstr(o.stderr_text, "rejected candidates cannot be pinned"));
+	out_free(&o);
+	o = cuco("unreject 4 --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	assert_string_equal(o.stdout_text, "un-rejected 4\n");
+	out_free(&o);
+	o = cuco("show 4 --json --run %s", rundir);
+	c = cJSON_Parse(o.stdout_text);
+	assert_string_equal(cJSON_GetObjectItem(c, "status")->valuestring, "done");
+	cJSON_Delete(c);
+	out_free(&o);
+	o = cuco("reject 4 --reason 'races on the flag' --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	out_free(&o);
+	/* Rejecting the top screen changes nothing: the crowned #3 is the best. */
 	o = cuco("report --json --run %s", rundir);
 	c = cJSON_Parse(o.stdout_text);
 	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "best"), "id")->valueint, 3);
 	cJSON_Delete(c);
+	out_free(&o);
+	/* A rejected best steps down to the crown before it, the baseline. */
+	o = cuco("reject 3 --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	out_free(&o);
+	o = cuco("report --run %s", rundir);
+	assert_non_null(strstr(o.stdout_text, "best       nothing beat the baseline"));
 	out_free(&o);
 }
 

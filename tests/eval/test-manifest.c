@@ -90,17 +90,32 @@ static void test_expand_defines_slots(void **state)
 	cuco_directive_set(&d, "scale", "3");
 	eval_vars v = { .wl = wl, .size = cuco_workload_size(wl, "small"), .dir = &d,
 		.compiler = "mpicc", .source = "/tmp/a b/c.c", .output = "/tmp/out", .warmup = 2, .reps = 7 };
+	eval_argv words = { 0 };
 	cuco_buf out = { 0 };
+	v.compiler = "mpicc -g";
 	assert_int_equal(eval_expand("{compiler} {source} -o {output} {defines} "
-		"{ranks} {size} {size.N} {backend} {warmup} {reps}", &v, &out, &err), CUCO_OK);
-	assert_string_equal(out.data, "mpicc '/tmp/a b/c.c' -o /tmp/out "
+		"{ranks} {size} {size.N} {backend} {warmup} {reps} 'q {size}' x\\ \"y\"", &v, &words, &err),
+		CUCO_OK);
+	eval_argv_join(words.v, &out);
+	assert_string_equal(out.data, "mpicc -g '/tmp/a b/c.c' -o /tmp/out "
 		"-DCUCO_BACKEND_RMA=1 -DCUCO_BACKEND=2 -DCUCO_ISSUER_ONE=1 -DCUCO_ISSUER=1 "
 		"-DCUCO_PLACEMENT_AFTER=1 -DCUCO_PLACEMENT=1 -DCUCO_SYNC_FENCE=1 -DCUCO_SYNC=1 "
-		"-DCUCO_CHUNKS=4 -DN=4096 2 small 4096 rma 2 7");
+		"-DCUCO_CHUNKS=4 -DN=4096 2 small 4096 rma 2 7 'q small' 'x y'");
+	assert_string_equal(words.v[2], "/tmp/a b/c.c");  /* one word, as it is */
+	eval_argv_free(&words);
 	cuco_buf_free(&out);
-	assert_int_equal(eval_expand("{output} {nope}", &v, &out, &err), CUCO_EDATA);
-	assert_string_equal(err.msg, "unknown placeholder {nope}");
-	cuco_buf_free(&out);
+	static const struct { const char *tmpl, *msg; } bad[] = {
+		{ "{output} {nope}", "unknown placeholder {nope}" },
+		{ "{output} -x{defines}", "{defines} is a list of words: it must stand alone" },
+		{ "'{compiler}' {output}", "{compiler} is a list of words: it must stand alone" },
+		{ "{output} 'open", "unterminated ' quote" },
+		{ "{output} {ranks", "unterminated placeholder at offset 9" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_int_equal(eval_expand(bad[i].tmpl, &v, &words, &err), CUCO_EDATA);
+		assert_string_equal(err.msg, bad[i].msg);
+		eval_argv_free(&words);
+	}
 	const char *src = "x = @SCALE@; y = @OTHER@; @SCALE@@";
 	eval_apply_slots(wl, &d, src, strlen(src), &out);
 	assert_string_equal(out.data, "x = 3; y = @OTHER@; 3@");
@@ -184,13 +199,11 @@ static void collect(const char *line, void *arg)
 
 /* Load must fail with exactly `want` (after "<manifest>: "), and check must
  * report the same line. */
-static void expect_error(const char *key, const char *value, const char *want)
+static void expect_refused(tmp *t, const char *want)
 {
-	tmp t;
-	write_variant(&t, key, value);
 	char dir[300], expected[PATH_MAX + 256];
-	snprintf(dir, sizeof dir, "%s/bad", t.dir);
-	snprintf(expected, sizeof expected, "%s: %s", t.manifest, want);
+	snprintf(dir, sizeof dir, "%s/bad", t->dir);
+	snprintf(expected, sizeof expected, "%s: %s", t->manifest, want);
 	cuco_workload *wl = NULL;
 	cuco_err err = { 0 };
 	assert_int_equal(cuco_workload_load(dir, &wl, &err), CUCO_EDATA);
@@ -200,7 +213,44 @@ static void expect_error(const char *key, const char *value, const char *want)
 	strcat(expected, "\n");
 	assert_string_equal(lines.data, expected);
 	cuco_buf_free(&lines);
-	rm_rf(t.dir);
+	rm_rf(t->dir);
+}
+
+/* expect_refused for the base manifest with `key` set to `value`. */
+static void expect_error(const char *key, const char *value, const char *want)
+{
+	tmp t;
+	write_variant(&t, key, value);
+	expect_refused(&t, want);
+}
+
+/* The same for a manifest written byte for byte (len bytes of text). */
+static void expect_text_error(const char *text, size_t len, const char *want)
+{
+	tmp t;
+	write_variant(&t, NULL, NULL);
+	assert_int_equal(cuco_write_file(t.manifest, text, len, NULL), CUCO_OK);
+	expect_refused(&t, want);
+}
+
+/* A NUL would end the text early; what follows it must not be dropped silently. */
+static void test_error_nul(void **state)
+{
+	(void)state;
+	static const char text[] = "{\"name\": \"bad\"}\0\"ignored\"";
+	expect_text_error(text, sizeof text - 1, "byte 16 is NUL; a text file holds none");
+}
+
+/* A key given twice would be read once and the other copy ignored. */
+static void test_error_duplicate_key(void **state)
+{
+	(void)state;
+	expect_error("sizes", "{\"default\": \"s\", \"s\": {\"N\": 4, \"N\": 8}}",
+		"sizes.s.N: given twice");
+	char text[2048];
+	int n = snprintf(text, sizeof text, "%.*s, \"name\": \"other\"}", (int)strlen(base_manifest) - 1,
+		base_manifest);
+	expect_text_error(text, (size_t)n, "name: given twice");
 }
 
 static void test_valid_base(void **state)
@@ -343,6 +393,8 @@ int main(void)
 		cmocka_unit_test(test_expr),
 		cmocka_unit_test(test_valid_base),
 		cmocka_unit_test(test_error_missing_field),
+		cmocka_unit_test(test_error_nul),
+		cmocka_unit_test(test_error_duplicate_key),
 		cmocka_unit_test(test_error_bad_type),
 		cmocka_unit_test(test_error_unknown_placeholder),
 		cmocka_unit_test(test_error_missing_file),

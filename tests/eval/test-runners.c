@@ -20,12 +20,25 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+/* The command each runner builds, as a line: the words quoted where they
+ * need it; for ssh, /bin/sh -c and its script. */
 static void expect_command(const eval_launch *l, const char *want)
 {
 	cuco_buf out = { 0 };
+	eval_argv argv = { 0 };
 	const char *extras[] = { "/w/data.bin" };
-	eval_launch_command(l, "./abc --reps 1", "/run/cache/abc", extras, 1, &out);
+	char *const prog[] = { "./abc", "--reps", "1", NULL };
+	eval_launch_argv(l, prog, "/run/cache/abc", extras, 1, &argv);
+	if (l->kind == CUCO_RUNNER_SSH) {
+		assert_string_equal(argv.v[0], "/bin/sh");
+		assert_string_equal(argv.v[1], "-c");
+		assert_null(argv.v[3]);
+		cuco_buf_puts(&out, argv.v[2]);
+	} else {
+		eval_argv_join(argv.v, &out);
+	}
 	assert_string_equal(out.data, want);
+	eval_argv_free(&argv);
 	cuco_buf_free(&out);
 }
 
@@ -36,18 +49,34 @@ static void test_commands(void **state)
 	cuco_slot_spec local = { "local", "", "" };
 	eval_launch l = { .kind = CUCO_RUNNER_LOCAL, .launcher = "/usr/bin/mpirun", .rc = &rc, .slot = &local,
 		.ranks = 2, .mpi = true };
-	expect_command(&l, "/usr/bin/mpirun --oversubscribe -np 2 ./abc --reps 1");
+	expect_command(&l, "/usr/bin/mpirun --oversubscribe --bind-to none -np 2 ./abc --reps 1");
 	l.as_root = true;
-	expect_command(&l, "/usr/bin/mpirun --allow-run-as-root --oversubscribe -np 2 ./abc --reps 1");
+	l.bind = true;
+	expect_command(&l, "/usr/bin/mpirun --allow-run-as-root --oversubscribe --bind-to core -np 2 "
+		"./abc --reps 1");
 	l.mpi = false;
 	expect_command(&l, "./abc --reps 1");
+	/* The ticket for remote ranks, the interposer for the ranks only. */
+	l = (eval_launch){ .kind = CUCO_RUNNER_LOCAL, .launcher = "mpirun", .rc = &rc, .slot = &local,
+		.ranks = 2, .mpi = true, .ticket = "CUCO_HARNESS=1:k:s",
+		.preload = "/run/cache/cuco-count-1.so" };
+	expect_command(&l, "mpirun --oversubscribe --bind-to none -x CUCO_HARNESS "
+		"-x LD_PRELOAD=/run/cache/cuco-count-1.so -np 2 ./abc --reps 1");
+	l.mpi = false;
+	expect_command(&l, "env LD_PRELOAD=/run/cache/cuco-count-1.so ./abc --reps 1");
 
+	/* [runner] options are words split as the shell would, no shell after. */
 	cuco_slot_spec pair = { "a+b", "a:2,b:2", "" };
 	snprintf(rc.options, sizeof rc.options, "--mca plm_rsh_agent 'ssh -p 22'");
 	l = (eval_launch){ .kind = CUCO_RUNNER_HOSTFILE, .launcher = "mpirun", .rc = &rc, .slot = &pair,
 		.ranks = 4, .mpi = true, .limit_s = 30 };
 	expect_command(&l, "mpirun --host a:2,b:2 --mca plm_rsh_agent 'ssh -p 22' -np 4 timeout -k 2 30 "
 		"./abc --reps 1");
+	eval_argv argv = { 0 };
+	char *const prog[] = { "./abc", NULL };
+	eval_launch_argv(&l, prog, "/run/cache/abc", NULL, 0, &argv);
+	assert_string_equal(argv.v[5], "ssh -p 22");  /* one word */
+	eval_argv_free(&argv);
 
 	/* Outside an allocation: a job of its own, on the slot's nodes whole. */
 	cuco_slot_spec nodes = { "n1+n2", "n1,n2", "" };
@@ -72,7 +101,8 @@ static void test_commands(void **state)
 	rc = (cuco_runner_config){ .slots_per_host = 2 };
 	l = (eval_launch){ .kind = CUCO_RUNNER_LOCAL, .launcher = "mpirun", .rc = &rc, .slot = &set,
 		.ranks = 2, .mpi = true };
-	expect_command(&l, "env CUDA_VISIBLE_DEVICES=2,3 mpirun --oversubscribe -np 2 ./abc --reps 1");
+	expect_command(&l, "env CUDA_VISIBLE_DEVICES=2,3 mpirun --oversubscribe --bind-to none -np 2 "
+		"./abc --reps 1");
 	cuco_slot_spec host_set = { "a/0", "a:1", "0" };
 	l = (eval_launch){ .kind = CUCO_RUNNER_HOSTFILE, .launcher = "mpirun", .rc = &rc, .slot = &host_set,
 		.ranks = 1, .mpi = false, .limit_s = 9 };
@@ -100,13 +130,14 @@ static void test_commands(void **state)
 	l.slot = &gpu2;
 	rc.options[0] = '\0';
 	l.mpi = false;
+	l.ticket = "CUCO_HARNESS=1:k:s";  /* ssh passes no environment: the far side sets it */
 	expect_command(&l,
 		"ssh -o BatchMode=yes gpu2 'mkdir -p /tmp/cuco-x'"
 		" || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; "
 		"scp -q -o BatchMode=yes /run/cache/abc /w/data.bin gpu2:/tmp/cuco-x/"
 		" || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; "
-		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && env CUDA_VISIBLE_DEVICES=1 timeout -k 2 30 "
-		"./abc --reps 1'; rc=$?; ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x'; exit $rc");
+		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && env CUDA_VISIBLE_DEVICES=1 CUCO_HARNESS=1:k:s "
+		"timeout -k 2 30 ./abc --reps 1'; rc=$?; ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x'; exit $rc");
 }
 
 /* ---- settings and host lists ------------------------------------------------ */
@@ -148,6 +179,7 @@ static void test_runner_config(void **state)
 		{ "retry_after", "nan", "not a number of seconds" },
 		{ "retry_after", "0", "not a number of seconds" },
 		{ "options", "a\x01z", "a control character" },
+		{ "options", "--mca plm_rsh_agent 'ssh -p 22", "unterminated ' quote" },
 	};
 	cuco_runner_config c = { 0 };
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
@@ -436,6 +468,57 @@ static void test_pool(void **state)
 	assert_string_equal(cuco_slot_state_name(list[1].state), "retired");
 	assert_int_equal(list[0].holds, 4);
 	eval_pool_free(&p);
+}
+
+/* A fake /sys/devices/system/cpu: cpu i in package pkg[i], core core[i]. */
+static void fake_sysfs(const char *root, int n, const int *pkg, const int *core)
+{
+	for (int i = 0; i < n; i++) {
+		char path[2048];
+		snprintf(path, sizeof path, "mkdir -p %s/cpu%d/topology && echo %d > %s/cpu%d/topology/"
+			"physical_package_id && echo %d > %s/cpu%d/topology/core_id", root, i, pkg[i], root, i,
+			core[i], root, i);
+		assert_int_equal(system(path), 0);
+	}
+}
+
+static void expect_device(const char *root, int ncpu, int ranks, const char *want)
+{
+	cpu_set_t allowed, device;
+	CPU_ZERO(&allowed);
+	for (int i = 0; i < ncpu; i++)
+		CPU_SET(i, &allowed);
+	bool fits = eval_device_cpus(root, &allowed, ranks, &device);
+	char got[128] = "";
+	for (int i = 0; fits && i < ncpu; i++)
+		if (CPU_ISSET(i, &device))
+			snprintf(got + strlen(got), sizeof got - strlen(got), "%s%d", *got ? "," : "", i);
+	assert_string_equal(fits ? got : "none", want);
+}
+
+/* The ranks' cores in the order Open MPI binds them: whole cores (every
+ * hardware thread), the first package first, whatever the numbering. */
+static void test_device_cpus(void **state)
+{
+	(void)state;
+	char root[256], dir[300];
+	make_tmpdir(root, sizeof root);
+	snprintf(dir, sizeof dir, "%s/plain", root);
+	fake_sysfs(dir, 4, (int[]){ 0, 0, 0, 0 }, (int[]){ 0, 1, 2, 3 });
+	expect_device(dir, 4, 2, "0,1");
+	expect_device(dir, 4, 4, "0,1,2,3");
+	expect_device(dir, 4, 5, "none");
+	snprintf(dir, sizeof dir, "%s/smt", root);  /* cpu k and k+4 share a core */
+	fake_sysfs(dir, 8, (int[]){ 0, 0, 0, 0, 0, 0, 0, 0 }, (int[]){ 0, 1, 2, 3, 0, 1, 2, 3 });
+	expect_device(dir, 8, 2, "0,1,4,5");
+	expect_device(dir, 8, 5, "none");
+	snprintf(dir, sizeof dir, "%s/sockets", root);  /* numbered across two packages */
+	fake_sysfs(dir, 4, (int[]){ 0, 1, 0, 1 }, (int[]){ 0, 0, 1, 1 });
+	expect_device(dir, 4, 2, "0,2");
+	expect_device(dir, 4, 3, "0,1,2");
+	snprintf(dir, sizeof dir, "%s/missing", root);  /* no topology: a core per CPU */
+	expect_device(dir, 3, 2, "0,1");
+	rm_rf(root);
 }
 
 /* ---- for real ------------------------------------------------------------------ */
@@ -752,6 +835,7 @@ int main(void)
 		cmocka_unit_test(test_slots_per_host),
 		cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_cli_flags),
+		cmocka_unit_test(test_device_cpus),
 		cmocka_unit_test(test_hostfile_for_real),
 		cmocka_unit_test_setup_teardown(test_two_hosts_for_real, ssh_setup, ssh_teardown),
 		cmocka_unit_test_setup_teardown(test_two_host_search, ssh_setup, ssh_teardown),

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,6 +60,12 @@ static int setup(void **state)
 	cuco_write_file(store_file, STORE_TEXT "\n", strlen(STORE_TEXT) + 1, NULL);
 	setenv("HOME", home, 1);
 	setenv("OPENAI_API_KEY", ENV_KEY, 1);
+	/* What the hostile candidate is told to try; stages get only what is
+	 * asked for (and never OPENAI_API_KEY, asked for or not). */
+	setenv("CUCO_PASS_ENV", "HOSTILE_MODE HOSTILE_READ HOSTILE_WRITE HOSTILE_PORT HOSTILE_UNIX "
+		"HOSTILE_COUNT HOSTILE_MB OPENAI_API_KEY", 1);
+	unsetenv("HOSTILE_UNIX");
+	unsetenv("CUCO_CGROUPS");
 	unsetenv("XDG_CONFIG_HOME");
 	unsetenv("CUCO_SANDBOX");
 	unsetenv("CUCO_BWRAP");
@@ -74,13 +81,22 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The limits of the hostile tests: small, so that a limit that does not
+ * hold cannot hurt the shared machine either. */
+static cuco_eval_config small_limits(cuco_sandbox_mode mode, double limit_scale)
+{
+	cuco_eval_config cfg = { .jobs = 1, .max_procs = 64, .sandbox = mode, .limit_scale = limit_scale,
+		.mem_limit_mb = 192, .disk_limit_mb = 16 };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	return cfg;
+}
+
 static cuco_evaluator *evaluator(cuco_sandbox_mode mode, double limit_scale, cuco_workload **wl)
 {
 	cuco_err err = { 0 };
 	if (cuco_workload_load(fixture("solo"), wl, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
-	cuco_eval_config cfg = { .jobs = 1, .max_procs = 64, .sandbox = mode, .limit_scale = limit_scale };
-	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	cuco_eval_config cfg = small_limits(mode, limit_scale);
 	cuco_evaluator *ev = NULL;
 	if (cuco_evaluator_new(*wl, &cfg, &ev, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
@@ -390,6 +406,182 @@ static void test_evaluator_killed_fallback(void **state)
 	evaluator_killed(CUCO_SANDBOX_OFF);
 }
 
+/* ---- Unix sockets of the host ------------------------------------------------ */
+
+#define NSOCKETS 3
+
+/* A listener at path that never accepts: a connection would wait in its
+ * backlog, where accept() finds it afterwards. */
+static int unix_listener(const char *path)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	assert_true(strlen(path) < sizeof a.sun_path);
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	assert_true(fd >= 0);
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 8) != 0)
+		fail_msg("listen on %s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* Listeners where host services keep theirs (/run, /var/tmp) and in a
+ * folder the sandbox shows read-only (CUCO_CUDA_HOME): the candidate
+ * reaches none, in either mode (the filter refuses its Unix socket; in the
+ * sandbox the first two are not even there). */
+static void unix_sockets(cuco_sandbox_mode mode)
+{
+	char dirs[NSOCKETS][300], paths[NSOCKETS][1000], list[3100] = "";
+	snprintf(dirs[0], sizeof dirs[0], access("/run", W_OK) == 0 ? "/run/cuco-test-XXXXXX"
+		: "/var/tmp/cuco-test-run-XXXXXX");
+	snprintf(dirs[1], sizeof dirs[1], "/var/tmp/cuco-test-sock-XXXXXX");
+	snprintf(dirs[2], sizeof dirs[2], "%s/cuda-XXXXXX", run_dir);
+	int fds[NSOCKETS];
+	for (int i = 0; i < NSOCKETS; i++) {
+		assert_non_null(mkdtemp(dirs[i]));
+		snprintf(paths[i], sizeof paths[i], "%s/s", dirs[i]);
+		fds[i] = unix_listener(paths[i]);
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ":" : "", paths[i]);
+	}
+	setenv("CUCO_CUDA_HOME", dirs[2], 1);  /* a folder the sandbox shows */
+	setenv("HOSTILE_MODE", "escape", 1);
+	setenv("HOSTILE_UNIX", list, 1);
+	unsetenv("HOSTILE_READ");
+	unsetenv("HOSTILE_WRITE");
+	unsetenv("HOSTILE_PORT");
+	cuco_eval_result res;
+	evaluate_hostile(mode, 1, &res);
+	unsetenv("HOSTILE_UNIX");
+	unsetenv("CUCO_CUDA_HOME");
+	for (int i = 0; i < NSOCKETS; i++) {
+		if (!has(res.excerpt, "unix %s: refused", paths[i]))
+			fail_msg("%s: %s", paths[i], res.excerpt);
+		assert_true(accept(fds[i], NULL, NULL) < 0);  /* nothing came, from the host's side */
+		close(fds[i]);
+		unlink(paths[i]);
+		rmdir(dirs[i]);
+	}
+}
+
+static void test_unix_sockets_sandboxed(void **state)
+{
+	(void)state;
+	unix_sockets(CUCO_SANDBOX_BWRAP);
+}
+
+static void test_unix_sockets_fallback(void **state)
+{
+	(void)state;
+	unix_sockets(CUCO_SANDBOX_OFF);
+}
+
+/* ---- limits per candidate ------------------------------------------------------- */
+
+static bool cgroups_here(void)
+{
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator(CUCO_SANDBOX_OFF, 1, &wl);
+	char status[512];
+	bool on = cuco_evaluator_limits(ev, status, sizeof status);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+	return on;
+}
+
+/* The hostile candidate in a mode; the result, with nothing left alive. */
+static void hostile(cuco_sandbox_mode mode, const char *how, const char *count, const char *mb,
+	cuco_eval_result *res)
+{
+	setenv("HOSTILE_MODE", how, 1);
+	setenv("HOSTILE_COUNT", count, 1);
+	setenv("HOSTILE_MB", mb, 1);
+	double t0 = cuco_mono();
+	evaluate_hostile(mode, 1, res);
+	print_message("%s: %s/%s in %.1f s: %.300s\n", how, res->failed_stage, res->error_class,
+		cuco_mono() - t0, res->excerpt);
+	assert_int_equal(count_processes(run_dir), 0);
+}
+
+/* A fork loop, plain or each child in a session of its own: killed at the
+ * stage's process limit, nothing left. */
+static void fork_loops(cuco_sandbox_mode mode)
+{
+	static const char *const how[] = { "forkloop", "setsidloop" };
+	for (size_t i = 0; i < 2; i++) {
+		cuco_eval_result res;
+		hostile(mode, how[i], "0", "0", &res);
+		if (strcmp(res.error_class, "crash") != 0 || !strstr(res.excerpt, "more than 64 processes"))
+			fail_msg("%s: %s/%s: %s", how[i], res.failed_stage, res.error_class, res.excerpt);
+	}
+}
+
+/* Four children of 64 MiB, each under the 192 MiB per-process limit, 256
+ * MiB together: killed at the candidate's memory limit. */
+static void many_children(cuco_sandbox_mode mode)
+{
+	cuco_eval_result res;
+	hostile(mode, "memory", "4", "64", &res);
+	if (strcmp(res.error_class, "crash") != 0 || !strstr(res.excerpt, "passed the memory limit (192 MiB)"))
+		fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+}
+
+static void test_limits_per_candidate_sandboxed(void **state)
+{
+	(void)state;
+	if (!cgroups_here()) {
+		print_message("no cgroup here: per-candidate limits not tested\n");
+		return;
+	}
+	fork_loops(CUCO_SANDBOX_BWRAP);
+	many_children(CUCO_SANDBOX_BWRAP);
+}
+
+static void test_limits_per_candidate_fallback(void **state)
+{
+	(void)state;
+	if (!cgroups_here()) {
+		print_message("no cgroup here: per-candidate limits not tested\n");
+		return;
+	}
+	fork_loops(CUCO_SANDBOX_OFF);
+	many_children(CUCO_SANDBOX_OFF);
+}
+
+/* Without a cgroup the limits are per process: the children's 256 MiB
+ * pass the 192 MiB limit unseen, until the wall clock ends them. (No
+ * setsid loop here: without a group or a PID namespace it would escape.) */
+static void test_limits_per_process_without_cgroup(void **state)
+{
+	(void)state;
+	setenv("CUCO_CGROUPS", "off", 1);
+	assert_false(cgroups_here());
+	cuco_eval_result res;
+	hostile(CUCO_SANDBOX_OFF, "forkloop", "0", "0", &res);
+	if (!strstr(res.excerpt, "more than 64 processes"))  /* the session's count still holds */
+		fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+	hostile(CUCO_SANDBOX_OFF, "memory", "4", "64", &res);
+	assert_string_equal(res.error_class, "timeout");
+	unsetenv("CUCO_CGROUPS");
+}
+
+/* Files each under the per-file limit, 32 MiB in each of the work folder,
+ * $TMPDIR and /tmp, with 16 MiB to each: each is full at 16 MiB, and
+ * nothing reached the host. */
+static void test_disk_per_candidate_sandboxed(void **state)
+{
+	(void)state;
+	cuco_eval_result res;
+	hostile(CUCO_SANDBOX_BWRAP, "files", "4", "8", &res);
+	const char *tmpdir = strstr(res.excerpt, "write /tmp/cuco-tmp-");  /* its $TMPDIR */
+	if (strcmp(res.error_class, "crash") != 0 || !has(res.excerpt, "write ./fill-2: No space left on "
+			"device after 16 MiB there") || !tmpdir || !strstr(tmpdir, "No space left on device after "
+			"16 MiB there") || !has(res.excerpt, "write /tmp/fill-2: No space left on device after 16 MiB"))
+		fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+	int status;
+	char *found = capture_output("find /tmp /var/tmp -maxdepth 3 -name 'fill-[0-9]*' 2>/dev/null", &status);
+	assert_string_equal(found, "");
+	free(found);
+}
+
 /* Without bwrap, or with one that cannot work here: auto falls back and
  * says why; bwrap refuses. */
 static void test_missing_bwrap(void **state)
@@ -470,6 +662,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_compile_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evaluator_killed_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unix_sockets_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limits_per_candidate_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limits_per_process_without_cgroup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_bwrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mode_from_environment, setup, teardown),
 	};
@@ -479,6 +674,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_workload_in_home_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evaluator_killed_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unix_sockets_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limits_per_candidate_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disk_per_candidate_sandboxed, setup, teardown),
 	};
 	int failed = cmocka_run_group_tests(fallback, NULL, NULL);
 	bool on;

@@ -1,6 +1,7 @@
 /* test-stage.c — the stage runner alone: exit codes, wall-clock kills of
- * the whole session, leftovers, a TERM-ignoring child, the scrubbed
- * environment, the output cap, the process guard, rlimits and cancel. */
+ * the whole session, leftovers, a TERM-ignoring child, the allowlisted
+ * environment, the output cap, the process guard, rlimits and cancel. The
+ * commands are argument vectors; these tests give theirs to /bin/sh. */
 #include "eval/eval_int.h"
 #include "util.h"
 
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -45,9 +48,10 @@ static void collect(const char *line, size_t len, void *arg)
 	cuco_buf_puts(arg, "\n");
 }
 
-static void run(const char *cmd, const eval_limits *lim, eval_stage *st, cuco_buf *lines)
+static void run(const char *script, const eval_limits *lim, eval_stage *st, cuco_buf *lines)
 {
 	cuco_err err = { 0 };
+	char *const cmd[] = { "/bin/sh", "-c", (char *)script, NULL };
 	assert_int_equal(eval_stage_run(cmd, dir, log_path, lim, NULL, collect, lines, st, &err), CUCO_OK);
 }
 
@@ -109,6 +113,10 @@ static void test_leftovers_killed(void **state)
 	assert_false(st.timed_out);
 	assert_true(st.wall_s < 3);
 	assert_int_equal(count_processes("sleep 37.301"), 0);
+	assert_int_equal(st.leftovers, 1);  /* counted before it was killed (trust.c refuses it) */
+	cuco_buf_free(&lines);
+	run("sleep 0.01; echo clean", &lim, &st, &lines);
+	assert_int_equal(st.leftovers, 0);
 	cuco_buf_free(&lines);
 }
 
@@ -124,19 +132,83 @@ static void test_env_scrubbed(void **state)
 	assert_false(eval_env_secret("SSH_AUTH_SOCK"));
 	setenv("MY_SERVICE_KEY", "k1", 1);
 	setenv("OPENAI_API_KEY", "k2", 1);
-	setenv("CUCO_HARMLESS", "visible", 1);
+	/* Secrets under names no denylist would catch (issue 18: GH_PAT). */
+	setenv("GH_PAT", "ghp_planted1", 1);
+	setenv("DEPLOY_NOTE", "planted2", 1);
+	setenv("OMPI_MCA_btl", "self,vader", 1);
+	setenv("CUDA_VISIBLE_DEVICES", "0,1", 1);
+	setenv("NCCL_DEBUG_TOKEN", "planted3", 1);  /* allowed by prefix, dropped by name */
+	setenv("CUCO_HARMLESS", "not passed", 1);
+	setenv("TOY_PASSED", "asked for", 1);
+	setenv("CUCO_PASS_ENV", "TOY_PASSED,OPENAI_API_KEY", 1);
 	setenv("NCCL_NVLS_ENABLE", "1", 1);
+	setenv("TMPDIR", "/the/parents/tmp", 1);
+	setenv("CUCO_HARNESS", "stale", 1);
 	eval_limits lim = limits(10);
+	lim.tmpdir = "/the/stages/tmp";
+	const char *extra[] = { "CUCO_HARNESS=1:fresh", NULL };
+	lim.env = extra;
 	eval_stage st;
 	cuco_buf lines = { 0 };
 	run("env", &lim, &st, &lines);
-	assert_non_null(strstr(lines.data, "CUCO_HARMLESS=visible\n"));
-	assert_null(strstr(lines.data, "MY_SERVICE_KEY"));
-	assert_null(strstr(lines.data, "OPENAI_API_KEY"));
+	static const char *const dropped[] = { "MY_SERVICE_KEY", "OPENAI_API_KEY", "GH_PAT", "DEPLOY_NOTE",
+		"NCCL_DEBUG_TOKEN", "CUCO_HARMLESS", "CUCO_PASS_ENV", "SSH_AUTH_SOCK", "planted" };
+	for (size_t i = 0; i < sizeof dropped / sizeof dropped[0]; i++)
+		if (strstr(lines.data, dropped[i]))
+			fail_msg("%s reached the stage:\n%s", dropped[i], lines.data);
+	assert_non_null(strstr(lines.data, "OMPI_MCA_btl=self,vader\n"));
+	assert_non_null(strstr(lines.data, "CUDA_VISIBLE_DEVICES=0,1\n"));
+	assert_non_null(strstr(lines.data, "TOY_PASSED=asked for\n"));
+	assert_non_null(strstr(lines.data, "TMPDIR=/the/stages/tmp\n"));
+	assert_null(strstr(lines.data, "/the/parents/tmp"));
+	char path[4200];
+	snprintf(path, sizeof path, "PATH=%s\n", getenv("PATH"));
+	assert_non_null(strstr(lines.data, path));
 	/* NVLink multicast stays off for every stage, whatever was set. */
 	assert_non_null(strstr(lines.data, "NCCL_NVLS_ENABLE=0\n"));
 	assert_null(strstr(lines.data, "NCCL_NVLS_ENABLE=1"));
-	unsetenv("NCCL_NVLS_ENABLE");
+	/* The stage's own entries replace inherited ones of the same name. */
+	assert_non_null(strstr(lines.data, "CUCO_HARNESS=1:fresh\n"));
+	assert_null(strstr(lines.data, "stale"));
+	cuco_buf_free(&lines);
+	/* The ssh runner's stage, and only it, gets the agent's socket. */
+	setenv("SSH_AUTH_SOCK", "/tmp/agent.sock", 1);
+	run("env", &lim, &st, &lines);
+	assert_null(strstr(lines.data, "SSH_AUTH_SOCK"));
+	cuco_buf_free(&lines);
+	lim.ssh_agent = true;
+	run("env", &lim, &st, &lines);
+	assert_non_null(strstr(lines.data, "SSH_AUTH_SOCK=/tmp/agent.sock\n"));
+	cuco_buf_free(&lines);
+	static const char *const planted[] = { "MY_SERVICE_KEY", "OPENAI_API_KEY", "GH_PAT",
+		"DEPLOY_NOTE", "OMPI_MCA_btl", "CUDA_VISIBLE_DEVICES", "NCCL_DEBUG_TOKEN", "CUCO_HARMLESS",
+		"TOY_PASSED", "CUCO_PASS_ENV", "NCCL_NVLS_ENABLE", "TMPDIR", "SSH_AUTH_SOCK",
+		"CUCO_HARNESS" };
+	for (size_t i = 0; i < sizeof planted / sizeof planted[0]; i++)
+		unsetenv(planted[i]);
+}
+
+/* No shell between cuco and the command: a word with shell syntax in it
+ * reaches the program as it is. */
+static void test_no_shell(void **state)
+{
+	(void)state;
+	eval_limits lim = limits(10);
+	eval_stage st;
+	cuco_buf lines = { 0 };
+	cuco_err err = { 0 };
+	char *const cmd[] = { "printf", "[%s]\\n", "s;exit 7;", "$(id)", "a b", "`x`|>y", NULL };
+	assert_int_equal(eval_stage_run(cmd, dir, log_path, &lim, NULL, collect, &lines, &st, &err), CUCO_OK);
+	assert_int_equal(st.exit_code, 0);
+	assert_string_equal(lines.data, "[s;exit 7;]\n[$(id)]\n[a b]\n[`x`|>y]\n");
+	cuco_buf_free(&lines);
+	char path[600];
+	snprintf(path, sizeof path, "%s/y", dir);
+	assert_int_not_equal(access(path, F_OK), 0);
+	/* A program that does not exist: exit status 127, as a shell says. */
+	char *const missing[] = { "cuco-no-such-program", NULL };
+	assert_int_equal(eval_stage_run(missing, dir, log_path, &lim, NULL, collect, &lines, &st, &err), CUCO_OK);
+	assert_int_equal(st.exit_code, 127);
 	cuco_buf_free(&lines);
 }
 
@@ -192,6 +264,57 @@ static void test_rlimits(void **state)
 	cuco_buf_free(&lines);
 }
 
+/* The system-call filter: no Unix socket but datagrams where allowed; and
+ * without it the same program reaches a listener of the host's. */
+static void test_unix_filter(void **state)
+{
+	(void)state;
+	if (!eval_filter_available()) {
+		print_message("no seccomp filter for this architecture\n");
+		return;
+	}
+	char sock[600], script[1600];
+	snprintf(sock, sizeof sock, "%s/host.sock", dir);
+	snprintf(script, sizeof script,
+		"import socket\n"
+		"for kind, name in ((socket.SOCK_STREAM, 'stream'), (socket.SOCK_DGRAM, 'dgram')):\n"
+		"    try:\n"
+		"        s = socket.socket(socket.AF_UNIX, kind)\n"
+		"        print(name, 'made')\n"
+		"        if kind == socket.SOCK_STREAM:\n"
+		"            s.connect('%s'); print('connected')\n"
+		"    except OSError as e:\n"
+		"        print(name, 'refused', e.errno)\n"
+		"print('tcp', socket.socket(socket.AF_INET, socket.SOCK_STREAM) is not None)\n", sock);
+	/* A listener that never accepts: the connection waits in its backlog. */
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	assert_true(strlen(sock) < sizeof a.sun_path);
+	memcpy(a.sun_path, sock, strlen(sock) + 1);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(listen(lfd, 8), 0);
+	char *const cmd[] = { "python3", "-c", script, NULL };
+	eval_filter plain, dgram;
+	eval_filter_build(&plain, false);
+	eval_filter_build(&dgram, true);
+	const struct { const eval_filter *f; const char *want; } cases[] = {
+		{ &plain, "stream refused 13\ndgram refused 13\ntcp True\n" },
+		{ &dgram, "stream refused 13\ndgram made\ntcp True\n" },
+		{ NULL, "stream made\nconnected\ndgram made\ntcp True\n" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		eval_limits lim = limits(20);
+		lim.filter = cases[i].f;
+		eval_stage st;
+		cuco_buf lines = { 0 };
+		cuco_err err = { 0 };
+		assert_int_equal(eval_stage_run(cmd, dir, log_path, &lim, NULL, collect, &lines, &st, &err), CUCO_OK);
+		assert_string_equal(lines.data, cases[i].want);
+		cuco_buf_free(&lines);
+	}
+	close(lfd);
+}
+
 static void *cancel_later(void *arg)
 {
 	usleep(200000);
@@ -209,7 +332,8 @@ static void test_cancel(void **state)
 	eval_stage st;
 	cuco_err err = { 0 };
 	double t0 = cuco_mono();
-	assert_int_equal(eval_stage_run("sleep 37.501", dir, log_path, &lim, &cancel, NULL, NULL, &st, &err), CUCO_OK);
+	char *const cmd[] = { "sleep", "37.501", NULL };
+	assert_int_equal(eval_stage_run(cmd, dir, log_path, &lim, &cancel, NULL, NULL, &st, &err), CUCO_OK);
 	pthread_join(th, NULL);
 	assert_true(st.cancelled);
 	assert_true(cuco_mono() - t0 < 3);
@@ -224,9 +348,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_term_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_leftovers_killed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_env_scrubbed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_shell, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_capped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rlimits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unix_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,12 @@
  *                      is evaluated twice; a second session on the same run is
  *                      refused while one lives; what killed sessions left in
  *                      RUN/work and $TMPDIR is gone after the next.
+ *   test_kill loop     `cuco run` SIGKILLed every few seconds, 8 times over: it
+ *                      still makes progress, since a session resumed soon after
+ *                      the last goes on with the baseline and seed already
+ *                      measured instead of measuring them again; every
+ *                      measurement of a killed session is kept, and the
+ *                      baseline's row is done throughout.
  *   test_kill eval     a rank, then mpirun, SIGKILLed while the evaluator
  *                      watches them (tests/faults/fixtures/hold): the
  *                      candidate fails as a crash by signal 9, no process of
@@ -186,6 +192,127 @@ static void test_kill_cycles(void **state)
 	rm_rf(dir);
 }
 
+/* ---- killed every few seconds --------------------------------------------------------- */
+
+#define LOOP_SESSIONS 8
+
+static size_t tune_done(const snapshot *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		n += s->c[i].origin == CUCO_ORIGIN_TUNE && s->c[i].status >= CUCO_STATUS_DONE;
+	return n;
+}
+
+/* The longest a strategy candidate took from its proposal to its result. */
+static double longest_evaluation(const snapshot *s)
+{
+	double d = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->c[i].origin == CUCO_ORIGIN_TUNE && s->c[i].status >= CUCO_STATUS_DONE &&
+		    s->c[i].updated - s->c[i].created > d)
+			d = s->c[i].updated - s->c[i].created;
+	return d;
+}
+
+typedef struct counts {
+	uint32_t baseline, seed;
+} counts;
+
+static int counts_txn(cuco_txn *txn, void *arg)
+{
+	counts *c = arg;
+	int rc = cuco_measure_count(txn, 1, &c->baseline);
+	return rc ? rc : cuco_measure_count(txn, 2, &c->seed);
+}
+
+static counts measurements(const char *run)
+{
+	counts c = { 0 };
+	cuco_store *st;
+	cuco_err err = { 0 };
+	if (cuco_store_open(run, CUCO_STORE_RDONLY, &st, &err) != CUCO_OK ||
+	    cuco_store_read(st, counts_txn, &c, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	cuco_store_close(st);
+	return c;
+}
+
+static void test_kill_loop(void **state)
+{
+	(void)state;
+	char toy[1024], dir[] = "/tmp/cuco-test-killloop-XXXXXX", run[128], out[128];
+	source_path("tests/agents/fixtures/toy", toy, sizeof toy);
+	assert_non_null(mkdtemp(dir));
+	snprintf(run, sizeof run, "%s/run", dir);
+	snprintf(out, sizeof out, "%s/out", dir);
+	spawn_opts o = { .out = out };
+	const char *argv[] = { "run", toy, "--run", run, "--headless", "--jobs", "1", "--rebench", "0",
+		"--budget", "0", NULL };
+	/* The first session measures the baseline and the seed and two
+	 * candidates; how long one took sets the pace of the kills. */
+	pid_t pid = spawn_cuco(argv, &o);
+	wait_for_tune(run, 3, 60);
+	kill(pid, SIGKILL);
+	assert_int_equal(wait_exit(pid, 10), 128 + SIGKILL);
+	snapshot prev = { 0 }, now = { 0 };
+	assert_true(snap_read(run, &prev));
+	counts start = measurements(run);
+	assert_int_equal(start.seed, 1);
+	double every = 2.5 * longest_evaluation(&prev);
+	every = every < 1 ? 1 : every > 10 ? 10 : every;
+	size_t before = tune_done(&prev);
+
+	for (int i = 0; i < LOOP_SESSIONS; i++) {
+		pid = spawn_cuco(argv, &o);
+		sleep_s(every);
+		kill(pid, SIGKILL);
+		assert_int_equal(wait_exit(pid, 10), 128 + SIGKILL);
+		assert_true(snap_read(run, &now));
+		assert_kept(&prev, &now);
+		counts c = measurements(run);
+		assert_true(c.baseline >= start.baseline);
+		start = c;
+		snapshot t = prev;
+		prev = now;
+		now = t;
+	}
+	counts end = measurements(run);
+	size_t gained = tune_done(&prev) - before;
+	print_message("%d sessions killed every %.1f s: %zu new candidates; the baseline measured %u "
+		"times in all, the seed %u\n", LOOP_SESSIONS, every, gained, end.baseline, end.seed);
+	/* Measuring the seed again in each session would have taken the time
+	 * these sessions had (and they would have measured it 8 more times). */
+	assert_int_equal(end.seed, 1);
+	assert_true(gained >= LOOP_SESSIONS / 2);
+
+	/* Stopped at once (SIGTERM while it starts), a session leaves nothing
+	 * mid-evaluation: what the killed ones left is queued again. */
+	pid = spawn_cuco(argv, &o);
+	sleep_s(0.3);
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid, 60), 0);
+	assert_true(snap_read(run, &now));
+	for (size_t i = 0; i < now.n; i++)
+		if (now.c[i].status > CUCO_STATUS_QUEUED && now.c[i].status < CUCO_STATUS_DONE)
+			fail_msg("#%llu left %s by a stopped session", (unsigned long long)now.c[i].id,
+				cuco_status_name(now.c[i].status));
+	assert_kept(&prev, &now);
+
+	/* A session that stops by itself leaves nothing unfinished. */
+	char budget[16];
+	snprintf(budget, sizeof budget, "%zu", prev.tune + 1);
+	const char *last[] = { "run", toy, "--run", run, "--headless", "--jobs", "1", "--rebench", "0",
+		"--budget", budget, NULL };
+	assert_int_equal(wait_exit(spawn_cuco(last, &o), 120), 0);
+	assert_true(snap_read(run, &now));
+	assert_int_equal(now.unfinished, 0);
+	assert_kept(&prev, &now);
+	snap_free(&prev);
+	snap_free(&now);
+	rm_rf(dir);
+}
+
 /* ---- a rank or mpirun killed during the run stage ------------------------------------ */
 
 /* The one entry of a folder, as a path, for checking it is gone later. */
@@ -295,7 +422,7 @@ static void test_kill_eval(void **state)
 	snprintf(env_tmp, sizeof env_tmp, "TMPDIR=%s", h.tmp);
 	snprintf(out, sizeof out, "%s/out", h.dir);
 	snprintf(h.work, sizeof h.work, "%s/work", h.run);
-	spawn_opts o = { .out = out, .env = { h.marker, env_tmp } };
+	spawn_opts o = { .out = out, .env = { h.marker, env_tmp, "CUCO_PASS_ENV=CUCO_HOLD" } };
 	/* No baseline re-measure: the held program would be the baseline's. */
 	const char *argv[] = { "run", hold, "--run", h.run, "--headless", "--jobs", "1", "--rebench", "0",
 		"--baseline-every", "1000", "--budget", "0", NULL };
@@ -332,6 +459,10 @@ int main(int argc, char **argv)
 		const struct CMUnitTest tests[] = { cmocka_unit_test(test_kill_cycles) };
 		return cmocka_run_group_tests(tests, NULL, NULL);
 	}
+	if (strcmp(which, "loop") == 0) {
+		const struct CMUnitTest tests[] = { cmocka_unit_test(test_kill_loop) };
+		return cmocka_run_group_tests(tests, NULL, NULL);
+	}
 	if (strcmp(which, "eval") == 0) {
 		if (system("command -v mpirun >/dev/null && command -v mpicc >/dev/null") != 0) {
 			fprintf(stderr, "test_kill: mpirun or mpicc not found: skipped\n");
@@ -340,6 +471,6 @@ int main(int argc, char **argv)
 		const struct CMUnitTest tests[] = { cmocka_unit_test(test_kill_eval) };
 		return cmocka_run_group_tests(tests, NULL, NULL);
 	}
-	fprintf(stderr, "usage: test_kill cycles|eval\n");
+	fprintf(stderr, "usage: test_kill cycles|loop|eval\n");
 	return 1;
 }

@@ -1,7 +1,9 @@
-/* fuzz_result — the harness result parsers (native CUCO_RESULT line and
+/* fuzz_result — the harness result parsers (the native sealed verdict and
  * the compat pass/time/phase lines) on arbitrary program output: a
  * candidate can print anything, and the evaluator must classify it, never
- * crash. The input is split into lines and fed to both protocols. */
+ * crash. The input is split into lines and fed to both protocols under a
+ * fixed ticket; since a mutated verdict never keeps its seal, every line
+ * also goes to the verdict's JSON reader directly. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,8 @@ static void feed(const cuco_workload *wl, const uint8_t *data, size_t size)
 		free(p);
 		return;
 	}
+	static const eval_ticket ticket = { .k0 = 1, .k1 = 2, .seed = 3 };
+	p->ticket = &ticket;
 	char *line = malloc(size + 1);
 	size_t start = 0;
 	for (size_t i = 0; i <= size; i++) {
@@ -23,6 +27,14 @@ static void feed(const cuco_workload *wl, const uint8_t *data, size_t size)
 			memcpy(line, data + start, i - start);
 			line[i - start] = '\0';
 			eval_parse_line(line, i - start, p);
+			if (wl->protocol == CUCO_PROTO_NATIVE) {
+				eval_outcome direct;
+				memset(&direct, 0, sizeof direct);
+				const char *brace = strchr(line, '{');
+				eval_result_json(brace ? brace : line, &direct);
+				if (direct.samples < 0 || direct.nphases < 0 || direct.nphases > CUCO_MAX_PHASES)
+					abort();
+			}
 			start = i + 1;
 		}
 	}

@@ -8,7 +8,14 @@
  * every reported id is present, its record parses, its fields and its
  * source match what the writer derived from the id; summaries and
  * candidates hold the same ids; no candidate exists beyond the last one
- * the writer could have committed. CUCO_CRASH_CYCLES overrides the count. */
+ * the writer could have committed. CUCO_CRASH_CYCLES overrides the count.
+ *
+ * Then the damage no kill makes: copies of a store cut at random offsets
+ * and with single bits flipped at random offsets, each read whole by a
+ * child (every table, every record): a child must end by itself, either
+ * having read the store or having refused it with one line as corrupt —
+ * never killed by a signal (a truncated store used to be a SIGBUS in
+ * every command). CUCO_DAMAGE_CASES overrides the number of each. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,11 +27,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "store/store.h"
+#include "util.h"
 
 #define SOURCE_BYTES 4096
 
@@ -195,8 +204,178 @@ static void test_kill_and_reopen(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* ---- damage: truncations and bit flips ---------------------------------------- */
+
+static int read_source(const cuco_candidate *c, void *arg)
+{
+	cuco_txn *txn = arg;
+	char *text = NULL;
+	int rc = cuco_source_get(txn, c->source_hash, &text, NULL);
+	free(text);
+	return rc == CUCO_ENOTFOUND ? cuco_txn_fail(txn, CUCO_EDATA, "a source is missing") : rc;
+}
+
+static int no_event(const cuco_event *ev, void *arg)
+{
+	(void)ev;
+	(void)arg;
+	return 0;
+}
+
+static int no_island(const cuco_island *isl, void *arg)
+{
+	(void)isl;
+	(void)arg;
+	return 0;
+}
+
+static int no_measurement(const cuco_measurement *m, void *arg)
+{
+	(void)m;
+	(void)arg;
+	return 0;
+}
+
+static int each_measured(const cuco_candidate *c, void *arg)
+{
+	return cuco_measure_each(arg, c->id, no_measurement, NULL);
+}
+
+/* What `cuco ls`, `report` and `show` read, all of it. */
+static int read_everything(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	cuco_summary *sums = NULL, best;
+	size_t n;
+	int rc = cuco_summary_all(txn, &sums, &n);
+	free(sums);
+	if (rc == CUCO_OK)
+		rc = cuco_cand_each(txn, 1, read_source, txn);
+	if (rc == CUCO_OK)
+		rc = cuco_cand_each(txn, 1, each_measured, txn);
+	if (rc == CUCO_OK)
+		rc = cuco_event_each(txn, 1, no_event, NULL);
+	if (rc == CUCO_OK)
+		rc = cuco_island_each(txn, no_island, NULL);
+	if (rc == CUCO_OK && (rc = cuco_best(txn, &best)) == CUCO_ENOTFOUND)
+		rc = CUCO_OK;
+	return rc;
+}
+
+/* In a child: open dir and read it all; exit 0 when read, the error's
+ * code when refused, 9 when the refusal was not one line. */
+static int read_in_child(const char *dir, unsigned flags)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* cmocka catches these to report a test; here they must kill. */
+		static const int fatal[] = { SIGBUS, SIGSEGV, SIGILL, SIGFPE, SIGABRT };
+		for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+			signal(fatal[i], SIG_DFL);
+		cuco_store *st;
+		cuco_err err = { 0 };
+		int rc = cuco_store_open(dir, flags, &st, &err);
+		if (rc == CUCO_OK) {
+			rc = cuco_store_read(st, read_everything, NULL, &err);
+			cuco_store_close(st);
+		}
+		if (rc != CUCO_OK && rc != CUCO_EDATA)
+			fprintf(stderr, "child: %s\n", err.msg);
+		_exit(rc != CUCO_OK && (!err.msg[0] || strchr(err.msg, '\n')) ? 9 : rc);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+static int build_store(cuco_txn *txn, void *arg)
+{
+	struct batch *b = arg;
+	int rc = insert(txn, b);
+	for (int i = 0; rc == CUCO_OK && i < b->count; i += 3) {
+		cuco_measurement m;
+		cuco_measurement_init(&m, b->first + (uint64_t)i, "measure");
+		m.ok = true;
+		m.latency_median_us = 100 + i;
+		rc = cuco_measure_add(txn, &m, NULL);
+	}
+	cuco_island isl = { .id = 0, .phase = "explore" };
+	return rc ? rc : cuco_island_put(txn, &isl);
+}
+
+static void copy_damaged(const char *from, const char *to, const char *data, size_t len,
+	size_t cut, long flip_bit)
+{
+	char path[256];
+	rmtree(to);
+	assert_int_equal(mkdir(to, 0755), 0);
+	snprintf(path, sizeof path, "%s/data.mdb", to);
+	char *copy = malloc(len);
+	memcpy(copy, data, len);
+	if (flip_bit >= 0)
+		copy[flip_bit / 8] ^= (char)(1 << (flip_bit % 8));
+	assert_int_equal(cuco_write_file(path, copy, cut, NULL), CUCO_OK);
+	free(copy);
+	(void)from;
+}
+
+static void test_truncations_and_flips(void **state)
+{
+	(void)state;
+	char dir[64], scratch[64];
+	tmpdir(dir);
+	tmpdir(scratch);
+	cuco_store *st = open_new(dir);
+	cuco_err err = { 0 };
+	struct batch b = { 1, 150, malloc(SOURCE_BYTES) };
+	assert_int_equal(cuco_store_write(st, build_store, &b, &err), CUCO_OK);
+	free(b.src);
+	cuco_store_close(st);
+	char path[256], *data;
+	size_t len;
+	snprintf(path, sizeof path, "%s/data.mdb", dir);
+	assert_int_equal(cuco_read_file(path, 1u << 30, &data, &len, NULL), CUCO_OK);
+	assert_int_equal(read_in_child(dir, CUCO_STORE_RDONLY), 0);
+
+	int cases = getenv("CUCO_DAMAGE_CASES") ? atoi(getenv("CUCO_DAMAGE_CASES")) : 60;
+	int cut_refused = 0, flips_read = 0, flips_refused = 0;
+	unsigned seed = getenv("CUCO_DAMAGE_SEED") ? (unsigned)atoi(getenv("CUCO_DAMAGE_SEED"))
+		: (unsigned)time(NULL);
+	print_message("damage seed %u (CUCO_DAMAGE_SEED repeats it)\n", seed);
+	srand(seed);
+	for (int i = 0; i < cases; i++) {
+		size_t cut = 1 + (size_t)rand() % (len - 1);
+		copy_damaged(dir, scratch, data, len, cut, -1);
+		int rc = read_in_child(scratch, i % 2 ? CUCO_STORE_RDONLY : 0);
+		if (rc != CUCO_EDATA)
+			fail_msg("cut at %zu of %zu bytes: exit %d, expected a refusal (2)", cut, len, rc);
+		cut_refused++;
+	}
+	for (int i = 0; i < cases; i++) {
+		long bit = (long)((unsigned long)rand() * (unsigned long)RAND_MAX + (unsigned long)rand())
+			% (long)(len * 8);
+		copy_damaged(dir, scratch, data, len, len, bit);
+		int rc = read_in_child(scratch, CUCO_STORE_RDONLY);
+		if (rc != CUCO_OK && rc != CUCO_EDATA)
+			fail_msg("bit %ld (byte %ld of %zu) flipped: exit %d, expected 0 or 2", bit, bit / 8,
+				len, rc);
+		rc == CUCO_OK ? flips_read++ : flips_refused++;
+	}
+	print_message("%d cuts: %d refused; %d bit flips: %d read, %d refused; none killed\n", cases,
+		cut_refused, cases, flips_read, flips_refused);
+	free(data);
+	rmtree(dir);
+	rmtree(scratch);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(test_kill_and_reopen) };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kill_and_reopen),
+		cmocka_unit_test(test_truncations_and_flips),
+	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,29 +18,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
-
-static void tmpdir(char d[64])
-{
-	strcpy(d, "/tmp/cuco-test-store-XXXXXX");
-	assert_non_null(mkdtemp(d));
-}
-
-static void rmtree(const char *d)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
-	assert_int_equal(system(cmd), 0);
-}
-
-static cuco_store *open_new(const char *dir)
-{
-	cuco_store *st = NULL;
-	cuco_err err = { 0 };
-	int rc = cuco_store_open(dir, CUCO_STORE_CREATE, &st, &err);
-	if (rc)
-		fail_msg("open %s: %s", dir, err.msg);
-	return st;
-}
+#include "util.h"
 
 static void sample_candidate(cuco_candidate *c, uint64_t parent)
 {
@@ -77,6 +55,11 @@ static void sample_candidate(cuco_candidate *c, uint64_t parent)
 	c->phases[1].us = 30;
 	c->max_error = 1e-6;
 	c->speedup = 1.25;
+	c->speedup_lo = 1.18;
+	c->speedup_hi = 1.36;
+	c->confidence = 0.995;
+	c->rounds = 12;
+	c->verdict = CUCO_VERDICT_FASTER;
 	c->peak_fraction = NAN;
 	c->pinned = true;
 	strcpy(c->model, "gpt-x");
@@ -130,6 +113,9 @@ static void test_candidate_roundtrip(void **state)
 	assert_int_equal(b->nphases, 2);
 	assert_string_equal(b->phases[1].name, "comm");
 	assert_true(isnan(b->peak_fraction));
+	assert_true(b->speedup == 1.25 && b->speedup_lo == 1.18 && b->speedup_hi == 1.36);
+	assert_true(b->confidence == 0.995 && b->rounds == 12);
+	assert_int_equal(b->verdict, CUCO_VERDICT_FASTER);
 	assert_true(b->pinned);
 	assert_int_equal(b->tokens_prompt, 1234);
 	assert_string_equal(b->note, a->note);
@@ -194,8 +180,8 @@ static void test_fail_classes(void **state)
 {
 	(void)state;
 	static const char *const names[] = { "compile-error", "crash", "wrong-answer", "timeout",
-		"protocol", "environment" };
-	assert_true(CUCO_FAIL_COUNT >= 6);
+		"protocol", "environment", "suspect" };
+	assert_true(CUCO_FAIL_COUNT >= 7);
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		cuco_fail_class f;
 		assert_int_equal(cuco_fail_parse(names[i], &f), CUCO_OK);
@@ -229,6 +215,38 @@ static void test_json_rejects_bad_types(void **state)
 	cJSON_Delete(j);
 	j = cJSON_Parse("{\"id\": 3, \"parents\": [1, 2, 3]}");
 	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
+	cJSON_Delete(j);
+	j = cJSON_Parse("{\"id\": 3, \"speedup\": \"1.2x\"}");
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
+	assert_string_equal(err.msg, "field speedup: expected an object");
+	cJSON_Delete(j);
+	j = cJSON_Parse("{\"id\": 3, \"speedup\": {\"value\": 1.2, \"rounds\": -4}}");
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
+	assert_string_equal(err.msg, "speedup: rounds -4 is out of 0..1000000");
+	cJSON_Delete(j);
+	j = cJSON_Parse("{\"id\": 3, \"verdict\": \"probably\"}");
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
+	assert_string_equal(err.msg, "field verdict: unknown value 'probably'");
+	cJSON_Delete(j);
+}
+
+/* A store written before intervals holds a bare number: one measurement. */
+static void test_json_reads_old_speedup(void **state)
+{
+	(void)state;
+	cuco_candidate c;
+	cuco_err err = { 0 };
+	cJSON *j = cJSON_Parse("{\"id\": 3, \"speedup\": 1.31}");
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_OK);
+	assert_true(c.speedup == 1.31 && c.rounds == 1 && isnan(c.speedup_lo));
+	assert_int_equal(c.verdict, CUCO_VERDICT_NONE);
+	cJSON_Delete(j);
+	/* And an interval is written only with the rounds behind it. */
+	c.speedup_lo = 0;
+	j = cuco_candidate_to_json(&c);
+	const cJSON *sp = cJSON_GetObjectItemCaseSensitive(j, "speedup");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(sp, "lo")));
+	assert_int_equal(cJSON_GetObjectItemCaseSensitive(sp, "rounds")->valueint, 1);
 	cJSON_Delete(j);
 }
 
@@ -324,49 +342,278 @@ static void test_indexes(void **state)
 	rmtree(dir);
 }
 
-/* ---- marks ------------------------------------------------------------------------ */
+/* ---- crowns --------------------------------------------------------------------- */
 
-struct marks { char why[256]; int rc[5]; cuco_candidate after; };
+struct crowns { uint64_t ids[5]; int step; int rc; cuco_summary best; };
 
-static int apply_marks(cuco_txn *txn, void *arg)
+static int crown_step(cuco_txn *txn, void *arg)
 {
-	struct marks *m = arg;
-	cuco_candidate base;
-	sample_candidate(&base, 0);
-	base.origin = CUCO_ORIGIN_BASELINE;
-	base.pinned = false;
-	int rc = cuco_cand_put(txn, &base);           /* id 1 */
-	cuco_candidate other;
-	sample_candidate(&other, 1);                  /* id 2, pinned */
-	if (!rc)
-		rc = cuco_cand_put(txn, &other);
-	if (rc)
-		return rc;
-	m->rc[0] = cuco_cand_mark(txn, CUCO_CMD_REJECT, 1, "slow", m->why, sizeof m->why);
-	m->rc[1] = cuco_cand_mark(txn, CUCO_CMD_REJECT, 2, "races on the flag", m->why, sizeof m->why);
-	m->rc[2] = cuco_cand_mark(txn, CUCO_CMD_PIN, 2, "", m->why, sizeof m->why);
-	m->rc[3] = cuco_cand_mark(txn, CUCO_CMD_UNPIN, 9, "", m->why, sizeof m->why);
-	m->rc[4] = cuco_cand_mark(txn, CUCO_CMD_PIN, 1, "", m->why, sizeof m->why);
-	return cuco_cand_get(txn, 2, &m->after);
+	struct crowns *cr = arg;
+	cuco_candidate c;
+	int rc = CUCO_OK;
+	switch (cr->step) {
+	case 0:  /* baseline 1, candidates 2-4, a second baseline 5 */
+		for (int i = 0; i < 5 && rc == CUCO_OK; i++) {
+			sample_candidate(&c, 0);
+			c.origin = i == 0 || i == 4 ? CUCO_ORIGIN_BASELINE : CUCO_ORIGIN_TUNE;
+			c.score = i == 2 ? 9.0 : 1.0;  /* 3 leads by score, never crowned */
+			rc = cuco_cand_put(txn, &c);
+			cr->ids[i] = c.id;
+		}
+		return rc ? rc : cuco_crown(txn, cr->ids[0]);
+	case 1: return cuco_crown(txn, cr->ids[1]);
+	case 2: rc = cuco_crown(txn, cr->ids[3]); return rc ? rc : cuco_crown(txn, cr->ids[0]);
+	case 3: return reject_four(txn, NULL);
+	case 4: return cuco_crown(txn, cr->ids[4]);
+	case 5:  /* a candidate but no chain */
+		sample_candidate(&c, 0);
+		rc = cuco_cand_put(txn, &c);
+		return rc ? rc : cuco_crown(txn, c.id);
+	}
+	return CUCO_OK;
 }
 
-static void test_marks(void **state)
+static int crown_best(cuco_txn *txn, void *arg)
+{
+	struct crowns *cr = arg;
+	cr->rc = cuco_best(txn, &cr->best);
+	return CUCO_OK;
+}
+
+static uint64_t best_after(cuco_store *st, struct crowns *cr, int step)
+{
+	cuco_err err = { 0 };
+	cr->step = step;
+	if (cuco_store_write(st, crown_step, cr, &err) != CUCO_OK)
+		fail_msg("step %d: %s", step, err.msg);
+	assert_int_equal(cuco_store_read(st, crown_best, cr, &err), CUCO_OK);
+	assert_int_equal(cr->rc, CUCO_OK);
+	return cr->best.id;
+}
+
+/* Once a chain is started, only crowns are the best, whatever the scores. */
+static void test_crowns(void **state)
+{
+	(void)state;
+	char dir[64];
+	tmpdir(dir);
+	cuco_store *st = open_new(dir);
+	struct crowns cr = { 0 };
+	uint64_t first = best_after(st, &cr, 0);
+	assert_int_equal(first, cr.ids[0]);  /* nothing crowned: the baseline */
+	assert_int_equal(best_after(st, &cr, 1), cr.ids[1]);
+	assert_int_equal(best_after(st, &cr, 2), cr.ids[3]);  /* the same baseline goes on */
+	assert_int_equal(best_after(st, &cr, 3), cr.ids[1]);  /* rejected: the crown steps down */
+	assert_int_equal(best_after(st, &cr, 4), cr.ids[4]);  /* a new baseline starts again */
+	/* A crown without a chain is refused. */
+	char dir2[64];
+	tmpdir(dir2);
+	cuco_store *st2 = open_new(dir2);
+	cuco_err err = { 0 };
+	cr.step = 5;
+	assert_int_equal(cuco_store_write(st2, crown_step, &cr, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "crown #1: no chain of crowns yet"));
+	/* Without a chain (an older store) the best is the top score. */
+	assert_int_equal(cuco_store_read(st2, crown_best, &cr, &err), CUCO_OK);
+	assert_int_equal(cr.rc, CUCO_ENOTFOUND);  /* the refused write left nothing */
+	cuco_store_close(st2);
+	rmtree(dir2);
+	cuco_store_close(st);
+	rmtree(dir);
+}
+
+/* ---- a person's actions: the one set of rules ------------------------------------ */
+
+#define NRULES 16
+
+struct rules {
+	char why[NRULES][256];
+	int rc[NRULES];
+	cuco_candidate after[4];  /* #2 after the reject and after the un-reject, #3, #4 */
+	char hash[CUCO_HASH_LEN + 1];
+};
+
+static int act(cuco_txn *txn, struct rules *r, int k, cuco_command_kind kind, uint64_t id,
+	int island, const char *text, cuco_candidate *out)
+{
+	cuco_command cmd = { .kind = kind, .candidate = id, .island = island };
+	cuco_strlcpy(cmd.text, text, sizeof cmd.text);
+	if (kind == CUCO_CMD_EDIT)
+		strcpy(cmd.source_hash, k == 13 ? r->hash : "0123456789abcdef0123456789abcdef");
+	return r->rc[k] = cuco_action_apply(txn, &cmd, out, r->why[k], sizeof r->why[k]);
+}
+
+static int apply_rules(cuco_txn *txn, void *arg)
+{
+	struct rules *r = arg;
+	cuco_candidate c;
+	sample_candidate(&c, 0);
+	c.origin = CUCO_ORIGIN_BASELINE;
+	c.pinned = false;
+	int rc = cuco_cand_put(txn, &c);              /* #1, the baseline */
+	sample_candidate(&c, 1);                      /* #2, pinned, timed */
+	if (!rc)
+		rc = cuco_cand_put(txn, &c);
+	sample_candidate(&c, 1);                      /* #3, failed at run */
+	c.status = CUCO_STATUS_FAILED;
+	strcpy(c.failed_stage, "run");
+	strcpy(c.error_class, "wrong-answer");
+	if (!rc)
+		rc = cuco_cand_put(txn, &c);
+	sample_candidate(&c, 1);                      /* #4, never evaluated */
+	c.status = CUCO_STATUS_QUEUED;
+	c.samples = 0;
+	c.latency_min_us = c.latency_median_us = c.latency_p90_us = NAN;
+	if (!rc)
+		rc = cuco_cand_put(txn, &c);
+	const char *text = "int main(void) { return 1; }\n";
+	if (!rc)
+		rc = cuco_source_put(txn, text, strlen(text), r->hash);
+	if (rc)
+		return rc;
+	act(txn, r, 0, CUCO_CMD_REJECT, 1, -1, "slow", NULL);
+	act(txn, r, 1, CUCO_CMD_REJECT, 2, -1, "races on the flag", &r->after[0]);
+	act(txn, r, 2, CUCO_CMD_PIN, 2, -1, "", NULL);
+	act(txn, r, 3, CUCO_CMD_UNPIN, 9, -1, "", NULL);
+	act(txn, r, 4, CUCO_CMD_PIN, 1, -1, "", NULL);
+	act(txn, r, 5, CUCO_CMD_UNREJECT, 2, -1, "", &r->after[1]);
+	act(txn, r, 6, CUCO_CMD_UNREJECT, 2, -1, "", NULL);  /* again: nothing changes */
+	act(txn, r, 7, CUCO_CMD_REJECT, 3, -1, "", NULL);
+	act(txn, r, 8, CUCO_CMD_UNREJECT, 3, -1, "", &r->after[2]);
+	act(txn, r, 9, CUCO_CMD_REJECT, 4, -1, "no", NULL);
+	act(txn, r, 10, CUCO_CMD_UNREJECT, 4, -1, "", &r->after[3]);
+	act(txn, r, 11, CUCO_CMD_HINT, 2, -1, "", NULL);
+	act(txn, r, 12, CUCO_CMD_EDIT, 2, -1, "", NULL);  /* no such source */
+	act(txn, r, 13, CUCO_CMD_EDIT, 2, -1, "", NULL);
+	act(txn, r, 14, CUCO_CMD_HINT, 0, -7, "try warps", NULL);
+	act(txn, r, 15, CUCO_CMD_PAUSE, 0, -1, "", NULL);
+	return CUCO_OK;
+}
+
+static void test_action_rules(void **state)
 {
 	(void)state;
 	char dir[64];
 	tmpdir(dir);
 	cuco_store *st = open_new(dir);
 	cuco_err err = { 0 };
-	struct marks m = { 0 };
-	assert_int_equal(cuco_store_write(st, apply_marks, &m, &err), CUCO_OK);
-	assert_int_equal(m.rc[0], CUCO_EDATA);     /* the baseline stays */
-	assert_int_equal(m.rc[1], CUCO_OK);
-	assert_int_equal(m.rc[2], CUCO_EDATA);     /* a rejected one cannot be pinned */
-	assert_int_equal(m.rc[3], CUCO_ENOTFOUND);
-	assert_int_equal(m.rc[4], CUCO_OK);
-	assert_int_equal(m.after.status, CUCO_STATUS_REJECTED);
-	assert_false(m.after.pinned);              /* rejecting unpins */
-	assert_string_equal(m.after.reject_reason, "races on the flag");
+	struct rules *r = calloc(1, sizeof *r);
+	assert_int_equal(cuco_store_write(st, apply_rules, r, &err), CUCO_OK);
+	assert_int_equal(r->rc[0], CUCO_EDATA);     /* the baseline stays */
+	assert_non_null(strstr(r->why[0], "baseline cannot be rejected"));
+	assert_int_equal(r->rc[1], CUCO_OK);
+	assert_int_equal(r->after[0].status, CUCO_STATUS_REJECTED);
+	assert_false(r->after[0].pinned);           /* rejecting unpins */
+	assert_string_equal(r->after[0].reject_reason, "races on the flag");
+	assert_int_equal(r->rc[2], CUCO_EDATA);     /* a rejected one cannot be pinned */
+	assert_non_null(strstr(r->why[2], "cannot be pinned"));
+	assert_int_equal(r->rc[3], CUCO_ENOTFOUND);
+	assert_non_null(strstr(r->why[3], "candidate 9"));
+	assert_int_equal(r->rc[4], CUCO_OK);
+	/* Un-rejecting gives back what the record reached. */
+	assert_int_equal(r->rc[5], CUCO_OK);
+	assert_int_equal(r->after[1].status, CUCO_STATUS_DONE);
+	assert_string_equal(r->after[1].reject_reason, "");
+	assert_int_equal(r->rc[6], CUCO_OK);
+	assert_int_equal(r->after[2].status, CUCO_STATUS_FAILED);
+	assert_int_equal(r->after[3].status, CUCO_STATUS_QUEUED);
+	assert_int_equal(r->rc[7], CUCO_OK);        /* a reason may be empty */
+	assert_int_equal(r->rc[11], CUCO_EDATA);    /* a hint needs words */
+	assert_int_equal(r->rc[12], CUCO_EDATA);
+	assert_non_null(strstr(r->why[12], "no stored source"));
+	assert_int_equal(r->rc[13], CUCO_OK);
+	assert_int_equal(r->rc[14], CUCO_EDATA);
+	assert_int_equal(r->rc[15], CUCO_OK);
+	free(r);
+	cuco_store_close(st);
+	rmtree(dir);
+}
+
+/* cuco_person_act: command and event in the same transaction, or neither. */
+struct person {
+	cuco_command cmd;
+	int commands, events;
+	cuco_command seen;
+	cuco_event ev;
+};
+
+static int person_txn(cuco_txn *txn, void *arg)
+{
+	struct person *p = arg;
+	cuco_command cmd = p->cmd;
+	return cuco_person_act(txn, &cmd);
+}
+
+static int count_cmd(const cuco_command *c, void *arg)
+{
+	struct person *p = arg;
+	p->commands++;
+	p->seen = *c;
+	return 0;
+}
+
+static int count_ev(const cuco_event *ev, void *arg)
+{
+	struct person *p = arg;
+	p->events++;
+	p->ev = *ev;
+	return 0;
+}
+
+static int person_read(cuco_txn *txn, void *arg)
+{
+	struct person *p = arg;
+	p->commands = p->events = 0;
+	int rc = cuco_command_each(txn, count_cmd, p);
+	return rc ? rc : cuco_event_each(txn, 1, count_ev, p);
+}
+
+static int put_two(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	cuco_candidate c;
+	sample_candidate(&c, 0);
+	c.origin = CUCO_ORIGIN_BASELINE;
+	int rc = cuco_cand_put(txn, &c);
+	sample_candidate(&c, 1);
+	return rc ? rc : cuco_cand_put(txn, &c);
+}
+
+static void test_person_act(void **state)
+{
+	(void)state;
+	char dir[64];
+	tmpdir(dir);
+	cuco_store *st = open_new(dir);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_write(st, put_two, NULL, &err), CUCO_OK);
+	struct person p = { .cmd = { .kind = CUCO_CMD_REJECT, .candidate = 1, .island = -1 } };
+	strcpy(p.cmd.author, "ana@box");
+	strcpy(p.cmd.text, "slow");
+	assert_int_equal(cuco_store_write(st, person_txn, &p, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "baseline cannot be rejected"));
+	assert_int_equal(cuco_store_read(st, person_read, &p, &err), CUCO_OK);
+	assert_int_equal(p.commands + p.events, 0);  /* refused: nothing written */
+	p.cmd.candidate = 2;
+	assert_int_equal(cuco_store_write(st, person_txn, &p, &err), CUCO_OK);
+	assert_int_equal(cuco_store_read(st, person_read, &p, &err), CUCO_OK);
+	assert_int_equal(p.commands, 1);
+	assert_int_equal(p.seen.kind, CUCO_CMD_REJECT);
+	assert_false(p.seen.acked);
+	assert_string_equal(p.seen.author, "ana@box");
+	assert_int_equal(p.events, 1);
+	assert_string_equal(p.ev.kind, "reject");
+	assert_string_equal(p.ev.author, "ana@box");
+	assert_string_equal(p.ev.text, "reject #2: slow");
+	assert_int_equal(p.ev.candidate, 2);
+	p.cmd = (cuco_command){ .kind = CUCO_CMD_HINT, .island = 1 };
+	strcpy(p.cmd.author, "ana@box");
+	strcpy(p.cmd.text, "use warps");
+	assert_int_equal(cuco_store_write(st, person_txn, &p, &err), CUCO_OK);
+	assert_int_equal(cuco_store_read(st, person_read, &p, &err), CUCO_OK);
+	assert_string_equal(p.ev.text, "hint for island 1: use warps");
+	assert_int_equal(cuco_command_parse("unreject", &p.cmd.kind), CUCO_OK);
+	assert_int_equal(p.cmd.kind, CUCO_CMD_UNREJECT);
 	cuco_store_close(st);
 	rmtree(dir);
 }
@@ -497,6 +744,26 @@ static void test_misc_tables(void **state)
 	rmtree(dir);
 }
 
+struct bulk { int count; char *text; size_t len; };
+
+static int write_bulk(cuco_txn *txn, void *arg)
+{
+	struct bulk *b = arg;
+	for (int i = 0; i < b->count; i++) {
+		cuco_candidate c;
+		sample_candidate(&c, 0);
+		snprintf(b->text, b->len, "// %d %f\n", i, cuco_mono());
+		memset(b->text + strlen(b->text), 'x', b->len - strlen(b->text) - 1);
+		b->text[b->len - 1] = '\0';
+		int rc = cuco_source_put(txn, b->text, b->len - 1, c.source_hash);
+		if (!rc)
+			rc = cuco_cand_put(txn, &c);
+		if (rc)
+			return rc;
+	}
+	return CUCO_OK;
+}
+
 /* ---- refusals ------------------------------------------------------------------ */
 
 static void file_digest(const char *path, char out[CUCO_HASH_LEN + 1])
@@ -529,20 +796,9 @@ static void expect_refused(const char *dir, unsigned flags, const char *needle)
 	}
 }
 
-static void raw_lmdb_put(const char *dir, const char *db, const char *key, const char *val)
+static void put_schema_text(const char *dir, const char *text)
 {
-	MDB_env *env;
-	MDB_txn *t;
-	MDB_dbi dbi;
-	assert_int_equal(mdb_env_create(&env), 0);
-	mdb_env_set_maxdbs(env, 4);
-	assert_int_equal(mdb_env_open(env, dir, 0, 0644), 0);
-	assert_int_equal(mdb_txn_begin(env, NULL, 0, &t), 0);
-	assert_int_equal(mdb_dbi_open(t, db, MDB_CREATE, &dbi), 0);
-	MDB_val k = { strlen(key), (void *)key }, v = { strlen(val), (void *)val };
-	assert_int_equal(mdb_put(t, dbi, &k, &v, 0), 0);
-	assert_int_equal(mdb_txn_commit(t), 0);
-	mdb_env_close(env);
+	raw_lmdb_put(dir, "meta", "schema", 6, text, strlen(text));
 }
 
 static void test_refusals(void **state)
@@ -561,46 +817,228 @@ static void test_refusals(void **state)
 	unlink(path);
 
 	/* A valid LMDB that some other program made. */
-	raw_lmdb_put(dir, NULL, "hello", "world");
+	raw_lmdb_put(dir, NULL, "hello", 5, "world", 5);
 	expect_refused(dir, CUCO_STORE_CREATE, "not a cuco store");
 	rmtree(dir);
 	assert_int_equal(mkdir(dir, 0755), 0);
 
-	/* A cuco store from a future version. */
+	/* A cuco store from a future version, one older than any this cuco
+	 * reads, and versions that are not integers. */
+	static const struct { const char *schema, *needle; } schemas[] = {
+		{ "{\"format\":\"cuco-store\",\"version\":99}", "schema version 99 is newer" },
+		{ "{\"format\":\"cuco-store\",\"version\":0}", "schema version 0 is not one this cuco reads" },
+		{ "{\"format\":\"cuco-store\",\"version\":-3}", "schema version -3 is not one" },
+		{ "{\"format\":\"cuco-store\",\"version\":1.5}", "schema record is not cuco's" },
+		{ "{\"format\":\"cuco-store\",\"version\":\"2\"}", "schema record is not cuco's" },
+		{ "{\"format\":\"cuco-store\",\"version\":1e300}", "schema record is not cuco's" },
+	};
 	cuco_store_close(open_new(dir));
-	raw_lmdb_put(dir, "meta", "schema", "{\"format\":\"cuco-store\",\"version\":99}");
-	expect_refused(dir, 0, "schema version 99 is newer");
+	for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++) {
+		put_schema_text(dir, schemas[i].schema);
+		expect_refused(dir, 0, schemas[i].needle);
+		expect_refused(dir, CUCO_STORE_RDONLY, schemas[i].needle);
+	}
 
-	/* A truncated store. */
+	/* A truncated store: cut inside its header, and cut short of its
+	 * last page (LMDB would map the missing pages: SIGBUS). */
 	rmtree(dir);
 	assert_int_equal(mkdir(dir, 0755), 0);
 	cuco_store_close(open_new(dir));
 	assert_int_equal(truncate(path, 8), 0);
 	expect_refused(dir, 0, "not a cuco store");
 	rmtree(dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	cuco_store *st = open_new(dir);
+	struct bulk b = { 40, malloc(4096), 4096 };
+	assert_int_equal(cuco_store_write(st, write_bulk, &b, &(cuco_err){ 0 }), CUCO_OK);
+	free(b.text);
+	cuco_store_close(st);
+	struct stat sb;
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(truncate(path, sb.st_size - 4096), 0);
+	expect_refused(dir, 0, "truncated store");
+	expect_refused(dir, CUCO_STORE_RDONLY, "truncated store");
+	assert_int_equal(truncate(path, 69632), 0);
+	expect_refused(dir, CUCO_STORE_RDONLY, "truncated store");
+	rmtree(dir);
 }
 
-/* ---- growth and a second process ---------------------------------------------- */
+/* ---- records under the wrong key ----------------------------------------------- */
 
-struct bulk { int count; char *text; size_t len; };
-
-static int write_bulk(cuco_txn *txn, void *arg)
+static int put_rows(cuco_txn *txn, void *arg)
 {
-	struct bulk *b = arg;
-	for (int i = 0; i < b->count; i++) {
+	(void)arg;
+	for (uint64_t parent = 0; parent < 2; parent++) {
 		cuco_candidate c;
-		sample_candidate(&c, 0);
-		snprintf(b->text, b->len, "// %d %f\n", i, cuco_mono());
-		memset(b->text + strlen(b->text), 'x', b->len - strlen(b->text) - 1);
-		b->text[b->len - 1] = '\0';
-		int rc = cuco_source_put(txn, b->text, b->len - 1, c.source_hash);
-		if (!rc)
-			rc = cuco_cand_put(txn, &c);
+		sample_candidate(&c, parent);
+		int rc = cuco_cand_put(txn, &c);
 		if (rc)
 			return rc;
 	}
-	return CUCO_OK;
+	cuco_event ev = { 0 };
+	strcpy(ev.kind, "note");
+	char hash[CUCO_HASH_LEN + 1];
+	int rc = cuco_event_add(txn, &ev);
+	return rc ? rc : cuco_source_put(txn, "int main(void) { return 0; }\n", 29, hash);
 }
+
+/* A fresh store in dir holding put_rows's records. */
+static void store_of_two(char dir[64])
+{
+	tmpdir(dir);
+	cuco_store *st = open_new(dir);
+	assert_int_equal(cuco_store_write(st, put_rows, NULL, &(cuco_err){ 0 }), CUCO_OK);
+	cuco_store_close(st);
+}
+
+static int get_candidate_1(cuco_txn *txn, void *arg)
+{
+	cuco_candidate c;
+	(void)arg;
+	return cuco_cand_get(txn, 1, &c);
+}
+
+static int count_each(const cuco_candidate *c, void *arg)
+{
+	(void)c;
+	++*(int *)arg;
+	return 0;
+}
+
+static int walk_candidates(cuco_txn *txn, void *arg)
+{
+	return cuco_cand_each(txn, 1, count_each, arg);
+}
+
+static int no_event(const cuco_event *ev, void *arg)
+{
+	(void)ev;
+	(void)arg;
+	return 0;
+}
+
+static int walk_events(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	return cuco_event_each(txn, 1, no_event, NULL);
+}
+
+static int walk_summaries(cuco_txn *txn, void *arg)
+{
+	cuco_summary *sums = NULL;
+	size_t n;
+	int rc = cuco_summary_all(txn, &sums, &n);
+	free(sums);
+	(void)arg;
+	return rc;
+}
+
+static int read_source(cuco_txn *txn, void *arg)
+{
+	char *text = NULL;
+	int rc = cuco_source_get(txn, arg, &text, NULL);
+	free(text);
+	return rc;
+}
+
+static void expect_read_refused(cuco_store *st, int (*fn)(cuco_txn *, void *), void *arg,
+	const char *needle)
+{
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(st, fn, arg, &err), CUCO_EDATA);
+	if (!strstr(err.msg, needle))
+		fail_msg("expected '%s' in: %s", needle, err.msg);
+	assert_null(strchr(err.msg, '\n'));
+}
+
+/* Copy candidate 2's record, summary and event over number 1's, and plant
+ * a source whose text is not its hash's: each is refused by name. */
+static void test_wrong_keys(void **state)
+{
+	(void)state;
+	char dir[64];
+	store_of_two(dir);
+	cuco_store *st;
+	cuco_err err = { 0 };
+
+	unsigned char k1[8];
+	key_be64(1, k1);
+	const char *record = "{\"id\":2,\"origin\":\"tune\",\"status\":\"done\"}";
+	raw_lmdb_put(dir, "candidates", k1, 8, record, strlen(record));
+	cuco_summary sum = { .id = 2 };
+	raw_lmdb_put(dir, "summaries", k1, 8, &sum, sizeof sum);
+	const char *event = "{\"seq\":7,\"kind\":\"note\"}";
+	raw_lmdb_put(dir, "events", k1, 8, event, strlen(event));
+	char hash[CUCO_HASH_LEN + 1];
+	cuco_source_hash("the real text", 13, hash);
+	raw_lmdb_put(dir, "sources", hash, CUCO_HASH_LEN, "other text", 10);
+
+	assert_int_equal(cuco_store_open(dir, CUCO_STORE_RDONLY, &st, &err), CUCO_OK);
+	int seen = 0;
+	expect_read_refused(st, get_candidate_1, NULL, "candidate 1: the record says 2; the store is corrupt");
+	expect_read_refused(st, walk_candidates, &seen, "candidate 1: the record says 2");
+	assert_int_equal(seen, 0);
+	expect_read_refused(st, walk_summaries, NULL, "summary 1: the record says 2");
+	expect_read_refused(st, walk_events, NULL, "events 1: the record says 7");
+	expect_read_refused(st, read_source, hash, "hashes to");
+	cuco_store_close(st);
+
+	/* A summary of another size is damage too, not a record to skip. */
+	raw_lmdb_put(dir, "summaries", k1, 8, "short", 5);
+	assert_int_equal(cuco_store_open(dir, CUCO_STORE_RDONLY, &st, &err), CUCO_OK);
+	expect_read_refused(st, walk_summaries, NULL, "summary 1: 5 bytes");
+	cuco_store_close(st);
+	rmtree(dir);
+}
+
+/* ---- an older schema ----------------------------------------------------------- */
+
+static int read_schema(cuco_txn *txn, void *arg)
+{
+	return cuco_meta_get(txn, "schema", arg);
+}
+
+static int count_measurements(cuco_txn *txn, void *arg)
+{
+	return cuco_measure_count(txn, 1, arg);
+}
+
+/* A version-1 store (no measurements table) opens read-only as it is,
+ * reading no measurements, and is upgraded when opened for writing. */
+static void test_upgrade(void **state)
+{
+	(void)state;
+	char dir[64];
+	store_of_two(dir);
+	cuco_store *st;
+	cuco_err err = { 0 };
+	raw_lmdb_drop(dir, "measurements");
+	put_schema_text(dir, "{\"format\":\"cuco-store\",\"version\":1}");
+
+	assert_int_equal(cuco_store_open(dir, CUCO_STORE_RDONLY, &st, &err), CUCO_OK);
+	uint32_t n = 99;
+	assert_int_equal(cuco_store_read(st, count_measurements, &n, &err), CUCO_OK);
+	assert_int_equal(n, 0);
+	char *schema = NULL;
+	assert_int_equal(cuco_store_read(st, read_schema, &schema, &err), CUCO_OK);
+	assert_non_null(strstr(schema, "\"version\":1"));
+	free(schema);
+	cuco_store_close(st);
+
+	assert_int_equal(cuco_store_open(dir, 0, &st, &err), CUCO_OK);
+	assert_int_equal(cuco_store_read(st, read_schema, &schema, &err), CUCO_OK);
+	char want[64];
+	snprintf(want, sizeof want, "\"version\":%d", CUCO_SCHEMA_VERSION);
+	assert_non_null(strstr(schema, want));
+	free(schema);
+	int seen = 0;
+	assert_int_equal(cuco_store_read(st, walk_candidates, &seen, &err), CUCO_OK);
+	assert_int_equal(seen, 2);
+	cuco_store_close(st);
+	rmtree(dir);
+}
+
+/* ---- growth and a second process ---------------------------------------------- */
 
 static int count_all(cuco_txn *txn, void *arg)
 {
@@ -679,10 +1117,15 @@ int main(void)
 		cmocka_unit_test(test_directive_dims),
 		cmocka_unit_test(test_fail_classes),
 		cmocka_unit_test(test_json_rejects_bad_types),
+		cmocka_unit_test(test_json_reads_old_speedup),
+		cmocka_unit_test(test_crowns),
 		cmocka_unit_test(test_indexes),
-		cmocka_unit_test(test_marks),
+		cmocka_unit_test(test_action_rules),
+		cmocka_unit_test(test_person_act),
 		cmocka_unit_test(test_misc_tables),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_wrong_keys),
+		cmocka_unit_test(test_upgrade),
 		cmocka_unit_test(test_growth_and_second_process),
 		cmocka_unit_test(test_rdonly_refuses_writes),
 	};

@@ -10,11 +10,22 @@ TM="tmux -L cuco-tui-$$-0 -f /dev/null"
 FAILED=0
 
 BG_PID=""  # a background process a test started (a headless cuco run)
+LOCK_PID="" # what stands in for the session driving a fixture run
 
 cleanup() {
 	$TM kill-server 2>/dev/null
 	[ -n "$BG_PID" ] && kill "$BG_PID" 2>/dev/null && wait "$BG_PID" 2>/dev/null
+	[ -n "$LOCK_PID" ] && kill "$LOCK_PID" 2>/dev/null && wait "$LOCK_PID" 2>/dev/null
 	rm -rf "$T"
+}
+
+# A fixture run as a live session would leave it: RUN/run.lock naming a
+# process that is alive (cuco run writes its pid there), so the screen
+# takes an engine to be driving it.
+drive() {
+	sleep 600 &
+	LOCK_PID=$!
+	echo "$LOCK_PID" >"$1/run.lock"
 }
 trap cleanup EXIT INT TERM
 
@@ -54,12 +65,22 @@ wait_record() {
 
 keys() { $TM send-keys -t t "$@"; }
 
-# Run a command line in a fresh 120x40 terminal. Each gets its own tmux
-# server: a new session on a server that is still shutting down can fail.
+# Run a command line in a fresh terminal, 120x40 unless COLS and ROWS
+# say. Each gets its own tmux server: a new session on a server that is
+# still shutting down can fail.
 screen() {
 	$TM kill-server 2>/dev/null
 	SCREENS=$((SCREENS + 1))
 	TM="tmux -L cuco-tui-$$-$SCREENS -f /dev/null"
-	$TM new-session -d -s t -x 120 -y 40 "$1"
+	$TM new-session -d -s t -x "${COLS:-120}" -y "${ROWS:-40}" "$1"
+}
+
+# The screen's text now.
+shown() { $TM capture-pane -p -t t; }
+
+# Fail when PATTERN (grep -E) is on the screen.
+absent() {
+	shown | grep -Eq -- "$1" && fail "${2:-the screen shows: $1}"
+	return 0
 }
 

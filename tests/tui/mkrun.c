@@ -7,6 +7,9 @@
  *   mkrun DIR commands          print the pending commands, one a line
  *   mkrun DIR events KIND       print the events of one kind, one a line
  *   mkrun DIR source HASH       print a stored source
+ *   mkrun DIR event KIND TEXT   append an engine event (run-end, retime, …)
+ *   mkrun DIR baseline US       the baseline measured again, at US: every
+ *                               speedup was timed against another measurement
  */
 #include "store/store.h"
 
@@ -225,6 +228,26 @@ static int source_txn(cuco_txn *txn, void *arg)
 	return rc;
 }
 
+static int add_event_txn(cuco_txn *txn, void *arg)
+{
+	char **kt = arg;
+	return event(txn, kt[0], 0, kt[1]);
+}
+
+static int baseline_txn(cuco_txn *txn, void *arg)
+{
+	cuco_candidate *c = calloc(1, sizeof *c);
+	int rc = cuco_cand_get(txn, 1, c);
+	if (rc == CUCO_OK) {
+		timed(c, *(double *)arg, *(double *)arg);
+		rc = cuco_cand_put(txn, c);
+	}
+	if (rc == CUCO_OK)
+		rc = event(txn, "baseline", 1, "re-measured");
+	free(c);
+	return rc;
+}
+
 static int fail(const cuco_err *err)
 {
 	fprintf(stderr, "mkrun: %s\n", err->msg);
@@ -234,7 +257,8 @@ static int fail(const cuco_err *err)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: mkrun DIR create|big N|append N MS|commands|events KIND|source HASH\n");
+		fprintf(stderr, "usage: mkrun DIR create|big N|append N MS|commands|events KIND|source HASH"
+			"|event KIND TEXT|baseline US\n");
 		return 2;
 	}
 	const char *what = argv[2];
@@ -267,6 +291,12 @@ int main(int argc, char **argv)
 		rc = cuco_store_read(st, events_txn, &p, &err);
 	} else if (strcmp(what, "source") == 0 && argc > 3)
 		rc = cuco_store_read(st, source_txn, argv[3], &err);
+	else if (strcmp(what, "event") == 0 && argc > 4)
+		rc = cuco_store_write(st, add_event_txn, argv + 3, &err);
+	else if (strcmp(what, "baseline") == 0 && argc > 3) {
+		double us = atof(argv[3]);
+		rc = cuco_store_write(st, baseline_txn, &us, &err);
+	}
 	else {
 		fprintf(stderr, "mkrun: %s: unknown request\n", what);
 		rc = CUCO_EUSAGE;

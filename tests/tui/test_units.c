@@ -7,12 +7,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core.h"
+#include "tui/screen.h"
 #include "tui/keys.h"
 #include "tui/model.h"
 #include "tui/theme.h"
@@ -122,6 +124,20 @@ static void shipped_themes_load(void **state)
 	tui_theme t;
 	cuco_err err = { 0 };
 	assert_int_equal(tui_theme_load(&t, "no-such-theme", &err), CUCO_EDATA);
+	/* Text after a NUL would be dropped silently: the theme is refused,
+	 * by path and by name. */
+	char tdir[] = "/tmp/cuco-theme-XXXXXX", file[64];
+	assert_non_null(mkdtemp(tdir));
+	snprintf(file, sizeof file, "%s/nul.theme", tdir);
+	static const char text[] = "normal = red\n\0bogus = red\n";
+	assert_int_equal(cuco_write_file(file, text, sizeof text - 1, &err), CUCO_OK);
+	assert_int_equal(tui_theme_load(&t, file, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "nul.theme: byte 14 is NUL; a text file holds none"));
+	setenv("CUCO_THEMES", tdir, 1);
+	assert_int_equal(tui_theme_load(&t, "nul", &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "nul.theme: byte 14 is NUL"));
+	unlink(file);
+	rmdir(tdir);
 }
 
 /* One action per key, and every action reachable and documented. */
@@ -142,6 +158,68 @@ static void keys_unique_and_documented(void **state)
 	cuco_buf_free(&help);
 	assert_int_equal(tui_key_action('\r'), TUI_ACT_TOGGLE);
 	assert_int_equal(tui_key_action('Z'), TUI_ACT_NONE);
+}
+
+/* troff's text of a key table entry: '-' is "\\-", '\\' is "\\\\". */
+static void man_escape(cuco_buf *out, const char *s)
+{
+	for (; *s; s++)
+		cuco_buf_puts(out, *s == '-' ? "\\-" : *s == '\\' ? "\\\\" : (char[2]){ *s, 0 });
+}
+
+/* The manual's SCREEN KEYS is the key table, entry by entry, in its order. */
+static void keys_in_the_manual(void **state)
+{
+	(void)state;
+	char path[1024], *man = NULL;
+	size_t len;
+	snprintf(path, sizeof path, "%s/docs/cuco.1", getenv("CUCO_SOURCE_ROOT") ? getenv("CUCO_SOURCE_ROOT") : ".");
+	cuco_err err = { 0 };
+	if (cuco_read_file(path, 1 << 20, &man, &len, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	const char *at = strstr(man, ".SH SCREEN KEYS\n");
+	assert_non_null(at);
+	for (int a = 1; a < TUI_ACT_COUNT; a++) {
+		const tui_binding *b = tui_binding_of((tui_action)a);
+		cuco_buf want = { 0 };
+		if (a == 1 || b->group != tui_binding_of((tui_action)(a - 1))->group)
+			cuco_buf_printf(&want, ".SS %s\n", tui_group_name(b->group));
+		cuco_buf_puts(&want, ".TP\n.B ");
+		char names[32];
+		cuco_strlcpy(names, b->names, sizeof names);
+		char *save = NULL;
+		for (char *w = strtok_r(names, " ", &save), *first = w; w; w = strtok_r(NULL, " ", &save)) {
+			cuco_buf_puts(&want, w == first ? "" : "\\fR, \\fB");
+			man_escape(&want, w);
+		}
+		cuco_buf_puts(&want, "\n");
+		man_escape(&want, b->help);
+		cuco_buf_puts(&want, "\n");
+		const char *hit = strstr(at, want.data);
+		if (!hit)
+			fail_msg("docs/cuco.1 SCREEN KEYS lacks, after the previous key:\n%s", want.data);
+		at = hit + want.len;
+		cuco_buf_free(&want);
+	}
+	free(man);
+}
+
+/* Explanations wrap at words; a long line continues under its own indent. */
+static void wrap_at_words(void **state)
+{
+	(void)state;
+	cuco_buf b = { 0 };
+	tui_wrap("the quick brown fox jumps over\n  a lazy dog and keeps running far\n\nend", 12, &b);
+	assert_string_equal(b.data, "the quick\nbrown fox\njumps over\n  a lazy dog\n  and keeps\n"
+		"  running\n  far\n\nend\n");
+	cuco_buf_free(&b);
+	/* A word longer than the line is cut, UTF-8 by characters, not bytes
+	 * (in a UTF-8 locale, as the screen sets it). */
+	if (!setlocale(LC_CTYPE, "C.UTF-8"))
+		skip();
+	tui_wrap("ééééééééééééé x", 8, &b);
+	assert_string_equal(b.data, "éééééééé\nééééé x\n");
+	cuco_buf_free(&b);
 }
 
 /* ---- the model on a real store ------------------------------------------ */
@@ -169,7 +247,8 @@ static int add_tree(cuco_txn *txn, void *arg)
 		if (rc)
 			return rc;
 		cuco_event ev = { 0 };
-		cuco_strlcpy(ev.kind, i == 4 ? "pause" : "candidate", sizeof ev.kind);
+		cuco_strlcpy(ev.kind, i == 4 ? "pause" : i == 3 ? "model-down" : "candidate",
+			sizeof ev.kind);
 		ev.candidate = c.id;
 		if ((rc = cuco_event_add(txn, &ev)))
 			return rc;
@@ -214,7 +293,7 @@ static void model_tree_fold_filter(void **state)
 {
 	struct fixture *f = *state;
 	tui_model m;
-	tui_model_init(&m);
+	tui_model_init(&m, false);
 	bool changed = false;
 	cuco_err err = { 0 };
 	assert_int_equal(tui_model_refresh(&m, f->st, false, &changed, &err), CUCO_OK);
@@ -226,6 +305,7 @@ static void model_tree_fold_filter(void **state)
 	assert_int_equal(m.baseline_id, 1);
 	assert_int_equal(m.count[CUCO_STATUS_FAILED], 1);
 	assert_true(m.paused);
+	assert_true(m.model_down);
 	assert_int_equal(m.log_count, 5);
 	assert_true(tui_model_has_children(&m, 1));
 	assert_false(tui_model_has_children(&m, 3));
@@ -252,6 +332,131 @@ static void model_tree_fold_filter(void **state)
 	tui_model_free(&m);
 }
 
+/* The tree's lines: 1 → {2 → {4, 5}, 3}. #2 has a sibling below (#3), so
+ * #4 and #5 carry a line at level 0; #4 has one below it, #5 is last. */
+static void model_tree_lines_sort_search(void **state)
+{
+	struct fixture *f = *state;
+	tui_model m;
+	tui_model_init(&m, false);
+	cuco_err err = { 0 };
+	assert_int_equal(tui_model_refresh(&m, f->st, true, NULL, &err), CUCO_OK);
+	const uint32_t last = 1u << 31;
+	assert_true(m.lines[tui_model_find(&m, 1)] & last);
+	assert_int_equal(m.lines[tui_model_find(&m, 2)], 0);          /* ├─ */
+	assert_int_equal(m.lines[tui_model_find(&m, 3)], last);       /* └─ */
+	assert_int_equal(m.lines[tui_model_find(&m, 4)], 1);          /* │ ├─ */
+	assert_int_equal(m.lines[tui_model_find(&m, 5)], 1 | last);   /* │ └─ */
+
+	/* Sorted, the list is flat and ordered by the figure (ties by id). */
+	char ids[128];
+	m.sort = TUI_SORT_SPEEDUP;
+	tui_model_rows(&m);
+	rows_ids(&m, ids, sizeof ids);
+	assert_string_equal(ids, "5 1 2 3 4");
+	m.sort = TUI_SORT_NEWEST;
+	m.folded[tui_model_find(&m, 2)] = 1;  /* folds belong to the tree */
+	tui_model_rows(&m);
+	rows_ids(&m, ids, sizeof ids);
+	assert_string_equal(ids, "5 4 3 2 1");
+	m.sort = TUI_SORT_LINEAGE;
+	m.folded[tui_model_find(&m, 2)] = 0;
+	tui_model_rows(&m);
+
+	/* Filters cycle through the statuses and origins that are there. */
+	assert_int_equal(tui_model_next_status(&m, -1), CUCO_STATUS_DONE);
+	assert_int_equal(tui_model_next_status(&m, CUCO_STATUS_DONE), CUCO_STATUS_FAILED);
+	assert_int_equal(tui_model_next_status(&m, CUCO_STATUS_FAILED), -1);
+	assert_int_equal(tui_model_next_origin(&m, -1), CUCO_ORIGIN_BASELINE);
+	assert_int_equal(tui_model_next_origin(&m, CUCO_ORIGIN_BASELINE), CUCO_ORIGIN_TUNE);
+	assert_int_equal(tui_model_next_origin(&m, CUCO_ORIGIN_TUNE), -1);
+
+	/* A search marks its matches, counts them and steps both ways. */
+	assert_int_equal(tui_model_search(&m, f->st, "tune", 1000, &err), CUCO_OK);
+	assert_int_equal(m.nmatch, 4);
+	/* A chunk at a time: the count grows as the search goes on. */
+	assert_int_equal(tui_model_search(&m, f->st, "tune", 2, &err), CUCO_OK);
+	assert_int_equal(m.searched, 2);
+	assert_int_equal(m.nmatch, 1);   /* #1 baseline, #2 tune */
+	assert_true(tui_model_search_step(&m, f->st, 2));
+	assert_int_equal(m.nmatch, 3);
+	assert_false(tui_model_search_step(&m, f->st, 2));
+	assert_int_equal(m.nmatch, 4);
+	assert_false(tui_model_search_step(&m, f->st, 2));
+	assert_int_equal(tui_model_search(&m, f->st, "FAILED", 1000, &err), CUCO_OK);
+	assert_int_equal(m.nmatch, 1);
+	long r4 = tui_model_row_of(&m, 4);
+	assert_int_equal(tui_model_next_match(&m, 0, 1), r4);
+	assert_int_equal(tui_model_next_match(&m, 0, -1), r4);
+	assert_int_equal(tui_model_next_match(&m, (size_t)r4, 1), r4);  /* wraps to itself */
+	assert_int_equal(tui_model_search(&m, f->st, "#3 ", 1000, &err), CUCO_OK);
+	assert_int_equal(m.nmatch, 1);
+	assert_int_equal(tui_model_search(&m, f->st, "", 1000, &err), CUCO_OK);
+	assert_int_equal(m.nmatch, 0);
+	assert_int_equal(tui_model_next_match(&m, 0, 1), -1);
+	tui_model_free(&m);
+}
+
+/* The run's state from its events: searching, paused, re-timing, the end. */
+static int add_events(cuco_txn *txn, void *arg)
+{
+	const char *const *list = arg;
+	int rc = CUCO_OK;
+	for (int i = 0; list[i] && rc == CUCO_OK; i += 2) {
+		cuco_event ev = { .time = 1000.0 + i };
+		cuco_strlcpy(ev.kind, list[i], sizeof ev.kind);
+		cuco_strlcpy(ev.text, list[i + 1], sizeof ev.text);
+		rc = cuco_event_add(txn, &ev);
+	}
+	return rc;
+}
+
+static void model_run_state(void **state)
+{
+	struct fixture *f = *state;
+	tui_model m;
+	tui_model_init(&m, true);
+	cuco_err err = { 0 };
+	const char *start[] = { "run-start", "islands", "resume", "resumed", NULL };
+	assert_int_equal(cuco_store_write(f->st, add_events, start, &err), CUCO_OK);
+	assert_int_equal(tui_model_refresh(&m, f->st, true, NULL, &err), CUCO_OK);
+	assert_int_equal(m.state, TUI_RUN_SEARCHING);
+	assert_false(m.paused);
+	assert_true(tui_model_engine_live(&m));
+	assert_string_equal(tui_model_state_text(&m), "running");
+	assert_true(m.started == 1000.0);
+	const char *retime[] = { "pause", "paused", "rebench", "re-timed", NULL };
+	assert_int_equal(cuco_store_write(f->st, add_events, retime, &err), CUCO_OK);
+	assert_int_equal(tui_model_refresh(&m, f->st, false, NULL, &err), CUCO_OK);
+	assert_int_equal(m.state, TUI_RUN_RETIMING);
+	assert_string_equal(tui_model_state_text(&m), "PAUSED");
+	const char *end[] = { "resume", "resumed", "run-end", "budget reached after 3 strategy candidates", NULL };
+	assert_int_equal(cuco_store_write(f->st, add_events, end, &err), CUCO_OK);
+	assert_int_equal(tui_model_refresh(&m, f->st, false, NULL, &err), CUCO_OK);
+	assert_int_equal(m.state, TUI_RUN_FINISHED);
+	assert_false(tui_model_engine_live(&m));
+	assert_string_equal(tui_model_state_text(&m), "finished");
+	/* The clock stopped at run-end: 2 s after the run-start. */
+	assert_true(tui_model_elapsed(&m) == 2.0);
+	const char *again[] = { "run-start", "resumed", "run-end", "stopped after 0 strategy candidates", NULL };
+	assert_int_equal(cuco_store_write(f->st, add_events, again, &err), CUCO_OK);
+	assert_int_equal(tui_model_refresh(&m, f->st, false, NULL, &err), CUCO_OK);
+	assert_int_equal(m.state, TUI_RUN_STOPPED);
+	assert_string_equal(tui_model_state_text(&m), "stopped");
+	tui_model_free(&m);
+
+	/* A viewer of a run no session drives (no run.lock here) sees it stopped. */
+	tui_model_init(&m, false);
+	const char *restart[] = { "run-start", "resumed", NULL };
+	assert_int_equal(cuco_store_write(f->st, add_events, restart, &err), CUCO_OK);
+	assert_int_equal(tui_model_refresh(&m, f->st, true, NULL, &err), CUCO_OK);
+	assert_true(tui_model_engine_live(&m));
+	tui_model_check_engine(&m);
+	assert_false(tui_model_engine_live(&m));
+	assert_int_equal(m.state, TUI_RUN_STOPPED);
+	tui_model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,7 +467,11 @@ int main(void)
 		cmocka_unit_test(theme_errors_name_the_line),
 		cmocka_unit_test(shipped_themes_load),
 		cmocka_unit_test(keys_unique_and_documented),
+		cmocka_unit_test(keys_in_the_manual),
+		cmocka_unit_test(wrap_at_words),
 		cmocka_unit_test_setup_teardown(model_tree_fold_filter, setup_store, teardown_store),
+		cmocka_unit_test_setup_teardown(model_tree_lines_sort_search, setup_store, teardown_store),
+		cmocka_unit_test_setup_teardown(model_run_state, setup_store, teardown_store),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,8 @@
 # watches candidates arrive, pins one, rejects one with a reason and
 # hand-edits a third, which the engine turns into a human candidate and
 # evaluates; quitting the viewer leaves the run going. Then `cuco run` in a
-# terminal opens the screen in-process, and quitting asks before stopping.
+# terminal opens the screen in-process, and quitting asks before stopping;
+# a run that ends under the screen says finished, and q no longer asks.
 set -u
 
 command -v mpirun >/dev/null 2>&1 || { echo "SKIP: mpirun not found (the CPU workloads need Open MPI)"; exit 77; }
@@ -79,7 +80,7 @@ screen "$ENV $CUCO_BIN run $WL --run $T/run2 --size small --budget 0 --minutes 4
 wait_for "lineage" "cuco run in a terminal opens the screen"
 wait_for "seed" "the in-process screen shows the seed"
 keys q
-wait_for "Quit: y = stop the search and quit, n = quit and leave it running" "quitting asks"
+wait_for "Quit: y stops the search, n leaves it running, Esc stays" "quitting asks"
 keys Enter
 # Enter cancels: for two seconds the screen must not quit.
 saved=$FAILED
@@ -94,6 +95,13 @@ WAIT_S=90
 keys q y
 wait_for "EXITED 0" "y stops the search and quits"
 wait_for "candidates from the strategy" "the run's summary after the screen"
+
+# ---- a run that ends while the screen is open ---------------------------------
+# The status line says finished and why; q then quits without asking.
+screen "$ENV $CUCO_BIN run $WL --run $T/run3 --size small --budget 2 --rebench 0; echo EXITED \$?; sleep 60"
+wait_for "^ finished [0-9:]+  budget reached" "the screen says the run finished, and why"
+keys q
+wait_for "EXITED 0" "q on a finished run quits without asking"
 
 [ $FAILED -eq 0 ] && echo "tui-engine: all passed"
 exit $((FAILED > 0))

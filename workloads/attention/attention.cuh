@@ -9,18 +9,16 @@
 // 4·HEADS·SEQ·KEYS·HDIM flops over time as a fraction of the bf16
 // tensor-core peak.
 //
-// Every checked run gets inputs drawn afresh (a new seed each time: a
-// candidate must compute the function, not remember an answer), an output
-// poisoned with NaN first, a scan of the whole output for unwritten
-// (non-finite) elements, and a double-precision reference on the host for
-// sampled rows; the error is the worst sampled row's ||got - want|| /
-// ||want||. The check runs before the timed launches and again, on new
-// inputs, after them.
+// The harness (cuco_bench) runs it verified on inputs of two of the
+// evaluator's seeds, spot-checks timed launches and checks once more on
+// fresh inputs after them (a candidate must compute the function, not
+// remember an answer); each check scans the whole output for unwritten
+// (non-finite) elements, poisoned with NaN before, and compares sampled
+// rows (shifted by the harness's salt) with a double-precision reference
+// on the host; the error is the worst sampled row's ||got - want|| / ||want||.
 #pragma once
 #include "cuco_gpu.h"
 
-#include <ctime>
-#include <unistd.h>
 
 #ifndef SEQ
 #define SEQ 1024
@@ -35,7 +33,7 @@
 #define KEYS (2 * SEQ)
 #endif
 
-enum { AT_CHECKED_ROWS = 96 };
+enum { AT_CHECKED_ROWS = 96, AT_SEED = 71 };
 static const double at_tolerance = 2e-2;  // bf16 output and P: ~4e-3 expected
 static const float at_q_scale = 2.0f;     // logits of std ~0.7: a softmax with some shape to it
 
@@ -50,11 +48,12 @@ struct at_problem {
 typedef std::function<void(cudaStream_t)> at_launch;
 typedef std::function<at_launch(const at_problem &)> at_prepare;
 
-static inline void at_fill(const at_problem &p, uint64_t seed)
+// Inputs from the harness's input seed (cuco_rand follows it).
+static inline void at_fill(const at_problem &p)
 {
-	cuco_fill(p.q, at_q_elems, seed, 0, at_q_scale);
-	cuco_fill(p.k, at_kv_elems, seed + 1);
-	cuco_fill(p.v, at_kv_elems, seed + 2);
+	cuco_fill(p.q, at_q_elems, AT_SEED, 0, at_q_scale);
+	cuco_fill(p.k, at_kv_elems, AT_SEED + 1);
+	cuco_fill(p.v, at_kv_elems, AT_SEED + 2);
 }
 
 // Counts non-finite elements (poison left standing, or a NaN computed).
@@ -99,7 +98,7 @@ static inline double at_check(const at_problem &p)
 	double worst = 0;
 	for (int i = 0; i < AT_CHECKED_ROWS; i++) {
 		// Rows spread over queries and heads; the last row of the last head too.
-		const int qi = i == AT_CHECKED_ROWS - 1 ? SEQ - 1 : (int)((i * 7919L) % SEQ);
+		const int qi = i == AT_CHECKED_ROWS - 1 ? SEQ - 1 : (int)((i * 7919L + cuco_check_salt()) % SEQ);
 		const int h = i == AT_CHECKED_ROWS - 1 ? HEADS - 1 : (i * 5) % HEADS;
 		const float *qr = &q[((size_t)qi * HEADS + h) * HDIM];
 		double mx = -INFINITY, sum = 0;
@@ -130,30 +129,6 @@ static inline double at_check(const at_problem &p)
 	return worst;
 }
 
-// A seed for fresh inputs: new every time (time, pid, a counter), unless
-// CUCO_INPUT_SEED fixes it to reproduce a failure. Printed with each check.
-static inline uint64_t at_fresh_seed(void)
-{
-	static uint64_t n = 0;
-	const char *fixed = getenv("CUCO_INPUT_SEED");
-	if (fixed && *fixed)
-		return strtoull(fixed, nullptr, 10) + 3 * n++;
-	return ((uint64_t)time(nullptr) << 20 ^ (uint64_t)getpid() << 4) + 3 * n++;
-}
-
-static inline double at_checked_run(const at_problem &p, const at_launch &launch, cudaStream_t s)
-{
-	const uint64_t seed = at_fresh_seed();
-	at_fill(p, seed);
-	cuco_poison(p.out, at_q_elems * sizeof(__nv_bfloat16), s);
-	CUCO_CUDA(cudaDeviceSynchronize());
-	launch(s);
-	CUCO_CUDA(cudaStreamSynchronize(s));
-	const double err = at_check(p);
-	printf("check: inputs seed %llu, worst sampled row error %.3g\n", (unsigned long long)seed, err);
-	return err;
-}
-
 static inline double at_flops(void) { return 4.0 * HEADS * (double)SEQ * KEYS * HDIM; }
 static inline double at_bytes(void) { return 2.0 * (2 * at_q_elems + 2 * at_kv_elems); }
 
@@ -167,18 +142,18 @@ static inline int at_main(int argc, char **argv, const char *name, const at_prep
 	CUCO_CUDA(cudaMalloc(&p.v, at_kv_elems * sizeof(__nv_bfloat16)));
 	CUCO_CUDA(cudaMalloc(&p.out, at_q_elems * sizeof(__nv_bfloat16)));
 	at_launch launch = prepare(p);
-	double err = NAN;
-	if (a.check)
-		err = at_checked_run(p, launch, c.stream);
-	else
-		at_fill(p, at_fresh_seed());  // timed on random data, never on zeros
-	std::vector<double> us = cuco_time(&c, a, [&] { launch(c.stream); });
-	if (a.check)
-		err = std::max(err, at_checked_run(p, launch, c.stream));
-	const double med = cuco_median(us);
+	at_fill(p);  // timed on random data, never on zeros, also by hand (--check 0)
+	cuco_data d = {
+		[&] { at_fill(p); },
+		[&] { cuco_poison(p.out, at_q_elems * sizeof(__nv_bfloat16), c.stream); },
+		[&] { return at_check(p); },
+		at_tolerance,
+	};
+	cuco_run r = cuco_bench(&c, a, d, [&] { launch(c.stream); });
+	const double med = cuco_median(r.us);
 	printf("%s SEQ %d x KEYS %d, %d heads of %d: %.1f us, %.1f TFLOP/s, %.1f %% of 989 TFLOP/s\n", name, SEQ, KEYS,
 		HEADS, HDIM, med, at_flops() / med / 1e6, 100.0 * at_flops() / med / 1e6 / 989.0);
-	cuco_report(&c, !a.check || err <= at_tolerance, err, us, {{"kernel", med}}, at_bytes(), at_flops());
+	cuco_report(&c, r, {{"kernel", med}}, at_bytes(), at_flops());
 	for (void *q : {(void *)p.q, (void *)p.k, (void *)p.v, (void *)p.out})
 		CUCO_CUDA(cudaFree(q));
 	cuco_finish(&c);

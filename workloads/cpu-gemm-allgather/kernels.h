@@ -7,9 +7,10 @@
  * its column slice of the next linear layer: C (M x N) = A (M x K) * W_r
  * (K x N), N output columns per rank.
  *
- * Inputs are closed-form functions of their global indices, so the
- * reference (double precision, straight from the formulas) shares no code
- * path with the data that was communicated.
+ * Inputs are functions of their global indices and the harness's input
+ * seed (cuco_input), so the reference (double precision, straight from the
+ * formulas) shares no code path with the data that was communicated, and
+ * the evaluator, not the program, decides what they are.
  */
 #ifndef CPU_GEMM_ALLGATHER_KERNELS_H
 #define CPU_GEMM_ALLGATHER_KERNELS_H
@@ -18,6 +19,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #ifndef M
@@ -33,26 +35,29 @@
 #define CUCO_TILE 256
 #endif
 
+enum { IN_X = 1, IN_W = 2, IN_GAIN = 3 };
+
 static inline float input_x(long row, long k)
 {
-	return (float)((row * 131 + k * 71) % 1009) / 1009.0f - 0.5f;
+	return cuco_input(IN_X, (uint64_t)row * K + (uint64_t)k);
 }
 
 static inline float input_w(long k, long col)
 {
-	return (float)((k * 37 + col * 113) % 997) / 997.0f - 0.5f;
+	return cuco_input(IN_W, (uint64_t)k * 65536 + (uint64_t)col);
 }
 
 static inline float input_gain(long k)
 {
-	return 1.0f + (float)(k % 13) / 26.0f;
+	return 1.0f + cuco_input(IN_GAIN, (uint64_t)k);
 }
 
-/* Repetition-dependent output scale: a step that reads a peer's rows from
- * the previous repetition is off by >= 10% and fails verification. */
+/* Repetition-dependent output scale, drawn by the harness just before the
+ * repetition: a step that reads a peer's rows from another repetition is
+ * off by a random factor and fails verification. */
 static inline float rep_scale(int rep)
 {
-	return 1.0f + (float)(rep % 7) * 0.125f;
+	return cuco_rep_scale(rep);
 }
 
 /* out[i][:] = x[i][:] / rms(x[i][:]) * gain[:] * scale, for rows rows. */
@@ -129,20 +134,25 @@ static inline void init_inputs(float *x, long first_row, int rows, float *w, lon
 static inline double check_output(const float *c, long first_col, int rep)
 {
 	cuco_error e = {0, 0};
-	static double a[K];
+	static double a[K], w[K][N], gain[K];
+	for (int k = 0; k < K; k++) {
+		gain[k] = input_gain(k);
+		for (int j = 0; j < N; j++)
+			w[k][j] = input_w(k, first_col + j);
+	}
 	for (long i = 0; i < M; i++) {
 		double ss = 0;
-		for (int k = 0; k < K; k++)
-			ss += (double)input_x(i, k) * input_x(i, k);
-		double inv = rep_scale(rep) / sqrt(ss / K + 1e-6);
-		for (int k = 0; k < K; k++)
-			a[k] = input_x(i, k) * inv * input_gain(k);
-		for (int j = 0; j < N; j++) {
-			double want = 0;
-			for (int k = 0; k < K; k++)
-				want += a[k] * input_w(k, first_col + j);
-			cuco_error_add(&e, c[i * N + j], want);
+		for (int k = 0; k < K; k++) {
+			a[k] = input_x(i, k);
+			ss += a[k] * a[k];
 		}
+		double inv = rep_scale(rep) / sqrt(ss / K + 1e-6);
+		double want[N] = {0};
+		for (int k = 0; k < K; k++)
+			for (int j = 0; j < N; j++)
+				want[j] += a[k] * inv * gain[k] * w[k][j];
+		for (int j = 0; j < N; j++)
+			cuco_error_add(&e, c[i * N + j], want[j]);
 	}
 	return cuco_error_value(&e);
 }
@@ -166,13 +176,19 @@ static void gemm_io_prepare(void *arg, int rep)
 		io->c[i] = NAN;
 }
 
+static void gemm_io_fill(void *arg)
+{
+	gemm_io *io = arg;
+	init_inputs(io->x, (long)io->rank * io->rows, io->rows, io->w, (long)io->rank * N, io->gain);
+}
+
 static double gemm_io_verify(void *arg, int rep)
 {
 	gemm_io *io = arg;
 	return check_output(io->c, (long)io->rank * N, rep);
 }
 
-/* Allocate and fill the inputs, and hook the callbacks and the figures
+/* Allocate the inputs (the harness fills them), and hook the callbacks and the figures
  * into the bench; state is the struct that starts with io. */
 static int gemm_io_init(gemm_io *io, cuco_bench *b, void *state)
 {
@@ -186,8 +202,7 @@ static int gemm_io_init(gemm_io *io, cuco_bench *b, void *state)
 	io->c = malloc((size_t)M * N * sizeof(float));
 	if (!io->x || !io->w || !io->gain || !io->c)
 		return -1;
-	init_inputs(io->x, (long)io->rank * io->rows, io->rows, io->w, (long)io->rank * N,
-		io->gain);
+	b->fill = gemm_io_fill;
 	b->prepare = gemm_io_prepare;
 	b->verify = gemm_io_verify;
 	b->arg = state;

@@ -6,8 +6,9 @@
  * (block table dst_slot) and runs one decode step of attention over them.
  * A block holds BT tokens x (K, V) x HD floats; HD = H heads x D dims.
  *
- * Inputs are closed-form functions of token and channel, so the reference
- * (double precision, from the formulas) shares no path with the transfer.
+ * Inputs are functions of token, channel and the harness's input seed
+ * (cuco_input), so the reference (double precision, from the formulas)
+ * shares no path with the transfer, and the evaluator chooses them.
  */
 #ifndef CPU_KV_TRANSFER_KV_H
 #define CPU_KV_TRANSFER_KV_H
@@ -16,6 +17,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #ifndef NB
@@ -41,14 +43,22 @@
 static inline int src_slot(int b) { return (b * 7 + 3) % POOL; }
 static inline int dst_slot(int b) { return (b * 5 + 11) % POOL; }
 
-/* Repetition scale of the hidden states: a decode that reads blocks of
- * the previous repetition computes a different softmax and fails. */
-static inline float rep_scale(int rep) { return 1.0f + (float)(rep % 7) * 0.125f; }
+/* Repetition scale of the hidden states, drawn by the harness just before
+ * the repetition: a decode that reads blocks of another repetition
+ * computes a different softmax and fails. */
+static inline float rep_scale(int rep) { return cuco_rep_scale(rep); }
 
-static inline float hidden(long tok, int i) { return (float)((tok * 29 + i * 13) % 101) / 101.0f - 0.5f; }
-static inline float weight_k(int i, int j) { return (float)((i * 17 + j * 5) % 61) / 61.0f - 0.5f; }
-static inline float weight_v(int i, int j) { return (float)((i * 11 + j * 3) % 67) / 67.0f - 0.5f; }
-static inline float query(int j) { return (float)((j * 19) % 23) / 23.0f - 0.5f; }
+enum { IN_HIDDEN = 1, IN_WK = 2, IN_WV = 3, IN_QUERY = 4 };
+
+static inline float hidden(long tok, int i) { return cuco_input(IN_HIDDEN, (uint64_t)tok * DM + (uint64_t)i); }
+static inline float weight_k(int i, int j) { return cuco_input(IN_WK, (uint64_t)i * HD + (uint64_t)j); }
+static inline float weight_v(int i, int j) { return cuco_input(IN_WV, (uint64_t)i * HD + (uint64_t)j); }
+static inline float query_value(int j) { return cuco_input(IN_QUERY, (uint64_t)j); }
+
+/* The decode step's query, filled with the inputs (kv_io_fill): a table,
+ * since attention reads it for every token. */
+static float kv_query[HD];
+static inline float query(int j) { return kv_query[j]; }
 
 typedef struct kv_weights { float wk[DM][HD], wv[DM][HD]; } kv_weights;
 
@@ -117,24 +127,34 @@ static inline void attn_block(attn *a, const float *restrict blk)
 static inline double check_attention(const attn *a, int rep)
 {
 	cuco_error e = {0, 0};
-	static double k[(size_t)NB * BT][HD], v[(size_t)NB * BT][HD];
-	for (long tok = 0; tok < (long)NB * BT; tok++)
+	static double k[(size_t)NB * BT][HD], v[(size_t)NB * BT][HD], wk[DM][HD], wv[DM][HD], q[HD];
+	for (int i = 0; i < DM; i++)
+		for (int j = 0; j < HD; j++) {
+			wk[i][j] = weight_k(i, j);
+			wv[i][j] = weight_v(i, j);
+		}
+	for (int j = 0; j < HD; j++)
+		q[j] = query_value(j);
+	for (long tok = 0; tok < (long)NB * BT; tok++) {
+		double h[DM];
+		for (int i = 0; i < DM; i++)
+			h[i] = (double)hidden(tok, i) * rep_scale(rep);
 		for (int j = 0; j < HD; j++) {
 			double sk = 0, sv = 0;
 			for (int i = 0; i < DM; i++) {
-				double h = (double)hidden(tok, i) * rep_scale(rep);
-				sk += h * weight_k(i, j);
-				sv += h * weight_v(i, j);
+				sk += h[i] * wk[i][j];
+				sv += h[i] * wv[i][j];
 			}
 			k[tok][j] = sk;
 			v[tok][j] = sv;
 		}
+	}
 	for (int h = 0; h < H; h++) {
 		double m = -INFINITY, l = 0, out[D] = {0};
 		for (long tok = 0; tok < (long)NB * BT; tok++) {
 			double s = 0;
 			for (int d = 0; d < D; d++)
-				s += query(h * D + d) * k[tok][h * D + d];
+				s += q[h * D + d] * k[tok][h * D + d];
 			s /= sqrt((double)D);
 			if (s > m) {
 				double f = exp(m - s);
@@ -174,6 +194,14 @@ static void kv_io_prepare(void *arg, int rep)
 	io->decoded = 0;
 }
 
+static void kv_io_fill(void *arg)
+{
+	kv_io *io = arg;
+	kv_weights_init(io->w);
+	for (int j = 0; j < HD; j++)
+		kv_query[j] = query_value(j);
+}
+
 static double kv_io_verify(void *arg, int rep)
 {
 	kv_io *io = arg;
@@ -190,7 +218,7 @@ static int kv_io_init(kv_io *io, cuco_bench *b, void *state)
 	io->w = malloc(sizeof *io->w);
 	if (!io->w)
 		return -1;
-	kv_weights_init(io->w);
+	b->fill = kv_io_fill;
 	b->prepare = kv_io_prepare;
 	b->verify = kv_io_verify;
 	b->arg = state;

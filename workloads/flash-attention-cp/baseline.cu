@@ -59,15 +59,9 @@ int main(int argc, char **argv)
 		}
 	};
 
-	double err = NAN;
-	if (a.check) {
-		cuco_poison(p.out, fa_elems * sizeof(__nv_bfloat16), c.stream);
-		ring();
-		err = fa_check(&c, &p);
-	}
-	std::vector<double> us = cuco_time(&c, a, ring);
+	cuco_run r = cuco_bench(&c, a, fa_data(&c, &p, own), ring);
 	double t_comp = cuco_time_phase(&c, a, compute), t_comm = cuco_time_phase(&c, a, comm_alone);
-	cuco_report_overlap(&c, !a.check || err <= fa_tolerance, err, us, t_comp, t_comm, fa_bytes(&c), fa_flops(&c));
+	cuco_report_overlap(&c, r, t_comp, t_comm, fa_bytes(&c), fa_flops(&c));
 	CUCO_CUDA(cudaStreamSynchronize(c.stream));
 	for (void *b : {own, recv[0], recv[1]})
 		CUCO_CUDA(cudaFree(b));

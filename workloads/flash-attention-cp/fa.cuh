@@ -140,15 +140,17 @@ static inline void fa_step(fa_problem *p, const void *kv, int key0, int nkeys, b
 	fa_launch(p->plans.back().plan, s);
 }
 
-// Reference for FA_CHECK_QUERIES queries of every head, over the whole
-// sequence (every rank's K and V rebuilt from the seeds), in fp32 with an
-// online softmax. One warp per (head, query); lane owns HDIM/32 dims.
-__global__ void fa_check_kernel(const __nv_bfloat16 *out, int rank, int nranks, float *err)
+// Reference for FA_CHECK_QUERIES queries of every head, spread over the
+// sequence from where the harness's salt says, over the whole sequence
+// (every rank's K and V rebuilt from the seeds), in fp32 with an online
+// softmax. One warp per (head, query); lane owns HDIM/32 dims.
+__global__ void fa_check_kernel(const __nv_bfloat16 *out, int rank, int nranks, uint64_t salt, float *err)
 {
 	const int w = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
 	if (w >= HEADS * FA_CHECK_QUERIES)
 		return;
-	const int h = w / FA_CHECK_QUERIES, q = (int)((long)(w % FA_CHECK_QUERIES) * SEQ / FA_CHECK_QUERIES);
+	const int h = w / FA_CHECK_QUERIES;
+	const int q = (int)(((long)(w % FA_CHECK_QUERIES) * SEQ / FA_CHECK_QUERIES + salt) % SEQ);
 	const size_t qrow = ((size_t)q * HEADS + h) * HDIM;
 	const float scale = rsqrtf((float)HDIM);
 	auto bf = [](float v) { return __bfloat162float(__float2bfloat16(v)); };
@@ -179,12 +181,28 @@ __global__ void fa_check_kernel(const __nv_bfloat16 *out, int rank, int nranks, 
 static inline double fa_check(const cuco_ctx *c, fa_problem *p)
 {
 	float *err = cuco_err_new(c);
-	fa_check_kernel<<<HEADS * FA_CHECK_QUERIES / 8, 256, 0, c->stream>>>(p->out, c->rank, c->nranks, err);
+	fa_check_kernel<<<HEADS * FA_CHECK_QUERIES / 8, 256, 0, c->stream>>>(p->out, c->rank, c->nranks,
+		cuco_check_salt(), err);
 	CUCO_LAUNCHED();
 	return cuco_err_take(c, err);
 }
 
 static const double fa_tolerance = 1e-2;
+
+// What the harness verifies (cuco_bench): kv is this rank's own KV block;
+// Q and it follow the harness's input seed (cuco_rand).
+static inline cuco_data fa_data(const cuco_ctx *c, fa_problem *p, void *kv)
+{
+	return {
+		[=] {
+			cuco_fill(p->Q, fa_elems, FA_SEED_Q + c->rank);
+			fa_fill_kv(kv, c->rank);
+		},
+		[=] { cuco_poison(p->out, fa_elems * sizeof(__nv_bfloat16), c->stream); },
+		[=] { return fa_check(c, p); },
+		fa_tolerance,
+	};
+}
 
 // KV bytes each rank receives; flops of its R attention steps.
 static inline double fa_bytes(const cuco_ctx *c) { return (double)fa_kv_bytes * (c->nranks - 1); }

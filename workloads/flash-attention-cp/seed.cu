@@ -221,20 +221,9 @@ int main(int argc, char **argv)
 				push(&s, cur, 1 + j % 2, ch, c.stream);
 #endif
 	};
-	double err = NAN;
-	if (a.check) {
-		cuco_poison(p.out, fa_elems * sizeof(__nv_bfloat16), c.stream);
-		ring(&s);
-		err = fa_check(&c, &p);
-	}
-	std::vector<double> us = cuco_time(&c, a, [&] { ring(&s); });
+	cuco_run r = cuco_bench(&c, a, fa_data(&c, &p, s.win.ptr), [&] { ring(&s); });
 	double t_comp = cuco_time_phase(&c, a, compute), t_comm = cuco_time_phase(&c, a, comm);
-	if (a.check) {  // the timed runs must have left a right answer too
-		cuco_poison(p.out, fa_elems * sizeof(__nv_bfloat16), c.stream);
-		ring(&s);
-		err = std::max(err, fa_check(&c, &p));
-	}
-	cuco_report_overlap(&c, !a.check || err <= fa_tolerance, err, us, t_comp, t_comm, fa_bytes(&c), fa_flops(&c));
+	cuco_report_overlap(&c, r, t_comp, t_comm, fa_bytes(&c), fa_flops(&c));
 
 	CUCO_CUDA(cudaStreamSynchronize(c.stream));
 	CUCO_NCCL(ncclDevCommDestroy(c.comm, &s.dc));

@@ -18,16 +18,9 @@ int main(int argc, char **argv)
 	auto compute = [&] { ga_gemm(&p, X, 0, TOKENS, c.stream, 0); };
 	auto layer = [&] { gather(); compute(); };
 
-	double err = NAN;
-	if (a.check) {
-		cuco_poison(p.C, (size_t)NOUT * TOKENS * sizeof(__nv_bfloat16), c.stream);
-		layer();
-		err = ga_check(&c, &p);
-	}
-	std::vector<double> us = cuco_time(&c, a, layer);
+	cuco_run r = cuco_bench(&c, a, ga_data(&c, &p, X), layer);
 	double t_comp = cuco_time_phase(&c, a, compute), t_comm = cuco_time_phase(&c, a, gather);
-	cuco_report_overlap(&c, !a.check || err <= ga_tolerance, err, us, t_comp, t_comm,
-		ga_bytes(&c), ga_flops());
+	cuco_report_overlap(&c, r, t_comp, t_comm, ga_bytes(&c), ga_flops());
 	ga_teardown(&p);
 	CUCO_CUDA(cudaFree(X));
 	cuco_finish(&c);

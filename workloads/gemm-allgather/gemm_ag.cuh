@@ -38,6 +38,15 @@ static inline size_t ga_x_bytes(void) { return (size_t)TOKENS * ga_col_bytes(); 
 
 // Weights differ per rank (each holds its own shard); X column j is the
 // same function of j on every rank, so any rank can recompute any column.
+// Both follow the harness's input seed (cuco_rand).
+static inline void ga_fill(const cuco_ctx *c, ga_problem *p, __nv_bfloat16 *X)
+{
+	cuco_fill(p->W, (size_t)NOUT * HIDDEN, GA_SEED_W + c->rank);
+	size_t first = (size_t)c->rank * p->cols * HIDDEN;
+	CUCO_CUDA(cudaMemset(X, 0, ga_x_bytes()));
+	cuco_fill(X + first, (size_t)p->cols * HIDDEN, GA_SEED_X, first);
+}
+
 static inline ga_problem ga_setup(const cuco_ctx *c, __nv_bfloat16 *X)
 {
 	if (TOKENS % c->nranks || (TOKENS / c->nranks) % 8 || HIDDEN % 8)
@@ -48,10 +57,7 @@ static inline ga_problem ga_setup(const cuco_ctx *c, __nv_bfloat16 *X)
 	CUCO_CUDA(cudaDeviceGetAttribute(&p.sms, cudaDevAttrMultiProcessorCount, 0));
 	CUCO_CUDA(cudaMalloc(&p.W, (size_t)NOUT * HIDDEN * sizeof(__nv_bfloat16)));
 	CUCO_CUDA(cudaMalloc(&p.C, (size_t)NOUT * TOKENS * sizeof(__nv_bfloat16)));
-	cuco_fill(p.W, (size_t)NOUT * HIDDEN, GA_SEED_W + c->rank);
-	size_t first = (size_t)c->rank * p.cols * HIDDEN;
-	CUCO_CUDA(cudaMemset(X, 0, ga_x_bytes()));
-	cuco_fill(X + first, (size_t)p.cols * HIDDEN, GA_SEED_X, first);
+	ga_fill(c, &p, X);
 	CUCO_CUBLAS(cublasCreate(&p.blas));
 	CUCO_CUDA(cudaDeviceSynchronize());
 	return p;
@@ -77,14 +83,15 @@ static inline void ga_gemm(ga_problem *p, const __nv_bfloat16 *X, int col0, int 
 }
 
 // Reference for one entry per token column (row chosen by hashing the
-// column), computed from the seeds, not from the gathered buffer: a column
-// that arrived wrong, late or not at all fails. One warp per column.
-__global__ void ga_check_kernel(const __nv_bfloat16 *C, int wseed, float *err)
+// column and the harness's salt), computed from the seeds, not from the
+// gathered buffer: a column that arrived wrong, late or not at all fails.
+// One warp per column.
+__global__ void ga_check_kernel(const __nv_bfloat16 *C, int wseed, uint64_t salt, float *err)
 {
 	int col = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
 	if (col >= TOKENS)
 		return;
-	int row = (int)(((uint64_t)col * 2654435761u) % NOUT);
+	int row = (int)(((uint64_t)col * 2654435761u + salt) % NOUT);
 	float acc = 0;
 	for (int k = lane; k < HIDDEN; k += 32) {
 		float w = __bfloat162float(__float2bfloat16(cuco_rand(wseed, (uint64_t)row * HIDDEN + k)));
@@ -100,12 +107,12 @@ __global__ void ga_check_kernel(const __nv_bfloat16 *C, int wseed, float *err)
 	}
 }
 
-// Largest relative error over all ranks.
+// This rank's largest relative error.
 static inline double ga_check(const cuco_ctx *c, ga_problem *p)
 {
 	float *err = nullptr;
 	CUCO_CUDA(cudaMalloc(&err, TOKENS * sizeof(float)));
-	ga_check_kernel<<<(TOKENS + 7) / 8, 256, 0, c->stream>>>(p->C, GA_SEED_W + c->rank, err);
+	ga_check_kernel<<<(TOKENS + 7) / 8, 256, 0, c->stream>>>(p->C, GA_SEED_W + c->rank, cuco_check_salt(), err);
 	CUCO_LAUNCHED();
 	std::vector<float> h(TOKENS);
 	CUCO_CUDA(cudaMemcpyAsync(h.data(), err, TOKENS * sizeof(float), cudaMemcpyDeviceToHost, c->stream));
@@ -113,12 +120,24 @@ static inline double ga_check(const cuco_ctx *c, ga_problem *p)
 	CUCO_CUDA(cudaFree(err));
 	double m = 0;
 	for (float e : h)
-		m = std::max(m, (double)e);
-	return cuco_max(c, m);
+		m = std::max(m, std::isnan(e) ? INFINITY : (double)e);
+	return m;
 }
 
 // bf16 GEMM with fp32 accumulation over HIDDEN up to 32768 terms, bf16 output.
 static const double ga_tolerance = 2e-2;
+
+// What the harness verifies (cuco_bench): X is the gathered buffer, C the output.
+static inline cuco_data ga_data(const cuco_ctx *c, ga_problem *p, __nv_bfloat16 *X)
+{
+	return {
+		[=] { ga_fill(c, p, X); },
+		[=] { cuco_poison(p->C, (size_t)NOUT * TOKENS * sizeof(__nv_bfloat16), c->stream); },
+		[=] { return ga_check(c, p); },
+		ga_tolerance,
+	};
+}
+
 
 // Per rank: every rank multiplies all tokens by its own shard.
 static inline double ga_flops(void) { return 2.0 * NOUT * (double)TOKENS * HIDDEN; }

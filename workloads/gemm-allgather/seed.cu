@@ -200,21 +200,12 @@ int main(int argc, char **argv)
 	for (cudaEvent_t &e : s.landed)
 		e = cuco_event();
 
-	double err = NAN;
-	if (a.check) {
-		cuco_poison(p.C, (size_t)NOUT * TOKENS * sizeof(__nv_bfloat16), c.stream);
-		layer(&s);
-		err = ga_check(&c, &p);
-	}
-	std::vector<double> us = cuco_time(&c, a, [&] { layer(&s); });
+	cuco_run r = cuco_bench(&c, a, ga_data(&c, &p, (__nv_bfloat16 *)s.X.ptr), [&] { layer(&s); });
 	double t_comp = cuco_time_phase(&c, a, [&] {
 		ga_gemm(&p, (const __nv_bfloat16 *)s.X.ptr, 0, TOKENS, c.stream, 0);
 	});
 	double t_comm = cuco_time_phase(&c, a, [&] { push(&s, -1, c.stream); });
-	if (a.check)  // the timed runs must have left a right answer too
-		err = std::max(err, ga_check(&c, &p));
-	cuco_report_overlap(&c, !a.check || err <= ga_tolerance, err, us, t_comp, t_comm,
-		ga_bytes(&c), ga_flops());
+	cuco_report_overlap(&c, r, t_comp, t_comm, ga_bytes(&c), ga_flops());
 
 	CUCO_CUDA(cudaStreamSynchronize(c.stream));
 	CUCO_NCCL(ncclDevCommDestroy(c.comm, &s.dc));

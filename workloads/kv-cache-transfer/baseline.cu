@@ -42,16 +42,10 @@ int main(int argc, char **argv)
 		}
 	};
 
-	double err = NAN;
-	if (a.check) {
-		cuco_poison(pool, kv_pool_bytes, c.stream);
-		prefill();
-		err = kv_check(&c, &p, pool);
-	}
-	std::vector<double> us = cuco_time(&c, a, prefill);
+	cuco_run r = cuco_bench(&c, a, kv_data(&c, &p, pool), prefill);
 	double t_comp = cuco_time_phase(&c, a, compute);
 	double t_comm = cuco_time_phase(&c, a, transfer);
-	cuco_report_overlap(&c, !a.check || err <= kv_tolerance, err, us, t_comp, t_comm, kv_bytes(), kv_flops());
+	cuco_report_overlap(&c, r, t_comp, t_comm, kv_bytes(), kv_flops());
 	kv_teardown(&p);
 	CUCO_CUDA(cudaFree(pool));
 	CUCO_CUDA(cudaFree(kv));

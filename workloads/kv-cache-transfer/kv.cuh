@@ -49,6 +49,14 @@ struct kv_problem {
 	cublasHandle_t blas;
 };
 
+// The inputs, from the harness's input seed (cuco_rand). Both ranks hold
+// them: decode recomputes prefill's KV as its reference.
+static inline void kv_fill(kv_problem *p)
+{
+	cuco_fill(p->W, (size_t)LAYERS * kv_n * HIDDEN, KV_SEED_W, 0, 0.05f);
+	cuco_fill(p->X, (size_t)TOKENS * HIDDEN, KV_SEED_X);
+}
+
 // kv: where prefill's KV lives (kv_pool_bytes; a symmetric window when a
 // GIN put reads it), owned by the caller.
 static inline kv_problem kv_setup(const cuco_ctx *c, void *kv)
@@ -66,8 +74,7 @@ static inline kv_problem kv_setup(const cuco_ctx *c, void *kv)
 	CUCO_CUDA(cudaMalloc(&p.W, (size_t)LAYERS * kv_n * HIDDEN * sizeof(__nv_bfloat16)));
 	CUCO_CUDA(cudaMalloc(&p.X, (size_t)TOKENS * HIDDEN * sizeof(__nv_bfloat16)));
 	p.KV = (__nv_bfloat16 *)kv;
-	cuco_fill(p.W, (size_t)LAYERS * kv_n * HIDDEN, KV_SEED_W, 0, 0.05f);
-	cuco_fill(p.X, (size_t)TOKENS * HIDDEN, KV_SEED_X);
+	kv_fill(&p);
 	// The decode pool's free list after some churn: a fixed random permutation.
 	p.table.resize((size_t)LAYERS * kv_pages);
 	for (size_t i = 0; i < p.table.size(); i++)
@@ -124,7 +131,7 @@ __global__ void kv_check_kernel(const __nv_bfloat16 *pool, const __nv_bfloat16 *
 }
 
 // The decode rank compares its pool with KV it computes itself; the result
-// is the largest error over all ranks.
+// is this rank's largest error (0 on a prefill rank).
 static inline double kv_check(const cuco_ctx *c, kv_problem *p, const void *pool)
 {
 	float *err = cuco_err_new(c);
@@ -138,6 +145,17 @@ static inline double kv_check(const cuco_ctx *c, kv_problem *p, const void *pool
 }
 
 static const double kv_tolerance = 1e-2;
+
+// What the harness verifies (cuco_bench): the decode pool.
+static inline cuco_data kv_data(const cuco_ctx *c, kv_problem *p, void *pool)
+{
+	return {
+		[=] { kv_fill(p); },
+		[=] { cuco_poison(pool, kv_pool_bytes, c->stream); },
+		[=] { return kv_check(c, p, pool); },
+		kv_tolerance,
+	};
+}
 
 // Bytes each decode rank receives, flops each prefill rank computes.
 static inline double kv_bytes(void) { return (double)kv_pool_bytes; }

@@ -207,20 +207,9 @@ int main(int argc, char **argv)
 			push(&s, g, c.stream);
 	};
 	load_kernels(&s);
-	double err = NAN;
-	if (a.check) {
-		cuco_poison(s.pool.ptr, kv_pool_bytes, c.stream);
-		prefill(&s);
-		err = kv_check(&c, &p, s.pool.ptr);
-	}
-	std::vector<double> us = cuco_time(&c, a, [&] { prefill(&s); });
+	cuco_run r = cuco_bench(&c, a, kv_data(&c, &p, s.pool.ptr), [&] { prefill(&s); });
 	double t_comp = cuco_time_phase(&c, a, compute), t_comm = cuco_time_phase(&c, a, transfer);
-	if (a.check) {  // the timed runs must have left a right answer too
-		cuco_poison(s.pool.ptr, kv_pool_bytes, c.stream);
-		prefill(&s);
-		err = std::max(err, kv_check(&c, &p, s.pool.ptr));
-	}
-	cuco_report_overlap(&c, !a.check || err <= kv_tolerance, err, us, t_comp, t_comm, kv_bytes(), kv_flops());
+	cuco_report_overlap(&c, r, t_comp, t_comm, kv_bytes(), kv_flops());
 
 	CUCO_CUDA(cudaStreamSynchronize(c.stream));
 	CUCO_NCCL(ncclDevCommDestroy(c.comm, &s.dc));

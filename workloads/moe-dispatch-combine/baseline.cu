@@ -75,16 +75,9 @@ int main(int argc, char **argv)
 		CUCO_LAUNCHED();
 	};
 
-	double err = NAN;
-	if (a.check) {
-		cuco_poison(y, (size_t)std::max(1L, p.max_rows) * moe_row_bytes, c.stream);
-		layer();
-		err = moe_check(&c, &p);
-	}
-	std::vector<double> us = cuco_time(&c, a, layer);
+	cuco_run r = cuco_bench(&c, a, moe_data(&c, &p, y, (size_t)std::max(1L, p.max_rows) * moe_row_bytes), layer);
 	double t_comp = cuco_time_phase(&c, a, experts), t_comm = cuco_time_phase(&c, a, comm);
-	cuco_report_overlap(&c, !a.check || err <= moe_tolerance, err, us, t_comp, t_comm,
-		moe_bytes(&p, c.rank), moe_flops(&p));
+	cuco_report_overlap(&c, r, t_comp, t_comm, moe_bytes(&p, c.rank), moe_flops(&p));
 	for (__nv_bfloat16 *b : {send, recv, y, back})
 		CUCO_CUDA(cudaFree(b));
 	moe_teardown(&p);

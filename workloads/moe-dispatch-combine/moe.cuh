@@ -66,6 +66,16 @@ static int moe_route(int rank, int t, int k, const std::vector<double> &cdf)
 	return (int)(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
 }
 
+// My tokens and my experts' weights, from the harness's input seed
+// (cuco_rand); the routing stays as set up.
+static inline void moe_fill(const cuco_ctx *c, moe_problem *p)
+{
+	const int me = c->rank;
+	cuco_fill(p->X, (size_t)TOKENS * HIDDEN, MOE_SEED_X + me);
+	for (int le = 0; le < p->el; le++)
+		cuco_fill(p->W + (size_t)le * HIDDEN * HIDDEN, (size_t)HIDDEN * HIDDEN, MOE_SEED_W + me * p->el + le, 0, 0.05f);
+}
+
 static inline moe_problem moe_setup(const cuco_ctx *c)
 {
 	const int R = c->nranks;
@@ -185,9 +195,7 @@ static inline moe_problem moe_setup(const cuco_ctx *c)
 	CUCO_CUDA(cudaMalloc(&p.X, (size_t)TOKENS * moe_row_bytes));
 	CUCO_CUDA(cudaMalloc(&p.W, (size_t)p.el * HIDDEN * moe_row_bytes));
 	CUCO_CUDA(cudaMalloc(&p.out, (size_t)TOKENS * HIDDEN * sizeof(float)));
-	cuco_fill(p.X, (size_t)TOKENS * HIDDEN, MOE_SEED_X + me);
-	for (int le = 0; le < p.el; le++)
-		cuco_fill(p.W + (size_t)le * HIDDEN * HIDDEN, (size_t)HIDDEN * HIDDEN, MOE_SEED_W + me * p.el + le, 0, 0.05f);
+	moe_fill(c, &p);
 	CUCO_CUBLAS(cublasCreate(&p.blas));
 	CUCO_CUDA(cudaDeviceSynchronize());
 	return p;
@@ -248,15 +256,17 @@ __device__ static inline void moe_combine_token(float *out, const float *w, cons
 	}
 }
 
-// Reference for MOE_CHECK_TOKENS tokens spread over my TOKENS, from the
-// seeds: out[t][j] = sum_k w * sum_i W_e[j][i] X[t][i], with the expert's
-// result rounded to bf16 as the GEMM's output is. One warp per (token, j).
-__global__ void moe_check_kernel(const float *out, const float *w, const int *expert, int rank, float *err)
+// Reference for MOE_CHECK_TOKENS tokens spread over my TOKENS from where
+// the harness's salt says, from the seeds: out[t][j] = sum_k w * sum_i
+// W_e[j][i] X[t][i], with the expert's result rounded to bf16 as the GEMM's
+// output is. One warp per (token, j).
+__global__ void moe_check_kernel(const float *out, const float *w, const int *expert, int rank, uint64_t salt,
+	float *err)
 {
 	int warp = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
 	if (warp >= MOE_CHECK_TOKENS * HIDDEN)
 		return;
-	int t = (int)((long)(warp / HIDDEN) * TOKENS / MOE_CHECK_TOKENS), j = warp % HIDDEN;
+	int t = (int)(((long)(warp / HIDDEN) * TOKENS / MOE_CHECK_TOKENS + salt) % TOKENS), j = warp % HIDDEN;
 	float want = 0;
 	for (int k = 0; k < TOPK; k++) {
 		int e = expert[t * TOPK + k];
@@ -279,12 +289,34 @@ __global__ void moe_check_kernel(const float *out, const float *w, const int *ex
 static inline double moe_check(const cuco_ctx *c, moe_problem *p)
 {
 	float *err = cuco_err_new(c);
-	moe_check_kernel<<<MOE_CHECK_TOKENS * HIDDEN / 8, 256, 0, c->stream>>>(p->out, p->w_d, p->expert_d, c->rank, err);
+	moe_check_kernel<<<MOE_CHECK_TOKENS * HIDDEN / 8, 256, 0, c->stream>>>(p->out, p->w_d, p->expert_d, c->rank,
+		cuco_check_salt(), err);
 	CUCO_LAUNCHED();
 	return cuco_err_take(c, err);
 }
 
 static const double moe_tolerance = 2e-2;
+
+// What the harness verifies (cuco_bench): the combined output, with the
+// experts' output (ybytes at y) poisoned too; refill, when given, runs
+// after the inputs are rebuilt (a copy of X into a window, say).
+static inline cuco_data moe_data(const cuco_ctx *c, moe_problem *p, void *y, size_t ybytes,
+	std::function<void()> refill = nullptr)
+{
+	return {
+		[=] {
+			moe_fill(c, p);
+			if (refill)
+				refill();
+		},
+		[=] {
+			cuco_poison(y, ybytes, c->stream);
+			cuco_poison(p->out, (size_t)TOKENS * HIDDEN * sizeof(float), c->stream);
+		},
+		[=] { return moe_check(c, p); },
+		moe_tolerance,
+	};
+}
 
 // Rows a rank sends to other ranks (dispatch) and gets back (combine).
 static inline double moe_bytes(const moe_problem *p, int rank)

@@ -1,0 +1,501 @@
+/* engine_trust.c — what a run may claim (docs/trust.md): the watch for a
+ * noisy machine, and the confirmation that makes a best.
+ *
+ * Every candidate is screened once; at the end the best few screens are
+ * the contenders. A contender is never judged on the measurement that
+ * selected it: the top of many noisy screens is biased up by the selection
+ * itself (the winner's curse). It is judged on fresh rounds instead, each
+ * benchmarking the baseline, the contender and — once one is crowned — the
+ * best, in an order drawn at random. It is crowned when its interval over
+ * the baseline and its interval over the best both lie above 1 at
+ * confirmation j's share of the run's false-crown rate, CUCO_TRUST_ALPHA /
+ * (j (j + 1)), so that all of a run's confirmations together crown noise
+ * at most CUCO_TRUST_ALPHA of the time. How many rounds a confirmation may
+ * take is fixed before its first round (more once the machine was found
+ * noisy); it stops early only when passing has become impossible, so
+ * neither rule can help noise pass, and never before its interval has the
+ * confidence asked for.
+ */
+#include "agents/engine_int.h"
+#include "agents/search_int.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define EXTRA_ROUNDS 4      /* past the fewest rounds that could pass at all; twice
+                               as many on a noisy machine */
+#define MIN_DRIFT 4         /* baseline measurements before drift is judged */
+#define LOAD_TAU_S 60.0     /* the 1-minute load average's time constant */
+
+/* ---- the noise watch ------------------------------------------------------- */
+
+static double cpu_seconds(void)
+{
+	struct rusage self, kids;
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);  /* every stage, once it has ended */
+	return self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
+		kids.ru_stime.tv_sec + 1e-6 * (self.ru_utime.tv_usec + self.ru_stime.tv_usec +
+		kids.ru_utime.tv_usec + kids.ru_stime.tv_usec);
+}
+
+void engine_noise_start(cuco_engine *e)
+{
+	engine_noise *n = &e->noise;
+	memset(n, 0, sizeof *n);
+	n->start = n->last = cuco_mono();
+	n->cpu_last = cpu_seconds();
+}
+
+/* This run's own CPU use in cores, averaged as the load average is, so
+ * that the load average less it is what the rest of the machine runs. */
+static void sample_own_load(engine_noise *n)
+{
+	double now = cuco_mono(), cpu = cpu_seconds(), dt = now - n->last;
+	if (dt <= 0)
+		return;
+	double w = exp(-dt / LOAD_TAU_S);
+	n->own = n->own * w + (cpu - n->cpu_last) / dt * (1 - w);
+	n->last = now;
+	n->cpu_last = cpu;
+}
+
+/* Why the machine is too noisy to trust a single measurement, or "". */
+static void judge(cuco_engine *e, const cuco_eval_result *res, char *why, size_t size)
+{
+	engine_noise *n = &e->noise;
+	double max_spread = e->wl->max_spread;
+	why[0] = '\0';
+	if (res->spread > max_spread) {
+		snprintf(why, size, "the baseline's own spread is %.0f%%, past the workload's max_spread "
+			"of %.0f%%", 100 * res->spread, 100 * max_spread);
+		return;
+	}
+	/* Drift is judged within one slot: nodes of a cluster differ. */
+	double lo = INFINITY, hi = 0;
+	int k = 0, ring = n->nbase < ENGINE_DRIFT_WINDOW ? n->nbase : ENGINE_DRIFT_WINDOW;
+	for (int i = 0; i < ring; i++) {
+		if (n->base_slot[i] != res->slot)
+			continue;
+		lo = fmin(lo, n->base_us[i]);
+		hi = fmax(hi, n->base_us[i]);
+		k++;
+	}
+	if (k >= MIN_DRIFT && (hi - lo) / lo > max_spread) {
+		snprintf(why, size, "the re-measured baseline drifts, %.0f to %.0f us over its last %d "
+			"measurements (past max_spread %.0f%%)", lo, hi, k, 100 * max_spread);
+		return;
+	}
+	/* The first minute's load average still holds the minute before the run. */
+	double load;
+	int cores = e->hw.cpus > 0 ? e->hw.cpus : 1;
+	int device = e->wl->ranks < cores ? e->wl->ranks : cores;
+	if (cuco_mono() - n->start < LOAD_TAU_S || getloadavg(&load, 1) != 1)
+		return;
+	double others = load - n->own;
+	if (others >= cores - device + 1)
+		snprintf(why, size, "load average %.1f on %d cores, %.1f of it not this run's: more than "
+			"the %d core%s its %d rank%s leave free", load, cores, others, cores - device,
+			cores - device == 1 ? "" : "s", device, device == 1 ? "" : "s");
+}
+
+static int noise_txn(cuco_txn *txn, void *arg)
+{
+	const char *reason = arg;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "reason", reason);
+	char *json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	int rc = cuco_meta_put(txn, "noise", json);
+	free(json);
+	cuco_event ev;
+	engine_event_init(&ev, "noise", 0, NULL);
+	snprintf(ev.text, sizeof ev.text, "a noisy machine: %.300s; confirmations take more "
+		"rounds, and an interval still wide reads inconclusive", reason);
+	return rc == CUCO_OK ? cuco_event_add(txn, &ev) : rc;
+}
+
+void engine_noise_baseline(cuco_engine *e, const cuco_eval_result *res)
+{
+	char why[256];
+	pthread_mutex_lock(&e->lock);
+	engine_noise *n = &e->noise;
+	n->base_slot[n->nbase % ENGINE_DRIFT_WINDOW] = res->slot;
+	n->base_us[n->nbase++ % ENGINE_DRIFT_WINDOW] = res->latency_median_us;
+	sample_own_load(n);
+	bool said = n->noisy;
+	judge(e, res, why, sizeof why);
+	if (!said && why[0]) {
+		n->noisy = true;
+		cuco_strlcpy(n->reason, why, sizeof n->reason);
+		if (e->cfg.progress) {  /* said once: here, in the log and in the event log */
+			fprintf(e->cfg.progress, "noise: %s; confirmations take more rounds, and an "
+				"interval still wide reads inconclusive\n", why);
+			fflush(e->cfg.progress);
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (said || !why[0])
+		return;
+	cuco_log(CUCO_LOG_INFO, "engine: a noisy machine: %s", why);  /* the progress says it */
+	cuco_err err = { 0 };
+	if (cuco_store_write(e->st, noise_txn, why, &err) != CUCO_OK)
+		cuco_log(CUCO_LOG_WARN, "engine: noise: %s", err.msg);
+	engine_wake(e);
+}
+
+/* ---- the rounds ------------------------------------------------------------- */
+
+enum { ARM_BASE, ARM_CAND, ARM_BEST, ARMS };
+
+/* One program of a confirmation and its measurement in every round. */
+typedef struct arm {
+	cuco_candidate c;
+	char *src;
+	size_t len;
+	cuco_eval_result res[CUCO_PAIRED_MAX];
+} arm;
+
+typedef struct confirmation {
+	arm arms[ARMS];
+	int narms;               /* 3 when a best other than the baseline stands */
+	int slot;                /* where every round runs: the contender's screening slot */
+	int j;                   /* this run's confirmation number, from 1 */
+	double alpha;            /* its share of CUCO_TRUST_ALPHA */
+	int min_rounds;          /* the fewest that give an interval at alpha */
+	int max_rounds;
+	int rounds;              /* taken */
+	int best_rounds;         /* of them, with the best (until it could no longer lose) */
+	bool behind;             /* it can no longer beat the best */
+	double vs_base[CUCO_PAIRED_MAX], vs_best[CUCO_PAIRED_MAX];
+	cuco_interval base_iv, best_iv;
+	cuco_verdict verdict;
+	bool crown;
+} confirmation;
+
+static void shuffle(cuco_engine *e, int *order, int n)
+{
+	pthread_mutex_lock(&e->lock);
+	for (int i = n - 1; i > 0; i--) {
+		int k = (int)(search_next(&e->rng) % (uint64_t)(i + 1)), t = order[i];
+		order[i] = order[k];
+		order[k] = t;
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* A program that fails in a round is recorded so: a contender or a best
+ * that fails is out (a failed best's crown lapses); a baseline that fails
+ * once keeps its row. Either way the confirmation ends without a verdict. */
+static void arm_failed(cuco_engine *e, confirmation *cf, int which, const cuco_eval_result *res)
+{
+	arm *a = &cf->arms[which];
+	cuco_candidate out;
+	if (which == ARM_BASE) {
+		engine_event(e, "confirm", cf->arms[ARM_CAND].c.id, "the baseline failed in round %d "
+			"at %s (%s): no verdict", cf->rounds + 1, res->failed_stage, res->error_class);
+		return;
+	}
+	if (engine_record(e, a->c.id, res, NAN, "confirm", &out) == CUCO_OK) {
+		pthread_mutex_lock(&e->lock);
+		engine_progress(e, &out, which == ARM_CAND ? "failed when confirmed" :
+			"the best failed when measured again: its crown lapses");
+		pthread_mutex_unlock(&e->lock);
+	}
+	if (which == ARM_BEST)
+		engine_refresh_best(e);
+}
+
+/* Between two rounds (never inside one) a person's commands are applied:
+ * a pause holds the confirmation until a resume, a stop ends it. False
+ * when it must end. */
+static bool between_rounds(cuco_engine *e)
+{
+	for (;;) {
+		engine_poll_commands(e);
+		pthread_mutex_lock(&e->lock);
+		bool hold = e->paused && !e->stop, stop = e->stop;
+		if (hold)
+			engine_wait(e, POLL_S);
+		pthread_mutex_unlock(&e->lock);
+		if (!hold)
+			return !stop;
+	}
+}
+
+/* Rounds until max_rounds, or until passing has become impossible — but
+ * never fewer than min_rounds, so that every interval a confirmation
+ * reports has the confidence it asks for. Once the contender can no longer
+ * beat the best, the best drops out of the rounds. False when the
+ * confirmation ended for a failure (or the run is stopping). */
+static bool run_rounds(cuco_engine *e, confirmation *cf)
+{
+	for (int r = 0; r < cf->max_rounds; r++) {
+		int order[ARMS] = { ARM_BASE, ARM_CAND, ARM_BEST };
+		int narms = cf->behind ? ARM_BEST : cf->narms;
+		shuffle(e, order, narms);
+		if (!between_rounds(e))
+			return false;
+		for (int k = 0; k < narms; k++) {
+			arm *a = &cf->arms[order[k]];
+			if (engine_stopping(e) || engine_remeasure(e, cf->slot, a->src, a->len,
+					&a->c.directive, &a->res[r]) != CUCO_OK)
+				return false;
+			if (!a->res[r].ok) {
+				arm_failed(e, cf, order[k], &a->res[r]);
+				return false;
+			}
+		}
+		engine_noise_baseline(e, &cf->arms[ARM_BASE].res[r]);
+		double cand = cf->arms[ARM_CAND].res[r].latency_median_us;
+		cf->vs_base[r] = cf->arms[ARM_BASE].res[r].latency_median_us / cand;
+		if (narms == ARMS)
+			cf->vs_best[cf->best_rounds++] = cf->arms[ARM_BEST].res[r].latency_median_us / cand;
+		cf->rounds = r + 1;
+		cf->behind = cf->behind || (narms == ARMS &&
+			cuco_paired_futile(cf->vs_best, cf->best_rounds, cf->max_rounds, cf->alpha));
+		bool out = cf->behind || cuco_paired_futile(cf->vs_base, cf->rounds, cf->max_rounds,
+			cf->alpha);
+		if (out && cf->rounds >= cf->min_rounds)
+			break;
+	}
+	return true;
+}
+
+/* The round whose ratio over the baseline is the median one (the lower
+ * middle of an even count): the measurements the rows keep. */
+static int median_round(const confirmation *cf)
+{
+	int below[CUCO_PAIRED_MAX];
+	for (int i = 0; i < cf->rounds; i++) {
+		below[i] = 0;
+		for (int k = 0; k < cf->rounds; k++)
+			below[i] += cf->vs_base[k] < cf->vs_base[i] || (cf->vs_base[k] == cf->vs_base[i] && k < i);
+	}
+	for (int i = 0; i < cf->rounds; i++)
+		if (below[i] == (cf->rounds - 1) / 2)
+			return i;
+	return 0;
+}
+
+/* ---- the verdict ----------------------------------------------------------- */
+
+static void interval_text(const cuco_interval *iv, char *buf, size_t size)
+{
+	cuco_speedup_text(iv->value, iv->lo, iv->hi, iv->rounds, !cuco_utf8_locale(), buf, size);
+}
+
+/* The event's words: what the rounds said and how sure they are. */
+static void verdict_text(const confirmation *cf, char *buf, size_t size)
+{
+	char base[64], best[64], best_part[128] = "";
+	interval_text(&cf->base_iv, base, sizeof base);
+	interval_text(&cf->best_iv, best, sizeof best);
+	if (cf->narms == ARMS)
+		snprintf(best_part, sizeof best_part, " and %s the best (#%llu, %d rounds)", best,
+			(unsigned long long)cf->arms[ARM_BEST].c.id, cf->best_rounds);
+	/* Lost to the best: the comparison with the baseline may be undecided. */
+	bool behind = !cf->crown && cf->narms == ARMS && (cf->verdict == CUCO_VERDICT_FASTER ||
+		cf->behind);
+	const char *what = cf->crown ? "new best" : behind ? "not faster than the best" :
+		cuco_verdict_name(cf->verdict);
+	snprintf(buf, size, "%s: %s the baseline%s in %d paired round%s (%.4g%% interval)%s", what,
+		base, best_part, cf->rounds, cf->rounds == 1 ? "" : "s", 100 * cf->base_iv.confidence,
+		cf->rounds < cf->max_rounds ? ", stopped early: it could no longer pass" : "");
+}
+
+typedef struct confirm_arg {
+	cuco_engine *e;
+	const confirmation *cf;
+	int round;               /* the median one */
+	char text[512];
+	cuco_candidate out;
+} confirm_arg;
+
+/* The baseline's and the contender's measurements of the median round are
+ * appended (and so in force); the contender's speedup is then the interval
+ * over all rounds. */
+static int confirm_txn(cuco_txn *txn, void *arg)
+{
+	confirm_arg *a = arg;
+	const confirmation *cf = a->cf;
+	const cuco_eval_result *base = &cf->arms[ARM_BASE].res[a->round];
+	cuco_measurement m;
+	cuco_candidate b, c;
+	engine_measurement_of(a->e, cf->arms[ARM_BASE].c.id, base, NAN, "confirm", &m);
+	int rc = cuco_measure_add(txn, &m, &b);
+	if (rc != CUCO_OK)
+		return rc;
+	engine_measurement_of(a->e, cf->arms[ARM_CAND].c.id, &cf->arms[ARM_CAND].res[a->round],
+		base->latency_median_us, "confirm", &m);
+	if ((rc = cuco_measure_add(txn, &m, &c)) != CUCO_OK)
+		return rc;
+	c.speedup = c.score = cf->base_iv.value;
+	c.speedup_lo = cf->base_iv.lo;
+	c.speedup_hi = cf->base_iv.hi;
+	c.confidence = cf->base_iv.confidence;
+	c.rounds = cf->base_iv.rounds;
+	c.verdict = cf->verdict;
+	if ((rc = cuco_cand_put(txn, &c)) != CUCO_OK)
+		return rc;
+	a->out = c;
+	if (cf->crown)
+		return engine_crown_txn(txn, &c, a->text);
+	cuco_event ev;
+	engine_event_init(&ev, "confirm", c.id, NULL);
+	snprintf(ev.text, sizeof ev.text, "#%llu %.480s", (unsigned long long)c.id, a->text);
+	return cuco_event_add(txn, &ev);
+}
+
+static void decide(cuco_engine *e, confirmation *cf)
+{
+	cuco_paired_interval(cf->vs_base, cf->rounds, cf->alpha, &cf->base_iv);
+	cuco_paired_interval(cf->vs_best, cf->best_rounds, cf->alpha, &cf->best_iv);
+	cf->verdict = cuco_paired_verdict(&cf->base_iv, cf->alpha, e->wl->max_spread);
+	cf->crown = cf->verdict == CUCO_VERDICT_FASTER &&
+		(cf->narms < ARMS || cuco_paired_faster(&cf->best_iv, cf->alpha));
+}
+
+/* ---- one confirmation -------------------------------------------------------- */
+
+static bool load_arm(cuco_engine *e, uint64_t id, arm *a)
+{
+	cuco_err err = { 0 };
+	if (engine_get(e, id, &a->c, &err) != CUCO_OK ||
+			cuco_source_read(e->st, a->c.source_hash, &a->src, &a->len, &err) != CUCO_OK) {
+		cuco_log(CUCO_LOG_WARN, "engine: confirm #%llu: %s", (unsigned long long)id, err.msg);
+		return false;
+	}
+	return true;
+}
+
+/* This confirmation's share of alpha, its rounds and its programs; false
+ * when one of them cannot be read. */
+static bool plan(cuco_engine *e, confirmation *cf, uint64_t id)
+{
+	pthread_mutex_lock(&e->lock);
+	cf->j = ++e->confirmations;
+	bool noisy = e->noise.noisy;
+	uint64_t best = e->best_id;
+	pthread_mutex_unlock(&e->lock);
+	cf->alpha = cuco_alpha_share(CUCO_TRUST_ALPHA, cf->j);
+	cf->min_rounds = cuco_paired_min_rounds(cf->alpha);
+	cf->max_rounds = cf->min_rounds + EXTRA_ROUNDS * (noisy ? 2 : 1);
+	if (cf->max_rounds > CUCO_PAIRED_MAX)
+		cf->max_rounds = cf->min_rounds = CUCO_PAIRED_MAX;
+	cf->narms = best && best != e->baseline_id ? ARMS : ARM_BEST;
+	if (!load_arm(e, e->baseline_id, &cf->arms[ARM_BASE]) || !load_arm(e, id, &cf->arms[ARM_CAND]) ||
+			(cf->narms == ARMS && !load_arm(e, best, &cf->arms[ARM_BEST])))
+		return false;
+	/* Every round on the slot the contender was screened on (the first
+	 * slot when that one is not this session's): ratios within one node. */
+	cf->slot = engine_slot_index(e, cf->arms[ARM_CAND].c.slot);
+	if (cf->slot < 0)
+		cf->slot = 0;
+	return true;
+}
+
+static void say_start(cuco_engine *e, const confirmation *cf)
+{
+	char line[160], best_part[48] = "";
+	if (cf->narms == ARMS)
+		snprintf(best_part, sizeof best_part, " and the best, #%llu,",
+			(unsigned long long)cf->arms[ARM_BEST].c.id);
+	snprintf(line, sizeof line, "confirming against the baseline%s in up to %d paired rounds "
+		"(confirmation %d, %.3g%% false-crown share)", best_part, cf->max_rounds, cf->j,
+		100 * cf->alpha);
+	pthread_mutex_lock(&e->lock);
+	engine_progress(e, &cf->arms[ARM_CAND].c, line);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Write the verdict (and the crown) and say it. */
+static void conclude(cuco_engine *e, confirmation *cf)
+{
+	decide(e, cf);
+	confirm_arg a = { .e = e, .cf = cf, .round = median_round(cf) };
+	verdict_text(cf, a.text, sizeof a.text);
+	cuco_err err = { 0 };
+	if (cuco_store_write(e->st, confirm_txn, &a, &err) != CUCO_OK) {
+		engine_fail(e, &err);
+		return;
+	}
+	engine_wake(e);
+	if (cf->crown)
+		engine_refresh_best(e);
+	pthread_mutex_lock(&e->lock);
+	engine_progress(e, &a.out, a.text);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void confirm_one(cuco_engine *e, uint64_t id)
+{
+	confirmation *cf = cuco_xcalloc(1, sizeof *cf);
+	if (plan(e, cf, id)) {
+		say_start(e, cf);
+		if (run_rounds(e, cf) && cf->rounds > 0)
+			conclude(e, cf);
+	}
+	for (int i = 0; i < ARMS; i++)
+		free(cf->arms[i].src);
+	free(cf);
+}
+
+/* ---- the contenders ---------------------------------------------------------- */
+
+typedef struct top_arg {
+	const uint64_t *skip;
+	int nskip;
+	uint64_t id;             /* out: the best screen left; 0 when none */
+} top_arg;
+
+/* The highest screening speedup above 1 among candidates done and not yet
+ * confirmed. */
+static int top_txn(cuco_txn *txn, void *arg)
+{
+	top_arg *a = arg;
+	cuco_summary *sums = NULL;
+	size_t n = 0;
+	int rc = cuco_summary_all(txn, &sums, &n);
+	if (rc != CUCO_OK)
+		return rc;
+	a->id = 0;
+	double top = 1;
+	for (size_t i = 0; i < n; i++) {
+		const cuco_summary *s = &sums[i];
+		bool skip = s->status != CUCO_STATUS_DONE || s->origin == CUCO_ORIGIN_BASELINE ||
+			!(s->speedup > top);
+		for (int k = 0; k < a->nskip && !skip; k++)
+			skip = a->skip[k] == s->id;
+		cuco_candidate c;
+		if (!skip && cuco_cand_get(txn, s->id, &c) == CUCO_OK && c.rounds <= 1) {
+			a->id = s->id;
+			top = s->speedup;
+		}
+	}
+	free(sums);
+	return CUCO_OK;
+}
+
+void engine_confirm(cuco_engine *e)
+{
+	int want = e->cfg.rebench_top;
+	uint64_t *tried = cuco_xcalloc(want > 0 ? (size_t)want : 1, sizeof *tried);
+	for (int k = 0; k < want && !engine_stopping(e); k++) {
+		top_arg a = { .skip = tried, .nskip = k };
+		cuco_err err = { 0 };
+		if (cuco_store_read(e->st, top_txn, &a, &err) != CUCO_OK || !a.id)
+			break;
+		tried[k] = a.id;
+		/* It takes minutes: say so before the first round, not after it. */
+		if (k == 0)
+			engine_event(e, "retime", 0, "confirming up to %d of the best screens in rounds "
+				"paired with the baseline", want);
+		confirm_one(e, a.id);
+	}
+	free(tried);
+}

@@ -1,0 +1,479 @@
+/* trust.c — what the evaluator believes of a candidate, and why not
+ * (docs/workloads.md, "Trust"). A candidate is untrusted code: it may
+ * print a verdict of its own, skip work when it is not looked at, or say
+ * its communication is device-initiated while it calls host collectives.
+ * Here are the evaluator's halves of the defences: the per-stage ticket
+ * (the seal's key and the input seed) and its seal check, the source scan,
+ * the host-call rules (the binary's symbols, the interposer's counts), and
+ * the checks on the evaluator's own clocks and the workload's peak model.
+ * The harness's halves are in workloads/common/cuco_harness.h and
+ * workloads/gpu-common/cuco_gpu.h.
+ *
+ * Every refusal is one line that starts with the name of the defence that
+ * caught it ("channel: ...", "host calls: ..."); the evaluator files it
+ * under the failure class `suspect`. */
+#include "eval/eval_int.h"
+#include "eval/hostcalls.h"
+#include "../../workloads/common/cuco_seal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- the ticket --------------------------------------------------------------- */
+
+void eval_ticket_new(eval_ticket *t)
+{
+	uint64_t r[3] = { 0 };
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+		/* No kernel randomness: a weaker key, but still one per stage. */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ (uint64_t)getpid();
+		for (int i = 0; i < 3; i++)
+			r[i] = x = x * 6364136223846793005ull + 1442695040888963407ull;
+	}
+	t->k0 = r[0];
+	t->k1 = r[1];
+	t->seed = r[2];
+	snprintf(t->env, sizeof t->env, CUCO_SEAL_ENV "=1:%016llx%016llx:%016llx",
+		(unsigned long long)t->k0, (unsigned long long)t->k1, (unsigned long long)t->seed);
+}
+
+bool eval_ticket_open(const eval_ticket *t, const char *sealed, const char **json)
+{
+	uint64_t tag;
+	if (cuco_seal_hex(sealed, CUCO_SEAL_HEX, &tag) != 0 || sealed[CUCO_SEAL_HEX] != ' ')
+		return false;
+	*json = sealed + CUCO_SEAL_HEX + 1;
+	return cuco_seal(t->k0, t->k1, *json, strlen(*json)) == tag;
+}
+
+/* ---- the source scan -------------------------------------------------------------- */
+
+/* What candidate code may not name: ways to reach the seal's key or the
+ * harness's state, or to run before the harness's constructor (priority
+ * 101) takes the ticket. Identifiers are matched whole, outside comments
+ * and strings; a prefix ends in '*'. */
+static const struct { const char *name, *why; } forbidden_names[] = {
+	{ "getenv", "reads the environment, where the harness's key travels" },
+	{ "secure_getenv", "reads the environment, where the harness's key travels" },
+	{ "environ", "reads the environment, where the harness's key travels" },
+	{ "__environ", "reads the environment, where the harness's key travels" },
+	{ "setenv", "changes the environment the harness reads" },
+	{ "putenv", "changes the environment the harness reads" },
+	{ "unsetenv", "changes the environment the harness reads" },
+	{ "clearenv", "changes the environment the harness reads" },
+	{ "dlsym", "looks up symbols at run time (the harness's, the interposer's)" },
+	{ "dlvsym", "looks up symbols at run time (the harness's, the interposer's)" },
+	{ "dlopen", "loads code at run time" },
+	{ "ptrace", "inspects processes" },
+	{ "process_vm_readv", "reads another process's memory" },
+	{ "process_vm_writev", "writes another process's memory" },
+	{ "init_priority", "orders static initialisation before the harness's ticket" },
+	{ "cuco_ticket*", "touches the harness's ticket" },
+	{ "cuco_take_ticket", "touches the harness's ticket" },
+	{ "cuco_seal*", "touches the harness's seal" },
+	{ "cuco_emit", "prints the harness's verdict itself" },
+	{ "cuco_inputs_seed", "changes the harness's input seed" },
+	{ "cuco_scales", "changes the harness's repetition scales" },
+	{ "cuco_count_*", "touches the host-call counter" },
+	{ "cuco_watch*", "touches the harness's leftover checks" },
+	{ "CUCO_SEAL*", "touches the harness's seal" },
+};
+
+/* Text that matters inside strings too. */
+static const struct { const char *text, *why; } forbidden_text[] = {
+	{ "/proc/", "reads /proc (the environment and memory of this and other processes)" },
+	{ ".init_array", "places code before main() by section" },
+	{ ".preinit_array", "places code before main() by section" },
+	{ "CUCO_HARNESS", "names the variable that carries the harness's key" },
+	{ "LD_PRELOAD", "names the preload that counts host calls" },
+};
+
+/* src without comments (strings kept, or blanked too): same length, so
+ * positions still agree. */
+static char *strip(const char *src, size_t len, bool blank_strings)
+{
+	char *out = cuco_xmalloc(len + 1);
+	char quote = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = src[i];
+		if (quote) {
+			out[i] = blank_strings ? ' ' : c;
+			if (c == '\\' && i + 1 < len) {
+				i++;
+				out[i] = blank_strings ? ' ' : src[i];
+			} else if (c == quote || c == '\n') {
+				quote = 0;
+			}
+		} else if (c == '/' && i + 1 < len && src[i + 1] == '/') {
+			for (; i < len && src[i] != '\n'; i++)
+				out[i] = ' ';
+			if (i < len)
+				out[i] = '\n';
+		} else if (c == '/' && i + 1 < len && src[i + 1] == '*') {
+			size_t end = i + 2;
+			while (end + 1 < len && !(src[end] == '*' && src[end + 1] == '/'))
+				end++;
+			end = end + 1 < len ? end + 2 : len;
+			for (; i < end; i++)
+				out[i] = src[i] == '\n' ? '\n' : ' ';
+			i--;
+		} else {
+			if (c == '"' || c == '\'')
+				quote = c;
+			out[i] = c;
+		}
+	}
+	out[len] = '\0';
+	return out;
+}
+
+static bool ident_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* The forbidden identifier at the start of word (len chars), or -1. */
+static int forbidden_ident(const char *word, size_t len)
+{
+	for (size_t i = 0; i < sizeof forbidden_names / sizeof forbidden_names[0]; i++) {
+		const char *n = forbidden_names[i].name;
+		size_t nl = strlen(n);
+		bool prefix = n[nl - 1] == '*';
+		if (prefix ? len >= nl - 1 && strncmp(word, n, nl - 1) == 0
+			: len == nl && strncmp(word, n, nl) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* `constructor(N)`: a constructor that asks to run at priority N, which
+ * may be before the harness's. */
+static bool prioritised_constructor(const char *code, size_t at, size_t len)
+{
+	size_t i = at + strlen("constructor");
+	while (i < len && isspace((unsigned char)code[i]))
+		i++;
+	if (i >= len || code[i] != '(')
+		return false;
+	for (i++; i < len && isspace((unsigned char)code[i]); i++)
+		;
+	return i < len && isdigit((unsigned char)code[i]);
+}
+
+/* Scan all[from, to); why names the line (counted in all). */
+static bool scan_region(const char *all, size_t from, size_t to, char *why, size_t size)
+{
+	const char *src = all + from;
+	size_t len = to - from;
+	char *code = strip(src, len, true), *text = strip(src, len, false);
+	int line = 1;
+	for (size_t k = 0; k < from; k++)
+		line += all[k] == '\n';
+	bool found = false;
+	for (size_t i = 0; i < len && !found; i++) {
+		if (i > 0 && src[i - 1] == '\n')
+			line++;
+		for (size_t t = 0; t < sizeof forbidden_text / sizeof forbidden_text[0] && !found; t++)
+			if (strncmp(text + i, forbidden_text[t].text, strlen(forbidden_text[t].text)) == 0) {
+				snprintf(why, size, "source: line %d mentions \"%s\": the code %s", line,
+					forbidden_text[t].text, forbidden_text[t].why);
+				found = true;
+			}
+		if (found || !ident_char(code[i]) || (i > 0 && ident_char(code[i - 1]))
+			|| isdigit((unsigned char)code[i]))
+			continue;
+		size_t n = 0;
+		while (i + n < len && ident_char(code[i + n]))
+			n++;
+		int f = forbidden_ident(code + i, n);
+		if (f >= 0) {
+			snprintf(why, size, "source: line %d uses %.*s: the code %s", line, (int)n, code + i,
+				forbidden_names[f].why);
+			found = true;
+		} else if (n == strlen("constructor") && strncmp(code + i, "constructor", n) == 0
+			&& prioritised_constructor(code, i, len)) {
+			snprintf(why, size, "source: line %d declares a constructor with a priority: it could "
+				"run before the harness takes its ticket", line);
+			found = true;
+		}
+		i += n - 1;
+	}
+	free(code);
+	free(text);
+	return found;
+}
+
+bool eval_trust_scan(const char *src, size_t len, char *why, size_t size)
+{
+	/* Only what a search may change: inside EVOLVE-BLOCKs, or the whole
+	 * program when it has none (a baseline, a fast-path attempt). */
+	size_t start = 0;
+	bool inside = false, any = false;
+	for (size_t p = 0; p < len;) {
+		const char *nl = memchr(src + p, '\n', len - p);
+		size_t eol = nl ? (size_t)(nl - src) : len, next = nl ? eol + 1 : len;
+		if (!inside && memmem(src + p, eol - p, "EVOLVE-BLOCK-START", 18)) {
+			inside = any = true;
+			start = next;
+		} else if (inside && memmem(src + p, eol - p, "EVOLVE-BLOCK-END", 16)) {
+			inside = false;
+			if (scan_region(src, start, p, why, size))
+				return true;
+		}
+		p = next;
+	}
+	if (inside)  /* an unclosed block: the rest of the file */
+		return scan_region(src, start, len, why, size);
+	return !any && scan_region(src, 0, len, why, size);
+}
+
+/* ---- host calls ----------------------------------------------------------------------- */
+
+enum { HOST_NCCL, HOST_MPI_COLL, HOST_MPI_P2P };
+#define HOST_KIND_NCCL HOST_NCCL
+#define HOST_KIND_MPI_COLL HOST_MPI_COLL
+#define HOST_KIND_MPI_P2P HOST_MPI_P2P
+
+static const struct { const char *name; int kind; } host_calls[] = {
+#define ROW(kind, name, ret, params, args) { #name, HOST_KIND_##kind },
+	CUCO_NCCL_CALLS(ROW)
+	CUCO_MPI_CALLS(ROW)
+#undef ROW
+};
+
+/* Backend values whose design is two-sided messages: MPI point-to-point
+ * is their communication, not a host call they claim to have removed. */
+static const struct { cuco_family family; const char *backend; } two_sided[] = {
+	{ CUCO_FAMILY_CPU_MPI, "msg" },
+};
+
+/* Host calls the trusted harnesses make themselves: present in every
+ * binary, so not evidence in its symbols (the counter, which sees only
+ * the steps, still counts them there). */
+static bool harness_own(cuco_family f, const char *name)
+{
+	return strcmp(name, "MPI_Allreduce") == 0
+		|| (f == CUCO_FAMILY_CUDA_NCCL && strcmp(name, "MPI_Bcast") == 0);
+}
+
+void eval_trust_rules(const cuco_workload *wl, const cuco_directive *d, const char *src,
+	size_t len, eval_trust *t)
+{
+	memset(t, 0, sizeof *t);
+	t->claim.on = wl->family != CUCO_FAMILY_CUDA && memmem(src, len, "EVOLVE-BLOCK-START", 18);
+	for (size_t i = 0; i < sizeof two_sided / sizeof two_sided[0]; i++)
+		if (wl->family == two_sided[i].family && strcmp(d->backend, two_sided[i].backend) == 0)
+			t->claim.p2p = true;
+	snprintf(t->claim.what, sizeof t->claim.what, "backend=%s says %s", d->backend,
+		wl->family == CUCO_FAMILY_CPU_MPI
+			? (t->claim.p2p ? "two-sided messages and no collectives" : "one-sided communication")
+			: "device-initiated communication");
+}
+
+/* Whether the claim rules out host call `name` (in the binary or not). */
+static bool ruled_out(const cuco_workload *wl, const eval_trust *t, const char *name, bool binary)
+{
+	for (size_t i = 0; i < sizeof host_calls / sizeof host_calls[0]; i++) {
+		if (strcmp(host_calls[i].name, name) != 0)
+			continue;
+		int k = host_calls[i].kind;
+		if (binary && harness_own(wl->family, name))
+			return false;
+		if (wl->family == CUCO_FAMILY_CUDA_NCCL)
+			return !binary || k == HOST_NCCL;
+		return k == HOST_MPI_COLL || (k == HOST_MPI_P2P && !t->claim.p2p);
+	}
+	return false;
+}
+
+bool eval_trust_binary(const cuco_workload *wl, const eval_trust *t, const eval_elf *elf,
+	char *why, size_t size)
+{
+	if (!t->claim.on)
+		return false;
+	char found[200] = "";
+	size_t used = 0;
+	for (int i = 0; i < elf->nundefined; i++)
+		if (ruled_out(wl, t, elf->undefined[i], true) && used < sizeof found)
+			used += (size_t)snprintf(found + used, sizeof found - used, "%s%s", used ? " " : "",
+				elf->undefined[i]);
+	if (*found) {
+		snprintf(why, size, "host calls: the directive (%s) rules them out, but the built program "
+			"links %s", t->claim.what, found);
+		return true;
+	}
+	for (int i = 0; i < elf->ndefined; i++)
+		if (ruled_out(wl, t, elf->defined[i], true)) {
+			snprintf(why, size, "host calls: the built program defines %s itself (a static "
+				"library the interposer cannot count)", elf->defined[i]);
+			return true;
+		}
+	return false;
+}
+
+/* Calls from the harness's "name=N name=N ..." that the claim rules out. */
+static long ruled_out_calls(const cuco_workload *wl, const eval_trust *t, const char *by,
+	char *list, size_t size)
+{
+	long n = 0;
+	size_t used = 0;
+	list[0] = '\0';
+	for (const char *p = by; *p;) {
+		char name[64];
+		long count = 0;
+		int consumed = 0;
+		if (sscanf(p, " %63[A-Za-z_]=%ld%n", name, &count, &consumed) != 2 || consumed <= 0)
+			break;
+		p += consumed;
+		if (count > 0 && ruled_out(wl, t, name, false)) {
+			n += count;
+			if (used < size)
+				used += (size_t)snprintf(list + used, size - used, "%s%s=%ld", used ? " " : "",
+					name, count);
+		}
+	}
+	return n;
+}
+
+/* ---- the verdict ------------------------------------------------------------------------- */
+
+bool eval_trust_verdict(const cuco_workload *wl, const eval_trust *t, const eval_ticket *tk,
+	const eval_parse *p, const eval_outcome *o, char *why, size_t size)
+{
+	int ranks = wl->family == CUCO_FAMILY_CUDA ? 1 : wl->ranks;
+	if (!tk)
+		return false;  /* compat: a foreign program's verdict has none of these */
+	if (*p->forged) {
+		snprintf(why, size, "channel: %s", p->forged);
+	} else if (!o->have_result || *o->environment) {
+		return false;  /* a protocol or environment failure, told elsewhere */
+	} else if (*o->suspect) {
+		snprintf(why, size, "%s", o->suspect);
+	} else if (o->seed != tk->seed) {
+		snprintf(why, size, "channel: the verdict is for inputs of seed %016llx, not this run's "
+			"%016llx", (unsigned long long)o->seed, (unsigned long long)tk->seed);
+	} else if (o->ranks != ranks) {
+		snprintf(why, size, "channel: the verdict covers %d rank(s); the stage ran %d", o->ranks, ranks);
+	} else if (o->checks < 3) {
+		snprintf(why, size, "verification: the verdict counts %d checked steps; the harness checks "
+			"at least 3 (two verified runs and the post-loop step)", o->checks);
+	} else if (o->median_us > 0 && o->wall_us > 10 * o->median_us && o->wall_us - o->median_us > 1000) {
+		snprintf(why, size, "timing: the latency reported (%.1f us) is far below the harness's wall "
+			"clock per repetition (%.1f us): work outside the timed region", o->median_us, o->wall_us);
+	} else {
+		char list[200];
+		long n = t->claim.on && o->host_calls > 0
+			? ruled_out_calls(wl, t, o->host_calls_by, list, sizeof list) : 0;
+		if (n == 0)
+			return false;
+		snprintf(why, size, "host calls: the directive (%s) rules them out, but the steps made %ld "
+			"(%s)", t->claim.what, n, list);
+	}
+	return true;
+}
+
+bool eval_trust_leftovers(const eval_stage *st, char *why, size_t size)
+{
+	if (st->leftovers <= 0)
+		return false;
+	snprintf(why, size, "leftovers: %d process(es) of the stage were still running when it ended "
+		"(killed): work outside the measurement", st->leftovers);
+	return true;
+}
+
+/* ---- the evaluator's own clocks and the peak model ------------------------------------------ */
+
+bool eval_trust_physics(double bound_s, double median_us, const char *model, char *why, size_t size)
+{
+	if (!(bound_s > 0) || !(median_us > 0) || median_us * 1e-6 >= bound_s)
+		return false;
+	snprintf(why, size, "physical minimum: %.3g us per repetition is below what the peak model "
+		"allows (%.3g us: %s)", median_us, bound_s * 1e6, model);
+	return true;
+}
+
+bool eval_trust_clock(double run_wall_s, double bench_wall_s, int warmup, int reps,
+	double median_us, char *why, size_t size)
+{
+	/* The bench stage runs warmup + reps - 1 steps more than the run
+	 * stage; what it took longer, less a generous allowance for start-up
+	 * and the extra spot checks, is a floor under their true time. */
+	int extra = warmup + reps - 1;
+	double slack = fmax(1.0, run_wall_s);
+	if (extra < 1 || !(median_us > 0) || bench_wall_s - run_wall_s <= slack)
+		return false;
+	double floor_s = (bench_wall_s - run_wall_s - slack) / extra;
+	if (median_us * 1e-6 * 10 >= floor_s)
+		return false;
+	snprintf(why, size, "stage clock: the benchmark took %.2f s for %d more steps than the run stage "
+		"(%.2f s), at least %.3g us a step, yet reports %.3g us", bench_wall_s, extra, run_wall_s,
+		floor_s * 1e6, median_us);
+	return true;
+}
+
+/* ---- the interposer ------------------------------------------------------------------------- */
+
+/* The interposer fits a program that uses MPI or NCCL when every MPI or
+ * NCCL library the interposer was linked with, the program needs too:
+ * forwarding calls with another MPI's types would crash it. */
+bool eval_trust_preload_fits(const eval_elf *prog, const eval_elf *lib)
+{
+	bool uses = false;
+	for (int i = 0; i < prog->nneeded; i++)
+		uses |= strncmp(prog->needed[i], "libmpi", 6) == 0 || strncmp(prog->needed[i], "libnccl", 7) == 0;
+	for (int i = 0; i < lib->nneeded; i++)
+		if ((strncmp(lib->needed[i], "libmpi", 6) == 0 || strncmp(lib->needed[i], "libnccl", 7) == 0)
+			&& !eval_elf_has(prog->needed, prog->nneeded, lib->needed[i]))
+			return false;
+	return uses;
+}
+
+/* Where the build or the installation put cuco-count.so: $CUCO_COUNT_LIB,
+ * then the build tree, then the installed library folder. */
+static const char *interposer_source(void)
+{
+	static const char *const places[] = { CUCO_COUNT_BUILD, CUCO_COUNT_INSTALL };
+	const char *env = getenv("CUCO_COUNT_LIB");
+	if (env && *env)
+		return access(env, R_OK) == 0 ? env : NULL;
+	for (size_t i = 0; i < sizeof places / sizeof places[0]; i++)
+		if (*places[i] && access(places[i], R_OK) == 0)
+			return places[i];
+	return NULL;
+}
+
+int eval_trust_interposer(const char *cache_root, char *path, size_t size, eval_elf *elf,
+	cuco_err *err)
+{
+	path[0] = '\0';
+	memset(elf, 0, sizeof *elf);
+	const char *from = interposer_source();
+	if (!from)
+		return CUCO_OK;  /* not built (no Open MPI headers): nothing is counted */
+	char *data;
+	size_t len;
+	int rc = cuco_read_file(from, 64u << 20, &data, &len, err);
+	if (rc != CUCO_OK)
+		return rc;
+	/* In the run's cache, which the sandbox shows (read-only) to stages,
+	 * named by its content so concurrent evaluators agree. */
+	snprintf(path, size, "%s/cuco-count-%016llx.so", cache_root,
+		(unsigned long long)cuco_seal(0, 0, data, len));
+	if (access(path, R_OK) != 0)
+		rc = cuco_write_file(path, data, len, err);
+	free(data);
+	if (rc == CUCO_OK)
+		rc = eval_elf_read(path, elf, err);
+	if (rc != CUCO_OK)
+		path[0] = '\0';
+	return rc;
+}

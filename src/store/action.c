@@ -1,0 +1,141 @@
+/* action.c — a person's actions: the one set of rules, and the one
+ * transaction that takes them.
+ *
+ * The screen and the CLI take an action through cuco_person_act: a mark
+ * lands on the candidate's record at once (so ls, show and every viewer
+ * see it even when no engine runs), the command is queued for a running
+ * engine, and an event names who did what. The engine, when it applies
+ * the queued command, goes through cuco_action_apply again: the same
+ * rules, and idempotent, so applying a mark twice changes nothing. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store_int.h"
+
+/* A rejected candidate comes back as what its record says it reached:
+ * timed, failed, or not yet evaluated (the engine evaluates it then). */
+static cuco_status status_after_reject(const cuco_candidate *c)
+{
+	if (c->failed_stage[0] || c->error_class[0])
+		return CUCO_STATUS_FAILED;
+	if (c->samples > 0 || isfinite(c->latency_median_us))
+		return CUCO_STATUS_DONE;
+	return CUCO_STATUS_QUEUED;
+}
+
+static int refuse(char *why, size_t whylen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int refuse(char *why, size_t whylen, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static bool is_mark(cuco_command_kind k)
+{
+	return k == CUCO_CMD_PIN || k == CUCO_CMD_UNPIN || k == CUCO_CMD_REJECT || k == CUCO_CMD_UNREJECT;
+}
+
+static int apply_mark(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *c, char *why,
+	size_t whylen)
+{
+	unsigned long long id = (unsigned long long)c->id;
+	switch (cmd->kind) {
+	case CUCO_CMD_PIN:
+		if (c->status == CUCO_STATUS_REJECTED)
+			return refuse(why, whylen, CUCO_EDATA,
+				"candidate %llu: rejected candidates cannot be pinned (un-reject it first)", id);
+		c->pinned = true;
+		break;
+	case CUCO_CMD_UNPIN:
+		c->pinned = false;
+		break;
+	case CUCO_CMD_REJECT:
+		if (c->origin == CUCO_ORIGIN_BASELINE)
+			return refuse(why, whylen, CUCO_EDATA,
+				"candidate %llu: the baseline cannot be rejected (it is every speedup's reference)", id);
+		c->status = CUCO_STATUS_REJECTED;
+		c->pinned = false;
+		cuco_strlcpy(c->reject_reason, cmd->text, sizeof c->reject_reason);
+		break;
+	default:  /* CUCO_CMD_UNREJECT */
+		if (c->status == CUCO_STATUS_REJECTED)
+			c->status = status_after_reject(c);
+		c->reject_reason[0] = '\0';
+		break;
+	}
+	return cuco_cand_put(txn, c);
+}
+
+int cuco_action_apply(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *out, char *why,
+	size_t whylen)
+{
+	if ((unsigned)cmd->kind >= CUCO_CMD_COUNT)
+		return refuse(why, whylen, CUCO_EDATA, "unknown command kind %d", (int)cmd->kind);
+	if (cmd->kind == CUCO_CMD_HINT && !cmd->text[0])
+		return refuse(why, whylen, CUCO_EDATA, "a hint needs a text");
+	if (cmd->kind == CUCO_CMD_HINT && cmd->island < -1)
+		return refuse(why, whylen, CUCO_EDATA, "island %d: not an island", cmd->island);
+	if (!is_mark(cmd->kind) && cmd->kind != CUCO_CMD_EDIT)
+		return CUCO_OK;  /* about the run: pause, resume, stop, hint */
+	cuco_candidate *c = out ? out : cuco_xmalloc(sizeof *c);
+	int rc = cuco_cand_get(txn, cmd->candidate, c);
+	if (rc == CUCO_ENOTFOUND)
+		refuse(why, whylen, rc, "candidate %llu: no such candidate", (unsigned long long)cmd->candidate);
+	else if (rc == CUCO_OK && cmd->kind == CUCO_CMD_EDIT) {
+		char *text = NULL;
+		size_t len = 0;
+		rc = cuco_source_get(txn, cmd->source_hash, &text, &len);
+		free(text);
+		if (rc == CUCO_ENOTFOUND)
+			rc = refuse(why, whylen, CUCO_EDATA, "edit of candidate %llu: no stored source %s",
+				(unsigned long long)cmd->candidate, cmd->source_hash);
+	} else if (rc == CUCO_OK)
+		rc = apply_mark(txn, cmd, c, why, whylen);
+	if (c != out)
+		free(c);
+	return rc;
+}
+
+void cuco_command_describe(const cuco_command *cmd, char *buf, size_t size)
+{
+	unsigned long long id = (unsigned long long)cmd->candidate;
+	switch (cmd->kind) {
+	case CUCO_CMD_PIN: snprintf(buf, size, "pin #%llu", id); break;
+	case CUCO_CMD_UNPIN: snprintf(buf, size, "unpin #%llu", id); break;
+	case CUCO_CMD_REJECT:
+		snprintf(buf, size, "reject #%llu%s%.400s", id, cmd->text[0] ? ": " : "", cmd->text);
+		break;
+	case CUCO_CMD_UNREJECT: snprintf(buf, size, "un-reject #%llu", id); break;
+	case CUCO_CMD_EDIT: snprintf(buf, size, "hand edit of #%llu", id); break;
+	case CUCO_CMD_HINT:
+		if (cmd->island < 0)
+			snprintf(buf, size, "hint for every island: %.400s", cmd->text);
+		else
+			snprintf(buf, size, "hint for island %d: %.400s", cmd->island, cmd->text);
+		break;
+	default: snprintf(buf, size, "%s requested", cuco_command_name(cmd->kind)); break;
+	}
+}
+
+int cuco_person_act(cuco_txn *txn, cuco_command *cmd)
+{
+	char why[256];
+	int rc = cuco_action_apply(txn, cmd, NULL, why, sizeof why);
+	if (rc == CUCO_EDATA || rc == CUCO_ENOTFOUND)
+		return cuco_txn_fail(txn, CUCO_EDATA, "%s", why);
+	if (rc != CUCO_OK || (rc = cuco_command_add(txn, cmd)) != CUCO_OK)
+		return rc;
+	cuco_event ev = { .candidate = cmd->candidate };
+	cuco_strlcpy(ev.kind, cuco_command_name(cmd->kind), sizeof ev.kind);
+	cuco_strlcpy(ev.author, cmd->author, sizeof ev.author);
+	cuco_command_describe(cmd, ev.text, sizeof ev.text);
+	return cuco_event_add(txn, &ev);
+}

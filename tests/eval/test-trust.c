@@ -1,0 +1,416 @@
+/* test-trust.c — the evaluator's defences alone (trust.c, elf.c, the
+ * sealed native protocol of result.c): the seal against SipHash's
+ * reference vector and a forged line, the source scan's regions and
+ * escapes, the host-call rules on made-up binaries and counts, the verdict
+ * rules, the clocks and the peak model, and the ELF reader on real and
+ * hostile files. The corpus of whole hostile candidates is tests/hostile. */
+#include "eval/eval_int.h"
+#include "util.h"
+#include "../../workloads/common/cuco_seal.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static void test_seal_reference(void **state)
+{
+	(void)state;
+	/* SipHash-2-4's published vector: key 00..0f, message 00..0e. */
+	unsigned char k[16], m[15];
+	for (int i = 0; i < 16; i++)
+		k[i] = (unsigned char)i;
+	for (int i = 0; i < 15; i++)
+		m[i] = (unsigned char)i;
+	uint64_t k0 = cuco_seal_load(k, 8), k1 = cuco_seal_load(k + 8, 8);
+	assert_true(cuco_seal(k0, k1, m, 15) == 0xa129ca6149be45e5ull);
+	assert_true(cuco_seal(k0, k1, m, 0) == 0x726fdb47dd0e0e31ull);
+}
+
+static void test_ticket(void **state)
+{
+	(void)state;
+	eval_ticket a, b;
+	eval_ticket_new(&a);
+	eval_ticket_new(&b);
+	assert_true(a.k0 != b.k0 || a.k1 != b.k1);  /* a fresh key per stage */
+	cuco_seal_ticket t;
+	assert_int_equal(cuco_seal_ticket_parse(a.env + strlen(CUCO_SEAL_ENV "="), &t), 0);
+	assert_true(t.k0 == a.k0 && t.k1 == a.k1 && t.seed == a.seed);
+	/* Malformed tickets are no tickets: short, long, not hex. */
+	assert_int_equal(cuco_seal_ticket_parse("1:abc", &t), -1);
+	assert_int_equal(cuco_seal_ticket_parse(NULL, &t), -1);
+	char bad[80];
+	snprintf(bad, sizeof bad, "%sx", a.env + strlen(CUCO_SEAL_ENV "="));
+	assert_int_equal(cuco_seal_ticket_parse(bad, &t), -1);
+	snprintf(bad, sizeof bad, "%s", a.env + strlen(CUCO_SEAL_ENV "="));
+	bad[5] = 'g';
+	assert_int_equal(cuco_seal_ticket_parse(bad, &t), -1);
+
+	const char *json = "{\"correct\": true}";
+	char line[256];
+	snprintf(line, sizeof line, "%016llx %s", (unsigned long long)cuco_seal(a.k0, a.k1, json, strlen(json)),
+		json);
+	const char *got = NULL;
+	assert_true(eval_ticket_open(&a, line, &got));
+	assert_string_equal(got, json);
+	assert_false(eval_ticket_open(&b, line, &got));  /* another stage's key */
+	line[strlen(line) - 2] = 'X';                     /* a changed verdict */
+	assert_false(eval_ticket_open(&a, line, &got));
+	assert_false(eval_ticket_open(&a, "zz", &got));
+}
+
+/* Feed lines to a native parse under ticket t; o is the outcome. */
+static void parse_lines(const eval_ticket *t, const char *const *lines, eval_parse *p, eval_outcome *o)
+{
+	static cuco_workload wl;
+	wl.protocol = CUCO_PROTO_NATIVE;
+	cuco_err err = { 0 };
+	assert_int_equal(eval_parse_init(p, &wl, &err), CUCO_OK);
+	p->ticket = t;
+	for (int i = 0; lines[i]; i++)
+		eval_parse_line(lines[i], strlen(lines[i]), p);
+	eval_parse_finish(p, o);
+}
+
+static char *sealed(const eval_ticket *t, const char *json)
+{
+	cuco_buf b = { 0 };
+	cuco_buf_printf(&b, "%s%016llx %s", CUCO_SEAL_TAG,
+		(unsigned long long)cuco_seal(t->k0, t->k1, json, strlen(json)), json);
+	return b.data;
+}
+
+static void test_sealed_protocol(void **state)
+{
+	(void)state;
+	eval_ticket t;
+	eval_ticket_new(&t);
+	char json[512];
+	snprintf(json, sizeof json, "{\"correct\": true, \"max_error\": 0, \"latency_us\": {\"median\": 5}, "
+		"\"seed\": \"%016llx\", \"ranks\": 2, \"checks\": 4, \"host_calls\": 30, "
+		"\"host_calls_by\": \"MPI_Isend=15 MPI_Irecv=15\", \"wall_us\": 6}", (unsigned long long)t.seed);
+	char *good = sealed(&t, json);
+	eval_parse p;
+	eval_outcome o;
+	const char *one[] = { "log line", good, NULL };
+	parse_lines(&t, one, &p, &o);
+	assert_true(o.have_result);
+	assert_true(o.correct);
+	assert_true(o.seed == t.seed);
+	assert_int_equal(o.ranks, 2);
+	assert_int_equal(o.checks, 4);
+	assert_int_equal(o.host_calls, 30);
+	assert_string_equal(o.host_calls_by, "MPI_Isend=15 MPI_Irecv=15");
+	assert_string_equal(p.forged, "");
+	eval_parse_free(&p);
+
+	/* The candidate's own line, under a sealed one or alone. */
+	const char *fake[] = { "CUCO_RESULT {\"correct\": true}", good, NULL };
+	parse_lines(&t, fake, &p, &o);
+	assert_non_null(strstr(p.forged, "printed a CUCO_RESULT line of its own"));
+	eval_parse_free(&p);
+	const char *fake_only[] = { "x CUCO_RESULT {\"correct\": true}", NULL };
+	parse_lines(&t, fake_only, &p, &o);
+	assert_false(o.have_result);
+	assert_non_null(strstr(p.forged, "of its own"));
+	eval_parse_free(&p);
+
+	/* Sealed under another key; or two verdicts. */
+	eval_ticket other;
+	eval_ticket_new(&other);
+	char *foreign = sealed(&other, json);
+	const char *wrong_key[] = { foreign, NULL };
+	parse_lines(&t, wrong_key, &p, &o);
+	assert_false(o.have_result);
+	assert_non_null(strstr(p.forged, "whose seal is not this run's"));
+	eval_parse_free(&p);
+	const char *twice[] = { good, good, NULL };
+	parse_lines(&t, twice, &p, &o);
+	assert_true(o.have_result);
+	assert_non_null(strstr(p.forged, "a second sealed verdict"));
+	eval_parse_free(&p);
+
+	/* Nothing at all: a protocol failure, not a forgery. */
+	const char *none[] = { "done", NULL };
+	parse_lines(&t, none, &p, &o);
+	assert_false(o.have_result);
+	assert_string_equal(p.forged, "");
+	assert_non_null(strstr(o.protocol_error, "no sealed verdict"));
+	eval_parse_free(&p);
+	free(good);
+	free(foreign);
+}
+
+static bool verdict(const cuco_workload *wl, const eval_trust *tr, const eval_ticket *t, const char *json,
+	char *why, size_t size)
+{
+	char *line = sealed(t, json);
+	const char *lines[] = { line, NULL };
+	eval_parse p;
+	eval_outcome o;
+	parse_lines(t, lines, &p, &o);
+	bool refused = eval_trust_verdict(wl, tr, t, &p, &o, why, size);
+	eval_parse_free(&p);
+	free(line);
+	return refused;
+}
+
+static void test_verdict_rules(void **state)
+{
+	(void)state;
+	cuco_workload wl = { .family = CUCO_FAMILY_CPU_MPI, .ranks = 2, .protocol = CUCO_PROTO_NATIVE };
+	cuco_directive d = { .backend = "rma" };
+	eval_trust tr;
+	const char marked[] = "/* EVOLVE-BLOCK-START */\n/* EVOLVE-BLOCK-END */\n";
+	eval_trust_rules(&wl, &d, marked, strlen(marked), &tr);
+	assert_true(tr.claim.on);
+	assert_false(tr.claim.p2p);
+	eval_ticket t;
+	eval_ticket_new(&t);
+	char json[512], why[512];
+	const char *fmt = "{\"correct\": true, \"latency_us\": {\"median\": %g}, \"wall_us\": %g, \"seed\": "
+		"\"%016llx\", \"ranks\": %d, \"checks\": %d, \"host_calls\": %d, \"host_calls_by\": \"%s\"%s}";
+	unsigned long long seed = (unsigned long long)t.seed;
+	snprintf(json, sizeof json, fmt, 100.0, 110.0, seed, 2, 5, 0, "", "");
+	assert_false(verdict(&wl, &tr, &t, json, why, sizeof why));
+	snprintf(json, sizeof json, fmt, 100.0, 110.0, seed ^ 1, 2, 5, 0, "", "");
+	assert_true(verdict(&wl, &tr, &t, json, why, sizeof why));
+	assert_non_null(strstr(why, "channel: the verdict is for inputs of seed"));
+	snprintf(json, sizeof json, fmt, 100.0, 110.0, seed, 1, 5, 0, "", "");
+	assert_true(verdict(&wl, &tr, &t, json, why, sizeof why));
+	assert_non_null(strstr(why, "covers 1 rank(s); the stage ran 2"));
+	snprintf(json, sizeof json, fmt, 100.0, 110.0, seed, 2, 2, 0, "", "");
+	assert_true(verdict(&wl, &tr, &t, json, why, sizeof why));
+	assert_non_null(strstr(why, "verification: the verdict counts 2 checked steps"));
+	/* Far below the harness's own clock: refused; near it, or small: not. */
+	snprintf(json, sizeof json, fmt, 100.0, 5000.0, seed, 2, 5, 0, "", "");
+	assert_true(verdict(&wl, &tr, &t, json, why, sizeof why));
+	assert_non_null(strstr(why, "timing: the latency reported (100.0 us)"));
+	snprintf(json, sizeof json, fmt, 10.0, 900.0, seed, 2, 5, 0, "", "");
+	assert_false(verdict(&wl, &tr, &t, json, why, sizeof why));
+	/* The harness's own findings are the reason. */
+	snprintf(json, sizeof json, fmt, 100.0, 110.0, seed, 2, 5, 0, "", ", \"suspect\": \"threads: on rank 1\"");
+	assert_true(verdict(&wl, &tr, &t, json, why, sizeof why));
+	assert_string_equal(why, "threads: on rank 1");
+	/* Calls the claim rules out: messages under rma; under msg they are
+	 * the design, but a collective is not. */
+	snprintf(json, sizeof json, fmt, 100.0, 110.0, seed, 2, 5, 12, "MPI_Isend=6 MPI_Irecv=6", "");
+	assert_true(verdict(&wl, &tr, &t, json, why, sizeof why));
+	assert_non_null(strstr(why, "host calls: the directive (backend=rma says one-sided communication) "
+		"rules them out, but the steps made 12 (MPI_Isend=6 MPI_Irecv=6)"));
+	cuco_strlcpy(d.backend, "msg", sizeof d.backend);
+	eval_trust_rules(&wl, &d, marked, strlen(marked), &tr);
+	assert_true(tr.claim.p2p);
+	assert_false(verdict(&wl, &tr, &t, json, why, sizeof why));
+	snprintf(json, sizeof json, fmt, 100.0, 110.0, seed, 2, 5, 16, "MPI_Isend=6 MPI_Irecv=6 MPI_Allgather=4", "");
+	assert_true(verdict(&wl, &tr, &t, json, why, sizeof why));
+	assert_non_null(strstr(why, "made 4 (MPI_Allgather=4)"));
+	/* No EVOLVE-BLOCKs (a baseline, fast-path stage A): no claim. */
+	eval_trust_rules(&wl, &d, "int main;", 9, &tr);
+	assert_false(tr.claim.on);
+	assert_false(verdict(&wl, &tr, &t, json, why, sizeof why));
+	/* compat: none of these apply. */
+	const char *lines[] = { "anything", NULL };
+	eval_parse p;
+	eval_outcome o;
+	parse_lines(&t, lines, &p, &o);
+	assert_false(eval_trust_verdict(&wl, &tr, NULL, &p, &o, why, sizeof why));
+	eval_parse_free(&p);
+}
+
+static bool scan(const char *src, char *why)
+{
+	return eval_trust_scan(src, strlen(src), why, 400);
+}
+
+static void test_source_scan(void **state)
+{
+	(void)state;
+	char why[400];
+	/* A whole program without blocks is scanned, with its line. */
+	assert_true(scan("int main(void)\n{\n\treturn getenv(\"X\") != 0;\n}\n", why));
+	assert_string_equal(why, "source: line 3 uses getenv: the code reads the environment, where the "
+		"harness's key travels");
+	/* With blocks, only their insides: the frame may do what it likes. */
+	const char framed[] = "char *f(void) { return getenv(\"X\"); }\n/* EVOLVE-BLOCK-START */\n"
+		"int g(void) { return 1; }\n/* EVOLVE-BLOCK-END */\n";
+	assert_false(scan(framed, why));
+	const char inside[] = "x\n// EVOLVE-BLOCK-START\nint a;\nextern char **environ;\n// EVOLVE-BLOCK-END\n";
+	assert_true(scan(inside, why));
+	assert_non_null(strstr(why, "line 4 uses environ"));
+	/* Comments and words that merely contain a name are fine. */
+	assert_false(scan("/* getenv is not used */ int my_getenv_count; // environ\n", why));
+	/* Inside strings only what matters there. */
+	assert_true(scan("const char *p = \"/proc/self/environ\";\n", why));
+	assert_non_null(strstr(why, "mentions \"/proc/\""));
+	assert_false(scan("const char *p = \"getenv\";\n", why));
+	assert_true(scan("static int x __attribute__((section(\".init_array\")));\n", why));
+	/* Constructors: a default one runs after the ticket is taken. */
+	assert_false(scan("__attribute__((constructor)) static void f(void) {}\n", why));
+	assert_true(scan("__attribute__((constructor (101))) static void f(void) {}\n", why));
+	assert_non_null(strstr(why, "constructor with a priority"));
+	assert_true(scan("struct A a __attribute__((init_priority(101)));\n", why));
+	/* The harness's state, its seal and the counter. */
+	assert_true(scan("void f(void) { cuco_inputs_seed = 1; }\n", why));
+	assert_true(scan("void f(void) { cuco_ticket.sealed = 0; }\n", why));
+	assert_true(scan("void f(void) { cuco_seal_print(\"x\"); }\n", why));
+	assert_true(scan("void f(void) { cuco_count_window(0); }\n", why));
+	assert_true(scan("void *f(void) { return dlsym(0, \"x\"); }\n", why));
+	/* An unclosed block: the rest of the file. */
+	assert_true(scan("ok\n/* EVOLVE-BLOCK-START */\nint x = putenv(0);\n", why));
+}
+
+static eval_elf fake_elf(const char *const *undefined, const char *const *defined)
+{
+	eval_elf e = { 0 };
+	for (int i = 0; undefined && undefined[i]; i++)
+		e.nundefined++;
+	for (int i = 0; defined && defined[i]; i++)
+		e.ndefined++;
+	e.undefined = (char **)undefined;
+	e.defined = (char **)defined;
+	return e;
+}
+
+static void test_binary_rules(void **state)
+{
+	(void)state;
+	const char marked[] = "/* EVOLVE-BLOCK-START */\n/* EVOLVE-BLOCK-END */\n";
+	char why[400];
+	eval_trust tr;
+	cuco_workload gpu = { .family = CUCO_FAMILY_CUDA_NCCL, .ranks = 2 };
+	cuco_directive lsa = { .backend = "lsa" };
+	eval_trust_rules(&gpu, &lsa, marked, strlen(marked), &tr);
+	const char *seed_like[] = { "ncclCommInitRank", "ncclDevCommCreate", "MPI_Bcast", "MPI_Allreduce",
+		"cudaLaunchKernel", NULL };
+	eval_elf e = fake_elf(seed_like, NULL);
+	assert_false(eval_trust_binary(&gpu, &tr, &e, why, sizeof why));
+	const char *stage_b[] = { "ncclCommInitRank", "ncclAllGather", "ncclGroupStart", NULL };
+	e = fake_elf(stage_b, NULL);
+	assert_true(eval_trust_binary(&gpu, &tr, &e, why, sizeof why));
+	assert_string_equal(why, "host calls: the directive (backend=lsa says device-initiated communication) "
+		"rules them out, but the built program links ncclAllGather ncclGroupStart");
+	const char *defines[] = { "ncclSend", NULL };
+	e = fake_elf(NULL, defines);
+	assert_true(eval_trust_binary(&gpu, &tr, &e, why, sizeof why));
+	assert_non_null(strstr(why, "defines ncclSend itself"));
+	/* The baseline has no blocks: it may link anything. */
+	eval_trust_rules(&gpu, &lsa, "int main;", 9, &tr);
+	e = fake_elf(stage_b, NULL);
+	assert_false(eval_trust_binary(&gpu, &tr, &e, why, sizeof why));
+
+	cuco_workload cpu = { .family = CUCO_FAMILY_CPU_MPI, .ranks = 2 };
+	cuco_directive rma = { .backend = "rma" }, msg = { .backend = "msg" };
+	const char *two_sided[] = { "MPI_Init", "MPI_Isend", "MPI_Irecv", "MPI_Allreduce", "MPI_Barrier", NULL };
+	e = fake_elf(two_sided, NULL);
+	eval_trust_rules(&cpu, &rma, marked, strlen(marked), &tr);
+	assert_true(eval_trust_binary(&cpu, &tr, &e, why, sizeof why));
+	assert_non_null(strstr(why, "links MPI_Isend MPI_Irecv"));
+	eval_trust_rules(&cpu, &msg, marked, strlen(marked), &tr);
+	assert_false(eval_trust_binary(&cpu, &tr, &e, why, sizeof why));
+	cuco_workload solo = { .family = CUCO_FAMILY_CUDA, .ranks = 1 };
+	eval_trust_rules(&solo, &lsa, marked, strlen(marked), &tr);
+	assert_false(tr.claim.on);  /* one GPU: nothing to claim */
+}
+
+static void test_preload_fits(void **state)
+{
+	(void)state;
+	const char *ompi[] = { "libmpi.so.40", "libc.so.6", NULL }, *mpich[] = { "libmpi.so.12", NULL },
+		*nccl_only[] = { "libnccl.so.2", "libcudart.so.13", NULL }, *plain[] = { "libc.so.6", NULL },
+		*lib_ompi[] = { "libmpi.so.40", NULL };
+	eval_elf lib = { .needed = (char **)lib_ompi, .nneeded = 1 };
+	eval_elf prog = { .needed = (char **)ompi, .nneeded = 2 };
+	assert_true(eval_trust_preload_fits(&prog, &lib));
+	prog = (eval_elf){ .needed = (char **)mpich, .nneeded = 1 };
+	assert_false(eval_trust_preload_fits(&prog, &lib));  /* another MPI's types */
+	prog = (eval_elf){ .needed = (char **)nccl_only, .nneeded = 2 };
+	assert_false(eval_trust_preload_fits(&prog, &lib));  /* would load an MPI it lacks */
+	eval_elf bare = { 0 };
+	assert_true(eval_trust_preload_fits(&prog, &bare));
+	prog = (eval_elf){ .needed = (char **)plain, .nneeded = 1 };
+	assert_false(eval_trust_preload_fits(&prog, &bare));  /* nothing to count */
+}
+
+static void test_clocks_and_peak(void **state)
+{
+	(void)state;
+	char why[400];
+	/* 1 GB at 10 GB/s takes 100 ms at best. */
+	assert_true(eval_trust_physics(0.1, 50e3, "1e9 bytes at 10 GB/s", why, sizeof why));
+	assert_non_null(strstr(why, "physical minimum: 5e+04 us per repetition is below what the peak model "
+		"allows (1e+05 us: 1e9 bytes at 10 GB/s)"));
+	assert_false(eval_trust_physics(0.1, 150e3, "x", why, sizeof why));
+	assert_false(eval_trust_physics(0, 1, "no model", why, sizeof why));
+	/* 17 more steps took 5 s longer than the run stage's 1.5 s: at least
+	 * (5 - 1.5) / 17 = 206 ms a step; 1 ms reported is a lie, 30 ms not. */
+	assert_true(eval_trust_clock(1.5, 6.5, 3, 15, 1000, why, sizeof why));
+	assert_non_null(strstr(why, "stage clock:"));
+	assert_false(eval_trust_clock(1.5, 6.5, 3, 15, 30000, why, sizeof why));
+	/* Start-up noise within the allowance says nothing. */
+	assert_false(eval_trust_clock(1.5, 2.9, 3, 15, 1, why, sizeof why));
+}
+
+static void test_elf_reader(void **state)
+{
+	(void)state;
+	eval_elf e;
+	cuco_err err = { 0 };
+	assert_int_equal(eval_elf_read("/proc/self/exe", &e, &err), CUCO_OK);
+	assert_true(eval_elf_has(e.undefined, e.nundefined, "malloc"));
+	assert_true(eval_elf_has(e.needed, e.nneeded, "libc.so.6"));
+	assert_true(eval_elf_has(e.defined, e.ndefined, "eval_elf_read"));  /* its static symbols */
+	assert_false(eval_elf_has(e.undefined, e.nundefined, "eval_elf_read"));
+	eval_elf_free(&e);
+
+	/* Hostile files: one clear line each, nothing read out of bounds. */
+	char dir[256], path[512];
+	make_tmpdir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/script", dir);
+	cuco_write_file(path, "#!/bin/sh\nexit 0\n", 17, NULL);
+	assert_int_equal(eval_elf_read(path, &e, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "not an ELF file"));
+	char *self;
+	size_t len;
+	assert_int_equal(cuco_read_file("/proc/self/exe", 64u << 20, &self, &len, &err), CUCO_OK);
+	snprintf(path, sizeof path, "%s/cut", dir);
+	cuco_write_file(path, self, 200, NULL);  /* the header, whose sections are past the end */
+	assert_int_equal(eval_elf_read(path, &e, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "section header 0 lies outside the file"));
+	/* Section offsets and sizes scrambled: the reader skips what is outside. */
+	for (size_t i = 64; i + 8 < len; i += 97)
+		self[i] ^= 0x5a;
+	snprintf(path, sizeof path, "%s/scrambled", dir);
+	cuco_write_file(path, self, len, NULL);
+	int rc = eval_elf_read(path, &e, &err);
+	assert_true(rc == CUCO_OK || rc == CUCO_EDATA);
+	if (rc == CUCO_OK)
+		eval_elf_free(&e);
+	snprintf(path, sizeof path, "%s/empty", dir);
+	cuco_write_file(path, "", 0, NULL);
+	assert_int_equal(eval_elf_read(path, &e, &err), CUCO_EDATA);
+	assert_int_equal(eval_elf_read("/nonexistent/prog", &e, &err), CUCO_EENV);
+	free(self);
+	rm_rf(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seal_reference),
+		cmocka_unit_test(test_ticket),
+		cmocka_unit_test(test_sealed_protocol),
+		cmocka_unit_test(test_verdict_rules),
+		cmocka_unit_test(test_source_scan),
+		cmocka_unit_test(test_binary_rules),
+		cmocka_unit_test(test_preload_fits),
+		cmocka_unit_test(test_clocks_and_peak),
+		cmocka_unit_test(test_elf_reader),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,314 @@
+/* test-hostile.c — the hostile-candidate corpus, through the evaluator.
+ *
+ * tests/hostile/<workload>/<case>.c is a candidate that games the
+ * evaluator one way. It replaces one function of the workload's seed,
+ * which stays callable as <function>_real, and its header comment says
+ * how it is evaluated and which defence must refuse it:
+ *
+ *   rename: FUNCTION            the seed's function it takes the place of
+ *   directive: DIM=VALUE ...    (optional) the directive it runs under
+ *   expect: STAGE CLASS TEXT    the failed stage, the failure class, and
+ *                               text the one-line reason must contain
+ *
+ * Then the workload's baseline and seed must still pass (benchmarked),
+ * and so must the seed at each directive point given after the workload
+ * ("backend=rma,sync=flag"). Every verdict is printed, one line each.
+ *
+ * A GPU workload's cases all compile here; the verdicts of those refused
+ * at run time need a GPU: without one the run must stop on the
+ * environment, and the test exits 77 (skipped) once everything that can be
+ * checked here passed. Cases are evaluated two at a time (compiles
+ * overlap; run stages take the evaluator's device lock one at a time).
+ * Usage: test-hostile WORKLOAD [POINT...] */
+#include "eval/eval.h"
+#include "../eval/util.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct hostile {
+	char name[64];
+	char rename[64];
+	char directive[256];
+	char stage[16], cls[24], text[400];
+	char *code;
+	cuco_buf report;         /* what one_case() says about it */
+	bool failed, skipped;
+} hostile;
+
+/* The value after "key: " in the header comment, to the end of its line. */
+static bool header(const char *code, const char *key, char *out, size_t size)
+{
+	char tag[32];
+	snprintf(tag, sizeof tag, " * %s: ", key);
+	const char *at = strstr(code, tag), *end = strstr(code, "*/");
+	if (!at || (end && at > end))
+		return false;
+	at += strlen(tag);
+	size_t n = strcspn(at, "\n");
+	snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), at);
+	return true;
+}
+
+static bool load_case(const char *dir, const char *file, hostile *h)
+{
+	char path[1600], expect[480];
+	size_t len;
+	cuco_err err = { 0 };
+	memset(h, 0, sizeof *h);
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	snprintf(h->name, sizeof h->name, "%.*s", (int)(strlen(file) - 2), file);
+	if (cuco_read_file(path, 1 << 20, &h->code, &len, &err) != CUCO_OK
+		|| !header(h->code, "rename", h->rename, sizeof h->rename)
+		|| !header(h->code, "expect", expect, sizeof expect)
+		|| sscanf(expect, "%15s %23s %399[^\n]", h->stage, h->cls, h->text) != 3) {
+		fprintf(stderr, "%s: needs `rename:` and `expect: STAGE CLASS TEXT` in its header%s%s\n",
+			path, *err.msg ? ": " : "", err.msg);
+		free(h->code);
+		return false;
+	}
+	header(h->code, "directive", h->directive, sizeof h->directive);
+	return true;
+}
+
+/* The seed with its function renamed and the case's code put in before
+ * the end of the EVOLVE-BLOCK. */
+static bool build_source(const char *seed, const hostile *h, cuco_buf *out)
+{
+	char decl[96];
+	snprintf(decl, sizeof decl, "static void %s(", h->rename);
+	const char *fn = strstr(seed, decl), *end = strstr(seed, "// EVOLVE-BLOCK-END");
+	if (!end)
+		end = strstr(seed, "/* EVOLVE-BLOCK-END */");
+	if (!fn || !end || fn > end)
+		return false;
+	size_t at = (size_t)(fn - seed) + strlen(decl) - 1;
+	cuco_buf_append(out, seed, at);
+	cuco_buf_puts(out, "_real");
+	cuco_buf_append(out, seed + at, (size_t)(end - seed) - at);
+	cuco_buf_puts(out, h->code);
+	cuco_buf_puts(out, "\n");
+	cuco_buf_puts(out, end);
+	return true;
+}
+
+/* "a=b c=d" or "a=b,c=d" onto d. */
+static bool apply_directive(cuco_directive *d, const char *spec)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", spec);
+	for (char *save = NULL, *kv = strtok_r(buf, " ,", &save); kv; kv = strtok_r(NULL, " ,", &save)) {
+		char *eq = strchr(kv, '=');
+		if (!eq)
+			return false;
+		*eq = '\0';
+		if (cuco_directive_set(d, kv, eq + 1) != 0)
+			return false;
+	}
+	return true;
+}
+
+static void first_line(const char *text, char *out, size_t size)
+{
+	snprintf(out, size, "%.*s", (int)strcspn(text, "\n"), text);
+}
+
+typedef struct run {
+	const cuco_workload *wl;
+	cuco_evaluator *ev;
+	const char *seed;
+	bool gpu_family, have_gpu;
+	int failures, skipped;
+	hostile *cases;
+	int ncases, next;
+	pthread_mutex_t lock;
+} run;
+
+static bool evaluate(const run *r, const char *src, size_t len, const char *directive, bool bench,
+	cuco_eval_result *res)
+{
+	cuco_directive d;
+	cuco_directive_default(r->wl, &d);
+	cuco_err err = { 0 };
+	if (directive && !apply_directive(&d, directive)) {
+		fprintf(stderr, "directive %s: not in %s's design space\n", directive, r->wl->name);
+		return false;
+	}
+	if (cuco_eval_candidate(r->ev, src, len, &d, bench, res, &err) != CUCO_OK) {
+		fprintf(stderr, "the evaluator failed: %s\n", err.msg);
+		return false;
+	}
+	return true;
+}
+
+static void one_case(const run *r, const char *seed, hostile *h)
+{
+	cuco_buf src = { 0 };
+	cuco_eval_result res;
+	char line[400] = "";
+	bool ok = build_source(seed, h, &src)
+		&& evaluate(r, src.data, src.len, *h->directive ? h->directive : NULL, false, &res);
+	if (ok)
+		first_line(res.excerpt, line, sizeof line);
+	/* Without a GPU a GPU workload stops at the run stage: only what is
+	 * refused at compile time can be told here. */
+	bool here = !r->gpu_family || r->have_gpu || strcmp(h->stage, "compile") == 0;
+	const char *verdict = "ok";
+	if (!ok) {
+		verdict = "FAIL (could not evaluate)";
+	} else if (here) {
+		if (res.ok || strcmp(res.failed_stage, h->stage) != 0 || strcmp(res.error_class, h->cls) != 0
+			|| !strstr(res.excerpt, h->text))
+			verdict = "FAIL";
+	} else if (res.ok || !res.environment || strcmp(res.failed_stage, "run") != 0) {
+		verdict = "FAIL (compiles?)";
+	} else {
+		verdict = "compiled; its verdict needs a GPU";
+		h->skipped = true;
+	}
+	h->failed = strncmp(verdict, "FAIL", 4) == 0;
+	cuco_buf_printf(&h->report, "hostile %s/%-22s %s %s: %s\n  -> %s\n", r->wl->name, h->name,
+		ok ? (res.ok ? "passed" : res.failed_stage) : "-", ok ? res.error_class : "", line, verdict);
+	if (h->failed && here)
+		cuco_buf_printf(&h->report, "  expected %s %s \"%s\"\n", h->stage, h->cls, h->text);
+	cuco_buf_free(&src);
+}
+
+/* A worker: take the next case until none is left. */
+static void *worker(void *arg)
+{
+	run *r = arg;
+	for (;;) {
+		pthread_mutex_lock(&r->lock);
+		int i = r->next < r->ncases ? r->next++ : -1;
+		pthread_mutex_unlock(&r->lock);
+		if (i < 0)
+			return NULL;
+		one_case(r, r->seed, &r->cases[i]);
+	}
+}
+
+/* A genuine program must pass: where no GPU is, a GPU one must compile. */
+static void genuine(run *r, const char *what, const char *src, size_t len, const char *directive, bool bench)
+{
+	cuco_eval_result res;
+	char line[400] = "";
+	bool ok = evaluate(r, src, len, directive, bench, &res);
+	if (ok)
+		first_line(res.excerpt, line, sizeof line);
+	bool pass = ok && (res.ok || (r->gpu_family && !r->have_gpu && res.environment
+		&& strcmp(res.failed_stage, "run") == 0));
+	r->failures += !pass;
+	printf("genuine %s/%s%s%s: %s %s%s%s\n", r->wl->name, what, directive ? " " : "", directive ? directive : "",
+		!ok ? "-" : res.ok ? "passed" : res.failed_stage, ok && !res.ok ? res.error_class : "",
+		*line ? ": " : "", line);
+	if (ok && res.ok)
+		printf("  -> ok, %.1f us median, %ld host calls counted\n", res.latency_median_us, res.host_calls);
+	else
+		printf("  -> %s\n", pass ? "compiled; its run needs a GPU" : "FAIL");
+	fflush(stdout);
+}
+
+static char *workload_file(const cuco_workload *wl, const char *file, size_t *len)
+{
+	char path[1400], *text = NULL;
+	cuco_err err = { 0 };
+	snprintf(path, sizeof path, "%s/%s", wl->dir, file);
+	if (cuco_read_file(path, 4u << 20, &text, len, &err) != CUCO_OK) {
+		fprintf(stderr, "%s\n", err.msg);
+		exit(1);
+	}
+	return text;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: test-hostile WORKLOAD [DIM=VALUE,...]...\n");
+		return 1;
+	}
+	cuco_workload *wl = NULL;
+	cuco_err err = { 0 };
+	if (cuco_workload_load(argv[1], &wl, &err) != CUCO_OK) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	char run_dir[256], dir[1200];
+	make_tmpdir(run_dir, sizeof run_dir);
+	cuco_eval_config cfg = { .jobs = 2, .size = "" };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	/* The smallest size each workload has: the defences do not depend on it. */
+	const char *small = cuco_workload_size(wl, "tiny") ? "tiny" : cuco_workload_size(wl, "small") ? "small" : "";
+	snprintf(cfg.size, sizeof cfg.size, "%s", small);
+	run r = { .wl = wl, .gpu_family = wl->family != CUCO_FAMILY_CPU_MPI,
+		.have_gpu = access("/dev/nvidiactl", F_OK) == 0 };
+	if (cuco_evaluator_new(wl, &cfg, &r.ev, &err) != CUCO_OK) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	size_t seed_len, base_len;
+	char *seed = workload_file(wl, wl->seed_file, &seed_len);
+	char *base = workload_file(wl, wl->baseline_file, &base_len);
+
+	snprintf(dir, sizeof dir, "%s/tests/hostile/%s", getenv("CUCO_SOURCE_ROOT"), wl->name);
+	struct dirent **files = NULL;
+	int n = scandir(dir, &files, NULL, by_name);  /* none: the genuine ones only */
+	r.cases = cuco_xcalloc(n > 0 ? (size_t)n : 1, sizeof *r.cases);
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(files[i]->d_name);
+		if (l > 2 && strcmp(files[i]->d_name + l - 2, ".c") == 0) {
+			if (load_case(dir, files[i]->d_name, &r.cases[r.ncases]))
+				r.ncases++;
+			else
+				r.failures++;
+		}
+		free(files[i]);
+	}
+	free(files);
+	r.seed = seed;
+	pthread_mutex_init(&r.lock, NULL);
+	pthread_t workers[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&workers[i], NULL, worker, &r);
+	for (int i = 0; i < 2; i++)
+		pthread_join(workers[i], NULL);
+	for (int i = 0; i < r.ncases; i++) {
+		hostile *h = &r.cases[i];
+		fputs(h->report.data ? h->report.data : "", stdout);
+		r.failures += h->failed;
+		r.skipped += h->skipped;
+		cuco_buf_free(&h->report);
+		free(h->code);
+	}
+	free(r.cases);
+	fflush(stdout);
+	genuine(&r, "baseline", base, base_len, NULL, true);
+	genuine(&r, "seed", seed, seed_len, NULL, true);
+	for (int i = 2; i < argc; i++)
+		genuine(&r, "seed", seed, seed_len, argv[i], false);
+
+	free(seed);
+	free(base);
+	cuco_evaluator_free(r.ev);
+	cuco_workload_free(wl);
+	rm_rf(run_dir);
+	if (r.failures) {
+		printf("test-hostile: %d case(s) FAILED\n", r.failures);
+		return 1;
+	}
+	if (r.skipped) {
+		printf("test-hostile: no GPU here: %d case(s) compiled, their verdicts need a GPU "
+			"(run this test on a GPU machine)\n", r.skipped);
+		return 77;
+	}
+	return 0;
+}

@@ -1,0 +1,283 @@
+/* test_measure.c — measurements are appended, never overwritten: every
+ * one is kept with its session and time, an ok one is in force, a failed
+ * one leaves the earlier one in force, a done record stays done and a
+ * rejected one rejected. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "util.h"
+
+typedef struct fixture {
+	char dir[64];
+	cuco_store *st;
+	uint64_t id;
+} fixture;
+
+static int put_queued(cuco_txn *txn, void *arg)
+{
+	fixture *f = arg;
+	cuco_candidate c;
+	memset(&c, 0, sizeof c);
+	c.origin = CUCO_ORIGIN_BASELINE;
+	c.status = CUCO_STATUS_QUEUED;
+	c.score = c.speedup = c.latency_min_us = c.latency_median_us = c.latency_p90_us = NAN;
+	c.max_error = c.peak_fraction = c.spread = NAN;
+	int rc = cuco_cand_put(txn, &c);
+	f->id = c.id;
+	return rc;
+}
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof *f);
+	tmpdir(f->dir);
+	f->st = open_new(f->dir);
+	assert_int_equal(cuco_store_write(f->st, put_queued, f, &(cuco_err){ 0 }), CUCO_OK);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+	cuco_store_close(f->st);
+	rmtree(f->dir);
+	free(f);
+	return 0;
+}
+
+typedef struct add_arg {
+	cuco_measurement m;
+	cuco_candidate out;
+} add_arg;
+
+static int add_txn(cuco_txn *txn, void *arg)
+{
+	add_arg *a = arg;
+	return cuco_measure_add(txn, &a->m, &a->out);
+}
+
+/* Add one measurement: ok with a median, or failed at a stage. */
+static cuco_candidate add(fixture *f, uint64_t session, bool ok, double median, const char *cls,
+	cuco_measurement *as_added)
+{
+	add_arg a;
+	cuco_measurement_init(&a.m, f->id, ok ? "measure" : "re-measure");
+	a.m.session = session;
+	a.m.ok = ok;
+	if (ok) {
+		a.m.latency_median_us = median;
+		a.m.latency_min_us = median * 0.9;
+		a.m.samples = 5;
+		a.m.speedup = a.m.score = 1000 / median;
+		a.m.nphases = 1;
+		strcpy(a.m.phases[0].name, "comm");
+		a.m.phases[0].us = median / 2;
+	} else {
+		strcpy(a.m.failed_stage, "run");
+		strcpy(a.m.error_class, cls);
+		strcpy(a.m.error_excerpt, "run: exit status 1");
+	}
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_write(f->st, add_txn, &a, &err), CUCO_OK);
+	if (as_added)
+		*as_added = a.m;
+	return a.out;
+}
+
+typedef struct list {
+	int n;
+	cuco_measurement all[8];
+} list;
+
+static int collect(const cuco_measurement *m, void *arg)
+{
+	list *l = arg;
+	if (l->n < 8)
+		l->all[l->n] = *m;
+	l->n++;
+	return 0;
+}
+
+typedef struct read_arg {
+	uint64_t id;
+	list l;
+	cuco_candidate c;
+	uint32_t count;
+} read_arg;
+
+static int read_txn(cuco_txn *txn, void *arg)
+{
+	read_arg *r = arg;
+	memset(&r->l, 0, sizeof r->l);
+	int rc = cuco_measure_each(txn, r->id, collect, &r->l);
+	if (rc == CUCO_OK)
+		rc = cuco_measure_count(txn, r->id, &r->count);
+	return rc ? rc : cuco_cand_get(txn, r->id, &r->c);
+}
+
+static read_arg reread(fixture *f)
+{
+	read_arg r = { .id = f->id };
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(f->st, read_txn, &r, &err), CUCO_OK);
+	return r;
+}
+
+/* First measured, then re-measured twice across sessions (one failure in
+ * between): three measurements kept, the record done throughout and
+ * showing the last good one. */
+static void test_appended_and_in_force(void **state)
+{
+	fixture *f = *state;
+	cuco_measurement first;
+	cuco_candidate c = add(f, 3, true, 1000, NULL, &first);
+	assert_int_equal(first.seq, 1);
+	assert_true(first.time > 0);
+	assert_int_equal(c.status, CUCO_STATUS_DONE);
+	assert_true(c.latency_median_us == 1000);
+
+	c = add(f, 9, false, 0, "crash", NULL);
+	assert_int_equal(c.status, CUCO_STATUS_DONE);  /* a failed re-measure: the earlier stays */
+	assert_true(c.latency_median_us == 1000);
+	assert_string_equal(c.error_class, "");
+	assert_true(c.score == 1);
+
+	c = add(f, 9, true, 800, NULL, NULL);
+	assert_int_equal(c.status, CUCO_STATUS_DONE);
+	assert_true(c.latency_median_us == 800);
+	assert_true(c.score == 1000.0 / 800);
+	assert_int_equal(c.nphases, 1);
+	assert_true(c.phases[0].us == 400);
+
+	read_arg r = reread(f);
+	assert_int_equal(r.l.n, 3);
+	assert_int_equal(r.count, 3);
+	assert_int_equal(r.l.all[0].seq, 1);
+	assert_int_equal(r.l.all[0].session, 3);
+	assert_true(r.l.all[0].ok);
+	assert_true(r.l.all[0].latency_median_us == 1000);
+	assert_int_equal(r.l.all[1].seq, 2);
+	assert_int_equal(r.l.all[1].session, 9);
+	assert_false(r.l.all[1].ok);
+	assert_string_equal(r.l.all[1].error_class, "crash");
+	assert_string_equal(r.l.all[1].error_excerpt, "run: exit status 1");
+	assert_true(isnan(r.l.all[1].latency_median_us));
+	assert_int_equal(r.l.all[2].seq, 3);
+	assert_true(r.l.all[2].latency_median_us == 800);
+	assert_true(r.l.all[2].time >= r.l.all[0].time);
+	assert_int_equal(r.c.status, CUCO_STATUS_DONE);
+}
+
+/* Never measured well: a failure fails the record; a later success
+ * makes it done. */
+static void test_failed_without_one_in_force(void **state)
+{
+	fixture *f = *state;
+	cuco_candidate c = add(f, 1, false, 0, "timeout", NULL);
+	assert_int_equal(c.status, CUCO_STATUS_FAILED);
+	assert_string_equal(c.failed_stage, "run");
+	assert_string_equal(c.error_class, "timeout");
+	assert_true(isnan(c.score));
+	c = add(f, 2, true, 500, NULL, NULL);
+	assert_int_equal(c.status, CUCO_STATUS_DONE);
+	assert_string_equal(c.error_class, "");
+	assert_int_equal(reread(f).l.n, 2);
+}
+
+static int reject_txn(cuco_txn *txn, void *arg)
+{
+	fixture *f = arg;
+	cuco_candidate c;
+	int rc = cuco_cand_get(txn, f->id, &c);
+	if (rc)
+		return rc;
+	c.origin = CUCO_ORIGIN_TUNE;  /* the baseline cannot be rejected */
+	c.status = CUCO_STATUS_REJECTED;
+	return cuco_cand_put(txn, &c);
+}
+
+/* A person's reject outlives any measurement. */
+static void test_rejected_stays_rejected(void **state)
+{
+	fixture *f = *state;
+	add(f, 1, true, 700, NULL, NULL);
+	assert_int_equal(cuco_store_write(f->st, reject_txn, f, &(cuco_err){ 0 }), CUCO_OK);
+	cuco_candidate c = add(f, 2, true, 600, NULL, NULL);
+	assert_int_equal(c.status, CUCO_STATUS_REJECTED);
+	assert_true(c.latency_median_us == 600);
+	c = add(f, 3, false, 0, "crash", NULL);
+	assert_int_equal(c.status, CUCO_STATUS_REJECTED);
+	assert_true(c.latency_median_us == 600);
+}
+
+static int add_to_missing(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	cuco_measurement m;
+	cuco_measurement_init(&m, 4242, "measure");
+	return cuco_measure_add(txn, &m, NULL);
+}
+
+/* Measurements of one candidate never show in another's list, and a
+ * measurement of no candidate is refused. */
+static void test_lists_apart(void **state)
+{
+	fixture *f = *state;
+	uint64_t first = f->id;
+	add(f, 1, true, 100, NULL, NULL);
+	assert_int_equal(cuco_store_write(f->st, put_queued, f, &(cuco_err){ 0 }), CUCO_OK);
+	assert_int_not_equal(f->id, first);
+	add(f, 1, true, 200, NULL, NULL);
+	add(f, 1, true, 300, NULL, NULL);
+	read_arg r = reread(f);
+	assert_int_equal(r.l.n, 2);
+	assert_true(r.l.all[0].latency_median_us == 200);
+	f->id = first;
+	assert_int_equal(reread(f).l.n, 1);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_write(f->st, add_to_missing, NULL, &err), CUCO_ENOTFOUND);
+}
+
+static int set_status(cuco_txn *txn, void *arg)
+{
+	fixture *f = arg;
+	cuco_candidate c;
+	int rc = cuco_cand_get(txn, f->id, &c);
+	if (rc)
+		return rc;
+	c.status = CUCO_STATUS_COMPILING;
+	return cuco_cand_put(txn, &c);
+}
+
+/* Nothing takes a done record's status back, whatever writes it. */
+static void test_done_stays_done(void **state)
+{
+	fixture *f = *state;
+	add(f, 1, true, 900, NULL, NULL);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_write(f->st, set_status, f, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "done, it cannot become compiling"));
+	assert_int_equal(reread(f).c.status, CUCO_STATUS_DONE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_appended_and_in_force, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_without_one_in_force, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rejected_stays_rejected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lists_apart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_done_stays_done, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
