@@ -10,6 +10,7 @@
 #ifndef CUCO_CORE_H
 #define CUCO_CORE_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -50,6 +51,8 @@ void cuco_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* ---- time ----------------------------------------------------------- */
 double cuco_now(void);   /* wall clock, seconds since the epoch */
 double cuco_mono(void);  /* monotonic seconds, for intervals */
+/* Wait on cond, holding lock, for at most `seconds` (woken or not). */
+void cuco_cond_wait_s(pthread_cond_t *cond, pthread_mutex_t *lock, double seconds);
 
 /* ---- text buffer ---------------------------------------------------- */
 typedef struct cuco_buf {

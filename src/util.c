@@ -42,6 +42,16 @@ double cuco_mono(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+void cuco_cond_wait_s(pthread_cond_t *cond, pthread_mutex_t *lock, double seconds)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	long ns = ts.tv_nsec + (long)(seconds * 1e9);
+	ts.tv_sec += ns / 1000000000L;
+	ts.tv_nsec = ns % 1000000000L;
+	pthread_cond_timedwait(cond, lock, &ts);
+}
+
 void *cuco_xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);

@@ -366,13 +366,22 @@ static int eval_key(cuco_llm_config *c, const char *k, const char *v, const wher
 	return bad(err, w, what);
 }
 
+/* [runner]: where stages run, keys as the evaluator reads them. */
+static int runner_key(cuco_llm_config *c, const char *k, const char *v, const where *w,
+	cuco_err *err)
+{
+	char why[256];
+	return cuco_runner_config_set(&c->runner, k, v, why, sizeof why) ? CUCO_OK : bad(err, w, why);
+}
+
 /* Which part of the file a line is in: the top (client settings), a
  * [model NAME], or a section the search reads (cuco_search_config_load). */
-enum part { PART_TOP, PART_MODEL, PART_SEARCH, PART_SCREEN, PART_EVAL };
+enum part { PART_TOP, PART_MODEL, PART_SEARCH, PART_SCREEN, PART_EVAL, PART_RUNNER };
 
 /* A section line: `[model NAME]` opens a model, [screen] holds the
- * theme, [eval] the evaluator's sandbox; [evolve], [beam] and
- * [fastpath] belong to the search and are skipped here. */
+ * theme, [eval] the evaluator's sandbox, [runner] where stages run;
+ * [evolve], [beam] and [fastpath] belong to the search and are skipped
+ * here. */
 static int section(cuco_llm_config *c, char *s, enum part *part, const where *w, cuco_err *err)
 {
 	char *close = strchr(s, ']');
@@ -384,8 +393,8 @@ static int section(cuco_llm_config *c, char *s, enum part *part, const where *w,
 		*part = PART_TOP;
 		return CUCO_OK;
 	}
-	if (strcmp(body, "screen") == 0 || strcmp(body, "eval") == 0) {
-		*part = body[0] == 's' ? PART_SCREEN : PART_EVAL;
+	if (strcmp(body, "screen") == 0 || strcmp(body, "eval") == 0 || strcmp(body, "runner") == 0) {
+		*part = body[0] == 's' ? PART_SCREEN : body[0] == 'e' ? PART_EVAL : PART_RUNNER;
 		return CUCO_OK;
 	}
 	*part = PART_SEARCH;
@@ -393,7 +402,7 @@ static int section(cuco_llm_config *c, char *s, enum part *part, const where *w,
 		return CUCO_OK;
 	if (strncmp(body, "model", 5) != 0 || !isspace((unsigned char)body[5]))
 		return bad(err, w, "unknown section ([llm], [model NAME], [evolve], [beam], [fastpath], "
-			"[screen], [eval])");
+			"[screen], [eval], [runner])");
 	*part = PART_MODEL;
 	char *name = cuco_trim(body + 5);
 	if (!*name)
@@ -439,6 +448,8 @@ static int take_key(cuco_llm_config *cfg, enum part part, section_state *ss, con
 			: bad(err, w, "unknown key in [screen] (theme)");
 	if (part == PART_EVAL)
 		return eval_key(cfg, k, v, w, err);
+	if (part == PART_RUNNER)
+		return runner_key(cfg, k, v, w, err);
 	return part == PART_MODEL ? model_key(&cfg->models[cfg->nmodels - 1], ss, k, v, w, err)
 		: global_key(cfg, k, v, w, err);
 }

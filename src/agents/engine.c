@@ -14,10 +14,11 @@
  * The baseline and the seed have one row each per run directory. Every
  * measurement of any candidate is appended to its row's measurements
  * (cuco_measure_add) with this session's id; a done row stays done. Every
- * speedup is a ratio against the baseline measurement in force when it was
- * measured: this session's, or in a resumed run a recent one of an earlier
- * session (engine_setup.c), and a new best is always paired with a fresh
- * baseline measurement.
+ * speedup is a ratio against the baseline measurement in force on the
+ * candidate's slot when it was measured (engine_slots.c): this session's,
+ * or in a resumed run a recent one of an earlier session on the same slot
+ * (engine_setup.c), and a new best is always paired with fresh baseline
+ * measurements on one slot.
  */
 #include "agents/engine_int.h"
 
@@ -28,7 +29,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* The strategies `--strategy` can name. */
@@ -94,12 +94,7 @@ bool engine_stopping(cuco_engine *e)
 /* Wait on e->cond (holding e->lock) for at most `seconds`. */
 void engine_wait(cuco_engine *e, double seconds)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	long ns = ts.tv_nsec + (long)(seconds * 1e9);
-	ts.tv_sec += ns / 1000000000L;
-	ts.tv_nsec = ns % 1000000000L;
-	pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+	cuco_cond_wait_s(&e->cond, &e->lock, seconds);
 }
 
 void engine_calls_off(cuco_engine *e)
@@ -116,7 +111,7 @@ void engine_calls_off(cuco_engine *e)
 static int measure_start(cuco_engine *e)
 {
 	if (!e->baseline_fresh) {
-		int rc = engine_measure_baseline(e, ENGINE_BASE_FIRST);
+		int rc = engine_measure_baseline(e, -1, ENGINE_BASE_FIRST);
 		if (rc != CUCO_OK)
 			return rc;
 	}
@@ -215,9 +210,13 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		cuco_strlcpy(ec.size, cfg->size, sizeof ec.size);
 	if (!ec.jobs)
 		ec.jobs = cfg->jobs;
+	ec.slot_changed = engine_slot_changed;
+	ec.slot_changed_arg = e;
 	int rc = engine_setup(e, err);
 	if (rc == CUCO_OK)
 		rc = cuco_evaluator_new(wl, &ec, &e->ev, err);
+	if (rc == CUCO_OK)
+		engine_slots_init(e);
 	cuco_strategy_env env = { .st = st, .wl = wl, .cfg = &e->cfg, .baseline_id = e->baseline_id,
 		.seed_id = e->seed_id, .seed_directive = &e->seed_dir, .seed_hash = e->seed_hash,
 		.lock = &e->strat_lock, .calls_off = &e->calls_off,

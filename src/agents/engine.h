@@ -6,15 +6,17 @@
  * concurrency (`llm_jobs`) proposals in the making at once — takes
  * proposals from the strategy, screens them (cuco_eval_candidate, one
  * measurement each) and records every status, result and event in the
- * store; re-measures the baseline every `baseline_every` benchmarks,
- * watches for a noisy machine, applies the store's command queue, and at
- * the end confirms the `rebench_top` best screens on fresh paired rounds
+ * store; keeps a baseline per slot of the evaluator (docs/cluster.md),
+ * re-measured there every `baseline_every` benchmarks on it, watches for
+ * a noisy machine, applies the store's command queue, and at the end
+ * confirms the `rebench_top` best screens on fresh paired rounds
  * (docs/trust.md): only a contender whose interval lies above 1 against
  * the baseline and against the best so far is crowned. A screening's
- * speedup = the latest baseline median of this session / the candidate's
- * median; a confirmed one is the rounds' estimate with its interval;
- * score = speedup. An evaluation the environment failed gives its budget
- * slot back; three in a row end the run with CUCO_EENV.
+ * speedup = the latest baseline median of this session on the
+ * candidate's slot / the candidate's median; a confirmed one is the
+ * rounds' estimate with its interval; score = speedup. An evaluation the
+ * environment failed gives its budget slot back; three in a row end the
+ * run with CUCO_EENV.
  */
 #ifndef CUCO_AGENTS_ENGINE_H
 #define CUCO_AGENTS_ENGINE_H

@@ -1,9 +1,11 @@
 /* engine_eval.c — evaluating candidates: the screening measurement, the
- * baseline policy, the budget and environment rules. */
+ * baseline policy (each slot's own, engine_slots.c), the budget and
+ * environment rules. */
 #include "agents/engine_int.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,37 +19,36 @@ bool engine_counts_for_budget(const cuco_candidate *c)
 		c->origin != CUCO_ORIGIN_HUMAN;
 }
 
-/* Evaluate with the evaluator; an error of the evaluator itself ends the run. */
-int engine_evaluate(cuco_engine *e, const char *src, size_t len, const cuco_directive *d,
+int engine_evaluate(cuco_engine *e, int slot, const char *src, size_t len, const cuco_directive *d,
 	cuco_eval_result *res)
 {
 	cuco_err err = { 0 };
 	memset(res, 0, sizeof *res);
-	int rc = cuco_eval_candidate(e->ev, src, len, d, true, res, &err);
+	int rc = cuco_eval_candidate_on(e->ev, slot, src, len, d, true, res, &err);
 	if (rc != CUCO_OK)
 		engine_fail(e, &err);
 	return rc;
 }
 
-int engine_remeasure(cuco_engine *e, const char *src, size_t len, const cuco_directive *d,
-	cuco_eval_result *res)
+int engine_remeasure(cuco_engine *e, int slot, const char *src, size_t len,
+	const cuco_directive *d, cuco_eval_result *res)
 {
 	cuco_err err = { 0 };
 	memset(res, 0, sizeof *res);
-	int rc = cuco_eval_remeasure(e->ev, src, len, d, res, &err);
+	int rc = cuco_eval_remeasure_on(e->ev, slot, src, len, d, res, &err);
 	if (rc != CUCO_OK)
 		engine_fail(e, &err);
 	return rc;
 }
 
-/* Measure the baseline and make it the reference for what follows. Every
- * measurement is appended to its row; a row measured before stays done
- * while it is measured again (a viewer always finds the run's baseline),
- * and a failed re-measure leaves the earlier measurement in force: the
- * run goes on against it, the event says what happened. Only the first
- * session's first measurement failing ends the run (ENGINE_BASE_FIRST:
- * nothing could be compared). */
-int engine_measure_baseline(cuco_engine *e, unsigned flags)
+/* Measure the baseline on a slot and make it that slot's reference for
+ * what follows there. Every measurement is appended to its row; a row
+ * measured before stays done while it is measured again (a viewer always
+ * finds the run's baseline), and a failed re-measure leaves the slot's
+ * earlier measurement in force: the run goes on against it, the event says
+ * what happened. Only the first session's first measurement failing ends
+ * the run (ENGINE_BASE_FIRST: nothing could be compared). */
+int engine_measure_baseline(cuco_engine *e, int slot, unsigned flags)
 {
 	bool first = flags & ENGINE_BASE_FIRST;
 	cuco_eval_result res;
@@ -59,7 +60,7 @@ int engine_measure_baseline(cuco_engine *e, unsigned flags)
 	}
 	cuco_directive d = c.directive;
 	engine_set_status(e, e->baseline_id, CUCO_STATUS_BENCHMARKING);  /* unless done */
-	if (engine_evaluate(e, e->baseline_src, e->baseline_len, &d, &res) != CUCO_OK) {
+	if (engine_evaluate(e, slot, e->baseline_src, e->baseline_len, &d, &res) != CUCO_OK) {
 		engine_set_status(e, e->baseline_id, CUCO_STATUS_QUEUED);
 		return CUCO_EENV;
 	}
@@ -69,25 +70,21 @@ int engine_measure_baseline(cuco_engine *e, unsigned flags)
 		return CUCO_EDATA;
 	bool in_force = c.status == CUCO_STATUS_DONE;  /* an earlier measurement, if res failed */
 	pthread_mutex_lock(&e->lock);
-	if (res.ok) {
-		e->baseline_us = res.latency_median_us;
-		e->baseline_res = res;
-		if (!e->best_id) {  /* what a candidate must beat to be a best */
-			e->best_id = c.id;
-			e->best_score = c.score;
-		}
+	if (!res.ok && res.slot < 0)
+		res.slot = slot;  /* no slot was had: the one asked for is free again */
+	engine_slot_baseline(e, &res);
+	if (res.ok && !e->best_id) {  /* what a candidate must beat to be a best */
+		e->best_id = c.id;
+		e->best_score = c.score;
 	}
-	e->benched = 0;
-	e->baseline_busy = false;
 	e->baseline_fresh = res.ok || e->baseline_fresh;
 	if (!(flags & ENGINE_BASE_QUIET))
 		engine_progress(e, &c, res.ok ? "baseline" : "baseline re-measure failed");
 	pthread_mutex_unlock(&e->lock);
 	if (res.ok)
 		engine_noise_baseline(e, &res);
-	if (res.ok || (in_force && !first)) {
+	if (res.ok || (in_force && !first))
 		return CUCO_OK;
-	}
 	cuco_errf(&err, res.environment ? CUCO_EENV : CUCO_EDATA, "%s: baseline %s at %s: %s",
 		e->wl->name, res.environment ? "cannot run here" : "failed", res.failed_stage,
 		line[0] ? line : res.error_class);
@@ -107,21 +104,43 @@ void engine_observe(cuco_engine *e, const cuco_candidate *c)
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* Claim the next baseline measurement for this thread (under e->lock);
- * false when another thread is measuring it already. */
-bool engine_claim_baseline(cuco_engine *e)
+/* The baseline median of slot s, measured there first when it never was
+ * (a slot's first candidate); NAN when it cannot be had. */
+static double slot_baseline(cuco_engine *e, int s)
 {
-	if (e->baseline_busy)
-		return false;
-	e->baseline_busy = true;
-	e->baseline_due = false;
-	return true;
+	pthread_mutex_lock(&e->lock);
+	double base = s >= 0 && s < e->nslots ? e->slots[s].baseline_us : NAN;
+	bool claimed = s >= 0 && isnan(base) && engine_claim_baseline(e, s);
+	pthread_mutex_unlock(&e->lock);
+	if (claimed && engine_measure_baseline(e, s, 0) != CUCO_OK)
+		return NAN;
+	pthread_mutex_lock(&e->lock);
+	/* Another thread may have been measuring it: wait for its end. */
+	while (s >= 0 && s < e->nslots && isnan(e->slots[s].baseline_us) && e->slots[s].busy && !e->stop)
+		engine_wait(e, POLL_S);
+	base = s >= 0 && s < e->nslots ? e->slots[s].baseline_us : NAN;
+	pthread_mutex_unlock(&e->lock);
+	return base;
+}
+
+/* A candidate measured on a slot where the baseline cannot be: no speedup
+ * can be had there, which is the environment's failure, not the
+ * candidate's. */
+static void no_baseline(cuco_eval_result *res)
+{
+	res->ok = false;
+	res->environment = true;
+	cuco_strlcpy(res->failed_stage, "bench", sizeof res->failed_stage);
+	cuco_strlcpy(res->error_class, cuco_fail_name(CUCO_FAIL_ENVIRONMENT), sizeof res->error_class);
+	snprintf(res->excerpt, sizeof res->excerpt, "bench: no baseline on slot %s to compare with "
+		"(the baseline failed there)", res->slot_name);
 }
 
 /* Evaluate a stored candidate: one screening measurement against the
- * latest baseline. It ranks the candidate for the strategy and may make it
- * a contender; only the confirmation at the end (engine_trust.c), on fresh
- * rounds, can make it the best. */
+ * latest baseline of the slot it ran on (no ratio mixes two slots). It
+ * ranks the candidate for the strategy and may make it a contender; only
+ * the confirmation at the end (engine_trust.c), on fresh rounds, can make
+ * it the best. */
 void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 {
 	cuco_candidate c;
@@ -138,19 +157,17 @@ void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 	}
 	engine_set_status(e, id, CUCO_STATUS_COMPILING);
 	cuco_eval_result res;
-	if (engine_evaluate(e, src, src_len, &c.directive, &res) != CUCO_OK)
+	if (engine_evaluate(e, -1, src, src_len, &c.directive, &res) != CUCO_OK)
 		goto unfinished;
-	pthread_mutex_lock(&e->lock);
-	double base = e->baseline_us;
-	pthread_mutex_unlock(&e->lock);
+	double base = res.ok ? slot_baseline(e, res.slot) : NAN;
+	if (res.ok && isnan(base))
+		no_baseline(&res);
 	if (engine_record(e, id, &res, base, "status", &c) != CUCO_OK)
 		goto unfinished;
 	engine_observe(e, &c);
 
 	pthread_mutex_lock(&e->lock);
-	if (res.ok && c.origin != CUCO_ORIGIN_BASELINE && ++e->benched >= e->cfg.baseline_every
-			&& !e->baseline_busy)
-		e->baseline_due = true;
+	engine_slot_benched(e, res.slot, res.ok && c.origin != CUCO_ORIGIN_BASELINE);
 	if (res.environment && ++e->env_fails >= ENV_FAILS_MAX && e->rc == CUCO_OK) {
 		char line[200];
 		engine_first_line(c.error_excerpt[0] ? c.error_excerpt : c.error_class, line, sizeof line);

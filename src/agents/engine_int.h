@@ -7,6 +7,8 @@
  *   engine_cmd.c     the command queue (pin, reject, edit, pause, stop, hint)
  *   engine_trust.c   the noise watch; the paired confirmation that crowns a best
  *   engine_setup.c   the run's first write, a resumed run's state, the replay
+ *   engine_slots.c   each slot's own baseline; the slots' state in the store,
+ *                    their faults as events
  *
  * Locks: `lock` guards the state below it and the progress stream;
  * `strat_lock` serialises calls into the strategy. Neither is held during
@@ -31,6 +33,7 @@
 /* The noise watch (engine_trust.c). */
 typedef struct engine_noise {
 	double base_us[ENGINE_DRIFT_WINDOW];  /* the latest baseline medians, a ring */
+	int base_slot[ENGINE_DRIFT_WINDOW];   /* and the slot of each */
 	int nbase;
 	double start, last;      /* cuco_mono() at the run's start and at the last sample */
 	double cpu_last;         /* this process's CPU seconds then, its stages' included */
@@ -38,6 +41,16 @@ typedef struct engine_noise {
 	bool noisy;              /* said once, with the reason */
 	char reason[256];
 } engine_noise;
+
+/* A slot of the evaluator's pool (eval.h) as the engine keeps it: a
+ * speedup divides the latest good baseline median of the slot the
+ * candidate was measured on, never another's (docs/cluster.md). */
+typedef struct engine_slot {
+	double baseline_us;            /* NAN until the baseline ran here */
+	cuco_eval_result baseline_res; /* and its whole measurement */
+	int benched;                   /* benchmarks here since that one */
+	bool due, busy;                /* a re-measure is due here / being taken */
+} engine_slot;
 
 struct cuco_engine {
 	cuco_store *st;
@@ -65,10 +78,13 @@ struct cuco_engine {
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool paused, stop, exhausted, baseline_due, baseline_busy;
+	bool paused, stop, exhausted;
 	bool baseline_fresh;    /* a baseline measurement is in force for this session */
+	cuco_eval_result resume_base;  /* a resumed run's baseline in force, for */
+	int resume_benched;     /* engine_slots_init: its slot, benchmarks since */
 	int proposed;           /* strategy candidates over the whole run */
-	int benched;            /* benchmarks since the last baseline measurement */
+	engine_slot *slots;     /* one per slot of the evaluator */
+	int nslots;
 	int env_fails;          /* environment failures in a row */
 	int model_fails;        /* proposals in a row whose model call gave up */
 	double model_ok_at;     /* cuco_mono() of the last answered call, or of the start */
@@ -83,8 +99,6 @@ struct cuco_engine {
 	uint64_t busy_seq;      /* strat_seq when the strategy last said CUCO_EBUSY */
 	bool busy;              /* and has not proposed since */
 	unsigned cancel_epoch;  /* moves whenever calls in flight are cancelled */
-	double baseline_us;     /* the latest good baseline median */
-	cuco_eval_result baseline_res;  /* and its whole measurement */
 	uint64_t best_id;        /* the crowned best (the baseline until one is) */
 	double best_score;
 	double best_lo, best_hi; /* its interval */
@@ -145,15 +159,19 @@ void engine_refresh_best(cuco_engine *e);
 enum { ENGINE_BASE_FIRST = 1, ENGINE_BASE_QUIET = 2 };  /* engine_measure_baseline's flags */
 
 bool engine_counts_for_budget(const cuco_candidate *c);
-int engine_evaluate(cuco_engine *e, const char *src, size_t len, const cuco_directive *d,
+/* Evaluate on that slot (-1: the first free one, moving on from one the
+ * environment fails); an error of the evaluator ends the run. */
+int engine_evaluate(cuco_engine *e, int slot, const char *src, size_t len, const cuco_directive *d,
 	cuco_eval_result *res);
-/* The same as a round of a confirmation (cuco_eval_remeasure). */
-int engine_remeasure(cuco_engine *e, const char *src, size_t len, const cuco_directive *d,
-	cuco_eval_result *res);
-int engine_measure_baseline(cuco_engine *e, unsigned flags);
+/* The same as a round of a confirmation (cuco_eval_remeasure_on), on that
+ * slot. */
+int engine_remeasure(cuco_engine *e, int slot, const char *src, size_t len,
+	const cuco_directive *d, cuco_eval_result *res);
+/* Measure the baseline on a slot (-1: any) and make it that slot's
+ * reference. */
+int engine_measure_baseline(cuco_engine *e, int slot, unsigned flags);
 /* Hand a finished candidate to the strategy (under strat_lock). */
 void engine_observe(cuco_engine *e, const cuco_candidate *c);
-bool engine_claim_baseline(cuco_engine *e);
 void engine_evaluate_stored(cuco_engine *e, uint64_t id);
 
 /* ---- proposals and workers (engine_pool.c) ---- */
@@ -186,6 +204,29 @@ void engine_noise_baseline(cuco_engine *e, const cuco_eval_result *res);
 /* Confirm the best `rebench_top` screens on fresh paired rounds; crown
  * what passes (the run's end). */
 void engine_confirm(cuco_engine *e);
+
+/* ---- slots (engine_slots.c) ---- */
+
+/* The table, one entry per slot of e->ev, no baseline yet. */
+void engine_slots_init(cuco_engine *e);
+/* A slot's index by name (a candidate's stored slot), -1 when none. */
+int engine_slot_index(cuco_engine *e, const char *name);
+/* Claim slot s's next baseline measurement for this thread (under
+ * e->lock); false when another thread is measuring it already. */
+bool engine_claim_baseline(cuco_engine *e, int s);
+/* A slot whose baseline is due, claimed (under e->lock); -1 when none. */
+int engine_claim_due(cuco_engine *e);
+/* A baseline measured on its slot (under e->lock): the slot's reference
+ * from now on. */
+void engine_slot_baseline(cuco_engine *e, const cuco_eval_result *res);
+/* A candidate measured on slot s (under e->lock): after baseline_every
+ * benchmarks there the slot's baseline is due again. */
+void engine_slot_benched(cuco_engine *e, int s, bool counts);
+
+/* The evaluator's slot_changed: an event for a fault, the state to meta. */
+void engine_slot_changed(void *arg, const cuco_slot_info *slot, const char *text);
+/* Every slot's state to meta "slots". */
+void engine_slots_write(cuco_engine *e);
 
 /* ---- setup and resume (engine_setup.c) ---- */
 

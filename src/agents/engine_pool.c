@@ -15,6 +15,7 @@ typedef enum job_kind { JOB_BASELINE, JOB_STORED, JOB_PROPOSE } job_kind;
 typedef struct job {
 	job_kind kind;
 	uint64_t id;      /* JOB_STORED */
+	int slot;         /* JOB_BASELINE: the slot whose baseline is due */
 	unsigned epoch;   /* JOB_PROPOSE: cancel_epoch when it started */
 } job;
 
@@ -129,11 +130,11 @@ static bool take_slot(cuco_engine *e)
 	while (!e->stop && e->evaluating >= e->cfg.jobs)
 		engine_wait(e, POLL_S);
 	bool ok = !e->stop;
-	bool baseline = ok && e->baseline_due && engine_claim_baseline(e);
+	int due = ok ? engine_claim_due(e) : -1;
 	e->evaluating += ok;
 	pthread_mutex_unlock(&e->lock);
-	if (baseline)
-		engine_measure_baseline(e, 0);
+	if (due >= 0)
+		engine_measure_baseline(e, due, 0);
 	return ok;
 }
 
@@ -255,7 +256,7 @@ static bool next_job(cuco_engine *e, job *j)
 			continue;
 		}
 		bool slot = e->evaluating < e->cfg.jobs;
-		if (slot && e->baseline_due && engine_claim_baseline(e)) {
+		if (slot && (j->slot = engine_claim_due(e)) >= 0) {
 			j->kind = JOB_BASELINE;
 			e->evaluating++;
 			return true;
@@ -291,7 +292,7 @@ static bool run_job(cuco_engine *e, const job *j)
 {
 	switch (j->kind) {
 	case JOB_BASELINE:
-		engine_measure_baseline(e, 0);
+		engine_measure_baseline(e, j->slot, 0);
 		return true;
 	case JOB_STORED:
 		engine_evaluate_stored(e, j->id);

@@ -117,6 +117,8 @@ void engine_measurement_of(const cuco_engine *e, uint64_t id, const cuco_eval_re
 	/* Kept when refused too: it may be why (docs/workloads.md, "Host calls"). */
 	m->host_counted = r->host_calls >= 0;
 	m->host_calls = r->host_calls;
+	if (r->slot >= 0)
+		cuco_strlcpy(m->slot, r->slot_name, sizeof m->slot);
 	if (!r->ok) {
 		cuco_strlcpy(m->failed_stage, r->failed_stage, sizeof m->failed_stage);
 		cuco_strlcpy(m->error_class, r->error_class, sizeof m->error_class);

@@ -231,10 +231,10 @@ static void take_baseline(cuco_engine *e, const setup_arg *a)
 		&& cuco_now() - a->baseline_time < BASELINE_FRESH_S;
 	if (!e->baseline_fresh)
 		return;
-	e->baseline_us = b->latency_median_us;
-	engine_result_of(b, &e->baseline_res);
-	e->benched = a->benched > 0 ? a->benched : 1;  /* a contender is paired with a new one */
-	e->baseline_due = a->benched >= e->cfg.baseline_every;
+	/* engine_slots_init puts it on its slot, once the evaluator has them. */
+	engine_result_of(b, &e->resume_base);
+	cuco_strlcpy(e->resume_base.slot_name, b->slot, sizeof e->resume_base.slot_name);
+	e->resume_benched = a->benched > 0 ? a->benched : 1;
 }
 
 static char *config_json(const cuco_engine_config *cfg)
@@ -298,6 +298,7 @@ void engine_free(cuco_engine *e)
 	free(e->baseline_src);
 	free(e->seed_src);
 	free(e->backlog);
+	free(e->slots);
 	for (int i = 0; i < 2; i++)
 		if (e->wake[i] >= 0)
 			close(e->wake[i]);

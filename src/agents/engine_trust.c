@@ -75,11 +75,15 @@ static void judge(cuco_engine *e, const cuco_eval_result *res, char *why, size_t
 			"of %.0f%%", 100 * res->spread, 100 * max_spread);
 		return;
 	}
+	/* Drift is judged within one slot: nodes of a cluster differ. */
 	double lo = INFINITY, hi = 0;
-	int k = n->nbase < ENGINE_DRIFT_WINDOW ? n->nbase : ENGINE_DRIFT_WINDOW;
-	for (int i = 0; i < k; i++) {
+	int k = 0, ring = n->nbase < ENGINE_DRIFT_WINDOW ? n->nbase : ENGINE_DRIFT_WINDOW;
+	for (int i = 0; i < ring; i++) {
+		if (n->base_slot[i] != res->slot)
+			continue;
 		lo = fmin(lo, n->base_us[i]);
 		hi = fmax(hi, n->base_us[i]);
+		k++;
 	}
 	if (k >= MIN_DRIFT && (hi - lo) / lo > max_spread) {
 		snprintf(why, size, "the re-measured baseline drifts, %.0f to %.0f us over its last %d "
@@ -120,6 +124,7 @@ void engine_noise_baseline(cuco_engine *e, const cuco_eval_result *res)
 	char why[256];
 	pthread_mutex_lock(&e->lock);
 	engine_noise *n = &e->noise;
+	n->base_slot[n->nbase % ENGINE_DRIFT_WINDOW] = res->slot;
 	n->base_us[n->nbase++ % ENGINE_DRIFT_WINDOW] = res->latency_median_us;
 	sample_own_load(n);
 	bool said = n->noisy;
@@ -158,6 +163,7 @@ typedef struct arm {
 typedef struct confirmation {
 	arm arms[ARMS];
 	int narms;               /* 3 when a best other than the baseline stands */
+	int slot;                /* where every round runs: the contender's screening slot */
 	int j;                   /* this run's confirmation number, from 1 */
 	double alpha;            /* its share of CUCO_TRUST_ALPHA */
 	int min_rounds;          /* the fewest that give an interval at alpha */
@@ -236,8 +242,8 @@ static bool run_rounds(cuco_engine *e, confirmation *cf)
 			return false;
 		for (int k = 0; k < narms; k++) {
 			arm *a = &cf->arms[order[k]];
-			if (engine_stopping(e) || engine_remeasure(e, a->src, a->len, &a->c.directive,
-					&a->res[r]) != CUCO_OK)
+			if (engine_stopping(e) || engine_remeasure(e, cf->slot, a->src, a->len,
+					&a->c.directive, &a->res[r]) != CUCO_OK)
 				return false;
 			if (!a->res[r].ok) {
 				arm_failed(e, cf, order[k], &a->res[r]);
@@ -382,9 +388,15 @@ static bool plan(cuco_engine *e, confirmation *cf, uint64_t id)
 	if (cf->max_rounds > CUCO_PAIRED_MAX)
 		cf->max_rounds = cf->min_rounds = CUCO_PAIRED_MAX;
 	cf->narms = best && best != e->baseline_id ? ARMS : ARM_BEST;
-	return load_arm(e, e->baseline_id, &cf->arms[ARM_BASE]) &&
-		load_arm(e, id, &cf->arms[ARM_CAND]) &&
-		(cf->narms < ARMS || load_arm(e, best, &cf->arms[ARM_BEST]));
+	if (!load_arm(e, e->baseline_id, &cf->arms[ARM_BASE]) || !load_arm(e, id, &cf->arms[ARM_CAND]) ||
+			(cf->narms == ARMS && !load_arm(e, best, &cf->arms[ARM_BEST])))
+		return false;
+	/* Every round on the slot the contender was screened on (the first
+	 * slot when that one is not this session's): ratios within one node. */
+	cf->slot = engine_slot_index(e, cf->arms[ARM_CAND].c.slot);
+	if (cf->slot < 0)
+		cf->slot = 0;
+	return true;
 }
 
 static void say_start(cuco_engine *e, const confirmation *cf)

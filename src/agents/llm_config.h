@@ -68,6 +68,7 @@ typedef struct cuco_llm_config {
 	int64_t budget_tokens;       /* prompt + completion tokens at most; 0 = no limit */
 	char theme[64];              /* [screen] theme = NAME; "" = not set */
 	cuco_sandbox_mode sandbox;   /* [eval] sandbox = auto|bwrap|off; DEFAULT = not set */
+	cuco_runner_config runner;   /* [runner] (cuco_runner_config_set); zero = local */
 } cuco_llm_config;
 
 void cuco_llm_config_defaults(cuco_llm_config *cfg);

@@ -3,8 +3,11 @@
  * API headers and a library of the same release, NCCL_NVLS_ENABLE=0, a
  * GPU), saying exactly what is missing. Exit 3 when anything is. The
  * sandbox is checked too, but only warned about: without it stages still
- * run, with resource limits only. Last, which of the workloads found can
- * run here: their family's tools present, one GPU per rank visible. */
+ * run, with resource limits only. So is the runner (the config file's
+ * [runner], or --runner): that its launcher answers (srun --version,
+ * sinfo, mpirun, ssh) and its slots resolve. Last, which of the workloads
+ * found can run here: their family's tools present, one GPU per rank
+ * visible. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -15,7 +18,7 @@
 #include "cmd/cmd.h"
 #include "eval/eval.h"
 
-enum { MAX_CHECKS = 12 };
+enum { MAX_CHECKS = 16 };
 
 typedef struct check {
 	const char *what;
@@ -188,6 +191,27 @@ static void check_sandbox(report *r)
 		add(r, "sandbox", on, "%s", status)->optional = !on;
 }
 
+static void runner_line(const char *what, bool ok, const char *detail, void *arg)
+{
+	add(arg, what, ok, "%s", detail);
+}
+
+/* Where stages would run, and whether they can. The local runner's
+ * mpirun is the toolchain's line already. */
+static void check_runner(report *r, const cmd_runner_flags *flags)
+{
+	cuco_runner_config rc;
+	cuco_err err = { 0 };
+	if (cmd_runner_config(flags, &rc, &err) != CUCO_OK) {
+		add(r, "runner", false, "%s", err.msg);
+		return;
+	}
+	add(r, "runner", true, "%s%s", cuco_runner_name(rc.kind),
+		rc.kind == CUCO_RUNNER_LOCAL ? ": this machine, one slot" : "");
+	if (rc.kind != CUCO_RUNNER_LOCAL)
+		cuco_runner_check(&rc, 1, runner_line, r);
+}
+
 /* Whether a candidate's processes are limited together (a cgroup per
  * stage) or each alone (rlimits). Optional, like the sandbox. */
 static void check_limits(report *r)
@@ -218,15 +242,25 @@ static void print_profile(const cuco_hardware *hw)
 static int doctor_exec(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, CMD_RUNNER_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
 	};
 	bool json = false;
+	cmd_runner_flags flags = { 0 };
 	int opt;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
 		if (opt == 'h') {
-			cmd_print_usage(&cmd_doctor, "  --json   one JSON object: the profile and each check\n");
+			cmd_print_usage(&cmd_doctor, "  --json            one JSON object: the profile and each check\n"
+				"  --runner KIND     check this runner instead of the config file's [runner]\n"
+				"  --hostfile FILE   the hostfile runner's hosts (implies --runner hostfile)\n"
+				"  --hosts LIST      the ssh runner's hosts, the slurm runner's nodes\n");
 			return CUCO_OK;
+		}
+		if (opt == CMD_OPT_RUNNER || opt == CMD_OPT_HOSTFILE || opt == CMD_OPT_HOSTS) {
+			if (cmd_runner_option(&cmd_doctor, opt, optarg, &flags) != CUCO_OK)
+				return CUCO_EUSAGE;
+			continue;
 		}
 		if (opt != 'j')
 			return cmd_usage_error(&cmd_doctor, "unknown option");
@@ -240,6 +274,7 @@ static int doctor_exec(int argc, char **argv)
 	report r = { 0 };
 	check_toolchain(&r, &hw);
 	check_sandbox(&r);
+	check_runner(&r, &flags);
 	check_limits(&r);
 	size_t len = 0;
 	for (int i = 0; i < r.n; i++)
@@ -274,7 +309,7 @@ static int doctor_exec(int argc, char **argv)
 	return hw.missing[0] ? CUCO_EENV : CUCO_OK;
 }
 
-const cuco_cmd cmd_doctor = { "doctor", "[--json]",
-	"print the hardware profile, check nvcc, MPI, NCCL, the GPU and the sandbox (exit 3 when something is\n"
-	"       missing), and list which workloads can run here",
+const cuco_cmd cmd_doctor = { "doctor", "[--json] [--runner local|hostfile|slurm|ssh] [--hostfile FILE] [--hosts LIST]",
+	"print the hardware profile, check nvcc, MPI, NCCL, the GPU, the sandbox and the runner (exit 3 when\n"
+	"       something is missing), and list which workloads can run here",
 	doctor_exec };

@@ -2,11 +2,12 @@
  *
  * The JSON shape is fixed (scripts and tests rely on it):
  * {workload, strategy, candidates: {total, by_status: {…}, by_origin: {…},
- *  by_failure: {…}}, baseline: {id, latency_us},
+ *  by_failure: {…}}, baseline: {id, latency_us, slot},
  *  best: {id, latency_us, speedup: {value, lo, hi, rounds, confidence}, verdict,
- *  host_calls}, noise, tokens: {prompt, completion}, cost_usd,
+ *  host_calls, slot}, noise, tokens: {prompt, completion}, cost_usd,
  *  calls: {total, refused, estimated, unpriced, by_kind: {KIND: totals},
- *          by_model: {MODEL: totals}}}
+ *          by_model: {MODEL: totals}},
+ *  slots: [{name, state, failures, candidates}]}
  * with totals = {calls, tokens_in, tokens_cached, tokens_out, cost_usd}.
  * The best is the run's crowned one (docs/trust.md), and its speedup the
  * one stored with it: from paired rounds against the baseline, with its
@@ -17,7 +18,11 @@
  * steps, null when nothing was counted. Tokens and cost are every model
  * call's (the store's call records, refused replies, planners and
  * summaries included); a run made before calls were recorded has only its
- * candidates' counts. */
+ * candidates' counts. slots: where the run's candidates were measured
+ * (docs/cluster.md), each slot's state as the engine last wrote it (meta
+ * "slots"; "-" for a slot of an earlier session only) and how many
+ * candidates it measured last; a slot field is where that record's latest
+ * measurement ran. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <math.h>
@@ -29,8 +34,17 @@
 
 #define REPORT_MODELS 16  /* models told apart; the rest count as "other" */
 
+typedef struct slot_row {
+	char name[64], state[16];
+	int failures;
+	size_t candidates;
+} slot_row;
+
 struct report {
 	char workload[128], strategy[64];
+	char baseline_slot[64], best_slot[64];
+	slot_row slots[CUCO_MAX_SLOTS];
+	int nslots;
 	size_t total;
 	size_t by_status[CUCO_STATUS_COUNT];
 	size_t by_origin[CUCO_ORIGIN_COUNT];
@@ -63,9 +77,49 @@ static void meta_name(cuco_txn *txn, const char *key, char *dst, size_t size)
 	free(json);
 }
 
+static slot_row *slot_of(struct report *r, const char *name)
+{
+	for (int i = 0; i < r->nslots; i++)
+		if (strcmp(r->slots[i].name, name) == 0)
+			return &r->slots[i];
+	if (r->nslots == CUCO_MAX_SLOTS)
+		return NULL;
+	slot_row *s = &r->slots[r->nslots++];
+	cuco_strlcpy(s->name, name, sizeof s->name);
+	cuco_strlcpy(s->state, "-", sizeof s->state);
+	return s;
+}
+
+/* The slots as the engine left them: meta "slots" (engine_slots.c). */
+static void read_slots(cuco_txn *txn, struct report *r)
+{
+	char *json = NULL;
+	if (cuco_meta_get(txn, "slots", &json) != CUCO_OK)
+		return;
+	cJSON *j = cJSON_Parse(json);
+	free(json);
+	const cJSON *s;
+	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(j, "slots")) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(s, "name");
+		const cJSON *state = cJSON_GetObjectItemCaseSensitive(s, "state");
+		const cJSON *fails = cJSON_GetObjectItemCaseSensitive(s, "failures");
+		slot_row *row = cJSON_IsString(name) ? slot_of(r, name->valuestring) : NULL;
+		if (row && cJSON_IsString(state))
+			cuco_strlcpy(row->state, state->valuestring, sizeof row->state);
+		if (row && cJSON_IsNumber(fails) && fails->valuedouble >= 0 && fails->valuedouble < 1e6)
+			row->failures = (int)fails->valuedouble;
+	}
+	cJSON_Delete(j);
+}
+
 static int tally(const cuco_candidate *c, void *arg)
 {
 	struct report *r = arg;
+	slot_row *s = c->slot[0] ? slot_of(r, c->slot) : NULL;
+	if (s)
+		s->candidates++;
+	if (c->id == r->baseline_id)
+		cuco_strlcpy(r->baseline_slot, c->slot, sizeof r->baseline_slot);
 	r->tokens_prompt += c->tokens_prompt;
 	r->tokens_completion += c->tokens_completion;
 	r->cost_usd += c->cost_usd;
@@ -73,6 +127,7 @@ static int tally(const cuco_candidate *c, void *arg)
 	if (c->status == CUCO_STATUS_FAILED && cuco_fail_parse(c->error_class, &f) == CUCO_OK)
 		r->by_failure[f]++;
 	if (c->id == r->best_id) {
+		cuco_strlcpy(r->best_slot, c->slot, sizeof r->best_slot);
 		r->best_counted = c->host_counted;
 		r->best_host_calls = c->host_calls;
 	}
@@ -142,8 +197,9 @@ static int report_txn(cuco_txn *txn, void *arg)
 		cJSON_Delete(j);
 		free(json);
 	}
-	/* Failure classes and host calls live in the full records; the walk
-	 * is linear in the run's size. */
+	read_slots(txn, r);
+	/* Failure classes, host calls and slots live in the full records; the
+	 * walk is linear in the run's size. */
 	if ((rc = cuco_cand_each(txn, 1, tally, r)) != CUCO_OK)
 		return rc;
 	if ((rc = cuco_call_each(txn, 1, tally_call, r)) != CUCO_OK)
@@ -156,7 +212,6 @@ static int report_txn(cuco_txn *txn, void *arg)
 		r->cost_usd = r->calls.cost_usd;
 	}
 	return CUCO_OK;
-
 }
 
 static cJSON *id_or_null(uint64_t id)
@@ -167,6 +222,11 @@ static cJSON *id_or_null(uint64_t id)
 static cJSON *num_or_null(double v)
 {
 	return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static cJSON *text_or_null(const char *s)
+{
+	return *s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
 static cJSON *totals_json(const cuco_call_totals *t)
@@ -199,6 +259,7 @@ static void print_json(const struct report *r)
 	cJSON *base = cJSON_AddObjectToObject(o, "baseline");
 	cJSON_AddItemToObject(base, "id", id_or_null(r->baseline_id));
 	cJSON_AddItemToObject(base, "latency_us", num_or_null(r->baseline_id ? r->baseline_us : NAN));
+	cJSON_AddItemToObject(base, "slot", text_or_null(r->baseline_slot));
 	cJSON *best = cJSON_AddObjectToObject(o, "best");
 	cJSON_AddItemToObject(best, "id", id_or_null(r->best_id));
 	cJSON_AddItemToObject(best, "latency_us", num_or_null(r->best_id ? r->best_us : NAN));
@@ -213,6 +274,7 @@ static void print_json(const struct report *r)
 	cJSON_AddStringToObject(best, "verdict", r->best_id ? cuco_verdict_name(b->verdict) : "");
 	cJSON_AddItemToObject(o, "noise", r->noise[0] ? cJSON_CreateString(r->noise) : cJSON_CreateNull());
 	cJSON_AddItemToObject(best, "host_calls", num_or_null(r->best_counted ? (double)r->best_host_calls : NAN));
+	cJSON_AddItemToObject(best, "slot", text_or_null(r->best_slot));
 	cJSON *tok = cJSON_AddObjectToObject(o, "tokens");
 	cJSON_AddNumberToObject(tok, "prompt", (double)r->tokens_prompt);
 	cJSON_AddNumberToObject(tok, "completion", (double)r->tokens_completion);
@@ -230,6 +292,15 @@ static void print_json(const struct report *r)
 	cJSON *models = cJSON_AddObjectToObject(calls, "by_model");
 	for (int i = 0; i < r->nmodels; i++)
 		cJSON_AddItemToObject(models, r->by_model[i].name, totals_json(&r->by_model[i].t));
+	cJSON *slots = cJSON_AddArrayToObject(o, "slots");
+	for (int i = 0; i < r->nslots; i++) {
+		cJSON *s = cJSON_CreateObject();
+		cJSON_AddStringToObject(s, "name", r->slots[i].name);
+		cJSON_AddStringToObject(s, "state", r->slots[i].state);
+		cJSON_AddNumberToObject(s, "failures", r->slots[i].failures);
+		cJSON_AddNumberToObject(s, "candidates", (double)r->slots[i].candidates);
+		cJSON_AddItemToArray(slots, s);
+	}
 	char *text = cJSON_Print(o);
 	puts(text);
 	free(text);
@@ -258,8 +329,8 @@ static void print_text(const struct report *r)
 		printf("\n");
 	}
 	if (r->baseline_id)
-		printf("baseline   #%llu  %.1f us (median, this run)\n", (unsigned long long)r->baseline_id,
-			r->baseline_us);
+		printf("baseline   #%llu  %.1f us (median, this run)%s%s\n", (unsigned long long)r->baseline_id,
+			r->baseline_us, r->baseline_slot[0] ? " on " : "", r->baseline_slot);
 	else
 		printf("baseline   not measured yet\n");
 	char sp[64];
@@ -268,8 +339,9 @@ static void print_text(const struct report *r)
 	if (r->best_id && r->best_id == r->baseline_id)
 		printf("best       nothing beat the baseline\n");
 	else if (r->best_id && r->baseline_id)
-		printf("best       #%llu  %.1f us  %s the baseline%s%s\n", (unsigned long long)r->best_id,
-			r->best_us, sp, r->best.verdict ? ", " : "", cuco_verdict_name(r->best.verdict));
+		printf("best       #%llu  %.1f us  %s the baseline%s%s%s%s\n", (unsigned long long)r->best_id,
+			r->best_us, sp, r->best.verdict ? ", " : "", cuco_verdict_name(r->best.verdict),
+			r->best_slot[0] ? " on " : "", r->best_slot);
 	else if (r->best_id)
 		printf("best       #%llu  %.1f us\n", (unsigned long long)r->best_id, r->best_us);
 	else
@@ -278,6 +350,14 @@ static void print_text(const struct report *r)
 		printf("noise      %s\n", r->noise);
 	if (r->best_id && r->best_counted)
 		printf("           %lld host communication calls in its steps\n", (long long)r->best_host_calls);
+	for (int i = 0; i < r->nslots; i++) {
+		const slot_row *s = &r->slots[i];
+		printf("%-10s %s  %s, %zu candidate%s measured", i ? "" : "slots", s->name, s->state,
+			s->candidates, s->candidates == 1 ? "" : "s");
+		if (s->failures)
+			printf(", %d environment failure%s in a row", s->failures, s->failures == 1 ? "" : "s");
+		printf("\n");
+	}
 	if (r->tokens_prompt || r->tokens_completion)
 		printf("tokens     %lld prompt + %lld completion, $%.4f\n", (long long)r->tokens_prompt,
 			(long long)r->tokens_completion, r->cost_usd);

@@ -36,7 +36,8 @@ static const char run_options[] =
 	"                     included (default 24 unless --minutes is given; 0 = no limit)\n"
 	"  --minutes M        wall-clock limit of this session\n"
 	"  --size NAME        problem size (default: the workload's)\n"
-	"  --jobs N           evaluations at a time (default 2)\n"
+	"  --jobs N           evaluations at a time (default 2; with a remote runner, one more\n"
+	"                     than its slots, at most 16)\n"
 	"  --seed N           seed of the strategy's RNG (default 1)\n"
 	"  --baseline-every K re-measure the baseline every K benchmarks (default 8)\n"
 	"  --rebench N        contenders confirmed at the end: the best N screens, each on fresh\n"
@@ -62,6 +63,12 @@ static const char run_options[] =
 	"  --sandbox MODE     auto (default): stages run in bubblewrap where it works, else with\n"
 	"                     resource limits only; bwrap: refuse to run without it; off\n"
 	"                     (default: $CUCO_SANDBOX, else the config file's [eval] sandbox)\n"
+	"  --runner KIND      where run and benchmark stages run (docs/cluster.md): local (default),\n"
+	"                     hostfile, slurm or ssh; each host or node is a slot, which runs one\n"
+	"                     benchmark at a time (default: the config file's [runner] kind)\n"
+	"  --hostfile FILE    an Open MPI hostfile, a slot per host; implies --runner hostfile\n"
+	"  --hosts LIST       ssh: user@host[:port],...; slurm: the nodes to use outside an\n"
+	"                     allocation (a hostlist: n[1-4]); replaces [runner] hosts\n"
 	"\nSIGINT/SIGTERM stop the search after the evaluations in flight; so does SIGHUP\n"
 	"unless cuco was started with it ignored (nohup cuco run ... &).\n";
 
@@ -314,6 +321,13 @@ enum { OPT_RUN = 256, OPT_STRATEGY, OPT_TUNER, OPT_BUDGET, OPT_MINUTES, OPT_SIZE
 	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS, OPT_LLM, OPT_MAX_COST, OPT_MAX_TOKENS, OPT_RANKS, OPT_GENERATIONS, OPT_SANDBOX,
 	OPT_THEME, OPT_NO_COLOR, OPT_ASCII, OPT_LLM_JOBS };
 
+/* --runner, --hostfile and --hosts, applied over the config file's
+ * [runner] once it is read; and whether --jobs was given. */
+typedef struct runner_flags {
+	cmd_runner_flags given;
+	bool jobs_given;
+} runner_flags;
+
 #define MAX_LLM_SPECS CUCO_MAX_MODELS
 
 /* Check one --llm spec now, so a typo is a usage error before any work. */
@@ -326,7 +340,7 @@ static bool llm_spec_ok(char *spec, cuco_err *err)
 }
 
 static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, const char **run,
-	bool *headless, cuco_tui_options *look)
+	bool *headless, runner_flags *rf, cuco_tui_options *look)
 {
 	static const struct option longopts[] = {
 		{ "run", required_argument, NULL, OPT_RUN },
@@ -350,6 +364,7 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 		{ "theme", required_argument, NULL, OPT_THEME },
 		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 		{ "ascii", no_argument, NULL, OPT_ASCII },
+		CMD_RUNNER_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -416,6 +431,7 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 			if (!parse_long(optarg, 1, 16, &v))
 				return cmd_usage_error(&cmd_run, "--jobs %s: not 1 to 16", optarg);
 			cfg->jobs = (int)v;
+			rf->jobs_given = true;
 			break;
 		case OPT_SEED:
 			if (!parse_long(optarg, 0, LONG_MAX, &v))
@@ -451,6 +467,12 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 		case OPT_SANDBOX:
 			if (!cuco_sandbox_mode_parse(optarg, &cfg->eval.sandbox))
 				return cmd_usage_error(&cmd_run, "--sandbox %s: not auto, bwrap or off", optarg);
+			break;
+		case CMD_OPT_RUNNER:
+		case CMD_OPT_HOSTFILE:
+		case CMD_OPT_HOSTS:
+			if (cmd_runner_option(&cmd_run, opt, optarg, &rf->given) != CUCO_OK)
+				return CUCO_EUSAGE;
 			break;
 		case OPT_HEADLESS: *headless = true; break;
 		case OPT_THEME: look->theme = optarg; break;
@@ -489,6 +511,31 @@ static int sandbox_mode(cuco_eval_config *ec, cuco_err *err)
 		printf("cuco: %s\n", status);
 	cuco_log(on ? CUCO_LOG_INFO : CUCO_LOG_WARN, "%s", status);
 	return CUCO_OK;
+}
+
+/* The slots of a remote runner or of this machine's GPU sets
+ * (cmd_runner_config chose the runner), listed once here so that one that
+ * cannot start (no hostfile, Slurm not answering) is said before any work;
+ * a worker per slot and one to compile ahead, unless --jobs says. */
+static int runner_slots(cuco_engine_config *cfg, const runner_flags *rf, int ranks, cuco_err *err)
+{
+	const cuco_runner_config *r = &cfg->eval.runner;
+	if (r->kind == CUCO_RUNNER_LOCAL && r->slots_per_host <= 1)
+		return CUCO_OK;
+	cuco_slot_spec *slots = cuco_xcalloc(CUCO_MAX_SLOTS, sizeof *slots);
+	int n = 0;
+	char where[256];
+	int rc = cuco_runner_slots(r, ranks, slots, CUCO_MAX_SLOTS, &n, where, sizeof where, err);
+	if (rc == CUCO_OK) {
+		printf("cuco: %s runner: %d slot%s, %s:", cuco_runner_name(r->kind), n, n == 1 ? "" : "s", where);
+		for (int i = 0; i < n; i++)
+			printf(" %s", slots[i].name);
+		printf("\n");
+		if (!rf->jobs_given)
+			cfg->jobs = n + 1 < 2 ? 2 : n + 1 > 16 ? 16 : n + 1;
+	}
+	free(slots);
+	return rc;
 }
 
 /* One session drives a run at a time: two would both resume the same
@@ -542,7 +589,7 @@ static int open_run(const char *dir, cuco_store **st, cuco_err *err)
  * collect environment failures: refuse it up front (exit 3). */
 static int check_fits(const cuco_workload *wl, const cuco_eval_config *ec)
 {
-	if (ec->runner != CUCO_RUNNER_LOCAL)
+	if (ec->runner.kind != CUCO_RUNNER_LOCAL)
 		return CUCO_OK;  /* the stages run elsewhere */
 	cuco_hardware hw;
 	cuco_hardware_detect(&hw);
@@ -563,9 +610,10 @@ static int run_exec(int argc, char **argv)
 	cuco_engine_config_init(&cfg);
 	const char *run = NULL;
 	bool headless = false;
+	runner_flags rf = { 0 };
 	char theme_buf[64];
 	cuco_tui_options look = { .theme = cmd_default_theme(theme_buf, sizeof theme_buf) };
-	int rc = parse_run_options(argc, argv, &cfg, &run, &headless, &look);
+	int rc = parse_run_options(argc, argv, &cfg, &run, &headless, &rf, &look);
 	if (rc != CUCO_OK)
 		return rc < 0 ? CUCO_OK : rc;
 
@@ -591,6 +639,11 @@ static int run_exec(int argc, char **argv)
 	} else {
 		snprintf(name, sizeof name, "%s", wl->name);
 	}
+	/* Where stages run decides what must fit here. */
+	if ((rc = cmd_runner_config(&rf.given, &cfg.eval.runner, &err)) != CUCO_OK) {
+		cuco_workload_free(wl);
+		return cmd_fail(&err);
+	}
 	if ((rc = check_fits(wl, &cfg.eval)) != CUCO_OK) {
 		cuco_workload_free(wl);
 		return rc;
@@ -614,6 +667,8 @@ static int run_exec(int argc, char **argv)
 			cfg.strategy, cfg.tuner, cfg.budget, cfg.budget ? "" : " (none)");
 		fflush(stdout);
 		rc = sandbox_mode(&cfg.eval, &err);
+		if (rc == CUCO_OK)
+			rc = runner_slots(&cfg, &rf, wl->ranks, &err);
 		fflush(stdout);
 		if (rc == CUCO_OK && (rc = cuco_engine_start(st, wl, &cfg, &e, &err)) == CUCO_OK) {
 			if (screen)
@@ -637,5 +692,6 @@ const cuco_cmd cmd_run = { "run", "WORKLOAD [--run DIR] [--strategy tune] [--tun
 	"       [--budget N] [--minutes M] [--size NAME] [--jobs N] [--seed N] [--headless]\n"
 	"       [--baseline-every K] [--rebench N] [--llm SPEC] [--max-cost USD] [--max-tokens N]\n"
 	"       [--generations N] [--ranks N] [--sandbox auto|bwrap|off]\n"
+	"       [--runner local|hostfile|slurm|ssh] [--hostfile FILE] [--hosts LIST]\n"
 	"       [--theme NAME] [--no-color] [--ascii]",
 	"search for faster candidates of a workload (resumes an existing run directory)", run_exec };

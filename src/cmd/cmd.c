@@ -167,6 +167,57 @@ const char *cmd_default_theme(char *buf, size_t size)
 	return theme;
 }
 
+int cmd_runner_config(const cmd_runner_flags *f, cuco_runner_config *out, cuco_err *err)
+{
+	memset(out, 0, sizeof *out);
+	char path[1024];
+	int rc = CUCO_OK;
+	if (cuco_llm_config_path(path, sizeof path)) {
+		cuco_llm_config *cfg = cuco_xmalloc(sizeof *cfg);
+		cuco_llm_config_defaults(cfg);
+		rc = cuco_llm_config_load(path, cfg, err);
+		if (rc == CUCO_OK)
+			*out = cfg->runner;
+		free(cfg);
+		if (rc == CUCO_ENOTFOUND)
+			rc = CUCO_OK;
+	}
+	if (rc != CUCO_OK)
+		return rc;
+	if (f->hostfile) {
+		cuco_strlcpy(out->hostfile, f->hostfile, sizeof out->hostfile);
+		out->kind = CUCO_RUNNER_HOSTFILE;
+	}
+	if (f->kind && !cuco_runner_parse(f->kind, &out->kind))
+		return cuco_errf(err, CUCO_EUSAGE, "--runner %s: not local, hostfile, slurm or ssh", f->kind);
+	if (f->hosts)
+		cuco_strlcpy(out->hosts, f->hosts, sizeof out->hosts);
+	return CUCO_OK;
+}
+
+int cmd_runner_option(const cuco_cmd *cmd, int opt, const char *arg, cmd_runner_flags *f)
+{
+	cuco_runner_kind kind;
+	const cuco_runner_config *r = NULL;  /* for the fields' sizes only */
+	switch (opt) {
+	case CMD_OPT_RUNNER:
+		if (!cuco_runner_parse(arg, &kind))
+			return cmd_usage_error(cmd, "--runner %s: not local, hostfile, slurm or ssh", arg);
+		f->kind = arg;
+		return CUCO_OK;
+	case CMD_OPT_HOSTFILE:
+		if (!*arg || strlen(arg) >= sizeof r->hostfile)
+			return cmd_usage_error(cmd, "--hostfile: empty or too long");
+		f->hostfile = arg;
+		return CUCO_OK;
+	default:
+		if (!*arg || strlen(arg) >= sizeof r->hosts)
+			return cmd_usage_error(cmd, "--hosts: empty or too long");
+		f->hosts = arg;
+		return CUCO_OK;
+	}
+}
+
 int cmd_config_check(cuco_err *err)
 {
 	char path[1024];

@@ -38,6 +38,24 @@ const char *cmd_default_theme(char *buf, size_t size);
  * when $CUCO_SANDBOX is set (the evaluator reads it), else the config
  * file's [eval] sandbox. An error when the config file does not load. */
 int cmd_sandbox_mode(cuco_sandbox_mode *mode, cuco_err *err);
+/* --runner KIND, --hostfile FILE (implies hostfile) and --hosts LIST, as
+ * `cuco run` and `cuco doctor` take them: getopt_long's values for them,
+ * and what was given (NULL: not given). */
+enum { CMD_OPT_RUNNER = 1000, CMD_OPT_HOSTFILE, CMD_OPT_HOSTS };
+#define CMD_RUNNER_LONGOPTS \
+	{ "runner", required_argument, NULL, CMD_OPT_RUNNER }, \
+	{ "hostfile", required_argument, NULL, CMD_OPT_HOSTFILE }, \
+	{ "hosts", required_argument, NULL, CMD_OPT_HOSTS }
+typedef struct cmd_runner_flags {
+	const char *kind, *hostfile, *hosts;
+} cmd_runner_flags;
+/* Take one of the three options; a usage error (printed) when its value
+ * is not valid. */
+int cmd_runner_option(const cuco_cmd *cmd, int opt, const char *arg, cmd_runner_flags *f);
+/* Where stages run: the config file's [runner] section (zero, the local
+ * runner, when there is none), with the flags over it. An error when the
+ * file does not load. */
+int cmd_runner_config(const cmd_runner_flags *f, cuco_runner_config *out, cuco_err *err);
 /* The whole config file through both its readers (the LLM client's and the
  * search's): cuco run checks it before it writes anything, so a bad
  * [evolve] key is not found only when a strategy opens, after the run's

@@ -10,10 +10,12 @@
  * classified result.
  *
  * Threads: cuco_eval_candidate() may be called from several threads at
- * once. Compiles then run in parallel; the run and benchmark stages of
- * candidates that share devices take the evaluator's device lock, one at a
- * time, so timings are not polluted. The evaluator never calls an LLM,
- * never draws, and never touches the store: the caller records results.
+ * once. Compiles then run in parallel, always on this machine; the run and
+ * benchmark stages of a candidate hold one slot of the run's pool (a
+ * device set: this machine, a host, a Slurm node) alone, so timings are
+ * not polluted, and two candidates run at once only on two slots. The
+ * evaluator never calls an LLM, never draws, and never touches the store:
+ * the caller records results.
  */
 #ifndef CUCO_EVAL_H
 #define CUCO_EVAL_H
@@ -230,11 +232,73 @@ int cuco_workload_init(const cuco_init_spec *s, cuco_buf *said, char *dir, size_
 /* ---- evaluator ---------------------------------------------------------- */
 
 typedef enum cuco_runner_kind {
-	CUCO_RUNNER_LOCAL,     /* mpirun -np N (or the command as is for 1 rank) */
-	CUCO_RUNNER_HOSTFILE,  /* mpirun --hostfile FILE -np N */
-	CUCO_RUNNER_SLURM,     /* srun -n N */
-	CUCO_RUNNER_SSH,       /* copy to HOST, run there, bring the output back */
+	CUCO_RUNNER_LOCAL,     /* this machine: mpirun -np N (or the command as is for 1 rank) */
+	CUCO_RUNNER_HOSTFILE,  /* mpirun --host onto each host (group) of an Open MPI hostfile */
+	CUCO_RUNNER_SLURM,     /* srun onto each node (group) of an allocation or a partition */
+	CUCO_RUNNER_SSH,       /* copy to each host, run there, bring the output back */
 } cuco_runner_kind;
+
+/* Where run and benchmark stages run (docs/cluster.md): `--runner` and
+ * the config file's [runner] section. Every runner gives the run a pool of
+ * slots, one device set each, listed by cuco_runner_slots(). */
+typedef struct cuco_runner_config {
+	cuco_runner_kind kind;
+	char hostfile[1024];       /* hostfile: Open MPI's format, a slot per host (group) */
+	char hosts[1024];          /* ssh: user@host[:port],…; slurm: the nodes (a hostlist
+	                              expression, "n[1-4]") to use outside an allocation */
+	int hosts_per_slot;        /* hosts (nodes) a slot spans; 0 = hostfile: enough
+	                              for the ranks by slots=, slurm: 1 */
+	int slots_per_host;        /* GPU workloads: slots on each host (group), each
+	                              its own set of `ranks` GPUs; 0 = 1 */
+	int max_slots;             /* use at most this many slots; 0 = all */
+	char partition[64];        /* slurm, outside an allocation */
+	char account[64];
+	int time_limit_min;        /* slurm: each stage's --time; 0 = its limit, rounded up */
+	int gpus_per_task;         /* slurm: --gpus-per-task; 0 = not given */
+	char options[512];         /* extra launcher words (mpirun, srun, or ssh and scp),
+	                              the user's own: not quoted */
+	double retry_after_s;      /* a slot's rest after an environment failure, doubled
+	                              at each failure in a row; 0 = 30 s */
+	int retire_after;          /* environment failures in a row that retire a slot; 0 = 3 */
+} cuco_runner_config;
+
+/* "local", "hostfile", "slurm" or "ssh". */
+const char *cuco_runner_name(cuco_runner_kind kind);
+bool cuco_runner_parse(const char *text, cuco_runner_kind *out);
+/* One key of the [runner] section (kind, hostfile, hosts, hosts_per_slot,
+ * slots_per_host, slots, partition, account, time_limit, gpus_per_task,
+ * options, retry_after, retire_after); false with why (a phrase) when the
+ * key is unknown or its value is not valid. */
+bool cuco_runner_config_set(cuco_runner_config *c, const char *key, const char *value,
+	char *why, size_t size);
+
+/* One slot as the runner sees it before a run: its name and the hosts or
+ * nodes it spans. */
+typedef struct cuco_slot_spec {
+	char name[64];             /* "local", a host, a node, or "n1+n2" for a group */
+	char hosts[512];           /* ssh: user@host[:port]; hostfile: mpirun's --host
+	                              list (host:slots,…); slurm: the nodes, comma-separated */
+	char gpus[64];             /* its GPUs as CUDA_VISIBLE_DEVICES ("2,3"); "" = all
+	                              of the host's (slurm: the ones Slurm gives the step) */
+} cuco_slot_spec;
+
+#define CUCO_MAX_SLOTS 64
+
+/* The slots a run with this runner would use for a workload of `ranks`
+ * ranks: the local machine; the hostfile's hosts; the ssh hosts; the
+ * Slurm allocation's nodes ($SLURM_JOB_NODELIST) when cuco runs inside
+ * one, else the `hosts` nodes or those sinfo lists for the partition —
+ * each host (group) slots_per_host times, a set of `ranks` GPUs each.
+ * *where says in one line where they came from. An error names the file,
+ * the variable or the command that failed. */
+int cuco_runner_slots(const cuco_runner_config *c, int ranks, cuco_slot_spec *out, int max,
+	int *n, char *where, size_t wsize, cuco_err *err);
+/* Check that the runner can start anything (`cuco doctor`): the launcher
+ * is there and answers (mpirun, srun --version, sinfo, ssh), and the slots
+ * resolve (hostfile hosts and ssh hosts by name, Slurm nodes by sinfo).
+ * Calls report() once per check; returns the number that failed. */
+int cuco_runner_check(const cuco_runner_config *c, int ranks,
+	void (*report)(const char *what, bool ok, const char *detail, void *arg), void *arg);
 
 /* Whether stages run inside bubblewrap (docs/configuration.md, [eval]).
  * DEFAULT: $CUCO_SANDBOX if set, else AUTO. AUTO: bwrap when it works here,
@@ -250,6 +314,25 @@ bool cuco_sandbox_mode_parse(const char *text, cuco_sandbox_mode *out);
  * the mode is bwrap and bwrap cannot run, or $CUCO_SANDBOX is not a mode. */
 int cuco_sandbox_check(cuco_sandbox_mode mode, bool *on, char *status, size_t size, cuco_err *err);
 
+/* A slot of a run as the evaluator holds it. A run or benchmark stage
+ * holds its slot alone (busy); an environment failure there (a host that
+ * does not answer, a Slurm job cancelled, preempted or on a failed node)
+ * rests the slot, retry_after seconds doubled at each failure in a row,
+ * and retire_after of them in a row retire it for the session. */
+typedef enum cuco_slot_state {
+	CUCO_SLOT_IDLE, CUCO_SLOT_BUSY, CUCO_SLOT_RESTING, CUCO_SLOT_RETIRED
+} cuco_slot_state;
+
+typedef struct cuco_slot_info {
+	int index;                 /* 0 .. slots-1 */
+	char name[64];
+	cuco_slot_state state;
+	int failures;              /* environment failures in a row */
+	int holds;                 /* run+benchmark holds ended, this session */
+	double rest_s;             /* resting: seconds until it is tried again */
+} cuco_slot_info;
+
+const char *cuco_slot_state_name(cuco_slot_state s);
 /* Which limits hold a stage's processes together here: a cgroup per stage
  * (true: pids.max, memory, a build's CPU), or per-process rlimits only
  * (false); status says which, and why. As an evaluator would find it. */
@@ -257,19 +340,22 @@ bool cuco_limits_check(char *status, size_t size);
 
 typedef struct cuco_eval_config {
 	char run_dir[1024];        /* work/ and cache/ live below it */
-	cuco_runner_kind runner;
-	char hostfile[1024];
-	char ssh_host[256];        /* user@host[:port] for CUCO_RUNNER_SSH */
+	cuco_runner_config runner;
 	char size[32];             /* "" = workload default */
 	int jobs;                  /* parallel compiles; 0 = number of CPUs */
 	double limit_scale;        /* multiplies the manifest's limits; 0 = 1 */
 	long mem_limit_mb;         /* RLIMIT_AS per stage; 0 = default (8 GiB; none for CUDA) */
 	bool keep_workdirs;
-	char ssh_options[512];     /* extra ssh/scp words for CUCO_RUNNER_SSH, e.g. "-i KEY" */
 	int max_procs;             /* live processes per stage before it is killed; 0 = 256 */
 	double peak_bandwidth_gbs; /* the hardware's peaks for peak_fraction; 0 = the */
 	double peak_gflops;        /* manifest's peak.bandwidth_gbs / peak.gflops */
 	cuco_sandbox_mode sandbox;
+	/* Told of every change of a slot's state (busy, idle, resting after an
+	 * environment failure, retired, back in service), from the thread that
+	 * caused it, with no lock of the evaluator's held; text is one line
+	 * for the log, "" for busy and idle. NULL: nobody listens. */
+	void (*slot_changed)(void *arg, const struct cuco_slot_info *slot, const char *text);
+	void *slot_changed_arg;
 	long disk_limit_mb;        /* in the sandbox, each folder a stage writes is a tmpfs of
 	                              this size; 0 = 1024 */
 } cuco_eval_config;
@@ -284,6 +370,8 @@ bool cuco_evaluator_limits(const cuco_evaluator *ev, char *status, size_t size);
 /* Ask evaluations in flight to stop (their stages are killed); used on
  * shutdown. Safe from any thread. */
 void cuco_evaluator_cancel(cuco_evaluator *ev);
+/* The run's slots as they are now (at most max); returns how many. */
+int cuco_evaluator_slots(cuco_evaluator *ev, cuco_slot_info *out, int max);
 
 typedef struct cuco_eval_result {
 	bool ok;                     /* passed every stage */
@@ -305,6 +393,9 @@ typedef struct cuco_eval_result {
 	bool cached_build;
 	double compile_s, run_s, bench_s;  /* wall time of each stage */
 	double overhead_s;           /* evaluator time outside the children */
+	int slot;                    /* the slot its run and benchmark held; -1: none */
+	char slot_name[64];
+	int slot_retries;            /* slots given up on for the environment first */
 } cuco_eval_result;
 
 /* The compile stage alone (cuco init's trial build); res->ok when built. */
@@ -315,11 +406,21 @@ int cuco_eval_build(cuco_evaluator *ev, const char *source, size_t len,
  * failure); an error return means the evaluator itself could not work. */
 int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
 	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err);
+/* The same on one slot (0 .. slots-1), waiting for it when busy, and with
+ * no retry elsewhere: what a measurement paired with another on the same
+ * slot needs. -1: the first slot free, and after an environment failure of
+ * a slot the run and benchmark again on another (up to three slots). */
+int cuco_eval_candidate_on(cuco_evaluator *ev, int slot, const char *source, size_t len,
+	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err);
 /* A round of a paired comparison: the benchmark again, of a candidate whose
  * build is cached (one cuco_eval_candidate passed in this run) — without
  * the separate run and verify stage, since the benchmark checks the answer
  * too. Without a cached build, cuco_eval_candidate with bench. */
 int cuco_eval_remeasure(cuco_evaluator *ev, const char *source, size_t len,
+	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err);
+/* The same on one slot, as cuco_eval_candidate_on: every round of a
+ * comparison on the one slot, so that no ratio mixes two machines. */
+int cuco_eval_remeasure_on(cuco_evaluator *ev, int slot, const char *source, size_t len,
 	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err);
 
 /* ---- hardware profile (hardware.c) ------------------------------------- */

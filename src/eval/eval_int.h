@@ -8,6 +8,7 @@
 
 #include <linux/filter.h>
 #include <limits.h>
+#include <pthread.h>
 #include <regex.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -54,7 +55,8 @@ bool eval_placeholder_known(const cuco_workload *wl, const char *name);
  * and substitute each placeholder within its word; {compiler} and
  * {defines} are lists of words of their own. No value is ever split or
  * interpreted. With v->dir NULL (checking a manifest) placeholders are
- * only checked and stay as they are. */
+ * only checked and stay as they are; with v NULL there are none (braces
+ * are text): words the user gives, such as [runner] options. */
 int eval_expand(const char *tmpl, const eval_vars *v, eval_argv *out, cuco_err *err);
 /* Replace every @SLOT@ of a dimension with a slot by its directive value. */
 void eval_apply_slots(const cuco_workload *wl, const cuco_directive *dir,
@@ -135,7 +137,7 @@ typedef struct eval_limits {
 	eval_cgroups *cgroups;      /* where the stage's group is made; NULL: none */
 	eval_cgroup_limits group;   /* its limits, for all its processes together */
 	const char *tmpdir;   /* the stage's $TMPDIR, or NULL */
-	bool ssh_agent;       /* pass SSH_AUTH_SOCK (the ssh runner's launcher) */
+	bool ssh_agent;       /* pass SSH_AUTH_SOCK (the ssh and hostfile runners' launchers) */
 } eval_limits;
 
 /* Sees each line of output as it streams past (without its newline). */
@@ -169,7 +171,7 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 
 /* Whether a variable of that name reaches a stage: the allowlist's names
  * and prefixes, the names in $CUCO_PASS_ENV, SSH_AUTH_SOCK for the ssh
- * runner; never a name that looks like a secret (eval_env_secret). */
+ * and hostfile runners; never a name that looks like a secret (eval_env_secret). */
 bool eval_env_allowed(const char *name, bool ssh_agent);
 bool eval_env_secret(const char *name);
 /* The allowed part of cuco's environment, then extra's NAME=value entries
@@ -409,18 +411,20 @@ void eval_compiler_of(const cuco_workload *wl, char *out, size_t size);
 typedef struct eval_launch {
 	cuco_runner_kind kind;
 	const char *launcher;     /* mpirun / srun path, "" when run as is */
-	const char *hostfile;
-	const char *ssh_host;     /* user@host[:port] */
-	const char *ssh_options;  /* extra ssh/scp words, e.g. "-i KEY -o ..." */
+	const cuco_runner_config *rc;  /* options; slurm: partition, account, GPUs, time */
+	const cuco_slot_spec *slot;    /* where: its hosts or nodes */
 	const char *remote_dir;   /* ssh: a fresh folder on the host, removed after */
+	const char *job_name;     /* slurm: the job's or step's name */
+	bool in_allocation;       /* slurm: a step of the allocation cuco runs in */
 	bool as_root;
 	int ranks;
 	bool mpi;                 /* needs the MPI launcher (ranks > 1, not family cuda) */
 	bool bind;                /* local: a rank per core (--bind-to core), else none */
-	double remote_limit_s;    /* ssh: `timeout` on the far side */
+	double limit_s;           /* remote runners: `timeout` on the far side, per rank */
 	const char *preload;      /* the ranks' LD_PRELOAD (the host-call interposer), or NULL */
 	const char *ticket;       /* "CUCO_HARNESS=...": ssh sets it on the far side, mpirun
-	                             passes it to remote ranks; NULL: none */
+	                             passes it to remote ranks, srun passes the stage's
+	                             environment; NULL: none */
 } eval_launch;
 
 /* The command that runs `prog` (the expanded run template; for ssh it must
@@ -437,5 +441,86 @@ bool eval_which(const char *prog, char *path, size_t size);
  * is normally "/sys/devices/system/cpu". False when fewer cores are
  * allowed than there are ranks (then nothing is bound). */
 bool eval_device_cpus(const char *sysfs, const cpu_set_t *allowed, int ranks, cpu_set_t *device);
+/* Run a short command (sinfo, squeue, scancel, `srun --version`), an
+ * argument vector, with a time limit, its output (both streams) appended
+ * to out when not NULL; returns its exit status, -1 when it was killed or
+ * not run. */
+int eval_query(char *const *argv, double wall_s, cuco_buf *out);
+/* The first non-empty line of text, cut to size. */
+void eval_first_line(const char *text, char *buf, size_t size);
+
+/* ---- hosts.c: host lists ----------------------------------------------------- */
+
+typedef struct eval_host {
+	char name[256];
+	int slots;                /* a hostfile's slots=N; 0 when not given */
+} eval_host;
+
+/* Expand a Slurm hostlist expression ("n[01-03,7],login1") into at most
+ * max hosts, in order. */
+int eval_hostlist_expand(const char *expr, eval_host *out, int max, int *n, cuco_err *err);
+/* Read an Open MPI hostfile: `host [slots=N] [max_slots=N]` lines, `#`
+ * comments. Errors name file:line. */
+int eval_hostfile_read(const char *path, eval_host *out, int max, int *n, cuco_err *err);
+/* Group hosts into slots of per_slot hosts each (0: as many as it takes
+ * for `ranks` by their slots=), at most max; hosts left over are unused. */
+int eval_hosts_to_slots(const eval_host *h, int nhosts, int per_slot, int ranks,
+	cuco_runner_kind kind, cuco_slot_spec *out, int max, int *n, cuco_err *err);
+
+/* ---- slots.c: the pool of slots --------------------------------------------- */
+
+typedef struct eval_slot {
+	cuco_slot_spec spec;
+	cuco_slot_state state;
+	int failures, holds;
+	double rest_until, idle_since;  /* cuco_mono() */
+	/* Held for writing by a run or benchmark; for reading by compiles
+	 * when this machine's CPU is the device. */
+	pthread_rwlock_t device;
+} eval_slot;
+
+typedef struct eval_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int n;
+	eval_slot slots[CUCO_MAX_SLOTS];
+	double retry_after_s;
+	int retire_after;
+} eval_pool;
+
+void eval_pool_init(eval_pool *p, const cuco_slot_spec *specs, int n, double retry_after_s,
+	int retire_after);
+void eval_pool_free(eval_pool *p);
+/* Wait for a slot (want: that one; -1: the one idle longest), mark it busy
+ * and take its device lock. CUCO_EENV when it (every slot) is retired or
+ * cancel is set; info is the slot as taken. */
+int eval_pool_take(eval_pool *p, int want, const atomic_int *cancel, int *slot,
+	cuco_slot_info *info, cuco_err *err);
+/* Give a slot back: fault NULL when it worked, else the environment's
+ * failure there (the slot rests or retires). text says what changed, ""
+ * when nothing worth a line did; info is the slot as left. */
+void eval_pool_give(eval_pool *p, int slot, const char *fault, cuco_slot_info *info, char *text,
+	size_t size);
+/* Wake every waiter (to see the cancel flag). */
+void eval_pool_wake(eval_pool *p);
+int eval_pool_list(eval_pool *p, cuco_slot_info *out, int max);
+
+/* ---- slurm.c: asking Slurm ----------------------------------------------------- */
+
+/* Whether cuco runs inside an allocation ($SLURM_JOB_ID and
+ * $SLURM_JOB_NODELIST), and its id. */
+bool eval_slurm_allocation(char *job_id, size_t size);
+/* The nodes a Slurm run uses: the allocation's, else [runner] hosts, else
+ * the partition's as sinfo lists them. where says which in one line. */
+int eval_slurm_nodes(const cuco_runner_config *c, eval_host *out, int max, int *n, char *where,
+	size_t wsize, cuco_err *err);
+/* After a stage on nodes failed (st): whether Slurm ended it or never
+ * started it (cancelled, preempted, timed out, a node failed, no job), with
+ * why. Outside an allocation the controller's record of the job decides;
+ * inside one, the nodes' state and srun's own messages. */
+bool eval_slurm_fault(const char *job_name, const char *nodes, const eval_stage *st, char *why,
+	size_t size);
+/* Cancel the job or step of that name, should a killed srun have left it. */
+void eval_slurm_cancel(const char *job_name);
 
 #endif

@@ -35,8 +35,12 @@
 #define DEFAULT_MAX_PROCS 256
 #define LOG_CAP (4u << 20)
 #define GRACE_S 1.0
-#define SSH_TRANSFER_S 30.0  /* connecting and copying, on top of a stage's limit */
+#define LAUNCH_S 30.0        /* ssh's connecting and copying, mpirun's starting its
+                                daemons over ssh: on top of a stage's limit */
+#define SLURM_QUEUE_S 600.0  /* waiting for a node, on top of a stage's limit */
+#define REMOTE_GRACE_S 10.0  /* srun and mpirun pass a SIGTERM on and clean up */
 #define BENCH_ATTEMPTS 3      /* the first run plus up to two re-runs on spread */
+#define SLOT_TRIES 3          /* slots an evaluation tries when the environment fails */
 /* The least median a benchmark may report: a nanosecond. Nothing a stage
  * times (a launch, an MPI call, a loop of work) is faster, and a harness
  * that says 1e-300 us would be a 300-digit speedup (issue 18). */
@@ -68,15 +72,17 @@ struct cuco_evaluator {
 	eval_filter filter;          /* no Unix sockets: compiles, CPU runs */
 	long disk_mb;                /* each writable tmpfs of a sandboxed stage */
 	eval_cgroups cgroups;        /* a group per stage, where the machine allows */
-	/* Run and bench stages hold it exclusively, one at a time. When the
-	 * CPU itself is the device (MPI ranks on a machine with no core to
-	 * spare), compiles hold it shared: they still run side by side, but
-	 * never while a benchmark is timing. */
-	pthread_rwlock_t device_lock;
+	/* A run and its benchmark hold one slot alone (slots.c). When the CPU
+	 * itself is the device (MPI ranks on a machine with no core to spare),
+	 * compiles hold the local slot's device lock shared: they still run
+	 * side by side, but never while a benchmark is timing. */
+	eval_pool pool;
 	bool cpu_is_device;
 	bool bind;                    /* local MPI ranks: one per core of the device set */
 	bool pin_compiles;            /* compiles run on compile_cpus, off the ranks' cores */
 	cpu_set_t compile_cpus;
+	bool in_allocation;          /* slurm: stages are steps of cuco's own allocation */
+	atomic_uint stages;          /* names Slurm jobs: cuco-<run>-<slot>-<n> */
 	pthread_mutex_t jobs_lock;
 	pthread_cond_t jobs_cond;
 	int jobs_free;                /* compile slots left */
@@ -127,7 +133,7 @@ static void workload_shelf(const cuco_workload *wl, char *out, size_t size)
  * workload's ranks (CUDA's driver makes a Unix socket in cuInit: seccomp.c). */
 static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
 {
-	if (run && ev->cfg.runner != CUCO_RUNNER_LOCAL)
+	if (run && ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
 		return NULL;
 	return run && ev->wl.family != CUCO_FAMILY_CPU_MPI ? NULL : &ev->filter;
 }
@@ -143,7 +149,7 @@ static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
 static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const char *tmpdir,
 	bool run, bool build)
 {
-	if (run && ev->cfg.runner != CUCO_RUNNER_LOCAL)
+	if (run && ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
 		return NULL;
 	/* The run directory is hidden after the folders shown again, so that
 	 * none of them (a workload folder holding runs/, say) brings the
@@ -209,10 +215,10 @@ static void probe_compiler(cuco_evaluator *ev)
 static void find_launcher(cuco_evaluator *ev)
 {
 	const char *name = NULL;
-	switch (ev->cfg.runner) {
+	switch (ev->cfg.runner.kind) {
 	case CUCO_RUNNER_LOCAL:
-	case CUCO_RUNNER_HOSTFILE:
-		if (ev->mpi) {
+	case CUCO_RUNNER_HOSTFILE:  /* mpirun takes even one rank to its host */
+		if (ev->mpi || ev->cfg.runner.kind == CUCO_RUNNER_HOSTFILE) {
 			name = getenv("CUCO_MPIRUN");
 			name = name && *name ? name : "mpirun";
 		}
@@ -231,8 +237,7 @@ static void find_launcher(cuco_evaluator *ev)
 
 static void check_gpu(cuco_evaluator *ev)
 {
-	if (ev->wl.family == CUCO_FAMILY_CPU_MPI || ev->cfg.runner == CUCO_RUNNER_SSH
-		|| ev->cfg.runner == CUCO_RUNNER_SLURM)
+	if (ev->wl.family == CUCO_FAMILY_CPU_MPI || ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
 		return;  /* on another host the GPU is that host's business */
 	if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/dxg", F_OK) != 0)
 		snprintf(ev->gpu_missing, sizeof ev->gpu_missing, "no GPU: /dev/nvidiactl is missing");
@@ -306,7 +311,7 @@ static void place_work(cuco_evaluator *ev)
 		for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); c < n && c < CPU_SETSIZE; c++)
 			CPU_SET((int)c, &allowed);
 	bool fits = eval_device_cpus("/sys/devices/system/cpu", &allowed, ev->wl.ranks, &device);
-	bool local = ev->cfg.runner == CUCO_RUNNER_LOCAL;
+	bool local = ev->cfg.runner.kind == CUCO_RUNNER_LOCAL;
 	CPU_ZERO(&ev->compile_cpus);
 	if (fits)
 		CPU_XOR(&ev->compile_cpus, &allowed, &device);
@@ -335,18 +340,31 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		free(ev);
 		return cuco_errf(err, CUCO_EDATA, "%s: size %s: no such size", wl->name, cfg->size);
 	}
-	if (cfg->runner == CUCO_RUNNER_HOSTFILE && !*cfg->hostfile) {
+	if (cfg->runner.slots_per_host > 1 && wl->family == CUCO_FAMILY_CPU_MPI) {
 		free(ev);
-		return cuco_errf(err, CUCO_EUSAGE, "hostfile runner: no hostfile given");
+		return cuco_errf(err, CUCO_EUSAGE, "slots_per_host: %s is a CPU workload, and slots on one host "
+			"would share its cores; slots_per_host splits a host's GPUs", wl->name);
 	}
-	if (cfg->runner == CUCO_RUNNER_SSH && !*cfg->ssh_host) {
+	cuco_slot_spec *slots = cuco_xcalloc(CUCO_MAX_SLOTS, sizeof *slots);
+	int nslots = 0;
+	char where[256];
+	int rc = cuco_runner_slots(&cfg->runner, wl->ranks, slots, CUCO_MAX_SLOTS, &nslots, where,
+		sizeof where, err);
+	if (rc != CUCO_OK) {
+		free(slots);
 		free(ev);
-		return cuco_errf(err, CUCO_EUSAGE, "ssh runner: no host given");
+		return rc;
 	}
+	eval_pool_init(&ev->pool, slots, nslots, cfg->runner.retry_after_s, cfg->runner.retire_after);
+	free(slots);
+	cuco_log(CUCO_LOG_INFO, "evaluator: %s runner, %d slot%s: %s", cuco_runner_name(cfg->runner.kind),
+		nslots, nslots == 1 ? "" : "s", where);
+	ev->in_allocation = cfg->runner.kind == CUCO_RUNNER_SLURM && eval_slurm_allocation(NULL, 0);
 	snprintf(ev->work_root, sizeof ev->work_root, "%s/work", cfg->run_dir);
 	snprintf(ev->cache_root, sizeof ev->cache_root, "%s/cache", cfg->run_dir);
 	if (cuco_mkdir_p(ev->work_root, err) != CUCO_OK || cuco_mkdir_p(ev->cache_root, err) != CUCO_OK
 			|| eval_sandbox_open(cfg->sandbox, &ev->sandbox, err) != CUCO_OK) {
+		eval_pool_free(&ev->pool);
 		free(ev);
 		return err->code;
 	}
@@ -375,12 +393,6 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		.group = { .max_tasks = cfg->max_procs > 0 ? cfg->max_procs : DEFAULT_MAX_PROCS,
 			.mem_mb = cfg->mem_limit_mb > 0 ? cfg->mem_limit_mb : cuda ? half_of_memory() : DEFAULT_MEM_MB },
 	};
-	pthread_rwlockattr_t rwa;
-	pthread_rwlockattr_init(&rwa);
-	/* A benchmark waiting must not starve behind a stream of compiles. */
-	pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&ev->device_lock, &rwa);
-	pthread_rwlockattr_destroy(&rwa);
 	pthread_mutex_init(&ev->jobs_lock, NULL);
 	pthread_cond_init(&ev->jobs_cond, NULL);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -408,10 +420,10 @@ void cuco_evaluator_free(cuco_evaluator *ev)
 		return;
 	if (ev->work_lock >= 0)
 		close(ev->work_lock);
+	eval_pool_free(&ev->pool);
 	eval_elf_free(&ev->interposer_elf);
 	free(ev->baseline);
 	eval_cgroups_close(&ev->cgroups);
-	pthread_rwlock_destroy(&ev->device_lock);
 	pthread_mutex_destroy(&ev->jobs_lock);
 	pthread_cond_destroy(&ev->jobs_cond);
 	free(ev);
@@ -429,6 +441,12 @@ void cuco_evaluator_cancel(cuco_evaluator *ev)
 	pthread_mutex_lock(&ev->jobs_lock);
 	pthread_cond_broadcast(&ev->jobs_cond);
 	pthread_mutex_unlock(&ev->jobs_lock);
+	eval_pool_wake(&ev->pool);
+}
+
+int cuco_evaluator_slots(cuco_evaluator *ev, cuco_slot_info *out, int max)
+{
+	return eval_pool_list(&ev->pool, out, max);
 }
 
 /* ---- results ------------------------------------------------------------------ */
@@ -436,6 +454,7 @@ void cuco_evaluator_cancel(cuco_evaluator *ev)
 static void result_init(cuco_eval_result *res)
 {
 	memset(res, 0, sizeof *res);
+	res->slot = -1;
 	res->max_error = res->latency_min_us = res->latency_median_us = res->latency_p90_us = NAN;
 	res->spread = res->bytes = res->flops = res->peak_fraction = NAN;
 	res->host_calls = -1;
@@ -472,19 +491,25 @@ typedef struct job {
 	eval_trust trust;        /* what the candidate claims (trust.c) */
 	bool preload;            /* the interposer fits the built program */
 	eval_ticket ticket;      /* the running stage's */
+	int slot;                /* the slot held for the run and benchmark */
+	char slurm_fault[256];   /* why Slurm ended the last stage, or "" */
 	cuco_eval_result *res;
 } job;
 
-/* Sort a stage's end into the failure classes; false when it failed. */
+/* Sort a stage's end into the failure classes; false when it failed.
+ * j->slurm_fault: why Slurm ended or never started the stage, or "". */
 static bool classify(const job *j, const char *stage, const eval_stage *st,
 	const eval_parse *p, const eval_outcome *o, cuco_eval_result *res)
 {
 	const cuco_evaluator *ev = j->ev;
+	const char *slurm_fault = j->slurm_fault;
+	cuco_runner_kind kind = ev->cfg.runner.kind;
 	char why[512];
-	if (*p->env_problem || *o->environment || st->exit_code == 127
-		|| (ev->cfg.runner == CUCO_RUNNER_SSH && st->exit_code == 255)) {
+	if (*slurm_fault || *p->env_problem || *o->environment || st->exit_code == 127
+		|| (kind == CUCO_RUNNER_SSH && st->exit_code == 255)) {
 		fail(res, stage, CUCO_FAIL_ENVIRONMENT, st->tail, "%s: the environment failed: %s", stage,
-			*o->environment ? o->environment : *p->env_problem ? p->env_problem
+			*slurm_fault ? slurm_fault : *o->environment ? o->environment
+			: *p->env_problem ? p->env_problem
 			: st->exit_code == 127 ? "command not found" : "ssh could not reach the host");
 		return false;
 	}
@@ -496,8 +521,11 @@ static bool classify(const job *j, const char *stage, const eval_stage *st,
 		fail(res, stage, CUCO_FAIL_SUSPECT, st->tail, "%s: %s", stage, why);
 		return false;
 	}
+	/* Remote stages hold the program to its limit on the far side, where
+	 * `timeout` ends with status 124. */
+	bool far_timeout = kind != CUCO_RUNNER_LOCAL && st->exit_code == 124;
 	/* A rank that died leaves the others hanging: a crash, even past the limit. */
-	if (st->timed_out && !p->rank_signal) {
+	if ((st->timed_out || far_timeout) && !p->rank_signal) {
 		fail(res, stage, CUCO_FAIL_TIMEOUT, st->tail, "%s: killed after %.0f s (endless loop or deadlock)",
 			stage, st->wall_s);
 		return false;
@@ -605,7 +633,7 @@ static void give_job_slot(cuco_evaluator *ev)
 static int make_tmpdir(job *j, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
-	if (ev->cfg.runner != CUCO_RUNNER_LOCAL)
+	if (ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
 		return CUCO_OK;
 	int n = snprintf(j->tmpdir, sizeof j->tmpdir, "%s/%sXXXXXX", ev->tmp_base, ev->tmp_prefix);
 	if (n < (int)sizeof j->tmpdir && mkdtemp(j->tmpdir))
@@ -674,14 +702,14 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	eval_stage st;
 	take_job_slot(ev);
 	if (ev->cpu_is_device)
-		pthread_rwlock_rdlock(&ev->device_lock);
+		pthread_rwlock_rdlock(&ev->pool.slots[0].device);
 	cpu_set_t saved;
 	bool pinned = pin_compile(ev, &saved);
 	rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
 	if (pinned)
 		pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
 	if (ev->cpu_is_device)
-		pthread_rwlock_unlock(&ev->device_lock);
+		pthread_rwlock_unlock(&ev->pool.slots[0].device);
 	give_job_slot(ev);
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	eval_argv_free(&cmd);
@@ -712,16 +740,33 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	return CUCO_OK;
 }
 
-/* One run of the program: stage "run" (0 warm-ups, 1 repetition) or "bench". */
+/* The stage's wall-clock limit here: the program's own, plus what the
+ * launcher may spend first (connecting and copying, a Slurm queue); the
+ * far side's `timeout` holds the program itself to limit_s. */
+static double local_limit(const cuco_evaluator *ev, double limit_s)
+{
+	switch (ev->cfg.runner.kind) {
+	case CUCO_RUNNER_LOCAL: return limit_s;
+	case CUCO_RUNNER_SLURM: return limit_s + SLURM_QUEUE_S;
+	default: return limit_s + LAUNCH_S;
+	}
+}
+
+/* One run of the program on the job's slot: stage "run" (0 warm-ups, 1
+ * repetition) or "bench". */
 static int run_stage(job *j, const char *stage, int warmup, int reps, double limit_s,
 	eval_stage *st, eval_parse *p, eval_outcome *o, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
-	bool ssh = ev->cfg.runner == CUCO_RUNNER_SSH;
-	char remote_bin[CUCO_HASH_LEN + 8], remote_dir[128], log[PATH_MAX + 16];
+	cuco_runner_kind kind = ev->cfg.runner.kind;
+	bool ssh = kind == CUCO_RUNNER_SSH;
+	char remote_bin[CUCO_HASH_LEN + 8], remote_dir[128], log[PATH_MAX + 16], job_name[96];
 	snprintf(remote_bin, sizeof remote_bin, "./%s", j->hash);
 	snprintf(remote_dir, sizeof remote_dir, "/tmp/cuco-%s", strrchr(j->workdir, '/') + 1);
 	snprintf(log, sizeof log, "%s/%s.log", j->workdir, stage);
+	/* tmp_prefix is "cuco-tmp-<run id>-": the job names this run's own. */
+	snprintf(job_name, sizeof job_name, "cuco-%.12s-%d-%u", ev->tmp_prefix + 9, j->slot,
+		atomic_fetch_add(&ev->stages, 1));
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
 		.source = ev->src_name, .output = ssh ? remote_bin : j->binary, .warmup = warmup,
 		.reps = reps, .nccl_home = getenv("CUCO_NCCL_HOME"), .cuda_home = getenv("CUCO_CUDA_HOME") };
@@ -736,31 +781,38 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	/* A fresh key and input seed for every stage (trust.c). */
 	eval_ticket_new(&j->ticket);
 	/* The interposer only where the stage runs here: remote hosts lack it. */
-	bool preload = j->preload && ev->cfg.runner == CUCO_RUNNER_LOCAL;
-	eval_launch l = { .kind = ev->cfg.runner, .launcher = ev->launcher, .hostfile = ev->cfg.hostfile,
-		.ssh_host = ev->cfg.ssh_host, .ssh_options = ev->cfg.ssh_options, .remote_dir = remote_dir,
+	bool preload = j->preload && kind == CUCO_RUNNER_LOCAL;
+	const cuco_slot_spec *slot = &ev->pool.slots[j->slot].spec;
+	eval_launch l = { .kind = kind, .launcher = ev->launcher, .rc = &ev->cfg.runner, .slot = slot,
+		.remote_dir = remote_dir, .job_name = job_name, .in_allocation = ev->in_allocation,
 		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .bind = ev->bind,
-		.remote_limit_s = limit_s, .preload = preload ? ev->interposer : NULL,
-		.ticket = j->ticket.env };
+		.limit_s = limit_s, .preload = preload ? ev->interposer : NULL, .ticket = j->ticket.env };
 	eval_launch_argv(&l, prog.v, j->binary, extras, ev->wl.nextras, &cmd);
 	eval_argv_free(&prog);
 	eval_limits lim = ev->limits;
 	lim.tmpdir = j->tmpdir;
-	lim.ssh_agent = ssh;
-	/* ssh spends seconds connecting and copying; the far side's `timeout`
-	 * holds the program itself to limit_s. */
-	lim.wall_s = limit_s + (ssh ? SSH_TRANSFER_S : 0);
+	lim.ssh_agent = ssh || kind == CUCO_RUNNER_HOSTFILE;  /* mpirun reaches its hosts over ssh */
+	lim.wall_s = local_limit(ev, limit_s);
+	if (kind != CUCO_RUNNER_LOCAL)
+		lim.grace_s = REMOTE_GRACE_S;
 	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true, false);
 	lim.filter = stage_filter(ev, true);
 	const char *env[] = { j->ticket.env, NULL };
 	lim.env = env;
+	j->slurm_fault[0] = '\0';
 	int rc = eval_parse_init(p, &ev->wl, err);
 	p->ticket = &j->ticket;
 	if (rc == CUCO_OK) {
-		pthread_rwlock_wrlock(&ev->device_lock);
 		rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
-		pthread_rwlock_unlock(&ev->device_lock);
 		eval_parse_finish(p, o);
+		bool failed = st->timed_out || st->signal || st->exit_code != 0 || st->cancelled;
+		if (rc == CUCO_OK && kind == CUCO_RUNNER_SLURM && failed) {
+			if (!st->cancelled)
+				eval_slurm_fault(job_name, slot->hosts, st, j->slurm_fault, sizeof j->slurm_fault);
+			/* A srun killed before it could cancel its job leaves it queued. */
+			if (st->timed_out || st->cancelled)
+				eval_slurm_cancel(job_name);
+		}
 		if (rc == CUCO_OK && st->cancelled)
 			rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	}
@@ -900,11 +952,71 @@ static int inspect_binary(job *j, cuco_err *err)
 	return CUCO_OK;
 }
 
+static void slot_changed(cuco_evaluator *ev, const cuco_slot_info *info, const char *text)
+{
+	if (*text)
+		cuco_log(info->state == CUCO_SLOT_IDLE ? CUCO_LOG_INFO : CUCO_LOG_WARN, "evaluator: %s", text);
+	if (ev->cfg.slot_changed)
+		ev->cfg.slot_changed(ev->cfg.slot_changed_arg, info, text);
+}
+
+/* A fresh result for another try on another slot; the build stays. */
+static void result_retry(cuco_eval_result *res)
+{
+	double compile_s = res->compile_s;
+	bool cached = res->cached_build;
+	int retries = res->slot_retries + 1;
+	result_init(res);
+	res->compile_s = compile_s;
+	res->cached_build = cached;
+	res->slot_retries = retries;
+}
+
+/* Run and verify (unless again: a remeasure of a cached build, which the
+ * benchmark checks), then benchmark, holding one slot (want, or the one
+ * idle longest) throughout. An environment failure of a remote slot rests it
+ * and, unless the slot was asked for, the evaluation tries another; a
+ * local failure of the environment is this machine's, which no other slot
+ * would mend. */
+static int on_slot(job *j, int want, bool bench, bool again, cuco_err *err)
+{
+	cuco_evaluator *ev = j->ev;
+	bool remote = ev->cfg.runner.kind != CUCO_RUNNER_LOCAL;
+	for (int tries = 1;; tries++) {
+		cuco_slot_info info;
+		int rc = eval_pool_take(&ev->pool, want, &ev->cancel, &j->slot, &info, err);
+		if (rc != CUCO_OK) {
+			if (atomic_load(&ev->cancel) || rc != CUCO_EENV)
+				return rc;
+			fail(j->res, "run", CUCO_FAIL_ENVIRONMENT, NULL, "run: %s", err->msg);
+			return CUCO_OK;
+		}
+		j->res->slot = j->slot;
+		cuco_strlcpy(j->res->slot_name, info.name, sizeof j->res->slot_name);
+		slot_changed(ev, &info, "");
+		if (!(again && j->res->cached_build))
+			rc = verify(j, err);
+		if (rc == CUCO_OK && !*j->res->error_class && bench)
+			rc = benchmark(j, err);
+		char why[200] = "";
+		bool fault = rc == CUCO_OK && remote && j->res->environment;
+		if (fault)
+			eval_first_line(j->res->excerpt, why, sizeof why);
+		char text[512];
+		eval_pool_give(&ev->pool, j->slot, fault ? why : NULL, &info, text, sizeof text);
+		slot_changed(ev, &info, text);
+		if (!fault || want >= 0 || tries >= SLOT_TRIES)
+			return rc;
+		result_retry(j->res);
+	}
+}
+
+/* stop: where the cascade ends (a build alone, verified, or benchmarked);
+ * again: a remeasure, which skips the separate verification of a cached
+ * build (the benchmark checks the answer as well); want: the slot, -1 any. */
 typedef enum stop_at { STOP_BUILD, STOP_VERIFY, STOP_BENCH } stop_at;
 
-/* again: a remeasure, which skips the separate verification of a cached
- * build (the benchmark checks the answer as well). */
-static int cascade(job *j, const char *source, size_t len, stop_at stop, bool again,
+static int cascade(job *j, const char *source, size_t len, stop_at stop, bool again, int want,
 	cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
@@ -951,21 +1063,15 @@ static int cascade(job *j, const char *source, size_t len, stop_at stop, bool ag
 		fail(j->res, "run", CUCO_FAIL_ENVIRONMENT, NULL, "run: %s", ev->gpu_missing);
 		return CUCO_OK;
 	}
-	if (!(again && j->res->cached_build))
-		rc = verify(j, err);
+	rc = on_slot(j, want, stop == STOP_BENCH, again, err);
 	if (rc != CUCO_OK || *j->res->error_class)
 		return rc;
-	if (stop == STOP_BENCH) {
-		rc = benchmark(j, err);
-		if (rc != CUCO_OK || *j->res->error_class)
-			return rc;
-	}
 	peak_fraction(ev, j->res, stop == STOP_BENCH ? "bench" : "run");
 	j->res->ok = !*j->res->error_class;
 	return CUCO_OK;
 }
 
-static int evaluate(cuco_evaluator *ev, const char *source, size_t len,
+static int evaluate(cuco_evaluator *ev, int slot, const char *source, size_t len,
 	const cuco_directive *dir, stop_at stop, bool again, cuco_eval_result *res, cuco_err *err)
 {
 	double start = cuco_mono();
@@ -978,8 +1084,8 @@ static int evaluate(cuco_evaluator *ev, const char *source, size_t len,
 		res->overhead_s = cuco_mono() - start;
 		return CUCO_OK;
 	}
-	job j = { .ev = ev, .dir = dir, .res = res };
-	int rc = cascade(&j, source, len, stop, again, err);
+	job j = { .ev = ev, .dir = dir, .res = res, .slot = -1 };
+	int rc = cascade(&j, source, len, stop, again, slot, err);
 	if (*j.workdir && !ev->cfg.keep_workdirs)
 		nftw(j.workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (*j.tmpdir)
@@ -991,17 +1097,29 @@ static int evaluate(cuco_evaluator *ev, const char *source, size_t len,
 int cuco_eval_candidate(cuco_evaluator *ev, const char *source, size_t len,
 	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
 {
-	return evaluate(ev, source, len, dir, bench ? STOP_BENCH : STOP_VERIFY, false, res, err);
+	return evaluate(ev, -1, source, len, dir, bench ? STOP_BENCH : STOP_VERIFY, false, res, err);
+}
+
+int cuco_eval_candidate_on(cuco_evaluator *ev, int slot, const char *source, size_t len,
+	const cuco_directive *dir, bool bench, cuco_eval_result *res, cuco_err *err)
+{
+	return evaluate(ev, slot, source, len, dir, bench ? STOP_BENCH : STOP_VERIFY, false, res, err);
 }
 
 int cuco_eval_remeasure(cuco_evaluator *ev, const char *source, size_t len,
 	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err)
 {
-	return evaluate(ev, source, len, dir, STOP_BENCH, true, res, err);
+	return evaluate(ev, -1, source, len, dir, STOP_BENCH, true, res, err);
+}
+
+int cuco_eval_remeasure_on(cuco_evaluator *ev, int slot, const char *source, size_t len,
+	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err)
+{
+	return evaluate(ev, slot, source, len, dir, STOP_BENCH, true, res, err);
 }
 
 int cuco_eval_build(cuco_evaluator *ev, const char *source, size_t len,
 	const cuco_directive *dir, cuco_eval_result *res, cuco_err *err)
 {
-	return evaluate(ev, source, len, dir, STOP_BUILD, false, res, err);
+	return evaluate(ev, -1, source, len, dir, STOP_BUILD, false, res, err);
 }

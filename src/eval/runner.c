@@ -1,19 +1,35 @@
-/* runner.c — how a built program is launched: as is, under mpirun (one
- * host or a hostfile), under srun, or on another host over ssh. The result
- * is one argument vector, run as the stage's child, so the stage's limits
- * and kills cover the launcher and everything it starts. Only ssh needs a
- * shell (it copies, runs and cleans up, and the far side's sshd runs the
- * command through one anyway); there every word is quoted. Also which
- * cores a local run's ranks are bound to, so that compiles can keep off
- * them. */
+/* runner.c — where a built program runs and how it is launched there: on
+ * this machine as is or under mpirun, on a host (group) of a hostfile
+ * under mpirun --host, on a Slurm node (group) under srun, or on another
+ * host over ssh. The result is one argument vector, run as the stage's
+ * child, so the stage's limits and kills cover the launcher and everything
+ * it starts. Only ssh needs a shell (it copies, runs and cleans up, and
+ * the far side's sshd runs the command through one anyway); there every
+ * word is quoted. On other hosts `timeout` holds the program (each rank)
+ * to its limit, since the launcher may first wait (a Slurm queue, ssh
+ * connecting, mpirun starting its daemons over ssh).
+ *
+ * Also here: the [runner] settings as the config file and `--runner`
+ * give them, the slots each runner offers, the checks `cuco doctor`
+ * shows, and which cores a local run's ranks are bound to, so that
+ * compiles can keep off them. */
 #include "eval/eval_int.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#define MAX_HOSTS 256
+#define KILL_AFTER_S 2  /* the far side's timeout -k */
 
 bool eval_which(const char *prog, char *path, size_t size)
 {
@@ -35,16 +51,212 @@ bool eval_which(const char *prog, char *path, size_t size)
 	return false;
 }
 
+static void collect(const char *line, size_t len, void *arg)
+{
+	cuco_buf *b = arg;
+	if (b && b->len < 65536) {
+		cuco_buf_append(b, line, len);
+		cuco_buf_puts(b, "\n");
+	}
+}
+
+int eval_query(char *const *argv, double wall_s, cuco_buf *out)
+{
+	eval_limits lim = { .wall_s = wall_s, .grace_s = 1, .fsize_mb = 1, .max_procs = 64,
+		.log_cap = 1 };
+	eval_stage st;
+	cuco_err err = { 0 };
+	if (eval_stage_run(argv, "/", "/dev/null", &lim, NULL, collect, out, &st, &err) != CUCO_OK)
+		return -1;
+	return st.timed_out || st.signal ? -1 : st.exit_code;
+}
+
+void eval_first_line(const char *text, char *buf, size_t size)
+{
+	while (*text == '\n' || *text == ' ')
+		text++;
+	size_t n = strcspn(text, "\n");
+	snprintf(buf, size, "%.*s", (int)(n < size ? n : size - 1), text);
+}
+
+/* ---- the [runner] settings ---------------------------------------------------- */
+
+static const char *const runner_names[] = { "local", "hostfile", "slurm", "ssh" };
+static const cuco_runner_kind runner_kinds[] = { CUCO_RUNNER_LOCAL, CUCO_RUNNER_HOSTFILE,
+	CUCO_RUNNER_SLURM, CUCO_RUNNER_SSH };
+
+const char *cuco_runner_name(cuco_runner_kind kind)
+{
+	for (size_t i = 0; i < sizeof runner_kinds / sizeof runner_kinds[0]; i++)
+		if (runner_kinds[i] == kind)
+			return runner_names[i];
+	return "?";
+}
+
+bool cuco_runner_parse(const char *text, cuco_runner_kind *out)
+{
+	for (size_t i = 0; i < sizeof runner_names / sizeof runner_names[0]; i++)
+		if (strcmp(text, runner_names[i]) == 0) {
+			*out = runner_kinds[i];
+			return true;
+		}
+	return false;
+}
+
+static bool count(const char *v, int min, int max, int *out)
+{
+	char *end;
+	errno = 0;
+	long l = strtol(v, &end, 10);
+	if (!*v || *end || errno || l < min || l > max)
+		return false;
+	*out = (int)l;
+	return true;
+}
+
+/* A Slurm name (partition, account): what sbatch accepts, nothing a shell
+ * would read. */
+static bool slurm_name(const char *v)
+{
+	if (!*v)
+		return false;
+	for (const char *p = v; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_.-", *p))
+			return false;
+	return true;
+}
+
+static bool set_text(char *dst, size_t size, const char *v, char *why, size_t wsize)
+{
+	if (strlen(v) >= size) {
+		snprintf(why, wsize, "longer than %zu characters", size - 1);
+		return false;
+	}
+	for (const char *p = v; *p; p++)
+		if (iscntrl((unsigned char)*p)) {
+			snprintf(why, wsize, "a control character");
+			return false;
+		}
+	cuco_strlcpy(dst, v, size);
+	return true;
+}
+
+bool cuco_runner_config_set(cuco_runner_config *c, const char *key, const char *v, char *why,
+	size_t size)
+{
+	int n;
+	char *end;
+	if (strcmp(key, "kind") == 0) {
+		if (!cuco_runner_parse(v, &c->kind)) {
+			snprintf(why, size, "%.40s: not local, hostfile, slurm or ssh", v);
+			return false;
+		}
+		return true;
+	}
+	if (strcmp(key, "hostfile") == 0)
+		return set_text(c->hostfile, sizeof c->hostfile, v, why, size);
+	if (strcmp(key, "hosts") == 0)
+		return set_text(c->hosts, sizeof c->hosts, v, why, size);
+	if (strcmp(key, "options") == 0) {
+		eval_argv words = { 0 };
+		cuco_err err = { 0 };
+		bool ok = eval_expand(v, NULL, &words, &err) == CUCO_OK;
+		eval_argv_free(&words);
+		if (!ok)
+			snprintf(why, size, "%.40s: %s", v, err.msg);
+		return ok && set_text(c->options, sizeof c->options, v, why, size);
+	}
+	if (strcmp(key, "partition") == 0 || strcmp(key, "account") == 0) {
+		char *dst = key[0] == 'p' ? c->partition : c->account;
+		if (!slurm_name(v) || strlen(v) >= sizeof c->partition) {
+			snprintf(why, size, "%.40s: not a Slurm name (letters, digits, _ . -; up to %zu)", v,
+				sizeof c->partition - 1);
+			return false;
+		}
+		cuco_strlcpy(dst, v, sizeof c->partition);
+		return true;
+	}
+	static const struct { const char *key; size_t off; int min, max; const char *what; } ints[] = {
+		{ "hosts_per_slot", offsetof(cuco_runner_config, hosts_per_slot), 1, MAX_HOSTS, "hosts" },
+		{ "slots_per_host", offsetof(cuco_runner_config, slots_per_host), 1, CUCO_MAX_SLOTS, "slots" },
+		{ "slots", offsetof(cuco_runner_config, max_slots), 1, CUCO_MAX_SLOTS, "slots" },
+		{ "time_limit", offsetof(cuco_runner_config, time_limit_min), 1, 525600, "minutes" },
+		{ "gpus_per_task", offsetof(cuco_runner_config, gpus_per_task), 1, 64, "GPUs" },
+		{ "retire_after", offsetof(cuco_runner_config, retire_after), 1, 1000, "failures" },
+	};
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+		if (strcmp(key, ints[i].key) == 0) {
+			if (count(v, ints[i].min, ints[i].max, &n)) {
+				*(int *)((char *)c + ints[i].off) = n;
+				return true;
+			}
+			snprintf(why, size, "%.40s: not %d to %d %s", v, ints[i].min, ints[i].max, ints[i].what);
+			return false;
+		}
+	if (strcmp(key, "retry_after") == 0) {
+		errno = 0;
+		double d = strtod(v, &end);
+		if (*v && !*end && !errno && d > 0 && d <= 86400) {
+			c->retry_after_s = d;
+			return true;
+		}
+		snprintf(why, size, "%.40s: not a number of seconds in (0, 86400]", v);
+		return false;
+	}
+	snprintf(why, size, "unknown key in [runner] (kind, hostfile, hosts, hosts_per_slot, "
+		"slots_per_host, slots, partition, account, time_limit, gpus_per_task, options, retry_after, "
+		"retire_after)");
+	return false;
+}
+
+/* ---- commands ------------------------------------------------------------------- */
+
+static void push_printf(eval_argv *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void push_printf(eval_argv *out, const char *fmt, ...)
+{
+	char word[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(word, sizeof word, fmt, ap);
+	va_end(ap);
+	eval_argv_push(out, word);
+}
+
+/* [runner] options: the user's words, split and quoted as the shell
+ * would (checked when they were set), and no shell reads them. */
+static void push_options(eval_argv *out, const char *options)
+{
+	cuco_err err = { 0 };
+	eval_argv words = { 0 };
+	if (eval_expand(options, NULL, &words, &err) == CUCO_OK)
+		eval_argv_append(out, words.v);
+	eval_argv_free(&words);
+}
+
+/* `timeout` on the far side: each rank held to the program's own limit. */
+static void push_timeout(const eval_launch *l, eval_argv *out)
+{
+	eval_argv_push(out, "timeout");
+	eval_argv_push(out, "-k");
+	push_printf(out, "%d", KILL_AFTER_S);
+	push_printf(out, "%.0f", ceil(l->limit_s));
+}
+
 /* mpirun's options for this runner; as root Open MPI refuses to start
  * without the explicit permission. */
 static void mpirun_prefix(const eval_launch *l, eval_argv *out)
 {
 	eval_argv_push(out, l->launcher);
+	bool hostfile = l->kind == CUCO_RUNNER_HOSTFILE;
+	if (hostfile && *l->slot->gpus) {
+		eval_argv_push(out, "-x");
+		push_printf(out, "CUDA_VISIBLE_DEVICES=%s", l->slot->gpus);
+	}
 	if (l->as_root)
 		eval_argv_push(out, "--allow-run-as-root");
-	if (l->kind == CUCO_RUNNER_HOSTFILE) {
-		eval_argv_push(out, "--hostfile");
-		eval_argv_push(out, l->hostfile);
+	if (hostfile) {
+		eval_argv_push(out, "--host");
+		eval_argv_push(out, l->slot->hosts);
 	} else {
 		/* More ranks than cores is normal on a laptop; do not refuse. A rank
 		 * per core keeps one rank's timing off another's core; with fewer
@@ -54,24 +266,52 @@ static void mpirun_prefix(const eval_launch *l, eval_argv *out)
 		eval_argv_push(out, l->bind ? "core" : "none");
 	}
 	if (l->ticket) {  /* for ranks on other hosts: local ones inherit it */
-		cuco_buf name = { 0 };
-		cuco_buf_printf(&name, "%.*s", (int)strcspn(l->ticket, "="), l->ticket);
 		eval_argv_push(out, "-x");
-		eval_argv_push(out, name.data);
-		cuco_buf_free(&name);
+		push_printf(out, "%.*s", (int)strcspn(l->ticket, "="), l->ticket);
 	}
-	if (l->preload) {
-		/* The ranks only: mpirun itself needs no counting. */
-		cuco_buf pre = { 0 };
-		cuco_buf_printf(&pre, "LD_PRELOAD=%s", l->preload);
+	if (l->preload) {  /* the ranks only: mpirun itself needs no counting */
 		eval_argv_push(out, "-x");
-		eval_argv_push(out, pre.data);
-		cuco_buf_free(&pre);
+		push_printf(out, "LD_PRELOAD=%s", l->preload);
 	}
-	char n[16];
-	snprintf(n, sizeof n, "%d", l->ranks);
+	push_options(out, l->rc->options);
 	eval_argv_push(out, "-np");
-	eval_argv_push(out, n);
+	push_printf(out, "%d", l->ranks);
+	if (hostfile)
+		push_timeout(l, out);
+}
+
+/* srun onto the slot's nodes, alone there. Outside an allocation each
+ * stage is a job: the partition and account apply, and --exclusive gives
+ * it the nodes whole, unless a node holds several slots (then Slurm gives
+ * each job its own GPUs, gpus_per_task); inside one it is a step, and
+ * --exclusive keeps steps off each other's CPUs and GPUs. --time is
+ * Slurm's backstop should srun itself be lost. srun passes the stage's
+ * environment (the harness's ticket) on to the ranks. */
+static void srun_prefix(const eval_launch *l, eval_argv *out)
+{
+	const cuco_runner_config *rc = l->rc;
+	int nodes = 1;
+	for (const char *p = l->slot->hosts; *p; p++)
+		nodes += *p == ',';
+	int minutes = rc->time_limit_min > 0 ? rc->time_limit_min
+		: (int)ceil((l->limit_s + KILL_AFTER_S) / 60.0) + 1;
+	eval_argv_push(out, l->launcher);
+	push_printf(out, "--nodes=%d", nodes);
+	push_printf(out, "--ntasks=%d", l->ranks);
+	if (l->in_allocation || rc->slots_per_host <= 1)
+		eval_argv_push(out, "--exclusive");
+	eval_argv_push(out, "--kill-on-bad-exit=1");
+	push_printf(out, "--nodelist=%s", l->slot->hosts);
+	push_printf(out, "--job-name=%s", l->job_name);
+	if (!l->in_allocation && *rc->partition)
+		push_printf(out, "--partition=%s", rc->partition);
+	if (!l->in_allocation && *rc->account)
+		push_printf(out, "--account=%s", rc->account);
+	push_printf(out, "--time=%d", minutes);
+	if (rc->gpus_per_task > 0)
+		push_printf(out, "--gpus-per-task=%d", rc->gpus_per_task);
+	push_options(out, rc->options);
+	push_timeout(l, out);
 }
 
 /* user@host[:port] → the ssh destination and its -p / -P option. */
@@ -90,8 +330,8 @@ static void ssh_command(const eval_launch *l, char *const *prog, const char *bin
 	const char *const *extras, int nextras, cuco_buf *out)
 {
 	char host[256], port[16];
-	split_host(l->ssh_host, host, sizeof host, port, sizeof port);
-	const char *opts = l->ssh_options ? l->ssh_options : "";
+	split_host(l->slot->hosts, host, sizeof host, port, sizeof port);
+	const char *opts = l->rc->options;
 	cuco_buf ssh = { 0 }, scp = { 0 }, remote = { 0 }, setup = { 0 };
 	/* Options are the user's own words (e.g. "-i key -o ..."): not quoted. */
 	cuco_buf_puts(&ssh, "ssh -o BatchMode=yes");
@@ -108,12 +348,17 @@ static void ssh_command(const eval_launch *l, char *const *prog, const char *bin
 	eval_shell_quote(&ssh, host);
 
 	cuco_buf_printf(&setup, "mkdir -p %s", l->remote_dir);
-	cuco_buf_printf(&remote, "cd %s && timeout -k 2 %.0f ", l->remote_dir, ceil(l->remote_limit_s));
-	if (l->ticket) {  /* ssh passes no environment */
+	cuco_buf_printf(&remote, "cd %s && ", l->remote_dir);
+	if (*l->slot->gpus || l->ticket) {  /* ssh passes no environment */
 		cuco_buf_puts(&remote, "env ");
-		eval_shell_quote(&remote, l->ticket);
-		cuco_buf_puts(&remote, " ");
+		if (*l->slot->gpus)
+			cuco_buf_printf(&remote, "CUDA_VISIBLE_DEVICES=%s ", l->slot->gpus);
+		if (l->ticket) {
+			eval_shell_quote(&remote, l->ticket);
+			cuco_buf_puts(&remote, " ");
+		}
 	}
+	cuco_buf_printf(&remote, "timeout -k %d %.0f ", KILL_AFTER_S, ceil(l->limit_s));
 	if (l->mpi)
 		cuco_buf_printf(&remote, "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
 			"mpirun --oversubscribe -np %d ", l->ranks);
@@ -146,28 +391,26 @@ static void ssh_command(const eval_launch *l, char *const *prog, const char *bin
 void eval_launch_argv(const eval_launch *l, char *const *prog, const char *binary,
 	const char *const *extras, int nextras, eval_argv *out)
 {
-	char n[16];
 	cuco_buf script = { 0 };
 	switch (l->kind) {
 	case CUCO_RUNNER_LOCAL:
-	case CUCO_RUNNER_HOSTFILE:
-		if (l->mpi) {
-			mpirun_prefix(l, out);
-		} else if (l->preload) {
-			/* The program only, through env(1): cuco's own process is not
-			 * counted. */
-			cuco_buf pre = { 0 };
-			cuco_buf_printf(&pre, "LD_PRELOAD=%s", l->preload);
+		/* The slot's GPUs, and without mpirun the interposer, through env(1):
+		 * cuco's own process is not counted. */
+		if (*l->slot->gpus || (l->preload && !l->mpi))
 			eval_argv_push(out, "env");
-			eval_argv_push(out, pre.data);
-			cuco_buf_free(&pre);
-		}
+		if (*l->slot->gpus)
+			push_printf(out, "CUDA_VISIBLE_DEVICES=%s", l->slot->gpus);
+		if (l->preload && !l->mpi)
+			push_printf(out, "LD_PRELOAD=%s", l->preload);
+		if (l->mpi)
+			mpirun_prefix(l, out);
+		break;
+	case CUCO_RUNNER_HOSTFILE:
+		/* mpirun even for one rank: it is what gets the program to the host. */
+		mpirun_prefix(l, out);
 		break;
 	case CUCO_RUNNER_SLURM:
-		snprintf(n, sizeof n, "%d", l->ranks);
-		eval_argv_push(out, l->launcher);
-		eval_argv_push(out, "-n");
-		eval_argv_push(out, n);
+		srun_prefix(l, out);
 		break;
 	case CUCO_RUNNER_SSH:
 		ssh_command(l, prog, binary, extras, nextras, &script);
@@ -249,4 +492,237 @@ bool eval_device_cpus(const char *sysfs, const cpu_set_t *allowed, int ranks, cp
 		if (CPU_ISSET(cpu, allowed) && chosen[cpu_core_of[cpu]])
 			CPU_SET(cpu, device);
 	return true;
+}
+
+/* ---- slots ---------------------------------------------------------------------- */
+
+/* The ssh hosts, one slot each: user@host[:port] stays whole. */
+static int ssh_slots(const cuco_runner_config *c, cuco_slot_spec *out, int max, int *n, cuco_err *err)
+{
+	*n = 0;
+	char list[sizeof c->hosts];
+	cuco_strlcpy(list, c->hosts, sizeof list);
+	char *save = NULL;
+	for (char *h = strtok_r(list, ", ", &save); h; h = strtok_r(NULL, ", ", &save)) {
+		if (*n >= max)
+			return cuco_errf(err, CUCO_EDATA, "ssh runner: more than %d hosts", max);
+		if (strlen(h) >= sizeof out->name || strchr(h, '\'') || strchr(h, '"'))
+			return cuco_errf(err, CUCO_EDATA, "ssh runner: host %.80s: not user@host[:port]", h);
+		for (int i = 0; i < *n; i++)
+			if (strcmp(out[i].hosts, h) == 0)
+				return cuco_errf(err, CUCO_EDATA, "ssh runner: %s is listed twice", h);
+		cuco_strlcpy(out[*n].name, h, sizeof out->name);
+		cuco_strlcpy(out[*n].hosts, h, sizeof out->hosts);
+		out[*n].gpus[0] = '\0';
+		(*n)++;
+	}
+	if (*n == 0)
+		return cuco_errf(err, CUCO_EUSAGE, "ssh runner: no host given ([runner] hosts or --hosts)");
+	return CUCO_OK;
+}
+
+/* The GPUs a host's slots share out, as CUDA_VISIBLE_DEVICES names them:
+ * here, the ones this process sees; on another host, its first ones. */
+static int host_gpus(const cuco_runner_config *c, int need, char (*ids)[32], cuco_err *err)
+{
+	int n = 0;
+	const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+	if (c->kind == CUCO_RUNNER_LOCAL && visible && *visible) {
+		char list[1024];
+		cuco_strlcpy(list, visible, sizeof list);
+		char *save = NULL;
+		for (char *g = strtok_r(list, ",", &save); g && n < need; g = strtok_r(NULL, ",", &save))
+			cuco_strlcpy(ids[n++], cuco_trim(g), sizeof ids[0]);
+	} else {
+		int have = need;
+		if (c->kind == CUCO_RUNNER_LOCAL) {
+			cuco_hardware hw;
+			cuco_hardware_detect(&hw);
+			have = hw.ngpus;
+		}
+		for (; n < need && n < have; n++)
+			snprintf(ids[n], sizeof ids[0], "%d", n);
+	}
+	if (n < need)
+		return cuco_errf(err, CUCO_EENV, "slots_per_host: %d GPU sets of the workload's ranks need %d "
+			"GPUs here; %d are visible", c->slots_per_host, need, n);
+	return CUCO_OK;
+}
+
+/* Each host (group) slots_per_host times, "n1/0", "n1/1", each with its own
+ * `ranks` GPUs; Slurm chooses a step's GPUs itself (gpus_per_task). */
+static int split_hosts(const cuco_runner_config *c, int ranks, cuco_slot_spec *out, int max, int *n,
+	cuco_err *err)
+{
+	int k = c->slots_per_host;
+	if (k <= 1)
+		return CUCO_OK;
+	if (c->kind == CUCO_RUNNER_SLURM && c->gpus_per_task <= 0)
+		return cuco_errf(err, CUCO_EUSAGE, "slots_per_host: set gpus_per_task too, so that Slurm gives "
+			"each slot's jobs GPUs of their own");
+	if (*n * k > max)
+		return cuco_errf(err, CUCO_EDATA, "slots_per_host: %d hosts x %d is more than %d slots", *n, k, max);
+	char (*ids)[32] = cuco_xcalloc((size_t)(k * ranks), sizeof *ids);
+	int rc = c->kind == CUCO_RUNNER_SLURM ? CUCO_OK : host_gpus(c, k * ranks, ids, err);
+	cuco_slot_spec *hosts = cuco_xcalloc((size_t)*n, sizeof *hosts);
+	memcpy(hosts, out, (size_t)*n * sizeof *hosts);
+	for (int h = 0; rc == CUCO_OK && h < *n; h++)
+		for (int j = 0; j < k; j++) {
+			cuco_slot_spec *s = &out[h * k + j];
+			*s = hosts[h];
+			snprintf(s->name, sizeof s->name, "%.50s/%d", hosts[h].name, j);
+			cuco_buf set = { 0 };
+			for (int r = 0; c->kind != CUCO_RUNNER_SLURM && r < ranks; r++)
+				cuco_buf_printf(&set, "%s%s", r ? "," : "", ids[j * ranks + r]);
+			cuco_strlcpy(s->gpus, set.data ? set.data : "", sizeof s->gpus);
+			cuco_buf_free(&set);
+		}
+	if (rc == CUCO_OK)
+		*n *= k;
+	free(hosts);
+	free(ids);
+	return rc;
+}
+
+int cuco_runner_slots(const cuco_runner_config *c, int ranks, cuco_slot_spec *out, int max,
+	int *n, char *where, size_t wsize, cuco_err *err)
+{
+	if (c->max_slots > 0 && c->max_slots < max)
+		max = c->max_slots;
+	*n = 0;
+	int rc = CUCO_OK, nhosts = 0;
+	eval_host *hosts = NULL;
+	switch (c->kind) {
+	case CUCO_RUNNER_LOCAL:
+		memset(&out[0], 0, sizeof out[0]);
+		cuco_strlcpy(out[0].name, "local", sizeof out->name);
+		*n = 1;
+		snprintf(where, wsize, "this machine");
+		return split_hosts(c, ranks, out, max, n, err);
+	case CUCO_RUNNER_SSH:
+		snprintf(where, wsize, "the ssh hosts");
+		rc = ssh_slots(c, out, max, n, err);
+		return rc == CUCO_OK ? split_hosts(c, ranks, out, max, n, err) : rc;
+	case CUCO_RUNNER_HOSTFILE:
+		if (!*c->hostfile)
+			return cuco_errf(err, CUCO_EUSAGE, "hostfile runner: no hostfile given "
+				"([runner] hostfile or --hostfile)");
+		hosts = cuco_xcalloc(MAX_HOSTS, sizeof *hosts);
+		snprintf(where, wsize, "the hosts of %s", c->hostfile);
+		rc = eval_hostfile_read(c->hostfile, hosts, MAX_HOSTS, &nhosts, err);
+		break;
+	case CUCO_RUNNER_SLURM:
+		hosts = cuco_xcalloc(MAX_HOSTS, sizeof *hosts);
+		rc = eval_slurm_nodes(c, hosts, MAX_HOSTS, &nhosts, where, wsize, err);
+		break;
+	}
+	int per_slot = c->hosts_per_slot > 0 ? c->hosts_per_slot : c->kind == CUCO_RUNNER_SLURM ? 1 : 0;
+	if (rc == CUCO_OK)
+		rc = eval_hosts_to_slots(hosts, nhosts, per_slot, ranks, c->kind, out, max, n, err);
+	if (rc == CUCO_OK)
+		rc = split_hosts(c, ranks, out, max, n, err);
+	free(hosts);
+	return rc;
+}
+
+/* ---- doctor's checks ------------------------------------------------------------ */
+
+typedef void (*report_fn)(const char *what, bool ok, const char *detail, void *arg);
+
+/* A command answers with status 0; detail: its first line, or why not. */
+static bool answers(char *const *argv, char *detail, size_t size)
+{
+	cuco_buf out = { 0 }, cmd = { 0 };
+	int status = eval_query(argv, 20, &out);
+	char line[256];
+	eval_first_line(out.data ? out.data : "", line, sizeof line);
+	eval_argv_join(argv, &cmd);
+	if (status == 0)
+		snprintf(detail, size, "%s", *line ? line : "ok");
+	else
+		snprintf(detail, size, "`%s` %s%s%s", cmd.data, status < 0 ? "did not end" : "failed",
+			*line ? ": " : "", line);
+	cuco_buf_free(&cmd);
+	cuco_buf_free(&out);
+	return status == 0;
+}
+
+static bool resolves(const char *host)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int rc = getaddrinfo(host, NULL, &hints, &res);
+	if (res)
+		freeaddrinfo(res);
+	return rc == 0;
+}
+
+/* Every host of the slots resolves by name; detail names the first that does not. */
+static bool slots_resolve(const cuco_slot_spec *s, int n, bool ssh, char *detail, size_t size)
+{
+	for (int i = 0; i < n; i++) {
+		char list[sizeof s->hosts];
+		cuco_strlcpy(list, s[i].hosts, sizeof list);
+		char *save = NULL;
+		for (char *h = strtok_r(list, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+			char host[256], port[16];
+			char *at = ssh ? strrchr(h, '@') : NULL;
+			split_host(at ? at + 1 : h, host, sizeof host, port, sizeof port);
+			if (!ssh) {
+				char *colon = strrchr(host, ':');  /* mpirun's host:slots */
+				if (colon)
+					*colon = '\0';
+			}
+			if (!resolves(host)) {
+				snprintf(detail, size, "%s does not resolve", host);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+int cuco_runner_check(const cuco_runner_config *c, int ranks, report_fn report, void *arg)
+{
+	int failed = 0;
+	char detail[640], path[PATH_MAX];
+	const char *launcher = c->kind == CUCO_RUNNER_SLURM ? "srun" : c->kind == CUCO_RUNNER_SSH ? "ssh"
+		: getenv("CUCO_MPIRUN") && *getenv("CUCO_MPIRUN") ? getenv("CUCO_MPIRUN") : "mpirun";
+	bool found = eval_which(launcher, path, sizeof path);
+	if (c->kind == CUCO_RUNNER_SLURM && found) {
+		char *version[] = { path, "--version", NULL };
+		found = answers(version, detail, sizeof detail);
+		report("srun", found, detail, arg);
+		failed += !found;
+		char *sinfo[] = { "sinfo", "-h", "-o", "%P %a %D %T", NULL };
+		bool ok = answers(sinfo, detail, sizeof detail);
+		report("sinfo", ok, detail, arg);
+		failed += !ok;
+	} else {
+		snprintf(detail, sizeof detail, "%.600s", found ? path : "not on PATH");
+		report(launcher, found, detail, arg);
+		failed += !found;
+	}
+	cuco_slot_spec *slots = cuco_xcalloc(CUCO_MAX_SLOTS, sizeof *slots);
+	int n = 0;
+	char where[256];
+	cuco_err err = { 0 };
+	bool ok = cuco_runner_slots(c, ranks, slots, CUCO_MAX_SLOTS, &n, where, sizeof where, &err) == CUCO_OK;
+	if (ok) {
+		int len = snprintf(detail, sizeof detail, "%d from %s:", n, where);
+		for (int i = 0; i < n && len > 0 && (size_t)len < sizeof detail; i++)
+			len += snprintf(detail + len, sizeof detail - (size_t)len, " %s", slots[i].name);
+	} else {
+		snprintf(detail, sizeof detail, "%s", err.msg);
+	}
+	report("slots", ok, detail, arg);
+	failed += !ok;
+	if (ok && (c->kind == CUCO_RUNNER_HOSTFILE || c->kind == CUCO_RUNNER_SSH)) {
+		bool named = slots_resolve(slots, n, c->kind == CUCO_RUNNER_SSH, detail, sizeof detail);
+		if (named)
+			snprintf(detail, sizeof detail, "every host resolves");
+		report("hosts", named, detail, arg);
+		failed += !named;
+	}
+	free(slots);
+	return failed;
 }

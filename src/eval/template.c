@@ -245,7 +245,7 @@ int eval_expand(const char *tmpl, const eval_vars *v, eval_argv *out, cuco_err *
 			cuco_buf_append(&word, p + 1, 1);
 			in_word = true;
 			p += 2;
-		} else if (*p == '{') {
+		} else if (*p == '{' && v) {
 			const char *next = placeholder(tmpl, p, v, name, err);
 			if (!next) {
 				rc = CUCO_EDATA;

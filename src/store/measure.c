@@ -54,6 +54,8 @@ static int last_seq(cuco_txn *txn, uint64_t id, uint32_t *seq)
 static void apply(cuco_candidate *c, const cuco_measurement *m)
 {
 	bool in_force = c->status != CUCO_STATUS_FAILED && isfinite(c->latency_median_us);
+	if (m->slot[0])  /* where its latest measurement ran, a failed one too */
+		cuco_strlcpy(c->slot, m->slot, sizeof c->slot);
 	if (!m->ok && in_force) {
 		if (c->status < CUCO_STATUS_DONE)  /* a row an older cuco left mid-measure */
 			c->status = CUCO_STATUS_DONE;

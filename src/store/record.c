@@ -492,6 +492,7 @@ cJSON *cuco_candidate_to_json(const cuco_candidate *c)
 	cJSON_AddNumberToObject(o, "created", c->created);
 	cJSON_AddNumberToObject(o, "updated", c->updated);
 	cJSON_AddStringToObject(o, "note", c->note);
+	cJSON_AddStringToObject(o, "slot", c->slot);
 	return o;
 }
 
@@ -623,6 +624,7 @@ int cuco_candidate_from_json(const cJSON *j, cuco_candidate *c, cuco_err *err)
 	get_num(&d, "created", &c->created, 0);
 	get_num(&d, "updated", &c->updated, 0);
 	get_str(&d, "note", c->note, sizeof c->note);
+	get_str(&d, "slot", c->slot, sizeof c->slot);
 	return d.rc;
 }
 
@@ -958,6 +960,7 @@ cJSON *cuco_measurement_to_json(const cuco_measurement *m)
 	add_num(o, "score", m->score);
 	if (m->host_counted)
 		cJSON_AddNumberToObject(o, "host_calls", (double)m->host_calls);
+	cJSON_AddStringToObject(o, "slot", m->slot);
 	return o;
 }
 
@@ -988,5 +991,6 @@ int store_measurement_from_json(const cJSON *j, cuco_measurement *m, cuco_err *e
 	get_num(&d, "score", &m->score, NAN);
 	m->host_counted = field(&d, "host_calls") != NULL;
 	get_i64(&d, "host_calls", &m->host_calls);
+	get_str(&d, "slot", m->slot, sizeof m->slot);
 	return d.rc;
 }

@@ -219,6 +219,8 @@ typedef struct cuco_candidate {
 	double created;           /* wall-clock seconds */
 	double updated;
 	char note[512];           /* the author's one-line description */
+	char slot[64];            /* the slot its latest measurement ran on ("local",
+	                             a host, a Slurm node); "" before any */
 } cuco_candidate;
 
 /* Fixed-size digest of a candidate, kept in its own table in the same
@@ -400,6 +402,7 @@ typedef struct cuco_measurement {
 	double score;
 	bool host_counted;        /* the interposer counted its host calls */
 	int64_t host_calls;
+	char slot[64];            /* the slot it ran on (docs/cluster.md); "" unknown */
 } cuco_measurement;
 
 /* A measurement with every number NAN and nothing else set. */

@@ -144,6 +144,8 @@ static void build_detail(tui_app *app, struct load *l)
 	cuco_buf_puts(b, "\n");
 	add_num(b, "peak fraction", c->peak_fraction * 100, "%.1f%% of peak");
 	add_num(b, "max error", c->max_error, "%.3g");
+	if (c->slot[0])
+		cuco_buf_printf(b, "slot           %s\n", c->slot);
 	if (c->model[0])
 		cuco_buf_printf(b, "model          %s  tokens %lld+%lld  $%.4f\n", c->model,
 			(long long)c->tokens_prompt, (long long)c->tokens_completion, c->cost_usd);

@@ -270,6 +270,35 @@ static void meta_name(cuco_txn *txn, const char *key, char *out, size_t size, cJ
 		cJSON_Delete(j);
 }
 
+/* meta "slots" (engine_slots.c) in a few words; nothing for one slot. */
+static void read_slots(tui_model *m, cuco_txn *txn)
+{
+	char *json = NULL;
+	m->slots[0] = '\0';
+	if (cuco_meta_get(txn, "slots", &json) != CUCO_OK)
+		return;
+	cJSON *j = cJSON_Parse(json);
+	free(json);
+	int n[4] = { 0 };
+	static const char *const keys[4] = { "busy", "idle", "resting", "retired" };
+	for (int k = 0; k < 4; k++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, keys[k]);
+		n[k] = cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e6 ? (int)v->valuedouble : 0;
+	}
+	cJSON_Delete(j);
+	int all = n[0] + n[1] + n[2] + n[3];
+	if (all <= 1)
+		return;
+	cuco_buf b = { 0 };
+	cuco_buf_printf(&b, "slots %d/%d busy", n[0], all);
+	if (n[2])
+		cuco_buf_printf(&b, ", %d resting", n[2]);
+	if (n[3])
+		cuco_buf_printf(&b, ", %d retired", n[3]);
+	cuco_strlcpy(m->slots, b.data, sizeof m->slots);
+	cuco_buf_free(&b);
+}
+
 static void read_meta(tui_model *m, cuco_txn *txn)
 {
 	cJSON *wl = NULL, *strategy = NULL, *cfg = NULL;
@@ -474,6 +503,11 @@ static int refresh_txn(cuco_txn *txn, void *arg)
 	struct refresh *r = arg;
 	tui_model *m = r->m;
 	uint64_t last = cuco_event_last_seq(txn);
+	/* The slots change without an event (busy, idle): read each time. */
+	char slots[sizeof m->slots];
+	cuco_strlcpy(slots, m->slots, sizeof slots);
+	read_slots(m, txn);
+	r->changed = strcmp(slots, m->slots) != 0;
 	if (!r->force && last == m->last_seq)
 		return CUCO_OK;
 	r->changed = true;

@@ -103,6 +103,7 @@ typedef struct tui_model {
 	double budget_usd;     /* 0: none stated */
 	int64_t budget_tokens;
 	char dim_help[CUCO_DIRDIM_COUNT][256];  /* "" when the workload gives none */
+	char slots[64];        /* "slots 1/2 busy, 1 resting", "" with one slot */
 	char run_dir[1024];
 } tui_model;
 

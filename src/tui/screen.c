@@ -329,8 +329,9 @@ static void fmt_count(char *buf, size_t size, double v)
 /* The status line's parts, in the order shown, each with a priority:
  * when the line is too long the lowest go first, so at 80 columns the
  * state, the clock and the best remain. */
-enum { SEG_STATE, SEG_WHY, SEG_NOISE, SEG_BEST, SEG_COUNTS, SEG_WORKLOAD, SEG_USAGE, SEG_RUN, NSEG };
-static const int seg_prio[NSEG] = { 9, 7, 8, 8, 6, 5, 4, 2 };
+enum { SEG_STATE, SEG_WHY, SEG_NOISE, SEG_BEST, SEG_COUNTS, SEG_SLOTS, SEG_WORKLOAD, SEG_USAGE,
+	SEG_RUN, NSEG };
+static const int seg_prio[NSEG] = { 9, 7, 8, 8, 6, 3, 5, 4, 2 };
 
 static void status_segments(tui_app *app, char seg[NSEG][160])
 {
@@ -359,6 +360,7 @@ static void status_segments(tui_app *app, char seg[NSEG][160])
 		+ m->count[CUCO_STATUS_BENCHMARKING];
 	snprintf(seg[SEG_COUNTS], 160, "done %d failed %d queued %d busy %d", m->count[CUCO_STATUS_DONE],
 		m->count[CUCO_STATUS_FAILED], m->count[CUCO_STATUS_QUEUED], busy);
+	snprintf(seg[SEG_SLOTS], 160, "%s", m->slots);
 	snprintf(seg[SEG_WORKLOAD], 160, "%s %s/%s", m->workload[0] ? m->workload : "-",
 		m->strategy[0] ? m->strategy : "-", m->nislands ? m->islands[0].phase : "-");
 	fmt_count(num, sizeof num, (double)m->tokens);

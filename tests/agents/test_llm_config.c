@@ -158,6 +158,10 @@ static void test_file_errors(void **state)
 	expect_error("[screen]\ncolour = red\n", ":2: colour: unknown key in [screen]");
 	expect_error("[eval]\nsandbox = docker\n", ":2: sandbox: docker: not auto, bwrap or off");
 	expect_error("[eval]\nnetwork = on\n", ":2: network: unknown key in [eval] (sandbox)");
+	expect_error("[runner]\nkind = pbs\n", ":2: kind: pbs: not local, hostfile, slurm or ssh");
+	expect_error("[runner]\nkind = slurm\nslots = 0\n", ":3: slots: 0: not 1 to 64 slots");
+	expect_error("[runner]\npartition = a b\n", ":2: partition: a b: not a Slurm name");
+	expect_error("[runner]\nqueue = long\n", ":2: queue: unknown key in [runner]");
 	expect_error("max_reply = 100\n", ":1: max_reply: not a whole number of bytes in [4096");
 	expect_error("outage = 0\n", ":1: outage: not a number in range");
 	expect_error("[model a]\nmodel = m\ncontext = 8k\n", ":3: context: not a whole number of "
@@ -173,6 +177,14 @@ static void test_file_errors(void **state)
 	/* So does the evaluator's sandbox, in [eval]. */
 	assert_int_equal(load("[eval]\nsandbox = bwrap\n", &cfg, &err), CUCO_OK);
 	assert_int_equal(cfg.sandbox, CUCO_SANDBOX_BWRAP);
+	/* And where stages run, in [runner]. */
+	assert_int_equal(cfg.runner.kind, CUCO_RUNNER_LOCAL);
+	assert_int_equal(load("[runner]\nkind = slurm\npartition = gpu\ntime_limit = 20\n"
+		"options = --mpi=pmix  # the cluster's MPI\n", &cfg, &err), CUCO_OK);
+	assert_int_equal(cfg.runner.kind, CUCO_RUNNER_SLURM);
+	assert_string_equal(cfg.runner.partition, "gpu");
+	assert_int_equal(cfg.runner.time_limit_min, 20);
+	assert_string_equal(cfg.runner.options, "--mpi=pmix");
 	/* The laptop servers ask for fewer output tokens unless told. */
 	assert_int_equal(load("[model l]\nprovider = llamacpp\nmodel = m\nurl = http://h/v1\n"
 		"[model o]\nprovider = ollama\nmodel = m\n[model o2]\nprovider = ollama\nmodel = m\n"

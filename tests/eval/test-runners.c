@@ -1,22 +1,22 @@
-/* test-runners.c — the commands each runner builds, exactly; the hostfile
- * runner for real; and the ssh runner for real against an sshd started
- * here on loopback with throwaway keys (skipped when sshd cannot start). */
+/* test-runners.c — the commands each runner builds, exactly; the [runner]
+ * settings, Slurm hostlists and Open MPI hostfiles, hostile ones too; the
+ * pool of slots (rest, retirement, the slot idle longest first); and the
+ * runners for real: a hostfile of this machine, a hostfile of two "hosts"
+ * that are this machine's 127.0.0.2 and 127.0.0.3 reached over an sshd
+ * started here (mpirun really launches through ssh), with a third host
+ * that does not answer, and the ssh runner against the same sshd. */
 #include "eval/eval_int.h"
+#include "daemons.h"
 #include "util.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -45,7 +45,10 @@ static void expect_command(const eval_launch *l, const char *want)
 static void test_commands(void **state)
 {
 	(void)state;
-	eval_launch l = { .kind = CUCO_RUNNER_LOCAL, .launcher = "/usr/bin/mpirun", .ranks = 2, .mpi = true };
+	cuco_runner_config rc = { 0 };
+	cuco_slot_spec local = { "local", "", "" };
+	eval_launch l = { .kind = CUCO_RUNNER_LOCAL, .launcher = "/usr/bin/mpirun", .rc = &rc, .slot = &local,
+		.ranks = 2, .mpi = true };
 	expect_command(&l, "/usr/bin/mpirun --oversubscribe --bind-to none -np 2 ./abc --reps 1");
 	l.as_root = true;
 	l.bind = true;
@@ -54,19 +57,67 @@ static void test_commands(void **state)
 	l.mpi = false;
 	expect_command(&l, "./abc --reps 1");
 	/* The ticket for remote ranks, the interposer for the ranks only. */
-	l = (eval_launch){ .kind = CUCO_RUNNER_LOCAL, .launcher = "mpirun", .ranks = 2, .mpi = true,
-		.ticket = "CUCO_HARNESS=1:k:s", .preload = "/run/cache/cuco-count-1.so" };
+	l = (eval_launch){ .kind = CUCO_RUNNER_LOCAL, .launcher = "mpirun", .rc = &rc, .slot = &local,
+		.ranks = 2, .mpi = true, .ticket = "CUCO_HARNESS=1:k:s",
+		.preload = "/run/cache/cuco-count-1.so" };
 	expect_command(&l, "mpirun --oversubscribe --bind-to none -x CUCO_HARNESS "
 		"-x LD_PRELOAD=/run/cache/cuco-count-1.so -np 2 ./abc --reps 1");
 	l.mpi = false;
 	expect_command(&l, "env LD_PRELOAD=/run/cache/cuco-count-1.so ./abc --reps 1");
-	l = (eval_launch){ .kind = CUCO_RUNNER_HOSTFILE, .launcher = "mpirun", .hostfile = "/etc/my hosts",
-		.ranks = 4, .mpi = true };
-	expect_command(&l, "mpirun --hostfile '/etc/my hosts' -np 4 ./abc --reps 1");
-	l = (eval_launch){ .kind = CUCO_RUNNER_SLURM, .launcher = "/usr/bin/srun", .ranks = 8, .mpi = true };
-	expect_command(&l, "/usr/bin/srun -n 8 ./abc --reps 1");
-	l = (eval_launch){ .kind = CUCO_RUNNER_SSH, .launcher = "ssh", .ssh_host = "me@gpu1:2222",
-		.ssh_options = "-i k", .remote_dir = "/tmp/cuco-x", .ranks = 2, .mpi = true, .remote_limit_s = 30 };
+
+	/* [runner] options are words split as the shell would, no shell after. */
+	cuco_slot_spec pair = { "a+b", "a:2,b:2", "" };
+	snprintf(rc.options, sizeof rc.options, "--mca plm_rsh_agent 'ssh -p 22'");
+	l = (eval_launch){ .kind = CUCO_RUNNER_HOSTFILE, .launcher = "mpirun", .rc = &rc, .slot = &pair,
+		.ranks = 4, .mpi = true, .limit_s = 30 };
+	expect_command(&l, "mpirun --host a:2,b:2 --mca plm_rsh_agent 'ssh -p 22' -np 4 timeout -k 2 30 "
+		"./abc --reps 1");
+	eval_argv argv = { 0 };
+	char *const prog[] = { "./abc", NULL };
+	eval_launch_argv(&l, prog, "/run/cache/abc", NULL, 0, &argv);
+	assert_string_equal(argv.v[5], "ssh -p 22");  /* one word */
+	eval_argv_free(&argv);
+
+	/* Outside an allocation: a job of its own, on the slot's nodes whole. */
+	cuco_slot_spec nodes = { "n1+n2", "n1,n2", "" };
+	rc = (cuco_runner_config){ .kind = CUCO_RUNNER_SLURM, .partition = "gpu", .account = "lab",
+		.gpus_per_task = 1, .options = "--mpi=pmix" };
+	l = (eval_launch){ .kind = CUCO_RUNNER_SLURM, .launcher = "/usr/bin/srun", .rc = &rc, .slot = &nodes,
+		.job_name = "cuco-abc-1-7", .ranks = 8, .mpi = true, .limit_s = 30 };
+	expect_command(&l, "/usr/bin/srun --nodes=2 --ntasks=8 --exclusive --kill-on-bad-exit=1 "
+		"--nodelist=n1,n2 --job-name=cuco-abc-1-7 --partition=gpu --account=lab --time=2 "
+		"--gpus-per-task=1 --mpi=pmix timeout -k 2 30 ./abc --reps 1");
+	/* Inside one: a step, where partition and account are the allocation's. */
+	l.in_allocation = true;
+	rc.time_limit_min = 10;
+	rc.gpus_per_task = 0;
+	rc.options[0] = '\0';
+	expect_command(&l, "/usr/bin/srun --nodes=2 --ntasks=8 --exclusive --kill-on-bad-exit=1 "
+		"--nodelist=n1,n2 --job-name=cuco-abc-1-7 --time=10 timeout -k 2 30 ./abc --reps 1");
+
+	/* GPU sets: here through the environment, on other hosts mpirun's -x
+	 * or the far side's env; several Slurm slots on a node share it. */
+	cuco_slot_spec set = { "local/1", "", "2,3" };
+	rc = (cuco_runner_config){ .slots_per_host = 2 };
+	l = (eval_launch){ .kind = CUCO_RUNNER_LOCAL, .launcher = "mpirun", .rc = &rc, .slot = &set,
+		.ranks = 2, .mpi = true };
+	expect_command(&l, "env CUDA_VISIBLE_DEVICES=2,3 mpirun --oversubscribe --bind-to none -np 2 "
+		"./abc --reps 1");
+	cuco_slot_spec host_set = { "a/0", "a:1", "0" };
+	l = (eval_launch){ .kind = CUCO_RUNNER_HOSTFILE, .launcher = "mpirun", .rc = &rc, .slot = &host_set,
+		.ranks = 1, .mpi = false, .limit_s = 9 };
+	expect_command(&l, "mpirun -x CUDA_VISIBLE_DEVICES=0 --host a:1 -np 1 timeout -k 2 9 ./abc --reps 1");
+	cuco_slot_spec node_set = { "n1/1", "n1", "" };
+	rc = (cuco_runner_config){ .kind = CUCO_RUNNER_SLURM, .slots_per_host = 2, .gpus_per_task = 1 };
+	l = (eval_launch){ .kind = CUCO_RUNNER_SLURM, .launcher = "srun", .rc = &rc, .slot = &node_set,
+		.job_name = "cuco-x-1-0", .ranks = 2, .mpi = true, .limit_s = 30 };
+	expect_command(&l, "srun --nodes=1 --ntasks=2 --kill-on-bad-exit=1 --nodelist=n1 --job-name=cuco-x-1-0 "
+		"--time=2 --gpus-per-task=1 timeout -k 2 30 ./abc --reps 1");
+
+	cuco_slot_spec gpu1 = { "me@gpu1:2222", "me@gpu1:2222", "" };
+	rc = (cuco_runner_config){ .kind = CUCO_RUNNER_SSH, .options = "-i k" };
+	l = (eval_launch){ .kind = CUCO_RUNNER_SSH, .launcher = "ssh", .rc = &rc, .slot = &gpu1,
+		.remote_dir = "/tmp/cuco-x", .ranks = 2, .mpi = true, .limit_s = 30 };
 	expect_command(&l,
 		"ssh -o BatchMode=yes -i k -p 2222 me@gpu1 'mkdir -p /tmp/cuco-x'"
 		" || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; "
@@ -75,8 +126,9 @@ static void test_commands(void **state)
 		"ssh -o BatchMode=yes -i k -p 2222 me@gpu1 'cd /tmp/cuco-x && timeout -k 2 30 "
 		"env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 "
 		"./abc --reps 1'; rc=$?; ssh -o BatchMode=yes -i k -p 2222 me@gpu1 'rm -rf /tmp/cuco-x'; exit $rc");
-	l.ssh_host = "gpu2";
-	l.ssh_options = "";
+	cuco_slot_spec gpu2 = { "gpu2/1", "gpu2", "1" };
+	l.slot = &gpu2;
+	rc.options[0] = '\0';
 	l.mpi = false;
 	l.ticket = "CUCO_HARNESS=1:k:s";  /* ssh passes no environment: the far side sets it */
 	expect_command(&l,
@@ -84,8 +136,338 @@ static void test_commands(void **state)
 		" || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; "
 		"scp -q -o BatchMode=yes /run/cache/abc /w/data.bin gpu2:/tmp/cuco-x/"
 		" || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; "
-		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && timeout -k 2 30 env CUCO_HARNESS=1:k:s ./abc --reps 1'; rc=$?; "
-		"ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x'; exit $rc");
+		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && env CUDA_VISIBLE_DEVICES=1 CUCO_HARNESS=1:k:s "
+		"timeout -k 2 30 ./abc --reps 1'; rc=$?; ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x'; exit $rc");
+}
+
+/* ---- settings and host lists ------------------------------------------------ */
+
+static void expect_set(cuco_runner_config *c, const char *key, const char *value, const char *why_has)
+{
+	char why[256] = "";
+	bool ok = cuco_runner_config_set(c, key, value, why, sizeof why);
+	if (!why_has) {
+		if (!ok)
+			fail_msg("%s = %s: %s", key, value, why);
+		return;
+	}
+	if (ok)
+		fail_msg("%s = %s was taken", key, value);
+	if (!strstr(why, why_has))
+		fail_msg("%s = %s: \"%s\" does not say \"%s\"", key, value, why, why_has);
+}
+
+static void test_runner_config(void **state)
+{
+	(void)state;
+	static const char *const good[][2] = {
+		{ "kind", "slurm" }, { "partition", "gpu-a100" }, { "account", "lab_1" },
+		{ "time_limit", "15" }, { "gpus_per_task", "1" }, { "hosts", "n[1-4]" },
+		{ "hosts_per_slot", "2" }, { "slots", "3" }, { "options", "--mpi=pmix --qos=high" },
+		{ "retry_after", "0.5" }, { "retire_after", "5" },
+	};
+	/* key, value, what the refusal says */
+	static const char *const bad[][3] = {
+		{ "kind", "pbs", "not local, hostfile, slurm or ssh" },
+		{ "queue", "x", "unknown key in [runner]" },
+		{ "partition", "gpu; rm -rf ~", "not a Slurm name" },
+		{ "account", "", "not a Slurm name" },
+		{ "hosts_per_slot", "0", "not 1 to" },
+		{ "slots", "65", "not 1 to 64 slots" },
+		{ "time_limit", "ten", "not 1 to" },
+		{ "gpus_per_task", "-1", "not 1 to" },
+		{ "retry_after", "nan", "not a number of seconds" },
+		{ "retry_after", "0", "not a number of seconds" },
+		{ "options", "a\x01z", "a control character" },
+		{ "options", "--mca plm_rsh_agent 'ssh -p 22", "unterminated ' quote" },
+	};
+	cuco_runner_config c = { 0 };
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		expect_set(&c, good[i][0], good[i][1], NULL);
+	assert_int_equal(c.kind, CUCO_RUNNER_SLURM);
+	assert_string_equal(c.partition, "gpu-a100");
+	assert_int_equal(c.time_limit_min, 15);
+	assert_int_equal(c.max_slots, 3);
+	assert_true(c.retry_after_s == 0.5);
+	assert_string_equal(cuco_runner_name(c.kind), "slurm");
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		expect_set(&c, bad[i][0], bad[i][1], bad[i][2]);
+	char longer[2048];
+	memset(longer, 'h', sizeof longer - 1);
+	longer[sizeof longer - 1] = '\0';
+	expect_set(&c, "hosts", longer, "longer than");
+	/* What failed left the setting as it was. */
+	assert_int_equal(c.kind, CUCO_RUNNER_SLURM);
+	assert_int_equal(c.max_slots, 3);
+	assert_string_equal(c.partition, "gpu-a100");
+}
+
+static void expect_hosts(const char *expr, const char *want)
+{
+	eval_host h[64];
+	int n = 0;
+	cuco_err err = { 0 };
+	if (eval_hostlist_expand(expr, h, 64, &n, &err) != CUCO_OK)
+		fail_msg("%s: %s", expr, err.msg);
+	cuco_buf got = { 0 };
+	for (int i = 0; i < n; i++)
+		cuco_buf_printf(&got, "%s%s", i ? " " : "", h[i].name);
+	assert_string_equal(got.data, want);
+	cuco_buf_free(&got);
+}
+
+static void expect_bad_hosts(const char *expr, const char *why)
+{
+	eval_host h[64];
+	int n = 0;
+	cuco_err err = { 0 };
+	assert_int_equal(eval_hostlist_expand(expr, h, 64, &n, &err), CUCO_EDATA);
+	if (!strstr(err.msg, why) || !strstr(err.msg, "hosts \""))
+		fail_msg("%s: \"%s\" does not say \"%s\"", expr, err.msg, why);
+}
+
+static void test_hostlist(void **state)
+{
+	(void)state;
+	expect_hosts("n1", "n1");
+	expect_hosts("n[1-3]", "n1 n2 n3");
+	expect_hosts("gpu[01-03,07]", "gpu01 gpu02 gpu03 gpu07");
+	expect_hosts("gpu[8-10]", "gpu8 gpu9 gpu10");
+	expect_hosts("r[1-2]n[1-2]", "r1n1 r1n2 r2n1 r2n2");
+	expect_hosts("a,b[9-10]-ib,c", "a b9-ib b10-ib c");
+
+	expect_bad_hosts("", "no host");
+	expect_bad_hosts("n[1-", "a [ without its ]");
+	expect_bad_hosts("n]1", "a ] without its [");
+	expect_bad_hosts("n[3-1]", "not a range of numbers");
+	expect_bad_hosts("n[a-b]", "not a range of numbers");
+	expect_bad_hosts("n[]", "not a range of numbers");
+	expect_bad_hosts("n[1,]", "not a range of numbers");
+	expect_bad_hosts("n[1234567890]", "not a range of numbers");
+	expect_bad_hosts("n[1-100000]", "more than 64 hosts");
+	expect_bad_hosts("n[1-2],n2", "n2 is listed twice");
+	expect_bad_hosts("a,,b", "an empty host name");
+	expect_bad_hosts("n 1", "a space or control character");
+	expect_bad_hosts("n[[1]]", "a [ without its ]");
+}
+
+static void write_text(const char *path, const char *text)
+{
+	cuco_err err = { 0 };
+	if (cuco_write_file(path, text, strlen(text), &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+}
+
+static void expect_bad_hostfile(const char *dir, const char *text, const char *why)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/bad-hosts", dir);
+	write_text(path, text);
+	eval_host h[8];
+	int n = 0;
+	cuco_err err = { 0 };
+	assert_int_equal(eval_hostfile_read(path, h, 8, &n, &err), CUCO_EDATA);
+	if (!strstr(err.msg, path) || !strstr(err.msg, why))
+		fail_msg("%s: \"%s\" does not name the file or say \"%s\"", text, err.msg, why);
+}
+
+static void test_hostfile_format(void **state)
+{
+	(void)state;
+	char dir[256], path[512];
+	make_tmpdir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/hosts", dir);
+	write_text(path, "# two nodes\nnodeA slots=2\n\n  nodeB slots=2 max_slots=4  # a comment\nnodeC\n");
+	eval_host h[8];
+	int n = 0;
+	cuco_err err = { 0 };
+	assert_int_equal(eval_hostfile_read(path, h, 8, &n, &err), CUCO_OK);
+	assert_int_equal(n, 3);
+	assert_string_equal(h[1].name, "nodeB");
+	assert_int_equal(h[1].slots, 2);
+	assert_int_equal(h[2].slots, 0);
+
+	/* Slots: one host per slot when it holds the ranks, else enough hosts. */
+	cuco_slot_spec s[8];
+	int ns = 0;
+	assert_int_equal(eval_hosts_to_slots(h, 3, 0, 2, CUCO_RUNNER_HOSTFILE, s, 8, &ns, &err), CUCO_OK);
+	assert_int_equal(ns, 3);
+	assert_string_equal(s[0].name, "nodeA");
+	assert_string_equal(s[0].hosts, "nodeA:2");
+	assert_string_equal(s[2].hosts, "nodeC:2");
+	assert_int_equal(eval_hosts_to_slots(h, 2, 0, 4, CUCO_RUNNER_HOSTFILE, s, 8, &ns, &err), CUCO_OK);
+	assert_int_equal(ns, 1);
+	assert_string_equal(s[0].name, "nodeA+nodeB");
+	assert_string_equal(s[0].hosts, "nodeA:2,nodeB:2");
+	assert_int_equal(eval_hosts_to_slots(h, 3, 2, 4, CUCO_RUNNER_SLURM, s, 8, &ns, &err), CUCO_OK);
+	assert_int_equal(ns, 1);  /* nodeC alone cannot hold a two-node slot */
+	assert_string_equal(s[0].hosts, "nodeA,nodeB");
+	assert_int_equal(eval_hosts_to_slots(h, 2, 0, 8, CUCO_RUNNER_HOSTFILE, s, 8, &ns, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "cannot hold one slot of 8 ranks"));
+	assert_int_equal(eval_hosts_to_slots(h, 2, 3, 2, CUCO_RUNNER_SLURM, s, 8, &ns, &err), CUCO_EDATA);
+
+	expect_bad_hostfile(dir, "a slots=x\n", ":1: slots=x: expected slots=N");
+	expect_bad_hostfile(dir, "a\nb slots=0\n", ":2: slots=0: expected slots=N");
+	expect_bad_hostfile(dir, "a cpus=4\n", ":1: cpus=4: expected slots=N");
+	expect_bad_hostfile(dir, "a\nb\na\n", ":3: a is listed twice");
+	expect_bad_hostfile(dir, "# nothing\n\n", "no host in the hostfile");
+	expect_bad_hostfile(dir, "a,b slots=2\n", ":1: a,b: not a host name");
+	expect_bad_hostfile(dir, "a\nb\nc\nd\ne\nf\ng\nh\ni\n", ":9: more than 8 hosts");
+	snprintf(path, sizeof path, "%s/none", dir);
+	assert_int_not_equal(eval_hostfile_read(path, h, 8, &n, &err), CUCO_OK);
+	assert_non_null(strstr(err.msg, path));
+	rm_rf(dir);
+}
+
+static void test_ssh_hosts(void **state)
+{
+	(void)state;
+	static const struct { const char *hosts; int code; const char *says; } cases[] = {
+		{ "me@a,b:2222 c", CUCO_OK, NULL },
+		{ "", CUCO_EUSAGE, "ssh runner: no host given" },
+		{ "a,a", CUCO_EDATA, "ssh runner: a is listed twice" },
+		{ "a,b'c", CUCO_EDATA, "ssh runner: host b'c: not user@host[:port]" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cuco_runner_config c = { .kind = CUCO_RUNNER_SSH };
+		snprintf(c.hosts, sizeof c.hosts, "%s", cases[i].hosts);
+		cuco_slot_spec s[4];
+		int n = 0;
+		char where[128];
+		cuco_err err = { 0 };
+		assert_int_equal(cuco_runner_slots(&c, 2, s, 4, &n, where, sizeof where, &err), cases[i].code);
+		if (cases[i].says && !strstr(err.msg, cases[i].says))
+			fail_msg("%s: \"%s\" does not say \"%s\"", cases[i].hosts, err.msg, cases[i].says);
+		if (!cases[i].says) {
+			assert_int_equal(n, 3);
+			assert_string_equal(s[1].hosts, "b:2222");
+		}
+	}
+}
+
+/* A host's GPUs in sets of the workload's ranks, a slot each. */
+static void test_slots_per_host(void **state)
+{
+	(void)state;
+	cuco_slot_spec s[8];
+	int n = 0;
+	char where[128];
+	cuco_err err = { 0 };
+	char *saved = getenv("CUDA_VISIBLE_DEVICES") ? cuco_xstrdup(getenv("CUDA_VISIBLE_DEVICES")) : NULL;
+	setenv("CUDA_VISIBLE_DEVICES", "4,5, 6,7", 1);
+	cuco_runner_config c = { .kind = CUCO_RUNNER_LOCAL, .slots_per_host = 2 };
+	assert_int_equal(cuco_runner_slots(&c, 2, s, 8, &n, where, sizeof where, &err), CUCO_OK);
+	assert_int_equal(n, 2);
+	assert_string_equal(s[0].name, "local/0");
+	assert_string_equal(s[0].gpus, "4,5");
+	assert_string_equal(s[1].gpus, "6,7");
+	c.slots_per_host = 3;
+	assert_int_equal(cuco_runner_slots(&c, 2, s, 8, &n, where, sizeof where, &err), CUCO_EENV);
+	assert_non_null(strstr(err.msg, "slots_per_host: 3 GPU sets of the workload's ranks need 6 GPUs here; "
+		"4 are visible"));
+	if (saved)
+		setenv("CUDA_VISIBLE_DEVICES", saved, 1);
+	else
+		unsetenv("CUDA_VISIBLE_DEVICES");
+	free(saved);
+
+	c = (cuco_runner_config){ .kind = CUCO_RUNNER_SSH, .hosts = "g1,g2", .slots_per_host = 2 };
+	assert_int_equal(cuco_runner_slots(&c, 1, s, 8, &n, where, sizeof where, &err), CUCO_OK);
+	assert_int_equal(n, 4);
+	assert_string_equal(s[3].name, "g2/1");
+	assert_string_equal(s[3].hosts, "g2");
+	assert_string_equal(s[3].gpus, "1");
+	assert_int_equal(cuco_runner_slots(&c, 1, s, 3, &n, where, sizeof where, &err), CUCO_EDATA);
+	c = (cuco_runner_config){ .kind = CUCO_RUNNER_SLURM, .hosts = "n[1-2]", .slots_per_host = 2 };
+	assert_int_equal(cuco_runner_slots(&c, 1, s, 8, &n, where, sizeof where, &err), CUCO_EUSAGE);
+	assert_non_null(strstr(err.msg, "set gpus_per_task too"));
+	c.gpus_per_task = 1;
+	assert_int_equal(cuco_runner_slots(&c, 1, s, 8, &n, where, sizeof where, &err), CUCO_OK);
+	assert_int_equal(n, 4);
+	assert_string_equal(s[1].name, "n1/1");
+	assert_string_equal(s[1].gpus, "");
+
+	/* A CPU workload's slots on one host would share its cores. */
+	cuco_workload *wl;
+	assert_int_equal(cuco_workload_load(fixture("mini"), &wl, &err), CUCO_OK);
+	char dir[256];
+	make_tmpdir(dir, sizeof dir);
+	cuco_eval_config cfg = { .runner = { .kind = CUCO_RUNNER_SSH, .hosts = "g1", .slots_per_host = 2 } };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", dir);
+	cuco_evaluator *ev = NULL;
+	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_EUSAGE);
+	assert_non_null(strstr(err.msg, "mini is a CPU workload"));
+	cuco_workload_free(wl);
+	rm_rf(dir);
+}
+
+/* ---- the pool ------------------------------------------------------------------- */
+
+static void test_pool(void **state)
+{
+	(void)state;
+	cuco_slot_spec specs[2] = { { "a", "a", "" }, { "b", "b", "" } };
+	eval_pool p;
+	eval_pool_init(&p, specs, 2, 0.2, 2);
+	atomic_int cancel = 0;
+	cuco_slot_info info;
+	cuco_err err = { 0 };
+	int s0, s1, s;
+	char text[256];
+	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s0, &info, &err), CUCO_OK);
+	assert_int_equal(info.state, CUCO_SLOT_BUSY);
+	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s1, &info, &err), CUCO_OK);
+	assert_int_not_equal(s0, s1);
+	/* Both busy: a third waits, and a cancel ends the wait. */
+	atomic_store(&cancel, 1);
+	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s, &info, &err), CUCO_EENV);
+	assert_non_null(strstr(err.msg, "cancelled"));
+	atomic_store(&cancel, 0);
+
+	eval_pool_give(&p, s0, NULL, &info, text, sizeof text);
+	assert_string_equal(text, "");
+	eval_pool_give(&p, s1, "the host hung up", &info, text, sizeof text);
+	assert_int_equal(info.state, CUCO_SLOT_RESTING);
+	assert_non_null(strstr(text, "slot b: environment failure 1: the host hung up; tried again in 0 s"));
+	/* b rests: a is taken; b itself only after its rest. */
+	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s, &info, &err), CUCO_OK);
+	assert_int_equal(s, s0);
+	eval_pool_give(&p, s, NULL, &info, text, sizeof text);
+	double t0 = cuco_mono();
+	assert_int_equal(eval_pool_take(&p, s1, &cancel, &s, &info, &err), CUCO_OK);
+	assert_true(cuco_mono() - t0 > 0.1);
+	eval_pool_give(&p, s, NULL, &info, text, sizeof text);
+	assert_non_null(strstr(text, "slot b works again"));
+	assert_int_equal(info.failures, 0);
+
+	/* The slot idle longest goes first: a was given back before b. */
+	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s, &info, &err), CUCO_OK);
+	assert_int_equal(s, s0);
+	/* Two failures in a row retire a. */
+	eval_pool_give(&p, s, "node down", &info, text, sizeof text);
+	usleep(250000);
+	assert_int_equal(eval_pool_take(&p, s0, &cancel, &s, &info, &err), CUCO_OK);
+	eval_pool_give(&p, s, "node down", &info, text, sizeof text);
+	assert_int_equal(info.state, CUCO_SLOT_RETIRED);
+	assert_non_null(strstr(text, "slot a retired after 2 environment failures in a row: node down"));
+	assert_int_equal(eval_pool_take(&p, s0, &cancel, &s, &info, &err), CUCO_EENV);
+	assert_non_null(strstr(err.msg, "slot a is retired"));
+	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s, &info, &err), CUCO_OK);
+	assert_int_equal(s, s1);
+	eval_pool_give(&p, s, "x", &info, text, sizeof text);
+	usleep(250000);
+	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s, &info, &err), CUCO_OK);
+	eval_pool_give(&p, s, "x", &info, text, sizeof text);
+	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s, &info, &err), CUCO_EENV);
+	assert_non_null(strstr(err.msg, "every slot is retired"));
+	assert_int_equal(eval_pool_take(&p, 2, &cancel, &s, &info, &err), CUCO_EUSAGE);
+
+	cuco_slot_info list[4];
+	assert_int_equal(eval_pool_list(&p, list, 4), 2);
+	assert_string_equal(list[1].name, "b");
+	assert_string_equal(cuco_slot_state_name(list[1].state), "retired");
+	assert_int_equal(list[0].holds, 4);
+	eval_pool_free(&p);
 }
 
 /* A fake /sys/devices/system/cpu: cpu i in package pkg[i], core core[i]. */
@@ -139,6 +521,8 @@ static void test_device_cpus(void **state)
 	rm_rf(root);
 }
 
+/* ---- for real ------------------------------------------------------------------ */
+
 static cuco_evaluator *evaluator(const cuco_eval_config *cfg, cuco_workload **wl)
 {
 	cuco_err err = { 0 };
@@ -165,12 +549,12 @@ static void evaluate(cuco_evaluator *ev, const cuco_workload *wl, const char *re
 static void test_hostfile_for_real(void **state)
 {
 	(void)state;
-	cuco_eval_config cfg = { .runner = CUCO_RUNNER_HOSTFILE, .jobs = 1 };
+	cuco_eval_config cfg = { .runner.kind = CUCO_RUNNER_HOSTFILE, .jobs = 1 };
 	char dir[256];
 	make_tmpdir(dir, sizeof dir);
 	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", dir);
-	snprintf(cfg.hostfile, sizeof cfg.hostfile, "%s/hosts", dir);
-	cuco_write_file(cfg.hostfile, "localhost slots=2\n", 18, NULL);
+	snprintf(cfg.runner.hostfile, sizeof cfg.runner.hostfile, "%s/hosts", dir);
+	write_text(cfg.runner.hostfile, "localhost slots=2\n");
 	cuco_workload *wl;
 	cuco_evaluator *ev = evaluator(&cfg, &wl);
 	cuco_eval_result res;
@@ -178,112 +562,34 @@ static void test_hostfile_for_real(void **state)
 	if (!res.ok)
 		fail_msg("%s: %s", res.error_class, res.excerpt);
 	assert_int_equal(res.samples, 5);
+	assert_int_equal(res.slot, 0);
+	assert_string_equal(res.slot_name, "localhost");
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+	/* One rank goes to its host through mpirun too. */
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_workload_load(fixture("solo"), &wl, &err), CUCO_OK);
+	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_OK);
+	evaluate(ev, wl, "solo/solo.c", &res);
+	if (!res.ok)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 	assert_int_equal(count_processes(cfg.run_dir), 0);
 	rm_rf(cfg.run_dir);
 }
 
-/* ---- a private sshd ---------------------------------------------------------- */
-
-typedef struct sshd {
-	char dir[256];
-	pid_t pid;
-	int port;
-	bool ready;
-} sshd;
-
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof a;
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0
-		|| getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
-static bool port_open(int port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
-static int shell(const char *fmt, const char *dir)
-{
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, fmt, dir, dir);
-	return system(cmd);
-}
-
-/* Returns a reason on failure, NULL when sshd listens. */
-static const char *sshd_start(sshd *s)
-{
-	make_tmpdir(s->dir, sizeof s->dir);
-	if (access("/usr/sbin/sshd", X_OK) != 0)
-		return "/usr/sbin/sshd is not installed";
-	if (shell("ssh-keygen -q -t ed25519 -N '' -f %s/host_key && "
-		"ssh-keygen -q -t ed25519 -N '' -f %s/user_key", s->dir) != 0)
-		return "ssh-keygen failed";
-	shell("cp %s/user_key.pub %s/authorized_keys", s->dir);
-	mkdir("/run/sshd", 0755);  /* privilege separation needs it; harmless if it exists */
-	s->port = free_port();
-	char cfg[512], text[2048];
-	snprintf(cfg, sizeof cfg, "%s/sshd_config", s->dir);
-	int n = snprintf(text, sizeof text,
-		"Port %d\nListenAddress 127.0.0.1\nHostKey %s/host_key\n"
-		"AuthorizedKeysFile %s/authorized_keys\nPidFile %s/sshd.pid\nStrictModes no\n"
-		"PermitRootLogin yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-		"UsePAM no\nSubsystem sftp internal-sftp\nLogLevel ERROR\n",
-		s->port, s->dir, s->dir, s->dir);
-	cuco_write_file(cfg, text, (size_t)n, NULL);
-	s->pid = fork();
-	if (s->pid == 0) {
-		char log[512];
-		snprintf(log, sizeof log, "%s/sshd.log", s->dir);
-		if (!freopen(log, "w", stderr) || !freopen("/dev/null", "w", stdout))
-			_exit(126);
-		execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-e", "-f", cfg, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 300; i++) {
-		if (port_open(s->port))
-			return NULL;
-		if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
-			s->pid = 0;
-			return "sshd exited at start (see its log)";
-		}
-		usleep(10000);
-	}
-	return "sshd did not listen within 3 s";
-}
-
-static void sshd_stop(sshd *s)
-{
-	if (s->pid > 0) {
-		kill(s->pid, SIGTERM);
-		waitpid(s->pid, NULL, 0);
-	}
-	rm_rf(s->dir);
-}
+static const char *const loopbacks[] = { "127.0.0.1", "127.0.0.2", "127.0.0.3", NULL };
 
 static int ssh_setup(void **state)
 {
 	sshd *s = cuco_xcalloc(1, sizeof *s);
-	const char *why = sshd_start(s);
-	if (why)
-		fprintf(stderr, "the ssh runner test will be skipped: %s\n", why);
-	s->ready = why == NULL;
+	const char *why = sshd_start(s, loopbacks);
+	if (why) {
+		fprintf(stderr, "the tests over ssh will be skipped: %s\n", why);
+		sshd_stop(s);
+		s->port = 0;
+	}
 	*state = s;
 	return 0;
 }
@@ -291,24 +597,152 @@ static int ssh_setup(void **state)
 /* Runs even when the test fails, so no sshd outlives the test. */
 static int ssh_teardown(void **state)
 {
-	sshd_stop(*state);
-	free(*state);
+	sshd *s = *state;
+	if (s->port)
+		sshd_stop(s);
+	free(s);
 	return 0;
+}
+
+typedef struct parallel {
+	cuco_evaluator *ev;
+	const cuco_workload *wl;
+	cuco_eval_result res;
+} parallel;
+
+static void *evaluate_thread(void *arg)
+{
+	parallel *p = arg;
+	evaluate(p->ev, p->wl, "mini/seed.c", &p->res);
+	return NULL;
+}
+
+typedef struct slot_log {
+	pthread_mutex_t lock;
+	cuco_buf text;
+} slot_log;
+
+static void log_slot(void *arg, const cuco_slot_info *slot, const char *text)
+{
+	slot_log *l = arg;
+	pthread_mutex_lock(&l->lock);
+	cuco_buf_printf(&l->text, "%s %s%s%s\n", slot->name, cuco_slot_state_name(slot->state),
+		*text ? ": " : "", text);
+	pthread_mutex_unlock(&l->lock);
+}
+
+/* Two hosts of a hostfile, which Open MPI takes for other machines (their
+ * addresses are none of this one's interfaces) and reaches through ssh:
+ * two evaluations at once use both; a third host that refuses ssh fails
+ * for the environment, rests, and the evaluation moves to another; a
+ * deadlock there is a timeout. */
+static void test_two_hosts_for_real(void **state)
+{
+	sshd *s = *state;
+	if (!s->port)
+		skip();
+	char dir[256];
+	make_tmpdir(dir, sizeof dir);
+	cuco_eval_config cfg = { .runner.kind = CUCO_RUNNER_HOSTFILE, .jobs = 2,
+		.runner.retry_after_s = 60, .slot_changed = log_slot };
+	slot_log log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	cfg.slot_changed_arg = &log;
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", dir);
+	snprintf(cfg.runner.hostfile, sizeof cfg.runner.hostfile, "%s/hosts", dir);
+	write_text(cfg.runner.hostfile, "127.0.0.2 slots=2\n127.0.0.3 slots=2\n127.0.0.4 slots=2\n");
+	snprintf(cfg.runner.options, sizeof cfg.runner.options, "--mca plm_rsh_agent 'ssh -p %d %.300s'",
+		s->port, s->options);
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator(&cfg, &wl);
+	cuco_slot_info slots[4];
+	assert_int_equal(cuco_evaluator_slots(ev, slots, 4), 3);
+	parallel p[2] = { { ev, wl, { 0 } }, { ev, wl, { 0 } } };
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, evaluate_thread, &p[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 2; i++)
+		if (!p[i].res.ok)
+			fail_msg("%s on %s: %s", p[i].res.error_class, p[i].res.slot_name, p[i].res.excerpt);
+	assert_int_not_equal(p[0].res.slot, p[1].res.slot);
+	assert_true(p[0].res.slot <= 1 && p[1].res.slot <= 1);
+
+	/* The third slot, idle longest now, refuses: the evaluation is the
+	 * environment's failure there and ends on a slot that works. */
+	cuco_eval_result res;
+	evaluate(ev, wl, "mini/seed.c", &res);
+	if (!res.ok)
+		fail_msg("%s on %s: %s", res.error_class, res.slot_name, res.excerpt);
+	assert_int_equal(res.slot_retries, 1);
+	assert_true(res.slot <= 1);
+	assert_int_equal(cuco_evaluator_slots(ev, slots, 4), 3);
+	assert_string_equal(slots[2].name, "127.0.0.4");
+	assert_int_equal(slots[2].state, CUCO_SLOT_RESTING);
+	assert_int_equal(slots[2].failures, 1);
+	assert_true(slots[2].rest_s > 30);
+	/* A deadlock on another host is held to its limit there: a timeout. */
+	evaluate(ev, wl, "broken/deadlock.c", &res);
+	if (strcmp(res.error_class, "timeout") != 0)
+		fail_msg("%s on %s: %s", res.error_class, res.slot_name, res.excerpt);
+	pthread_mutex_lock(&log.lock);
+	if (!strstr(log.text.data, "127.0.0.4 resting: slot 127.0.0.4: environment failure 1: run: the "
+			"environment failed"))
+		fail_msg("no line for the failure in:\n%s", log.text.data);
+	pthread_mutex_unlock(&log.lock);
+	cuco_buf_free(&log.text);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+	rm_rf(dir);
+}
+
+/* A search from the command line over the two hosts: it completes, and
+ * both slots measured candidates (`cuco report --json`). */
+static void test_two_host_search(void **state)
+{
+	sshd *s = *state;
+	const char *bin = getenv("CUCO_BIN");
+	if (!s->port || !bin)
+		skip();
+	char dir[256], path[300], cmd[1500];
+	make_tmpdir(dir, sizeof dir);
+	char conf[800];
+	snprintf(conf, sizeof conf, "[runner]\noptions = --mca plm_rsh_agent 'ssh -p %d %.300s'\n", s->port,
+		s->options);
+	config_home(dir, conf);
+	snprintf(path, sizeof path, "%s/hosts", dir);
+	write_text(path, "127.0.0.2 slots=2\n127.0.0.3 slots=2\n");
+	/* timeout: should the test die, the run goes too. */
+	snprintf(cmd, sizeof cmd, "XDG_CONFIG_HOME='%s' timeout 600 '%s' run '%s' --size none --hostfile '%s' "
+		"--budget 4 --rebench 0 --headless --run '%s/run' 2>&1", dir, bin, fixture("sleepy"), path, dir);
+	int status;
+	char *out = capture_output(cmd, &status);
+	if (status != 0 || !strstr(out, "cuco: hostfile runner: 2 slots") ||
+			!strstr(out, "4 candidates from the strategy: 4 done"))
+		fail_msg("status %d:\n%s", status, out);
+	free(out);
+	snprintf(cmd, sizeof cmd, "'%s' report --run '%s/run'", bin, dir);
+	out = capture_output(cmd, &status);
+	const char *a = strstr(out, "127.0.0.2  idle, "), *b = strstr(out, "127.0.0.3  idle, ");
+	if (status != 0 || !a || !b || atoi(a + 17) < 1 || atoi(b + 17) < 1)
+		fail_msg("both slots should have measured candidates:\n%s", out);
+	free(out);
+	rm_rf(dir);
 }
 
 static void test_ssh_for_real(void **state)
 {
 	sshd *s = *state;
-	if (!s->ready)
+	if (!s->port)
 		skip();
-	cuco_eval_config cfg = { .runner = CUCO_RUNNER_SSH, .jobs = 1 };
+	cuco_eval_config cfg = { .runner.kind = CUCO_RUNNER_SSH, .jobs = 1 };
 	char dir[256];
 	make_tmpdir(dir, sizeof dir);
 	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", dir);
 	struct passwd *pw = getpwuid(getuid());
-	snprintf(cfg.ssh_host, sizeof cfg.ssh_host, "%s@127.0.0.1:%d", pw ? pw->pw_name : "root", s->port);
-	snprintf(cfg.ssh_options, sizeof cfg.ssh_options, "-i %s/user_key -o StrictHostKeyChecking=no "
-		"-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR", s->dir);
+	snprintf(cfg.runner.hosts, sizeof cfg.runner.hosts, "%s@127.0.0.1:%d", pw ? pw->pw_name : "root",
+		s->port);
+	snprintf(cfg.runner.options, sizeof cfg.runner.options, "%.300s", s->options);
 	cuco_workload *wl;
 	cuco_evaluator *ev = evaluator(&cfg, &wl);
 	cuco_eval_result res;
@@ -319,17 +753,74 @@ static void test_ssh_for_real(void **state)
 	evaluate(ev, wl, "broken/wrong.c", &res);
 	if (strcmp(res.error_class, "wrong-answer") != 0)
 		fail_msg("%s: %s", res.error_class, res.excerpt);
+	/* A deadlock is held to its limit on the far side: a timeout. */
+	evaluate(ev, wl, "broken/deadlock.c", &res);
+	if (strcmp(res.error_class, "timeout") != 0)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 
 	/* A host that does not answer is the environment's failure. */
-	snprintf(cfg.ssh_host, sizeof cfg.ssh_host, "127.0.0.1:%d", free_port());
+	snprintf(cfg.runner.hosts, sizeof cfg.runner.hosts, "127.0.0.1:%d", free_port());
+	cfg.runner.retry_after_s = 0.01;
 	ev = evaluator(&cfg, &wl);
 	evaluate(ev, wl, "mini/seed.c", &res);
 	assert_true(res.environment);
+	assert_int_equal(res.slot_retries, 2);  /* the one slot, tried three times */
 	assert_non_null(strstr(res.excerpt, "cuco-ssh: cannot reach the host"));
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
+	rm_rf(dir);
+}
+
+/* `cuco run` and `cuco doctor` take --runner, --hostfile and --hosts: a
+ * bad one is a usage error (1), a bad hostfile bad input (2) naming the
+ * file and line, in one line each. */
+static void test_cli_flags(void **state)
+{
+	(void)state;
+	char dir[256], cmd[1024];
+	make_tmpdir(dir, sizeof dir);
+	const char *bin = getenv("CUCO_BIN");
+	if (!bin)
+		skip();
+	static const struct { const char *args; int status; const char *says; } cases[] = {
+		{ "run %s --runner pbs --run %s/r", 1, "cuco: run: --runner pbs: not local, hostfile, slurm or ssh" },
+		{ "run %s --hosts '' --run %s/r", 1, "cuco: run: --hosts: empty or too long" },
+		{ "run %s --runner hostfile --run %s/r", 1, "cuco: hostfile runner: no hostfile given" },
+		{ "run %s --hostfile %s/hosts --run %s/r", 2, "/hosts:2: slots=many: expected slots=N" },
+		{ "run %s --runner ssh --run %s/r", 1, "cuco: ssh runner: no host given" },
+		{ "doctor --runner lsf %s %s", 1, "cuco: doctor: --runner lsf: not local" },
+	};
+	char hosts[300];
+	snprintf(hosts, sizeof hosts, "%s/hosts", dir);
+	write_text(hosts, "a slots=2\nb slots=many\n");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char args[600];
+		if (strstr(cases[i].args, "doctor"))
+			snprintf(args, sizeof args, cases[i].args, "", "");
+		else if (strstr(cases[i].args, "--hostfile"))
+			snprintf(args, sizeof args, cases[i].args, fixture("sleepy"), dir, dir);
+		else
+			snprintf(args, sizeof args, cases[i].args, fixture("sleepy"), dir);
+		snprintf(cmd, sizeof cmd, "'%s' %s 2>&1 >/dev/null", bin, args);
+		int status;
+		char *out = capture_output(cmd, &status);
+		if (status != cases[i].status || !strstr(out, cases[i].says) || strchr(out, '\n') != strrchr(out, '\n'))
+			fail_msg("cuco %s: status %d, said:\n%s", args, status, out);
+		free(out);
+	}
+	/* A [runner] the config file gets wrong: refused before any run folder. */
+	config_home(dir, "[runner]\nkind = slurm\nslots = 0\n");
+	snprintf(cmd, sizeof cmd, "XDG_CONFIG_HOME='%s' '%s' run %s --run %s/r2 2>&1 >/dev/null", dir, bin,
+		fixture("sleepy"), dir);
+	int status;
+	char *out = capture_output(cmd, &status);
+	char r2[300];
+	snprintf(r2, sizeof r2, "%s/r2", dir);
+	if (status != 2 || !strstr(out, "cuco/config:3: slots: 0: not 1 to 64 slots") || access(r2, F_OK) == 0)
+		fail_msg("status %d, said:\n%s", status, out);
+	free(out);
 	rm_rf(dir);
 }
 
@@ -337,8 +828,17 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_commands),
+		cmocka_unit_test(test_runner_config),
+		cmocka_unit_test(test_hostlist),
+		cmocka_unit_test(test_hostfile_format),
+		cmocka_unit_test(test_ssh_hosts),
+		cmocka_unit_test(test_slots_per_host),
+		cmocka_unit_test(test_pool),
+		cmocka_unit_test(test_cli_flags),
 		cmocka_unit_test(test_device_cpus),
 		cmocka_unit_test(test_hostfile_for_real),
+		cmocka_unit_test_setup_teardown(test_two_hosts_for_real, ssh_setup, ssh_teardown),
+		cmocka_unit_test_setup_teardown(test_two_host_search, ssh_setup, ssh_teardown),
 		cmocka_unit_test_setup_teardown(test_ssh_for_real, ssh_setup, ssh_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
