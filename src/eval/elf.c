@@ -59,7 +59,11 @@ static void symbols(const image *im, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
 	if (sh->sh_entsize != sizeof(Elf64_Sym) || !at(im, sh->sh_offset, sh->sh_size))
 		return;
 	for (uint64_t k = 1; k < sh->sh_size / sizeof(Elf64_Sym); k++) {
-		const Elf64_Sym *sym = at(im, sh->sh_offset + k * sizeof(Elf64_Sym), sizeof *sym);
+		const void *p = at(im, sh->sh_offset + k * sizeof(Elf64_Sym), sizeof(Elf64_Sym));
+		Elf64_Sym s;
+		if (p)
+			memcpy(&s, p, sizeof s);
+		const Elf64_Sym *sym = p ? &s : NULL;
 		const char *name = sym ? str(im, strtab, sym->st_name) : NULL;
 		if (!name || !*name)
 			continue;
@@ -77,10 +81,16 @@ static void needed(const image *im, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, 
 	if (sh->sh_entsize != sizeof(Elf64_Dyn) || !at(im, sh->sh_offset, sh->sh_size))
 		return;
 	for (uint64_t k = 0; k < sh->sh_size / sizeof(Elf64_Dyn); k++) {
-		const Elf64_Dyn *d = at(im, sh->sh_offset + k * sizeof(Elf64_Dyn), sizeof *d);
-		if (!d || d->d_tag == DT_NULL)
+		/* Copied out: a section's offset need not keep the entries aligned
+		 * (found by tests/fuzz/fuzz_elf under UBSan). */
+		const void *p = at(im, sh->sh_offset + k * sizeof(Elf64_Dyn), sizeof(Elf64_Dyn));
+		Elf64_Dyn d;
+		if (!p)
 			break;
-		const char *name = d->d_tag == DT_NEEDED ? str(im, strtab, d->d_un.d_val) : NULL;
+		memcpy(&d, p, sizeof d);
+		if (d.d_tag == DT_NULL)
+			break;
+		const char *name = d.d_tag == DT_NEEDED ? str(im, strtab, d.d_un.d_val) : NULL;
 		if (name)
 			push(&out->needed, &out->nneeded, name);
 	}
