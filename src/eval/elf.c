@@ -45,17 +45,24 @@ static void push(char ***v, int *n, const char *s)
 }
 
 /* Section i's header, or NULL. */
-static const Elf64_Shdr *section(const image *im, const Elf64_Ehdr *eh, uint64_t i)
+/* Section header i, copied into *out (e_shoff need not keep it aligned);
+ * NULL when it is not in the file. */
+static const Elf64_Shdr *section(const image *im, const Elf64_Ehdr *eh, uint64_t i, Elf64_Shdr *out)
 {
 	if (i >= eh->e_shnum || eh->e_shentsize != sizeof(Elf64_Shdr)
 		|| !at(im, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
 		return NULL;
-	return at(im, eh->e_shoff + i * sizeof(Elf64_Shdr), sizeof(Elf64_Shdr));
+	const void *p = at(im, eh->e_shoff + i * sizeof(Elf64_Shdr), sizeof(Elf64_Shdr));
+	if (!p)
+		return NULL;
+	memcpy(out, p, sizeof *out);
+	return out;
 }
 
 static void symbols(const image *im, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, eval_elf *out)
 {
-	const Elf64_Shdr *strtab = section(im, eh, sh->sh_link);
+	Elf64_Shdr strtab_copy;
+	const Elf64_Shdr *strtab = section(im, eh, sh->sh_link, &strtab_copy);
 	if (sh->sh_entsize != sizeof(Elf64_Sym) || !at(im, sh->sh_offset, sh->sh_size))
 		return;
 	for (uint64_t k = 1; k < sh->sh_size / sizeof(Elf64_Sym); k++) {
@@ -77,7 +84,8 @@ static void symbols(const image *im, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
 
 static void needed(const image *im, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, eval_elf *out)
 {
-	const Elf64_Shdr *strtab = section(im, eh, sh->sh_link);
+	Elf64_Shdr strtab_copy;
+	const Elf64_Shdr *strtab = section(im, eh, sh->sh_link, &strtab_copy);
 	if (sh->sh_entsize != sizeof(Elf64_Dyn) || !at(im, sh->sh_offset, sh->sh_size))
 		return;
 	for (uint64_t k = 0; k < sh->sh_size / sizeof(Elf64_Dyn); k++) {
@@ -105,7 +113,8 @@ static int parse(const image *im, const char *path, eval_elf *out, cuco_err *err
 	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB)
 		return cuco_errf(err, CUCO_EDATA, "%s: not a 64-bit little-endian ELF file", path);
 	for (uint64_t i = 0; i < eh->e_shnum; i++) {
-		const Elf64_Shdr *sh = section(im, eh, i);
+		Elf64_Shdr sh_copy;
+		const Elf64_Shdr *sh = section(im, eh, i, &sh_copy);
 		if (!sh)
 			return cuco_errf(err, CUCO_EDATA, "%s: section header %llu lies outside the file",
 				path, (unsigned long long)i);
