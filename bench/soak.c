@@ -7,9 +7,10 @@
  * process: resident memory (/proc/PID/status), open files (/proc/PID/fd)
  * and descendants (a walk of /proc). At the end it checks the books:
  * every reply the server delivered is one candidate, every other request
- * is a failed attempt in cuco's log, every candidate was evaluated; and
- * that memory stayed flat after the warm-up, no file was left open, no
- * child left behind. Prints the figures; exits 1 when a check fails.
+ * is a failed attempt in cuco's log (but for the calls the run's end cut
+ * short, which the store keeps as cancelled), every candidate was
+ * evaluated; and that memory stayed flat after the warm-up, no file was
+ * left open, no child left behind. Prints the figures; exits 1 when a check fails.
  *
  * A C program rather than a shell script: /proc is read directly at each
  * sample (no ps, awk or their cost in the figures), the store is read
@@ -73,6 +74,7 @@ typedef struct sample {
 	double t;
 	long rss_kb, anon_kb;
 	int fds, children;
+	int resident;  /* open files that are not pipes, sockets or a stage's work files */
 } sample;
 
 typedef struct soak {
@@ -273,16 +275,30 @@ static long status_kb(pid_t pid, const char *key)
 	return kb;
 }
 
-static int count_fds(pid_t pid)
+/* Open files of pid, all of them and those that stay: the store, the log,
+ * the terminal's streams. Pipes, sockets, event descriptors and the files
+ * under the run's work directory come and go with the evaluations and
+ * calls in flight. -1 when the process is gone. */
+static int count_fds(const soak *k, pid_t pid, int *resident)
 {
-	char path[64];
+	char path[64], target[PATH_MAX], work[96];
 	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	snprintf(work, sizeof work, "%s/run/work", k->dir);
 	DIR *d = opendir(path);
 	if (!d)
 		return -1;
 	int n = 0;
-	for (struct dirent *e; (e = readdir(d));)
-		n += e->d_name[0] != '.';
+	*resident = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		n++;
+		ssize_t len = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
+		if (len <= 0)
+			continue;  /* closed between the listing and the look */
+		target[len] = '\0';
+		*resident += target[0] == '/' && strncmp(target, work, strlen(work)) != 0;
+	}
 	closedir(d);
 	return n;
 }
@@ -395,8 +411,9 @@ static bool reap(soak *k)
 
 static void take_sample(soak *k, double t)
 {
+	int resident = 0, fds = count_fds(k, k->cuco, &resident);
 	sample s = { .t = t, .rss_kb = status_kb(k->cuco, "VmRSS"),
-		.anon_kb = status_kb(k->cuco, "RssAnon"), .fds = count_fds(k->cuco),
+		.anon_kb = status_kb(k->cuco, "RssAnon"), .fds = fds, .resident = resident,
 		.children = descendants(k->cuco) };
 	if (s.rss_kb < 0 || s.fds < 0)
 		return;  /* it ended between two looks */
@@ -458,6 +475,7 @@ typedef struct books {
 	/* the store */
 	int cands, llm, statuses[CUCO_STATUS_COUNT], outcome[NKINDS][3];  /* done, failed, other */
 	int dup_replies, model_errors, refused_errors, candidate_events;
+	int cancelled;          /* calls the run's end cut short */
 	double warm_wall;       /* wall-clock end of the warm-up */
 	int after_warm;         /* candidates created after it */
 	char end[160];
@@ -593,12 +611,20 @@ static int event_one(const cuco_event *ev, void *arg)
 	return 0;
 }
 
+static int call_one(const cuco_call *c, void *arg)
+{
+	((store_walk *)arg)->b->cancelled += c->outcome == CUCO_CALL_CANCELLED;
+	return 0;
+}
+
 static int books_txn(cuco_txn *txn, void *arg)
 {
 	store_walk *w = arg;
 	w->txn = txn;
 	int rc = cuco_cand_each(txn, 1, cand_one, w);
-	return rc == CUCO_OK ? cuco_event_each(txn, 1, event_one, w) : rc;
+	if (rc == CUCO_OK)
+		rc = cuco_event_each(txn, 1, event_one, w);
+	return rc == CUCO_OK ? cuco_call_each(txn, 1, call_one, w) : rc;
 }
 
 static int read_store(const soak *k, books *b)
@@ -630,6 +656,7 @@ typedef struct figures {
 	long grown_kb;          /* mean of the last tenth − mean of the first tenth */
 	int fd_min, fd_max, children_max;
 	int fd_early[3], fd_late[3];  /* min, median, max: first and last quarter after warm-up */
+	int res_early[3], res_late[3]; /* the same of the resident files alone */
 } figures;
 
 static double mean_anon(const soak *k, size_t a, size_t b)
@@ -673,20 +700,25 @@ static int by_value(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
-/* Min, median and max of the open files in samples [a, b). */
-static void fd_spread(const soak *k, size_t a, size_t b, int out[3])
+/* Min, median and max of the open files (or the resident ones) in
+ * samples [a, b). */
+static void fd_spread(const soak *k, size_t a, size_t b, bool resident, int out[3])
 {
 	int *v = cuco_xmalloc((b - a) * sizeof *v);
 	for (size_t i = a; i < b; i++)
-		v[i - a] = k->s[i].fds;
+		v[i - a] = resident ? k->s[i].resident : k->s[i].fds;
 	qsort(v, b - a, sizeof *v, by_value);
 	out[0] = v[0], out[1] = v[(b - a) / 2], out[2] = v[b - a - 1];
 	free(v);
 }
 
-/* Open files come and go with the evaluations and calls in flight; a leak
- * lifts the whole spread, so the median of the last quarter after the
- * warm-up is compared with the first's (and the peaks, more loosely). */
+/* Open files come and go with the evaluations and calls in flight, in
+ * steps of one evaluation's pipes and logs (about three), so a quarter's
+ * median moves by a step when the work in flight does. A leak lifts the
+ * whole spread: the floor of the last quarter after the warm-up is
+ * compared with the ceiling of the first (and the peaks, more loosely),
+ * and the files that stay open, which no work in flight explains, are
+ * compared exactly. */
 static void fd_figures(const soak *k, figures *f)
 {
 	size_t quarter = (k->n - f->from) / 4 ? (k->n - f->from) / 4 : 1;
@@ -697,8 +729,10 @@ static void fd_figures(const soak *k, figures *f)
 		f->fd_max = s->fds > f->fd_max ? s->fds : f->fd_max;
 		f->children_max = s->children > f->children_max ? s->children : f->children_max;
 	}
-	fd_spread(k, f->from, f->from + quarter, f->fd_early);
-	fd_spread(k, k->n - quarter, k->n, f->fd_late);
+	fd_spread(k, f->from, f->from + quarter, false, f->fd_early);
+	fd_spread(k, k->n - quarter, k->n, false, f->fd_late);
+	fd_spread(k, f->from, f->from + quarter, true, f->res_early);
+	fd_spread(k, k->n - quarter, k->n, true, f->res_late);
 }
 
 static int failures;
@@ -732,6 +766,7 @@ static void print_resources(const soak *k, const figures *f)
 		f->fd_early[1], f->fd_early[2]);
 	printf("  %-28s %10d %10d %10d\n", "  last quarter min/med/max", f->fd_late[0],
 		f->fd_late[1], f->fd_late[2]);
+	printf("  %-28s %10d %10d\n", "  resident, 1st/last median", f->res_early[1], f->res_late[1]);
 	printf("  %-28s %10d\n", "descendants, max", f->children_max);
 	printf("  %-28s %10d %10d  %s\n", "orphans reaped, left", k->orphans_reaped, k->orphans_left,
 		k->orphan_names);
@@ -778,12 +813,13 @@ static void check_all(const soak *k, const figures *f, const books *b)
 			"%.1f MiB + %d bytes x %d candidates = %.2f MiB", f->grown_kb / 1024.0,
 			b->after_warm ? 1024.0 * f->grown_kb / b->after_warm : 0.0, k->o.rss_tol_mib,
 			BYTES_PER_CANDIDATE, b->after_warm, allowed / 1024.0);
-	check(f->fd_late[1] <= f->fd_early[1] + 2 && f->fd_late[2] <= f->fd_early[2] + FD_SLACK,
-		"open files: last quarter's median %d and peak %d, first quarter's %d and %d (slack 2 "
-		"and %d)", f->fd_late[1], f->fd_late[2], f->fd_early[1], f->fd_early[2], FD_SLACK);
+	check(f->fd_late[0] <= f->fd_early[2] && f->fd_late[2] <= f->fd_early[2] + FD_SLACK &&
+		f->res_late[1] <= f->res_early[1], "open files: last quarter's floor %d and peak %d, "
+		"first quarter's peak %d (slack %d); resident files' median %d, first quarter's %d",
+		f->fd_late[0], f->fd_late[2], f->fd_early[2], FD_SLACK, f->res_late[1], f->res_early[1]);
 	check(k->orphans_left == 0, "no process left behind (%d)", k->orphans_left);
-	check(b->llm == b->delivered, "every delivered reply is one candidate: %d candidates, "
-		"%d replies", b->llm, b->delivered);
+	check(b->llm <= b->delivered, "every candidate from the model is a delivered reply: %d "
+		"candidates, %d replies", b->llm, b->delivered);
 	check(b->dup_replies == 0 && b->outcome[K_NONE][0] + b->outcome[K_NONE][1] +
 		b->outcome[K_NONE][2] == 0, "no duplicate or unknown candidate (%d, %d)", b->dup_replies,
 		b->outcome[K_NONE][0] + b->outcome[K_NONE][1] + b->outcome[K_NONE][2]);
@@ -798,8 +834,18 @@ static void check_all(const soak *k, const figures *f, const books *b)
 	 * log: retried, or the last of a call that gave up. Attempts refused
 	 * at connect never reached the server. */
 	int failed_seen = b->retries - b->refused_attempts + b->model_errors - b->refused_errors;
-	check(failed_seen == b->requests - b->delivered, "every failed request is a failed attempt "
-		"in cuco's log: %d attempts, %d requests", failed_seen, b->requests - b->delivered);
+	check(failed_seen <= b->requests - b->delivered, "every failed attempt in cuco's log is a "
+		"failed request: %d attempts, %d requests", failed_seen, b->requests - b->delivered);
+	/* The server decides what a request gets when it draws it; the time
+	 * limit may cancel a call while its reply streams or its fault plays
+	 * out, and the call is stored as cancelled. Nothing pauses or stops a
+	 * soak, so only its end cancels. Every other request is accounted for:
+	 * a delivered reply is one candidate, a failed one a failed attempt. */
+	int lost = (b->delivered - b->llm) + (b->requests - b->delivered - failed_seen);
+	check(lost <= b->cancelled, "every other request was cut short by the run's end: %d "
+		"unaccounted (%d replies with no candidate, %d failures not logged), %d calls "
+		"cancelled", lost, b->delivered - b->llm, b->requests - b->delivered - failed_seen,
+		b->cancelled);
 	check(b->gave_up_lines == b->model_errors, "every call that gave up is logged (%d)",
 		b->gave_up_lines);
 	check(b->llm > 0 && b->nfaults > 1, "the run made candidates and met faults");

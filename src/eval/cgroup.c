@@ -332,7 +332,12 @@ int eval_cgroup_new(eval_cgroups *g, const eval_cgroup_limits *lim, eval_cgroup 
 		int base = g->v2 ? 0 : c;
 		if (!g->have[c] || (g->v2 && c > 0))
 			continue;
-		snprintf(cg->dir[c], sizeof cg->dir[c], "%s/stage-%u", g->dir[base], serial);
+		int n = snprintf(cg->dir[c], sizeof cg->dir[c], "%s/stage-%u", g->dir[base], serial);
+		if (n < 0 || (size_t)n >= sizeof cg->dir[c]) {
+			cg->dir[c][0] = '\0';   /* never created: nothing to remove */
+			eval_cgroup_free(cg);
+			return cuco_errf(err, CUCO_EENV, "%s: path too long for a stage's group", g->dir[base]);
+		}
 		if (mkdir(cg->dir[c], 0755) != 0 && errno != EEXIST) {
 			int e = errno;
 			eval_cgroup_free(cg);
