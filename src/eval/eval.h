@@ -216,6 +216,7 @@ typedef struct cuco_init_spec {
 	const char *name;        /* the workload's name, and its folder's */
 	const char *program;     /* the host-driven program: it becomes the baseline */
 	const char *dir;         /* the folder to make; NULL: workloads/NAME */
+	const char *seed;        /* the user's own first device-initiated version; NULL: none */
 	const char *build, *run; /* the command templates; NULL: the family's */
 	int ranks;               /* 0: guessed */
 	int family;              /* a cuco_family, or -1: detected */
