@@ -114,6 +114,7 @@ def expect(cmd, out, env):
         check("1. MPI_Allreduce at line 29, in main()" in out and
               "inside the for loop of line 25" in out and
               "written before it by: gradient() at line 28" in out and
+              "read after it by: sum[…] at line 34, in the code itself" in out and
               "count N of MPI_FLOAT = 1 MiB" in out, "analyze finds the MPI_Allreduce as shown")
     elif cmd.startswith("cuco analyze --prompt grad"):
         check(re.search(r"analysis +[1-9][0-9]* bytes", out) is not None and
