@@ -225,7 +225,7 @@ typedef struct cuco_init_spec {
 
 /* Make a workload folder from a program (docs/workloads.md, "A user's own
  * program"): workload.json, the baseline, the local headers it includes,
- * context.md. Never over an existing folder; on an error nothing is left.
+ * the seed when one is given, context.md. Never over an existing folder; on an error nothing is left.
  * said gets one "- …" line per guess; *dir the folder made. */
 int cuco_workload_init(const cuco_init_spec *s, cuco_buf *said, char *dir, size_t size,
 	cuco_err *err);
