@@ -50,3 +50,14 @@ check_snap() {
 
 # count LABEL GOOD TOTAL [NOTE]: the line each family ends with.
 count() { echo "COUNT $1: $2/$3${4:+ ($4)}"; }
+
+# hostile_workload DIR CASE [SOCK SOCK]: the toy workload in DIR (a folder
+# named toy) with hostile/hostile.c, attack CASE, as its seed.
+hostile_workload() {
+	mkdir -p "${1%/toy}"; cp -r "$TOY" "$1"; cp "$ROOT/bench/adversary/hostile/hostile.c" "$1/seed.c"
+	cp "$ROOT/workloads/common/cuco_seal.h" "$1/"
+	sed -i 's|"[./]*workloads/common/cuco_seal.h"|"cuco_seal.h"|' "$1/toy.h"
+	printf '#define ADV_CASE %s\n#define ADV_SOCK_VAR "%s"\n#define ADV_SOCK_RUN "%s"\n' "$2" "${3:-}" "${4:-}" >"$1/adv.h"
+	jq '.build |= sub("-std=c11"; "-std=gnu11") | .limits.run_s = 30 | .limits.bench_s = 30 | .bench.reps = 1' \
+		"$TOY/workload.json" >"$1/workload.json"
+}
