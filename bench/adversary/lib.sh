@@ -16,6 +16,7 @@ QUICK=0
 # case that defeats its defence still meets these bounds (the machine is shared).
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/cuco-adv-XXXXXX")
 trap 'rm -rf "$SCRATCH"' EXIT
+trap 'exit 143' TERM INT  # so that the EXIT trap runs
 ulimit -u 4096 2>/dev/null || true
 
 # rnd LO HI [I]: a number in [LO, HI), reproducible from $SEED and the step I.

@@ -56,10 +56,11 @@ static void memory(void)
 		if (fork() == 0) {
 			prctl(PR_SET_NAME, "adv-mem");
 			size_t n = (size_t)2560 << 20;
-			char *p = malloc(n);
+			volatile char *p = malloc(n);  /* volatile: the stores are not elided */
 			if (!p)
 				_exit(3);
-			memset(p, 1, n);
+			for (size_t k = 0; k < n; k += 4096)
+				p[k] = 1;
 			sleep(5);
 			_exit(0);
 		}
