@@ -9,6 +9,7 @@
 #include "toy.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -107,6 +108,9 @@ int main(int argc, char **argv)
 	fill(".", 3072);
 #elif ADV_CASE == 6
 	fill("/tmp", 2048);
+#elif ADV_CASE == 8
+	toy_report(argc, argv, ADV_US, 0);  /* a latency no program has (bad-inputs) */
+	return 0;
 #elif ADV_CASE == 7
 	/* Read the whole environment as a file (the path split so that the
 	 * evaluator's source check does not catch it: an attacker would). The
