@@ -73,9 +73,20 @@ static const char *stage_task(const cuco_workload *wl, int stage)
 		"Wrap the code a search may change in EVOLVE-BLOCK-START / EVOLVE-BLOCK-END comment "
 		"lines (never main(), MPI setup, timing or verification) and add warm-up rounds "
 		"before the timed loop. The built program may keep no collective that moves data "
-		"but MPI_Allreduce (for the timing and the verdict): any other is refused.",
+		"(MPI_Barrier moves none): a binary that links one is refused.",
 	};
 	return wl->family == CUCO_FAMILY_CPU_MPI ? cpu[stage] : gpu[stage];
+}
+
+/* How a program under the compat protocol reports without a collective
+ * (the host-call rule allows it none in stage B: trust.c). */
+static const char *stage_report(const cuco_workload *wl, int stage)
+{
+	if (stage == 0 || wl->protocol != CUCO_PROTO_COMPAT)
+		return "";
+	return " Report without a collective: let every rank print its own time and verification "
+		"lines, as the program's lines are read (the slowest rank's time counts, and every "
+		"rank must pass), instead of reducing them to one rank.";
 }
 
 static void design_space(const cuco_workload *wl, cuco_buf *b)
@@ -239,7 +250,7 @@ int cuco_fastpath_prompt(const cuco_workload *wl, const cuco_hardware *hw, int s
 	out->bytes[CUCO_FP_DOCUMENTS] = out->system.len - start;
 	if (rc != CUCO_OK)
 		return rc;
-	cuco_buf_printf(&out->user, "%s\n", stage_task(wl, stage));
+	cuco_buf_printf(&out->user, "%s%s\n", stage_task(wl, stage), stage_report(wl, stage));
 	design_space(wl, &out->user);
 	if (feedback && *feedback)
 		cuco_buf_printf(&out->user, "\n%s\nFix it in the program below, which is that attempt.\n",
@@ -339,8 +350,9 @@ static int attempt_once(fastpath *f, uint64_t parent, attempt *a, cuco_proposal 
 	if (rc == CUCO_OK && (rc = search_fill(f->llm, &lg, m, &r, out, err)) == CUCO_OK) {
 		char note[sizeof out->cand.note];
 		int cap = stage == STAGE_A ? f->c.stage_a_max : f->c.stage_b_max;
-		snprintf(note, sizeof note, "fast path stage %s %d/%d: %.460s", stage_name[stage],
-			f->tries[stage] + 1, cap, out->cand.note);
+		/* The reply's own description, when it gave one. */
+		snprintf(note, sizeof note, "fast path stage %s %d/%d%s%.460s", stage_name[stage],
+			f->tries[stage] + 1, cap, *out->cand.note ? ": " : "", out->cand.note);
 		cuco_strlcpy(out->cand.note, note, sizeof out->cand.note);
 		out->cand.origin = CUCO_ORIGIN_FASTPATH;
 		/* Stage A still runs host collectives: no island's parent. */

@@ -14,6 +14,8 @@ static const char options[] =
 	"  --run 'CMD'      the run template (default: {output}, or the harness's arguments)\n"
 	"  --ranks N        ranks (default: 2, or 1 for one GPU)\n"
 	"  --family F       cpu-mpi, cuda-nccl or cuda (default: from its includes and calls)\n"
+	"  --seed FILE      your own first device-initiated version, with EVOLVE-BLOCKs: the\n"
+	"                   directive tuner starts from it, no model needed (default: none)\n"
 	"  --dir DIR        the folder to make, ending in NAME (default: workloads/NAME)\n"
 	"  --no-build       skip building the baseline once\n";
 
@@ -28,12 +30,14 @@ static int parse_family(const char *text)
 
 static int init_exec(int argc, char **argv)
 {
-	enum { OPT_FROM = 256, OPT_BUILD, OPT_RUN, OPT_RANKS, OPT_FAMILY, OPT_DIR, OPT_NO_BUILD };
+	enum { OPT_FROM = 256, OPT_BUILD, OPT_RUN, OPT_RANKS, OPT_FAMILY, OPT_DIR, OPT_NO_BUILD,
+		OPT_SEED };
 	static const struct option longopts[] = {
 		{ "from", required_argument, NULL, OPT_FROM }, { "build", required_argument, NULL, OPT_BUILD },
 		{ "run", required_argument, NULL, OPT_RUN }, { "ranks", required_argument, NULL, OPT_RANKS },
 		{ "family", required_argument, NULL, OPT_FAMILY }, { "dir", required_argument, NULL, OPT_DIR },
-		{ "no-build", no_argument, NULL, OPT_NO_BUILD }, { "help", no_argument, NULL, 'h' },
+		{ "no-build", no_argument, NULL, OPT_NO_BUILD }, { "seed", required_argument, NULL, OPT_SEED },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	cuco_init_spec s = { .family = -1, .trial_build = true };
@@ -46,6 +50,7 @@ static int init_exec(int argc, char **argv)
 		case OPT_BUILD: s.build = optarg; break;
 		case OPT_RUN: s.run = optarg; break;
 		case OPT_DIR: s.dir = optarg; break;
+		case OPT_SEED: s.seed = optarg; break;
 		case OPT_NO_BUILD: s.trial_build = false; break;
 		case OPT_RANKS:
 			s.ranks = (int)strtol(optarg, &end, 10);
@@ -78,12 +83,12 @@ static int init_exec(int argc, char **argv)
 		return cmd_fail(&err);
 	}
 	printf("%s: made from %s. What cuco guessed (also in %s/context.md):\n%s\n"
-		"Next: cuco check %s; cuco analyze %s; cuco run %s --strategy evolve --llm MODEL\n",
-		dir, s.program, dir, said.data, s.name, s.name, s.name);
+		"Next: cuco check %s; cuco analyze %s; cuco run %s%s\n", dir, s.program, dir, said.data,
+		s.name, s.name, s.name, s.seed ? "" : " --strategy evolve --llm MODEL");
 	cuco_buf_free(&said);
 	return CUCO_OK;
 }
 
 const cuco_cmd cmd_init = { "init", "NAME --from PROGRAM [--build CMD] [--run CMD] [--ranks N] "
-	"[--family F] [--dir DIR] [--no-build]",
+	"[--family F] [--seed FILE] [--dir DIR] [--no-build]",
 	"make a workload from your own host-driven MPI or NCCL program", init_exec };

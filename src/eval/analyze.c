@@ -651,6 +651,7 @@ static void effects(eval_analysis *a, event *e)
 		}
 		break;
 	case EV_SYNC:
+	case EV_ACCESS:  /* its bases are set where it is found */
 		break;
 	}
 }
@@ -826,6 +827,81 @@ static void find_events(eval_analysis *a, int fi)
 	}
 }
 
+/* Whether base b is what some communication call sends or receives. */
+static bool comm_base(const eval_analysis *a, const char *b)
+{
+	for (int i = 0; i < a->nevs; i++) {
+		const event *e = &a->evs[i];
+		for (int k = 0; e->kind == EV_COMM && k < e->nreads + e->nwrites; k++)
+			if (strcmp(k < e->nreads ? e->reads[k] : e->writes[k - e->nreads], b) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* The access of base b on this token's line in function fi, made once. */
+static event *access_at(eval_analysis *a, int fi, int tok, const char *b)
+{
+	int line = a->files[0].lx.toks[tok].line;
+	for (int i = a->nevs - 1; i >= 0; i--) {
+		event *e = &a->evs[i];
+		if (e->kind == EV_ACCESS && e->func == fi && e->line == line && strcmp(e->name, b) == 0)
+			return e;
+	}
+	event *e = new_event(a, EV_ACCESS, fi, tok);
+	cuco_strlcpy(e->name, b, sizeof e->name);
+	return e;
+}
+
+/* Whether the token starts a call that is an event of function fi: its
+ * arguments are that event's effects, not accesses of their own. */
+static bool event_call_at(const eval_analysis *a, int fi, int tok)
+{
+	for (int i = 0; i < a->nevs; i++)
+		if (a->evs[i].func == fi && a->evs[i].tok == tok && a->evs[i].kind != EV_ACCESS)
+			return true;
+	return false;
+}
+
+/* The code's own subscripts of the communicated buffers: `sum[i]` read,
+ * `g[i] = …` written. Found once every call's buffers are known. */
+static void find_accesses(eval_analysis *a, int fi)
+{
+	const func *f = &a->funcs[fi];
+	const eval_lexed *lx = &a->files[0].lx;
+	for (int i = f->body + 1; i < f->body_end; i++) {
+		i = past_lambda(a, fi, i);
+		const eval_tok *t = &lx->toks[i];
+		if (t->kind == EVAL_TK_IDENT && eval_tok_is(&lx->toks[i + 1], "(") &&
+				lx->toks[i + 1].match > i && event_call_at(a, fi, i)) {
+			i = lx->toks[i + 1].match;
+			continue;
+		}
+		if (t->kind != EVAL_TK_IDENT || !eval_tok_is(&lx->toks[i + 1], "[") ||
+				eval_tok_is(&lx->toks[i - 1], ".") || eval_tok_is(&lx->toks[i - 1], "->"))
+			continue;
+		char b[96];
+		tok_text(t, b, sizeof b);
+		resolve(a, fi, b, sizeof b);
+		if (!comm_base(a, b))
+			continue;
+		bool also_read = false, write = stored_through(lx, i, f->body_end, &also_read);
+		event *e = access_at(a, fi, i, b);
+		if (write)
+			add_base(e->writes, &e->nwrites, b);
+		if (!write || also_read)
+			add_base(e->reads, &e->nreads, b);
+	}
+}
+
+/* Events in the order of the source, function by function: a report
+ * looks for the nearest producer and consumer by position. */
+static int by_place(const void *x, const void *y)
+{
+	const event *a = x, *b = y;
+	return a->func != b->func ? a->func - b->func : a->tok - b->tok;
+}
+
 /* ---- the whole program ------------------------------------------------------------ */
 
 static bool any_token(const eval_lexed *lx, const char *prefix)
@@ -905,6 +981,11 @@ int cuco_program_parse(const char *name, const char *dir, const char *text, size
 	for (int i = 0; i < a->nevs; i++)
 		effects(a, &a->evs[i]);
 	lambda_effects(a);
+	for (int fi = 0; fi < a->nfuncs; fi++)
+		if (a->funcs[fi].file == 0)
+			find_accesses(a, fi);
+	if (a->nevs > 1)
+		qsort(a->evs, (size_t)a->nevs, sizeof *a->evs, by_place);
 	facts(p);
 	*out = p;
 	return CUCO_OK;

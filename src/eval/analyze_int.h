@@ -83,7 +83,10 @@ typedef struct func {
 	param params[MAX_PARAMS];
 } func;
 
-typedef enum ev_kind { EV_COMM, EV_LAUNCH, EV_CALL, EV_COPY, EV_SYNC } ev_kind;
+/* EV_ACCESS: the code itself subscripting a buffer that a communication
+ * call sends or receives (a verification loop, the sum after a gather),
+ * one per buffer, line and function. */
+typedef enum ev_kind { EV_COMM, EV_LAUNCH, EV_CALL, EV_COPY, EV_SYNC, EV_ACCESS } ev_kind;
 
 typedef struct event {
 	ev_kind kind;

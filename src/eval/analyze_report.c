@@ -133,6 +133,8 @@ static void put_event(cuco_buf *b, const eval_analysis *a, const event *e)
 {
 	if (e->kind == EV_LAUNCH)
 		cuco_buf_printf(b, "kernel %s<<<…>>> at line %d on %s", e->name, e->line, e->stream);
+	else if (e->kind == EV_ACCESS)
+		cuco_buf_printf(b, "%s[…] at line %d, in the code itself", e->name, e->line);
 	else if (e->kind == EV_COMM)
 		cuco_buf_printf(b, "%s at line %d", e->name, e->line);
 	else
@@ -373,7 +375,8 @@ static const char blind_spots[] =
 	"\nWhat this analysis cannot see: it reads the source without the preprocessor, so both "
 	"sides of every #if count and macros are not expanded (a call or a buffer a macro hides is "
 	"missed); a buffer is followed through plain assignments only, not through structures, "
-	"arrays of pointers or other functions; a call through a function pointer, and the loop "
+	"arrays of pointers or other functions, and the code's own use of a buffer is seen where it "
+	"subscripts it (buf[i]), not through *p or p + i; a call through a function pointer, and the loop "
 	"around it, is invisible; kernels and functions from files the program does not include "
 	"locally are assumed to read and write every argument; which rank takes which branch, and "
 	"what a stream's events order across streams, is not worked out.\n";

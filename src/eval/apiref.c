@@ -14,11 +14,14 @@
  */
 #include "eval/analyze_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define HEADER_MAX (1u << 20)
@@ -286,23 +289,68 @@ static int nccl_reference(int parts, cuco_buf *out, char *from, size_t size, cuc
 	return CUCO_OK;
 }
 
-/* mpi.h as the MPI compiler finds it (it prints its dependencies). */
+/* What argv prints on its standard output (stdin and stderr /dev/null),
+ * run with no shell between: the compiler comes from a manifest. */
+static bool capture(char *const *argv, cuco_buf *out)
+{
+	int fd[2];
+	if (pipe(fd) != 0)
+		return false;
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDERR_FILENO);
+		dup2(fd[1], STDOUT_FILENO);
+		close(fd[0]);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fd[1]);
+	char chunk[4096];
+	ssize_t n;
+	while (pid > 0 && (n = read(fd[0], chunk, sizeof chunk)) > 0)
+		if (out->len < HEADER_MAX)
+			cuco_buf_append(out, chunk, (size_t)n);
+	close(fd[0]);
+	int status = 0;
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* mpi.h as the MPI compiler finds it: the dependencies it prints for a
+ * file that includes it. */
 static bool find_mpi_h(const char *compiler, char *out, size_t size)
 {
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "printf '#include <mpi.h>\\n' | %s -x c -E -M - 2>/dev/null", compiler);
-	FILE *f = popen(cmd, "r");
-	if (!f)
+	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char probe[PATH_MAX];
+	snprintf(probe, sizeof probe, "%s/cuco-mpi-h-XXXXXX.c", tmp);
+	int fd = mkstemps(probe, 2);
+	if (fd < 0)
 		return false;
-	char word[PATH_MAX];
+	static const char line[] = "#include <mpi.h>\n";
+	bool wrote = write(fd, line, sizeof line - 1) == (ssize_t)(sizeof line - 1);
+	close(fd);
+	eval_argv argv = { 0 };
+	eval_argv_push_words(&argv, compiler);
+	eval_argv_push(&argv, "-E");
+	eval_argv_push(&argv, "-M");
+	eval_argv_push(&argv, probe);
+	cuco_buf deps = { 0 };
+	bool ran = wrote && argv.n > 3 && capture(argv.v, &deps);
+	unlink(probe);
+	eval_argv_free(&argv);
 	bool found = false;
-	while (!found && fscanf(f, "%4095s", word) == 1) {
-		size_t n = strlen(word);
-		found = n >= 6 && strcmp(word + n - 6, "/mpi.h") == 0;
+	for (char *p = ran ? deps.data : NULL, *word; p && *p && !found; p += strcspn(p, " \t\n\\")) {
+		p += strspn(p, " \t\n\\");
+		size_t n = strcspn(p, " \t\n\\");
+		word = p;
+		found = n >= 6 && n < size && strncmp(word + n - 6, "/mpi.h", 6) == 0;
+		if (found)
+			snprintf(out, size, "%.*s", (int)n, word);
 	}
-	pclose(f);
-	if (found)
-		cuco_strlcpy(out, word, size);
+	cuco_buf_free(&deps);
 	return found;
 }
 

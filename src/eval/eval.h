@@ -216,6 +216,7 @@ typedef struct cuco_init_spec {
 	const char *name;        /* the workload's name, and its folder's */
 	const char *program;     /* the host-driven program: it becomes the baseline */
 	const char *dir;         /* the folder to make; NULL: workloads/NAME */
+	const char *seed;        /* the user's own first device-initiated version; NULL: none */
 	const char *build, *run; /* the command templates; NULL: the family's */
 	int ranks;               /* 0: guessed */
 	int family;              /* a cuco_family, or -1: detected */
@@ -224,7 +225,7 @@ typedef struct cuco_init_spec {
 
 /* Make a workload folder from a program (docs/workloads.md, "A user's own
  * program"): workload.json, the baseline, the local headers it includes,
- * context.md. Never over an existing folder; on an error nothing is left.
+ * the seed when one is given, context.md. Never over an existing folder; on an error nothing is left.
  * said gets one "- …" line per guess; *dir the folder made. */
 int cuco_workload_init(const cuco_init_spec *s, cuco_buf *said, char *dir, size_t size,
 	cuco_err *err);

@@ -422,6 +422,8 @@ typedef struct eval_launch {
 	bool bind;                /* local: a rank per core (--bind-to core), else none */
 	double limit_s;           /* remote runners: `timeout` on the far side, per rank */
 	const char *preload;      /* the ranks' LD_PRELOAD (the host-call interposer), or NULL */
+	bool tag_output;          /* mpirun: each line tagged with its rank (--tag-output), so a
+	                             compat program's per-rank lines are told apart (compat.c) */
 	const char *ticket;       /* "CUCO_HARNESS=...": ssh sets it on the far side, mpirun
 	                             passes it to remote ranks, srun passes the stage's
 	                             environment; NULL: none */

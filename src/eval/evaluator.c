@@ -786,7 +786,8 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	eval_launch l = { .kind = kind, .launcher = ev->launcher, .rc = &ev->cfg.runner, .slot = slot,
 		.remote_dir = remote_dir, .job_name = job_name, .in_allocation = ev->in_allocation,
 		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .bind = ev->bind,
-		.limit_s = limit_s, .preload = preload ? ev->interposer : NULL, .ticket = j->ticket.env };
+		.limit_s = limit_s, .preload = preload ? ev->interposer : NULL, .ticket = j->ticket.env,
+		.tag_output = ev->wl.protocol == CUCO_PROTO_COMPAT };
 	eval_launch_argv(&l, prog.v, j->binary, extras, ev->wl.nextras, &cmd);
 	eval_argv_free(&prog);
 	eval_limits lim = ev->limits;

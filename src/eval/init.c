@@ -355,7 +355,13 @@ static cJSON *manifest(init *in)
 	char baseline[32];
 	snprintf(baseline, sizeof baseline, "baseline%s", in->ext);
 	cJSON_AddStringToObject(files, "baseline", baseline);
-	if (in->family == CUCO_FAMILY_CUDA) {
+	if (in->s->seed) {
+		char seed[32];
+		snprintf(seed, sizeof seed, "seed%s", in->ext);
+		cJSON_AddStringToObject(files, "seed", seed);
+		say(in, "seed: %s, copied as %s: the directive tuner (no model) and the islands start "
+			"from it, and the fast path is not needed", in->s->seed, seed);
+	} else if (in->family == CUCO_FAMILY_CUDA) {
 		cJSON_AddStringToObject(files, "seed", baseline);
 		say(in, "seed: the program itself: a one-GPU program has no communication for the fast "
 			"path to make device-initiated, so the search starts from it");
@@ -409,6 +415,25 @@ static int write_in(const init *in, const char *rel, const char *text, size_t le
 	int rc = cuco_mkdir_p(path, err);
 	*slash = '/';
 	return rc == CUCO_OK ? cuco_write_file(path, text, len, err) : rc;
+}
+
+/* The user's seed beside the baseline, as seed.EXT. It must mark what a
+ * search may change: the tuner and the islands vary only that. */
+static int copy_seed(const init *in, cuco_err *err)
+{
+	char *text, name[32];
+	size_t len;
+	int rc = cuco_read_file(in->s->seed, 16u << 20, &text, &len, err);
+	if (rc != CUCO_OK)
+		return rc;
+	if (!memmem(text, len, "EVOLVE-BLOCK-START", 18) || !memmem(text, len, "EVOLVE-BLOCK-END", 16))
+		rc = cuco_errf(err, CUCO_EDATA, "%s: no EVOLVE-BLOCK-START / EVOLVE-BLOCK-END lines: a seed "
+			"marks the code a search may change", in->s->seed);
+	snprintf(name, sizeof name, "seed%s", in->ext);
+	if (rc == CUCO_OK)
+		rc = write_in(in, name, text, len, err);
+	free(text);
+	return rc;
 }
 
 /* The local headers the program includes, at the same paths beside the
@@ -589,6 +614,8 @@ static int make(init *in, cuco_err *err)
 		rc = write_in(in, baseline, text, len, err);
 		free(text);
 	}
+	if (rc == CUCO_OK && in->s->seed)
+		rc = copy_seed(in, err);
 	if (rc == CUCO_OK)
 		rc = copy_headers(in, err);
 	cJSON *root = rc == CUCO_OK ? manifest(in) : NULL;

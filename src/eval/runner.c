@@ -269,6 +269,8 @@ static void mpirun_prefix(const eval_launch *l, eval_argv *out)
 		eval_argv_push(out, "-x");
 		push_printf(out, "%.*s", (int)strcspn(l->ticket, "="), l->ticket);
 	}
+	if (l->tag_output)
+		eval_argv_push(out, "--tag-output");
 	if (l->preload) {  /* the ranks only: mpirun itself needs no counting */
 		eval_argv_push(out, "-x");
 		push_printf(out, "LD_PRELOAD=%s", l->preload);
@@ -361,7 +363,7 @@ static void ssh_command(const eval_launch *l, char *const *prog, const char *bin
 	cuco_buf_printf(&remote, "timeout -k %d %.0f ", KILL_AFTER_S, ceil(l->limit_s));
 	if (l->mpi)
 		cuco_buf_printf(&remote, "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-			"mpirun --oversubscribe -np %d ", l->ranks);
+			"mpirun --oversubscribe%s -np %d ", l->tag_output ? " --tag-output" : "", l->ranks);
 	cuco_buf join = { 0 };
 	eval_argv_join(prog, &join);
 	cuco_buf_puts(&remote, join.data);

@@ -257,12 +257,17 @@ static const struct { cuco_family family; const char *backend; } two_sided[] = {
 };
 
 /* Host calls the trusted harnesses make themselves: present in every
- * binary, so not evidence in its symbols (the counter, which sees only
- * the steps, still counts them there). */
-static bool harness_own(cuco_family f, const char *name)
+ * binary built with one, so not evidence in its symbols (the counter,
+ * which sees only the steps, still counts them there). A program under
+ * the compat protocol has no harness and no counted steps: every call in
+ * its binary is evidence, and it needs none for its report, since each
+ * rank prints its own lines and the protocol combines them. */
+static bool harness_own(const cuco_workload *wl, const char *name)
 {
+	if (wl->protocol != CUCO_PROTO_NATIVE)
+		return false;
 	return strcmp(name, "MPI_Allreduce") == 0
-		|| (f == CUCO_FAMILY_CUDA_NCCL && strcmp(name, "MPI_Bcast") == 0);
+		|| (wl->family == CUCO_FAMILY_CUDA_NCCL && strcmp(name, "MPI_Bcast") == 0);
 }
 
 void eval_trust_rules(const cuco_workload *wl, const cuco_directive *d, const char *src,
@@ -286,7 +291,7 @@ static bool ruled_out(const cuco_workload *wl, const eval_trust *t, const char *
 		if (strcmp(host_calls[i].name, name) != 0)
 			continue;
 		int k = host_calls[i].kind;
-		if (binary && harness_own(wl->family, name))
+		if (binary && harness_own(wl, name))
 			return false;
 		if (wl->family == CUCO_FAMILY_CUDA_NCCL)
 			return !binary || k == HOST_NCCL;

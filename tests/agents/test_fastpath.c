@@ -178,17 +178,18 @@ static char *source_file(const char *rel)
 	return slurp(path);
 }
 
-/* e2e_begin, then `cuco init halo --from tests/programs/halo.c` into the
+/* e2e_begin, then `cuco init NAME --from tests/programs/PROGRAM` into the
  * case's scratch folder (its path in wl), benchmarked with fewer
  * repetitions: the test is of the flow, and each repetition is an mpirun. */
-static void halo_begin(e2e *t, char **texts, int n, const char *config, char *wl, size_t size)
+static void init_begin(e2e *t, char **texts, int n, const char *config, const char *name,
+	const char *program, char *wl, size_t size)
 {
 	e2e_begin(t, texts, n, config);
 	const char *src = getenv("CUCO_SOURCE_ROOT"), *bin = getenv("CUCO_BIN");
-	snprintf(wl, size, "%s/halo", t->r.dir);
+	snprintf(wl, size, "%s/%s", t->r.dir, name);
 	char cmd[1600];
-	snprintf(cmd, sizeof cmd, "'%s' init halo --from '%s/tests/programs/halo.c' --dir '%s' "
-		">/dev/null", bin ? bin : "build/cuco", src ? src : ".", wl);
+	snprintf(cmd, sizeof cmd, "'%s' init %s --from '%s/tests/programs/%s' --dir '%s' "
+		">/dev/null", bin ? bin : "build/cuco", name, src ? src : ".", program, wl);
 	assert_int_equal(system(cmd), 0);
 	char path[1300];
 	snprintf(path, sizeof path, "%s/workload.json", wl);
@@ -205,6 +206,11 @@ static void halo_begin(e2e *t, char **texts, int n, const char *config, char *wl
 	free(out);
 	cJSON_Delete(m);
 	free(text);
+}
+
+static void halo_begin(e2e *t, char **texts, int n, const char *config, char *wl, size_t size)
+{
+	init_begin(t, texts, n, config, "halo", "halo.c", wl, size);
 }
 
 static bool mpi_missing(void)
@@ -243,6 +249,48 @@ static void halo_replies(char *texts[3])
 	cuco_buf_free(&a);
 	free(baseline);
 	free(put);
+}
+
+static const cuco_phase *phase_of(const cuco_candidate *c, const char *name)
+{
+	for (int i = 0; i < c->nphases; i++)
+		if (strcmp(c->phases[i].name, name) == 0)
+			return &c->phases[i];
+	return NULL;
+}
+
+/* A program printing CUCo's own lines (a block per rank, a time per
+ * repetition, its phase lines, rank 0's verdict), made a workload by cuco
+ * init, runs and is measured: the baseline, and stage A's program (the
+ * same code from a scripted model), each with its per-rank times read as
+ * samples and CUCo's phases. */
+static void test_cuco_style_run(void **state)
+{
+	(void)state;
+	if (mpi_missing())
+		skip();
+	char *program = source_file("tests/programs/cuco_style.c");
+	char *texts[1] = { cpu_full(program) };
+	free(program);
+	e2e t;
+	char wl[256];
+	init_begin(&t, texts, 1, "", "cuco_style", "cuco_style.c", wl, sizeof wl);
+	const char *args[] = { "--strategy", "evolve", "--budget", "1", NULL };
+	e2e_run(&t, wl, args);
+	const cuco_candidate *base = nth_origin(&t.rows, CUCO_ORIGIN_BASELINE, 0);
+	const cuco_candidate *a = nth_origin(&t.rows, CUCO_ORIGIN_FASTPATH, 0);
+	assert_non_null(base);
+	assert_non_null(a);
+	const cuco_candidate *both[2] = { base, a };
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(both[i]->status, CUCO_STATUS_DONE);
+		assert_true(both[i]->samples >= 5 && both[i]->latency_median_us > 0);
+		const cuco_phase *comm = phase_of(both[i], "allgather"), *comp = phase_of(both[i], "compute");
+		assert_non_null(comm);
+		assert_non_null(comp);
+		assert_true(comm->us > 0 && comp->us > 0);
+	}
+	e2e_end(&t);
 }
 
 static void test_no_seed_evolve(void **state)
@@ -428,6 +476,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_markers_required),
 		cmocka_unit_test(test_suspect_never_parent),
 		cmocka_unit_test(test_no_seed_evolve),
+		cmocka_unit_test(test_cuco_style_run),
 		cmocka_unit_test(test_no_seed_beam),
 		cmocka_unit_test(test_no_seed_refusals),
 	};

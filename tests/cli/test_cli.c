@@ -500,6 +500,25 @@ static void test_init(void **state)
 	assert_one_line(&o, 2, "the build failed (false {output} {source})");
 	assert_false(exists(dir, "broken"));
 	out_free(&o);
+	/* A seed must mark what a search may change; a missing one is named. */
+	o = cuco("init seedless --from '%s/tests/programs/halo.c' --dir '%s/seedless' --seed "
+		"'%s/tests/programs/halo.c' --no-build", src, dir, src);
+	assert_one_line(&o, 2, "halo.c: no EVOLVE-BLOCK-START / EVOLVE-BLOCK-END lines");
+	assert_false(exists(dir, "seedless"));
+	out_free(&o);
+	o = cuco("init seedless --from '%s/tests/programs/halo.c' --dir '%s/seedless' --seed "
+		"'%s/nonexistent.c' --no-build", src, dir, dir);
+	assert_one_line(&o, 2, "nonexistent.c");
+	assert_false(exists(dir, "seedless"));
+	out_free(&o);
+	o = cuco("init seeded --from '%s/tests/programs/halo.c' --dir '%s/seeded' --seed "
+		"'%s/tests/agents/fixtures/halo_put.c' --no-build", src, dir, src);
+	assert_int_equal(o.status, 0);
+	assert_has(o.stdout_text, "copied as seed.c");
+	out_free(&o);
+	o = cuco("check '%s/seeded'", dir);
+	assert_int_equal(o.status, 0);
+	out_free(&o);
 	rm_rf(dir);
 }
 

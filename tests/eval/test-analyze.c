@@ -123,6 +123,15 @@ static void test_halo(void **state)
 	assert_has(e, "peer left");
 	assert_has(e, "a nonblocking host call");
 	assert_has(e, "update() at line 46");
+	/* The code's own reads count, but the call's own argument (&u[0]) is
+	 * the call's: the nearest reader is the next send, then the check. */
+	assert_has(e, "read after it by: MPI_Isend at line 39\n");
+	assert_has(e, "u[…] at line 56, in the code itself");
+	assert_lacks(e, "u[…] at line 37");
+	free(e);
+	/* Written by the code itself too: the boundary cells, a loop earlier. */
+	e = entry(r, 3);
+	assert_has(e, "u[…] at line 43, in the code itself — in the previous iteration of the loop");
 	free(e);
 	e = entry(r, 5);
 	assert_has(e, "MPI_Reduce at line 52");

@@ -205,6 +205,20 @@ static void test_mpi(void **state)
 	assert_int_equal(rc, CUCO_EENV);
 	assert_has(msg, "/bin/false cannot find mpi.h (is it an MPI compiler?)");
 	free(msg);
+	/* The compiler's words reach no shell: what a shell would run, is not. */
+	char planted[64], compiler[160];
+	snprintf(planted, sizeof planted, "/tmp/cuco-apiref-%d", (int)getpid());
+	snprintf(compiler, sizeof compiler, "mpicc;touch %s $(touch %s)", planted, planted);
+	setenv("CUCO_MPICC", compiler, 1);
+	msg = reference(CUCO_FAMILY_CPU_MPI, "rma", &rc, NULL);
+	assert_int_equal(rc, CUCO_EENV);
+	assert_int_equal(access(planted, F_OK), -1);
+	free(msg);
+	/* Flags after the compiler are its own. */
+	setenv("CUCO_MPICC", "mpicc -O2", 1);
+	msg = reference(CUCO_FAMILY_CPU_MPI, "rma", &rc, NULL);
+	assert_int_equal(rc, CUCO_OK);
+	free(msg);
 	unsetenv("CUCO_MPICC");
 }
 

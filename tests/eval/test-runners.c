@@ -64,6 +64,10 @@ static void test_commands(void **state)
 		"-x LD_PRELOAD=/run/cache/cuco-count-1.so -np 2 ./abc --reps 1");
 	l.mpi = false;
 	expect_command(&l, "env LD_PRELOAD=/run/cache/cuco-count-1.so ./abc --reps 1");
+	/* A compat program's lines name their ranks. */
+	l = (eval_launch){ .kind = CUCO_RUNNER_LOCAL, .launcher = "mpirun", .rc = &rc, .slot = &local,
+		.ranks = 2, .mpi = true, .tag_output = true };
+	expect_command(&l, "mpirun --oversubscribe --bind-to none --tag-output -np 2 ./abc --reps 1");
 
 	/* [runner] options are words split as the shell would, no shell after. */
 	cuco_slot_spec pair = { "a+b", "a:2,b:2", "" };

@@ -313,6 +313,18 @@ static void test_binary_rules(void **state)
 	assert_non_null(strstr(why, "links MPI_Isend MPI_Irecv"));
 	eval_trust_rules(&cpu, &msg, marked, strlen(marked), &tr);
 	assert_false(eval_trust_binary(&cpu, &tr, &e, why, sizeof why));
+	/* MPI_Allreduce is the harness's own in a native program; a compat
+	 * program has no harness, so there it is the collective a stage B
+	 * kept (a gradient's sum, say), whatever else the program reports. */
+	const char *kept[] = { "MPI_Init", "MPI_Win_create", "MPI_Put", "MPI_Allreduce", NULL };
+	e = fake_elf(kept, NULL);
+	eval_trust_rules(&cpu, &rma, marked, strlen(marked), &tr);
+	assert_false(eval_trust_binary(&cpu, &tr, &e, why, sizeof why));
+	cuco_workload foreign = { .family = CUCO_FAMILY_CPU_MPI, .ranks = 2,
+		.protocol = CUCO_PROTO_COMPAT };
+	eval_trust_rules(&foreign, &rma, marked, strlen(marked), &tr);
+	assert_true(eval_trust_binary(&foreign, &tr, &e, why, sizeof why));
+	assert_non_null(strstr(why, "links MPI_Allreduce"));
 	cuco_workload solo = { .family = CUCO_FAMILY_CUDA, .ranks = 1 };
 	eval_trust_rules(&solo, &lsa, marked, strlen(marked), &tr);
 	assert_false(tr.claim.on);  /* one GPU: nothing to claim */
