@@ -115,11 +115,13 @@ static void dims_list(const cuco_workload *wl, char *buf, size_t size)
 		used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", wl->dims[i].name);
 }
 
-/* The `name: value` lines after the DIRECTIVE line, up to a blank line. */
+/* The `name: value` lines after the DIRECTIVE line, up to a blank line.
+ * A name stated twice is refused: which value was meant is unknowable. */
 static int parse_directive(const rlines *ls, size_t head, const cuco_workload *wl,
 	cuco_directive *d, cuco_err *err)
 {
-	int stated = 0;
+	struct { char key[64]; size_t line; } seen[64];  /* more than dimensions and knobs together */
+	size_t stated = 0;
 	for (size_t i = head + 1; i < ls->n; i++) {
 		rline l = ls->v[i];
 		if (rtrim_n(l.s, l.n) == 0 || is_fence(l) || is_search(l) || l.s[0] == '<')
@@ -138,9 +140,17 @@ static int parse_directive(const rlines *ls, size_t head, const cuco_workload *w
 			return cuco_errf(err, CUCO_EDATA, "directive line %zu: `%s` is not a dimension of %s "
 				"(%s)", i + 1, key, wl->name, dims);
 		}
+		for (size_t k = 0; k < stated && k < sizeof seen / sizeof *seen; k++)
+			if (strcmp(seen[k].key, key) == 0)
+				return cuco_errf(err, CUCO_EDATA, "directive line %zu: `%s` stated twice (first on "
+					"line %zu); state each dimension once", i + 1, key, seen[k].line);
 		if (!*val || cuco_directive_set(d, key, val) != CUCO_OK)
 			return cuco_errf(err, CUCO_EDATA, "directive line %zu: cannot set %s to `%s`",
 				i + 1, key, val);
+		if (stated < sizeof seen / sizeof *seen) {
+			memcpy(seen[stated].key, key, sizeof key);
+			seen[stated].line = i + 1;
+		}
 		stated++;
 	}
 	if (stated == 0)

@@ -24,6 +24,7 @@
 
 #define MANIFEST "workload.json"
 #define MANIFEST_MAX (1 << 20)
+#define MAX_RANKS 4096  /* a bound for the int; far past any launch here */
 
 typedef struct wl_report {
 	const char *path;  /* the manifest, as every message starts */
@@ -314,6 +315,12 @@ static void parse_values(wl_report *r, const cJSON *values, const char *path, cu
 				: "expected non-empty strings of at most 31 characters");
 			return;
 		}
+		/* A value listed twice would be drawn twice as often, and is a typo. */
+		for (int k = 0; k < d->nvalues; k++)
+			if (strcmp(d->values[k], v) == 0) {
+				problem(r, sub, "\"%s\": given twice", v);
+				return;
+			}
 		d->nvalues++;
 	}
 }
@@ -496,6 +503,11 @@ static void check_template(wl_report *r, const cuco_workload *wl, const char *pa
 	eval_vars v = { .wl = wl };
 	cuco_err err = { 0 };
 	eval_argv out = { 0 };
+	if (strspn(tmpl, " \t") == strlen(tmpl)) {
+		problem(r, path, "empty: the command that %s", strcmp(path, "build") == 0
+			? "builds {source} into {output}" : "runs {output}");
+		return;
+	}
 	if (eval_expand(tmpl, &v, &out, &err) != CUCO_OK)
 		problem(r, path, "%s", err.msg);
 	eval_argv_free(&out);
@@ -641,8 +653,11 @@ static void parse_head(wl_report *r, const cJSON *root, cuco_workload *wl)
 			problem(r, "family", "\"%s\": expected cpu-mpi, cuda-nccl or cuda", family);
 	}
 	long ranks = 1;
-	get_int(r, root, "ranks", "ranks", 1, &ranks, true);
-	wl->ranks = (int)(ranks > 4096 ? 4096 : ranks);
+	if (get_int(r, root, "ranks", "ranks", 1, &ranks, true) && ranks > MAX_RANKS) {
+		problem(r, "ranks", "%ld: must be at most %d", ranks, MAX_RANKS);  /* not cut silently */
+		ranks = 1;
+	}
+	wl->ranks = (int)ranks;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -718,9 +733,10 @@ static int parse_manifest(const char *path, cuco_workload *wl, wl_report *r)
 	parse_peak(r, root, wl);
 	parse_protocol(r, root, wl);
 	parse_context(r, root, wl);
-	if (*wl->build_cmd)
+	/* An empty string is checked too: it is present, and runs nothing. */
+	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "build")))
 		check_template(r, wl, "build", wl->build_cmd);
-	if (*wl->run_cmd)
+	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "run")))
 		check_template(r, wl, "run", wl->run_cmd);
 	cJSON_Delete(root);
 	free(text);

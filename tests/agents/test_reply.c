@@ -166,6 +166,11 @@ static void test_directive_refusals(void **state)
 		"directive line 2: `colour` is not a dimension of toy (backend, issuer, placement, sync, "
 		"granularity, tile)");
 	expect_refusal("DIRECTIVE:\n\n```c\nint x;\n```\n", wl, "DIRECTIVE states no `name: value` line");
+	/* Which of two values was meant is unknowable: neither is taken. */
+	expect_refusal("DIRECTIVE:\nbackend: rma\nsync: flag\n**Backend**: shm\n```c\nint x;\n```\n", wl,
+		"directive line 4: `backend` stated twice (first on line 2); state each dimension once");
+	expect_refusal("DIRECTIVE:\ntile: 64\ntile: 32\n```c\nint x;\n```\n", NULL,
+		"directive line 3: `tile` stated twice (first on line 2)");
 }
 
 static void test_cut_off_and_malformed(void **state)

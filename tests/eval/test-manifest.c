@@ -309,6 +309,19 @@ static void test_error_bad_value(void **state)
 	expect_error("peak", "{\"bytes\": \"N*W\"}", "peak.bytes: size s: \"N*W\": unknown variable W");
 }
 
+/* Values that were once taken silently: cut, counted twice, or run as nothing. */
+static void test_error_silent_values(void **state)
+{
+	(void)state;
+	expect_error("ranks", "99999999999", "ranks: 99999999999: must be at most 4096");
+	expect_error("design_space", "{\"backend\": {\"values\": [\"msg\", \"msg\"]}, \"issuer\": {\"values\": [\"one\"]},"
+		" \"placement\": {\"values\": [\"after\"]}, \"sync\": {\"values\": [\"fence\"]},"
+		" \"granularity\": {\"int\": {\"min\": 1, \"max\": 4}}}",
+		"design_space.backend.values: \"msg\": given twice");
+	expect_error("build", "\"\"", "build: empty: the command that builds {source} into {output}");
+	expect_error("run", "\"  \"", "run: empty: the command that runs {output}");
+}
+
 static void test_error_unknown_field(void **state)
 {
 	(void)state;
@@ -400,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_error_missing_file),
 		cmocka_unit_test(test_error_constraint_dimension),
 		cmocka_unit_test(test_error_bad_value),
+		cmocka_unit_test(test_error_silent_values),
 		cmocka_unit_test(test_error_unknown_field),
 		cmocka_unit_test(test_check_reports_all),
 		cmocka_unit_test(test_invalid_json),
