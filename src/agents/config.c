@@ -239,6 +239,13 @@ static int bad(cuco_err *err, const where *w, const char *what)
 	return cuco_errf(err, CUCO_EDATA, "%s:%d: %s: %s", w->path, w->line, w->key, what);
 }
 
+/* A model server is reached over HTTP: any other scheme (file://, a bare
+ * path) would be handed to libcurl as is. */
+static bool http_url(const char *url)
+{
+	return strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0;
+}
+
 static int set_string(char *dst, size_t size, const char *v, const where *w, cuco_err *err)
 {
 	if (!cuco_strlcpy(dst, v, size))
@@ -268,6 +275,8 @@ static int model_key(cuco_model *m, section_state *ss, const char *k, const char
 		return set_string(m->model, sizeof m->model, v, w, err);
 	if (strcmp(k, "url") == 0) {
 		ss->url_set = true;
+		if (!http_url(v))
+			return bad(err, w, "expected an http:// or https:// URL");
 		return set_string(m->url, sizeof m->url, v, w, err);
 	}
 	if (strcmp(k, "api_key_env") == 0) {
@@ -538,8 +547,9 @@ static int parse_spec(const char *spec, cuco_model *m, cuco_err *err)
 	char *at = strchr(rest, '@');
 	if (at) {
 		*at = '\0';
-		if (!at[1] || !cuco_strlcpy(m->url, at + 1, sizeof m->url))
-			return cuco_errf(err, CUCO_EUSAGE, "--llm %s: bad URL after @", spec);
+		if (!at[1] || !http_url(at + 1) || !cuco_strlcpy(m->url, at + 1, sizeof m->url))
+			return cuco_errf(err, CUCO_EUSAGE, "--llm %s: after @, an http:// or https:// URL",
+				spec);
 		m->completion_tokens = false;
 	}
 	if (!rest[0] || !cuco_strlcpy(m->model, rest, sizeof m->model))

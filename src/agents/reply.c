@@ -274,6 +274,18 @@ static int parse_hunks(const rlines *ls, cuco_reply *out, cuco_err *err)
 }
 
 /* The fenced blocks of [from, to): exactly one is a full file. */
+/* A full rewrite to nothing (an empty fence, an empty <CODE>) is no
+ * program: refused here rather than compiled. Frees *code then. */
+static int empty_code(char **code, cuco_err *err)
+{
+	if ((*code)[strspn(*code, " \t\r\n")] != '\0')
+		return CUCO_OK;
+	free(*code);
+	*code = NULL;
+	return cuco_errf(err, CUCO_EDATA, "reply's code is empty: a full rewrite is the whole "
+		"program");
+}
+
 static int parse_fenced(const rlines *ls, size_t from, size_t to, char **code, cuco_err *err)
 {
 	int blocks = 0;
@@ -316,7 +328,7 @@ static int parse_fenced(const rlines *ls, size_t from, size_t to, char **code, c
 	if (!b.data)
 		cuco_buf_append(&b, "", 0);
 	*code = b.data;
-	return CUCO_OK;
+	return empty_code(code, err);
 }
 
 /* The whole file of a <CODE> tag, fenced inside it or not. */
@@ -340,6 +352,7 @@ static int tagged_code(const char *s, size_t n, char **code, cuco_err *err)
 		if (!b.data)
 			cuco_buf_append(&b, "", 0);
 		*code = b.data;
+		rc = empty_code(code, err);
 	}
 	free(ls.v);
 	free(inner);

@@ -47,8 +47,8 @@ static int patch_run(const char *file, const char *reply_path, const char *workl
 	cuco_patched out = { 0 };
 	int rc = cuco_read_file(file, PATCH_MAX_BYTES, &parent, &len, err);
 	if (rc == CUCO_OK)
-		rc = cuco_read_file(strcmp(reply_path, "-") == 0 ? "/dev/stdin" : reply_path,
-			PATCH_MAX_BYTES, &text, NULL, err);
+		rc = cuco_read_text(strcmp(reply_path, "-") == 0 ? "/dev/stdin" : reply_path,
+			PATCH_MAX_BYTES, &text, NULL, err);  /* a NUL would cut the reply silently */
 	if (rc == CUCO_OK && workload && (rc = cuco_workload_load(workload, &wl, err)) == CUCO_OK)
 		cuco_directive_default(wl, &base);
 	if (rc == CUCO_OK && (rc = cuco_reply_parse(text, wl, &base, &reply, err)) != CUCO_OK)

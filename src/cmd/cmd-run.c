@@ -612,14 +612,18 @@ static int run_exec(int argc, char **argv)
 	bool headless = false;
 	runner_flags rf = { 0 };
 	char theme_buf[64];
-	cuco_tui_options look = { .theme = cmd_default_theme(theme_buf, sizeof theme_buf) };
+	const char *default_theme = cmd_default_theme(theme_buf, sizeof theme_buf);
+	cuco_tui_options look = { .theme = default_theme };
 	int rc = parse_run_options(argc, argv, &cfg, &run, &headless, &rf, &look);
 	if (rc != CUCO_OK)
 		return rc < 0 ? CUCO_OK : rc;
 
 	cuco_err err = { 0 };
-	if (!look.no_color && cuco_tui_theme_check(look.theme, &err) != CUCO_OK)
-		return cmd_usage_error(&cmd_run, "the screen's %s", err.msg);
+	if (!look.no_color && cuco_tui_theme_check(look.theme, &err) != CUCO_OK) {
+		if (look.theme != default_theme)  /* --theme */
+			return cmd_usage_error(&cmd_run, "the screen's %s", err.msg);
+		return cmd_fail(cmd_default_theme_error(default_theme, theme_buf, &err));
+	}
 	if (cmd_config_check(&err) != CUCO_OK)
 		return cmd_fail(&err);
 	cuco_workload *wl = NULL;

@@ -167,6 +167,16 @@ const char *cmd_default_theme(char *buf, size_t size)
 	return theme;
 }
 
+cuco_err *cmd_default_theme_error(const char *theme, const char *buf, cuco_err *err)
+{
+	char msg[sizeof err->msg], path[1024] = "$CUCO_THEME";
+	cuco_strlcpy(msg, err->msg, sizeof msg);
+	if (theme == buf && !cuco_llm_config_path(path, sizeof path))
+		cuco_strlcpy(path, "config", sizeof path);
+	cuco_errf(err, CUCO_EDATA, "%s%s: %s", path, theme == buf ? ": [screen] theme" : "", msg);
+	return err;
+}
+
 int cmd_runner_config(const cmd_runner_flags *f, cuco_runner_config *out, cuco_err *err)
 {
 	memset(out, 0, sizeof *out);

@@ -34,6 +34,10 @@ int cmd_resolve_id(cuco_store *st, const char *text, uint64_t *id);
 /* The screen's theme when --theme is not given: $CUCO_THEME, else the
  * config file's [screen] theme, else NULL (the built-in dark). */
 const char *cmd_default_theme(char *buf, size_t size);
+/* err, a theme check's failure, rewritten for a theme cmd_default_theme
+ * gave (buf its buffer): bad input of $CUCO_THEME or of the config's
+ * [screen] theme, exit 2 (a --theme flag's is a usage error). */
+cuco_err *cmd_default_theme_error(const char *theme, const char *buf, cuco_err *err);
 /* The sandbox's mode when none was given on the command line: left as is
  * when $CUCO_SANDBOX is set (the evaluator reads it), else the config
  * file's [eval] sandbox. An error when the config file does not load. */

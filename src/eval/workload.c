@@ -200,6 +200,8 @@ static void parse_sizes(wl_report *r, const cJSON *root, cuco_workload *wl)
 				problem(r, vpath, "not a C identifier of at most %zu characters", sizeof sz->vars[0].name - 1);
 			else if (!is_integer(var))
 				problem(r, vpath, "expected an integer");
+			else if (var->valuedouble < 0)  /* a count or a length: -DN=-5 is no size */
+				problem(r, vpath, "%g: a size is at least 0", var->valuedouble);
 			else if (sz->nvars == CUCO_MAX_SIZE_VARS)
 				problem(r, vpath, "too many variables (at most %d)", CUCO_MAX_SIZE_VARS);
 			else {
@@ -526,15 +528,22 @@ static void parse_commands(wl_report *r, const cJSON *root, cuco_workload *wl)
 	get_string(r, root, "run", "run", wl->run_cmd, sizeof wl->run_cmd, true);
 }
 
+#define LIMIT_MAX_S 86400
+
 static void parse_limits(wl_report *r, const cJSON *root, cuco_workload *wl)
 {
 	const cJSON *limits = get_object(r, root, "limits", "limits", true);
 	if (limits) {
 		static const char *const known[] = { "compile_s", "run_s", "bench_s", NULL };
 		unknown_keys(r, limits, "limits.", known);
-		get_number(r, limits, "compile_s", "limits.compile_s", 0.1, &wl->limit_compile_s, true);
-		get_number(r, limits, "run_s", "limits.run_s", 0.1, &wl->limit_run_s, true);
-		get_number(r, limits, "bench_s", "limits.bench_s", 0.1, &wl->limit_bench_s, true);
+		double *dst[] = { &wl->limit_compile_s, &wl->limit_run_s, &wl->limit_bench_s };
+		for (int i = 0; known[i]; i++) {
+			char path[32];
+			snprintf(path, sizeof path, "limits.%s", known[i]);
+			/* A stage limit past a day is no limit: a hung stage would hold its slot. */
+			if (get_number(r, limits, known[i], path, 0.1, dst[i], true) && *dst[i] > LIMIT_MAX_S)
+				problem(r, path, "%g: at most %d s (a day)", *dst[i], LIMIT_MAX_S);
+		}
 	}
 	const cJSON *bench = get_object(r, root, "bench", "bench", true);
 	if (bench) {

@@ -141,6 +141,8 @@ static void test_file_errors(void **state)
 	expect_error("retries = 2\n\nretrys = 3\n", ":3: retrys: unknown key");
 	expect_error("retries = many\n", ":1: retries: not an integer >= 0");
 	expect_error("choice = random\n", ":1: choice: not weight or bandit");
+	expect_error("[model m]\nprovider = openai\nurl = file:///etc/passwd\n",
+		":3: url: expected an http:// or https:// URL");
 	expect_error("budget_tokens = 1.5\n", ":1: budget_tokens: not a whole number");
 	expect_error("[models x]\n", ":1: [models x]: unknown section");
 	expect_error("[model]\n", ":1: [model]: unknown section");
@@ -293,6 +295,7 @@ static void test_specs(void **state)
 		{ "openai:gpt*x", "weight `x`" },
 		{ "vllm:m", "vllm needs @URL" },
 		{ "openai:@http://h/v1", "missing or too long MODEL" },
+		{ "openai:m@file:///etc/passwd", "after @, an http:// or https:// URL" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char *one[] = { (char *)bad[i].spec };

@@ -84,7 +84,16 @@ static void test_refusals(void **state)
 		{ "k.c cut.txt", "cuco: cut.txt: hunk 1 (reply line 1): reply ends before its "
 			">>>>>>> REPLACE; cut off?\n" },
 		{ "k.c missing.txt", "cuco: missing.txt: cannot open: No such file or directory\n" },
+		{ "k.c nul.txt", "cuco: nul.txt: byte 22 is NUL; a text file holds none\n" },
+		{ "k.c empty.txt", "cuco: empty.txt: reply's code is empty: a full rewrite is the whole "
+			"program\n" },
 	};
+	/* What follows a NUL would be dropped without a word. */
+	static const char nul[] = "DIRECTIVE:\nbackend: r\0ma\n";
+	char path[128];
+	snprintf(path, sizeof path, "%s/nul.txt", dir);
+	assert_int_equal(cuco_write_file(path, nul, sizeof nul - 1, NULL), CUCO_OK);
+	put("empty.txt", "Here it is:\n```c\n\n```\n");
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char *out, *errs;
 		assert_int_equal(run(cases[i].args, &out, &errs), 2);

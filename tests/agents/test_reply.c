@@ -188,6 +188,8 @@ static void test_cut_off_and_malformed(void **state)
 	expect_refusal("<<<<<<< SEARCH\na\n<<<<<<< SEARCH\n", NULL, "a new SEARCH at line 3");
 	expect_refusal("<DIFF>\nint a;\n</DIFF>\n", NULL, "<DIFF> holds no SEARCH/REPLACE hunk");
 	expect_refusal("Sorry, I cannot help.", NULL, "reply holds no code");
+	expect_refusal("```c\n  \n```\n", NULL, "reply's code is empty");
+	expect_refusal("<CODE></CODE>\n", NULL, "reply's code is empty");
 	expect_refusal("```c\nint a;\n```\n```c\nint b;\n```\n", NULL, "reply holds 2 fenced blocks");
 	/* Four '<' are not a marker: this is prose, then no code at all. */
 	expect_refusal("<<<< SEARCH\na\n=======\nb\n>>>> REPLACE\n", NULL, "reply holds no code");

@@ -174,6 +174,22 @@ static void test_help_and_version(void **state)
 	assert_ptr_equal(strchr(o.stderr_text, '\n'), o.stderr_text + strlen(o.stderr_text) - 1);  /* one line */
 	assert_int_equal(access(never, F_OK), -1);
 	out_free(&o);
+	/* A theme the config or $CUCO_THEME names is bad input there (2), not a
+	 * flag's usage error, and the line says where it came from. */
+	assert_int_equal(cuco_write_file(cfgfile, "[screen]\ntheme = nosuch\n", 24, NULL), CUCO_OK);
+	setenv("XDG_CONFIG_HOME", cfgdir, 1);
+	o = cuco("run cpu-gemm-allgather --run %s", never);
+	unsetenv("XDG_CONFIG_HOME");
+	assert_int_equal(o.status, 2);
+	assert_non_null(strstr(o.stderr_text, "/cuco/config: [screen] theme: theme 'nosuch': not found"));
+	out_free(&o);
+	setenv("CUCO_THEME", "nosuch", 1);
+	o = cuco("run cpu-gemm-allgather --run %s", never);
+	unsetenv("CUCO_THEME");
+	assert_int_equal(o.status, 2);
+	assert_non_null(strstr(o.stderr_text, "$CUCO_THEME: theme 'nosuch': not found"));
+	assert_int_equal(access(never, F_OK), -1);
+	out_free(&o);
 	unlink(cfgfile);
 	*strrchr(cfgfile, '/') = '\0';
 	rmdir(cfgfile);

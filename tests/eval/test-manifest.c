@@ -320,6 +320,9 @@ static void test_error_silent_values(void **state)
 		"design_space.backend.values: \"msg\": given twice");
 	expect_error("build", "\"\"", "build: empty: the command that builds {source} into {output}");
 	expect_error("run", "\"  \"", "run: empty: the command that runs {output}");
+	expect_error("sizes", "{\"default\": \"s\", \"s\": {\"N\": -5}}", "sizes.s.N: -5: a size is at least 0");
+	expect_error("limits", "{\"compile_s\": 1, \"run_s\": 1e300, \"bench_s\": 1}",
+		"limits.run_s: 1e+300: at most 86400 s (a day)");
 }
 
 static void test_error_unknown_field(void **state)
