@@ -216,16 +216,32 @@ static void parse_sizes(wl_report *r, const cJSON *root, cuco_workload *wl)
 		problem(r, "sizes.default", "\"%s\": no such size", wl->default_size);
 }
 
+/* Whether real path file lies under the folder that holds the workload's
+ * folder (its siblings: "../common/x.h"). */
+static bool beside(const cuco_workload *wl, const char *file)
+{
+	char parent[PATH_MAX + 4], real[PATH_MAX];
+	snprintf(parent, sizeof parent, "%s/..", wl->dir);
+	if (!realpath(parent, real))
+		return false;
+	size_t n = strlen(real);
+	return strncmp(file, real, n) == 0 && (file[n] == '/' || n == 1);
+}
+
 static void check_file(wl_report *r, const cuco_workload *wl, const char *path, const char *rel)
 {
-	/* Relative to the workload's folder; "../common/x.h" shares a file. */
-	char full[PATH_MAX];
+	/* Relative to the workload's folder; "../common/x.h" shares a file
+	 * with a sibling, but nothing outside the folder that holds them is
+	 * the workload's (a manifest could name /etc/passwd as its baseline). */
+	char full[PATH_MAX], real[PATH_MAX];
 	snprintf(full, sizeof full, "%s%s%s", rel[0] == '/' ? "" : wl->dir, rel[0] == '/' ? "" : "/", rel);
 	struct stat sb;
 	if (stat(full, &sb) != 0)
 		problem(r, path, "%s: no such file", rel);
 	else if (!S_ISREG(sb.st_mode) || access(full, R_OK) != 0)
 		problem(r, path, "%s: not a readable file", rel);
+	else if (!realpath(full, real) || !beside(wl, real))
+		problem(r, path, "%s: outside the workload's folder and its siblings", rel);
 }
 
 static void parse_files(wl_report *r, const cJSON *root, cuco_workload *wl)

@@ -288,6 +288,10 @@ static void test_error_missing_file(void **state)
 {
 	(void)state;
 	expect_error("files", "{\"baseline\": \"seed.c\", \"seed\": \"nope.c\"}", "files.seed: nope.c: no such file");
+	expect_error("files", "{\"baseline\": \"../../../../../../etc/passwd\"}",
+		"files.baseline: ../../../../../../etc/passwd: outside the workload's folder and its siblings");
+	expect_error("files", "{\"baseline\": \"/etc/passwd\"}",
+		"files.baseline: /etc/passwd: outside the workload's folder and its siblings");
 }
 
 static void test_error_constraint_dimension(void **state)
