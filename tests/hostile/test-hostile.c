@@ -7,12 +7,16 @@
  *
  *   rename: FUNCTION            the seed's function it takes the place of
  *   directive: DIM=VALUE ...    (optional) the directive it runs under
+ *   size: NAME                  (optional) the workload's size it runs at,
+ *                               else the smallest (tiny or small)
  *   expect: STAGE CLASS TEXT    the failed stage, the failure class, and
  *                               text the one-line reason must contain
  *
  * Then the workload's baseline and seed must still pass (benchmarked),
  * and so must the seed at each directive point given after the workload
- * ("backend=rma,sync=flag"). Every verdict is printed, one line each.
+ * ("backend=rma,sync=flag"), at every size a case runs at (the points at
+ * the smallest). Every verdict is printed, one line each. Each size runs
+ * in a process of its own: an evaluator is one per process.
  *
  * A GPU workload's cases all compile here; the verdicts of those refused
  * at run time need a GPU: without one the run must stop on the
@@ -29,11 +33,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 typedef struct hostile {
 	char name[64];
 	char rename[64];
 	char directive[256];
+	char size[32];
 	char stage[16], cls[24], text[400];
 	char *code;
 	cuco_buf report;         /* what one_case() says about it */
@@ -72,6 +78,7 @@ static bool load_case(const char *dir, const char *file, hostile *h)
 		return false;
 	}
 	header(h->code, "directive", h->directive, sizeof h->directive);
+	header(h->code, "size", h->size, sizeof h->size);
 	return true;
 }
 
@@ -117,9 +124,12 @@ static void first_line(const char *text, char *out, size_t size)
 	snprintf(out, size, "%.*s", (int)strcspn(text, "\n"), text);
 }
 
+enum { MAX_SIZES = 4 };
+
 typedef struct run {
 	const cuco_workload *wl;
 	cuco_evaluator *ev;
+	const char *size;        /* the cases of this size ("": none given) */
 	const char *seed;
 	bool gpu_family, have_gpu;
 	int failures, skipped;
@@ -171,7 +181,8 @@ static void one_case(const run *r, const char *seed, hostile *h)
 		h->skipped = true;
 	}
 	h->failed = strncmp(verdict, "FAIL", 4) == 0;
-	cuco_buf_printf(&h->report, "hostile %s/%-22s %s %s: %s\n  -> %s\n", r->wl->name, h->name,
+	cuco_buf_printf(&h->report, "hostile %s/%-22s%s%s %s %s: %s\n  -> %s\n", r->wl->name, h->name,
+		*h->size ? " at " : "", h->size,
 		ok ? (res.ok ? "passed" : res.failed_stage) : "-", ok ? res.error_class : "", line, verdict);
 	if (h->failed && here)
 		cuco_buf_printf(&h->report, "  expected %s %s \"%s\"\n", h->stage, h->cls, h->text);
@@ -188,7 +199,8 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		if (i < 0)
 			return NULL;
-		one_case(r, r->seed, &r->cases[i]);
+		if (strcmp(r->cases[i].size, r->size) == 0)
+			one_case(r, r->seed, &r->cases[i]);
 	}
 }
 
@@ -203,7 +215,8 @@ static void genuine(run *r, const char *what, const char *src, size_t len, const
 	bool pass = ok && (res.ok || (r->gpu_family && !r->have_gpu && res.environment
 		&& strcmp(res.failed_stage, "run") == 0));
 	r->failures += !pass;
-	printf("genuine %s/%s%s%s: %s %s%s%s\n", r->wl->name, what, directive ? " " : "", directive ? directive : "",
+	printf("genuine %s/%s%s%s%s%s: %s %s%s%s\n", r->wl->name, what, directive ? " " : "", directive ? directive : "",
+		*r->size ? " at " : "", r->size,
 		!ok ? "-" : res.ok ? "passed" : res.failed_stage, ok && !res.ok ? res.error_class : "",
 		*line ? ": " : "", line);
 	if (ok && res.ok)
@@ -230,6 +243,52 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
+/* The cases of r->size, then the genuine programs at it: 0 (all passed),
+ * 1 (a failure) or 77 (what could be checked here passed). */
+static int run_size(run *r, int npoints, char **points)
+{
+	char run_dir[256];
+	cuco_err err = { 0 };
+	make_tmpdir(run_dir, sizeof run_dir);
+	cuco_eval_config cfg = { .jobs = 2 };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	/* The smallest size each workload has, unless a case asks for another
+	 * (a defence that needs work longer than a launch: the stream probe). */
+	const cuco_workload *wl = r->wl;
+	const char *small = cuco_workload_size(wl, "tiny") ? "tiny" : cuco_workload_size(wl, "small") ? "small" : "";
+	snprintf(cfg.size, sizeof cfg.size, "%s", *r->size ? r->size : small);
+	if (cuco_evaluator_new(wl, &cfg, &r->ev, &err) != CUCO_OK) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	size_t seed_len, base_len;
+	char *seed = workload_file(wl, wl->seed_file, &seed_len);
+	char *base = workload_file(wl, wl->baseline_file, &base_len);
+	r->seed = seed;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_t workers[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&workers[i], NULL, worker, r);
+	for (int i = 0; i < 2; i++)
+		pthread_join(workers[i], NULL);
+	for (int i = 0; i < r->ncases; i++) {
+		hostile *h = &r->cases[i];
+		fputs(h->report.data ? h->report.data : "", stdout);
+		r->failures += h->failed;
+		r->skipped += h->skipped;
+	}
+	fflush(stdout);
+	genuine(r, "baseline", base, base_len, NULL, true);
+	genuine(r, "seed", seed, seed_len, NULL, true);
+	for (int i = 0; i < npoints; i++)
+		genuine(r, "seed", seed, seed_len, points[i], false);
+	free(seed);
+	free(base);
+	cuco_evaluator_free(r->ev);
+	rm_rf(run_dir);
+	return r->failures ? 1 : r->skipped ? 77 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -242,78 +301,70 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
-	char run_dir[256], dir[1200];
-	make_tmpdir(run_dir, sizeof run_dir);
-	cuco_eval_config cfg = { .jobs = 2, .size = "" };
-	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
-	/* The smallest size each workload has: the defences do not depend on it. */
-	const char *small = cuco_workload_size(wl, "tiny") ? "tiny" : cuco_workload_size(wl, "small") ? "small" : "";
-	snprintf(cfg.size, sizeof cfg.size, "%s", small);
 	/* A GPU here, and as many as the workload's ranks need: else its run
 	 * verdicts wait for a machine that has them (the cases still compile). */
 	cuco_hardware hw;
 	cuco_hardware_detect(&hw);
-	char why_not[256] = "no GPU here";
+	char why_not[256] = "no GPU here", dir[1200];
 	run r = { .wl = wl, .gpu_family = wl->family != CUCO_FAMILY_CPU_MPI,
 		.have_gpu = access("/dev/nvidiactl", F_OK) == 0
 			&& cuco_hardware_fits(&hw, wl, why_not, sizeof why_not) };
-	if (cuco_evaluator_new(wl, &cfg, &r.ev, &err) != CUCO_OK) {
-		fprintf(stderr, "%s\n", err.msg);
-		return 1;
-	}
-	size_t seed_len, base_len;
-	char *seed = workload_file(wl, wl->seed_file, &seed_len);
-	char *base = workload_file(wl, wl->baseline_file, &base_len);
-
 	snprintf(dir, sizeof dir, "%s/tests/hostile/%s", getenv("CUCO_SOURCE_ROOT"), wl->name);
 	struct dirent **files = NULL;
 	int n = scandir(dir, &files, NULL, by_name);  /* none: the genuine ones only */
+	const char *sizes[MAX_SIZES] = { "" };
+	int nsizes = 1, failures = 0;
 	r.cases = cuco_xcalloc(n > 0 ? (size_t)n : 1, sizeof *r.cases);
 	for (int i = 0; i < n; i++) {
 		size_t l = strlen(files[i]->d_name);
-		if (l > 2 && strcmp(files[i]->d_name + l - 2, ".c") == 0) {
-			if (load_case(dir, files[i]->d_name, &r.cases[r.ncases]))
-				r.ncases++;
-			else
-				r.failures++;
+		hostile *h = &r.cases[r.ncases];
+		if (l > 2 && strcmp(files[i]->d_name + l - 2, ".c") == 0 && !load_case(dir, files[i]->d_name, h)) {
+			failures++;
+		} else if (l > 2 && strcmp(files[i]->d_name + l - 2, ".c") == 0) {
+			int k = 0;
+			while (k < nsizes && strcmp(sizes[k], h->size) != 0)
+				k++;
+			if (k == nsizes && (nsizes == MAX_SIZES || !cuco_workload_size(wl, h->size))) {
+				fprintf(stderr, "%s/%s: size %s is not one of %s's, or more than %d sizes are asked "
+					"for\n", dir, files[i]->d_name, h->size, wl->name, MAX_SIZES - 1);
+				free(h->code);
+				failures++;
+				free(files[i]);
+				continue;
+			}
+			if (k == nsizes)
+				sizes[nsizes++] = h->size;
+			r.ncases++;
 		}
 		free(files[i]);
 	}
 	free(files);
-	r.seed = seed;
-	pthread_mutex_init(&r.lock, NULL);
-	pthread_t workers[2];
-	for (int i = 0; i < 2; i++)
-		pthread_create(&workers[i], NULL, worker, &r);
-	for (int i = 0; i < 2; i++)
-		pthread_join(workers[i], NULL);
-	for (int i = 0; i < r.ncases; i++) {
-		hostile *h = &r.cases[i];
-		fputs(h->report.data ? h->report.data : "", stdout);
-		r.failures += h->failed;
-		r.skipped += h->skipped;
-		cuco_buf_free(&h->report);
-		free(h->code);
+	bool skipped = false;
+	for (int k = 0; k < nsizes; k++) {
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			r.size = sizes[k];
+			_exit(run_size(&r, k == 0 ? argc - 2 : 0, argv + 2));
+		}
+		int status = 0;
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)
+			|| (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 77))
+			failures++;
+		else
+			skipped |= WEXITSTATUS(status) == 77;
 	}
+	for (int i = 0; i < r.ncases; i++)
+		free(r.cases[i].code);
 	free(r.cases);
-	fflush(stdout);
-	genuine(&r, "baseline", base, base_len, NULL, true);
-	genuine(&r, "seed", seed, seed_len, NULL, true);
-	for (int i = 2; i < argc; i++)
-		genuine(&r, "seed", seed, seed_len, argv[i], false);
-
-	free(seed);
-	free(base);
-	cuco_evaluator_free(r.ev);
 	cuco_workload_free(wl);
-	rm_rf(run_dir);
-	if (r.failures) {
-		printf("test-hostile: %d case(s) FAILED\n", r.failures);
+	if (failures) {
+		printf("test-hostile: %d size(s) or case(s) FAILED\n", failures);
 		return 1;
 	}
-	if (r.skipped) {
-		printf("test-hostile: %s: %d case(s) compiled, their verdicts need a machine that "
-			"fits the workload\n", why_not, r.skipped);
+	if (skipped) {
+		printf("test-hostile: %s: its cases compiled, their verdicts need a machine that fits the "
+			"workload\n", why_not);
 		return 77;
 	}
 	return 0;

@@ -221,10 +221,12 @@ static inline void cuco_watch_step(const cuco_watch *w, long *thread, long *chil
 
 /* One rank's findings, gathered by the harness with a MAX over ranks
  * (every cell starts at -1): the worst error of each kind of checked step
- * and the first step that left a thread, a child or device work running
- * (with how long the device went on, in µs). */
-enum { CUCO_V1, CUCO_V2, CUCO_SPOT, CUCO_POST, CUCO_SPOT_REP, CUCO_THREAD_REP, CUCO_CHILD_REP,
-	CUCO_STREAM_REP, CUCO_STREAM_US, CUCO_ROW };
+ * (the GPU's stream probe is one), the first step that left a thread, a
+ * child or device work running (with how long the device went on, in µs),
+ * and the stream probe's findings when it contradicts the samples: the
+ * device time per launch it measured and the samples' median. */
+enum { CUCO_V1, CUCO_V2, CUCO_SPOT, CUCO_PROBE, CUCO_POST, CUCO_SPOT_REP, CUCO_THREAD_REP,
+	CUCO_CHILD_REP, CUCO_STREAM_REP, CUCO_STREAM_US, CUCO_PROBE_US, CUCO_PROBE_SAID, CUCO_ROW };
 
 static inline void cuco_row_init(double *row)
 {
@@ -292,6 +294,10 @@ static inline void cuco_judge(const double *rows, int nranks, double tolerance, 
 		snprintf(suspect, ssize, "streams: on rank %d, step %.0f left device work running %.0f us "
 			"after its main stream was done: work on a stream not joined to it", q, v,
 			rows[q * CUCO_ROW + CUCO_STREAM_US]);
+	else if ((q = cuco_worst(rows, nranks, CUCO_PROBE_US, -1, &v)) >= 0)
+		snprintf(suspect, ssize, "streams: on rank %d, launches back to back kept the device busy "
+			"%.2f us each (host clock, every stream), but the timed samples say %.2f us: work the "
+			"main stream's events did not time", q, v, rows[q * CUCO_ROW + CUCO_PROBE_SAID]);
 	else if ((q = cuco_worst(rows, nranks, CUCO_V1, tolerance, &v)) >= 0)
 		snprintf(why, wsize, "verification 1 of 2 (input seed %016llx): %s on rank %d",
 			(unsigned long long)cuco_mix(seed ^ 1), cuco_error_words(v, e, sizeof e), q);
@@ -304,6 +310,10 @@ static inline void cuco_judge(const double *rows, int nranks, double tolerance, 
 		snprintf(suspect, ssize, "spot check: step %.0f, a timed repetition: %s on rank %d, although "
 			"both verified runs were right: work skipped or deferred in timed repetitions",
 			rows[q * CUCO_ROW + CUCO_SPOT_REP], cuco_error_words(v, e, sizeof e), q);
+	else if ((q = cuco_worst(rows, nranks, CUCO_PROBE, tolerance, &v)) >= 0)
+		snprintf(suspect, ssize, "stream probe: a launch of the back-to-back ones after the timed "
+			"loop, checked at random: %s on rank %d: work skipped when unchecked",
+			cuco_error_words(v, e, sizeof e), q);
 	else if ((q = cuco_worst(rows, nranks, CUCO_POST, tolerance, &v)) >= 0)
 		snprintf(suspect, ssize, "post-loop check: the step after the timed loop, on fresh inputs: "
 			"%s on rank %d: results kept from earlier calls", cuco_error_words(v, e, sizeof e), q);

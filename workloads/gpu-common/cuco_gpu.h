@@ -492,6 +492,7 @@ struct cuco_run {
 	int checks = 0;
 	int late = 0;                  // steps whose device work outlived the main stream
 	double first_late_rep = -1, first_late_us = 0;
+	double probe_us = NAN;         // the stream probe's device time per launch (cuco_probe)
 	long host_calls = -1;
 	char calls[256] = "";
 	cuco_watch w;
@@ -581,6 +582,59 @@ static inline void cuco_verified(const cuco_ctx *c, cuco_run *r, const cuco_data
 	cuco_bench_check(r, d, slot);
 }
 
+// ---- the stream probe ---------------------------------------------------------
+
+// The samples time the main stream's events, and a schedule may hide work
+// on a stream it never joins; at a few µs a launch such work ends within
+// the launch overheads, too soon for the lag check (cuco_straggler_limit)
+// to see it. So on one rank, after the timed loop, the probe launches the
+// schedule k times back to back, each after the outputs' poison, to a
+// device-wide sync, and takes the host clock: less the poisons alone, that
+// is what a launch costs the device on every stream. Samples well below
+// it are refused. One launch of each probe, drawn at random, is checked,
+// so a probe launch cannot skip its work; the best of CUCO_PROBES counts,
+// as a host preempted only makes a probe longer. Multi-rank schedules are
+// not probed: launches back to back without the samples' barrier would
+// need every schedule to keep its ranks in step; the lag check stands there.
+enum { CUCO_PROBES = 3, CUCO_PROBE_SPAN_US = 2000, CUCO_PROBE_MIN = 4, CUCO_PROBE_MAX = 4096 };
+static const double cuco_probe_ratio = 0.75;  // samples below this share of the probe are refused
+
+// Host clock, µs, of steps [from, to) from an idle device to a device-wide sync.
+static inline double cuco_span_us(int from, int to, const std::function<void()> &step)
+{
+	CUCO_CUDA(cudaDeviceSynchronize());
+	double h0 = cuco_host_now();
+	for (int i = from; i < to; i++)
+		step();
+	CUCO_CUDA(cudaDeviceSynchronize());
+	return (cuco_host_now() - h0) * 1e6;
+}
+
+static inline void cuco_probe(const cuco_ctx *c, cuco_run *r, const cuco_data &d, const cuco_launch &run)
+{
+	double said = cuco_median(r->us);
+	if (c->nranks > 1 || !(said > 0))
+		return;
+	int k = (int)std::min<double>(CUCO_PROBE_MAX, std::max<double>(CUCO_PROBE_MIN,
+		ceil(CUCO_PROBE_SPAN_US / said)));
+	double both = INFINITY, alone = INFINITY;
+	for (int p = 0; p < CUCO_PROBES; p++) {
+		int at = std::min(k - 1, (int)(cuco_draw() * k));
+		auto step = [&] { d.poison(); run(); };
+		double us = cuco_span_us(0, at + 1, step);
+		cuco_bench_check(r, d, CUCO_PROBE);
+		both = std::min(both, us + cuco_span_us(at + 1, k, step));
+		alone = std::min(alone, cuco_span_us(0, k, d.poison));
+	}
+	r->probe_us = (both - alone) / k;
+	if (said < cuco_probe_ratio * r->probe_us) {
+		r->row[CUCO_PROBE_US] = r->probe_us;
+		r->row[CUCO_PROBE_SAID] = said;
+	}
+	printf("stream probe: %d launches back to back, %.2f us each on the device; timed median %.2f us\n",
+		k, r->probe_us, said);
+}
+
 // Every rank's findings, one row each (MAX over ranks of -1-filled rows).
 static inline std::vector<double> cuco_gather_rows(const cuco_ctx *c, const double *row)
 {
@@ -624,9 +678,9 @@ static inline long cuco_gather_calls(const cuco_ctx *c, const cuco_watch *w, cha
 }
 
 // Both verified steps, `warmup` untimed and `reps` timed samples of
-// `inner` launches (each poisoned first and spot-checked at random), then
-// the post-loop step on fresh inputs; without --check (by hand only),
-// just the samples.
+// `inner` launches (each poisoned first and spot-checked at random), the
+// stream probe, then the post-loop step on fresh inputs; without --check
+// (by hand only), just the samples.
 static inline cuco_run cuco_bench(const cuco_ctx *c, const cuco_args &a, const cuco_data &d, const cuco_launch &run)
 {
 	cuco_run r;
@@ -658,6 +712,7 @@ static inline cuco_run cuco_bench(const cuco_ctx *c, const cuco_args &a, const c
 			cuco_row_first(r.row, CUCO_SPOT_REP, rep);
 	}
 	if (a.check) {
+		cuco_probe(c, &r, d, run);
 		double fresh[2] = {cuco_draw(), 0};
 		cuco_max2(c, fresh);
 		cuco_verified(c, &r, d, run, cuco_mix(seed ^ (uint64_t)(fresh[0] * 9007199254740992.0)), rep, CUCO_POST);
