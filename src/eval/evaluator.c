@@ -377,7 +377,9 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	const char *ext = strrchr(*wl->seed_file ? wl->seed_file : wl->baseline_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
 	eval_compiler_of(wl, ev->compiler, sizeof ev->compiler);
-	ev->mpi = wl->family != CUCO_FAMILY_CUDA && wl->ranks > 1;
+	/* Under mpirun at one rank too: MPI_Init without it is a singleton,
+	 * whose daemon is a child of the program (the children check). */
+	ev->mpi = wl->family != CUCO_FAMILY_CUDA;
 	bool cuda = wl->family != CUCO_FAMILY_CPU_MPI;
 	ev->limits = (eval_limits){
 		.grace_s = GRACE_S,

@@ -255,6 +255,13 @@ static void test_ranks(void **state)
 	cuco_store_close(st);
 	snprintf(cmd, sizeof cmd, "'%s' run mini --ranks 0 2>/dev/null", cuco_bin());
 	assert_int_equal(WEXITSTATUS(system(cmd)), 1);
+	/* One rank of a real MPI harness: run under mpirun like any other
+	 * count, since MPI_Init alone starts a singleton daemon, a child the
+	 * harness refuses ("children:"). */
+	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' run '%s/workloads/cpu-aa' --ranks 1 --budget 1 --headless "
+		"--jobs 1 --rebench 0 > one.txt 2>&1 && grep -q '^baseline  #1 ' one.txt && ! grep -q children one.txt",
+		dir, cuco_bin(), root ? root : ".");
+	assert_int_equal(system(cmd), 0);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
 }

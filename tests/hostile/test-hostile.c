@@ -9,6 +9,7 @@
  *   directive: DIM=VALUE ...    (optional) the directive it runs under
  *   size: NAME                  (optional) the workload's size it runs at,
  *                               else the smallest (tiny or small)
+ *   ranks: N                    (optional) the fewest ranks it needs
  *   expect: STAGE CLASS TEXT    the failed stage, the failure class, and
  *                               text the one-line reason must contain
  *
@@ -21,7 +22,9 @@
  * A GPU workload's cases all compile here; the verdicts of those refused
  * at run time need a GPU: without one the run must stop on the
  * environment, and the test exits 77 (skipped) once everything that can be
- * checked here passed. Cases are evaluated two at a time (compiles
+ * checked here passed. With fewer GPUs than a multi-rank workload's ranks
+ * its cases run at one rank, as `cuco run --ranks 1` would, and a case
+ * that needs more ranks is skipped. Cases are evaluated two at a time (compiles
  * overlap; run stages take the evaluator's device lock one at a time).
  * Usage: test-hostile WORKLOAD [POINT...] */
 #include "eval/eval.h"
@@ -40,6 +43,7 @@ typedef struct hostile {
 	char rename[64];
 	char directive[256];
 	char size[32];
+	int ranks;               /* the fewest it needs; 0: any */
 	char stage[16], cls[24], text[400];
 	char *code;
 	cuco_buf report;         /* what one_case() says about it */
@@ -79,6 +83,9 @@ static bool load_case(const char *dir, const char *file, hostile *h)
 	}
 	header(h->code, "directive", h->directive, sizeof h->directive);
 	header(h->code, "size", h->size, sizeof h->size);
+	char ranks[16] = "";
+	if (header(h->code, "ranks", ranks, sizeof ranks))
+		h->ranks = atoi(ranks);
 	return true;
 }
 
@@ -157,6 +164,12 @@ static bool evaluate(const run *r, const char *src, size_t len, const char *dire
 
 static void one_case(const run *r, const char *seed, hostile *h)
 {
+	if (h->ranks > r->wl->ranks) {
+		cuco_buf_printf(&h->report, "hostile %s/%-22s needs %d ranks; it runs at %d here\n  -> skipped\n",
+			r->wl->name, h->name, h->ranks, r->wl->ranks);
+		h->skipped = true;
+		return;
+	}
 	cuco_buf src = { 0 };
 	cuco_eval_result res;
 	char line[400] = "";
@@ -306,9 +319,14 @@ int main(int argc, char **argv)
 	cuco_hardware hw;
 	cuco_hardware_detect(&hw);
 	char why_not[256] = "no GPU here", dir[1200];
+	bool gpu = access("/dev/nvidiactl", F_OK) == 0;
+	if (gpu && wl->family == CUCO_FAMILY_CUDA_NCCL && hw.ngpus >= 1 && hw.ngpus < wl->ranks) {
+		printf("test-hostile: %d GPU(s) for %s's %d ranks: its cases run at 1 rank\n", hw.ngpus, wl->name,
+			wl->ranks);
+		wl->ranks = 1;
+	}
 	run r = { .wl = wl, .gpu_family = wl->family != CUCO_FAMILY_CPU_MPI,
-		.have_gpu = access("/dev/nvidiactl", F_OK) == 0
-			&& cuco_hardware_fits(&hw, wl, why_not, sizeof why_not) };
+		.have_gpu = gpu && cuco_hardware_fits(&hw, wl, why_not, sizeof why_not) };
 	snprintf(dir, sizeof dir, "%s/tests/hostile/%s", getenv("CUCO_SOURCE_ROOT"), wl->name);
 	struct dirent **files = NULL;
 	int n = scandir(dir, &files, NULL, by_name);  /* none: the genuine ones only */
@@ -345,7 +363,9 @@ int main(int argc, char **argv)
 		pid_t pid = fork();
 		if (pid == 0) {
 			r.size = sizes[k];
-			_exit(run_size(&r, k == 0 ? argc - 2 : 0, argv + 2));
+			int rc = run_size(&r, k == 0 ? argc - 2 : 0, argv + 2);
+			fflush(stdout);
+			_exit(rc);
 		}
 		int status = 0;
 		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)
@@ -361,6 +381,11 @@ int main(int argc, char **argv)
 	if (failures) {
 		printf("test-hostile: %d size(s) or case(s) FAILED\n", failures);
 		return 1;
+	}
+	if (skipped && r.have_gpu) {
+		printf("test-hostile: %s runs at %d rank(s) here: a case that needs more was skipped\n", wl->name,
+			wl->ranks);
+		return 77;
 	}
 	if (skipped) {
 		printf("test-hostile: %s: its cases compiled, their verdicts need a machine that fits the "

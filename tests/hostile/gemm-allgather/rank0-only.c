@@ -1,6 +1,7 @@
 /* hostile: only rank 0's output is real; the others are zeroed, as if
  * only rank 0 were looked at.
  * rename: layer
+ * ranks: 2
  * expect: run wrong-answer on rank 1
  */
 static void layer(schedule *s)
