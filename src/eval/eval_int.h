@@ -505,6 +505,14 @@ void eval_pool_give(eval_pool *p, int slot, const char *fault, cuco_slot_info *i
 	size_t size);
 /* Wake every waiter (to see the cancel flag). */
 void eval_pool_wake(eval_pool *p);
+/* This machine's lock on a local slot's GPUs, shared by every cuco process
+ * (an flock on /tmp/cuco-gpu-<devices>.lock), so that two runs on one GPU
+ * never time at once: contexts on one GPU share it by time slices, and a
+ * sample's events then time the other's slice. Waits, seeing cancel;
+ * *fd is -1 (no lock, and CUCO_EENV) when the file cannot be opened, or
+ * after cancel. */
+int eval_gpu_lock(const cuco_slot_spec *spec, const atomic_int *cancel, int *fd, cuco_err *err);
+void eval_gpu_unlock(int fd);
 int eval_pool_list(eval_pool *p, cuco_slot_info *out, int max);
 
 /* ---- slurm.c: asking Slurm ----------------------------------------------------- */

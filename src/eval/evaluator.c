@@ -54,6 +54,8 @@ struct cuco_evaluator {
 	char compiler_version[512];
 	bool compiler_missing;
 	bool mpi;                    /* the program needs an MPI launcher */
+	bool gpu_lock;               /* stages take the machine's GPU lock (local GPU runs) */
+	atomic_int gpu_lock_said;
 	char launcher[PATH_MAX];
 	char launcher_missing[160];  /* why the runner cannot start anything */
 	char gpu_missing[160];
@@ -381,6 +383,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	 * whose daemon is a child of the program (the children check). */
 	ev->mpi = wl->family != CUCO_FAMILY_CUDA;
 	bool cuda = wl->family != CUCO_FAMILY_CPU_MPI;
+	ev->gpu_lock = cuda && cfg->runner.kind == CUCO_RUNNER_LOCAL;
 	ev->limits = (eval_limits){
 		.grace_s = GRACE_S,
 		/* CUDA maps far more address space than it uses: no RLIMIT_AS there. */
@@ -975,6 +978,21 @@ static void result_retry(cuco_eval_result *res)
 	res->slot_retries = retries;
 }
 
+/* The machine's lock on the slot's GPUs (eval_gpu_lock); a lock file
+ * that cannot be opened is said once and the run goes on without. */
+static int gpu_lock(cuco_evaluator *ev, const cuco_slot_spec *spec, int *fd, cuco_err *err)
+{
+	cuco_err why = { 0 };
+	if (eval_gpu_lock(spec, &ev->cancel, fd, &why) == CUCO_OK)
+		return CUCO_OK;
+	if (atomic_load(&ev->cancel))
+		return cuco_errf(err, CUCO_EENV, "%s", why.msg);
+	if (!atomic_exchange(&ev->gpu_lock_said, 1))
+		cuco_log(CUCO_LOG_WARN, "GPU lock: %s: benchmarks go on without it, and another cuco on "
+			"these GPUs may time at the same moment", why.msg);
+	return CUCO_OK;
+}
+
 /* Run and verify (unless again: a remeasure of a cached build, which the
  * benchmark checks), then benchmark, holding one slot (want, or the one
  * idle longest) throughout. An environment failure of a remote slot rests it
@@ -997,10 +1015,14 @@ static int on_slot(job *j, int want, bool bench, bool again, cuco_err *err)
 		j->res->slot = j->slot;
 		cuco_strlcpy(j->res->slot_name, info.name, sizeof j->res->slot_name);
 		slot_changed(ev, &info, "");
-		if (!(again && j->res->cached_build))
+		int gpu_fd = -1;
+		if (ev->gpu_lock)
+			rc = gpu_lock(ev, &ev->pool.slots[j->slot].spec, &gpu_fd, err);
+		if (rc == CUCO_OK && !(again && j->res->cached_build))
 			rc = verify(j, err);
 		if (rc == CUCO_OK && !*j->res->error_class && bench)
 			rc = benchmark(j, err);
+		eval_gpu_unlock(gpu_fd);
 		char why[200] = "";
 		bool fault = rc == CUCO_OK && remote && j->res->environment;
 		if (fault)

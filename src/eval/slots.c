@@ -14,9 +14,14 @@
 #include "eval/eval_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
 
 #define DEFAULT_RETRY_AFTER_S 30.0
 #define DEFAULT_RETIRE_AFTER 3
@@ -177,4 +182,46 @@ int eval_pool_list(eval_pool *p, cuco_slot_info *out, int max)
 	}
 	pthread_mutex_unlock(&p->lock);
 	return n;
+}
+
+/* ---- the machine's GPU lock -------------------------------------------------- */
+
+int eval_gpu_lock(const cuco_slot_spec *spec, const atomic_int *cancel, int *fd, cuco_err *err)
+{
+	const char *env = getenv("CUDA_VISIBLE_DEVICES");
+	const char *devices = *spec->gpus ? spec->gpus : env && *env ? env : "all";
+	char path[128];
+	int n = snprintf(path, sizeof path, "/tmp/cuco-gpu-%s.lock", devices);
+	for (char *c = path + 14; n > 0 && *c; c++)
+		if (*c == ',' || *c == '/')
+			*c = '-';
+	/* Open before creating: in a sticky /tmp, O_CREAT on another user's
+	 * file is refused (fs.protected_regular), and flock needs no write. */
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0 && errno == ENOENT)
+		*fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (*fd < 0)
+		return cuco_errf(err, CUCO_EENV, "%s: %s", path, strerror(errno));
+	const struct timespec wait = { 0, (long)(WAIT_S * 1e9) };
+	while (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			int e = errno;
+			close(*fd);
+			*fd = -1;
+			return cuco_errf(err, CUCO_EENV, "%s: flock: %s", path, strerror(e));
+		}
+		if (cancel && atomic_load(cancel)) {
+			close(*fd);
+			*fd = -1;
+			return cuco_errf(err, CUCO_EENV, "evaluation cancelled");
+		}
+		nanosleep(&wait, NULL);
+	}
+	return CUCO_OK;
+}
+
+void eval_gpu_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);  /* closing the only descriptor drops the flock */
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 /* The command each runner builds, as a line: the words quoted where they
@@ -406,6 +407,51 @@ static void test_slots_per_host(void **state)
 }
 
 /* ---- the pool ------------------------------------------------------------------- */
+
+/* Two processes on one GPU set: the second waits for the first's lock
+ * (and a cancel ends the wait); each set its own lock file. */
+static void test_gpu_lock(void **state)
+{
+	(void)state;
+	cuco_slot_spec spec = { 0 };
+	snprintf(spec.gpus, sizeof spec.gpus, "test%d,1", (int)getpid());
+	char path[128];
+	snprintf(path, sizeof path, "/tmp/cuco-gpu-test%d-1.lock", (int)getpid());
+	atomic_int cancel = 0;
+	cuco_err err = { 0 };
+	int fd, ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int rc = eval_gpu_lock(&spec, NULL, &fd, &err);
+		(void)!write(ready[1], "x", 1);
+		usleep(600000);
+		eval_gpu_unlock(fd);
+		_exit(rc == CUCO_OK ? 0 : 1);
+	}
+	char c;
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	atomic_store(&cancel, 1);
+	assert_int_equal(eval_gpu_lock(&spec, &cancel, &fd, &err), CUCO_EENV);
+	assert_int_equal(fd, -1);
+	assert_non_null(strstr(err.msg, "cancelled"));
+	atomic_store(&cancel, 0);
+	double t0 = cuco_mono();
+	assert_int_equal(eval_gpu_lock(&spec, &cancel, &fd, &err), CUCO_OK);
+	assert_true(cuco_mono() - t0 > 0.3);
+	eval_gpu_unlock(fd);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* Free now: taken at once. */
+	t0 = cuco_mono();
+	assert_int_equal(eval_gpu_lock(&spec, &cancel, &fd, &err), CUCO_OK);
+	assert_true(cuco_mono() - t0 < 0.1);
+	eval_gpu_unlock(fd);
+	close(ready[0]);
+	close(ready[1]);
+	assert_int_equal(unlink(path), 0);
+}
 
 static void test_pool(void **state)
 {
@@ -838,6 +884,7 @@ int main(void)
 		cmocka_unit_test(test_ssh_hosts),
 		cmocka_unit_test(test_slots_per_host),
 		cmocka_unit_test(test_pool),
+		cmocka_unit_test(test_gpu_lock),
 		cmocka_unit_test(test_cli_flags),
 		cmocka_unit_test(test_device_cpus),
 		cmocka_unit_test(test_hostfile_for_real),
