@@ -175,7 +175,9 @@ static void one_case(const run *r, const char *seed, hostile *h)
 	char line[400] = "";
 	bool ok = build_source(seed, h, &src)
 		&& evaluate(r, src.data, src.len, *h->directive ? h->directive : NULL, false, &res);
-	if (ok)
+	if (ok && res.ok)
+		snprintf(line, sizeof line, "%.2f us median", res.latency_median_us);
+	else if (ok)
 		first_line(res.excerpt, line, sizeof line);
 	/* Without a GPU a GPU workload stops at the run stage: only what is
 	 * refused at compile time can be told here. */
@@ -377,14 +379,15 @@ int main(int argc, char **argv)
 	for (int i = 0; i < r.ncases; i++)
 		free(r.cases[i].code);
 	free(r.cases);
+	int ranks = wl->ranks;
 	cuco_workload_free(wl);
 	if (failures) {
 		printf("test-hostile: %d size(s) or case(s) FAILED\n", failures);
 		return 1;
 	}
 	if (skipped && r.have_gpu) {
-		printf("test-hostile: %s runs at %d rank(s) here: a case that needs more was skipped\n", wl->name,
-			wl->ranks);
+		printf("test-hostile: %s runs at %d rank(s) here: a case that needs more was skipped\n", argv[1],
+			ranks);
 		return 77;
 	}
 	if (skipped) {

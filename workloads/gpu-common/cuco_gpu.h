@@ -591,12 +591,15 @@ static inline void cuco_verified(const cuco_ctx *c, cuco_run *r, const cuco_data
 // schedule k times back to back, each after the outputs' poison, to a
 // device-wide sync, and takes the host clock: less the poisons alone, that
 // is what a launch costs the device on every stream. Samples well below
-// it are refused. One launch of each probe, drawn at random, is checked,
+// it are refused (against the median of at least CUCO_PROBE_SAMPLES samples:
+// the run stage times only one, so the probe adds some of its own). One
+// launch of each probe, drawn at random, is checked,
 // so a probe launch cannot skip its work; the best of CUCO_PROBES counts,
 // as a host preempted only makes a probe longer. Multi-rank schedules are
 // not probed: launches back to back without the samples' barrier would
 // need every schedule to keep its ranks in step; the lag check stands there.
-enum { CUCO_PROBES = 3, CUCO_PROBE_SPAN_US = 2000, CUCO_PROBE_MIN = 4, CUCO_PROBE_MAX = 4096 };
+enum { CUCO_PROBES = 3, CUCO_PROBE_SPAN_US = 2000, CUCO_PROBE_MIN = 4, CUCO_PROBE_MAX = 4096,
+	CUCO_PROBE_SAMPLES = 9 };
 static const double cuco_probe_ratio = 0.75;  // samples below this share of the probe are refused
 
 // Host clock, µs, of steps [from, to) from an idle device to a device-wide sync.
@@ -610,10 +613,19 @@ static inline double cuco_span_us(int from, int to, const std::function<void()> 
 	return (cuco_host_now() - h0) * 1e6;
 }
 
-static inline void cuco_probe(const cuco_ctx *c, cuco_run *r, const cuco_data &d, const cuco_launch &run)
+static inline void cuco_probe(const cuco_ctx *c, const cuco_args &a, cuco_run *r, const cuco_data &d,
+	const cuco_launch &run, int *rep)
 {
-	double said = cuco_median(r->us);
-	if (c->nranks > 1 || !(said > 0))
+	if (c->nranks > 1)
+		return;
+	std::vector<double> samples = r->us;
+	while (samples.size() < CUCO_PROBE_SAMPLES) {
+		double wall;
+		d.poison();
+		samples.push_back(cuco_sample(c, r, (*rep)++, a.inner, run, &wall));
+	}
+	double said = cuco_median(samples);
+	if (!(said > 0))
 		return;
 	int k = (int)std::min<double>(CUCO_PROBE_MAX, std::max<double>(CUCO_PROBE_MIN,
 		ceil(CUCO_PROBE_SPAN_US / said)));
@@ -712,7 +724,7 @@ static inline cuco_run cuco_bench(const cuco_ctx *c, const cuco_args &a, const c
 			cuco_row_first(r.row, CUCO_SPOT_REP, rep);
 	}
 	if (a.check) {
-		cuco_probe(c, &r, d, run);
+		cuco_probe(c, a, &r, d, run, &rep);
 		double fresh[2] = {cuco_draw(), 0};
 		cuco_max2(c, fresh);
 		cuco_verified(c, &r, d, run, cuco_mix(seed ^ (uint64_t)(fresh[0] * 9007199254740992.0)), rep, CUCO_POST);
