@@ -6,10 +6,12 @@
    answering every call after a fixed latency, for evolve and for beam at
    --llm-jobs 1, 2, 4 and 8. A rate is strategy candidates per minute of
    the search: from the seed's result to the last candidate's result (the
-   baseline and seed measurements are left out). 16 candidates each; beam:
-   width 2, 4 plans of 2 samples (iteration 0 from the seed, 8 samples;
-   iteration 1 from the best two, cut at the budget). Also the peak number of
-   calls the server saw in flight at once.
+   baseline and seed measurements are left out). Three configurations:
+   evolve, 16 candidates; beam with its defaults (width 6, 12 plans of 2
+   samples), 48 candidates: iteration 0 from the seed, 24 samples, its
+   summarizer, then 24 of iteration 1; and a narrow beam (width 2, 4 plans
+   of 2 samples), 16 candidates: 8 in iteration 0, 8 of iteration 1. Also
+   the peak number of calls the server saw in flight at once.
 2. Stop: `cuco stop` while the run's one call waits 30 s for its reply:
    seconds from the command to the run's end.
 
@@ -100,12 +102,17 @@ def peak_in_flight(arrivals, latency):
     return peak
 
 
-def throughput(args, tmp, strategy, jobs, count):
+# (label, strategy, candidates, config sections)
+CONFIGS = [
+    ("evolve", "evolve", 16, "[evolve]\nfastpath = false\nmeta_interval = 0\nmigration_interval = 0\n"),
+    ("beam", "beam", 48, ""),
+    ("beam 2x4x2", "beam", 16, "[beam]\nwidth = 2\nplans = 4\nsamples = 2\niterations = 2\n"),
+]
+
+
+def throughput(args, tmp, label, strategy, count, extra, jobs):
     server = Server(tmp, [{"text": variant(k), "wait": args.latency, "tokens_in": 1000,
                            "tokens_out": 100} for k in range(1, 4 * count)])
-    extra = ("[evolve]\nfastpath = false\nmeta_interval = 0\nmigration_interval = 0\n"
-             if strategy == "evolve" else
-             "[beam]\nwidth = 2\nplans = 4\nsamples = 2\niterations = 2\n")
     d, env = run_env(tmp, server, extra)
     run = os.path.join(d, "run")
     cmd = [args.cuco, "run", TOY, "--run", run, "--headless", "--strategy", strategy,
@@ -122,7 +129,7 @@ def throughput(args, tmp, strategy, jobs, count):
     seed = next(c for c in cands if c["origin"] == "seed")
     made = [c for c in cands if c["origin"] not in ("baseline", "seed")]
     span = max(c["updated"] for c in made) - seed["updated"]
-    return {"strategy": strategy, "llm_jobs": jobs, "candidates": len(made),
+    return {"strategy": label, "llm_jobs": jobs, "candidates": len(made),
             "search_s": span, "wall_s": wall, "per_min": 60 * len(made) / span,
             "peak": peak_in_flight(server.arrivals(), args.latency)}
 
@@ -161,13 +168,13 @@ def main():
               f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start; "
               f"{args.cuco}; reply latency {args.latency} s, --jobs {args.jobs}")
         if args.only != "stop":
-            print("strategy llm_jobs candidates search_s wall_s per_min ratio peak_in_flight")
-            for strategy in ("evolve", "beam"):
+            print("strategy   llm_jobs candidates search_s wall_s per_min ratio peak_in_flight")
+            for label, strategy, count, extra in CONFIGS:
                 base = None
                 for jobs in (1, 2, 4, 8):
-                    r = throughput(args, tmp, strategy, jobs, 16)
+                    r = throughput(args, tmp, label, strategy, count, extra, jobs)
                     base = base or r["per_min"]
-                    print(f"{r['strategy']:8} {jobs:8} {r['candidates']:10} {r['search_s']:8.1f} "
+                    print(f"{r['strategy']:10} {jobs:8} {r['candidates']:10} {r['search_s']:8.1f} "
                           f"{r['wall_s']:6.1f} {r['per_min']:7.1f} {r['per_min'] / base:5.2f} "
                           f"{r['peak']:14}", flush=True)
         if args.only != "throughput":

@@ -8,7 +8,8 @@
  * implementation is a candidate the engine evaluates. When an iteration has proposed everything, the
  * summarizer turns the selected slow→fast pairs of its results into new
  * memory entries (cuco_memory_pairs: positives, and negatives flipped into
- * "undo this"), the memory keeps `capacity` of them, and the next beam is
+ * "undo this"; one call per pair, as many at once as calls may be in
+ * flight), the memory keeps `capacity` of them, and the next beam is
  * chosen. Score: the fraction of peak, else the speedup (search_score).
  *
  * Several proposals may be in the making at once (planner and executor
@@ -57,6 +58,16 @@ typedef struct flight {
 	int group;              /* its slot: the samples of one plan */
 } flight;
 
+/* An iteration being closed: each pair is one summarizer call, and any
+ * number are asked at once (the lock let go); the lessons keep the pairs'
+ * order, so the memory is the same at any concurrency. */
+typedef struct beam_close {
+	cuco_memory_pair *pairs;
+	cuco_memory *lessons;
+	signed char *state;     /* per pair: 0 to ask, 1 asked, 2 a lesson, 3 none found */
+	size_t n, done;
+} beam_close;
+
 typedef struct beam_state {
 	cuco_strategy_env env;
 	cuco_search_config k;
@@ -74,6 +85,7 @@ typedef struct beam_state {
 	size_t nsamples, samples_cap;
 	int calls;              /* planner and executor calls of this iteration in flight */
 	bool closing;           /* the summarizer is at work between iterations */
+	beam_close close;
 	bool finished;          /* the last iteration is closed */
 	bool live;              /* proposing: observations are no longer a replay */
 	int closed;             /* the last iteration a memory event says was closed */
@@ -392,38 +404,56 @@ static bool summarize(beam_state *s, const cuco_memory_pair *p, cuco_memory *m)
 	return found;
 }
 
-/* The end of an iteration: its pairs become lessons in the memory. False
- * when the run is stopping or pausing under the summarizer: nothing is
- * written, and a resumed run closes the iteration again. */
-static bool close_iteration(beam_state *s)
+/* The end of an iteration: its pairs, to become lessons in the memory. */
+static void close_begin(beam_state *s)
 {
-	const cuco_beam_config *b = &s->k.beam;
-	cuco_memory_pair *pairs = cuco_xmalloc((s->nsamples ? s->nsamples : 1) * sizeof *pairs);
-	size_t np = cuco_memory_pairs(s->samples, s->nsamples, b, pairs);
-	cuco_memory *fresh = cuco_xmalloc((np ? np : 1) * sizeof *fresh);
-	size_t nf = 0, nneg = 0;
-	for (size_t i = 0; i < np; i++)
-		if (summarize(s, &pairs[i], &fresh[nf])) {
-			nneg += fresh[nf].negative;
-			nf++;
-		}
+	beam_close *c = &s->close;
+	size_t room = s->nsamples ? s->nsamples : 1;
+	c->pairs = cuco_xmalloc(room * sizeof *c->pairs);
+	c->n = cuco_memory_pairs(s->samples, s->nsamples, &s->k.beam, c->pairs);
+	c->lessons = cuco_xcalloc(c->n ? c->n : 1, sizeof *c->lessons);
+	c->state = cuco_xcalloc(c->n ? c->n : 1, 1);
+	c->done = 0;
+	s->closing = true;
+}
+
+static void close_free(beam_state *s)
+{
+	beam_close *c = &s->close;
+	free(c->pairs);
+	free(c->lessons);
+	free(c->state);
+	memset(c, 0, sizeof *c);
+	s->closing = false;
+}
+
+/* Every pair summarized: the lessons into the memory, in the pairs' order.
+ * False when the run is stopping or pausing under the summarizer: nothing
+ * is written, and a resumed run closes the iteration again. */
+static bool close_finish(beam_state *s)
+{
+	beam_close *c = &s->close;
 	if (s->llm.calls_off && atomic_load(s->llm.calls_off)) {
-		free(pairs);
-		free(fresh);
+		close_free(s);
 		return false;
 	}
+	size_t nf = 0, nneg = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->state[i] == 2) {
+			nneg += c->lessons[i].negative;
+			c->lessons[nf++] = c->lessons[i];
+		}
 	char text[512];
 	snprintf(text, sizeof text, "iteration %d: %zu results, %zu new lessons (%zu to undo)",
 		s->iteration, s->nsamples, nf, nneg);
 	cuco_err err;
-	if (nf > 0 && cuco_memory_update(s->env.st, s->env.wl->name, b->shared_memory, fresh, nf,
-			(size_t)b->capacity, &s->rng, &err) != CUCO_OK)
+	if (nf > 0 && cuco_memory_update(s->env.st, s->env.wl->name, s->k.beam.shared_memory, c->lessons,
+			nf, (size_t)s->k.beam.capacity, &s->rng, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "beam: memory: %s", err.msg);
 	else
 		search_event(s->env.st, "memory", "beam", 0, text);
 	cuco_log(CUCO_LOG_INFO, "beam: %s", text);
-	free(pairs);
-	free(fresh);
+	close_free(s);
 	s->nsamples = 0;
 	return true;
 }
@@ -555,18 +585,10 @@ static slot *next_slot(beam_state *s)
 	return NULL;
 }
 
-/* Close the iteration whose results have all landed and open the next:
- * CUCO_OK, CUCO_ENOTFOUND when the last one is done, CUCO_EENV when the
- * run stopped meanwhile. The summarizer's calls let the lock go:
- * `closing` keeps other proposers out meanwhile. */
-static int next_iteration(beam_state *s, cuco_err *err)
+/* The next iteration, this one closed: CUCO_OK, or CUCO_ENOTFOUND when
+ * the last one is done. */
+static int open_next(beam_state *s)
 {
-	s->closing = true;
-	bool closed = s->iteration < 0 || s->closed >= s->iteration || close_iteration(s);
-	s->closing = false;
-	if (!closed)
-		return cuco_errf(err, CUCO_EENV, "beam: iteration %d not closed: the run is ending",
-			s->iteration);
 	s->closed = s->iteration;
 	if (++s->iteration >= s->k.beam.iterations) {
 		s->finished = true;
@@ -574,6 +596,34 @@ static int next_iteration(beam_state *s, cuco_err *err)
 	}
 	open_iteration(s);
 	return CUCO_OK;
+}
+
+/* One step of closing: ask the summarizer for the next pair (the lock let
+ * go), or, once every pair is answered, close the iteration and open the
+ * next. CUCO_OK when it did either, CUCO_EBUSY while the last answers are
+ * out, CUCO_ENOTFOUND after the last iteration, CUCO_EENV when the run
+ * stopped meanwhile. */
+static int close_step(beam_state *s, cuco_err *err)
+{
+	beam_close *c = &s->close;
+	size_t i = 0;
+	while (i < c->n && c->state[i] != 0)
+		i++;
+	if (i < c->n) {
+		c->state[i] = 1;
+		cuco_memory lesson;
+		bool found = summarize(s, &c->pairs[i], &lesson);
+		c->lessons[i] = lesson;  /* the arrays stay put until every pair is done */
+		c->state[i] = found ? 2 : 3;
+		c->done++;
+		return CUCO_OK;
+	}
+	if (c->done < c->n)
+		return CUCO_EBUSY;
+	if (!close_finish(s))
+		return cuco_errf(err, CUCO_EENV, "beam: iteration %d not closed: the run is ending",
+			s->iteration);
+	return open_next(s);
 }
 
 /* For a workload without a seed, the fast path's attempts first, one at a
@@ -614,14 +664,22 @@ static int beam_propose(void *state, cuco_proposal *out, cuco_err *err)
 			return cuco_errf(err, CUCO_ENOTFOUND, "%s", s->llm.spent_why);
 		if (s->finished)
 			return CUCO_ENOTFOUND;
-		if (s->closing)
-			return CUCO_EBUSY;
+		if (s->closing) {
+			int rc = close_step(s, err);
+			if (rc != CUCO_OK)
+				return rc;
+			continue;
+		}
 		slot *sl = next_slot(s);
 		if (!sl) {
 			/* The barrier: every result of this iteration first. */
 			if (iteration_pending(s))
 				return CUCO_EBUSY;
-			int rc = next_iteration(s, err);
+			if (s->iteration >= 0 && s->closed < s->iteration) {
+				close_begin(s);
+				continue;
+			}
+			int rc = open_next(s);
 			if (rc != CUCO_OK)
 				return rc;
 			continue;
@@ -693,6 +751,7 @@ static void beam_free(void *state)
 	if (s->fp)
 		fastpath_free(s->fp);
 	free_slots(s);
+	close_free(s);
 	search_llm_close(&s->llm);
 	search_known_free(&s->known);
 	free(s->seen);

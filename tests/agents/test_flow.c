@@ -498,6 +498,27 @@ static void test_beam_barrier(void **state)
 				landed - (k->time - k->seconds));
 	}
 	assert_int_equal(planners, 2);
+	/* The summarizer's calls, one per pair, overlap too; all of them end
+	 * before iteration 1's first planner starts (its memory is theirs). */
+	double summ_start[8], summ_end[8], first_planner = INFINITY;
+	int ns = 0;
+	for (int i = 0; i < c->n; i++) {
+		const cuco_call *k = &c->c[i];
+		if (k->kind == CUCO_CALL_SUMMARIZER && ns < 8) {
+			summ_start[ns] = k->time - k->seconds;
+			summ_end[ns++] = k->time;
+		} else if (k->kind == CUCO_CALL_PLANNER && k->parent == best->id) {
+			first_planner = fmin(first_planner, k->time - k->seconds);
+		}
+	}
+	assert_true(ns >= 2);
+	bool summ_overlap = false;
+	for (int i = 0; i < ns; i++) {
+		assert_true(summ_end[i] <= first_planner);
+		for (int j = 0; j < ns; j++)
+			summ_overlap |= i != j && summ_start[j] >= summ_start[i] && summ_start[j] < summ_end[i];
+	}
+	assert_true(summ_overlap);
 	free(c);
 	double at[32];
 	int n = arrivals(&t.s, at, 32);
