@@ -217,10 +217,14 @@ static void probe_compiler(cuco_evaluator *ev)
 static void find_launcher(cuco_evaluator *ev)
 {
 	const char *name = NULL;
+	bool needed = true;
 	switch (ev->cfg.runner.kind) {
 	case CUCO_RUNNER_LOCAL:
 	case CUCO_RUNNER_HOSTFILE:  /* mpirun takes even one rank to its host */
-		if (ev->mpi || ev->cfg.runner.kind == CUCO_RUNNER_HOSTFILE) {
+		/* One local rank needs it too when its program links MPI
+		 * (inspect_binary), so it is looked up for every MPI family. */
+		needed = ev->mpi || ev->cfg.runner.kind == CUCO_RUNNER_HOSTFILE;
+		if (needed || ev->wl.family != CUCO_FAMILY_CUDA) {
 			name = getenv("CUCO_MPIRUN");
 			name = name && *name ? name : "mpirun";
 		}
@@ -232,9 +236,12 @@ static void find_launcher(cuco_evaluator *ev)
 		name = "ssh";
 		break;
 	}
-	if (name && !eval_which(name, ev->launcher, sizeof ev->launcher))
-		snprintf(ev->launcher_missing, sizeof ev->launcher_missing,
-			"%s not found (needed to run %d ranks with this runner)", name, ev->wl.ranks);
+	if (name && !eval_which(name, ev->launcher, sizeof ev->launcher)) {
+		ev->launcher[0] = '\0';
+		if (needed)
+			snprintf(ev->launcher_missing, sizeof ev->launcher_missing,
+				"%s not found (needed to run %d ranks with this runner)", name, ev->wl.ranks);
+	}
 }
 
 static void check_gpu(cuco_evaluator *ev)
@@ -379,9 +386,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	const char *ext = strrchr(*wl->seed_file ? wl->seed_file : wl->baseline_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
 	eval_compiler_of(wl, ev->compiler, sizeof ev->compiler);
-	/* Under mpirun at one rank too: MPI_Init without it is a singleton,
-	 * whose daemon is a child of the program (the children check). */
-	ev->mpi = wl->family != CUCO_FAMILY_CUDA;
+	ev->mpi = wl->family != CUCO_FAMILY_CUDA && wl->ranks > 1;
 	bool cuda = wl->family != CUCO_FAMILY_CPU_MPI;
 	ev->gpu_lock = cuda && cfg->runner.kind == CUCO_RUNNER_LOCAL;
 	ev->limits = (eval_limits){
@@ -495,6 +500,7 @@ typedef struct job {
 	char binary[PATH_MAX];
 	eval_trust trust;        /* what the candidate claims (trust.c) */
 	bool preload;            /* the interposer fits the built program */
+	bool mpi;                /* runs under mpirun: several ranks, or one that links MPI */
 	eval_ticket ticket;      /* the running stage's */
 	int slot;                /* the slot held for the run and benchmark */
 	char slurm_fault[256];   /* why Slurm ended the last stage, or "" */
@@ -790,7 +796,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	const cuco_slot_spec *slot = &ev->pool.slots[j->slot].spec;
 	eval_launch l = { .kind = kind, .launcher = ev->launcher, .rc = &ev->cfg.runner, .slot = slot,
 		.remote_dir = remote_dir, .job_name = job_name, .in_allocation = ev->in_allocation,
-		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = ev->mpi, .bind = ev->bind,
+		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = j->mpi, .bind = ev->bind,
 		.limit_s = limit_s, .preload = preload ? ev->interposer : NULL, .ticket = j->ticket.env,
 		.tag_output = ev->wl.protocol == CUCO_PROTO_COMPAT };
 	eval_launch_argv(&l, prog.v, j->binary, extras, ev->wl.nextras, &cmd);
@@ -942,6 +948,7 @@ static int inspect_binary(job *j, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	eval_elf elf;
+	j->mpi = ev->mpi;
 	int rc = eval_elf_read(j->binary, &elf, err);
 	if (rc == CUCO_EDATA) {
 		/* Not an ELF program (a script, say): no symbols to judge. */
@@ -954,6 +961,11 @@ static int inspect_binary(job *j, cuco_err *err)
 	if (eval_trust_binary(&ev->wl, &j->trust, &elf, why, sizeof why))
 		fail(j->res, "compile", CUCO_FAIL_SUSPECT, NULL, "compile: %s", why);
 	j->preload = *ev->interposer && eval_trust_preload_fits(&elf, &ev->interposer_elf);
+	/* One rank of a program that links MPI runs under mpirun like several:
+	 * MPI_Init alone makes a singleton, whose daemon is the program's
+	 * child (the harness refuses that); one that does not is run as is. */
+	for (int i = 0; i < elf.nneeded && !j->mpi; i++)
+		j->mpi = *ev->launcher && ev->wl.family != CUCO_FAMILY_CUDA && strncmp(elf.needed[i], "libmpi", 6) == 0;
 	eval_elf_free(&elf);
 	return CUCO_OK;
 }
