@@ -20,7 +20,7 @@ minutes, so ratios between them are fair; the load average is printed
 with them (other processes on the machine slow the evaluations).
 
 usage: python3 bench/flow.py [--latency S] [--jobs N] [--cuco PATH]
-                             [--only throughput|stop]
+                             [--only throughput|stop] [--configs LABEL,...] [--scale K]
 Run from the source root after `ninja -C build`. --cuco names another
 build's binary (a build of an older commit, for the stop figure before).
 """
@@ -161,6 +161,9 @@ def main():
     p.add_argument("--jobs", type=int, default=4, help="evaluation slots (--jobs)")
     p.add_argument("--cuco", default=os.path.join(ROOT, "build", "cuco"))
     p.add_argument("--only", choices=["throughput", "stop"])
+    p.add_argument("--configs", default=",".join(c[0] for c in CONFIGS),
+                   help="throughput configurations, comma-separated labels")
+    p.add_argument("--scale", type=int, default=1, help="candidates of each configuration times this")
     args = p.parse_args()
     tmp = tempfile.mkdtemp(prefix="cuco-bench-flow-")
     try:
@@ -170,6 +173,9 @@ def main():
         if args.only != "stop":
             print("strategy   llm_jobs candidates search_s wall_s per_min ratio peak_in_flight")
             for label, strategy, count, extra in CONFIGS:
+                if label not in args.configs.split(","):
+                    continue
+                count *= args.scale
                 base = None
                 for jobs in (1, 2, 4, 8):
                     r = throughput(args, tmp, label, strategy, count, extra, jobs)
