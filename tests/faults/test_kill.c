@@ -347,8 +347,24 @@ static uint64_t in_flight(const hold_run *h)
 	return id;
 }
 
-/* Wait for the held stage's two ranks; returns the process to kill: a
- * rank, or mpirun (argv[0] ending in "mpirun"). */
+/* Whether a rank is in hold.c's wait (nanosleep), past MPI_Init: a rank
+ * killed while MPI still starts up can leave its peer waiting for it until
+ * the stage's limit, instead of mpirun ending the job. */
+static bool holding(pid_t pid)
+{
+	char path[64], wchan[64] = "";
+	snprintf(path, sizeof path, "/proc/%d/wchan", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(wchan, 1, sizeof wchan - 1, f);
+	fclose(f);
+	wchan[n] = '\0';
+	return strstr(wchan, "nanosleep") != NULL;
+}
+
+/* Wait for the held stage's two ranks, both holding; returns the process
+ * to kill: a rank, or mpirun (argv[0] ending in "mpirun"). */
 static proc find_target(const hold_run *h, bool launcher)
 {
 	proc ps[64];
@@ -356,7 +372,7 @@ static proc find_target(const hold_run *h, bool launcher)
 		size_t n = find_procs(h->marker, ps, 64), ranks = 0;
 		proc target = { 0 };
 		for (size_t i = 0; i < n; i++) {
-			bool rank = strncmp(ps[i].argv0, h->cache, strlen(h->cache)) == 0;
+			bool rank = strncmp(ps[i].argv0, h->cache, strlen(h->cache)) == 0 && holding(ps[i].pid);
 			size_t len = strlen(ps[i].argv0);
 			bool mpirun = len >= 6 && strcmp(ps[i].argv0 + len - 6, "mpirun") == 0;
 			ranks += rank;
