@@ -181,3 +181,11 @@ bool eval_elf_has(char *const *list, int n, const char *name)
 			return true;
 	return false;
 }
+
+bool eval_elf_needs(const eval_elf *e, const char *prefix)
+{
+	for (int i = 0; i < e->nneeded; i++)
+		if (strncmp(e->needed[i], prefix, strlen(prefix)) == 0)
+			return true;
+	return false;
+}

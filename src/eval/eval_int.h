@@ -249,6 +249,8 @@ int eval_elf_read(const char *path, eval_elf *out, cuco_err *err);
 int eval_elf_parse(const void *data, size_t size, const char *name, eval_elf *out, cuco_err *err);
 void eval_elf_free(eval_elf *e);
 bool eval_elf_has(char *const *list, int n, const char *name);
+/* Whether one of the program's DT_NEEDED sonames starts with prefix ("libmpi"). */
+bool eval_elf_needs(const eval_elf *e, const char *prefix);
 
 /* ---- trust.c: what the evaluator believes (docs/workloads.md, "Trust") ---------- */
 

@@ -964,8 +964,8 @@ static int inspect_binary(job *j, cuco_err *err)
 	/* One rank of a program that links MPI runs under mpirun like several:
 	 * MPI_Init alone makes a singleton, whose daemon is the program's
 	 * child (the harness refuses that); one that does not is run as is. */
-	for (int i = 0; i < elf.nneeded && !j->mpi; i++)
-		j->mpi = *ev->launcher && ev->wl.family != CUCO_FAMILY_CUDA && strncmp(elf.needed[i], "libmpi", 6) == 0;
+	if (!j->mpi && *ev->launcher && ev->wl.family != CUCO_FAMILY_CUDA)
+		j->mpi = eval_elf_needs(&elf, "libmpi");
 	eval_elf_free(&elf);
 	return CUCO_OK;
 }

@@ -432,9 +432,7 @@ bool eval_trust_clock(double run_wall_s, double bench_wall_s, int warmup, int re
  * forwarding calls with another MPI's types would crash it. */
 bool eval_trust_preload_fits(const eval_elf *prog, const eval_elf *lib)
 {
-	bool uses = false;
-	for (int i = 0; i < prog->nneeded; i++)
-		uses |= strncmp(prog->needed[i], "libmpi", 6) == 0 || strncmp(prog->needed[i], "libnccl", 7) == 0;
+	bool uses = eval_elf_needs(prog, "libmpi") || eval_elf_needs(prog, "libnccl");
 	for (int i = 0; i < lib->nneeded; i++)
 		if ((strncmp(lib->needed[i], "libmpi", 6) == 0 || strncmp(lib->needed[i], "libnccl", 7) == 0)
 			&& !eval_elf_has(prog->needed, prog->nneeded, lib->needed[i]))

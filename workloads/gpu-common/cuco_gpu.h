@@ -492,7 +492,6 @@ struct cuco_run {
 	int checks = 0;
 	int late = 0;                  // steps whose device work outlived the main stream
 	double first_late_rep = -1, first_late_us = 0;
-	double probe_us = NAN;         // the stream probe's device time per launch (cuco_probe)
 	long host_calls = -1;
 	char calls[256] = "";
 	cuco_watch w;
@@ -593,8 +592,8 @@ static inline void cuco_verified(const cuco_ctx *c, cuco_run *r, const cuco_data
 // is what a launch costs the device on every stream. Samples well below
 // it are refused (against the median of at least CUCO_PROBE_SAMPLES samples:
 // the run stage times only one, so the probe adds some of its own). One
-// launch of each probe, drawn at random, is checked,
-// so a probe launch cannot skip its work; the best of CUCO_PROBES counts,
+// launch of each probe, drawn at random, is checked, so a probe launch
+// cannot skip its work; the best of CUCO_PROBES counts,
 // as a host preempted only makes a probe longer. Multi-rank schedules are
 // not probed: launches back to back without the samples' barrier would
 // need every schedule to keep its ranks in step; the lag check stands there.
@@ -602,12 +601,12 @@ enum { CUCO_PROBES = 3, CUCO_PROBE_SPAN_US = 2000, CUCO_PROBE_MIN = 4, CUCO_PROB
 	CUCO_PROBE_SAMPLES = 9 };
 static const double cuco_probe_ratio = 0.75;  // samples below this share of the probe are refused
 
-// Host clock, µs, of steps [from, to) from an idle device to a device-wide sync.
-static inline double cuco_span_us(int from, int to, const std::function<void()> &step)
+// Host clock, µs, of n steps from an idle device to a device-wide sync.
+static inline double cuco_span_us(int n, const std::function<void()> &step)
 {
 	CUCO_CUDA(cudaDeviceSynchronize());
 	double h0 = cuco_host_now();
-	for (int i = from; i < to; i++)
+	for (int i = 0; i < n; i++)
 		step();
 	CUCO_CUDA(cudaDeviceSynchronize());
 	return (cuco_host_now() - h0) * 1e6;
@@ -633,18 +632,18 @@ static inline void cuco_probe(const cuco_ctx *c, const cuco_args &a, cuco_run *r
 	for (int p = 0; p < CUCO_PROBES; p++) {
 		int at = std::min(k - 1, (int)(cuco_draw() * k));
 		auto step = [&] { d.poison(); run(); };
-		double us = cuco_span_us(0, at + 1, step);
+		double us = cuco_span_us(at + 1, step);
 		cuco_bench_check(r, d, CUCO_PROBE);
-		both = std::min(both, us + cuco_span_us(at + 1, k, step));
-		alone = std::min(alone, cuco_span_us(0, k, d.poison));
+		both = std::min(both, us + cuco_span_us(k - at - 1, step));
+		alone = std::min(alone, cuco_span_us(k, d.poison));
 	}
-	r->probe_us = (both - alone) / k;
-	if (said < cuco_probe_ratio * r->probe_us) {
-		r->row[CUCO_PROBE_US] = r->probe_us;
+	double device_us = (both - alone) / k;
+	if (said < cuco_probe_ratio * device_us) {
+		r->row[CUCO_PROBE_US] = device_us;
 		r->row[CUCO_PROBE_SAID] = said;
 	}
 	printf("stream probe: %d launches back to back, %.2f us each on the device; timed median %.2f us\n",
-		k, r->probe_us, said);
+		k, device_us, said);
 }
 
 // Every rank's findings, one row each (MAX over ranks of -1-filled rows).
