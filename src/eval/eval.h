@@ -98,7 +98,8 @@ typedef struct cuco_workload {
 	double tolerance;        /* max error accepted */
 	double limit_compile_s, limit_run_s, limit_bench_s;
 	int warmup, reps;        /* benchmark defaults */
-	double max_spread;       /* re-run the benchmark above this (max-min)/min */
+	double max_spread;       /* a baseline's (max-min)/min past this: a noisy machine;
+	                            an interval within 1 + this: within noise */
 	char peak_bytes[256];    /* expression over size variables */
 	char peak_flops[256];
 	double peak_bandwidth_gbs;  /* hardware peak used for peak_fraction; 0 = unknown */

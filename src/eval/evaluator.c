@@ -39,7 +39,6 @@
                                 daemons over ssh: on top of a stage's limit */
 #define SLURM_QUEUE_S 600.0  /* waiting for a node, on top of a stage's limit */
 #define REMOTE_GRACE_S 10.0  /* srun and mpirun pass a SIGTERM on and clean up */
-#define BENCH_ATTEMPTS 3      /* the first run plus up to two re-runs on spread */
 #define SLOT_TRIES 3          /* slots an evaluation tries when the environment fails */
 /* The least median a benchmark may report: a nanosecond. Nothing a stage
  * times (a launch, an MPI call, a loop of work) is faster, and a harness
@@ -871,47 +870,37 @@ static int verify(job *j, cuco_err *err)
 	return rc;
 }
 
-/* Warm-ups and timed repetitions; a noisy run (spread above the manifest's
- * max_spread) is repeated, and the steadiest of the runs is kept. */
+/* Warm-ups and timed repetitions, in one run. A noisy run is not run
+ * again: keeping the steadiest of several runs gave a noisy program more
+ * draws than a steady one (a screening advantage, and an unequal arm in a
+ * paired round), and tripled a round's cost on a machine past max_spread.
+ * Noise is answered by more paired rounds instead (docs/trust.md). */
 static int benchmark(job *j, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	double scale = ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1;
-	eval_outcome best = { 0 };
-	double best_spread = INFINITY, best_wall = 0;
-	j->res->bench_s = 0;
-	for (int attempt = 0; attempt < BENCH_ATTEMPTS; attempt++) {
-		eval_stage st;
-		eval_parse p;
-		eval_outcome o;
-		int rc = run_stage(j, "bench", ev->wl.warmup, ev->wl.reps, ev->wl.limit_bench_s * scale,
-			&st, &p, &o, err);
-		j->res->bench_s += st.wall_s;
-		bool ok = rc == CUCO_OK && classify(j, "bench", &st, &p, &o, j->res);
-		if (ok && isnan(o.median_us)) {
-			fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail, "bench: the result has no latency_us.median");
-			ok = false;
-		} else if (ok && !(o.median_us >= MIN_LATENCY_US && isfinite(o.median_us))) {
-			fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail,
-				"bench: latency_us.median %g is not a time (at least %g us, finite)",
-				o.median_us, MIN_LATENCY_US);
-			ok = false;
-		}
-		eval_parse_free(&p);
-		if (rc != CUCO_OK || !ok)
-			return rc;
-		double s = spread_of(&o);
-		if (attempt == 0 || (isfinite(s) && s < best_spread)) {
-			best = o;
-			best_spread = isfinite(s) ? s : INFINITY;
-			best_wall = st.wall_s;
-		}
-		if (!(best_spread > ev->wl.max_spread))
-			break;
+	eval_stage st;
+	eval_parse p;
+	eval_outcome o;
+	int rc = run_stage(j, "bench", ev->wl.warmup, ev->wl.reps, ev->wl.limit_bench_s * scale,
+		&st, &p, &o, err);
+	j->res->bench_s = st.wall_s;
+	bool ok = rc == CUCO_OK && classify(j, "bench", &st, &p, &o, j->res);
+	if (ok && isnan(o.median_us)) {
+		fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail, "bench: the result has no latency_us.median");
+		ok = false;
+	} else if (ok && !(o.median_us >= MIN_LATENCY_US && isfinite(o.median_us))) {
+		fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail,
+			"bench: latency_us.median %g is not a time (at least %g us, finite)",
+			o.median_us, MIN_LATENCY_US);
+		ok = false;
 	}
-	take_outcome(j->res, &best);
+	eval_parse_free(&p);
+	if (rc != CUCO_OK || !ok)
+		return rc;
+	take_outcome(j->res, &o);
 	char why[320];
-	if (eval_trust_clock(j->res->run_s, best_wall, ev->wl.warmup, ev->wl.reps, best.median_us,
+	if (eval_trust_clock(j->res->run_s, st.wall_s, ev->wl.warmup, ev->wl.reps, o.median_us,
 			why, sizeof why))
 		fail(j->res, "bench", CUCO_FAIL_SUSPECT, NULL, "bench: %s", why);
 	return CUCO_OK;
