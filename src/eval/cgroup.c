@@ -326,7 +326,10 @@ int eval_cgroup_new(eval_cgroups *g, const eval_cgroup_limits *lim, eval_cgroup 
 	memset(cg, 0, sizeof *cg);
 	if (!g->on)
 		return CUCO_OK;
-	unsigned serial = atomic_fetch_add(&g->serial, 1);
+	/* Numbered per process, not per evaluator: two evaluators' stages in
+	 * one group would be killed together when either ends. */
+	static atomic_uint serials;
+	unsigned serial = atomic_fetch_add(&serials, 1);
 	char num[32];
 	for (int c = 0; c < EVAL_CG_COUNT; c++) {
 		int base = g->v2 ? 0 : c;

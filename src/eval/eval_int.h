@@ -83,12 +83,13 @@ int eval_filter_install(const eval_filter *f);
 
 enum { EVAL_CG_PIDS, EVAL_CG_MEMORY, EVAL_CG_CPU, EVAL_CG_COUNT };
 
-/* The evaluator's groups, parents of its stages' (one per v1 hierarchy). */
+/* The evaluator's groups, parents of its stages' (one per v1 hierarchy).
+ * They are the process's, cuco-<pid>: every evaluator of one process opens
+ * the same ones, and its stages' groups are numbered across them all. */
 typedef struct eval_cgroups {
 	bool on, v2;
 	bool have[EVAL_CG_COUNT];           /* the controller limits its stages */
 	char dir[EVAL_CG_COUNT][PATH_MAX];  /* v2: [0] only */
-	atomic_uint serial;
 	char status[512];                   /* one line for cuco doctor: which limits apply */
 } eval_cgroups;
 

@@ -352,7 +352,7 @@ static void test_compat_protocol(void **state)
 typedef struct parallel_arg {
 	cuco_evaluator *ev;
 	const cuco_workload *wl;
-	const char *scale;
+	const char *scale;       /* mini's knob; NULL: the workload's own seed */
 	cuco_eval_result res;
 } parallel_arg;
 
@@ -361,8 +361,9 @@ static void *evaluate_thread(void *p)
 	parallel_arg *a = p;
 	cuco_directive d;
 	cuco_directive_default(a->wl, &d);
-	cuco_directive_set(&d, "scale", a->scale);
-	evaluate(a->ev, a->wl, "mini/seed.c", &d, true, &a->res);
+	if (a->scale)
+		cuco_directive_set(&d, "scale", a->scale);
+	evaluate(a->ev, a->wl, a->scale ? "mini/seed.c" : "sleepy/sleepy.c", &d, true, &a->res);
 	return NULL;
 }
 
@@ -384,6 +385,29 @@ static void test_parallel_evaluations(void **state)
 	cuco_workload_free(wl);
 }
 
+/* Two evaluators in one process, at once: each stage has a control group
+ * of its own. They once numbered their stages' groups each from 0, so a
+ * stage of one joined the other's group, and the end of the short stage
+ * (whatever is left in its group is killed) killed the long one. */
+static void test_two_evaluators(void **state)
+{
+	(void)state;
+	cuco_workload *wl[2];
+	cuco_evaluator *ev[2] = { evaluator("sleepy", &wl[0]), evaluator("mini", &wl[1]) };
+	parallel_arg a[2] = { { ev[0], wl[0], NULL, { 0 } }, { ev[1], wl[1], "2", { 0 } } };
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, evaluate_thread, &a[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2; i++) {
+		if (!a[i].res.ok)
+			fail_msg("%s: %s: %s", wl[i]->name, a[i].res.error_class, a[i].res.excerpt);
+		cuco_evaluator_free(ev[i]);
+		cuco_workload_free(wl[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +422,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gpu_absent_is_environment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compat_protocol, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_evaluations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_evaluators, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

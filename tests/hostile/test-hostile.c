@@ -17,7 +17,7 @@
  * and so must the seed at each directive point given after the workload
  * ("backend=rma,sync=flag"), at every size a case runs at (the points at
  * the smallest). Every verdict is printed, one line each. Each size runs
- * in a process of its own: an evaluator is one per process.
+ * in a process of its own, with its own evaluator and run folder.
  *
  * A GPU workload's cases all compile here; the verdicts of those refused
  * at run time need a GPU: without one the run must stop on the
