@@ -22,10 +22,12 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "agents/agents.h"
 #include "test_evolve_run.h"
@@ -136,8 +138,9 @@ static int setup(void **state)
 	 * request's whole prompt, to compare with cuco's. One thread unless
 	 * told: on shared cores two spin against each other (8x slower at a
 	 * load of 25). */
-	if (shell("CUCO_LOCAL_MODEL_THREADS=${CUCO_LOCAL_MODEL_THREADS:-1} %s start %s %d "
-			"--no-cache-prompt >%s/start.out", script, dir, CONTEXT, dir) != 0) {
+	if (shell("CUCO_LOCAL_MODEL_OWNER=%d CUCO_LOCAL_MODEL_THREADS=${CUCO_LOCAL_MODEL_THREADS:-1} "
+			"%s start %s %d --no-cache-prompt >%s/start.out", (int)getpid(), script, dir, CONTEXT,
+			dir) != 0) {
 		shell("cat %s/start.out %s", dir, server_log);
 		fail_msg("the server did not start");
 	}
@@ -306,6 +309,43 @@ static void test_beam(void **state)
 	run_strategy("beam", "[beam]\nwidth = 1\nplans = 1\nsamples = 1\niterations = 1\n", "1");
 }
 
+/* A server whose owner dies goes with it: a test killed by its runner's
+ * timeout never reaches teardown, and must not leave llama-server behind. */
+static void test_owner_gone(void **state)
+{
+	(void)state;
+	char own[64] = "/tmp/cuco-local-owner-XXXXXX", path[128], *pid = NULL;
+	assert_non_null(mkdtemp(own));
+	pid_t owner = fork();
+	if (owner == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_true(owner > 0);
+	if (shell("CUCO_LOCAL_MODEL_OWNER=%d CUCO_LOCAL_MODEL_THREADS=1 %s start %s 512 >%s/start.out",
+			(int)owner, script, own, own) != 0) {
+		shell("cat %s/start.out %s/server.log", own, own);
+		fail_msg("the second server did not start");
+	}
+	snprintf(path, sizeof path, "%s/server.pid", own);
+	assert_int_equal(cuco_read_file(path, 64, &pid, NULL, NULL), CUCO_OK);
+	int server = atoi(pid);
+	free(pid);
+	assert_int_equal(shell("kill -0 %d 2>/dev/null", server), 0);
+	kill(owner, SIGKILL);
+	waitpid(owner, NULL, 0);
+	int alive = 1;
+	for (int i = 0; i < 100 && alive; i++) {   /* the watch looks once a second */
+		usleep(100000);
+		alive = shell("kill -0 %d 2>/dev/null", server) == 0;
+	}
+	if (alive)
+		shell("%s stop %s", script, own);
+	shell("rm -rf '%s'", own);
+	if (alive)
+		fail_msg("llama-server %d outlived its owner by 10 s", server);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -317,6 +357,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_client),
 		cmocka_unit_test(test_evolve),
 		cmocka_unit_test(test_beam),
+		cmocka_unit_test(test_owner_gone),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
