@@ -2,7 +2,8 @@
  * candidate through every stage, the build cache, each deliberately broken
  * candidate classified right with nothing left running, single-rank runs
  * without mpirun, the compat protocol, environment failures, and two
- * evaluations at once. */
+ * evaluations at once, two evaluators at once, and one benchmark run per
+ * measurement. */
 #include "eval/eval.h"
 #include "util.h"
 
@@ -385,6 +386,35 @@ static void test_parallel_evaluations(void **state)
 	cuco_workload_free(wl);
 }
 
+/* A benchmark is one run, however wide its spread: re-running a noisy
+ * one and keeping the steadiest gave noisy programs more draws (and a
+ * paired round's arms unequal chances). sleepy at size "three" sleeps 3 s
+ * per start, so three runs could not fit in 7.5 s and one does. */
+static void test_one_benchmark_run(void **state)
+{
+	(void)state;
+	cuco_workload *wl;
+	cuco_err err = { 0 };
+	if (cuco_workload_load(fixture("sleepy"), &wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	wl->max_spread = 0;  /* every run is past it */
+	cuco_eval_config cfg = { .jobs = 1, .max_procs = 64 };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	snprintf(cfg.size, sizeof cfg.size, "three");
+	cuco_evaluator *ev = NULL;
+	if (cuco_evaluator_new(wl, &cfg, &ev, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	cuco_eval_result res;
+	evaluate(ev, wl, "sleepy/sleepy.c", NULL, true, &res);
+	if (!res.ok)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
+	assert_true(res.spread > 0);
+	if (!(res.bench_s >= 3 && res.bench_s < 7.5))
+		fail_msg("the benchmark took %.1f s: not one run of a 3 s program", res.bench_s);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
 /* Two evaluators in one process, at once: each stage has a control group
  * of its own. They once numbered their stages' groups each from 0, so a
  * stage of one joined the other's group, and the end of the short stage
@@ -423,6 +453,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_compat_protocol, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_evaluations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_evaluators, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_benchmark_run, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
