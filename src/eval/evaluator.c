@@ -817,7 +817,11 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
 		eval_parse_finish(p, o);
 		bool failed = st->timed_out || st->signal || st->exit_code != 0 || st->cancelled;
-		if (rc == CUCO_OK && kind == CUCO_RUNNER_SLURM && failed) {
+		/* srun can exit 0 for a step Slurm aborted before it fully launched
+		 * (its output says "CANCELLED AT"): no verdict is Slurm's to explain
+		 * first, else the candidate would fail for the cancel. */
+		bool unreported = !o->have_result;
+		if (rc == CUCO_OK && kind == CUCO_RUNNER_SLURM && (failed || unreported)) {
 			if (!st->cancelled)
 				eval_slurm_fault(job_name, slot->hosts, st, j->slurm_fault, sizeof j->slurm_fault);
 			/* A srun killed before it could cancel its job leaves it queued. */
