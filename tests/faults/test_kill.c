@@ -14,7 +14,8 @@
  *                      measurement of a killed session is kept, and the
  *                      baseline's row is done throughout.
  *   test_kill eval     a rank, then mpirun, SIGKILLed while the evaluator
- *                      watches them (tests/faults/fixtures/hold): the
+ *                      watches them in the run stage (a copy of
+ *                      tests/faults/fixtures/hold, which says so): the
  *                      candidate fails as a crash by signal 9, no process of
  *                      the stage outlives it, its work and temporary folders
  *                      are gone, and the run goes on. Needs mpirun and
@@ -347,20 +348,21 @@ static uint64_t in_flight(const hold_run *h)
 	return id;
 }
 
-/* Whether a rank is in hold.c's wait (nanosleep), past MPI_Init: a rank
- * killed while MPI still starts up can leave its peer waiting for it until
- * the stage's limit, instead of mpirun ending the job. */
+/* Whether a rank is in hold.c's wait, which names it "cuco-holding": past
+ * MPI_Init (a rank killed while MPI still starts up can leave its peer
+ * waiting for it until the stage's limit, instead of mpirun ending the
+ * job) and in the run stage, not the benchmark. */
 static bool holding(pid_t pid)
 {
-	char path[64], wchan[64] = "";
-	snprintf(path, sizeof path, "/proc/%d/wchan", (int)pid);
+	char path[64], comm[32] = "";
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return false;
-	size_t n = fread(wchan, 1, sizeof wchan - 1, f);
+	size_t n = fread(comm, 1, sizeof comm - 1, f);
 	fclose(f);
-	wchan[n] = '\0';
-	return strstr(wchan, "nanosleep") != NULL;
+	comm[n] = '\0';
+	return strcmp(comm, "cuco-holding\n") == 0;
 }
 
 /* Wait for the held stage's two ranks, both holding; returns the process
@@ -420,17 +422,58 @@ static void kill_and_check(const hold_run *h, bool launcher)
 			fail_msg("pid %d (%s) outlived its stage", (int)ps[i].pid, ps[i].argv0);
 }
 
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* tests/faults/fixtures/hold copied to DIR/shelf/hold, its build line's
+ * relative include made absolute. The stage's sandbox shows the folder a
+ * workload sits in and hides the rest of /tmp: the hold file must lie
+ * there, beside the workload, for the ranks to see it. */
+static void place_fixture(const char *dir, char *wl, size_t size)
+{
+	char src[1024], path[1200], common[1024];
+	source_path("tests/faults/fixtures/hold", src, sizeof src);
+	source_path("workloads/common", common, sizeof common);
+	snprintf(path, sizeof path, "%s/shelf", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(wl, size, "%s/shelf/hold", dir);
+	assert_int_equal(mkdir(wl, 0755), 0);
+
+	snprintf(path, sizeof path, "%s/hold.c", src);
+	char *text = slurp(path);
+	snprintf(path, sizeof path, "%s/hold.c", wl);
+	write_text(path, text);
+	free(text);
+
+	snprintf(path, sizeof path, "%s/workload.json", src);
+	text = slurp(path);
+	static const char rel[] = "{workload}/../../../../workloads/common";
+	char *at = strstr(text, rel);
+	assert_non_null(at);
+	cuco_buf json = { 0 };
+	cuco_buf_printf(&json, "%.*s%s%s", (int)(at - text), text, common, at + strlen(rel));
+	snprintf(path, sizeof path, "%s/workload.json", wl);
+	write_text(path, json.data);
+	cuco_buf_free(&json);
+	free(text);
+}
+
 static void test_kill_eval(void **state)
 {
 	(void)state;
 	hold_run h;
 	char hold[1024];
-	source_path("tests/faults/fixtures/hold", hold, sizeof hold);
 	cuco_strlcpy(h.dir, "/tmp/cuco-test-killeval-XXXXXX", sizeof h.dir);
 	assert_non_null(mkdtemp(h.dir));
+	place_fixture(h.dir, hold, sizeof hold);
 	snprintf(h.run, sizeof h.run, "%s/run", h.dir);
 	snprintf(h.tmp, sizeof h.tmp, "%s/tmp", h.dir);
-	snprintf(h.hold, sizeof h.hold, "%s/hold", h.dir);
+	snprintf(h.hold, sizeof h.hold, "%s/shelf/HOLD", h.dir);
 	snprintf(h.cache, sizeof h.cache, "%s/cache/", h.run);
 	assert_int_equal(mkdir(h.tmp, 0755), 0);
 	char env_tmp[160], out[128];
