@@ -257,7 +257,7 @@ static int queued_now(void)
 int slurm_queued(void)
 {
 	int n = queued_now();
-	for (int i = 0; i < 150 && n > 0; i++) {
+	for (int i = 0; i < 750 && n > 0; i++) {
 		usleep(100000);
 		n = queued_now();
 	}

@@ -41,8 +41,12 @@ const char *slurm_start(slurm *s);
  * remove the folder. */
 void slurm_stop(slurm *s);
 /* `squeue -h` lines of the private cluster once jobs that just ended have
- * left it (COMPLETING lasts a moment; waits up to 15 s): 0 when nothing
- * is queued. */
+ * left it: 0 when nothing is queued. COMPLETING mostly lasts a moment,
+ * but a step cancelled within a tenth of a second of its launch leaves
+ * its slurmstepd waiting 60 s for srun's I/O ("Abandoning IO 60 secs
+ * after job shutdown initiated" in the node's log; slurmstepd's own wait,
+ * which EioTimeout does not set in Slurm 22.05), and its job completing
+ * until then: so this waits up to 75 s. */
 int slurm_queued(void);
 
 #endif

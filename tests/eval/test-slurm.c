@@ -282,9 +282,10 @@ static void test_scancel_step(void **state)
 	unsetenv("SLURM_JOB_ID");
 	unsetenv("SLURM_JOB_NODELIST");
 	/* The allocation is the test's, not the evaluator's: it may already
-	 * have ended (CI saw scancel fail here once a step was cancelled while
-	 * it launched; why is not known). What counts is that nothing of it,
-	 * or of cuco's, is left queued. */
+	 * have ended (CI saw scancel fail here once, a step cancelled while it
+	 * launched; why is not known). What counts is that nothing of it, or
+	 * of cuco's, is left queued, once the cancelled step's slurmstepd
+	 * has given up on srun's I/O (slurm_queued, daemons.h). */
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "scancel %s 2>/dev/null", cuco_trim(id));
 	if (system(cmd) != 0)
