@@ -422,14 +422,6 @@ static void kill_and_check(const hold_run *h, bool launcher)
 			fail_msg("pid %d (%s) outlived its stage", (int)ps[i].pid, ps[i].argv0);
 }
 
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fputs(text, f) >= 0, 1);
-	assert_int_equal(fclose(f), 0);
-}
-
 /* tests/faults/fixtures/hold copied to DIR/shelf/hold, its build line's
  * relative include made absolute. The stage's sandbox shows the folder a
  * workload sits in and hides the rest of /tmp: the hold file must lie
@@ -439,15 +431,13 @@ static void place_fixture(const char *dir, char *wl, size_t size)
 	char src[1024], path[1200], common[1024];
 	source_path("tests/faults/fixtures/hold", src, sizeof src);
 	source_path("workloads/common", common, sizeof common);
-	snprintf(path, sizeof path, "%s/shelf", dir);
-	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(wl, size, "%s/shelf/hold", dir);
-	assert_int_equal(mkdir(wl, 0755), 0);
+	assert_int_equal(cuco_mkdir_p(wl, NULL), CUCO_OK);
 
 	snprintf(path, sizeof path, "%s/hold.c", src);
 	char *text = slurp(path);
 	snprintf(path, sizeof path, "%s/hold.c", wl);
-	write_text(path, text);
+	assert_int_equal(cuco_write_file(path, text, strlen(text), NULL), CUCO_OK);
 	free(text);
 
 	snprintf(path, sizeof path, "%s/workload.json", src);
@@ -458,7 +448,7 @@ static void place_fixture(const char *dir, char *wl, size_t size)
 	cuco_buf json = { 0 };
 	cuco_buf_printf(&json, "%.*s%s%s", (int)(at - text), text, common, at + strlen(rel));
 	snprintf(path, sizeof path, "%s/workload.json", wl);
-	write_text(path, json.data);
+	assert_int_equal(cuco_write_file(path, json.data, json.len, NULL), CUCO_OK);
 	cuco_buf_free(&json);
 	free(text);
 }
