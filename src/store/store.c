@@ -148,12 +148,17 @@ static int validate(cuco_store *st, MDB_txn *t, int *version, cuco_err *err)
 }
 
 /* Open every table; a table newer than the store's schema may be missing
- * (marked absent: it reads as empty until store_upgrade adds it). */
+ * (marked absent: it reads as empty until store_upgrade adds it). Any
+ * other missing table is damage: a flipped bit in the main table can hide
+ * one, and LMDB says only MDB_NOTFOUND, which is no fault of the machine. */
 static int open_tables(cuco_store *st, MDB_txn *t, bool create, int version, cuco_err *err)
 {
 	for (int i = 0; i < TABLE_COUNT; i++) {
 		int rc = mdb_dbi_open(t, table_names[i], table_flags(i) | (create ? MDB_CREATE : 0), &st->dbi[i]);
 		st->absent[i] = rc == MDB_NOTFOUND && version < table_since[i];
+		if (rc == MDB_NOTFOUND && !st->absent[i])
+			return cuco_errf(err, CUCO_EDATA, "%s: %s table is missing: store is corrupt or not a "
+				"cuco store", st->dir, table_names[i]);
 		if (rc && !st->absent[i])
 			return mdb_fail(err, st->dir, table_names[i], rc);
 	}
