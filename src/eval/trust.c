@@ -411,10 +411,12 @@ bool eval_trust_clock(double run_wall_s, double bench_wall_s, int warmup, int re
 {
 	/* The bench stage runs warmup + reps - 1 steps more than the run
 	 * stage; what it took longer, less a generous allowance for start-up
-	 * and the extra spot checks, is a floor under their true time. */
+	 * and the extra spot checks, is a floor under their true time. A
+	 * benchmark with no run stage before it (a confirmation round of a
+	 * cached build) has nothing to compare with: 0 s is no clock. */
 	int extra = warmup + reps - 1;
 	double slack = fmax(1.0, run_wall_s);
-	if (extra < 1 || !(median_us > 0) || bench_wall_s - run_wall_s <= slack)
+	if (extra < 1 || !(median_us > 0) || !(run_wall_s > 0) || bench_wall_s - run_wall_s <= slack)
 		return false;
 	double floor_s = (bench_wall_s - run_wall_s - slack) / extra;
 	if (median_us * 1e-6 * 10 >= floor_s)
