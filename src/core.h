@@ -82,6 +82,9 @@ int cuco_read_text(const char *path, size_t max, char **out, size_t *len, cuco_e
 /* Write through a temporary file and rename(2), so readers never see half. */
 int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *err);
 int cuco_mkdir_p(const char *path, cuco_err *err);
+/* Remove path and all below it, not following links; what cannot be
+ * removed stays (best effort: scratch folders). */
+void cuco_remove_tree(const char *path);
 /* The session driving a run holds an flock on RUN/run.lock and writes its
  * pid there (cmd-run.c). Whether that process is alive: what a viewer in
  * another process asks before it promises that an engine will act. */

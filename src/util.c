@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,6 +267,20 @@ bool cuco_run_driven(const char *run_dir)
 	long v = strtol(pid, NULL, 10);
 	/* EPERM: alive, another user's (a shared run directory). */
 	return v > 0 && (kill((pid_t)v, 0) == 0 || errno == EPERM);
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void cuco_remove_tree(const char *path)
+{
+	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int cuco_mkdir_p(const char *path, cuco_err *err)

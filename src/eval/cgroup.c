@@ -47,7 +47,7 @@
 #define CGROUP2_MAGIC 0x63677270
 #define PREFIX "cuco-"
 
-static const char *const v1_names[EVAL_CG_COUNT] = { "pids", "memory", "cpu" };
+static const char *const v1_names[EVAL_CG_COUNT] = { "pids", "memory", "cpu", "freezer", "cpuacct" };
 
 /* ---- small file reads and writes ------------------------------------------- */
 
@@ -259,6 +259,10 @@ static bool open_v2(eval_cgroups *g, char *why, size_t size)
 	g->have[EVAL_CG_PIDS] = strstr(controllers, "pids") != NULL;
 	g->have[EVAL_CG_MEMORY] = strstr(controllers, "memory") != NULL;
 	g->have[EVAL_CG_CPU] = enable(g->dir[0], "+cpu") || strstr(controllers, "cpu") != NULL;
+	/* Core files of every v2 group (cgroup.freeze since Linux 5.2). */
+	snprintf(path, sizeof path, "%s/cgroup.freeze", g->dir[0]);
+	g->have[EVAL_CG_FREEZER] = access(path, W_OK) == 0;
+	g->have[EVAL_CG_CPUACCT] = true;
 	return true;
 }
 
@@ -299,9 +303,11 @@ void eval_cgroups_open(eval_cgroups *g)
 	}
 	if (is_cgroup2(CGROUP_ROOT) ? open_v2(g, why, sizeof why) : open_v1(g, why, sizeof why)) {
 		g->on = true;
-		snprintf(g->status, sizeof g->status, "cgroup %s per stage under %.300s: %s%s%s per candidate",
+		snprintf(g->status, sizeof g->status, "cgroup %s per stage under %.300s: %s%s%s per candidate%s",
 			g->v2 ? "v2" : "v1", g->dir[0], g->have[EVAL_CG_PIDS] ? "pids.max" : "",
-			g->have[EVAL_CG_MEMORY] ? ", memory" : "", g->have[EVAL_CG_CPU] ? ", a build's CPU" : "");
+			g->have[EVAL_CG_MEMORY] ? ", memory" : "", g->have[EVAL_CG_CPU] ? ", a build's CPU" : "",
+			g->have[EVAL_CG_FREEZER] && g->have[EVAL_CG_CPUACCT] ? "; frozen between refereed steps"
+			: "; no freezer: refereed steps' gaps are not held still");
 		return;
 	}
 	for (int c = 0; c < EVAL_CG_COUNT; c++)
@@ -348,6 +354,7 @@ int eval_cgroup_new(eval_cgroups *g, const eval_cgroup_limits *lim, eval_cgroup 
 		}
 	}
 	cg->v2 = g->v2;
+	cg->freezer = g->have[EVAL_CG_FREEZER] && g->have[EVAL_CG_CPUACCT];
 	const char *mem_dir = g->v2 ? cg->dir[0] : cg->dir[EVAL_CG_MEMORY];
 	const char *cpu_dir = g->v2 ? cg->dir[0] : cg->dir[EVAL_CG_CPU];
 	bool ok = true;
@@ -454,8 +461,27 @@ void eval_cgroup_events(const eval_cgroup *cg, bool *pids_hit, bool *oom)
 	*oom = cg->mem && keyed(mem, cg->v2 ? "memory.events" : "memory.oom_control", "oom_kill") > 0;
 }
 
+void eval_cgroup_describe(const eval_cgroup *cg, char *line, size_t size)
+{
+	if (!cg->freezer)
+		snprintf(line, size, "cgroup none\n");
+	else if (cg->v2)
+		snprintf(line, size, "cgroup v2 %s\n", cg->dir[0]);
+	else
+		snprintf(line, size, "cgroup v1 %s %s\n", cg->dir[EVAL_CG_FREEZER], cg->dir[EVAL_CG_CPUACCT]);
+}
+
+void eval_cgroup_thaw(const eval_cgroup *cg)
+{
+	if (cg->freezer)
+		write_text(cg->v2 ? cg->dir[0] : cg->dir[EVAL_CG_FREEZER], cg->v2 ? "cgroup.freeze"
+			: "freezer.state", cg->v2 ? "0" : "THAWED");
+}
+
 void eval_cgroup_free(eval_cgroup *cg)
 {
+	/* A frozen group's processes cannot die. */
+	eval_cgroup_thaw(cg);
 	/* Anything left dies; a group is removed once empty. */
 	for (int i = 0; i < 400 && eval_cgroup_signal(cg, SIGKILL, 0) > 0; i++)
 		nanosleep(&(struct timespec){ 0, 5000000L }, NULL);

@@ -71,7 +71,12 @@ typedef struct cuco_size {
 	struct { char name[24]; long value; } vars[CUCO_MAX_SIZE_VARS];
 } cuco_size;
 
-typedef enum cuco_protocol { CUCO_PROTO_NATIVE, CUCO_PROTO_COMPAT } cuco_protocol;
+/* How a program's verdict is told: by the referee, a process of its own
+ * that draws the inputs, times the steps and checks the outputs
+ * (docs/trust.md: the verdict a candidate cannot reach); by the program's
+ * own sealed line (native: its harness runs in its process); or by CUCo's
+ * Time:/Verification: lines (compat). */
+typedef enum cuco_protocol { CUCO_PROTO_NATIVE, CUCO_PROTO_COMPAT, CUCO_PROTO_REFEREE } cuco_protocol;
 
 typedef struct cuco_workload {
 	char dir[1024];          /* absolute folder of workload.json */
@@ -105,6 +110,10 @@ typedef struct cuco_workload {
 	double peak_bandwidth_gbs;  /* hardware peak used for peak_fraction; 0 = unknown */
 	double peak_gflops;
 	cuco_protocol protocol;
+	char frame_file[128];    /* referee: the trusted frame the program is linked with */
+	char referee_file[128];  /* referee: the workload's half of the referee */
+	char link_cmd[1024];     /* referee: {objects} (frame, program) into {output} */
+	char referee_cmd[1024];  /* referee: builds the referee from {source} at {sizes} */
 	char compat_pass[128];   /* compat: a fixed string meaning correct */
 	char compat_fail[128];   /* compat: a fixed string meaning wrong; "" = pass's FAIL form */
 	char compat_time[128];   /* compat: POSIX ERE, group 1 = time */

@@ -45,6 +45,7 @@ typedef struct eval_vars {
 	const char *compiler;
 	const char *source;
 	const char *output;
+	char *const *objects;       /* {objects}: the link's inputs (NULL-terminated) */
 	int warmup, reps;
 	const char *nccl_home, *cuda_home;
 } eval_vars;
@@ -81,7 +82,12 @@ int eval_filter_install(const eval_filter *f);
 
 /* ---- cgroup.c: a control group per stage ------------------------------------ */
 
-enum { EVAL_CG_PIDS, EVAL_CG_MEMORY, EVAL_CG_CPU, EVAL_CG_COUNT };
+/* The controllers a stage's group uses; v2 has them all in one
+ * hierarchy (the freezer and CPU accounting are in its core), v1 one
+ * hierarchy each. The freezer and cpuacct serve the referee
+ * (workloads/common/cuco_referee.c), which holds a stage still between
+ * steps and counts its CPU. */
+enum { EVAL_CG_PIDS, EVAL_CG_MEMORY, EVAL_CG_CPU, EVAL_CG_FREEZER, EVAL_CG_CPUACCT, EVAL_CG_COUNT };
 
 /* The evaluator's groups, parents of its stages' (one per v1 hierarchy).
  * They are the process's, cuco-<pid>: every evaluator of one process opens
@@ -101,7 +107,7 @@ typedef struct eval_cgroup_limits {
 
 /* One stage's group. */
 typedef struct eval_cgroup {
-	bool v2, mem;
+	bool v2, mem, freezer;
 	char dir[EVAL_CG_COUNT][PATH_MAX];
 	char procs[EVAL_CG_COUNT][PATH_MAX + 16];
 } eval_cgroup;
@@ -120,6 +126,12 @@ int eval_cgroup_join(const eval_cgroup *cg);
 int eval_cgroup_signal(const eval_cgroup *cg, int sig, pid_t except);
 /* Whether a fork was refused at pids.max, whether the OOM killer struck. */
 void eval_cgroup_events(const eval_cgroup *cg, bool *pids_hit, bool *oom);
+/* The line the referee reads on its stdin: where it freezes the stage and
+ * reads its CPU time ("cgroup v2 DIR", "cgroup v1 FREEZER_DIR
+ * CPUACCT_DIR"), or "cgroup none" when the group has no freezer. */
+void eval_cgroup_describe(const eval_cgroup *cg, char *line, size_t size);
+/* Thaw the group should the referee have left it frozen. */
+void eval_cgroup_thaw(const eval_cgroup *cg);
 /* Kill what is left and remove the group. */
 void eval_cgroup_free(eval_cgroup *cg);
 
@@ -139,6 +151,10 @@ typedef struct eval_limits {
 	eval_cgroup_limits group;   /* its limits, for all its processes together */
 	const char *tmpdir;   /* the stage's $TMPDIR, or NULL */
 	bool ssh_agent;       /* pass SSH_AUTH_SOCK (the ssh and hostfile runners' launchers) */
+	/* Told once the stage is started, with its group (empty when there is
+	 * none): the referee's cue. NULL: nobody listens. */
+	void (*on_start)(const struct eval_cgroup *cg, void *arg);
+	void *on_start_arg;
 } eval_limits;
 
 /* Sees each line of output as it streams past (without its newline). */
@@ -219,6 +235,7 @@ typedef struct eval_sandbox_view {
 		bool writable;        /* the build's output; else read-only */
 	} files[2];
 	const char *tmpdir;       /* a tmpfs there too (its $TMPDIR), or NULL / "" */
+	const char *channel;      /* the referee's channel folder, shown writable, or NULL */
 	long disk_mb;             /* the size of each writable tmpfs; 0: EVAL_DISK_MB */
 	eval_sandbox_layer layers[8];  /* applied in order, later over earlier */
 	bool gpu;                 /* pass /dev/nvidia* and /dev/dxg through */
@@ -312,6 +329,31 @@ bool eval_trust_clock(double run_wall_s, double bench_wall_s, int warmup, int re
 int eval_trust_interposer(const char *cache_root, char *path, size_t size, eval_elf *elf,
 	cuco_err *err);
 
+/* ---- referee.c: the referee beside a stage (docs/trust.md, "The referee") --- */
+
+typedef struct eval_referee_args {
+	int ranks, warmup, reps;
+	double tolerance;
+	const char *log_path;     /* the referee's stderr */
+} eval_referee_args;
+
+typedef struct eval_referee {
+	pid_t pid;                /* -1: not running */
+	int in_fd, out_fd;        /* its stdin (the control line, then end of file) and stdout */
+	char dir[PATH_MAX];       /* the channel folder on /dev/shm, shown to the stage */
+} eval_referee;
+
+/* Start the workload's referee (binary) with a fresh channel folder; the
+ * stage is then started with $CUCO_CHANNEL = r->dir. */
+int eval_referee_start(const char *binary, const eval_referee_args *a, eval_referee *r, cuco_err *err);
+/* The stage's on_start hook (arg: the eval_referee): where its group is. */
+void eval_referee_started(const struct eval_cgroup *cg, void *arg);
+/* After the stage ended: the referee's verdict (JSON, malloc'd), or NULL
+ * and CUCO_EENV with why when it gave none. */
+int eval_referee_finish(eval_referee *r, char **json, char *why, size_t size);
+/* Kill it if it still runs, remove the channel folder. */
+void eval_referee_free(eval_referee *r);
+
 /* ---- result.c: native and compat protocols ---------------------------------- */
 
 #define EVAL_MAX_SAMPLES 4096
@@ -326,6 +368,7 @@ typedef struct eval_parse {
 	char forged[160];         /* native: why a line that claims a verdict is not believed */
 	eval_compat *compat;      /* compat: what its lines said so far */
 	int rank_signal;          /* "exited on signal N" from mpirun */
+	char referee_why[300];    /* referee: why it gave no verdict */
 	char env_problem[160];    /* a line saying the environment is at fault */
 } eval_parse;
 
@@ -343,7 +386,7 @@ typedef struct eval_outcome {
 	double wall_us;         /* native: the harness's wall clock per timed repetition */
 	long host_calls;        /* native: host calls counted in the steps, -1 when not counted */
 	char host_calls_by[256];/* "name=N ..." */
-	char protocol_error[160];
+	char protocol_error[320];
 	bool correct;
 	double max_error;
 	double min_us, median_us, p90_us, max_us;

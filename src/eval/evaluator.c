@@ -12,11 +12,11 @@
  * them before it starts, with the private $TMPDIR folders whose names carry
  * this run's id. */
 #include "eval/eval_int.h"
+#include "../../workloads/common/cuco_channel.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -88,6 +88,11 @@ struct cuco_evaluator {
 	pthread_cond_t jobs_cond;
 	int jobs_free;                /* compile slots left */
 	atomic_int cancel;
+	/* A refereed workload's trusted builds (trusted_build): made once, at
+	 * first need, into the cache. */
+	pthread_mutex_t trusted_lock;
+	char frame_obj[PATH_MAX + 96]; /* the frame's object, "" until built */
+	char referee_bin[PATH_MAX + 96]; /* the referee, "" until built */
 };
 
 /* ---- setup ------------------------------------------------------------------ */
@@ -147,8 +152,15 @@ static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
 /* tmpdir: the stage's private $TMPDIR (a tmpfs of its own in the sandbox),
  * or NULL. A build sees its source and writes its output in the host's
  * work folder; everything else it writes is in tmpfs, gone after. */
+/* A build sees `in` (read-only) and writes `out`, files of the work
+ * folder (either may be NULL); a refereed run stage writes the referee's
+ * channel folder. */
+typedef struct stage_files {
+	const char *in, *out, *channel;
+} stage_files;
+
 static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const char *tmpdir,
-	bool run, bool build)
+	bool run, const stage_files *f)
 {
 	if (run && ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
 		return NULL;
@@ -172,11 +184,15 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const
 		/* bwrap loads the stage's filter, where it has one. */
 		.seccomp = eval_filter_available() && stage_filter(ev, run),
 	};
-	if (build) {
-		v.files[0].name = ev->src_name;
-		v.files[1].name = "prog";
+	if (f && f->in) {
+		v.files[0].name = f->in;
+		v.files[1].name = f->out;
 		v.files[1].writable = true;
+	} else if (f && f->out) {
+		v.files[0].name = f->out;
+		v.files[0].writable = true;
 	}
+	v.channel = f ? f->channel : NULL;
 	return eval_sandbox_argv(&ev->sandbox, &v);
 }
 
@@ -196,7 +212,7 @@ static void probe_compiler(cuco_evaluator *ev)
 	eval_argv_push(&cmd, "--version");
 	eval_limits lim = ev->limits;
 	lim.wall_s = 30;
-	lim.sandbox = stage_sandbox(ev, ev->work_root, NULL, false, false);
+	lim.sandbox = stage_sandbox(ev, ev->work_root, NULL, false, NULL);
 	lim.filter = stage_filter(ev, false);
 	eval_stage st;
 	char log[PATH_MAX + 32];
@@ -251,15 +267,6 @@ static void check_gpu(cuco_evaluator *ev)
 		snprintf(ev->gpu_missing, sizeof ev->gpu_missing, "no GPU: /dev/nvidiactl is missing");
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 /* Remove every entry of dir whose name starts with prefix. */
 static void sweep(const char *dir, const char *prefix)
 {
@@ -274,7 +281,7 @@ static void sweep(const char *dir, const char *prefix)
 			continue;
 		char path[PATH_MAX + 256];
 		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		cuco_remove_tree(path);
 	}
 	closedir(d);
 }
@@ -353,6 +360,12 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		return cuco_errf(err, CUCO_EUSAGE, "slots_per_host: %s is a CPU workload, and slots on one host "
 			"would share its cores; slots_per_host splits a host's GPUs", wl->name);
 	}
+	if (wl->protocol == CUCO_PROTO_REFEREE && cfg->runner.kind != CUCO_RUNNER_LOCAL) {
+		free(ev);
+		return cuco_errf(err, CUCO_EUSAGE, "--runner %s: %s is refereed (its verdict is decided by a "
+			"referee beside its ranks, on this machine), so it runs with the local runner only for "
+			"now (docs/cluster.md)", cuco_runner_name(cfg->runner.kind), wl->name);
+	}
 	cuco_slot_spec *slots = cuco_xcalloc(CUCO_MAX_SLOTS, sizeof *slots);
 	int nslots = 0;
 	char where[256];
@@ -404,6 +417,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	};
 	pthread_mutex_init(&ev->jobs_lock, NULL);
 	pthread_cond_init(&ev->jobs_cond, NULL);
+	pthread_mutex_init(&ev->trusted_lock, NULL);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	place_work(ev);
 	ev->jobs_free = cfg->jobs > 0 ? cfg->jobs : (int)(ncpu > 0 ? ncpu : 1);
@@ -435,6 +449,7 @@ void cuco_evaluator_free(cuco_evaluator *ev)
 	eval_cgroups_close(&ev->cgroups);
 	pthread_mutex_destroy(&ev->jobs_lock);
 	pthread_cond_destroy(&ev->jobs_cond);
+	pthread_mutex_destroy(&ev->trusted_lock);
 	free(ev);
 }
 
@@ -678,6 +693,219 @@ static const char *out_of_room(const job *j, const char *tail)
 	return full && strstr(tail, strerror(ENOSPC)) ? strerror(ENOSPC) : NULL;
 }
 
+/* An empty file at path for the sandbox to show a build: one that made
+ * nothing leaves it so. */
+static int placeholder_file(const char *path, cuco_err *err)
+{
+	int rc = cuco_write_file(path, "", 0, err);
+	if (rc == CUCO_OK && chmod(path, 0755) != 0)
+		rc = cuco_errf(err, CUCO_EENV, "%s: %s", path, strerror(errno));
+	return rc;
+}
+
+/* One build step of the job (stage "compile" or "link"): tmpl expanded
+ * with v, in the job's folder, seeing the file `in` and writing `out`. */
+static int build_step(job *j, const char *tmpl, const eval_vars *v, const stage_files *f,
+	eval_stage *st, cuco_err *err)
+{
+	cuco_evaluator *ev = j->ev;
+	char out[PATH_MAX + 64], log[PATH_MAX + 32];
+	snprintf(out, sizeof out, "%s/%s", j->workdir, f->out);
+	snprintf(log, sizeof log, "%s/%s.log", j->workdir, f->in && strcmp(f->in, ev->src_name) != 0
+		? "link" : "compile");
+	int rc = placeholder_file(out, err);
+	if (rc != CUCO_OK)
+		return rc;
+	eval_argv cmd = { 0 };
+	eval_expand(tmpl, v, &cmd, NULL);
+	eval_limits lim = ev->limits;
+	lim.tmpdir = j->tmpdir;
+	lim.wall_s = ev->wl.limit_compile_s * (ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1);
+	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, false, f);
+	lim.filter = stage_filter(ev, false);
+	lim.group.cpus = 1;  /* `jobs` builds take at most `jobs` CPUs beside a benchmark */
+	take_job_slot(ev);
+	if (ev->cpu_is_device)
+		pthread_rwlock_rdlock(&ev->pool.slots[0].device);
+	cpu_set_t saved;
+	bool pinned = pin_compile(ev, &saved);
+	rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, NULL, NULL, st, err);
+	if (pinned)
+		pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+	if (ev->cpu_is_device)
+		pthread_rwlock_unlock(&ev->pool.slots[0].device);
+	give_job_slot(ev);
+	eval_sandbox_argv_free((char **)lim.sandbox);
+	eval_argv_free(&cmd);
+	j->res->compile_s += st->wall_s;
+	if (rc == CUCO_OK && st->cancelled)
+		rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
+	return rc;
+}
+
+/* Whether a build step made `out`; when not, the failure is classified
+ * (what = "compile" or "link"). CUCO_EENV when the host's disk is full. */
+static int build_made(job *j, const char *what, const eval_stage *st, const char *out, bool *made,
+	cuco_err *err)
+{
+	struct stat sb;
+	*made = false;
+	if (st->timed_out)
+		fail(j->res, "compile", CUCO_FAIL_TIMEOUT, st->tail, "%s: killed after %.0f s", what, st->wall_s);
+	else if (st->exit_code == 127)
+		fail(j->res, "compile", CUCO_FAIL_ENVIRONMENT, st->tail, "%s: command not found", what);
+	else if (st->out_of_memory || st->too_many_procs)
+		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st->tail, "%s: killed: %s", what,
+			st->out_of_memory ? "its processes together passed the memory limit"
+			: "more processes than the limit");
+	else if ((st->exit_code != 0 || st->signal) && out_of_room(j, st->tail))
+		return cuco_errf(err, CUCO_EENV, "%s: %s: %s", j->workdir, what, out_of_room(j, st->tail));
+	else if (st->exit_code != 0 || st->signal)
+		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st->tail, "%s: exit status %d", what, st->exit_code);
+	else if (stat(out, &sb) != 0 || sb.st_size == 0)
+		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st->tail, "%s: the build made no {output}", what);
+	else
+		*made = true;
+	return CUCO_OK;
+}
+
+/* Hash the .c and .h files of dir into s (sorted by name: the same on
+ * every machine). */
+static void hash_sources(XXH3_state_t *s, const char *dir)
+{
+	struct dirent **names = NULL;
+	int n = scandir(dir, &names, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		const char *e = names[i]->d_name, *dot = strrchr(e, '.');
+		if (dot && (strcmp(dot, ".c") == 0 || strcmp(dot, ".h") == 0)) {
+			char path[PATH_MAX + 300], *text;
+			size_t len;
+			snprintf(path, sizeof path, "%s/%s", dir, e);
+			if (cuco_read_file(path, 4u << 20, &text, &len, NULL) == CUCO_OK) {
+				XXH3_128bits_update(s, e, strlen(e) + 1);
+				XXH3_128bits_update(s, text, len);
+				free(text);
+			}
+		}
+		free(names[i]);
+	}
+	free(names);
+}
+
+/* Where a trusted build of source by tmpl goes in the cache: named by a
+ * hash of the command, the compiler and the sources of its folder and of
+ * the common headers. */
+static void trusted_path(cuco_evaluator *ev, const eval_vars *v, const char *tmpl, const char *name,
+	char *path, size_t size)
+{
+	eval_vars fixed = *v;
+	fixed.output = "OUTPUT";
+	eval_argv words = { 0 };
+	cuco_buf cmd = { 0 };
+	eval_expand(tmpl, &fixed, &words, NULL);
+	eval_argv_join(words.v, &cmd);
+	eval_argv_free(&words);
+	XXH3_state_t *s = XXH3_createState();
+	XXH3_128bits_reset(s);
+	XXH3_128bits_update(s, cmd.data, cmd.len + 1);
+	XXH3_128bits_update(s, ev->compiler_version, strlen(ev->compiler_version));
+	char dir[PATH_MAX];
+	cuco_strlcpy(dir, v->source, sizeof dir);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	hash_sources(s, dir);
+	hash_sources(s, ev->common_dir);
+	char hash[CUCO_HASH_LEN + 1];
+	hex128(XXH3_128bits_digest(s), hash);
+	XXH3_freeState(s);
+	cuco_buf_free(&cmd);
+	snprintf(path, size, "%s/%s-%.16s", ev->cache_root, name, hash);
+}
+
+/* A refereed workload's trusted build (its frame's object, its referee):
+ * from the workload's own files, never a candidate's, once per
+ * evaluator, kept in the cache. A failure is the workload's, not a
+ * candidate's: CUCO_EDATA, naming the build's last words. */
+static int trusted_build(cuco_evaluator *ev, const char *tmpl, const char *source, const char *name,
+	char *path, size_t size, cuco_err *err)
+{
+	pthread_mutex_lock(&ev->trusted_lock);
+	int rc = CUCO_OK;
+	if (*path)
+		goto out;
+	cuco_directive dflt;
+	cuco_directive_default(&ev->wl, &dflt);
+	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = &dflt, .compiler = ev->compiler,
+		.source = source, .nccl_home = getenv("CUCO_NCCL_HOME"), .cuda_home = getenv("CUCO_CUDA_HOME") };
+	char want[PATH_MAX + 96];
+	trusted_path(ev, &v, tmpl, name, want, sizeof want);
+	if (access(want, R_OK) == 0) {
+		cuco_strlcpy(path, want, size);
+		goto out;
+	}
+	char dir[PATH_MAX + 32], out[PATH_MAX + 64], log[PATH_MAX + 64];
+	snprintf(dir, sizeof dir, "%s/trusted-XXXXXX", ev->work_root);
+	if (!mkdtemp(dir)) {
+		rc = cuco_errf(err, CUCO_EENV, "%s: %s", ev->work_root, strerror(errno));
+		goto out;
+	}
+	snprintf(out, sizeof out, "%s/%s", dir, name);
+	snprintf(log, sizeof log, "%s/build.log", dir);
+	v.output = out;
+	eval_argv cmd = { 0 };
+	eval_expand(tmpl, &v, &cmd, NULL);
+	eval_limits lim = ev->limits;
+	lim.wall_s = ev->wl.limit_compile_s * (ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1);
+	stage_files f = { .out = name };
+	lim.sandbox = stage_sandbox(ev, dir, NULL, false, &f);
+	lim.filter = stage_filter(ev, false);
+	eval_stage st;
+	if ((rc = placeholder_file(out, err)) == CUCO_OK)
+		rc = eval_stage_run(cmd.v, dir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
+	eval_sandbox_argv_free((char **)lim.sandbox);
+	eval_argv_free(&cmd);
+	struct stat sb;
+	if (rc == CUCO_OK && (st.exit_code != 0 || st.signal || st.timed_out || stat(out, &sb) != 0
+			|| sb.st_size == 0))
+		rc = cuco_errf(err, CUCO_EDATA, "%s: %s does not build (exit status %d): %s", ev->wl.name,
+			source, st.exit_code, st.tail);
+	else if (rc == CUCO_OK && rename(out, want) != 0)
+		rc = cuco_errf(err, CUCO_EENV, "%s: %s", want, strerror(errno));
+	if (rc == CUCO_OK)
+		cuco_strlcpy(path, want, size);
+	cuco_remove_tree(dir);
+out:
+	pthread_mutex_unlock(&ev->trusted_lock);
+	return rc;
+}
+
+/* A refereed program: the candidate's object, then the link with the
+ * trusted frame (docs/trust.md, "The candidate's object"). */
+static int link_frame(job *j, eval_vars *v, const char *object, cuco_err *err)
+{
+	cuco_evaluator *ev = j->ev;
+	char frame_src[PATH_MAX + 200], obj_path[PATH_MAX + 64], out[PATH_MAX + 16];
+	snprintf(frame_src, sizeof frame_src, "%s/%s", ev->wl.dir, ev->wl.frame_file);
+	int rc = trusted_build(ev, ev->wl.build_cmd, frame_src, "frame.o", ev->frame_obj,
+		sizeof ev->frame_obj, err);
+	if (rc != CUCO_OK)
+		return rc;
+	snprintf(obj_path, sizeof obj_path, "%s/%s", j->workdir, object);
+	snprintf(out, sizeof out, "%s/prog", j->workdir);
+	char *objects[] = { ev->frame_obj, obj_path, NULL };
+	v->objects = objects;
+	v->output = out;
+	stage_files f = { .in = object, .out = "prog" };
+	eval_stage st;
+	bool made;
+	if ((rc = build_step(j, ev->wl.link_cmd, v, &f, &st, err)) != CUCO_OK
+		|| (rc = build_made(j, "link", &st, out, &made, err)) != CUCO_OK || !made)
+		return rc;
+	j->res->ok = true;
+	return CUCO_OK;
+}
+
 /* Returns CUCO_OK with res->ok telling whether the build succeeded. */
 static int compile(job *j, const cuco_buf *src, cuco_err *err)
 {
@@ -687,66 +915,32 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 			ev->compiler, ev->sandbox.on ? " (or hidden by the sandbox, as all of $HOME is)" : "");
 		return CUCO_OK;
 	}
-	char source[PATH_MAX + 64], output[PATH_MAX + 16], log[PATH_MAX + 16];
+	bool refereed = ev->wl.protocol == CUCO_PROTO_REFEREE;
+	const char *object = refereed ? "candidate.o" : "prog";
+	char source[PATH_MAX + 64], output[PATH_MAX + 16];
 	snprintf(source, sizeof source, "%s/%s", j->workdir, ev->src_name);
-	snprintf(output, sizeof output, "%s/prog", j->workdir);
-	snprintf(log, sizeof log, "%s/compile.log", j->workdir);
+	snprintf(output, sizeof output, "%s/%s", j->workdir, object);
 	int rc = cuco_write_file(source, src->data, src->len, err);
-	/* The output exists, empty, for the sandbox to show the build: a
-	 * build that made none leaves it so. */
-	if (rc == CUCO_OK && (rc = cuco_write_file(output, "", 0, err)) == CUCO_OK && chmod(output, 0755) != 0)
-		rc = cuco_errf(err, CUCO_EENV, "%s: %s", output, strerror(errno));
 	if (rc != CUCO_OK)
 		return rc;
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
 		.source = source, .output = output, .nccl_home = getenv("CUCO_NCCL_HOME"),
 		.cuda_home = getenv("CUCO_CUDA_HOME") };
-	eval_argv cmd = { 0 };
-	eval_expand(ev->wl.build_cmd, &v, &cmd, NULL);
-	eval_limits lim = ev->limits;
-	lim.tmpdir = j->tmpdir;
-	lim.wall_s = ev->wl.limit_compile_s * (ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1);
-	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, false, true);
-	lim.filter = stage_filter(ev, false);
-	lim.group.cpus = 1;  /* `jobs` builds take at most `jobs` CPUs beside a benchmark */
+	stage_files f = { .in = ev->src_name, .out = object };
 	eval_stage st;
-	take_job_slot(ev);
-	if (ev->cpu_is_device)
-		pthread_rwlock_rdlock(&ev->pool.slots[0].device);
-	cpu_set_t saved;
-	bool pinned = pin_compile(ev, &saved);
-	rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
-	if (pinned)
-		pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
-	if (ev->cpu_is_device)
-		pthread_rwlock_unlock(&ev->pool.slots[0].device);
-	give_job_slot(ev);
-	eval_sandbox_argv_free((char **)lim.sandbox);
-	eval_argv_free(&cmd);
-	if (rc != CUCO_OK)
+	bool made;
+	if ((rc = build_step(j, ev->wl.build_cmd, &v, &f, &st, err)) != CUCO_OK
+		|| (rc = build_made(j, "compile", &st, output, &made, err)) != CUCO_OK || !made)
 		return rc;
-	j->res->compile_s = st.wall_s;
-	if (st.cancelled)
-		return cuco_errf(err, CUCO_EENV, "evaluation cancelled");
-	struct stat sb;
-	if (st.timed_out)
-		fail(j->res, "compile", CUCO_FAIL_TIMEOUT, st.tail, "compile: killed after %.0f s", st.wall_s);
-	else if (st.exit_code == 127)
-		fail(j->res, "compile", CUCO_FAIL_ENVIRONMENT, st.tail, "compile: command not found");
-	else if (st.out_of_memory || st.too_many_procs)
-		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: killed: %s",
-			st.out_of_memory ? "its processes together passed the memory limit"
-			: "more processes than the limit");
-	else if ((st.exit_code != 0 || st.signal) && out_of_room(j, st.tail))
-		return cuco_errf(err, CUCO_EENV, "%s: compile: %s", j->workdir, out_of_room(j, st.tail));
-	else if (st.exit_code != 0 || st.signal)
-		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: exit status %d", st.exit_code);
-	else if (stat(output, &sb) != 0 || sb.st_size == 0)
-		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: the build made no {output}");
-	else if (rename(output, j->binary) != 0)
-		return cuco_errf(err, CUCO_EENV, "%s: %s", j->binary, strerror(errno));
-	else
+	if (refereed && (rc = link_frame(j, &v, object, err)) != CUCO_OK)
+		return rc;
+	if (!refereed)
 		j->res->ok = true;
+	if (!j->res->ok)
+		return CUCO_OK;
+	snprintf(output, sizeof output, "%s/prog", j->workdir);
+	if (rename(output, j->binary) != 0)
+		return cuco_errf(err, CUCO_EENV, "%s: %s", j->binary, strerror(errno));
 	return CUCO_OK;
 }
 
@@ -760,6 +954,24 @@ static double local_limit(const cuco_evaluator *ev, double limit_s)
 	case CUCO_RUNNER_SLURM: return limit_s + SLURM_QUEUE_S;
 	default: return limit_s + LAUNCH_S;
 	}
+}
+
+/* The workload's referee for one stage (built at first need), and the
+ * variable that tells the stage's ranks its channel. */
+static int start_referee(job *j, const char *stage, int warmup, int reps, eval_referee *ref,
+	char *channel, size_t size, cuco_err *err)
+{
+	cuco_evaluator *ev = j->ev;
+	char src[sizeof ev->wl.dir + sizeof ev->wl.referee_file + 2], log[PATH_MAX + 32];
+	snprintf(src, sizeof src, "%s/%s", ev->wl.dir, ev->wl.referee_file);
+	snprintf(log, sizeof log, "%s/%s-referee.log", j->workdir, stage);
+	eval_referee_args a = { .ranks = ev->wl.ranks, .warmup = warmup, .reps = reps,
+		.tolerance = ev->wl.tolerance, .log_path = log };
+	int rc = trusted_build(ev, ev->wl.referee_cmd, src, "referee", ev->referee_bin,
+		sizeof ev->referee_bin, err);
+	if (rc == CUCO_OK && (rc = eval_referee_start(ev->referee_bin, &a, ref, err)) == CUCO_OK)
+		snprintf(channel, size, CUCO_CHAN_ENV "=%s", ref->dir);
+	return rc;
 }
 
 /* One run of the program on the job's slot: stage "run" (0 warm-ups, 1
@@ -788,15 +1000,22 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		snprintf(extra_paths[i], sizeof extra_paths[i], "%s/%s", ev->wl.dir, ev->wl.extras[i]);
 		extras[i] = extra_paths[i];
 	}
-	/* A fresh key and input seed for every stage (trust.c). */
+	/* A fresh key and input seed for every stage (trust.c); a refereed
+	 * workload's verdict is its referee's, beside the stage. */
 	eval_ticket_new(&j->ticket);
+	bool refereed = ev->wl.protocol == CUCO_PROTO_REFEREE;
+	eval_referee ref = { .pid = -1, .in_fd = -1, .out_fd = -1 };
+	char channel[PATH_MAX + 32] = "";
+	int rc = refereed ? start_referee(j, stage, warmup, reps, &ref, channel, sizeof channel, err)
+		: CUCO_OK;
 	/* The interposer only where the stage runs here: remote hosts lack it. */
 	bool preload = j->preload && kind == CUCO_RUNNER_LOCAL;
 	const cuco_slot_spec *slot = &ev->pool.slots[j->slot].spec;
 	eval_launch l = { .kind = kind, .launcher = ev->launcher, .rc = &ev->cfg.runner, .slot = slot,
 		.remote_dir = remote_dir, .job_name = job_name, .in_allocation = ev->in_allocation,
 		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = j->mpi, .bind = ev->bind,
-		.limit_s = limit_s, .preload = preload ? ev->interposer : NULL, .ticket = j->ticket.env,
+		.limit_s = limit_s, .preload = preload ? ev->interposer : NULL,
+		.ticket = refereed ? channel : j->ticket.env,
 		.tag_output = ev->wl.protocol == CUCO_PROTO_COMPAT };
 	eval_launch_argv(&l, prog.v, j->binary, extras, ev->wl.nextras, &cmd);
 	eval_argv_free(&prog);
@@ -806,15 +1025,25 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	lim.wall_s = local_limit(ev, limit_s);
 	if (kind != CUCO_RUNNER_LOCAL)
 		lim.grace_s = REMOTE_GRACE_S;
-	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true, false);
+	if (refereed) {
+		lim.on_start = eval_referee_started;
+		lim.on_start_arg = &ref;
+	}
+	stage_files files = { .channel = refereed ? ref.dir : NULL };
+	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true, &files);
 	lim.filter = stage_filter(ev, true);
-	const char *env[] = { j->ticket.env, NULL };
+	const char *env[] = { refereed ? channel : j->ticket.env, NULL };
 	lim.env = env;
 	j->slurm_fault[0] = '\0';
-	int rc = eval_parse_init(p, &ev->wl, err);
+	if (rc == CUCO_OK)
+		rc = eval_parse_init(p, &ev->wl, err);
+	else
+		memset(p, 0, sizeof *p);  /* eval_parse_free of nothing */
 	p->ticket = &j->ticket;
 	if (rc == CUCO_OK) {
 		rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
+		if (refereed)
+			eval_referee_finish(&ref, &p->result_line, p->referee_why, sizeof p->referee_why);
 		eval_parse_finish(p, o);
 		bool failed = st->timed_out || st->signal || st->exit_code != 0 || st->cancelled;
 		/* srun can exit 0 for a step Slurm aborted before it fully launched
@@ -831,6 +1060,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		if (rc == CUCO_OK && st->cancelled)
 			rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	}
+	eval_referee_free(&ref);
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	eval_argv_free(&cmd);
 	return rc;
@@ -1117,9 +1347,9 @@ static int evaluate(cuco_evaluator *ev, int slot, const char *source, size_t len
 	job j = { .ev = ev, .dir = dir, .res = res, .slot = -1 };
 	int rc = cascade(&j, source, len, stop, again, slot, err);
 	if (*j.workdir && !ev->cfg.keep_workdirs)
-		nftw(j.workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		cuco_remove_tree(j.workdir);
 	if (*j.tmpdir)
-		nftw(j.tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		cuco_remove_tree(j.tmpdir);
 	res->overhead_s = cuco_mono() - start - res->compile_s - res->run_s - res->bench_s;
 	return rc;
 }

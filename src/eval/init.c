@@ -17,7 +17,6 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -505,14 +504,6 @@ static int write_context(const init *in, cuco_err *err)
 	return rc;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 /* ---- the trial build ------------------------------------------------------------- */
 
 static int trial_build(init *in, cuco_err *err)
@@ -556,7 +547,7 @@ static int trial_build(init *in, cuco_err *err)
 		say(in, "the baseline builds with that command (tried once)");
 	free(text);
 	cuco_evaluator_free(ev);
-	nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	cuco_remove_tree(tmp);
 	cuco_workload_free(wl);
 	return rc;
 }
@@ -678,7 +669,7 @@ int cuco_workload_init(const cuco_init_spec *s, cuco_buf *said, char *dir, size_
 	rc = make(&in, err);
 	/* Nothing half made stays: the folder is this call's own (mkdir made it). */
 	if (rc != CUCO_OK && stat(in.dir, &sb) == 0 && in.made)
-		nftw(in.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		cuco_remove_tree(in.dir);
 	cJSON_Delete(in.extras);
 	cuco_program_free(in.p);
 	if (rc == CUCO_OK)

@@ -84,8 +84,8 @@ void eval_parse_line(const char *line, size_t len, void *arg)
 			snprintf(p->env_problem, sizeof p->env_problem, "%s", env_markers[i]);
 	if (p->compat)
 		eval_compat_line(p->compat, line);
-	else
-		native_line(p, line);
+	else if (p->wl->protocol == CUCO_PROTO_NATIVE)
+		native_line(p, line);  /* a refereed program's output is only for people */
 }
 
 static double number(const cJSON *obj, const char *key)
@@ -120,6 +120,14 @@ bool eval_result_json(const char *json, eval_outcome *o)
 		return false;
 	}
 	text(root, "environment", o->environment, sizeof o->environment);
+	char incomplete[256] = "";
+	text(root, "incomplete", incomplete, sizeof incomplete);
+	if (*incomplete) {
+		/* The referee's word that the stage ended before its verdict. */
+		snprintf(o->protocol_error, sizeof o->protocol_error, "referee: %s", incomplete);
+		cJSON_Delete(root);
+		return false;
+	}
 	const cJSON *correct = cJSON_GetObjectItemCaseSensitive(root, "correct");
 	if (!cJSON_IsBool(correct) && !*o->environment) {
 		snprintf(o->protocol_error, sizeof o->protocol_error, "the verdict's correct: missing or "
@@ -163,7 +171,9 @@ bool eval_result_json(const char *json, eval_outcome *o)
 
 static void native_finish(eval_parse *p, eval_outcome *o)
 {
-	if (!p->result_line)
+	if (p->wl->protocol == CUCO_PROTO_REFEREE && !p->result_line)
+		snprintf(o->protocol_error, sizeof o->protocol_error, "referee: %s", p->referee_why);
+	else if (!p->result_line)
 		snprintf(o->protocol_error, sizeof o->protocol_error, "no sealed verdict (%sline) in the "
 			"output: the harness never reported", CUCO_SEAL_TAG);
 	else

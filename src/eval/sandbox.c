@@ -170,6 +170,9 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	words(&a, "--chdir", real, NULL);
 	if (v->tmpdir && *v->tmpdir && real_dir(v->tmpdir, real))
 		push_tmpfs(&a, real, disk, "0700");
+	/* The referee's channel: the one host folder a run stage writes. */
+	if (v->channel && *v->channel && real_dir(v->channel, real))
+		words(&a, "--bind", real, real, NULL);
 	/* The root and what is hidden stay empty: nothing to write there. */
 	for (size_t i = 0; i < readonly.n; i++)
 		words(&a, "--remount-ro", readonly.v[i], NULL);

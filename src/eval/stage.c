@@ -345,9 +345,12 @@ typedef struct monitor {
 	double kill_at;
 } monitor;
 
-/* Every process of the stage: its process group, its session, its cgroup. */
+/* Every process of the stage: its process group, its session, its cgroup
+ * (thawed first: a frozen process does not die). */
 static int signal_all(const monitor *m, int sig)
 {
+	if (sig == SIGKILL)
+		eval_cgroup_thaw(m->cg);
 	kill(-m->pid, sig);
 	return session_signal(m->pid, sig) + eval_cgroup_signal(m->cg, sig, 0);
 }
@@ -492,6 +495,8 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 	/* Wait for the child to be a session leader, so kills reach its tree. */
 	for (int i = 0; i < 10000 && getsid(pid) != pid; i++)
 		sched_yield();
+	if (lim->on_start)
+		lim->on_start(cg, lim->on_start_arg);
 
 	sink s = { .log_fd = log_fd, .log_cap = lim->log_cap, .st = st, .on_line = on_line,
 		.arg = arg, .line = cuco_xmalloc(LINE_MAX_BYTES + 1) };

@@ -102,7 +102,7 @@ static bool size_var_everywhere(const cuco_workload *wl, const char *var)
 bool eval_placeholder_known(const cuco_workload *wl, const char *name)
 {
 	static const char *const fixed[] = { "compiler", "source", "output", "workload", "defines",
-		"ranks", "size", "warmup", "reps", "nccl_home", "cuda_home", NULL };
+		"sizes", "objects", "ranks", "size", "warmup", "reps", "nccl_home", "cuda_home", NULL };
 	for (int i = 0; fixed[i]; i++)
 		if (strcmp(name, fixed[i]) == 0)
 			return true;
@@ -144,13 +144,8 @@ static void push_dim_defines(eval_argv *out, const cuco_dim *d, const char *valu
 	cuco_buf_free(&w);
 }
 
-static void push_defines(eval_argv *out, const eval_vars *v)
+static void push_sizes(eval_argv *out, const eval_vars *v)
 {
-	for (int i = 0; i < v->wl->ndims; i++) {
-		const cuco_dim *d = &v->wl->dims[i];
-		if (*d->define)
-			push_dim_defines(out, d, cuco_directive_value(v->dir, d->name));
-	}
 	char w[64];
 	for (int i = 0; v->size && i < v->size->nvars; i++) {
 		snprintf(w, sizeof w, "-D%s=%ld", v->size->vars[i].name, v->size->vars[i].value);
@@ -158,16 +153,31 @@ static void push_defines(eval_argv *out, const eval_vars *v)
 	}
 }
 
+static void push_defines(eval_argv *out, const eval_vars *v)
+{
+	for (int i = 0; i < v->wl->ndims; i++) {
+		const cuco_dim *d = &v->wl->dims[i];
+		if (*d->define)
+			push_dim_defines(out, d, cuco_directive_value(v->dir, d->name));
+	}
+	push_sizes(out, v);
+}
+
 /* The placeholders that are lists of words. */
 static bool is_list(const char *name)
 {
-	return strcmp(name, "compiler") == 0 || strcmp(name, "defines") == 0;
+	return strcmp(name, "compiler") == 0 || strcmp(name, "defines") == 0
+		|| strcmp(name, "sizes") == 0 || strcmp(name, "objects") == 0;
 }
 
 static void push_list(eval_argv *out, const eval_vars *v, const char *name)
 {
 	if (strcmp(name, "compiler") == 0)
 		eval_argv_push_words(out, v->compiler ? v->compiler : v->wl->compiler);
+	else if (strcmp(name, "sizes") == 0)
+		push_sizes(out, v);
+	else if (strcmp(name, "objects") == 0)
+		eval_argv_append(out, v->objects);
 	else
 		push_defines(out, v);
 }
@@ -255,7 +265,8 @@ int eval_expand(const char *tmpl, const eval_vars *v, eval_argv *out, cuco_err *
 				if (v->dir)
 					push_list(out, v, name);
 				else
-					eval_argv_push(out, p[1] == 'c' ? "{compiler}" : "{defines}");
+					eval_argv_push(out, p[1] == 'c' ? "{compiler}" : p[1] == 'd' ? "{defines}"
+						: p[1] == 's' ? "{sizes}" : "{objects}");
 			} else {
 				/* Without a directive (checking a manifest) names stay as they are. */
 				if (v->dir)

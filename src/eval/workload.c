@@ -597,6 +597,22 @@ static void parse_peak(wl_report *r, const cJSON *root, cuco_workload *wl)
 	}
 }
 
+/* protocol.kind referee: the frame and the referee's sources, the link
+ * and the referee's build (docs/workloads.md, "The referee"). */
+static void parse_referee(wl_report *r, const cJSON *proto, cuco_workload *wl)
+{
+	wl->protocol = CUCO_PROTO_REFEREE;
+	if (wl->family != CUCO_FAMILY_CPU_MPI)
+		problem(r, "protocol.kind", "referee: only the cpu-mpi family has a frame yet");
+	if (get_string(r, proto, "frame", "protocol.frame", wl->frame_file, sizeof wl->frame_file, true))
+		check_file(r, wl, "protocol.frame", wl->frame_file);
+	if (get_string(r, proto, "referee", "protocol.referee", wl->referee_file, sizeof wl->referee_file, true))
+		check_file(r, wl, "protocol.referee", wl->referee_file);
+	get_string(r, proto, "link", "protocol.link", wl->link_cmd, sizeof wl->link_cmd, true);
+	get_string(r, proto, "referee_build", "protocol.referee_build", wl->referee_cmd,
+		sizeof wl->referee_cmd, true);
+}
+
 static void parse_protocol(wl_report *r, const cJSON *root, cuco_workload *wl)
 {
 	wl->protocol = CUCO_PROTO_NATIVE;
@@ -604,15 +620,20 @@ static void parse_protocol(wl_report *r, const cJSON *root, cuco_workload *wl)
 	const cJSON *proto = get_object(r, root, "protocol", "protocol", false);
 	if (!proto)
 		return;
-	static const char *const known[] = { "kind", "pass", "fail", "time", "time_scale", NULL };
+	static const char *const known[] = { "kind", "pass", "fail", "time", "time_scale", "frame",
+		"referee", "link", "referee_build", NULL };
 	unknown_keys(r, proto, "protocol.", known);
 	char kind[16] = "";
 	if (!get_string(r, proto, "kind", "protocol.kind", kind, sizeof kind, true))
 		return;
 	if (strcmp(kind, "native") == 0)
 		return;
+	if (strcmp(kind, "referee") == 0) {
+		parse_referee(r, proto, wl);
+		return;
+	}
 	if (strcmp(kind, "compat") != 0) {
-		problem(r, "protocol.kind", "\"%s\": expected native or compat", kind);
+		problem(r, "protocol.kind", "\"%s\": expected referee, native or compat", kind);
 		return;
 	}
 	wl->protocol = CUCO_PROTO_COMPAT;
@@ -763,6 +784,10 @@ static int parse_manifest(const char *path, cuco_workload *wl, wl_report *r)
 		check_template(r, wl, "build", wl->build_cmd);
 	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "run")))
 		check_template(r, wl, "run", wl->run_cmd);
+	if (*wl->link_cmd)
+		check_template(r, wl, "protocol.link", wl->link_cmd);
+	if (*wl->referee_cmd)
+		check_template(r, wl, "protocol.referee_build", wl->referee_cmd);
 	cJSON_Delete(root);
 	free(text);
 	return r->count;

@@ -324,10 +324,19 @@ static void test_cli_run(void **state)
 	make_tmpdir(dir, sizeof dir);
 	config_home(dir, "[runner]\npartition = cuco\n");
 	/* timeout: should the test die, the run goes too. */
+	/* A refereed workload's referee runs beside its ranks, here: refused. */
 	snprintf(cmd, sizeof cmd, "XDG_CONFIG_HOME='%s' timeout 600 '%s' run cpu-gemm-allgather "
-		"--runner slurm --size small --budget 4 --rebench 0 --headless --run '%s/run' 2>&1", dir, bin, dir);
+		"--runner slurm --size small --budget 4 --rebench 0 --headless --run '%s/refereed' 2>&1", dir,
+		bin, dir);
 	int status;
 	char *out = capture_output(cmd, &status);
+	if (status == 0 || !strstr(out, "cuco: --runner slurm: cpu-gemm-allgather is refereed"))
+		fail_msg("status %d:\n%s", status, out);
+	free(out);
+	snprintf(cmd, sizeof cmd, "XDG_CONFIG_HOME='%s' timeout 600 '%s' run '%s' "
+		"--runner slurm --budget 4 --rebench 0 --headless --run '%s/run' 2>&1", dir, bin, fixture("mini"),
+		dir);
+	out = capture_output(cmd, &status);
 	if (status != 0 || !strstr(out, "cuco: slurm runner: 2 slots, the nodes of Slurm partition cuco "
 			"(sinfo): n1 n2") || !strstr(out, "4 candidates from the strategy: 4 done"))
 		fail_msg("status %d:\n%s", status, out);

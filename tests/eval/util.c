@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,18 +27,9 @@ void make_tmpdir(char *out, size_t size)
 		abort();
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 void rm_rf(const char *path)
 {
-	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	cuco_remove_tree(path);
 }
 
 static bool is_zombie(const char *pid)

@@ -7,62 +7,33 @@
  * its column slice of the next linear layer: C (M x N) = A (M x K) * W_r
  * (K x N), N output columns per rank.
  *
- * Inputs are functions of their global indices and the harness's input
- * seed (cuco_input), so the reference (double precision, straight from the
- * formulas) shares no code path with the data that was communicated, and
- * the evaluator, not the program, decides what they are.
+ * The inputs are the referee's (referee.c): X afresh for every step, W and
+ * the norm's gain once a run; the referee checks C against its own
+ * double-precision reference. This header is the program's side only.
  */
 #ifndef CPU_GEMM_ALLGATHER_KERNELS_H
 #define CPU_GEMM_ALLGATHER_KERNELS_H
 
-#include "cuco_harness.h"
+#include "cuco_step.h"
 
 #include <math.h>
+#include <mpi.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#ifndef M
-#define M 4096
-#endif
-#ifndef K
-#define K 1024
-#endif
-#ifndef N
-#define N 4
-#endif
+#include "sizes.h"
+
 #ifndef CUCO_TILE
 #define CUCO_TILE 256
 #endif
 
-enum { IN_X = 1, IN_W = 2, IN_GAIN = 3 };
-
-static inline float input_x(long row, long k)
-{
-	return cuco_input(IN_X, (uint64_t)row * K + (uint64_t)k);
-}
-
-static inline float input_w(long k, long col)
-{
-	return cuco_input(IN_W, (uint64_t)k * 65536 + (uint64_t)col);
-}
-
-static inline float input_gain(long k)
-{
-	return 1.0f + cuco_input(IN_GAIN, (uint64_t)k);
-}
-
-/* Repetition-dependent output scale, drawn by the harness just before the
- * repetition: a step that reads a peer's rows from another repetition is
- * off by a random factor and fails verification. */
-static inline float rep_scale(int rep)
-{
-	return cuco_rep_scale(rep);
-}
-
-/* out[i][:] = x[i][:] / rms(x[i][:]) * gain[:] * scale, for rows rows. */
+/* out[i][:] = x[i][:] / rms(x[i][:]) * gain[:], for rows rows. */
 static inline void rmsnorm_rows(const float *restrict x, int rows, const float *restrict gain,
-	float scale, float *restrict out)
+	float *restrict out)
 {
 	for (int i = 0; i < rows; i++) {
 		const float *xi = x + (size_t)i * K;
@@ -70,7 +41,7 @@ static inline void rmsnorm_rows(const float *restrict x, int rows, const float *
 		float ss = 0;
 		for (int k = 0; k < K; k++)
 			ss += xi[k] * xi[k];
-		float inv = scale / sqrtf(ss / K + 1e-6f);
+		float inv = 1.0f / sqrtf(ss / K + 1e-6f);
 		for (int k = 0; k < K; k++)
 			oi[k] = xi[k] * inv * gain[k];
 	}
@@ -114,110 +85,33 @@ static inline void gemm_rows(const float *restrict a, int rows, const float *res
 	}
 }
 
-/* Fill this rank's slices: x (rows from first_row), w (K x N for global
- * columns from first_col) and the gain. */
-static inline void init_inputs(float *x, long first_row, int rows, float *w, long first_col,
-	float *gain)
-{
-	for (int i = 0; i < rows; i++)
-		for (int k = 0; k < K; k++)
-			x[(size_t)i * K + k] = input_x(first_row + i, k);
-	for (int k = 0; k < K; k++) {
-		gain[k] = input_gain(k);
-		for (int j = 0; j < N; j++)
-			w[(size_t)k * N + j] = input_w(k, first_col + j);
-	}
-}
-
-/* Error of c (M x N, this rank's columns from first_col) against a
- * double-precision recomputation from the formulas. */
-static inline double check_output(const float *c, long first_col, int rep)
-{
-	cuco_error e = {0, 0};
-	static double a[K], w[K][N], gain[K];
-	for (int k = 0; k < K; k++) {
-		gain[k] = input_gain(k);
-		for (int j = 0; j < N; j++)
-			w[k][j] = input_w(k, first_col + j);
-	}
-	for (long i = 0; i < M; i++) {
-		double ss = 0;
-		for (int k = 0; k < K; k++) {
-			a[k] = input_x(i, k);
-			ss += a[k] * a[k];
-		}
-		double inv = rep_scale(rep) / sqrt(ss / K + 1e-6);
-		double want[N] = {0};
-		for (int k = 0; k < K; k++)
-			for (int j = 0; j < N; j++)
-				want[j] += a[k] * inv * gain[k] * w[k][j];
-		for (int j = 0; j < N; j++)
-			cuco_error_add(&e, c[i * N + j], want[j]);
-	}
-	return cuco_error_value(&e);
-}
-
-/* What baseline and seed share around the communication: this rank's
- * inputs and output, the poisoning before a step and the check after.
- * A workload's state struct starts with it, so the harness callbacks can
- * take either. */
+/* This rank's arrays, as the referee lays them out (referee.c): its rows
+ * of X, its columns of W, the gain, and its M x N columns of C. */
 typedef struct gemm_io {
-	cuco_bench *bench;
 	int rank, nranks, rows;      /* rows = M / nranks held by this rank */
-	float *x, *w, *gain;         /* local inputs */
-	float *c;                    /* M x N output, this rank's columns */
+	const float *x, *w, *gain;
+	float *c;
 } gemm_io;
 
-static void gemm_io_prepare(void *arg, int rep)
+static inline void gemm_io_view(gemm_io *g, const cuco_io *io)
 {
-	gemm_io *io = arg;
-	(void)rep;
-	for (size_t i = 0; i < (size_t)M * N; i++)
-		io->c[i] = NAN;
+	g->rank = io->rank;
+	g->nranks = io->nranks;
+	g->rows = M / io->nranks;
+	g->x = io->in[0];
+	g->w = io->in[1];
+	g->gain = io->in[2];
+	g->c = io->out[0];
 }
 
-static void gemm_io_fill(void *arg)
+/* Whether the rows split over the ranks (and chunks); says why not. */
+static inline int gemm_io_fits(const cuco_io *io, int chunks)
 {
-	gemm_io *io = arg;
-	init_inputs(io->x, (long)io->rank * io->rows, io->rows, io->w, (long)io->rank * N, io->gain);
-}
-
-static double gemm_io_verify(void *arg, int rep)
-{
-	gemm_io *io = arg;
-	return check_output(io->c, (long)io->rank * N, rep);
-}
-
-/* Allocate the inputs (the harness fills them), and hook the callbacks and the figures
- * into the bench; state is the struct that starts with io. */
-static int gemm_io_init(gemm_io *io, cuco_bench *b, void *state)
-{
-	io->bench = b;
-	io->rank = b->rank;
-	io->nranks = b->nranks;
-	io->rows = M / b->nranks;
-	io->x = malloc((size_t)io->rows * K * sizeof(float));
-	io->w = malloc((size_t)K * N * sizeof(float));
-	io->gain = malloc(K * sizeof(float));
-	io->c = malloc((size_t)M * N * sizeof(float));
-	if (!io->x || !io->w || !io->gain || !io->c)
-		return -1;
-	b->fill = gemm_io_fill;
-	b->prepare = gemm_io_prepare;
-	b->verify = gemm_io_verify;
-	b->arg = state;
-	b->bytes = (double)M * K * sizeof(float) * (b->nranks - 1);
-	b->flops = 2.0 * M * N * K * b->nranks;
-	b->tolerance = 1e-3;
+	if (M % (io->nranks * chunks) == 0)
+		return 1;
+	if (io->rank == 0)
+		fprintf(stderr, "M=%d is not divisible by %d ranks x %d chunks\n", M, io->nranks, chunks);
 	return 0;
-}
-
-static void gemm_io_free(gemm_io *io)
-{
-	free(io->x);
-	free(io->w);
-	free(io->gain);
-	free(io->c);
 }
 
 #endif

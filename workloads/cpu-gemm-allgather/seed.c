@@ -16,11 +16,13 @@
  *   CUCO_CHUNKS                  chunks per rank's rows (granularity)
  *   CUCO_TILE                    GEMM K-block (kernels.h)
  *
- * Every point is correct; the harness checks the output against a
- * double-precision recomputation from the input formulas.
+ * Every point is correct; the referee checks the output against its own
+ * double-precision reference on fresh inputs every step. The frame
+ * (cuco_frame.c) calls cuco_setup once and cuco_step per step.
  */
 #include "kernels.h"
 #include "cuco_cpu_directive.h"
+#include "cuco_handoff.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -42,7 +44,7 @@ typedef struct layer {
 	MPI_Win win;
 	MPI_Group peers;
 	MPI_Request *sends, *recvs;      /* msg: [nranks][CUCO_CHUNKS] */
-	long epoch;                      /* rep + 1: flags from older reps are stale */
+	long epoch;                      /* step + 1: flags from older steps are stale */
 	int open;                        /* publishes not yet made visible by a sync */
 	int published;                   /* chunks published in this step */
 	cuco_handoff helper;             /* issuer=several */
@@ -116,7 +118,7 @@ static void helper_transfer(void *arg, int chunk) { transfer(arg, chunk); }
 /* Make this rank's chunk available to peers, or hand it to the helper. */
 static void publish(layer *l, int chunk)
 {
-	cuco_phase_begin(l->io.bench, CUCO_PH_COMM);
+	cuco_phase_begin(CUCO_PH_COMM);
 #if defined(CUCO_SYNC_PSCW)
 	if (!l->open) {
 		MPI_Win_post(l->peers, 0, l->win);
@@ -130,7 +132,7 @@ static void publish(layer *l, int chunk)
 #else
 	transfer(l, chunk);
 #endif
-	cuco_phase_end(l->io.bench, CUCO_PH_COMM);
+	cuco_phase_end(CUCO_PH_COMM);
 }
 
 #if defined(CUCO_SYNC_FLAG) && !defined(CUCO_BACKEND_MSG)
@@ -167,7 +169,7 @@ static void wait_flag(layer *l, int q, int chunk)
 /* Block until every peer's chunk is readable here. */
 static void await_chunk(layer *l, int chunk)
 {
-	cuco_phase_begin(l->io.bench, CUCO_PH_SYNC);
+	cuco_phase_begin(CUCO_PH_SYNC);
 #if defined(CUCO_ISSUER_SEVERAL)
 	/* An epoch may only close once the helper issued all its transfers. */
 	cuco_handoff_wait(&l->helper, l->published);
@@ -204,32 +206,33 @@ static void await_chunk(layer *l, int chunk)
 		l->open = 0;
 	}
 #endif
-	cuco_phase_end(l->io.bench, CUCO_PH_SYNC);
+	cuco_phase_end(CUCO_PH_SYNC);
 }
 
-static void produce(layer *l, int chunk, int rep)
+static void produce(layer *l, int chunk)
 {
-	cuco_phase_begin(l->io.bench, CUCO_PH_COMPUTE);
-	rmsnorm_rows(l->io.x + (size_t)chunk * l->crows * K, l->crows, l->io.gain, rep_scale(rep),
+	cuco_phase_begin(CUCO_PH_COMPUTE);
+	rmsnorm_rows(l->io.x + (size_t)chunk * l->crows * K, l->crows, l->io.gain,
 		l->a + rows_at(l, l->io.rank, chunk));
-	cuco_phase_end(l->io.bench, CUCO_PH_COMPUTE);
+	cuco_phase_end(CUCO_PH_COMPUTE);
 }
 
 /* GEMM the chunk's rows of ranks [q0, q1), skipping `skip`. */
 static void consume(layer *l, int chunk, int q0, int q1, int skip)
 {
-	cuco_phase_begin(l->io.bench, CUCO_PH_COMPUTE);
+	cuco_phase_begin(CUCO_PH_COMPUTE);
 	for (int q = q0; q < q1; q++)
 		if (q != skip)
 			gemm_rows(peer_rows(l, q, chunk), l->crows, l->io.w,
 				l->io.c + ((size_t)q * l->io.rows + (size_t)chunk * l->crows) * N);
-	cuco_phase_end(l->io.bench, CUCO_PH_COMPUTE);
+	cuco_phase_end(CUCO_PH_COMPUTE);
 }
 
-static void step(void *arg, int rep)
+void cuco_step(void *state, cuco_io *io)
 {
-	layer *l = arg;
-	l->epoch = rep + 1;
+	layer *l = state;
+	gemm_io_view(&l->io, io);
+	l->epoch = io->step + 1;
 #if defined(CUCO_BACKEND_MSG)
 	for (int q = 0; q < l->io.nranks; q++)
 		for (int chunk = 0; chunk < CUCO_CHUNKS; chunk++)
@@ -243,7 +246,7 @@ static void step(void *arg, int rep)
 
 #if defined(CUCO_PLACEMENT_AFTER)
 	for (int chunk = 0; chunk < CUCO_CHUNKS; chunk++)
-		produce(l, chunk, rep);
+		produce(l, chunk);
 	for (int chunk = 0; chunk < CUCO_CHUNKS; chunk++)
 		publish(l, chunk);
 	for (int chunk = 0; chunk < CUCO_CHUNKS; chunk++)
@@ -254,17 +257,17 @@ static void step(void *arg, int rep)
 	}
 #else
 #if defined(CUCO_PLACEMENT_PREFETCH)
-	produce(l, 0, rep);
+	produce(l, 0);
 	publish(l, 0);
 #endif
 	for (int chunk = 0; chunk < CUCO_CHUNKS; chunk++) {
 #if defined(CUCO_PLACEMENT_PREFETCH)
 		if (chunk + 1 < CUCO_CHUNKS) {
-			produce(l, chunk + 1, rep);
+			produce(l, chunk + 1);
 			publish(l, chunk + 1);
 		}
 #else
-		produce(l, chunk, rep);
+		produce(l, chunk);
 		publish(l, chunk);
 #endif
 		consume(l, chunk, l->io.rank, l->io.rank + 1, -1);
@@ -342,51 +345,31 @@ static void free_buffers(layer *l)
 	free(l->recvs);
 }
 
-int main(int argc, char **argv)
-{
-	cuco_bench b = {0};
-	layer l = {0};
-	int provided;
-
-	/* A helper thread calls MPI while the compute thread waits in MPI;
-	 * without one, ask for no more than the baseline gets. */
+/* A helper thread calls MPI while the compute thread waits in MPI;
+ * without one, ask for no more than the baseline gets. */
 #if defined(CUCO_ISSUER_SEVERAL)
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-#else
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+const int cuco_mpi_thread = MPI_THREAD_MULTIPLE;
 #endif
-	MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &b.nranks);
-	if (cuco_parse_args(&b, argc, argv) != 0)
-		MPI_Abort(MPI_COMM_WORLD, 2);
-#if defined(CUCO_ISSUER_SEVERAL) && !defined(CUCO_BACKEND_SHM)
-	if (provided < MPI_THREAD_MULTIPLE) {
-		if (b.rank == 0)
-			fprintf(stderr, "issuer=several needs MPI_THREAD_MULTIPLE (got %d)\n", provided);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-#endif
-	if (M % (b.nranks * CUCO_CHUNKS) != 0) {
-		if (b.rank == 0)
-			fprintf(stderr, "M=%d is not divisible by %d ranks x %d chunks\n",
-				M, b.nranks, CUCO_CHUNKS);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-	if (gemm_io_init(&l.io, &b, &l) != 0) {
-		fprintf(stderr, "rank %d: out of memory\n", b.rank);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-	l.crows = l.io.rows / CUCO_CHUNKS;
-	setup_buffers(&l);
-	if (!l.a || !l.sends || !l.recvs) {
-		fprintf(stderr, "rank %d: out of memory\n", b.rank);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-	b.step = step;
-	int rc = cuco_bench_run(&b);
 
-	free_buffers(&l);
-	gemm_io_free(&l.io);
-	MPI_Finalize();
-	return rc;
+int cuco_setup(cuco_io *io, void **state)
+{
+	layer *l = calloc(1, sizeof *l);
+	if (!l || !gemm_io_fits(io, CUCO_CHUNKS))
+		return -1;
+	*state = l;
+	gemm_io_view(&l->io, io);
+	l->crows = l->io.rows / CUCO_CHUNKS;
+	setup_buffers(l);
+	if (!l->a || !l->sends || !l->recvs) {
+		fprintf(stderr, "rank %d: out of memory\n", io->rank);
+		return -1;
+	}
+	return 0;
+}
+
+void cuco_teardown(void *state, cuco_io *io)
+{
+	(void)io;
+	free_buffers(state);
+	free(state);
 }

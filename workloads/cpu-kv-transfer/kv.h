@@ -6,36 +6,28 @@
  * (block table dst_slot) and runs one decode step of attention over them.
  * A block holds BT tokens x (K, V) x HD floats; HD = H heads x D dims.
  *
- * Inputs are functions of token, channel and the harness's input seed
- * (cuco_input), so the reference (double precision, from the formulas)
- * shares no path with the transfer, and the evaluator chooses them.
+ * The inputs are the referee's (referee.c): the request's hidden states
+ * afresh every step and the K and V projections once a run, on rank 0;
+ * the decode step's query on rank 1. Rank 1 writes the attention's output
+ * (H x D), which the referee checks against its own double-precision
+ * reference. This header is the program's side only.
  */
 #ifndef CPU_KV_TRANSFER_KV_H
 #define CPU_KV_TRANSFER_KV_H
 
-#include "cuco_harness.h"
+#include "cuco_step.h"
 
 #include <math.h>
+#include <mpi.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#ifndef NB
-#define NB 128          /* blocks in the request */
-#endif
-#ifndef BT
-#define BT 16           /* tokens per block */
-#endif
-#ifndef H
-#define H 4             /* heads */
-#endif
-#ifndef D
-#define D 64            /* dims per head */
-#endif
-#ifndef DM
-#define DM 16           /* hidden width the prefill projects from */
-#endif
-#define HD (H * D)
+#include "sizes.h"
+
 #define POOL (2 * NB)   /* slots per pool; half of them hold this request */
 #define BLOCK_FLOATS ((size_t)BT * 2 * HD)
 
@@ -43,42 +35,17 @@
 static inline int src_slot(int b) { return (b * 7 + 3) % POOL; }
 static inline int dst_slot(int b) { return (b * 5 + 11) % POOL; }
 
-/* Repetition scale of the hidden states, drawn by the harness just before
- * the repetition: a decode that reads blocks of another repetition
- * computes a different softmax and fails. */
-static inline float rep_scale(int rep) { return cuco_rep_scale(rep); }
-
-enum { IN_HIDDEN = 1, IN_WK = 2, IN_WV = 3, IN_QUERY = 4 };
-
-static inline float hidden(long tok, int i) { return cuco_input(IN_HIDDEN, (uint64_t)tok * DM + (uint64_t)i); }
-static inline float weight_k(int i, int j) { return cuco_input(IN_WK, (uint64_t)i * HD + (uint64_t)j); }
-static inline float weight_v(int i, int j) { return cuco_input(IN_WV, (uint64_t)i * HD + (uint64_t)j); }
-static inline float query_value(int j) { return cuco_input(IN_QUERY, (uint64_t)j); }
-
-/* The decode step's query, filled with the inputs (kv_io_fill): a table,
- * since attention reads it for every token. */
-static float kv_query[HD];
-static inline float query(int j) { return kv_query[j]; }
-
 typedef struct kv_weights { float wk[DM][HD], wv[DM][HD]; } kv_weights;
 
-static inline void kv_weights_init(kv_weights *w)
-{
-	for (int i = 0; i < DM; i++)
-		for (int j = 0; j < HD; j++) {
-			w->wk[i][j] = weight_k(i, j);
-			w->wv[i][j] = weight_v(i, j);
-		}
-}
-
 /* Prefill one block: K and V of its BT tokens, projected from the hidden
- * states, written to `out` (BT x {K, V} x HD). */
-static inline void prefill_block(const kv_weights *w, int b, int rep, float *restrict out)
+ * states (BT x DM from the block's first token), written to `out`
+ * (BT x {K, V} x HD). */
+static inline void prefill_block(const float *restrict hidden, const kv_weights *w, int b,
+	float *restrict out)
 {
 	for (int t = 0; t < BT; t++) {
-		float h[DM], *k = out + (size_t)t * 2 * HD, *v = k + HD;
-		for (int i = 0; i < DM; i++)
-			h[i] = hidden((long)b * BT + t, i) * rep_scale(rep);
+		const float *h = hidden + ((size_t)b * BT + t) * DM;
+		float *k = out + (size_t)t * 2 * HD, *v = k + HD;
 		for (int j = 0; j < HD; j++)
 			k[j] = v[j] = 0;
 		for (int i = 0; i < DM; i++)
@@ -103,7 +70,7 @@ static inline void attn_init(attn *a)
 }
 
 /* Fold one block's BT tokens into the running softmax. */
-static inline void attn_block(attn *a, const float *restrict blk)
+static inline void attn_block(attn *a, const float *restrict query, const float *restrict blk)
 {
 	const float scale = 1.0f / sqrtf((float)D);
 	for (int t = 0; t < BT; t++) {
@@ -111,7 +78,7 @@ static inline void attn_block(attn *a, const float *restrict blk)
 		for (int h = 0; h < H; h++) {
 			float s = 0;
 			for (int d = 0; d < D; d++)
-				s += query(h * D + d) * k[h * D + d];
+				s += query[h * D + d] * k[h * D + d];
 			s *= scale;
 			float m = s > a->m[h] ? s : a->m[h];
 			float old = expf(a->m[h] - m), p = expf(s - m);
@@ -123,108 +90,46 @@ static inline void attn_block(attn *a, const float *restrict blk)
 	}
 }
 
-/* Error of the decode output against a double-precision recomputation. */
-static inline double check_attention(const attn *a, int rep)
+/* The decode step's output: the softmax-weighted V of every head. */
+static inline void attn_store(const attn *a, float *out)
 {
-	cuco_error e = {0, 0};
-	static double k[(size_t)NB * BT][HD], v[(size_t)NB * BT][HD], wk[DM][HD], wv[DM][HD], q[HD];
-	for (int i = 0; i < DM; i++)
-		for (int j = 0; j < HD; j++) {
-			wk[i][j] = weight_k(i, j);
-			wv[i][j] = weight_v(i, j);
-		}
-	for (int j = 0; j < HD; j++)
-		q[j] = query_value(j);
-	for (long tok = 0; tok < (long)NB * BT; tok++) {
-		double h[DM];
-		for (int i = 0; i < DM; i++)
-			h[i] = (double)hidden(tok, i) * rep_scale(rep);
-		for (int j = 0; j < HD; j++) {
-			double sk = 0, sv = 0;
-			for (int i = 0; i < DM; i++) {
-				sk += h[i] * wk[i][j];
-				sv += h[i] * wv[i][j];
-			}
-			k[tok][j] = sk;
-			v[tok][j] = sv;
-		}
-	}
-	for (int h = 0; h < H; h++) {
-		double m = -INFINITY, l = 0, out[D] = {0};
-		for (long tok = 0; tok < (long)NB * BT; tok++) {
-			double s = 0;
-			for (int d = 0; d < D; d++)
-				s += q[h * D + d] * k[tok][h * D + d];
-			s /= sqrt((double)D);
-			if (s > m) {
-				double f = exp(m - s);
-				l *= f;
-				for (int d = 0; d < D; d++)
-					out[d] *= f;
-				m = s;
-			}
-			double p = exp(s - m);
-			l += p;
-			for (int d = 0; d < D; d++)
-				out[d] += p * v[tok][h * D + d];
-		}
+	for (int h = 0; h < H; h++)
 		for (int d = 0; d < D; d++)
-			cuco_error_add(&e, a->acc[h][d] / a->l[h], out[d] / l);
-	}
-	return cuco_error_value(&e);
+			out[h * D + d] = a->acc[h][d] / a->l[h];
 }
 
-/* What baseline and seed share: the pool, the weights on the prefill
- * rank, the decode state on the decode rank, and the harness hooks. A
- * workload's state struct starts with it. */
+/* What baseline and seed share: this rank's arrays as the referee lays
+ * them out (referee.c), its pool, and the decode state. A workload's
+ * state struct starts with it. */
 typedef struct kv_io {
-	cuco_bench *bench;
 	int rank;
-	float *pool;        /* POOL slots; may be replaced by a window's memory */
-	kv_weights *w;
-	attn out;
-	int decoded;        /* set when the decode step ran this repetition */
+	float *pool;              /* POOL slots; may be replaced by a window's memory */
+	const float *hidden;      /* rank 0: NB x BT x DM */
+	const kv_weights *w;      /* rank 0 */
+	const float *query;       /* rank 1: HD */
+	float *out;               /* rank 1: H x D */
+	attn att;
 } kv_io;
 
-static void kv_io_prepare(void *arg, int rep)
+static inline void kv_io_view(kv_io *k, const cuco_io *io)
 {
-	kv_io *io = arg;
-	(void)rep;
-	attn_init(&io->out);
-	io->decoded = 0;
+	k->rank = io->rank;
+	if (io->rank == 0) {
+		k->hidden = io->in[0];
+		k->w = io->in[1];
+	} else {
+		k->query = io->in[0];
+		k->out = io->out[0];
+	}
 }
 
-static void kv_io_fill(void *arg)
+/* Whether the program runs here (2 ranks: prefill and decode). */
+static inline int kv_io_fits(const cuco_io *io)
 {
-	kv_io *io = arg;
-	kv_weights_init(io->w);
-	for (int j = 0; j < HD; j++)
-		kv_query[j] = query_value(j);
-}
-
-static double kv_io_verify(void *arg, int rep)
-{
-	kv_io *io = arg;
-	if (io->rank != 1)
-		return 0;
-	return io->decoded ? check_attention(&io->out, rep) : INFINITY;
-}
-
-/* Hook the callbacks and figures into the bench; the pool is the caller's. */
-static int kv_io_init(kv_io *io, cuco_bench *b, void *state)
-{
-	io->bench = b;
-	io->rank = b->rank;
-	io->w = malloc(sizeof *io->w);
-	if (!io->w)
-		return -1;
-	b->fill = kv_io_fill;
-	b->prepare = kv_io_prepare;
-	b->verify = kv_io_verify;
-	b->arg = state;
-	b->bytes = (double)NB * BLOCK_FLOATS * sizeof(float);
-	b->flops = (double)NB * BT * (2.0 * DM * 2 * HD + 4.0 * HD);
-	b->tolerance = 1e-3;
+	if (io->nranks == 2)
+		return 1;
+	if (io->rank == 0)
+		fprintf(stderr, "cpu-kv-transfer runs on 2 ranks (prefill, decode), not %d\n", io->nranks);
 	return 0;
 }
 #endif

@@ -21,6 +21,7 @@
  */
 #include "kv.h"
 #include "cuco_cpu_directive.h"
+#include "cuco_handoff.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -46,7 +47,7 @@ typedef struct state {
 	MPI_Group peer;
 	MPI_Datatype src_type[CUCO_CHUNKS], dst_type[CUCO_CHUNKS];
 	MPI_Request req[CUCO_CHUNKS];
-	long epoch;                  /* rep + 1 */
+	long epoch;                  /* step + 1 */
 	cuco_handoff helper;         /* issuer=several */
 } state;
 
@@ -126,8 +127,7 @@ static void close_group(state *s)
 
 static void publish(state *s, int c)
 {
-	cuco_bench *b = s->io.bench;
-	cuco_phase_begin(b, CUCO_PH_COMM);
+	cuco_phase_begin(CUCO_PH_COMM);
 #if defined(CUCO_SYNC_PSCW)
 	if (c == 0 || GROUP_END(c - 1))
 		MPI_Win_start(s->peer, 0, s->win);
@@ -137,9 +137,9 @@ static void publish(state *s, int c)
 #else
 	transfer(s, c);
 #endif
-	cuco_phase_end(b, CUCO_PH_COMM);
+	cuco_phase_end(CUCO_PH_COMM);
 
-	cuco_phase_begin(b, CUCO_PH_SYNC);
+	cuco_phase_begin(CUCO_PH_SYNC);
 #if defined(CUCO_PLACEMENT_INTERLEAVE)
 	complete_sends(s, c + 1);
 #elif defined(CUCO_PLACEMENT_PREFETCH)
@@ -151,14 +151,14 @@ static void publish(state *s, int c)
 		close_group(s);
 #endif
 	}
-	cuco_phase_end(b, CUCO_PH_SYNC);
+	cuco_phase_end(CUCO_PH_SYNC);
 }
 
 /* Rank 1: block until chunk c is readable (and, for groups, the group). */
 static void await_chunk(state *s, int c)
 {
 	(void)c;   /* fence after placement=after syncs only the last chunk */
-	cuco_phase_begin(s->io.bench, CUCO_PH_SYNC);
+	cuco_phase_begin(CUCO_PH_SYNC);
 #if defined(CUCO_SYNC_FLAG) && defined(CUCO_BACKEND_MSG)
 	MPI_Wait(&s->req[c], MPI_STATUS_IGNORE);
 #elif defined(CUCO_SYNC_FLAG) && defined(CUCO_BACKEND_RMA)
@@ -186,7 +186,7 @@ static void await_chunk(state *s, int c)
 #endif
 	}
 #endif
-	cuco_phase_end(s->io.bench, CUCO_PH_SYNC);
+	cuco_phase_end(CUCO_PH_SYNC);
 }
 
 /* Rank 1: fold chunk c's blocks into the decode step. */
@@ -199,25 +199,26 @@ static void decode_chunk(state *s, int c)
 	const float *pool = s->io.pool;
 	int (*slot)(int) = dst_slot;
 #endif
-	cuco_phase_begin(s->io.bench, CUCO_PH_COMPUTE);
+	cuco_phase_begin(CUCO_PH_COMPUTE);
 	for (int blk = c * PER_CHUNK; blk < (c + 1) * PER_CHUNK; blk++)
-		attn_block(&s->io.out, pool + slot(blk) * BLOCK_FLOATS);
-	cuco_phase_end(s->io.bench, CUCO_PH_COMPUTE);
+		attn_block(&s->io.att, s->io.query, pool + slot(blk) * BLOCK_FLOATS);
+	cuco_phase_end(CUCO_PH_COMPUTE);
 }
 
-static void step(void *arg, int rep)
+void cuco_step(void *arg, cuco_io *io)
 {
 	state *s = arg;
-	s->epoch = rep + 1;
+	kv_io_view(&s->io, io);
+	s->epoch = io->step + 1;
 	if (s->io.rank == 0) {
 #if defined(CUCO_ISSUER_SEVERAL)
 		cuco_handoff_start(&s->helper, CUCO_CHUNKS, helper_transfer, s);
 #endif
 		for (int c = 0; c < CUCO_CHUNKS; c++) {
-			cuco_phase_begin(s->io.bench, CUCO_PH_COMPUTE);
+			cuco_phase_begin(CUCO_PH_COMPUTE);
 			for (int blk = c * PER_CHUNK; blk < (c + 1) * PER_CHUNK; blk++)
-				prefill_block(s->io.w, blk, rep, s->io.pool + src_slot(blk) * BLOCK_FLOATS);
-			cuco_phase_end(s->io.bench, CUCO_PH_COMPUTE);
+				prefill_block(s->io.hidden, s->io.w, blk, s->io.pool + src_slot(blk) * BLOCK_FLOATS);
+			cuco_phase_end(CUCO_PH_COMPUTE);
 #if !defined(CUCO_PLACEMENT_AFTER)
 			publish(s, c);
 #endif
@@ -230,6 +231,7 @@ static void step(void *arg, int rep)
 		cuco_handoff_join(&s->helper);
 #endif
 	} else {
+		attn_init(&s->io.att);
 #if defined(CUCO_BACKEND_MSG)
 		for (int c = 0; c < CUCO_CHUNKS; c++)
 			MPI_Irecv(s->io.pool, 1, s->dst_type[c], 0, c, MPI_COMM_WORLD, &s->req[c]);
@@ -247,7 +249,7 @@ static void step(void *arg, int rep)
 		for (int c = 0; c < CUCO_CHUNKS; c++)
 			decode_chunk(s, c);
 #endif
-		s->io.decoded = 1;
+		attn_store(&s->io.att, s->io.out);
 	}
 }
 /* EVOLVE-BLOCK-END */
@@ -320,48 +322,30 @@ static void teardown(state *s)
 	MPI_Group_free(&s->peer);
 }
 
-int main(int argc, char **argv)
-{
-	cuco_bench b = {0};
-	state s = {0};
-	int provided;
-
+/* A helper thread calls MPI while the compute thread waits in MPI;
+ * without one, ask for no more than the baseline gets. */
 #if defined(CUCO_ISSUER_SEVERAL)
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-#else
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+const int cuco_mpi_thread = MPI_THREAD_MULTIPLE;
 #endif
-	MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &b.nranks);
-	if (cuco_parse_args(&b, argc, argv) != 0)
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	if (b.nranks != 2) {
-		if (b.rank == 0)
-			fprintf(stderr, "cpu-kv-transfer runs on 2 ranks (prefill, decode), not %d\n",
-				b.nranks);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-#if defined(CUCO_ISSUER_SEVERAL) && !defined(CUCO_BACKEND_SHM)
-	if (provided < MPI_THREAD_MULTIPLE) {
-		if (b.rank == 0)
-			fprintf(stderr, "issuer=several needs MPI_THREAD_MULTIPLE (got %d)\n", provided);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-#endif
-	if (kv_io_init(&s.io, &b, &s) != 0) {
-		fprintf(stderr, "rank %d: out of memory\n", b.rank);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-	setup(&s);
-	if (!s.io.pool) {
-		fprintf(stderr, "rank %d: out of memory\n", b.rank);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-	b.step = step;
-	int rc = cuco_bench_run(&b);
 
-	teardown(&s);
-	free(s.io.w);
-	MPI_Finalize();
-	return rc;
+int cuco_setup(cuco_io *io, void **out)
+{
+	state *s = calloc(1, sizeof *s);
+	if (!s || !kv_io_fits(io))
+		return -1;
+	*out = s;
+	s->io.rank = io->rank;
+	setup(s);
+	if (!s->io.pool) {
+		fprintf(stderr, "rank %d: out of memory\n", io->rank);
+		return -1;
+	}
+	return 0;
+}
+
+void cuco_teardown(void *arg, cuco_io *io)
+{
+	(void)io;
+	teardown(arg);
+	free(arg);
 }

@@ -1,0 +1,169 @@
+/* referee.c — the referee beside a run or benchmark stage (docs/trust.md,
+ * "The referee"; the referee itself is workloads/common/cuco_referee.c).
+ *
+ * For a workload whose protocol is `referee`, the verdict is not read from
+ * the stage's output: the evaluator starts the workload's referee, a
+ * program built from trusted sources only, as its own child — outside the
+ * stage's sandbox, process group and control group — with a fresh channel
+ * folder on /dev/shm that the stage is shown (and nothing else of the
+ * referee). Once the stage runs, the referee is told where the stage's
+ * control group is (eval_referee_started, the stage's on_start hook), so
+ * that it can freeze the stage between steps and count its CPU. When the
+ * stage has ended, the evaluator closes the referee's stdin, reads its one
+ * line (`CUCO_REFEREE {json}`) from a pipe the stage never held, and
+ * waits for it.
+ *
+ * The referee is its own stage in nothing but name: a trusted program, it
+ * runs with no sandbox and no limits but a deadline (FINISH_S after the
+ * stage ended; then it is killed). */
+#include "eval/eval_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define FINISH_S 30.0        /* the referee's last checks, after the stage ended */
+#define VERDICT_TAG "CUCO_REFEREE "
+
+int eval_referee_start(const char *binary, const eval_referee_args *a, eval_referee *r, cuco_err *err)
+{
+	memset(r, 0, sizeof *r);
+	r->pid = -1;
+	r->in_fd = r->out_fd = -1;
+	static atomic_uint serial;
+	snprintf(r->dir, sizeof r->dir, "/dev/shm/cuco-chan-%ld-%u-XXXXXX", (long)getpid(),
+		atomic_fetch_add(&serial, 1));
+	if (!mkdtemp(r->dir)) {
+		r->dir[0] = '\0';
+		return cuco_errf(err, CUCO_EENV, "/dev/shm: cannot make the referee's channel: %s", strerror(errno));
+	}
+	/* The ranks may run as another user (the sandbox's). */
+	chmod(r->dir, 0755);
+	char ranks[16], warmup[16], reps[16], tol[32];
+	snprintf(ranks, sizeof ranks, "%d", a->ranks);
+	snprintf(warmup, sizeof warmup, "%d", a->warmup);
+	snprintf(reps, sizeof reps, "%d", a->reps);
+	snprintf(tol, sizeof tol, "%.9g", a->tolerance);
+	/* --trace: a line a step in its log, the stage's folder's
+	 * <stage>-referee.log, for whoever asks why a step took its time. */
+	char *const argv[] = { (char *)binary, "--channel", r->dir, "--ranks", ranks, "--warmup", warmup,
+		"--reps", reps, "--tolerance", tol, "--trace", NULL };
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
+	int log = open(a->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (log < 0 || pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+		int e = errno;
+		int fds[] = { log, in[0], in[1], out[0], out[1] };
+		for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		eval_referee_free(r);
+		return cuco_errf(err, CUCO_EENV, "%s: %s", a->log_path, strerror(e));
+	}
+	r->pid = fork();
+	if (r->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(log, 2);
+		setpgid(0, 0);
+		execv(binary, argv);
+		_exit(127);
+	}
+	int e = errno;
+	close(in[0]);
+	close(out[1]);
+	close(log);
+	r->in_fd = in[1];
+	r->out_fd = out[0];
+	if (r->pid < 0) {
+		eval_referee_free(r);
+		return cuco_errf(err, CUCO_EENV, "fork: %s", strerror(e));
+	}
+	return CUCO_OK;
+}
+
+void eval_referee_started(const eval_cgroup *cg, void *arg)
+{
+	eval_referee *r = arg;
+	char line[3 * PATH_MAX];
+	eval_cgroup_describe(cg, line, sizeof line);
+	if (r->in_fd >= 0 && write(r->in_fd, line, strlen(line)) < 0)
+		cuco_log(CUCO_LOG_WARN, "referee: %s", strerror(errno));
+}
+
+/* Read the referee's stdout until it closes or the deadline passes. */
+static void drain(eval_referee *r, cuco_buf *out, double deadline)
+{
+	char buf[4096];
+	for (;;) {
+		double left = deadline - cuco_mono();
+		struct pollfd p = { .fd = r->out_fd, .events = POLLIN };
+		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+			return;
+		ssize_t n = read(r->out_fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || out->len > (64u << 10))
+			return;
+		cuco_buf_append(out, buf, (size_t)n);
+	}
+}
+
+int eval_referee_finish(eval_referee *r, char **json, char *why, size_t size)
+{
+	*json = NULL;
+	why[0] = '\0';
+	if (r->in_fd >= 0) {
+		close(r->in_fd);  /* the stage has ended */
+		r->in_fd = -1;
+	}
+	cuco_buf out = { 0 };
+	drain(r, &out, cuco_mono() + FINISH_S);
+	int status = 0;
+	if (waitpid(r->pid, &status, WNOHANG) != r->pid) {
+		kill(-r->pid, SIGKILL);
+		kill(r->pid, SIGKILL);
+		waitpid(r->pid, &status, 0);
+		snprintf(why, size, "the referee gave no verdict within %.0f s of the stage's end, and was "
+			"killed", FINISH_S);
+	}
+	r->pid = -1;
+	const char *line = out.data ? strstr(out.data, VERDICT_TAG) : NULL;
+	if (line) {
+		line += strlen(VERDICT_TAG);
+		size_t n = strcspn(line, "\n");
+		*json = cuco_xmalloc(n + 1);
+		memcpy(*json, line, n);
+		(*json)[n] = '\0';
+	} else if (!*why) {
+		snprintf(why, size, "the referee gave no verdict (exit status %d; its log says why)",
+			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	}
+	cuco_buf_free(&out);
+	return *json ? CUCO_OK : CUCO_EENV;
+}
+
+void eval_referee_free(eval_referee *r)
+{
+	if (r->in_fd >= 0)
+		close(r->in_fd);
+	if (r->out_fd >= 0)
+		close(r->out_fd);
+	if (r->pid > 0) {
+		kill(-r->pid, SIGKILL);
+		kill(r->pid, SIGKILL);
+		waitpid(r->pid, NULL, 0);
+	}
+	if (*r->dir)
+		cuco_remove_tree(r->dir);
+	memset(r, 0, sizeof *r);
+	r->pid = -1;
+	r->in_fd = r->out_fd = -1;
+}

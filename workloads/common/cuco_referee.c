@@ -1,0 +1,702 @@
+/* cuco_referee.c — the referee: where a refereed workload's verdict is
+ * decided, in a process no candidate code runs in (docs/trust.md, "The
+ * referee").
+ *
+ * DESIGN. A candidate is hostile and runs with every byte of its own
+ * process in reach: a clock, a verifier, a key or a seed kept there can
+ * be read or rewritten. So the referee keeps all of them in a process of
+ * its own, which the candidate's ranks cannot see (cuco starts it outside
+ * their sandbox and their PID namespace), and trusts from them only what
+ * it can check:
+ *
+ * - Inputs. Every step's inputs are drawn here from seeds drawn here
+ *   (getrandom) just before the step, and written into the ranks' channel
+ *   files (cuco_channel.h). Nothing a rank saw before tells it the next
+ *   step's values, so no answer can be kept or computed ahead.
+ * - Outputs. Poisoned before every step; after it, while the stage is
+ *   frozen, each rank's outputs are checked against the workload's own
+ *   reference (ref_check), on rows drawn after the step. Every step is
+ *   checked, warm-ups too.
+ * - Time. A step's time is this process's monotonic clock from the
+ *   release (inputs in place) to the moment the last rank said it was
+ *   done. Between two steps the stage's control group is frozen: nothing
+ *   of it runs while the referee checks and draws, so no work can hide in
+ *   the gaps, no output be finished late, no input be read early. The
+ *   stage's CPU time from a rank's "done" to the freeze must be nearly
+ *   nothing (AFTER_DONE_NS); more is work the step left running.
+ * - The verdict: one line on stdout, `CUCO_REFEREE {json}`, read by cuco
+ *   from a pipe the stage never holds.
+ *
+ * What the ranks write into the channel besides outputs and "done" (the
+ * phases they mark, the host calls their interposer counted) is their
+ * own account, passed on as such.
+ *
+ * Two ways to run:
+ *   referee --channel DIR --ranks N --warmup W --reps R --tolerance T
+ *       beside a stage cuco starts; stdin carries one line, the stage's
+ *       control group ("cgroup v1 FREEZER_DIR CPUACCT_DIR", "cgroup v2
+ *       DIR" or "cgroup none"), and its end of file says the stage ended.
+ *   referee [--channel DIR] ... --run COMMAND...
+ *       by hand: runs the command itself (its output to stderr), with no
+ *       control group, so the gaps are not frozen (the verdict says so).
+ * Exit status: 0 a verdict was given (correct or not), 1 no verdict (the
+ * stage ended first, or a rank misbehaved in the handshake), 2 bad usage
+ * or no channel could be made. */
+#include "cuco_referee.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_RANKS 64
+#define MAX_STEPS 1000
+#define WAIT_SLICE_NS 50000000L        /* look at the stage's end every 50 ms */
+#define AFTER_DONE_NS 250000.0         /* CPU the stage may use between "done" and the freeze */
+#define HIDDEN_NS 5e6                  /* past this, or this share of the step, it is refused */
+#define HIDDEN_SHARE 0.25
+#define SETTLE_S 0.0002                /* how long the ranks get to go to sleep after done */
+#define STALL_S 600.0                  /* a rank silent this long with the stage alive: give up */
+
+typedef enum { CG_NONE, CG_V1, CG_V2 } cg_kind;
+
+typedef struct referee {
+	const char *dir;
+	int nranks, warmup, reps;
+	double tolerance;
+	cuco_chan *chan[MAX_RANKS];
+	cuco_ref_layout layout[MAX_RANKS];
+	char path[MAX_RANKS][PATH_MAX];
+	cuco_ref_seeds seeds;
+	/* the stage */
+	pid_t child;                       /* --run: the command; else 0 */
+	bool ended;                        /* the stage is gone */
+	cg_kind cg;
+	char freeze[PATH_MAX], frozen[PATH_MAX], cpu[PATH_MAX], tasks[PATH_MAX];
+	/* what was found */
+	double sample[MAX_STEPS];
+	int nsamples;
+	double max_error;
+	long checks;
+	char why[400], suspect[400], incomplete[300];
+	double freeze_s;                   /* time spent freezing and thawing, for the record */
+	int charged;                       /* steps timed to the freeze: work went on after done */
+	bool trace;                        /* --trace: a line per step on stderr */
+} referee;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t fresh(void)
+{
+	uint64_t x;
+	if (getrandom(&x, sizeof x, 0) != (ssize_t)sizeof x) {
+		perror("referee: getrandom");
+		exit(2);
+	}
+	return x;
+}
+
+/* ---- the stage's control group --------------------------------------------------- */
+
+static bool write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok;
+}
+
+static bool read_text(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n > 0;
+}
+
+/* The stage's CPU time so far, in ns; -1 when unknown. */
+static long long stage_cpu(const referee *r)
+{
+	char buf[4096];
+	if (r->cg == CG_NONE || !read_text(r->cpu, buf, sizeof buf))
+		return -1;
+	if (r->cg == CG_V1)
+		return atoll(buf);
+	const char *at = strstr(buf, "usage_usec ");
+	return at ? atoll(at + 11) * 1000 : -1;
+}
+
+/* Whether a thread of the stage is running (state R). */
+static bool stage_running(const referee *r)
+{
+	FILE *f = fopen(r->tasks, "re");
+	long tid;
+	bool running = false;
+	while (f && !running && fscanf(f, "%ld", &tid) == 1) {
+		char path[64], buf[512];
+		snprintf(path, sizeof path, "/proc/%ld/stat", tid);
+		const char *p = read_text(path, buf, sizeof buf) ? strrchr(buf, ')') : NULL;
+		running = p && p[1] == ' ' && p[2] == 'R';
+	}
+	if (f)
+		fclose(f);
+	return running;
+}
+
+/* The stage's CPU time once the ranks have gone to sleep after saying
+ * done. The kernel adds a running thread's time to its group only at a
+ * tick or a switch, so read while one still runs, the count would lack
+ * up to a tick of the step's own work and show it as work after done;
+ * read once every thread sleeps, it is exact. An honest rank sleeps
+ * within microseconds of saying done; a thread that keeps running is
+ * given SETTLE_S (what it does meanwhile is the most that escapes the
+ * count), then counted as it stands. */
+static long long stage_cpu_settled(const referee *r)
+{
+	double until = now() + SETTLE_S;
+	while (r->cg != CG_NONE && stage_running(r) && now() < until)
+		nanosleep(&(struct timespec){ 0, 20000L }, NULL);
+	return stage_cpu(r);
+}
+
+/* Freeze (or thaw) the stage and wait until it is: v1's freezer.state
+ * says FROZEN, v2's cgroup.events says "frozen 1". */
+static bool stage_freeze(referee *r, bool on)
+{
+	if (r->cg == CG_NONE)
+		return true;
+	double t0 = now();
+	const char *want = r->cg == CG_V1 ? (on ? "FROZEN" : "THAWED") : (on ? "frozen 1" : "frozen 0");
+	if (!write_text(r->freeze, r->cg == CG_V1 ? (on ? "FROZEN" : "THAWED") : (on ? "1" : "0")))
+		return false;
+	char buf[512];
+	for (int i = 0; i < 200000; i++) {
+		if (!read_text(r->frozen, buf, sizeof buf))
+			return false;
+		if (strstr(buf, want)) {
+			r->freeze_s += now() - t0;
+			return true;
+		}
+		if (i > 100)
+			nanosleep(&(struct timespec){ 0, 20000L }, NULL);
+	}
+	return false;
+}
+
+/* The first line of stdin: where the stage's control group is. */
+static void read_cgroup(referee *r)
+{
+	char line[3 * PATH_MAX], kind[8] = "", a[PATH_MAX] = "", b[PATH_MAX] = "";
+	if (!fgets(line, sizeof line, stdin)) {
+		r->ended = true;
+		return;
+	}
+	int n = sscanf(line, "cgroup %7s %4095s %4095s", kind, a, b);
+	if (n >= 2 && strcmp(kind, "v2") == 0) {
+		r->cg = CG_V2;
+		snprintf(r->freeze, sizeof r->freeze, "%s/cgroup.freeze", a);
+		snprintf(r->frozen, sizeof r->frozen, "%s/cgroup.events", a);
+		snprintf(r->cpu, sizeof r->cpu, "%s/cpu.stat", a);
+		snprintf(r->tasks, sizeof r->tasks, "%s/cgroup.threads", a);
+	} else if (n == 3 && strcmp(kind, "v1") == 0) {
+		r->cg = CG_V1;
+		snprintf(r->freeze, sizeof r->freeze, "%s/freezer.state", a);
+		snprintf(r->frozen, sizeof r->frozen, "%s/freezer.state", a);
+		snprintf(r->cpu, sizeof r->cpu, "%s/cpuacct.usage", b);
+		snprintf(r->tasks, sizeof r->tasks, "%s/tasks", a);
+	}
+}
+
+/* Whether the stage has ended: its command exited (--run), or cuco
+ * closed stdin. */
+static bool stage_ended(referee *r)
+{
+	if (r->ended)
+		return true;
+	if (r->child > 0) {
+		int status;
+		r->ended = waitpid(r->child, &status, WNOHANG) == r->child;
+	} else {
+		struct pollfd p = { .fd = 0, .events = POLLIN };
+		char c;
+		r->ended = poll(&p, 1, 0) > 0 && read(0, &c, 1) <= 0;
+	}
+	return r->ended;
+}
+
+/* ---- the channel ----------------------------------------------------------------------- */
+
+static size_t page_up(size_t n)
+{
+	return (n + CUCO_CHAN_PAGE - 1) / CUCO_CHAN_PAGE * CUCO_CHAN_PAGE;
+}
+
+static void arrays(cuco_chan_array *dst, const cuco_ref_array *src, int n, size_t *at)
+{
+	for (int i = 0; i < n; i++) {
+		dst[i].offset = *at;
+		dst[i].bytes = src[i].bytes;
+		dst[i].per_step = src[i].per_step;
+		snprintf(dst[i].name, sizeof dst[i].name, "%s", src[i].name);
+		*at += page_up(src[i].bytes);
+	}
+}
+
+static void *in_of(const referee *r, int q, int i)
+{
+	return (char *)r->chan[q] + r->chan[q]->in[i].offset;
+}
+
+static void *out_of(const referee *r, int q, int i)
+{
+	return (char *)r->chan[q] + r->chan[q]->out[i].offset;
+}
+
+static int make_rank(referee *r, int q)
+{
+	cuco_ref_layout *l = &r->layout[q];
+	memset(l, 0, sizeof *l);
+	ref_layout(q, r->nranks, l);
+	if (l->nin > CUCO_CHAN_ARRAYS || l->nout > CUCO_CHAN_ARRAYS) {
+		fprintf(stderr, "referee: rank %d: more than %d arrays\n", q, CUCO_CHAN_ARRAYS);
+		return -1;
+	}
+	size_t bytes = page_up(sizeof(cuco_chan));
+	cuco_chan head = { .magic = CUCO_CHAN_MAGIC, .version = CUCO_CHAN_VERSION, .rank = (uint32_t)q,
+		.nranks = (uint32_t)r->nranks, .nin = (uint32_t)l->nin, .nout = (uint32_t)l->nout,
+		.warmup = (uint32_t)r->warmup, .steps = (uint32_t)(r->warmup + r->reps), .host_calls = -1 };
+	arrays(head.in, l->in, l->nin, &bytes);
+	arrays(head.out, l->out, l->nout, &bytes);
+	head.bytes = bytes;
+	snprintf(r->path[q], sizeof r->path[q], "%s/%d", r->dir, q);
+	int fd = open(r->path[q], O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	/* The ranks may run as another user (the sandbox's): they need it. */
+	if (fd < 0 || fchmod(fd, 0666) != 0 || ftruncate(fd, (off_t)bytes) != 0) {
+		fprintf(stderr, "referee: %s: %s\n", r->path[q], strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "referee: %s: mmap: %s\n", r->path[q], strerror(errno));
+		return -1;
+	}
+	memcpy(p, &head, sizeof head);
+	r->chan[q] = p;
+	for (int i = 0; i < l->nin; i++)
+		if (!l->in[i].per_step)
+			ref_fill(q, r->nranks, i, &r->seeds, in_of(r, q, i));
+	return 0;
+}
+
+static uint32_t word(cuco_chan_word *w)
+{
+	return __atomic_load_n(&w->v, __ATOMIC_ACQUIRE);
+}
+
+static void put(cuco_chan_word *w, uint32_t v)
+{
+	__atomic_store_n(&w->v, v, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &w->v, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/* Wait until every rank's state is at least want. False when the stage
+ * ended first, or a rank stayed silent past STALL_S; *late then names it. */
+static bool await_all(referee *r, uint32_t want, int *late)
+{
+	double start = now();
+	for (int q = 0; q < r->nranks; q++) {
+		uint32_t v;
+		while ((v = word(&r->chan[q]->state)) < want) {
+			if (stage_ended(r) || now() - start > STALL_S) {
+				*late = q;
+				return false;
+			}
+			struct timespec slice = { 0, WAIT_SLICE_NS };
+			syscall(SYS_futex, &r->chan[q]->state.v, FUTEX_WAIT, v, &slice, NULL, 0);
+		}
+	}
+	return true;
+}
+
+static void release_all(referee *r, uint32_t v)
+{
+	for (int q = 0; q < r->nranks; q++)
+		put(&r->chan[q]->release, v);
+}
+
+/* ---- steps ------------------------------------------------------------------------------ */
+
+static void draw_step(referee *r)
+{
+	for (int k = 0; k < CUCO_REF_STREAMS; k++)
+		r->seeds.step[k] = fresh();
+	for (int q = 0; q < r->nranks; q++) {
+		const cuco_ref_layout *l = &r->layout[q];
+		for (int i = 0; i < l->nin; i++)
+			if (l->in[i].per_step)
+				ref_fill(q, r->nranks, i, &r->seeds, in_of(r, q, i));
+		for (int i = 0; i < l->nout; i++)
+			memset(out_of(r, q, i), 0xff, l->out[i].bytes);  /* NaN for floats */
+	}
+}
+
+static const char *step_words(const referee *r, int step, char *buf, size_t size)
+{
+	snprintf(buf, size, "step %d of %d (%s)", step + 1, r->warmup + r->reps,
+		step < r->warmup ? "a warm-up" : "timed");
+	return buf;
+}
+
+/* Check every rank's outputs of the step just done. */
+static void check_step(referee *r, int step)
+{
+	for (int q = 0; q < r->nranks && !*r->why && !*r->suspect; q++) {
+		void *outs[CUCO_CHAN_ARRAYS];
+		for (int i = 0; i < r->layout[q].nout; i++)
+			outs[i] = out_of(r, q, i);
+		long checked = 0;
+		double e = ref_check(q, r->nranks, &r->seeds, outs, fresh(), &checked);
+		if (isnan(e))
+			e = INFINITY;
+		r->checks += checked > 0;
+		if (e > r->max_error)
+			r->max_error = e;
+		if (!(e > r->tolerance))
+			continue;
+		char s[64], what[96];
+		if (isinf(e))
+			snprintf(what, sizeof what, "output left unwritten (poison or NaN in it)");
+		else
+			snprintf(what, sizeof what, "max error %.3g", e);
+		if (step == 0)
+			snprintf(r->why, sizeof r->why, "verification: %s on rank %d, %s", what, q,
+				step_words(r, step, s, sizeof s));
+		else
+			snprintf(r->suspect, sizeof r->suspect, "verification: %s, on fresh inputs: %s on rank "
+				"%d, though step 1 was right: work skipped, or results kept from other steps", step_words(r,
+				step, s, sizeof s), what, q);
+	}
+}
+
+/* Freeze or thaw, or say why not. */
+static bool hold(referee *r, bool on)
+{
+	if (stage_freeze(r, on))
+		return true;
+	snprintf(r->incomplete, sizeof r->incomplete, "the stage's control group could not be %s: %s",
+		on ? "frozen" : "thawed", strerror(errno));
+	return false;
+}
+
+/* After the last rank said step `step` was done (t_done, the stage's CPU
+ * then): freeze, and see what the stage did since. A step ends when its
+ * last rank says so — unless the stage then went on working: past
+ * AFTER_DONE (what freezing an idle stage costs, with room for a loaded
+ * machine) it ends when the freeze held it, so work done after "done"
+ * is timed all the same; far past it (HIDDEN_*), the stage is refused.
+ * The step's time, in s. */
+static double stop_after(referee *r, int step, double t_release, double t_done, long long cpu_done)
+{
+	if (!hold(r, true))
+		return -1;
+	double t_frozen = now(), step_s = t_done - t_release;
+	long long cpu = stage_cpu(r);
+	double after = cpu_done >= 0 && cpu >= 0 ? (double)(cpu - cpu_done) : 0;
+	if (r->trace)
+		fprintf(stderr, "referee: step %d: %.1f us from release to done, %.1f us of CPU after done, "
+			"frozen %.1f us after done\n", step + 1, step_s * 1e6, after * 1e-3, (t_frozen - t_done) * 1e6);
+	if (after > fmax(HIDDEN_NS, HIDDEN_SHARE * step_s * 1e9)) {
+		char s[64];
+		snprintf(r->suspect, sizeof r->suspect, "after done: the stage used %.2f ms of CPU after every "
+			"rank said %s (%.2f ms) was done, before it could be frozen: work left running past the "
+			"step", after * 1e-6, step_words(r, step, s, sizeof s), step_s * 1e3);
+	} else if (after > AFTER_DONE_NS) {
+		r->charged++;
+		step_s = t_frozen - t_release;
+	}
+	return step_s;
+}
+
+static bool run_steps(referee *r)
+{
+	int late = 0, steps = r->warmup + r->reps;
+	char s[64];
+	for (int step = 0; step < steps; step++) {
+		if (!hold(r, true))
+			return false;
+		double g0 = now();
+		draw_step(r);
+		if (r->trace)
+			fprintf(stderr, "referee: step %d: inputs drawn in %.1f us\n", step + 1, (now() - g0) * 1e6);
+		if (!hold(r, false))
+			return false;
+		double t0 = now();
+		release_all(r, (uint32_t)step + 1);
+		if (!await_all(r, CUCO_CHAN_DONE + (uint32_t)step, &late)) {
+			snprintf(r->incomplete, sizeof r->incomplete, "rank %d never said %s was done%s", late,
+				step_words(r, step, s, sizeof s), r->ended ? " (the stage ended)" : "");
+			return false;
+		}
+		double t1 = now();
+		double t = stop_after(r, step, t0, t1, stage_cpu_settled(r));
+		if (t < 0)
+			return false;
+		if (step >= r->warmup)
+			r->sample[r->nsamples++] = t;
+		check_step(r, step);
+		if (*r->why || *r->suspect)
+			break;
+	}
+	release_all(r, CUCO_CHAN_STOP);
+	stage_freeze(r, false);
+	return true;
+}
+
+/* ---- the verdict ---------------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double quantile(const double *v, int n, double q)
+{
+	int i = (int)ceil(q * n) - 1;
+	return v[i < 0 ? 0 : (i >= n ? n - 1 : i)];
+}
+
+/* JSON string contents: quotes, backslashes and control bytes become '. */
+static void plain(char *s)
+{
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\' || (unsigned char)*s < ' ')
+			*s = '\'';
+}
+
+/* The ranks' own account of host calls: their totals, and "name=N" summed
+ * by name. */
+static long host_calls(const referee *r, char *by, size_t size)
+{
+	long total = 0;
+	char names[64][48];
+	long counts[64];
+	int n = 0;
+	for (int q = 0; q < r->nranks; q++) {
+		if (r->chan[q]->host_calls < 0)
+			return -1;
+		total += (long)r->chan[q]->host_calls;
+		char copy[sizeof r->chan[q]->host_calls_by];
+		memcpy(copy, r->chan[q]->host_calls_by, sizeof copy);
+		copy[sizeof copy - 1] = '\0';
+		for (char *save = NULL, *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+			char name[48];
+			long v;
+			if (sscanf(tok, "%47[A-Za-z_]=%ld", name, &v) != 2)
+				continue;
+			int i = 0;
+			while (i < n && strcmp(names[i], name) != 0)
+				i++;
+			if (i == n && n < 64) {
+				snprintf(names[n], sizeof names[n], "%s", name);
+				counts[n++] = 0;
+			}
+			if (i < n)
+				counts[i] += v;
+		}
+	}
+	size_t used = 0;
+	by[0] = '\0';
+	for (int i = 0; i < n && used < size; i++) {
+		int w = snprintf(by + used, size - used, "%s%s=%ld", used ? " " : "", names[i], counts[i]);
+		used += w > 0 ? (size_t)w : 0;
+	}
+	return total;
+}
+
+static void verdict(referee *r)
+{
+	char json[4096], by[256];
+	int n = 0, k = r->nsamples;
+	if (*r->incomplete && !*r->why && !*r->suspect) {
+		plain(r->incomplete);
+		printf("CUCO_REFEREE {\"incomplete\": \"%s\"}\n", r->incomplete);
+		fflush(stdout);
+		return;
+	}
+	qsort(r->sample, (size_t)k, sizeof r->sample[0], cmp_double);
+	bool correct = !*r->why && !*r->suspect && r->max_error <= r->tolerance;
+	n += snprintf(json + n, sizeof json - (size_t)n, "{\"correct\": %s, \"max_error\": %.6g",
+		correct ? "true" : "false", isfinite(r->max_error) ? r->max_error : 1e300);
+	if (k > 0)
+		n += snprintf(json + n, sizeof json - (size_t)n, ", \"latency_us\": {\"min\": %.3f, "
+			"\"median\": %.3f, \"p90\": %.3f, \"max\": %.3f, \"samples\": %d}", r->sample[0] * 1e6,
+			quantile(r->sample, k, 0.5) * 1e6, quantile(r->sample, k, 0.9) * 1e6, r->sample[k - 1] * 1e6, k);
+	double ph[CUCO_CHAN_PHASES] = { 0 }, per = k > 0 ? 1.0 / ((double)k * r->nranks) : 0, sum = 0;
+	for (int q = 0; q < r->nranks; q++)
+		for (int p = 0; p < CUCO_CHAN_PHASES; p++)
+			ph[p] += r->chan[q]->phase[p] * per;
+	for (int i = 0; i < k; i++)
+		sum += r->sample[i];
+	static const char *const names[CUCO_CHAN_PHASES] = { "compute", "comm", "sync" };
+	if (k > 0) {
+		n += snprintf(json + n, sizeof json - (size_t)n, ", \"phases_us\": {");
+		for (int p = 0; p < CUCO_CHAN_PHASES; p++)
+			n += snprintf(json + n, sizeof json - (size_t)n, "\"%s\": %.3f, ", names[p], ph[p] * 1e6);
+		double exposed = fmax(0, sum / k - ph[0]);
+		n += snprintf(json + n, sizeof json - (size_t)n, "\"exposed_comm\": %.3f}", exposed * 1e6);
+	}
+	long calls = host_calls(r, by, sizeof by);
+	plain(by);
+	plain(r->why);
+	plain(r->suspect);
+	n += snprintf(json + n, sizeof json - (size_t)n, ", \"seed\": \"%016llx\", \"ranks\": %d, "
+		"\"checks\": %ld, \"referee\": true, \"frozen\": %s, \"timed_to_freeze\": %d",
+		(unsigned long long)r->seeds.run[0], r->nranks, r->checks, r->cg != CG_NONE ? "true" : "false",
+		r->charged);
+	if (calls >= 0)
+		n += snprintf(json + n, sizeof json - (size_t)n, ", \"host_calls\": %ld, \"host_calls_by\": \"%s\"",
+			calls, by);
+	if (*r->why)
+		n += snprintf(json + n, sizeof json - (size_t)n, ", \"why\": \"%s\"", r->why);
+	if (*r->suspect)
+		n += snprintf(json + n, sizeof json - (size_t)n, ", \"suspect\": \"%s\"", r->suspect);
+	snprintf(json + n, sizeof json - (size_t)n, "}");
+	printf("CUCO_REFEREE %s\n", json);
+	fflush(stdout);
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+static void usage(const char *why, const char *arg)
+{
+	fprintf(stderr, "referee: %s%s%s\nusage: referee [--channel DIR] --ranks N --warmup W --reps R "
+		"--tolerance T [--trace] [--run COMMAND...]\n", why, arg ? ": " : "", arg ? arg : "");
+	exit(2);
+}
+
+static int int_arg(const char *v, int lo, int hi, const char *name)
+{
+	char *end;
+	long x = v ? strtol(v, &end, 10) : 0;
+	if (!v || *end || x < lo || x > hi)
+		usage(name, v ? v : "missing");
+	return (int)x;
+}
+
+/* --run: the command, with the channel in its environment and its output
+ * on stderr, so the verdict is stdout's only line. */
+static void start(referee *r, char **cmd)
+{
+	fflush(stdout);
+	r->child = fork();
+	if (r->child == 0) {
+		dup2(2, 1);
+		setenv(CUCO_CHAN_ENV, r->dir, 1);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "referee: %s: %s\n", cmd[0], strerror(errno));
+		_exit(127);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	referee *r = calloc(1, sizeof *r);
+	char **cmd = NULL, made[64] = "";
+	r->reps = -1;
+	r->warmup = -1;
+	r->tolerance = -1;
+	for (int i = 1; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(argv[i], "--run") == 0) {
+			cmd = argv + i + 1;
+			break;
+		}
+		if (strcmp(argv[i], "--channel") == 0)
+			r->dir = v;
+		else if (strcmp(argv[i], "--ranks") == 0)
+			r->nranks = int_arg(v, 1, MAX_RANKS, "--ranks");
+		else if (strcmp(argv[i], "--warmup") == 0)
+			r->warmup = int_arg(v, 0, MAX_STEPS, "--warmup");
+		else if (strcmp(argv[i], "--reps") == 0)
+			r->reps = int_arg(v, 1, MAX_STEPS, "--reps");
+		else if (strcmp(argv[i], "--tolerance") == 0 && v)
+			r->tolerance = strtod(v, NULL);
+		else if (strcmp(argv[i], "--trace") == 0) {
+			r->trace = true;
+			continue;
+		} else
+			usage("unknown argument", argv[i]);
+		i++;
+	}
+	if (r->nranks < 1 || r->warmup < 0 || r->reps < 1 || !(r->tolerance >= 0)
+		|| r->warmup + r->reps > MAX_STEPS || (cmd && !cmd[0]) || (!cmd && !r->dir))
+		usage("--ranks, --warmup, --reps and --tolerance are needed, and --channel or --run", NULL);
+	if (!r->dir) {
+		snprintf(made, sizeof made, "/dev/shm/cuco-referee-XXXXXX");
+		if (!mkdtemp(made))
+			usage("cannot make a channel folder", strerror(errno));
+		r->dir = made;
+	}
+	for (int k = 0; k < CUCO_REF_STREAMS; k++)
+		r->seeds.run[k] = fresh();
+	for (int q = 0; q < r->nranks; q++)
+		if (make_rank(r, q) != 0)
+			return 2;
+	if (cmd)
+		start(r, cmd);
+	else
+		read_cgroup(r);
+	int late = 0, status = 1;
+	if (!await_all(r, CUCO_CHAN_ATTACHED, &late)) {
+		snprintf(r->incomplete, sizeof r->incomplete, "rank %d never opened its channel%s", late,
+			r->ended ? " (the stage ended)" : "");
+	} else {
+		/* No rank can open another's file from here on. */
+		for (int q = 0; q < r->nranks; q++)
+			unlink(r->path[q]);
+		for (int q = 0; q < r->nranks; q++)
+			put(&r->chan[q]->go, 1);
+		if (!await_all(r, CUCO_CHAN_READY, &late))
+			snprintf(r->incomplete, sizeof r->incomplete, "rank %d never finished its setup%s", late,
+				r->ended ? " (the stage ended)" : "");
+		else if (run_steps(r))
+			status = 0;
+	}
+	for (int q = 0; q < r->nranks; q++)
+		unlink(r->path[q]);
+	if (*made)
+		rmdir(made);
+	verdict(r);
+	if (r->child > 0 && !r->ended) {
+		int st;
+		waitpid(r->child, &st, 0);
+	}
+	return *r->incomplete ? 1 : status;
+}

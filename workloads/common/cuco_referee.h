@@ -1,0 +1,101 @@
+/* cuco_referee.h — a workload's half of the referee: its arrays, how their
+ * values are drawn, and how a rank's outputs are checked. The runtime
+ * (cuco_referee.c) does the rest: the channel, the clock, the freezing of
+ * the stage between steps, the verdict.
+ *
+ * A workload's referee.c defines the four ref_* functions below and is
+ * compiled with cuco_referee.c into the referee, a program of its own
+ * that cuco starts beside every run and benchmark stage. No candidate
+ * code is ever linked into it, and nothing here reaches a candidate: the
+ * seeds are drawn inside the referee and never leave it. Sizes come from
+ * the size's defines (-DM=4096 ...), as for the program.
+ *
+ * Plain C11. */
+#ifndef CUCO_REFEREE_H
+#define CUCO_REFEREE_H
+
+#include "cuco_channel.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cuco_ref_array {
+	const char *name;
+	size_t bytes;
+	bool per_step;           /* inputs: drawn afresh for every step, else once a run */
+} cuco_ref_array;
+
+typedef struct cuco_ref_layout {
+	int nin, nout;
+	cuco_ref_array in[CUCO_CHAN_ARRAYS], out[CUCO_CHAN_ARRAYS];
+} cuco_ref_layout;
+
+/* The seeds a step's inputs follow: run[] drawn once a run (for the
+ * arrays that are not per_step), step[] afresh before every step. A
+ * workload gives each of its inputs a stream (an index into both) of its
+ * own, the same on every rank, so any rank's inputs can be rebuilt. */
+#define CUCO_REF_STREAMS 8
+typedef struct cuco_ref_seeds {
+	uint64_t run[CUCO_REF_STREAMS], step[CUCO_REF_STREAMS];
+} cuco_ref_seeds;
+
+/* ---- defined by the workload -------------------------------------------------- */
+
+/* The arrays of one rank, inputs and outputs, in the order the program
+ * finds them in cuco_io. */
+void ref_layout(int rank, int nranks, cuco_ref_layout *l);
+/* Fill input `array` of `rank`: from s->step[] when the layout says the
+ * array is per_step, else from s->run[]. */
+void ref_fill(int rank, int nranks, int array, const cuco_ref_seeds *s, void *dst);
+/* The error of rank's outputs for the step whose inputs followed s: the
+ * norm-wise relative error over what was checked, INFINITY for poison or
+ * NaN. `pick` is a fresh draw: which rows (or elements) to check, when
+ * not all. *checked says how many values were. */
+double ref_check(int rank, int nranks, const cuco_ref_seeds *s, void *const *out, uint64_t pick,
+	long *checked);
+
+/* ---- given by the runtime ---------------------------------------------------------- */
+
+/* A value in [-0.5, 0.5) from a seed and an index: the inputs' values,
+ * cheap enough to draw megabytes of between two steps, and a pure
+ * function, so a check rebuilds any element without the array. */
+static inline float cuco_ref_value(uint64_t seed, uint64_t i)
+{
+	uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+	x ^= x >> 31;
+	x *= 0xD6E8FEB86659FD93ull;
+	x ^= x >> 29;
+	return (float)(x >> 40) * (1.0f / 16777216.0f) - 0.5f;
+}
+
+/* The k-th of a stream of draws from pick. */
+static inline uint64_t cuco_ref_draw(uint64_t pick, uint64_t k)
+{
+	uint64_t x = pick + (k + 1) * 0x9E3779B97F4A7C15ull;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	return x ^ (x >> 31);
+}
+
+/* Norm-wise relative error max|got - want| / max|want|, one value at a
+ * time; NaN counts as infinitely wrong. */
+typedef struct cuco_ref_error { double diff, scale; long n; } cuco_ref_error;
+
+static inline void cuco_ref_error_add(cuco_ref_error *e, double got, double want)
+{
+	double d = fabs(got - want);
+	if (!(d <= e->diff))
+		e->diff = isnan(d) ? INFINITY : d;
+	if (fabs(want) > e->scale)
+		e->scale = fabs(want);
+	e->n++;
+}
+
+static inline double cuco_ref_error_value(const cuco_ref_error *e)
+{
+	return e->scale > 0 ? e->diff / e->scale : e->diff;
+}
+
+#endif
