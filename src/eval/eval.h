@@ -110,9 +110,9 @@ typedef struct cuco_workload {
 	double peak_bandwidth_gbs;  /* hardware peak used for peak_fraction; 0 = unknown */
 	double peak_gflops;
 	cuco_protocol protocol;
-	char frame_file[128];    /* referee: the trusted frame the program is linked with */
+	char frame_file[128];    /* the trusted main() the program's object is linked with, or "" */
+	char link_cmd[1024];     /* with a frame: {objects} (frame, program) into {output} */
 	char referee_file[128];  /* referee: the workload's half of the referee */
-	char link_cmd[1024];     /* referee: {objects} (frame, program) into {output} */
 	char referee_cmd[1024];  /* referee: builds the referee from {source} at {sizes} */
 	char compat_pass[128];   /* compat: a fixed string meaning correct */
 	char compat_fail[128];   /* compat: a fixed string meaning wrong; "" = pass's FAIL form */

@@ -880,8 +880,9 @@ out:
 	return rc;
 }
 
-/* A refereed program: the candidate's object, then the link with the
- * trusted frame (docs/trust.md, "The candidate's object"). */
+/* A framed program (a refereed one, say): the candidate's object, then
+ * the link with the trusted frame (docs/trust.md, "The candidate's
+ * object"). */
 static int link_frame(job *j, eval_vars *v, const char *object, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
@@ -915,8 +916,8 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 			ev->compiler, ev->sandbox.on ? " (or hidden by the sandbox, as all of $HOME is)" : "");
 		return CUCO_OK;
 	}
-	bool refereed = ev->wl.protocol == CUCO_PROTO_REFEREE;
-	const char *object = refereed ? "candidate.o" : "prog";
+	bool framed = *ev->wl.frame_file;
+	const char *object = framed ? "candidate.o" : "prog";
 	char source[PATH_MAX + 64], output[PATH_MAX + 16];
 	snprintf(source, sizeof source, "%s/%s", j->workdir, ev->src_name);
 	snprintf(output, sizeof output, "%s/%s", j->workdir, object);
@@ -932,9 +933,9 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	if ((rc = build_step(j, ev->wl.build_cmd, &v, &f, &st, err)) != CUCO_OK
 		|| (rc = build_made(j, "compile", &st, output, &made, err)) != CUCO_OK || !made)
 		return rc;
-	if (refereed && (rc = link_frame(j, &v, object, err)) != CUCO_OK)
+	if (framed && (rc = link_frame(j, &v, object, err)) != CUCO_OK)
 		return rc;
-	if (!refereed)
+	if (!framed)
 		j->res->ok = true;
 	if (!j->res->ok)
 		return CUCO_OK;

@@ -542,6 +542,14 @@ static void parse_commands(wl_report *r, const cJSON *root, cuco_workload *wl)
 	/* Templates are checked after the design space: {<dimension>} is legal. */
 	get_string(r, root, "build", "build", wl->build_cmd, sizeof wl->build_cmd, true);
 	get_string(r, root, "run", "run", wl->run_cmd, sizeof wl->run_cmd, true);
+	/* A frame: the trusted main() the program's object is linked with
+	 * (build then compiles the program to an object; docs/workloads.md). */
+	bool frame = get_string(r, root, "frame", "frame", wl->frame_file, sizeof wl->frame_file, false);
+	if (frame)
+		check_file(r, wl, "frame", wl->frame_file);
+	bool link = get_string(r, root, "link", "link", wl->link_cmd, sizeof wl->link_cmd, false);
+	if (frame != link)
+		problem(r, frame ? "link" : "frame", "a frame and its link go together: give both or neither");
 }
 
 #define LIMIT_MAX_S 86400
@@ -597,18 +605,17 @@ static void parse_peak(wl_report *r, const cJSON *root, cuco_workload *wl)
 	}
 }
 
-/* protocol.kind referee: the frame and the referee's sources, the link
- * and the referee's build (docs/workloads.md, "The referee"). */
+/* protocol.kind referee: the referee's source and build (docs/workloads.md,
+ * "The referee"); it needs a frame to talk to. */
 static void parse_referee(wl_report *r, const cJSON *proto, cuco_workload *wl)
 {
 	wl->protocol = CUCO_PROTO_REFEREE;
 	if (wl->family != CUCO_FAMILY_CPU_MPI)
-		problem(r, "protocol.kind", "referee: only the cpu-mpi family has a frame yet");
-	if (get_string(r, proto, "frame", "protocol.frame", wl->frame_file, sizeof wl->frame_file, true))
-		check_file(r, wl, "protocol.frame", wl->frame_file);
+		problem(r, "protocol.kind", "referee: only the cpu-mpi family has a referee's frame yet");
+	if (!*wl->frame_file)
+		problem(r, "protocol.kind", "referee: the program needs a frame (\"frame\" and \"link\")");
 	if (get_string(r, proto, "referee", "protocol.referee", wl->referee_file, sizeof wl->referee_file, true))
 		check_file(r, wl, "protocol.referee", wl->referee_file);
-	get_string(r, proto, "link", "protocol.link", wl->link_cmd, sizeof wl->link_cmd, true);
 	get_string(r, proto, "referee_build", "protocol.referee_build", wl->referee_cmd,
 		sizeof wl->referee_cmd, true);
 }
@@ -620,8 +627,8 @@ static void parse_protocol(wl_report *r, const cJSON *root, cuco_workload *wl)
 	const cJSON *proto = get_object(r, root, "protocol", "protocol", false);
 	if (!proto)
 		return;
-	static const char *const known[] = { "kind", "pass", "fail", "time", "time_scale", "frame",
-		"referee", "link", "referee_build", NULL };
+	static const char *const known[] = { "kind", "pass", "fail", "time", "time_scale",
+		"referee", "referee_build", NULL };
 	unknown_keys(r, proto, "protocol.", known);
 	char kind[16] = "";
 	if (!get_string(r, proto, "kind", "protocol.kind", kind, sizeof kind, true))
@@ -676,8 +683,8 @@ static void parse_context(wl_report *r, const cJSON *root, cuco_workload *wl)
 static void parse_head(wl_report *r, const cJSON *root, cuco_workload *wl)
 {
 	static const char *const known[] = { "name", "title", "description", "family", "ranks", "sizes",
-		"files", "compiler", "build", "run", "design_space", "constraints", "tolerance", "limits",
-		"bench", "peak", "protocol", "context", NULL };
+		"files", "compiler", "build", "run", "frame", "link", "design_space", "constraints", "tolerance",
+		"limits", "bench", "peak", "protocol", "context", NULL };
 	unknown_keys(r, root, "", known);
 	if (get_string(r, root, "name", "name", wl->name, sizeof wl->name, true)) {
 		const char *base = strrchr(wl->dir, '/');
@@ -785,7 +792,7 @@ static int parse_manifest(const char *path, cuco_workload *wl, wl_report *r)
 	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "run")))
 		check_template(r, wl, "run", wl->run_cmd);
 	if (*wl->link_cmd)
-		check_template(r, wl, "protocol.link", wl->link_cmd);
+		check_template(r, wl, "link", wl->link_cmd);
 	if (*wl->referee_cmd)
 		check_template(r, wl, "protocol.referee_build", wl->referee_cmd);
 	cJSON_Delete(root);
