@@ -218,14 +218,21 @@ static void parse_sizes(wl_report *r, const cJSON *root, cuco_workload *wl)
 
 /* Whether real path file lies under the folder that holds the workload's
  * folder (its siblings: "../common/x.h"). */
+/* Whether file (a real path) lies below dir. */
+static bool below_dir(const char *file, const char *dir)
+{
+	size_t n = strlen(dir);
+	return n > 0 && strncmp(file, dir, n) == 0 && (file[n] == '/' || n == 1);
+}
+
+/* The workload's own: beside it (its folder's parent), or cuco's shared
+ * sources (the frame, the referee's runtime), which any workload may name. */
 static bool beside(const cuco_workload *wl, const char *file)
 {
-	char parent[PATH_MAX + 4], real[PATH_MAX];
+	char parent[PATH_MAX + 4], real[PATH_MAX], common[PATH_MAX];
 	snprintf(parent, sizeof parent, "%s/..", wl->dir);
-	if (!realpath(parent, real))
-		return false;
-	size_t n = strlen(real);
-	return strncmp(file, real, n) == 0 && (file[n] == '/' || n == 1);
+	return (realpath(parent, real) && below_dir(file, real))
+		|| (eval_common_dir(common) && below_dir(file, common));
 }
 
 static void check_file(wl_report *r, const cuco_workload *wl, const char *path, const char *rel)

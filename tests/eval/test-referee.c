@@ -1,0 +1,203 @@
+/* test-referee.c — a refereed workload through the evaluator (the refd
+ * fixture: y = the sum of every rank's x, x drawn afresh every step):
+ * an honest program measured by the referee's clock, and each way a
+ * program can end without an honest verdict classified with the reason
+ * the referee gives — wrong from the first step, right first and wrong
+ * after (results kept), work left running after "done", a setup that
+ * fails, a program that leaves before the last step, a step that never
+ * returns — with nothing left running. Without a cgroup freezer an
+ * honest program still passes. */
+#include "eval/eval.h"
+#include "util.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static char run_dir[256];
+
+static int setup(void **state)
+{
+	(void)state;
+	make_tmpdir(run_dir, sizeof run_dir);
+	unsetenv("CUCO_MPIRUN");
+	unsetenv("CUCO_CGROUPS");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	assert_int_equal(count_processes(run_dir), 0);
+	rm_rf(run_dir);
+	return 0;
+}
+
+/* The fixture's program with its step's body replaced by `body` (and
+ * `top` put before it). */
+static char *program(const char *top, const char *body)
+{
+	static const char head[] = "#include \"cuco_step.h\"\n#include <mpi.h>\n#include <pthread.h>\n"
+		"#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n#include <unistd.h>\n";
+	static const char rest[] = "int cuco_setup(cuco_io *io, void **state) { (void)io; *state = NULL; "
+		"return 0; }\nvoid cuco_teardown(void *state, cuco_io *io) { (void)state; (void)io; }\n";
+	size_t n = strlen(head) + strlen(top) + strlen(body) + strlen(rest) + 128;
+	char *src = malloc(n);
+	snprintf(src, n, "%s%s\n%svoid cuco_step(void *state, cuco_io *io)\n{\n\t(void)state;\n%s\n}\n", head,
+		top, rest, body);
+	return src;
+}
+
+static cuco_eval_result evaluate(const char *top, const char *body)
+{
+	cuco_err err = { 0 };
+	cuco_workload *wl;
+	if (cuco_workload_load(fixture("refd"), &wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	cuco_eval_config cfg = { .jobs = 2, .max_procs = 64, .limit_scale = 0.5 };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	cuco_evaluator *ev = NULL;
+	if (cuco_evaluator_new(wl, &cfg, &ev, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	cuco_directive dir;
+	cuco_directive_default(wl, &dir);
+	char *src = program(top, body);
+	cuco_eval_result res;
+	if (cuco_eval_candidate(ev, src, strlen(src), &dir, true, &res, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	free(src);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+	return res;
+}
+
+static void expect(const cuco_eval_result *res, const char *cls, const char *text)
+{
+	if (strcmp(res->error_class, cls) != 0 || !strstr(res->excerpt, text))
+		fail_msg("want %s \"%s\", got %s: %s", cls, text, *res->error_class ? res->error_class : "ok",
+			res->excerpt);
+}
+
+static const char honest[] = "\tMPI_Allreduce(io->in[0], io->out[0], N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);";
+
+static void test_honest(void **state)
+{
+	(void)state;
+	cuco_eval_result res = evaluate("", honest);
+	if (!res.ok)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
+	assert_int_equal(res.samples, 5);
+	assert_true(res.latency_min_us > 0 && res.latency_min_us <= res.latency_median_us);
+	assert_true(res.max_error <= 1e-5);
+}
+
+/* Without a cgroup the gaps are not frozen, but an honest program passes. */
+static void test_honest_unfrozen(void **state)
+{
+	(void)state;
+	setenv("CUCO_CGROUPS", "off", 1);
+	cuco_eval_result res = evaluate("", honest);
+	unsetenv("CUCO_CGROUPS");
+	if (!res.ok)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
+}
+
+static void test_wrong_first_step(void **state)
+{
+	(void)state;
+	cuco_eval_result res = evaluate("", "\tmemcpy(io->out[0], io->in[0], N * sizeof(float));");
+	expect(&res, "wrong-answer", "verification: max error");
+	expect(&res, "wrong-answer", "step 1 of 1 (timed)");
+}
+
+/* Right on step 1, then the first answer again: fresh inputs find it. */
+static void test_kept_results(void **state)
+{
+	(void)state;
+	cuco_eval_result res = evaluate("static float kept[N]; static int have;",
+		"\tif (!have) {\n\t\tMPI_Allreduce(io->in[0], kept, N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);\n"
+		"\t\thave = 1;\n\t}\n\tmemcpy(io->out[0], kept, sizeof kept);");
+	expect(&res, "suspect", "verification: step 2 of 6 (timed), on fresh inputs");
+	expect(&res, "suspect", "though step 1 was right");
+}
+
+/* From the second step on, the step returns at once and a thread does the
+ * work later. The referee freezes the stage within microseconds of
+ * "done", so the thread cannot finish before the check: its output is
+ * poison when checked (with many threads busy the freeze takes long
+ * enough to count as work after done, refused as such). */
+static void test_work_after_done(void **state)
+{
+	(void)state;
+	cuco_eval_result res = evaluate(
+		"static void *late(void *io_) { cuco_io *io = io_; struct timespec t; "
+		"clock_gettime(CLOCK_MONOTONIC, &t); double t0 = t.tv_sec + 1e-9 * t.tv_nsec, now; "
+		"do { clock_gettime(CLOCK_MONOTONIC, &t); now = t.tv_sec + 1e-9 * t.tv_nsec; } "
+		"while (now - t0 < 0.03); memset(io->out[0], 0, N * sizeof(float)); return NULL; }",
+		"\tif (io->step == 0) {\n" "\t" "\tMPI_Allreduce(io->in[0], io->out[0], N, MPI_FLOAT, MPI_SUM, "
+		"MPI_COMM_WORLD);\n\t\treturn;\n\t}\n\tpthread_t t;\n\tpthread_create(&t, NULL, late, io);\n"
+		"\tpthread_detach(t);");
+	if (!strstr(res.excerpt, "after done: the stage used"))
+		expect(&res, "suspect", "verification: step 2 of 6 (timed), on fresh inputs: output left unwritten");
+}
+
+static void test_setup_fails(void **state)
+{
+	(void)state;
+	cuco_err err = { 0 };
+	cuco_workload *wl;
+	assert_int_equal(cuco_workload_load(fixture("refd"), &wl, &err), CUCO_OK);
+	cuco_eval_config cfg = { .jobs = 2, .max_procs = 64, .limit_scale = 0.5 };
+	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
+	cuco_evaluator *ev = NULL;
+	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_OK);
+	static const char src[] = "#include \"cuco_step.h\"\n"
+		"int cuco_setup(cuco_io *io, void **s) { (void)io; (void)s; return -1; }\n"
+		"void cuco_step(void *s, cuco_io *io) { (void)s; (void)io; }\n"
+		"void cuco_teardown(void *s, cuco_io *io) { (void)s; (void)io; }\n";
+	cuco_directive dir;
+	cuco_directive_default(wl, &dir);
+	cuco_eval_result res;
+	assert_int_equal(cuco_eval_candidate(ev, src, sizeof src - 1, &dir, true, &res, &err), CUCO_OK);
+	expect(&res, "crash", "run: exit status");
+	expect(&res, "crash", "frame: the program's setup failed");
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+/* A program that leaves (status 0) in the middle: no verdict, and the
+ * referee says which step was never done. */
+static void test_leaves_early(void **state)
+{
+	(void)state;
+	cuco_eval_result res = evaluate("", "\tif (io->step == 3) {\n\t\tMPI_Finalize();\n\t\t_exit(0);\n\t}\n"
+		"\tMPI_Allreduce(io->in[0], io->out[0], N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);");
+	expect(&res, "protocol", "referee: rank 0 never said step 4 of 6 (timed) was done (the stage ended)");
+}
+
+static void test_never_returns(void **state)
+{
+	(void)state;
+	cuco_eval_result res = evaluate("", "\tfor (;;)\n\t\tsleep(1);");
+	expect(&res, "timeout", "run: killed after");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_honest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_honest_unfrozen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrong_first_step, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kept_results, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_work_after_done, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_setup_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_leaves_early, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_never_returns, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
