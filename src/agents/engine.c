@@ -13,7 +13,8 @@
  *
  * The baseline and the seed have one row each per run directory. Every
  * measurement of any candidate is appended to its row's measurements
- * (cuco_measure_add) with this session's id; a done row stays done. Every
+ * (cuco_measure_add) with this session's id; a done row stays done unless
+ * a program's own failure is in force (store.h: never the baseline's). Every
  * speedup is a ratio against the baseline measurement in force on the
  * candidate's slot when it was measured (engine_slots.c): this session's,
  * or in a resumed run a recent one of an earlier session on the same slot

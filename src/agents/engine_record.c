@@ -178,8 +178,9 @@ static void result_text(const cuco_candidate *c, char *buf, size_t size)
 }
 
 /* The measurement is appended; the store's rule says which is in force
- * (a failed re-measure of a done record leaves the earlier one). The
- * event tells this measurement, whatever the record shows. */
+ * (a failed re-measure of the baseline, or one the environment failed,
+ * leaves the earlier one). The event tells this measurement, whatever the
+ * record shows. */
 static int record_txn(cuco_txn *txn, void *arg)
 {
 	record_arg *a = arg;
@@ -188,7 +189,8 @@ static int record_txn(cuco_txn *txn, void *arg)
 	if (rc != CUCO_OK)
 		return rc;
 	cuco_candidate shown = a->out;
-	if (!m.ok && shown.status != CUCO_STATUS_FAILED) {
+	bool kept = !m.ok && !shown.error_class[0];  /* the earlier one stays in force */
+	if (kept) {
 		cuco_strlcpy(shown.failed_stage, m.failed_stage, sizeof shown.failed_stage);
 		cuco_strlcpy(shown.error_class, m.error_class, sizeof shown.error_class);
 		cuco_strlcpy(shown.error_excerpt, m.error_excerpt, sizeof shown.error_excerpt);
@@ -196,7 +198,7 @@ static int record_txn(cuco_txn *txn, void *arg)
 	cuco_event ev;
 	engine_event_init(&ev, a->kind, shown.id, NULL);
 	result_text(&shown, ev.text, sizeof ev.text);
-	if (!m.ok && shown.status != CUCO_STATUS_FAILED)
+	if (kept)
 		snprintf(ev.text + strlen(ev.text), sizeof ev.text - strlen(ev.text),
 			"; the measurement of %.1f us stays in force", shown.latency_median_us);
 	return cuco_event_add(txn, &ev);

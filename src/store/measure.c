@@ -48,15 +48,28 @@ static int last_seq(cuco_txn *txn, uint64_t id, uint32_t *seq)
 	return rc == 0 || rc == MDB_NOTFOUND ? CUCO_OK : store_mdb_error(txn, "measurements", rc);
 }
 
-/* The rule: an ok measurement is in force; a failed one changes nothing
- * of a record that has a measurement in force, and fails one that has
- * none. A rejected record stays rejected; a done one stays done. */
+/* Whether a failed measurement leaves the one in force as it is: the
+ * baseline's (every speedup's reference; issue 18), and anyone's when the
+ * environment failed it. Any other failure is the program's own — a
+ * wrong answer, a crash, a defence's refusal — and an earlier pass does
+ * not make it good: a best refused when measured again is no longer done,
+ * so it is no longer the best (cuco_best). */
+static bool keeps_earlier(const cuco_candidate *c, const cuco_measurement *m)
+{
+	return c->origin == CUCO_ORIGIN_BASELINE ||
+		strcmp(m->error_class, cuco_fail_name(CUCO_FAIL_ENVIRONMENT)) == 0;
+}
+
+/* The rule: an ok measurement is in force; a failed one is too, unless
+ * keeps_earlier; so kept, it changes nothing of a record that has a
+ * measurement in force, and fails one that has none. A rejected record
+ * stays rejected. */
 static void apply(cuco_candidate *c, const cuco_measurement *m)
 {
 	bool in_force = c->status != CUCO_STATUS_FAILED && isfinite(c->latency_median_us);
 	if (m->slot[0])  /* where its latest measurement ran, a failed one too */
 		cuco_strlcpy(c->slot, m->slot, sizeof c->slot);
-	if (!m->ok && in_force) {
+	if (!m->ok && in_force && keeps_earlier(c, m)) {
 		if (c->status < CUCO_STATUS_DONE)  /* a row an older cuco left mid-measure */
 			c->status = CUCO_STATUS_DONE;
 		return;
@@ -71,11 +84,14 @@ static void apply(cuco_candidate *c, const cuco_measurement *m)
 	if (c->status != CUCO_STATUS_REJECTED)
 		c->status = m->ok ? CUCO_STATUS_DONE : CUCO_STATUS_FAILED;
 	c->failed_stage[0] = c->error_class[0] = c->error_excerpt[0] = '\0';
-	if (!m->ok) {
+	if (!m->ok) {  /* in force: the record's numbers are its, none */
 		cuco_strlcpy(c->failed_stage, m->failed_stage, sizeof c->failed_stage);
 		cuco_strlcpy(c->error_class, m->error_class, sizeof c->error_class);
 		cuco_strlcpy(c->error_excerpt, m->error_excerpt, sizeof c->error_excerpt);
 		c->score = c->speedup = NAN;
+		c->latency_min_us = c->latency_median_us = c->latency_p90_us = c->spread = NAN;
+		c->samples = c->nphases = 0;
+		c->max_error = c->peak_fraction = NAN;
 		return;
 	}
 	c->latency_min_us = m->latency_min_us;

@@ -484,9 +484,12 @@ int cuco_person_act(cuco_txn *txn, cuco_command *cmd);
 /* Append a measurement to candidate m->candidate (assigning m->seq and,
  * when 0, m->time) and apply the one rule of measurements: an ok one is in
  * force (the record takes its numbers, speedup and score, and is done
- * unless rejected); a failed one leaves a record that has a measurement in
- * force as it is (the earlier one stays in force) and marks one that has
- * none failed. out (may be NULL) receives the record as written. */
+ * unless rejected). A failed one of the baseline, or one the environment
+ * failed, leaves a record that has a measurement in force as it is (the
+ * earlier one stays in force) and marks one that has none failed; any
+ * other failure is the program's own and in force (the record failed, its
+ * numbers none, unless rejected), whatever passed before. out (may be
+ * NULL) receives the record as written. */
 int cuco_measure_add(cuco_txn *txn, cuco_measurement *m, cuco_candidate *out);
 /* Calls fn for each measurement of a candidate, oldest first (candidate
  * 0: every candidate's, in id order); fn returning non-zero stops the walk

@@ -168,8 +168,10 @@ int cuco_cand_put(cuco_txn *txn, cuco_candidate *c)
 	if (rc == 0 && v.mv_size == sizeof(cuco_summary)) {
 		cuco_summary old;
 		memcpy(&old, v.mv_data, sizeof old);
+		/* Only a failure in force fails a done record (cuco_measure_add). */
 		if (old.status == CUCO_STATUS_DONE && c->status != CUCO_STATUS_DONE
-				&& c->status != CUCO_STATUS_REJECTED)
+				&& c->status != CUCO_STATUS_REJECTED
+				&& !(c->status == CUCO_STATUS_FAILED && c->error_class[0]))
 			return cuco_txn_fail(txn, CUCO_EDATA, "candidate %llu: done, it cannot become %s "
 				"(a new measurement is appended instead)", (unsigned long long)c->id,
 				cuco_status_name(c->status));

@@ -1,7 +1,9 @@
 /* test_measure.c — measurements are appended, never overwritten: every
- * one is kept with its session and time, an ok one is in force, a failed
- * one leaves the earlier one in force, a done record stays done and a
- * rejected one rejected. */
+ * one is kept with its session and time, an ok one is in force; a failed
+ * one of the baseline, or one the environment failed, leaves the earlier
+ * one in force, while a program's own failure or refusal is in force
+ * whatever passed before (a refused best loses its crown); a done record
+ * stays done unless so failed, and a rejected one stays rejected. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -133,6 +135,33 @@ static read_arg reread(fixture *f)
 	return r;
 }
 
+typedef struct edit_arg {
+	uint64_t id;
+	cuco_origin origin;
+	cuco_status status;
+} edit_arg;
+
+static int edit_txn(cuco_txn *txn, void *arg)
+{
+	const edit_arg *a = arg;
+	cuco_candidate c;
+	int rc = cuco_cand_get(txn, a->id, &c);
+	if (rc)
+		return rc;
+	c.origin = a->origin;
+	c.status = a->status;
+	return cuco_cand_put(txn, &c);
+}
+
+/* Write the record with another origin and status (CUCO_STATUS_COUNT:
+ * its own), as no measurement would; the store's answer. */
+static int edit(fixture *f, cuco_origin origin, cuco_status status, cuco_err *err)
+{
+	read_arg r = reread(f);
+	edit_arg a = { f->id, origin, status == CUCO_STATUS_COUNT ? r.c.status : status };
+	return cuco_store_write(f->st, edit_txn, &a, err);
+}
+
 /* First measured, then re-measured twice across sessions (one failure in
  * between): three measurements kept, the record done throughout and
  * showing the last good one. */
@@ -194,30 +223,20 @@ static void test_failed_without_one_in_force(void **state)
 	assert_int_equal(reread(f).l.n, 2);
 }
 
-static int reject_txn(cuco_txn *txn, void *arg)
-{
-	fixture *f = arg;
-	cuco_candidate c;
-	int rc = cuco_cand_get(txn, f->id, &c);
-	if (rc)
-		return rc;
-	c.origin = CUCO_ORIGIN_TUNE;  /* the baseline cannot be rejected */
-	c.status = CUCO_STATUS_REJECTED;
-	return cuco_cand_put(txn, &c);
-}
-
 /* A person's reject outlives any measurement. */
 static void test_rejected_stays_rejected(void **state)
 {
 	fixture *f = *state;
 	add(f, 1, true, 700, NULL, NULL);
-	assert_int_equal(cuco_store_write(f->st, reject_txn, f, &(cuco_err){ 0 }), CUCO_OK);
+	/* The baseline cannot be rejected: a strategy's candidate. */
+	assert_int_equal(edit(f, CUCO_ORIGIN_TUNE, CUCO_STATUS_REJECTED, &(cuco_err){ 0 }), CUCO_OK);
 	cuco_candidate c = add(f, 2, true, 600, NULL, NULL);
 	assert_int_equal(c.status, CUCO_STATUS_REJECTED);
 	assert_true(c.latency_median_us == 600);
 	c = add(f, 3, false, 0, "crash", NULL);
 	assert_int_equal(c.status, CUCO_STATUS_REJECTED);
-	assert_true(c.latency_median_us == 600);
+	assert_string_equal(c.error_class, "crash");  /* a program's failure is in force */
+	assert_true(isnan(c.latency_median_us));
 }
 
 static int add_to_missing(cuco_txn *txn, void *arg)
@@ -248,26 +267,84 @@ static void test_lists_apart(void **state)
 	assert_int_equal(cuco_store_write(f->st, add_to_missing, NULL, &err), CUCO_ENOTFOUND);
 }
 
-static int set_status(cuco_txn *txn, void *arg)
-{
-	fixture *f = arg;
-	cuco_candidate c;
-	int rc = cuco_cand_get(txn, f->id, &c);
-	if (rc)
-		return rc;
-	c.status = CUCO_STATUS_COMPILING;
-	return cuco_cand_put(txn, &c);
-}
-
 /* Nothing takes a done record's status back, whatever writes it. */
 static void test_done_stays_done(void **state)
 {
 	fixture *f = *state;
 	add(f, 1, true, 900, NULL, NULL);
 	cuco_err err = { 0 };
-	assert_int_equal(cuco_store_write(f->st, set_status, f, &err), CUCO_EDATA);
+	assert_int_equal(edit(f, CUCO_ORIGIN_BASELINE, CUCO_STATUS_COMPILING, &err), CUCO_EDATA);
 	assert_non_null(strstr(err.msg, "done, it cannot become compiling"));
 	assert_int_equal(reread(f).c.status, CUCO_STATUS_DONE);
+}
+
+/* A program (not the baseline) passes, then fails or is refused when
+ * measured again: that failure is in force, the record failed with its
+ * reason and no numbers; the earlier measurement stays in the list. The
+ * environment's failure is not the program's: the earlier one stays. */
+static void test_program_failure_in_force(void **state)
+{
+	fixture *f = *state;
+	assert_int_equal(edit(f, CUCO_ORIGIN_TUNE, CUCO_STATUS_COUNT, &(cuco_err){ 0 }), CUCO_OK);
+	add(f, 1, true, 700, NULL, NULL);
+	cuco_candidate c = add(f, 1, false, 0, "environment", NULL);
+	assert_int_equal(c.status, CUCO_STATUS_DONE);
+	assert_true(c.latency_median_us == 700);
+	assert_string_equal(c.error_class, "");
+	c = add(f, 2, false, 0, "suspect", NULL);
+	assert_int_equal(c.status, CUCO_STATUS_FAILED);
+	assert_string_equal(c.error_class, "suspect");
+	assert_string_equal(c.failed_stage, "run");
+	assert_string_equal(c.error_excerpt, "run: exit status 1");
+	assert_true(isnan(c.latency_median_us) && isnan(c.speedup) && isnan(c.score));
+	read_arg r = reread(f);
+	assert_int_equal(r.l.n, 3);
+	assert_true(r.l.all[0].ok && r.l.all[0].latency_median_us == 700);
+	assert_int_equal(r.c.status, CUCO_STATUS_FAILED);
+	/* Passing again puts it back. */
+	c = add(f, 3, true, 650, NULL, NULL);
+	assert_int_equal(c.status, CUCO_STATUS_DONE);
+	assert_string_equal(c.error_class, "");
+}
+
+typedef struct crown_arg {
+	fixture *f;
+	uint64_t base, best;
+} crown_arg;
+
+static int crown_txn(cuco_txn *txn, void *arg)
+{
+	crown_arg *a = arg;
+	int rc = cuco_crown(txn, a->base);
+	return rc ? rc : cuco_crown(txn, a->f->id);
+}
+
+static int best_txn(cuco_txn *txn, void *arg)
+{
+	crown_arg *a = arg;
+	cuco_summary s;
+	int rc = cuco_best(txn, &s);
+	a->best = s.id;
+	return rc;
+}
+
+/* A crowned best refused when measured again is no longer the best: the
+ * crown steps down to the baseline in every view that asks cuco_best. */
+static void test_refused_best_steps_down(void **state)
+{
+	fixture *f = *state;
+	crown_arg a = { .f = f, .base = f->id };
+	add(f, 1, true, 1000, NULL, NULL);  /* the baseline */
+	assert_int_equal(cuco_store_write(f->st, put_queued, f, &(cuco_err){ 0 }), CUCO_OK);
+	assert_int_equal(edit(f, CUCO_ORIGIN_TUNE, CUCO_STATUS_COUNT, &(cuco_err){ 0 }), CUCO_OK);
+	add(f, 1, true, 700, NULL, NULL);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_write(f->st, crown_txn, &a, &err), CUCO_OK);
+	assert_int_equal(cuco_store_read(f->st, best_txn, &a, &err), CUCO_OK);
+	assert_int_equal(a.best, f->id);
+	add(f, 2, false, 0, "suspect", NULL);
+	assert_int_equal(cuco_store_read(f->st, best_txn, &a, &err), CUCO_OK);
+	assert_int_equal(a.best, a.base);
 }
 
 int main(void)
@@ -278,6 +355,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rejected_stays_rejected, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lists_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_done_stays_done, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_program_failure_in_force, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_best_steps_down, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
