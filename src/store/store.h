@@ -505,14 +505,29 @@ int cuco_summary_get(cuco_txn *txn, uint64_t id, cuco_summary *out);
 /* Children ids of a candidate, ascending; *out malloc'd (NULL when none). */
 int cuco_children(cuco_txn *txn, uint64_t parent, uint64_t **out, size_t *n);
 /* The run's best. Once the engine has started a chain of crowns (meta
- * "best", docs/trust.md): the latest crowned candidate that is done and not
- * rejected, else the baseline. In a store without the chain (written by
- * an older cuco, or by no engine): the best done, non-rejected candidate
- * by score (ties: lower id). */
+ * "best", docs/trust.md): the latest crowned candidate that is done, not
+ * rejected and whose crown has not lapsed, else the baseline. In a store
+ * without the chain (written by an older cuco, or by no engine): the best
+ * done, non-rejected candidate by score (ties: lower id). */
 int cuco_best(cuco_txn *txn, cuco_summary *out);
-/* Append id to the chain of crowns; id 0 only starts the chain, so that
- * from then on nothing is the best without being crowned. */
+/* Append id to the chain of crowns (crown.c); the baseline starts the
+ * chain (another baseline starts it again), so that from then on nothing
+ * is the best without being crowned. A crown that lapsed is refused. */
 int cuco_crown(cuco_txn *txn, uint64_t id);
+
+/* A crown looked at again (docs/trust.md, "Verdicts"): measured again in
+ * later paired rounds, or refused or failing there. lapsed: it is no
+ * longer the best, and never crowned again; why: what was found, one line. */
+typedef struct cuco_revisit {
+	uint64_t id;
+	bool lapsed;
+	char why[448];
+} cuco_revisit;
+/* Keep a revisit of a crowned candidate with the chain (a candidate never
+ * crowned is refused). */
+int cuco_crown_revisit(cuco_txn *txn, const cuco_revisit *r);
+/* The revisits of the chain, oldest first; *out malloc'd (NULL when none). */
+int cuco_crown_revisits(cuco_txn *txn, cuco_revisit **out, size_t *n);
 
 /* Content-addressed text (sources, prompts, replies): deduplicated. */
 int cuco_source_put(cuco_txn *txn, const char *text, size_t len, char hash[CUCO_HASH_LEN + 1]);

@@ -344,7 +344,14 @@ static void test_indexes(void **state)
 
 /* ---- crowns --------------------------------------------------------------------- */
 
-struct crowns { uint64_t ids[5]; int step; int rc; cuco_summary best; };
+struct crowns {
+	uint64_t ids[5];
+	int step;
+	int rc;
+	cuco_summary best;
+	cuco_revisit *revisits;
+	size_t nrevisits;
+};
 
 static int crown_step(cuco_txn *txn, void *arg)
 {
@@ -369,8 +376,22 @@ static int crown_step(cuco_txn *txn, void *arg)
 		sample_candidate(&c, 0);
 		rc = cuco_cand_put(txn, &c);
 		return rc ? rc : cuco_crown(txn, c.id);
+	case 6:  /* later rounds, and the crown stands */
+		return cuco_crown_revisit(txn, &(cuco_revisit){ cr->ids[1], false, "stands at 1.2x" });
+	case 7:  /* refused when measured again */
+		return cuco_crown_revisit(txn, &(cuco_revisit){ cr->ids[1], true, "refused: spot check" });
+	case 8: return cuco_crown(txn, cr->ids[1]);
+	case 9: return cuco_crown(txn, cr->ids[2]);
+	case 10: return cuco_crown_revisit(txn, &(cuco_revisit){ cr->ids[4], true, "never crowned" });
 	}
 	return CUCO_OK;
+}
+
+static int crown_revisits(cuco_txn *txn, void *arg)
+{
+	struct crowns *cr = arg;
+	free(cr->revisits);
+	return cuco_crown_revisits(txn, &cr->revisits, &cr->nrevisits);
 }
 
 static int crown_best(cuco_txn *txn, void *arg)
@@ -404,12 +425,32 @@ static void test_crowns(void **state)
 	assert_int_equal(best_after(st, &cr, 1), cr.ids[1]);
 	assert_int_equal(best_after(st, &cr, 2), cr.ids[3]);  /* the same baseline goes on */
 	assert_int_equal(best_after(st, &cr, 3), cr.ids[1]);  /* rejected: the crown steps down */
+	/* Revisited: a crown that stands stays; one that lapses steps down,
+	 * and is never crowned again; the revisits are kept in order. */
+	assert_int_equal(best_after(st, &cr, 6), cr.ids[1]);
+	assert_int_equal(best_after(st, &cr, 7), cr.ids[0]);
+	cuco_err err = { 0 };
+	cr.step = 8;
+	assert_int_equal(cuco_store_write(st, crown_step, &cr, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "crown #2: its crown lapsed"));
+	cr.step = 10;
+	assert_int_equal(cuco_store_write(st, crown_step, &cr, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "revisit #5: never crowned"));
+	assert_int_equal(best_after(st, &cr, 9), cr.ids[2]);
+	assert_int_equal(cuco_store_read(st, crown_revisits, &cr, &err), CUCO_OK);
+	assert_int_equal(cr.nrevisits, 2);
+	assert_true(cr.revisits[0].id == cr.ids[1] && !cr.revisits[0].lapsed);
+	assert_string_equal(cr.revisits[0].why, "stands at 1.2x");
+	assert_true(cr.revisits[1].id == cr.ids[1] && cr.revisits[1].lapsed);
+	assert_string_equal(cr.revisits[1].why, "refused: spot check");
 	assert_int_equal(best_after(st, &cr, 4), cr.ids[4]);  /* a new baseline starts again */
+	assert_int_equal(cuco_store_read(st, crown_revisits, &cr, &err), CUCO_OK);
+	assert_int_equal(cr.nrevisits, 0);  /* with no revisits */
+	free(cr.revisits);
 	/* A crown without a chain is refused. */
 	char dir2[64];
 	tmpdir(dir2);
 	cuco_store *st2 = open_new(dir2);
-	cuco_err err = { 0 };
 	cr.step = 5;
 	assert_int_equal(cuco_store_write(st2, crown_step, &cr, &err), CUCO_EDATA);
 	assert_non_null(strstr(err.msg, "crown #1: no chain of crowns yet"));
