@@ -78,6 +78,7 @@ static void apply(cuco_candidate *c, const cuco_measurement *m)
 	 * (a confirmation writes those over it, docs/trust.md). */
 	c->speedup_lo = c->speedup_hi = c->confidence = NAN;
 	c->rounds = m->ok ? 1 : 0;
+	c->nratios = 0;
 	c->verdict = CUCO_VERDICT_NONE;
 	c->host_counted = m->host_counted;
 	c->host_calls = m->host_calls;

@@ -478,6 +478,11 @@ cJSON *cuco_candidate_to_json(const cuco_candidate *c)
 	add_num(sp, "hi", ci ? c->speedup_hi : NAN);
 	cJSON_AddNumberToObject(sp, "rounds", c->rounds);
 	add_num(sp, "confidence", ci ? c->confidence : NAN);
+	if (ci && c->nratios > 0) {
+		cJSON *r = cJSON_AddArrayToObject(sp, "ratios");
+		for (int i = 0; i < c->nratios && i < CUCO_PAIRED_MAX; i++)
+			cJSON_AddItemToArray(r, cJSON_CreateNumber(c->ratios[i]));
+	}
 	cJSON_AddStringToObject(o, "verdict", cuco_verdict_name(c->verdict));
 	add_num(o, "peak_fraction", c->peak_fraction);
 	if (c->host_counted)
@@ -548,8 +553,29 @@ static int parse_verdict(const char *s, int *v)
 	return rc;
 }
 
-/* {value, lo, hi, rounds, confidence} and the verdict; a bare number is
- * the speedup of a store written before intervals, one measurement. */
+/* The paired rounds' ratios: at most CUCO_PAIRED_MAX, each above 0. */
+static void get_ratios(decoder *d, cuco_candidate *c)
+{
+	const cJSON *r = field(d, "ratios"), *e;
+	if (!r)
+		return;
+	if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) > CUCO_PAIRED_MAX) {
+		bad(d, "ratios", "at most 64 positive numbers");
+		return;
+	}
+	cJSON_ArrayForEach(e, r) {
+		if (!cJSON_IsNumber(e) || !(e->valuedouble > 0)) {
+			c->nratios = 0;
+			bad(d, "ratios", "at most 64 positive numbers");
+			return;
+		}
+		c->ratios[c->nratios++] = e->valuedouble;
+	}
+}
+
+/* {value, lo, hi, rounds, confidence, ratios} and the verdict; a bare
+ * number is the speedup of a store written before intervals, one
+ * measurement. */
 static void get_speedup(decoder *d, cuco_candidate *c, cuco_err *err)
 {
 	c->speedup = c->speedup_lo = c->speedup_hi = c->confidence = NAN;
@@ -566,6 +592,7 @@ static void get_speedup(decoder *d, cuco_candidate *c, cuco_err *err)
 		get_num(&sd, "hi", &c->speedup_hi, NAN);
 		get_int(&sd, "rounds", &c->rounds);
 		get_num(&sd, "confidence", &c->confidence, NAN);
+		get_ratios(&sd, c);
 		if (sd.rc == CUCO_OK && (c->rounds < 0 || c->rounds > 1000000))
 			sd.rc = cuco_errf(err, CUCO_EDATA, "rounds %d is out of 0..1000000", c->rounds);
 		nested_fail(d, "speedup", sd.rc);

@@ -206,6 +206,9 @@ typedef struct cuco_candidate {
 	double confidence;        /* two-sided coverage of [speedup_lo, speedup_hi] */
 	int rounds;               /* measurements behind speedup: 1 = one screening, */
 	                          /*   more = paired rounds against the baseline */
+	int nratios;              /* those rounds' ratios (baseline / this), in order: */
+	double ratios[CUCO_PAIRED_MAX];  /* what a revisit adds to; 0 in a record of an
+	                             older cuco, or past CUCO_PAIRED_MAX rounds */
 	cuco_verdict verdict;     /* what those rounds said; NONE when only screened */
 	double peak_fraction;     /* fraction of the hardware peak; NAN if unknown */
 	bool host_counted;        /* host_calls was counted (the interposer ran in its ranks) */

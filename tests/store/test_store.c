@@ -59,6 +59,9 @@ static void sample_candidate(cuco_candidate *c, uint64_t parent)
 	c->speedup_hi = 1.36;
 	c->confidence = 0.995;
 	c->rounds = 12;
+	c->nratios = 12;
+	for (int i = 0; i < 12; i++)
+		c->ratios[i] = 1.2 + 0.01 * i;
 	c->verdict = CUCO_VERDICT_FASTER;
 	c->peak_fraction = NAN;
 	c->pinned = true;
@@ -115,6 +118,8 @@ static void test_candidate_roundtrip(void **state)
 	assert_true(isnan(b->peak_fraction));
 	assert_true(b->speedup == 1.25 && b->speedup_lo == 1.18 && b->speedup_hi == 1.36);
 	assert_true(b->confidence == 0.995 && b->rounds == 12);
+	assert_int_equal(b->nratios, 12);  /* the rounds behind the interval */
+	assert_memory_equal(a->ratios, b->ratios, 12 * sizeof *a->ratios);
 	assert_int_equal(b->verdict, CUCO_VERDICT_FASTER);
 	assert_true(b->pinned);
 	assert_int_equal(b->tokens_prompt, 1234);
@@ -223,6 +228,10 @@ static void test_json_rejects_bad_types(void **state)
 	j = cJSON_Parse("{\"id\": 3, \"speedup\": {\"value\": 1.2, \"rounds\": -4}}");
 	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
 	assert_string_equal(err.msg, "speedup: rounds -4 is out of 0..1000000");
+	cJSON_Delete(j);
+	j = cJSON_Parse("{\"id\": 3, \"speedup\": {\"value\": 1.2, \"rounds\": 2, \"ratios\": [1.1, -1]}}");
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
+	assert_string_equal(err.msg, "speedup: field ratios: expected at most 64 positive numbers");
 	cJSON_Delete(j);
 	j = cJSON_Parse("{\"id\": 3, \"verdict\": \"probably\"}");
 	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_EDATA);
