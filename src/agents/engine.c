@@ -121,6 +121,38 @@ static int measure_start(cuco_engine *e)
 	return e->rc;
 }
 
+typedef struct end_arg {
+	cuco_confirmation confirmed;
+	cuco_event ev;
+} end_arg;
+
+static int end_txn(cuco_txn *txn, void *arg)
+{
+	end_arg *a = arg;
+	cuco_event ev = a->ev;  /* a retried txn starts from the same event */
+	int rc = cuco_confirmation_put(txn, &a->confirmed);
+	return rc == CUCO_OK ? cuco_event_add(txn, &ev) : rc;
+}
+
+/* How the session's confirmation ended (meta "confirmation", what the
+ * summary reads) and the run-end event, in one write. */
+static void run_end(cuco_engine *e)
+{
+	end_arg *a = cuco_xcalloc(1, sizeof *a);
+	engine_confirm_outcome(e, &a->confirmed);
+	pthread_mutex_lock(&e->lock);
+	engine_event_init(&a->ev, "run-end", e->best_id, NULL);
+	snprintf(a->ev.text, sizeof a->ev.text, "%s after %d strategy candidates%s%.400s",
+		e->end_reason ? e->end_reason : "finished", e->proposed, e->rc ? ": " : "",
+		e->rc ? e->err.msg : "");
+	pthread_mutex_unlock(&e->lock);
+	cuco_err err = { 0 };
+	if (cuco_store_write(e->st, end_txn, a, &err) != CUCO_OK)
+		cuco_log(CUCO_LOG_WARN, "engine: run-end: %s", err.msg);
+	free(a);
+	engine_wake(e);
+}
+
 static void *driver_main(void *arg)
 {
 	cuco_engine *e = arg;
@@ -147,14 +179,7 @@ static void *driver_main(void *arg)
 		if (!engine_stopping(e))
 			engine_confirm(e);
 	}
-	pthread_mutex_lock(&e->lock);
-	const char *why = e->end_reason ? e->end_reason : "finished";
-	char msg[sizeof e->err.msg];
-	cuco_strlcpy(msg, e->rc ? e->err.msg : "", sizeof msg);
-	int proposed = e->proposed;
-	pthread_mutex_unlock(&e->lock);
-	engine_event(e, "run-end", e->best_id, "%s after %d strategy candidates%s%s", why, proposed,
-		msg[0] ? ": " : "", msg);
+	run_end(e);
 	atomic_store(&e->done, true);
 	engine_wake(e);
 	return NULL;

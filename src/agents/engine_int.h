@@ -104,6 +104,8 @@ struct cuco_engine {
 	double best_lo, best_hi; /* its interval */
 	int best_rounds;
 	int confirmations;       /* of this run directory, each taking its share of alpha */
+	cuco_confirmation confirmed;  /* this session's: what its confirmations did */
+	bool confirm_done;       /* its confirmation ran to its end */
 	uint64_t rng;            /* the rounds' order */
 	engine_noise noise;
 	uint64_t *backlog;         /* stored candidates to evaluate before proposing */
@@ -202,8 +204,10 @@ void engine_noise_start(cuco_engine *e);
  * noisy it says so, once, in the event log, the log and the progress. */
 void engine_noise_baseline(cuco_engine *e, const cuco_eval_result *res);
 /* Confirm the best `rebench_top` screens on fresh paired rounds; crown
- * what passes (the run's end). */
+ * what passes, and look again at a crown they measure (the run's end). */
 void engine_confirm(cuco_engine *e);
+/* How this session's confirmation ended, as meta "confirmation" keeps it. */
+void engine_confirm_outcome(cuco_engine *e, cuco_confirmation *out);
 
 /* ---- slots (engine_slots.c) ---- */
 

@@ -152,6 +152,8 @@ void engine_noise_baseline(cuco_engine *e, const cuco_eval_result *res)
 
 enum { ARM_BASE, ARM_CAND, ARM_BEST, ARMS };
 
+static const char *const arm_names[ARMS] = { "the baseline", "the contender", "the best" };
+
 /* One program of a confirmation and its measurement in every round. */
 typedef struct arm {
 	cuco_candidate c;
@@ -171,10 +173,12 @@ typedef struct confirmation {
 	int rounds;              /* taken */
 	int best_rounds;         /* of them, with the best (until it could no longer lose) */
 	bool behind;             /* it can no longer beat the best */
+	bool best_lapsed;        /* the best's crown lapsed on these rounds */
 	double vs_base[CUCO_PAIRED_MAX], vs_best[CUCO_PAIRED_MAX];
 	cuco_interval base_iv, best_iv;
 	cuco_verdict verdict;
 	bool crown;
+	char why[448];           /* why it ended without a verdict; "" when it did not */
 } confirmation;
 
 static void shuffle(cuco_engine *e, int *order, int n)
@@ -188,26 +192,128 @@ static void shuffle(cuco_engine *e, int *order, int n)
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* A program that fails in a round is recorded so: a contender or a best
- * that fails is out (a failed best's crown lapses); a baseline that fails
- * once keeps its row. Either way the confirmation ends without a verdict. */
-static void arm_failed(cuco_engine *e, confirmation *cf, int which, const cuco_eval_result *res)
+static void interval_text(const cuco_interval *iv, char *buf, size_t size)
 {
-	arm *a = &cf->arms[which];
-	cuco_candidate out;
-	if (which == ARM_BASE) {
-		engine_event(e, "confirm", cf->arms[ARM_CAND].c.id, "the baseline failed in round %d "
-			"at %s (%s): no verdict", cf->rounds + 1, res->failed_stage, res->error_class);
+	cuco_speedup_text(iv->value, iv->lo, iv->hi, iv->rounds, !cuco_utf8_locale(), buf, size);
+}
+
+/* ---- crowns looked at again --------------------------------------------------- */
+
+typedef struct revisit_arg {
+	cuco_revisit r;
+	cuco_candidate *rec;     /* the best's record with its new interval; NULL: as it is */
+} revisit_arg;
+
+static int revisit_txn(cuco_txn *txn, void *arg)
+{
+	revisit_arg *a = arg;
+	int rc = a->rec ? cuco_cand_put(txn, a->rec) : CUCO_OK;
+	if (rc == CUCO_OK)
+		rc = cuco_crown_revisit(txn, &a->r);
+	cuco_event ev;
+	engine_event_init(&ev, a->r.lapsed ? "lapse" : "revisit", a->r.id, NULL);
+	snprintf(ev.text, sizeof ev.text, "#%llu %.480s", (unsigned long long)a->r.id, a->r.why);
+	return rc == CUCO_OK ? cuco_event_add(txn, &ev) : rc;
+}
+
+/* Keep a revisit of the best's crown with the chain, and say it. */
+static void revisit(cuco_engine *e, const cuco_revisit *r, cuco_candidate *rec)
+{
+	revisit_arg a = { *r, rec };
+	cuco_err err = { 0 };
+	if (cuco_store_write(e->st, revisit_txn, &a, &err) != CUCO_OK) {
+		engine_fail(e, &err);
 		return;
 	}
-	if (engine_record(e, a->c.id, res, NAN, "confirm", &out) == CUCO_OK) {
-		pthread_mutex_lock(&e->lock);
-		engine_progress(e, &out, which == ARM_CAND ? "failed when confirmed" :
-			"the best failed when measured again: its crown lapses");
-		pthread_mutex_unlock(&e->lock);
+	engine_wake(e);
+	engine_refresh_best(e);
+	cuco_candidate shown;
+	if (!rec && engine_get(e, r->id, &shown, &err) == CUCO_OK)
+		rec = &shown;
+	pthread_mutex_lock(&e->lock);
+	if (rec)
+		engine_progress(e, rec, r->lapsed ? "its crown lapses" : "revisited: its crown stands");
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* The best's rounds against the baseline in this confirmation: when their
+ * estimate lies outside the interval it was crowned with, the crown is
+ * judged again on all its rounds, at the confidence it had. It stands
+ * when they still say faster — with that interval from now on — and lapses
+ * otherwise. Only a crown can be lost so, never won: the run's false-crown
+ * rate holds. */
+static void revisit_best(cuco_engine *e, confirmation *cf)
+{
+	cuco_candidate b = cf->arms[ARM_BEST].c;
+	double alpha = (1 - b.confidence) / 2;
+	if (cf->narms < ARMS || cf->best_rounds < 1 || b.rounds < 2 || !(alpha > 0 && alpha < 0.5))
+		return;
+	double all[2 * CUCO_PAIRED_MAX];
+	int n = b.nratios < CUCO_PAIRED_MAX ? b.nratios : CUCO_PAIRED_MAX, later = cf->best_rounds;
+	memcpy(all, b.ratios, (size_t)n * sizeof *all);
+	for (int i = 0; i < later; i++)  /* each round's two medians, as the crown's were */
+		all[n + i] = cf->arms[ARM_BASE].res[i].latency_median_us /
+			cf->arms[ARM_BEST].res[i].latency_median_us;
+	cuco_interval now, iv;
+	cuco_paired_interval(all + n, later, alpha, &now);
+	if (now.value >= b.speedup_lo && now.value <= b.speedup_hi)
+		return;
+	int first = n + later > CUCO_PAIRED_MAX ? n + later - CUCO_PAIRED_MAX : 0;  /* the latest */
+	cuco_paired_interval(all + first, n + later - first, alpha, &iv);
+	bool stands = cuco_paired_faster(&iv, alpha);
+	char t_now[64], t_was[64], t_all[64];
+	interval_text(&now, t_now, sizeof t_now);
+	cuco_speedup_text(b.speedup, b.speedup_lo, b.speedup_hi, b.rounds, !cuco_utf8_locale(), t_was,
+		sizeof t_was);
+	interval_text(&iv, t_all, sizeof t_all);
+	b.speedup = b.score = iv.value;
+	b.speedup_lo = iv.lo;
+	b.speedup_hi = iv.hi;
+	b.confidence = iv.confidence;
+	b.rounds = b.nratios = iv.rounds;
+	memcpy(b.ratios, all + first, (size_t)iv.rounds * sizeof *b.ratios);
+	b.verdict = cuco_paired_verdict(&iv, alpha, e->wl->max_spread);
+	cuco_revisit r = { .id = b.id, .lapsed = !stands };
+	snprintf(r.why, sizeof r.why, "revisited: %d later paired round%s put it at %s the baseline, "
+		"outside the %s it was crowned with; over all %d rounds %s (%.4g%% interval), %s: its "
+		"crown %s", later, later == 1 ? "" : "s", t_now, t_was, iv.rounds, t_all,
+		100 * iv.confidence, cuco_verdict_name(b.verdict), stands ? "stands" : "lapses");
+	revisit(e, &r, &b);
+	cf->best_lapsed = !stands;
+}
+
+/* ---- the rounds ------------------------------------------------------------- */
+
+/* A program that fails in a round: its measurement is appended, and the
+ * store's rule says whether that failure is in force — a contender's or
+ * a best's own is, the baseline's is not, nor the environment's (the
+ * earlier measurement stays). A best whose failure is in force loses its
+ * crown. The confirmation ends without a verdict; cf->why says why. */
+static void arm_failed(cuco_engine *e, confirmation *cf, int which, const cuco_eval_result *res)
+{
+	char line[360], who[48] = "the baseline";
+	cuco_failure_line(res->failed_stage, res->error_class, res->excerpt, line, sizeof line);
+	if (which != ARM_BASE)
+		snprintf(who, sizeof who, "%s, #%llu,", arm_names[which],
+			(unsigned long long)cf->arms[which].c.id);
+	snprintf(cf->why, sizeof cf->why, "%s failed in round %d at %s", who, cf->rounds + 1, line);
+	cuco_candidate out;
+	if (engine_record(e, cf->arms[which].c.id, res, NAN, "confirm", &out) != CUCO_OK)
+		return;
+	if (which == ARM_BEST && out.error_class[0]) {  /* its failure is in force */
+		cuco_revisit r = { .id = out.id, .lapsed = true };
+		snprintf(r.why, sizeof r.why, "failed when measured again (confirmation %d, round %d) "
+			"at %s: its crown lapses", cf->j, cf->rounds + 1, line);
+		revisit(e, &r, NULL);
 	}
-	if (which == ARM_BEST)
-		engine_refresh_best(e);
+	const cuco_candidate *cand = which == ARM_CAND ? &out : &cf->arms[ARM_CAND].c;
+	engine_event(e, "confirm", cand->id, "#%llu no verdict: %.440s", (unsigned long long)cand->id,
+		cf->why);
+	char text[512];
+	snprintf(text, sizeof text, "no verdict: %s", cf->why);
+	pthread_mutex_lock(&e->lock);
+	engine_progress(e, cand, text);
+	pthread_mutex_unlock(&e->lock);
 }
 
 /* Between two rounds (never inside one) a person's commands are applied:
@@ -231,7 +337,7 @@ static bool between_rounds(cuco_engine *e)
  * never fewer than min_rounds, so that every interval a confirmation
  * reports has the confidence it asks for. Once the contender can no longer
  * beat the best, the best drops out of the rounds. False when the
- * confirmation ended for a failure (or the run is stopping). */
+ * confirmation ended for a failure (cf->why) or the run is stopping. */
 static bool run_rounds(cuco_engine *e, confirmation *cf)
 {
 	for (int r = 0; r < cf->max_rounds; r++) {
@@ -284,25 +390,22 @@ static int median_round(const confirmation *cf)
 
 /* ---- the verdict ----------------------------------------------------------- */
 
-static void interval_text(const cuco_interval *iv, char *buf, size_t size)
-{
-	cuco_speedup_text(iv->value, iv->lo, iv->hi, iv->rounds, !cuco_utf8_locale(), buf, size);
-}
-
 /* The event's words: what the rounds said and how sure they are. */
 static void verdict_text(const confirmation *cf, char *buf, size_t size)
 {
-	char base[64], best[64], best_part[128] = "";
+	char base[64], best[64], best_part[160] = "";
 	interval_text(&cf->base_iv, base, sizeof base);
 	interval_text(&cf->best_iv, best, sizeof best);
 	if (cf->narms == ARMS)
-		snprintf(best_part, sizeof best_part, " and %s the best (#%llu, %d rounds)", best,
-			(unsigned long long)cf->arms[ARM_BEST].c.id, cf->best_rounds);
+		snprintf(best_part, sizeof best_part, " and %s the best (#%llu, %d rounds%s)", best,
+			(unsigned long long)cf->arms[ARM_BEST].c.id, cf->best_rounds,
+			cf->best_lapsed ? "; its crown lapsed on them" : "");
 	/* Lost to the best: the comparison with the baseline may be undecided. */
 	bool behind = !cf->crown && cf->narms == ARMS && (cf->verdict == CUCO_VERDICT_FASTER ||
 		cf->behind);
-	const char *what = cf->crown ? "new best" : behind ? "not faster than the best" :
-		cuco_verdict_name(cf->verdict);
+	const char *what = cf->crown ? "new best" : behind && cf->best_lapsed ?
+		"not crowned: the best it was paired with lapsed, and the best now was not in its rounds" :
+		behind ? "not faster than the best" : cuco_verdict_name(cf->verdict);
 	snprintf(buf, size, "%s: %s the baseline%s in %d paired round%s (%.4g%% interval)%s", what,
 		base, best_part, cf->rounds, cf->rounds == 1 ? "" : "s", 100 * cf->base_iv.confidence,
 		cf->rounds < cf->max_rounds ? ", stopped early: it could no longer pass" : "");
@@ -318,7 +421,7 @@ typedef struct confirm_arg {
 
 /* The baseline's and the contender's measurements of the median round are
  * appended (and so in force); the contender's speedup is then the interval
- * over all rounds. */
+ * over all rounds, with their ratios. */
 static int confirm_txn(cuco_txn *txn, void *arg)
 {
 	confirm_arg *a = arg;
@@ -338,7 +441,8 @@ static int confirm_txn(cuco_txn *txn, void *arg)
 	c.speedup_lo = cf->base_iv.lo;
 	c.speedup_hi = cf->base_iv.hi;
 	c.confidence = cf->base_iv.confidence;
-	c.rounds = cf->base_iv.rounds;
+	c.rounds = c.nratios = cf->base_iv.rounds;
+	memcpy(c.ratios, cf->vs_base, (size_t)cf->rounds * sizeof *c.ratios);
 	c.verdict = cf->verdict;
 	if ((rc = cuco_cand_put(txn, &c)) != CUCO_OK)
 		return rc;
@@ -351,30 +455,34 @@ static int confirm_txn(cuco_txn *txn, void *arg)
 	return cuco_event_add(txn, &ev);
 }
 
-static void decide(cuco_engine *e, confirmation *cf)
+/* The intervals, the verdict and the crown. A contender must beat the
+ * best it was paired with, unless that crown lapsed on these rounds and
+ * the baseline stands again (base_stands): it beat the baseline alone. */
+static void decide(cuco_engine *e, confirmation *cf, bool base_stands)
 {
 	cuco_paired_interval(cf->vs_base, cf->rounds, cf->alpha, &cf->base_iv);
 	cuco_paired_interval(cf->vs_best, cf->best_rounds, cf->alpha, &cf->best_iv);
 	cf->verdict = cuco_paired_verdict(&cf->base_iv, cf->alpha, e->wl->max_spread);
-	cf->crown = cf->verdict == CUCO_VERDICT_FASTER &&
-		(cf->narms < ARMS || cuco_paired_faster(&cf->best_iv, cf->alpha));
+	cf->crown = cf->verdict == CUCO_VERDICT_FASTER && (cf->narms < ARMS ||
+		cuco_paired_faster(&cf->best_iv, cf->alpha) || (cf->best_lapsed && base_stands));
 }
 
 /* ---- one confirmation -------------------------------------------------------- */
 
-static bool load_arm(cuco_engine *e, uint64_t id, arm *a)
+static bool load_arm(cuco_engine *e, uint64_t id, arm *a, char *why, size_t size)
 {
 	cuco_err err = { 0 };
 	if (engine_get(e, id, &a->c, &err) != CUCO_OK ||
 			cuco_source_read(e->st, a->c.source_hash, &a->src, &a->len, &err) != CUCO_OK) {
 		cuco_log(CUCO_LOG_WARN, "engine: confirm #%llu: %s", (unsigned long long)id, err.msg);
+		snprintf(why, size, "#%llu could not be read: %.400s", (unsigned long long)id, err.msg);
 		return false;
 	}
 	return true;
 }
 
 /* This confirmation's share of alpha, its rounds and its programs; false
- * when one of them cannot be read. */
+ * when one of them cannot be read (cf->why). */
 static bool plan(cuco_engine *e, confirmation *cf, uint64_t id)
 {
 	pthread_mutex_lock(&e->lock);
@@ -388,8 +496,10 @@ static bool plan(cuco_engine *e, confirmation *cf, uint64_t id)
 	if (cf->max_rounds > CUCO_PAIRED_MAX)
 		cf->max_rounds = cf->min_rounds = CUCO_PAIRED_MAX;
 	cf->narms = best && best != e->baseline_id ? ARMS : ARM_BEST;
-	if (!load_arm(e, e->baseline_id, &cf->arms[ARM_BASE]) || !load_arm(e, id, &cf->arms[ARM_CAND]) ||
-			(cf->narms == ARMS && !load_arm(e, best, &cf->arms[ARM_BEST])))
+	cf->arms[ARM_CAND].c.id = id;
+	if (!load_arm(e, e->baseline_id, &cf->arms[ARM_BASE], cf->why, sizeof cf->why) ||
+			!load_arm(e, id, &cf->arms[ARM_CAND], cf->why, sizeof cf->why) ||
+			(cf->narms == ARMS && !load_arm(e, best, &cf->arms[ARM_BEST], cf->why, sizeof cf->why)))
 		return false;
 	/* Every round on the slot the contender was screened on (the first
 	 * slot when that one is not this session's): ratios within one node. */
@@ -413,10 +523,15 @@ static void say_start(cuco_engine *e, const confirmation *cf)
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* Write the verdict (and the crown) and say it. */
+/* Look at the best's crown again, then write the verdict (and the crown)
+ * and say it. */
 static void conclude(cuco_engine *e, confirmation *cf)
 {
-	decide(e, cf);
+	revisit_best(e, cf);
+	pthread_mutex_lock(&e->lock);
+	bool base_stands = !e->best_id || e->best_id == e->baseline_id;
+	pthread_mutex_unlock(&e->lock);
+	decide(e, cf, base_stands);
 	confirm_arg a = { .e = e, .cf = cf, .round = median_round(cf) };
 	verdict_text(cf, a.text, sizeof a.text);
 	cuco_err err = { 0 };
@@ -432,14 +547,33 @@ static void conclude(cuco_engine *e, confirmation *cf)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* What this session's confirmation did, for its summary (meta
+ * "confirmation"); under e->lock. */
+static void tally(cuco_engine *e, const confirmation *cf, bool judged)
+{
+	cuco_confirmation *t = &e->confirmed;
+	t->contenders++;
+	t->judged += judged;
+	t->crowned += judged && cf->crown;
+	if (judged || !cf->why[0] || t->nunjudged == CUCO_UNJUDGED_MAX)
+		return;
+	t->unjudged[t->nunjudged].id = cf->arms[ARM_CAND].c.id;
+	cuco_strlcpy(t->unjudged[t->nunjudged++].why, cf->why, sizeof t->unjudged[0].why);
+}
+
 static void confirm_one(cuco_engine *e, uint64_t id)
 {
 	confirmation *cf = cuco_xcalloc(1, sizeof *cf);
+	bool judged = false;
 	if (plan(e, cf, id)) {
 		say_start(e, cf);
-		if (run_rounds(e, cf) && cf->rounds > 0)
+		judged = run_rounds(e, cf) && cf->rounds > 0;
+		if (judged)
 			conclude(e, cf);
 	}
+	pthread_mutex_lock(&e->lock);
+	tally(e, cf, judged && e->rc == CUCO_OK);
+	pthread_mutex_unlock(&e->lock);
 	for (int i = 0; i < ARMS; i++)
 		free(cf->arms[i].src);
 	free(cf);
@@ -498,4 +632,17 @@ void engine_confirm(cuco_engine *e)
 		confirm_one(e, a.id);
 	}
 	free(tried);
+	pthread_mutex_lock(&e->lock);
+	e->confirm_done = !e->stop;
+	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_confirm_outcome(cuco_engine *e, cuco_confirmation *out)
+{
+	pthread_mutex_lock(&e->lock);
+	*out = e->confirmed;
+	out->session = e->session;
+	out->state = e->cfg.rebench_top <= 0 ? CUCO_CONFIRM_OFF : e->confirm_done ? CUCO_CONFIRM_DONE :
+		e->rc != CUCO_OK ? CUCO_CONFIRM_ERROR : CUCO_CONFIRM_STOPPED;
+	pthread_mutex_unlock(&e->lock);
 }

@@ -1,5 +1,6 @@
-/* crown.c — the run's chain of crowns (docs/trust.md, docs/store.md), in
- * meta "best":
+/* crown.c — the run's chain of crowns (docs/trust.md, docs/store.md), and
+ * how its last session's confirmation ended (meta "confirmation", below).
+ * The chain is meta "best":
  *
  *   {"crowned": [BASELINE, ID, …], "revisits": [{"id", "lapsed", "why"}, …]}
  *
@@ -228,4 +229,92 @@ int cuco_crown_revisits(cuco_txn *txn, cuco_revisit **out, size_t *n)
 	}
 	chain_free(&c);
 	return rc;
+}
+
+/* ---- the last session's confirmation --------------------------------------------- */
+
+static const char *const confirm_names[CUCO_CONFIRM_STATE_COUNT] = {
+#define X(e, name, help) name,
+	CUCO_CONFIRM_STATES(X)
+#undef X
+};
+
+static const char *const confirm_help[CUCO_CONFIRM_STATE_COUNT] = {
+#define X(e, name, help) help,
+	CUCO_CONFIRM_STATES(X)
+#undef X
+};
+
+const char *cuco_confirm_state_name(cuco_confirm_state s)
+{
+	return (unsigned)s < CUCO_CONFIRM_STATE_COUNT ? confirm_names[s] : "?";
+}
+
+const char *cuco_confirm_state_help(cuco_confirm_state s)
+{
+	return (unsigned)s < CUCO_CONFIRM_STATE_COUNT ? confirm_help[s] : "";
+}
+
+int cuco_confirmation_put(cuco_txn *txn, const cuco_confirmation *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "session", (double)c->session);
+	cJSON_AddStringToObject(o, "state", cuco_confirm_state_name(c->state));
+	cJSON_AddNumberToObject(o, "contenders", c->contenders);
+	cJSON_AddNumberToObject(o, "judged", c->judged);
+	cJSON_AddNumberToObject(o, "crowned", c->crowned);
+	cJSON *u = cJSON_AddArrayToObject(o, "unjudged");
+	for (int i = 0; i < c->nunjudged && i < CUCO_UNJUDGED_MAX; i++) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddNumberToObject(e, "id", (double)c->unjudged[i].id);
+		cJSON_AddStringToObject(e, "why", c->unjudged[i].why);
+		cJSON_AddItemToArray(u, e);
+	}
+	MDB_val k = { 12, "confirmation" };
+	return store_put_json(txn, T_META, &k, o, 0, "meta");
+}
+
+static bool count_of(const cJSON *o, const char *key, int *out)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!cJSON_IsNumber(n) || n->valuedouble < 0 || n->valuedouble > 1e9)
+		return false;
+	*out = (int)n->valuedouble;
+	return true;
+}
+
+int cuco_confirmation_get(cuco_txn *txn, cuco_confirmation *c)
+{
+	memset(c, 0, sizeof *c);
+	char *json = NULL;
+	int rc = cuco_meta_get(txn, "confirmation", &json);
+	if (rc != CUCO_OK)
+		return rc;
+	cJSON *j = cJSON_Parse(json);
+	free(json);
+	const cJSON *state = cJSON_GetObjectItemCaseSensitive(j, "state");
+	const cJSON *session = cJSON_GetObjectItemCaseSensitive(j, "session"), *e;
+	bool ok = cJSON_IsNumber(session) && session->valuedouble >= 0 && cJSON_IsString(state) &&
+		count_of(j, "contenders", &c->contenders) && count_of(j, "judged", &c->judged) &&
+		count_of(j, "crowned", &c->crowned);
+	for (int i = 0; ok && i < CUCO_CONFIRM_STATE_COUNT; i++)
+		if (strcmp(state->valuestring, confirm_names[i]) == 0)
+			c->state = (cuco_confirm_state)i;
+	ok = ok && strcmp(state->valuestring, confirm_names[c->state]) == 0;
+	const cJSON *unjudged = ok ? cJSON_GetObjectItemCaseSensitive(j, "unjudged") : NULL;
+	cJSON_ArrayForEach(e, unjudged) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+		const cJSON *why = cJSON_GetObjectItemCaseSensitive(e, "why");
+		if (!cJSON_IsNumber(id) || !cJSON_IsString(why) || c->nunjudged == CUCO_UNJUDGED_MAX) {
+			ok = false;
+			break;
+		}
+		c->unjudged[c->nunjudged].id = (uint64_t)id->valuedouble;
+		cuco_strlcpy(c->unjudged[c->nunjudged++].why, why->valuestring, sizeof c->unjudged[0].why);
+	}
+	if (ok)
+		c->session = (uint64_t)session->valuedouble;
+	cJSON_Delete(j);
+	return ok ? CUCO_OK : cuco_txn_fail(txn, CUCO_EDATA, "%s: meta confirmation: expected "
+		"{session, state, contenders, judged, crowned, unjudged: [{id, why}]}", txn->st->dir);
 }

@@ -79,6 +79,21 @@ bool cuco_cand_suspect(const cuco_candidate *c)
 	return c->status == CUCO_STATUS_FAILED && strcmp(c->error_class, fail_names[CUCO_FAIL_SUSPECT]) == 0;
 }
 
+void cuco_failure_line(const char *stage, const char *error_class, const char *excerpt, char *buf,
+	size_t size)
+{
+	const char *p = excerpt;
+	while (*p == '\n' || *p == ' ')
+		p++;
+	/* A refusal repeats its stage: "bench: spot check: …". */
+	size_t st = strlen(stage);
+	if (st && strncmp(p, stage, st) == 0 && p[st] == ':' && p[st + 1] == ' ')
+		p += st + 2;
+	int n = (int)strcspn(p, "\n");
+	snprintf(buf, size, "%s: %s%s%.*s", *stage ? stage : "-", *error_class ? error_class : "-",
+		n ? ": " : "", n, p);
+}
+
 int cuco_fail_parse(const char *name, cuco_fail_class *out)
 {
 	int i = parse_name(fail_names, CUCO_FAIL_COUNT, name);

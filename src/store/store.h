@@ -106,6 +106,12 @@ struct cuco_candidate;
 /* Failed as suspect: refused by one of the evaluator's defences. Such a
  * candidate is never any strategy's parent. */
 bool cuco_cand_suspect(const struct cuco_candidate *c);
+/* A failure in one line, as every view writes it (a record's, a
+ * measurement's, after "failed at "): "STAGE: CLASS: REASON", the reason
+ * the first line of the excerpt, which for a refusal names its defence
+ * ("bench: suspect: spot check: …"). */
+void cuco_failure_line(const char *stage, const char *error_class, const char *excerpt, char *buf,
+	size_t size);
 
 typedef struct cuco_knob {
 	char name[32];
@@ -531,6 +537,42 @@ typedef struct cuco_revisit {
 int cuco_crown_revisit(cuco_txn *txn, const cuco_revisit *r);
 /* The revisits of the chain, oldest first; *out malloc'd (NULL when none). */
 int cuco_crown_revisits(cuco_txn *txn, cuco_revisit **out, size_t *n);
+
+/* How a session's end-of-run confirmation ended (docs/trust.md):
+ * X(enum, name in meta "confirmation", what it means). */
+#define CUCO_CONFIRM_STATES(X) \
+	X(DONE, "done", "the contenders were confirmed") \
+	X(STOPPED, "stopped", "stopped before confirmation; run the same command to confirm") \
+	X(ERROR, "error", "the run ended with an error before confirmation; run the same command, " \
+		"once it is fixed, to confirm") \
+	X(OFF, "off", "--rebench 0: nothing is confirmed; run the same command with --rebench N " \
+		"to confirm")
+
+typedef enum cuco_confirm_state {
+#define X(e, name, help) CUCO_CONFIRM_##e,
+	CUCO_CONFIRM_STATES(X)
+#undef X
+	CUCO_CONFIRM_STATE_COUNT
+} cuco_confirm_state;
+const char *cuco_confirm_state_name(cuco_confirm_state s);
+const char *cuco_confirm_state_help(cuco_confirm_state s);
+
+#define CUCO_UNJUDGED_MAX 16  /* contenders without a verdict kept, each with why */
+
+/* A session's confirmation (meta "confirmation"): written by the engine as
+ * the session ends, read by `cuco run`'s summary and `cuco report`. */
+typedef struct cuco_confirmation {
+	uint64_t session;        /* its run-start event's seq */
+	cuco_confirm_state state;
+	int contenders;          /* confirmations started */
+	int judged;              /* of them, ended with a verdict */
+	int crowned;             /* of them, crowned */
+	int nunjudged;           /* ended without a verdict, and why (not a stop) */
+	struct { uint64_t id; char why[448]; } unjudged[CUCO_UNJUDGED_MAX];
+} cuco_confirmation;
+int cuco_confirmation_put(cuco_txn *txn, const cuco_confirmation *c);
+/* CUCO_ENOTFOUND when no session of this cuco has ended. */
+int cuco_confirmation_get(cuco_txn *txn, cuco_confirmation *c);
 
 /* Content-addressed text (sources, prompts, replies): deduplicated. */
 int cuco_source_put(cuco_txn *txn, const char *text, size_t len, char hash[CUCO_HASH_LEN + 1]);

@@ -603,6 +603,274 @@ static void test_noise_said_once(void **state)
 	run_close(&r);
 }
 
+/* ---- crowns measured again (docs/trust.md, "Verdicts") -------------------- */
+
+/* The toy's name for a seed built with this directive ($TOY_ALTER). */
+static void toy_key(const cuco_directive *d, char *buf, size_t size)
+{
+	snprintf(buf, size, "%d %d %d %d %d", !strcmp(d->backend, "msg") ? 1 : !strcmp(d->backend,
+		"rma") ? 2 : 3, 1 + !strcmp(d->issuer, "several"), 1 + !strcmp(d->placement, "interleave"),
+		1 + !strcmp(d->sync, "flag"), atoi(d->granularity));
+}
+
+/* From now on the program `who` reports `factor` times its latency, or a
+ * wrong answer when factor is 0. */
+static void alter(run *r, const char *who, double factor)
+{
+	char file[300];
+	snprintf(file, sizeof file, "%s/alter", r->dir);
+	FILE *f = fopen(file, "a");
+	assert_non_null(f);
+	fprintf(f, "%s %g\n", who, factor);
+	fclose(f);
+	setenv("TOY_ALTER", file, 1);
+}
+
+static int best_txn(cuco_txn *txn, void *arg)
+{
+	cuco_summary s;
+	int rc = cuco_best(txn, &s);
+	*(uint64_t *)arg = s.id;
+	return rc;
+}
+
+/* The best in every view's words: cuco_best. */
+static uint64_t best_now(run *r)
+{
+	uint64_t id = 0;
+	cuco_err err = { 0 };
+	if (cuco_store_read(r->st, best_txn, &id, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return id;
+}
+
+typedef struct revisits {
+	cuco_revisit *r;
+	size_t n;
+} revisits;
+
+static int revisits_txn(cuco_txn *txn, void *arg)
+{
+	revisits *v = arg;
+	free(v->r);
+	return cuco_crown_revisits(txn, &v->r, &v->n);
+}
+
+static revisits read_revisits(run *r)
+{
+	revisits v = { 0 };
+	cuco_err err = { 0 };
+	if (cuco_store_read(r->st, revisits_txn, &v, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return v;
+}
+
+/* A session on the exact toy (every round alike) that crowns a best, and
+ * that best's record. */
+static cuco_candidate crowning_session(run *r, int budget)
+{
+	unsetenv("TOY_COUNTER");
+	unsetenv("TOY_BASELINE_US");
+	unsetenv("TOY_ALTER");
+	no_jitter();
+	cuco_engine_config cfg = config(budget);
+	cfg.rebench_top = 1;
+	cfg.jobs = 1;
+	cfg.eval.sandbox = CUCO_SANDBOX_OFF;  /* $TOY_ALTER is in the run directory, which it hides */
+	session(r, &cfg);
+	history h = read_history(r);
+	const cuco_candidate *best = find_cand(&h, best_now(r));
+	assert_non_null(best);
+	assert_int_equal(best->origin, CUCO_ORIGIN_TUNE);
+	assert_int_equal(best->verdict, CUCO_VERDICT_FASTER);
+	assert_int_equal(best->nratios, best->rounds);  /* the rounds behind its interval */
+	cuco_candidate c = *best;
+	history_free(&h);
+	return c;
+}
+
+/* A later session whose confirmation pairs a contender with the best. */
+static history later_session(run *r, int budget, FILE *progress)
+{
+	cuco_engine_config cfg = config(budget);
+	cfg.rebench_top = 1;
+	cfg.jobs = 1;
+	cfg.eval.sandbox = CUCO_SANDBOX_OFF;
+	cfg.progress = progress;
+	session(r, &cfg);
+	return read_history(r);
+}
+
+/* A best that fails when measured again in a later confirmation loses its
+ * crown in the store, not only in the log: cuco_best steps down to the
+ * baseline, the record is failed with its reason, the revisit says why. */
+static void test_refused_best_lapses(void **state)
+{
+	(void)state;
+	run r;
+	run_open(&r);
+	cuco_candidate best = crowning_session(&r, 6);
+	char key[64];
+	toy_key(&best.directive, key, sizeof key);
+	alter(&r, key, 0);
+	FILE *progress = tmpfile();
+	history h = later_session(&r, 9, progress);
+	unsetenv("TOY_ALTER");
+	const cuco_candidate *was = find_cand(&h, best.id);
+	assert_int_equal(was->status, CUCO_STATUS_FAILED);
+	assert_string_equal(was->error_class, "wrong-answer");
+	assert_int_equal(best_now(&r), 1);  /* the baseline again */
+	revisits v = read_revisits(&r);
+	assert_int_equal(v.n, 1);
+	assert_true(v.r[0].id == best.id && v.r[0].lapsed);
+	assert_non_null(strstr(v.r[0].why, "wrong-answer"));
+	assert_non_null(strstr(v.r[0].why, "its crown lapses"));
+	assert_int_equal(count_events(&h, "lapse"), 1);
+	/* The contender's line says why it has no verdict. */
+	char out[16384] = "";
+	rewind(progress);
+	size_t got = fread(out, 1, sizeof out - 1, progress);
+	out[got] = '\0';
+	fclose(progress);
+	assert_non_null(strstr(out, "no verdict: the best, #"));
+	assert_non_null(strstr(out, "wrong-answer"));
+	free(v.r);
+	history_free(&h);
+	run_close(&r);
+}
+
+/* Later paired rounds that put the best outside the interval it was
+ * crowned with make the crown revisited on all its rounds: slowed four
+ * times it lapses (and the contender that beats it is crowned); slowed a
+ * little it stands, with the wider interval of all its rounds. */
+static void test_crown_revisited(void **state)
+{
+	(void)state;
+	run r;
+	run_open(&r);
+	cuco_candidate first = crowning_session(&r, 6);
+	char key[64];
+	toy_key(&first.directive, key, sizeof key);
+	alter(&r, key, 4);
+	history h = later_session(&r, 9, NULL);
+	revisits v = read_revisits(&r);
+	assert_int_equal(v.n, 1);
+	assert_true(v.r[0].id == first.id && v.r[0].lapsed);
+	assert_non_null(strstr(v.r[0].why, "outside"));
+	const cuco_candidate *was = find_cand(&h, first.id);
+	assert_int_equal(was->status, CUCO_STATUS_DONE);
+	assert_true(was->rounds > first.rounds && was->nratios == was->rounds);
+	assert_int_not_equal(was->verdict, CUCO_VERDICT_FASTER);
+	uint64_t second = best_now(&r);
+	assert_true(second != first.id && second != 1);  /* the contender, crowned */
+	assert_int_equal(count_events(&h, "lapse"), 1);
+	cuco_candidate crowned = *find_cand(&h, second);
+	history_free(&h);
+	free(v.r);
+
+	toy_key(&crowned.directive, key, sizeof key);
+	alter(&r, key, 1.1);
+	h = later_session(&r, 12, NULL);
+	unsetenv("TOY_ALTER");
+	v = read_revisits(&r);
+	assert_int_equal(v.n, 2);
+	assert_true(v.r[1].id == second && !v.r[1].lapsed);
+	assert_non_null(strstr(v.r[1].why, "its crown stands"));
+	was = find_cand(&h, second);
+	assert_int_equal(was->status, CUCO_STATUS_DONE);
+	assert_int_equal(was->verdict, CUCO_VERDICT_FASTER);
+	assert_true(was->rounds > crowned.rounds && was->nratios == was->rounds);
+	/* All its rounds: the crown's and the slower later ones. */
+	assert_true(was->speedup_lo < crowned.speedup_lo && was->speedup_lo > 1);
+	assert_true(was->speedup_hi >= crowned.speedup_hi * 0.999);
+	assert_int_equal(count_events(&h, "revisit"), 1);
+	assert_int_not_equal(best_now(&r), first.id);
+	history_free(&h);
+	free(v.r);
+	run_close(&r);
+}
+
+static int confirmation_txn(cuco_txn *txn, void *arg)
+{
+	return cuco_confirmation_get(txn, arg);
+}
+
+/* How the last session's confirmation ended (meta "confirmation"). */
+static cuco_confirmation read_confirmation(run *r)
+{
+	cuco_confirmation c;
+	cuco_err err = { 0 };
+	if (cuco_store_read(r->st, confirmation_txn, &c, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return c;
+}
+
+static int last_failure(const cuco_measurement *m, void *arg)
+{
+	if (!m->ok)
+		cuco_failure_line(m->failed_stage, m->error_class, m->error_excerpt, arg, 400);
+	return 0;
+}
+
+static int failure_txn(cuco_txn *txn, void *arg)
+{
+	return cuco_measure_each(txn, 1, last_failure, arg);
+}
+
+/* A confirmation that ends because the baseline failed says so, with the
+ * failure's reason, on its line, in its event and in meta "confirmation";
+ * it is never counted as judged. The baseline keeps its row. */
+static void test_confirmation_baseline_fails(void **state)
+{
+	(void)state;
+	run r;
+	run_open(&r);
+	unsetenv("TOY_COUNTER");
+	unsetenv("TOY_BASELINE_US");
+	no_jitter();
+	cuco_engine_config cfg = config(6);
+	cfg.rebench_top = 0;
+	cfg.jobs = 1;
+	cfg.eval.sandbox = CUCO_SANDBOX_OFF;
+	session(&r, &cfg);
+	assert_int_equal(read_confirmation(&r).state, CUCO_CONFIRM_OFF);
+	alter(&r, "baseline", 0);
+	FILE *progress = tmpfile();
+	cfg.rebench_top = 2;
+	cfg.progress = progress;
+	session(&r, &cfg);
+	unsetenv("TOY_ALTER");
+	cuco_confirmation c = read_confirmation(&r);
+	assert_int_equal(c.state, CUCO_CONFIRM_DONE);
+	assert_int_equal(c.contenders, 2);
+	assert_int_equal(c.judged, 0);
+	assert_int_equal(c.nunjudged, 2);
+	char reason[400] = "";
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(r.st, failure_txn, reason, &err), CUCO_OK);
+	assert_non_null(strstr(reason, "wrong-answer: "));
+	char want[512];
+	snprintf(want, sizeof want, "the baseline failed in round 1 at %s", reason);
+	assert_non_null(strstr(c.unjudged[0].why, want));
+	char out[16384] = "";
+	rewind(progress);
+	out[fread(out, 1, sizeof out - 1, progress)] = '\0';
+	fclose(progress);
+	snprintf(want, sizeof want, "no verdict: the baseline failed in round 1 at %s", reason);
+	assert_non_null(strstr(out, want));
+	history h = read_history(&r);
+	size_t said = 0;
+	for (size_t i = 0; i < h.nev; i++)
+		said += !strcmp(h.ev[i].kind, "confirm") && strstr(h.ev[i].text, want + 12) != NULL;
+	assert_int_equal(said, 2);
+	assert_int_equal(count_events(&h, "best"), 0);
+	const cuco_candidate *base = find_cand(&h, 1);
+	assert_int_equal(base->status, CUCO_STATUS_DONE);  /* its earlier measurement in force */
+	assert_true(base->latency_median_us == 1000);
+	history_free(&h);
+	run_close(&r);
+}
+
 /* ---- the command queue ---------------------------------------------------- */
 
 typedef struct queue_arg {
@@ -853,6 +1121,9 @@ static void test_stop(void **state)
 	assert_int_equal(unfinished(&h), 0);
 	assert_non_null(strstr(h.ev[h.nev - 1].text, "stopped"));
 	history_free(&h);
+	cuco_confirmation c = read_confirmation(&r);  /* for the summary: no verdict */
+	assert_int_equal(c.state, CUCO_CONFIRM_STOPPED);
+	assert_int_equal(c.contenders, 0);
 	run_close(&r);
 }
 
@@ -877,7 +1148,8 @@ static void test_baseline_environment(void **state)
 int main(void)
 {
 	/* The toy's programs read these; stages get only what is asked for. */
-	setenv("CUCO_PASS_ENV", "TOY_BASELINE_US TOY_COUNTER TOY_JITTER TOY_JITTER_FILE TOY_FLAT", 1);
+	setenv("CUCO_PASS_ENV", "TOY_BASELINE_US TOY_COUNTER TOY_JITTER TOY_JITTER_FILE TOY_FLAT "
+		"TOY_ALTER", 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_search_end_to_end),
 		cmocka_unit_test(test_resume),
@@ -886,6 +1158,9 @@ int main(void)
 		cmocka_unit_test(test_confirmation_crowns),
 		cmocka_unit_test(test_aa_crowns_nothing),
 		cmocka_unit_test(test_noise_said_once),
+		cmocka_unit_test(test_refused_best_lapses),
+		cmocka_unit_test(test_crown_revisited),
+		cmocka_unit_test(test_confirmation_baseline_fails),
 		cmocka_unit_test(test_commands),
 		cmocka_unit_test(test_retime_pause),
 		cmocka_unit_test(test_stop),
