@@ -30,6 +30,8 @@
                                as many on a noisy machine */
 #define MIN_DRIFT 4         /* baseline measurements before drift is judged */
 #define LOAD_TAU_S 60.0     /* the 1-minute load average's time constant */
+#define ROUNDING 1e-9       /* relative: two estimates of one ratio that differ by no more
+                               are the same (the intervals are taken in logs) */
 
 /* ---- the noise watch ------------------------------------------------------- */
 
@@ -256,7 +258,7 @@ static void revisit_best(cuco_engine *e, confirmation *cf)
 			cf->arms[ARM_BEST].res[i].latency_median_us;
 	cuco_interval now, iv;
 	cuco_paired_interval(all + n, later, alpha, &now);
-	if (now.value >= b.speedup_lo && now.value <= b.speedup_hi)
+	if (now.value >= b.speedup_lo * (1 - ROUNDING) && now.value <= b.speedup_hi * (1 + ROUNDING))
 		return;
 	int first = n + later > CUCO_PAIRED_MAX ? n + later - CUCO_PAIRED_MAX : 0;  /* the latest */
 	cuco_paired_interval(all + first, n + later - first, alpha, &iv);
