@@ -4,7 +4,9 @@
  * {workload, strategy, candidates: {total, by_status: {…}, by_origin: {…},
  *  by_failure: {…}}, baseline: {id, latency_us, slot},
  *  best: {id, latency_us, speedup: {value, lo, hi, rounds, confidence}, verdict,
- *  host_calls, slot}, noise, tokens: {prompt, completion}, cost_usd,
+ *  host_calls, slot}, revisits: [{id, lapsed, why}], confirmation: {session, state,
+ *  contenders, judged, crowned, unjudged: [{id, why}]}, noise, tokens: {prompt, completion},
+ *  cost_usd,
  *  calls: {total, refused, estimated, unpriced, by_kind: {KIND: totals},
  *          by_model: {MODEL: totals}},
  *  slots: [{name, state, failures, candidates}]}
@@ -12,7 +14,11 @@
  * The best is the run's crowned one (docs/trust.md), and its speedup the
  * one stored with it: from paired rounds against the baseline, with its
  * interval, or one measurement (rounds 1, lo and hi null) in a store
- * without crowns. noise is why the run found the machine noisy, or null.
+ * without crowns. revisits: every crown looked at again when measured in
+ * later paired rounds (lapsed: no longer the best; why: what was found);
+ * confirmation: how the last session's confirmation ended (state done,
+ * stopped, error or off; each contender it left without a verdict, and
+ * why), or null. noise is why the run found the machine noisy, or null.
  * by_failure counts failed candidates by failure class (suspect: refused
  * by a defence); host_calls is what the interposer counted in the best's
  * steps, null when nothing was counted. Tokens and cost are every model
@@ -55,6 +61,7 @@ struct report {
 	double baseline_us, best_us;
 	cuco_candidate best;       /* its record, when best_id */
 	char noise[256];
+	cmd_verdicts v;            /* the crowns' revisits, the last confirmation */
 	int64_t tokens_prompt, tokens_completion;
 	double cost_usd;
 	cuco_call_totals calls;
@@ -198,6 +205,8 @@ static int report_txn(cuco_txn *txn, void *arg)
 		free(json);
 	}
 	read_slots(txn, r);
+	if ((rc = cmd_verdicts_read(txn, &r->v)) != CUCO_OK)
+		return rc;
 	/* Failure classes, host calls and slots live in the full records; the
 	 * walk is linear in the run's size. */
 	if ((rc = cuco_cand_each(txn, 1, tally, r)) != CUCO_OK)
@@ -275,6 +284,16 @@ static void print_json(const struct report *r)
 	cJSON_AddItemToObject(o, "noise", r->noise[0] ? cJSON_CreateString(r->noise) : cJSON_CreateNull());
 	cJSON_AddItemToObject(best, "host_calls", num_or_null(r->best_counted ? (double)r->best_host_calls : NAN));
 	cJSON_AddItemToObject(best, "slot", text_or_null(r->best_slot));
+	cJSON *rev = cJSON_AddArrayToObject(o, "revisits");
+	for (size_t i = 0; i < r->v.nrev; i++) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddNumberToObject(e, "id", (double)r->v.rev[i].id);
+		cJSON_AddBoolToObject(e, "lapsed", r->v.rev[i].lapsed);
+		cJSON_AddStringToObject(e, "why", r->v.rev[i].why);
+		cJSON_AddItemToArray(rev, e);
+	}
+	cJSON_AddItemToObject(o, "confirmation", r->v.have_conf ? cuco_confirmation_to_json(&r->v.conf)
+		: cJSON_CreateNull());
 	cJSON *tok = cJSON_AddObjectToObject(o, "tokens");
 	cJSON_AddNumberToObject(tok, "prompt", (double)r->tokens_prompt);
 	cJSON_AddNumberToObject(tok, "completion", (double)r->tokens_completion);
@@ -336,8 +355,13 @@ static void print_text(const struct report *r)
 	char sp[64];
 	cuco_speedup_text(r->best.speedup, r->best.speedup_lo, r->best.speedup_hi, r->best.rounds,
 		!cuco_utf8_locale(), sp, sizeof sp);
+	/* Nothing crowned is a verdict only when the last confirmation judged
+	 * a contender, or ended with none to judge. */
+	const cuco_confirmation *last = &r->v.conf;
+	bool ended = !r->v.have_conf || last->judged > 0 ||
+		(last->state == CUCO_CONFIRM_DONE && last->contenders == 0);
 	if (r->best_id && r->best_id == r->baseline_id)
-		printf("best       nothing beat the baseline\n");
+		printf("best       %s\n", ended ? "nothing beat the baseline" : "nothing crowned");
 	else if (r->best_id && r->baseline_id)
 		printf("best       #%llu  %.1f us  %s the baseline%s%s%s%s\n", (unsigned long long)r->best_id,
 			r->best_us, sp, r->best.verdict ? ", " : "", cuco_verdict_name(r->best.verdict),
@@ -346,10 +370,16 @@ static void print_text(const struct report *r)
 		printf("best       #%llu  %.1f us\n", (unsigned long long)r->best_id, r->best_us);
 	else
 		printf("best       none yet\n");
-	if (r->noise[0])
-		printf("noise      %s\n", r->noise);
 	if (r->best_id && r->best_counted)
 		printf("           %lld host communication calls in its steps\n", (long long)r->best_host_calls);
+	const cuco_confirmation *cf = &r->v.conf;
+	if (r->v.have_conf)
+		printf("confirmed  %s: %d contender%s, %d judged, %d crowned (session %llu)\n",
+			cuco_confirm_state_name(cf->state), cf->contenders, cf->contenders == 1 ? "" : "s",
+			cf->judged, cf->crowned, (unsigned long long)cf->session);
+	cmd_verdicts_print(&r->v, 10);
+	if (r->noise[0])
+		printf("noise      %s\n", r->noise);
 	for (int i = 0; i < r->nslots; i++) {
 		const slot_row *s = &r->slots[i];
 		printf("%-10s %s  %s, %zu candidate%s measured", i ? "" : "slots", s->name, s->state,
@@ -417,6 +447,7 @@ static int report_exec(int argc, char **argv)
 		print_json(r);
 	else
 		print_text(r);
+	cmd_verdicts_free(&r->v);
 	free(r);
 	return rc;
 }

@@ -189,17 +189,17 @@ typedef struct summary_arg {
 	cuco_candidate base, best, closest;
 	bool have_base, have_best, have_closest;
 	size_t by_status[CUCO_STATUS_COUNT];
-	size_t strategy, confirmed;
+	size_t strategy;
 	char noise[256];
+	cmd_verdicts v;          /* the last session's confirmation, the crowns' revisits */
 } summary_arg;
 
-/* The contenders confirmed, and the closest of those not crowned. */
+/* The closest contender confirmed and not crowned. */
 static int summary_scan(const cuco_candidate *c, void *arg)
 {
 	summary_arg *a = arg;
 	if (c->origin == CUCO_ORIGIN_BASELINE || c->rounds < 2)
 		return 0;
-	a->confirmed++;
 	if (c->id != a->best.id && c->status == CUCO_STATUS_DONE &&
 			(!a->have_closest || c->speedup > a->closest.speedup)) {
 		a->closest = *c;
@@ -244,7 +244,8 @@ static int summary_txn(cuco_txn *txn, void *arg)
 	a->have_best = cuco_best(txn, &best) == CUCO_OK &&
 		cuco_cand_get(txn, best.id, &a->best) == CUCO_OK;
 	meta_noise(txn, a->noise, sizeof a->noise);
-	return cuco_cand_each(txn, 1, summary_scan, a);
+	rc = cmd_verdicts_read(txn, &a->v);
+	return rc == CUCO_OK ? cuco_cand_each(txn, 1, summary_scan, a) : rc;
 }
 
 static void speedup_of(const cuco_candidate *c, char *buf, size_t size)
@@ -253,12 +254,15 @@ static void speedup_of(const cuco_candidate *c, char *buf, size_t size)
 		buf, size);
 }
 
-/* The best and how sure the run is of it, or that nothing beat the
- * baseline and how close the nearest contender came. */
+/* The best and how sure the run is of it; or that nothing beat the
+ * baseline and how close the nearest contender came — only when this
+ * session's confirmation judged one: a stop, an error or contenders left
+ * without a verdict are said as such, never as a verdict. */
 static void print_verdict(const summary_arg *a)
 {
 	char sp[64], dir[160];
 	double rate = 100 * CUCO_TRUST_ALPHA;
+	const cuco_confirmation *c = &a->v.conf;
 	if (a->have_best && a->have_base && a->best.id != a->base.id) {
 		cuco_directive_short(&a->best.directive, dir, sizeof dir);
 		speedup_of(&a->best, sp, sizeof sp);
@@ -268,16 +272,27 @@ static void print_verdict(const summary_arg *a)
 		printf("          faster at %.4g%% confidence, %.1f us in its median round; a run "
 			"crowns noise at most %.1f%% of the time (docs/trust.md)\n",
 			100 * a->best.confidence, a->best.latency_median_us, rate);
-		return;
+	} else if (!a->v.have_conf) {
+		printf("best      not judged: no confirmation on record\n");
+	} else if (c->judged == 0 && c->state != CUCO_CONFIRM_DONE) {
+		printf("best      not judged\n");  /* and why, below */
+	} else if (c->contenders == 0) {
+		printf("best      nothing beat the baseline: no screen was faster, none to confirm\n");
+	} else if (c->judged == 0) {
+		printf("best      no verdict: %d contender%s went to confirmation, none was judged\n",
+			c->contenders, c->contenders == 1 ? "" : "s");
+	} else {
+		printf("best      nothing beat the baseline: %d contender%s judged on fresh paired "
+			"rounds, none crowned\n", c->judged, c->judged == 1 ? "" : "s");
 	}
-	printf("best      nothing beat the baseline: %zu contender%s judged on fresh paired rounds, "
-		"none crowned\n", a->confirmed, a->confirmed == 1 ? "" : "s");
-	if (a->have_closest) {
+	bool judged = a->v.have_conf && c->judged > 0;
+	if (a->have_closest && judged && !(a->have_best && a->best.id != a->base.id)) {
 		speedup_of(&a->closest, sp, sizeof sp);
 		printf("          the closest, #%llu: %s, %s (%d rounds, %.4g%% interval)\n",
 			(unsigned long long)a->closest.id, sp, cuco_verdict_name(a->closest.verdict),
 			a->closest.rounds, 100 * a->closest.confidence);
 	}
+	cmd_verdicts_print(&a->v, 9);
 }
 
 static void print_summary(cuco_store *st)
@@ -286,6 +301,7 @@ static void print_summary(cuco_store *st)
 	cuco_err err = { 0 };
 	if (cuco_store_read(st, summary_txn, a, &err) != CUCO_OK) {
 		fprintf(stderr, "cuco: %s\n", err.msg);
+		cmd_verdicts_free(&a->v);
 		free(a);
 		return;
 	}
@@ -301,6 +317,7 @@ static void print_summary(cuco_store *st)
 	print_verdict(a);
 	if (a->noise[0])
 		printf("noise     the machine was noisy: %s\n", a->noise);
+	cmd_verdicts_free(&a->v);
 	free(a);
 }
 

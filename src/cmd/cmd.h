@@ -71,6 +71,21 @@ int cmd_act(cuco_store *st, cuco_command *cmd);
 /* Author of a human action: $USER@hostname. */
 void cmd_author(char *buf, size_t size);
 
+/* What a run's summary and `cuco report` both say about confirming
+ * (verdicts.c): the last session's confirmation (meta "confirmation") and
+ * the crowns' revisits, read in one transaction. */
+typedef struct cmd_verdicts {
+	cuco_confirmation conf;
+	bool have_conf;          /* false in a run no session of this cuco ended */
+	cuco_revisit *rev;
+	size_t nrev;
+} cmd_verdicts;
+int cmd_verdicts_read(cuco_txn *txn, cmd_verdicts *v);
+void cmd_verdicts_free(cmd_verdicts *v);
+/* Each contender left without a verdict and why, what to do when the
+ * confirmation did not end, and every revisit; labels w wide. */
+void cmd_verdicts_print(const cmd_verdicts *v, int w);
+
 /* The commands. */
 extern const cuco_cmd cmd_ls, cmd_show, cmd_diff, cmd_export, cmd_pin, cmd_unpin,
 	cmd_reject, cmd_unreject, cmd_report;

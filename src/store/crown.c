@@ -255,7 +255,7 @@ const char *cuco_confirm_state_help(cuco_confirm_state s)
 	return (unsigned)s < CUCO_CONFIRM_STATE_COUNT ? confirm_help[s] : "";
 }
 
-int cuco_confirmation_put(cuco_txn *txn, const cuco_confirmation *c)
+cJSON *cuco_confirmation_to_json(const cuco_confirmation *c)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "session", (double)c->session);
@@ -270,8 +270,13 @@ int cuco_confirmation_put(cuco_txn *txn, const cuco_confirmation *c)
 		cJSON_AddStringToObject(e, "why", c->unjudged[i].why);
 		cJSON_AddItemToArray(u, e);
 	}
+	return o;
+}
+
+int cuco_confirmation_put(cuco_txn *txn, const cuco_confirmation *c)
+{
 	MDB_val k = { 12, "confirmation" };
-	return store_put_json(txn, T_META, &k, o, 0, "meta");
+	return store_put_json(txn, T_META, &k, cuco_confirmation_to_json(c), 0, "meta");
 }
 
 static bool count_of(const cJSON *o, const char *key, int *out)

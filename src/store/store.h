@@ -623,6 +623,7 @@ int cuco_candidate_from_json(const struct cJSON *j, cuco_candidate *out, cuco_er
 struct cJSON *cuco_call_to_json(const cuco_call *c);
 struct cJSON *cuco_refusal_to_json(const cuco_refusal *r);
 struct cJSON *cuco_measurement_to_json(const cuco_measurement *m);
+struct cJSON *cuco_confirmation_to_json(const cuco_confirmation *c);  /* as meta keeps it */
 struct cJSON *cuco_directive_to_json(const cuco_directive *d);
 int cuco_directive_from_json(const struct cJSON *j, cuco_directive *out, cuco_err *err);
 /* Directive in short for one-line views: "LSA/warp/interleave/peer/64KiB". */

@@ -25,9 +25,17 @@ static const char *cuco_bin(void)
 	return bin ? bin : "build/cuco";
 }
 
-/* Start `cuco run` with stdout to out_path; returns its pid. */
-static pid_t spawn_run(const char *dir, const char *out_path, const char *budget)
+/* `cuco run ARGS --headless --jobs 1` with stdout and stderr to out_path. */
+static pid_t spawn(const char *out_path, const char *const args[])
 {
+	const char *argv[32] = { "cuco", "run", toy };
+	int n = 3;
+	for (int i = 0; args[i] && n < 28; i++)
+		argv[n++] = args[i];
+	argv[n++] = "--headless";
+	argv[n++] = "--jobs";
+	argv[n++] = "1";
+	argv[n] = NULL;
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -36,12 +44,18 @@ static pid_t spawn_run(const char *dir, const char *out_path, const char *budget
 			_exit(100);
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
-		/* No confirmation at the end: what is tested is the kill and the resume. */
-		execl(cuco_bin(), "cuco", "run", toy, "--run", dir, "--headless", "--jobs", "1",
-			"--budget", budget, "--rebench", "0", (char *)NULL);
+		execv(cuco_bin(), (char *const *)argv);
 		_exit(101);
 	}
 	return pid;
+}
+
+/* Start `cuco run` with stdout to out_path; returns its pid. No
+ * confirmation at the end: what is tested is the kill and the resume. */
+static pid_t spawn_run(const char *dir, const char *out_path, const char *budget)
+{
+	return spawn(out_path, (const char *const[]){ "--run", dir, "--budget", budget, "--rebench",
+		"0", NULL });
 }
 
 typedef struct counts {
@@ -221,6 +235,68 @@ static void test_kill_resume(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The summary never reads as a verdict when there is none: a run stopped
+ * before its confirmation says so and how to confirm; a confirmation the
+ * baseline's failure ended says that, with the failure's reason, never
+ * "0 contenders judged". */
+static void test_summary_says_why(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/cuco-test-summary-XXXXXX", run[300], out[300], cmd[800], alter[300];
+	assert_non_null(mkdtemp(dir));
+	snprintf(run, sizeof run, "%s/run", dir);
+	snprintf(out, sizeof out, "%s/out", dir);
+	pid_t pid = spawn(out, (const char *const[]){ "--run", run, "--budget", "0", NULL });
+	wait_for_tune(run, 2);
+	snprintf(cmd, sizeof cmd, "'%s' stop --run '%s' > /dev/null", cuco_bin(), run);
+	assert_int_equal(system(cmd), 0);
+	wait_exit(pid, 20, "being asked to stop");
+	char *text = slurp(out);
+	assert_non_null(strstr(text, "\nbest      not judged\n          stopped before confirmation; "
+		"run the same command to confirm\n"));
+	assert_null(strstr(text, "nothing beat the baseline"));
+	free(text);
+
+	/* Screens only, then the baseline gives a wrong answer in every round. */
+	snprintf(run, sizeof run, "%s/run2", dir);
+	pid = spawn(out, (const char *const[]){ "--run", run, "--budget", "4", "--rebench", "0",
+		"--sandbox", "off", NULL });
+	wait_exit(pid, 120, "starting");
+	text = slurp(out);
+	assert_non_null(strstr(text, "\nbest      not judged\n          --rebench 0: nothing is confirmed"));
+	free(text);
+	snprintf(alter, sizeof alter, "%s/alter", dir);
+	FILE *f = fopen(alter, "w");
+	assert_non_null(f);
+	fputs("baseline 0\n", f);
+	fclose(f);
+	setenv("TOY_ALTER", alter, 1);
+	setenv("CUCO_PASS_ENV", "TOY_ALTER", 1);
+	pid = spawn(out, (const char *const[]){ "--run", run, "--budget", "4", "--rebench", "1",
+		"--sandbox", "off", NULL });
+	wait_exit(pid, 120, "starting");
+	unsetenv("TOY_ALTER");
+	unsetenv("CUCO_PASS_ENV");
+	text = slurp(out);
+	const char *best = strstr(text, "\nbest      no verdict: 1 contender went to confirmation, none "
+		"was judged\n          #");
+	assert_non_null(best);
+	const char *why = strstr(best, " no verdict: the baseline failed in round 1 at ");
+	assert_true(why && why < strchr(best + 80, '\n') && strstr(why, "wrong-answer: "));
+	assert_null(strstr(text, "0 contenders judged"));
+	assert_null(strstr(text, "nothing beat the baseline"));
+	free(text);
+	/* The report neither. */
+	snprintf(cmd, sizeof cmd, "'%s' report --run '%s' > '%s'", cuco_bin(), run, out);
+	assert_int_equal(system(cmd), 0);
+	text = slurp(out);
+	assert_non_null(strstr(text, "\nbest       nothing crowned\n"));
+	assert_non_null(strstr(text, "\nconfirmed  done: 1 contender, 0 judged, 0 crowned"));
+	free(text);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static int read_workload_meta(cuco_txn *txn, void *arg)
 {
 	return cuco_meta_get(txn, "workload", (char **)arg);
@@ -272,6 +348,7 @@ int main(void)
 	snprintf(toy, sizeof toy, "%s/tests/agents/fixtures/toy", root ? root : ".");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_signal_and_stop),
+		cmocka_unit_test(test_summary_says_why),
 		cmocka_unit_test(test_ranks),
 		cmocka_unit_test(test_kill_resume),
 	};

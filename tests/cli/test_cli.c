@@ -102,8 +102,21 @@ static int populate(cuco_txn *txn, void *arg)
 		if (rc)
 			return rc;
 	}
-	/* #4 screened fastest, but only #3 was crowned: the best is #3. */
-	return cuco_crown(txn, 1) || cuco_crown(txn, 3) ||
+	/* #4 screened fastest, but only #3 was crowned: the best is #3. #2 was
+	 * crowned before it and lapsed, refused when measured again; #3 was
+	 * revisited and stands. The last session left #4 without a verdict. */
+	cuco_revisit lapsed = { 2, true, "failed when measured again (confirmation 2, round 1) at "
+		"bench: suspect: spot check: 3 of 8 outputs differ" };
+	cuco_revisit stands = { 3, false, "revisited: 4 later paired rounds put it at 1.1x; over all "
+		"16 rounds 1.2x: its crown stands" };
+	cuco_confirmation conf = { .session = 7, .state = CUCO_CONFIRM_DONE, .contenders = 2,
+		.judged = 1, .crowned = 1, .nunjudged = 1 };
+	conf.unjudged[0].id = 4;
+	strcpy(conf.unjudged[0].why, "the baseline failed in round 2 at bench: suspect: stage clock: "
+		"2.22 s for 34 more steps");
+	return cuco_crown(txn, 1) || cuco_crown(txn, 2) || cuco_crown_revisit(txn, &lapsed) ||
+	       cuco_crown(txn, 3) || cuco_crown_revisit(txn, &stands) ||
+	       cuco_confirmation_put(txn, &conf) ||
 	       cuco_meta_put(txn, "noise", "{\"reason\":\"load average 9.0 on 2 cores\"}") ||
 	       cuco_meta_put(txn, "workload", "{\"name\":\"cpu-gemm-allgather\"}") ||
 	       cuco_meta_put(txn, "strategy", "\"tune\"") || cuco_meta_put(txn, "peak", peak_meta);
@@ -263,9 +276,32 @@ static void test_report_json_shape(void **state)
 	assert_int_equal(cJSON_GetObjectItem(sp, "rounds")->valueint, 12);
 	assert_string_equal(cJSON_GetObjectItem(best, "verdict")->valuestring, "faster");
 	assert_string_equal(cJSON_GetObjectItem(r, "noise")->valuestring, "load average 9.0 on 2 cores");
+	/* Every crown looked at again, and how the last confirmation ended. */
+	cJSON *rev = cJSON_GetObjectItem(r, "revisits");
+	assert_int_equal(cJSON_GetArraySize(rev), 2);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(rev, 0), "id")->valueint, 2);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(rev, 0), "lapsed")));
+	assert_non_null(strstr(cJSON_GetObjectItem(cJSON_GetArrayItem(rev, 0), "why")->valuestring,
+		"spot check"));
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(rev, 1), "lapsed")));
+	cJSON *conf = cJSON_GetObjectItem(r, "confirmation");
+	assert_string_equal(cJSON_GetObjectItem(conf, "state")->valuestring, "done");
+	assert_int_equal(cJSON_GetObjectItem(conf, "judged")->valueint, 1);
+	cJSON *un = cJSON_GetArrayItem(cJSON_GetObjectItem(conf, "unjudged"), 0);
+	assert_int_equal(cJSON_GetObjectItem(un, "id")->valueint, 4);
+	assert_non_null(strstr(cJSON_GetObjectItem(un, "why")->valuestring, "the baseline failed"));
 	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "tokens"), "prompt"));
 	assert_non_null(cJSON_GetObjectItem(r, "cost_usd"));
 	cJSON_Delete(r);
+	out_free(&o);
+	o = cuco("report --run %s", rundir);
+	assert_int_equal(o.status, 0);
+	assert_non_null(strstr(o.stdout_text, "confirmed  done: 2 contenders, 1 judged, 1 crowned"));
+	assert_non_null(strstr(o.stdout_text, "           #4 no verdict: the baseline failed in round 2 "
+		"at bench: suspect: stage clock: "));
+	assert_non_null(strstr(o.stdout_text, "crowns     #2 lapsed: failed when measured again "
+		"(confirmation 2, round 1) at bench: suspect: spot check: 3 of 8 outputs differ\n"));
+	assert_non_null(strstr(o.stdout_text, "           #3 stands: revisited: "));
 	out_free(&o);
 }
 
