@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define RESULT_MAX 640      /* a result in words: a refusal's reason whole */
+
 void engine_first_line(const char *text, char *buf, size_t size)
 {
 	const char *p = text;
@@ -162,13 +164,13 @@ static void speedup_text(const cuco_candidate *c, char *buf, size_t size)
 		buf, size);
 }
 
+/* A failure's reason whole (a refusal names its defence), or the numbers. */
 static void result_text(const cuco_candidate *c, char *buf, size_t size)
 {
 	if (c->error_class[0]) {
-		char line[160];
-		engine_first_line(c->error_excerpt, line, sizeof line);
-		snprintf(buf, size, "%s at %s: %s%s%s", cuco_status_name(c->status), c->failed_stage,
-			c->error_class, line[0] ? ": " : "", line);
+		char line[RESULT_MAX - 16];
+		cuco_failure_line(c->failed_stage, c->error_class, c->error_excerpt, line, sizeof line);
+		snprintf(buf, size, "failed at %s", line);
 		return;
 	}
 	char sp[64];
@@ -224,7 +226,7 @@ int engine_record(cuco_engine *e, uint64_t id, const cuco_eval_result *res, doub
  * the run's log; call with e->lock held. */
 void engine_progress(cuco_engine *e, const cuco_candidate *c, const char *what)
 {
-	char dir[160], result[256], line[768], sp[64];
+	char dir[160], result[RESULT_MAX], line[RESULT_MAX + 1024], sp[64];
 	cuco_directive_short(&c->directive, dir, sizeof dir);
 	speedup_text(c, sp, sizeof sp);
 	if (c->status == CUCO_STATUS_DONE || (c->status == CUCO_STATUS_REJECTED && c->samples > 0))

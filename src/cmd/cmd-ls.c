@@ -13,7 +13,8 @@ static const char ls_options[] =
 	"  --tree           lineage order, children indented under their parent (at most\n"
 	"                   12 levels; deeper ones line up at the 12th)\n"
 	"  --status NAME    only candidates with this status (queued, done, failed, …), or\n"
-	"                   failed with this failure class (suspect, wrong-answer, …)\n"
+	"                   failed with this failure class (suspect, wrong-answer, …); a\n"
+	"                   suspect row ends with its refusal's reason\n"
 	"  --origin NAME    only candidates of this origin (baseline, seed, tune, llm-diff, …)\n"
 	"  --island N       only candidates of island N\n"
 	"  --json           print a JSON array of candidate records, nothing else\n";
@@ -67,7 +68,7 @@ static int id_cell(char *buf, size_t size, const cuco_summary *s, int depth)
 static void print_row(cuco_txn *txn, const cuco_summary *s, int depth, int id_w)
 {
 	cuco_candidate *c = cuco_xmalloc(sizeof *c);
-	char dir[160] = "", lat[32] = "-", spd[64] = "-";
+	char dir[160] = "", lat[32] = "-", spd[64] = "-", why[480] = "";
 	if (cuco_cand_get(txn, s->id, c) == CUCO_OK) {
 		cuco_directive_short(&c->directive, dir, sizeof dir);
 		cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds,
@@ -79,10 +80,15 @@ static void print_row(cuco_txn *txn, const cuco_summary *s, int depth, int id_w)
 		snprintf(lat, sizeof lat, "%.1f", s->latency_median_us);
 	char id[64];
 	id_cell(id, sizeof id, s, depth);
-	printf("%-*s %-6llu %4d %4d %-10s %-12s %12s %-18s %c %s\n", id_w, id,
+	/* A refusal's reason, whole, after the directive: which defence, why. */
+	if (s->status == CUCO_STATUS_FAILED && cuco_cand_suspect(c)) {
+		why[0] = why[1] = ' ';
+		cuco_failure_line(c->failed_stage, c->error_class, c->error_excerpt, why + 2, sizeof why - 2);
+	}
+	printf("%-*s %-6llu %4d %4d %-10s %-12s %12s %-18s %c %s%s\n", id_w, id,
 		(unsigned long long)s->parents[0], s->island, s->generation,
 		cuco_origin_name(s->origin), status_word(c, s), lat, spd,
-		s->pinned ? '*' : ' ', dir);
+		s->pinned ? '*' : ' ', dir, why);
 	free(c);
 }
 

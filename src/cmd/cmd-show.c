@@ -30,7 +30,8 @@ struct show_job {
 	cuco_candidate cand;
 	cuco_refusal ref;
 	char *texts[3];  /* source, prompt, reply */
-	cJSON *measurements;  /* every measurement, oldest first */
+	cuco_measurement *measurements;  /* every measurement, oldest first */
+	size_t nmeasurements;
 	char *peak;      /* meta "peak": what the fraction of peak is of; NULL in older runs */
 	cuco_call *calls;       /* linked to it */
 	size_t ncalls;
@@ -71,7 +72,10 @@ static int get_texts(cuco_txn *txn, struct show_job *job, const char *const hash
 
 static int add_measurement(const cuco_measurement *m, void *arg)
 {
-	cJSON_AddItemToArray(arg, cuco_measurement_to_json(m));
+	struct show_job *job = arg;
+	job->measurements = cuco_xrealloc(job->measurements,
+		(job->nmeasurements + 1) * sizeof *job->measurements);
+	job->measurements[job->nmeasurements++] = *m;
 	return 0;
 }
 
@@ -98,10 +102,8 @@ static int show_txn(cuco_txn *txn, void *arg)
 	rc = cuco_meta_get(txn, "peak", &job->peak);
 	if (rc != CUCO_OK && rc != CUCO_ENOTFOUND)
 		return rc;
-	cJSON_Delete(job->measurements);  /* a retried read */
-	job->measurements = cJSON_CreateArray();
-	job->ncalls = job->nrefusals = 0;
-	if ((rc = cuco_measure_each(txn, job->id, add_measurement, job->measurements)) || !job->prompt)
+	job->ncalls = job->nrefusals = job->nmeasurements = 0;  /* a retried read */
+	if ((rc = cuco_measure_each(txn, job->id, add_measurement, job)) || !job->prompt)
 		return rc;
 	if ((rc = cuco_call_each(txn, 1, take_call, job)))
 		return rc;
@@ -146,28 +148,20 @@ static void print_refusal(const struct show_job *job)
 	print_texts(job);
 }
 
-/* One line per measurement: when, which session, what it found. */
-static void print_measurements(const cJSON *list)
+/* One line per measurement: when, which session, what it found (a
+ * failure's reason whole: a refusal names its defence). */
+static void print_measurements(const struct show_job *job)
 {
-	printf("%-14s %d\n", "measurements", cJSON_GetArraySize(list));
-	const cJSON *m;
-	cJSON_ArrayForEach(m, list) {
-		const cJSON *lat = cJSON_GetObjectItem(m, "latency_us"), *speedup = cJSON_GetObjectItem(m, "speedup");
-		const cJSON *median = cJSON_GetObjectItem(lat, "median");
-		char when[32] = "-";
-		time_t t = (time_t)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "time"));
+	printf("%-14s %zu\n", "measurements", job->nmeasurements);
+	for (size_t i = 0; i < job->nmeasurements; i++) {
+		const cuco_measurement *m = &job->measurements[i];
+		char when[32] = "-", line[700];
+		time_t t = (time_t)m->time;
 		struct tm tm;
 		if (localtime_r(&t, &tm))
 			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-		printf("  %-3d %s  session %-4.0f %-10s ", (int)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "seq")),
-			when, cJSON_GetNumberValue(cJSON_GetObjectItem(m, "session")),
-			cJSON_GetStringValue(cJSON_GetObjectItem(m, "kind")));
-		if (cJSON_IsTrue(cJSON_GetObjectItem(m, "ok")) && cJSON_IsNumber(median))
-			printf("%.4g us  %.4gx\n", median->valuedouble,
-				cJSON_IsNumber(speedup) ? speedup->valuedouble : NAN);
-		else
-			printf("failed at %s: %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(m, "failed_stage")),
-				cJSON_GetStringValue(cJSON_GetObjectItem(m, "error_class")));
+		cuco_measurement_line(m, line, sizeof line);
+		printf("  %-3u %s  %s\n", m->seq, when, line);
 	}
 }
 
@@ -248,7 +242,7 @@ static void print_text(const struct show_job *job)
 	if (c->model[0])
 		printf("model          %s  tokens %lld+%lld  cost $%.4f\n", c->model,
 			(long long)c->tokens_prompt, (long long)c->tokens_completion, c->cost_usd);
-	print_measurements(job->measurements);
+	print_measurements(job);
 	printf("source         %s\n", c->source_hash);
 	print_calls(job);
 	print_texts(job);
@@ -269,8 +263,11 @@ static void print_json(const struct show_job *job)
 	cJSON *pk = job->peak ? cJSON_Parse(job->peak) : NULL;
 	if (pk)
 		cJSON_AddItemToObject(o, "peak", pk);
-	if (job->measurements)
-		cJSON_AddItemToObject(o, "measurements", cJSON_Duplicate(job->measurements, true));
+	if (!job->refusal) {
+		cJSON *ms = cJSON_AddArrayToObject(o, "measurements");
+		for (size_t i = 0; i < job->nmeasurements; i++)
+			cJSON_AddItemToArray(ms, cuco_measurement_to_json(&job->measurements[i]));
+	}
 	if (job->prompt && !job->refusal) {
 		cJSON *refusals = cJSON_AddArrayToObject(o, "refusals");
 		for (size_t i = 0; i < job->nrefusals; i++)
@@ -341,7 +338,7 @@ static int show_exec(int argc, char **argv)
 		free(job->texts[i]);
 	free(job->calls);
 	free(job->refusals);
-	cJSON_Delete(job->measurements);
+	free(job->measurements);
 	free(job->peak);
 	free(job);
 	return rc;

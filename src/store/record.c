@@ -94,6 +94,22 @@ void cuco_failure_line(const char *stage, const char *error_class, const char *e
 		n ? ": " : "", n, p);
 }
 
+void cuco_measurement_line(const cuco_measurement *m, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "session %-4llu %-10s ", (unsigned long long)m->session, m->kind);
+	if (n < 0 || (size_t)n >= size)
+		return;
+	if (m->ok)
+		snprintf(buf + n, size - (size_t)n, "%.4g us  %.4gx", m->latency_median_us, m->speedup);
+	else {
+		snprintf(buf + n, size - (size_t)n, "failed at ");
+		n += 10;
+		if ((size_t)n < size)
+			cuco_failure_line(m->failed_stage, m->error_class, m->error_excerpt, buf + n,
+				size - (size_t)n);
+	}
+}
+
 int cuco_fail_parse(const char *name, cuco_fail_class *out)
 {
 	int i = parse_name(fail_names, CUCO_FAIL_COUNT, name);

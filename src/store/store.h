@@ -416,6 +416,10 @@ typedef struct cuco_measurement {
 
 /* A measurement with every number NAN and nothing else set. */
 void cuco_measurement_init(cuco_measurement *m, uint64_t candidate, const char *kind);
+/* A measurement in one line, as `cuco show` and the screen list them:
+ * "session S KIND  MEDIAN us  SPEEDUPx", or "session S KIND  failed at "
+ * and its failure line (cuco_failure_line: a refusal's reason whole). */
+void cuco_measurement_line(const cuco_measurement *m, char *buf, size_t size);
 
 /* ---- environment ------------------------------------------------------- */
 

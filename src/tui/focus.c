@@ -47,7 +47,19 @@ struct load {
 	tui_app *app;
 	char *prompt, *reply;
 	size_t prompt_len, reply_len;
+	cuco_buf measurements;  /* one line each (cuco_measurement_line) */
+	int nmeasurements;
 };
+
+static int add_measurement(const cuco_measurement *m, void *arg)
+{
+	struct load *l = arg;
+	char line[700];
+	cuco_measurement_line(m, line, sizeof line);
+	cuco_buf_printf(&l->measurements, "  %-3u %s\n", m->seq, line);
+	l->nmeasurements++;
+	return 0;
+}
 
 static bool get(cuco_txn *txn, uint64_t id, cuco_candidate *out)
 {
@@ -77,7 +89,9 @@ static int load_txn(cuco_txn *txn, void *arg)
 		cuco_source_get(txn, f->cand.prompt_hash, &l->prompt, &l->prompt_len);
 	if (f->cand.reply_hash[0])
 		cuco_source_get(txn, f->cand.reply_hash, &l->reply, &l->reply_len);
-	return CUCO_OK;
+	l->measurements.len = 0;  /* a retried read */
+	l->nmeasurements = 0;
+	return cuco_measure_each(txn, f->id, add_measurement, l);
 }
 
 static void add_num(cuco_buf *b, const char *label, double v, const char *fmt)
@@ -149,6 +163,11 @@ static void build_detail(tui_app *app, struct load *l)
 	if (c->model[0])
 		cuco_buf_printf(b, "model          %s  tokens %lld+%lld  $%.4f\n", c->model,
 			(long long)c->tokens_prompt, (long long)c->tokens_completion, c->cost_usd);
+	/* Every measurement, a refused one with its reason whole (a done
+	 * baseline's refusal in a confirmation round is only here). */
+	cuco_buf_printf(b, "%-14s %d\n", "measurements", l->nmeasurements);
+	if (l->measurements.len)
+		cuco_buf_append(b, l->measurements.data, l->measurements.len);
 	if (l->prompt)
 		add_text(b, "prompt", l->prompt, l->prompt_len);
 	if (l->reply)
@@ -164,7 +183,7 @@ void tui_focus_load(tui_app *app)
 	app->focus_stale = false;
 	if (!id)
 		return;
-	struct load l = { app, NULL, NULL, 0, 0 };
+	struct load l = { .app = app };
 	cuco_err err = { 0 };
 	if (cuco_store_read(app->st, load_txn, &l, &err) != CUCO_OK) {
 		tui_flash(app, "%s", err.msg);
@@ -178,6 +197,7 @@ void tui_focus_load(tui_app *app)
 	}
 	free(l.prompt);
 	free(l.reply);
+	cuco_buf_free(&l.measurements);
 	/* A new candidate starts its diff and detail at the top; a reload
 	 * of the same one keeps the reader's place. */
 	if (moved) {

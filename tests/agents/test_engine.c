@@ -861,7 +861,12 @@ static void test_confirmation_baseline_fails(void **state)
 	FILE *progress = tmpfile();
 	cfg.rebench_top = 2;
 	cfg.progress = progress;
+	char log[300];
+	snprintf(log, sizeof log, "%s/cuco.log", r.dir);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_log_open(log, &err), CUCO_OK);
 	session(&r, &cfg);
+	cuco_log_close();
 	unsetenv("TOY_ALTER");
 	cuco_confirmation c = read_confirmation(&r);
 	assert_int_equal(c.state, CUCO_CONFIRM_DONE);
@@ -869,7 +874,6 @@ static void test_confirmation_baseline_fails(void **state)
 	assert_int_equal(c.judged, 0);
 	assert_int_equal(c.nunjudged, 2);
 	char reason[400] = "";
-	cuco_err err = { 0 };
 	assert_int_equal(cuco_store_read(r.st, failure_txn, reason, &err), CUCO_OK);
 	assert_non_null(strstr(reason, "wrong-answer: "));
 	char want[512];
@@ -881,6 +885,11 @@ static void test_confirmation_baseline_fails(void **state)
 	fclose(progress);
 	snprintf(want, sizeof want, "no verdict: the baseline failed in round 1 at %s", reason);
 	assert_non_null(strstr(out, want));
+	char *logged = NULL;  /* the run's log too */
+	size_t len = 0;
+	assert_int_equal(cuco_read_file(log, 1 << 20, &logged, &len, &err), CUCO_OK);
+	assert_non_null(strstr(logged, want));
+	free(logged);
 	history h = read_history(&r);
 	size_t said = 0;
 	for (size_t i = 0; i < h.nev; i++)

@@ -590,6 +590,95 @@ static void test_analyze(void **state)
 	out_free(&o);
 }
 
+static const char clock_why[] = "bench: stage clock: the benchmark took 2.22 s for 34 more steps "
+	"than the run stage (0.00 s), at least 3.59e+04 us a step, yet reports 69.8 us";
+static const char host_why[] = "run: host calls: the directive (backend=rma says one-sided "
+	"communication) rules them out, but the steps made 12 MPI_Allreduce calls";
+
+static int measure(cuco_txn *txn, uint64_t id, const char *kind, double median, const char *why)
+{
+	cuco_measurement m;
+	cuco_measurement_init(&m, id, kind);
+	m.session = 3;
+	m.ok = why == NULL;
+	if (m.ok) {
+		m.latency_median_us = median;
+		m.speedup = m.score = 1000 / median;
+	} else {
+		snprintf(m.failed_stage, sizeof m.failed_stage, "%.*s", (int)strcspn(why, ":"), why);
+		strcpy(m.error_class, "suspect");
+		snprintf(m.error_excerpt, sizeof m.error_excerpt, "%s\nthe stage's last output", why);
+	}
+	return cuco_measure_add(txn, &m, NULL);
+}
+
+/* A baseline refused in a confirmation round (its earlier measurement in
+ * force), a candidate refused when measured again (its refusal in force),
+ * and one that failed to compile. */
+static int populate_refusals(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	cuco_origin origins[3] = { CUCO_ORIGIN_BASELINE, CUCO_ORIGIN_TUNE, CUCO_ORIGIN_TUNE };
+	int rc = CUCO_OK;
+	for (int i = 0; i < 3 && rc == CUCO_OK; i++) {
+		cuco_candidate c;
+		memset(&c, 0, sizeof c);
+		c.island = i ? 0 : -1;
+		c.origin = origins[i];
+		c.status = CUCO_STATUS_QUEUED;
+		c.score = c.speedup = c.latency_median_us = c.latency_min_us = c.latency_p90_us = NAN;
+		c.max_error = c.peak_fraction = c.spread = NAN;
+		strcpy(c.directive.backend, "rma");
+		rc = cuco_cand_put(txn, &c);
+	}
+	cuco_measurement m;
+	cuco_measurement_init(&m, 3, "measure");
+	strcpy(m.failed_stage, "compile");
+	strcpy(m.error_class, "compile-error");
+	strcpy(m.error_excerpt, "seed.c:1: error: expected ')'");
+	return rc || measure(txn, 1, "baseline", 1000, NULL) || measure(txn, 1, "confirm", 0, clock_why) ||
+		measure(txn, 2, "measure", 800, NULL) || measure(txn, 2, "confirm", 0, host_why) ||
+		cuco_measure_add(txn, &m, NULL);
+}
+
+/* Every refusal's one-line reason, whole, where a person looks: ls
+ * --status suspect, and show's record and measurement rows. */
+static void test_refusal_reasons(void **state)
+{
+	(void)state;
+	char dir[64];
+	strcpy(dir, "/tmp/cuco-test-cli-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	cuco_store *st;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_open(dir, CUCO_STORE_CREATE, &st, &err), CUCO_OK);
+	assert_int_equal(cuco_store_write(st, populate_refusals, NULL, &err), CUCO_OK);
+	cuco_store_close(st);
+	char want[512];
+	struct out o = cuco("ls --status suspect --run %s", dir);
+	assert_int_equal(o.status, 0);
+	snprintf(want, sizeof want, "  run: suspect: %s\n", host_why + 5);
+	assert_non_null(strstr(o.stdout_text, want));
+	assert_null(strstr(o.stdout_text, "\n1 "));  /* the baseline is done, not refused */
+	out_free(&o);
+	o = cuco("ls --run %s", dir);
+	assert_null(strstr(o.stdout_text, "expected ')'"));  /* only a refusal's reason */
+	out_free(&o);
+	o = cuco("show 2 --run %s", dir);
+	assert_non_null(strstr(o.stdout_text, "failed         run (suspect)\n"));
+	snprintf(want, sizeof want, "confirm    failed at run: suspect: %s\n", host_why + 5);
+	assert_non_null(strstr(o.stdout_text, want));
+	out_free(&o);
+	o = cuco("show baseline --run %s", dir);
+	assert_non_null(strstr(o.stdout_text, "status         done\n"));
+	snprintf(want, sizeof want, "confirm    failed at bench: suspect: %s\n", clock_why + 7);
+	assert_non_null(strstr(o.stdout_text, want));
+	out_free(&o);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	if (!getenv("CUCO_BIN")) {
@@ -604,6 +693,7 @@ int main(void)
 		cmocka_unit_test(test_show_peak_basis),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_pin_and_reject),
+		cmocka_unit_test(test_refusal_reasons),
 		cmocka_unit_test(test_init),
 		cmocka_unit_test(test_analyze),
 	};

@@ -218,5 +218,24 @@ wait_for "EXITED 0" "quit from high-contrast"
 out=$(CUCO_THEMES=$CUCO_SOURCE_ROOT/themes $CUCO --run "$T/run2" --theme nosuch 2>&1 </dev/null)
 echo "$out" | grep -q "theme 'nosuch': not found" || fail "a missing theme is an error naming it: $out"
 
+# ---- 7. a refusal's reason is read whole: the detail and the log ----------
+"$CUCO_MKRUN" "$T/run3" create
+"$CUCO_MKRUN" "$T/run3" refused
+COLS=120 ROWS=40 screen "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC \
+	 CUCO_THEMES=$CUCO_SOURCE_ROOT/themes $CUCO --run $T/run3; echo EXITED \$?; sleep 30"
+wait_for "lineage" "refusals: the screen"
+# The cursor starts on the baseline: its row is done, the refused round
+# is in its measurements, the reason wrapped in the detail pane.
+wait_for "#1 +baseline +done" "refusals: the baseline's detail"
+keys Tab Tab z
+wait_for "confirm +failed at bench: suspect: stage clock: the benchmark" "detail: the refused round"
+wait_for "yet reports 69\.8 us" "detail: the refusal's reason, whole"
+keys z
+# The log pane wraps the verdict's text under itself.
+wait_for "confirm +#3 +#3 no verdict: the baseline failed in round 4 at" "log: the event's first row"
+wait_for "^\W* {40,}.*yet reports 69\.8 us" "log: the reason's end, wrapped under the text"
+keys q
+wait_for "EXITED 0" "quit after the refusals"
+
 [ $FAILED -eq 0 ] && echo "tui-e2e: all passed"
 exit $((FAILED > 0))
