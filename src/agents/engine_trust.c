@@ -206,12 +206,38 @@ typedef struct revisit_arg {
 	cuco_candidate *rec;     /* the best's record with its new interval; NULL: as it is */
 } revisit_arg;
 
+/* The island a revisited crown championed (engine_crown_txn) shows what
+ * stands now: the crown's new interval, or once it lapsed the best now
+ * when that one is of the island, else no champion. */
+static int island_txn(cuco_txn *txn, const cuco_revisit *r)
+{
+	cuco_candidate c, b;
+	cuco_island isl;
+	cuco_summary s;
+	int rc = cuco_cand_get(txn, r->id, &c);
+	if (rc != CUCO_OK || c.island < 0)
+		return rc;
+	if ((rc = cuco_island_get(txn, c.island, &isl)) != CUCO_OK || isl.champion != r->id)
+		return rc == CUCO_ENOTFOUND ? CUCO_OK : rc;
+	if (r->lapsed) {
+		bool next = cuco_best(txn, &s) == CUCO_OK && cuco_cand_get(txn, s.id, &b) == CUCO_OK &&
+			b.island == c.island;
+		c = next ? b : (cuco_candidate){ .id = 0, .score = NAN, .speedup = NAN };
+	}
+	isl.champion = c.id;
+	isl.best_score = c.score;
+	isl.best_speedup = c.speedup;
+	return cuco_island_put(txn, &isl);
+}
+
 static int revisit_txn(cuco_txn *txn, void *arg)
 {
 	revisit_arg *a = arg;
 	int rc = a->rec ? cuco_cand_put(txn, a->rec) : CUCO_OK;
 	if (rc == CUCO_OK)
 		rc = cuco_crown_revisit(txn, &a->r);
+	if (rc == CUCO_OK)
+		rc = island_txn(txn, &a->r);
 	cuco_event ev;
 	engine_event_init(&ev, a->r.lapsed ? "lapse" : "revisit", a->r.id, NULL);
 	snprintf(ev.text, sizeof ev.text, "#%llu %.480s", (unsigned long long)a->r.id, a->r.why);

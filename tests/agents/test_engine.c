@@ -665,6 +665,11 @@ static revisits read_revisits(run *r)
 	return v;
 }
 
+static int island_txn(cuco_txn *txn, void *arg)
+{
+	return cuco_island_get(txn, 0, arg);
+}
+
 /* A session on the exact toy (every round alike) that crowns a best, and
  * that best's record. */
 static cuco_candidate crowning_session(run *r, int budget)
@@ -749,6 +754,10 @@ static void test_refused_best_lapses(void **state)
 	assert_non_null(strstr(v.r[0].why, "wrong-answer"));
 	assert_non_null(strstr(v.r[0].why, "its crown lapses"));
 	assert_int_equal(count_events(&h, "lapse"), 1);
+	cuco_island isl;  /* nor is it its island's champion */
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(r.st, island_txn, &isl, &err), CUCO_OK);
+	assert_true(isl.champion != best.id && isnan(isl.best_speedup));
 	/* The contender's line says why it has no verdict. */
 	char out[16384] = "";
 	rewind(progress);
