@@ -509,9 +509,12 @@ cJSON *cuco_candidate_to_json(const cuco_candidate *c)
 	add_num(sp, "hi", ci ? c->speedup_hi : NAN);
 	cJSON_AddNumberToObject(sp, "rounds", c->rounds);
 	add_num(sp, "confidence", ci ? c->confidence : NAN);
-	if (ci && c->nratios > 0) {
+	bool ratios = ci && c->nratios > 0 && c->nratios <= CUCO_PAIRED_MAX;
+	for (int i = 0; ratios && i < c->nratios; i++)
+		ratios = isfinite(c->ratios[i]) && c->ratios[i] > 0;  /* else none: what is written reads */
+	if (ratios) {
 		cJSON *r = cJSON_AddArrayToObject(sp, "ratios");
-		for (int i = 0; i < c->nratios && i < CUCO_PAIRED_MAX; i++)
+		for (int i = 0; i < c->nratios; i++)
 			cJSON_AddItemToArray(r, cJSON_CreateNumber(c->ratios[i]));
 	}
 	cJSON_AddStringToObject(o, "verdict", cuco_verdict_name(c->verdict));

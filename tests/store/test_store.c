@@ -257,6 +257,15 @@ static void test_json_reads_old_speedup(void **state)
 	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(sp, "lo")));
 	assert_int_equal(cJSON_GetObjectItemCaseSensitive(sp, "rounds")->valueint, 1);
 	cJSON_Delete(j);
+	/* Ratios that JSON cannot hold (a round timed at 0) are left out, so
+	 * that the record reads back. */
+	c.rounds = c.nratios = 2;
+	c.ratios[0] = 1.1;
+	c.ratios[1] = INFINITY;
+	j = cuco_candidate_to_json(&c);
+	assert_int_equal(cuco_candidate_from_json(j, &c, &err), CUCO_OK);
+	assert_int_equal(c.nratios, 0);
+	cJSON_Delete(j);
 }
 
 /* ---- indexes ---------------------------------------------------------------- */
