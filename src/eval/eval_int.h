@@ -243,6 +243,10 @@ typedef struct eval_elf {
 	int ndefined;
 	char **needed;            /* DT_NEEDED sonames */
 	int nneeded;
+	char **exported;          /* defined dynamic symbols, functions: what a library offers */
+	int nexported;
+	char **exported_data;     /* ... and its objects (MPI_COMM_WORLD is &ompi_mpi_comm_world) */
+	int nexported_data;
 } eval_elf;
 
 int eval_elf_read(const char *path, eval_elf *out, cuco_err *err);
@@ -252,6 +256,53 @@ void eval_elf_free(eval_elf *e);
 bool eval_elf_has(char *const *list, int n, const char *name);
 /* Whether one of the program's DT_NEEDED sonames starts with prefix ("libmpi"). */
 bool eval_elf_needs(const eval_elf *e, const char *prefix);
+
+/* A relocatable object (ET_REL) as its headers say, unjudged: objcheck.c
+ * decides what of it is allowed. Names and data point into the file's
+ * bytes, which the struct holds (eval_obj_read) or the caller keeps
+ * (eval_obj_parse). Indices are the file's own: symbol 0 and section 0
+ * are ELF's null entries. */
+typedef struct eval_obj_section {
+	const char *name;
+	uint32_t type, link, info;  /* SHT_*; a relocation section patches section `info` */
+	uint64_t flags, size;       /* SHF_* */
+	const unsigned char *data;  /* size bytes; NULL for SHT_NOBITS */
+	bool comdat;                /* a member of a COMDAT group: kept once, from the first object */
+} eval_obj_section;
+
+typedef struct eval_obj_symbol {
+	const char *name;           /* "" when it has none */
+	uint64_t value, size;       /* value: the offset in its section */
+	unsigned char type, bind, visibility;  /* STT_*, STB_*, STV_* */
+	uint16_t shndx;             /* its section, or SHN_UNDEF, SHN_ABS, SHN_COMMON */
+} eval_obj_symbol;
+
+typedef struct eval_obj_reloc {
+	uint32_t section;           /* the section it patches */
+	uint32_t type, symbol;      /* R_X86_64_*; an index into symbols */
+	uint64_t offset;            /* in that section */
+	int64_t addend;
+} eval_obj_reloc;
+
+typedef struct eval_obj {
+	unsigned machine;           /* EM_* */
+	eval_obj_section *sections;
+	int nsections;
+	eval_obj_symbol *symbols;
+	int nsymbols;
+	eval_obj_reloc *relocs;
+	int nrelocs;
+	char *file;                 /* eval_obj_read: the bytes it read */
+} eval_obj;
+
+/* Read and check every offset; CUCO_EDATA naming what lies outside the
+ * file, or a file that is not a 64-bit relocatable object. */
+int eval_obj_read(const char *path, eval_obj *out, cuco_err *err);
+int eval_obj_parse(const void *data, size_t size, const char *name, eval_obj *out, cuco_err *err);
+void eval_obj_free(eval_obj *o);
+/* The function or object of `section` that covers `offset` (a global one
+ * where aliases share it): its symbol index, -1 when none does. */
+int eval_obj_symbol_at(const eval_obj *o, uint32_t section, uint64_t offset);
 
 /* ---- trust.c: what the evaluator believes (docs/workloads.md, "Trust") ---------- */
 
