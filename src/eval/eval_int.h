@@ -260,6 +260,10 @@ typedef struct eval_elf {
 	int ndefined;
 	char **needed;            /* DT_NEEDED sonames */
 	int nneeded;
+	char **exported;          /* defined dynamic symbols, functions: what a library offers */
+	int nexported;
+	char **exported_data;     /* ... and its objects (MPI_COMM_WORLD is &ompi_mpi_comm_world) */
+	int nexported_data;
 } eval_elf;
 
 int eval_elf_read(const char *path, eval_elf *out, cuco_err *err);
@@ -269,6 +273,137 @@ void eval_elf_free(eval_elf *e);
 bool eval_elf_has(char *const *list, int n, const char *name);
 /* Whether one of the program's DT_NEEDED sonames starts with prefix ("libmpi"). */
 bool eval_elf_needs(const eval_elf *e, const char *prefix);
+
+/* A relocatable object (ET_REL) as its headers say, unjudged: objcheck.c
+ * decides what of it is allowed. Names and data point into the file's
+ * bytes, which the struct holds (eval_obj_read) or the caller keeps
+ * (eval_obj_parse). Indices are the file's own: symbol 0 and section 0
+ * are ELF's null entries. */
+typedef struct eval_obj_section {
+	const char *name;
+	uint32_t type, link, info;  /* SHT_*; a relocation section patches section `info` */
+	uint64_t flags, size;       /* SHF_* */
+	const unsigned char *data;  /* size bytes; NULL for SHT_NOBITS */
+	bool comdat;                /* a member of a COMDAT group: kept once, from the first object */
+} eval_obj_section;
+
+typedef struct eval_obj_symbol {
+	const char *name;           /* "" when it has none */
+	uint64_t value, size;       /* value: the offset in its section */
+	unsigned char type, bind, visibility;  /* STT_*, STB_*, STV_* */
+	uint16_t shndx;             /* its section, or SHN_UNDEF, SHN_ABS, SHN_COMMON */
+} eval_obj_symbol;
+
+typedef struct eval_obj_reloc {
+	uint32_t section;           /* the section it patches */
+	uint32_t type, symbol;      /* R_X86_64_*; an index into symbols */
+	uint64_t offset;            /* in that section */
+	int64_t addend;
+} eval_obj_reloc;
+
+typedef struct eval_obj {
+	unsigned machine;           /* EM_* */
+	eval_obj_section *sections;
+	int nsections;
+	eval_obj_symbol *symbols;
+	int nsymbols;
+	eval_obj_reloc *relocs;
+	int nrelocs;
+	char *file;                 /* eval_obj_read: the bytes it read */
+} eval_obj;
+
+/* Read and check every offset; CUCO_EDATA naming what lies outside the
+ * file, or a file that is not a 64-bit relocatable object. */
+int eval_obj_read(const char *path, eval_obj *out, cuco_err *err);
+int eval_obj_parse(const void *data, size_t size, const char *name, eval_obj *out, cuco_err *err);
+void eval_obj_free(eval_obj *o);
+/* The function or object of `section` that covers `offset` (a global one
+ * where aliases share it): its symbol index, -1 when none does. */
+int eval_obj_symbol_at(const eval_obj *o, uint32_t section, uint64_t offset);
+
+/* ---- objcheck.c: the candidate's object, before it is linked ------------------------------
+ *
+ * A candidate's code is its own translation unit, compiled to a relocatable
+ * x86-64 object (ET_REL) and linked with the trusted frame. Before the link
+ * its object is checked (docs/trust.md, "The candidate's object"):
+ *
+ * - the globals it defines: a name a linked library exports (libc, libm,
+ *   libpthread, libgcc_s, libstdc++, Open MPI's libmpi, the CUDA runtime,
+ *   cuBLAS, NCCL, and the libraries those need, as this machine has them)
+ *   or one the frame defines is refused; weak definitions outside C++'s
+ *   COMDAT groups, ifuncs, common and versioned symbols are refused; then
+ *   C++'s COMDAT members are renamed ("cuco.candidate." + name) and every
+ *   other global but the entry points is made local;
+ * - nothing runs before or after main on its own: initializer and
+ *   finalizer sections are refused, but for nvcc's module registration and
+ *   <iostream>'s std::ios_base::Init, checked to the instruction;
+ * - every name it imports is on the family's allowlist (objcheck.c's
+ *   import table, with a reason for each row);
+ * - no system-call or far-transfer instruction, no bytes that are not
+ *   instructions, no jump into an instruction, in any executable section;
+ *   no section the linker would make executable unseen.
+ *
+ * Usage, once per evaluator and then per candidate:
+ *
+ *     eval_objspec spec = { .family = wl->family,
+ *         .entries = "cuco_setup cuco_step cuco_teardown cuco_mpi_thread",
+ *         .frame = frame_objects, .mpicc = "mpicc",
+ *         .cuda_home = getenv("CUCO_CUDA_HOME"), .nccl_home = ... };
+ *     eval_objrules *rules;
+ *     if (eval_objrules_new(&spec, &rules, err) != CUCO_OK) ...  // CUCO_EENV: this machine
+ *     char why[512];
+ *     int rc = eval_objcheck("cand.o", rules, why, sizeof why, err);
+ *     if (rc != CUCO_OK) ...            // the check could not run: the environment's fault
+ *     else if (*why) ...                // refused: why is "object: ...", class `suspect`
+ *     else ...                          // accepted, and cand.o rewritten: link it with the
+ *                                       // frame's objects, in any order
+ *     eval_objrules_free(rules);
+ *
+ * The rules are read-only once made: evaluator threads may share them.
+ * The frame must keep its own state static (a global of the frame is a
+ * name the candidate may call; `main` it may not). */
+
+typedef struct eval_objspec {
+	cuco_family family;
+	const char *entries;      /* blank-separated names the frame calls: kept global */
+	char *const *frame;       /* the frame's objects, NULL-terminated; NULL: none (yet) */
+	const char *mpicc;        /* cpu-mpi, cuda-nccl: the MPI wrapper whose `--showme:link`
+	                             says where libmpi is */
+	const char *cuda_home;    /* cuda, cuda-nccl: where lib64/libcudart.so is; NULL or "":
+	                             /usr/local/cuda */
+	const char *nccl_home;    /* cuda-nccl: where lib/libnccl.so.2 is; NULL or "": cuda_home,
+	                             then the system's folders */
+} eval_objspec;
+
+typedef struct eval_objrules eval_objrules;
+
+/* Read the family's libraries' dynamic symbol tables (and those of the
+ * libraries they need) and the frame's objects, and find objdump and
+ * objcopy on PATH. CUCO_EENV naming what is missing; CUCO_EUSAGE without
+ * entries. Costs a fraction of a second (the libraries are mapped, only
+ * their dynamic symbols read). */
+int eval_objrules_new(const eval_objspec *spec, eval_objrules **out, cuco_err *err);
+void eval_objrules_free(eval_objrules *rules);
+
+/* Check the object at obj. Accepted: CUCO_OK with why "", and the object
+ * rewritten in place (objcopy) so that nothing outside it binds to what
+ * it defines but the entry points. Refused: CUCO_OK with why the first
+ * refusal, one line starting "object: " naming the symbol, section or
+ * instruction and why (a file that is no relocatable object, or that
+ * objdump or objcopy cannot read, included); the object is left as it
+ * was. An error (CUCO_EENV: the file is missing, objdump or objcopy could
+ * not run or took a minute, the object is not x86-64) means no verdict.
+ * Deterministic; about 0.1 s per object on the 2-core machine, most of it
+ * starting objdump and objcopy. */
+int eval_objcheck(const char *obj, const eval_objrules *rules, char *why, size_t size, cuco_err *err);
+
+/* Every refusal, in the order eval_objcheck meets them, each with the
+ * function or object of the object it is about ("" when none: a section,
+ * the file); fn returns false to hear no more. Nothing is rewritten. For
+ * tests and for listing all that is wrong at once. */
+typedef bool (*eval_objcheck_fn)(const char *why, const char *function, void *arg);
+int eval_objcheck_scan(const char *obj, const eval_objrules *rules, eval_objcheck_fn fn, void *arg,
+	cuco_err *err);
 
 /* ---- trust.c: what the evaluator believes (docs/workloads.md, "Trust") ---------- */
 
