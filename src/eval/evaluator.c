@@ -92,6 +92,7 @@ struct cuco_evaluator {
 	 * first need, into the cache. */
 	pthread_mutex_t trusted_lock;
 	char frame_obj[PATH_MAX + 96]; /* the frame's object, "" until built */
+	eval_objrules *objrules;      /* what a framed candidate's object may hold, made with the frame */
 	char referee_bin[PATH_MAX + 96]; /* the referee, "" until built */
 };
 
@@ -450,6 +451,7 @@ void cuco_evaluator_free(cuco_evaluator *ev)
 	pthread_mutex_destroy(&ev->jobs_lock);
 	pthread_cond_destroy(&ev->jobs_cond);
 	pthread_mutex_destroy(&ev->trusted_lock);
+	eval_objrules_free(ev->objrules);
 	free(ev);
 }
 
@@ -883,16 +885,57 @@ out:
 /* A framed program (a refereed one, say): the candidate's object, then
  * the link with the trusted frame (docs/trust.md, "The candidate's
  * object"). */
+/* The names a frame calls in the program, by family: they stay global in
+ * the candidate's object, every other of its globals is made local. */
+static const char *const frame_entries[] = {
+	[CUCO_FAMILY_CPU_MPI] = "cuco_setup cuco_step cuco_teardown cuco_mpi_thread",
+	[CUCO_FAMILY_CUDA_NCCL] = "",
+	[CUCO_FAMILY_CUDA] = "",
+};
+
+/* The frame's object, and the rules a candidate's object is held to,
+ * which name the frame's globals: both made once, at first need. */
+static int frame_and_rules(cuco_evaluator *ev, cuco_err *err)
+{
+	char src[sizeof ev->wl.dir + sizeof ev->wl.frame_file + 2];
+	snprintf(src, sizeof src, "%s/%s", ev->wl.dir, ev->wl.frame_file);
+	int rc = trusted_build(ev, ev->wl.build_cmd, src, "frame.o", ev->frame_obj, sizeof ev->frame_obj, err);
+	pthread_mutex_lock(&ev->trusted_lock);
+	if (rc == CUCO_OK && !ev->objrules) {
+		char *frame[] = { ev->frame_obj, NULL };
+		eval_objspec spec = { .family = ev->wl.family, .entries = frame_entries[ev->wl.family],
+			.frame = frame, .mpicc = ev->compiler, .cuda_home = getenv("CUCO_CUDA_HOME"),
+			.nccl_home = getenv("CUCO_NCCL_HOME") };
+		rc = eval_objrules_new(&spec, &ev->objrules, err);
+	}
+	pthread_mutex_unlock(&ev->trusted_lock);
+	return rc;
+}
+
+/* A framed program (a refereed one, say): the candidate's object, checked
+ * (docs/trust.md, "The candidate's object"), then linked with the
+ * trusted frame. */
 static int link_frame(job *j, eval_vars *v, const char *object, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
-	char frame_src[PATH_MAX + 200], obj_path[PATH_MAX + 64], out[PATH_MAX + 16];
-	snprintf(frame_src, sizeof frame_src, "%s/%s", ev->wl.dir, ev->wl.frame_file);
-	int rc = trusted_build(ev, ev->wl.build_cmd, frame_src, "frame.o", ev->frame_obj,
-		sizeof ev->frame_obj, err);
+	char obj_path[PATH_MAX + 64], out[PATH_MAX + 16], why[512];
+	int rc = frame_and_rules(ev, err);
 	if (rc != CUCO_OK)
 		return rc;
 	snprintf(obj_path, sizeof obj_path, "%s/%s", j->workdir, object);
+	double t0 = cuco_mono();
+	cuco_err check = { 0 };
+	rc = eval_objcheck(obj_path, ev->objrules, why, sizeof why, &check);
+	j->res->compile_s += cuco_mono() - t0;
+	if (rc != CUCO_OK) {
+		fail(j->res, "compile", CUCO_FAIL_ENVIRONMENT, NULL, "compile: the object check could not run: %s",
+			check.msg);
+		return CUCO_OK;
+	}
+	if (*why) {
+		fail(j->res, "compile", CUCO_FAIL_SUSPECT, NULL, "compile: %s", why);
+		return CUCO_OK;
+	}
 	snprintf(out, sizeof out, "%s/prog", j->workdir);
 	char *objects[] = { ev->frame_obj, obj_path, NULL };
 	v->objects = objects;
@@ -1284,8 +1327,10 @@ static int cascade(job *j, const char *source, size_t len, stop_at stop, bool ag
 	cuco_buf src = { 0 };
 	eval_apply_slots(&ev->wl, j->dir, source, len, &src);
 	char why[400];
+	/* A framed program's object is checked instead, after it is built:
+	 * what the compiler made, not how the text spells it. */
 	bool own = ev->baseline && len == ev->baseline_len && memcmp(source, ev->baseline, len) == 0;
-	if (!own && eval_trust_scan(src.data, src.len, why, sizeof why)) {
+	if (!own && !*ev->wl.frame_file && eval_trust_scan(src.data, src.len, why, sizeof why)) {
 		fail(j->res, "compile", CUCO_FAIL_SUSPECT, NULL, "compile: %s", why);
 		cuco_buf_free(&src);
 		return CUCO_OK;

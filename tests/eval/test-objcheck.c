@@ -395,6 +395,7 @@ static void frame_headers(const cuco_workload *wl, cuco_buf *out)
 
 typedef struct shipped {
 	const char *headers;
+	bool framed;             /* compiled apart from its frame: every finding is the candidate's */
 	char where[200];
 	cuco_buf frame_only;     /* "name (function)" lines */
 	int candidate;           /* refusals in the candidate's own code */
@@ -409,8 +410,8 @@ static bool on_finding(const char *why, const char *function, void *arg)
 	 * candidate's inlined into them are seen there too), or what the
 	 * harness headers define. Once the frame is compiled apart there is
 	 * none of these in a candidate's object, and this goes. */
-	bool frame = strcmp(id, "main") == 0 || strstr(function, "Z4main")
-		|| (*id && defined_in(s->headers, id));
+	bool frame = !s->framed && (strcmp(id, "main") == 0 || strstr(function, "Z4main")
+		|| (*id && defined_in(s->headers, id)));
 	if (frame) {
 		cuco_buf_printf(&s->frame_only, "    frame %s: %s\n", *id ? id : "-", why);
 	} else {
@@ -420,11 +421,10 @@ static bool on_finding(const char *why, const char *function, void *arg)
 	return true;
 }
 
-static int check_program(const cuco_workload *wl, eval_objrules *r, const char *file, const char *headers)
+/* Compile file of the workload to an object at obj, with its build. */
+static void compile_object(const cuco_workload *wl, const char *source, const char *obj)
 {
-	char source[2400], obj[600], compiler[512];
-	snprintf(source, sizeof source, "%s/%s", wl->dir, file);
-	snprintf(obj, sizeof obj, "%s/%s-%.*s.o", tmp, wl->name, (int)strcspn(file, "."), file);
+	char compiler[512];
 	eval_compiler_of(wl, compiler, sizeof compiler);
 	cuco_directive d;
 	cuco_directive_default(wl, &d);
@@ -440,17 +440,26 @@ static int check_program(const cuco_workload *wl, eval_objrules *r, const char *
 	eval_argv_join(cmd.v, &line);
 	char *out = NULL;
 	if (!sh(&out, "%s", line.data))
-		fail_msg("%s/%s does not compile: %s\n%s", wl->name, file, line.data, out);
+		fail_msg("%s does not compile: %s\n%s", source, line.data, out);
 	free(out);
-	shipped s = { .headers = headers };
+	cuco_buf_free(&line);
+	eval_argv_free(&cmd);
+}
+
+static int check_program(const cuco_workload *wl, eval_objrules *r, const char *file, const char *headers)
+{
+	char source[2400], obj[600];
+	snprintf(source, sizeof source, "%s/%s", wl->dir, file);
+	snprintf(obj, sizeof obj, "%s/%s-%.*s.o", tmp, wl->name, (int)strcspn(file, "."), file);
+	compile_object(wl, source, obj);
+	cuco_err err = { 0 };
+	shipped s = { .headers = headers, .framed = *wl->frame_file };
 	snprintf(s.where, sizeof s.where, "%s/%s", wl->name, file);
 	if (eval_objcheck_scan(obj, r, on_finding, &s, &err) != CUCO_OK)
 		fail_msg("%s: %s", s.where, err.msg);
 	printf("shipped %-36s %s\n%s", s.where, s.candidate ? "REFUSED" : s.frame_only.len
 		? "passes but for main and the harness, still in its file:" : "passes", s.frame_only.data ? s.frame_only.data : "");
 	cuco_buf_free(&s.frame_only);
-	cuco_buf_free(&line);
-	eval_argv_free(&cmd);
 	return s.candidate;
 }
 
@@ -478,16 +487,28 @@ static void test_shipped(void **state)
 			cuco_workload_free(wl);
 			continue;
 		}
-		if (!rules[wl->family])
+		/* A framed program is held to its own frame's rules, with nothing
+		 * of main or the harness in its object. */
+		eval_objrules *framed = NULL;
+		if (*wl->frame_file) {
+			char src[2400], obj[600];
+			snprintf(src, sizeof src, "%s/%s", wl->dir, wl->frame_file);
+			snprintf(obj, sizeof obj, "%s/%s-frame.o", tmp, wl->name);
+			compile_object(wl, src, obj);
+			framed = rules_for(wl->family, obj);
+		} else if (!rules[wl->family]) {
 			rules[wl->family] = rules_for(wl->family, NULL);
+		}
 		cuco_buf headers = { 0 };
 		frame_headers(wl, &headers);
 		const char *files[] = { wl->baseline_file, wl->seed_file };
 		for (int k = 0; k < 2; k++)
 			if (*files[k] && (k == 0 || strcmp(files[0], files[1]) != 0)) {
-				refused += check_program(wl, rules[wl->family], files[k], headers.data ? headers.data : "");
+				refused += check_program(wl, framed ? framed : rules[wl->family], files[k],
+					headers.data ? headers.data : "");
 				checked++;
 			}
+		eval_objrules_free(framed);
 		cuco_buf_free(&headers);
 		cuco_workload_free(wl);
 	}
