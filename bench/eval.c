@@ -106,6 +106,67 @@ static void trust_rows(const cuco_workload *wl, const cuco_directive *dir, const
 	summary("ticket + seal check of a verdict", seal, N);
 }
 
+/* Compile a workload's file to an object at obj with its build; false
+ * when it does not build. */
+static bool object_of(const cuco_workload *wl, const char *file, const char *obj)
+{
+	char source[1400], compiler[512];
+	snprintf(source, sizeof source, "%s/%s", wl->dir, file);
+	eval_compiler_of(wl, compiler, sizeof compiler);
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	eval_vars v = { .wl = wl, .size = cuco_workload_size(wl, ""), .dir = &d, .compiler = compiler,
+		.source = source, .output = obj };
+	eval_argv cmd = { 0 };
+	cuco_buf line = { 0 };
+	bool ok = eval_expand(wl->build_cmd, &v, &cmd, NULL) == CUCO_OK;
+	eval_argv_join(cmd.v, &line);
+	cuco_buf_puts(&line, " >/dev/null 2>&1");
+	ok = ok && system(line.data) == 0;
+	eval_argv_free(&cmd);
+	cuco_buf_free(&line);
+	return ok;
+}
+
+/* A framed workload's object check (objcheck.c): the rules once, then a
+ * check of the seed's object, which it rewrites, so each time on a fresh
+ * copy (the copy is timed apart and left out). */
+static void objcheck_rows(const cuco_workload *wl, const char *run_dir)
+{
+	enum { N = 20 };
+	char frame[1200], obj[1200], copy[1300], cp[2700], why[512];
+	snprintf(frame, sizeof frame, "%s/frame.o", run_dir);
+	snprintf(obj, sizeof obj, "%s/seed.o", run_dir);
+	snprintf(copy, sizeof copy, "%s/seed-copy.o", run_dir);
+	snprintf(cp, sizeof cp, "cp '%s' '%s'", obj, copy);
+	if (!object_of(wl, wl->frame_file, frame) || !object_of(wl, wl->seed_file, obj)) {
+		printf("object check: the frame or the seed does not build here\n");
+		return;
+	}
+	char *frames[] = { frame, NULL };
+	eval_objspec spec = { .family = wl->family, .entries = "cuco_setup cuco_step cuco_teardown cuco_mpi_thread",
+		.frame = frames, .mpicc = "mpicc" };
+	eval_objrules *rules = NULL;
+	cuco_err err = { 0 };
+	double t0 = cuco_mono();
+	if (eval_objrules_new(&spec, &rules, &err) != CUCO_OK) {
+		printf("object check: %s\n", err.msg);
+		return;
+	}
+	double made = (cuco_mono() - t0) * 1e3, ms[N];
+	for (int i = 0; i < N; i++) {
+		if (system(cp) != 0)
+			break;
+		double t1 = cuco_mono();
+		if (eval_objcheck(copy, rules, why, sizeof why, &err) != CUCO_OK || *why)
+			printf("object check: %s%s\n", err.msg, why);
+		ms[i] = (cuco_mono() - t1) * 1e3;
+	}
+	printf("object check, the rules once: %.1f ms; the seed's object, %d times:\n", made, N);
+	summary("check (objdump, objcopy)", ms, N);
+	eval_objrules_free(rules);
+}
+
 int main(int argc, char **argv)
 {
 	const char *wl_path = argc > 1 ? argv[1] : CUCO_SOURCE_ROOT "/tests/eval/fixtures/solo";
@@ -162,6 +223,8 @@ int main(int argc, char **argv)
 	}
 	if (rc == 0)
 		trust_rows(wl, &dir, src, len, run_dir);
+	if (rc == 0 && *wl->frame_file)
+		objcheck_rows(wl, run_dir);
 	free(src);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
