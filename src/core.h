@@ -87,9 +87,43 @@ int cuco_mkdir_p(const char *path, cuco_err *err);
  * another process asks before it promises that an engine will act. */
 #define CUCO_RUN_LOCK "run.lock"
 bool cuco_run_driven(const char *run_dir);
+/* ---- where cuco's files are (paths.c) ---------------------------------- */
+/* Found once per process from the environment and the executable's place
+ * (XDG Base Directory), so that an installed cuco finds its own data from
+ * any folder, whatever its prefix. Workloads are looked for by name in
+ * $CUCO_WORKLOADS (a colon-separated list), ./workloads,
+ * $XDG_DATA_HOME/cuco/workloads (~/.local/share/cuco/workloads), cuco's
+ * own (PREFIX/share/cuco/workloads beside PREFIX/bin/cuco; a build tree's
+ * cuco: its source tree's), the configured prefix's, then each
+ * $XDG_DATA_DIRS/cuco/workloads (/usr/local/share, /usr/share); themes
+ * the same way under themes/, after $CUCO_THEMES. The config file is the
+ * first that exists of $XDG_CONFIG_HOME/cuco/config (~/.config/cuco/config)
+ * and each $XDG_CONFIG_DIRS/cuco/config (/etc/xdg). */
+#define CUCO_MAX_FOLDERS 16
+typedef struct cuco_folder {
+	char path[1024];
+	const char *from;   /* why it is searched: "$CUCO_WORKLOADS", "beside the executable", … */
+} cuco_folder;
+typedef struct cuco_paths {
+	cuco_folder workloads[CUCO_MAX_FOLDERS], themes[CUCO_MAX_FOLDERS];
+	int nworkloads, nthemes;
+	char config[1024];        /* the config file; "" when no folder can hold one */
+	const char *config_from;
+	bool config_found;        /* false: none exists, config is where the person's would be */
+	char manual[1024];        /* the man page, installed or the source tree's; "" when none */
+	bool manual_installed;
+} cuco_paths;
+const cuco_paths *cuco_paths_get(void);
+/* Find them again, for a process that changed its environment (tests). */
+void cuco_paths_reread(void);
+bool cuco_folder_exists(const cuco_folder *f);
 /* Strip leading and trailing whitespace in place; returns the new start.
  * The `key = value` readers (config, search knobs, themes) share it. */
 char *cuco_trim(char *s);
+/* The one of names[0..n) nearest to word by edit distance, when near
+ * enough to be a slip of the keyboard (at most a third of its letters,
+ * and at least one); NULL when none is. For "did you mean" hints. */
+const char *cuco_nearest(const char *word, const char *const *names, size_t n);
 /* Copy src to dst with strlen(dst) < size always; returns false if cut. */
 bool cuco_strlcpy(char *dst, const char *src, size_t size);
 

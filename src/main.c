@@ -6,15 +6,17 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Where the manual is: installed, `man cuco` finds it; in a build from the
+/* Where the manual is: installed, `man cuco` finds it (man finds
+ * PREFIX/share/man from PREFIX/bin on the PATH); in a build from the
  * source tree, man -l reads it there. */
 static void print_manual(void)
 {
-	if (access(CUCO_MANPAGE, R_OK) == 0)
-		printf("Manual: man cuco.\n");
-	else if (access(CUCO_SOURCE_MANPAGE, R_OK) == 0)
+	const cuco_paths *p = cuco_paths_get();
+	if (p->manual_installed)
+		printf("Manual: man cuco (or man -l %s).\n", p->manual);
+	else if (p->manual[0])
 		printf("Manual: man -l %s\n(not installed: 'meson install' puts it where 'man cuco' finds it).\n",
-			CUCO_SOURCE_MANPAGE);
+			p->manual);
 	else
 		printf("Manual: docs/cuco.1 in cuco's source.\n");
 }

@@ -36,15 +36,8 @@ void cuco_llm_config_defaults(cuco_llm_config *cfg)
 
 bool cuco_llm_config_path(char *buf, size_t size)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	int n;
-	if (xdg && *xdg)
-		n = snprintf(buf, size, "%s/cuco/config", xdg);
-	else if (home && *home)
-		n = snprintf(buf, size, "%s/.config/cuco/config", home);
-	else
-		return false;
-	return n > 0 && (size_t)n < size;
+	const cuco_paths *p = cuco_paths_get();
+	return p->config[0] && cuco_strlcpy(buf, p->config, size);
 }
 
 const char *cuco_provider_name(cuco_provider p)

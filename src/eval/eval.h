@@ -114,8 +114,9 @@ typedef struct cuco_workload {
 } cuco_workload;
 
 /* Load by folder path, by path to workload.json, or by name looked up in
- * $CUCO_WORKLOADS, then ./workloads, then the installed data folder. Every
- * error names the file, the field and the problem. */
+ * the workload folders (core.h, cuco_paths: $CUCO_WORKLOADS, ./workloads,
+ * the person's, then cuco's own data folder). Every error names the file,
+ * the field and the problem; a name found nowhere, the nearest that is. */
 int cuco_workload_load(const char *name_or_path, cuco_workload **out, cuco_err *err);
 void cuco_workload_free(cuco_workload *wl);
 /* Full validation: fields, files present, templates' placeholders known,

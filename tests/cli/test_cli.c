@@ -20,6 +20,8 @@
 #include "../eval/util.h"
 
 static char rundir[64];
+/* Shell words put before cuco: where, and in what environment, it runs. */
+static char before[512];
 
 struct out { int status; char *stdout_text; char *stderr_text; };
 
@@ -32,7 +34,7 @@ static struct out cuco(const char *fmt, ...)
 	vsnprintf(args, sizeof args, fmt, ap);
 	va_end(ap);
 	snprintf(errpath, sizeof errpath, "%s.stderr", rundir);
-	snprintf(cmd, sizeof cmd, "'%s' %s 2>'%s'", getenv("CUCO_BIN"), args, errpath);
+	snprintf(cmd, sizeof cmd, "%s'%s' %s 2>'%s'", before, getenv("CUCO_BIN"), args, errpath);
 	struct out o = { 0 };
 	o.stdout_text = capture_output(cmd, &o.status);
 	size_t len;
@@ -554,6 +556,69 @@ static void test_analyze(void **state)
 	out_free(&o);
 }
 
+/* From a folder of its own, with none of cuco's variables set, cuco finds
+ * its workloads, themes and manual (the build tree's, here; the installed
+ * ones: tests/cli/tutorial.py), says where, and names the nearest workload
+ * to a typo. */
+static void test_found_from_anywhere(void **state)
+{
+	(void)state;
+	char home[64], cfg[160];
+	make_tmpdir(home, sizeof home);
+	snprintf(before, sizeof before, "cd '%s' && env -u CUCO_WORKLOADS -u CUCO_THEMES -u CUCO_THEME "
+		"-u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_DATA_DIRS HOME='%s' ", home, home);
+	struct out o = cuco("workloads");
+	assert_int_equal(o.status, 0);
+	assert_has(o.stdout_text, "cpu-gemm-allgather ");
+	assert_has(o.stdout_text, "rmsnorm ");
+	out_free(&o);
+	o = cuco("check cpu-gemm-allgather");
+	assert_int_equal(o.status, 0);
+	out_free(&o);
+	/* The README's own [screen] theme = light: the theme is found, and the
+	 * run goes on to its next check (the workload's). */
+	snprintf(cfg, sizeof cfg, "%s/.config/cuco", home);
+	assert_int_equal(cuco_mkdir_p(cfg, NULL), CUCO_OK);
+	strcat(cfg, "/config");
+	assert_int_equal(cuco_write_file(cfg, "[screen]\ntheme = light\n", 23, NULL), CUCO_OK);
+	o = cuco("run cpu-gemm-allgathr --headless");
+	assert_one_line(&o, 2, "cuco: cpu-gemm-allgathr: no such workload; did you mean cpu-gemm-allgather?");
+	out_free(&o);
+	o = cuco("run nothing-like-it --headless --theme monochrome");
+	assert_one_line(&o, 2, "nothing-like-it: no such workload (cuco workloads lists them");
+	out_free(&o);
+	o = cuco("run cpu-gemm-allgather --theme lihgt");
+	assert_one_line(&o, 1, "theme 'lihgt': not found; did you mean light?");
+	out_free(&o);
+	o = cuco("doctor");
+	char want[1200];
+	snprintf(want, sizeof want, "folders, searched in this order\nworkloads  %s/workloads (the "
+		"source tree of this build)\nthemes     %s/themes (the source tree of this build)\n"
+		"config     %s/.config/cuco/config (~/.config)\nmanual     %s/docs/cuco.1\n",
+		getenv("CUCO_SOURCE_ROOT"), getenv("CUCO_SOURCE_ROOT"), home, getenv("CUCO_SOURCE_ROOT"));
+	assert_has(o.stdout_text, want);
+	/* cuco sets NCCL_NVLS_ENABLE=0 for every stage: never missing. */
+	assert_has(o.stdout_text, "NCCL_NVLS_ENABLE  0 for every stage, set by cuco");
+	assert_lacks(o.stdout_text, "MISSING  NCCL_NVLS_ENABLE");
+	out_free(&o);
+	before[0] = '\0';
+	rm_rf(home);
+}
+
+/* The manual renders without a warning from groff (man -l shows them). */
+static void test_manual_renders(void **state)
+{
+	(void)state;
+	if (system("command -v groff >/dev/null") != 0)
+		skip();
+	char cmd[1024];
+	int status;
+	snprintf(cmd, sizeof cmd, "groff -man -ww -z '%s/docs/cuco.1' 2>&1", getenv("CUCO_SOURCE_ROOT"));
+	char *warnings = capture_output(cmd, &status);
+	assert_string_equal(warnings, "");
+	free(warnings);
+}
+
 int main(void)
 {
 	if (!getenv("CUCO_BIN")) {
@@ -570,6 +635,8 @@ int main(void)
 		cmocka_unit_test(test_pin_and_reject),
 		cmocka_unit_test(test_init),
 		cmocka_unit_test(test_analyze),
+		cmocka_unit_test(test_found_from_anywhere),
+		cmocka_unit_test(test_manual_renders),
 	};
 	return cmocka_run_group_tests(tests, setup_run, teardown_run);
 }

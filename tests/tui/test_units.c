@@ -115,6 +115,7 @@ static void shipped_themes_load(void **state)
 	char dir[1024];
 	snprintf(dir, sizeof dir, "%s/themes", getenv("CUCO_SOURCE_ROOT"));
 	setenv("CUCO_THEMES", dir, 1);
+	cuco_paths_reread();
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		tui_theme t;
 		cuco_err err = { 0 };
@@ -134,6 +135,7 @@ static void shipped_themes_load(void **state)
 	assert_int_equal(tui_theme_load(&t, file, &err), CUCO_EDATA);
 	assert_non_null(strstr(err.msg, "nul.theme: byte 14 is NUL; a text file holds none"));
 	setenv("CUCO_THEMES", tdir, 1);
+	cuco_paths_reread();
 	assert_int_equal(tui_theme_load(&t, "nul", &err), CUCO_EDATA);
 	assert_non_null(strstr(err.msg, "nul.theme: byte 14 is NUL"));
 	unlink(file);
