@@ -22,9 +22,11 @@ enum {
 	CUCO_EUSAGE = 1, /* bad command line */
 	CUCO_EDATA = 2,  /* bad input or stored data */
 	CUCO_EENV = 3,   /* something the environment lacks (mpirun, GPU, disk) */
-	CUCO_ENOTFOUND = 4, /* a lookup missed; never an exit code */
+	CUCO_EXIT_STOPPED = 4, /* exit code only: a run stopped before its end (SIGINT,
+	                          SIGTERM, SIGHUP, cuco stop); the same command resumes it */
 	CUCO_EAGAIN = 5, /* a passing failure (a model call gave up); never an exit code */
 	CUCO_EBUSY = 6,  /* nothing now: ask again once something has changed; never an exit code */
+	CUCO_ENOTFOUND = 7, /* a lookup missed; never an exit code */
 };
 
 typedef struct cuco_err {

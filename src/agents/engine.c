@@ -257,10 +257,26 @@ void cuco_engine_request_stop(cuco_engine *e)
 	pthread_mutex_lock(&e->lock);
 	engine_calls_off(e);  /* a model call in flight gives up now */
 	e->stop = true;
+	e->interrupted = true;
 	if (!e->end_reason)
 		e->end_reason = "stopped";
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
+}
+
+void cuco_engine_set_progress(cuco_engine *e, FILE *progress)
+{
+	pthread_mutex_lock(&e->lock);  /* every progress line is written under it */
+	e->cfg.progress = progress;
+	pthread_mutex_unlock(&e->lock);
+}
+
+bool cuco_engine_interrupted(cuco_engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	bool yes = e->interrupted;
+	pthread_mutex_unlock(&e->lock);
+	return yes;
 }
 
 bool cuco_engine_done(const cuco_engine *e)

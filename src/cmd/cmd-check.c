@@ -24,7 +24,7 @@ static int check_exec(int argc, char **argv)
 			cmd_print_usage(&cmd_check, "");
 			return CUCO_OK;
 		}
-		return cmd_usage_error(&cmd_check, "unknown option");
+		return cmd_bad_option(&cmd_check, longopts, argv);
 	}
 	if (optind + 1 != argc)
 		return cmd_usage_error(&cmd_check, "expected one workload (a name or a folder)");

@@ -312,7 +312,7 @@ static int doctor_exec(int argc, char **argv)
 			continue;
 		}
 		if (opt != 'j')
-			return cmd_usage_error(&cmd_doctor, "unknown option");
+			return cmd_bad_option(&cmd_doctor, longopts, argv);
 		json = true;
 	}
 	if (optind != argc)

@@ -185,7 +185,7 @@ static int ls_exec(int argc, char **argv)
 			break;
 		}
 		case 'h': cmd_print_usage(&cmd_ls, ls_options); return CUCO_OK;
-		default: return cmd_usage_error(&cmd_ls, "unknown option");
+		default: return cmd_bad_option(&cmd_ls, longopts, argv);
 		}
 	}
 	if (optind < argc)

@@ -40,7 +40,7 @@ static int mark_exec(const cuco_cmd *self, cuco_command_kind kind, int argc, cha
 				? "  --run DIR       the run directory\n  --reason TEXT   why (shown to the model as a negative example)\n"
 				: "  --run DIR       the run directory\n");
 			return CUCO_OK;
-		default: return cmd_usage_error(self, "unknown option");
+		default: return cmd_bad_option(self, longopts, argv);
 		}
 	}
 	if (argc - optind != 1)

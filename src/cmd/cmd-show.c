@@ -313,7 +313,7 @@ static int show_exec(int argc, char **argv)
 		case 'p': job->prompt = true; break;
 		case 'j': job->json = true; break;
 		case 'h': cmd_print_usage(&cmd_show, show_options); free(job); return CUCO_OK;
-		default: free(job); return cmd_usage_error(&cmd_show, "unknown option");
+		default: free(job); return cmd_bad_option(&cmd_show, longopts, argv);
 		}
 	}
 	if (argc - optind != 1) {

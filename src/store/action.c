@@ -139,3 +139,39 @@ int cuco_person_act(cuco_txn *txn, cuco_command *cmd)
 	cuco_command_describe(cmd, ev.text, sizeof ev.text);
 	return cuco_event_add(txn, &ev);
 }
+
+#define STALE_MAX 256  /* per call; a later session drops the rest */
+
+struct stale_walk { cuco_command cmd[STALE_MAX]; int n; };
+
+static int find_stale(const cuco_command *c, void *arg)
+{
+	struct stale_walk *w = arg;
+	bool steering = c->kind == CUCO_CMD_PAUSE || c->kind == CUCO_CMD_RESUME || c->kind == CUCO_CMD_STOP;
+	if (steering && !c->next_session)
+		w->cmd[w->n++] = *c;
+	return w->n == STALE_MAX ? -1 : 0;  /* -1: full, not an error code */
+}
+
+int cuco_command_drop_stale(cuco_txn *txn, int *dropped)
+{
+	struct stale_walk *w = cuco_xcalloc(1, sizeof *w);
+	int rc = cuco_command_each_pending(txn, find_stale, w);
+	if (rc == -1)
+		rc = CUCO_OK;
+	for (int i = 0; rc == CUCO_OK && i < w->n; i++) {
+		const cuco_command *c = &w->cmd[i];
+		rc = cuco_command_ack(txn, c->seq, "dropped: sent to a session that ended before applying it");
+		cuco_event ev = { .candidate = 0 };
+		cuco_strlcpy(ev.kind, cuco_command_name(c->kind), sizeof ev.kind);
+		cuco_strlcpy(ev.author, "engine", sizeof ev.author);
+		snprintf(ev.text, sizeof ev.text, "dropped %s #%llu by %s: sent to a session that ended "
+			"before applying it", cuco_command_name(c->kind), (unsigned long long)c->seq, c->author);
+		if (rc == CUCO_OK)
+			rc = cuco_event_add(txn, &ev);
+	}
+	if (dropped)
+		*dropped = rc == CUCO_OK ? w->n : 0;
+	free(w);
+	return rc;
+}

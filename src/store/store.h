@@ -267,6 +267,10 @@ typedef struct cuco_command {
 	char author[32];
 	char text[1024];        /* reject reason, hint text */
 	char source_hash[CUCO_HASH_LEN + 1];  /* edit: the edited source */
+	bool next_session;      /* pause, hint: taken while no session drove the run,
+	                           kept on purpose for the next one; a pause, resume or
+	                           stop without it that a session finds left from
+	                           before it is dropped (cuco_command_drop_stale) */
 	bool acked;
 	double ack_time;
 	char ack_result[256];   /* what the engine did, or why it refused */
@@ -480,6 +484,12 @@ void cuco_command_describe(const cuco_command *cmd, char *buf, size_t size);
  * time are set) and an event of the command's kind naming cmd->author.
  * A refusal is CUCO_EDATA with the reason as the txn's error. */
 int cuco_person_act(cuco_txn *txn, cuco_command *cmd);
+/* What a session does first, holding the run's lock: a pause, resume or
+ * stop left pending from before it (sent to a session that ended before
+ * applying it) was never meant for this one, and is acknowledged as
+ * dropped, with an event; one kept on purpose (next_session) stays for
+ * the engine to apply. *dropped (may be NULL) counts them. */
+int cuco_command_drop_stale(cuco_txn *txn, int *dropped);
 
 /* Append a measurement to candidate m->candidate (assigning m->seq and,
  * when 0, m->time) and apply the one rule of measurements: an ok one is in

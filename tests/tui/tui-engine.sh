@@ -72,7 +72,9 @@ keys q
 wait_for "EXITED 0" "q quits the viewer"
 kill -0 "$BG_PID" 2>/dev/null || fail "quitting the viewer ended the headless run"
 "$CUCO_BIN" stop --run "$RUN" >/dev/null
-wait "$BG_PID" || fail "the headless run exited non-zero: $(tail -3 "$T/run.out")"
+wait "$BG_PID"
+rc=$?
+[ $rc -eq 4 ] || fail "the stopped headless run exited $rc, not 4: $(tail -3 "$T/run.out")"
 BG_PID=""
 
 # ---- the screen in-process ---------------------------------------------------
@@ -93,7 +95,7 @@ else
 fi
 WAIT_S=90
 keys q y
-wait_for "EXITED 0" "y stops the search and quits"
+wait_for "EXITED 4" "y stops the search and quits, exit 4: stopped, not finished"
 wait_for "candidates from the strategy" "the run's summary after the screen"
 
 # ---- a run that ends while the screen is open ---------------------------------
