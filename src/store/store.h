@@ -553,7 +553,11 @@ int cuco_memory_each(cuco_txn *txn, int (*fn)(const cuco_memory *, void *), void
 
 int cuco_call_add(cuco_txn *txn, cuco_call *c);  /* assigns id; time when 0 */
 int cuco_call_each(cuco_txn *txn, uint64_t from, int (*fn)(const cuco_call *, void *), void *arg);
-/* Every call of the run, summed. */
+uint64_t cuco_call_last_id(cuco_txn *txn);  /* 0 when none */
+/* Every call of the run, summed: its tokens and cost as every view counts
+ * them (cuco report, the screen's header, --max-tokens and --max-cost),
+ * refused, failed and cancelled calls included. A run from before call
+ * records has none; its views count its candidates' tokens instead. */
 int cuco_call_sum(cuco_txn *txn, cuco_call_totals *out);
 int cuco_refusal_add(cuco_txn *txn, cuco_refusal *r);  /* assigns id; time when 0 */
 int cuco_refusal_get(cuco_txn *txn, uint64_t id, cuco_refusal *out);

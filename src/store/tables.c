@@ -845,6 +845,11 @@ int cuco_call_add(cuco_txn *txn, cuco_call *c)
 	return seq_put(txn, T_CALLS, c->id, cuco_call_to_json(c), "calls");
 }
 
+uint64_t cuco_call_last_id(cuco_txn *txn)
+{
+	return txn->st->absent[T_CALLS] ? 0 : last_key(txn, T_CALLS);
+}
+
 int cuco_call_each(cuco_txn *txn, uint64_t from, int (*fn)(const cuco_call *, void *), void *arg)
 {
 	if (txn->st->absent[T_CALLS])

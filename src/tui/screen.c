@@ -962,7 +962,7 @@ static void loop(tui_app *app)
 		doupdate();
 		dirty = false;
 
-		bool summing = app->m.n && app->m.summed_upto < app->m.sums[app->m.n - 1].id;
+		bool summing = tui_model_summing(&app->m);
 		bool searching = app->m.search[0] && app->m.searched < app->m.n;
 		struct pollfd pfd[2] = { { STDIN_FILENO, POLLIN, 0 }, { app->wake_fd, POLLIN, 0 } };
 		int wait = summing || searching ? 0 : app->wake_fd >= 0 ? IN_PROCESS_POLL_MS : ATTACHED_POLL_MS;
