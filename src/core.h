@@ -180,6 +180,13 @@ bool cuco_utf8_locale(void);
  * dash as "-". */
 void cuco_speedup_text(double value, double lo, double hi, int rounds, bool ascii, char *buf,
 	size_t size);
+/* Whether a speedup was timed against another measurement of the baseline
+ * than the one shown beside it (baseline_us): its latency and that
+ * baseline's imply a ratio more than 5 % away from it, whatever the
+ * spreads. Its latency then does not compare with the baseline's; its
+ * speedup, a ratio of measurements taken together, does. Every view marks
+ * it with ~. */
+bool cuco_speedup_elsewhere(double speedup, double latency_us, double baseline_us);
 
 /* ---- line diff (diff.c) ---------------------------------------------- */
 /* Myers' O(ND) greedy line diff shaped as a unified diff with context; the

@@ -239,8 +239,17 @@ static void print_text(const struct show_job *job)
 			(long long)c->host_calls);
 	else
 		printf("%-14s -\n", "host calls");
-	for (int i = 0; i < c->nphases; i++)
-		printf("phase %-8s %.4g us\n", c->phases[i].name, c->phases[i].us);
+	cuco_phase ph[CUCO_MAX_PHASES];
+	double measured[CUCO_MAX_PHASES];
+	int nph = cuco_phases_view(c, ph, measured);
+	for (int i = 0; i < nph; i++)
+		if (measured[i] > ph[i].us)
+			printf("phase %-8s %.4g us (measured %.4g us, more than its whole: %s)\n", ph[i].name,
+				ph[i].us, measured[i], strcmp(ph[i].name, "exposed_comm") == 0 && ph[i].us <
+				c->latency_median_us ? "comm; the rest is waiting outside compute and comm"
+				: "the median latency");
+		else
+			printf("phase %-8s %.4g us\n", ph[i].name, ph[i].us);
 	if (c->status == CUCO_STATUS_FAILED)
 		printf("failed         %s (%s)\n%s\n", c->failed_stage, c->error_class, c->error_excerpt);
 	if (c->status == CUCO_STATUS_REJECTED)

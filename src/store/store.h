@@ -233,7 +233,9 @@ typedef struct cuco_summary {
 	uint8_t origin;
 	uint8_t status;
 	uint8_t pinned;
-	uint8_t pad;
+	uint8_t rounds;      /* the speedup's paired rounds, at most 255: 2 or more, confirmed;
+	                        0 or 1, one screening (a store written before this field
+	                        reads 0 until the candidate is written again) */
 	double score;
 	double latency_median_us;
 	double speedup;
@@ -498,6 +500,15 @@ int cuco_command_drop_stale(cuco_txn *txn, int *dropped);
  * force as it is (the earlier one stays in force) and marks one that has
  * none failed. out (may be NULL) receives the record as written. */
 int cuco_measure_add(cuco_txn *txn, cuco_measurement *m, cuco_candidate *out);
+/* A candidate's phases as every view shows them (cuco show, the screen,
+ * the prompts): no part larger than its whole. A phase is shown at most
+ * the median latency; exposed_comm, which harnesses measure as the step's
+ * time outside compute, at most comm (the rest of that time is waiting:
+ * sync, imbalance, a busy machine; not communication). out[i].us is what
+ * is shown, measured[i] (may be NULL) what was measured; returns the
+ * count, c->nphases. */
+int cuco_phases_view(const cuco_candidate *c, cuco_phase out[CUCO_MAX_PHASES],
+	double measured[CUCO_MAX_PHASES]);
 /* Calls fn for each measurement of a candidate, oldest first (candidate
  * 0: every candidate's, in id order); fn returning non-zero stops the walk
  * and is returned. */

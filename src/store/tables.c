@@ -97,6 +97,7 @@ static void summarize(const cuco_candidate *c, cuco_summary *s)
 	s->origin = (uint8_t)c->origin;
 	s->status = (uint8_t)c->status;
 	s->pinned = c->pinned;
+	s->rounds = (uint8_t)(c->rounds < 0 ? 0 : c->rounds > 255 ? 255 : c->rounds);
 	s->score = c->score;
 	s->latency_median_us = c->latency_median_us;
 	s->speedup = c->speedup;
