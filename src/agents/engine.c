@@ -151,6 +151,12 @@ static void *driver_main(void *arg)
 	char msg[sizeof e->err.msg];
 	cuco_strlcpy(msg, e->rc ? e->err.msg : "", sizeof msg);
 	int proposed = e->proposed;
+	/* A reason the strategy gave (it has nothing left, its model budget
+	 * is spent) is news: said where the progress goes. */
+	if (e->cfg.progress && why == e->end_text) {
+		fprintf(e->cfg.progress, "the search ends: %s\n", why);
+		fflush(e->cfg.progress);
+	}
 	pthread_mutex_unlock(&e->lock);
 	engine_event(e, "run-end", e->best_id, "%s after %d strategy candidates%s%s", why, proposed,
 		msg[0] ? ": " : "", msg);

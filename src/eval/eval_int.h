@@ -536,4 +536,8 @@ bool eval_slurm_fault(const char *job_name, const char *nodes, const eval_stage 
 /* Cancel the job or step of that name, should a killed srun have left it. */
 void eval_slurm_cancel(const char *job_name);
 
+/* Remove a folder and everything in it (init.c): a scratch folder, or a
+ * workload folder half made. */
+void eval_remove_tree(const char *path);
+
 #endif

@@ -318,6 +318,37 @@ static void test_latest_follows_the_run(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The tuner makes no child of a seed that failed on its own: each would be
+ * the same source under another directive (issue 25: a seed that linked
+ * MPI_Allreduce had the whole budget spent on children failing the same
+ * way). The run says why it made none. */
+static void test_no_children_of_a_failed_seed(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/cuco-test-badseed-XXXXXX", cmd[4000];
+	assert_non_null(mkdtemp(dir));
+	/* toy.h reaches cuco's seal by a path relative to the fixture. */
+	snprintf(cmd, sizeof cmd, "cp -r '%s' '%s/toy' && sed -i 's|\"\\(\\.\\./\\)*workloads/|\"%s/../../../../workloads/|' "
+		"'%s/toy/toy.h' && printf 'int main(void) { return broken(; }\\n' > '%s/toy/seed.c'",
+		toy, dir, toy, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	char run[300], out[300];
+	snprintf(run, sizeof run, "%s/run", dir);
+	snprintf(out, sizeof out, "%s/out", dir);
+	snprintf(cmd, sizeof cmd, "'%s' run '%s/toy' --run '%s' --headless --jobs 1 --budget 6 --sandbox off "
+		"--rebench 0 > '%s' 2>&1", cuco_bin(), dir, run, out);
+	int status = system(cmd);
+	char *text = slurp(out);
+	counts n;
+	assert_true(read_counts(run, &n));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n.tune != 0 ||
+	    !strstr(text, "the seed failed (compile-error") || !strstr(text, "nothing to tune from"))
+		fail_msg("a failed seed: exit %d, %zu tuned children:\n%s", WEXITSTATUS(status), n.tune, text);
+	free(text);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 struct configs { char keys[256][200]; int n; bool duplicate; };
 
 static int collect_config(const cuco_candidate *c, void *arg)
@@ -435,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_signal_and_stop),
 		cmocka_unit_test(test_steering_reaches_its_session),
 		cmocka_unit_test(test_latest_follows_the_run),
+		cmocka_unit_test(test_no_children_of_a_failed_seed),
 		cmocka_unit_test(test_ranks),
 		cmocka_unit_test(test_kill_resume),
 	};

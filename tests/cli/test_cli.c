@@ -540,6 +540,80 @@ static void test_init(void **state)
 	rm_rf(dir);
 }
 
+/* An MPI program printing CUCo's lines: a Time line per repetition (or,
+ * with BEST, only the best of them) and a verdict that the ranks agree on
+ * through MPI_Allreduce (with COLL) or that each rank gives alone. */
+static void write_program(const char *path, bool evolve, bool best, bool coll)
+{
+	cuco_buf b = { 0 };
+	cuco_buf_printf(&b, "#include <mpi.h>\n#include <stdio.h>\n\n%sstatic double work(int r)\n{\n"
+		"\tdouble s = 0;\n\tfor (int i = 0; i < 100000; i++)\n\t\ts += (i %% 7) * (r + 1);\n"
+		"\treturn s;\n}\n%s\nint main(int argc, char **argv)\n{\n\tMPI_Init(&argc, &argv);\n"
+		"\tdouble best = 1e30, s = 0;\n\tfor (int r = 0; r < 5; r++) {\n"
+		"\t\tMPI_Barrier(MPI_COMM_WORLD);\n\t\tdouble t0 = MPI_Wtime();\n\t\ts = work(r);\n"
+		"\t\tdouble t = (MPI_Wtime() - t0) * 1e3;\n\t\tbest = t < best ? t : best;\n%s\t}\n%s"
+		"\tint ok = s > 0, all = ok;\n%s\tprintf(\"Verification: %%s\\n\", all ? \"PASS\" : \"FAIL\");\n"
+		"\tMPI_Finalize();\n\treturn 0;\n}\n",
+		evolve ? "/* EVOLVE-BLOCK-START */\n" : "", evolve ? "/* EVOLVE-BLOCK-END */\n" : "",
+		best ? "" : "\t\tprintf(\"Time: %.4f ms\\n\", t);\n",
+		best ? "\tprintf(\"Time: %.4f ms\\n\", best);\n" : "",
+		coll ? "\tMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);\n" : "");
+	assert_int_equal(cuco_write_file(path, b.data, b.len, NULL), CUCO_OK);
+	cuco_buf_free(&b);
+}
+
+/* init and check --try find what the run would, before it: a seed whose
+ * own verification calls MPI_Allreduce (the host-call rule fails every
+ * candidate of it as suspect), a program that prints one time per run,
+ * and a seed that reads none of the directive's defines. */
+static void test_init_tries_the_run(void **state)
+{
+	(void)state;
+	if (system("command -v mpicc >/dev/null && command -v mpirun >/dev/null") != 0)
+		skip();
+	char dir[64], base[160], coll[160], one[160], blind[160];
+	make_tmpdir(dir, sizeof dir);
+	snprintf(base, sizeof base, "%s/base.c", dir);
+	snprintf(coll, sizeof coll, "%s/coll.c", dir);
+	snprintf(one, sizeof one, "%s/one.c", dir);
+	snprintf(blind, sizeof blind, "%s/blind.c", dir);
+	write_program(base, false, false, true);
+	write_program(coll, true, false, true);
+	write_program(one, false, true, false);
+	write_program(blind, true, false, false);
+	struct out o = cuco("init coll --from '%s' --seed '%s' --dir '%s/coll'", base, coll, dir);
+	assert_one_line(&o, 2, "coll.c: the run would fail it at compile: suspect: compile: host calls:");
+	assert_has(o.stderr_text, "links MPI_Allreduce");
+	assert_false(exists(dir, "coll"));
+	out_free(&o);
+	o = cuco("init one --from '%s' --dir '%s/one'", one, dir);
+	assert_int_equal(o.status, 0);
+	assert_has(o.stdout_text, "- warning: ");
+	assert_has(o.stdout_text, "one.c: one timed sample per run");
+	out_free(&o);
+	o = cuco("init blind --from '%s' --seed '%s' --dir '%s/blind'", base, blind, dir);
+	assert_int_equal(o.status, 0);
+	assert_has(o.stdout_text, "- warning: ");
+	assert_has(o.stdout_text, "blind.c: reads 0 of the directive's 5 defines");
+	out_free(&o);
+	/* check says it too (on stderr, not failing), and --try runs it. */
+	o = cuco("check '%s/blind'", dir);
+	assert_int_equal(o.status, 0);
+	assert_has(o.stderr_text, "blind/seed.c: warning: reads 0 of the directive's 5 defines");
+	out_free(&o);
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s/blind/seed.c'", coll, dir);
+	assert_int_equal(system(cmd), 0);
+	o = cuco("check '%s/blind'", dir);
+	assert_int_equal(o.status, 0);  /* the manifest is fine: only a run finds the seed's calls */
+	out_free(&o);
+	o = cuco("check '%s/blind' --try", dir);
+	assert_int_equal(o.status, 2);
+	assert_has(o.stderr_text, "cuco: blind/seed.c: the run would fail it at compile: suspect:");
+	out_free(&o);
+	rm_rf(dir);
+}
+
 /* cuco analyze prints the host calls the fast path's prompt carries. */
 static void test_analyze(void **state)
 {
@@ -709,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_pin_and_reject),
 		cmocka_unit_test(test_init),
 		cmocka_unit_test(test_analyze),
+		cmocka_unit_test(test_init_tries_the_run),
 		cmocka_unit_test(test_found_from_anywhere),
 		cmocka_unit_test(test_manual_renders),
 		cmocka_unit_test(test_one_set_of_numbers),
