@@ -230,8 +230,13 @@ int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *er
 	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
 		return cuco_errf(err, CUCO_EDATA, "%s: path too long", path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return cuco_errf(err, CUCO_EENV, "%s: cannot create: %s", tmp, strerror(errno));
+	if (fd < 0) {
+		/* Named as the caller named it: the temporary file is ours. A
+		 * folder that is not there is the path's fault, not the machine's. */
+		int e = errno;
+		return cuco_errf(err, e == ENOENT || e == ENOTDIR ? CUCO_EDATA : CUCO_EENV,
+			"%s: cannot create: %s", path, strerror(e));
+	}
 	size_t off = 0;
 	while (off < len) {
 		ssize_t n = write(fd, data + off, len - off);

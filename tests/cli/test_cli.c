@@ -49,6 +49,23 @@ static void out_free(struct out *o)
 	free(o->stderr_text);
 }
 
+/* One line on standard error, naming what is wrong. */
+static void assert_one_line(const struct out *o, int status, const char *why)
+{
+	assert_int_equal(o->status, status);
+	assert_has(o->stderr_text, why);
+	const char *nl = strchr(o->stderr_text, '\n');
+	if (!nl || nl[1] != '\0')
+		fail_msg("not one line:\n%s", o->stderr_text);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
 static const char peak_meta[] =
 	"{\"bandwidth_gbs\":450,\"bandwidth_of\":\"NVLink per direction (hardware profile)\",\"gflops\":989000}";
 
@@ -153,6 +170,25 @@ static void test_help_and_version(void **state)
 	out_free(&o);
 	o = cuco("ls --bogus --run %s", rundir);
 	assert_int_equal(o.status, 1);
+	out_free(&o);
+	/* A mistyped option: one line, with the option meant (it was two). */
+	o = cuco("run cpu-gemm-allgather --budjet 3");
+	assert_one_line(&o, 1, "cuco: run: unknown option --budjet; did you mean --budget? (see 'cuco run --help')");
+	out_free(&o);
+	o = cuco("run cpu-gemm-allgather --budget");
+	assert_one_line(&o, 1, "cuco: run: --budget needs a value");
+	out_free(&o);
+	/* run --help names every strategy and --llm-jobs. */
+	o = cuco("run --help");
+	assert_has(o.stdout_text, "--strategy tune|evolve|beam");
+	assert_has(o.stdout_text, "--llm-jobs N");
+	assert_has(o.stdout_text, "evolve (islands of");
+	assert_has(o.stdout_text, "beam (planner");
+	out_free(&o);
+	/* check's problems are errors: on stderr, as cuco: lines. */
+	o = cuco("check nosuch");
+	assert_one_line(&o, 2, "cuco: nosuch: no such workload");
+	assert_string_equal(o.stdout_text, "");
 	out_free(&o);
 	/* A theme that does not load is a usage error before any search starts. */
 	o = cuco("run cpu-gemm-allgather --theme nosuch --run %s.never", rundir);
@@ -288,6 +324,12 @@ static void test_show_export_and_errors(void **state)
 	o = cuco("show 4 --run %s", rundir);
 	assert_non_null(strstr(o.stdout_text, "1.43x (one screening measurement)"));
 	out_free(&o);
+	/* An output that cannot be made is named as given (it named the
+	 * temporary file beside it), as bad input. */
+	o = cuco("export best -o /nonexistent/x.c --run %s", rundir);
+	assert_one_line(&o, 2, "cuco: /nonexistent/x.c: cannot create: No such file or directory");
+	assert_lacks(o.stderr_text, "tmp");
+	out_free(&o);
 	o = cuco("show 42 --run %s", rundir);
 	assert_int_equal(o.status, 2);
 	assert_non_null(strstr(o.stderr_text, "candidate 42: no such candidate"));
@@ -329,6 +371,13 @@ static void test_show_peak_basis(void **state)
 	o = cuco("show 4 --run %s", rundir);
 	assert_int_equal(o.status, 0);
 	assert_non_null(strstr(o.stdout_text, "peak fraction  0.61\n"));
+	out_free(&o);
+	/* A peak below a TFLOP/s is given in GFLOP/s (it read 0 TFLOP/s). */
+	assert_int_equal(cuco_store_open(rundir, 0, &st, &err), CUCO_OK);
+	assert_int_equal(cuco_store_write(st, put_peak, (void *)"{\"gflops\":40}", &err), CUCO_OK);
+	cuco_store_close(st);
+	o = cuco("show 4 --run %s", rundir);
+	assert_has(o.stdout_text, "peak fraction  0.61  (of 40 GFLOP/s)\n");
 	out_free(&o);
 	assert_int_equal(cuco_store_open(rundir, 0, &st, &err), CUCO_OK);
 	assert_int_equal(cuco_store_write(st, put_peak, (void *)peak_meta, &err), CUCO_OK);
@@ -381,7 +430,23 @@ static void test_pin_and_reject(void **state)
 	o = cuco("show 3 --json --run %s", rundir);
 	c = cJSON_Parse(o.stdout_text);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "pinned")));
+	assert_non_null(cJSON_GetObjectItem(c, "pinned_by"));
 	cJSON_Delete(c);
+	out_free(&o);
+	/* Who marked it and when, and a mark it has already is no success. */
+	o = cuco("show 3 --run %s", rundir);
+	assert_has(o.stdout_text, "\npinned         by ");
+	out_free(&o);
+	o = cuco("show 4 --run %s", rundir);
+	assert_has(o.stdout_text, "\nrejected       by ");
+	assert_has(o.stdout_text, ": races on the flag\n");
+	out_free(&o);
+	o = cuco("pin 3 --run %s", rundir);
+	assert_one_line(&o, 2, "cuco: pin 3: already pinned: nothing changed");
+	out_free(&o);
+	o = cuco("unreject 3 --run %s", rundir);
+	assert_one_line(&o, 2, "cuco: unreject 3: not rejected (it is done): nothing changed");
+	assert_string_equal(o.stdout_text, "");
 	out_free(&o);
 	/* One rule with the screen: a rejected candidate is not pinned, it is
 	 * un-rejected first, and comes back as it was. */
@@ -416,23 +481,6 @@ static void test_pin_and_reject(void **state)
 	out_free(&o);
 }
 
-
-/* One line on standard error, naming what is wrong. */
-static void assert_one_line(const struct out *o, int status, const char *why)
-{
-	assert_int_equal(o->status, status);
-	assert_has(o->stderr_text, why);
-	const char *nl = strchr(o->stderr_text, '\n');
-	if (!nl || nl[1] != '\0')
-		fail_msg("not one line:\n%s", o->stderr_text);
-}
-
-static bool exists(const char *dir, const char *name)
-{
-	char path[256];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	return access(path, F_OK) == 0;
-}
 
 /* The three programs the issue names: a host-NCCL all-gather + GEMM, an
  * MPI halo exchange, an MPI program printing CUCo's lines. Each becomes a
@@ -705,6 +753,7 @@ static int numbers_run(cuco_txn *txn, void *arg)
 		c.rounds = rows[i].rounds;
 		c.max_error = c.peak_fraction = c.spread = NAN;
 		if (i == 1) {  /* as cpu-mpi's harness reports a busy machine */
+			c.spread = 7.206;
 			static const cuco_phase ph[] = { { "compute", 500 }, { "comm", 9.6 }, { "sync", 3 },
 				{ "exposed_comm", 9670 } };
 			c.nphases = 4;
@@ -749,6 +798,7 @@ static void test_one_set_of_numbers(void **state)
 	o = cuco("show 2 --run %s", dir);
 	assert_has(o.stdout_text, "phase exposed_comm 9.6 us (measured 9670 us, more than its whole: comm;");
 	assert_has(o.stdout_text, "phase comm     9.6 us\n");
+	assert_has(o.stdout_text, "\nspread         720.6%\n");  /* it read 7.206 */
 	out_free(&o);
 	rm_rf(dir);
 }
