@@ -74,6 +74,42 @@ static int apply_mark(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *c,
 	return cuco_cand_put(txn, c);
 }
 
+/* The candidate an edit would repeat: the same source under the same
+ * directive (the parent's, which an edit keeps), as a model's reply that
+ * reproduces a candidate is refused. */
+struct same { const char *hash; const cuco_directive *d; uint64_t id; };
+
+static int find_same(const cuco_candidate *c, void *arg)
+{
+	struct same *s = arg;
+	if (strcmp(c->source_hash, s->hash) == 0 && cuco_directive_diff(&c->directive, s->d, NULL, NULL) == 0) {
+		s->id = c->id;
+		return -1;  /* found: stops the walk, not an error code */
+	}
+	return 0;
+}
+
+static int check_edit(cuco_txn *txn, const cuco_command *cmd, const cuco_candidate *parent,
+	char *why, size_t whylen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc = cuco_source_get(txn, cmd->source_hash, &text, &len);
+	free(text);
+	if (rc == CUCO_ENOTFOUND)
+		return refuse(why, whylen, CUCO_EDATA, "edit of candidate %llu: no stored source %s",
+			(unsigned long long)cmd->candidate, cmd->source_hash);
+	if (rc != CUCO_OK)
+		return rc;
+	struct same s = { cmd->source_hash, &parent->directive, 0 };
+	rc = cuco_cand_each(txn, 1, find_same, &s);
+	if (rc != -1)
+		return rc;
+	return refuse(why, whylen, CUCO_EDATA, "edit of candidate %llu: the same source and directive "
+		"as candidate %llu: nothing new to evaluate", (unsigned long long)cmd->candidate,
+		(unsigned long long)s.id);
+}
+
 int cuco_action_apply(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *out, char *why,
 	size_t whylen)
 {
@@ -89,15 +125,9 @@ int cuco_action_apply(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *ou
 	int rc = cuco_cand_get(txn, cmd->candidate, c);
 	if (rc == CUCO_ENOTFOUND)
 		refuse(why, whylen, rc, "candidate %llu: no such candidate", (unsigned long long)cmd->candidate);
-	else if (rc == CUCO_OK && cmd->kind == CUCO_CMD_EDIT) {
-		char *text = NULL;
-		size_t len = 0;
-		rc = cuco_source_get(txn, cmd->source_hash, &text, &len);
-		free(text);
-		if (rc == CUCO_ENOTFOUND)
-			rc = refuse(why, whylen, CUCO_EDATA, "edit of candidate %llu: no stored source %s",
-				(unsigned long long)cmd->candidate, cmd->source_hash);
-	} else if (rc == CUCO_OK)
+	else if (rc == CUCO_OK && cmd->kind == CUCO_CMD_EDIT)
+		rc = check_edit(txn, cmd, c, why, whylen);
+	else if (rc == CUCO_OK)
 		rc = apply_mark(txn, cmd, c, why, whylen);
 	if (c != out)
 		free(c);

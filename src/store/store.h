@@ -466,7 +466,10 @@ int cuco_cand_each(cuco_txn *txn, uint64_t from,
  *             the reason (which may be empty);
  *   unreject  gives back the status its record reached (done, failed, or
  *             queued to be evaluated); a candidate not rejected is left as is;
- *   edit      the parent and the edited source (stored first) must exist;
+ *   edit      the parent and the edited source (stored first) must exist, and
+ *             not be a candidate already under the parent's directive (the
+ *             same edit saved twice, as a model's reply that reproduces a
+ *             candidate is refused);
  *   hint      a text, for island N or every island (-1);
  *   pause, resume, stop: about the run, always accepted.
  * Marks (pin, unpin, reject, unreject) change the candidate's record; each

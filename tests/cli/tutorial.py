@@ -162,6 +162,9 @@ def expect(cmd, out, env):
               any(r["status"] == "done" and r["parents"][0] == fp[2]["id"] for r in kids),
               "the islands evolved stage B's program: %s" %
               [(r["id"], r["origin"], r["status"]) for r in kids])
+        # The children's replies are SEARCH/REPLACE hunks: diffs, whatever was asked.
+        check(all(r["origin"] == "llm-diff" for r in kids),
+              "a SEARCH/REPLACE reply makes an llm-diff child: %s" % [r["origin"] for r in kids])
     elif cmd.startswith("cuco report"):
         check("failures   suspect 1" in out and "fastpath-b" in out and "fastpath-a" in out,
               "report counts the suspect and the fast path's calls")
