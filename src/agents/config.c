@@ -70,6 +70,14 @@ static const struct provider_alias {
 	{ "llamacpp", CUCO_PROVIDER_OPENAI, NULL, "", false, 4096, true },
 };
 
+bool cuco_model_hosted(const cuco_model *m)
+{
+	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+		if (aliases[i].url && aliases[i].key_env[0] && strcmp(aliases[i].url, m->url) == 0)
+			return true;
+	return false;
+}
+
 static const struct provider_alias *find_alias(const char *name, size_t n)
 {
 	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)

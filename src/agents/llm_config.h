@@ -93,6 +93,9 @@ double cuco_model_cost(const cuco_model *m, int64_t tokens_in, int64_t tokens_ca
 	int64_t tokens_out);
 /* Whether the model's prices are known. */
 bool cuco_model_priced(const cuco_model *m);
+/* Whether the model is a provider's own service (its default URL, which
+ * takes no request without a key), not a server of one's own. */
+bool cuco_model_hosted(const cuco_model *m);
 
 /* The built-in price table: a model's published prices, per million
  * tokens, with when and where they were read. */

@@ -178,6 +178,17 @@ static void test_help_and_version(void **state)
 	o = cuco("run cpu-gemm-allgather --budget");
 	assert_one_line(&o, 1, "cuco: run: --budget needs a value");
 	out_free(&o);
+	/* A provider's service without its key: said before anything is
+	 * sent (it was 'cannot reach the server'). */
+	strcpy(before, "env -u OPENAI_API_KEY ");
+	o = cuco("run '%s/tests/agents/fixtures/toy' --run %s.key --llm openai:gpt-4o --budget 1 "
+		"--headless", getenv("CUCO_SOURCE_ROOT"), rundir);
+	before[0] = '\0';
+	assert_one_line(&o, 3, "no API key: $OPENAI_API_KEY is not set");
+	out_free(&o);
+	char keyrun[128];
+	snprintf(keyrun, sizeof keyrun, "%s.key", rundir);
+	rm_rf(keyrun);
 	/* run --help names every strategy and --llm-jobs. */
 	o = cuco("run --help");
 	assert_has(o.stdout_text, "--strategy tune|evolve|beam");
