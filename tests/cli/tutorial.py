@@ -107,10 +107,10 @@ def clean_env(bindir, home):
     return env
 
 
-def screen(env, command, work):
+def screen(env, command, work, cols=120, rows=40):
     """The tutorial's `cuco tui` in tmux: what it shows, after q."""
     tmux = ["tmux", "-L", "cuco-tutorial-%d" % os.getpid(), "-f", "/dev/null"]
-    subprocess.run(tmux + ["new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "-c", work,
+    subprocess.run(tmux + ["new-session", "-d", "-s", "t", "-x", str(cols), "-y", str(rows), "-c", work,
                            "env -i %s %s" % (" ".join("%s='%s'" % kv for kv in env.items()
                                                       if kv[0] != "READER"), command)],
                    check=True)
@@ -192,7 +192,9 @@ def expect(cmd, out, env):
     return True
 
 
-def main():
+def run():
+    """The tutorial, from an installed cuco: (work folder, environment), the
+    folder kept for more checks; None when a tool it needs is missing."""
     global FILES
     root = os.environ.get("CUCO_SOURCE_ROOT")
     if not root or not os.environ.get("CUCO_BUILD_ROOT"):
@@ -200,7 +202,7 @@ def main():
     for tool in ("mpicc", "mpirun", os.environ.get("MESON") or "meson"):
         if not shutil.which(tool):
             print("tutorial: %s not found, skipped" % tool)
-            return 77
+            return None
     text = open(os.path.join(root, "docs/tutorial.md")).read()
     found = blocks(text)
     FILES = {w[1]: body for w, body in found if len(w) == 2 and w[0] == "c"}
@@ -249,6 +251,11 @@ def main():
     finally:
         srv.kill()
         srv.wait()
+    return work, env
+
+
+def finish(work):
+    """The exit status: 0 when every check passed (the work folder goes)."""
     if failures:
         print("kept: %s" % work)
         print("%d checks failed" % len(failures))
@@ -256,6 +263,11 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     print("0 checks failed")
     return 0
+
+
+def main():
+    done = run()
+    return 77 if done is None else finish(done[0])
 
 
 FILES = {}
