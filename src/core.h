@@ -22,9 +22,11 @@ enum {
 	CUCO_EUSAGE = 1, /* bad command line */
 	CUCO_EDATA = 2,  /* bad input or stored data */
 	CUCO_EENV = 3,   /* something the environment lacks (mpirun, GPU, disk) */
-	CUCO_ENOTFOUND = 4, /* a lookup missed; never an exit code */
+	CUCO_EXIT_STOPPED = 4, /* exit code only: a run stopped before its end (SIGINT,
+	                          SIGTERM, SIGHUP, cuco stop); the same command resumes it */
 	CUCO_EAGAIN = 5, /* a passing failure (a model call gave up); never an exit code */
 	CUCO_EBUSY = 6,  /* nothing now: ask again once something has changed; never an exit code */
+	CUCO_ENOTFOUND = 7, /* a lookup missed; never an exit code */
 };
 
 typedef struct cuco_err {
@@ -90,9 +92,43 @@ void cuco_remove_tree(const char *path);
  * another process asks before it promises that an engine will act. */
 #define CUCO_RUN_LOCK "run.lock"
 bool cuco_run_driven(const char *run_dir);
+/* ---- where cuco's files are (paths.c) ---------------------------------- */
+/* Found once per process from the environment and the executable's place
+ * (XDG Base Directory), so that an installed cuco finds its own data from
+ * any folder, whatever its prefix. Workloads are looked for by name in
+ * $CUCO_WORKLOADS (a colon-separated list), ./workloads,
+ * $XDG_DATA_HOME/cuco/workloads (~/.local/share/cuco/workloads), cuco's
+ * own (PREFIX/share/cuco/workloads beside PREFIX/bin/cuco; a build tree's
+ * cuco: its source tree's), the configured prefix's, then each
+ * $XDG_DATA_DIRS/cuco/workloads (/usr/local/share, /usr/share); themes
+ * the same way under themes/, after $CUCO_THEMES. The config file is the
+ * first that exists of $XDG_CONFIG_HOME/cuco/config (~/.config/cuco/config)
+ * and each $XDG_CONFIG_DIRS/cuco/config (/etc/xdg). */
+#define CUCO_MAX_FOLDERS 16
+typedef struct cuco_folder {
+	char path[1024];
+	const char *from;   /* why it is searched: "$CUCO_WORKLOADS", "beside the executable", … */
+} cuco_folder;
+typedef struct cuco_paths {
+	cuco_folder workloads[CUCO_MAX_FOLDERS], themes[CUCO_MAX_FOLDERS];
+	int nworkloads, nthemes;
+	char config[1024];        /* the config file; "" when no folder can hold one */
+	const char *config_from;
+	bool config_found;        /* false: none exists, config is where the person's would be */
+	char manual[1024];        /* the man page, installed or the source tree's; "" when none */
+	bool manual_installed;
+} cuco_paths;
+const cuco_paths *cuco_paths_get(void);
+/* Find them again, for a process that changed its environment (tests). */
+void cuco_paths_reread(void);
+bool cuco_folder_exists(const cuco_folder *f);
 /* Strip leading and trailing whitespace in place; returns the new start.
  * The `key = value` readers (config, search knobs, themes) share it. */
 char *cuco_trim(char *s);
+/* The one of names[0..n) nearest to word by edit distance, when near
+ * enough to be a slip of the keyboard (at most a third of its letters,
+ * and at least one); NULL when none is. For "did you mean" hints. */
+const char *cuco_nearest(const char *word, const char *const *names, size_t n);
 /* Copy src to dst with strlen(dst) < size always; returns false if cut. */
 bool cuco_strlcpy(char *dst, const char *src, size_t size);
 
@@ -147,6 +183,13 @@ bool cuco_utf8_locale(void);
  * dash as "-". */
 void cuco_speedup_text(double value, double lo, double hi, int rounds, bool ascii, char *buf,
 	size_t size);
+/* Whether a speedup was timed against another measurement of the baseline
+ * than the one shown beside it (baseline_us): its latency and that
+ * baseline's imply a ratio more than 5 % away from it, whatever the
+ * spreads. Its latency then does not compare with the baseline's; its
+ * speedup, a ratio of measurements taken together, does. Every view marks
+ * it with ~. */
+bool cuco_speedup_elsewhere(double speedup, double latency_us, double baseline_us);
 
 /* ---- line diff (diff.c) ---------------------------------------------- */
 /* Myers' O(ND) greedy line diff shaped as a unified diff with context; the

@@ -1,20 +1,23 @@
 /* main.c — `cuco`: find the command and run it. */
 #include "cmd/cmd.h"
 
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Where the manual is: installed, `man cuco` finds it; in a build from the
+/* Where the manual is: installed, `man cuco` finds it (man finds
+ * PREFIX/share/man from PREFIX/bin on the PATH); in a build from the
  * source tree, man -l reads it there. */
 static void print_manual(void)
 {
-	if (access(CUCO_MANPAGE, R_OK) == 0)
-		printf("Manual: man cuco.\n");
-	else if (access(CUCO_SOURCE_MANPAGE, R_OK) == 0)
+	const cuco_paths *p = cuco_paths_get();
+	if (p->manual_installed)
+		printf("Manual: man cuco (or man -l %s).\n", p->manual);
+	else if (p->manual[0])
 		printf("Manual: man -l %s\n(not installed: 'meson install' puts it where 'man cuco' finds it).\n",
-			CUCO_SOURCE_MANPAGE);
+			p->manual);
 	else
 		printf("Manual: docs/cuco.1 in cuco's source.\n");
 }
@@ -27,7 +30,7 @@ static void print_help(void)
 	for (int i = 0; cuco_commands[i]; i++)
 		printf("  %-10s %s\n", cuco_commands[i]->name, cuco_commands[i]->summary);
 	printf("\n'cuco COMMAND --help' describes one command. Exit codes: 0 ok, 1 usage,\n"
-	       "2 bad input or data, 3 environment missing.\n");
+	       "2 bad input or data, 3 environment missing, 4 a run stopped before its end.\n");
 	print_manual();
 }
 
@@ -49,6 +52,7 @@ int main(int argc, char **argv)
 	 * which is reported naming the file, instead of SIGXFSZ killing cuco
 	 * mid-run. Stages reset every signal before they exec. */
 	signal(SIGXFSZ, SIG_IGN);
+	opterr = 0;  /* a command says what is wrong with its options, in one line */
 	const cuco_cmd *cmd = cmd_find(argv[1]);
 	if (!cmd) {
 		fprintf(stderr, "cuco: %s: unknown command (see 'cuco --help')\n", argv[1]);

@@ -176,6 +176,13 @@ bool cuco_utf8_locale(void)
 	return false;
 }
 
+bool cuco_speedup_elsewhere(double speedup, double latency_us, double baseline_us)
+{
+	double implied = speedup * latency_us;
+	return isfinite(implied) && isfinite(baseline_us) && baseline_us > 0 &&
+		fabs(implied - baseline_us) / baseline_us > 0.05;
+}
+
 void cuco_speedup_text(double value, double lo, double hi, int rounds, bool ascii, char *buf,
 	size_t size)
 {

@@ -231,8 +231,13 @@ int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *er
 	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
 		return cuco_errf(err, CUCO_EDATA, "%s: path too long", path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return cuco_errf(err, CUCO_EENV, "%s: cannot create: %s", tmp, strerror(errno));
+	if (fd < 0) {
+		/* Named as the caller named it: the temporary file is ours. A
+		 * folder that is not there is the path's fault, not the machine's. */
+		int e = errno;
+		return cuco_errf(err, e == ENOENT || e == ENOTDIR ? CUCO_EDATA : CUCO_EENV,
+			"%s: cannot create: %s", path, strerror(e));
+	}
 	size_t off = 0;
 	while (off < len) {
 		ssize_t n = write(fd, data + off, len - off);
@@ -299,4 +304,48 @@ int cuco_mkdir_p(const char *path, cuco_err *err)
 	if (mkdir(p, 0755) != 0 && errno != EEXIST)
 		return cuco_errf(err, CUCO_EENV, "%s: cannot create directory: %s", p, strerror(errno));
 	return CUCO_OK;
+}
+
+/* Edit distance of a and b, both shorter than 64 bytes: insertions,
+ * deletions, substitutions and swaps of two neighbours (lihgt, light)
+ * each count one. */
+static int edit_distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b), d[64][64];
+	for (int i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (int j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (int i = 1; i <= la; i++)
+		for (int j = 1; j <= lb; j++) {
+			int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+const char *cuco_nearest(const char *word, const char *const *names, size_t n)
+{
+	size_t len = strlen(word);
+	if (len >= 63)
+		return NULL;
+	int limit = len >= 6 ? (int)len / 3 : 1, best = limit + 1;
+	const char *nearest = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (strlen(names[i]) >= 63)
+			continue;
+		int d = edit_distance(word, names[i]);
+		if (d < best) {
+			best = d;
+			nearest = names[i];
+		}
+	}
+	return nearest;
 }

@@ -249,17 +249,18 @@ static int planner_txn(cuco_txn *txn, void *arg)
 	cuco_buf_puts(&a->user, ".\n");
 	/* The phases in a random order each time: a cheap source of diverse
 	 * plans (AccelOpt shuffles its profile fields the same way). */
+	cuco_phase ph[CUCO_MAX_PHASES];
+	int nph = cuco_phases_view(&c, ph, NULL);  /* no part larger than its whole */
 	int order[CUCO_MAX_PHASES];
-	for (int i = 0; i < c.nphases; i++)
+	for (int i = 0; i < nph; i++)
 		order[i] = i;
-	for (int i = c.nphases - 1; i > 0; i--) {
+	for (int i = nph - 1; i > 0; i--) {
 		int j = (int)(search_next(&s->rng) % (uint64_t)(i + 1)), t = order[i];
 		order[i] = order[j];
 		order[j] = t;
 	}
-	for (int i = 0; i < c.nphases; i++)
-		cuco_buf_printf(&a->user, "- %s: %.1f us\n", c.phases[order[i]].name,
-			c.phases[order[i]].us);
+	for (int i = 0; i < nph; i++)
+		cuco_buf_printf(&a->user, "- %s: %.1f us\n", ph[order[i]].name, ph[order[i]].us);
 	if (s->hints)
 		cuco_buf_printf(&a->user, "\nA reviewer asks: %s\n", s->hints);
 	cuco_buf_puts(&a->user, "\n```c\n");

@@ -36,15 +36,8 @@ void cuco_llm_config_defaults(cuco_llm_config *cfg)
 
 bool cuco_llm_config_path(char *buf, size_t size)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	int n;
-	if (xdg && *xdg)
-		n = snprintf(buf, size, "%s/cuco/config", xdg);
-	else if (home && *home)
-		n = snprintf(buf, size, "%s/.config/cuco/config", home);
-	else
-		return false;
-	return n > 0 && (size_t)n < size;
+	const cuco_paths *p = cuco_paths_get();
+	return p->config[0] && cuco_strlcpy(buf, p->config, size);
 }
 
 const char *cuco_provider_name(cuco_provider p)
@@ -76,6 +69,14 @@ static const struct provider_alias {
 	{ "sglang", CUCO_PROVIDER_OPENAI, NULL, "", false, 16384, true },
 	{ "llamacpp", CUCO_PROVIDER_OPENAI, NULL, "", false, 4096, true },
 };
+
+bool cuco_model_hosted(const cuco_model *m)
+{
+	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+		if (aliases[i].url && aliases[i].key_env[0] && strcmp(aliases[i].url, m->url) == 0)
+			return true;
+	return false;
+}
 
 static const struct provider_alias *find_alias(const char *name, size_t n)
 {

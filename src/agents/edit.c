@@ -37,6 +37,7 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 		p.text = NULL;
 		out->directive = reply.directive;
 		out->loosest = p.loosest;
+		out->kind = reply.kind;
 		cuco_strlcpy(out->name, reply.name, sizeof out->name);
 		cuco_strlcpy(out->note, reply.description, sizeof out->note);
 		if (p.levels) {

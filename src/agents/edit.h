@@ -54,6 +54,7 @@ typedef struct cuco_edit_result {
 	char name[64];
 	char note[512];              /* the reply's description */
 	cuco_match loosest;          /* how loosely its hunks matched */
+	cuco_reply_kind kind;        /* what the reply was: hunks or a whole file */
 	char *prompt;                /* system + user text as sent, and how it was fitted, for
 	                                cuco_prompt_keep */
 	char *transcript;            /* every reply and every error answered */

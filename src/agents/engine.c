@@ -142,9 +142,15 @@ static void run_end(cuco_engine *e)
 	engine_confirm_outcome(e, &a->confirmed);
 	pthread_mutex_lock(&e->lock);
 	engine_event_init(&a->ev, "run-end", e->best_id, NULL);
-	snprintf(a->ev.text, sizeof a->ev.text, "%s after %d strategy candidates%s%.400s",
-		e->end_reason ? e->end_reason : "finished", e->proposed, e->rc ? ": " : "",
-		e->rc ? e->err.msg : "");
+	const char *why = e->end_reason ? e->end_reason : "finished";
+	snprintf(a->ev.text, sizeof a->ev.text, "%s after %d strategy candidates%s%.400s", why,
+		e->proposed, e->rc ? ": " : "", e->rc ? e->err.msg : "");
+	/* A reason the strategy gave (it has nothing left, its model budget
+	 * is spent) is news: said where the progress goes. */
+	if (e->cfg.progress && why == e->end_text) {
+		fprintf(e->cfg.progress, "the search ends: %s\n", why);
+		fflush(e->cfg.progress);
+	}
 	pthread_mutex_unlock(&e->lock);
 	cuco_err err = { 0 };
 	if (cuco_store_write(e->st, end_txn, a, &err) != CUCO_OK)
@@ -283,10 +289,26 @@ void cuco_engine_request_stop(cuco_engine *e)
 	pthread_mutex_lock(&e->lock);
 	engine_calls_off(e);  /* a model call in flight gives up now */
 	e->stop = true;
+	e->interrupted = true;
 	if (!e->end_reason)
 		e->end_reason = "stopped";
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
+}
+
+void cuco_engine_set_progress(cuco_engine *e, FILE *progress)
+{
+	pthread_mutex_lock(&e->lock);  /* every progress line is written under it */
+	e->cfg.progress = progress;
+	pthread_mutex_unlock(&e->lock);
+}
+
+bool cuco_engine_interrupted(cuco_engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	bool yes = e->interrupted;
+	pthread_mutex_unlock(&e->lock);
+	return yes;
 }
 
 bool cuco_engine_done(const cuco_engine *e)

@@ -72,10 +72,17 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 	cuco_engine **out, cuco_err *err);
 /* Readable after every event the engine appends (drain it). */
 int cuco_engine_wake_fd(const cuco_engine *e);
+/* Where the progress lines go from now on (cfg->progress at the start):
+ * a foreground run whose screen was left prints them from then on. */
+void cuco_engine_set_progress(cuco_engine *e, FILE *progress);
 /* Finish evaluations in flight, then end (no confirmation: nothing new
  * is crowned; a later session on the run directory confirms). */
 void cuco_engine_request_stop(cuco_engine *e);
 bool cuco_engine_done(const cuco_engine *e);
+/* Whether a stop was asked (cuco_engine_request_stop, a stop command):
+ * the run ended before its own end, or before its confirmation, and the
+ * same command resumes it. Ask before cuco_engine_join. */
+bool cuco_engine_interrupted(cuco_engine *e);
 /* Wait for the end and free. CUCO_OK, or the error that ended the run
  * (CUCO_EENV when the baseline could not run in this environment). */
 int cuco_engine_join(cuco_engine *e, cuco_err *err);

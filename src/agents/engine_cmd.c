@@ -146,6 +146,12 @@ static int apply_txn(cuco_txn *txn, void *arg)
 	}
 	if (rc != CUCO_OK)
 		return rc;
+	if (cmd->next_session) {  /* say where it comes from */
+		char kept[sizeof a->result];
+		snprintf(kept, sizeof kept, "kept from before this session: %.*s",
+			(int)sizeof kept - 32, a->result);
+		cuco_strlcpy(a->result, kept, sizeof a->result);
+	}
 	if ((rc = cuco_command_ack(txn, cmd->seq, a->result)) != CUCO_OK)
 		return rc;
 	cuco_event ev;
@@ -198,7 +204,7 @@ static void apply_command(cuco_engine *e, const cuco_command *cmd)
 	else if (cmd->kind == CUCO_CMD_RESUME && !e->stop)
 		atomic_store(&e->calls_off, false);
 	if (a.stop) {
-		e->stop = true;
+		e->stop = e->interrupted = true;
 		if (!e->end_reason)
 			e->end_reason = "stopped";
 	}

@@ -112,6 +112,7 @@ struct cuco_engine {
 	size_t nbacklog, backlog_cap;
 	double deadline;        /* cuco_mono() limit; 0 = none */
 	const char *end_reason;
+	bool interrupted;       /* a person or a signal asked it to stop */
 	char end_text[256];     /* an end reason the strategy gave */
 	int rc;                 /* what ended the run, with err */
 	cuco_err err;

@@ -721,11 +721,6 @@ static int normalize_txn(cuco_txn *txn, void *arg)
 
 /* ---- one generation ------------------------------------------------------------- */
 
-static const cuco_origin op_origin[] = {
-	[CUCO_OP_FULL] = CUCO_ORIGIN_LLM_FULL,
-	[CUCO_OP_DIFF] = CUCO_ORIGIN_LLM_DIFF,
-	[CUCO_OP_CROSS] = CUCO_ORIGIN_LLM_CROSS,
-};
 static const cuco_prompt_kind op_prompt[] = {
 	[CUCO_OP_FULL] = CUCO_PROMPT_FULL,
 	[CUCO_OP_DIFF] = CUCO_PROMPT_DIFF,
@@ -843,6 +838,7 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	search_ledger lg;
 	search_ledger_init(&lg, plan->op < 0 ? CUCO_CALL_FIX : CUCO_CALL_PROPOSE, plan->parent);
 	cuco_buf prompt = { 0 }, transcript = { 0 };
+	cuco_reply_kind got = CUCO_REPLY_FULL;
 	for (int attempt = 1; rc == CUCO_OK; attempt++) {
 		cuco_edit e = { .model = m, .wl = s->env.wl, .system = pa.system.data,
 			.user = pa.user.data, .map = &map, .parent = src, .parent_len = len,
@@ -855,6 +851,7 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 			cuco_buf_puts(&prompt, r.prompt);
 		if (r.transcript)
 			cuco_buf_puts(&transcript, r.transcript);
+		got = r.kind;
 		char key[CUCO_HASH_LEN + 1];
 		const search_known_entry *dup = NULL;
 		if (rc == CUCO_OK) {
@@ -892,7 +889,11 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	cuco_buf_free(&pa.user);
 	if (rc != CUCO_OK)
 		return rc;
-	out->cand.origin = plan->op < 0 ? CUCO_ORIGIN_LLM_FULL : op_origin[plan->op];
+	/* Named for what the reply was, whatever was asked: a model asked for
+	 * a rewrite may answer with SEARCH/REPLACE hunks. A crossover is one
+	 * for its two parents. */
+	out->cand.origin = plan->op == CUCO_OP_CROSS ? CUCO_ORIGIN_LLM_CROSS
+		: got == CUCO_REPLY_DIFF ? CUCO_ORIGIN_LLM_DIFF : CUCO_ORIGIN_LLM_FULL;
 	out->cand.island = plan->island;
 	out->cand.nparents = plan->other ? 2 : 1;
 	out->cand.parents[0] = plan->parent;

@@ -197,6 +197,15 @@ int cuco_llm_check(cuco_llm *c, cuco_model *m, cuco_llm_served *out, cuco_err *e
 	char url[600], why[256], what[512];
 	base_url(m, false, url, sizeof url);
 	cuco_strlcpy(url + strlen(url), "/models", sizeof url - strlen(url));
+	/* A provider's service takes nothing without its key: said as that,
+	 * not as whatever asking without one runs into. */
+	const char *key = m->api_key_env[0] ? getenv(m->api_key_env) : NULL;
+	bool keyless = m->api_key_env[0] && !(key && *key);
+	if (keyless && cuco_model_hosted(m)) {
+		snprintf(what, sizeof what, "no API key: $%s is not set (export it; cuco reads it from "
+			"the environment and never stores it)", m->api_key_env);
+		return check_fail(m, url, what, err);
+	}
 	fetched f = { 0 };
 	long status = fetch(cfg, m, url, NULL, &f, why, sizeof why);
 	cJSON *root = status == 200 ? cJSON_ParseWithLength(f.body.data, f.body.len) : NULL;
@@ -206,7 +215,8 @@ int cuco_llm_check(cuco_llm *c, cuco_model *m, cuco_llm_served *out, cuco_err *e
 	cuco_buf_free(&f.body);
 	int rc = CUCO_OK;
 	if (status < 0) {
-		snprintf(what, sizeof what, "cannot reach the server (%s); is it running?", why);
+		snprintf(what, sizeof what, "cannot reach the server (%s); is it running?%s%s%s", why,
+			keyless ? " ($" : "", keyless ? m->api_key_env : "", keyless ? " is not set either)" : "");
 		rc = check_fail(m, url, what, err);
 	} else if (status == 401 || status == 403) {
 		snprintf(what, sizeof what, "HTTP %ld%s%s (is %s set?)", status, msg[0] ? ": " : "", msg,

@@ -72,8 +72,10 @@ typedef struct cuco_llm_config {
 } cuco_llm_config;
 
 void cuco_llm_config_defaults(cuco_llm_config *cfg);
-/* The config file's path: $XDG_CONFIG_HOME/cuco/config, else
- * ~/.config/cuco/config. False when neither variable is set. */
+/* The config file's path (core.h, cuco_paths: the first that exists of
+ * $XDG_CONFIG_HOME/cuco/config, else ~/.config/cuco/config, and the
+ * system's $XDG_CONFIG_DIRS/cuco/config). False when no folder can hold
+ * one (neither HOME nor XDG_CONFIG_HOME set, and none in the system's). */
 bool cuco_llm_config_path(char *buf, size_t size);
 /* Read a config file into cfg (models are appended). A missing file is
  * CUCO_ENOTFOUND; a bad line is CUCO_EDATA naming "file:line: key". */
@@ -91,6 +93,9 @@ double cuco_model_cost(const cuco_model *m, int64_t tokens_in, int64_t tokens_ca
 	int64_t tokens_out);
 /* Whether the model's prices are known. */
 bool cuco_model_priced(const cuco_model *m);
+/* Whether the model is a provider's own service (its default URL, which
+ * takes no request without a key), not a server of one's own. */
+bool cuco_model_hosted(const cuco_model *m);
 
 /* The built-in price table: a model's published prices, per million
  * tokens, with when and where they were read. */

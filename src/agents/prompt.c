@@ -178,10 +178,12 @@ static void put_metrics(cuco_buf *b, const cuco_candidate *c)
 		cuco_buf_printf(b, "- latency: median %.1f us, min %.1f us, p90 %.1f us over %d runs "
 			"(spread %.1f %%); max error %.3g\n", c->latency_median_us, c->latency_min_us,
 			c->latency_p90_us, c->samples, c->spread * 100, c->max_error);
-	if (c->nphases > 0) {
+	cuco_phase ph[CUCO_MAX_PHASES];
+	int nph = cuco_phases_view(c, ph, NULL);  /* no part larger than its whole */
+	if (nph > 0) {
 		cuco_buf_puts(b, "- phases:");
-		for (int i = 0; i < c->nphases; i++)
-			cuco_buf_printf(b, "%s %s %.1f us", i ? "," : "", c->phases[i].name, c->phases[i].us);
+		for (int i = 0; i < nph; i++)
+			cuco_buf_printf(b, "%s %s %.1f us", i ? "," : "", ph[i].name, ph[i].us);
 		cuco_buf_puts(b, "\n");
 	}
 }

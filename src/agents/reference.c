@@ -210,7 +210,7 @@ static void section_examples(cuco_buf *b, const cuco_workload *wl, const cuco_ha
 		return;
 	}
 	cuco_log(CUCO_LOG_WARN, "fastpath: no verified examples: none of cuco's own %s workloads "
-		"found (set CUCO_WORKLOADS to cuco's workloads folder)", names[0]);
+		"found in the workload folders (cuco doctor lists them)", names[0]);
 }
 
 /* A local include found beside the workload, or beside its harness and

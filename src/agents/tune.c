@@ -554,6 +554,7 @@ void cuco_tuner_forbid(cuco_tuner *t, uint64_t id)
 typedef struct tune_state {
 	cuco_strategy_env env;
 	cuco_tuner *tuner;
+	char seed_failed[160];  /* why the seed failed, "" when it did not */
 } tune_state;
 
 static int tune_init(const cuco_strategy_env *env, void **state, cuco_err *err)
@@ -582,6 +583,11 @@ static int tune_propose(void *state, cuco_proposal *out, cuco_err *err)
 	tune_state *ts = state;
 	uint64_t parent = 0;
 	memset(out, 0, sizeof *out);
+	/* Every child is the seed's source under another directive: a seed
+	 * that failed on its own makes children that fail the same way. */
+	if (ts->seed_failed[0])
+		return cuco_errf(err, CUCO_ENOTFOUND, "the seed failed (%s): nothing to tune from; "
+			"fix the seed ('cuco check --try' runs it as a run would)", ts->seed_failed);
 	int rc = cuco_tuner_propose(ts->tuner, ts->env.seed_directive, &out->cand.directive, &parent);
 	if (rc != CUCO_OK)
 		return rc == CUCO_ENOTFOUND ? rc : cuco_errf(err, rc, "tuner: cannot propose");
@@ -601,6 +607,14 @@ static int tune_propose(void *state, cuco_proposal *out, cuco_err *err)
 static void tune_observe(void *state, const cuco_candidate *c)
 {
 	tune_state *ts = state;
+	cuco_fail_class cls;
+	if (c->id == ts->env.seed_id && c->status == CUCO_STATUS_FAILED &&
+	    !(cuco_fail_parse(c->error_class, &cls) == CUCO_OK && cls == CUCO_FAIL_ENVIRONMENT))
+		snprintf(ts->seed_failed, sizeof ts->seed_failed, "%s: %.*s", c->error_class,
+			(int)(strcspn(c->error_excerpt, "\n") < 120 ? strcspn(c->error_excerpt, "\n") : 120),
+			c->error_excerpt);
+	else if (c->id == ts->env.seed_id)
+		ts->seed_failed[0] = '\0';  /* measured again, and passed */
 	if (strcmp(c->source_hash, ts->env.seed_hash) != 0)
 		return;
 	if (c->status == CUCO_STATUS_REJECTED) {

@@ -90,7 +90,7 @@ static int analyze_exec(int argc, char **argv)
 			cmd_print_usage(&cmd_analyze, options);
 			return CUCO_OK;
 		default:
-			return cmd_usage_error(&cmd_analyze, "unknown option");
+			return cmd_bad_option(&cmd_analyze, longopts, argv);
 		}
 	}
 	if (optind + 1 != argc)

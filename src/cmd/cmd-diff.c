@@ -103,7 +103,7 @@ static int diff_exec(int argc, char **argv)
 			break;
 		}
 		case 'h': cmd_print_usage(&cmd_diff, diff_options); return CUCO_OK;
-		default: return cmd_usage_error(&cmd_diff, "unknown option");
+		default: return cmd_bad_option(&cmd_diff, longopts, argv);
 		}
 	}
 	if (argc - optind != 2)

@@ -1,13 +1,14 @@
 /* cmd-doctor.c — `cuco doctor [--json]`: the hardware profile and the
  * toolchain the GPU workloads need (nvcc, mpicc and mpirun, NCCL's Device
- * API headers and a library of the same release, NCCL_NVLS_ENABLE=0, a
- * GPU), saying exactly what is missing. Exit 3 when anything is. The
+ * API headers and a library of the same release, a GPU), saying exactly
+ * what is missing. Exit 3 when anything is. The
  * sandbox is checked too, but only warned about: without it stages still
  * run, with resource limits only. So is the runner (the config file's
  * [runner], or --runner): that its launcher answers (srun --version,
  * sinfo, mpirun, ssh) and its slots resolve. Last, which of the workloads
  * found can run here: their family's tools present, one GPU per rank
- * visible. */
+ * visible; and the folders cuco reads its workloads, themes, config and
+ * manual from (core.h, cuco_paths). */
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -114,17 +115,18 @@ static void check_toolchain(report *r, const cuco_hardware *hw)
 			"with the other crash; put the matching lib/ first in LD_LIBRARY_PATH", hw->nccl_version, hver);
 	else
 		add(r, "NCCL library", true, "libnccl.so.2 %s", hw->nccl_version);
+	/* The evaluator sets it for every stage (eval/env.c), whatever this
+	 * environment says: nothing to do here. */
 	const char *nvls = getenv("NCCL_NVLS_ENABLE");
-	add(r, "NCCL_NVLS_ENABLE", nvls && strcmp(nvls, "0") == 0, "%s",
-		nvls && strcmp(nvls, "0") == 0 ? "0: NVLink multicast stays off"
-		: "must be 0 (export NCCL_NVLS_ENABLE=0): NVLink multicast is never used, and the GPU workloads refuse to run without it");
+	add(r, "NCCL_NVLS_ENABLE", true, "0 for every stage, set by cuco (NVLink multicast stays off)%s",
+		nvls && strcmp(nvls, "0") != 0 ? "; this shell's value is not passed on" : "");
 	add(r, "GPU", hw->ngpus > 0, "%s", hw->ngpus > 0 ? hw->gpu_model : "nvidia-smi finds none");
 }
 
 /* The checks above that each family's workloads need. */
 static const char *const family_needs[][6] = {
 	[CUCO_FAMILY_CPU_MPI] = { "mpicc", "mpirun", NULL },
-	[CUCO_FAMILY_CUDA_NCCL] = { "nvcc", "mpicc", "mpirun", "NCCL headers", "NCCL library", "NCCL_NVLS_ENABLE" },
+	[CUCO_FAMILY_CUDA_NCCL] = { "nvcc", "mpicc", "mpirun", "NCCL headers", "NCCL library", NULL },
 	[CUCO_FAMILY_CUDA] = { "nvcc", NULL },
 };
 
@@ -221,6 +223,53 @@ static void check_limits(report *r)
 	add(r, "limits", on, "%s", status)->optional = !on;
 }
 
+/* The folders searched that exist, in order, with why each is. */
+static void folders_json(cJSON *o, const char *key, const cuco_folder *list, int n)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, key);
+	for (int i = 0; i < n; i++)
+		if (cuco_folder_exists(&list[i])) {
+			cJSON *f = cJSON_CreateObject();
+			cJSON_AddStringToObject(f, "path", list[i].path);
+			cJSON_AddStringToObject(f, "from", list[i].from);
+			cJSON_AddItemToArray(arr, f);
+		}
+}
+
+static void print_folders(const char *what, const cuco_folder *list, int n)
+{
+	int shown = 0;
+	for (int i = 0; i < n; i++)
+		if (cuco_folder_exists(&list[i]))
+			printf("%-10s %s (%s)\n", shown++ ? "" : what, list[i].path, list[i].from);
+	if (!shown)
+		printf("%-10s none found\n", what);
+}
+
+/* Where cuco reads its own files from. */
+static void list_folders(cJSON *json)
+{
+	const cuco_paths *p = cuco_paths_get();
+	if (json) {
+		cJSON *o = cJSON_AddObjectToObject(json, "folders");
+		folders_json(o, "workloads", p->workloads, p->nworkloads);
+		folders_json(o, "themes", p->themes, p->nthemes);
+		cJSON_AddStringToObject(o, "config", p->config);
+		cJSON_AddBoolToObject(o, "config_found", p->config_found);
+		cJSON_AddStringToObject(o, "manual", p->manual);
+		return;
+	}
+	printf("\nfolders, searched in this order\n");
+	print_folders("workloads", p->workloads, p->nworkloads);
+	print_folders("themes", p->themes, p->nthemes);
+	if (p->config[0])
+		printf("%-10s %s (%s)%s\n", "config", p->config, p->config_from,
+			p->config_found ? "" : ": none yet, the defaults apply");
+	else
+		printf("%-10s none: neither HOME nor XDG_CONFIG_HOME is set\n", "config");
+	printf("%-10s %s\n", "manual", p->manual[0] ? p->manual : "not found");
+}
+
 static void print_profile(const cuco_hardware *hw)
 {
 	printf("CPU      %s, %d cores, %ld MiB\n", *hw->cpu_model ? hw->cpu_model : "?", hw->cpus, hw->mem_mb);
@@ -263,7 +312,7 @@ static int doctor_exec(int argc, char **argv)
 			continue;
 		}
 		if (opt != 'j')
-			return cmd_usage_error(&cmd_doctor, "unknown option");
+			return cmd_bad_option(&cmd_doctor, longopts, argv);
 		json = true;
 	}
 	if (optind != argc)
@@ -292,6 +341,7 @@ static int doctor_exec(int argc, char **argv)
 			cJSON_AddItemToArray(arr, c);
 		}
 		list_workloads(&r, &hw, o);
+		list_folders(o);
 		char *text = cJSON_Print(o);
 		printf("%s\n", text);
 		free(text);
@@ -303,6 +353,7 @@ static int doctor_exec(int argc, char **argv)
 			printf("%-8s %-17s %s\n", r.checks[i].ok ? "ok" : r.checks[i].optional ? "warn" : "MISSING",
 				r.checks[i].what, r.checks[i].detail);
 		list_workloads(&r, &hw, NULL);
+		list_folders(NULL);
 		if (hw.missing[0])
 			printf("\nmissing: %s\n", hw.missing);
 	}
@@ -311,5 +362,5 @@ static int doctor_exec(int argc, char **argv)
 
 const cuco_cmd cmd_doctor = { "doctor", "[--json] [--runner local|hostfile|slurm|ssh] [--hostfile FILE] [--hosts LIST]",
 	"print the hardware profile, check nvcc, MPI, NCCL, the GPU, the sandbox and the runner (exit 3 when\n"
-	"       something is missing), and list which workloads can run here",
+	"       something is missing), list which workloads can run here and the folders cuco reads",
 	doctor_exec };

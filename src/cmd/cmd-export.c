@@ -42,7 +42,7 @@ static int export_exec(int argc, char **argv)
 		case 'r': run = optarg; break;
 		case 'o': output = optarg; break;
 		case 'h': cmd_print_usage(&cmd_export, export_options); return CUCO_OK;
-		default: return cmd_usage_error(&cmd_export, "unknown option");
+		default: return cmd_bad_option(&cmd_export, longopts, argv);
 		}
 	}
 	if (argc - optind != 1)

@@ -66,7 +66,7 @@ static int init_exec(int argc, char **argv)
 			cmd_print_usage(&cmd_init, options);
 			return CUCO_OK;
 		default:
-			return cmd_usage_error(&cmd_init, "unknown option");
+			return cmd_bad_option(&cmd_init, longopts, argv);
 		}
 	}
 	if (optind + 1 != argc)

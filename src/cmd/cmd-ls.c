@@ -17,7 +17,12 @@ static const char ls_options[] =
 	"                   suspect row ends with its refusal's reason\n"
 	"  --origin NAME    only candidates of this origin (baseline, seed, tune, llm-diff, …)\n"
 	"  --island N       only candidates of island N\n"
-	"  --json           print a JSON array of candidate records, nothing else\n";
+	"  --json           print a JSON array of candidate records, nothing else\n"
+	"\nSPEEDUP is a confirmed speedup with its interval from paired rounds against the\n"
+	"baseline (1.24x [1.15-1.33]), or one screening measurement (1.43x screened): only\n"
+	"a confirmation crowns a best (docs/trust.md). ~ after it: timed against another\n"
+	"measurement of the baseline than the one listed, so its MEDIAN_US does not compare\n"
+	"with the baseline's; the speedup does.\n";
 
 struct ls_filter {
 	int status;  /* -1 = any */
@@ -65,14 +70,34 @@ static int id_cell(char *buf, size_t size, const cuco_summary *s, int depth)
 	return snprintf(buf, size, "%*s%llu", 2 * d, "", (unsigned long long)s->id);
 }
 
-static void print_row(cuco_txn *txn, const cuco_summary *s, int depth, int id_w)
+#define SPEEDUP_W 22  /* "12.34x [11.02–13.98] ~", "1.43x screened ~" */
+
+/* The SPEEDUP cell: confirmed with its interval, or one screening; ~ when
+ * its baseline is another measurement than base_us (cuco_speedup_elsewhere).
+ * Padded to SPEEDUP_W columns (an en dash is three bytes, one column). */
+static void speedup_cell(const cuco_candidate *c, double base_us, char *buf, size_t size)
+{
+	char sp[64];
+	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !cuco_utf8_locale(),
+		sp, sizeof sp);
+	bool screened = isfinite(c->speedup) && c->rounds < 2 && c->origin != CUCO_ORIGIN_BASELINE;
+	bool elsewhere = c->origin != CUCO_ORIGIN_BASELINE &&
+		cuco_speedup_elsewhere(c->speedup, c->latency_median_us, base_us);
+	int n = snprintf(buf, size, "%s%s%s", sp, screened ? " screened" : "", elsewhere ? " ~" : "");
+	int cols = 0;
+	for (const char *p = buf; *p; p++)
+		cols += ((unsigned char)*p & 0xC0) != 0x80;
+	for (; cols < SPEEDUP_W && n + 1 < (int)size; cols++)
+		buf[n++] = ' ', buf[n] = '\0';
+}
+
+static void print_row(cuco_txn *txn, const cuco_summary *s, int depth, int id_w, double base_us)
 {
 	cuco_candidate *c = cuco_xmalloc(sizeof *c);
-	char dir[160] = "", lat[32] = "-", spd[64] = "-", why[480] = "";
+	char dir[160] = "", lat[32] = "-", spd[96] = "-", why[480] = "";
 	if (cuco_cand_get(txn, s->id, c) == CUCO_OK) {
 		cuco_directive_short(&c->directive, dir, sizeof dir);
-		cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds,
-			!cuco_utf8_locale(), spd, sizeof spd);
+		speedup_cell(c, base_us, spd, sizeof spd);
 	} else {
 		c->error_class[0] = '\0';
 	}
@@ -85,7 +110,7 @@ static void print_row(cuco_txn *txn, const cuco_summary *s, int depth, int id_w)
 		why[0] = why[1] = ' ';
 		cuco_failure_line(c->failed_stage, c->error_class, c->error_excerpt, why + 2, sizeof why - 2);
 	}
-	printf("%-*s %-6llu %4d %4d %-10s %-12s %12s %-18s %c %s%s\n", id_w, id,
+	printf("%-*s %-6llu %4d %4d %-10s %-12s %12s %s %c %s%s\n", id_w, id,
 		(unsigned long long)s->parents[0], s->island, s->generation,
 		cuco_origin_name(s->origin), status_word(c, s), lat, spd,
 		s->pinned ? '*' : ' ', dir, why);
@@ -126,9 +151,14 @@ static int ls_txn(cuco_txn *txn, void *arg)
 		if (keep(txn, &job->filter, &sums[order[i]]) && w > id_w)
 			id_w = w;
 	}
+	/* The baseline listed: its latest measurement, which ~ compares with. */
+	double base_us = NAN;
+	for (size_t i = 0; i < n; i++)
+		if (sums[i].origin == CUCO_ORIGIN_BASELINE && isfinite(sums[i].latency_median_us))
+			base_us = sums[i].latency_median_us;
 	if (!job->json)
-		printf("%-*s %-6s %4s %4s %-10s %-12s %12s %-18s %s %s\n", id_w, "ID", "PARENT", "ISL", "GEN",
-			"ORIGIN", "STATUS", "MEDIAN_US", "SPEEDUP", "P", "DIRECTIVE");
+		printf("%-*s %-6s %4s %4s %-10s %-12s %12s %-*s %s %s\n", id_w, "ID", "PARENT", "ISL", "GEN",
+			"ORIGIN", "STATUS", "MEDIAN_US", SPEEDUP_W, "SPEEDUP", "P", "DIRECTIVE");
 	for (size_t i = 0; i < n && rc == CUCO_OK; i++) {
 		const cuco_summary *s = &sums[order[i]];
 		if (!keep(txn, &job->filter, s))
@@ -136,7 +166,7 @@ static int ls_txn(cuco_txn *txn, void *arg)
 		if (job->json)
 			rc = add_json(txn, job, s->id);
 		else
-			print_row(txn, s, job->tree ? depth[i] : 0, id_w);
+			print_row(txn, s, job->tree ? depth[i] : 0, id_w, base_us);
 	}
 	free(order);
 	free(depth);
@@ -191,7 +221,7 @@ static int ls_exec(int argc, char **argv)
 			break;
 		}
 		case 'h': cmd_print_usage(&cmd_ls, ls_options); return CUCO_OK;
-		default: return cmd_usage_error(&cmd_ls, "unknown option");
+		default: return cmd_bad_option(&cmd_ls, longopts, argv);
 		}
 	}
 	if (optind < argc)

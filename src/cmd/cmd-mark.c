@@ -13,6 +13,42 @@
 
 #include "cmd/cmd.h"
 
+/* A mark the candidate has already (or, for unpin and unreject, never
+ * had) changes nothing, and saying "unpinned" would claim it did: refused
+ * in one line (exit 2). The store's rule takes it as a no-op, as the
+ * engine replays marks. */
+struct marked { uint64_t id; cuco_candidate c; };
+
+static int marked_txn(cuco_txn *txn, void *arg)
+{
+	struct marked *m = arg;
+	return cuco_cand_get(txn, m->id, &m->c);
+}
+
+static int already(cuco_store *st, const cuco_command *cmd)
+{
+	struct marked *m = cuco_xmalloc(sizeof *m);
+	m->id = cmd->candidate;
+	cuco_err err = { 0 };
+	const char *why = NULL;
+	char state[64];
+	/* One that does not read is left to the action, which says why. */
+	if (cuco_store_read(st, marked_txn, m, &err) == CUCO_OK) {
+		bool rejected = m->c.status == CUCO_STATUS_REJECTED;
+		snprintf(state, sizeof state, "not rejected (it is %s)", cuco_status_name(m->c.status));
+		why = cmd->kind == CUCO_CMD_PIN && m->c.pinned ? "already pinned"
+			: cmd->kind == CUCO_CMD_UNPIN && !m->c.pinned ? "not pinned"
+			: cmd->kind == CUCO_CMD_REJECT && rejected ? "already rejected"
+			: cmd->kind == CUCO_CMD_UNREJECT && !rejected ? state : NULL;
+	}
+	free(m);
+	if (!why)
+		return CUCO_OK;
+	cuco_errf(&err, CUCO_EDATA, "%s %llu: %s: nothing changed", cuco_command_name(cmd->kind),
+		(unsigned long long)cmd->candidate, why);
+	return cmd_fail(&err);
+}
+
 static int mark_exec(const cuco_cmd *self, cuco_command_kind kind, int argc, char **argv)
 {
 	static const char *const past[CUCO_CMD_COUNT] = {
@@ -40,7 +76,7 @@ static int mark_exec(const cuco_cmd *self, cuco_command_kind kind, int argc, cha
 				? "  --run DIR       the run directory\n  --reason TEXT   why (shown to the model as a negative example)\n"
 				: "  --run DIR       the run directory\n");
 			return CUCO_OK;
-		default: return cmd_usage_error(self, "unknown option");
+		default: return cmd_bad_option(self, longopts, argv);
 		}
 	}
 	if (argc - optind != 1)
@@ -50,6 +86,8 @@ static int mark_exec(const cuco_cmd *self, cuco_command_kind kind, int argc, cha
 		return rc;
 	cmd_author(cmd.author, sizeof cmd.author);
 	rc = cmd_resolve_id(st, argv[optind], &cmd.candidate);
+	if (rc == CUCO_OK)
+		rc = already(st, &cmd);
 	if (rc == CUCO_OK)
 		rc = cmd_act(st, &cmd);
 	cuco_store_close(st);

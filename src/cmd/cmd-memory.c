@@ -93,7 +93,7 @@ static int memory_exec(int argc, char **argv)
 			cmd_print_usage(&cmd_memory, memory_options);
 			return CUCO_OK;
 		default:
-			return cmd_usage_error(&cmd_memory, "unknown option");
+			return cmd_bad_option(&cmd_memory, longopts, argv);
 		}
 	}
 	if (optind != argc)

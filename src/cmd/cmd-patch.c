@@ -81,12 +81,12 @@ static int patch_exec(int argc, char **argv)
 	bool verbose = false;
 	int opt;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+hvw:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hvw:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'w': workload = optarg; break;
 		case 'v': verbose = true; break;
 		case 'h': cmd_print_usage(&cmd_patch, patch_options); return CUCO_OK;
-		default: return cmd_usage_error(&cmd_patch, "unknown option");
+		default: return cmd_bad_option(&cmd_patch, longopts, argv);
 		}
 	}
 	if (argc - optind != 2)

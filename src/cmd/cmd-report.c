@@ -429,7 +429,7 @@ static int report_exec(int argc, char **argv)
 		case 'h':
 			cmd_print_usage(&cmd_report, "  --run DIR   the run directory\n  --json      print one JSON object\n");
 			return CUCO_OK;
-		default: return cmd_usage_error(&cmd_report, "unknown option");
+		default: return cmd_bad_option(&cmd_report, longopts, argv);
 		}
 	}
 	if (optind < argc)

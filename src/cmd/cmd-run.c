@@ -4,8 +4,11 @@
  * wake fd and for signals, prints, and ends it cleanly. SIGINT and SIGTERM
  * (and SIGHUP, unless it was ignored when cuco started, as under nohup)
  * ask the engine to stop: evaluations in flight finish, none start, and
- * the store is left consistent for a later resume. SIGPIPE is ignored: an
- * output nobody reads any more is no reason to end a run. */
+ * the store is left consistent for a later resume, and cuco exits 4
+ * (CUCO_EXIT_STOPPED), as after 'cuco stop': an interruption is not a
+ * verdict. SIGPIPE is ignored: an output nobody reads any more is no
+ * reason to end a run. runs/latest points at the run once it has started,
+ * whichever folder it is in. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,9 +31,12 @@
 #define DEFAULT_BUDGET 24  /* when neither --budget nor --minutes is given */
 
 static const char run_options[] =
-	"  --run DIR          run directory (default runs/WORKLOAD; runs/latest points to it);\n"
-	"                     an existing one is resumed: nothing is re-added or repeated\n"
-	"  --strategy NAME    search strategy (default tune: the directive tuner, no LLM)\n"
+	"  --run DIR          run directory (default runs/WORKLOAD); an existing one is resumed:\n"
+	"                     nothing is re-added or repeated. Once the run starts, runs/latest\n"
+	"                     points to it\n"
+	"  --strategy NAME    tune (default: the directive tuner, no model), evolve (islands of\n"
+	"                     model edits, after the fast path when the workload has no seed) or\n"
+	"                     beam (planner, executor and summarizer with a memory)\n"
 	"  --tuner ALGO       random | anneal (default) | ils\n"
 	"  --budget N         candidates from the strategy in the whole run, resumed sessions\n"
 	"                     included (default 24 unless --minutes is given; 0 = no limit)\n"
@@ -70,7 +76,8 @@ static const char run_options[] =
 	"  --hosts LIST       ssh: user@host[:port],...; slurm: the nodes to use outside an\n"
 	"                     allocation (a hostlist: n[1-4]); replaces [runner] hosts\n"
 	"\nSIGINT/SIGTERM stop the search after the evaluations in flight; so does SIGHUP\n"
-	"unless cuco was started with it ignored (nohup cuco run ... &).\n";
+	"unless cuco was started with it ignored (nohup cuco run ... &), and so does 'cuco stop'.\n"
+	"A run stopped so exits 4; the same command resumes it (and confirms its best).\n";
 
 /* The signal handler's only channel: a pipe the main thread polls. */
 static int signal_pipe[2] = { -1, -1 };
@@ -118,9 +125,22 @@ static void restore_signals(void)
 		}
 }
 
-/* runs/latest -> NAME, replacing an older link (never a real file). */
-static void link_latest(const char *name)
+/* runs/latest -> the run directory, replacing an older link (never a
+ * real file): NAME under runs/ itself, else the directory's absolute
+ * path. Only once the run has started: a run refused before its first
+ * evaluation leaves the link where it was. */
+static void link_latest(const char *dir)
 {
+	char real[PATH_MAX], runs[PATH_MAX], target[PATH_MAX];
+	cuco_err err = { 0 };
+	if (cuco_mkdir_p("runs/", &err) != CUCO_OK || !realpath(dir, real) || !realpath("runs", runs)) {
+		cuco_log(CUCO_LOG_WARN, "run: runs/latest not pointed at %s: %s", dir,
+			err.msg[0] ? err.msg : strerror(errno));
+		return;
+	}
+	size_t n = strlen(runs);
+	bool inside = strncmp(real, runs, n) == 0 && real[n] == '/' && !strchr(real + n + 1, '/');
+	cuco_strlcpy(target, inside ? real + n + 1 : real, sizeof target);
 	struct stat sb;
 	if (lstat("runs/latest", &sb) == 0) {
 		if (!S_ISLNK(sb.st_mode)) {
@@ -129,7 +149,7 @@ static void link_latest(const char *name)
 		}
 		unlink("runs/latest");
 	}
-	if (symlink(name, "runs/latest") != 0)
+	if (symlink(target, "runs/latest") != 0)
 		cuco_log(CUCO_LOG_WARN, "run: runs/latest: %s", strerror(errno));
 }
 
@@ -176,11 +196,16 @@ static void run_screen(cuco_engine *e, cuco_store *st, const cuco_tui_options *l
 		fprintf(stderr, "cuco: %s; going on without the screen\n", err.msg);
 		return;
 	}
-	if (stop)
+	if (stop) {
 		cuco_engine_request_stop(e);
-	else
-		printf("cuco: the search goes on without the screen (Ctrl-C stops it; "
-		       "'cuco tui' watches it)\n");
+		printf("cuco: stopping after the evaluations in flight (the run can be resumed)\n");
+	} else {
+		printf("cuco: the search goes on without the screen, a line per candidate (Ctrl-C "
+		       "stops it; 'cuco tui' watches it)\n");
+	}
+	fflush(stdout);
+	/* Over SSH a run that prints nothing for minutes looks hung. */
+	cuco_engine_set_progress(e, stdout);
 }
 
 /* ---- the final summary -------------------------------------------------- */
@@ -499,7 +524,7 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 			cmd_print_usage(&cmd_run, run_options);
 			return -1;
 		default:
-			return cmd_usage_error(&cmd_run, "unknown option");
+			return cmd_bad_option(&cmd_run, longopts, argv);
 		}
 	}
 	if (!budget_given && cfg->minutes <= 0)
@@ -602,6 +627,24 @@ static int open_run(const char *dir, cuco_store **st, cuco_err *err)
 	return cuco_store_open(dir, CUCO_STORE_CREATE, st, err);
 }
 
+static int drop_stale_txn(cuco_txn *txn, void *arg)
+{
+	return cuco_command_drop_stale(txn, arg);
+}
+
+/* What this session does first, holding the lock: a pause, resume or
+ * stop sent to an earlier session that ended before applying it is
+ * dropped (store.h, cuco_command_drop_stale), and said. */
+static int drop_stale(cuco_store *st, cuco_err *err)
+{
+	int n = 0;
+	int rc = cuco_store_write(st, drop_stale_txn, &n, err);
+	if (rc == CUCO_OK && n > 0)
+		printf("cuco: dropped %d pause/resume/stop command%s sent to an earlier session that "
+			"ended before applying %s\n", n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
+	return rc;
+}
+
 /* A GPU workload that wants more GPUs than this machine shows would only
  * collect environment failures: refuse it up front (exit 3). */
 static int check_fits(const cuco_workload *wl, const cuco_eval_config *ec)
@@ -677,9 +720,9 @@ static int run_exec(int argc, char **argv)
 
 	cuco_store *st = NULL;
 	cuco_engine *e = NULL;
-	if ((rc = open_run(dir, &st, &err)) == CUCO_OK && (rc = catch_signals(&err)) == CUCO_OK) {
-		if (!run)
-			link_latest(name);
+	bool stopped = false;
+	if ((rc = open_run(dir, &st, &err)) == CUCO_OK && (rc = drop_stale(st, &err)) == CUCO_OK &&
+	    (rc = catch_signals(&err)) == CUCO_OK) {
 		/* In a terminal the screen runs here, on the main thread; the
 		 * engine's progress lines would only scribble over it. */
 		bool screen = !headless && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
@@ -692,9 +735,11 @@ static int run_exec(int argc, char **argv)
 			rc = runner_slots(&cfg, &rf, wl->ranks, &err);
 		fflush(stdout);
 		if (rc == CUCO_OK && (rc = cuco_engine_start(st, wl, &cfg, &e, &err)) == CUCO_OK) {
+			link_latest(dir);
 			if (screen)
 				run_screen(e, st, &look);
 			run_headless(e);
+			stopped = cuco_engine_interrupted(e);
 			rc = cuco_engine_join(e, &err);
 			print_summary(st);
 		}
@@ -706,13 +751,15 @@ static int run_exec(int argc, char **argv)
 		close(run_lock);
 	cuco_log_close();
 	cuco_workload_free(wl);
-	return rc == CUCO_OK ? CUCO_OK : cmd_fail(&err);
+	if (rc != CUCO_OK)
+		return cmd_fail(&err);
+	return stopped ? CUCO_EXIT_STOPPED : CUCO_OK;
 }
 
-const cuco_cmd cmd_run = { "run", "WORKLOAD [--run DIR] [--strategy tune] [--tuner random|anneal|ils]\n"
+const cuco_cmd cmd_run = { "run", "WORKLOAD [--run DIR] [--strategy tune|evolve|beam] [--tuner random|anneal|ils]\n"
 	"       [--budget N] [--minutes M] [--size NAME] [--jobs N] [--seed N] [--headless]\n"
-	"       [--baseline-every K] [--rebench N] [--llm SPEC] [--max-cost USD] [--max-tokens N]\n"
-	"       [--generations N] [--ranks N] [--sandbox auto|bwrap|off]\n"
+	"       [--baseline-every K] [--rebench N] [--llm SPEC]... [--llm-jobs N] [--max-cost USD]\n"
+	"       [--max-tokens N] [--generations N] [--ranks N] [--sandbox auto|bwrap|off]\n"
 	"       [--runner local|hostfile|slurm|ssh] [--hostfile FILE] [--hosts LIST]\n"
 	"       [--theme NAME] [--no-color] [--ascii]",
 	"search for faster candidates of a workload (resumes an existing run directory)", run_exec };

@@ -37,7 +37,19 @@ struct show_job {
 	size_t ncalls;
 	cuco_refusal *refusals; /* asked from the candidate as a parent */
 	size_t nrefusals;
+	cuco_event marks[2];    /* the latest pin or unpin, reject or unreject of it */
 };
+
+/* A person's marks, newest last: who pinned or rejected it, and when. */
+static int take_mark(const cuco_event *ev, void *arg)
+{
+	struct show_job *job = arg;
+	int k = strcmp(ev->kind, "pin") == 0 || strcmp(ev->kind, "unpin") == 0 ? 0
+		: strcmp(ev->kind, "reject") == 0 || strcmp(ev->kind, "unreject") == 0 ? 1 : -1;
+	if (k >= 0 && ev->candidate == job->id && strcmp(ev->author, "engine") != 0)
+		job->marks[k] = *ev;
+	return 0;
+}
 
 static int take_call(const cuco_call *c, void *arg)
 {
@@ -92,6 +104,9 @@ static int show_txn(cuco_txn *txn, void *arg)
 		return rc ? rc : cuco_call_each(txn, 1, take_call, job);
 	}
 	if ((rc = cuco_cand_get(txn, job->id, &job->cand)))
+		return rc;
+	memset(job->marks, 0, sizeof job->marks);
+	if ((rc = cuco_event_each(txn, 1, take_mark, job)))
 		return rc;
 	const char *hashes[3] = { job->cand.source_hash, job->cand.prompt_hash, job->cand.reply_hash };
 	const bool want[3] = { job->source, job->prompt, job->prompt };
@@ -148,6 +163,38 @@ static void print_refusal(const struct show_job *job)
 	print_texts(job);
 }
 
+static void when_text(double t, char *buf, size_t size)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+	if (!localtime_r(&s, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm))
+		cuco_strlcpy(buf, "-", size);
+}
+
+/* A rate in GFLOP/s as people read it: 40 GFLOP/s, 989 TFLOP/s. */
+static void rate_text(double gflops, char *buf, size_t size)
+{
+	if (gflops >= 1000)
+		snprintf(buf, size, "%.4g TFLOP/s", gflops / 1000);
+	else
+		snprintf(buf, size, "%.4g GFLOP/s", gflops);
+}
+
+/* "pinned by ann@box at 2026-...", from the mark's event (marks: 0 pin,
+ * 1 reject); the event's kind must be the mark the record shows. */
+static void print_mark(const struct show_job *job, int k, const char *label, const char *kind,
+	const char *what)
+{
+	const cuco_event *ev = &job->marks[k];
+	char when[32];
+	if (strcmp(ev->kind, kind) != 0) {
+		printf("%-14s %s\n", label, what);
+		return;
+	}
+	when_text(ev->time, when, sizeof when);
+	printf("%-14s by %s at %s%s%s\n", label, ev->author, when, *what ? ": " : "", what);
+}
+
 /* One line per measurement: when, which session, what it found (a
  * failure's reason whole: a refusal names its defence). */
 static void print_measurements(const struct show_job *job)
@@ -155,11 +202,8 @@ static void print_measurements(const struct show_job *job)
 	printf("%-14s %zu\n", "measurements", job->nmeasurements);
 	for (size_t i = 0; i < job->nmeasurements; i++) {
 		const cuco_measurement *m = &job->measurements[i];
-		char when[32] = "-", line[700];
-		time_t t = (time_t)m->time;
-		struct tm tm;
-		if (localtime_r(&t, &tm))
-			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+		char when[32], line[700];
+		when_text(m->time, when, sizeof when);
 		cuco_measurement_line(m, line, sizeof line);
 		printf("  %-3u %s  %s\n", m->seq, when, line);
 	}
@@ -181,9 +225,11 @@ static void print_peak(const struct show_job *job)
 	if (cJSON_IsNumber(bw) && bw->valuedouble > 0)
 		printf("  (of %.0f GB/s, %s%s", bw->valuedouble, cJSON_IsString(of) ? of->valuestring : "?",
 			cJSON_IsNumber(gf) && gf->valuedouble > 0 ? "" : ")");
-	if (cJSON_IsNumber(gf) && gf->valuedouble > 0)
-		printf("%s%.0f TFLOP/s)", cJSON_IsNumber(bw) && bw->valuedouble > 0 ? "; " : "  (of ",
-			gf->valuedouble / 1000);
+	char rate[32];
+	if (cJSON_IsNumber(gf) && gf->valuedouble > 0) {
+		rate_text(gf->valuedouble, rate, sizeof rate);
+		printf("%s%s)", cJSON_IsNumber(bw) && bw->valuedouble > 0 ? "; " : "  (of ", rate);
+	}
 	printf("\n");
 	cJSON_Delete(pk);
 }
@@ -202,6 +248,8 @@ static void print_text(const struct show_job *job)
 	char dir[512];
 	cuco_directive_short(&c->directive, dir, sizeof dir);
 	printf("candidate      %llu%s\n", (unsigned long long)c->id, c->pinned ? "  (pinned)" : "");
+	if (c->pinned)
+		print_mark(job, 0, "pinned", "pin", "");
 	printf("parents       ");
 	for (int i = 0; i < c->nparents; i++)
 		printf(" %llu", (unsigned long long)c->parents[i]);
@@ -216,7 +264,10 @@ static void print_text(const struct show_job *job)
 	print_num("min", c->latency_min_us, " us");
 	print_num("p90", c->latency_p90_us, " us");
 	printf("%-14s %d\n", "samples", c->samples);
-	print_num("spread", c->spread, "");
+	if (isfinite(c->spread))  /* a fraction of the median: 7.206 is 720.6 % */
+		printf("%-14s %.1f%%\n", "spread", 100 * c->spread);
+	else
+		printf("%-14s -\n", "spread");
 	char sp[64];
 	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !cuco_utf8_locale(),
 		sp, sizeof sp);
@@ -233,12 +284,21 @@ static void print_text(const struct show_job *job)
 			(long long)c->host_calls);
 	else
 		printf("%-14s -\n", "host calls");
-	for (int i = 0; i < c->nphases; i++)
-		printf("phase %-8s %.4g us\n", c->phases[i].name, c->phases[i].us);
+	cuco_phase ph[CUCO_MAX_PHASES];
+	double measured[CUCO_MAX_PHASES];
+	int nph = cuco_phases_view(c, ph, measured);
+	for (int i = 0; i < nph; i++)
+		if (measured[i] > ph[i].us)
+			printf("phase %-8s %.4g us (measured %.4g us, more than its whole: %s)\n", ph[i].name,
+				ph[i].us, measured[i], strcmp(ph[i].name, "exposed_comm") == 0 && ph[i].us <
+				c->latency_median_us ? "comm; the rest is waiting outside compute and comm"
+				: "the median latency");
+		else
+			printf("phase %-8s %.4g us\n", ph[i].name, ph[i].us);
 	if (c->status == CUCO_STATUS_FAILED)
 		printf("failed         %s (%s)\n%s\n", c->failed_stage, c->error_class, c->error_excerpt);
 	if (c->status == CUCO_STATUS_REJECTED)
-		printf("rejected       %s\n", c->reject_reason);
+		print_mark(job, 1, "rejected", "reject", c->reject_reason);
 	if (c->model[0])
 		printf("model          %s  tokens %lld+%lld  cost $%.4f\n", c->model,
 			(long long)c->tokens_prompt, (long long)c->tokens_completion, c->cost_usd);
@@ -263,6 +323,14 @@ static void print_json(const struct show_job *job)
 	cJSON *pk = job->peak ? cJSON_Parse(job->peak) : NULL;
 	if (pk)
 		cJSON_AddItemToObject(o, "peak", pk);
+	static const char *const marks[2][3] = { { "pin", "pinned_by", "pinned_at" },
+		{ "reject", "rejected_by", "rejected_at" } };
+	for (int k = 0; !job->refusal && k < 2; k++)
+		if (strcmp(job->marks[k].kind, marks[k][0]) == 0 && (k ? job->cand.status ==
+				CUCO_STATUS_REJECTED : job->cand.pinned)) {
+			cJSON_AddStringToObject(o, marks[k][1], job->marks[k].author);
+			cJSON_AddNumberToObject(o, marks[k][2], job->marks[k].time);
+		}
 	if (!job->refusal) {
 		cJSON *ms = cJSON_AddArrayToObject(o, "measurements");
 		for (size_t i = 0; i < job->nmeasurements; i++)
@@ -310,7 +378,7 @@ static int show_exec(int argc, char **argv)
 		case 'p': job->prompt = true; break;
 		case 'j': job->json = true; break;
 		case 'h': cmd_print_usage(&cmd_show, show_options); free(job); return CUCO_OK;
-		default: free(job); return cmd_usage_error(&cmd_show, "unknown option");
+		default: free(job); return cmd_bad_option(&cmd_show, longopts, argv);
 		}
 	}
 	if (argc - optind != 1) {

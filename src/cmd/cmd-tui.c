@@ -38,7 +38,7 @@ static int tui_exec(int argc, char **argv)
 		case 'n': o.no_color = true; break;
 		case 'a': o.ascii = true; break;
 		case 'h': cmd_print_usage(&cmd_tui, tui_options); return CUCO_OK;
-		default: return cmd_usage_error(&cmd_tui, "unknown option");
+		default: return cmd_bad_option(&cmd_tui, longopts, argv);
 		}
 	}
 	if (optind < argc)

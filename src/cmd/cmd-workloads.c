@@ -52,7 +52,7 @@ static int workloads_exec(int argc, char **argv)
 		case 'h':
 			cmd_print_usage(&cmd_workloads, "  --json      print a JSON array, nothing else\n");
 			return CUCO_OK;
-		default: return cmd_usage_error(&cmd_workloads, "unknown option");
+		default: return cmd_bad_option(&cmd_workloads, longopts, argv);
 		}
 	}
 	if (optind < argc)

@@ -3,6 +3,7 @@
 
 #include "agents/agents.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,37 @@ int cmd_usage_error(const cuco_cmd *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "cuco: %s: %s (see 'cuco %s --help')\n", cmd->name, what, cmd->name);
 	return CUCO_EUSAGE;
+}
+
+int cmd_bad_option(const cuco_cmd *cmd, const struct option *longopts, char **argv)
+{
+	const char *word = argv[optind - 1] ? argv[optind - 1] : "";
+	bool long_form = strncmp(word, "--", 2) == 0;
+	for (const struct option *o = longopts; optopt && o->name; o++)
+		if (o->val == optopt) {
+			char as[80];
+			if (long_form)
+				snprintf(as, sizeof as, "--%s", o->name);
+			else
+				snprintf(as, sizeof as, "-%c", optopt);
+			return o->has_arg == required_argument
+				? cmd_usage_error(cmd, "%s needs a value", as)
+				: cmd_usage_error(cmd, "%s takes no value", as);
+		}
+	if (optopt)
+		return cmd_usage_error(cmd, "unknown option -%c", optopt);
+	if (!long_form)
+		return cmd_usage_error(cmd, "unknown option %s", word);
+	char name[64];
+	snprintf(name, sizeof name, "%.*s", (int)strcspn(word + 2, "="), word + 2);
+	const char *names[64];
+	size_t n = 0;
+	for (const struct option *o = longopts; o->name && n < 64; o++)
+		names[n++] = o->name;
+	const char *near = cuco_nearest(name, names, n);
+	if (near)
+		return cmd_usage_error(cmd, "unknown option --%s; did you mean --%s?", name, near);
+	return cmd_usage_error(cmd, "unknown option %s", word);
 }
 
 void cmd_print_usage(const cuco_cmd *cmd, const char *options)

@@ -24,6 +24,11 @@ int cmd_fail(const cuco_err *err);
 /* Print "cuco: <cmd>: <what>" plus a usage hint and return CUCO_EUSAGE. */
 int cmd_usage_error(const cuco_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cmd_print_usage(const cuco_cmd *cmd, const char *options);
+/* getopt_long's '?' as one usage error (main() silences getopt's own
+ * message): the option it did not know, with the nearest it does, or the
+ * one that lacks its value. argv is the command's. */
+struct option;
+int cmd_bad_option(const cuco_cmd *cmd, const struct option *longopts, char **argv);
 
 /* The run directory: --run DIR, else $CUCO_RUN, else runs/latest. */
 const char *cmd_run_dir(const char *opt);

@@ -123,8 +123,9 @@ typedef struct cuco_workload {
 } cuco_workload;
 
 /* Load by folder path, by path to workload.json, or by name looked up in
- * $CUCO_WORKLOADS, then ./workloads, then the installed data folder. Every
- * error names the file, the field and the problem. */
+ * the workload folders (core.h, cuco_paths: $CUCO_WORKLOADS, ./workloads,
+ * the person's, then cuco's own data folder). Every error names the file,
+ * the field and the problem; a name found nowhere, the nearest that is. */
 int cuco_workload_load(const char *name_or_path, cuco_workload **out, cuco_err *err);
 void cuco_workload_free(cuco_workload *wl);
 /* Full validation: fields, files present, templates' placeholders known,
@@ -239,6 +240,25 @@ typedef struct cuco_init_spec {
  * said gets one "- …" line per guess; *dir the folder made. */
 int cuco_workload_init(const cuco_init_spec *s, cuco_buf *said, char *dir, size_t size,
 	cuco_err *err);
+
+/* What a run would find, found before one (try.c; cuco init, cuco check
+ * --try): the baseline evaluated once as a run's first evaluation is
+ * (built, run and verified, benchmarked), the seed run and verified under
+ * its own directive, in a scratch run directory. Each finding is one line
+ * for fn: a problem (the run would fail the baseline, or every candidate
+ * of the seed's: a build error, a defence's refusal, a wrong answer), a
+ * warning (one timed sample per run; a seed blind to most of the
+ * directive), or what this machine could not run (no mpirun, no GPU).
+ * CUCO_EENV with *err when it cannot even build them. */
+typedef enum cuco_try_what { CUCO_TRY_BASELINE, CUCO_TRY_SEED } cuco_try_what;
+typedef enum cuco_try_kind { CUCO_TRY_PROBLEM, CUCO_TRY_WARNING, CUCO_TRY_NOT_RUN } cuco_try_kind;
+typedef void (*cuco_try_fn)(cuco_try_what what, cuco_try_kind kind, const char *line, void *arg);
+int cuco_workload_try(const cuco_workload *wl, cuco_try_fn fn, void *arg, cuco_err *err);
+/* Whether the seed reads fewer than half of the design space's defines
+ * (itself and the local headers it includes): the tuner's children would
+ * then be one program under many names. *why says which it does not
+ * read. A seed that is the baseline (an A/A control) is never blind. */
+bool cuco_seed_blind(const cuco_workload *wl, char *why, size_t size);
 
 /* ---- evaluator ---------------------------------------------------------- */
 

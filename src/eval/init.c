@@ -506,50 +506,45 @@ static int write_context(const init *in, cuco_err *err)
 
 /* ---- the trial build ------------------------------------------------------------- */
 
-static int trial_build(init *in, cuco_err *err)
+/* ---- the trial ------------------------------------------------------------------- */
+
+struct trial {
+	init *in;
+	cuco_err *err;
+	int rc;       /* the first problem, as the error init returns */
+	bool ran;     /* nothing was left unrun for want of mpirun or a GPU */
+};
+
+static void trial_finding(cuco_try_what what, cuco_try_kind kind, const char *line, void *arg)
+{
+	struct trial *t = arg;
+	const char *file = what == CUCO_TRY_SEED ? t->in->s->seed : t->in->s->program;
+	t->ran &= kind != CUCO_TRY_NOT_RUN;
+	if (kind != CUCO_TRY_PROBLEM)
+		say(t->in, "%s%s: %s", kind == CUCO_TRY_WARNING ? "warning: " : "", file, line);
+	else if (t->rc == CUCO_OK)
+		t->rc = cuco_errf(t->err, CUCO_EDATA, "%s: %s", file, line);
+}
+
+/* The baseline and the seed evaluated once, as a run's first evaluations
+ * (try.c): a problem refuses the workload, a warning is said, and so is
+ * what this machine could not run (no mpirun, no GPU). */
+static int trial(init *in, cuco_err *err)
 {
 	cuco_workload *wl;
 	int rc = cuco_workload_load(in->dir, &wl, err);
 	if (rc != CUCO_OK)
 		return rc;
-	char tmp[PATH_MAX];
-	const char *base = getenv("TMPDIR");
-	snprintf(tmp, sizeof tmp, "%s/cuco-init-XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(tmp)) {
-		cuco_workload_free(wl);
-		return cuco_errf(err, CUCO_EENV, "%s: %s", tmp, strerror(errno));
-	}
-	cuco_eval_config cfg = { .jobs = 1 };
-	cuco_strlcpy(cfg.run_dir, tmp, sizeof cfg.run_dir);
-	cuco_evaluator *ev;
-	rc = cuco_evaluator_new(wl, &cfg, &ev, err);
-	char *text = NULL;
-	size_t len = 0;
-	char path[PATH_MAX + 64];
-	snprintf(path, sizeof path, "%s/%s", wl->dir, wl->baseline_file);
-	if (rc == CUCO_OK)
-		rc = cuco_read_file(path, 16u << 20, &text, &len, err);
-	cuco_eval_result res;
-	cuco_directive d;
-	cuco_directive_default(wl, &d);
-	if (rc == CUCO_OK)
-		rc = cuco_eval_build(ev, text, len, &d, &res, err);
-	if (rc == CUCO_OK && !res.ok) {
-		/* The first error line the compiler gave, else its excerpt's last. */
-		const char *e = strstr(res.excerpt, "error");
-		const char *from = e ? e : res.excerpt;
-		while (e && from > res.excerpt && from[-1] != '\n')
-			from--;
-		rc = cuco_errf(err, res.environment ? CUCO_EENV : CUCO_EDATA, "%s: the build failed "
-			"(%s): %.*s", in->s->program, in->build, (int)strcspn(from, "\n"), from);
-	}
-	if (rc == CUCO_OK)
-		say(in, "the baseline builds with that command (tried once)");
-	free(text);
-	cuco_evaluator_free(ev);
-	cuco_remove_tree(tmp);
+	struct trial t = { in, err, CUCO_OK, true };
+	rc = cuco_workload_try(wl, trial_finding, &t, err);
 	cuco_workload_free(wl);
-	return rc;
+	if (rc != CUCO_OK)
+		return rc;
+	if (t.rc != CUCO_OK)
+		return t.rc;
+	say(in, "the baseline%s %s as a run's first evaluations do (tried once)", in->s->seed ?
+		" and the seed" : "", t.ran ? "built and ran" : "built");
+	return CUCO_OK;
 }
 
 /* ---- the whole ------------------------------------------------------------------- */
@@ -619,7 +614,7 @@ static int make(init *in, cuco_err *err)
 	/* Written twice: the workload loads for the trial build only with it. */
 	if (rc == CUCO_OK)
 		rc = write_context(in, err);
-	if (rc == CUCO_OK && in->s->trial_build && (rc = trial_build(in, err)) == CUCO_OK)
+	if (rc == CUCO_OK && in->s->trial_build && (rc = trial(in, err)) == CUCO_OK)
 		rc = write_context(in, err);
 	return rc;
 }

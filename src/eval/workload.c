@@ -18,10 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef CUCO_DATADIR
-#define CUCO_DATADIR "/usr/local/share/cuco/workloads"
-#endif
-
 #define MANIFEST "workload.json"
 #define MANIFEST_MAX (1 << 20)
 #define MAX_RANKS 4096  /* a bound for the int; far past any launch here */
@@ -809,22 +805,6 @@ static int parse_manifest(const char *path, cuco_workload *wl, wl_report *r)
 
 /* ---- finding workloads ---------------------------------------------------- */
 
-/* The folders searched by name, in order; returns how many. */
-static int search_dirs(char dirs[][PATH_MAX], int max)
-{
-	int n = 0;
-	const char *env = getenv("CUCO_WORKLOADS");
-	while (env && *env && n < max - 2) {
-		size_t len = strcspn(env, ":");
-		if (len > 0 && len < PATH_MAX)
-			snprintf(dirs[n++], PATH_MAX, "%.*s", (int)len, env);
-		env += len + (env[len] == ':');
-	}
-	snprintf(dirs[n++], PATH_MAX, "workloads");
-	snprintf(dirs[n++], PATH_MAX, "%s", CUCO_DATADIR);
-	return n;
-}
-
 static bool is_file(const char *path)
 {
 	struct stat sb;
@@ -833,12 +813,12 @@ static bool is_file(const char *path)
 
 bool eval_common_dir(char out[PATH_MAX])
 {
-	char dirs[16][PATH_MAX];
-	int n = search_dirs(dirs, 16);
-	for (int i = 0; i < n; i++) {
+	const cuco_paths *p = cuco_paths_get();
+	for (int i = 0; i < p->nworkloads; i++) {
+		const char *dir = p->workloads[i].path;
 		char seal[PATH_MAX + 32];
-		int len = snprintf(seal, sizeof seal, "%.*s/common/cuco_seal.h", PATH_MAX - 1, dirs[i]);
-		if (len > 0 && (size_t)len < sizeof seal && is_file(seal) && realpath(dirs[i], out)) {
+		int len = snprintf(seal, sizeof seal, "%.*s/common/cuco_seal.h", PATH_MAX - 1, dir);
+		if (len > 0 && (size_t)len < sizeof seal && is_file(seal) && realpath(dir, out)) {
 			size_t n = strlen(out);
 			if (n + sizeof "/common" <= PATH_MAX) {
 				memcpy(out + n, "/common", sizeof "/common");
@@ -848,6 +828,25 @@ bool eval_common_dir(char out[PATH_MAX])
 	}
 	out[0] = '\0';
 	return false;
+}
+
+/* A name no folder holds: the nearest name that one does, if any is near. */
+static int not_found(const char *name, cuco_err *err)
+{
+	char **names = NULL;
+	size_t n = 0;
+	cuco_workload_list(&names, &n, NULL);
+	const char *near = cuco_nearest(name, (const char *const *)names, n);
+	if (near)
+		cuco_errf(err, CUCO_ENOTFOUND, "%s: no such workload; did you mean %s? (cuco workloads "
+			"lists them)", name, near);
+	else
+		cuco_errf(err, CUCO_ENOTFOUND, "%s: no such workload (cuco workloads lists them, "
+			"cuco doctor says where they are looked for)", name);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return CUCO_ENOTFOUND;
 }
 
 /* Resolve a name or path to the manifest's path and the folder's real path. */
@@ -863,16 +862,15 @@ static int resolve(const char *name_or_path, char manifest[PATH_MAX], char dir[P
 		if (!is_file(candidate))
 			return cuco_errf(err, CUCO_ENOTFOUND, "%s: no such workload (no %s)", name_or_path, candidate);
 	} else {
-		char dirs[8][PATH_MAX];
-		int n = search_dirs(dirs, 8);
-		for (int i = 0; i < n && !*candidate; i++) {
-			int len = snprintf(candidate, sizeof candidate, "%s/%s/" MANIFEST, dirs[i], name_or_path);
+		const cuco_paths *p = cuco_paths_get();
+		for (int i = 0; i < p->nworkloads && !*candidate; i++) {
+			int len = snprintf(candidate, sizeof candidate, "%s/%s/" MANIFEST,
+				p->workloads[i].path, name_or_path);
 			if (len >= (int)sizeof candidate || !is_file(candidate))
 				candidate[0] = '\0';
 		}
 		if (!*candidate)
-			return cuco_errf(err, CUCO_ENOTFOUND,
-				"%s: no such workload (searched $CUCO_WORKLOADS, ./workloads, %s)", name_or_path, CUCO_DATADIR);
+			return not_found(name_or_path, err);
 	}
 	char real[PATH_MAX];
 	if (!realpath(candidate, real))
@@ -937,12 +935,12 @@ static int cmp_names(const void *a, const void *b)
 int cuco_workload_list(char ***names, size_t *n, cuco_err *err)
 {
 	(void)err;  /* unreadable folders are skipped: listing is best effort */
-	char dirs[8][PATH_MAX];
-	int ndirs = search_dirs(dirs, 8);
+	const cuco_paths *p = cuco_paths_get();
 	char **list = NULL;
 	size_t count = 0, cap = 0;
-	for (int i = 0; i < ndirs; i++) {
-		DIR *d = opendir(dirs[i]);
+	for (int i = 0; i < p->nworkloads; i++) {
+		const char *dir = p->workloads[i].path;
+		DIR *d = opendir(dir);
 		if (!d)
 			continue;
 		struct dirent *e;
@@ -950,7 +948,7 @@ int cuco_workload_list(char ***names, size_t *n, cuco_err *err)
 			char path[PATH_MAX + 300];
 			if (e->d_name[0] == '.')
 				continue;
-			if (snprintf(path, sizeof path, "%s/%s/" MANIFEST, dirs[i], e->d_name) >= (int)sizeof path)
+			if (snprintf(path, sizeof path, "%s/%s/" MANIFEST, dir, e->d_name) >= (int)sizeof path)
 				continue;
 			bool seen = false;
 			for (size_t k = 0; k < count && !seen; k++)

@@ -74,6 +74,42 @@ static int apply_mark(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *c,
 	return cuco_cand_put(txn, c);
 }
 
+/* The candidate an edit would repeat: the same source under the same
+ * directive (the parent's, which an edit keeps), as a model's reply that
+ * reproduces a candidate is refused. */
+struct same { const char *hash; const cuco_directive *d; uint64_t id; };
+
+static int find_same(const cuco_candidate *c, void *arg)
+{
+	struct same *s = arg;
+	if (strcmp(c->source_hash, s->hash) == 0 && cuco_directive_diff(&c->directive, s->d, NULL, NULL) == 0) {
+		s->id = c->id;
+		return -1;  /* found: stops the walk, not an error code */
+	}
+	return 0;
+}
+
+static int check_edit(cuco_txn *txn, const cuco_command *cmd, const cuco_candidate *parent,
+	char *why, size_t whylen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc = cuco_source_get(txn, cmd->source_hash, &text, &len);
+	free(text);
+	if (rc == CUCO_ENOTFOUND)
+		return refuse(why, whylen, CUCO_EDATA, "edit of candidate %llu: no stored source %s",
+			(unsigned long long)cmd->candidate, cmd->source_hash);
+	if (rc != CUCO_OK)
+		return rc;
+	struct same s = { cmd->source_hash, &parent->directive, 0 };
+	rc = cuco_cand_each(txn, 1, find_same, &s);
+	if (rc != -1)
+		return rc;
+	return refuse(why, whylen, CUCO_EDATA, "edit of candidate %llu: the same source and directive "
+		"as candidate %llu: nothing new to evaluate", (unsigned long long)cmd->candidate,
+		(unsigned long long)s.id);
+}
+
 int cuco_action_apply(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *out, char *why,
 	size_t whylen)
 {
@@ -89,15 +125,9 @@ int cuco_action_apply(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *ou
 	int rc = cuco_cand_get(txn, cmd->candidate, c);
 	if (rc == CUCO_ENOTFOUND)
 		refuse(why, whylen, rc, "candidate %llu: no such candidate", (unsigned long long)cmd->candidate);
-	else if (rc == CUCO_OK && cmd->kind == CUCO_CMD_EDIT) {
-		char *text = NULL;
-		size_t len = 0;
-		rc = cuco_source_get(txn, cmd->source_hash, &text, &len);
-		free(text);
-		if (rc == CUCO_ENOTFOUND)
-			rc = refuse(why, whylen, CUCO_EDATA, "edit of candidate %llu: no stored source %s",
-				(unsigned long long)cmd->candidate, cmd->source_hash);
-	} else if (rc == CUCO_OK)
+	else if (rc == CUCO_OK && cmd->kind == CUCO_CMD_EDIT)
+		rc = check_edit(txn, cmd, c, why, whylen);
+	else if (rc == CUCO_OK)
 		rc = apply_mark(txn, cmd, c, why, whylen);
 	if (c != out)
 		free(c);
@@ -138,4 +168,40 @@ int cuco_person_act(cuco_txn *txn, cuco_command *cmd)
 	cuco_strlcpy(ev.author, cmd->author, sizeof ev.author);
 	cuco_command_describe(cmd, ev.text, sizeof ev.text);
 	return cuco_event_add(txn, &ev);
+}
+
+#define STALE_MAX 256  /* per call; a later session drops the rest */
+
+struct stale_walk { cuco_command cmd[STALE_MAX]; int n; };
+
+static int find_stale(const cuco_command *c, void *arg)
+{
+	struct stale_walk *w = arg;
+	bool steering = c->kind == CUCO_CMD_PAUSE || c->kind == CUCO_CMD_RESUME || c->kind == CUCO_CMD_STOP;
+	if (steering && !c->next_session)
+		w->cmd[w->n++] = *c;
+	return w->n == STALE_MAX ? -1 : 0;  /* -1: full, not an error code */
+}
+
+int cuco_command_drop_stale(cuco_txn *txn, int *dropped)
+{
+	struct stale_walk *w = cuco_xcalloc(1, sizeof *w);
+	int rc = cuco_command_each_pending(txn, find_stale, w);
+	if (rc == -1)
+		rc = CUCO_OK;
+	for (int i = 0; rc == CUCO_OK && i < w->n; i++) {
+		const cuco_command *c = &w->cmd[i];
+		rc = cuco_command_ack(txn, c->seq, "dropped: sent to a session that ended before applying it");
+		cuco_event ev = { .candidate = 0 };
+		cuco_strlcpy(ev.kind, cuco_command_name(c->kind), sizeof ev.kind);
+		cuco_strlcpy(ev.author, "engine", sizeof ev.author);
+		snprintf(ev.text, sizeof ev.text, "dropped %s #%llu by %s: sent to a session that ended "
+			"before applying it", cuco_command_name(c->kind), (unsigned long long)c->seq, c->author);
+		if (rc == CUCO_OK)
+			rc = cuco_event_add(txn, &ev);
+	}
+	if (dropped)
+		*dropped = rc == CUCO_OK ? w->n : 0;
+	free(w);
+	return rc;
 }

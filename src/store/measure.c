@@ -183,3 +183,23 @@ int cuco_measure_count(cuco_txn *txn, uint64_t candidate, uint32_t *n)
 {
 	return last_seq(txn, candidate, n);
 }
+
+int cuco_phases_view(const cuco_candidate *c, cuco_phase out[CUCO_MAX_PHASES],
+	double measured[CUCO_MAX_PHASES])
+{
+	int n = c->nphases < CUCO_MAX_PHASES ? c->nphases : CUCO_MAX_PHASES;
+	double comm = NAN, lat = c->latency_median_us;
+	for (int i = 0; i < n; i++)
+		if (strcmp(c->phases[i].name, "comm") == 0)
+			comm = c->phases[i].us;
+	for (int i = 0; i < n; i++) {
+		out[i] = c->phases[i];
+		if (measured)
+			measured[i] = c->phases[i].us;
+		if (isfinite(lat) && out[i].us > lat)
+			out[i].us = lat;
+		if (strcmp(out[i].name, "exposed_comm") == 0 && isfinite(comm) && out[i].us > comm)
+			out[i].us = comm;
+	}
+	return n;
+}

@@ -743,6 +743,8 @@ cJSON *store_command_to_json(const cuco_command *c)
 	cJSON_AddStringToObject(o, "author", c->author);
 	cJSON_AddStringToObject(o, "text", c->text);
 	cJSON_AddStringToObject(o, "source_hash", c->source_hash);
+	if (c->next_session)
+		cJSON_AddBoolToObject(o, "next_session", true);
 	cJSON_AddBoolToObject(o, "acked", c->acked);
 	cJSON_AddNumberToObject(o, "ack_time", c->ack_time);
 	cJSON_AddStringToObject(o, "ack_result", c->ack_result);
@@ -766,6 +768,7 @@ int store_command_from_json(const cJSON *j, cuco_command *c)
 	get_str(&d, "author", c->author, sizeof c->author);
 	get_str(&d, "text", c->text, sizeof c->text);
 	get_str(&d, "source_hash", c->source_hash, sizeof c->source_hash);
+	get_bool(&d, "next_session", &c->next_session);
 	get_bool(&d, "acked", &c->acked);
 	get_num(&d, "ack_time", &c->ack_time, 0);
 	get_str(&d, "ack_result", c->ack_result, sizeof c->ack_result);

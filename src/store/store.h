@@ -242,7 +242,9 @@ typedef struct cuco_summary {
 	uint8_t origin;
 	uint8_t status;
 	uint8_t pinned;
-	uint8_t pad;
+	uint8_t rounds;      /* the speedup's paired rounds, at most 255: 2 or more, confirmed;
+	                        0 or 1, one screening (a store written before this field
+	                        reads 0 until the candidate is written again) */
 	double score;
 	double latency_median_us;
 	double speedup;
@@ -276,6 +278,10 @@ typedef struct cuco_command {
 	char author[32];
 	char text[1024];        /* reject reason, hint text */
 	char source_hash[CUCO_HASH_LEN + 1];  /* edit: the edited source */
+	bool next_session;      /* pause, hint: taken while no session drove the run,
+	                           kept on purpose for the next one; a pause, resume or
+	                           stop without it that a session finds left from
+	                           before it is dropped (cuco_command_drop_stale) */
 	bool acked;
 	double ack_time;
 	char ack_result[256];   /* what the engine did, or why it refused */
@@ -473,7 +479,10 @@ int cuco_cand_each(cuco_txn *txn, uint64_t from,
  *             the reason (which may be empty);
  *   unreject  gives back the status its record reached (done, failed, or
  *             queued to be evaluated); a candidate not rejected is left as is;
- *   edit      the parent and the edited source (stored first) must exist;
+ *   edit      the parent and the edited source (stored first) must exist, and
+ *             not be a candidate already under the parent's directive (the
+ *             same edit saved twice, as a model's reply that reproduces a
+ *             candidate is refused);
  *   hint      a text, for island N or every island (-1);
  *   pause, resume, stop: about the run, always accepted.
  * Marks (pin, unpin, reject, unreject) change the candidate's record; each
@@ -493,6 +502,12 @@ void cuco_command_describe(const cuco_command *cmd, char *buf, size_t size);
  * time are set) and an event of the command's kind naming cmd->author.
  * A refusal is CUCO_EDATA with the reason as the txn's error. */
 int cuco_person_act(cuco_txn *txn, cuco_command *cmd);
+/* What a session does first, holding the run's lock: a pause, resume or
+ * stop left pending from before it (sent to a session that ended before
+ * applying it) was never meant for this one, and is acknowledged as
+ * dropped, with an event; one kept on purpose (next_session) stays for
+ * the engine to apply. *dropped (may be NULL) counts them. */
+int cuco_command_drop_stale(cuco_txn *txn, int *dropped);
 
 /* Append a measurement to candidate m->candidate (assigning m->seq and,
  * when 0, m->time) and apply the one rule of measurements: an ok one is in
@@ -504,6 +519,15 @@ int cuco_person_act(cuco_txn *txn, cuco_command *cmd);
  * numbers none, unless rejected), whatever passed before. out (may be
  * NULL) receives the record as written. */
 int cuco_measure_add(cuco_txn *txn, cuco_measurement *m, cuco_candidate *out);
+/* A candidate's phases as every view shows them (cuco show, the screen,
+ * the prompts): no part larger than its whole. A phase is shown at most
+ * the median latency; exposed_comm, which harnesses measure as the step's
+ * time outside compute, at most comm (the rest of that time is waiting:
+ * sync, imbalance, a busy machine; not communication). out[i].us is what
+ * is shown, measured[i] (may be NULL) what was measured; returns the
+ * count, c->nphases. */
+int cuco_phases_view(const cuco_candidate *c, cuco_phase out[CUCO_MAX_PHASES],
+	double measured[CUCO_MAX_PHASES]);
 /* Calls fn for each measurement of a candidate, oldest first (candidate
  * 0: every candidate's, in id order); fn returning non-zero stops the walk
  * and is returned. */
@@ -610,7 +634,11 @@ int cuco_memory_each(cuco_txn *txn, int (*fn)(const cuco_memory *, void *), void
 
 int cuco_call_add(cuco_txn *txn, cuco_call *c);  /* assigns id; time when 0 */
 int cuco_call_each(cuco_txn *txn, uint64_t from, int (*fn)(const cuco_call *, void *), void *arg);
-/* Every call of the run, summed. */
+uint64_t cuco_call_last_id(cuco_txn *txn);  /* 0 when none */
+/* Every call of the run, summed: its tokens and cost as every view counts
+ * them (cuco report, the screen's header, --max-tokens and --max-cost),
+ * refused, failed and cancelled calls included. A run from before call
+ * records has none; its views count its candidates' tokens instead. */
 int cuco_call_sum(cuco_txn *txn, cuco_call_totals *out);
 int cuco_refusal_add(cuco_txn *txn, cuco_refusal *r);  /* assigns id; time when 0 */
 int cuco_refusal_get(cuco_txn *txn, uint64_t id, cuco_refusal *out);

@@ -97,6 +97,7 @@ static void summarize(const cuco_candidate *c, cuco_summary *s)
 	s->origin = (uint8_t)c->origin;
 	s->status = (uint8_t)c->status;
 	s->pinned = c->pinned;
+	s->rounds = (uint8_t)(c->rounds < 0 ? 0 : c->rounds > 255 ? 255 : c->rounds);
 	s->score = c->score;
 	s->latency_median_us = c->latency_median_us;
 	s->speedup = c->speedup;
@@ -742,6 +743,11 @@ int cuco_call_add(cuco_txn *txn, cuco_call *c)
 	if (c->time == 0)
 		c->time = cuco_now();
 	return seq_put(txn, T_CALLS, c->id, cuco_call_to_json(c), "calls");
+}
+
+uint64_t cuco_call_last_id(cuco_txn *txn)
+{
+	return txn->st->absent[T_CALLS] ? 0 : last_key(txn, T_CALLS);
 }
 
 int cuco_call_each(cuco_txn *txn, uint64_t from, int (*fn)(const cuco_call *, void *), void *arg)

@@ -44,6 +44,9 @@ static bool take(tui_app *app, struct action *a, cuco_command_kind kind, int isl
 	a->cmd.island = island;
 	cuco_strlcpy(a->cmd.author, app->author, sizeof a->cmd.author);
 	cuco_strlcpy(a->cmd.text, text, sizeof a->cmd.text);
+	/* With no engine, the flash says a hint holds for the next session:
+	 * it is kept on purpose (store.h). */
+	a->cmd.next_session = kind == CUCO_CMD_HINT && !tui_model_engine_live(&app->m);
 	cuco_err err = { 0 };
 	app->focus_stale = true;
 	if (cuco_store_write(app->st, action_txn, a, &err) != CUCO_OK) {

@@ -517,6 +517,7 @@ static int refresh_txn(cuco_txn *txn, void *arg)
 	if (rc != CUCO_OK)
 		return rc;
 	reindex(m, sums, n);
+	m->calls_last = cuco_call_last_id(txn);  /* tui_model_sum_step adds them up */
 	if ((rc = recheck_txn(txn, m)) != CUCO_OK)
 		return rc;
 	tui_model_rows(m);
@@ -565,11 +566,20 @@ struct sum_step {
 	bool done;  /* the chunk is full */
 };
 
+static int add_call(const cuco_call *c, void *arg)
+{
+	struct sum_step *s = arg;
+	cuco_call_totals_add(&s->m->calls, c);
+	s->m->calls_upto = c->id;
+	s->done = --s->left == 0;
+	return s->done;
+}
+
 static int add_usage(const cuco_candidate *c, void *arg)
 {
 	struct sum_step *s = arg;
-	s->m->tokens += c->tokens_prompt + c->tokens_completion;
-	s->m->cost_usd += c->cost_usd;
+	s->m->cand_tokens += c->tokens_prompt + c->tokens_completion;
+	s->m->cand_cost_usd += c->cost_usd;
 	s->m->summed_upto = c->id;
 	s->done = --s->left == 0;
 	return s->done;
@@ -578,19 +588,30 @@ static int add_usage(const cuco_candidate *c, void *arg)
 static int sum_txn(cuco_txn *txn, void *arg)
 {
 	struct sum_step *s = arg;
-	int rc = cuco_cand_each(txn, s->m->summed_upto + 1, add_usage, s);
+	tui_model *m = s->m;
+	m->calls_last = cuco_call_last_id(txn);
+	int rc = m->calls_upto < m->calls_last ? cuco_call_each(txn, m->calls_upto + 1, add_call, s)
+		: CUCO_OK;
+	if (rc == CUCO_OK && !s->done && m->n && m->summed_upto < m->sums[m->n - 1].id)
+		rc = cuco_cand_each(txn, m->summed_upto + 1, add_usage, s);
 	return s->done ? CUCO_OK : rc;
+}
+
+bool tui_model_summing(const tui_model *m)
+{
+	return m->calls_upto < m->calls_last || (m->n && m->summed_upto < m->sums[m->n - 1].id);
 }
 
 bool tui_model_sum_step(tui_model *m, cuco_store *st, size_t budget)
 {
-	if (m->n == 0 || m->summed_upto >= m->sums[m->n - 1].id)
-		return false;
 	struct sum_step s = { m, budget, false };
 	if (cuco_store_read(st, sum_txn, &s, NULL) != CUCO_OK) {
 		/* A record that does not read stays out of the totals. */
-		m->summed_upto = m->sums[m->n - 1].id;
-		return false;
+		m->calls_upto = m->calls_last;
+		m->summed_upto = m->n ? m->sums[m->n - 1].id : 0;
 	}
-	return m->summed_upto < m->sums[m->n - 1].id;
+	bool calls = m->calls.calls > 0;  /* the rule of store.h's cuco_call_sum */
+	m->tokens = calls ? m->calls.tokens_in + m->calls.tokens_out : m->cand_tokens;
+	m->cost_usd = calls ? m->calls.cost_usd : m->cand_cost_usd;
+	return tui_model_summing(m);
 }

@@ -90,11 +90,17 @@ typedef struct tui_model {
 	char end_text[128];    /* run-end's words: "budget reached after 40 …" */
 	bool model_down;       /* the last model-down/model-back event was a model-down */
 
-	/* Tokens and cost, summed over candidates a chunk at a time so a
-	 * large store does not delay the first frame. */
+	/* Tokens and cost as cuco report counts them (store.h, cuco_call_sum):
+	 * every model call's, refused ones too; a run from before call records,
+	 * its candidates'. Summed a chunk at a time so a large store does not
+	 * delay the first frame. */
 	int64_t tokens;
 	double cost_usd;
-	uint64_t summed_upto;  /* ids <= this are in the totals */
+	cuco_call_totals calls;
+	uint64_t calls_upto, calls_last;  /* calls with ids <= calls_upto are summed */
+	int64_t cand_tokens;
+	double cand_cost_usd;
+	uint64_t summed_upto;  /* candidates with ids <= this are summed */
 
 	/* From meta: names for the status line, help for dimensions. */
 	char workload[64];
@@ -122,9 +128,12 @@ bool tui_model_engine_live(const tui_model *m);
 const char *tui_model_state_text(const tui_model *m);
 /* Seconds the session has run: up to now, or to run-end once it ended. */
 double tui_model_elapsed(const tui_model *m);
-/* Add up tokens and cost of up to `budget` more candidates; true while
- * some remain. */
+/* Add up tokens and cost of up to `budget` more calls and candidates;
+ * true while some remain. */
 bool tui_model_sum_step(tui_model *m, cuco_store *st, size_t budget);
+/* Whether calls or candidates are left to sum (as far as the model knows:
+ * a refresh learns of new ones). */
+bool tui_model_summing(const tui_model *m);
 /* Rebuild the visible rows after a fold, filter or sort change. */
 void tui_model_rows(tui_model *m);
 /* The next status (or origin) filter value after `from` that some

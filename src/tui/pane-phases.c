@@ -5,11 +5,14 @@
  * is drawn once: compute, the communication compute did not hide
  * (exposed_comm; the hidden part overlaps compute and is not time of its
  * own), sync, host and any other phase, then what the phases do not
- * account for. Phases the harness times apart may add up to more than the
- * latency: then they are drawn to the latency and the legend says so. A
- * bar timed against another measurement of the baseline than the one
- * shown is marked: its length does not compare, its speedup does. Every
- * phase has its own fill character, so the bars read without colour. */
+ * account for. Every number is the phase as cuco_phases_view shows it, no
+ * part larger than its whole (exposed_comm at most comm, a phase at most
+ * the latency), and the legend says when one was measured larger. Phases
+ * the harness times apart may add up to more than the latency: then they
+ * are drawn to the latency and the legend says so. A bar timed against
+ * another measurement of the baseline than the one shown is marked: its
+ * length does not compare, its speedup does. Every phase has its own fill
+ * character, so the bars read without colour. */
 #include "tui/screen.h"
 
 #include <math.h>
@@ -19,39 +22,41 @@
 #define ROWS 4
 #define LABEL_W 14
 #define NUMS_W 16      /* " 800.0us 1.38x" */
-#define STALE 0.05     /* a paired baseline this far from the one shown is another one */
 
 typedef struct bar {
 	const cuco_candidate *c;
 	char label[24];
 	bool stale;        /* timed against another baseline measurement */
+	int n;             /* its phases as shown (cuco_phases_view) */
+	cuco_phase ph[CUCO_MAX_PHASES];
+	double measured[CUCO_MAX_PHASES];
 } bar;
 
-static double phase_us(const cuco_candidate *c, const char *name)
+static double phase_us(const bar *b, const char *name)
 {
-	for (int i = 0; i < c->nphases; i++)
-		if (strcmp(c->phases[i].name, name) == 0)
-			return c->phases[i].us;
+	for (int i = 0; i < b->n; i++)
+		if (strcmp(b->ph[i].name, name) == 0)
+			return b->ph[i].us;
 	return NAN;
 }
 
 /* Whether a phase is drawn: comm only when no exposed_comm says how much of it shows. */
-static bool drawn(const cuco_candidate *c, int i)
+static bool drawn(const bar *b, int i)
 {
-	const char *name = c->phases[i].name;
-	double us = c->phases[i].us;
+	const char *name = b->ph[i].name;
+	double us = b->ph[i].us;
 	if (isnan(us) || us <= 0)
 		return false;
-	return strcmp(name, "comm") != 0 || isnan(phase_us(c, "exposed_comm"));
+	return strcmp(name, "comm") != 0 || isnan(phase_us(b, "exposed_comm"));
 }
 
 /* The sum of the phases drawn. */
-static double drawn_sum(const cuco_candidate *c)
+static double drawn_sum(const bar *b)
 {
 	double t = 0;
-	for (int i = 0; i < c->nphases; i++)
-		if (drawn(c, i))
-			t += c->phases[i].us;
+	for (int i = 0; i < b->n; i++)
+		if (drawn(b, i))
+			t += b->ph[i].us;
 	return t;
 }
 
@@ -60,12 +65,12 @@ static int phase_names(const bar *bars, int n, char names[][24])
 {
 	int count = 0;
 	for (int b = 0; b < n; b++)
-		for (int i = 0; i < bars[b].c->nphases; i++) {
+		for (int i = 0; i < bars[b].n; i++) {
 			int k = 0;
-			while (k < count && strcmp(names[k], bars[b].c->phases[i].name) != 0)
+			while (k < count && strcmp(names[k], bars[b].ph[i].name) != 0)
 				k++;
 			if (k == count && count < CUCO_MAX_PHASES)
-				cuco_strlcpy(names[count++], bars[b].c->phases[i].name, 24);
+				cuco_strlcpy(names[count++], bars[b].ph[i].name, 24);
 		}
 	return count;
 }
@@ -73,23 +78,23 @@ static int phase_names(const bar *bars, int n, char names[][24])
 /* Cells per phase: cumulative rounding keeps the total true to the
  * latency; a phase too short for a cell still gets one, taken from the
  * longest, so every phase is seen and the bar keeps its length. */
-static void phase_cells(const cuco_candidate *c, double lat, double scale, int cells[CUCO_MAX_PHASES])
+static void phase_cells(const bar *b, double lat, double scale, int cells[CUCO_MAX_PHASES])
 {
-	double sum = drawn_sum(c), fit = sum > lat ? lat / sum : 1, at = 0;
+	double sum = drawn_sum(b), fit = sum > lat ? lat / sum : 1, at = 0;
 	int done = 0, longest = -1;
-	for (int i = 0; i < c->nphases; i++) {
+	for (int i = 0; i < b->n; i++) {
 		cells[i] = 0;
-		if (!drawn(c, i))
+		if (!drawn(b, i))
 			continue;
-		at += c->phases[i].us * fit;
+		at += b->ph[i].us * fit;
 		int end = (int)lround(at * scale);
 		cells[i] = end - done;
 		done = end;
 		if (longest < 0 || cells[i] > cells[longest])
 			longest = i;
 	}
-	for (int i = 0; i < c->nphases; i++)
-		if (drawn(c, i) && cells[i] == 0 && longest >= 0 && cells[longest] > 1) {
+	for (int i = 0; i < b->n; i++)
+		if (drawn(b, i) && cells[i] == 0 && longest >= 0 && cells[longest] > 1) {
 			cells[i] = 1;
 			cells[longest]--;
 		}
@@ -110,9 +115,9 @@ static void draw_bar(tui_app *app, tui_pane *p, int y, const bar *b, double scal
 		return;
 	}
 	int len = (int)lround(lat * scale), used = 0, cells[CUCO_MAX_PHASES];
-	phase_cells(c, lat, scale, cells);
-	for (int i = 0; i < c->nphases; i++) {
-		int slot = tui_phase_slot(c->phases[i].name);
+	phase_cells(b, lat, scale, cells);
+	for (int i = 0; i < b->n; i++) {
+		int slot = tui_phase_slot(b->ph[i].name);
 		wattrset(p->win, app->crt.attr[TUI_EL_PHASE_1 + slot]);
 		for (int k = 0; k < cells[i] && used < len && used < width; k++, used++)
 			x += tui_put(p->win, y, x, g->fill[slot], 1);
@@ -143,27 +148,41 @@ static int gather(const tui_focus *f, bar bars[ROWS])
 		bars[n] = (bar){ .c = &f->best };
 		snprintf(bars[n++].label, sizeof bars[0].label, "best #%llu", (unsigned long long)f->best.id);
 	}
-	/* A speedup is baseline/latency of one paired measurement: the
-	 * baseline it implies is the one the bar was timed against. */
+	/* Whatever the candidate's own spread: on a busy machine it is large
+	 * for every candidate, and the mark was never drawn. */
 	double base = f->have_base ? f->base.latency_median_us : NAN;
 	for (int b = 0; b < n; b++) {
 		const cuco_candidate *c = bars[b].c;
-		double paired = c->speedup * c->latency_median_us;
-		bars[b].stale = c->origin != CUCO_ORIGIN_BASELINE && isfinite(paired) && isfinite(base) &&
-			base > 0 && fabs(paired - base) / base > fmax(STALE, c->spread);
+		bars[b].stale = c->origin != CUCO_ORIGIN_BASELINE &&
+			cuco_speedup_elsewhere(c->speedup, c->latency_median_us, base);
+		bars[b].n = cuco_phases_view(c, bars[b].ph, bars[b].measured);
 	}
 	return n;
+}
+
+/* The first phase of the bars measured larger than shown, in words
+ * ("exposed_comm of #5 measured 9.67ms"); false when none was. */
+static bool clipped_text(const bar *bars, int n, char *buf, size_t size)
+{
+	char num[24];
+	for (int b = 0; b < n; b++)
+		for (int i = 0; i < bars[b].n; i++)
+			if (bars[b].measured[i] > bars[b].ph[i].us) {
+				snprintf(buf, size, "%s of #%llu measured %s", bars[b].ph[i].name,
+					(unsigned long long)bars[b].c->id, tui_fmt_us(bars[b].measured[i], num, sizeof num));
+				return true;
+			}
+	return false;
 }
 
 /* Legend: fill, name and the candidate's time; the comm it hid; the notes. */
 static int draw_legend(tui_app *app, tui_pane *p, int y, const bar *bars, int n, char names[][24], int np)
 {
-	const tui_focus *f = &app->f;
 	int w = p->w - 2, x = 1;
 	char num[24], num2[24];
 	for (int k = 0; k < np && y < p->h - 1; k++) {
 		char item[256];
-		double us = phase_us(&f->cand, names[k]), ex = phase_us(&f->cand, "exposed_comm");
+		double us = phase_us(&bars[0], names[k]), ex = phase_us(&bars[0], "exposed_comm");
 		if (strcmp(names[k], "comm") == 0 && !isnan(ex) && !isnan(us))
 			snprintf(item, sizeof item, " comm %s (%s hidden)", tui_fmt_us(us, num, sizeof num),
 				tui_fmt_us(us - ex > 0 ? us - ex : 0, num2, sizeof num2));
@@ -183,7 +202,7 @@ static int draw_legend(tui_app *app, tui_pane *p, int y, const bar *bars, int n,
 	}
 	bool over = false, stale = false;
 	for (int b = 0; b < n; b++) {
-		over |= drawn_sum(bars[b].c) > bars[b].c->latency_median_us * 1.001;
+		over |= drawn_sum(&bars[b]) > bars[b].c->latency_median_us * 1.001;
 		stale |= bars[b].stale;
 	}
 	wattrset(p->win, app->crt.attr[TUI_EL_DIM]);
@@ -191,6 +210,11 @@ static int draw_legend(tui_app *app, tui_pane *p, int y, const bar *bars, int n,
 		y++;
 		tui_putf(p->win, y, 1, w, "%s%s%s", stale ? "~ paired with another baseline run" : "",
 			stale && over ? "; " : "", over ? "phases drawn to the latency" : "");
+	}
+	char clipped[160];
+	if (y + 1 < p->h - 1 && clipped_text(bars, n, clipped, sizeof clipped)) {
+		y++;
+		tui_putf(p->win, y, 1, w, "shown at most its whole: %s", clipped);
 	}
 	return y + 1;
 }
@@ -208,7 +232,7 @@ static void draw_table(tui_app *app, tui_pane *p, int y, const bar *bars, int n,
 	for (int k = 0; k < np && y < p->h - 1; k++, y++) {
 		int x2 = 1 + tui_putf(p->win, y, 1, 14, "%-14s", names[k]);
 		for (int b = 0; b < n; b++)
-			x2 += tui_putf(p->win, y, x2, 12, "%12s", tui_fmt_us(phase_us(bars[b].c, names[k]), num, sizeof num));
+			x2 += tui_putf(p->win, y, x2, 12, "%12s", tui_fmt_us(phase_us(&bars[b], names[k]), num, sizeof num));
 	}
 }
 
@@ -259,9 +283,11 @@ static void explain(tui_app *app, cuco_buf *out)
 	cuco_buf_printf(out, "  %s time no phase accounts for.\n\n", g->unaccounted);
 	cuco_buf_puts(out, "Each phase is drawn once. exposed_comm is the part of comm that compute did "
 		"not hide; the hidden rest runs during compute, so it is no time of its own and the bar "
-		"leaves it out (the legend gives comm and how much of it was hidden). Phases timed apart "
-		"can add up to more than the latency; the bar is then drawn to the latency and the legend "
-		"says so.\n\n"
+		"leaves it out (the legend gives comm and how much of it was hidden). No part is shown "
+		"larger than its whole: exposed_comm, measured as the time outside compute, is shown at "
+		"most comm (the rest is waiting), and a phase at most the latency; the legend says when "
+		"one was measured larger. Phases timed apart can add up to more than the latency; the "
+		"bar is then drawn to the latency and the legend says so.\n\n"
 		"~ after a label: that candidate was timed against another measurement of the baseline "
 		"than the one shown (the machine's load moved in between), so its bar's length does not "
 		"compare with the baseline's; its speedup, a ratio of one paired measurement, does.\n\n"

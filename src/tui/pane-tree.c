@@ -3,9 +3,13 @@
  *
  * Its columns fit the width the way htop's do: each has a priority, and
  * when the line is too long the least telling go first (island, latency,
- * score), then the directive turns into its change from the parent (the
- * one value that tells two siblings apart), then the indentation shrinks,
- * then the origin goes; id, status and speedup always stay. */
+ * the confirmed speedups' intervals, score), then the directive turns
+ * into its change from the parent (the one value that tells two siblings
+ * apart), then the indentation shrinks, then the origin goes; id, status
+ * and speedup always stay. A speedup is confirmed (its interval, or
+ * nothing after it when there is no room) or one screening (?), and ~
+ * marks one timed against another baseline measurement than the one in
+ * the list (cuco_speedup_elsewhere), as cuco ls writes them. */
 #include "tui/screen.h"
 
 #include <math.h>
@@ -19,18 +23,51 @@
 
 /* ---- directives, cached by id (a directive never changes) ---------------- */
 
-static const cuco_directive *directive_of(tui_app *app, cuco_txn *txn, uint64_t id)
+/* The cache slot of a candidate, read when it holds another one or, for
+ * a confirmed row, an older interval (rounds: the summary's, -1 any). */
+static struct tui_dcache *cached(tui_app *app, cuco_txn *txn, uint64_t id, int rounds)
 {
 	struct tui_dcache *e = &app->dcache[id % TUI_DCACHE];
-	if (e->id != id) {
+	if (e->id != id || (rounds >= 0 && e->ok && e->rounds != rounds)) {
 		cuco_candidate *c = cuco_xmalloc(sizeof *c);
 		e->id = id;
 		e->ok = cuco_cand_get(txn, id, c) == CUCO_OK;
-		if (e->ok)
+		if (e->ok) {
 			e->d = c->directive;
+			e->rounds = c->rounds > 255 ? 255 : c->rounds;
+			e->lo = c->speedup_lo;
+			e->hi = c->speedup_hi;
+		}
 		free(c);
 	}
+	return e;
+}
+
+static const cuco_directive *directive_of(tui_app *app, cuco_txn *txn, uint64_t id)
+{
+	struct tui_dcache *e = cached(app, txn, id, -1);
 	return e->ok ? &e->d : NULL;
+}
+
+/* A row's speedup as cuco ls writes it, compact: "1.24x [1.15–1.33]"
+ * (wide) or "1.24x" confirmed, "1.43x?" one screening, "~" after either
+ * when timed against another baseline measurement than base_us. */
+static void speedup_text(tui_app *app, cuco_txn *txn, const cuco_summary *s, double base_us,
+	bool wide, char *buf, size_t size)
+{
+	if (isnan(s->speedup)) {
+		cuco_strlcpy(buf, "-", size);
+		return;
+	}
+	bool base = s->origin == CUCO_ORIGIN_BASELINE;
+	const struct tui_dcache *e = wide && s->rounds >= 2 ? cached(app, txn, s->id, s->rounds) : NULL;
+	if (e && e->ok)
+		cuco_speedup_text(s->speedup, e->lo, e->hi, e->rounds, !app->crt.utf8, buf, size);
+	else
+		snprintf(buf, size, "%.2fx", s->speedup);
+	size_t n = strlen(buf);
+	snprintf(buf + n, size - n, "%s%s", !base && s->rounds < 2 ? "?" : "",
+		!base && cuco_speedup_elsewhere(s->speedup, s->latency_median_us, base_us) ? "~" : "");
 }
 
 struct change {
@@ -78,6 +115,7 @@ enum { C_ID, C_FLAGS, C_TREE, C_ORIGIN, C_DIR, C_SPEEDUP, C_SCORE, C_LATENCY, C_
 
 typedef struct tree_cols {
 	int w[NCOLS];        /* 0: not shown */
+	bool narrow_speedup; /* confirmed speedups without their interval */
 	bool change;         /* the directive column shows the change from the parent */
 	bool abbrev;         /* … with short dimension names */
 	int indent;          /* tree levels drawn */
@@ -102,9 +140,17 @@ static int total(const tree_cols *c)
 struct measure {
 	tui_app *app;
 	size_t first, count;
+	double base_us;                /* the baseline in the list */
 	int depth;                     /* deepest row shown */
 	int full, change, short_change; /* widest directive texts */
+	int speedup, narrow_speedup;   /* widest speedup texts, with intervals and without */
 };
+
+static int widest(int now, const char *text)
+{
+	int w = tui_width(text);
+	return w > now ? w : now;
+}
 
 static void measure(cuco_txn *txn, struct measure *ms)
 {
@@ -114,6 +160,10 @@ static void measure(cuco_txn *txn, struct measure *ms)
 		char t[256];
 		int d = m->depth[m->rows[r]];
 		ms->depth = d > ms->depth ? d : ms->depth;
+		speedup_text(ms->app, txn, s, ms->base_us, true, t, sizeof t);
+		ms->speedup = widest(ms->speedup, t);
+		speedup_text(ms->app, txn, s, ms->base_us, false, t, sizeof t);
+		ms->narrow_speedup = widest(ms->narrow_speedup, t);
 		dir_text(ms->app, txn, s, false, false, t, sizeof t);
 		ms->full = (int)strlen(t) > ms->full ? (int)strlen(t) : ms->full;
 		dir_text(ms->app, txn, s, true, false, t, sizeof t);
@@ -124,10 +174,11 @@ static void measure(cuco_txn *txn, struct measure *ms)
 }
 
 /* Choose the columns for `width` over the rows in view. */
-static tree_cols fit(tui_app *app, cuco_txn *txn, int width, size_t first, size_t count)
+static tree_cols fit(tui_app *app, cuco_txn *txn, int width, size_t first, size_t count,
+	double base_us)
 {
 	const tui_model *m = &app->m;
-	struct measure ms = { app, first, count, 0, 9, 6, 6 };
+	struct measure ms = { app, first, count, base_us, 0, 9, 6, 6, 7, 7 };
 	measure(txn, &ms);
 	bool tree = m->sort == TUI_SORT_LINEAGE;
 	tree_cols c = { 0 };
@@ -135,7 +186,6 @@ static tree_cols fit(tui_app *app, cuco_txn *txn, int width, size_t first, size_
 	c.w[C_FLAGS] = 4;
 	c.indent = tree ? (ms.depth < MAX_INDENT ? ms.depth : MAX_INDENT) : 0;
 	c.w[C_ORIGIN] = 9;
-	c.w[C_SPEEDUP] = 7;
 	c.w[C_SCORE] = 7;
 	c.w[C_LATENCY] = 8;
 	c.w[C_ISLAND] = 3;
@@ -143,10 +193,12 @@ static tree_cols fit(tui_app *app, cuco_txn *txn, int width, size_t first, size_
 		c.w[C_TREE] = tree ? 1 + 2 * c.indent : 0;
 		c.w[C_DIR] = !c.change ? ms.full : c.abbrev ? ms.short_change : ms.change;
 		c.w[C_DIR] = c.w[C_DIR] > DIR_MAX ? DIR_MAX : c.w[C_DIR];
+		c.w[C_SPEEDUP] = c.narrow_speedup ? ms.narrow_speedup : ms.speedup;
 		if (total(&c) <= width)
 			break;
 		if (c.w[C_ISLAND]) c.w[C_ISLAND] = 0;
 		else if (c.w[C_LATENCY]) c.w[C_LATENCY] = 0;
+		else if (!c.narrow_speedup) c.narrow_speedup = true;
 		else if (c.w[C_SCORE]) c.w[C_SCORE] = 0;
 		else if (!c.change) c.change = true;
 		else if (!c.abbrev) c.abbrev = true;
@@ -169,6 +221,7 @@ struct draw_rows {
 	tui_app *app;
 	tui_pane *p;
 	int view;
+	double base_us;  /* the baseline in the list: its latest measurement */
 	tree_cols c;
 };
 
@@ -248,9 +301,10 @@ static void draw_row(struct draw_rows *d, cuco_txn *txn, int y, size_t row)
 	dir_text(app, txn, s, c->change, c->abbrev, text, sizeof text);
 	tui_put_cut(w, y, x, text, c->w[C_DIR], app->crt.g->more);
 	x += c->w[C_DIR] + 1;
-	char num[48];
-	tui_fmt_speedup(s->speedup, num, sizeof num);
-	x += tui_putf(w, y, x, end - x, "%*s", c->w[C_SPEEDUP], num) + 1;
+	char num[96];
+	speedup_text(app, txn, s, d->base_us, !c->narrow_speedup, num, sizeof num);
+	int pad = c->w[C_SPEEDUP] - tui_width(num);
+	x += tui_putf(w, y, x, end - x, "%*s%s", pad > 0 ? pad : 0, "", num) + 1;
 	if (c->w[C_SCORE] && x < end) {
 		snprintf(num, sizeof num, isnan(s->score) ? "-" : "%.4g", s->score);
 		x += tui_putf(w, y, x, end - x, "%*s", c->w[C_SCORE], num) + 1;
@@ -271,7 +325,12 @@ static void draw_header(tui_app *app, tui_pane *p, const tree_cols *c);
 static int draw_txn(cuco_txn *txn, void *arg)
 {
 	struct draw_rows *d = arg;
-	d->c = fit(d->app, txn, d->p->w - 2, (size_t)d->p->top, (size_t)d->view);
+	const tui_model *m = &d->app->m;
+	d->base_us = NAN;
+	for (size_t i = 0; i < m->n; i++)
+		if (m->sums[i].origin == CUCO_ORIGIN_BASELINE && isfinite(m->sums[i].latency_median_us))
+			d->base_us = m->sums[i].latency_median_us;
+	d->c = fit(d->app, txn, d->p->w - 2, (size_t)d->p->top, (size_t)d->view, d->base_us);
 	draw_header(d->app, d->p, &d->c);
 	for (int r = 0; r < d->view && (size_t)(d->p->top + r) < d->app->m.nrows; r++)
 		draw_row(d, txn, 2 + r, (size_t)(d->p->top + r));
@@ -529,8 +588,13 @@ static void explain(tui_app *app, cuco_buf *out)
 		"free knobs. When the pane is too narrow for it, it shows each candidate's change from "
 		"its parent instead (\"gran=16\": the granularity became 16; \"(source only)\": the same "
 		"directive, a change in the code); t on the detail pane explains each dimension. "
-		"Columns that do not fit go in this order: island, latency, score, then the origin.\n"
+		"Columns that do not fit go in this order: island, latency, the intervals, score, then "
+		"the origin.\n"
 		"Speedup: the baseline's median latency over this one's, measured in the same run. "
+		"Confirmed on fresh rounds paired with the baseline, it shows its interval (1.24x "
+		"[1.15-1.33]; only a confirmation crowns a best); one screening measurement shows ? "
+		"(1.43x?). ~ after it: timed against another measurement of the baseline than the one "
+		"in the list, so its latency does not compare with the baseline's; its speedup does. "
 		"Score: higher is better.\n\n"
 		"> orders the list by speedup, latency or age instead of lineage; / searches, n and N "
 		"step through the matches (their ids are highlighted, the title counts them).\n");

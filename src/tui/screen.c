@@ -390,22 +390,26 @@ static void draw_status(tui_app *app)
 				used += w;
 			}
 		}
-	attrset(app->crt.attr[TUI_EL_STATUS_LINE]);
+	attr_t base = app->crt.attr[TUI_EL_STATUS_LINE];
+	attrset(base);
 	move(0, 0);
 	hline(' ', app->cols);
 	int x = 1;
 	for (int i = 0; i < NSEG && x < app->cols; i++) {
 		if (!keep[i])
 			continue;
-		/* A run that is not searching says so in reverse: it is news. */
+		/* A run that is not searching says so inverted against the line:
+		 * it is news. Inverted, not reverse: a line in reverse already
+		 * (monochrome, NO_COLOR) turned normal after it, leaving its gaps
+		 * as stray reverse blocks. */
 		bool loud = (i == SEG_STATE && (app->m.ended || app->m.paused || app->m.model_down
 			|| app->m.state == TUI_RUN_RETIMING)) || i == SEG_NOISE;
 		if (loud)
-			attron(A_REVERSE);
+			attrset(base ^ A_REVERSE);
 		int w = strcspn(seg[i], " ");
 		x += tui_put(stdscr, 0, x, seg[i], i == SEG_STATE ? w : app->cols - x);
 		if (loud)
-			attroff(A_REVERSE);
+			attrset(base);
 		if (i == SEG_STATE)
 			x += tui_put(stdscr, 0, x, seg[i] + w, app->cols - x);
 		x += 2;
@@ -962,7 +966,7 @@ static void loop(tui_app *app)
 		doupdate();
 		dirty = false;
 
-		bool summing = app->m.n && app->m.summed_upto < app->m.sums[app->m.n - 1].id;
+		bool summing = tui_model_summing(&app->m);
 		bool searching = app->m.search[0] && app->m.searched < app->m.n;
 		struct pollfd pfd[2] = { { STDIN_FILENO, POLLIN, 0 }, { app->wake_fd, POLLIN, 0 } };
 		int wait = summing || searching ? 0 : app->wake_fd >= 0 ? IN_PROCESS_POLL_MS : ATTACHED_POLL_MS;

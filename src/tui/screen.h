@@ -58,7 +58,9 @@ typedef struct tui_focus {
 struct tui_dcache {
 	uint64_t id;
 	bool ok;
-	cuco_directive d;
+	cuco_directive d;       /* never changes */
+	int rounds;             /* the interval's, read again when the summary's moved */
+	double lo, hi;
 };
 
 struct tui_app {
@@ -84,7 +86,7 @@ struct tui_app {
 	tui_focus f;
 	bool focus_stale;     /* selection, mark or store moved: reread */
 
-	struct tui_dcache dcache[TUI_DCACHE];  /* directives by id */
+	struct tui_dcache dcache[TUI_DCACHE];  /* directives and intervals by id */
 	char flash[256];
 	double flash_until;
 	double engine_checked;  /* when a viewer last asked whether the engine lives */

@@ -2,13 +2,10 @@
 #include "tui/theme.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef CUCO_THEMES_DIR
-#define CUCO_THEMES_DIR "/usr/local/share/cuco/themes"
-#endif
 
 #define THEME_MAX_BYTES (64 * 1024)
 
@@ -163,6 +160,48 @@ int tui_theme_parse(tui_theme *t, const char *text, const char *where, cuco_err 
 	return rc;
 }
 
+/* A name no theme folder holds: the ones they do, and the nearest. */
+static int theme_not_found(const char *name, cuco_err *err)
+{
+	const cuco_paths *p = cuco_paths_get();
+	char *names[64];
+	size_t n = 0;
+	cuco_buf known = { 0 };
+	for (int i = 0; i < p->nthemes; i++) {
+		DIR *d = opendir(p->themes[i].path);
+		struct dirent *e;
+		while (d && (e = readdir(d)) && n < sizeof names / sizeof names[0]) {
+			size_t len = strlen(e->d_name);
+			if (len <= 6 || strcmp(e->d_name + len - 6, ".theme") != 0)
+				continue;
+			char *one = cuco_xstrdup(e->d_name);
+			one[len - 6] = '\0';
+			if (cuco_buf_add_once(&known, one))
+				names[n++] = one;
+			else
+				free(one);
+		}
+		if (d)
+			closedir(d);
+	}
+	const char *near = cuco_nearest(name, (const char *const *)names, n);
+	cuco_buf list = { 0 };
+	for (size_t i = 0; i < n; i++)
+		cuco_buf_printf(&list, "%s%s", i ? ", " : "", names[i]);
+	if (near)
+		cuco_errf(err, CUCO_EDATA, "theme '%s': not found; did you mean %s?", name, near);
+	else if (n)
+		cuco_errf(err, CUCO_EDATA, "theme '%s': not found; there are %s", name, list.data);
+	else
+		cuco_errf(err, CUCO_EDATA, "theme '%s': not found, and no theme folder has any "
+			"(cuco doctor says where they are looked for)", name);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	cuco_buf_free(&list);
+	cuco_buf_free(&known);
+	return CUCO_EDATA;
+}
+
 /* A name is looked up in the theme folders; a path is read as given. */
 static bool is_path(const char *s)
 {
@@ -181,12 +220,9 @@ int tui_theme_load(tui_theme *t, const char *name_or_path, cuco_err *err)
 			return CUCO_EDATA;
 		cuco_strlcpy(path, name_or_path, sizeof path);
 	} else {
-		const char *env = getenv("CUCO_THEMES");
-		const char *dirs[] = { env && *env ? env : NULL, "themes", CUCO_THEMES_DIR };
-		for (size_t i = 0; i < sizeof dirs / sizeof dirs[0] && !text; i++) {
-			if (!dirs[i])
-				continue;
-			snprintf(path, sizeof path, "%s/%s.theme", dirs[i], name_or_path);
+		const cuco_paths *p = cuco_paths_get();
+		for (int i = 0; i < p->nthemes && !text; i++) {
+			snprintf(path, sizeof path, "%s/%s.theme", p->themes[i].path, name_or_path);
 			cuco_err why = { 0 };
 			int rc = cuco_read_text(path, THEME_MAX_BYTES, &text, &len, &why);
 			if (rc == CUCO_EDATA)  /* found, but not a theme: say so, not "not found" */
@@ -195,8 +231,7 @@ int tui_theme_load(tui_theme *t, const char *name_or_path, cuco_err *err)
 				text = NULL;
 		}
 		if (!text)
-			return cuco_errf(err, CUCO_EDATA, "theme '%s': not found in $CUCO_THEMES, ./themes or %s",
-				name_or_path, CUCO_THEMES_DIR);
+			return theme_not_found(name_or_path, err);
 	}
 	cuco_strlcpy(t->name, name_or_path, sizeof t->name);
 	int rc = tui_theme_parse(t, text, path, err);

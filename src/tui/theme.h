@@ -83,8 +83,8 @@ void tui_theme_mono(tui_theme *t);
 int tui_style_parse(const char *text, tui_style *out, cuco_err *err);
 /* Read theme text over t (unknown keys are errors naming the line). */
 int tui_theme_parse(tui_theme *t, const char *text, const char *where, cuco_err *err);
-/* Load by name (looked up in $CUCO_THEMES, ./themes, the installed data
- * folder) or by path (anything with a '/' or ending in .theme). */
+/* Load by name (looked up in the theme folders: core.h, cuco_paths) or
+ * by path (anything with a '/' or ending in .theme). */
 int tui_theme_load(tui_theme *t, const char *name_or_path, cuco_err *err);
 
 #endif

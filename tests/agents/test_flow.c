@@ -304,7 +304,7 @@ static void test_stop_cancels_call(void **state)
 	int status = 0;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	double waited = cuco_mono() - t0;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != CUCO_EXIT_STOPPED)
 		fail_msg("cuco run ended with status %d:\n%s", status, slurp(t.r.out));
 	if (waited > 10)
 		fail_msg("cuco stop took %.1f s to end the run: the model call was not cancelled", waited);

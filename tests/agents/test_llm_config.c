@@ -250,10 +250,13 @@ static void test_config_path(void **state)
 	(void)state;
 	char buf[256];
 	setenv("XDG_CONFIG_HOME", "/x/conf", 1);
+	setenv("XDG_CONFIG_DIRS", "/nonexistent", 1);
+	cuco_paths_reread();
 	assert_true(cuco_llm_config_path(buf, sizeof buf));
 	assert_string_equal(buf, "/x/conf/cuco/config");
 	unsetenv("XDG_CONFIG_HOME");
 	setenv("HOME", "/home/u", 1);
+	cuco_paths_reread();
 	assert_true(cuco_llm_config_path(buf, sizeof buf));
 	assert_string_equal(buf, "/home/u/.config/cuco/config");
 }

@@ -20,6 +20,8 @@
 #include "../eval/util.h"
 
 static char rundir[64];
+/* Shell words put before cuco: where, and in what environment, it runs. */
+static char before[512];
 
 struct out { int status; char *stdout_text; char *stderr_text; };
 
@@ -32,7 +34,7 @@ static struct out cuco(const char *fmt, ...)
 	vsnprintf(args, sizeof args, fmt, ap);
 	va_end(ap);
 	snprintf(errpath, sizeof errpath, "%s.stderr", rundir);
-	snprintf(cmd, sizeof cmd, "'%s' %s 2>'%s'", getenv("CUCO_BIN"), args, errpath);
+	snprintf(cmd, sizeof cmd, "%s'%s' %s 2>'%s'", before, getenv("CUCO_BIN"), args, errpath);
 	struct out o = { 0 };
 	o.stdout_text = capture_output(cmd, &o.status);
 	size_t len;
@@ -45,6 +47,23 @@ static void out_free(struct out *o)
 {
 	free(o->stdout_text);
 	free(o->stderr_text);
+}
+
+/* One line on standard error, naming what is wrong. */
+static void assert_one_line(const struct out *o, int status, const char *why)
+{
+	assert_int_equal(o->status, status);
+	assert_has(o->stderr_text, why);
+	const char *nl = strchr(o->stderr_text, '\n');
+	if (!nl || nl[1] != '\0')
+		fail_msg("not one line:\n%s", o->stderr_text);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
 }
 
 static const char peak_meta[] =
@@ -164,6 +183,36 @@ static void test_help_and_version(void **state)
 	out_free(&o);
 	o = cuco("ls --bogus --run %s", rundir);
 	assert_int_equal(o.status, 1);
+	out_free(&o);
+	/* A mistyped option: one line, with the option meant (it was two). */
+	o = cuco("run cpu-gemm-allgather --budjet 3");
+	assert_one_line(&o, 1, "cuco: run: unknown option --budjet; did you mean --budget? (see 'cuco run --help')");
+	out_free(&o);
+	o = cuco("run cpu-gemm-allgather --budget");
+	assert_one_line(&o, 1, "cuco: run: --budget needs a value");
+	out_free(&o);
+	/* A provider's service without its key: said before anything is
+	 * sent (it was 'cannot reach the server'). */
+	strcpy(before, "env -u OPENAI_API_KEY ");
+	o = cuco("run '%s/tests/agents/fixtures/toy' --run %s.key --llm openai:gpt-4o --budget 1 "
+		"--headless", getenv("CUCO_SOURCE_ROOT"), rundir);
+	before[0] = '\0';
+	assert_one_line(&o, 3, "no API key: $OPENAI_API_KEY is not set");
+	out_free(&o);
+	char keyrun[128];
+	snprintf(keyrun, sizeof keyrun, "%s.key", rundir);
+	rm_rf(keyrun);
+	/* run --help names every strategy and --llm-jobs. */
+	o = cuco("run --help");
+	assert_has(o.stdout_text, "--strategy tune|evolve|beam");
+	assert_has(o.stdout_text, "--llm-jobs N");
+	assert_has(o.stdout_text, "evolve (islands of");
+	assert_has(o.stdout_text, "beam (planner");
+	out_free(&o);
+	/* check's problems are errors: on stderr, as cuco: lines. */
+	o = cuco("check nosuch");
+	assert_one_line(&o, 2, "cuco: nosuch: no such workload");
+	assert_string_equal(o.stdout_text, "");
 	out_free(&o);
 	/* A theme that does not load is a usage error before any search starts. */
 	o = cuco("run cpu-gemm-allgather --theme nosuch --run %s.never", rundir);
@@ -322,6 +371,12 @@ static void test_show_export_and_errors(void **state)
 	o = cuco("show 4 --run %s", rundir);
 	assert_non_null(strstr(o.stdout_text, "1.43x (one screening measurement)"));
 	out_free(&o);
+	/* An output that cannot be made is named as given (it named the
+	 * temporary file beside it), as bad input. */
+	o = cuco("export best -o /nonexistent/x.c --run %s", rundir);
+	assert_one_line(&o, 2, "cuco: /nonexistent/x.c: cannot create: No such file or directory");
+	assert_lacks(o.stderr_text, "tmp");
+	out_free(&o);
 	o = cuco("show 42 --run %s", rundir);
 	assert_int_equal(o.status, 2);
 	assert_non_null(strstr(o.stderr_text, "candidate 42: no such candidate"));
@@ -363,6 +418,13 @@ static void test_show_peak_basis(void **state)
 	o = cuco("show 4 --run %s", rundir);
 	assert_int_equal(o.status, 0);
 	assert_non_null(strstr(o.stdout_text, "peak fraction  0.61\n"));
+	out_free(&o);
+	/* A peak below a TFLOP/s is given in GFLOP/s (it read 0 TFLOP/s). */
+	assert_int_equal(cuco_store_open(rundir, 0, &st, &err), CUCO_OK);
+	assert_int_equal(cuco_store_write(st, put_peak, (void *)"{\"gflops\":40}", &err), CUCO_OK);
+	cuco_store_close(st);
+	o = cuco("show 4 --run %s", rundir);
+	assert_has(o.stdout_text, "peak fraction  0.61  (of 40 GFLOP/s)\n");
 	out_free(&o);
 	assert_int_equal(cuco_store_open(rundir, 0, &st, &err), CUCO_OK);
 	assert_int_equal(cuco_store_write(st, put_peak, (void *)peak_meta, &err), CUCO_OK);
@@ -415,7 +477,23 @@ static void test_pin_and_reject(void **state)
 	o = cuco("show 3 --json --run %s", rundir);
 	c = cJSON_Parse(o.stdout_text);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "pinned")));
+	assert_non_null(cJSON_GetObjectItem(c, "pinned_by"));
 	cJSON_Delete(c);
+	out_free(&o);
+	/* Who marked it and when, and a mark it has already is no success. */
+	o = cuco("show 3 --run %s", rundir);
+	assert_has(o.stdout_text, "\npinned         by ");
+	out_free(&o);
+	o = cuco("show 4 --run %s", rundir);
+	assert_has(o.stdout_text, "\nrejected       by ");
+	assert_has(o.stdout_text, ": races on the flag\n");
+	out_free(&o);
+	o = cuco("pin 3 --run %s", rundir);
+	assert_one_line(&o, 2, "cuco: pin 3: already pinned: nothing changed");
+	out_free(&o);
+	o = cuco("unreject 3 --run %s", rundir);
+	assert_one_line(&o, 2, "cuco: unreject 3: not rejected (it is done): nothing changed");
+	assert_string_equal(o.stdout_text, "");
 	out_free(&o);
 	/* One rule with the screen: a rejected candidate is not pinned, it is
 	 * un-rejected first, and comes back as it was. */
@@ -450,23 +528,6 @@ static void test_pin_and_reject(void **state)
 	out_free(&o);
 }
 
-
-/* One line on standard error, naming what is wrong. */
-static void assert_one_line(const struct out *o, int status, const char *why)
-{
-	assert_int_equal(o->status, status);
-	assert_has(o->stderr_text, why);
-	const char *nl = strchr(o->stderr_text, '\n');
-	if (!nl || nl[1] != '\0')
-		fail_msg("not one line:\n%s", o->stderr_text);
-}
-
-static bool exists(const char *dir, const char *name)
-{
-	char path[256];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	return access(path, F_OK) == 0;
-}
 
 /* The three programs the issue names: a host-NCCL all-gather + GEMM, an
  * MPI halo exchange, an MPI program printing CUCo's lines. Each becomes a
@@ -570,6 +631,80 @@ static void test_init(void **state)
 	out_free(&o);
 	o = cuco("check '%s/seeded'", dir);
 	assert_int_equal(o.status, 0);
+	out_free(&o);
+	rm_rf(dir);
+}
+
+/* An MPI program printing CUCo's lines: a Time line per repetition (or,
+ * with BEST, only the best of them) and a verdict that the ranks agree on
+ * through MPI_Allreduce (with COLL) or that each rank gives alone. */
+static void write_program(const char *path, bool evolve, bool best, bool coll)
+{
+	cuco_buf b = { 0 };
+	cuco_buf_printf(&b, "#include <mpi.h>\n#include <stdio.h>\n\n%sstatic double work(int r)\n{\n"
+		"\tdouble s = 0;\n\tfor (int i = 0; i < 100000; i++)\n\t\ts += (i %% 7) * (r + 1);\n"
+		"\treturn s;\n}\n%s\nint main(int argc, char **argv)\n{\n\tMPI_Init(&argc, &argv);\n"
+		"\tdouble best = 1e30, s = 0;\n\tfor (int r = 0; r < 5; r++) {\n"
+		"\t\tMPI_Barrier(MPI_COMM_WORLD);\n\t\tdouble t0 = MPI_Wtime();\n\t\ts = work(r);\n"
+		"\t\tdouble t = (MPI_Wtime() - t0) * 1e3;\n\t\tbest = t < best ? t : best;\n%s\t}\n%s"
+		"\tint ok = s > 0, all = ok;\n%s\tprintf(\"Verification: %%s\\n\", all ? \"PASS\" : \"FAIL\");\n"
+		"\tMPI_Finalize();\n\treturn 0;\n}\n",
+		evolve ? "/* EVOLVE-BLOCK-START */\n" : "", evolve ? "/* EVOLVE-BLOCK-END */\n" : "",
+		best ? "" : "\t\tprintf(\"Time: %.4f ms\\n\", t);\n",
+		best ? "\tprintf(\"Time: %.4f ms\\n\", best);\n" : "",
+		coll ? "\tMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);\n" : "");
+	assert_int_equal(cuco_write_file(path, b.data, b.len, NULL), CUCO_OK);
+	cuco_buf_free(&b);
+}
+
+/* init and check --try find what the run would, before it: a seed whose
+ * own verification calls MPI_Allreduce (the host-call rule fails every
+ * candidate of it as suspect), a program that prints one time per run,
+ * and a seed that reads none of the directive's defines. */
+static void test_init_tries_the_run(void **state)
+{
+	(void)state;
+	if (system("command -v mpicc >/dev/null && command -v mpirun >/dev/null") != 0)
+		skip();
+	char dir[64], base[160], coll[160], one[160], blind[160];
+	make_tmpdir(dir, sizeof dir);
+	snprintf(base, sizeof base, "%s/base.c", dir);
+	snprintf(coll, sizeof coll, "%s/coll.c", dir);
+	snprintf(one, sizeof one, "%s/one.c", dir);
+	snprintf(blind, sizeof blind, "%s/blind.c", dir);
+	write_program(base, false, false, true);
+	write_program(coll, true, false, true);
+	write_program(one, false, true, false);
+	write_program(blind, true, false, false);
+	struct out o = cuco("init coll --from '%s' --seed '%s' --dir '%s/coll'", base, coll, dir);
+	assert_one_line(&o, 2, "coll.c: the run would fail it at compile: suspect: compile: host calls:");
+	assert_has(o.stderr_text, "links MPI_Allreduce");
+	assert_false(exists(dir, "coll"));
+	out_free(&o);
+	o = cuco("init one --from '%s' --dir '%s/one'", one, dir);
+	assert_int_equal(o.status, 0);
+	assert_has(o.stdout_text, "- warning: ");
+	assert_has(o.stdout_text, "one.c: one timed sample per run");
+	out_free(&o);
+	o = cuco("init blind --from '%s' --seed '%s' --dir '%s/blind'", base, blind, dir);
+	assert_int_equal(o.status, 0);
+	assert_has(o.stdout_text, "- warning: ");
+	assert_has(o.stdout_text, "blind.c: reads 0 of the directive's 5 defines");
+	out_free(&o);
+	/* check says it too (on stderr, not failing), and --try runs it. */
+	o = cuco("check '%s/blind'", dir);
+	assert_int_equal(o.status, 0);
+	assert_has(o.stderr_text, "blind/seed.c: warning: reads 0 of the directive's 5 defines");
+	out_free(&o);
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s/blind/seed.c'", coll, dir);
+	assert_int_equal(system(cmd), 0);
+	o = cuco("check '%s/blind'", dir);
+	assert_int_equal(o.status, 0);  /* the manifest is fine: only a run finds the seed's calls */
+	out_free(&o);
+	o = cuco("check '%s/blind' --try", dir);
+	assert_int_equal(o.status, 2);
+	assert_has(o.stderr_text, "cuco: blind/seed.c: the run would fail it at compile: suspect:");
 	out_free(&o);
 	rm_rf(dir);
 }
@@ -679,6 +814,145 @@ static void test_refusal_reasons(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* From a folder of its own, with none of cuco's variables set, cuco finds
+ * its workloads, themes and manual (the build tree's, here; the installed
+ * ones: tests/cli/tutorial.py), says where, and names the nearest workload
+ * to a typo. */
+static void test_found_from_anywhere(void **state)
+{
+	(void)state;
+	char home[64], cfg[160];
+	make_tmpdir(home, sizeof home);
+	snprintf(before, sizeof before, "cd '%s' && env -u CUCO_WORKLOADS -u CUCO_THEMES -u CUCO_THEME "
+		"-u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_DATA_DIRS HOME='%s' ", home, home);
+	struct out o = cuco("workloads");
+	assert_int_equal(o.status, 0);
+	assert_has(o.stdout_text, "cpu-gemm-allgather ");
+	assert_has(o.stdout_text, "rmsnorm ");
+	out_free(&o);
+	o = cuco("check cpu-gemm-allgather");
+	assert_int_equal(o.status, 0);
+	out_free(&o);
+	/* The README's own [screen] theme = light: the theme is found, and the
+	 * run goes on to its next check (the workload's). */
+	snprintf(cfg, sizeof cfg, "%s/.config/cuco", home);
+	assert_int_equal(cuco_mkdir_p(cfg, NULL), CUCO_OK);
+	strcat(cfg, "/config");
+	assert_int_equal(cuco_write_file(cfg, "[screen]\ntheme = light\n", 23, NULL), CUCO_OK);
+	o = cuco("run cpu-gemm-allgathr --headless");
+	assert_one_line(&o, 2, "cuco: cpu-gemm-allgathr: no such workload; did you mean cpu-gemm-allgather?");
+	out_free(&o);
+	o = cuco("run nothing-like-it --headless --theme monochrome");
+	assert_one_line(&o, 2, "nothing-like-it: no such workload (cuco workloads lists them");
+	out_free(&o);
+	o = cuco("run cpu-gemm-allgather --theme lihgt");
+	assert_one_line(&o, 1, "theme 'lihgt': not found; did you mean light?");
+	out_free(&o);
+	o = cuco("doctor");
+	char want[1200];
+	snprintf(want, sizeof want, "folders, searched in this order\nworkloads  %s/workloads (the "
+		"source tree of this build)\nthemes     %s/themes (the source tree of this build)\n"
+		"config     %s/.config/cuco/config (~/.config)\nmanual     %s/docs/cuco.1\n",
+		getenv("CUCO_SOURCE_ROOT"), getenv("CUCO_SOURCE_ROOT"), home, getenv("CUCO_SOURCE_ROOT"));
+	assert_has(o.stdout_text, want);
+	/* cuco sets NCCL_NVLS_ENABLE=0 for every stage: never missing. */
+	assert_has(o.stdout_text, "NCCL_NVLS_ENABLE  0 for every stage, set by cuco");
+	assert_lacks(o.stdout_text, "MISSING  NCCL_NVLS_ENABLE");
+	out_free(&o);
+	before[0] = '\0';
+	rm_rf(home);
+}
+
+/* A run whose baseline was measured again (1300 us) after #2 was screened
+ * against an older measurement (1540 us): #2's 1400 us is longer than the
+ * baseline's, its speedup 1.10x. #3 was confirmed in 12 paired rounds. */
+static int numbers_run(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	static const struct { cuco_origin o; double us, speedup, lo, hi; int rounds; } rows[] = {
+		{ CUCO_ORIGIN_BASELINE, 1300, 1, NAN, NAN, 0 },
+		{ CUCO_ORIGIN_TUNE, 1400, 1.10, NAN, NAN, 1 },
+		{ CUCO_ORIGIN_TUNE, 1050, 1.24, 1.15, 1.33, 12 },
+	};
+	for (int i = 0; i < 3; i++) {
+		cuco_candidate c;
+		memset(&c, 0, sizeof c);
+		c.origin = rows[i].o;
+		c.island = i ? 0 : -1;
+		c.nparents = i > 0;
+		c.parents[0] = i ? 1 : 0;
+		c.status = CUCO_STATUS_DONE;
+		c.latency_median_us = c.latency_min_us = c.latency_p90_us = rows[i].us;
+		c.speedup = c.score = rows[i].speedup;
+		c.speedup_lo = rows[i].lo;
+		c.speedup_hi = rows[i].hi;
+		c.rounds = rows[i].rounds;
+		c.max_error = c.peak_fraction = c.spread = NAN;
+		if (i == 1) {  /* as cpu-mpi's harness reports a busy machine */
+			c.spread = 7.206;
+			static const cuco_phase ph[] = { { "compute", 500 }, { "comm", 9.6 }, { "sync", 3 },
+				{ "exposed_comm", 9670 } };
+			c.nphases = 4;
+			memcpy(c.phases, ph, sizeof ph);
+		}
+		int rc = cuco_source_put(txn, "int x;\n", 7, c.source_hash);
+		if (!rc)
+			rc = cuco_cand_put(txn, &c);
+		if (rc)
+			return rc;
+	}
+	return cuco_meta_put(txn, "workload", "{\"name\":\"cpu-gemm-allgather\"}");
+}
+
+/* ls marks which speedups were confirmed (their interval) and which are
+ * one screening, and ~ the one timed against another baseline measurement
+ * than the one listed, however wide its spread; show never gives a phase
+ * larger than its whole. */
+static void test_one_set_of_numbers(void **state)
+{
+	(void)state;
+	char dir[64];
+	make_tmpdir(dir, sizeof dir);
+	cuco_store *st;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_open(dir, CUCO_STORE_CREATE, &st, &err), CUCO_OK);
+	assert_int_equal(cuco_store_write(st, numbers_run, NULL, &err), CUCO_OK);
+	cuco_store_close(st);
+	struct out o = cuco("ls --run %s", dir);
+	assert_int_equal(o.status, 0);
+	const char *row2 = strstr(o.stdout_text, "\n2 "), *row3 = strstr(o.stdout_text, "\n3 ");
+	assert_non_null(row2);
+	assert_non_null(row3);
+	char line2[256], line3[256];
+	snprintf(line2, sizeof line2, "%.*s", (int)strcspn(row2 + 1, "\n"), row2 + 1);
+	snprintf(line3, sizeof line3, "%.*s", (int)strcspn(row3 + 1, "\n"), row3 + 1);
+	assert_has(line2, "1.10x screened ~");
+	assert_has(line3, "1.24x [1.15");
+	assert_lacks(line3, "screened");
+	assert_lacks(line3, "~");
+	out_free(&o);
+	o = cuco("show 2 --run %s", dir);
+	assert_has(o.stdout_text, "phase exposed_comm 9.6 us (measured 9670 us, more than its whole: comm;");
+	assert_has(o.stdout_text, "phase comm     9.6 us\n");
+	assert_has(o.stdout_text, "\nspread         720.6%\n");  /* it read 7.206 */
+	out_free(&o);
+	rm_rf(dir);
+}
+
+/* The manual renders without a warning from groff (man -l shows them). */
+static void test_manual_renders(void **state)
+{
+	(void)state;
+	if (system("command -v groff >/dev/null") != 0)
+		skip();
+	char cmd[1024];
+	int status;
+	snprintf(cmd, sizeof cmd, "groff -man -ww -z '%s/docs/cuco.1' 2>&1", getenv("CUCO_SOURCE_ROOT"));
+	char *warnings = capture_output(cmd, &status);
+	assert_string_equal(warnings, "");
+	free(warnings);
+}
+
 int main(void)
 {
 	if (!getenv("CUCO_BIN")) {
@@ -696,6 +970,10 @@ int main(void)
 		cmocka_unit_test(test_refusal_reasons),
 		cmocka_unit_test(test_init),
 		cmocka_unit_test(test_analyze),
+		cmocka_unit_test(test_init_tries_the_run),
+		cmocka_unit_test(test_found_from_anywhere),
+		cmocka_unit_test(test_manual_renders),
+		cmocka_unit_test(test_one_set_of_numbers),
 	};
 	return cmocka_run_group_tests(tests, setup_run, teardown_run);
 }

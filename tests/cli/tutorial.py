@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """tutorial.py — runs docs/tutorial.md as a reader would.
 
-The programs in its ```c NAME blocks are written where the reader works;
-every `$ ` line of its ```console blocks is run there, in order, with the
-cuco under test, and must exit 0. A scripted model server
+cuco is installed first (`meson install` into a scratch folder), and the
+reader works in an empty folder of their own with a clean environment:
+PATH (the installed bin/ first), HOME, LANG and TERM, no CUCO_* variable,
+so the installed cuco must find its workloads, themes and the fast path's
+examples by itself. The programs in its ```c NAME blocks are written
+where the reader works; every `$ ` line of its ```console blocks is run
+there, in order, with the installed cuco, and must exit 0. A scripted model server
 (tests/agents/llm_server.py) stands in for the reader's model: the URL the
 tutorial shows is replaced by the server's. Its replies are the
 tutorial's own programs: stage A keeps grad.c as it is; stage B first
@@ -12,8 +16,8 @@ tutorial's grad_put.c (which must be accepted); the islands' children are
 one small edit. What each command shows is checked against what the
 tutorial says it shows. The screen runs in tmux when tmux is installed.
 
-Needs python3, mpicc and mpirun; exit 77 (a skip) without them.
-Environment (meson sets it): CUCO_BIN, CUCO_SOURCE_ROOT.
+Needs python3, meson, mpicc and mpirun; exit 77 (a skip) without them.
+Environment (meson sets it): CUCO_SOURCE_ROOT, CUCO_BUILD_ROOT, MESON.
 """
 import json
 import os
@@ -79,13 +83,37 @@ def ls_json(env, run):
     return json.loads(out.stdout) if out.returncode == 0 else []
 
 
-def screen(env, command, work):
+def install(work):
+    """cuco installed under WORK/root as `meson install` puts it, with the
+    prefix the build was configured for below it (so only the place of the
+    executable can lead it to its data); returns the installed bin/."""
+    root = os.path.join(work, "root")
+    p = subprocess.run([os.environ["MESON"], "install", "-C", os.environ["CUCO_BUILD_ROOT"],
+                        "--no-rebuild", "--quiet", "--destdir", root], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        sys.exit("tutorial: meson install failed:\n" + p.stdout + p.stderr)
+    for top, _, names in os.walk(root):
+        if "cuco" in names and os.path.basename(top) == "bin":
+            return top
+    sys.exit("tutorial: meson install put no bin/cuco under " + root)
+
+
+def clean_env(bindir, home):
+    """What a new user's shell has: no CUCO_* variable, no XDG_* one."""
+    env = {"PATH": bindir + ":/usr/local/bin:/usr/bin:/bin", "HOME": home,
+           "LANG": os.environ.get("LANG", "C.UTF-8"), "TERM": "xterm-256color"}
+    os.makedirs(home, exist_ok=True)
+    return env
+
+
+def screen(env, command, work, cols=120, rows=40):
     """The tutorial's `cuco tui` in tmux: what it shows, after q."""
     tmux = ["tmux", "-L", "cuco-tutorial-%d" % os.getpid(), "-f", "/dev/null"]
-    subprocess.run(tmux + ["new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "-c", work,
-                           "env PATH='%s' HOME='%s' XDG_CONFIG_HOME='%s' CUCO_WORKLOADS='%s' %s" %
-                           (env["PATH"], env["HOME"], env["XDG_CONFIG_HOME"],
-                            env["CUCO_WORKLOADS"], command)], check=True)
+    subprocess.run(tmux + ["new-session", "-d", "-s", "t", "-x", str(cols), "-y", str(rows), "-c", work,
+                           "env -i %s %s" % (" ".join("%s='%s'" % kv for kv in env.items()
+                                                      if kv[0] != "READER"), command)],
+                   check=True)
     shown = ""
     for _ in range(100):
         shown = subprocess.run(tmux + ["capture-pane", "-p", "-t", "t"], capture_output=True,
@@ -134,6 +162,9 @@ def expect(cmd, out, env):
               any(r["status"] == "done" and r["parents"][0] == fp[2]["id"] for r in kids),
               "the islands evolved stage B's program: %s" %
               [(r["id"], r["origin"], r["status"]) for r in kids])
+        # The children's replies are SEARCH/REPLACE hunks: diffs, whatever was asked.
+        check(all(r["origin"] == "llm-diff" for r in kids),
+              "a SEARCH/REPLACE reply makes an llm-diff child: %s" % [r["origin"] for r in kids])
     elif cmd.startswith("cuco report"):
         check("failures   suspect 1" in out and "fastpath-b" in out and "fastpath-a" in out,
               "report counts the suspect and the fast path's calls")
@@ -161,15 +192,17 @@ def expect(cmd, out, env):
     return True
 
 
-def main():
+def run():
+    """The tutorial, from an installed cuco: (work folder, environment), the
+    folder kept for more checks; None when a tool it needs is missing."""
     global FILES
-    root, cuco = os.environ.get("CUCO_SOURCE_ROOT"), os.environ.get("CUCO_BIN")
-    if not root or not cuco:
-        sys.exit("tutorial: CUCO_SOURCE_ROOT and CUCO_BIN must be set (meson sets them)")
-    for tool in ("mpicc", "mpirun"):
+    root = os.environ.get("CUCO_SOURCE_ROOT")
+    if not root or not os.environ.get("CUCO_BUILD_ROOT"):
+        sys.exit("tutorial: CUCO_SOURCE_ROOT and CUCO_BUILD_ROOT must be set (meson sets them)")
+    for tool in ("mpicc", "mpirun", os.environ.get("MESON") or "meson"):
         if not shutil.which(tool):
             print("tutorial: %s not found, skipped" % tool)
-            return 77
+            return None
     text = open(os.path.join(root, "docs/tutorial.md")).read()
     found = blocks(text)
     FILES = {w[1]: body for w, body in found if len(w) == 2 and w[0] == "c"}
@@ -178,19 +211,18 @@ def main():
     check(set(FILES) == {"grad.c", "grad_put.c"} and len(commands) >= 10,
           "the tutorial has its two programs and %d commands" % len(commands))
     work = tempfile.mkdtemp(prefix="cuco-tutorial-")
-    env = dict(os.environ)
-    bindir = os.path.join(work, "bin")
-    os.makedirs(bindir)
-    os.symlink(cuco, os.path.join(bindir, "cuco"))
-    env.update(PATH=bindir + ":" + env.get("PATH", ""), HOME=os.path.join(work, "home"),
-               XDG_CONFIG_HOME=os.path.join(work, "home/.config"))
-    env.pop("CUCO_RUN", None)
-    # cuco's own workloads, for the fast path's verified examples (an
-    # installed cuco finds them in its data folder).
-    env["CUCO_WORKLOADS"] = os.path.join(root, "workloads")
-    os.makedirs(env["HOME"])
+    bindir = install(work)
+    env = clean_env(bindir, os.path.join(work, "home"))
     reader = env["READER"] = os.path.join(work, "reader")
     os.makedirs(reader)
+    # The installed cuco reads the data installed beside it, and says so.
+    doctor = subprocess.run(["cuco", "doctor", "--json"], cwd=reader, env=env,
+                            capture_output=True, text=True)
+    folders = json.loads(doctor.stdout or "{}").get("folders", {})
+    data = os.path.dirname(bindir) + "/share/cuco/"
+    check([f["path"] for f in folders.get("workloads", [])] == [data + "workloads"] and
+          [f["path"] for f in folders.get("themes", [])] == [data + "themes"],
+          "the installed cuco reads the workloads and themes installed beside it: %s" % folders)
     for name, body in FILES.items():
         with open(os.path.join(reader, name), "w") as f:
             f.write(body)
@@ -219,6 +251,11 @@ def main():
     finally:
         srv.kill()
         srv.wait()
+    return work, env
+
+
+def finish(work):
+    """The exit status: 0 when every check passed (the work folder goes)."""
     if failures:
         print("kept: %s" % work)
         print("%d checks failed" % len(failures))
@@ -226,6 +263,11 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     print("0 checks failed")
     return 0
+
+
+def main():
+    done = run()
+    return 77 if done is None else finish(done[0])
 
 
 FILES = {}

@@ -379,6 +379,7 @@ static void test_list_and_find_by_name(void **state)
 	char dirs[4200];
 	snprintf(dirs, sizeof dirs, "/nonexistent:%s", fixture(""));
 	setenv("CUCO_WORKLOADS", dirs, 1);
+	cuco_paths_reread();
 	char **names = NULL;
 	size_t n = 0;
 	cuco_err err = { 0 };

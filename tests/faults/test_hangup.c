@@ -102,7 +102,7 @@ static void hangup_stops(bool headless)
 	pid_t pid = start_run(&f, headless, &o);
 	drain_until(master, f.run, 2, headless ? NULL : "lineage", 30);
 	close(master);  /* the SSH connection drops */
-	assert_int_equal(wait_exit(pid, 30), 0);
+	assert_int_equal(wait_exit(pid, 30), CUCO_EXIT_STOPPED);
 	assert_stopped(f.run);
 	rm_rf(f.dir);
 }
@@ -131,7 +131,7 @@ static void test_nohup_survives(void **state)
 	close(master);
 	assert_goes_on(pid, f.run);
 	kill(pid, SIGTERM);
-	assert_int_equal(wait_exit(pid, 30), 0);
+	assert_int_equal(wait_exit(pid, 30), CUCO_EXIT_STOPPED);
 	assert_stopped(f.run);
 	rm_rf(f.dir);
 }
@@ -153,7 +153,7 @@ static void test_tui_detaches(void **state)
 	assert_int_equal(wait_exit(tui, 10), 0);
 	assert_goes_on(run, f.run);
 	kill(run, SIGTERM);
-	assert_int_equal(wait_exit(run, 30), 0);
+	assert_int_equal(wait_exit(run, 30), CUCO_EXIT_STOPPED);
 	assert_stopped(f.run);
 	rm_rf(f.dir);
 }
@@ -177,7 +177,7 @@ static void test_reader_gone(void **state)
 			assert_goes_on(pid, f.run);
 			kill(pid, SIGTERM);
 		}
-		assert_int_equal(wait_exit(pid, 30), 0);
+		assert_int_equal(wait_exit(pid, 30), CUCO_EXIT_STOPPED);
 		assert_stopped(f.run);
 		rm_rf(f.dir);
 	}

@@ -292,7 +292,7 @@ static void test_kill_loop(void **state)
 	pid = spawn_cuco(argv, &o);
 	sleep_s(0.3);
 	kill(pid, SIGTERM);
-	assert_int_equal(wait_exit(pid, 60), 0);
+	assert_int_equal(wait_exit(pid, 60), CUCO_EXIT_STOPPED);
 	assert_true(snap_read(run, &now));
 	for (size_t i = 0; i < now.n; i++)
 		if (now.c[i].status > CUCO_STATUS_QUEUED && now.c[i].status < CUCO_STATUS_DONE)
@@ -489,7 +489,7 @@ static void test_kill_eval(void **state)
 	unlink(h.hold);
 	wait_for_tune(h.run, 4, 60);
 	kill(h.pid, SIGTERM);
-	assert_int_equal(wait_exit(h.pid, 60), 0);
+	assert_int_equal(wait_exit(h.pid, 60), CUCO_EXIT_STOPPED);
 	proc ps[8];
 	assert_int_equal(find_procs(h.marker, ps, 8), 0);
 	assert_int_equal(count_entries(h.work), 0);

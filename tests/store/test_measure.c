@@ -347,6 +347,57 @@ static void test_refused_best_steps_down(void **state)
 	assert_int_equal(a.best, a.base);
 }
 
+/* No view shows a part larger than its whole, on the phases each family's
+ * harness reports: cpu-mpi's (workloads/common/cuco_harness.h: exposed_comm
+ * is the step's time outside compute, 9.67 ms beside a comm of 9.6 us on a
+ * busy machine), cuda-nccl's (gpu-common/cuco_gpu.h: compute and comm each
+ * timed alone, exposed_comm the latency beyond compute alone), cuda's (one
+ * "kernel" phase) and a compat program's own phase lines. */
+static void test_phases_view(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *family;
+		double lat;
+		int n;
+		cuco_phase ph[4];
+		double shown[4];
+	} cases[] = {
+		{ "cpu-mpi", 10200, 4, { { "compute", 500 }, { "comm", 9.6 }, { "sync", 3 },
+			{ "exposed_comm", 9670 } }, { 500, 9.6, 3, 9.6 } },
+		{ "cpu-mpi, quiet", 900, 4, { { "compute", 700 }, { "comm", 300 }, { "sync", 10 },
+			{ "exposed_comm", 180 } }, { 700, 300, 10, 180 } },
+		{ "cuda-nccl, compute alone past the overlapped latency", 1000, 3, { { "compute", 1200 },
+			{ "comm", 300 }, { "exposed_comm", 0 } }, { 1000, 300, 0 } },
+		{ "cuda-nccl, contention", 1150, 3, { { "compute", 700 }, { "comm", 300 },
+			{ "exposed_comm", 450 } }, { 700, 300, 300 } },
+		{ "cuda", 250, 1, { { "kernel", 250 } }, { 250 } },
+		{ "compat", 1500, 2, { { "dispatch_put", 1200 }, { "wait", 2000 } }, { 1200, 1500 } },
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		cuco_candidate *c = calloc(1, sizeof *c);
+		c->latency_median_us = cases[k].lat;
+		c->nphases = cases[k].n;
+		memcpy(c->phases, cases[k].ph, sizeof cases[k].ph);
+		cuco_phase shown[CUCO_MAX_PHASES];
+		double measured[CUCO_MAX_PHASES];
+		assert_int_equal(cuco_phases_view(c, shown, measured), cases[k].n);
+		double comm = NAN;
+		for (int i = 0; i < cases[k].n; i++)
+			if (strcmp(shown[i].name, "comm") == 0)
+				comm = shown[i].us;
+		for (int i = 0; i < cases[k].n; i++) {
+			if (shown[i].us != cases[k].shown[i] || measured[i] != cases[k].ph[i].us)
+				fail_msg("%s: %s shown %g (want %g), measured %g", cases[k].family, shown[i].name,
+					shown[i].us, cases[k].shown[i], measured[i]);
+			assert_true(shown[i].us <= cases[k].lat);
+			if (strcmp(shown[i].name, "exposed_comm") == 0)
+				assert_true(shown[i].us <= comm);
+		}
+		free(c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +408,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_done_stays_done, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_failure_in_force, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_best_steps_down, setup, teardown),
+		cmocka_unit_test(test_phases_view),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

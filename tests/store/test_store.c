@@ -483,7 +483,7 @@ static void test_crowns(void **state)
 
 /* ---- a person's actions: the one set of rules ------------------------------------ */
 
-#define NRULES 16
+#define NRULES 17
 
 struct rules {
 	char why[NRULES][256];
@@ -498,7 +498,7 @@ static int act(cuco_txn *txn, struct rules *r, int k, cuco_command_kind kind, ui
 	cuco_command cmd = { .kind = kind, .candidate = id, .island = island };
 	cuco_strlcpy(cmd.text, text, sizeof cmd.text);
 	if (kind == CUCO_CMD_EDIT)
-		strcpy(cmd.source_hash, k == 13 ? r->hash : "0123456789abcdef0123456789abcdef");
+		strcpy(cmd.source_hash, k == 13 || k == 16 ? r->hash : "0123456789abcdef0123456789abcdef");
 	return r->rc[k] = cuco_action_apply(txn, &cmd, out, r->why[k], sizeof r->why[k]);
 }
 
@@ -546,6 +546,16 @@ static int apply_rules(cuco_txn *txn, void *arg)
 	act(txn, r, 13, CUCO_CMD_EDIT, 2, -1, "", NULL);
 	act(txn, r, 14, CUCO_CMD_HINT, 0, -7, "try warps", NULL);
 	act(txn, r, 15, CUCO_CMD_PAUSE, 0, -1, "", NULL);
+	/* The edit of #13 made #5 (as the engine makes it: the parent's
+	 * directive, the edited source); saved again, it is the same program. */
+	if ((rc = cuco_cand_get(txn, 2, &c)))
+		return rc;
+	c.id = 0;
+	c.origin = CUCO_ORIGIN_HUMAN;
+	strcpy(c.source_hash, r->hash);
+	if ((rc = cuco_cand_put(txn, &c)))
+		return rc;
+	act(txn, r, 16, CUCO_CMD_EDIT, 2, -1, "", NULL);
 	return CUCO_OK;
 }
 
@@ -583,6 +593,8 @@ static void test_action_rules(void **state)
 	assert_int_equal(r->rc[13], CUCO_OK);
 	assert_int_equal(r->rc[14], CUCO_EDATA);
 	assert_int_equal(r->rc[15], CUCO_OK);
+	assert_int_equal(r->rc[16], CUCO_EDATA);    /* an edit saved twice is one candidate */
+	assert_non_null(strstr(r->why[16], "the same source and directive as candidate 5"));
 	free(r);
 	cuco_store_close(st);
 	rmtree(dir);

@@ -141,6 +141,7 @@ static int create_txn(cuco_txn *txn, void *arg)
 	base(c, 3, 1, CUCO_ORIGIN_TUNE, CUCO_STATUS_DONE);
 	cuco_strlcpy(c->directive.granularity, "16", sizeof c->directive.granularity);
 	timed(c, 900, 1100);
+	c->spread = 0.6;  /* measured on a busy machine */
 	phases(c, 700, 390, 30, 170);
 	if (rc == CUCO_OK)
 		rc = put(txn, c, sources[2]);

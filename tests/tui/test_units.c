@@ -115,6 +115,7 @@ static void shipped_themes_load(void **state)
 	char dir[1024];
 	snprintf(dir, sizeof dir, "%s/themes", getenv("CUCO_SOURCE_ROOT"));
 	setenv("CUCO_THEMES", dir, 1);
+	cuco_paths_reread();
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		tui_theme t;
 		cuco_err err = { 0 };
@@ -134,6 +135,7 @@ static void shipped_themes_load(void **state)
 	assert_int_equal(tui_theme_load(&t, file, &err), CUCO_EDATA);
 	assert_non_null(strstr(err.msg, "nul.theme: byte 14 is NUL; a text file holds none"));
 	setenv("CUCO_THEMES", tdir, 1);
+	cuco_paths_reread();
 	assert_int_equal(tui_theme_load(&t, "nul", &err), CUCO_EDATA);
 	assert_non_null(strstr(err.msg, "nul.theme: byte 14 is NUL"));
 	unlink(file);
@@ -411,6 +413,51 @@ static int add_events(cuco_txn *txn, void *arg)
 	return rc;
 }
 
+/* A model's reply for candidate #2 (used) and one refused: the candidate
+ * carries only the used call's tokens. */
+static int add_calls(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	cuco_candidate c;
+	int rc = cuco_cand_get(txn, 2, &c);
+	if (rc)
+		return rc;
+	c.tokens_prompt = 100;
+	c.tokens_completion = 50;
+	c.cost_usd = 0.01;
+	if ((rc = cuco_cand_put(txn, &c)))
+		return rc;
+	cuco_call used = { .kind = CUCO_CALL_PROPOSE, .outcome = CUCO_CALL_USED, .tokens_in = 100,
+		.tokens_out = 50, .cost_usd = 0.01, .priced = true, .candidate = 2 };
+	cuco_call refused = { .kind = CUCO_CALL_PROPOSE, .outcome = CUCO_CALL_REFUSED, .tokens_in = 200,
+		.tokens_out = 80, .cost_usd = 0.02, .priced = true };
+	if ((rc = cuco_call_add(txn, &used)))
+		return rc;
+	return cuco_call_add(txn, &refused);
+}
+
+/* The header's tokens and cost are the report's: every call's, the
+ * refused one's too (they counted only candidates'), summed a chunk at a
+ * time. */
+static void model_usage_is_the_reports(void **state)
+{
+	struct fixture *f = *state;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_write(f->st, add_calls, NULL, &err), CUCO_OK);
+	tui_model m;
+	tui_model_init(&m, false);
+	assert_int_equal(tui_model_refresh(&m, f->st, true, NULL, &err), CUCO_OK);
+	assert_true(tui_model_summing(&m));
+	int steps = 0;
+	while (tui_model_sum_step(&m, f->st, 2))
+		steps++;
+	assert_true(steps >= 2);  /* 2 calls, then 5 candidates, 2 at a time */
+	assert_false(tui_model_summing(&m));
+	assert_int_equal(m.tokens, 430);
+	assert_float_equal(m.cost_usd, 0.03, 1e-12);
+	tui_model_free(&m);
+}
+
 static void model_run_state(void **state)
 {
 	struct fixture *f = *state;
@@ -472,6 +519,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(model_tree_fold_filter, setup_store, teardown_store),
 		cmocka_unit_test_setup_teardown(model_tree_lines_sort_search, setup_store, teardown_store),
 		cmocka_unit_test_setup_teardown(model_run_state, setup_store, teardown_store),
+		cmocka_unit_test_setup_teardown(model_usage_is_the_reports, setup_store, teardown_store),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

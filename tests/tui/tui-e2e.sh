@@ -193,6 +193,13 @@ wait_for "#3 +llm-diff" "monochrome: detail"
 screen=$($TM capture-pane -p -e -t t)
 printf '%s' "$screen" | grep -q "$(printf '\033')\[[0-9;]*3[0-7]m\|38;5;" && fail "NO_COLOR: colour escapes on screen"
 printf '%s' "$screen" | grep -q "$(printf '\033')\[[0-9;]*7m" || fail "monochrome: selection not in reverse video"
+# The status line is one reverse bar, the stopped state inverted in it:
+# reverse starts twice at most (it broke after the state, leaving reverse
+# blocks between the segments).
+n=$(printf '%s\n' "$screen" | head -1 | grep -o "$(printf '\033')\[[0-9;]*7m" | wc -l)
+[ "$n" -le 2 ] || fail "monochrome: the status line's reverse is broken into $n runs"
+printf '%s\n' "$screen" | head -1 | grep -q "stopped$(printf '\033')\[[0-9;]*7m" \
+	|| fail "monochrome: the state is not set apart from the rest of the status line"
 text=$(shown)
 printf '%s' "$text" | LC_ALL=C grep -q "$(printf '[\200-\377]')" && fail "--ascii: non-ASCII bytes on screen"
 printf '%s' "$text" | grep -Eq "#+~!+ +800\.0us" || fail "--ascii: phase bars with distinct fills"

@@ -4,8 +4,9 @@
 # watches candidates arrive, pins one, rejects one with a reason and
 # hand-edits a third, which the engine turns into a human candidate and
 # evaluates; quitting the viewer leaves the run going. Then `cuco run` in a
-# terminal opens the screen in-process, and quitting asks before stopping;
-# a run that ends under the screen says finished, and q no longer asks.
+# terminal opens the screen in-process, and quitting asks before stopping
+# (y: exit 4, stopped; n: it goes on printing a line per candidate); a run
+# that ends under the screen says finished, and q no longer asks.
 set -u
 
 command -v mpirun >/dev/null 2>&1 || { echo "SKIP: mpirun not found (the CPU workloads need Open MPI)"; exit 77; }
@@ -72,7 +73,9 @@ keys q
 wait_for "EXITED 0" "q quits the viewer"
 kill -0 "$BG_PID" 2>/dev/null || fail "quitting the viewer ended the headless run"
 "$CUCO_BIN" stop --run "$RUN" >/dev/null
-wait "$BG_PID" || fail "the headless run exited non-zero: $(tail -3 "$T/run.out")"
+wait "$BG_PID"
+rc=$?
+[ $rc -eq 4 ] || fail "the stopped headless run exited $rc, not 4: $(tail -3 "$T/run.out")"
 BG_PID=""
 
 # ---- the screen in-process ---------------------------------------------------
@@ -93,8 +96,18 @@ else
 fi
 WAIT_S=90
 keys q y
-wait_for "EXITED 0" "y stops the search and quits"
+wait_for "EXITED 4" "y stops the search and quits, exit 4: stopped, not finished"
 wait_for "candidates from the strategy" "the run's summary after the screen"
+
+# ---- a foreground run left running with n ------------------------------------
+# It goes on in the terminal, a line per candidate (over SSH a silent run
+# looks hung), and ends by itself with its summary and exit 0.
+screen "$ENV $CUCO_BIN run $WL --run $T/run4 --size small --budget 3 --rebench 0; echo EXITED \$?; sleep 60"
+wait_for "lineage" "the in-process screen opens"
+keys q n
+wait_for "the search goes on without the screen, a line per candidate" "n leaves the search running"
+wait_for "^#[0-9]+ +tune " "progress lines once the screen is left"
+wait_for "EXITED 0" "the run left running ends by itself, exit 0"
 
 # ---- a run that ends while the screen is open ---------------------------------
 # The status line says finished and why; q then quits without asking.

@@ -47,10 +47,16 @@ wait_for "EXITED 0" "60x20: q quits"
 # ---- 200x60: every column, no gap before the numbers ----------------------
 COLS=200 ROWS=60 view xterm-256color
 wait_for "speedup +score +latency +isl" "200x60: every column"
-wait_for "flag/8 {1,6}1\.38x +1\.375 +800\.0us +0" "200x60: the numbers follow the directive"
+wait_for "flag/8 {1,6}1\.38x\? +1\.375 +800\.0us +0" "200x60: the numbers follow the directive"
 wait_for "cpu-gemm-allgather islands/explore" "200x60: workload, strategy and phase"
 wait_for "tok 1.5k/100k \\\$0.01/\\\$5" "200x60: tokens and cost against the budget"
 shown | head -1 | grep -q " run " && fail "200x60: the status line repeats the run folder"
+# A long event wraps under its text column instead of stopping at the edge.
+long="compile: candidate.c:12:5: error: implicit declaration of function put_chunk; did you mean"
+long="$long put_chunks? the model's edit renamed it in one place and not in the other three,"
+long="$long which the compiler found in the one it compiled: the-end-of-the-text"
+"$CUCO_MKRUN" "$RUN" event error "$long"
+wait_for "^│ {44}.*the-end-of-the-text" "200x60: a long event wraps whole into the log, under its text"
 
 # ---- the run's states: re-timing, then finished with the clock stopped ----
 "$CUCO_MKRUN" "$RUN" event retime "re-timing the best 3 in rounds paired with the baseline"
@@ -93,8 +99,9 @@ wait_for "same source: the directive is the change" "diff: says the source did n
 # ---- phase bars timed against another baseline measurement are marked -------
 "$CUCO_MKRUN" "$RUN2" baseline 1300
 wait_for "baseline #1 +█+▒░+·+ +1\.30ms" "phases: the baseline's new measurement, the rest no phase explains dotted"
-wait_for "#5~ " "phases: #5 was timed against another baseline: marked"
+wait_for "#5~ " "phases: #5 was timed against another baseline: marked, its spread of 60% notwithstanding"
 wait_for "~ paired with another baseline run" "phases: the legend says why"
+wait_for " tune +rma/one/after/fence/16 +1\.22x\?~ " "lineage: #5 one screening (?), paired elsewhere (~)"
 
 # ---- the export prompt: the default replaced, cursor keys, no silent overwrite
 keys b E
