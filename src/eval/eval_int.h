@@ -66,16 +66,19 @@ void eval_shell_quote(cuco_buf *out, const char *word);
 
 /* ---- seccomp.c: the stages' system-call filter -------------------------------- */
 
-/* A classic BPF program for seccomp: socket(AF_UNIX, …) refused (EACCES);
- * x32 and 32-bit socketcall() refused. Empty where the architecture is not
- * known. GPU run stages get none (seccomp.c says why). */
+/* A classic BPF program for seccomp: io_uring, the keyring calls, ptrace,
+ * process_vm_readv/writev, pidfd_getfd and process_madvise refused, Unix
+ * sockets (socket and socketpair) too unless allowed; x32 and 32-bit
+ * socketcall() refused. Empty where the architecture is not known.
+ * seccomp.c says which stage gets which and why. */
 typedef struct eval_filter {
-	struct sock_filter prog[40];
+	struct sock_filter prog[80];
 	unsigned short len;
 } eval_filter;
 
 bool eval_filter_available(void);
-void eval_filter_build(eval_filter *f);
+/* unix_sockets: let Unix sockets through (GPU run stages: CUDA needs one). */
+void eval_filter_build(eval_filter *f, bool unix_sockets);
 /* In a child after fork(): no_new_privs, then the filter. -1 on failure. */
 int eval_filter_install(const eval_filter *f);
 
@@ -176,9 +179,11 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 bool eval_env_allowed(const char *name, bool ssh_agent);
 bool eval_env_secret(const char *name);
 /* The allowed part of cuco's environment, then extra's NAME=value entries
- * (replacing the same names; NULL: none), TMPDIR (when given) and
- * NCCL_NVLS_ENABLE=0; malloc'd, for eval_stage_env_free. */
-char **eval_stage_env(const char *tmpdir, bool ssh_agent, const char *const *extra);
+ * (replacing the same names; NULL: none), TMPDIR (when given),
+ * NCCL_NVLS_ENABLE=0 and, for a stage under the system-call filter
+ * (filtered), Open MPI told to copy without process_vm_readv; malloc'd,
+ * for eval_stage_env_free. */
+char **eval_stage_env(const char *tmpdir, bool ssh_agent, bool filtered, const char *const *extra);
 void eval_stage_env_free(char **env);
 /* Live (non-zombie) processes in a session; for tests and the monitor. */
 int eval_session_count(pid_t session);

@@ -70,7 +70,8 @@ struct cuco_evaluator {
 	char *baseline;              /* the workload's own baseline: not scanned (trust.c) */
 	size_t baseline_len;
 	eval_elf interposer_elf;
-	eval_filter filter;          /* no Unix sockets: compiles, CPU runs */
+	eval_filter filter;          /* compiles, CPU runs (seccomp.c) */
+	eval_filter gpu_filter;      /* GPU runs: the same, Unix sockets allowed */
 	long disk_mb;                /* each writable tmpfs of a sandboxed stage */
 	eval_cgroups cgroups;        /* a group per stage, where the machine allows */
 	/* A run and its benchmark hold one slot alone (slots.c). When the CPU
@@ -130,13 +131,13 @@ static void workload_shelf(const cuco_workload *wl, char *out, size_t size)
 }
 
 /* The stage's system-call filter: none for a remote runner's launcher (ssh
- * and srun reach their agents through Unix sockets), nor for a GPU
- * workload's ranks (CUDA's driver makes a Unix socket in cuInit: seccomp.c). */
+ * and srun reach their agents through Unix sockets); a GPU workload's ranks
+ * keep Unix sockets (CUDA's driver makes one in cuInit: seccomp.c). */
 static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
 {
 	if (run && ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
 		return NULL;
-	return run && ev->wl.family != CUCO_FAMILY_CPU_MPI ? NULL : &ev->filter;
+	return run && ev->wl.family != CUCO_FAMILY_CPU_MPI ? &ev->gpu_filter : &ev->filter;
 }
 
 /* bwrap's words for a stage working in workdir; NULL when stages run with
@@ -381,7 +382,8 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	ev->disk_mb = cfg->disk_limit_mb > 0 ? cfg->disk_limit_mb : EVAL_DISK_MB;
 	eval_cgroups_open(&ev->cgroups);
 	cuco_log(CUCO_LOG_INFO, "limits: %s", ev->cgroups.status);
-	eval_filter_build(&ev->filter);
+	eval_filter_build(&ev->filter, false);
+	eval_filter_build(&ev->gpu_filter, true);
 	const char *ext = strrchr(*wl->seed_file ? wl->seed_file : wl->baseline_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
 	eval_compiler_of(wl, ev->compiler, sizeof ev->compiler);

@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/keyctl.h>
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
@@ -41,6 +42,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -270,6 +272,10 @@ static void child_exec(char *const *argv, const char *workdir, int null_fd, int 
 	char **env)
 {
 	setsid();
+	/* A session keyring of its own: nothing the host's session or another
+	 * stage keeps there (the filter refuses the keyring calls as well). */
+	if (lim->filter)
+		syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL);
 	if (eval_cgroup_join(cg) != 0) {
 		static const char msg[] = "cuco: cannot join the stage's cgroup\n";
 		if (write(out_fd, msg, sizeof msg - 1) < 0)
@@ -465,7 +471,7 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 		return err->code;
 	}
 	int filter_fd = lim->sandbox && lim->filter ? filter_memfd(lim->filter) : -1;
-	char **env = eval_stage_env(lim->tmpdir, lim->ssh_agent, lim->env);
+	char **env = eval_stage_env(lim->tmpdir, lim->ssh_agent, lim->filter != NULL, lim->env);
 	eval_argv argv = { 0 };
 	command_argv(lim->sandbox, cmd, &argv);
 	double start = cuco_mono();
