@@ -369,6 +369,9 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 void cuco_evaluator_free(cuco_evaluator *ev);
 /* The evaluator's cuco_limits_check. */
 bool cuco_evaluator_limits(const cuco_evaluator *ev, char *status, size_t size);
+/* Which user the evaluator's stages run as, in one line; true when it is
+ * not root although cuco is (docs/architecture.md, the sandbox). */
+bool cuco_evaluator_stage_user(const cuco_evaluator *ev, char *status, size_t size);
 /* Ask evaluations in flight to stop (their stages are killed); used on
  * shutdown. Safe from any thread. */
 void cuco_evaluator_cancel(cuco_evaluator *ev);

@@ -142,6 +142,7 @@ typedef struct eval_limits {
 	eval_cgroup_limits group;   /* its limits, for all its processes together */
 	const char *tmpdir;   /* the stage's $TMPDIR, or NULL */
 	bool ssh_agent;       /* pass SSH_AUTH_SOCK (the ssh and hostfile runners' launchers) */
+	const struct eval_user *user;  /* without a sandbox: the user the command becomes; NULL: cuco's */
 } eval_limits;
 
 /* Sees each line of output as it streams past (without its newline). */
@@ -149,7 +150,7 @@ typedef void (*eval_line_fn)(const char *line, size_t len, void *arg);
 
 typedef struct eval_stage {
 	int exit_code;        /* -1 when killed by a signal */
-	int leftovers;        /* processes of the session alive when the leader ended */
+	int leftovers;        /* processes of the stage alive when its command ended */
 	int signal;           /* the signal that ended the leader, 0 if none */
 	bool timed_out;
 	bool too_many_procs;
@@ -198,10 +199,25 @@ bool eval_common_dir(char out[PATH_MAX]);
 
 /* ---- sandbox.c: bubblewrap around a stage ----------------------------------- */
 
+/* The user local stages run as: cuco's own, or for cuco run as root an
+ * unprivileged one ($CUCO_STAGE_USER, else nobody), so that root's files
+ * (/etc/shadow, SSH host keys) stay out of reach. */
+typedef struct eval_user {
+	bool drop;                /* stages become uid/gid: cuco is root */
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[8];          /* the GPU devices' groups, where only a group may open them */
+	int ngroups;
+	char name[64];
+} eval_user;
+
 typedef struct eval_sandbox {
 	bool on;                  /* stages run inside bwrap */
 	char bwrap[1024];
+	char init[PATH_MAX];      /* cuco-stage-init, each sandboxed stage's first process */
+	eval_user user;
 	char status[640];         /* one line for the user: what runs how, and why */
+	char user_status[400];    /* one line: which user stages run as, and why */
 } eval_sandbox;
 
 /* One folder over the system: shown read-only, hidden (an empty read-only
@@ -215,6 +231,8 @@ typedef struct eval_sandbox_layer {
 
 #define EVAL_DISK_MB 1024L    /* each writable folder's tmpfs, by default */
 #define EVAL_SECCOMP_FD 4     /* where a stage's child finds the filter for bwrap */
+#define EVAL_REPORT_FD 5      /* where cuco-stage-init writes what the stage left running */
+#define EVAL_INIT_PATH "/run/cuco-stage-init"  /* cuco-stage-init inside the sandbox */
 
 /* What a stage may see besides the read-only system (sandbox.c). */
 typedef struct eval_sandbox_view {
@@ -234,10 +252,22 @@ typedef struct eval_sandbox_view {
  * it is off, find bwrap and try it once. auto falls back to limits only
  * and says why in sb->status; bwrap fails instead. */
 int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err);
-/* bwrap's argv up to the command, NULL-terminated; free with
- * eval_sandbox_argv_free(). NULL when sb is off. */
+/* bwrap's argv up to the command, cuco-stage-init's included (it reports
+ * at EVAL_REPORT_FD), NULL-terminated; free with eval_sandbox_argv_free().
+ * NULL when sb is off. */
 char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v);
 void eval_sandbox_argv_free(char **argv);
+/* Without bwrap the stage user must reach, through every folder above
+ * them, the folders stages read (the run, the workloads, the headers):
+ * where one of the n paths (NULL or "" skipped) is out of its reach,
+ * stages stay cuco's own and sb->user_status says why. */
+void eval_sandbox_reach(eval_sandbox *sb, const char *const *paths, size_t n);
+/* A file or folder the stage writes on the host (the build's output, its
+ * $TMPDIR), given to the stage user; nothing when stages stay cuco's. */
+int eval_sandbox_give(const eval_sandbox *sb, const char *path, cuco_err *err);
+/* The stage's working folder, cuco's, which the stage user must enter
+ * (without bwrap; in it the folder is a tmpfs): search, not list nor write. */
+int eval_sandbox_enter(const eval_sandbox *sb, const char *dir, cuco_err *err);
 
 /* ---- elf.c: what a built program links ----------------------------------------- */
 

@@ -409,8 +409,15 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	place_work(ev);
 	ev->jobs_free = cfg->jobs > 0 ? cfg->jobs : (int)(ncpu > 0 ? ncpu : 1);
-	probe_compiler(ev);
 	eval_common_dir(ev->common_dir);
+	char shelf[PATH_MAX];
+	workload_shelf(&ev->wl, shelf, sizeof shelf);
+	const char *reach[] = { cfg->run_dir, shelf, ev->common_dir, ev->tmp_base,
+		getenv("CUCO_CUDA_HOME"), getenv("CUCO_NCCL_HOME") };
+	eval_sandbox_reach(&ev->sandbox, reach, sizeof reach / sizeof reach[0]);
+	ev->limits.user = &ev->sandbox.user;
+	cuco_log(CUCO_LOG_INFO, "stages: %s", ev->sandbox.user_status);
+	probe_compiler(ev);
 	find_launcher(ev);
 	check_gpu(ev);
 	char path[sizeof wl->dir + sizeof wl->baseline_file + 2];
@@ -444,6 +451,12 @@ bool cuco_evaluator_limits(const cuco_evaluator *ev, char *status, size_t size)
 {
 	cuco_strlcpy(status, ev->cgroups.status, size);
 	return ev->cgroups.on;
+}
+
+bool cuco_evaluator_stage_user(const cuco_evaluator *ev, char *status, size_t size)
+{
+	cuco_strlcpy(status, ev->sandbox.user_status, size);
+	return ev->sandbox.user.drop;
 }
 
 void cuco_evaluator_cancel(cuco_evaluator *ev)
@@ -649,7 +662,7 @@ static int make_tmpdir(job *j, cuco_err *err)
 		return CUCO_OK;
 	int n = snprintf(j->tmpdir, sizeof j->tmpdir, "%s/%sXXXXXX", ev->tmp_base, ev->tmp_prefix);
 	if (n < (int)sizeof j->tmpdir && mkdtemp(j->tmpdir))
-		return CUCO_OK;
+		return eval_sandbox_give(&ev->sandbox, j->tmpdir, err);
 	int e = n < (int)sizeof j->tmpdir ? errno : ENAMETOOLONG;
 	j->tmpdir[0] = '\0';
 	return cuco_errf(err, CUCO_EENV, "%s: cannot create a temporary folder: %s", ev->tmp_base, strerror(e));
@@ -698,6 +711,8 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	 * build that made none leaves it so. */
 	if (rc == CUCO_OK && (rc = cuco_write_file(output, "", 0, err)) == CUCO_OK && chmod(output, 0755) != 0)
 		rc = cuco_errf(err, CUCO_EENV, "%s: %s", output, strerror(errno));
+	if (rc == CUCO_OK)
+		rc = eval_sandbox_give(&ev->sandbox, output, err);
 	if (rc != CUCO_OK)
 		return rc;
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
@@ -808,6 +823,8 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	lim.wall_s = local_limit(ev, limit_s);
 	if (kind != CUCO_RUNNER_LOCAL)
 		lim.grace_s = REMOTE_GRACE_S;
+	if (kind != CUCO_RUNNER_LOCAL)
+		lim.user = NULL;  /* its launcher needs cuco's user's keys */
 	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true, false);
 	lim.filter = stage_filter(ev, true);
 	const char *env[] = { j->ticket.env, NULL };
@@ -1071,7 +1088,9 @@ static int cascade(job *j, const char *source, size_t len, stop_at stop, bool ag
 		cuco_buf_free(&src);
 		return cuco_errf(err, CUCO_EENV, "%s/work: %s", ev->cfg.run_dir, strerror(errno ? errno : ENAMETOOLONG));
 	}
-	int rc = make_tmpdir(j, err);
+	int rc = eval_sandbox_enter(&ev->sandbox, j->workdir, err);
+	if (rc == CUCO_OK)
+		rc = make_tmpdir(j, err);
 	if (rc != CUCO_OK) {
 		cuco_buf_free(&src);
 		return rc;

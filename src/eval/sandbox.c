@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,9 +71,9 @@ static bool real_dir(const char *path, char real[PATH_MAX])
 		&& S_ISDIR(sb.st_mode);
 }
 
-/* /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-caps/, and
- * WSL's /dev/dxg: whatever of them this machine has. */
-static void push_gpu_devices(eval_argv *a)
+/* Each of /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-caps/,
+ * and WSL's /dev/dxg that this machine has, to fn. */
+static void each_gpu_device(void (*fn)(const char *path, void *arg), void *arg)
 {
 	DIR *d = opendir("/dev");
 	struct dirent *e;
@@ -81,10 +82,31 @@ static void push_gpu_devices(eval_argv *a)
 			continue;
 		char path[300];
 		snprintf(path, sizeof path, "/dev/%s", e->d_name);
-		words(a, "--dev-bind", path, path, NULL);
+		fn(path, arg);
 	}
 	if (d)
 		closedir(d);
+}
+
+static void push_gpu_device(const char *path, void *arg)
+{
+	words(arg, "--dev-bind", path, path, NULL);
+}
+
+/* A device only its group may open (mode 0660, group video): the stage
+ * user joins that group, as a user at the machine would have. */
+static void add_device_group(const char *path, void *arg)
+{
+	eval_user *u = arg;
+	struct stat sb;
+	if (stat(path, &sb) != 0 || (sb.st_mode & S_IROTH && sb.st_mode & S_IWOTH)
+			|| !(sb.st_mode & S_IRGRP && sb.st_mode & S_IWGRP) || sb.st_gid == u->gid)
+		return;
+	for (int i = 0; i < u->ngroups; i++)
+		if (u->groups[i] == sb.st_gid)
+			return;
+	if (u->ngroups < (int)(sizeof u->groups / sizeof u->groups[0]))
+		u->groups[u->ngroups++] = sb.st_gid;
 }
 
 /* The system, read-only: where programs, libraries and their settings
@@ -110,6 +132,20 @@ static void push_system(eval_argv *a)
 	}
 }
 
+/* The folders above path, as bwrap would make them for a mount there but
+ * open to others (bwrap's own are 0700, closed to a stage user not root):
+ * those already there (the system's, a tmpfs) stay as they are. */
+static void push_parents(eval_argv *a, const char *path)
+{
+	char parent[PATH_MAX];
+	cuco_strlcpy(parent, path, sizeof parent);
+	for (char *p = strchr(parent + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		words(a, "--perms", "0755", "--dir", parent, NULL);
+		*p = '/';
+	}
+}
+
 /* A writable tmpfs of at most mb MiB at path. */
 static void push_tmpfs(eval_argv *a, const char *path, long mb, const char *perms)
 {
@@ -129,6 +165,8 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	words(&a, sb->bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
 		"--unshare-cgroup-try", "--unshare-net", NULL);
 	words(&a, "--cap-drop", "ALL", NULL);
+	if (sb->user.drop)  /* for cuco-stage-init to become the stage user, and no more */
+		words(&a, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", NULL);
 	push_system(&a);
 	words(&a, "--dev", "/dev", NULL);
 	words(&a, "--proc", "/proc", NULL);
@@ -140,18 +178,20 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	push_tmpfs(&a, "/var", SMALL_TMPFS_MB, NULL);
 	words(&a, "--perms", "1777", "--dir", "/var/tmp", NULL);
 	words(&a, "--tmpfs", "/run", NULL);
+	words(&a, "--ro-bind", sb->init, EVAL_INIT_PATH, NULL);
 	eval_argv_push(&readonly, "/run");
 	if (v->gpu)
-		push_gpu_devices(&a);
+		each_gpu_device(push_gpu_device, &a);
 	char real[PATH_MAX];
 	for (size_t i = 0; i < sizeof v->layers / sizeof v->layers[0]; i++) {
 		const eval_sandbox_layer *l = &v->layers[i];
 		if (!real_dir(l->path, real) || strcmp(real, "/") == 0)
 			continue;
+		push_parents(&a, real);
 		if (l->hide == EVAL_SHOW) {
 			words(&a, "--ro-bind", real, real, NULL);
 		} else if (l->hide == EVAL_SCRATCH) {
-			push_tmpfs(&a, real, SMALL_TMPFS_MB, NULL);
+			push_tmpfs(&a, real, SMALL_TMPFS_MB, "1777");
 		} else {
 			words(&a, "--tmpfs", real, NULL);
 			eval_argv_push(&readonly, real);
@@ -161,15 +201,18 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	 * stage needs shown in it (the source read-only, the output to write). */
 	if (!real_dir(v->workdir, real))
 		cuco_strlcpy(real, v->workdir, sizeof real);  /* bwrap will say what is wrong */
-	push_tmpfs(&a, real, disk, NULL);
+	push_parents(&a, real);
+	push_tmpfs(&a, real, disk, "1777");
 	for (size_t i = 0; i < sizeof v->files / sizeof v->files[0] && v->files[i].name; i++) {
 		char path[PATH_MAX + 64];
 		snprintf(path, sizeof path, "%s/%s", real, v->files[i].name);
 		words(&a, v->files[i].writable ? "--bind" : "--ro-bind", path, path, NULL);
 	}
 	words(&a, "--chdir", real, NULL);
-	if (v->tmpdir && *v->tmpdir && real_dir(v->tmpdir, real))
-		push_tmpfs(&a, real, disk, "0700");
+	if (v->tmpdir && *v->tmpdir && real_dir(v->tmpdir, real)) {
+		push_parents(&a, real);
+		push_tmpfs(&a, real, disk, "1777");
+	}
 	/* The root and what is hidden stay empty: nothing to write there. */
 	for (size_t i = 0; i < readonly.n; i++)
 		words(&a, "--remount-ro", readonly.v[i], NULL);
@@ -181,6 +224,18 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 		words(&a, "--seccomp", fd, NULL);
 	}
 	eval_argv_push(&a, "--");
+	char report[16];
+	snprintf(report, sizeof report, "%d", EVAL_REPORT_FD);
+	words(&a, EVAL_INIT_PATH, "--report", report, NULL);
+	if (sb->user.drop) {
+		char spec[256];
+		int n = snprintf(spec, sizeof spec, "%u:%u", (unsigned)sb->user.uid, (unsigned)sb->user.gid);
+		for (int i = 0; i < sb->user.ngroups && n < (int)sizeof spec; i++)
+			n += snprintf(spec + n, sizeof spec - (size_t)n, "%c%u", i ? ',' : ':',
+				(unsigned)sb->user.groups[i]);
+		words(&a, "--user", spec, NULL);
+	}
+	eval_argv_push(&a, "--");
 	return a.v;
 }
 
@@ -189,6 +244,145 @@ void eval_sandbox_argv_free(char **argv)
 	for (size_t i = 0; argv && argv[i]; i++)
 		free(argv[i]);
 	free(argv);
+}
+
+/* ---- the stage user ---------------------------------------------------------- */
+
+/* Who stages run as. Not root: as cuco's own user, in bwrap's user
+ * namespace where bwrap works. Root: as $CUCO_STAGE_USER (a name or a
+ * uid), else nobody, else uid and gid 65534; CUCO_STAGE_USER=root keeps
+ * root, on purpose. */
+static int stage_user(eval_user *u, cuco_err *err)
+{
+	memset(u, 0, sizeof *u);
+	u->uid = geteuid();
+	u->gid = getegid();
+	const struct passwd *pw = getpwuid(u->uid);
+	snprintf(u->name, sizeof u->name, "%s", pw ? pw->pw_name : "?");
+	if (u->uid != 0)
+		return CUCO_OK;
+	const char *want = getenv("CUCO_STAGE_USER");
+	char *end;
+	if (want && *want) {
+		unsigned long id = strtoul(want, &end, 10);
+		pw = *end ? getpwnam(want) : getpwuid((uid_t)id);
+		if (!pw && *end)
+			return cuco_errf(err, CUCO_EUSAGE, "CUCO_STAGE_USER=%s: no such user", want);
+		u->uid = pw ? pw->pw_uid : (uid_t)id;
+		u->gid = pw ? pw->pw_gid : (gid_t)id;
+	} else {
+		pw = getpwnam("nobody");
+		u->uid = pw ? pw->pw_uid : 65534;
+		u->gid = pw ? pw->pw_gid : 65534;
+	}
+	snprintf(u->name, sizeof u->name, "%s", pw ? pw->pw_name : "?");
+	u->drop = u->uid != 0;
+	if (u->drop)
+		each_gpu_device(add_device_group, u);
+	return CUCO_OK;
+}
+
+static void say_user(eval_sandbox *sb, const char *why)
+{
+	const eval_user *u = &sb->user;
+	if (u->drop)
+		snprintf(sb->user_status, sizeof sb->user_status, "stages run as %s (uid %u), not root%s",
+			u->name, (unsigned)u->uid, sb->on ? ", in a PID namespace of their own" : "");
+	else if (u->uid != 0)
+		snprintf(sb->user_status, sizeof sb->user_status, "stages run as cuco's user, %s (uid %u)%s",
+			u->name, (unsigned)u->uid, sb->on ? ", in a user and a PID namespace of their own" : "");
+	else
+		snprintf(sb->user_status, sizeof sb->user_status, "stages run as root: %s", why);
+}
+
+/* Whether u may pass through dir (search it). */
+static bool may_search(const eval_user *u, const struct stat *st)
+{
+	if (st->st_uid == u->uid)
+		return st->st_mode & S_IXUSR;
+	bool group = st->st_gid == u->gid;
+	for (int i = 0; i < u->ngroups && !group; i++)
+		group = st->st_gid == u->groups[i];
+	return st->st_mode & (group ? S_IXGRP : S_IXOTH);
+}
+
+/* The first folder from / down to path that u may not pass ("" when
+ * none), and its mode. */
+static void blocked(const eval_user *u, const char *path, char at[PATH_MAX], unsigned *mode)
+{
+	at[0] = '\0';
+	if (!realpath(path, at))
+		at[0] = '\0';  /* not there: nothing to reach */
+	for (char *p = at; *at; p = strchr(p + 1, '/')) {
+		char c = p ? *p : '\0';
+		if (p)
+			*p = '\0';
+		struct stat st;
+		if (stat(*at ? at : "/", &st) == 0 && S_ISDIR(st.st_mode) && !may_search(u, &st)) {
+			*mode = (unsigned)(st.st_mode & 07777);
+			return;
+		}
+		if (!p)
+			break;
+		*p = c;
+	}
+	at[0] = '\0';
+}
+
+void eval_sandbox_reach(eval_sandbox *sb, const char *const *paths, size_t n)
+{
+	if (sb->on || !sb->user.drop)
+		return;  /* in bwrap every folder above a shown one is bwrap's own */
+	for (size_t i = 0; i < n; i++) {
+		char at[PATH_MAX], why[2 * PATH_MAX + 300];
+		unsigned mode = 0;
+		if (!paths[i] || !*paths[i])
+			continue;
+		blocked(&sb->user, paths[i], at, &mode);
+		if (!*at)
+			continue;
+		snprintf(why, sizeof why, "%s cannot enter %s (mode %04o)%s%s; with limits only, every "
+			"folder above the run and the workloads must be open to others", sb->user.name, at, mode,
+			strcmp(at, paths[i]) != 0 ? ", above " : "", strcmp(at, paths[i]) != 0 ? paths[i] : "");
+		memset(&sb->user, 0, sizeof sb->user);
+		snprintf(sb->user.name, sizeof sb->user.name, "root");
+		say_user(sb, why);
+		return;
+	}
+}
+
+int eval_sandbox_give(const eval_sandbox *sb, const char *path, cuco_err *err)
+{
+	if (sb->user.drop && lchown(path, sb->user.uid, sb->user.gid) != 0)
+		return cuco_errf(err, CUCO_EENV, "%s: cannot give it to the stage user %s: %s", path,
+			sb->user.name, strerror(errno));
+	return CUCO_OK;
+}
+
+int eval_sandbox_enter(const eval_sandbox *sb, const char *dir, cuco_err *err)
+{
+	if (!sb->on && sb->user.drop && chmod(dir, 0711) != 0)
+		return cuco_errf(err, CUCO_EENV, "%s: %s", dir, strerror(errno));
+	return CUCO_OK;
+}
+
+/* cuco-stage-init: $CUCO_STAGE_INIT, then the build tree's, then the
+ * installed one; false when none is there. */
+static bool find_init(char *out, size_t size)
+{
+	static const char *const places[] = { CUCO_INIT_BUILD, CUCO_INIT_INSTALL };
+	const char *env = getenv("CUCO_STAGE_INIT");
+	if (env && *env) {
+		cuco_strlcpy(out, env, size);
+		return access(out, X_OK) == 0;
+	}
+	for (size_t i = 0; i < sizeof places / sizeof places[0]; i++)
+		if (access(places[i], X_OK) == 0) {
+			cuco_strlcpy(out, places[i], size);
+			return true;
+		}
+	cuco_strlcpy(out, CUCO_INIT_INSTALL, size);
+	return false;
 }
 
 /* ---- finding out whether it works here ------------------------------------ */
@@ -239,8 +433,11 @@ int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err)
 {
 	memset(sb, 0, sizeof *sb);
 	int rc = resolve_mode(mode, &mode, err);
+	if (rc == CUCO_OK)
+		rc = stage_user(&sb->user, err);
 	if (rc != CUCO_OK)
 		return rc;
+	say_user(sb, "CUCO_STAGE_USER says so");
 	static const char fallback[] = "stages run with resource limits only";
 	if (mode == CUCO_SANDBOX_OFF) {
 		snprintf(sb->status, sizeof sb->status, "sandbox off (sandbox = off): %s", fallback);
@@ -248,16 +445,19 @@ int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err)
 	}
 	const char *name = getenv("CUCO_BWRAP");
 	name = name && *name ? name : "bwrap";
-	char why[512], failed[160];
+	char why[PATH_MAX + 300], failed[160];
 	if (!eval_which(name, sb->bwrap, sizeof sb->bwrap)) {
 		snprintf(why, sizeof why, "%.200s not found (Debian and Ubuntu: apt-get install bubblewrap)",
 			name);
+	} else if (!find_init(sb->init, sizeof sb->init)) {
+		snprintf(why, sizeof why, "%s not found (it is built and installed with cuco)", sb->init);
 	} else {
 		sb->on = true;
 		if (probe(sb, failed, sizeof failed)) {
 			snprintf(sb->status, sizeof sb->status, "sandbox: %.300s (read-only system, private "
 				"working directory, no network for local runs, home and run directory hidden)",
 				sb->bwrap);
+			say_user(sb, "CUCO_STAGE_USER says so");
 			return CUCO_OK;
 		}
 		sb->on = false;
@@ -265,7 +465,7 @@ int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err)
 	}
 	if (mode == CUCO_SANDBOX_BWRAP)
 		return cuco_errf(err, CUCO_EENV, "sandbox = bwrap: %s", why);
-	snprintf(sb->status, sizeof sb->status, "sandbox off: %s; %s", why, fallback);
+	snprintf(sb->status, sizeof sb->status, "sandbox off: %.400s; %s", why, fallback);
 	return CUCO_OK;
 }
 

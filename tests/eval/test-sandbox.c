@@ -668,6 +668,47 @@ static void test_root_files_fallback(void **state)
 	root_files(CUCO_SANDBOX_OFF);
 }
 
+/* An honest program as the stage user, with limits only: it builds and
+ * runs where the run directory is open to others; where a folder above it
+ * is closed (0700), the stages stay root's, and the line says which folder
+ * and why, rather than refuse every program. */
+static void test_root_unreachable_fallback(void **state)
+{
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("not root: stages are cuco's user's anyway\n");
+		return;
+	}
+	for (int open = 0; open < 2; open++) {
+		chmod(run_dir, open ? 0755 : 0700);
+		cuco_workload *wl;
+		cuco_evaluator *ev = evaluator(CUCO_SANDBOX_OFF, 1, &wl);
+		char status[512];
+		bool dropped = cuco_evaluator_stage_user(ev, status, sizeof status);
+		print_message("%s\n", status);
+		size_t len;
+		char *src = read_fixture("solo/solo.c", &len);
+		cuco_directive d;
+		cuco_directive_default(wl, &d);
+		cuco_eval_result res;
+		cuco_err err = { 0 };
+		assert_int_equal(cuco_eval_candidate(ev, src, len, &d, true, &res, &err), CUCO_OK);
+		if (!res.ok)
+			fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+		free(src);
+		cuco_evaluator_free(ev);
+		cuco_workload_free(wl);
+		assert_int_equal(dropped, open);
+		if (open) {
+			assert_has(status, "not root");
+		} else {
+			char want[600];
+			snprintf(want, sizeof want, "stages run as root: nobody cannot enter %s (mode 0700); with limits only", run_dir);
+			assert_has(status, want);
+		}
+	}
+}
+
 /* ---- work left running: counted by the stage's namespace or cgroup ---------------------- */
 
 /* A process the candidate leaves sleeping when it ends, four ways: a
@@ -888,6 +929,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_keyrings_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tracing_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_files_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_unreachable_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_left_running_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_per_candidate_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_per_process_without_cgroup, setup, teardown),
