@@ -360,6 +360,8 @@ typedef struct cuco_eval_config {
 	void *slot_changed_arg;
 	long disk_limit_mb;        /* in the sandbox, each folder a stage writes is a tmpfs of
 	                              this size; 0 = 1024 */
+	long cache_program_mb;     /* RUN/cache: a built program's size at most; 0 = 256 */
+	long cache_run_mb;         /* RUN/cache: all of them together; 0 = 4096 */
 } cuco_eval_config;
 
 typedef struct cuco_evaluator cuco_evaluator;

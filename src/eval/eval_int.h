@@ -269,6 +269,28 @@ int eval_sandbox_give(const eval_sandbox *sb, const char *path, cuco_err *err);
  * (without bwrap; in it the folder is a tmpfs): search, not list nor write. */
 int eval_sandbox_enter(const eval_sandbox *sb, const char *dir, cuco_err *err);
 
+/* ---- cache.c: RUN/cache, built programs, bounded ------------------------------ */
+
+typedef struct eval_cache {
+	char root[PATH_MAX];
+	long program_mb;          /* a program's size at most */
+	long run_mb;              /* all programs together, beyond which the least recently used go */
+} eval_cache;
+
+/* The bounds: 0 takes the default (256 MiB a program, 4096 MiB a run). */
+void eval_cache_open(eval_cache *c, const char *root, long program_mb, long run_mb);
+/* The program at path, held for an evaluation (a shared lock: never
+ * evicted meanwhile) and marked used; its fd, or -1 when it is not there
+ * (then it is built). */
+int eval_cache_hold(const char *path);
+/* A fresh build (built) into the cache as path, cuco's, held (*fd), and the
+ * cache trimmed to its size per run. A program above the size per program
+ * is not taken: why says so (*fd -1) and the build has failed. */
+int eval_cache_add(const eval_cache *c, const char *built, const char *path, int *fd, char *why,
+	size_t size, cuco_err *err);
+/* Done with a held program; evicted when its candidate failed. */
+void eval_cache_release(const char *path, int fd, bool failed);
+
 /* ---- elf.c: what a built program links ----------------------------------------- */
 
 typedef struct eval_elf {

@@ -59,6 +59,7 @@ struct cuco_evaluator {
 	char launcher_missing[160];  /* why the runner cannot start anything */
 	char gpu_missing[160];
 	char work_root[PATH_MAX], cache_root[PATH_MAX];
+	eval_cache cache;            /* RUN/cache's bounds (cache.c) */
 	int work_lock;               /* flock on work_root, or -1 when not alone */
 	char tmp_base[PATH_MAX];     /* $TMPDIR, else /tmp */
 	char tmp_prefix[64];         /* "cuco-tmp-<run id>-": this run's private $TMPDIRs */
@@ -379,6 +380,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	}
 	name_tmp(ev);
 	sweep_leftovers(ev);
+	eval_cache_open(&ev->cache, ev->cache_root, cfg->cache_program_mb, cfg->cache_run_mb);
 	ev->disk_mb = cfg->disk_limit_mb > 0 ? cfg->disk_limit_mb : EVAL_DISK_MB;
 	eval_cgroups_open(&ev->cgroups);
 	cuco_log(CUCO_LOG_INFO, "limits: %s", ev->cgroups.status);
@@ -512,6 +514,7 @@ typedef struct job {
 	char workdir[PATH_MAX];
 	char tmpdir[PATH_MAX];   /* $TMPDIR of its local stages, or "" */
 	char binary[PATH_MAX];
+	int binary_fd;           /* held in the cache while the evaluation uses it, or -1 */
 	eval_trust trust;        /* what the candidate claims (trust.c) */
 	bool preload;            /* the interposer fits the built program */
 	bool mpi;                /* runs under mpirun: several ranks, or one that links MPI */
@@ -746,6 +749,7 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	if (st.cancelled)
 		return cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	struct stat sb;
+	char why[200];
 	if (st.timed_out)
 		fail(j->res, "compile", CUCO_FAIL_TIMEOUT, st.tail, "compile: killed after %.0f s", st.wall_s);
 	else if (st.exit_code == 127)
@@ -760,8 +764,10 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: exit status %d", st.exit_code);
 	else if (stat(output, &sb) != 0 || sb.st_size == 0)
 		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, st.tail, "compile: the build made no {output}");
-	else if (rename(output, j->binary) != 0)
-		return cuco_errf(err, CUCO_EENV, "%s: %s", j->binary, strerror(errno));
+	else if ((rc = eval_cache_add(&ev->cache, output, j->binary, &j->binary_fd, why, sizeof why, err)) != CUCO_OK)
+		return rc;
+	else if (*why)
+		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, NULL, "compile: %s", why);
 	else
 		j->res->ok = true;
 	return CUCO_OK;
@@ -1095,7 +1101,8 @@ static int cascade(job *j, const char *source, size_t len, stop_at stop, bool ag
 		cuco_buf_free(&src);
 		return rc;
 	}
-	j->res->cached_build = access(j->binary, X_OK) == 0;
+	j->binary_fd = eval_cache_hold(j->binary);
+	j->res->cached_build = j->binary_fd >= 0;
 	if (j->res->cached_build)
 		j->res->ok = true;
 	else
@@ -1135,8 +1142,11 @@ static int evaluate(cuco_evaluator *ev, int slot, const char *source, size_t len
 		res->overhead_s = cuco_mono() - start;
 		return CUCO_OK;
 	}
-	job j = { .ev = ev, .dir = dir, .res = res, .slot = -1 };
+	job j = { .ev = ev, .dir = dir, .res = res, .slot = -1, .binary_fd = -1 };
 	int rc = cascade(&j, source, len, stop, again, slot, err);
+	/* A candidate judged (not the environment's failure): its program
+	 * will not run again. */
+	eval_cache_release(j.binary, j.binary_fd, rc == CUCO_OK && !res->ok && !res->environment);
 	if (*j.workdir && !ev->cfg.keep_workdirs)
 		nftw(j.workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (*j.tmpdir)

@@ -748,6 +748,117 @@ static void test_left_running_fallback(void **state)
 	left_running(CUCO_SANDBOX_OFF);
 }
 
+/* ---- the build cache on the host's disk ------------------------------------------------ */
+
+/* The solo workload's program with block as its EVOLVE-BLOCK. */
+static void solo_with(const char *block, cuco_buf *out)
+{
+	size_t len;
+	char *solo = read_fixture("solo/solo.c", &len);
+	const char *start = strstr(solo, "/* EVOLVE-BLOCK-START */"), *end = strstr(solo, "\t/* EVOLVE-BLOCK-END */");
+	assert_true(start && end);
+	start += strlen("/* EVOLVE-BLOCK-START */\n");
+	cuco_buf_append(out, solo, (size_t)(start - solo));
+	cuco_buf_puts(out, block);
+	cuco_buf_puts(out, end);
+	free(solo);
+}
+
+/* The programs in RUN/cache (hash-named), their number and their bytes. */
+static int cached(long long *bytes)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/cache", run_dir);
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+	*bytes = 0;
+	while (d && (e = readdir(d))) {
+		if (strlen(e->d_name) != 32 || strspn(e->d_name, "0123456789abcdef") != 32)
+			continue;
+		char file[900];
+		struct stat st;
+		snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+		if (stat(file, &st) == 0) {
+			n++;
+			*bytes += st.st_size;
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void evaluate_block(cuco_evaluator *ev, const cuco_workload *wl, const char *block,
+	cuco_eval_result *res)
+{
+	cuco_buf src = { 0 };
+	solo_with(block, &src);
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_eval_candidate(ev, src.data, src.len, &d, false, res, &err), CUCO_OK);
+	cuco_buf_free(&src);
+}
+
+/* An honest program of 700 KiB, the k-th of its kind. */
+static void evaluate_padded(cuco_evaluator *ev, const cuco_workload *wl, int k, cuco_eval_result *res)
+{
+	char block[200];
+	snprintf(block, sizeof block, "static volatile char pad[700 << 10] = { %d };\n"
+		"printf(\"ranks=1 N=%%d %%d\\n\", N, pad[N]);\n", k);
+	evaluate_block(ev, wl, block, res);
+}
+
+/* Every built program stayed in RUN/cache, whatever its size and whatever
+ * its candidate's fate (issue 24). Now: a program past the size per
+ * program is refused at the build, a failed candidate's program is
+ * evicted, and past the size per run the least recently used go. */
+static void test_build_cache_bounded(void **state)
+{
+	(void)state;
+	cuco_workload *wl;
+	cuco_err err = { 0 };
+	if (cuco_workload_load(fixture("solo"), &wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	cuco_eval_config cfg = small_limits(CUCO_SANDBOX_DEFAULT, 1);
+	cfg.cache_program_mb = 4;
+	cfg.cache_run_mb = 2;
+	cuco_evaluator *ev = NULL;
+	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_OK);
+	long long bytes;
+	cuco_eval_result res;
+	/* 8 MiB of initialised data: the program is larger than 4 MiB. */
+	evaluate_block(ev, wl, "static volatile char big[8 << 20] = { 1 };\nprintf(\"%d\\n\", big[N]);\n", &res);
+	print_message("big: %s/%s: %.200s\n", res.failed_stage, res.error_class, res.excerpt);
+	assert_string_equal(res.error_class, "compile-error");
+	assert_has(res.excerpt, "compile: the program is 8 MiB, above the build cache's 4 MiB a program");
+	assert_int_equal(cached(&bytes), 0);
+	/* A candidate that crashes: nothing will run its program again. */
+	evaluate_block(ev, wl, "abort();\n", &res);
+	assert_string_equal(res.error_class, "crash");
+	assert_int_equal(cached(&bytes), 0);
+	/* Honest programs of 700 KiB each: two fit in 2 MiB, and each one
+	 * after evicts the least recently used. */
+	for (int i = 0; i < 5; i++) {
+		evaluate_padded(ev, wl, i + 1, &res);
+		if (!res.ok)
+			fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+		int n = cached(&bytes);
+		print_message("after %d: %d program(s), %lld bytes\n", i + 1, n, bytes);
+		assert_true(bytes <= 2ll << 20);
+		assert_int_equal(n, i < 2 ? i + 1 : 2);
+	}
+	/* The last is still there, the first was evicted: built again. */
+	for (int i = 5; i >= 1; i -= 4) {
+		evaluate_padded(ev, wl, i, &res);
+		assert_true(res.ok);
+		assert_int_equal(res.cached_build, i == 5);
+	}
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
 /* ---- limits per candidate ------------------------------------------------------- */
 
 /* The hostile candidate in a mode; the result, with nothing left alive. */
@@ -933,6 +1044,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_left_running_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_per_candidate_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_per_process_without_cgroup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_build_cache_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_bwrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mode_from_environment, setup, teardown),
 	};
