@@ -315,6 +315,12 @@ bool cuco_sandbox_mode_parse(const char *text, cuco_sandbox_mode *out);
  * run in it, status says so in one line (and why not). An error only when
  * the mode is bwrap and bwrap cannot run, or $CUCO_SANDBOX is not a mode. */
 int cuco_sandbox_check(cuco_sandbox_mode mode, bool *on, char *status, size_t size, cuco_err *err);
+/* What confines a stage here, measured by a stage that looks (`cuco
+ * doctor`): the user it runs as, its PID namespace, the system-call filter,
+ * the keyrings, how what it leaves running is counted, the build cache's
+ * bounds. Calls report() once per line; errors as cuco_sandbox_check. */
+int cuco_stage_check(cuco_sandbox_mode mode,
+	void (*report)(const char *what, bool ok, const char *detail, void *arg), void *arg, cuco_err *err);
 
 /* A slot of a run as the evaluator holds it. A run or benchmark stage
  * holds its slot alone (busy); an environment failure there (a host that

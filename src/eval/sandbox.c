@@ -387,9 +387,18 @@ static bool find_init(char *out, size_t size)
 
 /* ---- finding out whether it works here ------------------------------------ */
 
-/* Run `true` in the sandbox of a CPU stage, in a scratch folder; false with
- * bwrap's own complaint in why when it cannot. */
-static bool probe(eval_sandbox *sb, char *why, size_t size)
+static void collect(const char *line, size_t len, void *arg)
+{
+	cuco_buf_append(arg, line, len);
+	cuco_buf_puts(arg, "\n");
+}
+
+/* Run cmd as a CPU stage would run (in the sandbox when it is on, under
+ * the filter f when given, as the stage user), in a scratch folder, its
+ * output into out (NULL: dropped); false with the reason in why (bwrap's
+ * own complaint, say) when it did not end with status 0. */
+static bool run_probe(const eval_sandbox *sb, const eval_filter *f, char *const *cmd, cuco_buf *out,
+	char *why, size_t size)
 {
 	char dir[] = "/tmp/cuco-sandbox-XXXXXX", log[64];
 	if (!mkdtemp(dir)) {
@@ -397,13 +406,13 @@ static bool probe(eval_sandbox *sb, char *why, size_t size)
 		return false;
 	}
 	snprintf(log, sizeof log, "%s/probe.log", dir);
-	eval_sandbox_view v = { .workdir = dir };
+	eval_sandbox_view v = { .workdir = dir, .seccomp = f != NULL };
 	char **argv = eval_sandbox_argv(sb, &v);
-	eval_limits lim = { .wall_s = PROBE_S, .grace_s = 1, .log_cap = 4096, .sandbox = argv };
+	eval_limits lim = { .wall_s = PROBE_S, .grace_s = 1, .log_cap = 4096, .sandbox = argv,
+		.filter = f, .user = &sb->user };
 	eval_stage st;
 	cuco_err err = { 0 };
-	char *const cmd[] = { "true", NULL };
-	bool ok = eval_stage_run(cmd, dir, log, &lim, NULL, NULL, NULL, &st, &err) == CUCO_OK
+	bool ok = eval_stage_run(cmd, dir, log, &lim, NULL, out ? collect : NULL, out, &st, &err) == CUCO_OK
 		&& st.exit_code == 0;
 	if (!ok) {
 		char *tail = cuco_trim(st.tail);
@@ -415,6 +424,13 @@ static bool probe(eval_sandbox *sb, char *why, size_t size)
 	unlink(log);
 	rmdir(dir);
 	return ok;
+}
+
+/* `true` in the sandbox of a CPU stage. */
+static bool probe(const eval_sandbox *sb, char *why, size_t size)
+{
+	char *const cmd[] = { "true", NULL };
+	return run_probe(sb, NULL, cmd, NULL, why, size);
 }
 
 static int resolve_mode(cuco_sandbox_mode mode, cuco_sandbox_mode *out, cuco_err *err)
@@ -440,16 +456,18 @@ int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err)
 	say_user(sb, "CUCO_STAGE_USER says so");
 	static const char fallback[] = "stages run with resource limits only";
 	if (mode == CUCO_SANDBOX_OFF) {
+		find_init(sb->init, sizeof sb->init);  /* for cuco_stage_check's probe */
 		snprintf(sb->status, sizeof sb->status, "sandbox off (sandbox = off): %s", fallback);
 		return CUCO_OK;
 	}
 	const char *name = getenv("CUCO_BWRAP");
 	name = name && *name ? name : "bwrap";
 	char why[PATH_MAX + 300], failed[160];
+	bool init = find_init(sb->init, sizeof sb->init);
 	if (!eval_which(name, sb->bwrap, sizeof sb->bwrap)) {
 		snprintf(why, sizeof why, "%.200s not found (Debian and Ubuntu: apt-get install bubblewrap)",
 			name);
-	} else if (!find_init(sb->init, sizeof sb->init)) {
+	} else if (!init) {
 		snprintf(why, sizeof why, "%s not found (it is built and installed with cuco)", sb->init);
 	} else {
 		sb->on = true;
@@ -476,4 +494,97 @@ int cuco_sandbox_check(cuco_sandbox_mode mode, bool *on, char *status, size_t si
 	*on = sb.on;
 	cuco_strlcpy(status, sb.status, size);
 	return rc;
+}
+
+/* ---- what confines a stage here (cuco doctor) ------------------------------------- */
+
+/* The value of "key value" in the probe's output, or "" (it said nothing). */
+static void said(const char *out, const char *key, char *value, size_t size)
+{
+	value[0] = '\0';
+	size_t kl = strlen(key);
+	for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, key, kl) == 0 && p[kl] == ' ') {
+			snprintf(value, size, "%.*s", (int)strcspn(p + kl + 1, "\n"), p + kl + 1);
+			return;
+		}
+}
+
+/* The doors of the filter (stage-init.c --probe names them), with those a
+ * GPU run stage keeps open. */
+static const struct { const char *door; bool gpu_open; } doors[] = {
+	{ "io_uring", false }, { "keyrings", false }, { "ptrace", false }, { "process_vm_readv", false },
+	{ "socket(AF_UNIX)", true }, { "socketpair(AF_UNIX)", true },
+};
+
+typedef void (*report_fn)(const char *what, bool ok, const char *detail, void *arg);
+
+static void report_filter(const char *out, report_fn report, void *arg)
+{
+	char refused[256] = "", allowed[256] = "", value[64];
+	for (size_t i = 0; i < sizeof doors / sizeof doors[0]; i++) {
+		said(out, doors[i].door, value, sizeof value);
+		char *list = *value && strcmp(value, "allowed") != 0 ? refused : allowed;
+		snprintf(list + strlen(list), sizeof refused - strlen(list), "%s%s", *list ? ", " : "",
+			doors[i].door);
+	}
+	char line[640];
+	if (!*allowed)
+		snprintf(line, sizeof line, "refused: %s (GPU run stages keep the Unix sockets: CUDA needs them)",
+			refused);
+	else
+		snprintf(line, sizeof line, "allowed here: %s%s%s", allowed, *refused ? "; refused: " : "", refused);
+	report("seccomp", !*allowed, line, arg);
+	said(out, "keyrings", value, sizeof value);
+	bool keys = *value && strcmp(value, "allowed") != 0;
+	report("keyrings", keys, keys ? "a session keyring of its own per stage; add_key, request_key and "
+		"keyctl refused" : "a session keyring of its own per stage, but the keyring calls are not "
+		"refused: stages of one uid share its user keyring", arg);
+}
+
+int cuco_stage_check(cuco_sandbox_mode mode, report_fn report, void *arg, cuco_err *err)
+{
+	eval_sandbox sb;
+	int rc = eval_sandbox_open(mode, &sb, err);
+	if (rc != CUCO_OK)
+		return rc;
+	eval_filter f;
+	eval_filter_build(&f, false);
+	char *const in[] = { EVAL_INIT_PATH, "--probe", NULL }, *out_of[] = { sb.init, "--probe", NULL };
+	cuco_buf out = { 0 };
+	char why[200], uid[32], ns[64], own[64] = "";
+	bool ran = eval_filter_available() && run_probe(&sb, &f, sb.on ? in : out_of, &out, why, sizeof why);
+	if (!ran)
+		snprintf(why + strlen(why), sizeof why - strlen(why), "%s", eval_filter_available() ? ""
+			: "no seccomp filter for this architecture");
+	said(out.data ? out.data : "", "uid", uid, sizeof uid);
+	said(out.data ? out.data : "", "pidns", ns, sizeof ns);
+	ssize_t n = readlink("/proc/self/ns/pid", own, sizeof own - 1);
+	own[n > 0 ? n : 0] = '\0';
+	if (!sb.on && sb.user.drop)
+		snprintf(sb.user_status + strlen(sb.user_status), sizeof sb.user_status - strlen(sb.user_status),
+			", where every folder above the run and the workloads is open to others (else root)");
+	report("stage user", ran && atoi(uid) != 0, ran ? sb.user_status : why, arg);
+	bool pidns = ran && *ns && strcmp(ns, own) != 0;
+	report("PID namespace", pidns, pidns ? "a PID namespace of its own per stage (bwrap --unshare-pid)"
+		: "none: stages share the host's (the sandbox is off)", arg);
+	if (ran)
+		report_filter(out.data, report, arg);
+	else
+		report("seccomp", false, why, arg);
+	eval_cgroups g;
+	eval_cgroups_open(&g);
+	report("leftovers", sb.on || g.on, sb.on ? "what a stage leaves running is counted in its PID "
+		"namespace (cuco-stage-init), then killed" : g.on ? "what a stage leaves running is counted "
+		"in its cgroup, then killed" : "counted in the stage's session only: a process in a session "
+		"of its own escapes the count", arg);
+	eval_cgroups_close(&g);
+	eval_cache c;
+	eval_cache_open(&c, "", 0, 0);
+	char line[200];
+	snprintf(line, sizeof line, "RUN/cache: %ld MiB a program, %ld MiB a run (the least recently used "
+		"go first), a failed candidate's program evicted", c.program_mb, c.run_mb);
+	report("build cache", true, line, arg);
+	cuco_buf_free(&out);
+	return CUCO_OK;
 }
