@@ -1,4 +1,4 @@
-/* sandbox.c — bubblewrap (bwrap) around a stage.
+/* sandbox.c — bubblewrap (bwrap) around a stage, and the user it runs as.
  *
  * Candidates are untrusted programs, and so are their build commands. In
  * the sandbox a stage sees the system read-only, its own working directory
@@ -8,16 +8,35 @@
  * candidates' folders), and the GPU devices only for GPU workloads. It
  * runs with no capabilities, even as root, so nothing can be remounted.
  *
+ * Its user. cuco often runs as root (CI, containers), and root's files
+ * (/etc/shadow, SSH host keys) would otherwise be a stage's to read and to
+ * print into excerpts that later prompts carry. So as root a stage runs as
+ * an unprivileged user ($CUCO_STAGE_USER, else nobody), joined to the GPU
+ * devices' group where only a group may open them. In the sandbox bwrap
+ * still makes the mounts as root (a workload under /root stays showable)
+ * and keeps CAP_SETUID/CAP_SETGID for one thing: cuco-stage-init (its
+ * first process, stage-init.c) becomes that user before the command
+ * starts. As a plain user, a stage is that user, in bwrap's user
+ * namespace. Without bwrap the keeper's child becomes the stage user
+ * (stage.c), where the stage user can pass every folder above the run and
+ * the workloads (eval_sandbox_reach); where it cannot, stages stay root's
+ * and the line that says who they run as says which folder.
+ *
  * The sandbox has its own PID namespace: when its first process dies, the
  * kernel kills everything in it, so a candidate cannot slip out of the
  * stage's session with setsid() and linger. --die-with-parent ties that
- * first process to the stage's keeper (stage.c).
+ * first process to the stage's keeper (stage.c). Since the namespace's end
+ * would kill what the command leaves running before anyone looked,
+ * cuco-stage-init counts it first and reports the count on a pipe of its
+ * own (EVAL_REPORT_FD): work outside the measurement, which trust.c
+ * refuses.
  *
  * A maintained tool rather than our own namespace code: bwrap is small,
  * audited, packaged by Debian and Ubuntu, and works unprivileged through
  * user namespaces. Where it is missing or cannot create namespaces (some
  * containers), auto mode runs stages with resource limits only, and says
- * so once. */
+ * so once. cuco_stage_check runs cuco-stage-init --probe as a stage, so
+ * that `cuco doctor` says what a stage here really gets. */
 #include "eval/eval_int.h"
 
 #include <dirent.h>

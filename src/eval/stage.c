@@ -14,6 +14,17 @@
  * The leader is a keeper that forks the command and waits: it kills the
  * stage when cuco dies, which cuco itself can no longer do (keep()).
  *
+ * What the command leaves running when it ends did work nobody measured:
+ * it is counted (eval_stage.leftovers, which trust.c refuses) and killed.
+ * In the sandbox its PID namespace counts it (cuco-stage-init's report,
+ * sandbox.c); without, the stage's cgroup, which holds every process
+ * whatever it did with sessions and parents (a setsid() grandchild, a
+ * clone(CLONE_PARENT) sibling), else the session.
+ *
+ * Local stages (those with a system-call filter) join a session keyring of
+ * their own: nothing the host's session keeps there reaches them. Without a
+ * sandbox, the command becomes the stage user (sandbox.c) before exec.
+ *
  * The stage's cgroup limits its processes together: a fork refused at
  * pids.max or an OOM kill ends the stage at once. RLIMIT_NPROC would be the
  * usual fork-bomb guard, but it counts all of a user's processes and root
