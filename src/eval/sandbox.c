@@ -48,6 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define PROBE_S 10.0
@@ -301,6 +303,26 @@ static int stage_user(eval_user *u, cuco_err *err)
 	return CUCO_OK;
 }
 
+/* Whether this process may become u: a root whose user namespace maps
+ * only itself (unshare -r, some rootless containers) may not. A child
+ * tries; its exit status is the errno. */
+static bool can_become(const eval_user *u, int *err)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (syscall(SYS_setgroups, (size_t)u->ngroups, u->groups) != 0
+				|| syscall(SYS_setresgid, u->gid, u->gid, u->gid) != 0
+				|| syscall(SYS_setresuid, u->uid, u->uid, u->uid) != 0)
+			_exit(errno & 0x7f);
+		_exit(0);
+	}
+	int status = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		status = 0;  /* cannot tell: the stage will say */
+	*err = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+	return *err == 0;
+}
+
 static void say_user(eval_sandbox *sb, const char *why)
 {
 	const eval_user *u = &sb->user;
@@ -312,6 +334,14 @@ static void say_user(eval_sandbox *sb, const char *why)
 			u->name, (unsigned)u->uid, sb->on ? ", in a user and a PID namespace of their own" : "");
 	else
 		snprintf(sb->user_status, sizeof sb->user_status, "stages run as root: %s", why);
+}
+
+/* Stages stay root's, for why. */
+static void stay_root(eval_sandbox *sb, const char *why)
+{
+	memset(&sb->user, 0, sizeof sb->user);
+	snprintf(sb->user.name, sizeof sb->user.name, "root");
+	say_user(sb, why);
 }
 
 /* Whether u may pass through dir (search it). */
@@ -363,9 +393,7 @@ void eval_sandbox_reach(eval_sandbox *sb, const char *const *paths, size_t n)
 		snprintf(why, sizeof why, "%s cannot enter %s (mode %04o)%s%s; with limits only, every "
 			"folder above the run and the workloads must be open to others", sb->user.name, at, mode,
 			strcmp(at, paths[i]) != 0 ? ", above " : "", strcmp(at, paths[i]) != 0 ? paths[i] : "");
-		memset(&sb->user, 0, sizeof sb->user);
-		snprintf(sb->user.name, sizeof sb->user.name, "root");
-		say_user(sb, why);
+		stay_root(sb, why);
 		return;
 	}
 }
@@ -472,7 +500,15 @@ int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err)
 		rc = stage_user(&sb->user, err);
 	if (rc != CUCO_OK)
 		return rc;
-	say_user(sb, "CUCO_STAGE_USER says so");
+	int e;
+	if (sb->user.drop && !can_become(&sb->user, &e)) {
+		char why[200];
+		snprintf(why, sizeof why, "it cannot become %s (uid %u): %s (a user namespace that maps "
+			"only root?)", sb->user.name, (unsigned)sb->user.uid, strerror(e));
+		stay_root(sb, why);
+	} else {
+		say_user(sb, "CUCO_STAGE_USER says so");
+	}
 	static const char fallback[] = "stages run with resource limits only";
 	if (mode == CUCO_SANDBOX_OFF) {
 		find_init(sb->init, sizeof sb->init);  /* for cuco_stage_check's probe */
@@ -494,7 +530,8 @@ int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err)
 			snprintf(sb->status, sizeof sb->status, "sandbox: %.300s (read-only system, private "
 				"working directory, no network for local runs, home and run directory hidden)",
 				sb->bwrap);
-			say_user(sb, "CUCO_STAGE_USER says so");
+			if (sb->user.drop || geteuid() != 0)
+				say_user(sb, "");  /* now in the sandbox's namespaces */
 			return CUCO_OK;
 		}
 		sb->on = false;

@@ -709,6 +709,27 @@ static void test_root_unreachable_fallback(void **state)
 	}
 }
 
+/* Root in a user namespace that maps only root (unshare -r, some rootless
+ * containers) cannot become the stage user: stages stay its root's, and
+ * say so, instead of every one of them failing (cuco doctor's probe is
+ * such a stage). */
+static void test_root_mapped_alone(void **state)
+{
+	(void)state;
+	char cmd[1200];
+	int status;
+	snprintf(cmd, sizeof cmd, "unshare --user --map-root-user '%s' doctor 2>&1", getenv("CUCO_BIN"));
+	char *out = capture_output(cmd, &status);
+	if (!strstr(out, "stage user")) {
+		print_message("no user namespace here (%.100s): not tested\n", out);
+		free(out);
+		return;
+	}
+	assert_has(out, "warn     stage user        stages run as root: it cannot become nobody (uid 65534)");
+	assert_has(out, "ok       seccomp           refused: io_uring");
+	free(out);
+}
+
 /* ---- work left running: counted by the stage's namespace or cgroup ---------------------- */
 
 /* A process the candidate leaves sleeping when it ends, four ways: a
@@ -1041,6 +1062,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_tracing_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_files_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_unreachable_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_mapped_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_left_running_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_per_candidate_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_per_process_without_cgroup, setup, teardown),
