@@ -248,9 +248,11 @@ typedef struct eval_sandbox_view {
 	bool seccomp;             /* bwrap loads the filter from EVAL_SECCOMP_FD */
 } eval_sandbox_view;
 
-/* Settle the mode (CUCO_SANDBOX overrides CUCO_SANDBOX_DEFAULT) and, unless
- * it is off, find bwrap and try it once. auto falls back to limits only
- * and says why in sb->status; bwrap fails instead. */
+/* Settle the mode (CUCO_SANDBOX overrides CUCO_SANDBOX_DEFAULT) and the
+ * stage user (CUCO_STAGE_USER; sb->user_status says who and why) and,
+ * unless the mode is off, find bwrap and cuco-stage-init and try them
+ * once. auto falls back to limits only and says why in sb->status; bwrap
+ * fails instead. */
 int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err);
 /* bwrap's argv up to the command, cuco-stage-init's included (it reports
  * at EVAL_REPORT_FD), NULL-terminated; free with eval_sandbox_argv_free().

@@ -608,7 +608,7 @@ int cuco_stage_check(cuco_sandbox_mode mode, report_fn report, void *arg, cuco_e
 	eval_filter_build(&f, false);
 	char *const in[] = { EVAL_INIT_PATH, "--probe", NULL }, *out_of[] = { sb.init, "--probe", NULL };
 	cuco_buf out = { 0 };
-	char why[200], uid[32], ns[64], own[64] = "";
+	char why[200] = "", uid[32], ns[64], own[64] = "";
 	bool ran = eval_filter_available() && run_probe(&sb, &f, sb.on ? in : out_of, &out, why, sizeof why);
 	if (!ran)
 		snprintf(why + strlen(why), sizeof why - strlen(why), "%s", eval_filter_available() ? ""

@@ -36,7 +36,9 @@
  *    makes socket(AF_UNIX, SOCK_STREAM) inside cuInit, and with it refused
  *    — EACCES, EPERM, ENOENT, EAFNOSUPPORT or ECONNREFUSED alike, measured
  *    on an H200 on 2026-12-01 — finds no device; NCCL hands CUDA memory
- *    handles between ranks over abstract Unix sockets. There the sandbox's
+ *    handles between ranks over abstract Unix sockets. The other rows they
+ *    take: CUDA, cuBLAS, NCCL and the one-GPU workloads ran with them on
+ *    an H200 on 2026-12-02 (bench/results/sandbox-gpu.md). There the sandbox's
  *    view is the defence: the host's /run, /var, /tmp and homes are empty
  *    tmpfs, and the abstract namespace belongs to the sandbox's own
  *    network namespace.
