@@ -1,9 +1,11 @@
 /* cmd-doctor.c — `cuco doctor [--json]`: the hardware profile and the
  * toolchain the GPU workloads need (nvcc, mpicc and mpirun, NCCL's Device
  * API headers and a library of the same release, a GPU), saying exactly
- * what is missing. Exit 3 when anything is. The
- * sandbox is checked too, but only warned about: without it stages still
- * run, with resource limits only. So is the runner (the config file's
+ * what is missing. Exit 3 when anything is. The sandbox is checked too,
+ * and what confines a stage (its user, its PID namespace, the system-call
+ * filter, the keyrings, how leftovers are counted, the build cache), but
+ * only warned about: without them stages still run, with resource limits
+ * only. So is the runner (the config file's
  * [runner], or --runner): that its launcher answers (srun --version,
  * sinfo, mpirun, ssh) and its slots resolve. Last, which of the workloads
  * found can run here: their family's tools present, one GPU per rank
@@ -19,7 +21,7 @@
 #include "cmd/cmd.h"
 #include "eval/eval.h"
 
-enum { MAX_CHECKS = 16 };
+enum { MAX_CHECKS = 32 };
 
 typedef struct check {
 	const char *what;
@@ -198,6 +200,21 @@ static void runner_line(const char *what, bool ok, const char *detail, void *arg
 	add(arg, what, ok, "%s", detail);
 }
 
+static void stage_line(const char *what, bool ok, const char *detail, void *arg)
+{
+	add(arg, what, ok, "%s", detail)->optional = !ok;
+}
+
+/* What confines a stage here, one line each, measured by a stage that
+ * looks (cuco_stage_check); warnings, like the sandbox's. */
+static void check_stages(report *r)
+{
+	cuco_err err = { 0 };
+	cuco_sandbox_mode mode = CUCO_SANDBOX_DEFAULT;
+	if (cmd_sandbox_mode(&mode, &err) == CUCO_OK)
+		cuco_stage_check(mode, stage_line, r, &err);
+}
+
 /* Where stages would run, and whether they can. The local runner's
  * mpirun is the toolchain's line already. */
 static void check_runner(report *r, const cmd_runner_flags *flags)
@@ -323,6 +340,7 @@ static int doctor_exec(int argc, char **argv)
 	report r = { 0 };
 	check_toolchain(&r, &hw);
 	check_sandbox(&r);
+	check_stages(&r);
 	check_runner(&r, &flags);
 	check_limits(&r);
 	size_t len = 0;

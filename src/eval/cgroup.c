@@ -26,8 +26,9 @@
  * and all it starts are in it from the first instruction. The monitor reads
  * the group's events (a fork refused at pids.max, an OOM kill) and ends
  * the stage at once; killing reads cgroup.procs, so a process in a session
- * of its own is killed too. A group of a dead cuco is removed by the next
- * one that starts. */
+ * of its own is killed too, and without the sandbox cgroup.procs is what
+ * counts the processes a stage left running (stage.c). A group of a dead
+ * cuco is removed by the next one that starts. */
 #include "eval/eval_int.h"
 
 #include <dirent.h>

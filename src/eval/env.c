@@ -84,6 +84,15 @@ bool eval_env_allowed(const char *name, bool ssh_agent)
  * failed on the GPU machines we measured (shared/GPU-MACHINE.md). */
 static const char forced_nvls[] = "NCCL_NVLS_ENABLE=0";
 
+/* Set for a stage whose filter denies process_vm_readv (seccomp.c): Open
+ * MPI's shared-memory transport would copy large messages with it (CMA),
+ * fail ("Read -1, expected N, errno = 1"), and fall back only after the
+ * error. Copying through the shared memory itself needs no such call:
+ * 4.x's vader BTL and 5.x's sm BTL (its smsc framework) are told so. */
+static const char *const filtered_env[] = {
+	"OMPI_MCA_btl_vader_single_copy_mechanism=none", "OMPI_MCA_smsc=^cma", NULL,
+};
+
 /* Whether entry NAME=... names one of extra's variables. */
 static bool replaced(const char *name, size_t len, const char *const *extra)
 {
@@ -93,14 +102,14 @@ static bool replaced(const char *name, size_t len, const char *const *extra)
 	return false;
 }
 
-char **eval_stage_env(const char *tmpdir, bool ssh_agent, const char *const *extra)
+char **eval_stage_env(const char *tmpdir, bool ssh_agent, bool filtered, const char *const *extra)
 {
 	size_t n = 0, nextra = 0;
 	while (environ[n])
 		n++;
 	while (extra && extra[nextra])
 		nextra++;
-	char **env = cuco_xcalloc(n + nextra + 3, sizeof *env);
+	char **env = cuco_xcalloc(n + nextra + 3 + sizeof filtered_env / sizeof filtered_env[0], sizeof *env);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		char name[256];
@@ -109,13 +118,16 @@ char **eval_stage_env(const char *tmpdir, bool ssh_agent, const char *const *ext
 			continue;
 		memcpy(name, environ[i], len);
 		name[len] = '\0';
-		if (eval_env_allowed(name, ssh_agent) && !replaced(name, len, extra))
+		if (eval_env_allowed(name, ssh_agent) && !replaced(name, len, extra)
+				&& !(filtered && replaced(name, len, filtered_env)))
 			env[k++] = cuco_xstrdup(environ[i]);
 	}
 	/* cuco's own entries (the harness's ticket) pass whatever their names. */
 	for (size_t i = 0; i < nextra; i++)
 		env[k++] = cuco_xstrdup(extra[i]);
 	env[k++] = cuco_xstrdup(forced_nvls);
+	for (size_t i = 0; filtered && filtered_env[i]; i++)
+		env[k++] = cuco_xstrdup(filtered_env[i]);
 	if (tmpdir && *tmpdir) {
 		cuco_buf b = { 0 };
 		cuco_buf_printf(&b, "TMPDIR=%s", tmpdir);

@@ -344,6 +344,12 @@ bool cuco_sandbox_mode_parse(const char *text, cuco_sandbox_mode *out);
  * run in it, status says so in one line (and why not). An error only when
  * the mode is bwrap and bwrap cannot run, or $CUCO_SANDBOX is not a mode. */
 int cuco_sandbox_check(cuco_sandbox_mode mode, bool *on, char *status, size_t size, cuco_err *err);
+/* What confines a stage here, measured by a stage that looks (`cuco
+ * doctor`): the user it runs as, its PID namespace, the system-call filter,
+ * the keyrings, how what it leaves running is counted, the build cache's
+ * bounds. Calls report() once per line; errors as cuco_sandbox_check. */
+int cuco_stage_check(cuco_sandbox_mode mode,
+	void (*report)(const char *what, bool ok, const char *detail, void *arg), void *arg, cuco_err *err);
 
 /* A slot of a run as the evaluator holds it. A run or benchmark stage
  * holds its slot alone (busy); an environment failure there (a host that
@@ -389,6 +395,8 @@ typedef struct cuco_eval_config {
 	void *slot_changed_arg;
 	long disk_limit_mb;        /* in the sandbox, each folder a stage writes is a tmpfs of
 	                              this size; 0 = 1024 */
+	long cache_program_mb;     /* RUN/cache: a built program's size at most; 0 = 256 */
+	long cache_run_mb;         /* RUN/cache: all of them together; 0 = 4096 */
 } cuco_eval_config;
 
 typedef struct cuco_evaluator cuco_evaluator;
@@ -398,6 +406,9 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 void cuco_evaluator_free(cuco_evaluator *ev);
 /* The evaluator's cuco_limits_check. */
 bool cuco_evaluator_limits(const cuco_evaluator *ev, char *status, size_t size);
+/* Which user the evaluator's stages run as, in one line; true when it is
+ * not root although cuco is (docs/architecture.md, the sandbox). */
+bool cuco_evaluator_stage_user(const cuco_evaluator *ev, char *status, size_t size);
 /* Ask evaluations in flight to stop (their stages are killed); used on
  * shutdown. Safe from any thread. */
 void cuco_evaluator_cancel(cuco_evaluator *ev);

@@ -67,16 +67,19 @@ void eval_shell_quote(cuco_buf *out, const char *word);
 
 /* ---- seccomp.c: the stages' system-call filter -------------------------------- */
 
-/* A classic BPF program for seccomp: socket(AF_UNIX, …) refused (EACCES);
- * x32 and 32-bit socketcall() refused. Empty where the architecture is not
- * known. GPU run stages get none (seccomp.c says why). */
+/* A classic BPF program for seccomp: io_uring, the keyring calls, ptrace,
+ * process_vm_readv/writev, pidfd_getfd and process_madvise refused, Unix
+ * sockets (socket and socketpair) too unless allowed; x32 and 32-bit
+ * socketcall() refused. Empty where the architecture is not known.
+ * seccomp.c says which stage gets which and why. */
 typedef struct eval_filter {
-	struct sock_filter prog[40];
+	struct sock_filter prog[80];
 	unsigned short len;
 } eval_filter;
 
 bool eval_filter_available(void);
-void eval_filter_build(eval_filter *f);
+/* unix_sockets: let Unix sockets through (GPU run stages: CUDA needs one). */
+void eval_filter_build(eval_filter *f, bool unix_sockets);
 /* In a child after fork(): no_new_privs, then the filter. -1 on failure. */
 int eval_filter_install(const eval_filter *f);
 
@@ -151,6 +154,7 @@ typedef struct eval_limits {
 	eval_cgroup_limits group;   /* its limits, for all its processes together */
 	const char *tmpdir;   /* the stage's $TMPDIR, or NULL */
 	bool ssh_agent;       /* pass SSH_AUTH_SOCK (the ssh and hostfile runners' launchers) */
+	const struct eval_user *user;  /* without a sandbox: the user the command becomes; NULL: cuco's */
 	/* Told once the stage is started, with its group (empty when there is
 	 * none): the referee's cue. NULL: nobody listens. */
 	void (*on_start)(const struct eval_cgroup *cg, void *arg);
@@ -162,7 +166,7 @@ typedef void (*eval_line_fn)(const char *line, size_t len, void *arg);
 
 typedef struct eval_stage {
 	int exit_code;        /* -1 when killed by a signal */
-	int leftovers;        /* processes of the session alive when the leader ended */
+	int leftovers;        /* processes of the stage alive when its command ended */
 	int signal;           /* the signal that ended the leader, 0 if none */
 	bool timed_out;
 	bool too_many_procs;
@@ -192,9 +196,11 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 bool eval_env_allowed(const char *name, bool ssh_agent);
 bool eval_env_secret(const char *name);
 /* The allowed part of cuco's environment, then extra's NAME=value entries
- * (replacing the same names; NULL: none), TMPDIR (when given) and
- * NCCL_NVLS_ENABLE=0; malloc'd, for eval_stage_env_free. */
-char **eval_stage_env(const char *tmpdir, bool ssh_agent, const char *const *extra);
+ * (replacing the same names; NULL: none), TMPDIR (when given),
+ * NCCL_NVLS_ENABLE=0 and, for a stage under the system-call filter
+ * (filtered), Open MPI told to copy without process_vm_readv; malloc'd,
+ * for eval_stage_env_free. */
+char **eval_stage_env(const char *tmpdir, bool ssh_agent, bool filtered, const char *const *extra);
 void eval_stage_env_free(char **env);
 /* Live (non-zombie) processes in a session; for tests and the monitor. */
 int eval_session_count(pid_t session);
@@ -209,10 +215,25 @@ bool eval_common_dir(char out[PATH_MAX]);
 
 /* ---- sandbox.c: bubblewrap around a stage ----------------------------------- */
 
+/* The user local stages run as: cuco's own, or for cuco run as root an
+ * unprivileged one ($CUCO_STAGE_USER, else nobody), so that root's files
+ * (/etc/shadow, SSH host keys) stay out of reach. */
+typedef struct eval_user {
+	bool drop;                /* stages become uid/gid: cuco is root */
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[8];          /* the GPU devices' groups, where only a group may open them */
+	int ngroups;
+	char name[64];
+} eval_user;
+
 typedef struct eval_sandbox {
 	bool on;                  /* stages run inside bwrap */
 	char bwrap[1024];
+	char init[PATH_MAX];      /* cuco-stage-init, each sandboxed stage's first process */
+	eval_user user;
 	char status[640];         /* one line for the user: what runs how, and why */
+	char user_status[400];    /* one line: which user stages run as, and why */
 } eval_sandbox;
 
 /* One folder over the system: shown read-only, hidden (an empty read-only
@@ -226,6 +247,8 @@ typedef struct eval_sandbox_layer {
 
 #define EVAL_DISK_MB 1024L    /* each writable folder's tmpfs, by default */
 #define EVAL_SECCOMP_FD 4     /* where a stage's child finds the filter for bwrap */
+#define EVAL_REPORT_FD 5      /* where cuco-stage-init writes what the stage left running */
+#define EVAL_INIT_PATH "/run/cuco-stage-init"  /* cuco-stage-init inside the sandbox */
 
 /* What a stage may see besides the read-only system (sandbox.c). */
 typedef struct eval_sandbox_view {
@@ -242,14 +265,50 @@ typedef struct eval_sandbox_view {
 	bool seccomp;             /* bwrap loads the filter from EVAL_SECCOMP_FD */
 } eval_sandbox_view;
 
-/* Settle the mode (CUCO_SANDBOX overrides CUCO_SANDBOX_DEFAULT) and, unless
- * it is off, find bwrap and try it once. auto falls back to limits only
- * and says why in sb->status; bwrap fails instead. */
+/* Settle the mode (CUCO_SANDBOX overrides CUCO_SANDBOX_DEFAULT) and the
+ * stage user (CUCO_STAGE_USER; sb->user_status says who and why) and,
+ * unless the mode is off, find bwrap and cuco-stage-init and try them
+ * once. auto falls back to limits only and says why in sb->status; bwrap
+ * fails instead. */
 int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err);
-/* bwrap's argv up to the command, NULL-terminated; free with
- * eval_sandbox_argv_free(). NULL when sb is off. */
+/* bwrap's argv up to the command, cuco-stage-init's included (it reports
+ * at EVAL_REPORT_FD), NULL-terminated; free with eval_sandbox_argv_free().
+ * NULL when sb is off. */
 char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v);
 void eval_sandbox_argv_free(char **argv);
+/* Without bwrap the stage user must reach, through every folder above
+ * them, the folders stages read (the run, the workloads, the headers):
+ * where one of the n paths (NULL or "" skipped) is out of its reach,
+ * stages stay cuco's own and sb->user_status says why. */
+void eval_sandbox_reach(eval_sandbox *sb, const char *const *paths, size_t n);
+/* A file or folder the stage writes on the host (the build's output, its
+ * $TMPDIR), given to the stage user; nothing when stages stay cuco's. */
+int eval_sandbox_give(const eval_sandbox *sb, const char *path, cuco_err *err);
+/* The stage's working folder, cuco's, which the stage user must enter
+ * (without bwrap; in it the folder is a tmpfs): search, not list nor write. */
+int eval_sandbox_enter(const eval_sandbox *sb, const char *dir, cuco_err *err);
+
+/* ---- cache.c: RUN/cache, built programs, bounded ------------------------------ */
+
+typedef struct eval_cache {
+	char root[PATH_MAX];
+	long program_mb;          /* a program's size at most */
+	long run_mb;              /* all programs together, beyond which the least recently used go */
+} eval_cache;
+
+/* The bounds: 0 takes the default (256 MiB a program, 4096 MiB a run). */
+void eval_cache_open(eval_cache *c, const char *root, long program_mb, long run_mb);
+/* The program at path, held for an evaluation (a shared lock: never
+ * evicted meanwhile) and marked used; its fd, or -1 when it is not there
+ * (then it is built). */
+int eval_cache_hold(const char *path);
+/* A fresh build (built) into the cache as path, cuco's, held (*fd), and the
+ * cache trimmed to its size per run. A program above the size per program
+ * is not taken: why says so (*fd -1) and the build has failed. */
+int eval_cache_add(const eval_cache *c, const char *built, const char *path, int *fd, char *why,
+	size_t size, cuco_err *err);
+/* Done with a held program; evicted when its candidate failed. */
+void eval_cache_release(const char *path, int fd, bool failed);
 
 /* ---- elf.c: what a built program links ----------------------------------------- */
 

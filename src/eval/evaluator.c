@@ -59,6 +59,7 @@ struct cuco_evaluator {
 	char launcher_missing[160];  /* why the runner cannot start anything */
 	char gpu_missing[160];
 	char work_root[PATH_MAX], cache_root[PATH_MAX];
+	eval_cache cache;            /* RUN/cache's bounds (cache.c) */
 	int work_lock;               /* flock on work_root, or -1 when not alone */
 	char tmp_base[PATH_MAX];     /* $TMPDIR, else /tmp */
 	char tmp_prefix[64];         /* "cuco-tmp-<run id>-": this run's private $TMPDIRs */
@@ -70,7 +71,8 @@ struct cuco_evaluator {
 	char *baseline;              /* the workload's own baseline: not scanned (trust.c) */
 	size_t baseline_len;
 	eval_elf interposer_elf;
-	eval_filter filter;          /* no Unix sockets: compiles, CPU runs */
+	eval_filter filter;          /* compiles, CPU runs (seccomp.c) */
+	eval_filter gpu_filter;      /* GPU runs: the same, Unix sockets allowed */
 	long disk_mb;                /* each writable tmpfs of a sandboxed stage */
 	eval_cgroups cgroups;        /* a group per stage, where the machine allows */
 	/* A run and its benchmark hold one slot alone (slots.c). When the CPU
@@ -136,13 +138,13 @@ static void workload_shelf(const cuco_workload *wl, char *out, size_t size)
 }
 
 /* The stage's system-call filter: none for a remote runner's launcher (ssh
- * and srun reach their agents through Unix sockets), nor for a GPU
- * workload's ranks (CUDA's driver makes a Unix socket in cuInit: seccomp.c). */
+ * and srun reach their agents through Unix sockets); a GPU workload's ranks
+ * keep Unix sockets (CUDA's driver makes one in cuInit: seccomp.c). */
 static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
 {
 	if (run && ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
 		return NULL;
-	return run && ev->wl.family != CUCO_FAMILY_CPU_MPI ? NULL : &ev->filter;
+	return run && ev->wl.family != CUCO_FAMILY_CPU_MPI ? &ev->gpu_filter : &ev->filter;
 }
 
 /* bwrap's words for a stage working in workdir; NULL when stages run with
@@ -392,10 +394,12 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	}
 	name_tmp(ev);
 	sweep_leftovers(ev);
+	eval_cache_open(&ev->cache, ev->cache_root, cfg->cache_program_mb, cfg->cache_run_mb);
 	ev->disk_mb = cfg->disk_limit_mb > 0 ? cfg->disk_limit_mb : EVAL_DISK_MB;
 	eval_cgroups_open(&ev->cgroups);
 	cuco_log(CUCO_LOG_INFO, "limits: %s", ev->cgroups.status);
-	eval_filter_build(&ev->filter);
+	eval_filter_build(&ev->filter, false);
+	eval_filter_build(&ev->gpu_filter, true);
 	const char *ext = strrchr(*wl->seed_file ? wl->seed_file : wl->baseline_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
 	eval_compiler_of(wl, ev->compiler, sizeof ev->compiler);
@@ -422,8 +426,15 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	place_work(ev);
 	ev->jobs_free = cfg->jobs > 0 ? cfg->jobs : (int)(ncpu > 0 ? ncpu : 1);
-	probe_compiler(ev);
 	eval_common_dir(ev->common_dir);
+	char shelf[PATH_MAX];
+	workload_shelf(&ev->wl, shelf, sizeof shelf);
+	const char *reach[] = { cfg->run_dir, shelf, ev->common_dir, ev->tmp_base,
+		getenv("CUCO_CUDA_HOME"), getenv("CUCO_NCCL_HOME") };
+	eval_sandbox_reach(&ev->sandbox, reach, sizeof reach / sizeof reach[0]);
+	ev->limits.user = &ev->sandbox.user;
+	cuco_log(CUCO_LOG_INFO, "stages: %s", ev->sandbox.user_status);
+	probe_compiler(ev);
 	find_launcher(ev);
 	check_gpu(ev);
 	char path[sizeof wl->dir + sizeof wl->baseline_file + 2];
@@ -459,6 +470,12 @@ bool cuco_evaluator_limits(const cuco_evaluator *ev, char *status, size_t size)
 {
 	cuco_strlcpy(status, ev->cgroups.status, size);
 	return ev->cgroups.on;
+}
+
+bool cuco_evaluator_stage_user(const cuco_evaluator *ev, char *status, size_t size)
+{
+	cuco_strlcpy(status, ev->sandbox.user_status, size);
+	return ev->sandbox.user.drop;
 }
 
 void cuco_evaluator_cancel(cuco_evaluator *ev)
@@ -514,6 +531,7 @@ typedef struct job {
 	char workdir[PATH_MAX];
 	char tmpdir[PATH_MAX];   /* $TMPDIR of its local stages, or "" */
 	char binary[PATH_MAX];
+	int binary_fd;           /* held in the cache while the evaluation uses it, or -1 */
 	eval_trust trust;        /* what the candidate claims (trust.c) */
 	bool preload;            /* the interposer fits the built program */
 	bool mpi;                /* runs under mpirun: several ranks, or one that links MPI */
@@ -664,7 +682,7 @@ static int make_tmpdir(job *j, cuco_err *err)
 		return CUCO_OK;
 	int n = snprintf(j->tmpdir, sizeof j->tmpdir, "%s/%sXXXXXX", ev->tmp_base, ev->tmp_prefix);
 	if (n < (int)sizeof j->tmpdir && mkdtemp(j->tmpdir))
-		return CUCO_OK;
+		return eval_sandbox_give(&ev->sandbox, j->tmpdir, err);
 	int e = n < (int)sizeof j->tmpdir ? errno : ENAMETOOLONG;
 	j->tmpdir[0] = '\0';
 	return cuco_errf(err, CUCO_EENV, "%s: cannot create a temporary folder: %s", ev->tmp_base, strerror(e));
@@ -695,14 +713,14 @@ static const char *out_of_room(const job *j, const char *tail)
 	return full && strstr(tail, strerror(ENOSPC)) ? strerror(ENOSPC) : NULL;
 }
 
-/* An empty file at path for the sandbox to show a build: one that made
- * nothing leaves it so. */
-static int placeholder_file(const char *path, cuco_err *err)
+/* An empty file at path for the sandbox to show a build, the stage
+ * user's to write: one that made nothing leaves it so. */
+static int placeholder_file(const cuco_evaluator *ev, const char *path, cuco_err *err)
 {
 	int rc = cuco_write_file(path, "", 0, err);
 	if (rc == CUCO_OK && chmod(path, 0755) != 0)
 		rc = cuco_errf(err, CUCO_EENV, "%s: %s", path, strerror(errno));
-	return rc;
+	return rc == CUCO_OK ? eval_sandbox_give(&ev->sandbox, path, err) : rc;
 }
 
 /* One build step of the job (stage "compile" or "link"): tmpl expanded
@@ -715,7 +733,7 @@ static int build_step(job *j, const char *tmpl, const eval_vars *v, const stage_
 	snprintf(out, sizeof out, "%s/%s", j->workdir, f->out);
 	snprintf(log, sizeof log, "%s/%s.log", j->workdir, f->in && strcmp(f->in, ev->src_name) != 0
 		? "link" : "compile");
-	int rc = placeholder_file(out, err);
+	int rc = placeholder_file(ev, out, err);
 	if (rc != CUCO_OK)
 		return rc;
 	eval_argv cmd = { 0 };
@@ -863,7 +881,7 @@ static int trusted_build(cuco_evaluator *ev, const char *tmpl, const char *sourc
 	lim.sandbox = stage_sandbox(ev, dir, NULL, false, &f);
 	lim.filter = stage_filter(ev, false);
 	eval_stage st;
-	if ((rc = placeholder_file(out, err)) == CUCO_OK)
+	if ((rc = placeholder_file(ev, out, err)) == CUCO_OK)
 		rc = eval_stage_run(cmd.v, dir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	eval_argv_free(&cmd);
@@ -982,9 +1000,15 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 		j->res->ok = true;
 	if (!j->res->ok)
 		return CUCO_OK;
+	/* Into the cache, held; a program past its size is a failed build. */
+	char why[200];
 	snprintf(output, sizeof output, "%s/prog", j->workdir);
-	if (rename(output, j->binary) != 0)
-		return cuco_errf(err, CUCO_EENV, "%s: %s", j->binary, strerror(errno));
+	if ((rc = eval_cache_add(&ev->cache, output, j->binary, &j->binary_fd, why, sizeof why, err)) != CUCO_OK)
+		return rc;
+	if (*why) {
+		j->res->ok = false;
+		fail(j->res, "compile", CUCO_FAIL_COMPILE_ERROR, NULL, "compile: %s", why);
+	}
 	return CUCO_OK;
 }
 
@@ -1069,6 +1093,8 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	lim.wall_s = local_limit(ev, limit_s);
 	if (kind != CUCO_RUNNER_LOCAL)
 		lim.grace_s = REMOTE_GRACE_S;
+	if (kind != CUCO_RUNNER_LOCAL)
+		lim.user = NULL;  /* its launcher needs cuco's user's keys */
 	if (refereed) {
 		lim.on_start = eval_referee_started;
 		lim.on_start_arg = &ref;
@@ -1177,8 +1203,13 @@ static int benchmark(job *j, cuco_err *err)
 	if (rc != CUCO_OK || !ok)
 		return rc;
 	take_outcome(j->res, &o);
+	/* The stage clock holds a harness in the candidate's process to the
+	 * stages' own walls; a referee's clock needs no such check, and a
+	 * remote stage's wall holds its launcher's queue and connection,
+	 * which vary by seconds (a Slurm step on a loaded machine: 3 s). */
 	char why[320];
-	if (eval_trust_clock(j->res->run_s, st.wall_s, ev->wl.warmup, ev->wl.reps, o.median_us,
+	bool clocked = ev->wl.protocol == CUCO_PROTO_NATIVE && ev->cfg.runner.kind == CUCO_RUNNER_LOCAL;
+	if (clocked && eval_trust_clock(j->res->run_s, st.wall_s, ev->wl.warmup, ev->wl.reps, o.median_us,
 			why, sizeof why))
 		fail(j->res, "bench", CUCO_FAIL_SUSPECT, NULL, "bench: %s", why);
 	return CUCO_OK;
@@ -1345,12 +1376,15 @@ static int cascade(job *j, const char *source, size_t len, stop_at stop, bool ag
 		cuco_buf_free(&src);
 		return cuco_errf(err, CUCO_EENV, "%s/work: %s", ev->cfg.run_dir, strerror(errno ? errno : ENAMETOOLONG));
 	}
-	int rc = make_tmpdir(j, err);
+	int rc = eval_sandbox_enter(&ev->sandbox, j->workdir, err);
+	if (rc == CUCO_OK)
+		rc = make_tmpdir(j, err);
 	if (rc != CUCO_OK) {
 		cuco_buf_free(&src);
 		return rc;
 	}
-	j->res->cached_build = access(j->binary, X_OK) == 0;
+	j->binary_fd = eval_cache_hold(j->binary);
+	j->res->cached_build = j->binary_fd >= 0;
 	if (j->res->cached_build)
 		j->res->ok = true;
 	else
@@ -1390,8 +1424,11 @@ static int evaluate(cuco_evaluator *ev, int slot, const char *source, size_t len
 		res->overhead_s = cuco_mono() - start;
 		return CUCO_OK;
 	}
-	job j = { .ev = ev, .dir = dir, .res = res, .slot = -1 };
+	job j = { .ev = ev, .dir = dir, .res = res, .slot = -1, .binary_fd = -1 };
 	int rc = cascade(&j, source, len, stop, again, slot, err);
+	/* A candidate judged (not the environment's failure): its program
+	 * will not run again. */
+	eval_cache_release(j.binary, j.binary_fd, rc == CUCO_OK && !res->ok && !res->environment);
 	if (*j.workdir && !ev->cfg.keep_workdirs)
 		cuco_remove_tree(j.workdir);
 	if (*j.tmpdir)

@@ -1,4 +1,4 @@
-/* sandbox.c — bubblewrap (bwrap) around a stage.
+/* sandbox.c — bubblewrap (bwrap) around a stage, and the user it runs as.
  *
  * Candidates are untrusted programs, and so are their build commands. In
  * the sandbox a stage sees the system read-only, its own working directory
@@ -8,26 +8,48 @@
  * candidates' folders), and the GPU devices only for GPU workloads. It
  * runs with no capabilities, even as root, so nothing can be remounted.
  *
+ * Its user. cuco often runs as root (CI, containers), and root's files
+ * (/etc/shadow, SSH host keys) would otherwise be a stage's to read and to
+ * print into excerpts that later prompts carry. So as root a stage runs as
+ * an unprivileged user ($CUCO_STAGE_USER, else nobody), joined to the GPU
+ * devices' group where only a group may open them. In the sandbox bwrap
+ * still makes the mounts as root (a workload under /root stays showable)
+ * and keeps CAP_SETUID/CAP_SETGID for one thing: cuco-stage-init (its
+ * first process, stage-init.c) becomes that user before the command
+ * starts. As a plain user, a stage is that user, in bwrap's user
+ * namespace. Without bwrap the keeper's child becomes the stage user
+ * (stage.c), where the stage user can pass every folder above the run and
+ * the workloads (eval_sandbox_reach); where it cannot, stages stay root's
+ * and the line that says who they run as says which folder.
+ *
  * The sandbox has its own PID namespace: when its first process dies, the
  * kernel kills everything in it, so a candidate cannot slip out of the
  * stage's session with setsid() and linger. --die-with-parent ties that
- * first process to the stage's keeper (stage.c).
+ * first process to the stage's keeper (stage.c). Since the namespace's end
+ * would kill what the command leaves running before anyone looked,
+ * cuco-stage-init counts it first and reports the count on a pipe of its
+ * own (EVAL_REPORT_FD): work outside the measurement, which trust.c
+ * refuses.
  *
  * A maintained tool rather than our own namespace code: bwrap is small,
  * audited, packaged by Debian and Ubuntu, and works unprivileged through
  * user namespaces. Where it is missing or cannot create namespaces (some
  * containers), auto mode runs stages with resource limits only, and says
- * so once. */
+ * so once. cuco_stage_check runs cuco-stage-init --probe as a stage, so
+ * that `cuco doctor` says what a stage here really gets. */
 #include "eval/eval_int.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define PROBE_S 10.0
@@ -70,9 +92,9 @@ static bool real_dir(const char *path, char real[PATH_MAX])
 		&& S_ISDIR(sb.st_mode);
 }
 
-/* /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-caps/, and
- * WSL's /dev/dxg: whatever of them this machine has. */
-static void push_gpu_devices(eval_argv *a)
+/* Each of /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-caps/,
+ * and WSL's /dev/dxg that this machine has, to fn. */
+static void each_gpu_device(void (*fn)(const char *path, void *arg), void *arg)
 {
 	DIR *d = opendir("/dev");
 	struct dirent *e;
@@ -81,10 +103,31 @@ static void push_gpu_devices(eval_argv *a)
 			continue;
 		char path[300];
 		snprintf(path, sizeof path, "/dev/%s", e->d_name);
-		words(a, "--dev-bind", path, path, NULL);
+		fn(path, arg);
 	}
 	if (d)
 		closedir(d);
+}
+
+static void push_gpu_device(const char *path, void *arg)
+{
+	words(arg, "--dev-bind", path, path, NULL);
+}
+
+/* A device only its group may open (mode 0660, group video): the stage
+ * user joins that group, as a user at the machine would have. */
+static void add_device_group(const char *path, void *arg)
+{
+	eval_user *u = arg;
+	struct stat sb;
+	if (stat(path, &sb) != 0 || (sb.st_mode & S_IROTH && sb.st_mode & S_IWOTH)
+			|| !(sb.st_mode & S_IRGRP && sb.st_mode & S_IWGRP) || sb.st_gid == u->gid)
+		return;
+	for (int i = 0; i < u->ngroups; i++)
+		if (u->groups[i] == sb.st_gid)
+			return;
+	if (u->ngroups < (int)(sizeof u->groups / sizeof u->groups[0]))
+		u->groups[u->ngroups++] = sb.st_gid;
 }
 
 /* The system, read-only: where programs, libraries and their settings
@@ -110,6 +153,20 @@ static void push_system(eval_argv *a)
 	}
 }
 
+/* The folders above path, as bwrap would make them for a mount there but
+ * open to others (bwrap's own are 0700, closed to a stage user not root):
+ * those already there (the system's, a tmpfs) stay as they are. */
+static void push_parents(eval_argv *a, const char *path)
+{
+	char parent[PATH_MAX];
+	cuco_strlcpy(parent, path, sizeof parent);
+	for (char *p = strchr(parent + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		words(a, "--perms", "0755", "--dir", parent, NULL);
+		*p = '/';
+	}
+}
+
 /* A writable tmpfs of at most mb MiB at path. */
 static void push_tmpfs(eval_argv *a, const char *path, long mb, const char *perms)
 {
@@ -129,6 +186,8 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	words(&a, sb->bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
 		"--unshare-cgroup-try", "--unshare-net", NULL);
 	words(&a, "--cap-drop", "ALL", NULL);
+	if (sb->user.drop)  /* for cuco-stage-init to become the stage user, and no more */
+		words(&a, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", NULL);
 	push_system(&a);
 	words(&a, "--dev", "/dev", NULL);
 	words(&a, "--proc", "/proc", NULL);
@@ -140,18 +199,20 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	push_tmpfs(&a, "/var", SMALL_TMPFS_MB, NULL);
 	words(&a, "--perms", "1777", "--dir", "/var/tmp", NULL);
 	words(&a, "--tmpfs", "/run", NULL);
+	words(&a, "--ro-bind", sb->init, EVAL_INIT_PATH, NULL);
 	eval_argv_push(&readonly, "/run");
 	if (v->gpu)
-		push_gpu_devices(&a);
+		each_gpu_device(push_gpu_device, &a);
 	char real[PATH_MAX];
 	for (size_t i = 0; i < sizeof v->layers / sizeof v->layers[0]; i++) {
 		const eval_sandbox_layer *l = &v->layers[i];
 		if (!real_dir(l->path, real) || strcmp(real, "/") == 0)
 			continue;
+		push_parents(&a, real);
 		if (l->hide == EVAL_SHOW) {
 			words(&a, "--ro-bind", real, real, NULL);
 		} else if (l->hide == EVAL_SCRATCH) {
-			push_tmpfs(&a, real, SMALL_TMPFS_MB, NULL);
+			push_tmpfs(&a, real, SMALL_TMPFS_MB, "1777");
 		} else {
 			words(&a, "--tmpfs", real, NULL);
 			eval_argv_push(&readonly, real);
@@ -161,15 +222,18 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	 * stage needs shown in it (the source read-only, the output to write). */
 	if (!real_dir(v->workdir, real))
 		cuco_strlcpy(real, v->workdir, sizeof real);  /* bwrap will say what is wrong */
-	push_tmpfs(&a, real, disk, NULL);
+	push_parents(&a, real);
+	push_tmpfs(&a, real, disk, "1777");
 	for (size_t i = 0; i < sizeof v->files / sizeof v->files[0] && v->files[i].name; i++) {
 		char path[PATH_MAX + 64];
 		snprintf(path, sizeof path, "%s/%s", real, v->files[i].name);
 		words(&a, v->files[i].writable ? "--bind" : "--ro-bind", path, path, NULL);
 	}
 	words(&a, "--chdir", real, NULL);
-	if (v->tmpdir && *v->tmpdir && real_dir(v->tmpdir, real))
-		push_tmpfs(&a, real, disk, "0700");
+	if (v->tmpdir && *v->tmpdir && real_dir(v->tmpdir, real)) {
+		push_parents(&a, real);
+		push_tmpfs(&a, real, disk, "1777");
+	}
 	/* The referee's channel: the one host folder a run stage writes. */
 	if (v->channel && *v->channel && real_dir(v->channel, real))
 		words(&a, "--bind", real, real, NULL);
@@ -184,6 +248,18 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 		words(&a, "--seccomp", fd, NULL);
 	}
 	eval_argv_push(&a, "--");
+	char report[16];
+	snprintf(report, sizeof report, "%d", EVAL_REPORT_FD);
+	words(&a, EVAL_INIT_PATH, "--report", report, NULL);
+	if (sb->user.drop) {
+		char spec[256];
+		int n = snprintf(spec, sizeof spec, "%u:%u", (unsigned)sb->user.uid, (unsigned)sb->user.gid);
+		for (int i = 0; i < sb->user.ngroups && n < (int)sizeof spec; i++)
+			n += snprintf(spec + n, sizeof spec - (size_t)n, "%c%u", i ? ',' : ':',
+				(unsigned)sb->user.groups[i]);
+		words(&a, "--user", spec, NULL);
+	}
+	eval_argv_push(&a, "--");
 	return a.v;
 }
 
@@ -194,11 +270,185 @@ void eval_sandbox_argv_free(char **argv)
 	free(argv);
 }
 
+/* ---- the stage user ---------------------------------------------------------- */
+
+/* Who stages run as. Not root: as cuco's own user, in bwrap's user
+ * namespace where bwrap works. Root: as $CUCO_STAGE_USER (a name or a
+ * uid), else nobody, else uid and gid 65534; CUCO_STAGE_USER=root keeps
+ * root, on purpose. */
+static int stage_user(eval_user *u, cuco_err *err)
+{
+	memset(u, 0, sizeof *u);
+	u->uid = geteuid();
+	u->gid = getegid();
+	const struct passwd *pw = getpwuid(u->uid);
+	snprintf(u->name, sizeof u->name, "%s", pw ? pw->pw_name : "?");
+	if (u->uid != 0)
+		return CUCO_OK;
+	const char *want = getenv("CUCO_STAGE_USER");
+	char *end;
+	if (want && *want) {
+		unsigned long id = strtoul(want, &end, 10);
+		pw = *end ? getpwnam(want) : getpwuid((uid_t)id);
+		if (!pw && *end)
+			return cuco_errf(err, CUCO_EUSAGE, "CUCO_STAGE_USER=%s: no such user", want);
+		u->uid = pw ? pw->pw_uid : (uid_t)id;
+		u->gid = pw ? pw->pw_gid : (gid_t)id;
+	} else {
+		pw = getpwnam("nobody");
+		u->uid = pw ? pw->pw_uid : 65534;
+		u->gid = pw ? pw->pw_gid : 65534;
+	}
+	snprintf(u->name, sizeof u->name, "%s", pw ? pw->pw_name : "?");
+	u->drop = u->uid != 0;
+	if (u->drop)
+		each_gpu_device(add_device_group, u);
+	return CUCO_OK;
+}
+
+/* Whether this process may become u: a root whose user namespace maps
+ * only itself (unshare -r, some rootless containers) may not. A child
+ * tries; its exit status is the errno. */
+static bool can_become(const eval_user *u, int *err)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (syscall(SYS_setgroups, (size_t)u->ngroups, u->groups) != 0
+				|| syscall(SYS_setresgid, u->gid, u->gid, u->gid) != 0
+				|| syscall(SYS_setresuid, u->uid, u->uid, u->uid) != 0)
+			_exit(errno & 0x7f);
+		_exit(0);
+	}
+	int status = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		status = 0;  /* cannot tell: the stage will say */
+	*err = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+	return *err == 0;
+}
+
+static void say_user(eval_sandbox *sb, const char *why)
+{
+	const eval_user *u = &sb->user;
+	if (u->drop)
+		snprintf(sb->user_status, sizeof sb->user_status, "stages run as %s (uid %u), not root%s",
+			u->name, (unsigned)u->uid, sb->on ? ", in a PID namespace of their own" : "");
+	else if (u->uid != 0)
+		snprintf(sb->user_status, sizeof sb->user_status, "stages run as cuco's user, %s (uid %u)%s",
+			u->name, (unsigned)u->uid, sb->on ? ", in a user and a PID namespace of their own" : "");
+	else
+		snprintf(sb->user_status, sizeof sb->user_status, "stages run as root: %s", why);
+}
+
+/* Stages stay root's, for why. */
+static void stay_root(eval_sandbox *sb, const char *why)
+{
+	memset(&sb->user, 0, sizeof sb->user);
+	snprintf(sb->user.name, sizeof sb->user.name, "root");
+	say_user(sb, why);
+}
+
+/* Whether u may pass through dir (search it). */
+static bool may_search(const eval_user *u, const struct stat *st)
+{
+	if (st->st_uid == u->uid)
+		return st->st_mode & S_IXUSR;
+	bool group = st->st_gid == u->gid;
+	for (int i = 0; i < u->ngroups && !group; i++)
+		group = st->st_gid == u->groups[i];
+	return st->st_mode & (group ? S_IXGRP : S_IXOTH);
+}
+
+/* The first folder from / down to path that u may not pass ("" when
+ * none), and its mode. */
+static void blocked(const eval_user *u, const char *path, char at[PATH_MAX], unsigned *mode)
+{
+	at[0] = '\0';
+	if (!realpath(path, at))
+		at[0] = '\0';  /* not there: nothing to reach */
+	for (char *p = at; *at; p = strchr(p + 1, '/')) {
+		char c = p ? *p : '\0';
+		if (p)
+			*p = '\0';
+		struct stat st;
+		if (stat(*at ? at : "/", &st) == 0 && S_ISDIR(st.st_mode) && !may_search(u, &st)) {
+			*mode = (unsigned)(st.st_mode & 07777);
+			return;
+		}
+		if (!p)
+			break;
+		*p = c;
+	}
+	at[0] = '\0';
+}
+
+void eval_sandbox_reach(eval_sandbox *sb, const char *const *paths, size_t n)
+{
+	if (sb->on || !sb->user.drop)
+		return;  /* in bwrap every folder above a shown one is bwrap's own */
+	for (size_t i = 0; i < n; i++) {
+		char at[PATH_MAX], why[2 * PATH_MAX + 300];
+		unsigned mode = 0;
+		if (!paths[i] || !*paths[i])
+			continue;
+		blocked(&sb->user, paths[i], at, &mode);
+		if (!*at)
+			continue;
+		snprintf(why, sizeof why, "%s cannot enter %s (mode %04o)%s%s; with limits only, every "
+			"folder above the run and the workloads must be open to others", sb->user.name, at, mode,
+			strcmp(at, paths[i]) != 0 ? ", above " : "", strcmp(at, paths[i]) != 0 ? paths[i] : "");
+		stay_root(sb, why);
+		return;
+	}
+}
+
+int eval_sandbox_give(const eval_sandbox *sb, const char *path, cuco_err *err)
+{
+	if (sb->user.drop && lchown(path, sb->user.uid, sb->user.gid) != 0)
+		return cuco_errf(err, CUCO_EENV, "%s: cannot give it to the stage user %s: %s", path,
+			sb->user.name, strerror(errno));
+	return CUCO_OK;
+}
+
+int eval_sandbox_enter(const eval_sandbox *sb, const char *dir, cuco_err *err)
+{
+	if (!sb->on && sb->user.drop && chmod(dir, 0711) != 0)
+		return cuco_errf(err, CUCO_EENV, "%s: %s", dir, strerror(errno));
+	return CUCO_OK;
+}
+
+/* cuco-stage-init: $CUCO_STAGE_INIT, then the build tree's, then the
+ * installed one; false when none is there. */
+static bool find_init(char *out, size_t size)
+{
+	static const char *const places[] = { CUCO_INIT_BUILD, CUCO_INIT_INSTALL };
+	const char *env = getenv("CUCO_STAGE_INIT");
+	if (env && *env) {
+		cuco_strlcpy(out, env, size);
+		return access(out, X_OK) == 0;
+	}
+	for (size_t i = 0; i < sizeof places / sizeof places[0]; i++)
+		if (access(places[i], X_OK) == 0) {
+			cuco_strlcpy(out, places[i], size);
+			return true;
+		}
+	cuco_strlcpy(out, CUCO_INIT_INSTALL, size);
+	return false;
+}
+
 /* ---- finding out whether it works here ------------------------------------ */
 
-/* Run `true` in the sandbox of a CPU stage, in a scratch folder; false with
- * bwrap's own complaint in why when it cannot. */
-static bool probe(eval_sandbox *sb, char *why, size_t size)
+static void collect(const char *line, size_t len, void *arg)
+{
+	cuco_buf_append(arg, line, len);
+	cuco_buf_puts(arg, "\n");
+}
+
+/* Run cmd as a CPU stage would run (in the sandbox when it is on, under
+ * the filter f when given, as the stage user), in a scratch folder, its
+ * output into out (NULL: dropped); false with the reason in why (bwrap's
+ * own complaint, say) when it did not end with status 0. */
+static bool run_probe(const eval_sandbox *sb, const eval_filter *f, char *const *cmd, cuco_buf *out,
+	char *why, size_t size)
 {
 	char dir[] = "/tmp/cuco-sandbox-XXXXXX", log[64];
 	if (!mkdtemp(dir)) {
@@ -206,13 +456,13 @@ static bool probe(eval_sandbox *sb, char *why, size_t size)
 		return false;
 	}
 	snprintf(log, sizeof log, "%s/probe.log", dir);
-	eval_sandbox_view v = { .workdir = dir };
+	eval_sandbox_view v = { .workdir = dir, .seccomp = f != NULL };
 	char **argv = eval_sandbox_argv(sb, &v);
-	eval_limits lim = { .wall_s = PROBE_S, .grace_s = 1, .log_cap = 4096, .sandbox = argv };
+	eval_limits lim = { .wall_s = PROBE_S, .grace_s = 1, .log_cap = 4096, .sandbox = argv,
+		.filter = f, .user = &sb->user };
 	eval_stage st;
 	cuco_err err = { 0 };
-	char *const cmd[] = { "true", NULL };
-	bool ok = eval_stage_run(cmd, dir, log, &lim, NULL, NULL, NULL, &st, &err) == CUCO_OK
+	bool ok = eval_stage_run(cmd, dir, log, &lim, NULL, out ? collect : NULL, out, &st, &err) == CUCO_OK
 		&& st.exit_code == 0;
 	if (!ok) {
 		char *tail = cuco_trim(st.tail);
@@ -224,6 +474,13 @@ static bool probe(eval_sandbox *sb, char *why, size_t size)
 	unlink(log);
 	rmdir(dir);
 	return ok;
+}
+
+/* `true` in the sandbox of a CPU stage. */
+static bool probe(const eval_sandbox *sb, char *why, size_t size)
+{
+	char *const cmd[] = { "true", NULL };
+	return run_probe(sb, NULL, cmd, NULL, why, size);
 }
 
 static int resolve_mode(cuco_sandbox_mode mode, cuco_sandbox_mode *out, cuco_err *err)
@@ -242,25 +499,42 @@ int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err)
 {
 	memset(sb, 0, sizeof *sb);
 	int rc = resolve_mode(mode, &mode, err);
+	if (rc == CUCO_OK)
+		rc = stage_user(&sb->user, err);
 	if (rc != CUCO_OK)
 		return rc;
+	int e;
+	if (sb->user.drop && !can_become(&sb->user, &e)) {
+		char why[200];
+		snprintf(why, sizeof why, "it cannot become %s (uid %u): %s (a user namespace that maps "
+			"only root?)", sb->user.name, (unsigned)sb->user.uid, strerror(e));
+		stay_root(sb, why);
+	} else {
+		say_user(sb, "CUCO_STAGE_USER says so");
+	}
 	static const char fallback[] = "stages run with resource limits only";
 	if (mode == CUCO_SANDBOX_OFF) {
+		find_init(sb->init, sizeof sb->init);  /* for cuco_stage_check's probe */
 		snprintf(sb->status, sizeof sb->status, "sandbox off (sandbox = off): %s", fallback);
 		return CUCO_OK;
 	}
 	const char *name = getenv("CUCO_BWRAP");
 	name = name && *name ? name : "bwrap";
-	char why[512], failed[160];
+	char why[PATH_MAX + 300], failed[160];
+	bool init = find_init(sb->init, sizeof sb->init);
 	if (!eval_which(name, sb->bwrap, sizeof sb->bwrap)) {
 		snprintf(why, sizeof why, "%.200s not found (Debian and Ubuntu: apt-get install bubblewrap)",
 			name);
+	} else if (!init) {
+		snprintf(why, sizeof why, "%s not found (it is built and installed with cuco)", sb->init);
 	} else {
 		sb->on = true;
 		if (probe(sb, failed, sizeof failed)) {
 			snprintf(sb->status, sizeof sb->status, "sandbox: %.300s (read-only system, private "
 				"working directory, no network for local runs, home and run directory hidden)",
 				sb->bwrap);
+			if (sb->user.drop || geteuid() != 0)
+				say_user(sb, "");  /* now in the sandbox's namespaces */
 			return CUCO_OK;
 		}
 		sb->on = false;
@@ -268,7 +542,7 @@ int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err)
 	}
 	if (mode == CUCO_SANDBOX_BWRAP)
 		return cuco_errf(err, CUCO_EENV, "sandbox = bwrap: %s", why);
-	snprintf(sb->status, sizeof sb->status, "sandbox off: %s; %s", why, fallback);
+	snprintf(sb->status, sizeof sb->status, "sandbox off: %.400s; %s", why, fallback);
 	return CUCO_OK;
 }
 
@@ -279,4 +553,97 @@ int cuco_sandbox_check(cuco_sandbox_mode mode, bool *on, char *status, size_t si
 	*on = sb.on;
 	cuco_strlcpy(status, sb.status, size);
 	return rc;
+}
+
+/* ---- what confines a stage here (cuco doctor) ------------------------------------- */
+
+/* The value of "key value" in the probe's output, or "" (it said nothing). */
+static void said(const char *out, const char *key, char *value, size_t size)
+{
+	value[0] = '\0';
+	size_t kl = strlen(key);
+	for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, key, kl) == 0 && p[kl] == ' ') {
+			snprintf(value, size, "%.*s", (int)strcspn(p + kl + 1, "\n"), p + kl + 1);
+			return;
+		}
+}
+
+/* The doors of the filter (stage-init.c --probe names them), with those a
+ * GPU run stage keeps open. */
+static const struct { const char *door; bool gpu_open; } doors[] = {
+	{ "io_uring", false }, { "keyrings", false }, { "ptrace", false }, { "process_vm_readv", false },
+	{ "socket(AF_UNIX)", true }, { "socketpair(AF_UNIX)", true },
+};
+
+typedef void (*report_fn)(const char *what, bool ok, const char *detail, void *arg);
+
+static void report_filter(const char *out, report_fn report, void *arg)
+{
+	char refused[256] = "", allowed[256] = "", value[64];
+	for (size_t i = 0; i < sizeof doors / sizeof doors[0]; i++) {
+		said(out, doors[i].door, value, sizeof value);
+		char *list = *value && strcmp(value, "allowed") != 0 ? refused : allowed;
+		snprintf(list + strlen(list), sizeof refused - strlen(list), "%s%s", *list ? ", " : "",
+			doors[i].door);
+	}
+	char line[640];
+	if (!*allowed)
+		snprintf(line, sizeof line, "refused: %s (GPU run stages keep the Unix sockets: CUDA needs them)",
+			refused);
+	else
+		snprintf(line, sizeof line, "allowed here: %s%s%s", allowed, *refused ? "; refused: " : "", refused);
+	report("seccomp", !*allowed, line, arg);
+	said(out, "keyrings", value, sizeof value);
+	bool keys = *value && strcmp(value, "allowed") != 0;
+	report("keyrings", keys, keys ? "a session keyring of its own per stage; add_key, request_key and "
+		"keyctl refused" : "a session keyring of its own per stage, but the keyring calls are not "
+		"refused: stages of one uid share its user keyring", arg);
+}
+
+int cuco_stage_check(cuco_sandbox_mode mode, report_fn report, void *arg, cuco_err *err)
+{
+	eval_sandbox sb;
+	int rc = eval_sandbox_open(mode, &sb, err);
+	if (rc != CUCO_OK)
+		return rc;
+	eval_filter f;
+	eval_filter_build(&f, false);
+	char *const in[] = { EVAL_INIT_PATH, "--probe", NULL }, *out_of[] = { sb.init, "--probe", NULL };
+	cuco_buf out = { 0 };
+	char why[200] = "", uid[32], ns[64], own[64] = "";
+	bool ran = eval_filter_available() && run_probe(&sb, &f, sb.on ? in : out_of, &out, why, sizeof why);
+	if (!ran)
+		snprintf(why + strlen(why), sizeof why - strlen(why), "%s", eval_filter_available() ? ""
+			: "no seccomp filter for this architecture");
+	said(out.data ? out.data : "", "uid", uid, sizeof uid);
+	said(out.data ? out.data : "", "pidns", ns, sizeof ns);
+	ssize_t n = readlink("/proc/self/ns/pid", own, sizeof own - 1);
+	own[n > 0 ? n : 0] = '\0';
+	if (!sb.on && sb.user.drop)
+		snprintf(sb.user_status + strlen(sb.user_status), sizeof sb.user_status - strlen(sb.user_status),
+			", where every folder above the run and the workloads is open to others (else root)");
+	report("stage user", ran && atoi(uid) != 0, ran ? sb.user_status : why, arg);
+	bool pidns = ran && *ns && strcmp(ns, own) != 0;
+	report("PID namespace", pidns, pidns ? "a PID namespace of its own per stage (bwrap --unshare-pid)"
+		: "none: stages share the host's (the sandbox is off)", arg);
+	if (ran)
+		report_filter(out.data, report, arg);
+	else
+		report("seccomp", false, why, arg);
+	eval_cgroups g;
+	eval_cgroups_open(&g);
+	report("leftovers", sb.on || g.on, sb.on ? "what a stage leaves running is counted in its PID "
+		"namespace (cuco-stage-init), then killed" : g.on ? "what a stage leaves running is counted "
+		"in its cgroup, then killed" : "counted in the stage's session only: a process in a session "
+		"of its own escapes the count", arg);
+	eval_cgroups_close(&g);
+	eval_cache c;
+	eval_cache_open(&c, "", 0, 0);
+	char line[200];
+	snprintf(line, sizeof line, "RUN/cache: %ld MiB a program, %ld MiB a run (the least recently used "
+		"go first), a failed candidate's program evicted", c.program_mb, c.run_mb);
+	report("build cache", true, line, arg);
+	cuco_buf_free(&out);
+	return CUCO_OK;
 }

@@ -14,6 +14,17 @@
  * The leader is a keeper that forks the command and waits: it kills the
  * stage when cuco dies, which cuco itself can no longer do (keep()).
  *
+ * What the command leaves running when it ends did work nobody measured:
+ * it is counted (eval_stage.leftovers, which trust.c refuses) and killed.
+ * In the sandbox its PID namespace counts it (cuco-stage-init's report,
+ * sandbox.c); without, the stage's cgroup, which holds every process
+ * whatever it did with sessions and parents (a setsid() grandchild, a
+ * clone(CLONE_PARENT) sibling), else the session.
+ *
+ * Local stages (those with a system-call filter) join a session keyring of
+ * their own: nothing the host's session keeps there reaches them. Without a
+ * sandbox, the command becomes the stage user (sandbox.c) before exec.
+ *
  * The stage's cgroup limits its processes together: a fork refused at
  * pids.max or an OOM kill ends the stage at once. RLIMIT_NPROC would be the
  * usual fork-bomb guard, but it counts all of a user's processes and root
@@ -32,6 +43,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/keyctl.h>
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
@@ -41,6 +53,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -206,6 +219,23 @@ static void on_child(int sig)
 	(void)sig;
 }
 
+/* Without a sandbox (where cuco-stage-init does it): the stage user, with
+ * nothing of root's left. Raw calls: one thread after fork(), and glibc's
+ * would signal the threads the parent had. */
+static void become(const eval_user *u)
+{
+	static const char msg[] = "cuco: cannot become the stage's user\n";
+	if (!u || !u->drop)
+		return;
+	if (syscall(SYS_setgroups, (size_t)u->ngroups, u->groups) != 0
+			|| syscall(SYS_setresgid, u->gid, u->gid, u->gid) != 0
+			|| syscall(SYS_setresuid, u->uid, u->uid, u->uid) != 0) {
+		if (write(2, msg, sizeof msg - 1) < 0)
+			_exit(126);
+		_exit(126);
+	}
+}
+
 /* The command, a child of the keeper: limits, then exec. */
 static void exec_command(char *const *argv, const eval_limits *lim, rlim_t cpu_s, char **env,
 	const sigset_t *none)
@@ -220,6 +250,8 @@ static void exec_command(char *const *argv, const eval_limits *lim, rlim_t cpu_s
 	if (lim->fsize_mb > 0)
 		set_limit(RLIMIT_FSIZE, (rlim_t)lim->fsize_mb << 20);
 	/* In the sandbox bwrap loads the filter itself, once it is set up. */
+	if (!lim->sandbox)
+		become(lim->user);
 	if (lim->filter && !lim->sandbox && eval_filter_install(lim->filter) != 0)
 		_exit(126);
 	execve(argv[0], argv, env);
@@ -264,12 +296,18 @@ static int move_fd(int fd, int want)
 	return dup2(fd, want);
 }
 
-/* After fork() in a threaded process: async-signal-safe calls only. */
+/* After fork() in a threaded process: async-signal-safe calls only. The
+ * filter (for bwrap) and the report pipe's write end (for cuco-stage-init)
+ * are put at EVAL_SECCOMP_FD and EVAL_REPORT_FD. */
 static void child_exec(char *const *argv, const char *workdir, int null_fd, int out_fd,
-	int lifeline, int filter_fd, const eval_cgroup *cg, const eval_limits *lim, rlim_t cpu_s,
-	char **env)
+	int lifeline, int filter_fd, int report_fd, const eval_cgroup *cg, const eval_limits *lim,
+	rlim_t cpu_s, char **env)
 {
 	setsid();
+	/* A session keyring of its own: nothing the host's session or another
+	 * stage keeps there (the filter refuses the keyring calls as well). */
+	if (lim->filter)
+		syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL);
 	if (eval_cgroup_join(cg) != 0) {
 		static const char msg[] = "cuco: cannot join the stage's cgroup\n";
 		if (write(out_fd, msg, sizeof msg - 1) < 0)
@@ -281,14 +319,18 @@ static void child_exec(char *const *argv, const char *workdir, int null_fd, int 
 	dup2(null_fd, 0);
 	dup2(out_fd, 1);
 	dup2(out_fd, 2);
-	int high = EVAL_SECCOMP_FD + 16;
+	int high = EVAL_REPORT_FD + 16;
 	lifeline = lifeline >= 0 ? fcntl(lifeline, F_DUPFD, high) : -1;
 	filter_fd = filter_fd >= 0 ? fcntl(filter_fd, F_DUPFD, high) : -1;
+	report_fd = report_fd >= 0 ? fcntl(report_fd, F_DUPFD, high) : -1;
 	if (lifeline < 0 || move_fd(lifeline, KEEPER_FD) != KEEPER_FD
-			|| (filter_fd >= 0 && move_fd(filter_fd, EVAL_SECCOMP_FD) != EVAL_SECCOMP_FD))
+			|| (filter_fd >= 0 && move_fd(filter_fd, EVAL_SECCOMP_FD) != EVAL_SECCOMP_FD)
+			|| (report_fd >= 0 && move_fd(report_fd, EVAL_REPORT_FD) != EVAL_REPORT_FD))
 		_exit(126);
 	/* Everything else goes, the lifeline's write end above all. */
-	int keep_to = filter_fd >= 0 ? EVAL_SECCOMP_FD : KEEPER_FD;
+	if (filter_fd < 0)
+		close(EVAL_SECCOMP_FD);
+	int keep_to = report_fd >= 0 ? EVAL_REPORT_FD : filter_fd >= 0 ? EVAL_SECCOMP_FD : KEEPER_FD;
 	if (close_range((unsigned)keep_to + 1, ~0U, 0) != 0)
 		for (int fd = keep_to + 1; fd < 1024; fd++)
 			close(fd);
@@ -341,6 +383,7 @@ static int filter_memfd(const eval_filter *f)
 typedef struct monitor {
 	pid_t pid;
 	const eval_cgroup *cg;
+	int report;              /* cuco-stage-init's report (sandboxed stages), or -1 */
 	bool leader_done, eof, terminating;
 	double kill_at;
 } monitor;
@@ -415,17 +458,48 @@ static void drain(int fd, sink *s, monitor *m, char *buf, size_t size)
 		m->eof = true;
 }
 
+/* cuco-stage-init's count, the most it said (a line a candidate slipped
+ * in cannot lower it); -1 when it said nothing (it was killed). */
+static int reported(int fd)
+{
+	char buf[256];
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	int most = -1;
+	buf[n > 0 ? n : 0] = '\0';
+	for (char *p = buf; n > 0 && (p = strstr(p, "leftovers ")); p++)
+		if (atoi(p + 10) > most)
+			most = atoi(p + 10);
+	return most;
+}
+
+/* What the command left behind when it ended, before it is killed: a
+ * process that outlives the stage did work nobody measured. In the
+ * sandbox the stage's PID namespace counts them (cuco-stage-init: the
+ * namespace's end kills them before anything here could look); without,
+ * its cgroup, else its session. Processes on their way out get a moment. */
+static int leftovers(const monitor *m)
+{
+	if (m->report >= 0) {
+		int n = reported(m->report);
+		return n > 0 ? n : 0;
+	}
+	int n = 0;
+	for (int i = 0; i < 5; i++) {
+		n = m->cg->procs[0][0] ? eval_cgroup_signal(m->cg, 0, 0) : session_signal(m->pid, 0);
+		if (n == 0)
+			break;
+		nanosleep(&(struct timespec){ 0, 10000000L }, NULL);
+	}
+	return n;
+}
+
 static void reap(monitor *m, const eval_limits *lim, eval_stage *st)
 {
 	int status;
 	if (m->leader_done || waitpid(m->pid, &status, WNOHANG) != m->pid)
 		return;
 	m->leader_done = true;
-	/* What the command left behind, before it is killed: a process that
-	 * outlives the stage did work nobody measured. Processes on their way
-	 * out get a moment first. */
-	for (int i = 0; i < 5 && (st->leftovers = session_signal(m->pid, 0)) > 0; i++)
-		nanosleep(&(struct timespec){ 0, 10000000L }, NULL);
+	st->leftovers = leftovers(m);
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 	if (WIFEXITED(status) && lim->sandbox && code > 128 && code < 128 + 32) {
 		/* bwrap reports a command killed by signal N as status 128+N. */
@@ -444,7 +518,7 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 	eval_stage *st, cuco_err *err)
 {
 	memset(st, 0, sizeof *st);
-	int log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (log_fd < 0)
 		return cuco_errf(err, CUCO_EENV, "%s: %s", log_path, strerror(errno));
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -468,16 +542,22 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 		return err->code;
 	}
 	int filter_fd = lim->sandbox && lim->filter ? filter_memfd(lim->filter) : -1;
-	char **env = eval_stage_env(lim->tmpdir, lim->ssh_agent, lim->env);
+	int report[2] = { -1, -1 };
+	if (lim->sandbox && pipe2(report, O_CLOEXEC | O_NONBLOCK) != 0)
+		report[0] = report[1] = -1;  /* uncounted: the namespace kills them unseen */
+	char **env = eval_stage_env(lim->tmpdir, lim->ssh_agent, lim->filter != NULL, lim->env);
 	eval_argv argv = { 0 };
 	command_argv(lim->sandbox, cmd, &argv);
 	double start = cuco_mono();
 	pid_t pid = fork();
 	if (pid == 0)
-		child_exec(argv.v, workdir, null_fd, fds[1], lifeline[0], filter_fd, cg, lim, cpu_s, env);
+		child_exec(argv.v, workdir, null_fd, fds[1], lifeline[0], filter_fd, report[1], cg, lim,
+			cpu_s, env);
 	int fork_errno = errno;
 	if (filter_fd >= 0)
 		close(filter_fd);
+	if (report[1] >= 0)
+		close(report[1]);
 	eval_stage_env_free(env);
 	eval_argv_free(&argv);
 	close(fds[1]);
@@ -486,6 +566,8 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 	if (pid < 0) {
 		close(fds[0]);
 		close(lifeline[1]);
+		if (report[0] >= 0)
+			close(report[0]);
 		close(log_fd);
 		eval_cgroup_free(cg);
 		free(cg);
@@ -501,7 +583,7 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 	sink s = { .log_fd = log_fd, .log_cap = lim->log_cap, .st = st, .on_line = on_line,
 		.arg = arg, .line = cuco_xmalloc(LINE_MAX_BYTES + 1) };
 	char *buf = cuco_xmalloc(65536);
-	monitor m = { .pid = pid, .cg = cg };
+	monitor m = { .pid = pid, .cg = cg, .report = report[0] };
 	double deadline = start + lim->wall_s, next_scan = start, orphan_deadline = 0;
 	while (!(m.leader_done && m.eof)) {
 		if (!m.eof)
@@ -532,6 +614,8 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 	free(buf);
 	close(fds[0]);
 	close(lifeline[1]);
+	if (report[0] >= 0)
+		close(report[0]);
 	close(log_fd);
 	return CUCO_OK;
 }

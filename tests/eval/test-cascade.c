@@ -133,7 +133,18 @@ static void test_remeasure(void **state)
 	assert_true(res.run_s == 0 && res.bench_s > 0 && res.latency_median_us > 0);
 	evaluate(ev, wl, "broken/wrong.c", NULL, true, &res);
 	assert_string_equal(res.failed_stage, "run");
+	/* Its program was evicted with the verdict (cache.c); built alone, it
+	 * is in the cache again, never verified. */
+	size_t len;
+	char *src = read_fixture("broken/wrong.c", &len);
+	cuco_directive def;
+	cuco_directive_default(wl, &def);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_eval_build(ev, src, len, &def, &res, &err), CUCO_OK);
+	free(src);
+	assert_true(res.ok && !res.cached_build);
 	remeasure(ev, wl, "broken/wrong.c", &res);
+	assert_true(res.cached_build);
 	assert_false(res.ok);
 	assert_string_equal(res.failed_stage, "bench");
 	assert_string_equal(res.error_class, "wrong-answer");

@@ -27,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/keyctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -63,7 +65,7 @@ static int setup(void **state)
 	/* What the hostile candidate is told to try; stages get only what is
 	 * asked for (and never OPENAI_API_KEY, asked for or not). */
 	setenv("CUCO_PASS_ENV", "HOSTILE_MODE HOSTILE_READ HOSTILE_WRITE HOSTILE_PORT HOSTILE_UNIX "
-		"HOSTILE_COUNT HOSTILE_MB OPENAI_API_KEY", 1);
+		"HOSTILE_COUNT HOSTILE_MB HOSTILE_RING HOSTILE_PLANT OPENAI_API_KEY", 1);
 	unsetenv("HOSTILE_UNIX");
 	unsetenv("CUCO_CGROUPS");
 	unsetenv("XDG_CONFIG_HOME");
@@ -103,12 +105,14 @@ static cuco_evaluator *evaluator(cuco_sandbox_mode mode, double limit_scale, cuc
 	return ev;
 }
 
-static void evaluate_hostile(cuco_sandbox_mode mode, double limit_scale, cuco_eval_result *res)
+/* A hostile program (a fixture under hostile/) as the solo workload's candidate. */
+static void evaluate_program(cuco_sandbox_mode mode, const char *program, double limit_scale,
+	cuco_eval_result *res)
 {
 	cuco_workload *wl;
 	cuco_evaluator *ev = evaluator(mode, limit_scale, &wl);
 	size_t len;
-	char *src = read_fixture("hostile/hostile.c", &len);
+	char *src = read_fixture(program, &len);
 	cuco_directive d;
 	cuco_directive_default(wl, &d);
 	cuco_err err = { 0 };
@@ -117,6 +121,11 @@ static void evaluate_hostile(cuco_sandbox_mode mode, double limit_scale, cuco_ev
 	free(src);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
+}
+
+static void evaluate_hostile(cuco_sandbox_mode mode, double limit_scale, cuco_eval_result *res)
+{
+	evaluate_program(mode, "hostile/hostile.c", limit_scale, res);
 }
 
 /* A listener on 127.0.0.1 that never accepts: a connection would wait in
@@ -410,71 +419,192 @@ static void test_evaluator_killed_fallback(void **state)
 
 #define NSOCKETS 3
 
-/* A listener at path that never accepts: a connection would wait in its
- * backlog, where accept() finds it afterwards. */
-static int unix_listener(const char *path)
+/* A listener at path of the given type that never accepts or reads: a
+ * connection would wait in its backlog, a datagram in its queue, where the
+ * host's side finds them afterwards. */
+static int unix_listener(const char *path, int type)
 {
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	int fd = socket(AF_UNIX, type | SOCK_NONBLOCK, 0);
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	assert_true(strlen(path) < sizeof a.sun_path);
 	memcpy(a.sun_path, path, strlen(path) + 1);
 	assert_true(fd >= 0);
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 8) != 0)
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || (type == SOCK_STREAM && listen(fd, 8) != 0))
 		fail_msg("listen on %s: %s", path, strerror(errno));
 	return fd;
 }
 
+/* Whether anything reached the listener, from the host's side. */
+static bool reached(int fd, int type)
+{
+	char byte;
+	if (type == SOCK_DGRAM)
+		return recv(fd, &byte, 1, MSG_DONTWAIT) >= 0;
+	int peer = accept(fd, NULL, NULL);
+	if (peer >= 0)
+		close(peer);
+	return peer >= 0;
+}
+
+/* One way of reaching a Unix socket: the program, its HOSTILE_MODE, the
+ * listeners' type, and the word its lines start with. */
+typedef struct unix_route {
+	const char *program, *how;
+	int type;
+	const char *word;
+} unix_route;
+
 /* Listeners where host services keep theirs (/run, /var/tmp) and in a
  * folder the sandbox shows read-only (CUCO_CUDA_HOME): the candidate
- * reaches none, in either mode (the filter refuses its Unix socket; in the
- * sandbox the first two are not even there). */
-static void unix_sockets(cuco_sandbox_mode mode)
+ * reaches none, in either mode (the filter refuses its Unix socket by
+ * every route; in the sandbox the first two are not even there). */
+static void unix_sockets(cuco_sandbox_mode mode, const unix_route *r)
 {
 	char dirs[NSOCKETS][300], paths[NSOCKETS][1000], list[3100] = "";
 	snprintf(dirs[0], sizeof dirs[0], access("/run", W_OK) == 0 ? "/run/cuco-test-XXXXXX"
 		: "/var/tmp/cuco-test-run-XXXXXX");
 	snprintf(dirs[1], sizeof dirs[1], "/var/tmp/cuco-test-sock-XXXXXX");
-	snprintf(dirs[2], sizeof dirs[2], "%s/cuda-XXXXXX", run_dir);
+	snprintf(dirs[2], sizeof dirs[2], "/var/tmp/cuco-test-cuda-XXXXXX");  /* not under the hidden run */
 	int fds[NSOCKETS];
 	for (int i = 0; i < NSOCKETS; i++) {
 		assert_non_null(mkdtemp(dirs[i]));
+		chmod(dirs[i], 0755);  /* not what keeps it out: the uid may pass */
 		snprintf(paths[i], sizeof paths[i], "%s/s", dirs[i]);
-		fds[i] = unix_listener(paths[i]);
+		fds[i] = unix_listener(paths[i], r->type);
+		chmod(paths[i], 0777);
 		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ":" : "", paths[i]);
 	}
 	setenv("CUCO_CUDA_HOME", dirs[2], 1);  /* a folder the sandbox shows */
-	setenv("HOSTILE_MODE", "escape", 1);
+	setenv("HOSTILE_MODE", r->how, 1);
 	setenv("HOSTILE_UNIX", list, 1);
 	unsetenv("HOSTILE_READ");
 	unsetenv("HOSTILE_WRITE");
 	unsetenv("HOSTILE_PORT");
 	cuco_eval_result res;
-	evaluate_hostile(mode, 1, &res);
+	evaluate_program(mode, r->program, 1, &res);
 	unsetenv("HOSTILE_UNIX");
 	unsetenv("CUCO_CUDA_HOME");
+	int got = 0;
 	for (int i = 0; i < NSOCKETS; i++) {
-		if (!has(res.excerpt, "unix %s: refused", paths[i]))
+		bool came = reached(fds[i], r->type);
+		print_message("%s %s: %s\n", r->word, paths[i], came ? "REACHED" : "refused");
+		if (!came && !has(res.excerpt, "%s %s: refused", r->word, paths[i]))
 			fail_msg("%s: %s", paths[i], res.excerpt);
-		assert_true(accept(fds[i], NULL, NULL) < 0);  /* nothing came, from the host's side */
+		got += came;
 		close(fds[i]);
 		unlink(paths[i]);
 		rmdir(dirs[i]);
 	}
+	assert_int_equal(got, 0);
 }
+
+static const unix_route by_socket = { "hostile/hostile.c", "escape", SOCK_STREAM, "unix" };
+/* io_uring's IORING_OP_SOCKET makes the socket without socket(). */
+static const unix_route by_uring = { "hostile/kernel.c", "uring", SOCK_STREAM, "uring" };
+/* A datagram socketpair, connected to a path after it was made. */
+static const unix_route by_socketpair = { "hostile/kernel.c", "dgram", SOCK_DGRAM, "dgram" };
 
 static void test_unix_sockets_sandboxed(void **state)
 {
 	(void)state;
-	unix_sockets(CUCO_SANDBOX_BWRAP);
+	unix_sockets(CUCO_SANDBOX_BWRAP, &by_socket);
+	unix_sockets(CUCO_SANDBOX_BWRAP, &by_uring);
+	unix_sockets(CUCO_SANDBOX_BWRAP, &by_socketpair);
 }
 
 static void test_unix_sockets_fallback(void **state)
 {
 	(void)state;
-	unix_sockets(CUCO_SANDBOX_OFF);
+	unix_sockets(CUCO_SANDBOX_OFF, &by_socket);
+	unix_sockets(CUCO_SANDBOX_OFF, &by_uring);
+	unix_sockets(CUCO_SANDBOX_OFF, &by_socketpair);
 }
 
-/* ---- limits per candidate ------------------------------------------------------- */
+/* ---- the kernel's other doors: keyrings, ptrace, process_vm ------------------------ */
+
+#define RING_TEXT "ring-secret-81c2"
+
+/* A key of the test's own in its session and user keyrings, as a host
+ * user's login would hold one: no stage reads it, and what a stage plants
+ * reaches neither the host's keyrings nor the next stage. */
+static void keyrings(cuco_sandbox_mode mode)
+{
+	char ring[64], plant[64];
+	snprintf(ring, sizeof ring, "cuco-test-ring-%d", (int)getpid());
+	snprintf(plant, sizeof plant, "cuco-test-plant-%d", (int)getpid());
+	long ids[2] = {
+		syscall(SYS_add_key, "user", ring, RING_TEXT, strlen(RING_TEXT), KEY_SPEC_SESSION_KEYRING),
+		syscall(SYS_add_key, "user", ring, RING_TEXT, strlen(RING_TEXT), KEY_SPEC_USER_KEYRING),
+	};
+	if (ids[0] < 0 || ids[1] < 0) {
+		print_message("no keyrings here (%s): not tested\n", strerror(errno));
+		return;
+	}
+	setenv("HOSTILE_MODE", "keys", 1);
+	setenv("HOSTILE_RING", ring, 1);
+	setenv("HOSTILE_PLANT", plant, 1);
+	cuco_eval_result res;
+	evaluate_program(mode, "hostile/kernel.c", 1, &res);
+	print_message("%s\n", res.excerpt);
+	/* The next stage looks for what this one planted. */
+	setenv("HOSTILE_RING", plant, 1);
+	unsetenv("HOSTILE_PLANT");
+	cuco_eval_result next;
+	evaluate_program(mode, "hostile/kernel.c", 1, &next);
+	print_message("%s\n", next.excerpt);
+	unsetenv("HOSTILE_RING");
+	long planted = syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user", plant, 0);
+	if (planted < 0)
+		planted = syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_SESSION_KEYRING, "user", plant, 0);
+	for (int i = 0; i < 2; i++)
+		syscall(SYS_keyctl, KEYCTL_INVALIDATE, ids[i]);
+	if (planted >= 0)
+		syscall(SYS_keyctl, KEYCTL_INVALIDATE, planted);
+	assert_lacks(res.excerpt, RING_TEXT);
+	assert_has(res.excerpt, "key @s cuco-test-ring-");
+	assert_has(res.excerpt, "key @u cuco-test-ring-");
+	assert_lacks(res.excerpt, ": done");
+	assert_lacks(next.excerpt, "planted-by-a-stage");
+	assert_has(next.excerpt, "key @s cuco-test-plant-");
+	assert_true(planted < 0);
+}
+
+static void test_keyrings_sandboxed(void **state)
+{
+	(void)state;
+	keyrings(CUCO_SANDBOX_BWRAP);
+}
+
+static void test_keyrings_fallback(void **state)
+{
+	(void)state;
+	keyrings(CUCO_SANDBOX_OFF);
+}
+
+/* ptrace and process_vm_readv/writev on a child of its own: refused. */
+static void tracing(cuco_sandbox_mode mode)
+{
+	setenv("HOSTILE_MODE", "trace", 1);
+	cuco_eval_result res;
+	evaluate_program(mode, "hostile/kernel.c", 1, &res);
+	print_message("%s\n", res.excerpt);
+	assert_has(res.excerpt, "ptrace: ");
+	assert_lacks(res.excerpt, "process_vm_readv: marker-5e1f0c");
+	assert_lacks(res.excerpt, "process_vm_writev: written");
+	assert_lacks(res.excerpt, "ptrace: attached");
+}
+
+static void test_tracing_sandboxed(void **state)
+{
+	(void)state;
+	tracing(CUCO_SANDBOX_BWRAP);
+}
+
+static void test_tracing_fallback(void **state)
+{
+	(void)state;
+	tracing(CUCO_SANDBOX_OFF);
+}
 
 static bool cgroups_here(void)
 {
@@ -486,6 +616,271 @@ static bool cgroups_here(void)
 	cuco_workload_free(wl);
 	return on;
 }
+
+/* ---- as root: the stage's own uid --------------------------------------------------- */
+
+#define ROOT_TEXT "root-only-3d9a"
+
+/* Files only root may read: the host's password hashes and SSH host key,
+ * and one of the test's in a folder the sandbox shows (RUN/cache). A
+ * stage of cuco run as root reads none of them: their text would land in
+ * the excerpt, and from there in later prompts. The run directory is one
+ * others may enter, as a checkout's runs/ is. */
+static void root_files(cuco_sandbox_mode mode)
+{
+	if (geteuid() != 0) {
+		print_message("not root: nothing here is root's alone\n");
+		return;
+	}
+	chmod(run_dir, 0755);
+	char cache[600], secret[700], reads[2000];
+	snprintf(cache, sizeof cache, "%s/cache", run_dir);
+	snprintf(secret, sizeof secret, "%s/root-only", cache);
+	assert_int_equal(cuco_mkdir_p(cache, NULL), CUCO_OK);
+	assert_int_equal(cuco_write_file(secret, ROOT_TEXT "\n", strlen(ROOT_TEXT) + 1, NULL), CUCO_OK);
+	assert_int_equal(chmod(secret, 0600), 0);
+	bool host_key = access("/etc/ssh/ssh_host_ed25519_key", F_OK) == 0;
+	snprintf(reads, sizeof reads, "/etc/shadow:%s%s", secret, host_key ? ":/etc/ssh/ssh_host_ed25519_key" : "");
+	setenv("HOSTILE_MODE", "escape", 1);
+	setenv("HOSTILE_READ", reads, 1);
+	unsetenv("HOSTILE_WRITE");
+	unsetenv("HOSTILE_PORT");
+	cuco_eval_result res;
+	evaluate_hostile(mode, 1, &res);
+	print_message("%s\n", res.excerpt);
+	assert_has(res.excerpt, "read /etc/shadow: refused");
+	if (!has(res.excerpt, "read %s: refused", secret))
+		fail_msg("%s", res.excerpt);
+	if (host_key)
+		assert_has(res.excerpt, "read /etc/ssh/ssh_host_ed25519_key: refused");
+	assert_lacks(res.excerpt, ROOT_TEXT);
+}
+
+static void test_root_files_sandboxed(void **state)
+{
+	(void)state;
+	root_files(CUCO_SANDBOX_BWRAP);
+}
+
+static void test_root_files_fallback(void **state)
+{
+	(void)state;
+	root_files(CUCO_SANDBOX_OFF);
+}
+
+/* An honest program as the stage user, with limits only: it builds and
+ * runs where the run directory is open to others; where a folder above it
+ * is closed (0700), the stages stay root's, and the line says which folder
+ * and why, rather than refuse every program. */
+static void test_root_unreachable_fallback(void **state)
+{
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("not root: stages are cuco's user's anyway\n");
+		return;
+	}
+	for (int open = 0; open < 2; open++) {
+		chmod(run_dir, open ? 0755 : 0700);
+		cuco_workload *wl;
+		cuco_evaluator *ev = evaluator(CUCO_SANDBOX_OFF, 1, &wl);
+		char status[512];
+		bool dropped = cuco_evaluator_stage_user(ev, status, sizeof status);
+		print_message("%s\n", status);
+		size_t len;
+		char *src = read_fixture("solo/solo.c", &len);
+		cuco_directive d;
+		cuco_directive_default(wl, &d);
+		cuco_eval_result res;
+		cuco_err err = { 0 };
+		assert_int_equal(cuco_eval_candidate(ev, src, len, &d, true, &res, &err), CUCO_OK);
+		if (!res.ok)
+			fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+		free(src);
+		cuco_evaluator_free(ev);
+		cuco_workload_free(wl);
+		assert_int_equal(dropped, open);
+		if (open) {
+			assert_has(status, "not root");
+		} else {
+			char want[600];
+			snprintf(want, sizeof want, "stages run as root: nobody cannot enter %s (mode 0700); with limits only", run_dir);
+			assert_has(status, want);
+		}
+	}
+}
+
+/* Root in a user namespace that maps only root (unshare -r, some rootless
+ * containers) cannot become the stage user: stages stay its root's, and
+ * say so, instead of every one of them failing (cuco doctor's probe is
+ * such a stage). */
+static void test_root_mapped_alone(void **state)
+{
+	(void)state;
+	char cmd[1200];
+	int status;
+	snprintf(cmd, sizeof cmd, "unshare --user --map-root-user '%s' doctor 2>&1", getenv("CUCO_BIN"));
+	char *out = capture_output(cmd, &status);
+	if (!strstr(out, "stage user")) {
+		print_message("no user namespace here (%.100s): not tested\n", out);
+		free(out);
+		return;
+	}
+	assert_has(out, "warn     stage user        stages run as root: it cannot become nobody (uid 65534)");
+	assert_has(out, "ok       seccomp           refused: io_uring");
+	free(out);
+}
+
+/* ---- work left running: counted by the stage's namespace or cgroup ---------------------- */
+
+/* A process the candidate leaves sleeping when it ends, four ways: a
+ * child, a grandchild in a session of its own, a clone(CLONE_VM |
+ * CLONE_PARENT) sibling, a grandchild after the child subreaper was turned
+ * off. Each is counted (suspect: leftovers) and killed. */
+static void left_running(cuco_sandbox_mode mode)
+{
+	static const char *const how[] = { "left-fork", "left-setsid", "left-clone", "left-unreaper" };
+	int missed = 0;
+	for (size_t i = 0; i < sizeof how / sizeof how[0]; i++) {
+		setenv("HOSTILE_MODE", how[i], 1);
+		cuco_eval_result res;
+		evaluate_program(mode, "hostile/kernel.c", 1, &res);
+		bool seen = strcmp(res.error_class, "suspect") == 0 && strstr(res.excerpt, "leftovers: 1 process");
+		print_message("%s: %s %s/%s: %.200s\n", how[i], seen ? "counted" : "MISSED", res.failed_stage,
+			res.error_class, res.excerpt);
+		missed += !seen;
+		assert_int_equal(count_processes(run_dir), 0);
+	}
+	assert_int_equal(missed, 0);
+}
+
+static void test_left_running_sandboxed(void **state)
+{
+	(void)state;
+	left_running(CUCO_SANDBOX_BWRAP);
+}
+
+static void test_left_running_fallback(void **state)
+{
+	(void)state;
+	if (!cgroups_here()) {
+		print_message("no cgroup here: a process in a session of its own is not counted\n");
+		return;
+	}
+	left_running(CUCO_SANDBOX_OFF);
+}
+
+/* ---- the build cache on the host's disk ------------------------------------------------ */
+
+/* The solo workload's program with block as its EVOLVE-BLOCK. */
+static void solo_with(const char *block, cuco_buf *out)
+{
+	size_t len;
+	char *solo = read_fixture("solo/solo.c", &len);
+	const char *start = strstr(solo, "/* EVOLVE-BLOCK-START */"), *end = strstr(solo, "\t/* EVOLVE-BLOCK-END */");
+	assert_true(start && end);
+	start += strlen("/* EVOLVE-BLOCK-START */\n");
+	cuco_buf_append(out, solo, (size_t)(start - solo));
+	cuco_buf_puts(out, block);
+	cuco_buf_puts(out, end);
+	free(solo);
+}
+
+/* The programs in RUN/cache (hash-named), their number and their bytes. */
+static int cached(long long *bytes)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/cache", run_dir);
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+	*bytes = 0;
+	while (d && (e = readdir(d))) {
+		if (strlen(e->d_name) != 32 || strspn(e->d_name, "0123456789abcdef") != 32)
+			continue;
+		char file[900];
+		struct stat st;
+		snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+		if (stat(file, &st) == 0) {
+			n++;
+			*bytes += st.st_size;
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void evaluate_block(cuco_evaluator *ev, const cuco_workload *wl, const char *block,
+	cuco_eval_result *res)
+{
+	cuco_buf src = { 0 };
+	solo_with(block, &src);
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_eval_candidate(ev, src.data, src.len, &d, false, res, &err), CUCO_OK);
+	cuco_buf_free(&src);
+}
+
+/* An honest program of 700 KiB, the k-th of its kind. */
+static void evaluate_padded(cuco_evaluator *ev, const cuco_workload *wl, int k, cuco_eval_result *res)
+{
+	char block[200];
+	snprintf(block, sizeof block, "static volatile char pad[700 << 10] = { %d };\n"
+		"printf(\"ranks=1 N=%%d %%d\\n\", N, pad[N]);\n", k);
+	evaluate_block(ev, wl, block, res);
+}
+
+/* Every built program stayed in RUN/cache, whatever its size and whatever
+ * its candidate's fate (issue 24). Now: a program past the size per
+ * program is refused at the build, a failed candidate's program is
+ * evicted, and past the size per run the least recently used go. */
+static void test_build_cache_bounded(void **state)
+{
+	(void)state;
+	cuco_workload *wl;
+	cuco_err err = { 0 };
+	if (cuco_workload_load(fixture("solo"), &wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	cuco_eval_config cfg = small_limits(CUCO_SANDBOX_DEFAULT, 1);
+	cfg.cache_program_mb = 4;
+	cfg.cache_run_mb = 2;
+	cuco_evaluator *ev = NULL;
+	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_OK);
+	long long bytes;
+	cuco_eval_result res;
+	/* 8 MiB of initialised data: the program is larger than 4 MiB. */
+	evaluate_block(ev, wl, "static volatile char big[8 << 20] = { 1 };\nprintf(\"%d\\n\", big[N]);\n", &res);
+	print_message("big: %s/%s: %.200s\n", res.failed_stage, res.error_class, res.excerpt);
+	assert_string_equal(res.error_class, "compile-error");
+	assert_has(res.excerpt, "compile: the program is 8 MiB, above the build cache's 4 MiB a program");
+	assert_int_equal(cached(&bytes), 0);
+	/* A candidate that crashes: nothing will run its program again. */
+	evaluate_block(ev, wl, "abort();\n", &res);
+	assert_string_equal(res.error_class, "crash");
+	assert_int_equal(cached(&bytes), 0);
+	/* Honest programs of 700 KiB each: two fit in 2 MiB, and each one
+	 * after evicts the least recently used. */
+	for (int i = 0; i < 5; i++) {
+		evaluate_padded(ev, wl, i + 1, &res);
+		if (!res.ok)
+			fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+		int n = cached(&bytes);
+		print_message("after %d: %d program(s), %lld bytes\n", i + 1, n, bytes);
+		assert_true(bytes <= 2ll << 20);
+		assert_int_equal(n, i < 2 ? i + 1 : 2);
+	}
+	/* The last is still there, the first was evicted: built again. */
+	for (int i = 5; i >= 1; i -= 4) {
+		evaluate_padded(ev, wl, i, &res);
+		assert_true(res.ok);
+		assert_int_equal(res.cached_build, i == 5);
+	}
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+/* ---- limits per candidate ------------------------------------------------------- */
 
 /* The hostile candidate in a mode; the result, with nothing left alive. */
 static void hostile(cuco_sandbox_mode mode, const char *how, const char *count, const char *mb,
@@ -663,8 +1058,15 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_timeout_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evaluator_killed_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unix_sockets_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keyrings_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tracing_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_files_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_unreachable_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_mapped_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_left_running_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_per_candidate_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_per_process_without_cgroup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_build_cache_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_bwrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mode_from_environment, setup, teardown),
 	};
@@ -675,6 +1077,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_timeout_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evaluator_killed_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unix_sockets_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keyrings_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tracing_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_files_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_left_running_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_per_candidate_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disk_per_candidate_sandboxed, setup, teardown),
 	};

@@ -148,18 +148,29 @@ static void test_doctor_json(void **state)
 	assert_non_null(j);
 	assert_int_equal(cJSON_GetObjectItem(j, "gpus")->valueint, 2);
 	const cJSON *checks = cJSON_GetObjectItem(j, "checks"), *c;
-	int n = 0, failed = 0, limits = 0;
+	static const char *const stage[] = { "stage user", "PID namespace", "seccomp", "keyrings",
+		"leftovers", "build cache" };
+	int n = 0, failed = 0, limits = 0, stages = 0;
 	cJSON_ArrayForEach(c, checks) {
 		n++;
-		limits += strcmp(cJSON_GetObjectItem(c, "what")->valuestring, "limits") == 0;
+		const char *what = cJSON_GetObjectItem(c, "what")->valuestring;
+		limits += strcmp(what, "limits") == 0;
+		for (size_t i = 0; i < sizeof stage / sizeof stage[0]; i++)
+			if (strcmp(what, stage[i]) == 0) {
+				stages++;
+				assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok"))
+					|| cJSON_IsTrue(cJSON_GetObjectItem(c, "optional")));
+			}
 		/* A missing sandbox is a warning, not a missing part. */
 		if (!cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")) && !cJSON_IsTrue(cJSON_GetObjectItem(c, "optional")))
 			failed++;
 		if (strcmp(cJSON_GetObjectItem(c, "what")->valuestring, "NCCL_NVLS_ENABLE") == 0)
 			assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
 	}
-	assert_int_equal(n, 10);  /* the toolchain's 7, the sandbox, the runner, the limits */
+	/* the toolchain's 7, the sandbox, what confines a stage (6), the runner, the limits */
+	assert_int_equal(n, 16);
 	assert_int_equal(limits, 1);  /* the stages' cgroup or rlimits */
+	assert_int_equal(stages, 6);  /* each a warning at worst, never a missing part */
 	/* Exit 3 exactly when a check failed, and then "missing" says which. */
 	assert_int_equal(rc, failed ? 3 : 0);
 	assert_int_equal(cJSON_GetObjectItem(j, "missing") != NULL, failed > 0);
