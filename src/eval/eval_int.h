@@ -273,13 +273,19 @@ bool eval_elf_needs(const eval_elf *e, const char *prefix);
 /* ---- trust.c: what the evaluator believes (docs/workloads.md, "Trust") ---------- */
 
 /* One stage's ticket: the seal's key and the input seed, handed to the
- * harness as env ("CUCO_HARNESS=1:<key>:<seed>"). */
+ * harness as env ("CUCO_HARNESS=1:<key>:<seed>"), or to a framed
+ * program's frame in a file (eval_ticket_file). */
 typedef struct eval_ticket {
 	uint64_t k0, k1, seed;
 	char env[80];
 } eval_ticket;
 
 void eval_ticket_new(eval_ticket *t);
+/* Write the ticket ("1:<key>:<seed>", mode 0600) to dir/cuco-ticket
+ * (CUCO_SEAL_FILE), where a framed program's frame takes it first thing
+ * (workloads/common/cuco_trust.h); its path into path. CUCO_EENV when it
+ * cannot be written. */
+int eval_ticket_file(const eval_ticket *t, const char *dir, char *path, size_t size, cuco_err *err);
 /* Whether `sealed` ("<tag> <json>", the text after "CUCO_SEALED ") carries
  * this ticket's seal; *json then points at the JSON. */
 bool eval_ticket_open(const eval_ticket *t, const char *sealed, const char **json);

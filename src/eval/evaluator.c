@@ -13,6 +13,7 @@
  * this run's id. */
 #include "eval/eval_int.h"
 #include "../../workloads/common/cuco_channel.h"
+#include "../../workloads/common/cuco_seal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -153,8 +154,8 @@ static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
  * or NULL. A build sees its source and writes its output in the host's
  * work folder; everything else it writes is in tmpfs, gone after. */
 /* A build sees `in` (read-only) and writes `out`, files of the work
- * folder (either may be NULL); a refereed run stage writes the referee's
- * channel folder. */
+ * folder (either may be NULL); a run stage writes the ticket file of a
+ * framed native program (out), or the referee's channel folder. */
 typedef struct stage_files {
 	const char *in, *out, *channel;
 } stage_files;
@@ -995,20 +996,30 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		.reps = reps, .nccl_home = getenv("CUCO_NCCL_HOME"), .cuda_home = getenv("CUCO_CUDA_HOME") };
 	eval_argv prog = { 0 }, cmd = { 0 };
 	eval_expand(ev->wl.run_cmd, &v, &prog, NULL);
-	const char *extras[8];
+	const char *extras[8 + 1];
 	char extra_paths[8][PATH_MAX];
-	for (int i = 0; i < ev->wl.nextras; i++) {
+	int nextras = ev->wl.nextras;
+	for (int i = 0; i < nextras; i++) {
 		snprintf(extra_paths[i], sizeof extra_paths[i], "%s/%s", ev->wl.dir, ev->wl.extras[i]);
 		extras[i] = extra_paths[i];
 	}
 	/* A fresh key and input seed for every stage (trust.c); a refereed
-	 * workload's verdict is its referee's, beside the stage. */
+	 * workload's verdict is its referee's, beside the stage. A framed
+	 * native program's frame takes the ticket from a file in the stage's
+	 * working folder before any of the program's code runs (ssh copies it
+	 * there), so no environment holds it; an unframed one's harness, from
+	 * its environment. */
 	eval_ticket_new(&j->ticket);
 	bool refereed = ev->wl.protocol == CUCO_PROTO_REFEREE;
+	bool ticket_file = ev->wl.protocol == CUCO_PROTO_NATIVE && *ev->wl.frame_file;
 	eval_referee ref = { .pid = -1, .in_fd = -1, .out_fd = -1 };
-	char channel[PATH_MAX + 32] = "";
+	char channel[PATH_MAX + 32] = "", ticket_path[PATH_MAX + 32] = "";
 	int rc = refereed ? start_referee(j, stage, warmup, reps, &ref, channel, sizeof channel, err)
+		: ticket_file ? eval_ticket_file(&j->ticket, j->workdir, ticket_path, sizeof ticket_path, err)
 		: CUCO_OK;
+	const char *ticket_env = refereed ? channel : ticket_file ? NULL : j->ticket.env;
+	if (ticket_file && ssh)
+		extras[nextras++] = ticket_path;
 	/* The interposer only where the stage runs here: remote hosts lack it. */
 	bool preload = j->preload && kind == CUCO_RUNNER_LOCAL;
 	const cuco_slot_spec *slot = &ev->pool.slots[j->slot].spec;
@@ -1016,9 +1027,8 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		.remote_dir = remote_dir, .job_name = job_name, .in_allocation = ev->in_allocation,
 		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = j->mpi, .bind = ev->bind,
 		.limit_s = limit_s, .preload = preload ? ev->interposer : NULL,
-		.ticket = refereed ? channel : j->ticket.env,
-		.tag_output = ev->wl.protocol == CUCO_PROTO_COMPAT };
-	eval_launch_argv(&l, prog.v, j->binary, extras, ev->wl.nextras, &cmd);
+		.ticket = ticket_env, .tag_output = ev->wl.protocol == CUCO_PROTO_COMPAT };
+	eval_launch_argv(&l, prog.v, j->binary, extras, nextras, &cmd);
 	eval_argv_free(&prog);
 	eval_limits lim = ev->limits;
 	lim.tmpdir = j->tmpdir;
@@ -1030,10 +1040,10 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		lim.on_start = eval_referee_started;
 		lim.on_start_arg = &ref;
 	}
-	stage_files files = { .channel = refereed ? ref.dir : NULL };
+	stage_files files = { .out = ticket_file ? CUCO_SEAL_FILE : NULL, .channel = refereed ? ref.dir : NULL };
 	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true, &files);
 	lim.filter = stage_filter(ev, true);
-	const char *env[] = { refereed ? channel : j->ticket.env, NULL };
+	const char *env[] = { ticket_env, NULL };
 	lim.env = env;
 	j->slurm_fault[0] = '\0';
 	if (rc == CUCO_OK)
@@ -1062,6 +1072,8 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 			rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	}
 	eval_referee_free(&ref);
+	if (*ticket_path)
+		unlink(ticket_path);  /* the frame empties it; in the sandbox it cannot remove it */
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	eval_argv_free(&cmd);
 	return rc;
