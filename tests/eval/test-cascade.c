@@ -7,6 +7,7 @@
 #include "eval/eval.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -267,6 +268,38 @@ static void test_missing_compiler_is_environment(void **state)
 	cuco_workload_free(wl);
 }
 
+/* Copy fixtures/<name>'s files to base/<name> (dir), with the sources'
+ * root (the seal's headers) found from there as from the fixtures. */
+static void copy_fixture(const char *base, const char *name, char *dir, size_t size)
+{
+	snprintf(dir, size, "%s/%s", base, name);
+	mkdir(dir, 0755);
+	char from[600], path[1200];
+	snprintf(from, sizeof from, "%s", fixture(name));
+	struct dirent **files = NULL;
+	int n = scandir(from, &files, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		char rel[700], *text;
+		size_t len;
+		snprintf(rel, sizeof rel, "%s/%s", name, files[i]->d_name);
+		snprintf(path, sizeof path, "%s/%s", dir, files[i]->d_name);
+		if (files[i]->d_name[0] != '.' && (text = read_fixture(rel, &len))) {
+			cuco_buf out = { 0 };
+			char *inc = strstr(text, "{workload}/../../../..");
+			cuco_buf_append(&out, text, inc ? (size_t)(inc - text) : len);
+			if (inc) {
+				cuco_buf_puts(&out, getenv("CUCO_SOURCE_ROOT"));
+				cuco_buf_puts(&out, inc + strlen("{workload}/../../../.."));
+			}
+			cuco_write_file(path, out.data, out.len, NULL);
+			cuco_buf_free(&out);
+			free(text);
+		}
+		free(files[i]);
+	}
+	free(files);
+}
+
 static void test_gpu_absent_is_environment(void **state)
 {
 	(void)state;
@@ -274,25 +307,16 @@ static void test_gpu_absent_is_environment(void **state)
 		skip();  /* a GPU is here: the absence cannot be tested */
 	/* The solo workload, declared as a CUDA one. */
 	char dir[512], path[600];
-	snprintf(dir, sizeof dir, "%s/solo", run_dir);
-	mkdir(dir, 0755);
+	copy_fixture(run_dir, "solo", dir, sizeof dir);
 	size_t len;
-	char *text = read_fixture("solo/workload.json", &len);
+	snprintf(path, sizeof path, "%s/workload.json", dir);
+	char *text = NULL;
+	assert_int_equal(cuco_read_file(path, 1 << 20, &text, &len, NULL), CUCO_OK);
 	char *family = strstr(text, "\"cpu-mpi\"");
 	memcpy(family, "\"cuda\"   ", 9);
-	/* The seal's header, found from the fixtures' folder there. */
-	cuco_buf json = { 0 };
-	char *inc = strstr(text, "{workload}/../../../..");
-	cuco_buf_append(&json, text, (size_t)(inc - text));
-	cuco_buf_puts(&json, getenv("CUCO_SOURCE_ROOT"));
-	cuco_buf_puts(&json, inc + strlen("{workload}/../../../.."));
-	snprintf(path, sizeof path, "%s/workload.json", dir);
-	cuco_write_file(path, json.data, json.len, NULL);
-	cuco_buf_free(&json);
+	cuco_write_file(path, text, len, NULL);
 	free(text);
 	text = read_fixture("solo/solo.c", &len);
-	snprintf(path, sizeof path, "%s/solo.c", dir);
-	cuco_write_file(path, text, len, NULL);
 	cuco_workload *wl = NULL;
 	cuco_err err = { 0 };
 	assert_int_equal(cuco_workload_load(dir, &wl, &err), CUCO_OK);
@@ -310,6 +334,25 @@ static void test_gpu_absent_is_environment(void **state)
 	free(text);
 	assert_true(res.environment);
 	assert_string_equal(res.excerpt, "run: no GPU: /dev/nvidiactl is missing");
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+/* A framed native program (fixtures/framed, one process): run_stage
+ * writes the ticket into the stage's folder, the frame takes it before
+ * the program's code runs, and then the key is in no file and no
+ * environment of the stage's processes or their ancestors; the frame's
+ * verdict says so, sealed, through run and benchmark. */
+static void test_framed_ticket(void **state)
+{
+	(void)state;
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator("framed", &wl);
+	cuco_eval_result res;
+	evaluate(ev, wl, "framed/prog.c", NULL, true, &res);
+	if (!res.ok)
+		fail_msg("%s %s: %s", res.failed_stage, res.error_class, res.excerpt);
+	assert_int_equal(res.samples, 3);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
@@ -450,6 +493,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_mpirun_is_environment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_compiler_is_environment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gpu_absent_is_environment, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_framed_ticket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compat_protocol, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_evaluations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_evaluators, setup, teardown),
