@@ -770,15 +770,16 @@ static int build_made(job *j, const char *what, const eval_stage *st, const char
 	return CUCO_OK;
 }
 
-/* Hash the .c and .h files of dir into s (sorted by name: the same on
- * every machine). */
+/* Hash the C and CUDA sources (.c .h .cu .cuh) of dir into s (sorted by
+ * name: the same on every machine). */
 static void hash_sources(XXH3_state_t *s, const char *dir)
 {
 	struct dirent **names = NULL;
 	int n = scandir(dir, &names, NULL, alphasort);
 	for (int i = 0; i < n; i++) {
 		const char *e = names[i]->d_name, *dot = strrchr(e, '.');
-		if (dot && (strcmp(dot, ".c") == 0 || strcmp(dot, ".h") == 0)) {
+		if (dot && (strcmp(dot, ".c") == 0 || strcmp(dot, ".h") == 0 || strcmp(dot, ".cu") == 0
+				|| strcmp(dot, ".cuh") == 0)) {
 			char path[PATH_MAX + 300], *text;
 			size_t len;
 			snprintf(path, sizeof path, "%s/%s", dir, e);
@@ -793,9 +794,21 @@ static void hash_sources(XXH3_state_t *s, const char *dir)
 	free(names);
 }
 
+/* hash_sources of the folder that holds path. */
+static void hash_folder_of(XXH3_state_t *s, const char *path)
+{
+	char dir[PATH_MAX];
+	cuco_strlcpy(dir, path, sizeof dir);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	hash_sources(s, dir);
+}
+
 /* Where a trusted build of source by tmpl goes in the cache: named by a
- * hash of the command, the compiler and the sources of its folder and of
- * the common headers. */
+ * hash of the command, the compiler and the sources of its folder, of the
+ * common headers and of the folders of the workload's harness and extras
+ * (gpu-common's, say). */
 static void trusted_path(cuco_evaluator *ev, const eval_vars *v, const char *tmpl, const char *name,
 	char *path, size_t size)
 {
@@ -810,13 +823,15 @@ static void trusted_path(cuco_evaluator *ev, const eval_vars *v, const char *tmp
 	XXH3_128bits_reset(s);
 	XXH3_128bits_update(s, cmd.data, cmd.len + 1);
 	XXH3_128bits_update(s, ev->compiler_version, strlen(ev->compiler_version));
-	char dir[PATH_MAX];
-	cuco_strlcpy(dir, v->source, sizeof dir);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	hash_sources(s, dir);
+	hash_folder_of(s, v->source);
 	hash_sources(s, ev->common_dir);
+	for (int i = -1; i < ev->wl.nextras; i++) {
+		const char *f = i < 0 ? ev->wl.harness_file : ev->wl.extras[i];
+		char path[PATH_MAX + 200];
+		snprintf(path, sizeof path, "%s/%s", ev->wl.dir, f);
+		if (*f)
+			hash_folder_of(s, path);
+	}
 	char hash[CUCO_HASH_LEN + 1];
 	hex128(XXH3_128bits_digest(s), hash);
 	XXH3_freeState(s);

@@ -40,10 +40,11 @@ static int teardown(void **state)
 	return 0;
 }
 
-static cuco_evaluator *evaluator(const char *workload, cuco_workload **wl)
+/* An evaluator of the workload in folder dir. */
+static cuco_evaluator *evaluator_at(const char *dir, cuco_workload **wl)
 {
 	cuco_err err = { 0 };
-	if (cuco_workload_load(fixture(workload), wl, &err) != CUCO_OK)
+	if (cuco_workload_load(dir, wl, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
 	cuco_eval_config cfg = { .jobs = 2, .max_procs = 64 };
 	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
@@ -51,6 +52,11 @@ static cuco_evaluator *evaluator(const char *workload, cuco_workload **wl)
 	if (cuco_evaluator_new(*wl, &cfg, &ev, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
 	return ev;
+}
+
+static cuco_evaluator *evaluator(const char *workload, cuco_workload **wl)
+{
+	return evaluator_at(fixture(workload), wl);
 }
 
 static void evaluate(cuco_evaluator *ev, const cuco_workload *wl, const char *source_rel,
@@ -357,6 +363,54 @@ static void test_framed_ticket(void **state)
 	cuco_workload_free(wl);
 }
 
+/* How many files of the run's cache start with prefix. */
+static int cached(const char *prefix)
+{
+	char cache[300];
+	snprintf(cache, sizeof cache, "%s/cache", run_dir);
+	struct dirent **files = NULL;
+	int n = scandir(cache, &files, NULL, alphasort), found = 0;
+	for (int i = 0; i < n; i++) {
+		found += strncmp(files[i]->d_name, prefix, strlen(prefix)) == 0;
+		free(files[i]);
+	}
+	free(files);
+	return found;
+}
+
+/* A frame's cached object follows the headers it includes from its
+ * extras' folders (gpu-common's, for the one-GPU frames), .cuh ones too:
+ * one edited there, the next evaluator builds the frame again. */
+static void test_frame_cache_key(void **state)
+{
+	(void)state;
+	/* Outside the run folder, which a build's sandbox hides. */
+	char base[256], dir[512], shared[512], path[600];
+	make_tmpdir(base, sizeof base);
+	copy_fixture(base, "framed", dir, sizeof dir);
+	copy_fixture(base, "framed-shared", shared, sizeof shared);
+	const char *sources[] = { "int prog_value(int n);\nint prog_value(int n) { return n; }\n",
+		"int prog_value(int n);\nint prog_value(int n) { return n + 0; }\n" };
+	for (int round = 0; round < 2; round++) {
+		cuco_workload *wl = NULL;
+		cuco_err err = { 0 };
+		cuco_evaluator *ev = evaluator_at(dir, &wl);
+		cuco_directive d;
+		cuco_directive_default(wl, &d);
+		cuco_eval_result res;
+		if (cuco_eval_candidate(ev, sources[round], strlen(sources[round]), &d, false, &res, &err) != CUCO_OK)
+			fail_msg("%s", err.msg);
+		if (!res.ok)
+			fail_msg("%s %s: %s", res.failed_stage, res.error_class, res.excerpt);
+		cuco_evaluator_free(ev);
+		cuco_workload_free(wl);
+		assert_int_equal(cached("frame.o-"), round + 1);
+		snprintf(path, sizeof path, "%s/value.cuh", shared);
+		cuco_write_file(path, "#define FRAME_VALUE 2\n", 22, NULL);
+	}
+	rm_rf(base);
+}
+
 static void test_compat_protocol(void **state)
 {
 	(void)state;
@@ -494,6 +548,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_compiler_is_environment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gpu_absent_is_environment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_framed_ticket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frame_cache_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compat_protocol, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_evaluations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_evaluators, setup, teardown),
