@@ -836,7 +836,10 @@ static void trusted_path(cuco_evaluator *ev, const eval_vars *v, const char *tmp
 	hex128(XXH3_128bits_digest(s), hash);
 	XXH3_freeState(s);
 	cuco_buf_free(&cmd);
-	snprintf(path, size, "%s/%s-%.16s", ev->cache_root, name, hash);
+	/* The hash before the extension: nvcc takes a file for an object by its ".o". */
+	const char *dot = strrchr(name, '.');
+	snprintf(path, size, "%s/%.*s-%.16s%s", ev->cache_root, dot ? (int)(dot - name) : (int)strlen(name), name,
+		hash, dot ? dot : "");
 }
 
 /* A refereed workload's trusted build (its frame's object, its referee):

@@ -10,9 +10,11 @@
 // What the evaluator, not the candidate, controls (docs/workloads.md,
 // "Trust"; the CPU harness, ../common/cuco_harness.h, does the same):
 // - Inputs: cuco_rand() follows the input seed the harness sets from the
-//   evaluator's ticket ($CUCO_HARNESS, taken and wiped before main by
-//   ../common/cuco_trust.h), on the host and on the device alike, so
-//   every fill and every check kernel follows it without naming it.
+//   evaluator's ticket (../common/cuco_trust.h: $CUCO_HARNESS, taken and
+//   wiped before main; in a framed one-GPU program, cuco_gpu_frame.cuh,
+//   a file the frame's main() takes first), on the host and on the device
+//   alike, so every fill and every check kernel follows it without naming
+//   it.
 // - Verification: cuco_bench runs the step verified on two input seeds
 //   before timing, poisons the outputs before every step, spot-checks
 //   timed samples with a decision drawn after the sample (and samples the
@@ -25,6 +27,8 @@
 //   and a host clock taken around the whole sample is reported beside it.
 // - Leftovers: no thread or child process a step started may outlive it.
 //
+// The one-GPU workloads' programs never include it: each is linked with
+// its workload's frame, which does (cuco_gpu_frame.cuh, cuco_gpu_step.h).
 // Multi-GPU workloads define CUCO_WITH_NCCL before including it and get one
 // process per GPU under mpirun, the NCCL unique id broadcast over MPI, the
 // NCCL version check (headers and library must be the same release: 2.28.9
