@@ -16,7 +16,7 @@ for size in "256 512 4" "1024 2048 32"; do
 		for mma in 0 1; do
 			exe=$B/split-$1-$split-$mma
 			{ $cc -DSPLIT=$split -DMMA=$mma -o "$exe.o" "$HERE/split.cu" &&
-				nvcc -o "$exe" "$B/frame-$1.o" "$exe.o" -lcublas; } ||
+				nvcc -o "$exe" "$B/frame-$1.o" "$exe.o" -lcublas -lpthread; } ||
 				{ echo "split $split mma $mma SEQ $1: build failed"; continue; }
 			echo "== SEQ $1 KEYS $2 HEADS $3 split $split mma $mma"
 			timeout 30 "$exe" --warmup 3 --reps 10 2>&1 | grep -v '^check: inputs' | tail -2
