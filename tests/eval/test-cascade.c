@@ -389,8 +389,14 @@ static void test_frame_cache_key(void **state)
 	make_tmpdir(base, sizeof base);
 	copy_fixture(base, "framed", dir, sizeof dir);
 	copy_fixture(base, "framed-shared", shared, sizeof shared);
-	const char *sources[] = { "int prog_value(int n);\nint prog_value(int n) { return n; }\n",
-		"int prog_value(int n);\nint prog_value(int n) { return n + 0; }\n" };
+	size_t len;
+	char *prog = read_fixture("framed/prog.c", &len);
+	cuco_buf sources[2] = { { 0 } };
+	for (int round = 0; round < 2; round++) {  /* two programs: the second is not in the cache */
+		cuco_buf_printf(&sources[round], "/* round %d */\n", round);
+		cuco_buf_append(&sources[round], prog, len);
+	}
+	free(prog);
 	for (int round = 0; round < 2; round++) {
 		cuco_workload *wl = NULL;
 		cuco_err err = { 0 };
@@ -398,8 +404,9 @@ static void test_frame_cache_key(void **state)
 		cuco_directive d;
 		cuco_directive_default(wl, &d);
 		cuco_eval_result res;
-		if (cuco_eval_candidate(ev, sources[round], strlen(sources[round]), &d, false, &res, &err) != CUCO_OK)
+		if (cuco_eval_candidate(ev, sources[round].data, sources[round].len, &d, false, &res, &err) != CUCO_OK)
 			fail_msg("%s", err.msg);
+		cuco_buf_free(&sources[round]);
 		if (!res.ok)
 			fail_msg("%s %s: %s", res.failed_stage, res.error_class, res.excerpt);
 		cuco_evaluator_free(ev);
