@@ -3,7 +3,9 @@
 // double-precision reference): the keys in two launches with the state
 // carried between them (flash-attention-cp's ring steps, SPLIT=1), and in
 // two segments of one launch (its kv=peer reads, SPLIT=2). MMA=1 takes
-// mma.sync instead of wgmma. Built and run by split.sh.
+// mma.sync instead of wgmma. A program of the attention workload's kind,
+// linked with its frame (workloads/attention/frame.cu); split.sh builds
+// and runs both.
 #include "attention.cuh"
 #include "cuco_attn.cuh"
 
@@ -13,16 +15,23 @@ typedef fa_config<HDIM, 8, 64, 2, false, FA_SERIAL> cfg;
 typedef fa_config<HDIM, 8, 128, 2, true, FA_SERIAL> cfg;
 #endif
 
-static at_launch prepare(const at_problem &p)
+// The plans of one step: one launch, or two with the state between them.
+struct split_plans {
+	fa_plan<cfg> first, second;
+	int launches;
+};
+
+extern "C" void *cuco_prepare(const cuco_problem *p)
 {
 	fa_call c = {};
-	c.q = p.q;
+	c.q = p->q;
 	c.queries = SEQ;
 	c.heads = HEADS;
-	c.out = p.out;
+	c.out = p->out;
 	CUCO_CUDA(cudaMalloc(&c.acc, at_q_elems * sizeof(float)));
 	CUCO_CUDA(cudaMalloc(&c.ml, (size_t)SEQ * HEADS * sizeof(float2)));
-	const fa_kv kv = {p.k, p.v, KEYS};
+	const fa_kv kv = {p->k, p->v, KEYS};
+	split_plans *plans = new split_plans;  // lives as long as the program
 #if SPLIT == 1
 	fa_call first = c, second = c;
 	first.seg[0] = {kv, 0, KEYS / 2};
@@ -31,21 +40,23 @@ static at_launch prepare(const at_problem &p)
 	second.seg[0] = {kv, KEYS / 2, KEYS / 2};
 	second.nseg = 1;
 	second.flags = FA_STATE_IN;
-	const fa_plan<cfg> a = fa_prepare<cfg>(first), b = fa_prepare<cfg>(second);
-	return [a, b](cudaStream_t s) {
-		fa_launch(a, s);
-		fa_launch(b, s);
-	};
+	plans->first = fa_prepare<cfg>(first);
+	plans->second = fa_prepare<cfg>(second);
+	plans->launches = 2;
 #else
 	c.seg[0] = {kv, KEYS / 2, KEYS / 2};  // the later keys first: any order merges
 	c.seg[1] = {kv, 0, KEYS / 2};
 	c.nseg = 2;
-	const fa_plan<cfg> a = fa_prepare<cfg>(c);
-	return [a](cudaStream_t s) { fa_launch(a, s); };
+	plans->first = fa_prepare<cfg>(c);
+	plans->launches = 1;
 #endif
+	return plans;
 }
 
-int main(int argc, char **argv)
+extern "C" void cuco_launch(void *state, const cuco_problem *, cudaStream_t s)
 {
-	return at_main(argc, argv, SPLIT == 1 ? "split: two launches" : "split: two segments", prepare);
+	const split_plans *plans = (const split_plans *)state;
+	fa_launch(plans->first, s);
+	if (plans->launches == 2)
+		fa_launch(plans->second, s);
 }

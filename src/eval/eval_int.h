@@ -276,9 +276,10 @@ int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err);
  * NULL when sb is off. */
 char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v);
 void eval_sandbox_argv_free(char **argv);
-/* Without bwrap the stage user must reach, through every folder above
- * them, the folders stages read (the run, the workloads, the headers):
- * where one of the n paths (NULL or "" skipped) is out of its reach,
+/* The stage user must reach the folders stages read: in bwrap, each
+ * folder the sandbox shows as it is (the workloads', the headers'); without
+ * it, through every folder above them, the run and the workloads too.
+ * Where one of the n paths (NULL or "" skipped) is out of its reach,
  * stages stay cuco's own and sb->user_status says why. */
 void eval_sandbox_reach(eval_sandbox *sb, const char *const *paths, size_t n);
 /* A file or folder the stage writes on the host (the build's output, its
@@ -436,6 +437,10 @@ typedef struct eval_objspec {
 
 typedef struct eval_objrules eval_objrules;
 
+/* The entry points a family's frame calls in the program, blank-separated
+ * ("" for a family with no frame yet): what eval_objspec.entries names. */
+const char *eval_frame_entries(cuco_family family);
+
 /* Read the family's libraries' dynamic symbol tables (and those of the
  * libraries they need) and the frame's objects, and find objdump and
  * objcopy on PATH. CUCO_EENV naming what is missing; CUCO_EUSAGE without
@@ -467,13 +472,19 @@ int eval_objcheck_scan(const char *obj, const eval_objrules *rules, eval_objchec
 /* ---- trust.c: what the evaluator believes (docs/workloads.md, "Trust") ---------- */
 
 /* One stage's ticket: the seal's key and the input seed, handed to the
- * harness as env ("CUCO_HARNESS=1:<key>:<seed>"). */
+ * harness as env ("CUCO_HARNESS=1:<key>:<seed>"), or to a framed
+ * program's frame in a file (eval_ticket_file). */
 typedef struct eval_ticket {
 	uint64_t k0, k1, seed;
 	char env[80];
 } eval_ticket;
 
 void eval_ticket_new(eval_ticket *t);
+/* Write the ticket ("1:<key>:<seed>", mode 0600) to dir/cuco-ticket
+ * (CUCO_SEAL_FILE), where a framed program's frame takes it first thing
+ * (workloads/common/cuco_trust.h); its path into path. CUCO_EENV when it
+ * cannot be written. */
+int eval_ticket_file(const eval_ticket *t, const char *dir, char *path, size_t size, cuco_err *err);
 /* Whether `sealed` ("<tag> <json>", the text after "CUCO_SEALED ") carries
  * this ticket's seal; *json then points at the JSON. */
 bool eval_ticket_open(const eval_ticket *t, const char *sealed, const char **json);

@@ -13,6 +13,7 @@
  * this run's id. */
 #include "eval/eval_int.h"
 #include "../../workloads/common/cuco_channel.h"
+#include "../../workloads/common/cuco_seal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -156,8 +157,8 @@ static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
  * or NULL. A build sees its source and writes its output in the host's
  * work folder; everything else it writes is in tmpfs, gone after. */
 /* A build sees `in` (read-only) and writes `out`, files of the work
- * folder (either may be NULL); a refereed run stage writes the referee's
- * channel folder. */
+ * folder (either may be NULL); a run stage writes the ticket file of a
+ * framed native program (out), or the referee's channel folder. */
 typedef struct stage_files {
 	const char *in, *out, *channel;
 } stage_files;
@@ -429,9 +430,12 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	eval_common_dir(ev->common_dir);
 	char shelf[PATH_MAX];
 	workload_shelf(&ev->wl, shelf, sizeof shelf);
-	const char *reach[] = { cfg->run_dir, shelf, ev->common_dir, ev->tmp_base,
-		getenv("CUCO_CUDA_HOME"), getenv("CUCO_NCCL_HOME") };
-	eval_sandbox_reach(&ev->sandbox, reach, sizeof reach / sizeof reach[0]);
+	/* In the sandbox only what it shows as it is must be open to the stage
+	 * user (the run folder is hidden, $TMPDIR a tmpfs of its own). */
+	const char *reach[] = { shelf, ev->common_dir, getenv("CUCO_CUDA_HOME"), getenv("CUCO_NCCL_HOME"),
+		cfg->run_dir, ev->tmp_base };
+	size_t nreach = sizeof reach / sizeof reach[0] - (ev->sandbox.on ? 2 : 0);
+	eval_sandbox_reach(&ev->sandbox, reach, nreach);
 	ev->limits.user = &ev->sandbox.user;
 	cuco_log(CUCO_LOG_INFO, "stages: %s", ev->sandbox.user_status);
 	probe_compiler(ev);
@@ -789,15 +793,16 @@ static int build_made(job *j, const char *what, const eval_stage *st, const char
 	return CUCO_OK;
 }
 
-/* Hash the .c and .h files of dir into s (sorted by name: the same on
- * every machine). */
+/* Hash the C and CUDA sources (.c .h .cu .cuh) of dir into s (sorted by
+ * name: the same on every machine). */
 static void hash_sources(XXH3_state_t *s, const char *dir)
 {
 	struct dirent **names = NULL;
 	int n = scandir(dir, &names, NULL, alphasort);
 	for (int i = 0; i < n; i++) {
 		const char *e = names[i]->d_name, *dot = strrchr(e, '.');
-		if (dot && (strcmp(dot, ".c") == 0 || strcmp(dot, ".h") == 0)) {
+		if (dot && (strcmp(dot, ".c") == 0 || strcmp(dot, ".h") == 0 || strcmp(dot, ".cu") == 0
+				|| strcmp(dot, ".cuh") == 0)) {
 			char path[PATH_MAX + 300], *text;
 			size_t len;
 			snprintf(path, sizeof path, "%s/%s", dir, e);
@@ -812,9 +817,21 @@ static void hash_sources(XXH3_state_t *s, const char *dir)
 	free(names);
 }
 
+/* hash_sources of the folder that holds path. */
+static void hash_folder_of(XXH3_state_t *s, const char *path)
+{
+	char dir[PATH_MAX];
+	cuco_strlcpy(dir, path, sizeof dir);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	hash_sources(s, dir);
+}
+
 /* Where a trusted build of source by tmpl goes in the cache: named by a
- * hash of the command, the compiler and the sources of its folder and of
- * the common headers. */
+ * hash of the command, the compiler and the sources of its folder, of the
+ * common headers and of the folders of the workload's harness and extras
+ * (gpu-common's, say). */
 static void trusted_path(cuco_evaluator *ev, const eval_vars *v, const char *tmpl, const char *name,
 	char *path, size_t size)
 {
@@ -829,18 +846,23 @@ static void trusted_path(cuco_evaluator *ev, const eval_vars *v, const char *tmp
 	XXH3_128bits_reset(s);
 	XXH3_128bits_update(s, cmd.data, cmd.len + 1);
 	XXH3_128bits_update(s, ev->compiler_version, strlen(ev->compiler_version));
-	char dir[PATH_MAX];
-	cuco_strlcpy(dir, v->source, sizeof dir);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	hash_sources(s, dir);
+	hash_folder_of(s, v->source);
 	hash_sources(s, ev->common_dir);
+	for (int i = -1; i < ev->wl.nextras; i++) {
+		const char *f = i < 0 ? ev->wl.harness_file : ev->wl.extras[i];
+		char path[PATH_MAX + 200];
+		snprintf(path, sizeof path, "%s/%s", ev->wl.dir, f);
+		if (*f)
+			hash_folder_of(s, path);
+	}
 	char hash[CUCO_HASH_LEN + 1];
 	hex128(XXH3_128bits_digest(s), hash);
 	XXH3_freeState(s);
 	cuco_buf_free(&cmd);
-	snprintf(path, size, "%s/%s-%.16s", ev->cache_root, name, hash);
+	/* The hash before the extension: nvcc takes a file for an object by its ".o". */
+	const char *dot = strrchr(name, '.');
+	snprintf(path, size, "%s/%.*s-%.16s%s", ev->cache_root, dot ? (int)(dot - name) : (int)strlen(name), name,
+		hash, dot ? dot : "");
 }
 
 /* A refereed workload's trusted build (its frame's object, its referee):
@@ -903,14 +925,6 @@ out:
 /* A framed program (a refereed one, say): the candidate's object, then
  * the link with the trusted frame (docs/trust.md, "The candidate's
  * object"). */
-/* The names a frame calls in the program, by family: they stay global in
- * the candidate's object, every other of its globals is made local. */
-static const char *const frame_entries[] = {
-	[CUCO_FAMILY_CPU_MPI] = "cuco_setup cuco_step cuco_teardown cuco_mpi_thread",
-	[CUCO_FAMILY_CUDA_NCCL] = "",
-	[CUCO_FAMILY_CUDA] = "",
-};
-
 /* The frame's object, and the rules a candidate's object is held to,
  * which name the frame's globals: both made once, at first need. */
 static int frame_and_rules(cuco_evaluator *ev, cuco_err *err)
@@ -920,9 +934,12 @@ static int frame_and_rules(cuco_evaluator *ev, cuco_err *err)
 	int rc = trusted_build(ev, ev->wl.build_cmd, src, "frame.o", ev->frame_obj, sizeof ev->frame_obj, err);
 	pthread_mutex_lock(&ev->trusted_lock);
 	if (rc == CUCO_OK && !ev->objrules) {
+		/* MPI's names come from its wrapper, whatever compiles the program. */
+		const char *mpicc = getenv("CUCO_MPICC");
+		mpicc = mpicc && *mpicc ? mpicc : "mpicc";
 		char *frame[] = { ev->frame_obj, NULL };
-		eval_objspec spec = { .family = ev->wl.family, .entries = frame_entries[ev->wl.family],
-			.frame = frame, .mpicc = ev->compiler, .cuda_home = getenv("CUCO_CUDA_HOME"),
+		eval_objspec spec = { .family = ev->wl.family, .entries = eval_frame_entries(ev->wl.family),
+			.frame = frame, .mpicc = mpicc, .cuda_home = getenv("CUCO_CUDA_HOME"),
 			.nccl_home = getenv("CUCO_NCCL_HOME") };
 		rc = eval_objrules_new(&spec, &ev->objrules, err);
 	}
@@ -1062,20 +1079,33 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		.reps = reps, .nccl_home = getenv("CUCO_NCCL_HOME"), .cuda_home = getenv("CUCO_CUDA_HOME") };
 	eval_argv prog = { 0 }, cmd = { 0 };
 	eval_expand(ev->wl.run_cmd, &v, &prog, NULL);
-	const char *extras[8];
+	const char *extras[8 + 1];
 	char extra_paths[8][PATH_MAX];
-	for (int i = 0; i < ev->wl.nextras; i++) {
+	int nextras = ev->wl.nextras;
+	for (int i = 0; i < nextras; i++) {
 		snprintf(extra_paths[i], sizeof extra_paths[i], "%s/%s", ev->wl.dir, ev->wl.extras[i]);
 		extras[i] = extra_paths[i];
 	}
 	/* A fresh key and input seed for every stage (trust.c); a refereed
-	 * workload's verdict is its referee's, beside the stage. */
+	 * workload's verdict is its referee's, beside the stage. A framed
+	 * native program's frame takes the ticket from a file in the stage's
+	 * working folder before any of the program's code runs (ssh copies it
+	 * there), so no environment holds it; an unframed one's harness, from
+	 * its environment. */
 	eval_ticket_new(&j->ticket);
 	bool refereed = ev->wl.protocol == CUCO_PROTO_REFEREE;
+	bool ticket_file = ev->wl.protocol == CUCO_PROTO_NATIVE && *ev->wl.frame_file;
 	eval_referee ref = { .pid = -1, .in_fd = -1, .out_fd = -1 };
-	char channel[PATH_MAX + 32] = "";
+	char channel[PATH_MAX + 32] = "", ticket_path[PATH_MAX + 32] = "";
 	int rc = refereed ? start_referee(j, stage, warmup, reps, &ref, channel, sizeof channel, err)
+		: ticket_file ? eval_ticket_file(&j->ticket, j->workdir, ticket_path, sizeof ticket_path, err)
 		: CUCO_OK;
+	/* The frame reads and empties it as the stage user. */
+	if (rc == CUCO_OK && ticket_file)
+		rc = eval_sandbox_give(&ev->sandbox, ticket_path, err);
+	const char *ticket_env = refereed ? channel : ticket_file ? NULL : j->ticket.env;
+	if (ticket_file && ssh)
+		extras[nextras++] = ticket_path;
 	/* The interposer only where the stage runs here: remote hosts lack it. */
 	bool preload = j->preload && kind == CUCO_RUNNER_LOCAL;
 	const cuco_slot_spec *slot = &ev->pool.slots[j->slot].spec;
@@ -1083,9 +1113,8 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		.remote_dir = remote_dir, .job_name = job_name, .in_allocation = ev->in_allocation,
 		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = j->mpi, .bind = ev->bind,
 		.limit_s = limit_s, .preload = preload ? ev->interposer : NULL,
-		.ticket = refereed ? channel : j->ticket.env,
-		.tag_output = ev->wl.protocol == CUCO_PROTO_COMPAT };
-	eval_launch_argv(&l, prog.v, j->binary, extras, ev->wl.nextras, &cmd);
+		.ticket = ticket_env, .tag_output = ev->wl.protocol == CUCO_PROTO_COMPAT };
+	eval_launch_argv(&l, prog.v, j->binary, extras, nextras, &cmd);
 	eval_argv_free(&prog);
 	eval_limits lim = ev->limits;
 	lim.tmpdir = j->tmpdir;
@@ -1099,10 +1128,10 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		lim.on_start = eval_referee_started;
 		lim.on_start_arg = &ref;
 	}
-	stage_files files = { .channel = refereed ? ref.dir : NULL };
+	stage_files files = { .out = ticket_file ? CUCO_SEAL_FILE : NULL, .channel = refereed ? ref.dir : NULL };
 	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true, &files);
 	lim.filter = stage_filter(ev, true);
-	const char *env[] = { refereed ? channel : j->ticket.env, NULL };
+	const char *env[] = { ticket_env, NULL };
 	lim.env = env;
 	j->slurm_fault[0] = '\0';
 	if (rc == CUCO_OK)
@@ -1131,6 +1160,8 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 			rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	}
 	eval_referee_free(&ref);
+	if (*ticket_path)
+		unlink(ticket_path);  /* the frame empties it; in the sandbox it cannot remove it */
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	eval_argv_free(&cmd);
 	return rc;

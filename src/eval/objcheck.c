@@ -698,7 +698,9 @@ static void check_definition(check *c, const eval_obj_symbol *s)
 	else if (k && k->lib >= 0 && !(comdat && strncmp(s->name, "_Z", 2) == 0))
 		say(c, s->name, "object: defines %s, a name of %s: the frame's and the libraries' calls "
 			"to it would run the candidate's code", s->name, r->libs[k->lib].what);
-	else if (k && k->lib == LIB_FRAME && !comdat)
+	else if (k && k->lib == LIB_FRAME && !comdat && !is_entry(r, s->name))
+		/* An entry point the frame gives a weak default (cuco_prepare,
+		 * cuco_mpi_thread) is the program's to define. */
 		say(c, s->name, "object: defines %s, a name the frame defines: the frame's calls to it "
 			"would run the candidate's code", s->name);
 	else if (comdat && strpbrk(s->name, "= \t"))
@@ -1340,4 +1342,17 @@ int eval_objcheck(const char *obj, const eval_objrules *r, char *why, size_t siz
 	}
 	cuco_buf_free(&found);
 	return rc;
+}
+
+/* The names a family's frame calls in the program (workloads/common/
+ * cuco_step.h, workloads/gpu-common/cuco_gpu_step.h): they stay global in
+ * the candidate's object, every other of its globals is made local. */
+const char *eval_frame_entries(cuco_family family)
+{
+	switch (family) {
+	case CUCO_FAMILY_CPU_MPI: return "cuco_setup cuco_step cuco_teardown cuco_mpi_thread";
+	case CUCO_FAMILY_CUDA: return "cuco_launch cuco_prepare";
+	case CUCO_FAMILY_CUDA_NCCL: break;  /* no frame yet */
+	}
+	return "";
 }

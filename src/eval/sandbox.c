@@ -381,21 +381,37 @@ static void blocked(const eval_user *u, const char *path, char at[PATH_MAX], uns
 	at[0] = '\0';
 }
 
+/* In bwrap: whether u may not pass the folder path itself (it is shown
+ * as it is; the folders above it are bwrap's own). */
+static void blocked_self(const eval_user *u, const char *path, char at[PATH_MAX], unsigned *mode)
+{
+	struct stat st;
+	if (!realpath(path, at) || stat(at, &st) != 0 || !S_ISDIR(st.st_mode) || may_search(u, &st)) {
+		at[0] = '\0';
+		return;
+	}
+	*mode = (unsigned)(st.st_mode & 07777);
+}
+
 void eval_sandbox_reach(eval_sandbox *sb, const char *const *paths, size_t n)
 {
-	if (sb->on || !sb->user.drop)
-		return;  /* in bwrap every folder above a shown one is bwrap's own */
+	if (!sb->user.drop)
+		return;
 	for (size_t i = 0; i < n; i++) {
 		char at[PATH_MAX], why[2 * PATH_MAX + 300];
 		unsigned mode = 0;
 		if (!paths[i] || !*paths[i])
 			continue;
-		blocked(&sb->user, paths[i], at, &mode);
+		if (sb->on)
+			blocked_self(&sb->user, paths[i], at, &mode);
+		else
+			blocked(&sb->user, paths[i], at, &mode);
 		if (!*at)
 			continue;
-		snprintf(why, sizeof why, "%s cannot enter %s (mode %04o)%s%s; with limits only, every "
-			"folder above the run and the workloads must be open to others", sb->user.name, at, mode,
-			strcmp(at, paths[i]) != 0 ? ", above " : "", strcmp(at, paths[i]) != 0 ? paths[i] : "");
+		snprintf(why, sizeof why, "%s cannot enter %s (mode %04o)%s%s; %s", sb->user.name, at, mode,
+			strcmp(at, paths[i]) != 0 ? ", above " : "", strcmp(at, paths[i]) != 0 ? paths[i] : "",
+			sb->on ? "the sandbox shows the workloads' and the headers' folders as they are"
+			: "with limits only, every folder above the run and the workloads must be open to others");
 		stay_root(sb, why);
 		return;
 	}

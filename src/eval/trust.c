@@ -18,6 +18,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,25 @@ void eval_ticket_new(eval_ticket *t)
 	t->seed = r[2];
 	snprintf(t->env, sizeof t->env, CUCO_SEAL_ENV "=1:%016llx%016llx:%016llx",
 		(unsigned long long)t->k0, (unsigned long long)t->k1, (unsigned long long)t->seed);
+}
+
+int eval_ticket_file(const eval_ticket *t, const char *dir, char *path, size_t size, cuco_err *err)
+{
+	snprintf(path, size, "%s/" CUCO_SEAL_FILE, dir);
+	const char *text = t->env + strlen(CUCO_SEAL_ENV "=");
+	size_t len = strlen(text);
+	unlink(path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len;
+	int saved = errno;
+	if (fd >= 0 && close(fd) != 0 && ok) {
+		ok = false;
+		saved = errno;
+	}
+	if (ok)
+		return CUCO_OK;
+	unlink(path);
+	return cuco_errf(err, CUCO_EENV, "%s: %s", path, strerror(saved ? saved : EIO));
 }
 
 bool eval_ticket_open(const eval_ticket *t, const char *sealed, const char **json)

@@ -7,6 +7,7 @@
 #include "eval/eval.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -39,10 +40,11 @@ static int teardown(void **state)
 	return 0;
 }
 
-static cuco_evaluator *evaluator(const char *workload, cuco_workload **wl)
+/* An evaluator of the workload in folder dir. */
+static cuco_evaluator *evaluator_at(const char *dir, cuco_workload **wl)
 {
 	cuco_err err = { 0 };
-	if (cuco_workload_load(fixture(workload), wl, &err) != CUCO_OK)
+	if (cuco_workload_load(dir, wl, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
 	cuco_eval_config cfg = { .jobs = 2, .max_procs = 64 };
 	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
@@ -50,6 +52,11 @@ static cuco_evaluator *evaluator(const char *workload, cuco_workload **wl)
 	if (cuco_evaluator_new(*wl, &cfg, &ev, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
 	return ev;
+}
+
+static cuco_evaluator *evaluator(const char *workload, cuco_workload **wl)
+{
+	return evaluator_at(fixture(workload), wl);
 }
 
 static void evaluate(cuco_evaluator *ev, const cuco_workload *wl, const char *source_rel,
@@ -278,6 +285,38 @@ static void test_missing_compiler_is_environment(void **state)
 	cuco_workload_free(wl);
 }
 
+/* Copy fixtures/<name>'s files to base/<name> (dir), with the sources'
+ * root (the seal's headers) found from there as from the fixtures. */
+static void copy_fixture(const char *base, const char *name, char *dir, size_t size)
+{
+	snprintf(dir, size, "%s/%s", base, name);
+	mkdir(dir, 0755);
+	char from[600], path[1200];
+	snprintf(from, sizeof from, "%s", fixture(name));
+	struct dirent **files = NULL;
+	int n = scandir(from, &files, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		char rel[700], *text;
+		size_t len;
+		snprintf(rel, sizeof rel, "%s/%s", name, files[i]->d_name);
+		snprintf(path, sizeof path, "%s/%s", dir, files[i]->d_name);
+		if (files[i]->d_name[0] != '.' && (text = read_fixture(rel, &len))) {
+			cuco_buf out = { 0 };
+			char *inc = strstr(text, "{workload}/../../../..");
+			cuco_buf_append(&out, text, inc ? (size_t)(inc - text) : len);
+			if (inc) {
+				cuco_buf_puts(&out, getenv("CUCO_SOURCE_ROOT"));
+				cuco_buf_puts(&out, inc + strlen("{workload}/../../../.."));
+			}
+			cuco_write_file(path, out.data, out.len, NULL);
+			cuco_buf_free(&out);
+			free(text);
+		}
+		free(files[i]);
+	}
+	free(files);
+}
+
 static void test_gpu_absent_is_environment(void **state)
 {
 	(void)state;
@@ -285,25 +324,16 @@ static void test_gpu_absent_is_environment(void **state)
 		skip();  /* a GPU is here: the absence cannot be tested */
 	/* The solo workload, declared as a CUDA one. */
 	char dir[512], path[600];
-	snprintf(dir, sizeof dir, "%s/solo", run_dir);
-	mkdir(dir, 0755);
+	copy_fixture(run_dir, "solo", dir, sizeof dir);
 	size_t len;
-	char *text = read_fixture("solo/workload.json", &len);
+	snprintf(path, sizeof path, "%s/workload.json", dir);
+	char *text = NULL;
+	assert_int_equal(cuco_read_file(path, 1 << 20, &text, &len, NULL), CUCO_OK);
 	char *family = strstr(text, "\"cpu-mpi\"");
 	memcpy(family, "\"cuda\"   ", 9);
-	/* The seal's header, found from the fixtures' folder there. */
-	cuco_buf json = { 0 };
-	char *inc = strstr(text, "{workload}/../../../..");
-	cuco_buf_append(&json, text, (size_t)(inc - text));
-	cuco_buf_puts(&json, getenv("CUCO_SOURCE_ROOT"));
-	cuco_buf_puts(&json, inc + strlen("{workload}/../../../.."));
-	snprintf(path, sizeof path, "%s/workload.json", dir);
-	cuco_write_file(path, json.data, json.len, NULL);
-	cuco_buf_free(&json);
+	cuco_write_file(path, text, len, NULL);
 	free(text);
 	text = read_fixture("solo/solo.c", &len);
-	snprintf(path, sizeof path, "%s/solo.c", dir);
-	cuco_write_file(path, text, len, NULL);
 	cuco_workload *wl = NULL;
 	cuco_err err = { 0 };
 	assert_int_equal(cuco_workload_load(dir, &wl, &err), CUCO_OK);
@@ -323,6 +353,80 @@ static void test_gpu_absent_is_environment(void **state)
 	assert_string_equal(res.excerpt, "run: no GPU: /dev/nvidiactl is missing");
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
+}
+
+/* A framed native program (fixtures/framed, one process): run_stage
+ * writes the ticket into the stage's folder, the frame takes it before
+ * the program's code runs, and then the key is in no file and no
+ * environment of the stage's processes or their ancestors; the frame's
+ * verdict says so, sealed, through run and benchmark. */
+static void test_framed_ticket(void **state)
+{
+	(void)state;
+	cuco_workload *wl;
+	cuco_evaluator *ev = evaluator("framed", &wl);
+	cuco_eval_result res;
+	evaluate(ev, wl, "framed/prog.c", NULL, true, &res);
+	if (!res.ok)
+		fail_msg("%s %s: %s", res.failed_stage, res.error_class, res.excerpt);
+	assert_int_equal(res.samples, 3);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
+/* How many files of the run's cache start with prefix. */
+static int cached(const char *prefix)
+{
+	char cache[300];
+	snprintf(cache, sizeof cache, "%s/cache", run_dir);
+	struct dirent **files = NULL;
+	int n = scandir(cache, &files, NULL, alphasort), found = 0;
+	for (int i = 0; i < n; i++) {
+		found += strncmp(files[i]->d_name, prefix, strlen(prefix)) == 0;
+		free(files[i]);
+	}
+	free(files);
+	return found;
+}
+
+/* A frame's cached object follows the headers it includes from its
+ * extras' folders (gpu-common's, for the one-GPU frames), .cuh ones too:
+ * one edited there, the next evaluator builds the frame again. */
+static void test_frame_cache_key(void **state)
+{
+	(void)state;
+	/* Outside the run folder, which a build's sandbox hides. */
+	char base[256], dir[512], shared[512], path[600];
+	make_tmpdir(base, sizeof base);
+	copy_fixture(base, "framed", dir, sizeof dir);
+	copy_fixture(base, "framed-shared", shared, sizeof shared);
+	size_t len;
+	char *prog = read_fixture("framed/prog.c", &len);
+	cuco_buf sources[2] = { { 0 } };
+	for (int round = 0; round < 2; round++) {  /* two programs: the second is not in the cache */
+		cuco_buf_printf(&sources[round], "/* round %d */\n", round);
+		cuco_buf_append(&sources[round], prog, len);
+	}
+	free(prog);
+	for (int round = 0; round < 2; round++) {
+		cuco_workload *wl = NULL;
+		cuco_err err = { 0 };
+		cuco_evaluator *ev = evaluator_at(dir, &wl);
+		cuco_directive d;
+		cuco_directive_default(wl, &d);
+		cuco_eval_result res;
+		if (cuco_eval_candidate(ev, sources[round].data, sources[round].len, &d, false, &res, &err) != CUCO_OK)
+			fail_msg("%s", err.msg);
+		cuco_buf_free(&sources[round]);
+		if (!res.ok)
+			fail_msg("%s %s: %s", res.failed_stage, res.error_class, res.excerpt);
+		cuco_evaluator_free(ev);
+		cuco_workload_free(wl);
+		assert_int_equal(cached("frame-"), round + 1);
+		snprintf(path, sizeof path, "%s/value.cuh", shared);
+		cuco_write_file(path, "#define FRAME_VALUE 2\n", 22, NULL);
+	}
+	rm_rf(base);
 }
 
 static void test_compat_protocol(void **state)
@@ -461,6 +565,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_mpirun_is_environment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_compiler_is_environment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gpu_absent_is_environment, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_framed_ticket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frame_cache_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compat_protocol, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_evaluations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_evaluators, setup, teardown),

@@ -80,16 +80,24 @@ static void header(const char *text, const char *key, char *out, size_t size)
 	}
 }
 
-static eval_objrules *rules_for(cuco_family family, const char *frame)
+/* The rules for a family, with a frame's object (NULL: none) that calls
+ * entries (NULL: the miniature frames', ENTRIES). */
+static eval_objrules *rules_with(cuco_family family, const char *frame, const char *entries)
 {
 	char *const frames[] = { (char *)frame, NULL };
-	eval_objspec spec = { .family = family, .entries = ENTRIES, .frame = frame ? frames : NULL,
+	eval_objspec spec = { .family = family, .entries = entries ? entries : ENTRIES,
+		.frame = frame ? frames : NULL,
 		.mpicc = "mpicc", .cuda_home = getenv("CUCO_CUDA_HOME"), .nccl_home = getenv("CUCO_NCCL_HOME") };
 	eval_objrules *r = NULL;
 	cuco_err err = { 0 };
 	if (eval_objrules_new(&spec, &r, &err) != CUCO_OK)
 		fail_msg("eval_objrules_new: %s", err.msg);
 	return r;
+}
+
+static eval_objrules *rules_for(cuco_family family, const char *frame)
+{
+	return rules_with(family, frame, NULL);
 }
 
 /* The names a (rewritten) object still defines globally, blank-separated. */
@@ -495,7 +503,7 @@ static void test_shipped(void **state)
 			snprintf(src, sizeof src, "%s/%s", wl->dir, wl->frame_file);
 			snprintf(obj, sizeof obj, "%s/%s-frame.o", tmp, wl->name);
 			compile_object(wl, src, obj);
-			framed = rules_for(wl->family, obj);
+			framed = rules_with(wl->family, obj, eval_frame_entries(wl->family));
 		} else if (!rules[wl->family]) {
 			rules[wl->family] = rules_for(wl->family, NULL);
 		}

@@ -596,6 +596,22 @@ static void evaluate(cuco_evaluator *ev, const cuco_workload *wl, const char *re
 	free(src);
 }
 
+/* One program of a fixture workload under cfg's runner: it must pass. */
+static void evaluate_fixture(const cuco_eval_config *cfg, const char *workload, const char *source)
+{
+	cuco_workload *wl;
+	cuco_evaluator *ev;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_workload_load(fixture(workload), &wl, &err), CUCO_OK);
+	assert_int_equal(cuco_evaluator_new(wl, cfg, &ev, &err), CUCO_OK);
+	cuco_eval_result res;
+	evaluate(ev, wl, source, &res);
+	if (!res.ok)
+		fail_msg("%s: %s: %s", source, res.error_class, res.excerpt);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+}
+
 static void test_hostfile_for_real(void **state)
 {
 	(void)state;
@@ -616,15 +632,10 @@ static void test_hostfile_for_real(void **state)
 	assert_string_equal(res.slot_name, "localhost");
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
-	/* One rank goes to its host through mpirun too. */
-	cuco_err err = { 0 };
-	assert_int_equal(cuco_workload_load(fixture("solo"), &wl, &err), CUCO_OK);
-	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_OK);
-	evaluate(ev, wl, "solo/solo.c", &res);
-	if (!res.ok)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
-	cuco_evaluator_free(ev);
-	cuco_workload_free(wl);
+	/* One rank goes to its host through mpirun too; a framed program's
+	 * frame finds its ticket file there (the run folder is shared). */
+	evaluate_fixture(&cfg, "solo", "solo/solo.c");
+	evaluate_fixture(&cfg, "framed", "framed/prog.c");
 	assert_int_equal(count_processes(cfg.run_dir), 0);
 	rm_rf(cfg.run_dir);
 }
@@ -809,6 +820,8 @@ static void test_ssh_for_real(void **state)
 		fail_msg("%s: %s", res.error_class, res.excerpt);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
+	/* A framed program's ticket file goes with it, and its frame takes it there. */
+	evaluate_fixture(&cfg, "framed", "framed/prog.c");
 
 	/* A host that does not answer is the environment's failure. */
 	snprintf(cfg.runner.hosts, sizeof cfg.runner.hosts, "127.0.0.1:%d", free_port());

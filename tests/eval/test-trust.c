@@ -7,13 +7,18 @@
 #include "eval/eval_int.h"
 #include "util.h"
 #include "../../workloads/common/cuco_seal.h"
+/* The frame's half of the ticket file, as a one-GPU frame includes it. */
+#define CUCO_FRAME 1
+#include "../../workloads/common/cuco_trust.h"
 
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -62,6 +67,42 @@ static void test_ticket(void **state)
 	line[strlen(line) - 2] = 'X';                     /* a changed verdict */
 	assert_false(eval_ticket_open(&a, line, &got));
 	assert_false(eval_ticket_open(&a, "zz", &got));
+}
+
+/* A framed program's ticket: the evaluator writes it into the stage's
+ * folder, owner-only; the frame, run there, takes it, empties the file
+ * (a hard link shows it: in the sandbox the file is a mount point that
+ * stays) and removes it. Run by hand, without a file, it is not sealed. */
+static void test_ticket_file(void **state)
+{
+	(void)state;
+	char dir[256], path[PATH_MAX + 32], kept[PATH_MAX + 32], cwd[PATH_MAX];
+	make_tmpdir(dir, sizeof dir);
+	eval_ticket t;
+	eval_ticket_new(&t);
+	cuco_err err = { 0 };
+	assert_int_equal(eval_ticket_file(&t, dir, path, sizeof path, &err), CUCO_OK);
+	assert_int_equal(eval_ticket_file(&t, dir, path, sizeof path, &err), CUCO_OK);  /* a stale one is replaced */
+	struct stat sb;
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	snprintf(kept, sizeof kept, "%s/kept", dir);
+	assert_int_equal(link(path, kept), 0);
+
+	assert_non_null(getcwd(cwd, sizeof cwd));
+	assert_int_equal(chdir(dir), 0);
+	assert_null(cuco_take_ticket_file());
+	assert_true(cuco_ticket.sealed);
+	assert_true(cuco_ticket.t.k0 == t.k0 && cuco_ticket.t.k1 == t.k1 && cuco_ticket.t.seed == t.seed);
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_int_equal(stat(kept, &sb), 0);
+	assert_int_equal(sb.st_size, 0);
+
+	memset(&cuco_ticket, 0, sizeof cuco_ticket);
+	assert_null(cuco_take_ticket_file());
+	assert_false(cuco_ticket.sealed);
+	assert_int_equal(chdir(cwd), 0);
+	rm_rf(dir);
 }
 
 /* Feed lines to a native parse under ticket t; o is the outcome. */
@@ -420,6 +461,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_seal_reference),
 		cmocka_unit_test(test_ticket),
+		cmocka_unit_test(test_ticket_file),
 		cmocka_unit_test(test_sealed_protocol),
 		cmocka_unit_test(test_verdict_rules),
 		cmocka_unit_test(test_source_scan),

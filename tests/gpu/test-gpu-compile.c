@@ -6,10 +6,17 @@
  * correctly and the GIN variant either run or report its absence as the
  * environment's. With some GPUs but fewer than the workload's ranks the
  * sources must still compile, and the test then says why it ran nothing
- * and skips (exit 77). It says whether the stages ran in the sandbox. */
-#include "eval/eval.h"
+ * and skips (exit 77). It says whether the stages ran in the sandbox.
+ * A one-GPU workload's programs, linked with its frame, are then run by
+ * hand with a ticket file: the frame must take it (a sealed verdict, the
+ * environment's where no GPU is) and remove it, and must not take one from
+ * the environment. */
+#include "eval/eval_int.h"
 #include "../eval/util.h"
+#include "../../workloads/common/cuco_seal.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,6 +74,77 @@ static void compiles(cuco_evaluator *ev, const cuco_workload *wl, const char *fi
 		fail_msg("%s: %s: %s in %s:\n%s", wl->name, file, res.error_class, res.failed_stage, res.excerpt);
 }
 
+/* The first sealed line of out that t opens, its JSON; NULL when none. */
+static const char *sealed_json(const eval_ticket *t, const char *out)
+{
+	const char *json = NULL;
+	for (const char *at = strstr(out, CUCO_SEAL_TAG); at; at = strstr(at + 1, CUCO_SEAL_TAG)) {
+		char line[8192];
+		snprintf(line, sizeof line, "%.*s", (int)strcspn(at + strlen(CUCO_SEAL_TAG), "\n"),
+			at + strlen(CUCO_SEAL_TAG));
+		static char kept[8192];
+		if (eval_ticket_open(t, line, &json)) {
+			snprintf(kept, sizeof kept, "%s", json);
+			return kept;
+		}
+	}
+	return NULL;
+}
+
+/* One built program (RUN/cache/<hash>) run by hand in a fresh folder:
+ * given a ticket file, its frame seals its verdict with that ticket's key
+ * and seed, and the file is gone; given the ticket in $CUCO_HARNESS only,
+ * nothing is sealed. */
+static void frame_takes_ticket(const char *binary)
+{
+	char dir[256], path[400], cmd[2000], seed[40];
+	make_tmpdir(dir, sizeof dir);
+	eval_ticket t;
+	eval_ticket_new(&t);
+	cuco_err err = { 0 };
+	assert_int_equal(eval_ticket_file(&t, dir, path, sizeof path, &err), CUCO_OK);
+	int status;
+	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' --warmup 0 --reps 1 2>&1", dir, binary);
+	char *out = capture_output(cmd, &status);
+	const char *json = sealed_json(&t, out);
+	print_message("%s (ticket file): exit %d: %s\n", strrchr(binary, '/') + 1, status, json ? json : out);
+	if (!json)
+		fail_msg("no verdict sealed with the ticket file's key:\n%s", out);
+	snprintf(seed, sizeof seed, "\"seed\": \"%016llx\"", (unsigned long long)t.seed);
+	assert_has(json, seed);
+	assert_int_not_equal(access(path, F_OK), 0);
+	free(out);
+	snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s' --warmup 0 --reps 1 2>&1", dir, t.env, binary);
+	out = capture_output(cmd, &status);
+	if (sealed_json(&t, out) || !strstr(out, "CUCO_RESULT "))
+		fail_msg("the frame took the ticket from the environment:\n%s", out);
+	free(out);
+	rm_rf(dir);
+}
+
+/* Every program the evaluator built and linked with the frame. */
+static void frames_take_tickets(void)
+{
+	char cache[400], path[700];
+	snprintf(cache, sizeof cache, "%s/cache", run_dir);
+	struct dirent **files = NULL;
+	int n = scandir(cache, &files, NULL, alphasort), programs = 0;
+	for (int i = 0; i < n; i++) {
+		const char *name = files[i]->d_name;
+		size_t hex = 0;
+		while (isxdigit((unsigned char)name[hex]))
+			hex++;
+		snprintf(path, sizeof path, "%s/%s", cache, name);
+		if (hex == CUCO_HASH_LEN && !name[hex] && access(path, X_OK) == 0) {
+			frame_takes_ticket(path);
+			programs++;
+		}
+		free(files[i]);
+	}
+	free(files);
+	assert_int_equal(programs, 2);  /* the baseline and the seed */
+}
+
 static void test_workload(void **state)
 {
 	(void)state;
@@ -93,6 +171,8 @@ static void test_workload(void **state)
 	compiles(ev, wl, wl->seed_file, NULL);
 	if (wl->family == CUCO_FAMILY_CUDA_NCCL)
 		compiles(ev, wl, wl->seed_file, "gin");
+	if (*wl->frame_file)
+		frames_take_tickets();
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }

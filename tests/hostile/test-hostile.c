@@ -90,11 +90,13 @@ static bool load_case(const char *dir, const char *file, hostile *h)
 }
 
 /* The seed with its function renamed and the case's code put in before
- * the end of the EVOLVE-BLOCK. */
+ * the end of the EVOLVE-BLOCK. The function is the first "void NAME(" of
+ * the seed: a static one, or an entry point its frame calls (extern "C"
+ * void cuco_launch(, in a one-GPU seed). */
 static bool build_source(const char *seed, const hostile *h, cuco_buf *out)
 {
 	char decl[96];
-	snprintf(decl, sizeof decl, "static void %s(", h->rename);
+	snprintf(decl, sizeof decl, "void %s(", h->rename);
 	const char *fn = strstr(seed, decl), *end = strstr(seed, "// EVOLVE-BLOCK-END");
 	if (!end)
 		end = strstr(seed, "/* EVOLVE-BLOCK-END */");

@@ -3,6 +3,10 @@
 // (through memory), a softmax kernel writes P = 2^(S·scale - max) in bf16
 // and each row's sum, cuBLAS computes O = P·V in fp32, and a last kernel
 // divides by the sums into the bf16 output.
+//
+// No main(): the workload's frame (frame.cu), linked with this program,
+// calls cuco_prepare once and cuco_launch once per step
+// (../gpu-common/cuco_gpu_step.h).
 #include "attention.cuh"
 #include "cuco_blas.h"
 
@@ -44,7 +48,7 @@ struct unfused {
 	__nv_bfloat16 *P;
 };
 
-static at_launch prepare(const at_problem &p)
+extern "C" void *cuco_prepare(const cuco_problem *)
 {
 	unfused *u = new unfused;  // lives as long as the program
 	const size_t ss = (size_t)HEADS * SEQ * KEYS;
@@ -53,28 +57,27 @@ static at_launch prepare(const at_problem &p)
 	CUCO_CUDA(cudaMalloc(&u->O, at_q_elems * sizeof(float)));
 	CUCO_CUDA(cudaMalloc(&u->rowsum, (size_t)HEADS * SEQ * sizeof(float)));
 	CUCO_CUBLAS(cublasCreate(&u->blas));
-	return [u, p](cudaStream_t s) {
-		const float one = 1.0f, zero = 0.0f;
-		const int ld = HEADS * HDIM;  // token stride; heads are HDIM apart
-		const long long sk = (long long)SEQ * KEYS;
-		CUCO_CUBLAS(cublasSetStream(u->blas, s));
-		// S_h (keys x queries, column-major = [query][key]) = K_h^T Q_h.
-		CUCO_CUBLAS(cublasGemmStridedBatchedEx(u->blas, CUBLAS_OP_T, CUBLAS_OP_N, KEYS, SEQ, HDIM, &one, p.k,
-			CUDA_R_16BF, ld, HDIM, p.q, CUDA_R_16BF, ld, HDIM, &zero, u->S, CUDA_R_32F, KEYS, sk, HEADS,
-			CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-		const int rows = HEADS * SEQ, warps = 8;
-		at_softmax<<<(rows + warps - 1) / warps, warps * 32, 0, s>>>(u->S, u->P, u->rowsum);
-		CUCO_LAUNCHED();
-		// O_h (dims x queries) = V_h P_h.
-		CUCO_CUBLAS(cublasGemmStridedBatchedEx(u->blas, CUBLAS_OP_N, CUBLAS_OP_N, HDIM, SEQ, KEYS, &one, p.v,
-			CUDA_R_16BF, ld, HDIM, u->P, CUDA_R_16BF, KEYS, sk, &zero, u->O, CUDA_R_32F, ld, HDIM, HEADS,
-			CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-		at_normalise<<<1024, 256, 0, s>>>(u->O, u->rowsum, p.out);
-		CUCO_LAUNCHED();
-	};
+	return u;
 }
 
-int main(int argc, char **argv)
+extern "C" void cuco_launch(void *state, const cuco_problem *p, cudaStream_t s)
 {
-	return at_main(argc, argv, "attention baseline", prepare);
+	unfused *u = (unfused *)state;
+	const float one = 1.0f, zero = 0.0f;
+	const int ld = HEADS * HDIM;  // token stride; heads are HDIM apart
+	const long long sk = (long long)SEQ * KEYS;
+	CUCO_CUBLAS(cublasSetStream(u->blas, s));
+	// S_h (keys x queries, column-major = [query][key]) = K_h^T Q_h.
+	CUCO_CUBLAS(cublasGemmStridedBatchedEx(u->blas, CUBLAS_OP_T, CUBLAS_OP_N, KEYS, SEQ, HDIM, &one, p->k,
+		CUDA_R_16BF, ld, HDIM, p->q, CUDA_R_16BF, ld, HDIM, &zero, u->S, CUDA_R_32F, KEYS, sk, HEADS,
+		CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+	const int rows = HEADS * SEQ, warps = 8;
+	at_softmax<<<(rows + warps - 1) / warps, warps * 32, 0, s>>>(u->S, u->P, u->rowsum);
+	CUCO_LAUNCHED();
+	// O_h (dims x queries) = V_h P_h.
+	CUCO_CUBLAS(cublasGemmStridedBatchedEx(u->blas, CUBLAS_OP_N, CUBLAS_OP_N, HDIM, SEQ, KEYS, &one, p->v,
+		CUDA_R_16BF, ld, HDIM, u->P, CUDA_R_16BF, KEYS, sk, &zero, u->O, CUDA_R_32F, ld, HDIM, HEADS,
+		CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+	at_normalise<<<1024, 256, 0, s>>>(u->O, u->rowsum, p->out);
+	CUCO_LAUNCHED();
 }

@@ -15,6 +15,9 @@
 //               CUCO_STAGES (shared-memory slots of K and V)
 //
 // A candidate may change anything inside the block, its own kernel included.
+// No main(): the workload's frame (frame.cu), linked with this program,
+// calls cuco_prepare once and cuco_launch once per step
+// (../gpu-common/cuco_gpu_step.h).
 #include "attention.cuh"
 #include "cuco_attn.cuh"
 
@@ -43,21 +46,20 @@
 
 typedef fa_config<HDIM, CUCO_WARPS, CUCO_BLOCK_N, CUCO_STAGES, AT_WGMMA, AT_OVERLAP> at_cfg;
 
-static at_launch prepare(const at_problem &p)
+extern "C" void *cuco_prepare(const cuco_problem *p)
 {
 	fa_call c = {};
-	c.q = p.q;
+	c.q = p->q;
 	c.queries = SEQ;
 	c.heads = HEADS;
-	c.seg[0] = {{p.k, p.v, KEYS}, 0, KEYS};
+	c.seg[0] = {{p->k, p->v, KEYS}, 0, KEYS};
 	c.nseg = 1;
-	c.out = p.out;
-	const fa_plan<at_cfg> plan = fa_prepare<at_cfg>(c);
-	return [plan](cudaStream_t s) { fa_launch(plan, s); };
+	c.out = p->out;
+	return new fa_plan<at_cfg>(fa_prepare<at_cfg>(c));  // lives as long as the program
+}
+
+extern "C" void cuco_launch(void *plan, const cuco_problem *, cudaStream_t s)
+{
+	fa_launch(*(const fa_plan<at_cfg> *)plan, s);
 }
 // EVOLVE-BLOCK-END
-
-int main(int argc, char **argv)
-{
-	return at_main(argc, argv, "attention seed", prepare);
-}

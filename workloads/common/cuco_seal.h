@@ -3,17 +3,20 @@
  * (src/eval/trust.c), so both compute it one way.
  *
  * The evaluator draws a fresh 128-bit key for every stage and hands it to
- * the harness in $CUCO_HARNESS; the harness prints its verdict as
+ * the harness in $CUCO_HARNESS, or, to a framed program (the one-GPU
+ * family, whose frame's main() runs before any candidate code), in the
+ * file CUCO_SEAL_FILE of the stage's working folder, which the frame
+ * empties and removes first thing; the harness prints its verdict as
  *
  *   CUCO_SEALED <tag> <json>
  *
  * where tag is SipHash-2-4 (Aumasson and Bernstein's keyed 64-bit MAC) of
  * the JSON text under that key, in 16 hex digits. The evaluator accepts
  * only lines whose tag it can recompute: a line a candidate prints itself,
- * or one replayed from another run, carries no valid tag. The key travels
- * through the environment because Open MPI's mpirun closes every inherited
- * file descriptor above 2 in the ranks it starts, but passes its own
- * environment on to them.
+ * or one replayed from another run, carries no valid tag. For the
+ * programs under mpirun the key travels through the environment because
+ * Open MPI's mpirun closes every inherited file descriptor above 2 in the
+ * ranks it starts, but passes its own environment on to them.
  *
  * Plain C99 that also compiles as C++ (nvcc), header-only. */
 #ifndef CUCO_SEAL_H
@@ -26,6 +29,7 @@
 #include <string.h>
 
 #define CUCO_SEAL_ENV "CUCO_HARNESS"
+#define CUCO_SEAL_FILE "cuco-ticket"
 #define CUCO_SEAL_TAG "CUCO_SEALED "
 #define CUCO_SEAL_KEY_HEX 32
 #define CUCO_SEAL_HEX 16
@@ -92,7 +96,8 @@ static inline int cuco_seal_hex(const char *s, int n, uint64_t *out)
 	return 0;
 }
 
-/* $CUCO_HARNESS is "1:<32 hex: the key>:<16 hex: the input seed>". */
+/* $CUCO_HARNESS, and the ticket file, hold "1:<32 hex: the key>:<16 hex:
+ * the input seed>". */
 typedef struct cuco_seal_ticket {
 	uint64_t k0, k1, seed;
 } cuco_seal_ticket;

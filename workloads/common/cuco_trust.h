@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -33,11 +34,38 @@
 
 static struct { int sealed; cuco_seal_ticket t; } cuco_ticket;
 
-/* Priority 101, the first a program may use: before any constructor of
- * default priority (and C++'s static initialisation) a candidate might
- * write; the evaluator's source scan refuses prioritised ones in candidate
- * code. The value is wiped in place, so /proc/self/environ no longer
- * holds it either. */
+#ifdef CUCO_FRAME
+/* A framed program's (a frame defines CUCO_FRAME: the one-GPU family,
+ * gpu-common/cuco_gpu_frame.cuh). Its frame's main() runs before any of
+ * the program's code and calls this first: the ticket is the file
+ * CUCO_SEAL_FILE the evaluator wrote in the stage's working folder, read,
+ * emptied (in the sandbox it is a mount point, which cannot be removed)
+ * and removed. No environment, and no process but this one, ever holds
+ * the key. No file (run by hand): not sealed. Returns NULL, or why the
+ * file could not be emptied (an environment failure: the key would stay
+ * readable). */
+static inline const char *cuco_take_ticket_file(void)
+{
+	char text[128];
+	int fd = open(CUCO_SEAL_FILE, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	ssize_t n = read(fd, text, sizeof text - 1);
+	text[n > 0 ? n : 0] = '\0';
+	cuco_ticket.sealed = cuco_seal_ticket_parse(text, &cuco_ticket.t) == 0;
+	memset(text, 0, sizeof text);
+	int emptied = ftruncate(fd, 0) == 0;
+	close(fd);
+	unlink(CUCO_SEAL_FILE);
+	return emptied ? NULL : "the ticket file " CUCO_SEAL_FILE " could not be emptied";
+}
+#else
+/* An unframed program's ($CUCO_HARNESS). Priority 101, the first a program
+ * may use: before any constructor of default priority (and C++'s static
+ * initialisation) a candidate might write; the evaluator's source scan
+ * refuses prioritised ones in candidate code. The value is wiped in place,
+ * so /proc/self/environ no longer holds it either (its ancestors' still
+ * do). */
 __attribute__((constructor(101))) static void cuco_take_ticket(void)
 {
 	char *v = getenv(CUCO_SEAL_ENV);
@@ -47,6 +75,7 @@ __attribute__((constructor(101))) static void cuco_take_ticket(void)
 	memset(v, 0, strlen(v));
 	unsetenv(CUCO_SEAL_ENV);
 }
+#endif
 
 /* The evaluator's input seed (a fixed one when run by hand). */
 static inline uint64_t cuco_ticket_seed(void)

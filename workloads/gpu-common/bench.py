@@ -7,8 +7,10 @@ without cuco: the measurements in bench/results/gpu.md come from it.
 PLAN has one measurement per line:  WORKLOAD SIZE VARIANT [DIM=VALUE ...]
 VARIANT is baseline or seed; dimensions not named take their first value
 (or minimum), as the seed's own directive does. Builds use the manifest's
-build template ({compiler}=nvcc, {nccl_home} from $NCCL_HOME), runs its run
-template under `mpirun -np RANKS` for cuda-nccl workloads. Results go to
+build template ({compiler}=nvcc, {nccl_home} from $NCCL_HOME); a workload
+with a frame (the one-GPU ones) compiles the program and the frame with it
+and links them with its link template, as the evaluator does. Runs use its
+run template, under `mpirun -np RANKS` for cuda-nccl workloads. Results go to
 OUT_DIR/results.jsonl (one JSON object per line) and a table on stdout.
 Exit code 69 from a program is an environment condition (e.g. no GIN here).
 $TIMEOUT overrides the manifests' bench limit (seconds) per run.
@@ -62,17 +64,32 @@ def defines(m, size, point):
     return args
 
 
+def command(wl, template, values):
+    for k, v in dict({"{compiler}": "nvcc", "{nccl_home}": NCCL_HOME, "{cuda_home}": "/usr/local/cuda",
+                      "{workload}": os.path.join(ROOT, "workloads", wl)}, **values).items():
+        template = template.replace(k, v)
+    return shlex.split(template)
+
+
 def build(job):
     m, wl, size, variant, point, out = job
     src = os.path.join(ROOT, "workloads", wl, m["files"][variant])
-    cmd = m["build"]
-    for k, v in {"{compiler}": "nvcc", "{nccl_home}": NCCL_HOME, "{cuda_home}": "/usr/local/cuda",
-                 "{workload}": os.path.join(ROOT, "workloads", wl), "{source}": src, "{output}": out,
-                 "{defines}": " ".join(defines(m, size, point))}.items():
-        cmd = cmd.replace(k, v)
-    t = time.time()
-    p = subprocess.run(shlex.split(cmd), capture_output=True, text=True)
-    return p.returncode, p.stdout + p.stderr, time.time() - t
+    defs = " ".join(defines(m, size, point))
+    if "frame" in m:
+        frame = os.path.join(ROOT, "workloads", wl, m["frame"])
+        steps = [command(wl, m["build"], {"{source}": src, "{output}": out + ".o", "{defines}": defs}),
+                 command(wl, m["build"], {"{source}": frame, "{output}": out + ".frame.o",
+                                          "{defines}": " ".join(defines(m, size, {}))}),
+                 command(wl, m["link"], {"{objects}": out + ".frame.o " + out + ".o", "{output}": out})]
+    else:
+        steps = [command(wl, m["build"], {"{source}": src, "{output}": out, "{defines}": defs})]
+    t, log = time.time(), ""
+    for argv in steps:
+        p = subprocess.run(argv, capture_output=True, text=True)
+        log += p.stdout + p.stderr
+        if p.returncode:
+            return p.returncode, log, time.time() - t
+    return 0, log, time.time() - t
 
 
 def run(m, exe):

@@ -39,7 +39,7 @@
 // a peer's, read over NVLink). Between launches (ring steps) the state is
 // carried in fp32: the unnormalised output and (max, sum) per row.
 #pragma once
-#include "cuco_gpu.h"
+#include "cuco_cuda.h"
 
 #include <cuda.h>           // CUtensorMap (the driver's types; the entry point comes through the runtime)
 #include <cudaTypedefs.h>   // PFN_cuTensorMapEncodeTiled

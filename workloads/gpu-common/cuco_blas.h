@@ -1,7 +1,7 @@
 // cuco_blas.h — cuBLAS for the workloads' compute: the error check that
 // names the failing call. The GEMMs themselves live with each workload.
 #pragma once
-#include "cuco_gpu.h"
+#include "cuco_cuda.h"
 
 #include <cublas_v2.h>
 

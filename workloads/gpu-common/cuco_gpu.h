@@ -1,17 +1,20 @@
 // cuco_gpu.h — the trusted harness every cuco GPU workload shares
 // (docs/workloads.md). Nothing here is inside an EVOLVE-BLOCK.
 //
-// It gives a workload program: error checks that name the failing call,
-// command-line parsing (--warmup N --reps N --check 0|1), random inputs
-// from the evaluator's seed, the verified and timed run (cuco_bench),
-// per-phase timing, and the sealed verdict (cuco_report).
+// It gives a workload program (besides cuco_cuda.h's error checks, whose
+// end, cuco_die, is defined here): command-line parsing (--warmup N --reps
+// N --check 0|1), random inputs from the evaluator's seed, the verified
+// and timed run (cuco_bench), per-phase timing, and the sealed verdict
+// (cuco_report).
 //
 // What the evaluator, not the candidate, controls (docs/workloads.md,
 // "Trust"; the CPU harness, ../common/cuco_harness.h, does the same):
 // - Inputs: cuco_rand() follows the input seed the harness sets from the
-//   evaluator's ticket ($CUCO_HARNESS, taken and wiped before main by
-//   ../common/cuco_trust.h), on the host and on the device alike, so
-//   every fill and every check kernel follows it without naming it.
+//   evaluator's ticket (../common/cuco_trust.h: $CUCO_HARNESS, taken and
+//   wiped before main; in a framed one-GPU program, cuco_gpu_frame.cuh,
+//   a file the frame's main() takes first), on the host and on the device
+//   alike, so every fill and every check kernel follows it without naming
+//   it.
 // - Verification: cuco_bench runs the step verified on two input seeds
 //   before timing, poisons the outputs before every step, spot-checks
 //   timed samples with a decision drawn after the sample (and samples the
@@ -24,6 +27,8 @@
 //   and a host clock taken around the whole sample is reported beside it.
 // - Leftovers: no thread or child process a step started may outlive it.
 //
+// The one-GPU workloads' programs never include it: each is linked with
+// its workload's frame, which does (cuco_gpu_frame.cuh, cuco_gpu_step.h).
 // Multi-GPU workloads define CUCO_WITH_NCCL before including it and get one
 // process per GPU under mpirun, the NCCL unique id broadcast over MPI, the
 // NCCL version check (headers and library must be the same release: 2.28.9
@@ -38,16 +43,9 @@
 // as an environment failure, never as the candidate's.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
+#include "cuco_cuda.h"
 
-#include <algorithm>
-#include <cmath>
 #include <cstdarg>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <vector>
@@ -65,7 +63,9 @@ enum { CUCO_EXIT_ENVIRONMENT = 69 };
 
 // ---- errors -------------------------------------------------------------
 
-[[noreturn]] static inline void cuco_die(const char *file, int line, const char *what, const char *call)
+// Defined here, not inline: the one definition of the program (or of the
+// frame a framed program is linked with) that cuco_cuda.h declares.
+extern "C" [[noreturn]] void cuco_die(const char *file, int line, const char *what, const char *call)
 {
 	fprintf(stderr, "%s:%d: %s in %s\n", file, line, what, call);
 	fflush(stderr);
@@ -77,14 +77,6 @@ enum { CUCO_EXIT_ENVIRONMENT = 69 };
 #endif
 	exit(1);
 }
-
-#define CUCO_CUDA(call) do { \
-	cudaError_t e_ = (call); \
-	if (e_ != cudaSuccess) cuco_die(__FILE__, __LINE__, cudaGetErrorString(e_), #call); \
-} while (0)
-
-// Call after every kernel launch: launch errors are only reported here.
-#define CUCO_LAUNCHED() CUCO_CUDA(cudaGetLastError())
 
 // Say why on the result line, as docs/workloads.md asks of a harness that
 // finds the environment lacking (CUCO_RESULT {"environment": ...}), and
@@ -170,15 +162,6 @@ __host__ __device__ static inline float cuco_rand(uint64_t seed, uint64_t i)
 	uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ (seed * 0xBF58476D1CE4E5B9ull);
 	x ^= x >> 31; x *= 0x94D049BB133111EBull; x ^= x >> 29;
 	return (float)(x >> 40) * (2.0f / 16777216.0f) - 1.0f;
-}
-
-__host__ __device__ static inline float cuco_to_float(float v) { return v; }
-__host__ __device__ static inline float cuco_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __host__ __device__ static inline T cuco_from_float(float v);
-template <> __host__ __device__ inline float cuco_from_float<float>(float v) { return v; }
-template <> __host__ __device__ inline __nv_bfloat16 cuco_from_float<__nv_bfloat16>(float v)
-{
-	return __float2bfloat16(v);
 }
 
 // p[i] = scale * rand(seed, first + i) for i < n.
@@ -424,13 +407,13 @@ static inline double cuco_err_take(const cuco_ctx *c, float *err)
 // but must join back (an event recorded on them and waited on by the main
 // stream), so events on the main stream bracket all of it. cuco_bench
 // refuses a schedule that does not: see cuco_sample.
-typedef std::function<void()> cuco_launch;
+typedef std::function<void()> cuco_schedule;
 
 // Time `warmup` untimed then `reps` timed samples of `inner` launches each,
 // in µs per launch. All ranks start each sample together (MPI barrier) and a
 // sample's value is the slowest rank's, as a collective's latency is. For
 // phases timed alone; the verdict's latency is cuco_bench's.
-static inline std::vector<double> cuco_time(const cuco_ctx *c, const cuco_args &a, const cuco_launch &run)
+static inline std::vector<double> cuco_time(const cuco_ctx *c, const cuco_args &a, const cuco_schedule &run)
 {
 	cudaEvent_t t0, t1;
 	CUCO_CUDA(cudaEventCreate(&t0));
@@ -465,7 +448,7 @@ static inline double cuco_median(std::vector<double> v)
 }
 
 // One phase's time alone: the median of timed samples of just that part.
-static inline double cuco_time_phase(const cuco_ctx *c, const cuco_args &a, const cuco_launch &run)
+static inline double cuco_time_phase(const cuco_ctx *c, const cuco_args &a, const cuco_schedule &run)
 {
 	cuco_args p = a;
 	p.warmup = std::max(1, a.warmup);
@@ -519,7 +502,7 @@ static inline void cuco_max2(const cuco_ctx *c, double v[2])
 // the main stream, then a device-wide sync, whose delay past the main
 // stream's end is device work left running; then what the step left
 // running on the host. Returns µs per launch; *wall is the host clock.
-static inline double cuco_sample(const cuco_ctx *c, cuco_run *r, int rep, int inner, const cuco_launch &run,
+static inline double cuco_sample(const cuco_ctx *c, cuco_run *r, int rep, int inner, const cuco_schedule &run,
 	double *wall)
 {
 #ifdef CUCO_WITH_NCCL
@@ -569,7 +552,7 @@ static inline double cuco_bench_check(cuco_run *r, const cuco_data &d, int slot)
 }
 
 // A verified step on fresh inputs of seed.
-static inline void cuco_verified(const cuco_ctx *c, cuco_run *r, const cuco_data &d, const cuco_launch &run,
+static inline void cuco_verified(const cuco_ctx *c, cuco_run *r, const cuco_data &d, const cuco_schedule &run,
 	uint64_t seed, int rep, int slot)
 {
 	cuco_set_inputs(seed);
@@ -613,7 +596,7 @@ static inline double cuco_span_us(int n, const std::function<void()> &step)
 }
 
 static inline void cuco_probe(const cuco_ctx *c, const cuco_args &a, cuco_run *r, const cuco_data &d,
-	const cuco_launch &run, int *rep)
+	const cuco_schedule &run, int *rep)
 {
 	if (c->nranks > 1)
 		return;
@@ -692,7 +675,7 @@ static inline long cuco_gather_calls(const cuco_ctx *c, const cuco_watch *w, cha
 // `inner` launches (each poisoned first and spot-checked at random), the
 // stream probe, then the post-loop step on fresh inputs; without --check
 // (by hand only), just the samples.
-static inline cuco_run cuco_bench(const cuco_ctx *c, const cuco_args &a, const cuco_data &d, const cuco_launch &run)
+static inline cuco_run cuco_bench(const cuco_ctx *c, const cuco_args &a, const cuco_data &d, const cuco_schedule &run)
 {
 	cuco_run r;
 	r.tolerance = d.tolerance;

@@ -1,16 +1,15 @@
-// cuco_rows.cuh — the harness of the single-GPU row-wise kernels (family
-// cuda): RMSNorm, SwiGLU, softmax. Each maps ROWS rows of IN_COLS inputs
-// (and an optional weight vector) to ROWS rows of OUT_COLS outputs.
+// cuco_rows.cuh — what the programs of the single-GPU row-wise kernels
+// (family cuda: RMSNorm, SwiGLU, softmax) compute with: the problem's
+// sizes and element type, its buffers (struct cuco_problem, the frame's)
+// and the device helpers the kernels share. Each maps ROWS rows of the
+// inputs (and an optional weight vector) to ROWS rows of COLS outputs.
+// The harness that checks and times them is cuco_rows_frame.cuh, in the
+// frame the program is linked with (cuco_gpu_step.h).
 //
 // The element type is a size variable, not a knob: ELEM=2 is bf16, ELEM=4
-// fp32 (a tuner must not win by changing the problem). The check compares
-// sampled rows (where the harness's salt says) with a double-precision
-// reference on the host built from the seeds, per dtype:
-// error = max |got - want| / max |want| over the row.
-// The score is memory-bound: bytes moved (each input read once, each
-// output written once) over time, as a fraction of the HBM peak.
+// fp32 (a tuner must not win by changing the problem).
 #pragma once
-#include "cuco_gpu.h"
+#include "cuco_gpu_step.h"
 
 #ifndef ROWS
 #define ROWS 16384
@@ -24,100 +23,18 @@
 
 #if ELEM == 2
 typedef __nv_bfloat16 elem_t;
-static const double rows_tolerance = 1.6e-2;  // bf16 output rounding is 2^-8 of the value
 #elif ELEM == 4
 typedef float elem_t;
-static const double rows_tolerance = 1e-5;
 #else
 #error "ELEM must be 2 (bf16) or 4 (fp32)"
 #endif
 
-enum { ROWS_SEED_IN = 61, ROWS_SEED_W = 67, ROWS_CHECKED = 64 };
-
-struct rows_io {
-	const elem_t *in;    // [ROWS][in_cols]
-	const elem_t *w;     // [out_cols] or nullptr
-	elem_t *out;         // [ROWS][out_cols]
+// The frame's buffers, on the device.
+struct cuco_problem {
+	const elem_t *in;    // [ROWS][the workload's input columns]
+	const elem_t *w;     // [COLS], or nullptr where the workload has no weight
+	elem_t *out;         // [ROWS][COLS]
 };
-
-struct rows_kernel {
-	const char *name;
-	int in_cols, out_cols;
-	bool weight;
-	float in_scale;      // inputs are in_scale * [-1, 1)
-	void (*launch)(const rows_io &io, cudaStream_t s);
-	void (*reference)(const double *in, const double *w, double *out);  // one row
-};
-
-static inline double rows_hbm_gbs(void) { return 4800.0; }  // H200 datasheet; see bench/results/gpu.md
-
-// Error of ROWS_CHECKED rows, spread over all rows from where the harness's
-// salt says, against the reference computed from the seeds (not from the
-// device's inputs, which the kernel could have changed).
-static inline double rows_check(const rows_kernel &k, const rows_io &io)
-{
-	std::vector<elem_t> out(k.out_cols);
-	std::vector<double> din(k.in_cols), dw(k.out_cols), want(k.out_cols);
-	auto input = [](uint64_t seed, uint64_t i, float scale) {
-		return (double)cuco_to_float(cuco_from_float<elem_t>(scale * cuco_rand(seed, i)));
-	};
-	for (int j = 0; j < k.out_cols; j++)
-		dw[j] = k.weight ? input(ROWS_SEED_W, j, 1.0f) : 0.0;
-	double worst = 0;
-	for (int i = 0; i < ROWS_CHECKED; i++) {
-		size_t row = ((size_t)i * ROWS / ROWS_CHECKED + cuco_check_salt()) % ROWS;
-		CUCO_CUDA(cudaMemcpy(out.data(), io.out + row * k.out_cols, k.out_cols * sizeof(elem_t),
-			cudaMemcpyDeviceToHost));
-		for (int j = 0; j < k.in_cols; j++)
-			din[j] = input(ROWS_SEED_IN, row * k.in_cols + j, k.in_scale);
-		k.reference(din.data(), dw.data(), want.data());
-		double diff = 0, scale = 0;
-		for (int j = 0; j < k.out_cols; j++) {
-			double got = cuco_to_float(out[j]);
-			diff = std::isnan(got) ? INFINITY : std::max(diff, fabs(got - want[j]));
-			scale = std::max(scale, fabs(want[j]));
-		}
-		worst = std::max(worst, diff / std::max(scale, 1e-30));
-	}
-	return worst;
-}
-
-static inline int rows_main(int argc, char **argv, const rows_kernel &k)
-{
-	cuco_ctx c = cuco_init(&argc, &argv);
-	cuco_args a = cuco_parse_args(argc, argv);
-	elem_t *in = nullptr, *out = nullptr, *w = nullptr;
-	const size_t in_n = (size_t)ROWS * k.in_cols, out_n = (size_t)ROWS * k.out_cols;
-	CUCO_CUDA(cudaMalloc(&in, in_n * sizeof(elem_t)));
-	CUCO_CUDA(cudaMalloc(&out, out_n * sizeof(elem_t)));
-	if (k.weight)
-		CUCO_CUDA(cudaMalloc(&w, k.out_cols * sizeof(elem_t)));
-	rows_io io = {in, w, out};
-	cuco_data d = {
-		[&] {
-			cuco_fill(in, in_n, ROWS_SEED_IN, 0, k.in_scale);
-			if (k.weight)
-				cuco_fill(w, k.out_cols, ROWS_SEED_W);
-		},
-		[&] { cuco_poison(out, out_n * sizeof(elem_t), c.stream); },
-		[&] { return rows_check(k, io); },
-		rows_tolerance,
-	};
-	d.fill();  // the inputs of the phases-free timing by hand (--check 0)
-	cuco_run r = cuco_bench(&c, a, d, [&] { k.launch(io, c.stream); });
-	const double bytes = (double)(in_n + out_n + (k.weight ? k.out_cols : 0)) * sizeof(elem_t);
-	const double med = cuco_median(r.us);
-	printf("%s %dx%d %s: %.1f us, %.0f GB/s, %.1f %% of %.0f GB/s HBM\n", k.name, ROWS, k.out_cols,
-		ELEM == 2 ? "bf16" : "fp32", med, bytes / med / 1e3, 100.0 * bytes / med / 1e3 / rows_hbm_gbs(),
-		rows_hbm_gbs());
-	cuco_report(&c, r, {{"kernel", med}}, bytes, (double)ROWS * k.in_cols * 4);
-	CUCO_CUDA(cudaFree(in));
-	CUCO_CUDA(cudaFree(out));
-	if (w)
-		CUCO_CUDA(cudaFree(w));
-	cuco_finish(&c);
-	return 0;
-}
 
 // ---- device helpers ------------------------------------------------------
 

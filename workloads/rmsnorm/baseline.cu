@@ -1,6 +1,9 @@
 // rmsnorm baseline: the first kernel one writes. One CTA of 256 threads per
 // row, one element per load, a shared-memory tree for the sum of squares,
 // then a second pass that reads the row again.
+//
+// No main(): the workload's frame (frame.cu), linked with this program,
+// calls cuco_launch once per step (../gpu-common/cuco_gpu_step.h).
 #include "rmsnorm.cuh"
 
 __global__ void rmsnorm_naive(const elem_t *x, const elem_t *w, elem_t *y)
@@ -24,12 +27,7 @@ __global__ void rmsnorm_naive(const elem_t *x, const elem_t *w, elem_t *y)
 		y[(size_t)blockIdx.x * COLS + j] = cuco_from_float<elem_t>(cuco_to_float(row[j]) * inv * cuco_to_float(w[j]));
 }
 
-static void launch(const rows_io &io, cudaStream_t s)
+extern "C" void cuco_launch(void *, const cuco_problem *p, cudaStream_t s)
 {
-	rmsnorm_naive<<<ROWS, 256, 0, s>>>(io.in, io.w, io.out);
-}
-
-int main(int argc, char **argv)
-{
-	return rows_main(argc, argv, {"rmsnorm baseline", COLS, COLS, true, 1.0f, launch, rms_reference});
+	rmsnorm_naive<<<ROWS, 256, 0, s>>>(p->in, p->w, p->out);
 }

@@ -11,6 +11,9 @@
 //   sync        CUCO_SYNC_SHUFFLE | _SMEM: how the group reduces
 //   granularity CUCO_ROWS_PER_GROUP: rows each group handles in turn
 //   knobs       CUCO_THREADS (per CTA), CUCO_VEC_BYTES (bytes per load)
+//
+// No main(): the workload's frame (frame.cu), linked with this program,
+// calls cuco_launch once per step (../gpu-common/cuco_gpu_step.h).
 #include "rmsnorm.cuh"
 
 // EVOLVE-BLOCK-START
@@ -68,13 +71,8 @@ __global__ void __launch_bounds__(CUCO_THREADS) rmsnorm(const elem_t *x, const e
 	}
 }
 
-static void launch(const rows_io &io, cudaStream_t s)
+extern "C" void cuco_launch(void *, const cuco_problem *p, cudaStream_t s)
 {
-	rmsnorm<<<ROWS_CTAS, CUCO_THREADS, 0, s>>>(io.in, io.w, io.out);
+	rmsnorm<<<ROWS_CTAS, CUCO_THREADS, 0, s>>>(p->in, p->w, p->out);
 }
 // EVOLVE-BLOCK-END
-
-int main(int argc, char **argv)
-{
-	return rows_main(argc, argv, {"rmsnorm seed", COLS, COLS, true, 1.0f, launch, rms_reference});
-}

@@ -1,6 +1,9 @@
 // softmax baseline: the first kernel one writes. One CTA of 256 threads per
 // row, one element per load, shared-memory trees for the max and the sum,
 // three passes over the row.
+//
+// No main(): the workload's frame (frame.cu), linked with this program,
+// calls cuco_launch once per step (../gpu-common/cuco_gpu_step.h).
 #include "softmax.cuh"
 
 __device__ static float block_reduce(float *part, float v, bool max)
@@ -32,12 +35,7 @@ __global__ void softmax_naive(const elem_t *x, elem_t *y)
 		y[(size_t)blockIdx.x * COLS + j] = cuco_from_float<elem_t>(__expf(cuco_to_float(row[j]) - mx) * inv);
 }
 
-static void launch(const rows_io &io, cudaStream_t s)
+extern "C" void cuco_launch(void *, const cuco_problem *p, cudaStream_t s)
 {
-	softmax_naive<<<ROWS, 256, 0, s>>>(io.in, io.out);
-}
-
-int main(int argc, char **argv)
-{
-	return rows_main(argc, argv, {"softmax baseline", COLS, COLS, false, 8.0f, launch, softmax_reference});
+	softmax_naive<<<ROWS, 256, 0, s>>>(p->in, p->out);
 }

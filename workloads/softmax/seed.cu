@@ -10,6 +10,9 @@
 //   sync        CUCO_SYNC_SHUFFLE | _SMEM: how the group reduces
 //   granularity CUCO_ROWS_PER_GROUP: rows each group handles in turn
 //   knobs       CUCO_THREADS (per CTA), CUCO_VEC_BYTES (bytes per load)
+//
+// No main(): the workload's frame (frame.cu), linked with this program,
+// calls cuco_launch once per step (../gpu-common/cuco_gpu_step.h).
 #include "softmax.cuh"
 
 // EVOLVE-BLOCK-START
@@ -72,13 +75,8 @@ __global__ void __launch_bounds__(CUCO_THREADS) softmax(const elem_t *x, elem_t 
 	}
 }
 
-static void launch(const rows_io &io, cudaStream_t s)
+extern "C" void cuco_launch(void *, const cuco_problem *p, cudaStream_t s)
 {
-	softmax<<<ROWS_CTAS, CUCO_THREADS, 0, s>>>(io.in, io.out);
+	softmax<<<ROWS_CTAS, CUCO_THREADS, 0, s>>>(p->in, p->out);
 }
 // EVOLVE-BLOCK-END
-
-int main(int argc, char **argv)
-{
-	return rows_main(argc, argv, {"softmax seed", COLS, COLS, false, 8.0f, launch, softmax_reference});
-}

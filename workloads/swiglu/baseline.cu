@@ -1,5 +1,8 @@
 // swiglu baseline: the first kernel one writes. One thread per output
 // element, one element per load.
+//
+// No main(): the workload's frame (frame.cu), linked with this program,
+// calls cuco_launch once per step (../gpu-common/cuco_gpu_step.h).
 #include "swiglu.cuh"
 
 __global__ void swiglu_naive(const elem_t *x, elem_t *y)
@@ -12,12 +15,7 @@ __global__ void swiglu_naive(const elem_t *x, elem_t *y)
 	y[i] = cuco_from_float<elem_t>(swiglu_one(cuco_to_float(r[j]), cuco_to_float(r[COLS + j])));
 }
 
-static void launch(const rows_io &io, cudaStream_t s)
+extern "C" void cuco_launch(void *, const cuco_problem *p, cudaStream_t s)
 {
-	swiglu_naive<<<(unsigned)(((size_t)ROWS * COLS + 255) / 256), 256, 0, s>>>(io.in, io.out);
-}
-
-int main(int argc, char **argv)
-{
-	return rows_main(argc, argv, {"swiglu baseline", 2 * COLS, COLS, false, 4.0f, launch, swiglu_reference});
+	swiglu_naive<<<(unsigned)(((size_t)ROWS * COLS + 255) / 256), 256, 0, s>>>(p->in, p->out);
 }

@@ -7,6 +7,9 @@
 //   sync        none (no reduction)
 //   granularity CUCO_ROWS_PER_GROUP: rows each group handles in turn
 //   knobs       CUCO_THREADS (per CTA), CUCO_VEC_BYTES (bytes per load)
+//
+// No main(): the workload's frame (frame.cu), linked with this program,
+// calls cuco_launch once per step (../gpu-common/cuco_gpu_step.h).
 #include "swiglu.cuh"
 
 // EVOLVE-BLOCK-START
@@ -27,13 +30,8 @@ __global__ void __launch_bounds__(CUCO_THREADS) swiglu(const elem_t *x, elem_t *
 	}
 }
 
-static void launch(const rows_io &io, cudaStream_t s)
+extern "C" void cuco_launch(void *, const cuco_problem *p, cudaStream_t s)
 {
-	swiglu<<<ROWS_CTAS, CUCO_THREADS, 0, s>>>(io.in, io.out);
+	swiglu<<<ROWS_CTAS, CUCO_THREADS, 0, s>>>(p->in, p->out);
 }
 // EVOLVE-BLOCK-END
-
-int main(int argc, char **argv)
-{
-	return rows_main(argc, argv, {"swiglu seed", 2 * COLS, COLS, false, 4.0f, launch, swiglu_reference});
-}

@@ -1,16 +1,16 @@
 /* hostile: normalise once, then copy the kept output back.
- * rename: launch
+ * rename: cuco_launch
  * expect: run suspect verification 2 of 2
  */
-static void launch(const rows_io &io, cudaStream_t s)
+extern "C" void cuco_launch(void *state, const cuco_problem *p, cudaStream_t s)
 {
 	static elem_t *kept;
 	const size_t bytes = (size_t)ROWS * COLS * sizeof(elem_t);
 	if (kept) {
-		CUCO_CUDA(cudaMemcpyAsync(io.out, kept, bytes, cudaMemcpyDeviceToDevice, s));
+		CUCO_CUDA(cudaMemcpyAsync(p->out, kept, bytes, cudaMemcpyDeviceToDevice, s));
 		return;
 	}
-	launch_real(io, s);
+	cuco_launch_real(state, p, s);
 	CUCO_CUDA(cudaMalloc(&kept, bytes));
-	CUCO_CUDA(cudaMemcpyAsync(kept, io.out, bytes, cudaMemcpyDeviceToDevice, s));
+	CUCO_CUDA(cudaMemcpyAsync(kept, p->out, bytes, cudaMemcpyDeviceToDevice, s));
 }

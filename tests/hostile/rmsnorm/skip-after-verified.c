@@ -1,10 +1,10 @@
 /* hostile: launch only in the first two calls.
- * rename: launch
+ * rename: cuco_launch
  * expect: run suspect spot check: step 2, a timed repetition
  */
-static void launch(const rows_io &io, cudaStream_t s)
+extern "C" void cuco_launch(void *state, const cuco_problem *p, cudaStream_t s)
 {
 	static int calls;
 	if (calls++ < 2)
-		launch_real(io, s);
+		cuco_launch_real(state, p, s);
 }

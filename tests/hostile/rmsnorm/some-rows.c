@@ -1,10 +1,10 @@
 /* hostile: normalise only the first eighth of the rows, betting that a
  * check samples fixed rows it happens to cover.
- * rename: launch
+ * rename: cuco_launch
  * expect: run wrong-answer verification 1 of 2
  */
-static void launch(const rows_io &io, cudaStream_t s)
+extern "C" void cuco_launch(void *, const cuco_problem *p, cudaStream_t s)
 {
-	rmsnorm<<<ROWS_CTAS / 8, CUCO_THREADS, 0, s>>>(io.in, io.w, io.out);
-	(void)launch_real;
+	rmsnorm<<<ROWS_CTAS / 8, CUCO_THREADS, 0, s>>>(p->in, p->w, p->out);
+	(void)cuco_launch_real;
 }
