@@ -24,6 +24,11 @@
  *   the gaps, no output be finished late, no input be read early. The
  *   stage's CPU time from a rank's "done" to the freeze must be nearly
  *   nothing (AFTER_DONE_NS); more is work the step left running.
+ * - The channels. A rank's channel header is this process's: the layout
+ *   is read from its own copy, and a rank that rewrites it is refused.
+ *   No process of the stage may hold two ranks' channel files, nor one
+ *   rank's file outside that rank's family of processes: another rank's
+ *   inputs are not the program's to read (check_holders).
  * - The verdict: one line on stdout, `CUCO_REFEREE {json}`, read by cuco
  *   from a pipe the stage never holds.
  *
@@ -44,12 +49,14 @@
  * or no channel could be made. */
 #include "cuco_referee.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +64,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -78,6 +86,9 @@ typedef struct referee {
 	int nranks, warmup, reps;
 	double tolerance;
 	cuco_chan *chan[MAX_RANKS];
+	cuco_chan head[MAX_RANKS];         /* each channel's header as written here */
+	dev_t dev[MAX_RANKS];              /* each channel's file */
+	ino_t ino[MAX_RANKS];
 	cuco_ref_layout layout[MAX_RANKS];
 	char path[MAX_RANKS][PATH_MAX];
 	cuco_ref_seeds seeds;
@@ -85,7 +96,7 @@ typedef struct referee {
 	pid_t child;                       /* --run: the command; else 0 */
 	bool ended;                        /* the stage is gone */
 	cg_kind cg;
-	char freeze[PATH_MAX], frozen[PATH_MAX], cpu[PATH_MAX], tasks[PATH_MAX];
+	char freeze[PATH_MAX], frozen[PATH_MAX], cpu[PATH_MAX], tasks[PATH_MAX], procs[PATH_MAX];
 	/* what was found */
 	double sample[MAX_STEPS];
 	int nsamples;
@@ -221,12 +232,14 @@ static void read_cgroup(referee *r)
 		snprintf(r->frozen, sizeof r->frozen, "%s/cgroup.events", a);
 		snprintf(r->cpu, sizeof r->cpu, "%s/cpu.stat", a);
 		snprintf(r->tasks, sizeof r->tasks, "%s/cgroup.threads", a);
+		snprintf(r->procs, sizeof r->procs, "%s/cgroup.procs", a);
 	} else if (n == 3 && strcmp(kind, "v1") == 0) {
 		r->cg = CG_V1;
 		snprintf(r->freeze, sizeof r->freeze, "%s/freezer.state", a);
 		snprintf(r->frozen, sizeof r->frozen, "%s/freezer.state", a);
 		snprintf(r->cpu, sizeof r->cpu, "%s/cpuacct.usage", b);
 		snprintf(r->tasks, sizeof r->tasks, "%s/tasks", a);
+		snprintf(r->procs, sizeof r->procs, "%s/cgroup.procs", a);
 	}
 }
 
@@ -265,14 +278,26 @@ static void arrays(cuco_chan_array *dst, const cuco_ref_array *src, int n, size_
 	}
 }
 
+/* The arrays, where this process put them: never where the channel's
+ * header, which the rank can rewrite, says they are. */
 static void *in_of(const referee *r, int q, int i)
 {
-	return (char *)r->chan[q] + r->chan[q]->in[i].offset;
+	return (char *)r->chan[q] + r->head[q].in[i].offset;
 }
 
 static void *out_of(const referee *r, int q, int i)
 {
-	return (char *)r->chan[q] + r->chan[q]->out[i].offset;
+	return (char *)r->chan[q] + r->head[q].out[i].offset;
+}
+
+/* A rank whose channel header (the layout, up to the control words) is
+ * no longer what this process wrote there, or -1. */
+static int header_rewritten(const referee *r)
+{
+	for (int q = 0; q < r->nranks; q++)
+		if (memcmp(r->chan[q], &r->head[q], offsetof(cuco_chan, go)) != 0)
+			return q;
+	return -1;
 }
 
 static int make_rank(referee *r, int q)
@@ -293,8 +318,9 @@ static int make_rank(referee *r, int q)
 	head.bytes = bytes;
 	snprintf(r->path[q], sizeof r->path[q], "%s/%d", r->dir, q);
 	int fd = open(r->path[q], O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	struct stat sb;
 	/* The ranks may run as another user (the sandbox's): they need it. */
-	if (fd < 0 || fchmod(fd, 0666) != 0 || ftruncate(fd, (off_t)bytes) != 0) {
+	if (fd < 0 || fchmod(fd, 0666) != 0 || ftruncate(fd, (off_t)bytes) != 0 || fstat(fd, &sb) != 0) {
 		fprintf(stderr, "referee: %s: %s\n", r->path[q], strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -307,6 +333,9 @@ static int make_rank(referee *r, int q)
 		return -1;
 	}
 	memcpy(p, &head, sizeof head);
+	r->head[q] = head;
+	r->dev[q] = sb.st_dev;
+	r->ino[q] = sb.st_ino;
 	r->chan[q] = p;
 	for (int i = 0; i < l->nin; i++)
 		if (!l->in[i].per_step)
@@ -404,6 +433,128 @@ static void check_step(referee *r, int step)
 	}
 }
 
+/* The channels' headers, after the step just done: the layout in them is
+ * this process's, and a rank that rewrote it was after the referee's
+ * reads and writes (which no longer follow it: in_of, out_of). */
+static void check_headers(referee *r, int step)
+{
+	int q = header_rewritten(r);
+	char s[64];
+	if (q >= 0 && !*r->suspect)
+		snprintf(r->suspect, sizeof r->suspect, "channel: rank %d rewrote its channel's header (the layout "
+			"the referee wrote there), by the end of %s", q, step_words(r, step, s, sizeof s));
+}
+
+/* A process of the stage, and the ranks whose channel files it holds
+ * open or mapped (a bit a rank). */
+typedef struct holder {
+	long pid, ppid;
+	uint64_t files;
+} holder;
+
+/* The rank whose channel file is dev:ino, or -1. */
+static int rank_of_file(const referee *r, dev_t dev, ino_t ino)
+{
+	for (int q = 0; q < r->nranks; q++)
+		if (r->dev[q] == dev && r->ino[q] == ino)
+			return q;
+	return -1;
+}
+
+/* The channel files process h->pid holds: its descriptors, its mappings.
+ * False when its /proc entries could not be read (a zombie, which holds
+ * nothing, or a process beyond this one's permissions). */
+static bool held_files(const referee *r, holder *h)
+{
+	char path[64], line[PATH_MAX + 128];
+	snprintf(path, sizeof path, "/proc/%ld/stat", h->pid);
+	const char *p = read_text(path, line, sizeof line) ? strrchr(line, ')') : NULL;
+	if (!p || sscanf(p + 1, " %*c %ld", &h->ppid) != 1)
+		return false;
+	snprintf(path, sizeof path, "/proc/%ld/fd", h->pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return false;
+	for (struct dirent *e; (e = readdir(d));) {
+		char fd[PATH_MAX];
+		struct stat sb;
+		snprintf(fd, sizeof fd, "%s/%s", path, e->d_name);
+		int q = e->d_name[0] != '.' && stat(fd, &sb) == 0 ? rank_of_file(r, sb.st_dev, sb.st_ino) : -1;
+		if (q >= 0)
+			h->files |= 1ull << q;
+	}
+	closedir(d);
+	snprintf(path, sizeof path, "/proc/%ld/maps", h->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof line, f)) {
+		unsigned maj, mnr;
+		unsigned long long ino;
+		int q = sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &mnr, &ino) == 3
+			? rank_of_file(r, makedev(maj, mnr), (ino_t)ino) : -1;
+		if (q >= 0)
+			h->files |= 1ull << q;
+	}
+	fclose(f);
+	return true;
+}
+
+/* The first of h[0..n) whose parent chain, through processes that hold a
+ * channel file, leads to h[i]'s: its family's root. */
+static int family_of(const holder *h, int n, int i)
+{
+	for (int hops = 0; hops < n; hops++) {
+		int up = -1;
+		for (int k = 0; k < n && up < 0; k++)
+			if (h[k].pid == h[i].ppid && h[k].files)
+				up = k;
+		if (up < 0)
+			return i;
+		i = up;
+	}
+	return i;
+}
+
+/* Whether every rank's channel is reached by its own rank only: no
+ * process holds two ranks' files, and the processes that hold one rank's
+ * file are one family (a rank and what it forked). Another rank's inputs
+ * read from its channel are communication nothing paid for; the files
+ * are unlinked before any program code runs, so they were opened by code
+ * run before main (a constructor, a libc function the frame calls,
+ * defined by the program) or through /proc. Says why not into
+ * r->suspect; a process whose /proc entries cannot be read is passed
+ * over. */
+static void check_holders(referee *r, int step)
+{
+	holder h[256];
+	int n = 0;
+	long pid;
+	FILE *f = r->cg != CG_NONE ? fopen(r->procs, "re") : NULL;
+	while (f && n < 256 && fscanf(f, "%ld", &pid) == 1) {
+		h[n] = (holder){ .pid = pid };
+		n += held_files(r, &h[n]);
+	}
+	if (f)
+		fclose(f);
+	char s[64], why[160] = "";
+	for (int i = 0; i < n && !*why; i++)
+		if (h[i].files & (h[i].files - 1)) {
+			int a = __builtin_ctzll(h[i].files), b = __builtin_ctzll(h[i].files & (h[i].files - 1));
+			snprintf(why, sizeof why, "a process of the stage holds the channel files of ranks %d and %d", a,
+				b);
+		}
+	for (int i = 0; i < n && !*why; i++)
+		for (int k = 0; k < n && !*why; k++)
+			if ((h[i].files & h[k].files) && family_of(h, n, i) != family_of(h, n, k))
+				snprintf(why, sizeof why, "rank %d's channel file is held by two processes of the stage "
+					"that are not one rank's", __builtin_ctzll(h[i].files & h[k].files));
+	if (*why && !*r->suspect)
+		snprintf(r->suspect, sizeof r->suspect, "channel: %s (after %s): one rank reads another's arrays "
+			"outside the communication it is timed for", why, step < 0 ? "the setup" : step_words(r, step,
+			s, sizeof s));
+}
+
 /* Freeze or thaw, or say why not. */
 static bool hold(referee *r, bool on)
 {
@@ -450,6 +601,10 @@ static bool run_steps(referee *r)
 	for (int step = 0; step < steps; step++) {
 		if (!hold(r, true))
 			return false;
+		if (step == 0)
+			check_holders(r, -1);
+		if (*r->suspect)
+			break;
 		double g0 = now();
 		draw_step(r);
 		if (r->trace)
@@ -469,7 +624,10 @@ static bool run_steps(referee *r)
 			return false;
 		if (step >= r->warmup)
 			r->sample[r->nsamples++] = t;
+		check_headers(r, step);
 		check_step(r, step);
+		if (step == steps - 1)
+			check_holders(r, step);
 		if (*r->why || *r->suspect)
 			break;
 	}
@@ -559,9 +717,13 @@ static void verdict(referee *r)
 			"\"median\": %.3f, \"p90\": %.3f, \"max\": %.3f, \"samples\": %d}", r->sample[0] * 1e6,
 			quantile(r->sample, k, 0.5) * 1e6, quantile(r->sample, k, 0.9) * 1e6, r->sample[k - 1] * 1e6, k);
 	double ph[CUCO_CHAN_PHASES] = { 0 }, per = k > 0 ? 1.0 / ((double)k * r->nranks) : 0, sum = 0;
+	/* The ranks' own account, in a form the verdict's JSON can carry
+	 * whatever a rank wrote there. */
 	for (int q = 0; q < r->nranks; q++)
-		for (int p = 0; p < CUCO_CHAN_PHASES; p++)
-			ph[p] += r->chan[q]->phase[p] * per;
+		for (int p = 0; p < CUCO_CHAN_PHASES; p++) {
+			double v = r->chan[q]->phase[p];
+			ph[p] += (isfinite(v) ? fmin(fmax(v, 0), 1e6) : 0) * per;
+		}
 	for (int i = 0; i < k; i++)
 		sum += r->sample[i];
 	static const char *const names[CUCO_CHAN_PHASES] = { "compute", "comm", "sync" };
