@@ -19,11 +19,11 @@
  *   checked, warm-ups too.
  * - Time. A step's time is this process's monotonic clock from the
  *   release (inputs in place) to the moment the last rank said it was
- *   done. Between two steps the stage's control group is frozen: nothing
- *   of it runs while the referee checks and draws, so no work can hide in
- *   the gaps, no output be finished late, no input be read early. The
- *   stage's CPU time from a rank's "done" to the freeze must be nearly
- *   nothing (AFTER_DONE_NS); more is work the step left running.
+ *   done, and at that moment the stage's control group is frozen, until
+ *   the next step's release: nothing of it runs past "done" (work a rank
+ *   left running is cut off, its outputs checked as they are), nor while
+ *   the referee checks and draws, so no work can hide in the gaps, no
+ *   output be finished late, no input be read early.
  * - The channels. A rank's channel header is this process's: the layout
  *   is read from its own copy, and a rank that rewrites it is refused.
  *   No process of the stage may hold two ranks' channel files, nor one
@@ -73,10 +73,6 @@
 #define MAX_RANKS 64
 #define MAX_STEPS 1000
 #define WAIT_SLICE_NS 50000000L        /* look at the stage's end every 50 ms */
-#define AFTER_DONE_NS 250000.0         /* CPU the stage may use between "done" and the freeze */
-#define HIDDEN_NS 5e6                  /* past this, or this share of the step, it is refused */
-#define HIDDEN_SHARE 0.25
-#define SETTLE_S 0.0002                /* how long the ranks get to go to sleep after done */
 #define STALL_S 600.0                  /* a rank silent this long with the stage alive: give up */
 
 typedef enum { CG_NONE, CG_V1, CG_V2 } cg_kind;
@@ -96,7 +92,7 @@ typedef struct referee {
 	pid_t child;                       /* --run: the command; else 0 */
 	bool ended;                        /* the stage is gone */
 	cg_kind cg;
-	char freeze[PATH_MAX], frozen[PATH_MAX], cpu[PATH_MAX], tasks[PATH_MAX], procs[PATH_MAX];
+	char freeze[PATH_MAX], frozen[PATH_MAX], procs[PATH_MAX];
 	/* what was found */
 	double sample[MAX_STEPS];
 	int nsamples;
@@ -104,7 +100,6 @@ typedef struct referee {
 	long checks;
 	char why[400], suspect[400], incomplete[300];
 	double freeze_s;                   /* time spent freezing and thawing, for the record */
-	int charged;                       /* steps timed to the freeze: work went on after done */
 	bool trace;                        /* --trace: a line per step on stderr */
 } referee;
 
@@ -148,51 +143,6 @@ static bool read_text(const char *path, char *buf, size_t size)
 	return n > 0;
 }
 
-/* The stage's CPU time so far, in ns; -1 when unknown. */
-static long long stage_cpu(const referee *r)
-{
-	char buf[4096];
-	if (r->cg == CG_NONE || !read_text(r->cpu, buf, sizeof buf))
-		return -1;
-	if (r->cg == CG_V1)
-		return atoll(buf);
-	const char *at = strstr(buf, "usage_usec ");
-	return at ? atoll(at + 11) * 1000 : -1;
-}
-
-/* Whether a thread of the stage is running (state R). */
-static bool stage_running(const referee *r)
-{
-	FILE *f = fopen(r->tasks, "re");
-	long tid;
-	bool running = false;
-	while (f && !running && fscanf(f, "%ld", &tid) == 1) {
-		char path[64], buf[512];
-		snprintf(path, sizeof path, "/proc/%ld/stat", tid);
-		const char *p = read_text(path, buf, sizeof buf) ? strrchr(buf, ')') : NULL;
-		running = p && p[1] == ' ' && p[2] == 'R';
-	}
-	if (f)
-		fclose(f);
-	return running;
-}
-
-/* The stage's CPU time once the ranks have gone to sleep after saying
- * done. The kernel adds a running thread's time to its group only at a
- * tick or a switch, so read while one still runs, the count would lack
- * up to a tick of the step's own work and show it as work after done;
- * read once every thread sleeps, it is exact. An honest rank sleeps
- * within microseconds of saying done; a thread that keeps running is
- * given SETTLE_S (what it does meanwhile is the most that escapes the
- * count), then counted as it stands. */
-static long long stage_cpu_settled(const referee *r)
-{
-	double until = now() + SETTLE_S;
-	while (r->cg != CG_NONE && stage_running(r) && now() < until)
-		nanosleep(&(struct timespec){ 0, 20000L }, NULL);
-	return stage_cpu(r);
-}
-
 /* Freeze (or thaw) the stage and wait until it is: v1's freezer.state
  * says FROZEN, v2's cgroup.events says "frozen 1". */
 static bool stage_freeze(referee *r, bool on)
@@ -230,15 +180,11 @@ static void read_cgroup(referee *r)
 		r->cg = CG_V2;
 		snprintf(r->freeze, sizeof r->freeze, "%s/cgroup.freeze", a);
 		snprintf(r->frozen, sizeof r->frozen, "%s/cgroup.events", a);
-		snprintf(r->cpu, sizeof r->cpu, "%s/cpu.stat", a);
-		snprintf(r->tasks, sizeof r->tasks, "%s/cgroup.threads", a);
 		snprintf(r->procs, sizeof r->procs, "%s/cgroup.procs", a);
 	} else if (n == 3 && strcmp(kind, "v1") == 0) {
 		r->cg = CG_V1;
 		snprintf(r->freeze, sizeof r->freeze, "%s/freezer.state", a);
 		snprintf(r->frozen, sizeof r->frozen, "%s/freezer.state", a);
-		snprintf(r->cpu, sizeof r->cpu, "%s/cpuacct.usage", b);
-		snprintf(r->tasks, sizeof r->tasks, "%s/tasks", a);
 		snprintf(r->procs, sizeof r->procs, "%s/cgroup.procs", a);
 	}
 }
@@ -565,33 +511,18 @@ static bool hold(referee *r, bool on)
 	return false;
 }
 
-/* After the last rank said step `step` was done (t_done, the stage's CPU
- * then): freeze, and see what the stage did since. A step ends when its
- * last rank says so — unless the stage then went on working: past
- * AFTER_DONE (what freezing an idle stage costs, with room for a loaded
- * machine) it ends when the freeze held it, so work done after "done"
- * is timed all the same; far past it (HIDDEN_*), the stage is refused.
- * The step's time, in s. */
-static double stop_after(referee *r, int step, double t_release, double t_done, long long cpu_done)
+/* The last rank said step `step` was done at t_done: freeze the stage
+ * there, so that nothing of it runs past "done" — a rank that says it
+ * early and works on is cut off, and the outputs are checked as they
+ * stand. False when it cannot be frozen. */
+static bool stop_at_done(referee *r, int step, double t_release, double t_done)
 {
 	if (!hold(r, true))
-		return -1;
-	double t_frozen = now(), step_s = t_done - t_release;
-	long long cpu = stage_cpu(r);
-	double after = cpu_done >= 0 && cpu >= 0 ? (double)(cpu - cpu_done) : 0;
+		return false;
 	if (r->trace)
-		fprintf(stderr, "referee: step %d: %.1f us from release to done, %.1f us of CPU after done, "
-			"frozen %.1f us after done\n", step + 1, step_s * 1e6, after * 1e-3, (t_frozen - t_done) * 1e6);
-	if (after > fmax(HIDDEN_NS, HIDDEN_SHARE * step_s * 1e9)) {
-		char s[64];
-		snprintf(r->suspect, sizeof r->suspect, "after done: the stage used %.2f ms of CPU after every "
-			"rank said %s (%.2f ms) was done, before it could be frozen: work left running past the "
-			"step", after * 1e-6, step_words(r, step, s, sizeof s), step_s * 1e3);
-	} else if (after > AFTER_DONE_NS) {
-		r->charged++;
-		step_s = t_frozen - t_release;
-	}
-	return step_s;
+		fprintf(stderr, "referee: step %d: %.1f us from release to done, frozen %.1f us after done\n",
+			step + 1, (t_done - t_release) * 1e6, (now() - t_done) * 1e6);
+	return true;
 }
 
 static bool run_steps(referee *r)
@@ -619,11 +550,10 @@ static bool run_steps(referee *r)
 			return false;
 		}
 		double t1 = now();
-		double t = stop_after(r, step, t0, t1, stage_cpu_settled(r));
-		if (t < 0)
+		if (!stop_at_done(r, step, t0, t1))
 			return false;
 		if (step >= r->warmup)
-			r->sample[r->nsamples++] = t;
+			r->sample[r->nsamples++] = t1 - t0;
 		check_headers(r, step);
 		check_step(r, step);
 		if (step == steps - 1)
@@ -739,9 +669,8 @@ static void verdict(referee *r)
 	plain(r->why);
 	plain(r->suspect);
 	n += snprintf(json + n, sizeof json - (size_t)n, ", \"seed\": \"%016llx\", \"ranks\": %d, "
-		"\"checks\": %ld, \"referee\": true, \"frozen\": %s, \"timed_to_freeze\": %d",
-		(unsigned long long)r->seeds.run[0], r->nranks, r->checks, r->cg != CG_NONE ? "true" : "false",
-		r->charged);
+		"\"checks\": %ld, \"referee\": true, \"frozen\": %s",
+		(unsigned long long)r->seeds.run[0], r->nranks, r->checks, r->cg != CG_NONE ? "true" : "false");
 	if (calls >= 0)
 		n += snprintf(json + n, sizeof json - (size_t)n, ", \"host_calls\": %ld, \"host_calls_by\": \"%s\"",
 			calls, by);
