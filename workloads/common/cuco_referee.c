@@ -473,11 +473,15 @@ static int family_of(const holder *h, int n, int i)
  * over. */
 static void check_holders(referee *r, int step)
 {
-	holder h[256];
-	int n = 0;
+	holder *h = NULL;
+	int n = 0, cap = 0;
 	long pid;
 	FILE *f = r->cg != CG_NONE ? fopen(r->procs, "re") : NULL;
-	while (f && n < 256 && fscanf(f, "%ld", &pid) == 1) {
+	while (f && fscanf(f, "%ld", &pid) == 1) {
+		if (n == cap && !(h = realloc(h, (size_t)(cap = 2 * cap + 64) * sizeof *h))) {
+			perror("referee: realloc");
+			exit(2);
+		}
 		h[n] = (holder){ .pid = pid };
 		n += held_files(r, &h[n]);
 	}
@@ -499,6 +503,7 @@ static void check_holders(referee *r, int step)
 		snprintf(r->suspect, sizeof r->suspect, "channel: %s (after %s): one rank reads another's arrays "
 			"outside the communication it is timed for", why, step < 0 ? "the setup" : step_words(r, step,
 			s, sizeof s));
+	free(h);
 }
 
 /* Freeze or thaw, or say why not. */
