@@ -39,8 +39,9 @@
  * Two ways to run:
  *   referee --channel DIR --ranks N --warmup W --reps R --tolerance T
  *       beside a stage cuco starts; stdin carries one line, the stage's
- *       control group ("cgroup v1 FREEZER_DIR CPUACCT_DIR", "cgroup v2
- *       DIR" or "cgroup none"), and its end of file says the stage ended.
+ *       control group ("cgroup v1 FREEZER_DIR", anything after it unread,
+ *       "cgroup v2 DIR" or "cgroup none"), and its end of file says the
+ *       stage ended.
  *   referee [--channel DIR] ... --run COMMAND...
  *       by hand: runs the command itself (its output to stderr), with no
  *       control group, so the gaps are not frozen (the verdict says so).
@@ -170,18 +171,18 @@ static bool stage_freeze(referee *r, bool on)
 /* The first line of stdin: where the stage's control group is. */
 static void read_cgroup(referee *r)
 {
-	char line[3 * PATH_MAX], kind[8] = "", a[PATH_MAX] = "", b[PATH_MAX] = "";
+	char line[3 * PATH_MAX], kind[8] = "", a[PATH_MAX] = "";
 	if (!fgets(line, sizeof line, stdin)) {
 		r->ended = true;
 		return;
 	}
-	int n = sscanf(line, "cgroup %7s %4095s %4095s", kind, a, b);
+	int n = sscanf(line, "cgroup %7s %4095s", kind, a);
 	if (n >= 2 && strcmp(kind, "v2") == 0) {
 		r->cg = CG_V2;
 		snprintf(r->freeze, sizeof r->freeze, "%s/cgroup.freeze", a);
 		snprintf(r->frozen, sizeof r->frozen, "%s/cgroup.events", a);
 		snprintf(r->procs, sizeof r->procs, "%s/cgroup.procs", a);
-	} else if (n == 3 && strcmp(kind, "v1") == 0) {
+	} else if (n == 2 && strcmp(kind, "v1") == 0) {
 		r->cg = CG_V1;
 		snprintf(r->freeze, sizeof r->freeze, "%s/freezer.state", a);
 		snprintf(r->frozen, sizeof r->frozen, "%s/freezer.state", a);
