@@ -501,9 +501,9 @@ static void check_holders(referee *r, int step)
 				snprintf(why, sizeof why, "rank %d's channel file is held by two processes of the stage "
 					"that are not one rank's", __builtin_ctzll(h[i].files & h[k].files));
 	if (*why && !*r->suspect)
-		snprintf(r->suspect, sizeof r->suspect, "channel: %s (after %s): one rank reads another's arrays "
-			"outside the communication it is timed for", why, step < 0 ? "the setup" : step_words(r, step,
-			s, sizeof s));
+		snprintf(r->suspect, sizeof r->suspect, "channel: %s (after %s): a rank's channel reached from "
+			"outside that rank (another rank reading its arrays, or a process put outside its family)", why,
+			step < 0 ? "the setup" : step_words(r, step, s, sizeof s));
 	free(h);
 }
 

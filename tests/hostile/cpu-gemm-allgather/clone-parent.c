@@ -6,11 +6,13 @@
  * defence: referee — everything in the stage's control group is frozen
  * the moment the last rank said done: the task is cut off (the outputs
  * are checked as they stand) or, when the referee was late to see
- * "done", timed
+ * "done", timed; a task still alive after the last step holds the rank's
+ * channel (it shares the rank's memory) from outside the rank's family
  * rename: cuco_step
  * ranks: 2
  * timed: yes
  * expect: run wrong-answer output left unwritten
+ * expect: run suspect channel file is held by two processes of the stage that are not one rank's
  */
 #include "cuco_channel.h"
 #include <sched.h>
