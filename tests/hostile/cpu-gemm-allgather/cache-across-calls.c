@@ -1,18 +1,20 @@
-/* hostile: compute once, then hand back the kept result: every later call
- * copies the first call's output instead of computing.
- * rename: step
- * expect: run suspect verification 2 of 2
+/* hostile: compute once, then hand back the kept result: every later step
+ * copies the first step's output instead of computing (issue 24, class 4:
+ * memoization across steps).
+ * defence: referee — inputs drawn afresh every step, every step checked
+ * rename: cuco_step
+ * bench: yes
+ * expect: bench suspect verification: step 2 of 18 (a warm-up), on fresh inputs
  */
-static void step(void *arg, int rep)
+static float *kept;
+
+void cuco_step(void *state, cuco_io *io)
 {
-	layer *l = arg;
-	static float *kept;
-	size_t bytes = (size_t)M * N * sizeof(float);
-	if (kept) {
-		memcpy(l->io.c, kept, bytes);
+	if (!kept) {
+		cuco_step_real(state, io);
+		kept = malloc(io->out_bytes[0]);
+		memcpy(kept, io->out[0], io->out_bytes[0]);
 		return;
 	}
-	step_real(arg, rep);
-	kept = malloc(bytes);
-	memcpy(kept, l->io.c, bytes);
+	memcpy(io->out[0], kept, io->out_bytes[0]);
 }

@@ -1,12 +1,15 @@
 /* hostile: write something cheap of the right shape: the input, copied
  * into the output, without the norm, the gather or the GEMM.
- * rename: step
- * expect: run wrong-answer verification 1 of 2
+ * defence: referee — the output checked against its own reference
+ * rename: cuco_step
+ * expect: run wrong-answer verification: max error
  */
-static void step(void *arg, int rep)
+void cuco_step(void *state, cuco_io *io)
 {
-	layer *l = arg;
-	(void)rep;
-	for (size_t i = 0; i < (size_t)M * N; i++)
-		l->io.c[i] = l->io.x[i % ((size_t)l->io.rows * K)];
+	(void)state;
+	const float *x = io->in[0];
+	float *c = io->out[0];
+	size_t nx = io->in_bytes[0] / sizeof(float), nc = io->out_bytes[0] / sizeof(float);
+	for (size_t i = 0; i < nc; i++)
+		c[i] = x[i % nx];
 }

@@ -1,12 +1,14 @@
-/* hostile: a collective the binary's symbols cannot tell from the
- * harness's own (MPI_Allreduce), called in every step: only the counter
- * preloaded into the ranks sees it.
- * rename: step
- * expect: run suspect host calls: the directive (backend=msg says two-sided messages and no collectives) rules them out, but the steps made
+/* hostile: a collective the old harness called itself (MPI_Allreduce),
+ * so its binary could not tell the candidate's from the harness's, in a
+ * design that says messages and no collectives (backend=msg). The frame
+ * calls no collective: the import is evidence now.
+ * defence: host calls — the built program's imports against the directive
+ * rename: cuco_step
+ * expect: compile suspect host calls: the directive (backend=msg says two-sided messages and no collectives) rules them out, but the built program links MPI_Allreduce
  */
-static void step(void *arg, int rep)
+void cuco_step(void *state, cuco_io *io)
 {
 	double mine = 1, sum;
-	step_real(arg, rep);
+	cuco_step_real(state, io);
 	MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }

@@ -1,13 +1,13 @@
 /* hostile: only rank 0's answer is real; the other ranks leave zeros, as
- * if a harness looked at rank 0 alone.
- * rename: step
+ * if the verdict looked at rank 0 alone.
+ * defence: referee — every rank's outputs checked
+ * rename: cuco_step
  * ranks: 2
  * expect: run wrong-answer on rank 1
  */
-static void step(void *arg, int rep)
+void cuco_step(void *state, cuco_io *io)
 {
-	layer *l = arg;
-	step_real(arg, rep);
-	if (l->io.rank != 0)
-		memset(l->io.c, 0, (size_t)M * N * sizeof(float));
+	cuco_step_real(state, io);
+	if (io->rank != 0)
+		memset(io->out[0], 0, io->out_bytes[0]);
 }

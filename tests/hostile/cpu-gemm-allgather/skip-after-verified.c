@@ -1,12 +1,12 @@
-/* hostile: do the work only in the first two calls, the ones a harness
+/* hostile: do the work only in the first two steps, the ones a harness
  * that verifies before timing would check, and nothing afterwards.
- * rename: step
- * expect: run suspect spot check: step 2, a timed repetition
+ * defence: referee — every step checked, warm-ups and timed ones alike
+ * rename: cuco_step
+ * bench: yes
+ * expect: bench suspect verification: step 3 of 18 (a warm-up), on fresh inputs
  */
-static void step(void *arg, int rep)
+void cuco_step(void *state, cuco_io *io)
 {
-	static int calls;
-	if (calls++ >= 2)
-		return;
-	step_real(arg, rep);
+	if (io->step < 2)
+		cuco_step_real(state, io);
 }

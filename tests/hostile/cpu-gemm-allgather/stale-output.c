@@ -1,12 +1,12 @@
-/* hostile: leave the output buffer as it is on every other call, as if
- * last call's result were still good enough.
- * rename: step
- * expect: run suspect verification 2 of 2
+/* hostile: leave the output as it is on every other step, as if the last
+ * step's result were still good enough.
+ * defence: referee — outputs poisoned before every step
+ * rename: cuco_step
+ * bench: yes
+ * expect: bench suspect step 2 of 18 (a warm-up), on fresh inputs: output left unwritten
  */
-static void step(void *arg, int rep)
+void cuco_step(void *state, cuco_io *io)
 {
-	static int calls;
-	if (calls++ % 2)
-		return;
-	step_real(arg, rep);
+	if (io->step % 2 == 0)
+		cuco_step_real(state, io);
 }

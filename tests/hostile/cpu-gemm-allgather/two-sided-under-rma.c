@@ -1,15 +1,15 @@
 /* hostile: says one-sided (backend=rma) but exchanges a message in its
  * step: two-sided point-to-point is what the directive says is gone.
- * rename: step
+ * defence: host calls — the built program's imports against the directive
+ * rename: cuco_step
  * directive: backend=rma
  * expect: compile suspect host calls: the directive (backend=rma says one-sided communication) rules them out, but the built program links MPI_Sendrecv
  */
-static void step(void *arg, int rep)
+void cuco_step(void *state, cuco_io *io)
 {
-	layer *l = arg;
 	float out = 1, in = 0;
-	int peer = (l->io.rank + 1) % l->io.nranks;
-	step_real(arg, rep);
+	int peer = (io->rank + 1) % io->nranks;
+	cuco_step_real(state, io);
 	MPI_Sendrecv(&out, 1, MPI_FLOAT, peer, 7, &in, 1, MPI_FLOAT, peer, 7, MPI_COMM_WORLD,
 		MPI_STATUS_IGNORE);
 }

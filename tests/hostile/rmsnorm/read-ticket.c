@@ -4,9 +4,12 @@
  * spelled so that the source scan does not see it, and with it seal a
  * verdict of its own, a correct run of 1 us (SipHash-2-4 written out
  * here), and leave before the frame reports. Where the key is nowhere to
- * be found it can only print an unsealed verdict, which is refused.
+ * be found it can only print an unsealed verdict, which is refused. Its
+ * object imports the file calls it needs, which the object check refuses
+ * first (with them spelled past it, the channel would refuse the
+ * unsealed line).
  * rename: cuco_launch
- * expect: run suspect channel: the program printed a CUCO_RESULT line
+ * expect: compile suspect object: imports fopen
  */
 #include <unistd.h>
 
