@@ -600,6 +600,8 @@ typedef struct eval_outcome {
 	cuco_phase phases[CUCO_MAX_PHASES];
 	double bytes, flops;
 	char environment[160];  /* the harness said the environment is at fault */
+	bool started;           /* referee: every rank mapped its channel, so the machine ran the
+	                           program; what its output says of the environment is then its own */
 } eval_outcome;
 
 void eval_parse_finish(eval_parse *p, eval_outcome *o);

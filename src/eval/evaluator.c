@@ -554,7 +554,11 @@ static bool classify(const job *j, const char *stage, const eval_stage *st,
 	const char *slurm_fault = j->slurm_fault;
 	cuco_runner_kind kind = ev->cfg.runner.kind;
 	char why[512];
-	if (*slurm_fault || *p->env_problem || *o->environment || st->exit_code == 127
+	/* Once a refereed program's ranks have all mapped their channels, the
+	 * machine ran it: a launcher's complaint it prints, or a status 127 it
+	 * exits with, is the program's doing, not the environment's. */
+	bool ran = ev->wl.protocol == CUCO_PROTO_REFEREE && o->started;
+	if (*slurm_fault || (!ran && (*p->env_problem || st->exit_code == 127)) || *o->environment
 		|| (kind == CUCO_RUNNER_SSH && st->exit_code == 255)) {
 		fail(res, stage, CUCO_FAIL_ENVIRONMENT, st->tail, "%s: the environment failed: %s", stage,
 			*slurm_fault ? slurm_fault : *o->environment ? o->environment

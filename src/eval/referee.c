@@ -135,13 +135,19 @@ int eval_referee_finish(eval_referee *r, char **json, char *why, size_t size)
 			"killed", FINISH_S);
 	}
 	r->pid = -1;
+	/* One verdict, from a referee that ended on its own: a second line, or
+	 * one from a referee killed, is not the referee's word. */
 	const char *line = out.data ? strstr(out.data, VERDICT_TAG) : NULL;
-	if (line) {
+	bool second = line && strstr(line + 1, VERDICT_TAG);
+	bool clean = !*why && WIFEXITED(status) && WEXITSTATUS(status) <= 1;
+	if (line && !second && clean) {
 		line += strlen(VERDICT_TAG);
 		size_t n = strcspn(line, "\n");
 		*json = cuco_xmalloc(n + 1);
 		memcpy(*json, line, n);
 		(*json)[n] = '\0';
+	} else if (second) {
+		snprintf(why, size, "more than one verdict on the referee's pipe: one is not the referee's");
 	} else if (!*why) {
 		snprintf(why, size, "the referee gave no verdict (exit status %d; its log says why)",
 			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));

@@ -122,6 +122,7 @@ bool eval_result_json(const char *json, eval_outcome *o)
 	text(root, "environment", o->environment, sizeof o->environment);
 	char incomplete[256] = "";
 	text(root, "incomplete", incomplete, sizeof incomplete);
+	o->started = !*incomplete || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "attached"));
 	if (*incomplete) {
 		/* The referee's word that the stage ended before its verdict. */
 		snprintf(o->protocol_error, sizeof o->protocol_error, "referee: %s", incomplete);

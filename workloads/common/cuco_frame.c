@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -167,6 +168,12 @@ static void counter_report(const counter *k, cuco_chan *c)
 int main(int argc, char **argv)
 {
 	int provided, rank, nranks;
+	/* Not dumpable: another rank of the same user cannot read this one's
+	 * memory under /proc (its inputs, for one) without CAP_SYS_PTRACE. So
+	 * Open MPI's single copy between ranks (cross-memory attach, the
+	 * same access) is off, before MPI_Init reads it. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
 	MPI_Init_thread(&argc, &argv, cuco_mpi_thread, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);

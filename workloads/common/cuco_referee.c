@@ -63,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -102,6 +103,7 @@ typedef struct referee {
 	char why[400], suspect[400], incomplete[300];
 	double freeze_s;                   /* time spent freezing and thawing, for the record */
 	bool trace;                        /* --trace: a line per step on stderr */
+	bool attached;                     /* every rank mapped its channel: the stage started */
 } referee;
 
 static double now(void)
@@ -640,7 +642,8 @@ static void verdict(referee *r)
 	int n = 0, k = r->nsamples;
 	if (*r->incomplete && !*r->why && !*r->suspect) {
 		plain(r->incomplete);
-		printf("CUCO_REFEREE {\"incomplete\": \"%s\"}\n", r->incomplete);
+		printf("CUCO_REFEREE {\"incomplete\": \"%s\", \"attached\": %s}\n", r->incomplete,
+			r->attached ? "true" : "false");
 		fflush(stdout);
 		return;
 	}
@@ -724,6 +727,10 @@ static void start(referee *r, char **cmd)
 
 int main(int argc, char **argv)
 {
+	/* Not dumpable: a process of the same user cannot open this one's
+	 * memory or descriptors under /proc (its stdout, the verdict's pipe)
+	 * without CAP_SYS_PTRACE, nor attach to it. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	referee *r = calloc(1, sizeof *r);
 	char **cmd = NULL, made[64] = "";
 	r->reps = -1;
@@ -775,6 +782,7 @@ int main(int argc, char **argv)
 		snprintf(r->incomplete, sizeof r->incomplete, "rank %d never opened its channel%s", late,
 			r->ended ? " (the stage ended)" : "");
 	} else {
+		r->attached = true;
 		/* No rank can open another's file from here on. */
 		for (int q = 0; q < r->nranks; q++)
 			unlink(r->path[q]);

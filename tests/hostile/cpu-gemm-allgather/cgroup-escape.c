@@ -7,6 +7,7 @@
  * stage's own group, and the control groups' files read-only
  * rename: cuco_step
  * expect: run crash cgroup: stayed
+ * expect: compile suspect object: imports open
  */
 #include <dirent.h>
 #include <errno.h>

@@ -13,6 +13,7 @@
  * timed: yes
  * expect: run wrong-answer output left unwritten
  * expect: run suspect channel file is held by two processes of the stage that are not one rank's
+ * expect: compile suspect object: imports syscall
  */
 #include "cuco_channel.h"
 #include <sched.h>

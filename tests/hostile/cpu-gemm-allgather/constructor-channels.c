@@ -11,6 +11,7 @@
  * rename: cuco_step
  * ranks: 2
  * expect: run suspect channel: a process of the stage holds the channel files of ranks 0 and 1
+ * expect: compile suspect object: section .init_array runs grab_channels before main
  */
 #include "cuco_channel.h"
 #include <errno.h>

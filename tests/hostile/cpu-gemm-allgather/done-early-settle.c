@@ -17,6 +17,7 @@
  * timed: yes
  * expect: run wrong-answer output left unwritten
  * expect: bench suspect output left unwritten
+ * expect: compile suspect object: imports syscall
  */
 #include "cuco_channel.h"
 #include <linux/futex.h>

@@ -9,6 +9,7 @@
  * rename: cuco_step
  * timed: yes
  * expect: run wrong-answer output left unwritten
+ * expect: compile suspect object: imports syscall
  */
 #include "cuco_channel.h"
 #include <linux/futex.h>

@@ -6,7 +6,6 @@
  * defence: evaluator — a stage whose referee gave a verdict ran, so an
  * environment marker in its output is the program's
  * rename: cuco_step
- * xfail: evaluator: classify() reads environment markers in the stage's output before the referee's verdict
  * expect: run wrong-answer output left unwritten
  */
 void cuco_step(void *state, cuco_io *io)

@@ -11,6 +11,7 @@
  * rename: cuco_step
  * timed: yes
  * expect: run wrong-answer output left unwritten
+ * expect: compile suspect object: defines clock_gettime, a name of libc
  */
 #include "cuco_channel.h"
 #include <linux/futex.h>

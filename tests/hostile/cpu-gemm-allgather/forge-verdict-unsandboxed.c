@@ -12,8 +12,8 @@
  * stops a stage of another uid, not one of its own as root)
  * rename: cuco_step
  * sandbox: off
- * xfail: sandbox and evaluator: with the sandbox off a stage sees and opens the referee's stdout; cuco takes the first CUCO_REFEREE line on that pipe
  * expect: run crash no referee in sight
+ * expect: compile suspect object: imports opendir
  */
 #include <dirent.h>
 #include <fcntl.h>

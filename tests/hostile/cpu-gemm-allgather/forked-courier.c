@@ -13,6 +13,7 @@
  * rename: cuco_step
  * ranks: 2
  * expect: run suspect channel: rank 0's channel file is held by two processes of the stage that are not one rank's
+ * expect: compile suspect object: section .init_array runs hire_courier before main
  */
 #include "cuco_channel.h"
 #include <errno.h>

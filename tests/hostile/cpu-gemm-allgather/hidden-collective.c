@@ -7,8 +7,8 @@
  * defence: object checker — dlsym is not on the import list
  * rename: cuco_step
  * directive: backend=rma
- * xfail: object checker: dlsym is imported unchecked; the counter the frame reads lives in the candidate's process
  * expect: compile suspect dlsym
+ * expect: compile suspect object: imports dlsym
  */
 #include <dlfcn.h>
 #define CUCO_GLUE(a, b) a##b

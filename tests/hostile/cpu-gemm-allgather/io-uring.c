@@ -4,8 +4,8 @@
  * class: issue 24, class 6 (the sandbox as root: io_uring)
  * defence: sandbox — seccomp denies io_uring_setup
  * rename: cuco_step
- * xfail: sandbox: the stage's filter refuses socket(AF_UNIX) only; io_uring_setup is allowed
  * expect: run crash io_uring refused
+ * expect: compile suspect object: imports syscall
  */
 #include <errno.h>
 #include <linux/io_uring.h>

@@ -4,8 +4,8 @@
  * class: issue 24, class 6 (the sandbox as root: the keyring)
  * defence: sandbox — seccomp denies add_key, request_key and keyctl
  * rename: cuco_step
- * xfail: sandbox: the stage's filter allows the keyring calls
  * expect: run crash keyring refused
+ * expect: compile suspect object: imports syscall
  */
 #include <errno.h>
 #include <sys/syscall.h>

@@ -5,8 +5,8 @@
  * class: issue 24, class 6 (the sandbox as root)
  * defence: sandbox — stages run as an unprivileged uid
  * rename: cuco_step
- * xfail: sandbox: run stages are uid 0 (without capabilities) in the sandbox, and uid 0 owns /etc/shadow
  * expect: run crash shadow: Permission denied
+ * expect: compile suspect object: imports open
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -10,6 +10,7 @@
  * and control group are killed whole
  * rename: cuco_step
  * expect: run timeout killed after
+ * expect: compile suspect object: imports fork
  */
 #include <sys/wait.h>
 #include <unistd.h>

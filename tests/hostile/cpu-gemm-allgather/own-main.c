@@ -5,6 +5,7 @@
  * object, so a second main() does not link
  * rename: cuco_step
  * expect: compile compile-error multiple definition of `main'
+ * expect: compile suspect object: defines main, a name the frame defines
  */
 int main(void)
 {

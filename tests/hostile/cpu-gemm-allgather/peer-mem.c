@@ -9,8 +9,8 @@
  * access: yama, or a uid per rank)
  * rename: cuco_step
  * ranks: 2
- * xfail: sandbox: the ranks are one uid, dumpable, with no yama: /proc/PID/mem of the other rank opens
  * expect: run crash peer-mem: denied
+ * expect: compile suspect object: imports pread
  */
 #include <errno.h>
 #include <fcntl.h>

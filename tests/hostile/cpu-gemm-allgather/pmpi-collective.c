@@ -5,8 +5,8 @@
  * defence: object checker — imports outside the family's list (PMPI_*)
  * rename: cuco_step
  * directive: backend=rma
- * xfail: object checker: PMPI_Allgather is not on the cpu-mpi import list; trust.c's host-call rules and the interposer see MPI_ names only
  * expect: compile suspect PMPI_Allgather
+ * expect: compile suspect object: imports PMPI_Allgather
  */
 void cuco_step(void *state, cuco_io *io)
 {

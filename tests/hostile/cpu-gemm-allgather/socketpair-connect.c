@@ -4,8 +4,8 @@
  * class: issue 24, class 6 (the sandbox as root: AF_UNIX by another route)
  * defence: sandbox — seccomp denies AF_UNIX by any route
  * rename: cuco_step
- * xfail: sandbox: socketpair(AF_UNIX) is allowed, and its sockets bind and connect to paths
  * expect: run crash socketpair refused
+ * expect: compile suspect object: imports unlink
  */
 #include <errno.h>
 #include <sys/socket.h>

@@ -9,8 +9,8 @@
  * sandbox — seccomp denies process_vm_*
  * rename: cuco_step
  * ranks: 2
- * xfail: object checker and sandbox: process_vm_readv is imported unchecked and allowed
  * expect: run crash vm-read: denied
+ * expect: compile suspect object: imports process_vm_readv
  */
 #include <errno.h>
 #include <sys/uio.h>

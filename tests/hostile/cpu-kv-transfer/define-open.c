@@ -11,6 +11,7 @@
  * checker (no libc names defined) also refuses it
  * rename: cuco_step
  * expect: run suspect channel: a process of the stage holds the channel files of ranks 0 and 1
+ * expect: compile suspect object: defines open, a name of libc
  */
 #include "cuco_channel.h"
 #include <fcntl.h>

@@ -6,7 +6,6 @@
  * defence: evaluator — a stage whose referee saw every rank attach ran
  * the program: its exit status is the program's
  * rename: cuco_step
- * xfail: evaluator: classify() takes exit status 127 for a missing command before anything else
  * expect: run crash exit status 127
  */
 #include <unistd.h>

@@ -11,6 +11,7 @@
  * namespace; every rank's file is unlinked before program code runs
  * rename: cuco_step
  * expect: run crash no secret found
+ * expect: compile suspect object: imports open
  */
 #include <dirent.h>
 #include <fcntl.h>
