@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define FINISH_S 30.0        /* the referee's last checks, after the stage ended */
@@ -125,9 +126,15 @@ int eval_referee_finish(eval_referee *r, char **json, char *why, size_t size)
 		r->in_fd = -1;
 	}
 	cuco_buf out = { 0 };
-	drain(r, &out, cuco_mono() + FINISH_S);
+	double deadline = cuco_mono() + FINISH_S;
+	drain(r, &out, deadline);
+	/* Its pipe closes as it exits; the exit itself may come a moment
+	 * later. */
 	int status = 0;
-	if (waitpid(r->pid, &status, WNOHANG) != r->pid) {
+	pid_t got;
+	while ((got = waitpid(r->pid, &status, WNOHANG)) == 0 && cuco_mono() < deadline)
+		nanosleep(&(struct timespec){ 0, 1000000L }, NULL);
+	if (got != r->pid) {
 		kill(-r->pid, SIGKILL);
 		kill(r->pid, SIGKILL);
 		waitpid(r->pid, &status, 0);
