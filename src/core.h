@@ -119,6 +119,11 @@ typedef struct cuco_paths {
 	bool manual_installed;
 } cuco_paths;
 const cuco_paths *cuco_paths_get(void);
+/* PREFIX/rel for the prefix the running executable is installed in
+ * (PREFIX/bin/cuco), wherever that prefix was moved: where an installed
+ * helper (the host-call interposer, the stages' init) is; false for a
+ * cuco run from its build tree, or an absolute rel. */
+bool cuco_installed_beside(const char *rel, char *out, size_t size);
 /* Find them again, for a process that changed its environment (tests). */
 void cuco_paths_reread(void);
 bool cuco_folder_exists(const cuco_folder *f);

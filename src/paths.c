@@ -192,6 +192,16 @@ static void find_config(cuco_paths *p)
 		}
 }
 
+bool cuco_installed_beside(const char *rel, char *out, size_t size)
+{
+	char prefix[PATH_MAX];
+	bool in_build = false;
+	if (!exe_prefix(prefix, sizeof prefix, &in_build) || in_build || rel[0] == '/')
+		return false;
+	under(out, size, prefix, rel);
+	return true;
+}
+
 /* The manual beside the executable, else where the build was configured
  * to put it, else the source tree's ("" when none is readable). */
 static void find_manual(cuco_paths *p)

@@ -432,23 +432,22 @@ int eval_sandbox_enter(const eval_sandbox *sb, const char *dir, cuco_err *err)
 	return CUCO_OK;
 }
 
-/* cuco-stage-init: $CUCO_STAGE_INIT, then the build tree's, then the
- * installed one; false when none is there. */
+/* cuco-stage-init: $CUCO_STAGE_INIT, then the build tree's, then beside
+ * the running executable's prefix (an installed prefix moved), then the
+ * configured one; false when none is there. */
 static bool find_init(char *out, size_t size)
 {
-	static const char *const places[] = { CUCO_INIT_BUILD, CUCO_INIT_INSTALL };
 	const char *env = getenv("CUCO_STAGE_INIT");
 	if (env && *env) {
 		cuco_strlcpy(out, env, size);
 		return access(out, X_OK) == 0;
 	}
-	for (size_t i = 0; i < sizeof places / sizeof places[0]; i++)
-		if (access(places[i], X_OK) == 0) {
-			cuco_strlcpy(out, places[i], size);
-			return true;
-		}
+	if (access(CUCO_INIT_BUILD, X_OK) == 0)
+		return cuco_strlcpy(out, CUCO_INIT_BUILD, size);
+	if (cuco_installed_beside(CUCO_INIT_REL, out, size) && access(out, X_OK) == 0)
+		return true;
 	cuco_strlcpy(out, CUCO_INIT_INSTALL, size);
-	return false;
+	return access(out, X_OK) == 0;
 }
 
 /* ---- finding out whether it works here ------------------------------------ */

@@ -468,17 +468,18 @@ bool eval_trust_preload_fits(const eval_elf *prog, const eval_elf *lib)
 }
 
 /* Where the build or the installation put cuco-count.so: $CUCO_COUNT_LIB,
- * then the build tree, then the installed library folder. */
-static const char *interposer_source(void)
+ * then the build tree, then beside the running executable's prefix
+ * (an installed prefix moved elsewhere), then the configured one. */
+static const char *interposer_source(char *path, size_t size)
 {
-	static const char *const places[] = { CUCO_COUNT_BUILD, CUCO_COUNT_INSTALL };
 	const char *env = getenv("CUCO_COUNT_LIB");
 	if (env && *env)
 		return access(env, R_OK) == 0 ? env : NULL;
-	for (size_t i = 0; i < sizeof places / sizeof places[0]; i++)
-		if (*places[i] && access(places[i], R_OK) == 0)
-			return places[i];
-	return NULL;
+	if (*CUCO_COUNT_BUILD && access(CUCO_COUNT_BUILD, R_OK) == 0)
+		return CUCO_COUNT_BUILD;
+	if (cuco_installed_beside(CUCO_COUNT_REL, path, size) && access(path, R_OK) == 0)
+		return path;
+	return access(CUCO_COUNT_INSTALL, R_OK) == 0 ? CUCO_COUNT_INSTALL : NULL;
 }
 
 int eval_trust_interposer(const char *cache_root, char *path, size_t size, eval_elf *elf,
@@ -486,7 +487,8 @@ int eval_trust_interposer(const char *cache_root, char *path, size_t size, eval_
 {
 	path[0] = '\0';
 	memset(elf, 0, sizeof *elf);
-	const char *from = interposer_source();
+	char beside[PATH_MAX];
+	const char *from = interposer_source(beside, sizeof beside);
 	if (!from)
 		return CUCO_OK;  /* not built (no Open MPI headers): nothing is counted */
 	char *data;
