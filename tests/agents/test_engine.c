@@ -885,14 +885,19 @@ static void test_confirmation_baseline_fails(void **state)
 	char reason[400] = "";
 	assert_int_equal(cuco_store_read(r.st, failure_txn, reason, &err), CUCO_OK);
 	assert_non_null(strstr(reason, "wrong-answer: "));
+	/* The stage it failed at may differ (a round of a build the cache
+	 * evicted for its failure runs the whole cascade): the failure's class
+	 * and words are what must agree. */
+	const char *words = strstr(reason, "wrong-answer: ");
 	char want[512];
-	snprintf(want, sizeof want, "the baseline failed in round 1 at %s", reason);
-	assert_non_null(strstr(c.unjudged[0].why, want));
+	snprintf(want, sizeof want, "the baseline failed in round 1 at ");
+	if (!strstr(c.unjudged[0].why, want) || !strstr(c.unjudged[0].why, words))
+		fail_msg("want \"%s... %s\" in \"%s\"", want, words, c.unjudged[0].why);
 	char out[16384] = "";
 	rewind(progress);
 	out[fread(out, 1, sizeof out - 1, progress)] = '\0';
 	fclose(progress);
-	snprintf(want, sizeof want, "no verdict: the baseline failed in round 1 at %s", reason);
+	snprintf(want, sizeof want, "no verdict: %s", c.unjudged[0].why);
 	assert_non_null(strstr(out, want));
 	char *logged = NULL;  /* the run's log too */
 	size_t len = 0;
@@ -902,7 +907,8 @@ static void test_confirmation_baseline_fails(void **state)
 	history h = read_history(&r);
 	size_t said = 0;
 	for (size_t i = 0; i < h.nev; i++)
-		said += !strcmp(h.ev[i].kind, "confirm") && strstr(h.ev[i].text, want + 12) != NULL;
+		said += !strcmp(h.ev[i].kind, "confirm") && strstr(h.ev[i].text, "the baseline failed in round 1 at ")
+			&& strstr(h.ev[i].text, words);
 	assert_int_equal(said, 2);
 	assert_int_equal(count_events(&h, "best"), 0);
 	const cuco_candidate *base = find_cand(&h, 1);
