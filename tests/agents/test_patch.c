@@ -173,6 +173,50 @@ static void test_no_match_shows_closest(void **state)
 		"closest is line 5, where the parent has `int y = x * 2;` and the SEARCH `int y = x * 3;`");
 }
 
+/* The hint names the line the model meant, not the first window that
+ * shares braces with the SEARCH (issue 26), and says when the SEARCH
+ * left a line of the parent out. */
+static void test_closest_names_the_right_line(void **state)
+{
+	(void)state;
+	const char *file = "void g(void)\n{\n    x = 1;\n}\n\nvoid h(void)\n{\n    y = compute(2);\n}\n";
+	expect_refusal(file, "<<<<<<< SEARCH\n{\n    y = compute(3);\n}\n=======\n>>>>>>> REPLACE\n",
+		"closest is line 8, where the parent has `y = compute(2);` and the SEARCH `y = compute(3);`");
+	const char *loop = "static void f(layer *l)\n{\n    int n = l->n;\n    for (int i = 0; i < n; i++)\n"
+		"        work(l, i);\n    done(l);\n}\n";
+	expect_refusal(loop, "<<<<<<< SEARCH\n    int n = l->n;\n    for (int i = 0; i < n; i++)\n"
+		"    done(l);\n=======\n>>>>>>> REPLACE\n",
+		"the parent has line 5 `work(l, i);` there, which the SEARCH leaves out; quote every line");
+}
+
+/* A block's new text (the lean prompts' rewrite) goes between the
+ * parent's markers, its frame kept; a directive-only reply keeps the code. */
+static void test_blocks_and_directive_only(void **state)
+{
+	(void)state;
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply(parent, "<BLOCK>\nstatic int step(int x) { return x; }\n</BLOCK>\n", &p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_string_equal(p.text,
+		"#include <stdio.h>\n// EVOLVE-BLOCK-START\nstatic int step(int x) { return x; }\n"
+		"// EVOLVE-BLOCK-END\nint main(void) { printf(\"%d\\n\", step(2)); return 0; }\n");
+	cuco_patched_free(&p);
+	expect_refusal(parent, "<BLOCK>\nint a;\n</BLOCK>\n<BLOCK>\nint b;\n</BLOCK>\n",
+		"the reply gives 2 blocks where the parent has 1 EVOLVE-BLOCK");
+	expect_refusal(parent, "<BLOCK>\nint a;\n// EVOLVE-BLOCK-END\n</BLOCK>\n",
+		"block 1's new text holds an EVOLVE-BLOCK marker (its line 2)");
+	expect_refusal("int a;\n", "<BLOCK>\nint b;\n</BLOCK>\n", "the parent has no EVOLVE-BLOCK");
+	cuco_reply r;
+	assert_int_equal(cuco_reply_parse_any("DIRECTIVE:\nbackend: rma\n", NULL, NULL, &r, &err),
+		CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_int_equal(cuco_patch_apply(parent, strlen(parent), &r, &p, &err), CUCO_OK);
+	assert_string_equal(p.text, parent);
+	cuco_patched_free(&p);
+	cuco_reply_free(&r);
+}
+
 static void test_overlap(void **state)
 {
 	(void)state;
@@ -317,6 +361,8 @@ int main(void)
 		cmocka_unit_test(test_all_hunks_against_the_parent),
 		cmocka_unit_test(test_ambiguous),
 		cmocka_unit_test(test_no_match_shows_closest),
+		cmocka_unit_test(test_closest_names_the_right_line),
+		cmocka_unit_test(test_blocks_and_directive_only),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_outside_block),
 		cmocka_unit_test(test_refusals),
