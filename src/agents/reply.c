@@ -819,7 +819,7 @@ static int parse(const char *text, const cuco_workload *wl, bool alone, cuco_rep
 	}
 	if (rc == CUCO_OK && wl && !out->has_directive)
 		rc = code ? cuco_errf(err, CUCO_EDATA, "reply states no DIRECTIVE before its code")
-			: cuco_errf(err, CUCO_EDATA, "reply states no directive and holds no code: state the "
+			: cuco_errf(err, CUCO_EDATA, "reply states no DIRECTIVE and holds no code: state the "
 				"directive, then the change");
 	out->directive_refused = rc != CUCO_OK;
 	if (rc == CUCO_OK)

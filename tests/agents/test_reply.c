@@ -320,7 +320,7 @@ static void test_directive_only(void **state)
 	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
 	assert_string_equal(r.directive.backend, "shm");
 	cuco_reply_free(&r);
-	expect_refusal("I would use shared memory.", wl, "reply states no directive and holds no code");
+	expect_refusal("I would use shared memory.", wl, "reply states no DIRECTIVE and holds no code");
 }
 
 int main(void)
