@@ -41,6 +41,9 @@ typedef struct cuco_evolve_config {
 	int novelty_attempts;           /* new replies when a child duplicates: 3 */
 	double tune_rate;               /* share of generations given to the directive
 	                                   tuner, a cheap operator that needs no LLM: 0 */
+	double directive_rate;          /* share of a templated program's generations given to
+	                                   the directive-only operator (a model chooses a new
+	                                   directive for the parent's code): 0.2 */
 	bool fastpath;                  /* run the fast path first: yes */
 } cuco_evolve_config;
 

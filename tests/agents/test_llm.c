@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #include "agents/agents.h"
 #include "test_llm_server.h"
+#include "test_llm_toy.h"
 
 #define PLANTED_KEY "sk-planted-7f3a9c1e5b"
 
@@ -378,6 +380,7 @@ static void test_timeouts(void **state)
 	assert_int_equal(call(false, NULL, &r, &err, NULL), CUCO_EAGAIN);
 	assert_non_null(strstr(err.msg, "Timeout"));
 }
+
 
 /* A call with a prompt of about `bytes` bytes to the model as it is set. */
 static int call_sized(size_t bytes, bool stream, cuco_llm_reply *r, cuco_err *err)
@@ -847,10 +850,15 @@ static void test_edit_sends_only_the_last_refusal(void **state)
 	req[0] = strtok_r(log, "\n", &save);
 	for (int i = 1; i < 4; i++)
 		req[i] = strtok_r(NULL, "\n", &save);
-	/* The third request: the flood is named, not repeated. */
+	/* The third request: the flood is not repeated, and nothing stands in
+	 * the model's own turn for it (issue 26: a small model copied such a
+	 * placeholder back three times): the refusal follows the prompt. */
 	assert_null(strstr(req[2], "first bad reply"));
 	assert_null(strstr(req[2], "12345\\n12346"));
-	assert_non_null(strstr(req[2], "[the reply is not repeated: it was refused while it arrived]"));
+	assert_null(strstr(req[2], "\"assistant\""));
+	assert_null(strstr(req[2], "not repeated here]"));
+	assert_non_null(strstr(req[2], "{\"role\": \"user\", \"content\": \"improve it\\n\\n---\\nYour "
+		"last reply (refused while it arrived) was refused: llm test: "));
 	assert_non_null(strstr(req[2], "Earlier replies were refused too:"));
 	/* The fourth: the third reply, not the first; every request stays small. */
 	assert_non_null(strstr(req[3], "third bad reply"));
@@ -1042,6 +1050,168 @@ static void parts_make(parts *p)
 	put_part(p, true, 0, "# Your task", 'K', 300, false);
 }
 
+
+/* The system message and first user message of each logged request. */
+static int first_messages(char ***system, char ***user)
+{
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	*system = cuco_xcalloc((size_t)n + 1, sizeof **system);
+	*user = cuco_xcalloc((size_t)n + 1, sizeof **user);
+	char *save = NULL;
+	int i = 0;
+	for (char *line = strtok_r(log, "\n", &save); line && i < n; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *j = cJSON_Parse(line);
+		const cJSON *msgs = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "body"), "messages"), *m;
+		cJSON_ArrayForEach(m, msgs) {
+			const char *role = cJSON_GetObjectItem(m, "role")->valuestring;
+			const char *content = cJSON_GetObjectItem(m, "content")->valuestring;
+			if (!strcmp(role, "system") && !(*system)[i])
+				(*system)[i] = cuco_xstrdup(content);
+			else if (!strcmp(role, "user") && !(*user)[i])
+				(*user)[i] = cuco_xstrdup(content);
+		}
+		cJSON_Delete(j);
+		i++;
+	}
+	free(log);
+	return i;
+}
+
+static void free_messages(char **system, char **user, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(system[i]);
+		free(user[i]);
+	}
+	free(system);
+	free(user);
+}
+
+/* Retries keep the prompt as first fitted (issue 26: a refit after a
+ * refusal cut more of the system message, and the server's prompt cache
+ * was thrown away: 729 s instead of ~30 s): the long refused reply is
+ * not sent back when the context has no room for it, and nothing of the
+ * prompt changes; the refusal follows it. */
+static void test_edit_keeps_the_prefix(void **state)
+{
+	(void)state;
+	char script[512];
+	snprintf(script, sizeof script, "{\"replies\": [{\"text\": \"no code at all, \", \"repeat\": "
+		"175}, {\"text\": \"DIRECTIVE:\\nbackend: rma\\n\\n<<<<<<< SEARCH\\nint x = 1;\\n=======\\n"
+		"int x = 2;\\n>>>>>>> REPLACE\\n\"}]}");
+	serve(script, CUCO_PROVIDER_OPENAI);
+	model.context = 9000;
+	model.max_tokens = 1000;
+	parts p;
+	parts_make(&p);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 2);
+	e.system = p.system.data;
+	e.user = p.user.data;
+	e.map = &p.map;
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
+	assert_non_null(strstr(r.prompt, "=== fitted to a context of 9000 tokens: cut"));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	char **system, **user;
+	int n = first_messages(&system, &user);
+	assert_int_equal(n, 2);
+	assert_string_equal(system[1], system[0]);
+	assert_int_equal(strncmp(user[1], user[0], strlen(user[0])), 0);
+	assert_non_null(strstr(user[1] + strlen(user[0]), "Your last reply (too long to repeat here) "
+		"was refused: reply holds no code"));
+	free_messages(system, user, n);
+	cuco_buf_free(&p.system);
+	cuco_buf_free(&p.user);
+}
+
+/* A reply the chat had already, byte for byte, is asked for again at a
+ * higher temperature; the next repeat ends the chat (issue 26: 11 of 26
+ * replies repeated one before, ~1 450 s of a server's time). */
+static void test_edit_repeat(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"same old\"}, {\"text\": \"same old\"}, {\"text\": \"same old\"}, "
+		"{\"text\": \"never asked for\"}]}", CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 4);
+	e.temperature = 0.2;
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EDATA);
+	assert_int_equal(r.replies, 3);
+	assert_non_null(strstr(err.msg, "the reply repeats an earlier one of this chat byte for byte"));
+	assert_non_null(strstr(r.transcript, "=== the chat ends: the model repeats itself ==="));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 3);
+	char *second = strchr(log, '\n') + 1, *third = strchr(second, '\n') + 1;
+	assert_non_null(strstr(log, "\"temperature\": 0.2"));
+	assert_true(strstr(second, "\"temperature\": 0.2") && strstr(second, "\"temperature\": 0.2") < third);
+	assert_non_null(strstr(third, "\"temperature\": 0.6"));
+	free(log);
+}
+
+/* A refused directive is answered with the directive as cuco read it and
+ * the values allowed; a directive alone, different from the parent's, is
+ * a directive-only child where code is not required. */
+static void test_edit_directive_taught_and_alone(void **state)
+{
+	(void)state;
+	char top[] = "/tmp/cuco-test-llm-toy-XXXXXX";
+	cuco_workload *wl;
+	assert_int_equal(toy_workload_make(top, &wl), 0);
+	cuco_directive base;
+	cuco_directive_default(wl, &base);
+	serve("{\"replies\": [{\"text\": \"DIRECTIVE:\\nbackend: nvlink\\nsync: flag\\n\\n<<<<<<< SEARCH\\n"
+		"int x = 1;\\n=======\\nint x = 2;\\n>>>>>>> REPLACE\\n\"}, {\"text\": \"DIRECTIVE:\\n"
+		"backend: rma\\nsync: flag\\n\\n<NAME>puts</NAME>\\n\"}]}", CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 2);
+	e.wl = wl;
+	e.base = &base;
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
+	assert_string_equal(r.source, edit_parent);
+	assert_string_equal(r.directive.backend, "rma");
+	assert_string_equal(r.name, "puts");
+	assert_non_null(strstr(r.transcript, "=== applied as a directive-only child: the parent's code ==="));
+	cuco_edit_result_free(&r);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 2);
+	const char *second = strchr(log, '\n') + 1;
+	assert_non_null(strstr(second, "The directive as cuco read it, each line with the values "
+		"allowed (copy the block and fix the value):\\nDIRECTIVE:\\nbackend: nvlink   # one of: msg, "
+		"rma, shm\\nissuer: one   # one of: one, several\\n"));
+	assert_non_null(strstr(second, "sync: flag   # one of: fence, flag, pscw\\n"));
+	free(log);
+	/* Where code is required, or the directive is the parent's, no child. */
+	serve("{\"replies\": [{\"text\": \"DIRECTIVE:\\nbackend: rma\\n\"}, {\"text\": \"DIRECTIVE:\\n"
+		"backend: msg\\n\"}]}", CUCO_PROVIDER_OPENAI);
+	e.code_required = true;
+	e.attempts = 1;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "reply holds no code, only a directive"));
+	cuco_edit_result_free(&r);
+	e.code_required = false;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "states the current program's own directive: nothing would "
+		"change"));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	toy_workload_remove(top, wl);
+}
+
 static void test_prompt_fit(void **state)
 {
 	(void)state;
@@ -1176,6 +1346,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_retry_time),
 		cmocka_unit_test(test_prompt_fit),
 		cmocka_unit_test(test_context_exceeded_answered_by_cutting),
+		cmocka_unit_test(test_edit_keeps_the_prefix),
+		cmocka_unit_test(test_edit_repeat),
+		cmocka_unit_test(test_edit_directive_taught_and_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
