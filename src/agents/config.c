@@ -418,11 +418,12 @@ static int section(cuco_llm_config *c, char *s, enum part *part, const where *w,
 		return CUCO_OK;
 	}
 	*part = PART_SEARCH;
-	if (strcmp(body, "evolve") == 0 || strcmp(body, "beam") == 0 || strcmp(body, "fastpath") == 0)
+	if (strcmp(body, "evolve") == 0 || strcmp(body, "beam") == 0 || strcmp(body, "fastpath") == 0 ||
+			strcmp(body, "sample") == 0)
 		return CUCO_OK;
 	if (strncmp(body, "model", 5) != 0 || !isspace((unsigned char)body[5]))
 		return bad(err, w, "unknown section ([llm], [model NAME], [evolve], [beam], [fastpath], "
-			"[screen], [eval], [runner])");
+			"[sample], [screen], [eval], [runner])");
 	*part = PART_MODEL;
 	char *name = cuco_trim(body + 5);
 	if (!*name)

@@ -52,6 +52,7 @@ void cuco_search_config_defaults(cuco_search_config *c)
 	b->negative = 1.15;
 	c->fastpath.stage_a_max = 5;
 	c->fastpath.stage_b_max = 10;
+	c->sample.temperature = 0.8;
 }
 
 typedef enum knob_kind { K_INT, K_REAL, K_BOOL, K_REALS3, K_RULE } knob_kind;
@@ -66,6 +67,7 @@ typedef struct knob {
 #define EV(f) offsetof(cuco_search_config, evolve.f)
 #define BM(f) offsetof(cuco_search_config, beam.f)
 #define FP(f) offsetof(cuco_search_config, fastpath.f)
+#define SM(f) offsetof(cuco_search_config, sample.f)
 
 static const knob knobs[] = {
 	{ "evolve.islands", K_INT, EV(islands), 1, SEARCH_MAX_ISLANDS },
@@ -99,6 +101,7 @@ static const knob knobs[] = {
 	{ "beam.shared_memory", K_BOOL, BM(shared_memory), 0, 0 },
 	{ "fastpath.stage_a_max", K_INT, FP(stage_a_max), 0, 100 },
 	{ "fastpath.stage_b_max", K_INT, FP(stage_b_max), 0, 100 },
+	{ "sample.temperature", K_REAL, SM(temperature), 0, 2 },
 };
 
 static bool parse_real(const char *v, double min, double max, double *out)
@@ -205,7 +208,7 @@ int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *e
 			section[0] = '\0';
 			if (n < sizeof section && body[n] == ']' &&
 					(!strncmp(body, "evolve", n) || !strncmp(body, "beam", n) ||
-					!strncmp(body, "fastpath", n)))
+					!strncmp(body, "fastpath", n) || !strncmp(body, "sample", n)))
 				memcpy(section, body, n), section[n] = '\0';
 			continue;
 		}

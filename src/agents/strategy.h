@@ -88,6 +88,10 @@ extern const cuco_strategy cuco_strategy_tune;
  * Both read their models and knobs from the config file (search.h). */
 extern const cuco_strategy cuco_strategy_evolve;
 extern const cuco_strategy cuco_strategy_beam;
+/* sample: best-of-N edits of the start program with one prompt, no
+ * population (sample.c): the control evolve and beam are measured
+ * against. */
+extern const cuco_strategy cuco_strategy_sample;
 const cuco_strategy *cuco_strategy_find(const char *name);  /* NULL if unknown */
 
 #endif

@@ -30,7 +30,8 @@
 static const char run_options[] =
 	"  --run DIR          run directory (default runs/WORKLOAD; runs/latest points to it);\n"
 	"                     an existing one is resumed: nothing is re-added or repeated\n"
-	"  --strategy NAME    search strategy (default tune: the directive tuner, no LLM)\n"
+	"  --strategy NAME    search strategy: tune (default: the directive tuner, no LLM),\n"
+	"                     evolve, beam, or sample (best-of-N edits of the seed)\n"
 	"  --tuner ALGO       random | anneal (default) | ils\n"
 	"  --budget N         candidates from the strategy in the whole run, resumed sessions\n"
 	"                     included (default 24 unless --minutes is given; 0 = no limit)\n"
