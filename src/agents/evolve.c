@@ -340,6 +340,8 @@ typedef struct evolve_state {
 	uint64_t rng;
 	uint64_t rng_directive;     /* the directive-only operator's draws */
 	int templated;              /* the start names a define: 1, 0, or -1 not known yet */
+	uint64_t *repairs;          /* failed LLM children waiting for their repair turn */
+	size_t nrepairs, repairs_cap;
 } evolve_state;
 
 static member *find(evolve_state *s, uint64_t id)
@@ -444,6 +446,17 @@ static void evolve_observe(void *state, const cuco_candidate *c)
 	if (c->status == CUCO_STATUS_REJECTED && c->island >= 0 && c->island < s->k.evolve.islands &&
 			s->tuners[c->island])
 		cuco_tuner_forbid(s->tuners[c->island], c->id);
+	/* A failed LLM child of this session gets its repair turn; a repair
+	 * is not repaired, so the turns are bounded. */
+	if (finished_now && s->live && s->k.evolve.repair && c->status == CUCO_STATUS_FAILED &&
+			island_origin(c->origin) && c->origin != CUCO_ORIGIN_TUNE &&
+			strncmp(c->note, CUCO_REPAIR_NOTE, strlen(CUCO_REPAIR_NOTE)) != 0) {
+		if (s->nrepairs == s->repairs_cap) {
+			s->repairs_cap = s->repairs_cap ? 2 * s->repairs_cap : 8;
+			s->repairs = cuco_xrealloc(s->repairs, s->repairs_cap * sizeof *s->repairs);
+		}
+		s->repairs[s->nrepairs++] = c->id;
+	}
 	/* The bandit learns each LLM child once, when it finishes. */
 	int arm = model_index(&s->llm, c->model);
 	member *p = find(s, m->parent);
@@ -869,7 +882,7 @@ static size_t block_bytes(const char *src, size_t len)
 static const cuco_origin kind_origin[] = {
 	[CUCO_PROMPT_DIFF] = CUCO_ORIGIN_LLM_DIFF, [CUCO_PROMPT_FULL] = CUCO_ORIGIN_LLM_FULL,
 	[CUCO_PROMPT_CROSS] = CUCO_ORIGIN_LLM_CROSS, [CUCO_PROMPT_FIX] = CUCO_ORIGIN_LLM_FULL,
-	[CUCO_PROMPT_DIRECTIVE] = CUCO_ORIGIN_LLM_DIFF,
+	[CUCO_PROMPT_DIRECTIVE] = CUCO_ORIGIN_LLM_DIFF, [CUCO_PROMPT_REPAIR] = CUCO_ORIGIN_LLM_DIFF,
 };
 
 /* Ask the model for a child of plan->parent; a reply whose source and
@@ -903,7 +916,8 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	if (rc == CUCO_OK && shape.profile == CUCO_PROFILE_LEAN)
 		cuco_prompt_lean_code(s->env.wl, &pa.base, src, len, &view);
 	search_ledger lg;
-	search_ledger_init(&lg, plan->fix ? CUCO_CALL_FIX : CUCO_CALL_PROPOSE, plan->parent);
+	search_ledger_init(&lg, plan->fix ? CUCO_CALL_FIX : plan->kind == CUCO_PROMPT_REPAIR ?
+		CUCO_CALL_REPAIR : CUCO_CALL_PROPOSE, plan->parent);
 	cuco_buf prompt = { 0 }, transcript = { 0 };
 	for (int attempt = 1; rc == CUCO_OK; attempt++) {
 		cuco_edit e = { .model = m, .wl = s->env.wl, .system = pa.system.data,
@@ -1077,6 +1091,30 @@ static bool plan_child(evolve_state *s, int island, child_plan *plan)
 	return true;
 }
 
+/* The repair turn of a failed LLM child: the same model asked to mend it,
+ * told its first error (call kind repair). CUCO_EDATA when every reply
+ * was refused: the turn is spent. */
+static int repair_child(evolve_state *s, uint64_t id, cuco_proposal *out, cuco_err *err)
+{
+	const member *m = find(s, id);
+	if (!m)
+		return cuco_errf(err, CUCO_EDATA, "evolve: repair of #%llu: not observed",
+			(unsigned long long)id);
+	child_plan plan = { .island = m->island, .op = CUCO_OP_DIFF, .kind = CUCO_PROMPT_REPAIR,
+		.temperature = s->k.evolve.exploit_temps[0], .parent = id };
+	cuco_strlcpy(plan.parent_hash, m->source_hash, sizeof plan.parent_hash);
+	s->planning++;
+	int rc = llm_child(s, &plan, out, err);
+	s->planning--;
+	if (rc != CUCO_OK)
+		return rc;
+	char note[sizeof out->cand.note];
+	snprintf(note, sizeof note, CUCO_REPAIR_NOTE "%llu: %.440s", (unsigned long long)id,
+		out->cand.note);
+	cuco_strlcpy(out->cand.note, note, sizeof out->cand.note);
+	return CUCO_OK;
+}
+
 /* An LLM child on an island, planned now and asked for with the lock let
  * go (the planning count keeps concurrent proposals on other islands). */
 static int island_child(evolve_state *s, int island, cuco_proposal *out, cuco_err *err)
@@ -1153,6 +1191,20 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 	bool exploring = cuco_evolve_exploring(e, s->gen, s->total);
 	if (exploring != s->exploring)
 		set_phase(s, exploring);
+	/* A failed child's repair turn comes first: it is a generation of
+	 * its island. */
+	while (s->llm.llm && s->nrepairs > 0) {
+		uint64_t id = s->repairs[0];
+		memmove(s->repairs, s->repairs + 1, --s->nrepairs * sizeof *s->repairs);
+		rc = repair_child(s, id, out, err);
+		if (rc == CUCO_OK) {
+			s->gen++;
+			return CUCO_OK;
+		}
+		if (rc != CUCO_EDATA)
+			return rc;
+		cuco_log(CUCO_LOG_WARN, "evolve: repair of #%llu: %s", (unsigned long long)id, err->msg);
+	}
 	/* The next island after those of the proposals in flight. */
 	int island = (s->gen + s->planning) % e->islands;
 	if (s->gin_island && island == 1 && !island_has_members(s, 1)) {
@@ -1207,6 +1259,7 @@ static void evolve_free(void *state)
 			free(s->hints[i][k]);
 	search_llm_close(&s->llm);
 	free(s->meta);
+	free(s->repairs);
 	free(s->m);
 	search_known_free(&s->known);
 	free(s);

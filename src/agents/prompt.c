@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_CONTEXT_BYTES (24u << 10)  /* per context document */
 #define MAX_SHOWN_SOURCE (16u << 10)   /* per inspiration's source */
@@ -125,7 +126,7 @@ static form form_of(cuco_prompt_kind kind, cuco_prompt_profile profile)
 	bool lean = profile == CUCO_PROFILE_LEAN;
 	if (kind == CUCO_PROMPT_DIRECTIVE)
 		return FORM_NONE;
-	if (kind == CUCO_PROMPT_DIFF || (lean && kind == CUCO_PROMPT_FIX))
+	if (kind == CUCO_PROMPT_DIFF || kind == CUCO_PROMPT_REPAIR || (lean && kind == CUCO_PROMPT_FIX))
 		return FORM_EDITS;
 	return lean ? FORM_BLOCKS : FORM_CODE;
 }
@@ -217,7 +218,7 @@ static const char *reply_format(const cuco_prompt_spec *spec)
 
 static const char *const kind_names[CUCO_PROMPT_KINDS] = {
 	[CUCO_PROMPT_DIFF] = "diff", [CUCO_PROMPT_FULL] = "full", [CUCO_PROMPT_CROSS] = "cross",
-	[CUCO_PROMPT_FIX] = "fix", [CUCO_PROMPT_DIRECTIVE] = "directive",
+	[CUCO_PROMPT_FIX] = "fix", [CUCO_PROMPT_DIRECTIVE] = "directive", [CUCO_PROMPT_REPAIR] = "repair",
 };
 
 const char *cuco_prompt_kind_name(cuco_prompt_kind k)
@@ -472,6 +473,23 @@ static void put_metrics(cuco_buf *b, const cuco_candidate *c)
 	}
 }
 
+void cuco_first_error(const char *excerpt, char *out, size_t size)
+{
+	const char *pick = NULL, *first = NULL;
+	for (const char *p = excerpt; *p && !pick;) {
+		size_t n = strcspn(p, "\n");
+		if (!first && strspn(p, " \t") < n)
+			first = p;
+		for (size_t i = 0; i + 5 <= n && !pick; i++)
+			if (strncasecmp(p + i, "error", 5) == 0)
+				pick = p;
+		p += n + (p[n] == '\n');
+	}
+	const char *at = pick ? pick : first ? first : "";
+	size_t n = strcspn(at, "\n");
+	snprintf(out, size, "%.*s", (int)(n < size - 1 ? n : size - 1), at);
+}
+
 /* What went wrong with a candidate, in a few lines. */
 static void put_feedback(cuco_buf *b, const cuco_candidate *c, size_t excerpt)
 {
@@ -516,6 +534,7 @@ typedef struct show {
 	bool as_reply;          /* its directive as a reply states it */
 	int *blocks;            /* out, when not NULL: its EVOLVE-BLOCKs */
 	cuco_directive *directive;  /* out, when not NULL */
+	char *first_error;      /* out, when not NULL (256 bytes): its failure's first error */
 } show;
 
 /* A candidate's source, whole or as the lean profile shows it. */
@@ -557,6 +576,8 @@ static int put_program(cuco_txn *txn, cuco_buf *b, const char *title, uint64_t i
 	put_feedback(b, c, 1200);
 	if (how->directive)
 		*how->directive = c->directive;
+	if (how->first_error && c->failed_stage[0])
+		cuco_first_error(c->error_excerpt, how->first_error, 256);
 	uint64_t same = how->code ? shown_as(sc, c->source_hash, id) : 0;
 	if (same) {
 		cuco_buf_printf(b, "- code: the same as candidate #%llu's above; only the directive "
@@ -684,6 +705,9 @@ static const char *const asks[] = {
 	[CUCO_PROMPT_DIRECTIVE] = "Choose the directive the current program should be built with "
 		"to run faster: its code stays as it is, and the directive reaches it as defines. "
 		"Pick one not tried yet, from what the measurements say.",
+	[CUCO_PROMPT_REPAIR] = "The current program failed; its first error is below. Mend it "
+		"with SEARCH/REPLACE hunks: the smallest change that makes it compile, run and match "
+		"the reference. Keep its directive unless the error is the directive's.",
 };
 
 /* A lean rewrite gives each block's new text instead of the file. */
@@ -744,8 +768,9 @@ static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
 			&(show){ .spec = spec }, &sc);
 	cuco_directive parent_dir;
 	int blocks = 0;
+	char first_error[256] = "";
 	show current = { .spec = spec, .code = !directive, .max_code = SIZE_MAX, .as_reply = !lean,
-		.blocks = &blocks, .directive = &parent_dir };
+		.blocks = &blocks, .directive = &parent_dir, .first_error = first_error };
 	if (rc == CUCO_OK)
 		rc = put_program(txn, b, "Current program", spec->parent, &current, &sc);
 	if (rc == CUCO_OK && spec->kind == CUCO_PROMPT_CROSS)
@@ -800,6 +825,8 @@ static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
 		rc = cuco_memory_each(txn, put_memory_entry, &w);
 	if (rc == CUCO_OK) {
 		cuco_buf_printf(b, "\n# Your task\n%s State the directive first.\n", ask_of(spec));
+		if (spec->kind == CUCO_PROMPT_REPAIR && first_error[0])
+			cuco_buf_printf(b, "The first error: %s\n", first_error);
 		cuco_prompt_put_skeleton(b, spec->wl, &parent_dir, spec->kind, spec->profile, blocks,
 			spec->json);
 	}

@@ -15,6 +15,7 @@ typedef enum cuco_prompt_kind {
 	CUCO_PROMPT_CROSS,   /* combine the parent with a second parent */
 	CUCO_PROMPT_FIX,     /* the island has no correct candidate: make it correct */
 	CUCO_PROMPT_DIRECTIVE, /* a new directive for the parent's code, no code asked for */
+	CUCO_PROMPT_REPAIR,  /* the parent failed: mend it, told its first error */
 	CUCO_PROMPT_KINDS
 } cuco_prompt_kind;
 
@@ -120,6 +121,11 @@ typedef struct cuco_prompt_map {
 	} cuts[CUCO_PROMPT_CUTS];
 	int ncuts;
 } cuco_prompt_map;
+
+/* The line of a failure's output that says what went wrong first: the
+ * first holding "error" (a compiler's first error), else its first line
+ * that is not blank. */
+void cuco_first_error(const char *excerpt, char *out, size_t size);
 
 /* The hardware profile as a prompt's "## Hardware" section. */
 void cuco_prompt_put_hardware(cuco_buf *b, const cuco_hardware *hw);

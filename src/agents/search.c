@@ -40,6 +40,7 @@ void cuco_search_config_defaults(cuco_search_config *c)
 	e->meta_max = 5;
 	e->novelty_attempts = 3;
 	e->directive_rate = 0.2;
+	e->repair = true;
 	e->fastpath = true;
 	cuco_beam_config *b = &c->beam;
 	b->width = 6;
@@ -89,6 +90,7 @@ static const knob knobs[] = {
 	{ "evolve.novelty_attempts", K_INT, EV(novelty_attempts), 1, 20 },
 	{ "evolve.tune_rate", K_REAL, EV(tune_rate), 0, 1 },
 	{ "evolve.directive_rate", K_REAL, EV(directive_rate), 0, 1 },
+	{ "evolve.repair", K_BOOL, EV(repair), 0, 0 },
 	{ "evolve.fastpath", K_BOOL, EV(fastpath), 0, 0 },
 	{ "beam.width", K_INT, BM(width), 1, 256 },
 	{ "beam.plans", K_INT, BM(plans), 1, 256 },

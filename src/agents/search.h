@@ -44,6 +44,8 @@ typedef struct cuco_evolve_config {
 	double directive_rate;          /* share of a templated program's generations given to
 	                                   the directive-only operator (a model chooses a new
 	                                   directive for the parent's code): 0.2 */
+	bool repair;                    /* a failed LLM child gets one repair turn, told its
+	                                   first error (a repair is not repaired): yes */
 	bool fastpath;                  /* run the fast path first: yes */
 } cuco_evolve_config;
 

@@ -78,6 +78,10 @@ typedef struct cuco_strategy {
 	void (*free)(void *state);
 } cuco_strategy;
 
+/* A repair child's note starts so (evolve's repair turn); `cuco report`
+ * counts them. */
+#define CUCO_REPAIR_NOTE "repair of #"
+
 /* The directive tuner alone (tuner.h); no model. */
 extern const cuco_strategy cuco_strategy_tune;
 /* evolve: CUCo's fast path (when evolve.fastpath is on), then its slow path

@@ -123,16 +123,6 @@ static calls_seen *read_calls(cuco_store *st)
 }
 
 /* A cuco subcommand's standard output. */
-static char *cuco_output(const e2e *t, const char *args)
-{
-	char cmd[1200], out[300];
-	snprintf(out, sizeof out, "%s/cmd.txt", t->r.dir);
-	snprintf(cmd, sizeof cmd, "'%s' %s --run '%s' > '%s'", getenv("CUCO_BIN"), args, t->r.run,
-		out);
-	assert_int_equal(system(cmd), 0);
-	return slurp(out);
-}
-
 static const char evolve_config[] = "[evolve]\nfastpath = false\nmeta_interval = 0\n"
 	"migration_interval = 0\n";
 
