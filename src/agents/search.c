@@ -667,6 +667,15 @@ static int refuse_txn(cuco_txn *txn, void *arg)
 		rc = cuco_source_put(txn, a->transcript, strlen(a->transcript), r.reply_hash);
 	if (rc == CUCO_OK)
 		rc = cuco_refusal_add(txn, &r);
+	/* The log pane and the run's events show it where a person looks
+	 * (issue 26: only report and show rN did). */
+	char where[32] = "", text[sizeof r.reason + 96];
+	if (r.island >= 0)
+		snprintf(where, sizeof where, " on island %d", r.island);
+	snprintf(text, sizeof text, "r%llu %s%s: %s", (unsigned long long)r.id,
+		cuco_call_kind_name(r.kind), where, r.reason);
+	if (rc == CUCO_OK)
+		rc = search_event_add(txn, "refusal", r.model[0] ? r.model : "model", r.parent, text);
 	return rc == CUCO_OK ? put_calls(txn, a->lg, 0, r.id) : rc;
 }
 
