@@ -204,6 +204,7 @@ static void put_allowed(cuco_buf *b, const cuco_workload *wl, const cuco_directi
 		cuco_buf_puts(b, n > 12 ? ", …\n" : "\n");
 	}
 	free(vals);
+	cuco_prompt_put_constraints(b, wl);
 }
 
 static void chat_refused(chat *ch, const cuco_edit *e, const char *reply, const char *why,

@@ -87,16 +87,8 @@ static void put_dim(cuco_buf *b, const cuco_dim *d, bool help)
 	cuco_buf_puts(b, "\n");
 }
 
-/* The design space; the lean profile leaves out each dimension's help
- * and the words around it. */
-static void put_directive_schema(cuco_buf *b, const cuco_workload *wl, bool full)
+void cuco_prompt_put_constraints(cuco_buf *b, const cuco_workload *wl)
 {
-	cuco_buf_puts(b, full ? "\n# The directive\n"
-		"Before any code, state your program's optimization directive: a line `DIRECTIVE:` "
-		"then one `name: value` line per dimension, then a blank line, as the end of this "
-		"prompt shows. The values allowed:\n" : "\n# The directive\nThe values allowed:\n");
-	for (int i = 0; i < wl->ndims; i++)
-		put_dim(b, &wl->dims[i], full);
 	if (wl->nconstraints > 0)
 		cuco_buf_puts(b, "\nForbidden combinations:\n");
 	for (int i = 0; i < wl->nconstraints; i++) {
@@ -110,6 +102,19 @@ static void put_directive_schema(cuco_buf *b, const cuco_workload *wl, bool full
 		}
 		cuco_buf_printf(b, ": %s\n", c->why);
 	}
+}
+
+/* The design space; the lean profile leaves out each dimension's help
+ * and the words around it. */
+static void put_directive_schema(cuco_buf *b, const cuco_workload *wl, bool full)
+{
+	cuco_buf_puts(b, full ? "\n# The directive\n"
+		"Before any code, state your program's optimization directive: a line `DIRECTIVE:` "
+		"then one `name: value` line per dimension, then a blank line, as the end of this "
+		"prompt shows. The values allowed:\n" : "\n# The directive\nThe values allowed:\n");
+	for (int i = 0; i < wl->ndims; i++)
+		put_dim(b, &wl->dims[i], full);
+	cuco_prompt_put_constraints(b, wl);
 	if (full)
 		cuco_buf_puts(b, "\nThe directive reaches the build as defines, so the program must "
 			"implement what it states. A value outside this list, or a forbidden combination, "

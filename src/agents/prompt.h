@@ -52,6 +52,9 @@ typedef struct cuco_prompt_spec {
 int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *system,
 	cuco_buf *user);
 
+/* The workload's forbidden combinations, a line each after a heading;
+ * nothing when it has none. */
+void cuco_prompt_put_constraints(cuco_buf *b, const cuco_workload *wl);
 /* The directive as a reply states it: `DIRECTIVE:`, then one `name: value`
  * line per dimension of the workload. */
 void cuco_prompt_put_directive(cuco_buf *b, const cuco_workload *wl, const cuco_directive *d);
