@@ -183,6 +183,7 @@ typedef struct chat {
 	char *reply;            /* the last refused reply, when repeated */
 	cuco_buf first;         /* the prompt, and the refusal when no reply is repeated */
 	cuco_buf said;          /* the reasons so far, one line each */
+	size_t said_before;     /* said's length before the last reason */
 	cuco_buf ask;           /* what the user says after a refusal */
 	char **replies;         /* every reply of the chat, to tell a repeat */
 	int nreplies;
@@ -224,6 +225,7 @@ static void chat_refused(chat *ch, const cuco_edit *e, const char *reply, const 
 		"again in the same format, with the directive and every change.");
 	if (ch->said.len > 0)
 		cuco_buf_printf(&ch->ask, "\nEarlier replies were refused too:\n%s", ch->said.data);
+	ch->said_before = ch->said.len;
 	cuco_buf_printf(&ch->said, "- %.300s\n", why);
 	ch->first.len = 0;
 	cuco_buf_puts(&ch->first, ch->prompt);
@@ -274,6 +276,21 @@ static double raised(const cuco_edit *e, double t)
 		return NAN;
 	double now = isnan(t) ? 0.7 : t + 0.4;
 	return now > 1.2 ? 1.2 : now;
+}
+
+/* Whether the chat as it stands, with the reply's room, fits the model's
+ * context: the same sum cuco_prompt_fit makes. */
+static bool chat_fits(const cuco_edit *e, const chat *ch)
+{
+	const cuco_model *m = e->model;
+	if (m->context <= 0)
+		return true;
+	size_t bytes = ch->system ? strlen(ch->system) : 0;
+	for (int i = 0; i < ch->nmsgs; i++)
+		bytes += strlen(ch->msgs[i].content);
+	double bpt = m->bytes_per_token > 0 ? m->bytes_per_token : CUCO_BYTES_PER_TOKEN;
+	return (double)bytes / bpt + (double)cuco_prompt_reserve(m->context, m->max_tokens) <=
+		(double)m->context;
 }
 
 /* The most of a refused reply a retry repeats: ECHO_MAX, and no more than
@@ -373,7 +390,20 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 				e->model->name, i + 1, err->msg);
 		temperature = next;
 		chat_refused(&ch, e, r.text, err->msg, echo_max, &learnt);
+		/* No room for the refused reply beside the prompt as sent: the
+		 * refusal alone; no room for that either: the chat ends, refused,
+		 * rather than sending what the server would refuse as too long. */
+		if (!chat_fits(e, &ch) && ch.nmsgs > 1) {
+			ch.said.len = ch.said_before;  /* the same refusal, said once */
+			ch.said.data[ch.said.len] = '\0';
+			chat_refused(&ch, e, r.text, err->msg, 0, &learnt);
+		}
 		cuco_llm_reply_free(&r);
+		if (!chat_fits(e, &ch)) {
+			cuco_buf_puts(&transcript, "=== the chat ends: no room in the context for another "
+				"reply beside the prompt ===\n");
+			break;
+		}
 	}
 	chat_free(&ch);
 	out->prompt = prompt.data;

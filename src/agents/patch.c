@@ -224,13 +224,32 @@ static bool match_at(const lines *file, size_t at, const lines *srch, cuco_match
 }
 
 /* A short quote of a line for error messages. */
-static void quote(line l, char *buf, size_t size)
+static void quote_from(line l, size_t from, char *buf, size_t size)
 {
-	size_t i = indent_of(l), n = rtrim(l);
+	size_t i = indent_of(l) + from, n = rtrim(l);
 	size_t len = n > i ? n - i : 0;
 	if (len > 60)
 		len = 60;
-	snprintf(buf, size, "%.*s%s", (int)len, l.s + i, n - i > 60 ? "…" : "");
+	snprintf(buf, size, "%s%.*s%s", from ? "…" : "", (int)len, l.s + i, n - i > 60 ? "…" : "");
+}
+
+static void quote(line l, char *buf, size_t size)
+{
+	quote_from(l, 0, buf, size);
+}
+
+/* Two lines quoted where they differ: from a little before their first
+ * differing character when that is past what a quote shows (issue 26: two
+ * quotes of 60 characters read the same, and the model sent its SEARCH
+ * back three times). */
+static void quote_pair(line f, line s, char *fq, char *sq, size_t size)
+{
+	size_t fi = indent_of(f), si = indent_of(s), fn = rtrim(f), sn = rtrim(s), d = 0;
+	while (fi + d < fn && si + d < sn && f.s[fi + d] == s.s[si + d])
+		d++;
+	size_t from = d > 50 ? d - 20 : 0;
+	quote_from(f, from, fq, size);
+	quote_from(s, from, sq, size);
 }
 
 /* Two lines equal once their indentation and trailing space are set aside. */
@@ -314,7 +333,7 @@ static void closest(const lines *file, const lines *srch, char *buf, size_t size
 					"out; quote every line", at + 1, fq);
 				return;
 			}
-			quote(s, sq, sizeof sq);
+			quote_pair(f, s, fq, sq, sizeof fq);
 			snprintf(buf, size, "; closest is line %ld, where the parent has `%s` and the SEARCH `%s`",
 				at + 1, fq, sq);
 			return;
@@ -336,8 +355,7 @@ static void closest(const lines *file, const lines *srch, char *buf, size_t size
 	}
 	if (like == 0)
 		return;
-	quote(file->v[best], fq, sizeof fq);
-	quote(srch->v[first], sq, sizeof sq);
+	quote_pair(file->v[best], srch->v[first], fq, sq, sizeof fq);
 	snprintf(buf, size, "; closest is line %zu, where the parent has `%s` and the SEARCH `%s`",
 		best + 1, fq, sq);
 }

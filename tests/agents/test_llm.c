@@ -1129,6 +1129,37 @@ static void test_edit_keeps_the_prefix(void **state)
 	cuco_buf_free(&p.user);
 }
 
+/* A retry with no room beside the prompt as sent ends the chat, refused,
+ * instead of ending the run (issue 26: Qwen's third reply of a chat at a
+ * context of 4 096 tokens ended `cuco run` with exit 3: "the prompt needs
+ * about 3008 tokens … leaves it 2944"). */
+static void test_edit_no_room_ends_the_chat(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"no code here\"}, {\"text\": \"never asked for\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	model.context = 1500;
+	model.max_tokens = 200;
+	char *user = cuco_xmalloc(3201);
+	memset(user, 'u', 3200);
+	user[3200] = '\0';
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 3);
+	e.user = user;
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EDATA);
+	assert_int_equal(r.replies, 1);
+	assert_non_null(strstr(err.msg, "reply holds no code"));
+	assert_non_null(strstr(r.transcript, "=== the chat ends: no room in the context for another "
+		"reply beside the prompt ==="));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	free(user);
+	assert_int_equal(requests_logged(), 1);
+}
+
 /* A reply the chat had already, byte for byte, is asked for again at a
  * higher temperature; the next repeat ends the chat (issue 26: 11 of 26
  * replies repeated one before, ~1 450 s of a server's time). */
@@ -1351,6 +1382,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_context_exceeded_answered_by_cutting),
 		cmocka_unit_test(test_edit_keeps_the_prefix),
 		cmocka_unit_test(test_edit_repeat),
+		cmocka_unit_test(test_edit_no_room_ends_the_chat),
 		cmocka_unit_test(test_edit_directive_taught_and_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);

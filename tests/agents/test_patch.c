@@ -187,6 +187,13 @@ static void test_closest_names_the_right_line(void **state)
 	expect_refusal(loop, "<<<<<<< SEARCH\n    int n = l->n;\n    for (int i = 0; i < n; i++)\n"
 		"    done(l);\n=======\n>>>>>>> REPLACE\n",
 		"the parent has line 5 `work(l, i);` there, which the SEARCH leaves out; quote every line");
+	/* Lines alike past what a quote shows are quoted where they differ. */
+	const char *wide = "static void t(void)\n{\n\tMPI_Isend(mine, l->crows * K, MPI_FLOAT, q, chunk, "
+		"MPI_COMM_WORLD,\n\t\t&l->sends[q * CUCO_CHUNKS + chunk]);\n}\n";
+	expect_refusal(wide, "<<<<<<< SEARCH\n\tMPI_Isend(mine, l->crows * K, MPI_FLOAT, q, chunk, "
+		"MPI_COMM_WORLD, &l->sends[q]);\n=======\n>>>>>>> REPLACE\n",
+		"closest is line 3, where the parent has `…unk, MPI_COMM_WORLD,` and the SEARCH `…unk, "
+		"MPI_COMM_WORLD, &l->sends[q]);`");
 }
 
 /* A block's new text (the lean prompts' rewrite) goes between the
