@@ -47,7 +47,7 @@ typedef struct region {
 } region;
 
 static const char *const match_names[CUCO_MATCH_COUNT] = {
-	"exact", "trailing-space", "indent", "typography",
+	"exact", "trailing-space", "indent", "typography", "spacing",
 };
 
 const char *cuco_match_name(cuco_match m)
@@ -406,6 +406,71 @@ static int find_regions(const lines *f, const char *who, region **out, size_t *n
 	return CUCO_OK;
 }
 
+/* A line's text with every run of whitespace as one space, trimmed. */
+static void fold_line(line l, cuco_buf *out)
+{
+	bool any = false, space = false;
+	for (size_t i = 0; i < l.n; i++) {
+		if (is_space(l.s[i])) {
+			space = any;
+			continue;
+		}
+		if (space)
+			cuco_buf_append(out, " ", 1);
+		space = false;
+		any = true;
+		cuco_buf_append(out, &l.s[i], 1);
+	}
+}
+
+/* Lines folded and joined by single spaces (blank ones add nothing). */
+static void fold_lines(const lines *ls, size_t from, size_t n, cuco_buf *out)
+{
+	out->len = 0;
+	cuco_buf_append(out, "", 0);
+	for (size_t i = from; i < from + n; i++) {
+		size_t before = out->len;
+		if (before > 0)
+			cuco_buf_append(out, " ", 1);
+		size_t mark = out->len;
+		fold_line(ls->v[i], out);
+		if (out->len == mark)
+			out->len = before, out->data[before] = '\0';
+	}
+}
+
+/* The spacing level: windows of the parent, of any number of lines from a
+ * non-blank one to a non-blank one, whose folded text is the SEARCH's.
+ * Hits (at most 3 positions kept); the first's window in *at and *len. */
+static size_t match_spacing(const lines *file, const lines *srch, size_t *where, size_t *at,
+	size_t *len)
+{
+	cuco_buf want = { 0 }, got = { 0 };
+	fold_lines(srch, 0, srch->n, &want);
+	size_t hits = 0;
+	for (size_t a = 0; want.len > 0 && a < file->n; a++) {
+		if (rtrim(file->v[a]) == 0)
+			continue;
+		for (size_t k = 1; a + k <= file->n; k++) {
+			fold_lines(file, a, k, &got);
+			if (got.len > want.len || memcmp(got.data, want.data, got.len) != 0)
+				break;
+			if (got.len == want.len && rtrim(file->v[a + k - 1]) > 0) {
+				if (hits < 3)
+					where[hits] = a;
+				if (hits++ == 0) {
+					*at = a;
+					*len = k;
+				}
+				break;
+			}
+		}
+	}
+	cuco_buf_free(&want);
+	cuco_buf_free(&got);
+	return hits;
+}
+
 /* Locate hunk h: the first level with any match decides; more than one
  * match there is ambiguous. */
 static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int num,
@@ -427,6 +492,12 @@ static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int 
 	int rc = CUCO_OK;
 	size_t hits = 0, where[3];
 	for (int lv = 0; lv < CUCO_MATCH_COUNT && hits == 0; lv++) {
+		if (lv == CUCO_MATCH_SPACING) {
+			hits = match_spacing(file, &srch, where, &p->at, &p->len);
+			p->sh = (shift){ 0 };
+			p->level = CUCO_MATCH_SPACING;
+			break;
+		}
 		const lines *f = lv == CUCO_MATCH_TYPOGRAPHY ? ascii_of(file, afile) : file;
 		const lines *s = lv == CUCO_MATCH_TYPOGRAPHY ? ascii_of(&srch, &asrch) : &srch;
 		for (size_t at = 0; at + s->n <= f->n; at++) {

@@ -90,6 +90,8 @@ typedef enum cuco_match {
 	CUCO_MATCH_TRAILING_SPACE,  /* trailing whitespace ignored */
 	CUCO_MATCH_INDENT,          /* plus one indentation shift for the whole hunk */
 	CUCO_MATCH_TYPOGRAPHY,      /* plus curly quotes, dashes, nbsp as ASCII */
+	CUCO_MATCH_SPACING,         /* every run of whitespace, line breaks too, as one space:
+	                               a SEARCH that joined or split the parent's lines */
 	CUCO_MATCH_COUNT
 } cuco_match;
 

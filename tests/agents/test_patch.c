@@ -110,10 +110,15 @@ static void test_indent_shift(void **state)
 static void test_indent_must_be_uniform(void **state)
 {
 	(void)state;
-	/* Two lines shifted by different amounts are not one shift. */
-	expect_refusal(parent,
-		"<<<<<<< SEARCH\n  int y = x * 2;\nreturn y + 1;\n=======\nint z;\n>>>>>>> REPLACE\n",
-		"matches nothing");
+	/* Two lines shifted by different amounts are not one shift: the
+	 * indent level refuses them, and only the spacing level, the loosest,
+	 * takes them. */
+	cuco_patched p;
+	cuco_err err;
+	assert_int_equal(apply(parent, "<<<<<<< SEARCH\n  int y = x * 2;\nreturn y + 1;\n=======\n"
+		"int z;\n>>>>>>> REPLACE\n", &p, &err), CUCO_OK);
+	assert_int_equal(p.levels[0], CUCO_MATCH_SPACING);
+	cuco_patched_free(&p);
 }
 
 static void test_typography(void **state)
@@ -132,6 +137,41 @@ static void test_typography(void **state)
 	assert_int_equal(p.levels[0], CUCO_MATCH_TYPOGRAPHY);
 	assert_string_equal(p.text, "// EVOLVE-BLOCK-START\nconst char *s = \"a+b\";\n// EVOLVE-BLOCK-END\n");
 	cuco_patched_free(&p);
+}
+
+/* A SEARCH that joined the parent's wrapped lines, or split one, matches
+ * at the loosest level (issue 26: a 1.5B model joined a two-line call in
+ * three replies running); more than one such place is still ambiguous. */
+static void test_spacing(void **state)
+{
+	(void)state;
+	const char *file =
+		"// EVOLVE-BLOCK-START\n"
+		"\t\tMPI_Isend(mine, n, MPI_FLOAT, q, chunk, MPI_COMM_WORLD,\n"
+		"\t\t\t&l->sends[q]);\n"
+		"\t\tdone(l);\n"
+		"// EVOLVE-BLOCK-END\n";
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply(file, "<<<<<<< SEARCH\n\tMPI_Isend(mine, n, MPI_FLOAT, q, chunk, MPI_COMM_WORLD, "
+		"&l->sends[q]);\n=======\n\t\tMPI_Issend(mine, n, MPI_FLOAT, q, chunk, MPI_COMM_WORLD,\n"
+		"\t\t\t&l->sends[q]);\n>>>>>>> REPLACE\n", &p, &err);
+	if (rc != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p.levels[0], CUCO_MATCH_SPACING);
+	assert_string_equal(p.text, "// EVOLVE-BLOCK-START\n\t\tMPI_Issend(mine, n, MPI_FLOAT, q, chunk, "
+		"MPI_COMM_WORLD,\n\t\t\t&l->sends[q]);\n\t\tdone(l);\n// EVOLVE-BLOCK-END\n");
+	cuco_patched_free(&p);
+	/* Wrapped elsewhere: the same text over other line breaks. */
+	rc = apply(file, "<<<<<<< SEARCH\nMPI_Isend(mine, n, MPI_FLOAT,\n  q, chunk, MPI_COMM_WORLD, "
+		"&l->sends[q]);\n    done(l);\n=======\n\t\tdone(l);\n>>>>>>> REPLACE\n", &p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_int_equal(p.levels[0], CUCO_MATCH_SPACING);
+	assert_string_equal(p.text, "// EVOLVE-BLOCK-START\n\t\tdone(l);\n// EVOLVE-BLOCK-END\n");
+	cuco_patched_free(&p);
+	expect_refusal("// EVOLVE-BLOCK-START\nf(a,\n b);\nf(a, b);\n// EVOLVE-BLOCK-END\n",
+		"<<<<<<< SEARCH\nf(a,  b);\n=======\ng();\n>>>>>>> REPLACE\n",
+		"SEARCH matches 2 places (lines 2, 4) at level spacing");
 }
 
 static void test_all_hunks_against_the_parent(void **state)
@@ -365,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_indent_shift),
 		cmocka_unit_test(test_indent_must_be_uniform),
 		cmocka_unit_test(test_typography),
+		cmocka_unit_test(test_spacing),
 		cmocka_unit_test(test_all_hunks_against_the_parent),
 		cmocka_unit_test(test_ambiguous),
 		cmocka_unit_test(test_no_match_shows_closest),
