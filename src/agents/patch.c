@@ -514,7 +514,10 @@ static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int 
 			}
 		}
 	}
-	if (hits == 0) {
+	if (hits == 0 && strstr(h->search, CUCO_SEARCH_PLACEHOLDER)) {
+		rc = cuco_errf(err, CUCO_EDATA, "hunk %d: its SEARCH is the reply form's placeholder, not "
+			"lines of the program; copy the lines to change from the program", num);
+	} else if (hits == 0) {
 		char near[320];
 		closest(file, &srch, near, sizeof near);
 		rc = cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): SEARCH matches nothing in the parent%s",

@@ -150,7 +150,7 @@ static const char diff_format[] =
 	"<DESCRIPTION>what you change and why it should be faster</DESCRIPTION>\n"
 	"<DIFF>\n"
 	"<<<<<<< SEARCH\n"
-	"lines copied exactly from the current program\n"
+	CUCO_SEARCH_PLACEHOLDER "\n"
 	"=======\n"
 	"the lines that replace them\n"
 	">>>>>>> REPLACE\n"
@@ -280,7 +280,7 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 		const char *change = json_change(kind, profile);
 		if (change && strcmp(change, "edits") == 0) {
 			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "search", "lines copied exactly from the current program");
+			cJSON_AddStringToObject(e, "search", CUCO_SEARCH_PLACEHOLDER);
 			cJSON_AddStringToObject(e, "replace", "the lines that replace them");
 			cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "edits"), e);
 		} else if (change && strcmp(change, "blocks") == 0) {
@@ -318,7 +318,7 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 	cuco_buf_puts(b, "what you change and why it should be faster</DESCRIPTION>\n");
 	form f = form_of(kind, profile);
 	if (f == FORM_EDITS)
-		cuco_buf_puts(b, "<DIFF>\n<<<<<<< SEARCH\nlines copied exactly from the current program\n"
+		cuco_buf_puts(b, "<DIFF>\n<<<<<<< SEARCH\n" CUCO_SEARCH_PLACEHOLDER "\n"
 			"=======\nthe lines that replace them\n>>>>>>> REPLACE\n</DIFF>\n");
 	else if (f == FORM_BLOCKS)
 		for (int i = 0; i < (nblocks > 0 ? nblocks : 1); i++)

@@ -52,6 +52,10 @@ typedef struct cuco_prompt_spec {
 int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *system,
 	cuco_buf *user);
 
+/* What the reply's form shows where a SEARCH goes: a reply that sends it
+ * back as its SEARCH is told so (patch.c). */
+#define CUCO_SEARCH_PLACEHOLDER "lines copied exactly from the current program"
+
 /* The workload's forbidden combinations, a line each after a heading;
  * nothing when it has none. */
 void cuco_prompt_put_constraints(cuco_buf *b, const cuco_workload *wl);

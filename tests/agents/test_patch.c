@@ -169,6 +169,11 @@ static void test_spacing(void **state)
 	assert_int_equal(p.levels[0], CUCO_MATCH_SPACING);
 	assert_string_equal(p.text, "// EVOLVE-BLOCK-START\n\t\tdone(l);\n// EVOLVE-BLOCK-END\n");
 	cuco_patched_free(&p);
+	/* The skeleton's placeholder sent back as the SEARCH is told as that
+	 * (issue 26's Qwen did, in JSON). */
+	expect_refusal(parent, "<<<<<<< SEARCH\n" CUCO_SEARCH_PLACEHOLDER "\n=======\nint q;\n"
+		">>>>>>> REPLACE\n", "hunk 1: its SEARCH is the reply form's placeholder, not lines of "
+		"the program");
 	expect_refusal("// EVOLVE-BLOCK-START\nf(a,\n b);\nf(a, b);\n// EVOLVE-BLOCK-END\n",
 		"<<<<<<< SEARCH\nf(a,  b);\n=======\ng();\n>>>>>>> REPLACE\n",
 		"SEARCH matches 2 places (lines 2, 4) at level spacing");
