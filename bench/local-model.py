@@ -14,9 +14,10 @@ workload at one budget against it. Then, per run:
   the replies or more become compiled candidates;
 - whether the crowned best's lineage holds a change the model wrote (an
   LLM-made candidate is the best or one of its ancestors);
-- time per call (cuco's log), prefill (llama-server's prompt eval time and
-  tokens per second) and what neither accounts for: the calls' seconds less
-  the server's own (waiting for the slot, the network, streaming);
+- time per call (cuco's log: from the request to the reply's end, the wait
+  for the server's slot included), prefill (llama-server's prompt eval time
+  and tokens per second: what its prompt cache did not spare) and its
+  writing time;
 - and `cuco compare`'s table (tuner / sample / evolve / beam with --compare).
 
 Everything goes under --out (one folder per context and workload: the runs,
@@ -167,11 +168,12 @@ def main():
                 f = funnel(a.cuco, run)
                 secs = call_times(run)
                 rows.append((wl, ctx, s, f, secs))
-            waiting = sum(sum(r[4]) for r in rows if r[0] == wl and r[1] == ctx) - (prompt_ms + eval_ms) / 1000
-            lines.append("server: %d prompt tokens read in %.0f s (%.1f tokens/s), %.0f s writing; "
-                         "the calls' seconds beyond the server's own: %.0f s" %
-                         (prompt_n, prompt_ms / 1000, prompt_n / (prompt_ms / 1000) if prompt_ms else 0,
-                          eval_ms / 1000, waiting))
+            answered = [x for r in rows if r[0] == wl and r[1] == ctx for x in r[4]]
+            lines.append("calls answered: %d in %.0f s as cuco timed them (the server's slot, "
+                         "reading, writing and the wait for the slot); server: %d prompt tokens "
+                         "read in %.0f s (%.1f tokens/s; its cache spared the rest), %.0f s writing" %
+                         (len(answered), sum(answered), prompt_n, prompt_ms / 1000,
+                          prompt_n / (prompt_ms / 1000) if prompt_ms else 0, eval_ms / 1000))
             lines.append("")
     lines += ["| workload | context | strategy | replies | parsed | compiled | verified | faster | "
               "compiled / replies | best | model-made lineage | repairs (correct) | calls | "
