@@ -219,6 +219,7 @@ static const char summarizer_system[] =
 typedef struct planner_arg {
 	beam_state *s;
 	uint64_t parent;
+	bool lean;              /* the program as the lean profile shows it */
 	cuco_buf system, user;
 } planner_arg;
 
@@ -264,10 +265,26 @@ static int planner_txn(cuco_txn *txn, void *arg)
 	if (s->hints)
 		cuco_buf_printf(&a->user, "\nA reviewer asks: %s\n", s->hints);
 	cuco_buf_puts(&a->user, "\n```c\n");
-	cuco_buf_append(&a->user, text, len);
+	if (a->lean)
+		cuco_prompt_lean_code(wl, &c.directive, text, len, &a->user);
+	else
+		cuco_buf_append(&a->user, text, len);
 	cuco_buf_puts(&a->user, "```\n");
 	free(text);
 	return CUCO_OK;
+}
+
+/* search_build's builder for the planner's prompt (nothing in it is cut). */
+static int planner_shaped(void *arg, const search_shape *shape, const char **system,
+	const char **user, const cuco_prompt_map **map, cuco_err *err)
+{
+	planner_arg *a = arg;
+	a->lean = shape->profile == CUCO_PROFILE_LEAN;
+	int rc = cuco_store_read(a->s->env.st, planner_txn, a, err);
+	*system = a->system.data;
+	*user = a->user.data;
+	*map = NULL;
+	return rc;
 }
 
 /* The planner's plan for a beam program, asked with the lock let go; NULL
@@ -279,8 +296,17 @@ static char *plan_for(beam_state *s, uint64_t parent, int model, cuco_err *err)
 	char *plan = NULL;
 	search_ledger lg;
 	search_ledger_init(&lg, CUCO_CALL_PLANNER, parent);
-	if (cuco_store_read(s->env.st, planner_txn, &a, err) == CUCO_OK)
-		plan = search_llm_ask(&s->llm, &lg, model, a.system.data, a.user.data, 1.0, err);
+	search_shape shape;
+	if (search_build(&s->llm, model, planner_shaped, &a, &shape, err) == CUCO_OK)
+		plan = search_llm_ask(&s->llm, &lg, model, a.system.data, a.user.data, 1.0,
+			SEARCH_PLAN_TOKENS, err);
+	if (plan && search_says_nothing(plan)) {
+		cuco_errf(err, CUCO_EDATA, "the plan says nothing (%zu bytes, fewer than three words)",
+			strlen(plan));
+		search_ledger_refused(&lg, err->msg);
+		free(plan);
+		plan = NULL;
+	}
 	if (!plan && err->code == CUCO_EDATA) {
 		cuco_buf prompt = { 0 };
 		cuco_buf_printf(&prompt, "=== system ===\n%s\n=== user ===\n%s\n", a.system.data,
@@ -298,9 +324,11 @@ static char *plan_for(beam_state *s, uint64_t parent, int model, cuco_err *err)
 }
 
 typedef struct executor_arg {
-	const cuco_prompt_spec *spec;
+	cuco_prompt_spec *spec;
 	const char *plan;
+	cuco_store *st;
 	cuco_buf system, user;
+	cuco_prompt_map map;
 } executor_arg;
 
 static int executor_txn(cuco_txn *txn, void *arg)
@@ -311,6 +339,21 @@ static int executor_txn(cuco_txn *txn, void *arg)
 	if (rc == CUCO_OK)
 		cuco_buf_printf(&a->user, "\n# The plan to implement\nImplement exactly this plan, "
 			"nothing else:\n\n%s\n", a->plan);
+	return rc;
+}
+
+/* search_build's builder for the executor's prompt. */
+static int executor_shaped(void *arg, const search_shape *shape, const char **system,
+	const char **user, const cuco_prompt_map **map, cuco_err *err)
+{
+	executor_arg *a = arg;
+	a->spec->profile = shape->profile;
+	a->spec->json = shape->json;
+	a->spec->map = &a->map;
+	int rc = cuco_store_read(a->st, executor_txn, a, err);
+	*system = a->system.data;
+	*user = a->user.data;
+	*map = &a->map;
 	return rc;
 }
 
@@ -385,7 +428,8 @@ static bool summarize(beam_state *s, const cuco_memory_pair *p, cuco_memory *m)
 			"# Faster\n```c\n%s```\n", p->speedup, a, b);
 		search_ledger lg;
 		search_ledger_init(&lg, CUCO_CALL_SUMMARIZER, p->fast);
-		reply = search_llm_ask(&s->llm, &lg, model, summarizer_system, user.data, 0.0, &err);
+		reply = search_llm_ask(&s->llm, &lg, model, summarizer_system, user.data, 0.0,
+			SEARCH_SUMMARY_TOKENS, &err);
 		search_ledger_close(&s->llm, &lg);
 		cuco_buf_free(&user);
 	}
@@ -515,13 +559,18 @@ static int execute(beam_state *s, uint64_t parent, const char *plan, int model,
 		return rc;
 	cuco_prompt_spec spec = { .wl = s->env.wl, .kind = CUCO_PROMPT_DIFF, .parent = parent,
 		.island = -1, .failures = 2 };
-	cuco_prompt_map map;
-	spec.map = &map;
-	executor_arg a = { .spec = &spec, .plan = plan };
-	rc = cuco_store_read(s->env.st, executor_txn, &a, err);
+	executor_arg a = { .spec = &spec, .plan = plan, .st = s->env.st };
+	search_shape shape;
+	rc = search_build(&s->llm, model, executor_shaped, &a, &shape, err);
 	const cuco_model *m = &s->llm.cfg.models[model];
+	char *schema = rc == CUCO_OK && shape.json ? cuco_reply_schema(s->env.wl, CUCO_PROMPT_DIFF,
+		shape.profile, 0) : NULL;
+	cuco_buf view = { 0 };
+	if (rc == CUCO_OK && shape.profile == CUCO_PROFILE_LEAN)
+		cuco_prompt_lean_code(s->env.wl, &base, src, len, &view);
 	cuco_edit e = { .model = m, .wl = s->env.wl, .system = a.system.data, .user = a.user.data,
-		.map = &map, .parent = src, .parent_len = len, .base = &base, .temperature = NAN,
+		.map = &a.map, .parent = src, .parent_len = len, .view = view.data, .view_len = view.len,
+		.base = &base, .temperature = NAN, .schema = schema,
 		.attempts = s->llm.cfg.patch_attempts };
 	cuco_edit_result r;
 	memset(&r, 0, sizeof r);
@@ -549,6 +598,8 @@ static int execute(beam_state *s, uint64_t parent, const char *plan, int model,
 	cuco_edit_result_free(&r);
 	cuco_buf_free(&a.system);
 	cuco_buf_free(&a.user);
+	cuco_buf_free(&view);
+	free(schema);
 	free(src);
 	return rc;
 }

@@ -55,19 +55,22 @@ static const struct provider_alias {
 	bool completion_tokens;  /* OpenAI's own API wants max_completion_tokens */
 	int max_tokens;          /* the default completion limit */
 	bool own;                /* a server of one's own: no price per token */
+	cuco_server server;
+	bool structured;         /* takes a JSON schema (response_format): `structured = auto` */
 } aliases[] = {
 	{ "openai", CUCO_PROVIDER_OPENAI, "https://api.openai.com/v1", "OPENAI_API_KEY", true, 16384,
-		false },
+		false, CUCO_SERVER_HOSTED, false },
 	{ "anthropic", CUCO_PROVIDER_ANTHROPIC, "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY",
-		false, 16384, false },
+		false, 16384, false, CUCO_SERVER_HOSTED, false },
 	{ "openrouter", CUCO_PROVIDER_OPENAI, "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY",
-		false, 16384, false },
+		false, 16384, false, CUCO_SERVER_HOSTED, false },
 	/* The laptop servers: a few tokens a second, and a context of a few
 	 * thousand, so a reply of 16 k tokens would never come. */
-	{ "ollama", CUCO_PROVIDER_OPENAI, "http://127.0.0.1:11434/v1", "", false, 4096, true },
-	{ "vllm", CUCO_PROVIDER_OPENAI, NULL, "", false, 16384, true },
-	{ "sglang", CUCO_PROVIDER_OPENAI, NULL, "", false, 16384, true },
-	{ "llamacpp", CUCO_PROVIDER_OPENAI, NULL, "", false, 4096, true },
+	{ "ollama", CUCO_PROVIDER_OPENAI, "http://127.0.0.1:11434/v1", "", false, 4096, true,
+		CUCO_SERVER_OLLAMA, true },
+	{ "vllm", CUCO_PROVIDER_OPENAI, NULL, "", false, 16384, true, CUCO_SERVER_VLLM, true },
+	{ "sglang", CUCO_PROVIDER_OPENAI, NULL, "", false, 16384, true, CUCO_SERVER_SGLANG, true },
+	{ "llamacpp", CUCO_PROVIDER_OPENAI, NULL, "", false, 4096, true, CUCO_SERVER_LLAMACPP, true },
 };
 
 bool cuco_model_hosted(const cuco_model *m)
@@ -98,6 +101,8 @@ static void model_defaults(cuco_model *m, const struct provider_alias *a)
 	m->temperature = NAN;
 	m->max_tokens = a->max_tokens;
 	m->completion_tokens = a->completion_tokens;
+	m->server = a->server;
+	m->structured = a->structured;
 }
 
 /* ---- prices ---------------------------------------------------------------- */
@@ -259,6 +264,7 @@ static int set_string(char *dst, size_t size, const char *v, const where *w, cuc
 typedef struct section_state {
 	const struct provider_alias *alias;
 	bool url_set, key_set, max_tokens_set;
+	int structured;          /* -1: auto (the provider's), else 0 or 1 */
 } section_state;
 
 static int model_key(cuco_model *m, section_state *ss, const char *k, const char *v,
@@ -300,6 +306,11 @@ static int model_key(cuco_model *m, section_state *ss, const char *k, const char
 	if (strcmp(k, "max_tokens") == 0) {
 		ss->max_tokens_set = true;
 		return to_int(v, 1, &m->max_tokens) ? CUCO_OK : bad(err, w, "not a positive integer");
+	}
+	if (strcmp(k, "structured") == 0) {
+		ss->structured = strcmp(v, "on") == 0 ? 1 : strcmp(v, "off") == 0 ? 0
+			: strcmp(v, "auto") == 0 ? -1 : -2;
+		return ss->structured > -2 ? CUCO_OK : bad(err, w, "not auto, on or off");
 	}
 	if (strcmp(k, "context") == 0) {
 		int n;
@@ -408,11 +419,12 @@ static int section(cuco_llm_config *c, char *s, enum part *part, const where *w,
 		return CUCO_OK;
 	}
 	*part = PART_SEARCH;
-	if (strcmp(body, "evolve") == 0 || strcmp(body, "beam") == 0 || strcmp(body, "fastpath") == 0)
+	if (strcmp(body, "evolve") == 0 || strcmp(body, "beam") == 0 || strcmp(body, "fastpath") == 0 ||
+			strcmp(body, "sample") == 0)
 		return CUCO_OK;
 	if (strncmp(body, "model", 5) != 0 || !isspace((unsigned char)body[5]))
 		return bad(err, w, "unknown section ([llm], [model NAME], [evolve], [beam], [fastpath], "
-			"[screen], [eval], [runner])");
+			"[sample], [screen], [eval], [runner])");
 	*part = PART_MODEL;
 	char *name = cuco_trim(body + 5);
 	if (!*name)
@@ -439,6 +451,8 @@ static int end_model(cuco_model *m, const section_state *ss, const char *path, c
 		cuco_strlcpy(m->api_key_env, a->key_env, sizeof m->api_key_env);
 	if (!ss->max_tokens_set)
 		m->max_tokens = a->max_tokens;
+	m->server = a->server;
+	m->structured = ss->structured < 0 ? a->structured : ss->structured == 1;
 	if (a->own && isnan(m->price_in) && isnan(m->price_out))
 		m->price_in = m->price_out = m->price_cached = 0;
 	/* Another server behind an OpenAI-style URL keeps the common name. */
@@ -471,7 +485,7 @@ int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err)
 	if (rc != CUCO_OK)
 		return rc;
 	where w = { path, 0, "" };
-	section_state ss = { 0 };
+	section_state ss = { .structured = -1 };
 	enum part part = PART_TOP;
 	char head[128];  /* section() cuts its line; errors quote it whole */
 	cuco_buf seen = { 0 };  /* every part's keys, to refuse one given twice */
@@ -494,7 +508,7 @@ int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err)
 			w.key = head;
 			if (rc == CUCO_OK)
 				rc = section(cfg, s, &part, &w, err);
-			ss = (section_state){ 0 };
+			ss = (section_state){ .structured = -1 };
 			continue;
 		}
 		if (part == PART_SEARCH)
@@ -583,6 +597,7 @@ int cuco_llm_use_specs(cuco_llm_config *cfg, char *const *specs, int n, cuco_err
 			use[i].no_temperature = t->no_temperature;
 			use[i].max_tokens = t->max_tokens;
 			use[i].context = t->context;
+			use[i].structured = t->structured;
 			memcpy(use[i].api_key_env, t->api_key_env, sizeof t->api_key_env);
 			memcpy(use[i].name, t->name, sizeof t->name);
 			break;

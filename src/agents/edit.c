@@ -9,6 +9,7 @@
  */
 #include "agents/agents.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,19 +19,59 @@ bool cuco_edit_cut_off(const char *finish)
 	return strcmp(finish, "length") == 0 || strcmp(finish, "max_tokens") == 0;
 }
 
-/* Parse and apply one reply; CUCO_EDATA with err when refused. */
+/* What a refused reply taught: its directive, when that was the refusal,
+ * as cuco read it (for the block sent back with the allowed values). */
+typedef struct lesson {
+	bool directive;
+	cuco_directive seemed;
+} lesson;
+
+/* The reply applied to the parent, or to its lean view and then expanded
+ * (e->view: each note line becomes the lines it stands for again). */
+static int apply(const cuco_edit *e, const cuco_reply *reply, cuco_patched *p, cuco_err *err)
+{
+	if (!e->view)
+		return cuco_patch_apply(e->parent, e->parent_len, reply, p, err);
+	int rc = cuco_patch_apply(e->view, e->view_len, reply, p, err);
+	if (rc != CUCO_OK)
+		return rc;
+	cuco_buf b = { 0 };
+	rc = cuco_lean_expand(p->text, p->len, e->parent, e->parent_len, &b, err);
+	free(p->text);
+	p->text = b.data;
+	p->len = b.len;
+	if (rc != CUCO_OK) {
+		cuco_patched_free(p);
+		return rc;
+	}
+	return CUCO_OK;
+}
+
+/* Parse and apply one reply; CUCO_EDATA with err when refused. A reply
+ * that stopped by itself may be a directive alone, unless code is
+ * required; it must then change the directive. */
 static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_result *out,
-	cuco_buf *transcript, cuco_err *err)
+	cuco_buf *transcript, lesson *learnt, cuco_err *err)
 {
 	if (cuco_edit_cut_off(r->finish))
 		return cuco_errf(err, CUCO_EDATA, "reply cut off by the output limit (finish reason "
 			"%s); give a shorter reply", r->finish);
 	cuco_reply reply;
-	int rc = cuco_reply_parse(r->text, e->wl, e->base, &reply, err);
+	int rc = (e->code_required ? cuco_reply_parse : cuco_reply_parse_any)(r->text, e->wl, e->base,
+		&reply, err);
+	learnt->directive = rc != CUCO_OK && reply.directive_refused;
+	learnt->seemed = reply.directive;
 	if (rc != CUCO_OK)
 		return rc;
+	if (reply.kind == CUCO_REPLY_DIRECTIVE && e->base &&
+			cuco_directive_diff(e->base, &reply.directive, NULL, NULL) == 0) {
+		cuco_reply_free(&reply);
+		return cuco_errf(err, CUCO_EDATA, "reply holds no code and states the current program's "
+			"own directive: nothing would change; give a different directive or SEARCH/REPLACE "
+			"hunks");
+	}
 	cuco_patched p;
-	rc = cuco_patch_apply(e->parent, e->parent_len, &reply, &p, err);
+	rc = apply(e, &reply, &p, err);
 	if (rc == CUCO_OK) {
 		out->source = p.text;
 		out->len = p.len;
@@ -40,13 +81,17 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 		out->kind = reply.kind;
 		cuco_strlcpy(out->name, reply.name, sizeof out->name);
 		cuco_strlcpy(out->note, reply.description, sizeof out->note);
-		if (p.levels) {
+		if (reply.kind == CUCO_REPLY_DIRECTIVE) {
+			cuco_buf_puts(transcript, "=== applied as a directive-only child: the parent's code "
+				"===\n");
+		} else if (p.levels) {
 			cuco_buf_printf(transcript, "=== applied %d hunk%s:", p.nhunks, p.nhunks == 1 ? "" : "s");
 			for (int i = 0; i < p.nhunks; i++)
 				cuco_buf_printf(transcript, " %s", cuco_match_name(p.levels[i]));
 			cuco_buf_puts(transcript, " ===\n");
 		} else {
-			cuco_buf_printf(transcript, "=== applied as a full rewrite%s ===\n", p.frame_kept ?
+			cuco_buf_printf(transcript, "=== applied as %s%s ===\n", reply.kind == CUCO_REPLY_BLOCKS
+				? "the blocks' new text" : "a full rewrite", p.frame_kept ?
 				"; its comments and whitespace outside the EVOLVE-BLOCKs differed from the "
 				"parent's, whose frame was kept" : "");
 		}
@@ -69,8 +114,10 @@ int cuco_llm_ask_fitted(cuco_llm *c, cuco_llm_sender send, void *hook,
 	size_t extra = 0;
 	for (int i = 1; i < req->nmsgs; i++)
 		extra += strlen(req->msgs[i].content);
-	cuco_fit fit = { .context = m->context, .max_tokens = m->max_tokens, .extra = extra,
-		.bytes_per_token = CUCO_BYTES_PER_TOKEN };
+	cuco_fit fit = { .context = m->context, .extra = extra,
+		.bytes_per_token = m->bytes_per_token > 0 ? m->bytes_per_token : CUCO_BYTES_PER_TOKEN,
+		.max_tokens = req->max_tokens > 0 && req->max_tokens < m->max_tokens ? req->max_tokens
+			: m->max_tokens };
 	cuco_llm_msg *msgs = cuco_xcalloc((size_t)req->nmsgs, sizeof *msgs);
 	memcpy(msgs, req->msgs, (size_t)req->nmsgs * sizeof *msgs);
 	int rc;
@@ -122,41 +169,142 @@ int cuco_llm_ask_fitted(cuco_llm *c, cuco_llm_sender send, void *hook,
 	return rc;
 }
 
-/* The conversation after a refusal: the prompt, the last refused reply,
- * and its reason (with one line for each earlier refusal). Only the last
- * reply goes back: sending every refused reply whole made requests grow
- * past any context (and to 153 MB against a hostile server). */
+/* The conversation after a refusal: the prompt as first sent (its
+ * fitting never redone, so the server's cache of its prefix holds), then
+ * either the last refused reply and the refusal, or, when that reply is
+ * not repeated (it was refused while it arrived, or is too long to send
+ * back), the refusal added after the prompt in the one user message: no
+ * placeholder ever stands in the model's own turn, where a small model
+ * copies it. Earlier refusals are one line each: sending every refused
+ * reply whole made requests grow past any context. */
 typedef struct chat {
 	cuco_llm_msg msgs[3];
 	int nmsgs;
-	char *reply;     /* the last refused reply, as echoed */
-	cuco_buf said;   /* the reasons so far, one line each */
-	cuco_buf ask;    /* the last user message */
+	char *system, *prompt;  /* as first sent (fitted) */
+	char *reply;            /* the last refused reply, when repeated */
+	cuco_buf first;         /* the prompt, and the refusal when no reply is repeated */
+	cuco_buf said;          /* the reasons so far, one line each */
+	size_t said_before;     /* said's length before the last reason */
+	cuco_buf ask;           /* what the user says after a refusal */
+	char **replies;         /* every reply of the chat, to tell a repeat */
+	int nreplies;
 } chat;
 
-static void chat_refused(chat *ch, const char *reply, const char *why, size_t echo_max)
+/* The directive as cuco read it, a line per dimension with the values
+ * allowed: the block a model meant, to copy. */
+static void put_allowed(cuco_buf *b, const cuco_workload *wl, const cuco_directive *d)
 {
-	free(ch->reply);
-	size_t n = reply ? strlen(reply) : 0;
-	if (!reply) {
-		ch->reply = cuco_xstrdup("[the reply is not repeated: it was refused while it arrived]");
-	} else if (n > echo_max) {
-		cuco_buf b = { 0 };
-		cuco_buf_printf(&b, "[a reply of %zu bytes, not repeated here]", n);
-		ch->reply = b.data;
-	} else {
-		ch->reply = cuco_xstrdup(reply);
+	cuco_buf_puts(b, "\nThe directive as cuco read it, each line with the values allowed "
+		"(copy the block and fix the value):\nDIRECTIVE:\n");
+	char (*vals)[32] = cuco_xmalloc(CUCO_DIM_LISTED * sizeof *vals);
+	for (int i = 0; i < wl->ndims; i++) {
+		const cuco_dim *dim = &wl->dims[i];
+		int n = cuco_dim_values(dim, vals);
+		cuco_buf_printf(b, "%s: %s   # one of:", dim->name, cuco_directive_value(d, dim->name));
+		for (int k = 0; k < n && k < 12; k++)
+			cuco_buf_printf(b, "%s %s", k ? "," : "", vals[k]);
+		cuco_buf_puts(b, n > 12 ? ", …\n" : "\n");
 	}
+	free(vals);
+	cuco_prompt_put_constraints(b, wl);
+}
+
+static void chat_refused(chat *ch, const cuco_edit *e, const char *reply, const char *why,
+	size_t echo_max, const lesson *learnt)
+{
+	size_t n = reply ? strlen(reply) : 0;
+	bool echo = reply && n <= echo_max;
 	ch->ask.len = 0;
-	cuco_buf_printf(&ch->ask, "Your reply was refused: %s\nNothing of it was applied; the "
-		"program is as shown before. Reply again in the same format, with the directive and "
-		"every change.", why);
+	if (!echo)
+		cuco_buf_printf(&ch->ask, "\n\n---\nYour last reply (%s) was refused: %s\n",
+			reply ? "too long to repeat here" : "refused while it arrived", why);
+	else
+		cuco_buf_printf(&ch->ask, "Your reply was refused: %s\n", why);
+	if (learnt->directive && e->wl)
+		put_allowed(&ch->ask, e->wl, &learnt->seemed);
+	cuco_buf_puts(&ch->ask, "Nothing of it was applied; the program is as shown before. Reply "
+		"again in the same format, with the directive and every change.");
 	if (ch->said.len > 0)
 		cuco_buf_printf(&ch->ask, "\nEarlier replies were refused too:\n%s", ch->said.data);
+	ch->said_before = ch->said.len;
 	cuco_buf_printf(&ch->said, "- %.300s\n", why);
-	ch->msgs[1] = (cuco_llm_msg){ "assistant", ch->reply };
-	ch->msgs[2] = (cuco_llm_msg){ "user", ch->ask.data };
-	ch->nmsgs = 3;
+	ch->first.len = 0;
+	cuco_buf_puts(&ch->first, ch->prompt);
+	free(ch->reply);
+	ch->reply = echo ? cuco_xstrdup(reply) : NULL;
+	if (echo) {
+		ch->msgs[1] = (cuco_llm_msg){ "assistant", ch->reply };
+		ch->msgs[2] = (cuco_llm_msg){ "user", ch->ask.data };
+		ch->nmsgs = 3;
+	} else {
+		cuco_buf_puts(&ch->first, ch->ask.data);
+		ch->nmsgs = 1;
+	}
+	ch->msgs[0] = (cuco_llm_msg){ "user", ch->first.data };
+}
+
+/* Whether a reply is one the chat had already, byte for byte. */
+static bool repeated(chat *ch, const char *text)
+{
+	for (int i = 0; text && i < ch->nreplies; i++)
+		if (strcmp(ch->replies[i], text) == 0)
+			return true;
+	if (text) {
+		ch->replies = cuco_xrealloc(ch->replies, (size_t)(ch->nreplies + 1) * sizeof *ch->replies);
+		ch->replies[ch->nreplies++] = cuco_xstrdup(text);
+	}
+	return false;
+}
+
+static void chat_free(chat *ch)
+{
+	for (int i = 0; i < ch->nreplies; i++)
+		free(ch->replies[i]);
+	free(ch->replies);
+	free(ch->system);
+	free(ch->prompt);
+	free(ch->reply);
+	cuco_buf_free(&ch->first);
+	cuco_buf_free(&ch->said);
+	cuco_buf_free(&ch->ask);
+}
+
+/* The temperature after a repeat: higher, so the model leaves its rut;
+ * NAN when it cannot be raised (the model's is fixed, or it takes none). */
+static double raised(const cuco_edit *e, double t)
+{
+	if (!isnan(e->model->temperature) || e->model->no_temperature)
+		return NAN;
+	double now = isnan(t) ? 0.7 : t + 0.4;
+	return now > 1.2 ? 1.2 : now;
+}
+
+/* Whether the chat as it stands, with the reply's room, fits the model's
+ * context: the same sum cuco_prompt_fit makes. */
+static bool chat_fits(const cuco_edit *e, const chat *ch)
+{
+	const cuco_model *m = e->model;
+	if (m->context <= 0)
+		return true;
+	size_t bytes = ch->system ? strlen(ch->system) : 0;
+	for (int i = 0; i < ch->nmsgs; i++)
+		bytes += strlen(ch->msgs[i].content);
+	double bpt = m->bytes_per_token > 0 ? m->bytes_per_token : CUCO_BYTES_PER_TOKEN;
+	return (double)bytes / bpt + (double)cuco_prompt_reserve(m->context, m->max_tokens) <=
+		(double)m->context;
+}
+
+/* The most of a refused reply a retry repeats: ECHO_MAX, and no more than
+ * what the context leaves next to the prompt as sent and the reply. */
+static size_t echo_room(const cuco_edit *e, const cuco_fitted *sent)
+{
+	size_t max = ECHO_MAX;
+	const cuco_model *m = e->model;
+	if (m->context <= 0)
+		return max;
+	int64_t left = m->context - sent->tokens - cuco_prompt_reserve(m->context, m->max_tokens) - 64;
+	double bytes = left > 0 ? (double)left * CUCO_BYTES_PER_TOKEN / 2 : 0;
+	return bytes < (double)max ? (size_t)bytes : max;
 }
 
 int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
@@ -165,24 +313,24 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 	cuco_buf prompt = { 0 }, transcript = { 0 };
 	cuco_buf_printf(&prompt, "=== system ===\n%s\n=== user ===\n%s\n", e->system ? e->system : "",
 		e->user);
-	int attempts = e->attempts > 0 ? e->attempts : 1, rc = CUCO_EDATA;
+	int attempts = e->attempts > 0 ? e->attempts : 1, rc = CUCO_EDATA, repeats = 0;
 	chat ch = { .msgs = { { "user", e->user } }, .nmsgs = 1 };
-	/* A short context has no room for a long echo next to the prompt. */
 	size_t echo_max = ECHO_MAX;
-	if (e->model->context > 0 && (double)e->model->context * CUCO_BYTES_PER_TOKEN / 8 < echo_max)
-		echo_max = (size_t)((double)e->model->context * CUCO_BYTES_PER_TOKEN / 8);
+	double temperature = e->temperature;
 	for (int i = 0; i < attempts; i++) {
 		cuco_llm_request req = {
-			.model = e->model, .system = e->system, .nmsgs = ch.nmsgs, .msgs = ch.msgs,
-			.temperature = e->temperature, .stream = e->stream, .on_delta = e->on_delta,
-			.arg = e->arg, .cancel = e->cancel,
+			.model = e->model, .system = i ? ch.system : e->system, .nmsgs = ch.nmsgs,
+			.msgs = ch.msgs, .temperature = temperature, .schema = e->schema, .stream = e->stream,
+			.on_delta = e->on_delta, .arg = e->arg, .cancel = e->cancel,
 		};
 		/* A screen showing the reply arriving starts over for each reply. */
 		if (i > 0 && e->on_delta)
 			e->on_delta(NULL, 0, e->arg);
 		cuco_llm_reply r;
 		cuco_fitted sent;
-		rc = cuco_llm_ask_fitted(e->llm, e->complete, e->hook, &req, e->map, &sent, &r, err);
+		/* Only the first request is fitted: later ones keep its text. */
+		rc = cuco_llm_ask_fitted(e->llm, e->complete, e->hook, &req, i ? NULL : e->map, &sent, &r,
+			err);
 		if (i == 0 && sent.user) {
 			/* What the model was told, as sent, and how it was fitted. */
 			prompt.len = 0;
@@ -190,6 +338,9 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 				e->system ? sent.system : "", sent.user);
 			if (sent.note[0])
 				cuco_buf_printf(&prompt, "=== %s ===\n", sent.note);
+			ch.system = e->system ? cuco_xstrdup(sent.system) : NULL;
+			ch.prompt = cuco_xstrdup(sent.user);
+			echo_max = echo_room(e, &sent);
 		} else if (sent.note[0]) {
 			cuco_buf_printf(&transcript, "=== reply %d's prompt %s ===\n", i + 1, sent.note);
 		}
@@ -198,34 +349,64 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 		out->tokens_in += r.tokens_in;
 		out->tokens_out += r.tokens_out;
 		out->cost_usd += r.cost_usd;
-		/* A reply past the size cap came, and is refused like any other. */
+		out->schema_refused |= r.schema_refused;
+		/* A reply past the size cap, or looping, came and is refused like any other. */
 		if (rc != CUCO_OK && rc != CUCO_EDATA) {
 			cuco_buf_printf(&transcript, "=== no reply: %s ===\n", err->msg);
 			break;
 		}
-		if (rc == CUCO_OK) {
+		lesson learnt = { 0 };
+		bool again = rc == CUCO_OK && repeated(&ch, r.text);
+		if (again) {
+			rc = cuco_errf(err, CUCO_EDATA, "the reply repeats an earlier one of this chat byte "
+				"for byte; give a different reply");
+			repeats++;
+		}
+		if (rc == CUCO_OK || again)
 			cuco_buf_printf(&transcript, "=== reply %d (%s) ===\n%s\n", i + 1, e->model->name,
 				r.text);
-			rc = try_reply(e, &r, out, &transcript, err);
-		}
+		if (rc == CUCO_OK)
+			rc = try_reply(e, &r, out, &transcript, &learnt, err);
 		/* A reply refused by the client (past the cap) is judged too: its
 		 * call is stored as refused, with the reason. */
 		if (e->judged)
 			e->judged(e->hook, rc == CUCO_OK, rc == CUCO_OK ? "" : err->msg);
 		if (rc != CUCO_OK)
 			cuco_buf_printf(&transcript, "=== refused: %s ===\n", err->msg);
-		if (rc == CUCO_OK || i + 1 == attempts) {
+		/* A repeat is answered at a higher temperature; a second, or one
+		 * whose temperature cannot be raised, ends the chat. */
+		double next = again ? raised(e, temperature) : temperature;
+		bool stuck = again && (repeats > 1 || isnan(next));
+		if (rc == CUCO_OK || i + 1 == attempts || stuck) {
+			if (stuck)
+				cuco_buf_puts(&transcript, "=== the chat ends: the model repeats itself ===\n");
 			cuco_llm_reply_free(&r);
 			break;
 		}
-		cuco_log(CUCO_LOG_INFO, "edit: %s: reply %d refused, answered in the chat: %s",
-			e->model->name, i + 1, err->msg);
-		chat_refused(&ch, r.text, err->msg, echo_max);
+		if (again)
+			cuco_log(CUCO_LOG_INFO, "edit: %s: reply %d repeats an earlier one; asking again at "
+				"temperature %.1f", e->model->name, i + 1, next);
+		else
+			cuco_log(CUCO_LOG_INFO, "edit: %s: reply %d refused, answered in the chat: %s",
+				e->model->name, i + 1, err->msg);
+		temperature = next;
+		chat_refused(&ch, e, r.text, err->msg, echo_max, &learnt);
+		/* No room for the refused reply beside the prompt as sent: the
+		 * refusal alone; no room for that either: the chat ends, refused,
+		 * rather than sending what the server would refuse as too long. */
+		if (!chat_fits(e, &ch) && ch.nmsgs > 1) {
+			ch.said.len = ch.said_before;  /* the same refusal, said once */
+			ch.said.data[ch.said.len] = '\0';
+			chat_refused(&ch, e, r.text, err->msg, 0, &learnt);
+		}
 		cuco_llm_reply_free(&r);
+		if (!chat_fits(e, &ch)) {
+			cuco_buf_puts(&transcript, "=== the chat ends: no room in the context for another "
+				"reply beside the prompt ===\n");
+			break;
+		}
 	}
-	free(ch.reply);
-	cuco_buf_free(&ch.said);
-	cuco_buf_free(&ch.ask);
+	chat_free(&ch);
 	out->prompt = prompt.data;
 	if (!transcript.data)
 		cuco_buf_append(&transcript, "", 0);

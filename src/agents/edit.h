@@ -1,7 +1,12 @@
 /* edit.h — one edit: prompt → reply → patch, retried in the chat (edit.c).
  *
  * A reply that does not parse or apply is answered in the same
- * conversation with the precise error, up to `attempts` replies.
+ * conversation with the precise error, up to `attempts` replies: a
+ * refused directive with the directive as cuco read it and the values
+ * allowed. Only the first request is fitted to the context; the retries
+ * keep its text, so the server's cache of the prompt holds. A reply the
+ * chat had already, byte for byte, is asked again at a higher temperature,
+ * and a second such repeat ends the chat.
  */
 #ifndef CUCO_AGENTS_EDIT_H
 #define CUCO_AGENTS_EDIT_H
@@ -31,8 +36,13 @@ typedef struct cuco_edit {
 	const cuco_prompt_map *map;  /* what of them may be cut to fit the context; may be NULL */
 	const char *parent;          /* the parent's source */
 	size_t parent_len;
+	const char *view;            /* the parent as a lean prompt shows it (cuco_prompt_lean_code):
+	                                replies are applied to it, then expanded; NULL: the parent */
+	size_t view_len;
 	const cuco_directive *base;  /* the parent's directive */
 	double temperature;          /* NAN: the model's */
+	const char *schema;          /* the reply's JSON schema (structured output); NULL: none */
+	bool code_required;          /* a directive alone is no reply (the fast path) */
 	int attempts;                /* replies at most; 0 = 1 */
 	bool stream;
 	/* As in cuco_llm_request; (NULL, 0) also starts each new reply. */
@@ -59,6 +69,7 @@ typedef struct cuco_edit_result {
 	                                cuco_prompt_keep */
 	char *transcript;            /* every reply and every error answered */
 	int replies;
+	bool schema_refused;         /* the server refused the JSON schema: replies came as text */
 	int64_t tokens_in;
 	int64_t tokens_out;
 	double cost_usd;

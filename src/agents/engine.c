@@ -37,6 +37,7 @@ static const cuco_strategy *const strategies[] = {
 	&cuco_strategy_tune,
 	&cuco_strategy_evolve,
 	&cuco_strategy_beam,
+	&cuco_strategy_sample,
 	NULL,
 };
 

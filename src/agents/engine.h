@@ -87,4 +87,8 @@ bool cuco_engine_interrupted(cuco_engine *e);
  * (CUCO_EENV when the baseline could not run in this environment). */
 int cuco_engine_join(cuco_engine *e, cuco_err *err);
 
+/* A file of a workload's folder (its baseline, its seed), read whole. */
+int cuco_workload_file(const cuco_workload *wl, const char *file, char **text, size_t *len,
+	cuco_err *err);
+
 #endif

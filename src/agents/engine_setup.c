@@ -282,7 +282,7 @@ static char *peak_json(const cuco_peak *pk)
 	return s;
 }
 
-static int read_workload_file(const cuco_workload *wl, const char *file, char **text, size_t *len,
+int cuco_workload_file(const cuco_workload *wl, const char *file, char **text, size_t *len,
 	cuco_err *err)
 {
 	char path[2048];
@@ -311,9 +311,9 @@ void engine_free(cuco_engine *e)
 int engine_setup(cuco_engine *e, cuco_err *err)
 {
 	int rc;
-	if ((rc = read_workload_file(e->wl, e->wl->baseline_file, &e->baseline_src,
+	if ((rc = cuco_workload_file(e->wl, e->wl->baseline_file, &e->baseline_src,
 			&e->baseline_len, err)) != CUCO_OK ||
-			(*e->wl->seed_file && (rc = read_workload_file(e->wl, e->wl->seed_file, &e->seed_src,
+			(*e->wl->seed_file && (rc = cuco_workload_file(e->wl, e->wl->seed_file, &e->seed_src,
 			&e->seed_len, err)) != CUCO_OK))
 		return rc;
 	if (e->seed_src)

@@ -197,17 +197,16 @@ size_t cuco_migration_plan(const cuco_member *m, size_t n, int islands, double r
 	return nout;
 }
 
-#define NEAREST_VALUES 64  /* values of a dimension tried, at most */
+#define NEAREST_VALUES CUCO_DIM_LISTED  /* values of a dimension tried, at most */
 
-/* A dimension's values as text: the listed ones, or its integer range. */
-static int dim_values(const cuco_dim *d, char (*out)[32])
+int cuco_dim_values(const cuco_dim *d, char (*out)[32])
 {
 	int n = 0;
-	for (; n < d->nvalues && n < NEAREST_VALUES; n++)
+	for (; n < d->nvalues && n < CUCO_DIM_LISTED; n++)
 		cuco_strlcpy(out[n], d->values[n], sizeof out[n]);
 	if (d->nvalues > 0 || d->kind != CUCO_DIM_INT)
 		return n;
-	for (long v = d->min; v <= d->max && n < NEAREST_VALUES;
+	for (long v = d->min; v <= d->max && n < CUCO_DIM_LISTED;
 			v = d->pow2 ? (v > 0 ? 2 * v : 1) : v + (d->step > 0 ? d->step : 1))
 		if (!d->pow2 || (v > 0 && (v & (v - 1)) == 0))
 			snprintf(out[n++], sizeof out[0], "%ld", v);
@@ -227,7 +226,7 @@ static bool nearest_search(const cuco_workload *wl, cuco_directive *d, int skip,
 		const char *name = wl->dims[i].name;
 		char was[64];
 		cuco_strlcpy(was, cuco_directive_value(d, name), sizeof was);
-		int nv = dim_values(&wl->dims[i], vals);
+		int nv = cuco_dim_values(&wl->dims[i], vals);
 		for (int v = 0; v < nv; v++) {
 			char value[32];
 			cuco_strlcpy(value, vals[v], sizeof value);
@@ -249,7 +248,7 @@ bool cuco_directive_nearest(const cuco_workload *wl, const cuco_directive *base,
 		return false;
 	int skip = (int)(target - wl->dims);
 	char (*vals)[32] = cuco_xmalloc(3 * NEAREST_VALUES * sizeof *vals);
-	int nv = dim_values(target, vals);
+	int nv = cuco_dim_values(target, vals);
 	bool known = false;
 	for (int v = 0; v < nv; v++)
 		known |= strcmp(vals[v], value) == 0;
@@ -339,6 +338,10 @@ typedef struct evolve_state {
 	cuco_directive gin_dir;
 	char *hints[SEARCH_MAX_ISLANDS + 1][HINTS_KEPT];  /* [islands] = for every island */
 	uint64_t rng;
+	uint64_t rng_directive;     /* the directive-only operator's draws */
+	int templated;              /* the start names a define: 1, 0, or -1 not known yet */
+	uint64_t *repairs;          /* failed LLM children waiting for their repair turn */
+	size_t nrepairs, repairs_cap;
 } evolve_state;
 
 static member *find(evolve_state *s, uint64_t id)
@@ -443,6 +446,17 @@ static void evolve_observe(void *state, const cuco_candidate *c)
 	if (c->status == CUCO_STATUS_REJECTED && c->island >= 0 && c->island < s->k.evolve.islands &&
 			s->tuners[c->island])
 		cuco_tuner_forbid(s->tuners[c->island], c->id);
+	/* A failed LLM child of this session gets its repair turn; a repair
+	 * is not repaired, so the turns are bounded. */
+	if (finished_now && s->live && s->k.evolve.repair && c->status == CUCO_STATUS_FAILED &&
+			island_origin(c->origin) && c->origin != CUCO_ORIGIN_TUNE &&
+			strncmp(c->note, CUCO_REPAIR_NOTE, strlen(CUCO_REPAIR_NOTE)) != 0) {
+		if (s->nrepairs == s->repairs_cap) {
+			s->repairs_cap = s->repairs_cap ? 2 * s->repairs_cap : 8;
+			s->repairs = cuco_xrealloc(s->repairs, s->repairs_cap * sizeof *s->repairs);
+		}
+		s->repairs[s->nrepairs++] = c->id;
+	}
 	/* The bandit learns each LLM child once, when it finishes. */
 	int arm = model_index(&s->llm, c->model);
 	member *p = find(s, m->parent);
@@ -670,7 +684,8 @@ static void meta_summary(evolve_state *s)
 	int gen = s->gen;  /* others may commit while the model answers */
 	search_ledger lg;
 	search_ledger_init(&lg, CUCO_CALL_META, 0);
-	char *reply = search_llm_ask(&s->llm, &lg, model, system, user.data, 0.0, &err);
+	char *reply = search_llm_ask(&s->llm, &lg, model, system, user.data, 0.0, SEARCH_PLAN_TOKENS,
+		&err);
 	bool answered = reply != NULL;
 	char *recs = answered ? recommendations(reply, s->k.evolve.meta_max) : NULL;
 	if (answered && !recs) {
@@ -760,8 +775,13 @@ static size_t pick_parent(evolve_state *s, const size_t *pool, size_t n)
 }
 
 typedef struct prompt_arg {
-	const cuco_prompt_spec *spec;
+	cuco_prompt_spec *spec;
+	cuco_prompt_kind asked;  /* the kind the plan asked for; the lean profile may ask less */
+	size_t block_bytes;      /* of the parent's EVOLVE-BLOCKs */
+	int64_t room;            /* tokens a reply may take */
+	cuco_store *st;
 	cuco_buf system, user;
+	cuco_prompt_map map;
 	cuco_directive base;    /* out: the parent's directive */
 } prompt_arg;
 
@@ -775,6 +795,30 @@ static int prompt_txn(cuco_txn *txn, void *arg)
 		a->base = parent->directive;
 	free(parent);
 	return rc == CUCO_OK ? cuco_prompt_build(txn, a->spec, &a->system, &a->user) : rc;
+}
+
+/* search_build's builder: the prompt in a shape. */
+static int build_shaped(void *arg, const search_shape *shape, const char **system,
+	const char **user, const cuco_prompt_map **map, cuco_err *err)
+{
+	prompt_arg *a = arg;
+	a->spec->profile = shape->profile;
+	a->spec->json = shape->json;
+	a->spec->map = &a->map;
+	/* A lean prompt's reply has little room: a crossover, or a rewrite of
+	 * blocks longer than half of it, is asked as hunks instead. */
+	a->spec->kind = a->asked;
+	bool lean = shape->profile == CUCO_PROFILE_LEAN;
+	if (lean && (a->asked == CUCO_PROMPT_CROSS || (a->asked == CUCO_PROMPT_FULL &&
+			(double)a->block_bytes / CUCO_BYTES_PER_TOKEN > (double)a->room / 2))) {
+		a->spec->kind = CUCO_PROMPT_DIFF;
+		a->spec->other = 0;
+	}
+	int rc = cuco_store_read(a->st, prompt_txn, a, err);
+	*system = a->system.data;
+	*user = a->user.data;
+	*map = &a->map;
+	return rc;
 }
 
 /* The directive tuner as a cheap operator: a new configuration of a
@@ -806,11 +850,40 @@ static int tune_child(evolve_state *s, int island, const char *why, cuco_proposa
 typedef struct child_plan {
 	int island;
 	int op;                 /* CUCO_OP_*, or -1 for fix mode */
+	cuco_prompt_kind kind;  /* what the model is asked for */
+	bool fix;               /* fix mode: the island has no correct member */
 	double temperature;
 	uint64_t parent;
 	char parent_hash[CUCO_HASH_LEN + 1];
 	uint64_t other;         /* crossover's second parent; 0 when none */
 } child_plan;
+
+/* Ask the model for a child of plan->parent; a reply whose source and
+ * directive are already known is answered with that fact, up to
+ * novelty_attempts. Every call goes into a ledger: stored with the child,
+ * or with a refusal record when no child came of them. */
+/* Bytes of a program's EVOLVE-BLOCKs, their markers' lines excluded. */
+static size_t block_bytes(const char *src, size_t len)
+{
+	size_t n = 0;
+	bool inside = false;
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(src + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - src) : len;
+		if (memmem(src + i, end - i, "EVOLVE-BLOCK-", 13))
+			inside = memmem(src + i, end - i, "EVOLVE-BLOCK-START", 18) != NULL;
+		else if (inside)
+			n += end - i + 1;
+		i = end + 1;
+	}
+	return n;
+}
+
+static const cuco_origin kind_origin[] = {
+	[CUCO_PROMPT_DIFF] = CUCO_ORIGIN_LLM_DIFF, [CUCO_PROMPT_FULL] = CUCO_ORIGIN_LLM_FULL,
+	[CUCO_PROMPT_CROSS] = CUCO_ORIGIN_LLM_CROSS, [CUCO_PROMPT_FIX] = CUCO_ORIGIN_LLM_FULL,
+	[CUCO_PROMPT_DIRECTIVE] = CUCO_ORIGIN_LLM_DIFF, [CUCO_PROMPT_REPAIR] = CUCO_ORIGIN_LLM_DIFF,
+};
 
 /* Ask the model for a child of plan->parent; a reply whose source and
  * directive are already known is answered with that fact, up to
@@ -823,26 +896,35 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	int rc = cuco_source_read(s->env.st, plan->parent_hash, &src, &len, err);
 	if (rc != CUCO_OK)
 		return rc;
-	char *hints = hints_for(s, plan->island);
-	cuco_prompt_spec spec = { .wl = s->env.wl, .kind = plan->op < 0 ? CUCO_PROMPT_FIX :
-		op_prompt[plan->op], .parent = plan->parent, .other = plan->other,
-		.island = plan->island, .inspirations = s->k.evolve.inspirations,
-		.failures = s->k.evolve.failures, .meta = s->meta, .hints = hints, .hw = &s->hw };
-	cuco_prompt_map map;
-	spec.map = &map;
-	prompt_arg pa = { .spec = &spec };
-	rc = cuco_store_read(s->env.st, prompt_txn, &pa, err);
-	free(hints);
 	int model = search_llm_pick(&s->llm);
 	const cuco_model *m = &s->llm.cfg.models[model];
+	char *hints = hints_for(s, plan->island);
+	cuco_prompt_spec spec = { .wl = s->env.wl, .kind = plan->kind, .parent = plan->parent,
+		.other = plan->other, .island = plan->island, .inspirations = s->k.evolve.inspirations,
+		.failures = s->k.evolve.failures, .meta = s->meta, .hints = hints, .hw = &s->hw };
+	int64_t room = m->context > 0 ? cuco_prompt_reserve(m->context, m->max_tokens) -
+		m->context / 32 : m->max_tokens;
+	prompt_arg pa = { .spec = &spec, .asked = plan->kind, .block_bytes = block_bytes(src, len),
+		.room = room, .st = s->env.st };
+	search_shape shape;
+	rc = search_build(&s->llm, model, build_shaped, &pa, &shape, err);
+	free(hints);
+	cuco_prompt_kind kind = spec.kind;
+	char *schema = rc == CUCO_OK && shape.json ? cuco_reply_schema(s->env.wl, kind, shape.profile,
+		cuco_prompt_blocks(src, len)) : NULL;
+	cuco_buf view = { 0 };
+	if (rc == CUCO_OK && shape.profile == CUCO_PROFILE_LEAN)
+		cuco_prompt_lean_code(s->env.wl, &pa.base, src, len, &view);
 	search_ledger lg;
-	search_ledger_init(&lg, plan->op < 0 ? CUCO_CALL_FIX : CUCO_CALL_PROPOSE, plan->parent);
+	search_ledger_init(&lg, plan->fix ? CUCO_CALL_FIX : plan->kind == CUCO_PROMPT_REPAIR ?
+		CUCO_CALL_REPAIR : CUCO_CALL_PROPOSE, plan->parent);
 	cuco_buf prompt = { 0 }, transcript = { 0 };
 	cuco_reply_kind got = CUCO_REPLY_FULL;
 	for (int attempt = 1; rc == CUCO_OK; attempt++) {
 		cuco_edit e = { .model = m, .wl = s->env.wl, .system = pa.system.data,
-			.user = pa.user.data, .map = &map, .parent = src, .parent_len = len,
-			.base = &pa.base, .temperature = plan->temperature,
+			.user = pa.user.data, .map = &pa.map, .parent = src, .parent_len = len,
+			.view = view.data, .view_len = view.len, .base = &pa.base,
+			.temperature = plan->temperature, .schema = schema,
 			.attempts = s->llm.cfg.patch_attempts };
 		cuco_edit_result r;
 		memset(&r, 0, sizeof r);
@@ -883,21 +965,28 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 			err->msg);
 	search_ledger_close(&s->llm, &lg);  /* a failed or cancelled call's count */
 	free(src);
+	free(schema);
+	cuco_buf_free(&view);
 	cuco_buf_free(&prompt);
 	cuco_buf_free(&transcript);
 	cuco_buf_free(&pa.system);
 	cuco_buf_free(&pa.user);
 	if (rc != CUCO_OK)
 		return rc;
-	/* Named for what the reply was, whatever was asked: a model asked for
-	 * a rewrite may answer with SEARCH/REPLACE hunks. A crossover is one
-	 * for its two parents. */
-	out->cand.origin = plan->op == CUCO_OP_CROSS ? CUCO_ORIGIN_LLM_CROSS
-		: got == CUCO_REPLY_DIFF ? CUCO_ORIGIN_LLM_DIFF : CUCO_ORIGIN_LLM_FULL;
+	/* What was asked names it (a crossover, a directive-only child, a
+	 * repair), and a rewrite answered with SEARCH/REPLACE hunks is a
+	 * diff whatever was asked for. */
+	out->cand.origin = got == CUCO_REPLY_DIFF && kind_origin[kind] == CUCO_ORIGIN_LLM_FULL
+		? CUCO_ORIGIN_LLM_DIFF : kind_origin[kind];
 	out->cand.island = plan->island;
-	out->cand.nparents = plan->other ? 2 : 1;
+	out->cand.nparents = spec.other ? 2 : 1;
 	out->cand.parents[0] = plan->parent;
-	out->cand.parents[1] = plan->other;
+	out->cand.parents[1] = spec.other;
+	if (kind == CUCO_PROMPT_DIRECTIVE) {
+		char note[sizeof out->cand.note];
+		snprintf(note, sizeof note, "directive only: %.480s", out->cand.note);
+		cuco_strlcpy(out->cand.note, note, sizeof out->cand.note);
+	}
 	return CUCO_OK;
 }
 
@@ -932,6 +1021,24 @@ static void gin_seed(evolve_state *s, cuco_proposal *out)
 	cuco_strlcpy(out->cand.source_hash, s->start.hash, sizeof out->cand.source_hash);
 	cuco_strlcpy(out->cand.note, "island 1's GIN seed: the start with the nearest GIN directive",
 		sizeof out->cand.note);
+}
+
+/* Whether the start program is templated over the directive: its source
+ * names a dimension's define, so a directive alone changes what it runs. */
+static bool templated(evolve_state *s)
+{
+	if (s->templated >= 0 || !s->start.id)
+		return s->templated > 0;
+	char *src = NULL;
+	size_t len = 0;
+	cuco_err err;
+	s->templated = 0;
+	if (cuco_source_read(s->env.st, s->start.hash, &src, &len, &err) == CUCO_OK)
+		for (int i = 0; i < s->env.wl->ndims && !s->templated; i++)
+			s->templated = s->env.wl->dims[i].define[0] &&
+				memmem(src, len, s->env.wl->dims[i].define, strlen(s->env.wl->dims[i].define));
+	free(src);
+	return s->templated > 0;
 }
 
 /* Parent, operator and temperature of generation s->gen on an island;
@@ -978,7 +1085,40 @@ static bool plan_child(evolve_state *s, int island, child_plan *plan)
 		return false;
 	plan->parent = parent->id;
 	cuco_strlcpy(plan->parent_hash, parent->source_hash, sizeof plan->parent_hash);
+	plan->fix = plan->op < 0;
+	plan->kind = plan->fix ? CUCO_PROMPT_FIX : op_prompt[plan->op];
+	/* The directive-only operator, from its own draws so that the others
+	 * stay as they were: a templated program's parent gets a new directive
+	 * for its code, cheap and within a small model's reach. */
+	if (!plan->fix && templated(s) && search_unit(&s->rng_directive) < s->k.evolve.directive_rate) {
+		plan->kind = CUCO_PROMPT_DIRECTIVE;
+		plan->other = 0;
+	}
 	return true;
+}
+
+/* The repair turn of a failed LLM child: the same model asked to mend it,
+ * told its first error (call kind repair). CUCO_EDATA when every reply
+ * was refused: the turn is spent. */
+static int repair_child(evolve_state *s, uint64_t id, cuco_proposal *out, cuco_err *err)
+{
+	const member *m = find(s, id);
+	if (!m)
+		return cuco_errf(err, CUCO_EDATA, "evolve: repair of #%llu: not observed",
+			(unsigned long long)id);
+	child_plan plan = { .island = m->island, .op = CUCO_OP_DIFF, .kind = CUCO_PROMPT_REPAIR,
+		.temperature = s->k.evolve.exploit_temps[0], .parent = id };
+	cuco_strlcpy(plan.parent_hash, m->source_hash, sizeof plan.parent_hash);
+	s->planning++;
+	int rc = llm_child(s, &plan, out, err);
+	s->planning--;
+	if (rc != CUCO_OK)
+		return rc;
+	char note[sizeof out->cand.note];
+	snprintf(note, sizeof note, CUCO_REPAIR_NOTE "%llu: %.440s", (unsigned long long)id,
+		out->cand.note);
+	cuco_strlcpy(out->cand.note, note, sizeof out->cand.note);
+	return CUCO_OK;
 }
 
 /* An LLM child on an island, planned now and asked for with the lock let
@@ -992,7 +1132,7 @@ static int island_child(evolve_state *s, int island, cuco_proposal *out, cuco_er
 	s->planning++;
 	int rc = llm_child(s, &plan, out, err);
 	s->planning--;
-	if (rc == CUCO_OK && plan.op < 0) {
+	if (rc == CUCO_OK && plan.fix) {
 		char note[sizeof out->cand.note];
 		snprintf(note, sizeof note, "fix mode (island %d had no correct candidate): %.440s",
 			island, out->cand.note);
@@ -1057,6 +1197,20 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 	bool exploring = cuco_evolve_exploring(e, s->gen, s->total);
 	if (exploring != s->exploring)
 		set_phase(s, exploring);
+	/* A failed child's repair turn comes first: it is a generation of
+	 * its island. */
+	while (s->llm.llm && s->nrepairs > 0) {
+		uint64_t id = s->repairs[0];
+		memmove(s->repairs, s->repairs + 1, --s->nrepairs * sizeof *s->repairs);
+		rc = repair_child(s, id, out, err);
+		if (rc == CUCO_OK) {
+			s->gen++;
+			return CUCO_OK;
+		}
+		if (rc != CUCO_EDATA)
+			return rc;
+		cuco_log(CUCO_LOG_WARN, "evolve: repair of #%llu: %s", (unsigned long long)id, err->msg);
+	}
 	/* The next island after those of the proposals in flight. */
 	int island = (s->gen + s->planning) % e->islands;
 	if (s->gin_island && island == 1 && !island_has_members(s, 1)) {
@@ -1111,6 +1265,7 @@ static void evolve_free(void *state)
 			free(s->hints[i][k]);
 	search_llm_close(&s->llm);
 	free(s->meta);
+	free(s->repairs);
 	free(s->m);
 	search_known_free(&s->known);
 	free(s);
@@ -1121,6 +1276,8 @@ static int evolve_init(const cuco_strategy_env *env, void **state, cuco_err *err
 	evolve_state *s = cuco_xcalloc(1, sizeof *s);
 	s->env = *env;
 	s->rng = env->cfg->seed;
+	s->rng_directive = env->cfg->seed ^ 0xd1ec7ull;
+	s->templated = -1;
 	s->exploring = true;
 	s->migrated_at = s->meta_at = -1;
 	int rc = search_llm_open(env, &s->llm, &s->k, err);

@@ -45,7 +45,9 @@ struct fastpath {
 
 static const char *const stage_name[] = { "A", "B" };
 
-/* What each stage asks for, by workload family. */
+/* What each stage asks for, by workload family. A refereed CPU program
+ * has no main(): the frame calls its cuco_setup, cuco_step and
+ * cuco_teardown, and the referee times and checks every step. */
 static const char *stage_task(const cuco_workload *wl, int stage)
 {
 	static const char *const gpu[2] = {
@@ -75,7 +77,26 @@ static const char *stage_task(const cuco_workload *wl, int stage)
 		"before the timed loop. The built program may keep no collective that moves data "
 		"(MPI_Barrier moves none): a binary that links one is refused.",
 	};
-	return wl->family == CUCO_FAMILY_CPU_MPI ? cpu[stage] : gpu[stage];
+	static const char *const stepped[2] = {
+		"Stage A: add the one-sided infrastructure and keep the collective as it is. The "
+		"program has no main(): a trusted frame calls its cuco_setup once, cuco_step for "
+		"every step and cuco_teardown at the end, and a referee draws the inputs, times each "
+		"step and checks the outputs. In cuco_setup allocate the rows the ranks exchange in "
+		"an MPI window (MPI_Win_allocate, or MPI_Win_allocate_shared with "
+		"MPI_Win_shared_query for ranks of one node) and keep it in the state; free it in "
+		"cuco_teardown. Keep every step correct.",
+		"Stage B: replace the collective in cuco_step with rank-initiated communication: "
+		"MPI_Put into the peers' windows (the GIN analogue) or loads from the shared window "
+		"(the LSA analogue), synchronized by fences or per-chunk flags, in barrier-separated "
+		"phases. Wrap the code a search may change in EVOLVE-BLOCK-START / EVOLVE-BLOCK-END "
+		"comment lines (the step's communication and compute and the helpers they call; never "
+		"the three functions' signatures, which the frame calls). The built program may keep "
+		"no collective that moves data (MPI_Barrier moves none): a binary that links one is "
+		"refused.",
+	};
+	if (wl->family != CUCO_FAMILY_CPU_MPI)
+		return gpu[stage];
+	return wl->protocol == CUCO_PROTO_REFEREE ? stepped[stage] : cpu[stage];
 }
 
 /* How a program under the compat protocol reports without a collective
@@ -89,11 +110,12 @@ static const char *stage_report(const cuco_workload *wl, int stage)
 		"rank must pass), instead of reducing them to one rank.";
 }
 
-static void design_space(const cuco_workload *wl, cuco_buf *b)
+static void design_space(const cuco_workload *wl, bool json, cuco_buf *b)
 {
-	cuco_buf_puts(b, "\nState your directive first, one `name: value` line per dimension "
-		"after a `DIRECTIVE:` line, then the whole program in one fenced code block.\n"
-		"Dimensions and their allowed values:\n");
+	cuco_buf_printf(b, "\nState your directive first, one `name: value` line per dimension "
+		"after a `DIRECTIVE:` line, then the whole program %s.\n"
+		"Dimensions and their allowed values:\n", json ? "as the JSON's `code`" :
+		"in one fenced code block");
 	for (int i = 0; i < wl->ndims; i++) {
 		const cuco_dim *d = &wl->dims[i];
 		cuco_buf_printf(b, "- %s:", d->name);
@@ -232,9 +254,10 @@ void fastpath_observe(fastpath *f, const cuco_candidate *c)
 	failed(f, cuco_cand_suspect(c) ? 0 : c->id, why);
 }
 
-int cuco_fastpath_prompt(const cuco_workload *wl, const cuco_hardware *hw, int stage,
-	const char *program, size_t len, const char *feedback, cuco_fp_prompt *out, cuco_err *err)
+int cuco_fastpath_prompt(const cuco_fp_spec *spec, cuco_fp_prompt *out, cuco_err *err)
 {
+	const cuco_workload *wl = spec->wl;
+	bool lean = spec->profile == CUCO_PROFILE_LEAN;
 	out->system.len = out->user.len = 0;
 	out->map.ncuts = 0;
 	memset(out->bytes, 0, sizeof out->bytes);
@@ -243,23 +266,30 @@ int cuco_fastpath_prompt(const cuco_workload *wl, const cuco_hardware *hw, int s
 		"from host-orchestrated collectives to device-initiated communication, one stage at a "
 		"time, keeping them correct.\n\n# %s\n\n%s\n", wl->title, wl->description);
 	size_t intro = out->system.len;
-	int rc = fp_reference(wl, hw, program, len, out, err);
+	int rc = fp_reference(wl, spec->hw, spec->program, spec->len, lean, out, err);
 	size_t start = out->system.len;
-	if (rc == CUCO_OK)
+	if (rc == CUCO_OK && !lean)
 		rc = cuco_prompt_put_documents(&out->system, wl, &out->map, err);
 	out->bytes[CUCO_FP_DOCUMENTS] = out->system.len - start;
 	if (rc != CUCO_OK)
 		return rc;
-	cuco_buf_printf(&out->user, "%s%s\n", stage_task(wl, stage), stage_report(wl, stage));
-	design_space(wl, &out->user);
-	if (feedback && *feedback)
+	cuco_buf_printf(&out->user, "%s%s\n", stage_task(wl, spec->stage), stage_report(wl, spec->stage));
+	design_space(wl, spec->json, &out->user);
+	if (spec->feedback && *spec->feedback)
 		cuco_buf_printf(&out->user, "\n%s\nFix it in the program below, which is that attempt.\n",
-			feedback);
+			spec->feedback);
 	cuco_buf_puts(&out->user, "\nThe program:\n```c\n");
-	cuco_buf_append(&out->user, program, len);
+	cuco_buf_append(&out->user, spec->program, spec->len);
 	cuco_buf_puts(&out->user, "```\n");
-	out->bytes[CUCO_FP_PROGRAM] = len;
-	out->bytes[CUCO_FP_TASK] = intro + out->user.len - len;
+	cuco_directive first;
+	if (!spec->directive)
+		cuco_directive_default(wl, &first);
+	size_t skeleton = out->user.len;
+	/* A stage's reply is the whole program (the baseline has no blocks). */
+	cuco_prompt_put_skeleton(&out->user, wl, spec->directive ? spec->directive : &first,
+		CUCO_PROMPT_FULL, CUCO_PROFILE_FULL, 0, spec->json);
+	out->bytes[CUCO_FP_PROGRAM] = spec->len;
+	out->bytes[CUCO_FP_TASK] = intro + skeleton - spec->len + (out->user.len - skeleton);
 	return CUCO_OK;
 }
 
@@ -293,26 +323,46 @@ typedef struct attempt {
 	size_t parent_len;
 } attempt;
 
-static int build_attempt(fastpath *f, uint64_t parent, attempt *a, cuco_err *err)
+static int build_attempt(fastpath *f, uint64_t parent, const search_shape *shape, attempt *a,
+	cuco_err *err)
 {
 	int rc = CUCO_OK;
 	if (!a->parent)
 		rc = search_source_of(f->env.st, parent, &a->parent, &a->parent_len, err);
+	cuco_fp_spec spec = { .wl = f->env.wl, .hw = &f->hw, .stage = f->stage, .program = a->parent,
+		.len = a->parent_len, .feedback = f->feedback, .directive = f->env.seed_directive,
+		.profile = shape->profile, .json = shape->json };
 	if (rc == CUCO_OK)
-		rc = cuco_fastpath_prompt(f->env.wl, &f->hw, f->stage, a->parent, a->parent_len,
-			f->feedback, &a->p, err);
+		rc = cuco_fastpath_prompt(&spec, &a->p, err);
 	if (rc != CUCO_OK)
 		return rc;
 	/* What the prompt is made of, for the event log and the bench figures. */
 	char sizes[400];
 	cuco_fp_prompt_sizes(&a->p, sizes, sizeof sizes);
 	char text[512];
-	snprintf(text, sizeof text, "stage %s prompt for #%llu: %s", stage_name[f->stage],
-		(unsigned long long)parent, sizes);
+	snprintf(text, sizeof text, "stage %s prompt for #%llu (%s profile): %s", stage_name[f->stage],
+		(unsigned long long)parent, cuco_prompt_profile_name(shape->profile), sizes);
 	cuco_log(CUCO_LOG_INFO, "fastpath: %s", text);
 	if (f->live)
 		search_event(f->env.st, "prompt", "fastpath", parent, text);
 	return CUCO_OK;
+}
+
+typedef struct build_arg {
+	fastpath *f;
+	uint64_t parent;
+	attempt *a;
+} build_arg;
+
+static int build_shaped(void *arg, const search_shape *shape, const char **system,
+	const char **user, const cuco_prompt_map **map, cuco_err *err)
+{
+	build_arg *b = arg;
+	int rc = build_attempt(b->f, b->parent, shape, b->a, err);
+	*system = b->a->p.system.data;
+	*user = b->a->p.user.data;
+	*map = &b->a->p.map;
+	return rc;
 }
 
 /* One attempt of the current stage: the model's edit of parent, with the
@@ -322,17 +372,21 @@ static int build_attempt(fastpath *f, uint64_t parent, attempt *a, cuco_err *err
 static int attempt_once(fastpath *f, uint64_t parent, attempt *a, cuco_proposal *out,
 	cuco_err *why, cuco_err *err)
 {
-	int rc = build_attempt(f, parent, a, err);
-	if (rc != CUCO_OK)
-		return rc;
 	int model = search_llm_pick(f->llm);
 	const cuco_model *m = &f->llm->cfg.models[model];
+	search_shape shape;
+	int rc = search_build(f->llm, model, build_shaped, &(build_arg){ f, parent, a }, &shape, err);
+	if (rc != CUCO_OK)
+		return rc;
+	/* A stage's reply is the whole program: the baseline has no blocks. */
+	char *schema = shape.json ? cuco_reply_schema(f->env.wl, CUCO_PROMPT_FULL, CUCO_PROFILE_FULL, 0)
+		: NULL;
 	int stage = f->stage;
 	search_ledger lg;
 	search_ledger_init(&lg, stage == STAGE_A ? CUCO_CALL_FASTPATH_A : CUCO_CALL_FASTPATH_B, parent);
 	cuco_edit e = { .model = m, .wl = f->env.wl, .system = a->p.system.data,
 		.user = a->p.user.data, .map = &a->p.map, .parent = a->parent, .parent_len = a->parent_len,
-		.base = f->env.seed_directive,
+		.base = f->env.seed_directive, .schema = schema, .code_required = true,
 		.temperature = 0.0, .attempts = f->llm->cfg.patch_attempts };
 	cuco_edit_result r;
 	memset(&r, 0, sizeof r);
@@ -366,6 +420,7 @@ static int attempt_once(fastpath *f, uint64_t parent, attempt *a, cuco_proposal 
 	}
 	search_ledger_close(f->llm, &lg);
 	cuco_edit_result_free(&r);
+	free(schema);
 	return rc;
 }
 

@@ -19,11 +19,24 @@
 #include <time.h>
 
 
+/* Prompt tokens a second a server reads, as its calls measured it. */
+typedef struct speed {
+	char model[64];       /* the config's name */
+	double tokens_per_s;
+} speed;
+
+/* Before a server's first call is measured: a CPU reading a prompt, or a
+ * hosted API's GPUs. */
+#define LOCAL_PROMPT_SPEED 25.0
+#define HOSTED_PROMPT_SPEED 2000.0
+
 struct cuco_llm {
 	cuco_llm_config cfg;
-	pthread_mutex_t lock;  /* guards the totals */
+	pthread_mutex_t lock;  /* guards the totals and the speeds */
 	int64_t tokens_in, tokens_out;
 	double cost_usd;
+	speed speeds[CUCO_MAX_MODELS];
+	int nspeeds;
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -103,12 +116,14 @@ typedef struct attempt {
 	bool streaming;         /* the server answered 200 to a stream request */
 	bool too_big;
 	bool idle;              /* a stream made no progress past the idle limit */
-	double idle_limit;      /* seconds; streams only, 0 for none */
+	double idle_limit;      /* seconds between events; streams only, 0 for none */
+	double first_wait;      /* seconds before the first event; streams only */
+	double t_start, t_text; /* cuco_mono() at its start and at its first text; 0: none yet */
 	double last_byte;       /* cuco_mono() of the last progress, or of the start */
 	double retry_after;     /* seconds the server asked for; < 0 when not said */
 	/* Set by judge: the server's context refused the request, with its
 	 * counts; the temperature parameter was refused. */
-	bool context_exceeded, temperature_refused;
+	bool context_exceeded, temperature_refused, schema_refused;
 	int64_t context_needed, context_size;
 } attempt;
 
@@ -132,9 +147,11 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 		uint64_t events = a->read.events;
 		a->streaming = true;
 		llm_sse_feed(&a->read, p, len);
+		if (a->read.text_seen && a->t_text == 0)
+			a->t_text = cuco_mono();
 		if (a->read.events != events)
 			a->last_byte = cuco_mono();
-		return a->read.too_big ? 0 : len;  /* 0 ends the transfer */
+		return a->read.too_big || a->read.looped ? 0 : len;  /* 0 ends the transfer */
 	}
 	a->last_byte = cuco_mono();
 	if (a->body.len + len > body_cap(&a->read)) {
@@ -188,7 +205,8 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 	attempt *a = arg;
 	if (a->read.req->cancel && atomic_load(a->read.req->cancel))
 		return 1;
-	if (a->idle_limit > 0 && cuco_mono() - a->last_byte > a->idle_limit) {
+	double limit = a->read.events ? a->idle_limit : a->first_wait;
+	if (a->idle_limit > 0 && cuco_mono() - a->last_byte > limit) {
 		a->idle = true;
 		return 1;
 	}
@@ -243,7 +261,7 @@ void llm_scrub(const cuco_model *m, char *msg)
  * cap; asking again would pay for the same flood, so the caller refuses it
  * like any unusable reply. CONTEXT: the request is longer than the
  * model's context; only a shorter prompt can pass, which the caller makes. */
-enum outcome { DONE, RETRY, FAIL, CANCELLED, TOO_BIG, CONTEXT };
+enum outcome { DONE, RETRY, FAIL, CANCELLED, TOO_BIG, CONTEXT, LOOPED };
 
 static bool network_error(CURLcode rc)
 {
@@ -262,8 +280,16 @@ static enum outcome judge(attempt *a, CURLcode rc, const char *url, char *why, s
 	long status = 0;
 	curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (rc == CURLE_ABORTED_BY_CALLBACK && a->idle) {
-		snprintf(why, size, "%s: stream without progress for over %.0f s", url, a->idle_limit);
+		if (a->read.events)
+			snprintf(why, size, "%s: stream without progress for over %.0f s", url, a->idle_limit);
+		else
+			snprintf(why, size, "%s: no first event in %.0f s (idle_timeout and the prompt's "
+				"expected reading time)", url, a->first_wait);
 		return RETRY;
+	}
+	if (a->read.looped) {
+		snprintf(why, size, "%s: %s", url, a->read.error);
+		return LOOPED;
 	}
 	if (rc == CURLE_ABORTED_BY_CALLBACK) {
 		snprintf(why, size, "%s: cancelled", url);
@@ -296,6 +322,10 @@ static enum outcome judge(attempt *a, CURLcode rc, const char *url, char *why, s
 			a->temperature_refused = true;
 			return FAIL;
 		}
+		if (status == 400 && a->read.req->schema && llm_schema_refused(msg)) {
+			a->schema_refused = true;
+			return FAIL;
+		}
 		return status == 408 || status == 429 || status >= 500 ? RETRY : FAIL;
 	}
 	if (a->streaming) {
@@ -318,7 +348,62 @@ static enum outcome judge(attempt *a, CURLcode rc, const char *url, char *why, s
 	return DONE;
 }
 
-static enum outcome run_attempt(const cuco_llm *c, const cuco_llm_request *req, const char *url,
+static size_t prompt_bytes(const cuco_llm_request *req)
+{
+	size_t n = req->system ? strlen(req->system) : 0;
+	for (int i = 0; i < req->nmsgs; i++)
+		n += strlen(req->msgs[i].content);
+	return n;
+}
+
+static speed *speed_of(cuco_llm *c, const cuco_model *m)
+{
+	for (int i = 0; i < c->nspeeds; i++)
+		if (strcmp(c->speeds[i].model, m->name) == 0)
+			return &c->speeds[i];
+	return NULL;
+}
+
+/* How long a stream may wait for its first event: the idle limit, and
+ * twice the time the server takes to read the prompt at the speed its
+ * calls have shown. */
+static double first_wait(cuco_llm *c, const cuco_llm_request *req)
+{
+	const cuco_model *m = req->model;
+	double tps = m->server == CUCO_SERVER_HOSTED ? HOSTED_PROMPT_SPEED : LOCAL_PROMPT_SPEED;
+	pthread_mutex_lock(&c->lock);
+	const speed *sp = speed_of(c, m);
+	if (sp)
+		tps = sp->tokens_per_s;
+	pthread_mutex_unlock(&c->lock);
+	double tokens = (double)prompt_bytes(req) / CUCO_BYTES_PER_TOKEN;
+	return c->cfg.idle_timeout_s + 2 * tokens / tps;
+}
+
+/* A measured prompt speed: llama.cpp's timings, else the tokens the
+ * server read over the time to the first piece of text. */
+static void note_speed(cuco_llm *c, const cuco_model *m, const llm_read *r, double to_first)
+{
+	double tps = 0;
+	if (r->timed_prompt >= 64 && r->timed_prompt_ms > 0)
+		tps = r->timed_prompt / (r->timed_prompt_ms / 1000);
+	else if (r->tokens_in - r->tokens_cached >= 64 && to_first > 0)
+		tps = (double)(r->tokens_in - r->tokens_cached) / to_first;
+	if (!(tps > 0))
+		return;
+	pthread_mutex_lock(&c->lock);
+	speed *sp = speed_of(c, m);
+	if (!sp && c->nspeeds < CUCO_MAX_MODELS) {
+		sp = &c->speeds[c->nspeeds++];
+		cuco_strlcpy(sp->model, m->name, sizeof sp->model);
+		sp->tokens_per_s = tps;
+	}
+	if (sp)
+		sp->tokens_per_s = 0.5 * sp->tokens_per_s + 0.5 * tps;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static enum outcome run_attempt(cuco_llm *c, const cuco_llm_request *req, const char *url,
 	const char *json, attempt *a, char *why, size_t size)
 {
 	const cuco_llm_config *cfg = &c->cfg;
@@ -349,8 +434,9 @@ static enum outcome run_attempt(const cuco_llm *c, const cuco_llm_request *req, 
 	if (!req->stream)
 		curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, (long)(cfg->total_timeout_s * 1000));
 	a->idle_limit = req->stream ? cfg->idle_timeout_s : 0;
+	a->first_wait = req->stream ? first_wait(c, req) : 0;
 	a->read.max_bytes = cfg->max_reply_bytes;
-	a->last_byte = cuco_mono();
+	a->last_byte = a->t_start = cuco_mono();
 	curl_easy_setopt(k, CURLOPT_USERAGENT, "cuco/" CUCO_VERSION);
 	CURLcode rc = curl_easy_perform(k);
 	enum outcome o = judge(a, rc, url, why, size);
@@ -419,8 +505,8 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 		return cuco_errf(err, CUCO_EENV, "llm %s: %s", m->name, spent);
 	char *url = endpoint(m);
 	int max_tokens = req->max_tokens > 0 ? req->max_tokens : m->max_tokens;
-	bool temperature = sends_temperature(req);
-	char *json = llm_request_json(req, max_tokens, temperature);
+	bool temperature = sends_temperature(req), schema = req->schema != NULL;
+	char *json = llm_request_json(req, max_tokens, temperature, schema);
 	/* Through 64 bits: microseconds of uptime pass UINT_MAX in 72 minutes,
 	 * and a double out of an unsigned's range is undefined behaviour. */
 	unsigned seed = (unsigned)((uint64_t)(t0 * 1e6) ^ (uintptr_t)req);
@@ -437,26 +523,39 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 			out->text = a.read.text.data;
 			a.read.text = (cuco_buf){ 0 };
 			cuco_strlcpy(out->finish, a.read.finish, sizeof out->finish);
+			note_speed(c, m, &a.read, a.t_text > 0 ? a.t_text - a.t_start : 0);
 		}
-		if (o == DONE || o == TOO_BIG) {  /* served, so counted */
-			out->tokens_in = a.read.tokens_in;
-			out->tokens_out = a.read.tokens_out;
-			out->tokens_cached = a.read.tokens_cached;
+		if (o == DONE || o == TOO_BIG || o == LOOPED) {  /* served, so counted */
+			out->tokens_in += a.read.tokens_in ? a.read.tokens_in : a.read.prompt_read;
+			out->tokens_out += a.read.tokens_out;
+			out->tokens_cached += a.read.tokens_in ? a.read.tokens_cached : a.read.prompt_cache;
+		} else if (a.read.prompt_read > 0) {
+			/* Stopped before it was done: what the server had read counts. */
+			out->tokens_in += a.read.prompt_read;
+			out->tokens_cached += a.read.prompt_cache;
+			cuco_log(CUCO_LOG_INFO, "llm: %s: attempt %d stopped after the server read %lld of "
+				"%lld prompt tokens", m->name, out->attempts, (long long)a.read.prompt_read,
+				(long long)a.read.prompt_total);
 		}
+		out->looped = o == LOOPED;
 		out->context_exceeded = a.context_exceeded;
 		out->context_needed = a.context_needed;
 		out->context_size = a.context_size;
 		bool drop_temperature = a.temperature_refused && temperature;
+		bool drop_schema = a.schema_refused && schema;
 		double wait = next_wait(c, retry, a.retry_after, t0, &seed);
 		attempt_free(&a);
-		if (drop_temperature) {
-			/* Some models (OpenAI's reasoning ones) take no temperature. */
+		if (drop_temperature || drop_schema) {
+			/* Some models (OpenAI's reasoning ones) take no temperature;
+			 * some servers no JSON schema. */
 			llm_scrub(m, why);
-			cuco_log(CUCO_LOG_WARN, "llm: %s: the server refuses a temperature (%s); asking "
-				"again without one", m->name, why);
-			temperature = false;
+			cuco_log(CUCO_LOG_WARN, "llm: %s: the server refuses %s (%s); asking again without "
+				"one", m->name, drop_schema ? "a JSON schema" : "a temperature", why);
+			temperature &= !drop_temperature;
+			schema &= !drop_schema;
+			out->schema_refused |= drop_schema;
 			free(json);
-			json = llm_request_json(req, max_tokens, false);
+			json = llm_request_json(req, max_tokens, temperature, schema);
 			retry--;
 			continue;
 		}
@@ -476,12 +575,13 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 	free(json);
 	out->seconds = cuco_mono() - t0;
 	out->cancelled = o == CANCELLED;
-	if (o == DONE || o == TOO_BIG) {
+	if (o == DONE || o == TOO_BIG || o == LOOPED)
 		/* One line per answered call: what the server said it served. */
 		cuco_log(CUCO_LOG_INFO, "llm: %s: answered: %lld prompt + %lld completion tokens in "
 			"%.1f s, %d attempt%s%s", m->name, (long long)out->tokens_in,
 			(long long)out->tokens_out, cuco_mono() - t0, out->attempts,
 			out->attempts == 1 ? "" : "s", req->stream ? ", streamed" : "");
+	if (out->tokens_in > 0 || out->tokens_out > 0) {
 		out->cost_usd = cuco_model_cost(m, out->tokens_in, out->tokens_cached, out->tokens_out);
 		pthread_mutex_lock(&c->lock);
 		c->tokens_in += out->tokens_in;
@@ -492,7 +592,7 @@ int cuco_llm_complete(cuco_llm *c, const cuco_llm_request *req, cuco_llm_reply *
 	if (o == DONE)
 		return CUCO_OK;
 	llm_scrub(m, why);
-	if (o == TOO_BIG || o == CONTEXT)
+	if (o == TOO_BIG || o == CONTEXT || o == LOOPED)
 		return cuco_errf(err, CUCO_EDATA, "llm %s: %s", m->name, why);
 	/* Retries spent on a fault that may pass: the caller may call again
 	 * later, unlike a refused request or key, which would fail again. */

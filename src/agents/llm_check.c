@@ -123,7 +123,8 @@ static void context_from(cuco_llm_served *out, int64_t n, const char *where)
 	cuco_strlcpy(out->context_from, where, sizeof out->context_from);
 }
 
-/* llama.cpp before meta.n_ctx: /props. */
+/* llama.cpp: /props, for its slots (how many requests it runs at once)
+ * and, before meta.n_ctx, its context. */
 static void ask_props(const cuco_llm_config *cfg, const cuco_model *m, cuco_llm_served *out)
 {
 	char url[600], why[256];
@@ -134,6 +135,7 @@ static void ask_props(const cuco_llm_config *cfg, const cuco_model *m, cuco_llm_
 		cJSON *j = cJSON_ParseWithLength(f.body.data, f.body.len);
 		context_from(out, number(cJSON_GetObjectItemCaseSensitive(
 			cJSON_GetObjectItemCaseSensitive(j, "default_generation_settings"), "n_ctx")), "/props");
+		out->slots = (int)number(cJSON_GetObjectItemCaseSensitive(j, "total_slots"));
 		cJSON_Delete(j);
 	}
 	cuco_buf_free(&f.body);
@@ -178,10 +180,13 @@ static int check_fail(const cuco_model *m, const char *url, const char *what, cu
 /* One line in the run log: what the server is and will be asked. */
 static void log_served(const cuco_model *m, const cuco_llm_served *sv, bool listed)
 {
-	char ctx[96] = "context not stated: prompts are fitted once a reply names it";
+	char ctx[128] = "context not stated: prompts are fitted once a reply names it";
 	if (sv->context)
 		snprintf(ctx, sizeof ctx, "context %lld tokens (%s)", (long long)sv->context,
 			sv->context_from);
+	if (sv->slots > 0)
+		snprintf(ctx + strlen(ctx), sizeof ctx - strlen(ctx), "; %d slot%s", sv->slots,
+			sv->slots == 1 ? "" : "s");
 	if (sv->any_name && !listed)
 		cuco_log(CUCO_LOG_INFO, "llm: %s: %s answers any model name with the one it serves: %s; "
 			"%s", m->name, m->url, sv->serves, ctx);
@@ -242,15 +247,42 @@ int cuco_llm_check(cuco_llm *c, cuco_model *m, cuco_llm_served *out, cuco_err *e
 		context_from(out, number(cJSON_GetObjectItemCaseSensitive(entry, "max_model_len")),
 			"/models");
 		const cJSON *owner = cJSON_GetObjectItemCaseSensitive(entry, "owned_by");
-		if (!out->context && out->any_name)
+		if (out->any_name || m->server == CUCO_SERVER_LLAMACPP)
 			ask_props(cfg, m, out);
 		if (!out->context && cJSON_IsString(owner) && (strcmp(owner->valuestring, "library") == 0
 				|| strcmp(owner->valuestring, "ollama") == 0))
 			ask_ollama(cfg, m, out);
 		if (!m->context)
 			m->context = out->context;
+		m->slots = out->slots;
 		log_served(m, out, mine != NULL);
 	}
 	cJSON_Delete(root);
+	return rc;
+}
+
+int cuco_llm_tokenize(cuco_llm *c, const cuco_model *m, const char *text, int64_t *tokens,
+	cuco_err *err)
+{
+	*tokens = 0;
+	if (m->server != CUCO_SERVER_LLAMACPP)
+		return CUCO_ENOTFOUND;
+	char url[600], why[256] = "";
+	base_url(m, true, url, sizeof url);
+	cuco_strlcpy(url + strlen(url), "/tokenize", sizeof url - strlen(url));
+	cJSON *q = cJSON_CreateObject();
+	cJSON_AddStringToObject(q, "content", text);
+	char *post = cJSON_PrintUnformatted(q);
+	cJSON_Delete(q);
+	fetched f = { 0 };
+	long status = fetch(llm_config(c), m, url, post, &f, why, sizeof why);
+	free(post);
+	cJSON *j = status == 200 ? cJSON_ParseWithLength(f.body.data, f.body.len) : NULL;
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(j, "tokens");
+	int rc = cJSON_IsArray(list) ? CUCO_OK : cuco_errf(err, CUCO_EENV, "%s: %s", url,
+		why[0] ? why : "no token list");
+	*tokens = cJSON_GetArraySize(list);
+	cJSON_Delete(j);
+	cuco_buf_free(&f.body);
 	return rc;
 }

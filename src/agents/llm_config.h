@@ -23,6 +23,17 @@ typedef enum cuco_provider {
 	CUCO_PROVIDER_ANTHROPIC,  /* Messages API */
 } cuco_provider;
 
+/* The kind of server behind a model, from its provider's name: a hosted
+ * API, or a server of one's own, which may be slow and run one request
+ * at a time. */
+typedef enum cuco_server {
+	CUCO_SERVER_HOSTED,    /* openai, anthropic, openrouter */
+	CUCO_SERVER_LLAMACPP,
+	CUCO_SERVER_OLLAMA,
+	CUCO_SERVER_VLLM,
+	CUCO_SERVER_SGLANG,
+} cuco_server;
+
 typedef struct cuco_model {
 	char name[64];           /* the config section's NAME, or MODEL for a spec */
 	cuco_provider provider;
@@ -43,6 +54,13 @@ typedef struct cuco_model {
 	bool completion_tokens;  /* name it max_completion_tokens (OpenAI's own API) */
 	int64_t context;         /* context window in tokens: the config's, else the server's
 	                            (cuco_llm_check); 0 = not known, prompts are not fitted */
+	cuco_server server;      /* what serves it, from the provider name */
+	bool structured;         /* edits ask for JSON by a schema (`structured`; auto: on for
+	                            the servers that take one, llama.cpp, vLLM, SGLang, Ollama) */
+	int slots;               /* requests the server runs at once (llama.cpp's /props
+	                            total_slots); 0 = not known */
+	double bytes_per_token;  /* of prompts, as the server counted them (its tokenizer, or
+	                            the usage it reported); 0 = not known: CUCO_BYTES_PER_TOKEN */
 } cuco_model;
 
 typedef enum cuco_model_choice { CUCO_CHOICE_WEIGHT, CUCO_CHOICE_BANDIT } cuco_model_choice;

@@ -22,6 +22,15 @@ typedef struct llm_read {
 	char finish[32];
 	int64_t tokens_in, tokens_out;
 	int64_t tokens_cached;  /* of tokens_in, read from the provider's cache */
+	/* llama.cpp's prompt_progress events (asked for with return_progress):
+	 * tokens of the prompt read so far, of them from its cache, and of how
+	 * many; and its timings: prompt tokens evaluated and how long it took. */
+	int64_t prompt_read, prompt_cache, prompt_total;
+	int64_t timed_prompt;
+	double timed_prompt_ms;
+	bool text_seen;         /* a piece of the reply's text arrived */
+	bool looped;            /* the text repeats itself: error says how */
+	size_t loop_checked;    /* bytes of text when it was last looked at */
 	bool done;              /* the stream's end event arrived */
 	uint64_t events;        /* data events dispatched: a stream's progress */
 	size_t streamed;        /* bytes fed, capped at a few times max_bytes */
@@ -41,13 +50,20 @@ bool llm_parse_body(llm_read *r, const char *body, size_t n);
 /* The message of an error body ({"error": {"message": …}}), or "". */
 void llm_error_message(const char *body, size_t n, char *out, size_t size);
 /* The request body for a provider; malloc'd JSON text. Without
- * temperature, none is sent whatever the request and the model say. */
-char *llm_request_json(const cuco_llm_request *req, int max_tokens, bool temperature);
+ * temperature, none is sent whatever the request and the model say;
+ * without schema, no response_format. */
+char *llm_request_json(const cuco_llm_request *req, int max_tokens, bool temperature, bool schema);
+/* Whether a text's end repeats itself: its last bytes a period of 16 to
+ * 1024 bytes over and over, at least 2048 bytes and four periods long; the
+ * period and the length of the repetition. */
+bool llm_looping(const char *text, size_t len, size_t *period, size_t *run);
 /* Whether an error message says the request was longer than the model's
  * context, and the token counts it names (0 where it names none). */
 bool llm_context_exceeded(const char *msg, int64_t *needed, int64_t *size);
 /* Whether an error message says the temperature parameter is refused. */
 bool llm_temperature_refused(const char *msg);
+/* Whether an error message says a JSON schema (response_format) is refused. */
+bool llm_schema_refused(const char *msg);
 
 /* The client's configuration (llm.c). */
 const cuco_llm_config *llm_config(const cuco_llm *c);

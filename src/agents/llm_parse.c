@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *llm_request_json(const cuco_llm_request *req, int max_tokens, bool temperature)
+char *llm_request_json(const cuco_llm_request *req, int max_tokens, bool temperature, bool schema)
 {
 	const cuco_model *m = req->model;
 	cJSON *root = cJSON_CreateObject();
@@ -45,6 +45,20 @@ char *llm_request_json(const cuco_llm_request *req, int max_tokens, bool tempera
 		if (m->provider == CUCO_PROVIDER_OPENAI)
 			cJSON_AddBoolToObject(cJSON_AddObjectToObject(root, "stream_options"),
 				"include_usage", true);
+		/* llama.cpp then says how far it has read a long prompt: progress
+		 * while a CPU reads 8 000 tokens for minutes. */
+		if (m->server == CUCO_SERVER_LLAMACPP)
+			cJSON_AddBoolToObject(root, "return_progress", true);
+	}
+	cJSON *parsed = schema && req->schema && m->provider == CUCO_PROVIDER_OPENAI
+		? cJSON_Parse(req->schema) : NULL;
+	if (parsed) {
+		cJSON *rf = cJSON_AddObjectToObject(root, "response_format");
+		cJSON_AddStringToObject(rf, "type", "json_schema");
+		cJSON *js = cJSON_AddObjectToObject(rf, "json_schema");
+		cJSON_AddStringToObject(js, "name", "cuco_reply");
+		cJSON_AddBoolToObject(js, "strict", true);
+		cJSON_AddItemToObject(js, "schema", parsed);
 	}
 	char *s = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
@@ -111,14 +125,61 @@ static bool over_cap(llm_read *r, size_t len, const char *what)
 	return true;
 }
 
+bool llm_looping(const char *text, size_t len, size_t *period, size_t *run)
+{
+	for (size_t p = 16; p <= 1024 && 4 * p <= len; p++) {
+		size_t k = 0;
+		while (k + p < len && text[len - 1 - k] == text[len - 1 - k - p])
+			k++;
+		size_t need = 4 * p > 2048 ? 4 * p : 2048;
+		if (k + p >= need) {
+			*period = p;
+			*run = k + p;
+			return true;
+		}
+	}
+	return false;
+}
+
+#define LOOP_STEP 256  /* bytes of new text between two looks for a loop */
+
 static void add_text(llm_read *r, const char *s)
 {
 	size_t n = strlen(s);
 	if (n == 0 || over_cap(r, r->text.len + n, "reply"))
 		return;
 	cuco_buf_append(&r->text, s, n);
+	r->text_seen = true;
 	if (r->req->on_delta)
 		r->req->on_delta(s, n, r->req->arg);
+	size_t period, run;
+	if (r->req->stream && r->text.len >= r->loop_checked + LOOP_STEP) {
+		r->loop_checked = r->text.len;
+		if (llm_looping(r->text.data, r->text.len, &period, &run)) {
+			r->looped = true;
+			snprintf(r->error, sizeof r->error, "reply loops: its last %zu bytes are the same %zu "
+				"bytes over and over; stopped while it streamed", run, period);
+		}
+	}
+}
+
+/* llama.cpp's progress through a long prompt, and its timings. */
+static void take_llamacpp(const cJSON *j, llm_read *r)
+{
+	const cJSON *pp = path(j, "prompt_progress", NULL), *t = path(j, "timings", NULL), *v;
+	if (cJSON_IsObject(pp)) {
+		if (cJSON_IsNumber(v = path(pp, "processed", NULL)))
+			r->prompt_read = token_count(v->valuedouble);
+		if (cJSON_IsNumber(v = path(pp, "cache", NULL)))
+			r->prompt_cache = token_count(v->valuedouble);
+		if (cJSON_IsNumber(v = path(pp, "total", NULL)))
+			r->prompt_total = token_count(v->valuedouble);
+	}
+	if (cJSON_IsObject(t) && cJSON_IsNumber(v = path(t, "prompt_n", NULL))) {
+		r->timed_prompt = token_count(v->valuedouble);
+		v = path(t, "prompt_ms", NULL);
+		r->timed_prompt_ms = cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
+	}
 }
 
 static void stream_error(llm_read *r, const cJSON *j)
@@ -145,6 +206,7 @@ static void openai_event(llm_read *r, const cJSON *j)
 	const cJSON *usage = path(j, "usage", NULL);
 	if (cJSON_IsObject(usage))
 		take_tokens(usage, "prompt_tokens", "completion_tokens", r);
+	take_llamacpp(j, r);
 }
 
 static void anthropic_event(llm_read *r, const cJSON *j)
@@ -291,6 +353,7 @@ bool llm_parse_body(llm_read *r, const char *body, size_t n)
 		}
 		/* Counted even when the text is refused: the server served it. */
 		take_tokens(path(j, "usage", NULL), "prompt_tokens", "completion_tokens", r);
+		take_llamacpp(j, r);
 	} else {
 		const cJSON *block;
 		cJSON_ArrayForEach(block, path(j, "content", NULL)) {
@@ -362,6 +425,12 @@ bool llm_context_exceeded(const char *msg, int64_t *needed, int64_t *size)
 		return true;
 	}
 	return false;
+}
+
+bool llm_schema_refused(const char *msg)
+{
+	return strstr(msg, "response_format") || strstr(msg, "json_schema") ||
+		strstr(msg, "grammar") || strstr(msg, "JSON schema");
 }
 
 bool llm_temperature_refused(const char *msg)

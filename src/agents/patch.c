@@ -47,7 +47,7 @@ typedef struct region {
 } region;
 
 static const char *const match_names[CUCO_MATCH_COUNT] = {
-	"exact", "trailing-space", "indent", "typography",
+	"exact", "trailing-space", "indent", "typography", "spacing",
 };
 
 const char *cuco_match_name(cuco_match m)
@@ -224,47 +224,140 @@ static bool match_at(const lines *file, size_t at, const lines *srch, cuco_match
 }
 
 /* A short quote of a line for error messages. */
-static void quote(line l, char *buf, size_t size)
+static void quote_from(line l, size_t from, char *buf, size_t size)
 {
-	size_t i = indent_of(l), n = rtrim(l);
+	size_t i = indent_of(l) + from, n = rtrim(l);
 	size_t len = n > i ? n - i : 0;
 	if (len > 60)
 		len = 60;
-	snprintf(buf, size, "%.*s%s", (int)len, l.s + i, n - i > 60 ? "…" : "");
+	snprintf(buf, size, "%s%.*s%s", from ? "…" : "", (int)len, l.s + i, n - i > 60 ? "…" : "");
 }
 
-/* The window sharing most (trimmed) lines with the SEARCH, and its first
- * line that differs: what the model most likely meant. */
+static void quote(line l, char *buf, size_t size)
+{
+	quote_from(l, 0, buf, size);
+}
+
+/* Two lines quoted where they differ: from a little before their first
+ * differing character when that is past what a quote shows (issue 26: two
+ * quotes of 60 characters read the same, and the model sent its SEARCH
+ * back three times). */
+static void quote_pair(line f, line s, char *fq, char *sq, size_t size)
+{
+	size_t fi = indent_of(f), si = indent_of(s), fn = rtrim(f), sn = rtrim(s), d = 0;
+	while (fi + d < fn && si + d < sn && f.s[fi + d] == s.s[si + d])
+		d++;
+	size_t from = d > 50 ? d - 20 : 0;
+	quote_from(f, from, fq, size);
+	quote_from(s, from, sq, size);
+}
+
+/* Two lines equal once their indentation and trailing space are set aside. */
+static bool trimmed_same(line f, line s)
+{
+	size_t fi = indent_of(f), si = indent_of(s), fn = rtrim(f), sn = rtrim(s);
+	return same(f.s + fi, fn > fi ? fn - fi : 0, s.s + si, sn > si ? sn - si : 0);
+}
+
+/* A line that says something: not blank, not a lone brace or the like,
+ * which match anywhere and point nowhere. */
+static bool telling(line l)
+{
+	size_t i = indent_of(l), n = rtrim(l), k = 0;
+	for (; i < n; i++)
+		k += !strchr("{}();,", l.s[i]);
+	return k >= 2;
+}
+
+/* How alike two lines are: the characters their trimmed texts share at
+ * the start and at the end. */
+static size_t likeness(line f, line s)
+{
+	size_t fi = indent_of(f), si = indent_of(s), fn = rtrim(f), sn = rtrim(s);
+	size_t a = 0, b = 0;
+	while (fi + a < fn && si + a < sn && f.s[fi + a] == s.s[si + a])
+		a++;
+	while (fn - b > fi + a && sn - b > si + a && f.s[fn - 1 - b] == s.s[sn - 1 - b])
+		b++;
+	return a + b;
+}
+
+/* The offset (parent line − SEARCH line) where most telling SEARCH lines
+ * line up with the parent; false when none is anywhere in it. */
+static bool best_offset(const lines *file, const lines *srch, long *off)
+{
+	size_t best = 0;
+	for (size_t i = 0; i < srch->n; i++) {
+		if (!telling(srch->v[i]))
+			continue;
+		for (size_t p = 0; p < file->n; p++) {
+			if (!trimmed_same(file->v[p], srch->v[i]))
+				continue;
+			long o = (long)p - (long)i;
+			size_t votes = 0;
+			for (size_t k = 0; k < srch->n; k++) {
+				long at = (long)k + o;
+				votes += at >= 0 && at < (long)file->n && telling(srch->v[k]) &&
+					trimmed_same(file->v[at], srch->v[k]);
+			}
+			if (votes > best) {
+				best = votes;
+				*off = o;
+			}
+		}
+	}
+	return best > 0;
+}
+
+/* What the model most likely meant, for a SEARCH that matches nothing:
+ * its lines lined up with the parent where most of its telling lines
+ * are, then the first line that differs (a parent line the SEARCH left
+ * out is said as that); when none of its lines is in the parent, the
+ * parent line most like its first telling line. */
 static void closest(const lines *file, const lines *srch, char *buf, size_t size)
 {
-	size_t best = 0, best_hits = 0;
-	for (size_t at = 0; at + srch->n <= file->n; at++) {
-		size_t hits = 0;
-		for (size_t i = 0; i < srch->n; i++) {
-			line f = file->v[at + i], s = srch->v[i];
-			size_t fi = indent_of(f), si = indent_of(s);
-			size_t fn = rtrim(f), sn = rtrim(s);
-			hits += same(f.s + fi, fn > fi ? fn - fi : 0, s.s + si, sn > si ? sn - si : 0);
-		}
-		if (hits > best_hits) {
-			best_hits = hits;
-			best = at;
-		}
-	}
+	char fq[96], sq[96];
 	*buf = '\0';
-	if (best_hits == 0)
-		return;
-	for (size_t i = 0; i < srch->n; i++) {
-		line f = file->v[best + i], s = srch->v[i];
-		if (!same(f.s, rtrim(f), s.s, rtrim(s))) {
-			char fq[96], sq[96];
+	long off;
+	if (best_offset(file, srch, &off)) {
+		for (size_t i = 0; i < srch->n; i++) {
+			long at = (long)i + off;
+			if (at < 0 || at >= (long)file->n)
+				break;
+			line f = file->v[at], s = srch->v[i];
+			if (same(f.s, rtrim(f), s.s, rtrim(s)))
+				continue;
 			quote(f, fq, sizeof fq);
-			quote(s, sq, sizeof sq);
-			snprintf(buf, size, "; closest is line %zu, where the parent has `%s` and the SEARCH `%s`",
-				best + i + 1, fq, sq);
+			if (at + 1 < (long)file->n && telling(s) && trimmed_same(file->v[at + 1], s)) {
+				snprintf(buf, size, "; the parent has line %ld `%s` there, which the SEARCH leaves "
+					"out; quote every line", at + 1, fq);
+				return;
+			}
+			quote_pair(f, s, fq, sq, sizeof fq);
+			snprintf(buf, size, "; closest is line %ld, where the parent has `%s` and the SEARCH `%s`",
+				at + 1, fq, sq);
 			return;
 		}
+		return;
 	}
+	size_t first = 0;
+	while (first < srch->n && !telling(srch->v[first]))
+		first++;
+	if (first == srch->n)
+		return;
+	size_t best = 0, like = 0;
+	for (size_t p = 0; p < file->n; p++) {
+		size_t k = likeness(file->v[p], srch->v[first]);
+		if (k > like) {
+			like = k;
+			best = p;
+		}
+	}
+	if (like == 0)
+		return;
+	quote_pair(file->v[best], srch->v[first], fq, sq, sizeof fq);
+	snprintf(buf, size, "; closest is line %zu, where the parent has `%s` and the SEARCH `%s`",
+		best + 1, fq, sq);
 }
 
 static bool has_marker(line l, const char *marker)
@@ -313,6 +406,71 @@ static int find_regions(const lines *f, const char *who, region **out, size_t *n
 	return CUCO_OK;
 }
 
+/* A line's text with every run of whitespace as one space, trimmed. */
+static void fold_line(line l, cuco_buf *out)
+{
+	bool any = false, space = false;
+	for (size_t i = 0; i < l.n; i++) {
+		if (is_space(l.s[i])) {
+			space = any;
+			continue;
+		}
+		if (space)
+			cuco_buf_append(out, " ", 1);
+		space = false;
+		any = true;
+		cuco_buf_append(out, &l.s[i], 1);
+	}
+}
+
+/* Lines folded and joined by single spaces (blank ones add nothing). */
+static void fold_lines(const lines *ls, size_t from, size_t n, cuco_buf *out)
+{
+	out->len = 0;
+	cuco_buf_append(out, "", 0);
+	for (size_t i = from; i < from + n; i++) {
+		size_t before = out->len;
+		if (before > 0)
+			cuco_buf_append(out, " ", 1);
+		size_t mark = out->len;
+		fold_line(ls->v[i], out);
+		if (out->len == mark)
+			out->len = before, out->data[before] = '\0';
+	}
+}
+
+/* The spacing level: windows of the parent, of any number of lines from a
+ * non-blank one to a non-blank one, whose folded text is the SEARCH's.
+ * Hits (at most 3 positions kept); the first's window in *at and *len. */
+static size_t match_spacing(const lines *file, const lines *srch, size_t *where, size_t *at,
+	size_t *len)
+{
+	cuco_buf want = { 0 }, got = { 0 };
+	fold_lines(srch, 0, srch->n, &want);
+	size_t hits = 0;
+	for (size_t a = 0; want.len > 0 && a < file->n; a++) {
+		if (rtrim(file->v[a]) == 0)
+			continue;
+		for (size_t k = 1; a + k <= file->n; k++) {
+			fold_lines(file, a, k, &got);
+			if (got.len > want.len || memcmp(got.data, want.data, got.len) != 0)
+				break;
+			if (got.len == want.len && rtrim(file->v[a + k - 1]) > 0) {
+				if (hits < 3)
+					where[hits] = a;
+				if (hits++ == 0) {
+					*at = a;
+					*len = k;
+				}
+				break;
+			}
+		}
+	}
+	cuco_buf_free(&want);
+	cuco_buf_free(&got);
+	return hits;
+}
+
 /* Locate hunk h: the first level with any match decides; more than one
  * match there is ambiguous. */
 static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int num,
@@ -334,6 +492,12 @@ static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int 
 	int rc = CUCO_OK;
 	size_t hits = 0, where[3];
 	for (int lv = 0; lv < CUCO_MATCH_COUNT && hits == 0; lv++) {
+		if (lv == CUCO_MATCH_SPACING) {
+			hits = match_spacing(file, &srch, where, &p->at, &p->len);
+			p->sh = (shift){ 0 };
+			p->level = CUCO_MATCH_SPACING;
+			break;
+		}
 		const lines *f = lv == CUCO_MATCH_TYPOGRAPHY ? ascii_of(file, afile) : file;
 		const lines *s = lv == CUCO_MATCH_TYPOGRAPHY ? ascii_of(&srch, &asrch) : &srch;
 		for (size_t at = 0; at + s->n <= f->n; at++) {
@@ -350,7 +514,10 @@ static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int 
 			}
 		}
 	}
-	if (hits == 0) {
+	if (hits == 0 && strstr(h->search, CUCO_SEARCH_PLACEHOLDER)) {
+		rc = cuco_errf(err, CUCO_EDATA, "hunk %d: its SEARCH is the reply form's placeholder, not "
+			"lines of the program; copy the lines to change from the program", num);
+	} else if (hits == 0) {
 		char near[320];
 		closest(file, &srch, near, sizeof near);
 		rc = cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): SEARCH matches nothing in the parent%s",
@@ -602,6 +769,34 @@ static int compare_frames(const lines *file, const region *r, size_t nr, const l
 	return rc;
 }
 
+/* The parent's frame with new insides for its blocks, in order: the
+ * frame byte for byte, each inside's lines with the parent's line ends. */
+static void splice(const lines *file, const region *r, size_t nr, const lines *inside,
+	const char *eol, bool final_nl, cuco_patched *out)
+{
+	cuco_buf b = { 0 };
+	size_t from = 0;
+	for (size_t k = 0; k <= nr; k++) {
+		size_t upto = k < nr ? r[k].start + 1 : file->n;
+		for (size_t i = from; i < upto; i++) {
+			cuco_buf_append(&b, file->v[i].s, file->v[i].n);
+			if (i + 1 < file->n || final_nl)
+				cuco_buf_puts(&b, eol);
+		}
+		if (k == nr)
+			break;
+		for (size_t i = 0; i < inside[k].n; i++) {
+			cuco_buf_append(&b, inside[k].v[i].s, inside[k].v[i].n);
+			cuco_buf_puts(&b, eol);
+		}
+		from = r[k].end;
+	}
+	if (!b.data)
+		cuco_buf_append(&b, "", 0);
+	out->text = b.data;
+	out->len = b.len;
+}
+
 /* A full rewrite of a file with EVOLVE-BLOCKs must keep the code outside
  * them; comments, blank lines and whitespace there may differ (published
  * systems splice the new blocks into the parent's frame; a model often
@@ -633,31 +828,54 @@ static int apply_full(const lines *file, const region *r, size_t nr, const cuco_
 	}
 	rc = compare_frames(file, r, nr, &nf, nrg, &out->frame_kept, err);
 	if (rc == CUCO_OK) {
-		cuco_buf b = { 0 };
-		size_t from = 0;
-		for (size_t k = 0; k <= nr; k++) {
-			size_t upto = k < nr ? r[k].start + 1 : file->n;
-			for (size_t i = from; i < upto; i++) {
-				cuco_buf_append(&b, file->v[i].s, file->v[i].n);
-				if (i + 1 < file->n || final_nl)
-					cuco_buf_puts(&b, eol);
-			}
-			if (k == nr)
-				break;
-			for (size_t i = nrg[k].start + 1; i < nrg[k].end; i++) {
-				cuco_buf_append(&b, nf.v[i].s, nf.v[i].n);
-				cuco_buf_puts(&b, eol);
-			}
-			from = r[k].end;
-		}
-		if (!b.data)
-			cuco_buf_append(&b, "", 0);
-		out->text = b.data;
-		out->len = b.len;
+		lines *inside = cuco_xmalloc(nr * sizeof *inside);
+		for (size_t k = 0; k < nr; k++)
+			inside[k] = (lines){ nf.v + nrg[k].start + 1, nrg[k].end - nrg[k].start - 1 };
+		splice(file, r, nr, inside, eol, final_nl, out);
+		free(inside);
 	}
 	free(nf.v);
 	free(nrg);
 	return rc;
+}
+
+/* The parent with each block's inside replaced by the reply's text for it:
+ * as many blocks as the parent has, none holding a marker. */
+static int apply_blocks(const lines *file, const region *r, size_t nr, const cuco_reply *reply,
+	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
+{
+	if (nr == 0)
+		return cuco_errf(err, CUCO_EDATA, "the parent has no EVOLVE-BLOCK for a block's new text; "
+			"give SEARCH/REPLACE hunks or the whole file");
+	if ((size_t)reply->nblocks != nr)
+		return cuco_errf(err, CUCO_EDATA, "the reply gives %d block%s where the parent has %zu "
+			"EVOLVE-BLOCK%s; give each block's new text, in order", reply->nblocks,
+			reply->nblocks == 1 ? "" : "s", nr, nr == 1 ? "" : "s");
+	lines *inside = cuco_xcalloc(nr, sizeof *inside);
+	int rc = CUCO_OK;
+	for (size_t k = 0; k < nr && rc == CUCO_OK; k++) {
+		split(reply->blocks[k], strlen(reply->blocks[k]), &inside[k]);
+		for (size_t i = 0; i < inside[k].n && rc == CUCO_OK; i++)
+			if (has_marker(inside[k].v[i], "EVOLVE-BLOCK-"))
+				rc = cuco_errf(err, CUCO_EDATA, "block %zu's new text holds an EVOLVE-BLOCK marker "
+					"(its line %zu); give only the lines between the markers", k + 1, i + 1);
+	}
+	if (rc == CUCO_OK)
+		splice(file, r, nr, inside, eol, final_nl, out);
+	for (size_t k = 0; k < nr; k++)
+		free(inside[k].v);
+	free(inside);
+	return rc;
+}
+
+/* A directive-only reply: the parent's code as it is. */
+static int keep_parent(const char *parent, size_t len, cuco_patched *out)
+{
+	out->text = cuco_xmalloc(len + 1);
+	memcpy(out->text, parent, len);
+	out->text[len] = '\0';
+	out->len = len;
+	return CUCO_OK;
 }
 
 int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
@@ -675,6 +893,10 @@ int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
 	if (rc == CUCO_OK) {
 		if (reply->kind == CUCO_REPLY_FULL)
 			rc = apply_full(&file, r, nr, reply, eol, final_nl, out, err);
+		else if (reply->kind == CUCO_REPLY_BLOCKS)
+			rc = apply_blocks(&file, r, nr, reply, eol, final_nl, out, err);
+		else if (reply->kind == CUCO_REPLY_DIRECTIVE)
+			rc = keep_parent(parent, len, out);
 		else if (reply->nhunks == 0)
 			rc = cuco_errf(err, CUCO_EDATA, "reply holds no hunk");
 		else

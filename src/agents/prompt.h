@@ -14,7 +14,22 @@ typedef enum cuco_prompt_kind {
 	CUCO_PROMPT_FULL,    /* a full rewrite */
 	CUCO_PROMPT_CROSS,   /* combine the parent with a second parent */
 	CUCO_PROMPT_FIX,     /* the island has no correct candidate: make it correct */
+	CUCO_PROMPT_DIRECTIVE, /* a new directive for the parent's code, no code asked for */
+	CUCO_PROMPT_REPAIR,  /* the parent failed: mend it, told its first error */
+	CUCO_PROMPT_KINDS
 } cuco_prompt_kind;
+
+/* How much a prompt carries (docs/replies.md, "Prompt profiles"). FULL:
+ * everything below. LEAN, for a model whose context is a few thousand
+ * tokens: no hardware section, context documents or other programs, one
+ * recent failure, the parent's code as lean.c shows it (the frame's
+ * function bodies and the branches other directives build summarised),
+ * and a rewrite asked for as each EVOLVE-BLOCK's new text. */
+typedef enum cuco_prompt_profile { CUCO_PROFILE_FULL, CUCO_PROFILE_LEAN, CUCO_PROFILES }
+	cuco_prompt_profile;
+
+const char *cuco_prompt_kind_name(cuco_prompt_kind k);        /* "diff", … */
+const char *cuco_prompt_profile_name(cuco_prompt_profile p);  /* "full", "lean" */
 
 typedef struct cuco_prompt_spec {
 	const cuco_workload *wl;
@@ -28,12 +43,48 @@ typedef struct cuco_prompt_spec {
 	const char *meta;            /* meta recommendations; may be NULL */
 	const char *hints;           /* human hints for this island; may be NULL */
 	bool memory;                 /* include the optimization memory */
+	cuco_prompt_profile profile;
+	bool json;                   /* the reply comes as structured output's JSON */
 	struct cuco_prompt_map *map; /* out: the parts that may be cut (below); may be NULL */
 } cuco_prompt_spec;
 
 /* Build the system and user messages inside a read (or write) txn. */
 int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *system,
 	cuco_buf *user);
+
+/* What the reply's form shows where a SEARCH goes: a reply that sends it
+ * back as its SEARCH is told so (patch.c). */
+#define CUCO_SEARCH_PLACEHOLDER "lines copied exactly from the current program"
+
+/* The workload's forbidden combinations, a line each after a heading;
+ * nothing when it has none. */
+void cuco_prompt_put_constraints(cuco_buf *b, const cuco_workload *wl);
+/* The directive as a reply states it: `DIRECTIVE:`, then one `name: value`
+ * line per dimension of the workload. */
+void cuco_prompt_put_directive(cuco_buf *b, const cuco_workload *wl, const cuco_directive *d);
+/* The reply's skeleton that ends every prompt: the directive d filled in,
+ * then the form the kind asks for, as text or (json) as the JSON object;
+ * nblocks: the parent's EVOLVE-BLOCKs, for a lean rewrite. */
+void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_directive *d,
+	cuco_prompt_kind kind, cuco_prompt_profile profile, int nblocks, bool json);
+/* The JSON schema of a reply to a prompt of that kind and profile (malloc'd
+ * JSON text), for a server's structured output: the directive as an
+ * object of the design space's values, then the edits, the blocks' new
+ * text (nblocks of them) or the whole file; none for a directive alone. */
+char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
+	cuco_prompt_profile profile, int nblocks);
+/* EVOLVE-BLOCKs in a program's text. */
+int cuco_prompt_blocks(const char *text, size_t len);
+/* The program as the lean profile shows it (lean.c): every line a reply
+ * may quote, the frame's function bodies and the branches that the
+ * directive d does not build each replaced by one line saying so. */
+void cuco_prompt_lean_code(const cuco_workload *wl, const cuco_directive *d, const char *text,
+	size_t len, cuco_buf *out);
+/* A text written over a lean view (an edit of it) with each note line
+ * "[… lines A-B not shown: …]" back as the parent's lines A to B; a note
+ * naming lines the parent has not is refused (CUCO_EDATA). */
+int cuco_lean_expand(const char *view, size_t vlen, const char *parent, size_t plen,
+	cuco_buf *out, cuco_err *err);
 
 /* ---- fitting a prompt to a model's context --------------------------------
  * A builder notes where it wrote each part a prompt can do without; when
@@ -78,6 +129,11 @@ typedef struct cuco_prompt_map {
 	int ncuts;
 } cuco_prompt_map;
 
+/* The line of a failure's output that says what went wrong first: the
+ * first holding "error" (a compiler's first error), else its first line
+ * that is not blank. */
+void cuco_first_error(const char *excerpt, char *out, size_t size);
+
 /* The hardware profile as a prompt's "## Hardware" section. */
 void cuco_prompt_put_hardware(cuco_buf *b, const cuco_hardware *hw);
 /* Note that b[start, b->len) may be cut (a full map keeps what it has). */
@@ -114,6 +170,13 @@ typedef struct cuco_fitted {
  * long. */
 int cuco_prompt_fit(const char *system, const char *user, const cuco_prompt_map *map,
 	const cuco_fit *fit, cuco_fitted *out, cuco_err *err);
+/* Tokens of what no fitting can cut (bytes_per_token 0: the default). */
+int64_t cuco_prompt_floor(const char *system, const char *user, const cuco_prompt_map *map,
+	double bytes_per_token);
+/* Tokens a context keeps for the reply and as the estimate's margin: the
+ * model's max_tokens or a quarter of the context, whichever is less, and
+ * 1/32 of the context. */
+int64_t cuco_prompt_reserve(int64_t context, int max_tokens);
 void cuco_fitted_free(cuco_fitted *f);
 /* ---- the fast path's prompt (fastpath.c, reference.c) ----------------------
  * Stage A's or B's: the task, the design space, the last attempt's failure
@@ -141,13 +204,44 @@ typedef struct cuco_fp_prompt {
 	char api_from[512];               /* the headers the API reference read, or why none */
 } cuco_fp_prompt;
 
-/* Stage 0 (A) or 1 (B) for program, the stage's parent; hw and feedback
- * may be NULL. CUCO_EENV when a context document cannot be read. */
-int cuco_fastpath_prompt(const cuco_workload *wl, const cuco_hardware *hw, int stage,
-	const char *program, size_t len, const char *feedback, cuco_fp_prompt *out, cuco_err *err);
+typedef struct cuco_fp_spec {
+	const cuco_workload *wl;
+	const cuco_hardware *hw;          /* may be NULL */
+	int stage;                        /* 0: A, 1: B */
+	const char *program;              /* the stage's parent */
+	size_t len;
+	const char *feedback;             /* why the last attempt failed; may be NULL */
+	const cuco_directive *directive;  /* the skeleton's; NULL: the design space's first point */
+	cuco_prompt_profile profile;      /* LEAN: no API reference, helper headers, examples or
+	                                     documents */
+	bool json;                        /* the reply comes as structured output's JSON */
+} cuco_fp_spec;
+
+/* Stage A's or B's prompt for a program. CUCO_EENV when a context
+ * document cannot be read. */
+int cuco_fastpath_prompt(const cuco_fp_spec *spec, cuco_fp_prompt *out, cuco_err *err);
 void cuco_fp_prompt_free(cuco_fp_prompt *p);
 /* "task 1.2 KiB, program 2.0 KiB, …: 48.1 KiB in all" */
 void cuco_fp_prompt_sizes(const cuco_fp_prompt *p, char *out, size_t size);
+
+/* ---- sizes: each kind of prompt in each profile (survey.c) ---------------- */
+
+typedef struct cuco_prompt_size {
+	char kind[16];           /* a cuco_prompt_kind_name, "fastpath-a" or "fastpath-b" */
+	int64_t floor[CUCO_PROFILES];  /* tokens no cut removes (cuco_prompt_floor) */
+	int64_t whole[CUCO_PROFILES];  /* tokens before any cut */
+} cuco_prompt_size;
+
+#define CUCO_SURVEY_ROWS (CUCO_PROMPT_KINDS + 2)
+
+/* The first prompts of a run of wl, each kind in each profile, built in a
+ * scratch store from its baseline and seed (json: as structured output
+ * asks). rows holds CUCO_SURVEY_ROWS. */
+int cuco_prompt_survey(const cuco_workload *wl, const cuco_hardware *hw, bool json,
+	cuco_prompt_size *rows, int *n, cuco_err *err);
+/* The least context, in steps of 256 tokens, that leaves a prompt whose
+ * floor is `floor` its reply (cuco_prompt_reserve); 0 past 16 M. */
+int64_t cuco_prompt_min_context(int64_t floor, int max_tokens);
 
 /* Keep a prompt and its reply (deduplicated) and link them from c. */
 int cuco_prompt_keep(cuco_txn *txn, const char *prompt, const char *reply, cuco_candidate *c);

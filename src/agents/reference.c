@@ -12,6 +12,7 @@
 
 #include <ctype.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,8 +210,11 @@ static void section_examples(cuco_buf *b, const cuco_workload *wl, const cuco_ha
 		cuco_workload_free(ex);
 		return;
 	}
-	cuco_log(CUCO_LOG_WARN, "fastpath: no verified examples: none of cuco's own %s workloads "
-		"found in the workload folders (cuco doctor lists them)", names[0]);
+	/* Said once: every prompt of a run, and each of `cuco analyze --prompt`'s, would. */
+	static atomic_bool said;
+	if (!atomic_exchange(&said, true))
+		cuco_log(CUCO_LOG_WARN, "fastpath: no verified examples: none of cuco's own %s "
+			"workloads found in the workload folders (cuco doctor lists them)", names[0]);
 }
 
 /* A local include found beside the workload, or beside its harness and
@@ -254,7 +258,7 @@ static void section_headers(cuco_buf *b, const cuco_workload *wl, const char *pr
 }
 
 int fp_reference(const cuco_workload *wl, const cuco_hardware *hw, const char *program,
-	size_t len, cuco_fp_prompt *out, cuco_err *err)
+	size_t len, bool lean, cuco_fp_prompt *out, cuco_err *err)
 {
 	(void)err;
 	cuco_buf *b = &out->system;
@@ -269,6 +273,10 @@ int fp_reference(const cuco_workload *wl, const cuco_hardware *hw, const char *p
 	section_analysis(b, wl, program, len);
 	cuco_prompt_mark(&out->map, CUCO_CUT_ANALYSIS, false, b, start);
 	out->bytes[CUCO_FP_ANALYSIS] = b->len - start;
+	if (lean) {
+		cuco_strlcpy(out->api_from, "none: the lean profile leaves it out", sizeof out->api_from);
+		return CUCO_OK;
+	}
 	start = b->len;
 	section_api(b, wl, hw, out->api_from, sizeof out->api_from);
 	cuco_prompt_mark(&out->map, CUCO_CUT_API, false, b, start);

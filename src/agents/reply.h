@@ -16,6 +16,14 @@
  *   new lines
  *   >>>>>>> REPLACE
  *   </DIFF>                       (or <CODE>full file</CODE>)
+ *
+ * The directive may also be written as cuco prints it
+ * (`backend: rma/one/interleave/flag/8 tile=64`, `DIRECTIVE: backend: rma,
+ * sync: flag`); each EVOLVE-BLOCK's new text may come in <BLOCK> tags; a
+ * reply with a directive and no code is a directive-only child; and a
+ * reply may be the JSON object a server's structured output writes
+ * ({"directive": {…}, "name", "description", then "edits": [{"search",
+ * "replace"}], "blocks": […] or "code"}). docs/replies.md has them all.
  */
 #ifndef CUCO_AGENTS_REPLY_H
 #define CUCO_AGENTS_REPLY_H
@@ -26,7 +34,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef enum cuco_reply_kind { CUCO_REPLY_DIFF, CUCO_REPLY_FULL } cuco_reply_kind;
+typedef enum cuco_reply_kind {
+	CUCO_REPLY_DIFF,       /* SEARCH/REPLACE hunks */
+	CUCO_REPLY_FULL,       /* the whole file */
+	CUCO_REPLY_BLOCKS,     /* each EVOLVE-BLOCK's new text, in order */
+	CUCO_REPLY_DIRECTIVE,  /* a directive and no code: the parent's code, a new directive */
+} cuco_reply_kind;
 
 typedef struct cuco_hunk {
 	char *search;   /* lines, each ending in '\n' */
@@ -39,10 +52,14 @@ typedef struct cuco_reply {
 	char name[64];
 	char description[512];
 	bool has_directive;
-	cuco_directive directive;  /* the base with the stated fields over it */
+	bool directive_refused;    /* the refusal is the directive's (out of a failed parse) */
+	cuco_directive directive;  /* the base with the stated fields over it; after a
+	                              refused directive, what was read of it */
 	int nhunks;
 	cuco_hunk *hunks;
 	char *code;                /* FULL: the whole file */
+	int nblocks;
+	char **blocks;             /* BLOCKS: each block's new text (lines between its markers) */
 } cuco_reply;
 
 /* Parse a reply. base is the directive fields not stated keep (the
@@ -50,6 +67,12 @@ typedef struct cuco_reply {
  * dimensions and the result must lie in the design space
  * (cuco_directive_valid). wl may be NULL (no directive check). */
 int cuco_reply_parse(const char *text, const cuco_workload *wl, const cuco_directive *base,
+	cuco_reply *out, cuco_err *err);
+/* The same, and a reply with a directive and no code is a directive-only
+ * child (CUCO_REPLY_DIRECTIVE). Only for a reply known to be whole (its
+ * finish reason says it stopped by itself): a reply cut off after its
+ * directive looks just like one. */
+int cuco_reply_parse_any(const char *text, const cuco_workload *wl, const cuco_directive *base,
 	cuco_reply *out, cuco_err *err);
 void cuco_reply_free(cuco_reply *r);
 
@@ -67,6 +90,8 @@ typedef enum cuco_match {
 	CUCO_MATCH_TRAILING_SPACE,  /* trailing whitespace ignored */
 	CUCO_MATCH_INDENT,          /* plus one indentation shift for the whole hunk */
 	CUCO_MATCH_TYPOGRAPHY,      /* plus curly quotes, dashes, nbsp as ASCII */
+	CUCO_MATCH_SPACING,         /* every run of whitespace, line breaks too, as one space:
+	                               a SEARCH that joined or split the parent's lines */
 	CUCO_MATCH_COUNT
 } cuco_match;
 

@@ -39,6 +39,8 @@ void cuco_search_config_defaults(cuco_search_config *c)
 	e->meta_interval = 8;
 	e->meta_max = 5;
 	e->novelty_attempts = 3;
+	e->directive_rate = 0.2;
+	e->repair = true;
 	e->fastpath = true;
 	cuco_beam_config *b = &c->beam;
 	b->width = 6;
@@ -51,6 +53,7 @@ void cuco_search_config_defaults(cuco_search_config *c)
 	b->negative = 1.15;
 	c->fastpath.stage_a_max = 5;
 	c->fastpath.stage_b_max = 10;
+	c->sample.temperature = 0.8;
 }
 
 typedef enum knob_kind { K_INT, K_REAL, K_BOOL, K_REALS3, K_RULE } knob_kind;
@@ -65,6 +68,7 @@ typedef struct knob {
 #define EV(f) offsetof(cuco_search_config, evolve.f)
 #define BM(f) offsetof(cuco_search_config, beam.f)
 #define FP(f) offsetof(cuco_search_config, fastpath.f)
+#define SM(f) offsetof(cuco_search_config, sample.f)
 
 static const knob knobs[] = {
 	{ "evolve.islands", K_INT, EV(islands), 1, SEARCH_MAX_ISLANDS },
@@ -85,6 +89,8 @@ static const knob knobs[] = {
 	{ "evolve.meta_max", K_INT, EV(meta_max), 0, 20 },
 	{ "evolve.novelty_attempts", K_INT, EV(novelty_attempts), 1, 20 },
 	{ "evolve.tune_rate", K_REAL, EV(tune_rate), 0, 1 },
+	{ "evolve.directive_rate", K_REAL, EV(directive_rate), 0, 1 },
+	{ "evolve.repair", K_BOOL, EV(repair), 0, 0 },
 	{ "evolve.fastpath", K_BOOL, EV(fastpath), 0, 0 },
 	{ "beam.width", K_INT, BM(width), 1, 256 },
 	{ "beam.plans", K_INT, BM(plans), 1, 256 },
@@ -97,6 +103,7 @@ static const knob knobs[] = {
 	{ "beam.shared_memory", K_BOOL, BM(shared_memory), 0, 0 },
 	{ "fastpath.stage_a_max", K_INT, FP(stage_a_max), 0, 100 },
 	{ "fastpath.stage_b_max", K_INT, FP(stage_b_max), 0, 100 },
+	{ "sample.temperature", K_REAL, SM(temperature), 0, 2 },
 };
 
 static bool parse_real(const char *v, double min, double max, double *out)
@@ -203,7 +210,7 @@ int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *e
 			section[0] = '\0';
 			if (n < sizeof section && body[n] == ']' &&
 					(!strncmp(body, "evolve", n) || !strncmp(body, "beam", n) ||
-					!strncmp(body, "fastpath", n)))
+					!strncmp(body, "fastpath", n) || !strncmp(body, "sample", n)))
 				memcpy(section, body, n), section[n] = '\0';
 			continue;
 		}
@@ -287,9 +294,22 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 	cuco_bandit_init(&s->bandit, &s->cfg);
 	rc = cuco_llm_new(&s->cfg, &s->llm, err);
 	/* Before the baseline: a dead server or a wrong name stops the run now. */
+	int slots = 0;
+	bool all_said = true;
 	for (int i = 0; i < s->cfg.nmodels && rc == CUCO_OK; i++) {
 		cuco_llm_served sv;
 		rc = cuco_llm_check(s->llm, &s->cfg.models[i], &sv, err);
+		slots += sv.slots;
+		all_said &= sv.slots > 0;
+	}
+	/* More calls in flight than the servers run at once only queue there,
+	 * silent until abandoned (issue 26: --llm-jobs 4 against one slot). */
+	if (rc == CUCO_OK && all_said && slots < s->concurrency) {
+		cuco_log(CUCO_LOG_INFO, "llm: at most %d model call%s in flight, not %d: the server%s "
+			"run%s %d request%s at once", slots, slots == 1 ? "" : "s", s->concurrency,
+			s->cfg.nmodels == 1 ? "" : "s", s->cfg.nmodels == 1 ? "s" : "", slots,
+			slots == 1 ? "" : "s");
+		s->concurrency = slots;
 	}
 	return rc;
 }
@@ -335,6 +355,53 @@ int search_llm_pick(search_llm *s)
 	if (s->cfg.choice == CUCO_CHOICE_BANDIT)
 		return cuco_bandit_pick(&s->bandit);
 	return cuco_model_pick_weighted(&s->cfg, search_unit(&s->rng));
+}
+
+/* Bytes per token of a prompt as its server counts them, a little under:
+ * llama.cpp's tokenizer, else what its earlier calls' usage showed, else
+ * the default estimate. */
+static double bytes_per_token(search_llm *s, cuco_model *m, const char *system, const char *user)
+{
+	cuco_buf b = { 0 };
+	cuco_buf_printf(&b, "%s\n%s", system ? system : "", user);
+	int64_t tokens;
+	cuco_err err;
+	if (cuco_llm_tokenize(s->llm, m, b.data, &tokens, &err) == CUCO_OK && tokens > 0)
+		m->bytes_per_token = 0.97 * (double)b.len / (double)tokens;
+	cuco_buf_free(&b);
+	return m->bytes_per_token > 0 ? m->bytes_per_token : CUCO_BYTES_PER_TOKEN;
+}
+
+int search_build(search_llm *s, int model, search_builder build, void *arg, search_shape *shape,
+	cuco_err *err)
+{
+	cuco_model *m = &s->cfg.models[model];
+	shape->json = m->structured && !s->no_schema[model];
+	int64_t need[CUCO_PROFILES] = { 0 };
+	int64_t reserve = cuco_prompt_reserve(m->context, m->max_tokens);
+	for (int p = 0; p < CUCO_PROFILES; p++) {
+		shape->profile = (cuco_prompt_profile)p;
+		const char *system, *user;
+		const cuco_prompt_map *map;
+		int rc = build(arg, shape, &system, &user, &map, err);
+		if (rc != CUCO_OK || m->context <= 0)
+			return rc;
+		need[p] = cuco_prompt_floor(system, user, map, bytes_per_token(s, m, system, user));
+		if (need[p] + reserve > m->context)
+			continue;
+		if (p != CUCO_PROFILE_FULL && !s->lean_said[model]) {
+			s->lean_said[model] = true;
+			cuco_log(CUCO_LOG_INFO, "llm: %s: prompts take the lean profile: the full one needs "
+				"about %lld tokens that no cut removes, and a context of %lld keeps %lld for the "
+				"reply", m->name, (long long)need[CUCO_PROFILE_FULL], (long long)m->context,
+				(long long)reserve);
+		}
+		return CUCO_OK;
+	}
+	return cuco_errf(err, CUCO_EENV, "llm %s: no prompt profile fits a context of %lld tokens: "
+		"the full one needs about %lld tokens that no cut removes, the lean one %lld, and the "
+		"reply %lld; give the model a longer context", m->name, (long long)m->context,
+		(long long)need[CUCO_PROFILE_FULL], (long long)need[CUCO_PROFILE_LEAN], (long long)reserve);
 }
 
 void search_ledger_init(search_ledger *lg, cuco_call_kind kind, uint64_t parent)
@@ -421,6 +488,14 @@ static void note_call(search_llm *s, search_ledger *lg, const cuco_llm_request *
 	}
 	c->priced = cuco_model_priced(m);
 	c->cost_usd = cuco_model_cost(m, c->tokens_in, c->tokens_cached, c->tokens_out);
+	/* What the server counted of what was sent: the next prompts' measure. */
+	int k = (int)(m - s->cfg.models);
+	if (rc == CUCO_OK && !c->estimated && c->tokens_in >= 256 && k >= 0 && k < s->cfg.nmodels) {
+		double bpt = 0.97 * (double)prompt_bytes(req) / (double)c->tokens_in;
+		cuco_model *mine = &s->cfg.models[k];
+		if (mine->bytes_per_token <= 0 || bpt < mine->bytes_per_token)
+			mine->bytes_per_token = bpt;
+	}
 	en->reply = text && *text ? cuco_xstrdup(text) : NULL;
 	lg->cancelled |= c->outcome == CUCO_CALL_CANCELLED;
 	cuco_call_totals_add(&s->totals, c);
@@ -488,11 +563,13 @@ static void hook_judged(void *arg, bool used, const char *why)
 }
 
 char *search_llm_ask(search_llm *s, search_ledger *lg, int model, const char *system,
-	const char *user, double temperature, cuco_err *err)
+	const char *user, double temperature, int max_tokens, cuco_err *err)
 {
 	cuco_llm_msg msg = { "user", user };
-	cuco_llm_request req = { .model = &s->cfg.models[model], .system = system, .nmsgs = 1,
-		.msgs = &msg, .temperature = temperature, .stream = true };
+	const cuco_model *m = &s->cfg.models[model];
+	cuco_llm_request req = { .model = m, .system = system, .nmsgs = 1, .msgs = &msg,
+		.temperature = temperature, .stream = true,
+		.max_tokens = max_tokens < m->max_tokens ? max_tokens : m->max_tokens };
 	cuco_llm_reply r;
 	edit_hook h = { s, lg };
 	cuco_fitted sent;
@@ -513,6 +590,30 @@ char *search_llm_ask(search_llm *s, search_ledger *lg, int model, const char *sy
 	return text;
 }
 
+bool search_says_nothing(const char *text)
+{
+	int words = 0;
+	for (const char *p = text; *p && words < 3;) {
+		if (*p == '<') {
+			/* A template token or tag: <end_of_turn>, <|im_end|>, <eos>. */
+			const char *close = strchr(p, '>');
+			if (close && close - p < 32) {
+				p = close + 1;
+				continue;
+			}
+		}
+		if (!isalnum((unsigned char)*p)) {
+			p++;
+			continue;
+		}
+		const char *start = p;
+		while (isalnum((unsigned char)*p) || *p == '_' || *p == '\'')
+			p++;
+		words += p - start >= 2;
+	}
+	return words < 3;
+}
+
 int search_llm_edit(search_llm *s, search_ledger *lg, cuco_edit *e, cuco_edit_result *r,
 	cuco_err *err)
 {
@@ -522,7 +623,15 @@ int search_llm_edit(search_llm *s, search_ledger *lg, cuco_edit *e, cuco_edit_re
 	e->judged = hook_judged;
 	e->hook = &h;
 	e->stream = true;
-	return cuco_llm_edit(e, r, err);
+	int rc = cuco_llm_edit(e, r, err);
+	int model = (int)(e->model - s->cfg.models);
+	if (r->schema_refused && model >= 0 && model < s->cfg.nmodels && !s->no_schema[model]) {
+		/* Its server takes no JSON schema: text replies from now on. */
+		s->no_schema[model] = true;
+		cuco_log(CUCO_LOG_INFO, "llm: %s: its server takes no JSON schema; its replies are free "
+			"text from now on", e->model->name);
+	}
+	return rc;
 }
 
 /* Put the ledger's reply texts in the store's sources and its calls in
@@ -558,6 +667,15 @@ static int refuse_txn(cuco_txn *txn, void *arg)
 		rc = cuco_source_put(txn, a->transcript, strlen(a->transcript), r.reply_hash);
 	if (rc == CUCO_OK)
 		rc = cuco_refusal_add(txn, &r);
+	/* The log pane and the run's events show it where a person looks
+	 * (issue 26: only report and show rN did). */
+	char where[32] = "", text[sizeof r.reason + 96];
+	if (r.island >= 0)
+		snprintf(where, sizeof where, " on island %d", r.island);
+	snprintf(text, sizeof text, "r%llu %s%s: %s", (unsigned long long)r.id,
+		cuco_call_kind_name(r.kind), where, r.reason);
+	if (rc == CUCO_OK)
+		rc = search_event_add(txn, "refusal", r.model[0] ? r.model : "model", r.parent, text);
 	return rc == CUCO_OK ? put_calls(txn, a->lg, 0, r.id) : rc;
 }
 

@@ -2,7 +2,7 @@
  *
  * Every knob of the LLM strategies, with the published defaults (CUCo's
  * slow path, ShinkaEvolve's selection, AccelOpt's beam). They are read from
- * the [evolve], [beam] and [fastpath] sections of the config file
+ * the [evolve], [beam], [fastpath] and [sample] sections of the config file
  * (docs/configuration.md), as `key = value` lines, or set one by one as
  * "section.key" (e.g. "evolve.islands"); docs/strategies.md lists them.
  */
@@ -41,6 +41,11 @@ typedef struct cuco_evolve_config {
 	int novelty_attempts;           /* new replies when a child duplicates: 3 */
 	double tune_rate;               /* share of generations given to the directive
 	                                   tuner, a cheap operator that needs no LLM: 0 */
+	double directive_rate;          /* share of a templated program's generations given to
+	                                   the directive-only operator (a model chooses a new
+	                                   directive for the parent's code): 0.2 */
+	bool repair;                    /* a failed LLM child gets one repair turn, told its
+	                                   first error (a repair is not repaired): yes */
 	bool fastpath;                  /* run the fast path first: yes */
 } cuco_evolve_config;
 
@@ -61,17 +66,22 @@ typedef struct cuco_fastpath_config {
 	int stage_b_max;                /* iterations making communication device-initiated: 10 */
 } cuco_fastpath_config;
 
+typedef struct cuco_sample_config {
+	double temperature;             /* of every sample: 0.8 */
+} cuco_sample_config;
+
 typedef struct cuco_search_config {
 	cuco_evolve_config evolve;
 	cuco_beam_config beam;
 	cuco_fastpath_config fastpath;
+	cuco_sample_config sample;
 } cuco_search_config;
 
 void cuco_search_config_defaults(cuco_search_config *c);
 /* One knob by "section.key"; CUCO_EDATA naming the key and value. */
 int cuco_search_config_set(cuco_search_config *c, const char *key, const char *value,
 	cuco_err *err);
-/* The [evolve], [beam] and [fastpath] sections of a config file; other
+/* The [evolve], [beam], [fastpath] and [sample] sections of a config file; other
  * sections and the keys before any section are the LLM client's and are
  * skipped. CUCO_ENOTFOUND when the file is missing. */
 int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *err);

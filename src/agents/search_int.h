@@ -60,6 +60,8 @@ typedef struct search_llm {
 	cuco_call_totals totals;    /* every call of the run, earlier sessions' too */
 	bool spent;                 /* the budget is spent (said once in the log) */
 	char spent_why[160];
+	bool lean_said[CUCO_MAX_MODELS];   /* the log said the model gets lean prompts */
+	bool no_schema[CUCO_MAX_MODELS];   /* its server refused a JSON schema: text replies */
 } search_llm;
 
 /* One proposal's model calls, not yet in the store. */
@@ -90,6 +92,25 @@ int search_llm_pick(search_llm *s);
 /* Proposals a strategy may have in the making: 0 without a model. */
 int search_llm_concurrency(const search_llm *s);
 
+/* How the prompts for a model are made: the full profile, or the lean one
+ * when the full one's uncuttable part leaves the reply too little of the
+ * model's context (prompt.h); and whether its replies come as structured
+ * output's JSON (its `structured`, unless its server refused a schema). */
+typedef struct search_shape {
+	cuco_prompt_profile profile;
+	bool json;
+} search_shape;
+
+/* Build a prompt in a shape: its system and user messages and the map of
+ * what may be cut, valid until the next call. */
+typedef int (*search_builder)(void *arg, const search_shape *shape, const char **system,
+	const char **user, const cuco_prompt_map **map, cuco_err *err);
+/* Build the prompt for a model in the first profile that fits its
+ * context, the full one first (the first lean one is logged, once per
+ * model); CUCO_EENV naming what each profile needs when none fits. */
+int search_build(search_llm *s, int model, search_builder build, void *arg, search_shape *shape,
+	cuco_err *err);
+
 void search_ledger_init(search_ledger *lg, cuco_call_kind kind, uint64_t parent);
 /* One call; the reply as cuco_llm_complete gives it. CUCO_ENOTFOUND
  * (with the reason) when the model budget is spent, before or during the
@@ -97,9 +118,19 @@ void search_ledger_init(search_ledger *lg, cuco_call_kind kind, uint64_t parent)
 int search_llm_call(search_llm *s, search_ledger *lg, const cuco_llm_request *req,
 	cuco_llm_reply *out, cuco_err *err);
 /* One plain call (planner, summarizer, meta): the reply text, malloc'd,
- * or NULL with err; a reply cut by the output limit is refused. */
+ * or NULL with err; a reply cut by the output limit is refused. Its
+ * output is bounded by max_tokens (or the model's, if lower): a planner
+ * asked for 150 words that writes 4 096 tokens is looping. */
 char *search_llm_ask(search_llm *s, search_ledger *lg, int model, const char *system,
-	const char *user, double temperature, cuco_err *err);
+	const char *user, double temperature, int max_tokens, cuco_err *err);
+/* Tokens a plain call's reply may take: a plan, a lesson, recommendations. */
+#define SEARCH_PLAN_TOKENS 512
+#define SEARCH_SUMMARY_TOKENS 1024
+/* Whether a reply says nothing: fewer than three words once chat-template
+ * tokens (<end_of_turn>, <|im_end|>, …), markdown and punctuation are set
+ * aside (issue 26: a plan of three template tokens was used, and two
+ * executor calls spent on it). */
+bool search_says_nothing(const char *text);
 /* cuco_llm_edit with every reply through search_llm_call and judged in
  * the ledger. */
 int search_llm_edit(search_llm *s, search_ledger *lg, cuco_edit *e, cuco_edit_result *r,
@@ -161,7 +192,7 @@ void search_known_free(search_known *k);
 /* The fast path's reference sections for program (reference.c), appended
  * to out's system message, marked and measured. */
 int fp_reference(const cuco_workload *wl, const cuco_hardware *hw, const char *program,
-	size_t len, cuco_fp_prompt *out, cuco_err *err);
+	size_t len, bool lean, cuco_fp_prompt *out, cuco_err *err);
 
 typedef struct fastpath fastpath;
 

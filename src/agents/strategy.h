@@ -78,6 +78,10 @@ typedef struct cuco_strategy {
 	void (*free)(void *state);
 } cuco_strategy;
 
+/* A repair child's note starts so (evolve's repair turn); `cuco report`
+ * counts them. */
+#define CUCO_REPAIR_NOTE "repair of #"
+
 /* The directive tuner alone (tuner.h); no model. */
 extern const cuco_strategy cuco_strategy_tune;
 /* evolve: CUCo's fast path (when evolve.fastpath is on), then its slow path
@@ -88,6 +92,10 @@ extern const cuco_strategy cuco_strategy_tune;
  * Both read their models and knobs from the config file (search.h). */
 extern const cuco_strategy cuco_strategy_evolve;
 extern const cuco_strategy cuco_strategy_beam;
+/* sample: best-of-N edits of the start program with one prompt, no
+ * population (sample.c): the control evolve and beam are measured
+ * against. */
+extern const cuco_strategy cuco_strategy_sample;
 const cuco_strategy *cuco_strategy_find(const char *name);  /* NULL if unknown */
 
 #endif

@@ -2,10 +2,11 @@
  * analysis the fast path hands the model (eval.h, cuco_program_report),
  * for a person: every host collective and point-to-point call with its
  * buffers, loop, producers, consumers and streams. A workload's baseline
- * is analysed at the workload's size. With --prompt, the fast path's
- * prompt for the workload's baseline instead: its sections and their
- * sizes, or (--show-prompt) the whole of it, as a model would get it
- * before fitting. */
+ * is analysed at the workload's size. With --prompt, the sizes of the
+ * prompts a run starts with instead, each kind in each profile, and the
+ * least context each profile needs; then the fast path's prompt for the
+ * baseline section by section, or (--show-prompt) the whole of it, as a
+ * model would get it before fitting. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +19,49 @@
 
 static const char options[] =
 	"  --size NAME     a workload's size, for the bytes of each call\n"
-	"  --prompt        the fast path's prompt for a workload's baseline: sections and sizes\n"
-	"  --show-prompt   that prompt whole (system message, then user message)\n"
-	"  --stage A|B     the fast path's stage for --prompt (default A)\n";
+	"  --prompt        the sizes of a workload's prompts, each kind in each profile, the\n"
+	"                  least context each profile needs, and the fast path's prompt for\n"
+	"                  its baseline section by section\n"
+	"  --show-prompt   that fast path prompt whole (system message, then user message)\n"
+	"  --stage A|B     the fast path's stage for --prompt (default A)\n"
+	"  --profile full|lean  the fast path prompt's profile (default full)\n";
+
+/* Each kind of prompt in each profile, and the least context that fits
+ * each profile with llama.cpp's and Ollama's default max_tokens. */
+static int show_sizes(const cuco_workload *wl, const cuco_hardware *hw)
+{
+	cuco_prompt_size rows[CUCO_SURVEY_ROWS];
+	int n;
+	cuco_err err = { 0 };
+	int rc = cuco_prompt_survey(wl, hw, false, rows, &n, &err);
+	if (rc != CUCO_OK)
+		return cmd_fail(&err);
+	printf("prompts a run of %s starts with, in tokens (%.1f bytes each): what no cut removes "
+		"/ the whole\n  %-12s %-22s %s\n", wl->name, CUCO_BYTES_PER_TOKEN, "kind", "full profile",
+		"lean profile");
+	int64_t most[CUCO_PROFILES] = { 0 };
+	for (int i = 0; i < n; i++) {
+		char cell[CUCO_PROFILES][48];
+		/* A lean crossover or rewrite of long blocks is asked as a diff. */
+		bool as_diff = !strcmp(rows[i].kind, "cross") || !strcmp(rows[i].kind, "full");
+		for (int p = 0; p < CUCO_PROFILES; p++) {
+			snprintf(cell[p], sizeof cell[p], "%lld / %lld%s", (long long)rows[i].floor[p],
+				(long long)rows[i].whole[p], p == CUCO_PROFILE_LEAN && as_diff ?
+				" (or a diff)" : "");
+			if (rows[i].floor[p] > most[p] && !(p == CUCO_PROFILE_LEAN && as_diff))
+				most[p] = rows[i].floor[p];
+		}
+		printf("  %-12s %-22s %s\n", rows[i].kind, cell[0], cell[1]);
+	}
+	const int max_tokens = 4096;  /* llamacpp's and ollama's default (docs/configuration.md) */
+	printf("least context with max_tokens %d: full profile %lld tokens, lean profile %lld\n",
+		max_tokens, (long long)cuco_prompt_min_context(most[CUCO_PROFILE_FULL], max_tokens),
+		(long long)cuco_prompt_min_context(most[CUCO_PROFILE_LEAN], max_tokens));
+	return CUCO_OK;
+}
 
 /* The fast path's prompt for the baseline, as sizes or whole. */
-static int show_prompt(const cuco_workload *wl, int stage, bool whole)
+static int show_prompt(const cuco_workload *wl, int stage, cuco_prompt_profile profile, bool whole)
 {
 	char path[2048];
 	snprintf(path, sizeof path, "%s/%s", wl->dir, wl->baseline_file);
@@ -35,8 +73,14 @@ static int show_prompt(const cuco_workload *wl, int stage, bool whole)
 		return cmd_fail(&err);
 	cuco_hardware hw;
 	cuco_hardware_detect(&hw);
+	if (!whole && (rc = show_sizes(wl, &hw)) != CUCO_OK) {
+		free(text);
+		return rc;
+	}
 	cuco_fp_prompt p = { 0 };
-	rc = cuco_fastpath_prompt(wl, &hw, stage, text, len, NULL, &p, &err);
+	cuco_fp_spec spec = { .wl = wl, .hw = &hw, .stage = stage, .program = text, .len = len,
+		.profile = profile };
+	rc = cuco_fastpath_prompt(&spec, &p, &err);
 	free(text);
 	if (rc != CUCO_OK) {
 		cuco_fp_prompt_free(&p);
@@ -51,8 +95,8 @@ static int show_prompt(const cuco_workload *wl, int stage, bool whole)
 #undef X
 		};
 		size_t total = 0;
-		printf("fast path stage %c prompt for %s (its baseline), before fitting:\n",
-			stage ? 'B' : 'A', wl->name);
+		printf("fast path stage %c prompt for %s (its baseline), %s profile, before fitting:\n",
+			stage ? 'B' : 'A', wl->name, cuco_prompt_profile_name(profile));
 		for (int i = 0; i < CUCO_FP_NSECTIONS; i++) {
 			printf("  %-16s %8zu bytes\n", names[i], p.bytes[i]);
 			total += p.bytes[i];
@@ -66,14 +110,16 @@ static int show_prompt(const cuco_workload *wl, int stage, bool whole)
 
 static int analyze_exec(int argc, char **argv)
 {
-	enum { OPT_SIZE = 256, OPT_PROMPT, OPT_SHOW, OPT_STAGE };
+	enum { OPT_SIZE = 256, OPT_PROMPT, OPT_SHOW, OPT_STAGE, OPT_PROFILE };
 	static const struct option longopts[] = {
 		{ "size", required_argument, NULL, OPT_SIZE }, { "prompt", no_argument, NULL, OPT_PROMPT },
 		{ "show-prompt", no_argument, NULL, OPT_SHOW }, { "stage", required_argument, NULL, OPT_STAGE },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	const char *size_name = NULL;
 	int prompt = 0, stage = 0;
+	cuco_prompt_profile profile = CUCO_PROFILE_FULL;
 	int opt;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -85,6 +131,11 @@ static int analyze_exec(int argc, char **argv)
 			if (strcmp(optarg, "A") != 0 && strcmp(optarg, "B") != 0)
 				return cmd_usage_error(&cmd_analyze, "--stage %s: expected A or B", optarg);
 			stage = optarg[0] == 'B';
+			break;
+		case OPT_PROFILE:
+			if (strcmp(optarg, "full") != 0 && strcmp(optarg, "lean") != 0)
+				return cmd_usage_error(&cmd_analyze, "--profile %s: expected full or lean", optarg);
+			profile = optarg[0] == 'l' ? CUCO_PROFILE_LEAN : CUCO_PROFILE_FULL;
 			break;
 		case 'h':
 			cmd_print_usage(&cmd_analyze, options);
@@ -118,7 +169,7 @@ static int analyze_exec(int argc, char **argv)
 			wl ? "the workload has no such size" : "only a workload has sizes");
 	}
 	if (prompt) {
-		int rc = show_prompt(wl, stage, prompt == 2);
+		int rc = show_prompt(wl, stage, profile, prompt == 2);
 		cuco_workload_free(wl);
 		return rc;
 	}
@@ -137,7 +188,7 @@ static int analyze_exec(int argc, char **argv)
 	return CUCO_OK;
 }
 
-const cuco_cmd cmd_analyze = { "analyze", "[--size NAME] [--prompt|--show-prompt [--stage A|B]] "
-	"PROGRAM|WORKLOAD",
-	"a program's host communication as the fast path sees it, or the fast path's prompt",
+const cuco_cmd cmd_analyze = { "analyze", "[--size NAME] [--prompt|--show-prompt [--stage A|B] "
+	"[--profile full|lean]] PROGRAM|WORKLOAD",
+	"a program's host communication as the fast path sees it, or the sizes of its prompts",
 	analyze_exec };

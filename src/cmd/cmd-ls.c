@@ -17,7 +17,10 @@ static const char ls_options[] =
 	"                   suspect row ends with its refusal's reason\n"
 	"  --origin NAME    only candidates of this origin (baseline, seed, tune, llm-diff, …)\n"
 	"  --island N       only candidates of island N\n"
-	"  --json           print a JSON array of candidate records, nothing else\n"
+	"  --refusals       the proposals no candidate came of instead (every reply refused, a\n"
+	"                   duplicate, an empty or cut-off plan): id, kind, parent, island,\n"
+	"                   model and why; `cuco show rN --prompt` shows one whole\n"
+	"  --json           print a JSON array of candidate (or refusal) records, nothing else\n"
 	"\nSPEEDUP is a confirmed speedup with its interval from paired rounds against the\n"
 	"baseline (1.24x [1.15-1.33]), or one screening measurement (1.43x screened): only\n"
 	"a confirmation crowns a best (docs/trust.md). ~ after it: timed against another\n"
@@ -57,9 +60,34 @@ static const char *status_word(const cuco_candidate *c, const cuco_summary *s)
 
 struct ls_job {
 	struct ls_filter filter;
-	bool tree, json;
+	bool tree, json, refusals;
 	cJSON *array;
 };
+
+static int refusal_row(const cuco_refusal *r, void *arg)
+{
+	struct ls_job *job = arg;
+	if (job->json) {
+		cJSON_AddItemToArray(job->array, cuco_refusal_to_json(r));
+		return 0;
+	}
+	char parent[24] = "-", island[16] = "-";
+	if (r->parent)
+		snprintf(parent, sizeof parent, "#%llu", (unsigned long long)r->parent);
+	if (r->island >= 0)
+		snprintf(island, sizeof island, "%d", r->island);
+	printf("r%-5llu %-10s %-7s %4s %-16.16s %s\n", (unsigned long long)r->id,
+		cuco_call_kind_name(r->kind), parent, island, r->model[0] ? r->model : "-", r->reason);
+	return 0;
+}
+
+static int refusals_txn(cuco_txn *txn, void *arg)
+{
+	struct ls_job *job = arg;
+	if (!job->json)
+		printf("%-6s %-10s %-7s %4s %-16s %s\n", "ID", "KIND", "PARENT", "ISL", "MODEL", "WHY");
+	return cuco_refusal_each(txn, refusal_row, job);
+}
 
 #define MAX_INDENT 12
 
@@ -180,9 +208,10 @@ static int ls_exec(int argc, char **argv)
 		{ "run", required_argument, NULL, 'r' }, { "tree", no_argument, NULL, 't' },
 		{ "status", required_argument, NULL, 's' }, { "origin", required_argument, NULL, 'o' },
 		{ "island", required_argument, NULL, 'i' }, { "json", no_argument, NULL, 'j' },
+		{ "refusals", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	struct ls_job job = { { -1, -1, -1, -2 }, false, false, NULL };
+	struct ls_job job = { { -1, -1, -1, -2 }, false, false, false, NULL };
 	const char *run = NULL;
 	int opt;
 	optind = 1;
@@ -191,6 +220,7 @@ static int ls_exec(int argc, char **argv)
 		case 'r': run = optarg; break;
 		case 't': job.tree = true; break;
 		case 'j': job.json = true; break;
+		case 'R': job.refusals = true; break;
 		case 'i': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -233,7 +263,7 @@ static int ls_exec(int argc, char **argv)
 	if (job.json)
 		job.array = cJSON_CreateArray();
 	cuco_err err = { 0 };
-	rc = cuco_store_read(st, ls_txn, &job, &err);
+	rc = cuco_store_read(st, job.refusals ? refusals_txn : ls_txn, &job, &err);
 	cuco_store_close(st);
 	if (rc) {
 		cJSON_Delete(job.array);
@@ -248,5 +278,5 @@ static int ls_exec(int argc, char **argv)
 	return CUCO_OK;
 }
 
-const cuco_cmd cmd_ls = { "ls", "[--run DIR] [--tree] [--status S] [--origin O] [--island N] [--json]",
-	"list the candidates of a run", ls_exec };
+const cuco_cmd cmd_ls = { "ls", "[--run DIR] [--tree] [--status S] [--origin O] [--island N] "
+	"[--refusals] [--json]", "list the candidates of a run, or the proposals refused", ls_exec };

@@ -51,7 +51,7 @@ static int patch_run(const char *file, const char *reply_path, const char *workl
 			PATCH_MAX_BYTES, &text, NULL, err);  /* a NUL would cut the reply silently */
 	if (rc == CUCO_OK && workload && (rc = cuco_workload_load(workload, &wl, err)) == CUCO_OK)
 		cuco_directive_default(wl, &base);
-	if (rc == CUCO_OK && (rc = cuco_reply_parse(text, wl, &base, &reply, err)) != CUCO_OK)
+	if (rc == CUCO_OK && (rc = cuco_reply_parse_any(text, wl, &base, &reply, err)) != CUCO_OK)
 		prefix(err, reply_path);
 	if (rc == CUCO_OK && (rc = cuco_patch_apply(parent, len, &reply, &out, err)) != CUCO_OK)
 		prefix(err, file);

@@ -6,7 +6,7 @@
  *  best: {id, latency_us, speedup: {value, lo, hi, rounds, confidence}, verdict,
  *  host_calls, slot}, revisits: [{id, lapsed, why}], confirmation: {session, state,
  *  contenders, judged, crowned, unjudged: [{id, why}]}, noise, tokens: {prompt, completion},
- *  cost_usd,
+ *  cost_usd, repairs: {asked, correct},
  *  calls: {total, refused, estimated, unpriced, by_kind: {KIND: totals},
  *          by_model: {MODEL: totals}},
  *  slots: [{name, state, failures, candidates}]}
@@ -24,7 +24,8 @@
  * steps, null when nothing was counted. Tokens and cost are every model
  * call's (the store's call records, refused replies, planners and
  * summaries included); a run made before calls were recorded has only its
- * candidates' counts. slots: where the run's candidates were measured
+ * candidates' counts. repairs: the children of evolve's repair turns
+ * (a failed child mended), and of them those correct. slots: where the run's candidates were measured
  * (docs/cluster.md), each slot's state as the engine last wrote it (meta
  * "slots"; "-" for a slot of an earlier session only) and how many
  * candidates it measured last; a slot field is where that record's latest
@@ -36,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agents/agents.h"
 #include "cmd/cmd.h"
 
 #define REPORT_MODELS 16  /* models told apart; the rest count as "other" */
@@ -64,6 +66,7 @@ struct report {
 	cmd_verdicts v;            /* the crowns' revisits, the last confirmation */
 	int64_t tokens_prompt, tokens_completion;
 	double cost_usd;
+	size_t repairs, repaired;  /* repair children, and of them the correct */
 	cuco_call_totals calls;
 	cuco_call_totals by_kind[CUCO_CALL_KIND_COUNT];
 	int nmodels;
@@ -133,6 +136,10 @@ static int tally(const cuco_candidate *c, void *arg)
 	cuco_fail_class f;
 	if (c->status == CUCO_STATUS_FAILED && cuco_fail_parse(c->error_class, &f) == CUCO_OK)
 		r->by_failure[f]++;
+	if (strncmp(c->note, CUCO_REPAIR_NOTE, strlen(CUCO_REPAIR_NOTE)) == 0) {
+		r->repairs++;
+		r->repaired += c->status == CUCO_STATUS_DONE;
+	}
 	if (c->id == r->best_id) {
 		cuco_strlcpy(r->best_slot, c->slot, sizeof r->best_slot);
 		r->best_counted = c->host_counted;
@@ -298,6 +305,9 @@ static void print_json(const struct report *r)
 	cJSON_AddNumberToObject(tok, "prompt", (double)r->tokens_prompt);
 	cJSON_AddNumberToObject(tok, "completion", (double)r->tokens_completion);
 	cJSON_AddNumberToObject(o, "cost_usd", r->cost_usd);
+	cJSON *rep = cJSON_AddObjectToObject(o, "repairs");
+	cJSON_AddNumberToObject(rep, "asked", (double)r->repairs);
+	cJSON_AddNumberToObject(rep, "correct", (double)r->repaired);
 	cJSON *calls = cJSON_AddObjectToObject(o, "calls");
 	cJSON_AddNumberToObject(calls, "total", (double)r->calls.calls);
 	cJSON_AddNumberToObject(calls, "refused", (double)r->calls.refused);
@@ -391,6 +401,9 @@ static void print_text(const struct report *r)
 	if (r->tokens_prompt || r->tokens_completion)
 		printf("tokens     %lld prompt + %lld completion, $%.4f\n", (long long)r->tokens_prompt,
 			(long long)r->tokens_completion, r->cost_usd);
+	if (r->repairs)
+		printf("repairs    %zu failed child%s mended, %zu correct\n", r->repairs,
+			r->repairs == 1 ? "" : "ren", r->repaired);
 	const cuco_call_totals *c = &r->calls;
 	if (!c->calls)
 		return;

@@ -21,6 +21,7 @@ const cuco_cmd *const cuco_commands[] = {
 	&cmd_reject,
 	&cmd_unreject,
 	&cmd_report,
+	&cmd_compare,
 	&cmd_patch,
 	&cmd_pause,
 	&cmd_resume,

@@ -100,5 +100,6 @@ extern const cuco_cmd cmd_tui;
 extern const cuco_cmd cmd_init, cmd_analyze, cmd_check, cmd_workloads;
 extern const cuco_cmd cmd_doctor;
 extern const cuco_cmd cmd_memory;
+extern const cuco_cmd cmd_compare;
 
 #endif

@@ -320,7 +320,8 @@ typedef struct cuco_memory {
 	X(PLANNER, "planner", "a beam program's plan") \
 	X(EXECUTOR, "executor", "a plan implemented as an edit") \
 	X(SUMMARIZER, "summarizer", "a slow-fast pair turned into a lesson") \
-	X(META, "meta", "recommendations from the recent candidates")
+	X(META, "meta", "recommendations from the recent candidates") \
+	X(REPAIR, "repair", "a failed candidate mended, told its first error")
 
 typedef enum cuco_call_kind {
 #define X(e, name, help) CUCO_CALL_##e,

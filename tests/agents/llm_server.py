@@ -16,7 +16,13 @@ entry of a script:
         {"text": "slow", "delay": 0.2, "chunk": 2}, # stream 2 characters per event, 0.2 s apart
         {"text": "late", "wait": 1.5},            # 1.5 s of silence before the headers
         {"text": "stuck", "stall": 5},            # a stream silent for 5 s after its first event
-        {"text": "x", "repeat": 5000000},         # the text 5 000 000 times (a flood)
+        {"text": "x", "repeat": 5000000},         # the text 5 000 000 times (a flood, and a loop)
+        {"count": 5000000},                       # 5 000 000 bytes of counting: a flood, no loop
+        {"text": "x", "progress": [[512, 2048], [1024, 2048]]},
+                                                  # llama.cpp's prompt_progress events first
+                                                  # (processed, total), when streamed
+        {"text": "x", "timings": {"prompt_n": 900, "prompt_ms": 3000}},
+                                                  # llama.cpp's timings in the last event
         {"fault": "flood", "bytes": 9000000}      # 200, then 9 MB with no newline
     ]}
 
@@ -172,6 +178,13 @@ class Script:
 
 
 def text_of(entry):
+    if "count" in entry:
+        parts, size, i = [], 0, 0
+        while size < entry["count"]:
+            parts.append(str(i) + "\n")
+            size += len(parts[-1])
+            i += 1
+        return "".join(parts)[:entry["count"]]
     return entry.get("text", "") * entry.get("repeat", 1)
 
 
@@ -197,11 +210,18 @@ def anthropic_body(entry, model):
 
 def openai_events(entry, model):
     text, step = text_of(entry), entry.get("chunk", 16)
+    for processed, total in entry.get("progress", []):
+        yield None, {"choices": [{"index": 0, "delta": {"role": "assistant", "content": None},
+                                  "finish_reason": None}], "model": model,
+                     "prompt_progress": {"total": total, "cache": 0, "processed": processed,
+                                         "time_ms": 10}}
     for i in range(0, len(text), step):
         yield None, {"choices": [{"index": 0, "delta": {"content": text[i:i + step]},
                                   "finish_reason": None}], "model": model}
-    yield None, {"choices": [{"index": 0, "delta": {},
-                              "finish_reason": entry.get("finish", "stop")}]}
+    last = {"choices": [{"index": 0, "delta": {}, "finish_reason": entry.get("finish", "stop")}]}
+    if "timings" in entry:
+        last["timings"] = entry["timings"]
+    yield None, last
     yield None, {"choices": [], "usage": {"prompt_tokens": entry.get("tokens_in", 0),
                                           "completion_tokens": entry.get("tokens_out", 0)}}
     yield None, "[DONE]"

@@ -151,12 +151,66 @@ static void test_beam_memory(void **state)
 	e2e_end(&t);
 }
 
+typedef struct refusals_seen {
+	int n;
+	char reason[512];
+} refusals_seen;
+
+static int refusal_one(const cuco_refusal *r, void *arg)
+{
+	refusals_seen *s = arg;
+	if (r->kind == CUCO_CALL_PLANNER && s->n++ == 0)
+		cuco_strlcpy(s->reason, r->reason, sizeof s->reason);
+	return 0;
+}
+
+static int refusals_txn(cuco_txn *txn, void *arg)
+{
+	return cuco_refusal_each(txn, refusal_one, arg);
+}
+
+/* A plan that says nothing is refused, and no executor call is spent on
+ * it (issue 26: a plan of three chat-template tokens was used twice); a
+ * planner's output is bounded (the next plan ran 25 minutes to the
+ * 4 096-token limit). */
+static void test_empty_plan(void **state)
+{
+	(void)state;
+	char *texts[4] = {
+		cuco_xstrdup("<end_of_turn>\n<end_of_turn> ."),
+		cuco_xstrdup("Halve the modelled latency\nChange the base constant."),
+		toy_scale("1000.0", "500.0"),
+		cuco_xstrdup("**Halve the base constant**\nThe faster one starts from 500."),
+	};
+	e2e t;
+	e2e_begin(&t, texts, 4, "[beam]\nwidth = 1\nplans = 2\nsamples = 1\niterations = 1\n");
+	const char *args[] = { "--strategy", "beam", "--budget", "2", NULL };
+	e2e_run(&t, toy, args);
+	int nb = 0;
+	cJSON **body = server_bodies(&t.s, &nb);
+	assert_int_equal(nb, 4);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(cJSON_GetObjectItem(body[i], "max_tokens")->valueint, 512);
+	assert_int_equal(cJSON_GetObjectItem(body[3], "max_tokens")->valueint, 1024);
+	assert_non_null(strstr(body_message(body[2], "user"), "Halve the modelled latency"));
+	free_bodies(body, nb);
+	refusals_seen rs = { 0 };
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(t.st, refusals_txn, &rs, &err), CUCO_OK);
+	assert_int_equal(rs.n, 1);
+	assert_non_null(strstr(rs.reason, "the plan says nothing (29 bytes, fewer than three words)"));
+	assert_non_null(by_note(&t.rows, "beam iteration 0, plan 2/2, sample 1/1"));
+	assert_null(by_note(&t.rows, "plan 1/2"));
+	e2e_end(&t);
+}
+
 int main(int argc, char **argv)
 {
 	if (!e2e_args(argc, argv, toy, sizeof toy))
 		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_beam_memory),
+		cmocka_unit_test(test_empty_plan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

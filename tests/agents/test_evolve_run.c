@@ -527,7 +527,7 @@ static void test_fix_mode(void **state)
 	char *texts[4] = { variant_reply(toy_directive, anchor, 1), variant_reply(wrong, anchor, 2),
 		variant_reply(toy_directive, anchor, 3), variant_reply(toy_directive, anchor, 4) };
 	e2e tc;
-	e2e_begin(&tc, texts, 4, "[evolve]\nfastpath = false\n");
+	e2e_begin(&tc, texts, 4, "[evolve]\nfastpath = false\nrepair = false\n");
 	const char *args[] = { "--strategy", "evolve", "--budget", "4", NULL };
 	e2e_run(&tc, toy, args);
 	const cuco_candidate *kids[4];
@@ -545,6 +545,79 @@ static void test_fix_mode(void **state)
 	assert_non_null(strstr(body_message(b[3], "user"), "No program of this island is correct yet"));
 	assert_null(strstr(body_message(b[2], "user"), "No program of this island is correct yet"));
 	free_bodies(b, nb);
+	e2e_end(&tc);
+}
+
+typedef struct kinds_seen {
+	int n;
+	cuco_call_kind kind[8];
+	uint64_t candidate[8];
+} kinds_seen;
+
+static int kind_one(const cuco_call *c, void *arg)
+{
+	kinds_seen *k = arg;
+	if (k->n < 8) {
+		k->kind[k->n] = c->kind;
+		k->candidate[k->n] = c->candidate;
+	}
+	k->n++;
+	return 0;
+}
+
+static int kinds_txn(cuco_txn *txn, void *arg)
+{
+	return cuco_call_each(txn, 1, kind_one, arg);
+}
+
+/* A failed child gets one repair turn, told its first error (issue 26:
+ * 0 of 26 edit replies compiled, and none was mended); the repair is a
+ * call of its own kind, and `cuco report` counts the repairs that came
+ * out correct. */
+static void test_repair(void **state)
+{
+	(void)state;
+	const char anchor[] = "int main(int argc, char **argv)\n{\n";
+	cuco_buf broken = { 0 }, mend = { 0 };
+	cuco_buf_printf(&broken, "%s<NAME>oops</NAME>\n<DIFF>\n<<<<<<< SEARCH\n%s=======\n%s"
+		"\tthis is not C;\n>>>>>>> REPLACE\n</DIFF>\n", toy_directive, anchor, anchor);
+	cuco_buf_printf(&mend, "%s<NAME>mended</NAME>\n<DIFF>\n<<<<<<< SEARCH\n\tthis is not C;\n"
+		"=======\n\tenum { MENDED = 1 };\n>>>>>>> REPLACE\n</DIFF>\n", toy_directive);
+	char *texts[2] = { broken.data, mend.data };
+	e2e tc;
+	e2e_begin(&tc, texts, 2, "[evolve]\nfastpath = false\nislands = 1\ndirective_rate = 0\n"
+		"meta_interval = 0\nmigration_interval = 0\n");
+	const char *args[] = { "--strategy", "evolve", "--budget", "2", NULL };
+	e2e_run(&tc, toy, args);
+	const cuco_candidate *kids[2];
+	assert_int_equal(llm_children(&tc.rows, kids, 2), 2);
+	assert_int_equal(kids[0]->status, CUCO_STATUS_FAILED);
+	assert_string_equal(kids[0]->failed_stage, "compile");
+	char want[64];
+	snprintf(want, sizeof want, "repair of #%llu: mended", (unsigned long long)kids[0]->id);
+	assert_non_null(strstr(kids[1]->note, want));
+	assert_int_equal(kids[1]->parents[0], kids[0]->id);
+	assert_int_equal(kids[1]->status, CUCO_STATUS_DONE);
+	assert_int_equal(kids[1]->origin, CUCO_ORIGIN_LLM_DIFF);
+	kinds_seen k = { 0 };
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(tc.st, kinds_txn, &k, &err), CUCO_OK);
+	assert_int_equal(k.n, 2);
+	assert_int_equal(k.kind[0], CUCO_CALL_PROPOSE);
+	assert_int_equal(k.kind[1], CUCO_CALL_REPAIR);
+	assert_int_equal(k.candidate[1], kids[1]->id);
+	int nb = 0;
+	cJSON **b = server_bodies(&tc.s, &nb);
+	assert_int_equal(nb, 2);
+	const char *u = body_message(b[1], "user");
+	assert_non_null(strstr(u, "# Your task\nThe current program failed; its first error is below."));
+	assert_non_null(strstr(u, "The first error: "));
+	assert_non_null(strstr(strstr(u, "The first error: "), "error"));
+	free_bodies(b, nb);
+	char *report = cuco_output(&tc, "report");
+	assert_non_null(strstr(report, "repairs    1 failed child mended, 1 correct\n"));
+	assert_non_null(strstr(report, "  repair "));
+	free(report);
 	e2e_end(&tc);
 }
 
@@ -599,6 +672,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_llm_flags),
 		cmocka_unit_test(test_stop_cancels_call),
 		cmocka_unit_test(test_fix_mode),
+		cmocka_unit_test(test_repair),
 		cmocka_unit_test(test_pinned_parent),
 		cmocka_unit_test(test_fastpath_then_islands),
 	};

@@ -300,6 +300,18 @@ static inline char *e2e_log(const e2e *t)
 	return slurp(path);
 }
 
+/* What `cuco ARGS --run RUN` prints for the last run (malloc'd); a
+ * command that fails fails the test. */
+static inline char *cuco_output(const e2e *t, const char *args)
+{
+	char cmd[1200], out[300];
+	snprintf(out, sizeof out, "%s/cmd.txt", t->r.dir);
+	snprintf(cmd, sizeof cmd, "'%s' %s --run '%s' > '%s'", getenv("CUCO_BIN"), args, t->r.run,
+		out);
+	assert_int_equal(system(cmd), 0);
+	return slurp(out);
+}
+
 static inline void e2e_end(e2e *t)
 {
 	if (t->st)

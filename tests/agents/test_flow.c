@@ -123,16 +123,6 @@ static calls_seen *read_calls(cuco_store *st)
 }
 
 /* A cuco subcommand's standard output. */
-static char *cuco_output(const e2e *t, const char *args)
-{
-	char cmd[1200], out[300];
-	snprintf(out, sizeof out, "%s/cmd.txt", t->r.dir);
-	snprintf(cmd, sizeof cmd, "'%s' %s --run '%s' > '%s'", getenv("CUCO_BIN"), args, t->r.run,
-		out);
-	assert_int_equal(system(cmd), 0);
-	return slurp(out);
-}
-
 static const char evolve_config[] = "[evolve]\nfastpath = false\nmeta_interval = 0\n"
 	"migration_interval = 0\n";
 
@@ -204,6 +194,30 @@ static void test_calls_in_flight(void **state)
 	assert_int_equal(kids, 6);
 	if (!(gap[1] >= 1.5))
 		fail_msg("with --llm-jobs 1 two requests came %.2f s apart: they overlapped", gap[1]);
+}
+
+typedef struct refusal_event {
+	int n;
+	char author[32], text[1024];
+	uint64_t candidate;
+} refusal_event;
+
+static int refusal_event_one(const cuco_event *e, void *arg)
+{
+	refusal_event *r = arg;
+	if (strcmp(e->kind, "refusal") != 0)
+		return 0;
+	if (r->n++ == 0) {
+		cuco_strlcpy(r->author, e->author, sizeof r->author);
+		cuco_strlcpy(r->text, e->text, sizeof r->text);
+		r->candidate = e->candidate;
+	}
+	return 0;
+}
+
+static int refusal_events_txn(cuco_txn *txn, void *arg)
+{
+	return cuco_event_each(txn, 1, refusal_event_one, arg);
 }
 
 /* Replies refused twice in one chat (no directive), then a reply that
@@ -278,6 +292,25 @@ static void test_refusals_recorded(void **state)
 	char *report = cuco_output(&t, "report");
 	assert_non_null(strstr(report, "calls      4, 2 refused; usage estimated for 1"));
 	free(report);
+	/* Where a person looks (issue 26: only report and show rN showed a
+	 * refusal): `cuco ls --refusals`, and the events the log pane shows. */
+	char *listed = cuco_output(&t, "ls --refusals");
+	char row[96];
+	snprintf(row, sizeof row, "r1     propose    #%-6llu    0 test             reply states no "
+		"DIRECTIVE", (unsigned long long)seed_id);
+	if (!strstr(listed, row))
+		fail_msg("no `%s` in:\n%s", row, listed);
+	free(listed);
+	listed = cuco_output(&t, "ls --refusals --json");
+	assert_non_null(strstr(listed, "\"reason\":"));
+	free(listed);
+	refusal_event ev = { 0 };
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(t.st, refusal_events_txn, &ev, &err), CUCO_OK);
+	assert_int_equal(ev.n, 1);
+	assert_string_equal(ev.author, "test");
+	assert_int_equal(ev.candidate, seed_id);
+	assert_non_null(strstr(ev.text, "r1 propose on island 0: reply states no DIRECTIVE"));
 	e2e_end(&t);
 }
 
@@ -600,8 +633,7 @@ static void test_fitted_calls_counted(void **state)
 		"(1000000 tokens), try increasing it");
 	cJSON_AddItemToArray(a, e);
 	e = cJSON_CreateObject();
-	cJSON_AddStringToObject(e, "text", "x");
-	cJSON_AddNumberToObject(e, "repeat", 20000);
+	cJSON_AddNumberToObject(e, "count", 20000);  /* a flood that does not loop */
 	cJSON_AddItemToArray(a, e);
 	add_entry(a, variant(1), NULL, 0, 1000);
 	e2e t;

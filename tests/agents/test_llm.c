@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #include "agents/agents.h"
 #include "test_llm_server.h"
+#include "test_llm_toy.h"
 
 #define PLANTED_KEY "sk-planted-7f3a9c1e5b"
 
@@ -379,6 +381,136 @@ static void test_timeouts(void **state)
 	assert_non_null(strstr(err.msg, "Timeout"));
 }
 
+
+/* A call with a prompt of about `bytes` bytes to the model as it is set. */
+static int call_sized(size_t bytes, bool stream, cuco_llm_reply *r, cuco_err *err)
+{
+	cuco_llm *c;
+	assert_int_equal(cuco_llm_new(&cfg, &c, err), CUCO_OK);
+	char *text = cuco_xmalloc(bytes + 1);
+	for (size_t i = 0; i < bytes; i++)
+		text[i] = "abcdefgh ijk\n"[i % 13];
+	text[bytes] = '\0';
+	cuco_llm_msg msg = { "user", text };
+	cuco_llm_request req = { .model = &model, .nmsgs = 1, .msgs = &msg, .temperature = NAN,
+		.stream = stream };
+	int rc = cuco_llm_complete(c, &req, r, err);
+	cuco_llm_free(c);
+	free(text);
+	return rc;
+}
+
+/* A slow server is slow, not gone (issue 26: llama-server sends nothing
+ * while it reads an 8 000-token prompt on a CPU, and every call was
+ * abandoned at the idle limit). Before its first event a stream may wait
+ * the idle limit plus twice the prompt's reading time: 2.5 s of silence
+ * against a limit of 1 s passes for a 600-byte prompt to a server of
+ * one's own (25 tokens a second until measured: 18 s), and is abandoned
+ * for a hosted one (2 000 tokens a second). llama.cpp is asked for its
+ * progress events. */
+static void test_slow_first_event(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"read it all\", \"wait\": 2.5}, "
+		"{\"text\": \"late\", \"wait\": 2.5}, {\"text\": \"again\"}]}", CUCO_PROVIDER_OPENAI);
+	model.server = CUCO_SERVER_LLAMACPP;
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call_sized(600, true, &r, &err), CUCO_OK);
+	assert_string_equal(r.text, "read it all");
+	assert_int_equal(r.attempts, 1);
+	cuco_llm_reply_free(&r);
+	model.server = CUCO_SERVER_HOSTED;
+	assert_int_equal(call_sized(600, true, &r, &err), CUCO_OK);
+	assert_int_equal(r.attempts, 2);
+	cuco_llm_reply_free(&r);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 3);
+	const char *second = strchr(log, '\n') + 1;
+	assert_true(strstr(log, "\"return_progress\": true") < second);
+	assert_null(strstr(second, "return_progress"));
+	free(log);
+}
+
+/* A call stopped before it was done still counts the prompt tokens the
+ * server said it had read (issue 26: 14 abandoned calls counted none);
+ * llama.cpp's timings measure the prompt speed the next wait is scaled by. */
+static void test_progress_counts(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"never seen\", \"progress\": [[1536, 6000], [3072, 6000]], "
+		"\"stall\": 3}]}", CUCO_PROVIDER_OPENAI);
+	model.server = CUCO_SERVER_LLAMACPP;
+	cfg.max_retries = 0;
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call_sized(100, true, &r, &err), CUCO_EAGAIN);
+	assert_null(r.text);
+	/* The first event came, then nothing for over the idle limit. */
+	assert_non_null(strstr(err.msg, "stream without progress for over 1 s"));
+	assert_int_equal(r.tokens_in, 1536);
+	assert_int_equal(r.tokens_out, 0);
+	assert_float_equal(r.cost_usd, 1536 * 2.0 / 1e6, 1e-12);
+}
+
+/* A reply that loops is stopped while it streams, refused at once and
+ * counted (issue 26: a two-line loop ran to 4 096 tokens, 604 s). */
+static void test_loop_stopped(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"\\tMPI_Barrier(MPI_COMM_WORLD);\\n\\tl->open = 0;\\n\", "
+		"\"repeat\": 2000, \"tokens_in\": 40}, {\"text\": \"never asked for\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	seen s = { 0 };
+	cuco_llm_reply r;
+	cuco_err err = { 0 };
+	assert_int_equal(call(true, &s, &r, &err, NULL), CUCO_EDATA);
+	assert_true(r.looped);
+	assert_int_equal(r.attempts, 1);
+	assert_null(r.text);
+	if (!strstr(err.msg, "reply loops: its last") || !strstr(err.msg, "the same 44 bytes over "
+			"and over; stopped while it streamed"))
+		fail_msg("%s", err.msg);
+	/* Stopped within a few hundred bytes of the loop's 2 KiB. */
+	assert_true(s.text.len < 3000);
+	assert_int_equal(requests_logged(), 1);
+	cuco_buf_free(&s.text);
+}
+
+/* A JSON schema goes as OpenAI's response_format; a server that refuses
+ * it is asked once more without, and the reply says so. */
+static void test_schema(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"{}\"}, {\"status\": 400, \"message\": \"response_format of "
+		"type json_schema is not supported\"}, {\"text\": \"free text\"}]}", CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_llm_msg msg = { "user", "edit" };
+	cuco_llm_request req = { .model = &model, .nmsgs = 1, .msgs = &msg, .temperature = NAN,
+		.schema = "{\"type\": \"object\", \"required\": [\"directive\"]}" };
+	cuco_llm_reply r;
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(cuco_llm_complete(c, &req, &r, &err), CUCO_OK);
+		assert_int_equal(r.schema_refused, round == 1);
+		cuco_llm_reply_free(&r);
+	}
+	cuco_llm_free(c);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 3);
+	char *last = strrchr(log, '\n');
+	*last = '\0';
+	last = strrchr(log, '\n') + 1;
+	assert_non_null(strstr(log, "\"response_format\": {\"type\": \"json_schema\", \"json_schema\": "
+		"{\"name\": \"cuco_reply\", \"strict\": true, \"schema\": {\"type\": \"object\", \"required\": "
+		"[\"directive\"]}}}"));
+	assert_null(strstr(last, "response_format"));
+	free(log);
+}
+
 typedef struct canceller {
 	atomic_bool *flag;
 	double after;
@@ -637,7 +769,7 @@ static void test_edit_retried_in_the_chat(void **state)
 	assert_int_equal(r.tokens_out, 30);
 	assert_float_equal(r.cost_usd, (250 * 2.0 + 30 * 10.0) / 1e6, 1e-12);
 	assert_non_null(strstr(r.prompt, "=== system ===\nsys\n=== user ===\nimprove it\n"));
-	assert_non_null(strstr(r.transcript, "=== refused: hunk 1 (`int y = 1;`): SEARCH matches nothing in the parent ==="));
+	assert_non_null(strstr(r.transcript, "=== refused: hunk 1 (`int y = 1;`): SEARCH matches nothing in the parent; closest is line 2, where the parent has `int x = 1;` and the SEARCH `int y = 1;` ==="));
 	assert_non_null(strstr(r.transcript, "=== applied 1 hunk: indent ==="));
 	cuco_edit_result_free(&r);
 	/* The second request carried the first reply and the refusal. */
@@ -667,7 +799,7 @@ static void test_edit_retried_in_the_chat(void **state)
 static void test_reply_cap(void **state)
 {
 	(void)state;
-	serve("{\"replies\": [{\"text\": \"x\", \"repeat\": 5000000, \"chunk\": 65536}, "
+	serve("{\"replies\": [{\"count\": 5000000, \"chunk\": 65536}, "
 		"{\"fault\": \"flood\", \"bytes\": 9000000}, "
 		"{\"text\": \"y\", \"repeat\": 5000000, \"tokens_in\": 7, \"tokens_out\": 9}, "
 		"{\"text\": \"never asked for\"}]}", CUCO_PROVIDER_OPENAI);
@@ -696,7 +828,7 @@ static void test_edit_sends_only_the_last_refusal(void **state)
 {
 	(void)state;
 	serve("{\"replies\": [{\"text\": \"first bad reply\"}, "
-		"{\"text\": \"z\", \"repeat\": 5000000, \"chunk\": 65536}, "
+		"{\"count\": 5000000, \"chunk\": 65536}, "
 		"{\"text\": \"third bad reply\"}, {\"text\": \"fourth bad reply\"}]}",
 		CUCO_PROVIDER_OPENAI);
 	cuco_llm *c;
@@ -718,10 +850,15 @@ static void test_edit_sends_only_the_last_refusal(void **state)
 	req[0] = strtok_r(log, "\n", &save);
 	for (int i = 1; i < 4; i++)
 		req[i] = strtok_r(NULL, "\n", &save);
-	/* The third request: the flood is named, not repeated. */
+	/* The third request: the flood is not repeated, and nothing stands in
+	 * the model's own turn for it (issue 26: a small model copied such a
+	 * placeholder back three times): the refusal follows the prompt. */
 	assert_null(strstr(req[2], "first bad reply"));
-	assert_null(strstr(req[2], "zzzz"));
-	assert_non_null(strstr(req[2], "[the reply is not repeated: it was refused while it arrived]"));
+	assert_null(strstr(req[2], "12345\\n12346"));
+	assert_null(strstr(req[2], "\"assistant\""));
+	assert_null(strstr(req[2], "not repeated here]"));
+	assert_non_null(strstr(req[2], "{\"role\": \"user\", \"content\": \"improve it\\n\\n---\\nYour "
+		"last reply (refused while it arrived) was refused: llm test: "));
 	assert_non_null(strstr(req[2], "Earlier replies were refused too:"));
 	/* The fourth: the third reply, not the first; every request stays small. */
 	assert_non_null(strstr(req[3], "third bad reply"));
@@ -763,11 +900,16 @@ static void test_check(void **state)
 	assert_int_equal(sv.context, 8192);
 	assert_string_equal(sv.context_from, "/models");
 	assert_int_equal(model.context, 8192);
-	/* An older llama-server: the context in /props. */
+	/* An older llama-server: the context in /props; and its slots, the
+	 * requests it runs at once (issue 26: --llm-jobs 4 against one slot
+	 * left 12 of 14 requests queued until abandoned). */
 	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"x\", \"owned_by\": \"llamacpp\"}]}, "
-		"\"props\": {\"default_generation_settings\": {\"n_ctx\": 4096}}}", &sv, &err), CUCO_OK);
+		"\"props\": {\"default_generation_settings\": {\"n_ctx\": 4096}, \"total_slots\": 1}}", &sv,
+		&err), CUCO_OK);
 	assert_int_equal(model.context, 4096);
 	assert_string_equal(sv.context_from, "/props");
+	assert_int_equal(sv.slots, 1);
+	assert_int_equal(model.slots, 1);
 	/* vLLM, and Ollama with and without num_ctx. */
 	assert_int_equal(check("{\"models\": {\"data\": [{\"id\": \"scripted-1\", \"max_model_len\": "
 		"32768}]}}", &sv, &err), CUCO_OK);
@@ -908,6 +1050,202 @@ static void parts_make(parts *p)
 	put_part(p, true, 0, "# Your task", 'K', 300, false);
 }
 
+
+/* The system message and first user message of each logged request. */
+static int first_messages(char ***system, char ***user)
+{
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	*system = cuco_xcalloc((size_t)n + 1, sizeof **system);
+	*user = cuco_xcalloc((size_t)n + 1, sizeof **user);
+	char *save = NULL;
+	int i = 0;
+	for (char *line = strtok_r(log, "\n", &save); line && i < n; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *j = cJSON_Parse(line);
+		const cJSON *msgs = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "body"), "messages"), *m;
+		cJSON_ArrayForEach(m, msgs) {
+			const char *role = cJSON_GetObjectItem(m, "role")->valuestring;
+			const char *content = cJSON_GetObjectItem(m, "content")->valuestring;
+			if (!strcmp(role, "system") && !(*system)[i])
+				(*system)[i] = cuco_xstrdup(content);
+			else if (!strcmp(role, "user") && !(*user)[i])
+				(*user)[i] = cuco_xstrdup(content);
+		}
+		cJSON_Delete(j);
+		i++;
+	}
+	free(log);
+	return i;
+}
+
+static void free_messages(char **system, char **user, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(system[i]);
+		free(user[i]);
+	}
+	free(system);
+	free(user);
+}
+
+/* Retries keep the prompt as first fitted (issue 26: a refit after a
+ * refusal cut more of the system message, and the server's prompt cache
+ * was thrown away: 729 s instead of ~30 s): the long refused reply is
+ * not sent back when the context has no room for it, and nothing of the
+ * prompt changes; the refusal follows it. */
+static void test_edit_keeps_the_prefix(void **state)
+{
+	(void)state;
+	char script[512];
+	snprintf(script, sizeof script, "{\"replies\": [{\"text\": \"no code at all, \", \"repeat\": "
+		"175}, {\"text\": \"DIRECTIVE:\\nbackend: rma\\n\\n<<<<<<< SEARCH\\nint x = 1;\\n=======\\n"
+		"int x = 2;\\n>>>>>>> REPLACE\\n\"}]}");
+	serve(script, CUCO_PROVIDER_OPENAI);
+	model.context = 9000;
+	model.max_tokens = 1000;
+	parts p;
+	parts_make(&p);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 2);
+	e.system = p.system.data;
+	e.user = p.user.data;
+	e.map = &p.map;
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
+	assert_non_null(strstr(r.prompt, "=== fitted to a context of 9000 tokens: cut"));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	char **system, **user;
+	int n = first_messages(&system, &user);
+	assert_int_equal(n, 2);
+	assert_string_equal(system[1], system[0]);
+	assert_int_equal(strncmp(user[1], user[0], strlen(user[0])), 0);
+	assert_non_null(strstr(user[1] + strlen(user[0]), "Your last reply (too long to repeat here) "
+		"was refused: reply holds no code"));
+	free_messages(system, user, n);
+	cuco_buf_free(&p.system);
+	cuco_buf_free(&p.user);
+}
+
+/* A retry with no room beside the prompt as sent ends the chat, refused,
+ * instead of ending the run (issue 26: Qwen's third reply of a chat at a
+ * context of 4 096 tokens ended `cuco run` with exit 3: "the prompt needs
+ * about 3008 tokens … leaves it 2944"). */
+static void test_edit_no_room_ends_the_chat(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"no code here\"}, {\"text\": \"never asked for\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	model.context = 1500;
+	model.max_tokens = 200;
+	char *user = cuco_xmalloc(3201);
+	memset(user, 'u', 3200);
+	user[3200] = '\0';
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 3);
+	e.user = user;
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EDATA);
+	assert_int_equal(r.replies, 1);
+	assert_non_null(strstr(err.msg, "reply holds no code"));
+	assert_non_null(strstr(r.transcript, "=== the chat ends: no room in the context for another "
+		"reply beside the prompt ==="));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	free(user);
+	assert_int_equal(requests_logged(), 1);
+}
+
+/* A reply the chat had already, byte for byte, is asked for again at a
+ * higher temperature; the next repeat ends the chat (issue 26: 11 of 26
+ * replies repeated one before, ~1 450 s of a server's time). */
+static void test_edit_repeat(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"same old\"}, {\"text\": \"same old\"}, {\"text\": \"same old\"}, "
+		"{\"text\": \"never asked for\"}]}", CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 4);
+	e.temperature = 0.2;
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EDATA);
+	assert_int_equal(r.replies, 3);
+	assert_non_null(strstr(err.msg, "the reply repeats an earlier one of this chat byte for byte"));
+	assert_non_null(strstr(r.transcript, "=== the chat ends: the model repeats itself ==="));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 3);
+	char *second = strchr(log, '\n') + 1, *third = strchr(second, '\n') + 1;
+	assert_non_null(strstr(log, "\"temperature\": 0.2"));
+	assert_true(strstr(second, "\"temperature\": 0.2") && strstr(second, "\"temperature\": 0.2") < third);
+	assert_non_null(strstr(third, "\"temperature\": 0.6"));
+	free(log);
+}
+
+/* A refused directive is answered with the directive as cuco read it and
+ * the values allowed; a directive alone, different from the parent's, is
+ * a directive-only child where code is not required. */
+static void test_edit_directive_taught_and_alone(void **state)
+{
+	(void)state;
+	char top[] = "/tmp/cuco-test-llm-toy-XXXXXX";
+	cuco_workload *wl;
+	assert_int_equal(toy_workload_make(top, &wl), 0);
+	cuco_directive base;
+	cuco_directive_default(wl, &base);
+	serve("{\"replies\": [{\"text\": \"DIRECTIVE:\\nbackend: nvlink\\nsync: flag\\n\\n<<<<<<< SEARCH\\n"
+		"int x = 1;\\n=======\\nint x = 2;\\n>>>>>>> REPLACE\\n\"}, {\"text\": \"DIRECTIVE:\\n"
+		"backend: rma\\nsync: flag\\n\\n<NAME>puts</NAME>\\n\"}]}", CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 2);
+	e.wl = wl;
+	e.base = &base;
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
+	assert_string_equal(r.source, edit_parent);
+	assert_string_equal(r.directive.backend, "rma");
+	assert_string_equal(r.name, "puts");
+	assert_non_null(strstr(r.transcript, "=== applied as a directive-only child: the parent's code ==="));
+	cuco_edit_result_free(&r);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 2);
+	const char *second = strchr(log, '\n') + 1;
+	assert_non_null(strstr(second, "The directive as cuco read it, each line with the values "
+		"allowed (copy the block and fix the value):\\nDIRECTIVE:\\nbackend: nvlink   # one of: msg, "
+		"rma, shm\\nissuer: one   # one of: one, several\\n"));
+	assert_non_null(strstr(second, "sync: flag   # one of: fence, flag, pscw\\n"));
+	/* And what no schema says: the combinations it may not state. */
+	assert_non_null(strstr(second, "Forbidden combinations:\\n- backend in {msg} with sync in "
+		"{pscw}: PSCW is an RMA epoch\\n"));
+	free(log);
+	/* Where code is required, or the directive is the parent's, no child. */
+	serve("{\"replies\": [{\"text\": \"DIRECTIVE:\\nbackend: rma\\n\"}, {\"text\": \"DIRECTIVE:\\n"
+		"backend: msg\\n\"}]}", CUCO_PROVIDER_OPENAI);
+	e.code_required = true;
+	e.attempts = 1;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "reply holds no code, only a directive"));
+	cuco_edit_result_free(&r);
+	e.code_required = false;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "states the current program's own directive: nothing would "
+		"change"));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	toy_workload_remove(top, wl);
+}
+
 static void test_prompt_fit(void **state)
 {
 	(void)state;
@@ -1025,6 +1363,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_invalid_json_and_closed_connection),
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_cancel),
+		cmocka_unit_test(test_slow_first_event),
+		cmocka_unit_test(test_progress_counts),
+		cmocka_unit_test(test_loop_stopped),
+		cmocka_unit_test(test_schema),
 		cmocka_unit_test(test_planted_key_never_shown),
 		cmocka_unit_test(test_planted_key_not_in_store),
 		cmocka_unit_test(test_budgets),
@@ -1038,6 +1380,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_retry_time),
 		cmocka_unit_test(test_prompt_fit),
 		cmocka_unit_test(test_context_exceeded_answered_by_cutting),
+		cmocka_unit_test(test_edit_keeps_the_prefix),
+		cmocka_unit_test(test_edit_repeat),
+		cmocka_unit_test(test_edit_no_room_ends_the_chat),
+		cmocka_unit_test(test_edit_directive_taught_and_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -113,6 +113,34 @@ static void expect_error(const char *text, const char *needle)
 }
 
 /* Text after a NUL would be dropped silently: the file is refused instead. */
+/* Which models ask for a JSON reply: `structured`, auto by the server. */
+static void test_structured(void **state)
+{
+	(void)state;
+	cuco_llm_config cfg;
+	cuco_err err = { 0 };
+	assert_int_equal(load("[model a]\nprovider = llamacpp\nmodel = m\nurl = http://h/v1\n"
+		"[model b]\nprovider = openai\nmodel = gpt-5\n"
+		"[model c]\nprovider = ollama\nmodel = q\nstructured = off\n"
+		"[model d]\nprovider = anthropic\nmodel = claude-opus-4\nstructured = on\n", &cfg, &err),
+		CUCO_OK);
+	assert_true(cfg.models[0].structured);
+	assert_int_equal(cfg.models[0].server, CUCO_SERVER_LLAMACPP);
+	assert_false(cfg.models[1].structured);
+	assert_int_equal(cfg.models[1].server, CUCO_SERVER_HOSTED);
+	assert_false(cfg.models[2].structured);
+	assert_true(cfg.models[3].structured);
+	assert_int_equal(load("[model a]\nprovider = vllm\nmodel = m\nurl = http://h/v1\n"
+		"structured = maybe\n", &cfg, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, ":5: structured"));
+	assert_non_null(strstr(err.msg, "not auto, on or off"));
+	/* A spec takes its provider's. */
+	char *specs[] = { "llamacpp:gemma@http://127.0.0.1:1/v1" };
+	cuco_llm_config_defaults(&cfg);
+	assert_int_equal(cuco_llm_use_specs(&cfg, specs, 1, &err), CUCO_OK);
+	assert_true(cfg.models[0].structured);
+}
+
 static void test_nul_refused(void **state)
 {
 	(void)state;
@@ -383,6 +411,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_file_errors),
+		cmocka_unit_test(test_structured),
 		cmocka_unit_test(test_prices),
 		cmocka_unit_test(test_nul_refused),
 		cmocka_unit_test(test_config_path),

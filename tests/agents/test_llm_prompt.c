@@ -33,6 +33,39 @@ static void cand(cuco_candidate *c, uint64_t id, cuco_origin o, cuco_status s, d
 	cuco_directive_default(wl, &c->directive);
 }
 
+/* A templated parent with a frame: what the lean profile shows of it. */
+static const char framed[] =
+	"/* framed.c — a comment of three lines outside the blocks,\n"
+	" * which the lean profile summarises: a reply may not change it,\n"
+	" * and the schema says what the directives mean. */\n"
+	"#include <mpi.h>\n"
+	"typedef struct layer {\n"
+	"\tint n;\n"
+	"} layer;\n"
+	"static int helper(layer *l)\n"
+	"{\n"
+	"\tint a = l->n * l->n + l->n / 2 - 7;\n"
+	"\treturn a * 2 + a / 3 + a % 5 + (a > 4);\n"
+	"}\n"
+	"// EVOLVE-BLOCK-START\n"
+	"static void step(layer *l)\n"
+	"{\n"
+	"#if defined(B_RMA)\n"
+	"\trma_path(l, MPI_COMM_WORLD, 0, 1, 2);\n"
+	"\trma_more(l, MPI_COMM_WORLD, 3, 4, 5);\n"
+	"#elif defined(B_SHM) && G > 1\n"
+	"\tshm_path(l);\n"
+	"#else\n"
+	"\tmsg_path(l); /* { a brace in a comment */\n"
+	"#endif\n"
+	"}\n"
+	"// EVOLVE-BLOCK-END\n"
+	"int cuco_setup(void)\n"
+	"{\n"
+	"\tconst char *s = \"}\";\n"
+	"\treturn helper(0) + (s != 0) + helper(0) * 2;\n"
+	"}\n";
+
 static int fill(cuco_txn *txn, void *arg)
 {
 	(void)arg;
@@ -85,6 +118,11 @@ static int fill(cuco_txn *txn, void *arg)
 	cuco_directive_set(&c->directive, "backend", "rma");
 	if (rc == CUCO_OK)
 		rc = cuco_source_put(txn, srcs[1], strlen(srcs[1]), c->source_hash);
+	if (rc == CUCO_OK)
+		rc = cuco_cand_put(txn, c);
+	cand(c, 8, CUCO_ORIGIN_SEED, CUCO_STATUS_DONE, 1.05, 0);
+	if (rc == CUCO_OK)
+		rc = cuco_source_put(txn, framed, strlen(framed), c->source_hash);
 	if (rc == CUCO_OK)
 		rc = cuco_cand_put(txn, c);
 	cuco_memory m = { .speedup = 1.3 };
@@ -151,8 +189,11 @@ static void test_diff_prompt(void **state)
 	has(s, "# Task: Toy all-gather\nGather then multiply.\n- workload: toy; family: cpu-mpi; ranks: 2");
 	has(s, "run on 2 ranks and match the reference within 0.001");
 	has(s, "## notes.md\nMPI_Win_allocate_shared gives a window");
-	has(s, "DIRECTIVE:\nbackend: msg | rma | shm   # how bytes move\nissuer: one | several\n");
-	has(s, "granularity: an integer in [1, 64], a power of two\n");
+	has(s, "The values allowed:\n- backend: one of msg, rma, shm (how bytes move)\n- issuer: one of "
+		"one, several\n");
+	has(s, "- granularity: an integer in [1, 64], a power of two\n");
+	/* No line of the schema reads as a directive a reply could copy. */
+	assert_null(strstr(s, "backend: msg |"));
 	has(s, "- backend in {msg} with sync in {pscw}: PSCW is an RMA epoch\n");
 	has(s, "<<<<<<< SEARCH\nlines copied exactly from the current program\n=======\n");
 	assert_null(strstr(s, "<CODE>"));
@@ -228,6 +269,174 @@ static void test_cross_and_fix_prompts(void **state)
 	cuco_buf_free(&b.user);
 }
 
+
+/* The end of a user message, from its last `# Your reply`. */
+static const char *reply_part(const char *u)
+{
+	const char *p = NULL;
+	for (const char *q = u; (q = strstr(q, "# Your reply")); q++)
+		p = q;
+	if (!p)
+		fail_msg("no `# Your reply` in:\n%s", u);
+	return p;
+}
+
+/* Every prompt ends with the reply's skeleton, the parent's directive in
+ * the form a reply must state it (issue 26: a 1.5B model copied the
+ * short notation it was shown instead). */
+static void test_skeleton(void **state)
+{
+	(void)state;
+	built b = { .spec = { .wl = wl, .kind = CUCO_PROMPT_DIFF, .parent = 7, .island = 0 } };
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
+	const char *u = b.user.data;
+	has(u, "- its directive, as a reply states it:\nDIRECTIVE:\nbackend: rma\nissuer: one\n"
+		"placement: after\nsync: fence\ngranularity: 1\ntile: 32\n");
+	const char *r = reply_part(u);
+	has(r, "DIRECTIVE:\nbackend: rma\nissuer: one\nplacement: after\nsync: fence\ngranularity: 1\n"
+		"tile: 32\n\n<NAME>");
+	has(r, "<DIFF>\n<<<<<<< SEARCH\n");
+	has(r, ">>>>>>> REPLACE\n</DIFF>\n");
+	/* Nothing after the skeleton but its closing line. */
+	assert_true(strlen(r) < 700);
+	cuco_buf_free(&b.system);
+	cuco_buf_free(&b.user);
+
+	/* Structured output: the skeleton is the JSON object, the schema its form. */
+	b = (built){ .spec = { .wl = wl, .kind = CUCO_PROMPT_FULL, .parent = 7, .island = 0,
+		.json = true } };
+	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
+	r = reply_part(b.user.data);
+	has(r, "{\"directive\": {\"backend\": \"rma\", \"issuer\": \"one\", \"placement\": \"after\", "
+		"\"sync\": \"fence\", \"granularity\": 1, \"tile\": \"32\"}, \"name\": ");
+	has(r, "\"code\": ");
+	cuco_buf_free(&b.system);
+	cuco_buf_free(&b.user);
+}
+
+/* The JSON schema of a reply, from the design space. */
+static void test_schema(void **state)
+{
+	(void)state;
+	char *schema = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_FULL, 0);
+	assert_non_null(schema);
+	has(schema, "\"backend\":{\"enum\":[\"msg\",\"rma\",\"shm\"]}");
+	has(schema, "\"granularity\":{\"enum\":[1,2,4,8,16,32,64]}");
+	has(schema, "\"tile\":{\"enum\":[\"32\",\"64\"]}");
+	has(schema, "\"edits\":{\"type\":\"array\"");
+	has(schema, "\"required\":[\"directive\",\"name\",\"description\",\"edits\"]");
+	free(schema);
+	schema = cuco_reply_schema(wl, CUCO_PROMPT_FULL, CUCO_PROFILE_LEAN, 2);
+	has(schema, "\"blocks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":2,"
+		"\"maxItems\":2}");
+	free(schema);
+	schema = cuco_reply_schema(wl, CUCO_PROMPT_DIRECTIVE, CUCO_PROFILE_FULL, 0);
+	assert_null(strstr(schema, "edits"));
+	has(schema, "\"required\":[\"directive\",\"name\",\"description\"]");
+	free(schema);
+}
+
+/* The directive-only operator: no code asked for or shown, the
+ * directives its code was tried with and how they did. */
+static void test_directive_prompt(void **state)
+{
+	(void)state;
+	built b = { .spec = { .wl = wl, .kind = CUCO_PROMPT_DIRECTIVE, .parent = 2, .island = 0,
+		.inspirations = 3, .failures = 3 } };
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
+	const char *u = b.user.data;
+	assert_null(strstr(u, "int parent_code;"));
+	has(u, "# Directives tried with this code\n");
+	has(u, "- #7 rma/one/after/fence/1 tile=32: 1.150x the baseline\n");
+	const char *r = reply_part(u);
+	has(r, "DIRECTIVE:\nbackend: msg\n");
+	has(r, "<DESCRIPTION>");
+	assert_null(strstr(r, "SEARCH"));
+	assert_null(strstr(b.system.data, "<<<<<<< SEARCH"));
+	cuco_buf_free(&b.system);
+	cuco_buf_free(&b.user);
+}
+
+/* The lean profile: the blocks whole, the frame's function bodies and the
+ * branches other directives build summarised, no documents, no other
+ * programs; its uncuttable part is smaller than the full profile's. */
+static void test_lean_profile(void **state)
+{
+	(void)state;
+	built full = { .spec = { .wl = wl, .kind = CUCO_PROMPT_DIFF, .parent = 8, .island = 0,
+		.inspirations = 3, .failures = 3 } };
+	built lean = full;
+	lean.spec.profile = CUCO_PROFILE_LEAN;
+	cuco_prompt_map fmap, lmap;
+	full.spec.map = &fmap;
+	lean.spec.map = &lmap;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(st, build_txn, &full, &err), CUCO_OK);
+	assert_int_equal(cuco_store_read(st, build_txn, &lean, &err), CUCO_OK);
+	const char *u = lean.user.data;
+	has(u, "```\n[… lines 1-3 not shown: a comment]\n#include <mpi.h>\n");
+	has(u, "static int helper(layer *l)\n{\n\t[… lines 10-11 not shown: outside the blocks]\n}\n");
+	has(u, "typedef struct layer {\n\tint n;\n} layer;\n");
+	/* The other directives' branches go; one shorter than its note stays. */
+	has(u, "#if defined(B_RMA)\n\t[… lines 17-18 not shown: other directives]\n"
+		"#elif defined(B_SHM) && G > 1\n\tshm_path(l);\n"
+		"#else\n\tmsg_path(l); /* { a brace in a comment */\n#endif\n");
+	has(u, "int cuco_setup(void)\n{\n\t[… lines 28-29 not shown: outside the blocks]\n}\n");
+	assert_null(strstr(u, "# Top programs so far"));
+	assert_null(strstr(lean.system.data, "## notes.md"));
+	has(full.system.data, "## notes.md");
+	/* The floor is what no cut removes: the documents and other programs
+	 * are over it in the full profile, and not there at all in the lean. */
+	int64_t f = cuco_prompt_floor(full.system.data, full.user.data, &fmap, 1);
+	int64_t l = cuco_prompt_floor(lean.system.data, lean.user.data, &lmap, 1);
+	assert_true(f > 0 && f < (int64_t)(full.system.len + full.user.len));
+	assert_true(l > 0 && l + 1000 > (int64_t)(lean.system.len + lean.user.len) &&
+		lean.system.len + lean.user.len < full.system.len + full.user.len);
+	cuco_buf_free(&full.system);
+	cuco_buf_free(&full.user);
+	cuco_buf_free(&lean.system);
+	cuco_buf_free(&lean.user);
+}
+
+/* A reply written over the lean view becomes the parent's code again:
+ * each note its lines. */
+static void test_lean_expand(void **state)
+{
+	(void)state;
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	cuco_buf view = { 0 }, back = { 0 };
+	cuco_prompt_lean_code(wl, &d, framed, strlen(framed), &view);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_lean_expand(view.data, view.len, framed, strlen(framed), &back, &err),
+		CUCO_OK);
+	assert_string_equal(back.data, framed);
+	/* An edit through the view that quotes a note keeps what it stands for. */
+	cuco_reply r;
+	assert_int_equal(cuco_reply_parse("<<<<<<< SEARCH\n#else\n\tmsg_path(l); /* { a brace in a "
+		"comment */\n=======\n#else\n\tmsg_fast(l);\n>>>>>>> REPLACE\n", NULL, NULL, &r, &err),
+		CUCO_OK);
+	cuco_patched p;
+	assert_int_equal(cuco_patch_apply(view.data, view.len, &r, &p, &err), CUCO_OK);
+	back.len = 0;
+	assert_int_equal(cuco_lean_expand(p.text, p.len, framed, strlen(framed), &back, &err), CUCO_OK);
+	assert_non_null(strstr(back.data, "\trma_more(l, MPI_COMM_WORLD, 3, 4, 5);\n#elif"));
+	assert_non_null(strstr(back.data, "#else\n\tmsg_fast(l);\n#endif"));
+	assert_non_null(strstr(back.data, "\treturn a * 2 + a / 3"));
+	cuco_patched_free(&p);
+	cuco_reply_free(&r);
+	back.len = 0;
+	const char *bad = "\t[… lines 40-44 not shown: outside the blocks]\n";
+	assert_int_equal(cuco_lean_expand(bad, strlen(bad), framed, strlen(framed), &back, &err),
+		CUCO_EDATA);
+	if (!strstr(err.msg, "names lines the parent does not have (it has 30 lines)"))
+		fail_msg("%s", err.msg);
+	cuco_buf_free(&view);
+	cuco_buf_free(&back);
+}
+
 typedef struct kept {
 	cuco_candidate c;
 	char *prompt, *reply;
@@ -270,6 +479,11 @@ int main(void)
 		cmocka_unit_test(test_no_repeated_code),
 		cmocka_unit_test(test_cross_and_fix_prompts),
 		cmocka_unit_test(test_keep),
+		cmocka_unit_test(test_skeleton),
+		cmocka_unit_test(test_schema),
+		cmocka_unit_test(test_directive_prompt),
+		cmocka_unit_test(test_lean_profile),
+		cmocka_unit_test(test_lean_expand),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -110,10 +110,15 @@ static void test_indent_shift(void **state)
 static void test_indent_must_be_uniform(void **state)
 {
 	(void)state;
-	/* Two lines shifted by different amounts are not one shift. */
-	expect_refusal(parent,
-		"<<<<<<< SEARCH\n  int y = x * 2;\nreturn y + 1;\n=======\nint z;\n>>>>>>> REPLACE\n",
-		"matches nothing");
+	/* Two lines shifted by different amounts are not one shift: the
+	 * indent level refuses them, and only the spacing level, the loosest,
+	 * takes them. */
+	cuco_patched p;
+	cuco_err err;
+	assert_int_equal(apply(parent, "<<<<<<< SEARCH\n  int y = x * 2;\nreturn y + 1;\n=======\n"
+		"int z;\n>>>>>>> REPLACE\n", &p, &err), CUCO_OK);
+	assert_int_equal(p.levels[0], CUCO_MATCH_SPACING);
+	cuco_patched_free(&p);
 }
 
 static void test_typography(void **state)
@@ -132,6 +137,46 @@ static void test_typography(void **state)
 	assert_int_equal(p.levels[0], CUCO_MATCH_TYPOGRAPHY);
 	assert_string_equal(p.text, "// EVOLVE-BLOCK-START\nconst char *s = \"a+b\";\n// EVOLVE-BLOCK-END\n");
 	cuco_patched_free(&p);
+}
+
+/* A SEARCH that joined the parent's wrapped lines, or split one, matches
+ * at the loosest level (issue 26: a 1.5B model joined a two-line call in
+ * three replies running); more than one such place is still ambiguous. */
+static void test_spacing(void **state)
+{
+	(void)state;
+	const char *file =
+		"// EVOLVE-BLOCK-START\n"
+		"\t\tMPI_Isend(mine, n, MPI_FLOAT, q, chunk, MPI_COMM_WORLD,\n"
+		"\t\t\t&l->sends[q]);\n"
+		"\t\tdone(l);\n"
+		"// EVOLVE-BLOCK-END\n";
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply(file, "<<<<<<< SEARCH\n\tMPI_Isend(mine, n, MPI_FLOAT, q, chunk, MPI_COMM_WORLD, "
+		"&l->sends[q]);\n=======\n\t\tMPI_Issend(mine, n, MPI_FLOAT, q, chunk, MPI_COMM_WORLD,\n"
+		"\t\t\t&l->sends[q]);\n>>>>>>> REPLACE\n", &p, &err);
+	if (rc != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p.levels[0], CUCO_MATCH_SPACING);
+	assert_string_equal(p.text, "// EVOLVE-BLOCK-START\n\t\tMPI_Issend(mine, n, MPI_FLOAT, q, chunk, "
+		"MPI_COMM_WORLD,\n\t\t\t&l->sends[q]);\n\t\tdone(l);\n// EVOLVE-BLOCK-END\n");
+	cuco_patched_free(&p);
+	/* Wrapped elsewhere: the same text over other line breaks. */
+	rc = apply(file, "<<<<<<< SEARCH\nMPI_Isend(mine, n, MPI_FLOAT,\n  q, chunk, MPI_COMM_WORLD, "
+		"&l->sends[q]);\n    done(l);\n=======\n\t\tdone(l);\n>>>>>>> REPLACE\n", &p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_int_equal(p.levels[0], CUCO_MATCH_SPACING);
+	assert_string_equal(p.text, "// EVOLVE-BLOCK-START\n\t\tdone(l);\n// EVOLVE-BLOCK-END\n");
+	cuco_patched_free(&p);
+	/* The skeleton's placeholder sent back as the SEARCH is told as that
+	 * (issue 26's Qwen did, in JSON). */
+	expect_refusal(parent, "<<<<<<< SEARCH\n" CUCO_SEARCH_PLACEHOLDER "\n=======\nint q;\n"
+		">>>>>>> REPLACE\n", "hunk 1: its SEARCH is the reply form's placeholder, not lines of "
+		"the program");
+	expect_refusal("// EVOLVE-BLOCK-START\nf(a,\n b);\nf(a, b);\n// EVOLVE-BLOCK-END\n",
+		"<<<<<<< SEARCH\nf(a,  b);\n=======\ng();\n>>>>>>> REPLACE\n",
+		"SEARCH matches 2 places (lines 2, 4) at level spacing");
 }
 
 static void test_all_hunks_against_the_parent(void **state)
@@ -171,6 +216,57 @@ static void test_no_match_shows_closest(void **state)
 	expect_refusal(parent,
 		"<<<<<<< SEARCH\nstatic int step(int x)\n{\n    int y = x * 3;\n=======\nint q;\n>>>>>>> REPLACE\n",
 		"closest is line 5, where the parent has `int y = x * 2;` and the SEARCH `int y = x * 3;`");
+}
+
+/* The hint names the line the model meant, not the first window that
+ * shares braces with the SEARCH (issue 26), and says when the SEARCH
+ * left a line of the parent out. */
+static void test_closest_names_the_right_line(void **state)
+{
+	(void)state;
+	const char *file = "void g(void)\n{\n    x = 1;\n}\n\nvoid h(void)\n{\n    y = compute(2);\n}\n";
+	expect_refusal(file, "<<<<<<< SEARCH\n{\n    y = compute(3);\n}\n=======\n>>>>>>> REPLACE\n",
+		"closest is line 8, where the parent has `y = compute(2);` and the SEARCH `y = compute(3);`");
+	const char *loop = "static void f(layer *l)\n{\n    int n = l->n;\n    for (int i = 0; i < n; i++)\n"
+		"        work(l, i);\n    done(l);\n}\n";
+	expect_refusal(loop, "<<<<<<< SEARCH\n    int n = l->n;\n    for (int i = 0; i < n; i++)\n"
+		"    done(l);\n=======\n>>>>>>> REPLACE\n",
+		"the parent has line 5 `work(l, i);` there, which the SEARCH leaves out; quote every line");
+	/* Lines alike past what a quote shows are quoted where they differ. */
+	const char *wide = "static void t(void)\n{\n\tMPI_Isend(mine, l->crows * K, MPI_FLOAT, q, chunk, "
+		"MPI_COMM_WORLD,\n\t\t&l->sends[q * CUCO_CHUNKS + chunk]);\n}\n";
+	expect_refusal(wide, "<<<<<<< SEARCH\n\tMPI_Isend(mine, l->crows * K, MPI_FLOAT, q, chunk, "
+		"MPI_COMM_WORLD, &l->sends[q]);\n=======\n>>>>>>> REPLACE\n",
+		"closest is line 3, where the parent has `…unk, MPI_COMM_WORLD,` and the SEARCH `…unk, "
+		"MPI_COMM_WORLD, &l->sends[q]);`");
+}
+
+/* A block's new text (the lean prompts' rewrite) goes between the
+ * parent's markers, its frame kept; a directive-only reply keeps the code. */
+static void test_blocks_and_directive_only(void **state)
+{
+	(void)state;
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply(parent, "<BLOCK>\nstatic int step(int x) { return x; }\n</BLOCK>\n", &p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_string_equal(p.text,
+		"#include <stdio.h>\n// EVOLVE-BLOCK-START\nstatic int step(int x) { return x; }\n"
+		"// EVOLVE-BLOCK-END\nint main(void) { printf(\"%d\\n\", step(2)); return 0; }\n");
+	cuco_patched_free(&p);
+	expect_refusal(parent, "<BLOCK>\nint a;\n</BLOCK>\n<BLOCK>\nint b;\n</BLOCK>\n",
+		"the reply gives 2 blocks where the parent has 1 EVOLVE-BLOCK");
+	expect_refusal(parent, "<BLOCK>\nint a;\n// EVOLVE-BLOCK-END\n</BLOCK>\n",
+		"block 1's new text holds an EVOLVE-BLOCK marker (its line 2)");
+	expect_refusal("int a;\n", "<BLOCK>\nint b;\n</BLOCK>\n", "the parent has no EVOLVE-BLOCK");
+	cuco_reply r;
+	assert_int_equal(cuco_reply_parse_any("DIRECTIVE:\nbackend: rma\n", NULL, NULL, &r, &err),
+		CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_int_equal(cuco_patch_apply(parent, strlen(parent), &r, &p, &err), CUCO_OK);
+	assert_string_equal(p.text, parent);
+	cuco_patched_free(&p);
+	cuco_reply_free(&r);
 }
 
 static void test_overlap(void **state)
@@ -314,9 +410,12 @@ int main(void)
 		cmocka_unit_test(test_indent_shift),
 		cmocka_unit_test(test_indent_must_be_uniform),
 		cmocka_unit_test(test_typography),
+		cmocka_unit_test(test_spacing),
 		cmocka_unit_test(test_all_hunks_against_the_parent),
 		cmocka_unit_test(test_ambiguous),
 		cmocka_unit_test(test_no_match_shows_closest),
+		cmocka_unit_test(test_closest_names_the_right_line),
+		cmocka_unit_test(test_blocks_and_directive_only),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_outside_block),
 		cmocka_unit_test(test_refusals),

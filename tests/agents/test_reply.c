@@ -195,6 +195,134 @@ static void test_cut_off_and_malformed(void **state)
 	expect_refusal("<<<< SEARCH\na\n=======\nb\n>>>> REPLACE\n", NULL, "reply holds no code");
 }
 
+
+/* A directive read from text: its five fields and its tile, or the refusal. */
+static void expect_directive(const char *text, const char *backend, const char *issuer,
+	const char *placement, const char *sync, const char *gran, const char *tile)
+{
+	cuco_reply r;
+	cuco_err err = { 0 };
+	if (cuco_reply_parse(text, wl, &base, &r, &err) != CUCO_OK)
+		fail_msg("refused `%s`: %s", text, err.msg);
+	assert_true(r.has_directive);
+	assert_string_equal(r.directive.backend, backend);
+	assert_string_equal(r.directive.issuer, issuer);
+	assert_string_equal(r.directive.placement, placement);
+	assert_string_equal(r.directive.sync, sync);
+	assert_string_equal(r.directive.granularity, gran);
+	assert_string_equal(cuco_directive_value(&r.directive, "tile"), tile);
+	cuco_reply_free(&r);
+}
+
+/* Every form cuco itself prints a directive in is read back (issue 26:
+ * 17 of 26 replies of a 1.5B model wrote cuco's short notation, which the
+ * prompt shows for every candidate, and were refused). */
+static void test_directive_forms(void **state)
+{
+	(void)state;
+	const char *code = "\n```c\nint x;\n```\n";
+	char text[512];
+	/* The short notation after `backend:`, after the head, after `# Backend:`. */
+	snprintf(text, sizeof text, "DIRECTIVE:\nbackend: rma/several/interleave/flag/8 tile=64\n%s", code);
+	expect_directive(text, "rma", "several", "interleave", "flag", "8", "64");
+	snprintf(text, sizeof text, "Directive: shm/one/after/fence/4%s", code);
+	expect_directive(text, "shm", "one", "after", "fence", "4", base.knobs[0].value);
+	snprintf(text, sizeof text, "# Backend: rma/one/interleave/pscw/16 tile=32%s", code);
+	expect_directive(text, "rma", "one", "interleave", "pscw", "16", "32");
+	/* As a prompt shows a candidate's: `- directive: …`. */
+	snprintf(text, sizeof text, "- directive: `msg/several/interleave/flag/2`%s", code);
+	expect_directive(text, "msg", "several", "interleave", "flag", "2", base.knobs[0].value);
+	/* Inline pairs, with `:` or `=`. */
+	snprintf(text, sizeof text, "DIRECTIVE: backend: shm, issuer: one, placement: interleave, "
+		"sync: flag, granularity: 32, tile: 32%s", code);
+	expect_directive(text, "shm", "one", "interleave", "flag", "32", "32");
+	snprintf(text, sizeof text, "DIRECTIVE: backend=rma; sync=flag granularity=2%s", code);
+	expect_directive(text, "rma", base.issuer, base.placement, "flag", "2", base.knobs[0].value);
+	/* A schema line copied with its comment. */
+	snprintf(text, sizeof text, "DIRECTIVE:\nbackend: shm   # how bytes move\nsync: flag # ok%s", code);
+	expect_directive(text, "shm", base.issuer, base.placement, "flag", base.granularity,
+		base.knobs[0].value);
+	/* No head at all: the dimensions' lines before the code. */
+	snprintf(text, sizeof text, "**Backend**: rma\n**Sync**: flag\n%s", code);
+	expect_directive(text, "rma", base.issuer, base.placement, "flag", base.granularity,
+		base.knobs[0].value);
+	/* `-` in the short notation keeps the parent's value. */
+	snprintf(text, sizeof text, "DIRECTIVE:\nbackend: shm/-/-/flag/-%s", code);
+	expect_directive(text, "shm", base.issuer, base.placement, "flag", base.granularity,
+		base.knobs[0].value);
+	/* The schema's list of values copied whole names no choice. */
+	expect_refusal("DIRECTIVE:\nbackend: msg | rma | shm\n```c\nint x;\n```\n", wl,
+		"directive line 2: `backend: msg | rma | shm` lists the allowed values; state one of them");
+	/* Short notation with the wrong number of parts is not guessed at. */
+	expect_refusal("DIRECTIVE:\nbackend: rma/one/flag\n```c\nint x;\n```\n", wl,
+		"directive line 2: `rma/one/flag` is not the short notation");
+}
+
+/* A reply in the JSON a server's structured output gives (docs/replies.md). */
+static void test_json_replies(void **state)
+{
+	(void)state;
+	cuco_reply r;
+	cuco_err err = { 0 };
+	const char *diff = "{\"directive\": {\"backend\": \"rma\", \"issuer\": \"one\", \"placement\": "
+		"\"interleave\", \"sync\": \"flag\", \"granularity\": 8, \"tile\": 32}, \"name\": \"puts\", "
+		"\"description\": \"one-sided\", \"edits\": [{\"search\": \"int a;\", \"replace\": "
+		"\"int b;\\nint c;\\n\"}, {\"search\": \"x();\\n\", \"replace\": \"\"}]}";
+	assert_int_equal(cuco_reply_parse(diff, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIFF);
+	assert_string_equal(r.directive.backend, "rma");
+	assert_string_equal(r.directive.granularity, "8");
+	assert_string_equal(cuco_directive_value(&r.directive, "tile"), "32");
+	assert_string_equal(r.name, "puts");
+	assert_string_equal(r.description, "one-sided");
+	assert_int_equal(r.nhunks, 2);
+	assert_string_equal(r.hunks[0].search, "int a;\n");
+	assert_string_equal(r.hunks[0].replace, "int b;\nint c;\n");
+	assert_string_equal(r.hunks[1].replace, "");
+	cuco_reply_free(&r);
+	/* Fenced as ```json, a block's new text, and a directive alone. */
+	const char *blocks = "```json\n{\"directive\": {\"backend\": \"shm\"}, \"blocks\": "
+		"[\"int y = 2;\"]}\n```\n";
+	assert_int_equal(cuco_reply_parse(blocks, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_BLOCKS);
+	assert_int_equal(r.nblocks, 1);
+	assert_string_equal(r.blocks[0], "int y = 2;\n");
+	cuco_reply_free(&r);
+	const char *only = "{\"directive\": {\"backend\": \"shm\", \"sync\": \"flag\"}, \"name\": \"n\", "
+		"\"description\": \"d\"}";
+	expect_refusal(only, wl, "reply holds no code, only a directive");
+	assert_int_equal(cuco_reply_parse_any(only, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_string_equal(r.directive.sync, "flag");
+	cuco_reply_free(&r);
+	expect_refusal("{\"directive\": {\"backend\": \"nvlink\"}, \"edits\": []}", wl,
+		"directive outside the design space");
+	expect_refusal("{\"directive\": {\"colour\": \"red\"}, \"code\": \"int x;\"}", wl,
+		"`colour` is not a dimension of toy");
+	expect_refusal("{\"directive\": {\"backend\": \"rma\"}, \"edits\": [{\"search\": 3}]}", wl,
+		"JSON reply: edits[0].search is not a string");
+	expect_refusal("{\"directive\": {\"backend\": \"rma\"}, \"edits\": [{\"search\": \"a", wl,
+		"JSON reply is cut off or not JSON");
+}
+
+/* A reply with a directive and no code is a directive-only child where
+ * the caller knows the reply is whole (a cut-off one looks the same);
+ * "no code" is said as that when there is no directive either. */
+static void test_directive_only(void **state)
+{
+	(void)state;
+	cuco_reply r;
+	cuco_err err = { 0 };
+	const char *text = "DIRECTIVE:\nbackend: shm\nsync: flag\n\nShared loads are cheaper here.\n";
+	expect_refusal(text, wl, "reply holds no code, only a directive: give the change as "
+		"SEARCH/REPLACE hunks");
+	assert_int_equal(cuco_reply_parse_any(text, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_string_equal(r.directive.backend, "shm");
+	cuco_reply_free(&r);
+	expect_refusal("I would use shared memory.", wl, "reply states no DIRECTIVE and holds no code");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +331,9 @@ int main(void)
 		cmocka_unit_test(test_fenced_file),
 		cmocka_unit_test(test_directive_refusals),
 		cmocka_unit_test(test_cut_off_and_malformed),
+		cmocka_unit_test(test_directive_forms),
+		cmocka_unit_test(test_json_replies),
+		cmocka_unit_test(test_directive_only),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""bench/local-model.py — issue 26's figures: a real small open model makes
+real candidates.
+
+For each context and each workload: scripts/local-model serves the model
+(Qwen2.5-Coder 1.5B Instruct by default: `scripts/local-model --model qwen
+fetch` first) at that context, and `cuco compare` runs the strategies on the
+workload at one budget against it. Then, per run:
+
+- the funnel: edit replies (the model's answers to an edit: island
+  proposals, fixes, repairs, executor samples, fast-path attempts) ->
+  parsed (a candidate came of them) -> compiled -> verified (passed the
+  referee) -> faster (than the baseline); the issue's goal is that half of
+  the replies or more become compiled candidates;
+- whether the crowned best's lineage holds a change the model wrote (an
+  LLM-made candidate is the best or one of its ancestors);
+- time per call (cuco's log: from the request to the reply's end, the wait
+  for the server's slot included), prefill (llama-server's prompt eval time
+  and tokens per second: what its prompt cache did not spare) and its
+  writing time;
+- and `cuco compare`'s table (tuner / sample / evolve / beam with --compare).
+
+Everything goes under --out (one folder per context and workload: the runs,
+the server's log, cuco compare's table) and a summary in markdown is
+printed and kept as OUT/summary.md, to quote in bench/results/agents.md.
+
+usage: python3 bench/local-model.py [--model qwen|gemma] [--contexts 4096,8192]
+           [--workloads cpu-gemm-allgather,cpu-kv-transfer] [--budget 24]
+           [--strategies evolve,beam | --compare] [--threads N] [--out DIR]
+           [--config FILE] [--cuco PATH] [-- RUN ARGS...]
+--config: a cuco config file for the runs (its [evolve], [beam], [llm] keys;
+the model is --llm's), else the user's own.
+Run from the source root after `ninja -C build`. The issue's figures are
+the defaults with --compare: hours of CPU inference on a 2-core machine.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+EDIT_KINDS = ("propose", "fix", "repair", "executor", "fastpath-a", "fastpath-b")
+LLM_ORIGINS = ("llm-diff", "llm-full", "llm-cross", "beam-plan", "fastpath")
+
+
+def cuco_json(cuco, args):
+    out = subprocess.run([cuco] + args, capture_output=True, text=True)
+    return json.loads(out.stdout) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def funnel(cuco, run):
+    """Replies -> parsed -> compiled -> verified -> faster, and the best's lineage."""
+    report = cuco_json(cuco, ["report", "--run", run, "--json"]) or {}
+    cands = cuco_json(cuco, ["ls", "--run", run, "--json"]) or []
+    kinds = report.get("calls", {}).get("by_kind", {})
+    replies = sum(kinds.get(k, {}).get("calls", 0) for k in EDIT_KINDS)
+    llm = [c for c in cands if c["origin"] in LLM_ORIGINS]
+    compiled = [c for c in llm if c.get("failed_stage") != "compile"]
+    verified = [c for c in llm if c["status"] == "done"]
+    faster = [c for c in verified if (c.get("speedup") or {}).get("value", 0) > 1]
+    by_id = {c["id"]: c for c in cands}
+    best = (report.get("best") or {}).get("id")
+    model_made, seen = False, set()
+    stack = [best] if best else []
+    while stack:
+        i = stack.pop()
+        if i in seen or i not in by_id:
+            continue
+        seen.add(i)
+        model_made |= by_id[i]["origin"] in LLM_ORIGINS
+        stack.extend(by_id[i].get("parents") or [])
+    sp = (report.get("best") or {}).get("speedup") or {}
+    return {"replies": replies, "parsed": len(llm), "compiled": len(compiled),
+            "verified": len(verified), "faster": len(faster), "best": best,
+            "best_speedup": sp, "model_made": model_made,
+            "repairs": report.get("repairs", {}), "tokens": report.get("tokens", {}),
+            "calls": report.get("calls", {}).get("total", 0)}
+
+
+def call_times(run):
+    """Seconds of each answered call, from cuco's log."""
+    secs = []
+    try:
+        with open(os.path.join(run, "cuco.log")) as f:
+            for line in f:
+                m = re.search(r": answered: \d+ prompt \+ \d+ completion tokens in ([0-9.]+) s", line)
+                if m:
+                    secs.append(float(m.group(1)))
+    except OSError:
+        pass
+    return secs
+
+
+def server_times(log):
+    """llama-server's own accounting: prompt eval ms and tokens, eval ms."""
+    prompt_ms = prompt_n = eval_ms = 0.0
+    try:
+        with open(log, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return prompt_ms, prompt_n, eval_ms
+    for m in re.finditer(r"(prompt )?eval time =\s*([0-9.]+) ms /\s*(\d+) tokens", text):
+        if m.group(1):
+            prompt_ms += float(m.group(2))
+            prompt_n += int(m.group(3))
+        else:
+            eval_ms += float(m.group(2))
+    return prompt_ms, prompt_n, eval_ms
+
+
+def start_server(model, folder, ctx, threads):
+    env = dict(os.environ, CUCO_LOCAL_MODEL_THREADS=str(threads), CUCO_LOCAL_MODEL_OWNER=str(os.getpid()))
+    out = subprocess.run(["scripts/local-model", "--model", model, "start", folder, str(ctx)],
+                         capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        sys.exit("local-model: %s%s" % (out.stdout, out.stderr))
+    return out.stdout.strip().splitlines()[-1]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", default="qwen", choices=("qwen", "gemma"))
+    p.add_argument("--contexts", default="4096,8192")
+    p.add_argument("--workloads", default="cpu-gemm-allgather,cpu-kv-transfer")
+    p.add_argument("--budget", type=int, default=24)
+    p.add_argument("--strategies", default="evolve,beam")
+    p.add_argument("--compare", action="store_true", help="tune,sample,evolve,beam")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--out", default="runs/local-model-bench")
+    p.add_argument("--cuco", default="build/cuco")
+    p.add_argument("--config", help="a config file for the runs")
+    p.add_argument("run_args", nargs="*", help="after --: for every cuco run")
+    a = p.parse_args()
+    strategies = "tune,sample,evolve,beam" if a.compare else a.strategies
+    name = {"qwen": "qwen2.5-coder-1.5b", "gemma": "gemma-3-270m"}[a.model]
+    os.makedirs(a.out, exist_ok=True)
+    env = dict(os.environ)
+    if a.config:
+        xdg = os.path.abspath(os.path.join(a.out, "xdg"))
+        os.makedirs(os.path.join(xdg, "cuco"), exist_ok=True)
+        with open(a.config) as src, open(os.path.join(xdg, "cuco", "config"), "w") as dst:
+            dst.write(src.read())
+        env["XDG_CONFIG_HOME"] = xdg
+    lines = ["# %s: %s, budget %d, strategies %s" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                                      name, a.budget, strategies), ""]
+    rows = []
+    for ctx in [int(c) for c in a.contexts.split(",")]:
+        for wl in a.workloads.split(","):
+            folder = os.path.abspath(os.path.join(a.out, "%s-%d" % (wl, ctx)))
+            os.makedirs(folder, exist_ok=True)
+            url = start_server(a.model, os.path.join(folder, "server"), ctx, a.threads)
+            t0 = time.time()
+            cmd = [a.cuco, "compare", wl, "--runs", os.path.join(folder, "runs"), "--budget",
+                   str(a.budget), "--strategies", strategies, "--llm",
+                   "llamacpp:%s@%s" % (name, url), "--", "--jobs", "1"] + a.run_args
+            out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            subprocess.run(["scripts/local-model", "stop", os.path.join(folder, "server")])
+            with open(os.path.join(folder, "compare.txt"), "w") as f:
+                f.write(out.stdout + out.stderr)
+            lines += ["## %s at a context of %d (%.0f s)" % (wl, ctx, time.time() - t0), "",
+                      "```", out.stdout.strip(), "```", ""]
+            prompt_ms, prompt_n, eval_ms = server_times(os.path.join(folder, "server", "server.log"))
+            for s in strategies.split(","):
+                run = os.path.join(folder, "runs", s)
+                f = funnel(a.cuco, run)
+                secs = call_times(run)
+                rows.append((wl, ctx, s, f, secs))
+            answered = [x for r in rows if r[0] == wl and r[1] == ctx for x in r[4]]
+            lines.append("calls answered: %d in %.0f s as cuco timed them (the server's slot, "
+                         "reading, writing and the wait for the slot); server: %d prompt tokens "
+                         "read in %.0f s (%.1f tokens/s; its cache spared the rest), %.0f s writing" %
+                         (len(answered), sum(answered), prompt_n, prompt_ms / 1000,
+                          prompt_n / (prompt_ms / 1000) if prompt_ms else 0, eval_ms / 1000))
+            lines.append("")
+    lines += ["| workload | context | strategy | replies | parsed | compiled | verified | faster | "
+              "compiled / replies | best | model-made lineage | repairs (correct) | calls | "
+              "median s/call |", "|" + "---|" * 14]
+    for wl, ctx, s, f, secs in rows:
+        share = "%.0f %%" % (100 * f["compiled"] / f["replies"]) if f["replies"] else "-"
+        sp = f["best_speedup"]
+        best = "#%s %.2fx [%s-%s]" % (f["best"], sp.get("value") or 0, sp.get("lo"), sp.get("hi")) \
+            if f["best"] else "-"
+        rep = f["repairs"] or {}
+        lines.append("| %s | %d | %s | %d | %d | %d | %d | %d | %s | %s | %s | %s (%s) | %d | %s |" % (
+            wl, ctx, s, f["replies"], f["parsed"], f["compiled"], f["verified"], f["faster"], share,
+            best, "yes" if f["model_made"] else "no", rep.get("asked", 0), rep.get("correct", 0),
+            f["calls"], "%.0f" % statistics.median(secs) if secs else "-"))
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(a.out, "summary.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

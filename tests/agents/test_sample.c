@@ -1,0 +1,81 @@
+/* test_sample.c — `cuco run --strategy sample` end to end on the toy
+ * fixture: best-of-N edits of the seed with one prompt, no population,
+ * the control evolve and beam are measured against (issue 26). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test_evolve_run.h"
+
+static char toy[1100];
+
+/* Three samples: the second reply repeats the first (refused as a known
+ * candidate, asked again), the third sample's every reply is refused
+ * (a refusal record; it counts as a sample). Every prompt is the same:
+ * the seed's, with no history of the others. */
+static void test_best_of_n(void **state)
+{
+	(void)state;
+	char *texts[6] = {
+		toy_scale("1000.0", "500.0"),
+		toy_scale("1000.0", "500.0"),
+		toy_scale("1000.0", "800.0"),
+		cuco_xstrdup("I cannot."),
+		cuco_xstrdup("Still cannot."),
+		cuco_xstrdup("never asked for"),
+	};
+	e2e t;
+	e2e_begin(&t, texts, 6, "[llm]\npatch_attempts = 2\n[sample]\ntemperature = 0.9\n");
+	const char *args[] = { "--strategy", "sample", "--generations", "3", "--budget", "3", NULL };
+	e2e_run(&t, toy, args);
+	const cuco_candidate *seed = NULL, *kids[4];
+	int nk = 0;
+	for (size_t i = 0; i < t.rows.n; i++) {
+		if (t.rows.c[i].origin == CUCO_ORIGIN_SEED)
+			seed = &t.rows.c[i];
+		if (t.rows.c[i].origin == CUCO_ORIGIN_LLM_DIFF && nk < 4)
+			kids[nk++] = &t.rows.c[i];
+	}
+	assert_non_null(seed);
+	assert_int_equal(nk, 2);
+	for (int i = 0; i < nk; i++) {
+		assert_int_equal(kids[i]->parents[0], seed->id);
+		assert_int_equal(kids[i]->nparents, 1);
+	}
+	assert_non_null(strstr(kids[0]->note, "sample 1 of 3 from #"));
+	assert_non_null(strstr(kids[1]->note, "sample 2 of 3 from #"));
+	assert_float_equal(kids[0]->speedup, 2.0, 1e-6);
+	assert_float_equal(kids[1]->speedup, 1.25, 1e-6);
+	int nb = 0;
+	cJSON **body = server_bodies(&t.s, &nb);
+	assert_int_equal(nb, 5);
+	/* One prompt for every sample: the same system and first message. */
+	for (int i = 1; i < nb; i++) {
+		assert_string_equal(body_message(body[i], "system"), body_message(body[0], "system"));
+		assert_int_equal(strncmp(body_message(body[i], "user"), body_message(body[0], "user"),
+			strlen(body_message(body[0], "user")) - 1), 0);
+		assert_float_equal(cJSON_GetObjectItem(body[i], "temperature")->valuedouble, 0.9, 1e-9);
+	}
+	assert_null(strstr(body_message(body[2], "user"), "Top programs so far"));
+	free_bodies(body, nb);
+	char *log = e2e_log(&t);
+	assert_non_null(strstr(log, "sample 3: "));
+	free(log);
+	e2e_end(&t);
+}
+
+int main(int argc, char **argv)
+{
+	if (!e2e_args(argc, argv, toy, sizeof toy))
+		return 1;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_best_of_n),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
