@@ -58,9 +58,4 @@ int cuco_dim_values(const cuco_dim *d, char (*out)[32]);
 bool cuco_directive_nearest(const cuco_workload *wl, const cuco_directive *base,
 	const char *dim, const char *value, cuco_directive *out);
 
-/* Source text with comments dropped and whitespace runs folded into one
- * space: what the duplicate check (with the directive) and a full
- * rewrite's frame check compare. */
-void cuco_source_normalize(const char *text, size_t len, cuco_buf *out);
-
 #endif

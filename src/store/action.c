@@ -77,12 +77,37 @@ static int apply_mark(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *c,
 /* The candidate an edit would repeat: the same source under the same
  * directive (the parent's, which an edit keeps), as a model's reply that
  * reproduces a candidate is refused. */
-struct same { const char *hash; const cuco_directive *d; uint64_t id; };
+struct same {
+	cuco_txn *txn;
+	const char *hash;
+	const cuco_buf *text;        /* the edit's source, normalized */
+	const cuco_directive *d;
+	uint64_t id;
+};
+
+/* The same program: the same text, or the same after comments and
+ * whitespace (cuco_source_normalize), as a model's reply is compared. */
+static bool same_source(const struct same *s, const cuco_candidate *c)
+{
+	if (strcmp(c->source_hash, s->hash) == 0)
+		return true;
+	if (strlen(c->source_hash) != CUCO_HASH_LEN)  /* no source stored (yet) */
+		return false;
+	char *text = NULL;
+	size_t len = 0;
+	cuco_buf norm = { 0 };
+	bool same = cuco_source_get(s->txn, c->source_hash, &text, &len) == CUCO_OK
+		&& (cuco_source_normalize(text, len, &norm), norm.len == s->text->len)
+		&& memcmp(norm.data, s->text->data, norm.len) == 0;
+	free(text);
+	cuco_buf_free(&norm);
+	return same;
+}
 
 static int find_same(const cuco_candidate *c, void *arg)
 {
 	struct same *s = arg;
-	if (strcmp(c->source_hash, s->hash) == 0 && cuco_directive_diff(&c->directive, s->d, NULL, NULL) == 0) {
+	if (cuco_directive_diff(&c->directive, s->d, NULL, NULL) == 0 && same_source(s, c)) {
 		s->id = c->id;
 		return -1;  /* found: stops the walk, not an error code */
 	}
@@ -95,19 +120,22 @@ static int check_edit(cuco_txn *txn, const cuco_command *cmd, const cuco_candida
 	char *text = NULL;
 	size_t len = 0;
 	int rc = cuco_source_get(txn, cmd->source_hash, &text, &len);
-	free(text);
 	if (rc == CUCO_ENOTFOUND)
 		return refuse(why, whylen, CUCO_EDATA, "edit of candidate %llu: no stored source %s",
 			(unsigned long long)cmd->candidate, cmd->source_hash);
 	if (rc != CUCO_OK)
 		return rc;
-	struct same s = { cmd->source_hash, &parent->directive, 0 };
+	cuco_buf norm = { 0 };
+	cuco_source_normalize(text, len, &norm);
+	free(text);
+	struct same s = { txn, cmd->source_hash, &norm, &parent->directive, 0 };
 	rc = cuco_cand_each(txn, 1, find_same, &s);
+	cuco_buf_free(&norm);
 	if (rc != -1)
 		return rc;
-	return refuse(why, whylen, CUCO_EDATA, "edit of candidate %llu: the same source and directive "
-		"as candidate %llu: nothing new to evaluate", (unsigned long long)cmd->candidate,
-		(unsigned long long)s.id);
+	return refuse(why, whylen, CUCO_EDATA, "edit of candidate %llu: the same source (but for "
+		"comments and spacing) and directive as candidate %llu: nothing new to evaluate",
+		(unsigned long long)cmd->candidate, (unsigned long long)s.id);
 }
 
 int cuco_action_apply(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *out, char *why,

@@ -1039,7 +1039,8 @@ static void test_commands(void **state)
 	snprintf(path, sizeof path, "%.1000s/%.128s", r.wl->dir, r.wl->seed_file);
 	assert_int_equal(cuco_read_file(path, 1 << 20, &seed, &len, &err), CUCO_OK);
 	char *edited = cuco_xmalloc(len + 64);
-	snprintf(edited, len + 64, "%s/* edited by hand */\n", seed);
+	/* A comment alone would be refused as a repeat: the edit adds a name. */
+	snprintf(edited, len + 64, "%s/* edited by hand */\nenum { HAND_EDITED = 1 };\n", seed);
 	queue(&r, CUCO_CMD_EDIT, 2, "a comment", edited);
 	queue(&r, CUCO_CMD_RESUME, 0, NULL, NULL);
 	if (cuco_engine_join(e, &err) != CUCO_OK)

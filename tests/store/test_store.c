@@ -483,13 +483,15 @@ static void test_crowns(void **state)
 
 /* ---- a person's actions: the one set of rules ------------------------------------ */
 
-#define NRULES 17
+#define NRULES 19
 
 struct rules {
 	char why[NRULES][256];
 	int rc[NRULES];
 	cuco_candidate after[4];  /* #2 after the reject and after the un-reject, #3, #4 */
 	char hash[CUCO_HASH_LEN + 1];
+	char respaced[CUCO_HASH_LEN + 1];  /* #13's source, comments and spacing aside */
+	char changed[CUCO_HASH_LEN + 1];   /* a different program */
 };
 
 static int act(cuco_txn *txn, struct rules *r, int k, cuco_command_kind kind, uint64_t id,
@@ -498,7 +500,8 @@ static int act(cuco_txn *txn, struct rules *r, int k, cuco_command_kind kind, ui
 	cuco_command cmd = { .kind = kind, .candidate = id, .island = island };
 	cuco_strlcpy(cmd.text, text, sizeof cmd.text);
 	if (kind == CUCO_CMD_EDIT)
-		strcpy(cmd.source_hash, k == 13 || k == 16 ? r->hash : "0123456789abcdef0123456789abcdef");
+		strcpy(cmd.source_hash, k == 13 || k == 16 ? r->hash : k == 17 ? r->respaced
+			: k == 18 ? r->changed : "0123456789abcdef0123456789abcdef");
 	return r->rc[k] = cuco_action_apply(txn, &cmd, out, r->why[k], sizeof r->why[k]);
 }
 
@@ -526,8 +529,14 @@ static int apply_rules(cuco_txn *txn, void *arg)
 	if (!rc)
 		rc = cuco_cand_put(txn, &c);
 	const char *text = "int main(void) { return 1; }\n";
+	const char *respaced = "int main(void)\n{\n\treturn 1;  /* as before */\n}\n";
+	const char *changed = "int main(void) { return 2; }\n";
 	if (!rc)
 		rc = cuco_source_put(txn, text, strlen(text), r->hash);
+	if (!rc)
+		rc = cuco_source_put(txn, respaced, strlen(respaced), r->respaced);
+	if (!rc)
+		rc = cuco_source_put(txn, changed, strlen(changed), r->changed);
 	if (rc)
 		return rc;
 	act(txn, r, 0, CUCO_CMD_REJECT, 1, -1, "slow", NULL);
@@ -556,6 +565,8 @@ static int apply_rules(cuco_txn *txn, void *arg)
 	if ((rc = cuco_cand_put(txn, &c)))
 		return rc;
 	act(txn, r, 16, CUCO_CMD_EDIT, 2, -1, "", NULL);
+	act(txn, r, 17, CUCO_CMD_EDIT, 2, -1, "", NULL);  /* #5 again, re-spaced */
+	act(txn, r, 18, CUCO_CMD_EDIT, 2, -1, "", NULL);  /* a new program */
 	return CUCO_OK;
 }
 
@@ -594,7 +605,10 @@ static void test_action_rules(void **state)
 	assert_int_equal(r->rc[14], CUCO_EDATA);
 	assert_int_equal(r->rc[15], CUCO_OK);
 	assert_int_equal(r->rc[16], CUCO_EDATA);    /* an edit saved twice is one candidate */
-	assert_non_null(strstr(r->why[16], "the same source and directive as candidate 5"));
+	assert_non_null(strstr(r->why[16], "and directive as candidate 5: nothing new"));
+	assert_int_equal(r->rc[17], CUCO_EDATA);    /* comments and spacing are not a change */
+	assert_non_null(strstr(r->why[17], "but for comments and spacing) and directive as candidate 5"));
+	assert_int_equal(r->rc[18], CUCO_OK);
 	free(r);
 	cuco_store_close(st);
 	rmtree(dir);
