@@ -730,8 +730,9 @@ static const char *ask_of(const cuco_prompt_spec *spec)
 			"correct first (compile, run, match the reference), keeping it fast where you can, "
 			"with SEARCH/REPLACE hunks.",
 	};
-	if (spec->profile == CUCO_PROFILE_LEAN && spec->kind < CUCO_PROMPT_KINDS && !spec->json &&
-			lean[spec->kind])
+	/* lean[] ends before the last kinds: its own length bounds the lookup. */
+	if (spec->profile == CUCO_PROFILE_LEAN && (size_t)spec->kind < sizeof lean / sizeof *lean &&
+			!spec->json && lean[spec->kind])
 		return lean[spec->kind];
 	return asks[spec->kind];
 }

@@ -398,6 +398,14 @@ static void test_lean_profile(void **state)
 	cuco_buf_free(&full.user);
 	cuco_buf_free(&lean.system);
 	cuco_buf_free(&lean.user);
+	/* The lean profile asks its own task of some kinds, the shared one of
+	 * the rest: a repair is asked to mend, whatever the profile. */
+	built repair = { .spec = { .wl = wl, .kind = CUCO_PROMPT_REPAIR, .parent = 8,
+		.profile = CUCO_PROFILE_LEAN } };
+	assert_int_equal(cuco_store_read(st, build_txn, &repair, &err), CUCO_OK);
+	has(repair.user.data, "# Your task\nThe current program failed; its first error is below.");
+	cuco_buf_free(&repair.system);
+	cuco_buf_free(&repair.user);
 }
 
 /* A reply written over the lean view becomes the parent's code again:
