@@ -45,6 +45,9 @@
 #define CUCO_SOURCE_ROOT ""
 #endif
 
+/* As arrays, so that an empty one is tested as data, not as a constant. */
+static const char build_root[] = CUCO_BUILD_ROOT, source_root[] = CUCO_SOURCE_ROOT;
+
 static pthread_mutex_t paths_lock = PTHREAD_MUTEX_INITIALIZER;
 static cuco_paths paths;
 static bool paths_read;
@@ -119,9 +122,9 @@ static bool exe_prefix(char *out, size_t size, bool *in_build)
 	if (!slash)
 		return false;
 	*slash = '\0';  /* exe is now its folder */
-	*in_build = *CUCO_BUILD_ROOT && realpath(CUCO_BUILD_ROOT, build) && strcmp(build, exe) == 0;
+	*in_build = build_root[0] && realpath(build_root, build) && strcmp(build, exe) == 0;
 	if (*in_build)
-		return cuco_strlcpy(out, CUCO_SOURCE_ROOT, size);
+		return cuco_strlcpy(out, source_root, size);
 	size_t blen = strlen(CUCO_BINDIR), elen = strlen(exe);
 	if (CUCO_BINDIR[0] == '/' || elen <= blen || exe[elen - blen - 1] != '/' ||
 	    strcmp(exe + elen - blen, CUCO_BINDIR) != 0)
@@ -220,8 +223,8 @@ static void find_manual(cuco_paths *p)
 		snprintf(path, sizeof path, "%s/man1/cuco.1", man);
 		p->manual_installed = is_file(path);
 	}
-	if (!p->manual_installed && *CUCO_SOURCE_ROOT)
-		snprintf(path, sizeof path, "%s/docs/cuco.1", CUCO_SOURCE_ROOT);
+	if (!p->manual_installed && source_root[0])
+		snprintf(path, sizeof path, "%s/docs/cuco.1", source_root);
 	if (p->manual_installed || is_file(path))
 		cuco_strlcpy(p->manual, path, sizeof p->manual);
 }

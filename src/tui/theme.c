@@ -222,7 +222,9 @@ int tui_theme_load(tui_theme *t, const char *name_or_path, cuco_err *err)
 	} else {
 		const cuco_paths *p = cuco_paths_get();
 		for (int i = 0; i < p->nthemes && !text; i++) {
-			snprintf(path, sizeof path, "%s/%s.theme", p->themes[i].path, name_or_path);
+			if ((size_t)snprintf(path, sizeof path, "%s/%s.theme", p->themes[i].path,
+					     name_or_path) >= sizeof path)
+				continue;  /* a path this long cannot name a theme file here */
 			cuco_err why = { 0 };
 			int rc = cuco_read_text(path, THEME_MAX_BYTES, &text, &len, &why);
 			if (rc == CUCO_EDATA)  /* found, but not a theme: say so, not "not found" */
