@@ -90,7 +90,6 @@ typedef struct beam_state {
 	bool live;              /* proposing: observations are no longer a replay */
 	int closed;             /* the last iteration a memory event says was closed */
 	search_known known;     /* every candidate seen, and those in flight */
-	size_t nknown_seen;     /* seen entries already in known */
 	uint64_t *replay;       /* the replayed iteration's beam programs, in order */
 	size_t nreplay;
 	char *hints;
@@ -152,6 +151,7 @@ static void beam_observe(void *state, const cuco_candidate *c)
 		m = &s->seen[s->nseen++];
 		memset(m, 0, sizeof *m);
 		m->id = c->id;
+		search_known_seen(&s->known, c->id);
 	}
 	m->score = search_score(c);
 	m->latency = c->status == CUCO_STATUS_DONE ? c->latency_median_us : NAN;
@@ -517,29 +517,6 @@ static void open_iteration(beam_state *s)
 	free(beam);
 }
 
-typedef struct know_arg {
-	beam_state *s;
-} know_arg;
-
-static int know_txn(cuco_txn *txn, void *arg)
-{
-	beam_state *s = ((know_arg *)arg)->s;
-	for (; s->nknown_seen < s->nseen; s->nknown_seen++) {
-		int rc = search_known_read(txn, &s->known, s->seen[s->nknown_seen].id);
-		if (rc != CUCO_OK && rc != CUCO_ENOTFOUND)
-			return rc;
-	}
-	return CUCO_OK;
-}
-
-/* Every candidate seen into the known set, for the duplicate check. */
-static void know_seen(beam_state *s)
-{
-	cuco_err err;
-	if (cuco_store_read(s->env.st, know_txn, &(know_arg){ s }, &err) != CUCO_OK)
-		cuco_log(CUCO_LOG_WARN, "beam: duplicates: %s", err.msg);
-}
-
 /* One executor sample of slot sl, asked with the lock let go. CUCO_EDATA
  * when the model's replies were all refused or reproduced a known
  * candidate (the sample is spent), CUCO_EAGAIN when its call gave up on a
@@ -562,44 +539,15 @@ static int execute(beam_state *s, uint64_t parent, const char *plan, int model,
 	executor_arg a = { .spec = &spec, .plan = plan, .st = s->env.st };
 	search_shape shape;
 	rc = search_build(&s->llm, model, executor_shaped, &a, &shape, err);
-	const cuco_model *m = &s->llm.cfg.models[model];
-	char *schema = rc == CUCO_OK && shape.json ? cuco_reply_schema(s->env.wl, CUCO_PROMPT_DIFF,
-		shape.profile, 0) : NULL;
-	cuco_buf view = { 0 };
-	if (rc == CUCO_OK && shape.profile == CUCO_PROFILE_LEAN)
-		cuco_prompt_lean_code(s->env.wl, &base, src, len, &view);
-	cuco_edit e = { .model = m, .wl = s->env.wl, .system = a.system.data, .user = a.user.data,
-		.map = &a.map, .parent = src, .parent_len = len, .view = view.data, .view_len = view.len,
-		.base = &base, .temperature = NAN, .schema = schema,
-		.attempts = s->llm.cfg.patch_attempts };
-	cuco_edit_result r;
-	memset(&r, 0, sizeof r);
-	search_ledger lg;
-	search_ledger_init(&lg, CUCO_CALL_EXECUTOR, parent);
-	if (rc == CUCO_OK)
-		rc = search_llm_edit(&s->llm, &lg, &e, &r, err);
-	char key[CUCO_HASH_LEN + 1];
 	if (rc == CUCO_OK) {
-		know_seen(s);
-		search_known_key(r.source, r.len, &r.directive, key);
-		const search_known_entry *dup = search_known_find(&s->known, key);
-		if (dup) {
-			rc = cuco_errf(err, CUCO_EDATA, "the reply reproduced %s%llu: its source and "
-				"directive", dup->id ? "candidate #" : "a candidate in flight",
-				(unsigned long long)dup->id);
-			search_ledger_refused(&lg, err->msg);
-		}
+		search_ask ask = { .model = model, .wl = s->env.wl, .call = CUCO_CALL_EXECUTOR,
+			.parent = parent, .island = -1, .who = "beam: executor", .src = src, .len = len,
+			.base = &base, .kind = CUCO_PROMPT_DIFF, .shape = shape, .system = &a.system,
+			.user = &a.user, .map = &a.map, .temperature = NAN, .attempts = 1 };
+		rc = search_child(&s->llm, &s->known, &ask, out, NULL, err);
 	}
-	if (rc == CUCO_OK && (rc = search_fill(&s->llm, &lg, m, &r, out, err)) == CUCO_OK)
-		search_known_add(&s->known, key, 0);
-	if (rc == CUCO_EDATA)
-		search_refuse(&s->llm, &lg, -1, m->name, r.prompt, r.transcript, err->msg);
-	search_ledger_close(&s->llm, &lg);
-	cuco_edit_result_free(&r);
 	cuco_buf_free(&a.system);
 	cuco_buf_free(&a.user);
-	cuco_buf_free(&view);
-	free(schema);
 	free(src);
 	return rc;
 }

@@ -277,7 +277,6 @@ typedef struct member {
 	double score;             /* fraction of peak, else speedup; NAN unless done */
 	bool pinned;
 	bool suspect;             /* refused by a defence: never a parent, pinned or not */
-	bool normalized;          /* its key is in the known set */
 	char source_hash[CUCO_HASH_LEN + 1];
 	/* Not the directive (1.7 KiB with its knobs): a run keeps a member per
 	 * candidate for its whole life, so a parent's is read from the store
@@ -406,7 +405,8 @@ static void evolve_observe(void *state, const cuco_candidate *c)
 	m->score = search_score(c);
 	if (strcmp(m->source_hash, c->source_hash) != 0) {
 		cuco_strlcpy(m->source_hash, c->source_hash, sizeof m->source_hash);
-		m->normalized = false;
+		if (m->source_hash[0])
+			search_known_seen(&s->known, m->id);
 	}
 	if (c->island >= 0 && c->island < s->k.evolve.islands && s->tuners[c->island])
 		cuco_tuner_observe(s->tuners[c->island], &c->directive, c->id,
@@ -679,29 +679,6 @@ static void meta_summary(evolve_state *s)
 	s->meta = recs;
 }
 
-/* ---- duplicates ---------------------------------------------------------------- */
-
-typedef struct normalize_arg {
-	evolve_state *s;
-} normalize_arg;
-
-static int normalize_txn(cuco_txn *txn, void *arg)
-{
-	evolve_state *s = ((normalize_arg *)arg)->s;
-	for (size_t i = 0; i < s->n; i++) {
-		member *m = &s->m[i];
-		if (m->normalized || !m->source_hash[0])
-			continue;
-		int rc = search_known_read(txn, &s->known, m->id);
-		if (rc == CUCO_ENOTFOUND)
-			continue;
-		if (rc != CUCO_OK)
-			return rc;
-		m->normalized = true;
-	}
-	return CUCO_OK;
-}
-
 /* ---- one generation ------------------------------------------------------------- */
 
 static const cuco_prompt_kind op_prompt[] = {
@@ -826,10 +803,8 @@ typedef struct child_plan {
 	uint64_t other;         /* crossover's second parent; 0 when none */
 } child_plan;
 
-/* Ask the model for a child of plan->parent; a reply whose source and
- * directive are already known is answered with that fact, up to
- * novelty_attempts. Every call goes into a ledger: stored with the child,
- * or with a refusal record when no child came of them. */
+/* Ask the model for a child of plan->parent (search_child: a reply that
+ * repeats a known candidate is answered, up to novelty_attempts). */
 /* Bytes of a program's EVOLVE-BLOCKs, their markers' lines excluded. */
 static size_t block_bytes(const char *src, size_t len)
 {
@@ -853,10 +828,8 @@ static const cuco_origin kind_origin[] = {
 	[CUCO_PROMPT_DIRECTIVE] = CUCO_ORIGIN_LLM_DIFF, [CUCO_PROMPT_REPAIR] = CUCO_ORIGIN_LLM_DIFF,
 };
 
-/* Ask the model for a child of plan->parent; a reply whose source and
- * directive are already known is answered with that fact, up to
- * novelty_attempts. Every call goes into a ledger: stored with the child,
- * or with a refusal record when no child came of them. */
+/* Ask the model for a child of plan->parent (search_child: a reply that
+ * repeats a known candidate is answered, up to novelty_attempts). */
 static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out, cuco_err *err)
 {
 	char *src;
@@ -878,65 +851,19 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	rc = search_build(&s->llm, model, build_shaped, &pa, &shape, err);
 	free(hints);
 	cuco_prompt_kind kind = spec.kind;
-	char *schema = rc == CUCO_OK && shape.json ? cuco_reply_schema(s->env.wl, kind, shape.profile,
-		cuco_prompt_blocks(src, len)) : NULL;
-	cuco_buf view = { 0 };
-	if (rc == CUCO_OK && shape.profile == CUCO_PROFILE_LEAN)
-		cuco_prompt_lean_code(s->env.wl, &pa.base, src, len, &view);
-	search_ledger lg;
-	search_ledger_init(&lg, plan->fix ? CUCO_CALL_FIX : plan->kind == CUCO_PROMPT_REPAIR ?
-		CUCO_CALL_REPAIR : CUCO_CALL_PROPOSE, plan->parent);
-	cuco_buf prompt = { 0 }, transcript = { 0 };
 	cuco_reply_kind got = CUCO_REPLY_FULL;
-	for (int attempt = 1; rc == CUCO_OK; attempt++) {
-		cuco_edit e = { .model = m, .wl = s->env.wl, .system = pa.system.data,
-			.user = pa.user.data, .map = &pa.map, .parent = src, .parent_len = len,
-			.view = view.data, .view_len = view.len, .base = &pa.base,
-			.temperature = plan->temperature, .schema = schema,
-			.attempts = s->llm.cfg.patch_attempts };
-		cuco_edit_result r;
-		memset(&r, 0, sizeof r);
-		rc = search_llm_edit(&s->llm, &lg, &e, &r, err);
-		if (!prompt.data && r.prompt)
-			cuco_buf_puts(&prompt, r.prompt);
-		if (r.transcript)
-			cuco_buf_puts(&transcript, r.transcript);
-		got = r.kind;
-		char key[CUCO_HASH_LEN + 1];
-		const search_known_entry *dup = NULL;
-		if (rc == CUCO_OK) {
-			search_known_key(r.source, r.len, &r.directive, key);
-			if (!(dup = search_known_find(&s->known, key)) &&
-					(rc = search_fill(&s->llm, &lg, m, &r, out, err)) == CUCO_OK)
-				search_known_add(&s->known, key, 0);
-		}
-		cuco_edit_result_free(&r);
-		if (rc != CUCO_OK || !dup)
-			break;
-		char what[48] = "a candidate still in flight";
-		if (dup->id)
-			snprintf(what, sizeof what, "candidate #%llu", (unsigned long long)dup->id);
-		char why[128];
-		snprintf(why, sizeof why, "the reply reproduced %s: its source and directive", what);
-		search_ledger_refused(&lg, why);
-		cuco_buf_printf(&transcript, "=== refused: %s ===\n", why);
-		cuco_log(CUCO_LOG_INFO, "evolve: island %d: a reply repeated %s", plan->island, what);
-		if (attempt >= s->k.evolve.novelty_attempts)
-			rc = cuco_errf(err, CUCO_EDATA, "evolve: island %d: %d replies repeated known "
-				"candidates", plan->island, attempt);
-		cuco_buf_printf(&pa.user, "\n\nNote: an earlier answer to this request reproduced "
-			"%s exactly (the same code and the same directive). Propose a different "
-			"change.\n", what);
+	if (rc == CUCO_OK) {
+		char who[32];
+		snprintf(who, sizeof who, "evolve: island %d", plan->island);
+		search_ask ask = { .model = model, .wl = s->env.wl, .call = plan->fix ? CUCO_CALL_FIX :
+			plan->kind == CUCO_PROMPT_REPAIR ? CUCO_CALL_REPAIR : CUCO_CALL_PROPOSE,
+			.parent = plan->parent, .island = plan->island, .who = who, .src = src,
+			.len = len, .base = &pa.base, .kind = kind, .shape = shape, .system = &pa.system,
+			.user = &pa.user, .map = &pa.map, .temperature = plan->temperature,
+			.attempts = s->k.evolve.novelty_attempts };
+		rc = search_child(&s->llm, &s->known, &ask, out, &got, err);
 	}
-	if (rc == CUCO_EDATA)
-		search_refuse(&s->llm, &lg, plan->island, m->name, prompt.data, transcript.data,
-			err->msg);
-	search_ledger_close(&s->llm, &lg);  /* a failed or cancelled call's count */
 	free(src);
-	free(schema);
-	cuco_buf_free(&view);
-	cuco_buf_free(&prompt);
-	cuco_buf_free(&transcript);
 	cuco_buf_free(&pa.system);
 	cuco_buf_free(&pa.user);
 	if (rc != CUCO_OK)
@@ -1141,9 +1068,6 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 	if (s->k.evolve.generations > 0 && s->gen + s->planning >= s->k.evolve.generations)
 		return s->planning > 0 || (s->fp && !fastpath_finished(s->fp)) ? CUCO_EBUSY
 			: cuco_errf(err, CUCO_ENOTFOUND, "%d generations done", s->gen);
-	cuco_err rerr;
-	if (cuco_store_read(s->env.st, normalize_txn, &(normalize_arg){ s }, &rerr) != CUCO_OK)
-		cuco_log(CUCO_LOG_WARN, "evolve: duplicates: %s", rerr.msg);
 	const cuco_evolve_config *e = &s->k.evolve;
 	bool migrate_due = e->migration_interval > 0 && s->gen > 0 &&
 		s->gen % e->migration_interval == 0 && s->migrated_at != s->gen;

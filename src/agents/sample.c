@@ -25,8 +25,6 @@ typedef struct sample_state {
 	fastpath *fp;              /* only for a workload without a seed */
 	search_start start;
 	search_known known;        /* every candidate seen, and those in flight */
-	uint64_t *seen;            /* candidates observed, for the known set */
-	size_t nseen, cap, nknown;
 	int asked;                 /* samples committed or refused */
 	int planning;              /* samples being asked now */
 	int total;                 /* samples at most */
@@ -41,26 +39,7 @@ static void sample_observe(void *state, const cuco_candidate *c)
 	search_start_observe(&s->start, s->fp, c);
 	if (!s->live && c->origin == CUCO_ORIGIN_LLM_DIFF)
 		s->asked++;  /* a resumed run's samples */
-	if (s->nseen == s->cap) {
-		s->cap = s->cap ? 2 * s->cap : 64;
-		s->seen = cuco_xrealloc(s->seen, s->cap * sizeof *s->seen);
-	}
-	s->seen[s->nseen++] = c->id;
-}
-
-typedef struct know_arg {
-	sample_state *s;
-} know_arg;
-
-static int know_txn(cuco_txn *txn, void *arg)
-{
-	sample_state *s = ((know_arg *)arg)->s;
-	for (; s->nknown < s->nseen; s->nknown++) {
-		int rc = search_known_read(txn, &s->known, s->seen[s->nknown]);
-		if (rc != CUCO_OK && rc != CUCO_ENOTFOUND)
-			return rc;
-	}
-	return CUCO_OK;
+	search_known_seen(&s->known, c->id);
 }
 
 typedef struct prompt_arg {
@@ -107,61 +86,21 @@ static int one_sample(sample_state *s, int number, cuco_proposal *out, cuco_err 
 	if (rc != CUCO_OK)
 		return rc;
 	int model = search_llm_pick(&s->llm);
-	const cuco_model *m = &s->llm.cfg.models[model];
 	prompt_arg pa = { .spec = { .wl = s->env.wl, .kind = CUCO_PROMPT_DIFF, .parent = s->start.id,
 		.island = 0 }, .st = s->env.st };
 	search_shape shape;
 	rc = search_build(&s->llm, model, prompt_shaped, &pa, &shape, err);
-	char *schema = rc == CUCO_OK && shape.json ? cuco_reply_schema(s->env.wl, CUCO_PROMPT_DIFF,
-		shape.profile, 0) : NULL;
-	cuco_buf view = { 0 };
-	if (rc == CUCO_OK && shape.profile == CUCO_PROFILE_LEAN)
-		cuco_prompt_lean_code(s->env.wl, &pa.base, src, len, &view);
-	search_ledger lg;
-	search_ledger_init(&lg, CUCO_CALL_PROPOSE, s->start.id);
-	cuco_buf prompt = { 0 }, transcript = { 0 };
-	for (int attempt = 1; rc == CUCO_OK; attempt++) {
-		cuco_edit e = { .model = m, .wl = s->env.wl, .system = pa.system.data,
-			.user = pa.user.data, .map = &pa.map, .parent = src, .parent_len = len,
-			.view = view.data, .view_len = view.len, .base = &pa.base,
-			.temperature = s->k.sample.temperature, .schema = schema,
-			.attempts = s->llm.cfg.patch_attempts };
-		cuco_edit_result r;
-		memset(&r, 0, sizeof r);
-		rc = search_llm_edit(&s->llm, &lg, &e, &r, err);
-		if (!prompt.data && r.prompt)
-			cuco_buf_puts(&prompt, r.prompt);
-		if (r.transcript)
-			cuco_buf_puts(&transcript, r.transcript);
-		char key[CUCO_HASH_LEN + 1];
-		bool dup = false;
-		if (rc == CUCO_OK) {
-			cuco_err kerr;
-			if (cuco_store_read(s->env.st, know_txn, &(know_arg){ s }, &kerr) != CUCO_OK)
-				cuco_log(CUCO_LOG_WARN, "sample: duplicates: %s", kerr.msg);
-			search_known_key(r.source, r.len, &r.directive, key);
-			dup = search_known_find(&s->known, key) != NULL;
-			if (!dup && (rc = search_fill(&s->llm, &lg, m, &r, out, err)) == CUCO_OK)
-				search_known_add(&s->known, key, 0);
-		}
-		cuco_edit_result_free(&r);
-		if (rc != CUCO_OK || !dup)
-			break;
-		const char *why = "the reply reproduced a known candidate: its source and directive";
-		search_ledger_refused(&lg, why);
-		cuco_buf_printf(&transcript, "=== refused: %s ===\n", why);
-		if (attempt >= s->k.evolve.novelty_attempts)
-			rc = cuco_errf(err, CUCO_EDATA, "sample %d: %d replies repeated known candidates",
-				number, attempt);
+	if (rc == CUCO_OK) {
+		char who[32];
+		snprintf(who, sizeof who, "sample %d", number);
+		search_ask ask = { .model = model, .wl = s->env.wl, .call = CUCO_CALL_PROPOSE,
+			.parent = s->start.id, .island = 0, .who = who, .src = src, .len = len,
+			.base = &pa.base, .kind = CUCO_PROMPT_DIFF, .shape = shape, .system = &pa.system,
+			.user = &pa.user, .map = &pa.map, .temperature = s->k.sample.temperature,
+			.attempts = s->k.evolve.novelty_attempts };
+		rc = search_child(&s->llm, &s->known, &ask, out, NULL, err);
 	}
-	if (rc == CUCO_EDATA)
-		search_refuse(&s->llm, &lg, 0, m->name, prompt.data, transcript.data, err->msg);
-	search_ledger_close(&s->llm, &lg);
 	free(src);
-	free(schema);
-	cuco_buf_free(&view);
-	cuco_buf_free(&prompt);
-	cuco_buf_free(&transcript);
 	cuco_buf_free(&pa.system);
 	cuco_buf_free(&pa.user);
 	if (rc != CUCO_OK)
@@ -230,7 +169,6 @@ static void sample_free(void *state)
 		fastpath_free(s->fp);
 	search_llm_close(&s->llm);
 	search_known_free(&s->known);
-	free(s->seen);
 	free(s);
 }
 

@@ -161,7 +161,7 @@ int search_source_of(cuco_store *st, uint64_t id, char **text, size_t *len, cuco
 int search_fill(search_llm *s, search_ledger *lg, const cuco_model *m, cuco_edit_result *r,
 	cuco_proposal *out, cuco_err *err);
 
-/* ---- duplicates ----
+/* ---- one child and its duplicates (child.c) ----
  * A candidate is its source and its directive (the directive reaches the
  * build as defines): two with the same normal form of the source
  * (cuco_source_normalize) and the same directive are duplicates, and a
@@ -174,6 +174,8 @@ typedef struct search_known_entry {
 typedef struct search_known {
 	search_known_entry *v;
 	size_t n, cap;
+	uint64_t *pending;    /* candidates observed and not read in yet */
+	size_t npending, pending_cap;
 } search_known;
 
 /* The key of a source and directive (knobs in name order). */
@@ -183,9 +185,39 @@ const search_known_entry *search_known_find(const search_known *k, const char *k
 /* Add a key; id 0 for a proposal in flight (a later add with its id, when
  * it lands, fills that in). */
 void search_known_add(search_known *k, const char *key, uint64_t id);
-/* Add stored candidate id (read inside txn); CUCO_ENOTFOUND when gone. */
-int search_known_read(cuco_txn *txn, search_known *k, uint64_t id);
+/* A candidate observed, or its source changed: read in at the next sync. */
+void search_known_seen(search_known *k, uint64_t id);
+/* Read every pending candidate in, in one transaction; one not stored yet
+ * stays pending; a failure is logged under who. */
+void search_known_sync(cuco_store *st, search_known *k, const char *who);
 void search_known_free(search_known *k);
+
+/* A child asked of a model, its prompt built (search_build) in shape. */
+typedef struct search_ask {
+	int model;
+	const cuco_workload *wl;
+	cuco_call_kind call;           /* the ledger's kind */
+	uint64_t parent;
+	int island;                    /* for a refusal record; -1 when none */
+	const char *who;               /* "evolve: island 2", for the log and errors */
+	const char *src;               /* the parent's source */
+	size_t len;
+	const cuco_directive *base;    /* its directive */
+	cuco_prompt_kind kind;         /* what was asked: the reply's schema */
+	search_shape shape;
+	cuco_buf *system, *user;       /* user takes a note on each repeat */
+	const cuco_prompt_map *map;
+	double temperature;            /* NAN: the model's own */
+	int attempts;                  /* replies that may repeat a known candidate */
+} search_ask;
+/* Ask for a child: each reply through the patcher; one that reproduces a
+ * known candidate is refused and answered with that fact, up to
+ * a->attempts. CUCO_OK with the proposal (carrying every call); CUCO_EDATA
+ * when every reply was refused (a refusal record is stored); else the
+ * call's error (CUCO_ENOTFOUND budget spent, CUCO_EENV cancelled or
+ * unreachable, CUCO_EAGAIN a passing fault). got: the last reply's form. */
+int search_child(search_llm *s, search_known *known, const search_ask *a, cuco_proposal *out,
+	cuco_reply_kind *got, cuco_err *err);
 
 /* ---- the fast path (fastpath.c), run alone or before the islands ---- */
 

@@ -63,6 +63,10 @@ static void test_best_of_n(void **state)
 		assert_float_equal(cJSON_GetObjectItem(body[i], "temperature")->valuedouble, 0.9, 1e-9);
 	}
 	assert_null(strstr(body_message(body[2], "user"), "Top programs so far"));
+	/* The repeat is answered as evolve answers it: the next request says so. */
+	assert_null(strstr(body_message(body[1], "user"), "Note: an earlier answer"));
+	assert_non_null(strstr(body_message(body[2], "user"), "Note: an earlier answer to this "
+		"request reproduced "));
 	free_bodies(body, nb);
 	char *log = e2e_log(&t);
 	assert_non_null(strstr(log, "sample 3: "));
