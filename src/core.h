@@ -53,7 +53,12 @@ void cuco_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* ---- time ----------------------------------------------------------- */
 double cuco_now(void);   /* wall clock, seconds since the epoch */
 double cuco_mono(void);  /* monotonic seconds, for intervals */
-/* Wait on cond, holding lock, for at most `seconds` (woken or not). */
+/* A condition whose timed waits run on the monotonic clock: a wall clock
+ * set back (NTP, a person) neither stretches nor cuts a wait. Every
+ * condition cuco waits on is made so. */
+void cuco_cond_init(pthread_cond_t *cond);
+/* Wait on cond (from cuco_cond_init), holding lock, for at most `seconds`
+ * (woken or not). */
 void cuco_cond_wait_s(pthread_cond_t *cond, pthread_mutex_t *lock, double seconds);
 
 /* ---- text buffer ---------------------------------------------------- */

@@ -43,10 +43,19 @@ double cuco_mono(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+void cuco_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &a);
+	pthread_condattr_destroy(&a);
+}
+
 void cuco_cond_wait_s(pthread_cond_t *cond, pthread_mutex_t *lock, double seconds)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	long ns = ts.tv_nsec + (long)(seconds * 1e9);
 	ts.tv_sec += ns / 1000000000L;
 	ts.tv_nsec = ns % 1000000000L;

@@ -221,7 +221,7 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 	engine_noise_start(e);
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->strat_lock, NULL);
-	pthread_cond_init(&e->cond, NULL);
+	cuco_cond_init(&e->cond);
 
 	cuco_hardware_detect(&e->hw);
 	cuco_eval_config ec = cfg->eval;

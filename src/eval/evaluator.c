@@ -422,7 +422,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 			.mem_mb = cfg->mem_limit_mb > 0 ? cfg->mem_limit_mb : cuda ? half_of_memory() : DEFAULT_MEM_MB },
 	};
 	pthread_mutex_init(&ev->jobs_lock, NULL);
-	pthread_cond_init(&ev->jobs_cond, NULL);
+	cuco_cond_init(&ev->jobs_cond);
 	pthread_mutex_init(&ev->trusted_lock, NULL);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	place_work(ev);

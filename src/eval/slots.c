@@ -38,7 +38,7 @@ void eval_pool_init(eval_pool *p, const cuco_slot_spec *specs, int n, double ret
 {
 	memset(p, 0, sizeof *p);
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
+	cuco_cond_init(&p->cond);
 	p->n = n < CUCO_MAX_SLOTS ? n : CUCO_MAX_SLOTS;
 	p->retry_after_s = retry_after_s > 0 ? retry_after_s : DEFAULT_RETRY_AFTER_S;
 	p->retire_after = retire_after > 0 ? retire_after : DEFAULT_RETIRE_AFTER;
