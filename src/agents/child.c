@@ -9,7 +9,7 @@
  * of attempts; what comes of the calls is a proposal that carries them,
  * or a refusal record that does. The known set is fed by what the
  * strategy observes (search_known_seen) and read in, in one transaction,
- * before each lookup (search_known_sync).
+ * before each lookup.
  */
 #include "agents/search_int.h"
 
@@ -108,7 +108,8 @@ static int sync_txn(cuco_txn *txn, void *arg)
 	return CUCO_OK;
 }
 
-void search_known_sync(cuco_store *st, search_known *k, const char *who)
+/* Read every pending candidate in; a failure is logged under who. */
+static void known_sync(cuco_store *st, search_known *k, const char *who)
 {
 	cuco_err err;
 	if (k->npending && cuco_store_read(st, sync_txn, k, &err) != CUCO_OK)
@@ -164,7 +165,7 @@ int search_child(search_llm *s, search_known *known, const search_ask *a, cuco_p
 		char key[CUCO_HASH_LEN + 1];
 		const search_known_entry *dup = NULL;
 		if (rc == CUCO_OK) {
-			search_known_sync(s->st, known, a->who);
+			known_sync(s->st, known, a->who);
 			search_known_key(r.source, r.len, &r.directive, key);
 			if (!(dup = search_known_find(known, key)) &&
 					(rc = search_fill(s, &lg, m, &r, out, err)) == CUCO_OK)

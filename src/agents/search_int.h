@@ -185,11 +185,10 @@ const search_known_entry *search_known_find(const search_known *k, const char *k
 /* Add a key; id 0 for a proposal in flight (a later add with its id, when
  * it lands, fills that in). */
 void search_known_add(search_known *k, const char *key, uint64_t id);
-/* A candidate observed, or its source changed: read in at the next sync. */
+/* A candidate observed, or its source changed: read in (in one
+ * transaction with the others pending) before search_child's next lookup;
+ * one not stored yet stays pending. */
 void search_known_seen(search_known *k, uint64_t id);
-/* Read every pending candidate in, in one transaction; one not stored yet
- * stays pending; a failure is logged under who. */
-void search_known_sync(cuco_store *st, search_known *k, const char *who);
 void search_known_free(search_known *k);
 
 /* A child asked of a model, its prompt built (search_build) in shape. */
