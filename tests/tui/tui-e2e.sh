@@ -153,7 +153,7 @@ wait_record events pause "^pause 0 tester@"
 # and an edit command names it with the edited candidate as parent.
 cat >"$T/editor" <<'ED'
 #!/bin/sh
-printf '/* hand-tuned */\n' >>"$1"
+printf 'enum { HAND_TUNED = 1 }; /* hand-tuned */\n' >>"$1"
 ED
 chmod +x "$T/editor"
 keys b e

@@ -18,7 +18,7 @@ CUCO_THEMES=$CUCO_SOURCE_ROOT/themes CUCO_WORKLOADS=$CUCO_WORKLOADS"
 
 cat >"$T/editor" <<'ED'
 #!/bin/sh
-printf '/* hand-tuned in the screen */\n' >>"$1"
+printf 'enum { HAND_TUNED = 1 }; /* hand-tuned in the screen */\n' >>"$1"
 ED
 chmod +x "$T/editor"
 

@@ -79,7 +79,7 @@ RUN=$RUN2  # what wait_record reads from here on
 "$CUCO_MKRUN" "$RUN2" create
 cat >"$T/editor" <<'ED'
 #!/bin/sh
-printf '/* by hand */\n' >>"$1"
+printf 'enum { BY_HAND = 1 }; /* by hand */\n' >>"$1"
 ED
 chmod +x "$T/editor"
 VIEW_RUN=$RUN2 screen "$ENV TERM=xterm-256color EDITOR=$T/editor $CUCO_BIN tui --run $RUN2; echo EXITED \$?; sleep 30"
