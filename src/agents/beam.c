@@ -496,7 +496,7 @@ static bool close_finish(beam_state *s)
 			nf, (size_t)s->k.beam.capacity, &s->rng, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "beam: memory: %s", err.msg);
 	else
-		search_event(s->env.st, "memory", "beam", 0, text);
+		search_event(s->env.st, CUCO_EVENT_MEMORY, "beam", 0, text);
 	cuco_log(CUCO_LOG_INFO, "beam: %s", text);
 	close_free(s);
 	s->nsamples = 0;
@@ -817,7 +817,7 @@ static void beam_free(void *state)
 static int closed_one(const cuco_event *ev, void *arg)
 {
 	int *closed = arg, it;
-	if (strcmp(ev->kind, "memory") == 0 && strcmp(ev->author, "beam") == 0 &&
+	if (ev->kind == CUCO_EVENT_MEMORY && strcmp(ev->author, "beam") == 0 &&
 			sscanf(ev->text, "iteration %d:", &it) == 1 && it > *closed)
 		*closed = it;
 	return 0;

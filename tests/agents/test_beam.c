@@ -36,7 +36,7 @@ static int mem_one(const cuco_memory *m, void *arg)
 static int ev_one(const cuco_event *ev, void *arg)
 {
 	mem_seen *s = arg;
-	if (strcmp(ev->kind, "memory") == 0)
+	if (strcmp(ev->name, "memory") == 0)
 		cuco_strlcpy(s->memory_event, ev->text, sizeof s->memory_event);
 	return 0;
 }
