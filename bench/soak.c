@@ -601,12 +601,12 @@ static int cand_one(const cuco_candidate *c, void *arg)
 static int event_one(const cuco_event *ev, void *arg)
 {
 	books *b = ((store_walk *)arg)->b;
-	if (strcmp(ev->kind, "model-error") == 0) {
+	if (ev->kind == CUCO_EVENT_MODEL_ERROR) {
 		b->model_errors++;
 		b->refused_errors += unheard(ev->text);
 	}
-	b->candidate_events += strcmp(ev->kind, "candidate") == 0;
-	if (strcmp(ev->kind, "run-end") == 0)
+	b->candidate_events += ev->kind == CUCO_EVENT_CANDIDATE;
+	if (ev->kind == CUCO_EVENT_RUN_END)
 		cuco_strlcpy(b->end, ev->text, sizeof b->end);
 	return 0;
 }

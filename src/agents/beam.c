@@ -18,11 +18,12 @@
  * when every plan of this one has been asked, every sample proposed and
  * every proposed sample's result has landed, so its pairs and the next
  * beam are the same whatever the concurrency. A resumed run rebuilds the
- * last iteration's results from the store and, unless a memory event says
+ * last iteration's results from the store and, unless meta "beam" says
  * it was closed, closes it before opening the next.
  */
 #include "agents/search_int.h"
 
+#include <cjson/cJSON.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +89,7 @@ typedef struct beam_state {
 	beam_close close;
 	bool finished;          /* the last iteration is closed */
 	bool live;              /* proposing: observations are no longer a replay */
-	int closed;             /* the last iteration a memory event says was closed */
+	int closed;             /* the last iteration closed, its lessons in the memory */
 	search_known known;     /* every candidate seen, and those in flight */
 	uint64_t *replay;       /* the replayed iteration's beam programs, in order */
 	size_t nreplay;
@@ -472,6 +473,36 @@ static void close_free(beam_state *s)
 	s->closing = false;
 }
 
+/* meta "beam", what a resumed run reads back: {"closed": I}, the last
+ * iteration whose lessons are in the memory (-1: none yet). Written with
+ * that iteration's memory event, in one transaction. */
+typedef struct beam_resume {
+	int closed;
+} beam_resume;
+
+static int resume_put(cuco_txn *txn, const beam_resume *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "closed", r->closed);
+	char *json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	int rc = cuco_meta_put(txn, "beam", json);
+	free(json);
+	return rc;
+}
+
+typedef struct closed_arg {
+	beam_resume r;
+	const char *text;
+} closed_arg;
+
+static int closed_txn(cuco_txn *txn, void *arg)
+{
+	const closed_arg *a = arg;
+	int rc = resume_put(txn, &a->r);
+	return rc ? rc : search_event_add(txn, CUCO_EVENT_MEMORY, "beam", 0, a->text);
+}
+
 /* Every pair summarized: the lessons into the memory, in the pairs' order.
  * False when the run is stopping or pausing under the summarizer: nothing
  * is written, and a resumed run closes the iteration again. */
@@ -492,11 +523,11 @@ static bool close_finish(beam_state *s)
 	snprintf(text, sizeof text, "iteration %d: %zu results, %zu new lessons (%zu to undo)",
 		s->iteration, s->nsamples, nf, nneg);
 	cuco_err err;
-	if (nf > 0 && cuco_memory_update(s->env.st, s->env.wl->name, s->k.beam.shared_memory, c->lessons,
-			nf, (size_t)s->k.beam.capacity, &s->rng, &err) != CUCO_OK)
+	if ((nf > 0 && cuco_memory_update(s->env.st, s->env.wl->name, s->k.beam.shared_memory, c->lessons,
+			nf, (size_t)s->k.beam.capacity, &s->rng, &err) != CUCO_OK) ||
+			cuco_store_write(s->env.st, closed_txn, &(closed_arg){ { s->iteration }, text },
+			&err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "beam: memory: %s", err.msg);
-	else
-		search_event(s->env.st, "memory", "beam", 0, text);
 	cuco_log(CUCO_LOG_INFO, "beam: %s", text);
 	close_free(s);
 	s->nsamples = 0;
@@ -762,19 +793,31 @@ static void beam_free(void *state)
 	free(s);
 }
 
+/* The last iteration closed by a session of a cuco from before meta
+ * "beam", as its memory events say it: "iteration I: …". */
 static int closed_one(const cuco_event *ev, void *arg)
 {
 	int *closed = arg, it;
-	if (strcmp(ev->kind, "memory") == 0 && strcmp(ev->author, "beam") == 0 &&
+	if (ev->kind == CUCO_EVENT_MEMORY && strcmp(ev->author, "beam") == 0 &&
 			sscanf(ev->text, "iteration %d:", &it) == 1 && it > *closed)
 		*closed = it;
 	return 0;
 }
 
-/* The last iteration an earlier session closed (its memory event). */
-static int closed_txn(cuco_txn *txn, void *arg)
+static int resume_txn(cuco_txn *txn, void *arg)
 {
-	return cuco_event_each(txn, 1, closed_one, arg);
+	beam_resume *r = arg;
+	char *json = NULL;
+	int rc = cuco_meta_get(txn, "beam", &json);
+	if (rc == CUCO_ENOTFOUND)
+		return cuco_event_each(txn, 1, closed_one, &r->closed);
+	cJSON *j = rc == CUCO_OK ? cJSON_Parse(json) : NULL;
+	const cJSON *closed = cJSON_GetObjectItemCaseSensitive(j, "closed");
+	if (cJSON_IsNumber(closed) && closed->valuedouble >= -1 && closed->valuedouble < 1e6)
+		r->closed = (int)closed->valuedouble;
+	cJSON_Delete(j);
+	free(json);
+	return rc;
 }
 
 static int beam_concurrency(void *state)
@@ -787,7 +830,8 @@ static int beam_init(const cuco_strategy_env *env, void **state, cuco_err *err)
 	beam_state *s = cuco_xcalloc(1, sizeof *s);
 	s->env = *env;
 	s->rng = env->cfg->seed ^ 0xbea3ull;
-	s->iteration = s->closed = -1;
+	beam_resume r = { .closed = -1 };
+	s->iteration = -1;
 	int rc = search_llm_open(env, &s->llm, &s->k, err);
 	if (rc == CUCO_OK && !s->llm.llm)
 		rc = cuco_errf(err, CUCO_EUSAGE, "strategy beam needs a model: add a [model] section to "
@@ -797,7 +841,8 @@ static int beam_init(const cuco_strategy_env *env, void **state, cuco_err *err)
 	if (rc == CUCO_OK && !s->start.id)
 		rc = fastpath_new(env, &s->llm, &s->k.fastpath, &s->fp, err);
 	if (rc == CUCO_OK)
-		rc = cuco_store_read(env->st, closed_txn, &s->closed, err);
+		rc = cuco_store_read(env->st, resume_txn, &r, err);
+	s->closed = r.closed;
 	if (rc != CUCO_OK) {
 		beam_free(s);
 		return rc;

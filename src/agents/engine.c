@@ -142,7 +142,7 @@ static void run_end(cuco_engine *e)
 	end_arg *a = cuco_xcalloc(1, sizeof *a);
 	engine_confirm_outcome(e, &a->confirmed);
 	pthread_mutex_lock(&e->lock);
-	engine_event_init(&a->ev, "run-end", e->best_id, NULL);
+	engine_event_init(&a->ev, CUCO_EVENT_RUN_END, e->best_id, NULL);
 	const char *why = e->end_reason ? e->end_reason : "finished";
 	snprintf(a->ev.text, sizeof a->ev.text, "%s after %d strategy candidates%s%.400s", why,
 		e->proposed, e->rc ? ": " : "", e->rc ? e->err.msg : "");

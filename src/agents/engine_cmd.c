@@ -80,7 +80,7 @@ static int apply_edit(cuco_txn *txn, apply_arg *a)
 	}
 	if (rc != CUCO_OK)
 		return rc;
-	engine_insert_arg ins = { .event = "edit", .author = cmd->author };
+	engine_insert_arg ins = { .event = CUCO_EVENT_EDIT, .author = cmd->author };
 	ins.c.origin = CUCO_ORIGIN_HUMAN;
 	ins.c.nparents = 1;
 	ins.c.parents[0] = parent.id;
@@ -155,7 +155,7 @@ static int apply_txn(cuco_txn *txn, void *arg)
 	if ((rc = cuco_command_ack(txn, cmd->seq, a->result)) != CUCO_OK)
 		return rc;
 	cuco_event ev;
-	engine_event_init(&ev, cuco_command_name(cmd->kind), a->c.id ? a->c.id : cmd->candidate, cmd->author);
+	engine_event_init(&ev, cuco_command_event(cmd->kind), a->c.id ? a->c.id : cmd->candidate, cmd->author);
 	if (cmd->kind == CUCO_CMD_HINT || (cmd->kind == CUCO_CMD_REJECT && cmd->text[0]))
 		snprintf(ev.text, sizeof ev.text, "%.200s: %.300s", a->result, cmd->text);
 	else

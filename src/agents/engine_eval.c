@@ -66,7 +66,7 @@ int engine_measure_baseline(cuco_engine *e, int slot, unsigned flags)
 	}
 	char line[200];
 	engine_first_line(res.excerpt, line, sizeof line);
-	if (engine_record(e, e->baseline_id, &res, NAN, "baseline", &c) != CUCO_OK)
+	if (engine_record(e, e->baseline_id, &res, NAN, CUCO_EVENT_BASELINE, &c) != CUCO_OK)
 		return CUCO_EDATA;
 	bool in_force = c.status == CUCO_STATUS_DONE;  /* an earlier measurement, if res failed */
 	pthread_mutex_lock(&e->lock);
@@ -162,7 +162,7 @@ void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 	double base = res.ok ? slot_baseline(e, res.slot) : NAN;
 	if (res.ok && isnan(base))
 		no_baseline(&res);
-	if (engine_record(e, id, &res, base, "status", &c) != CUCO_OK)
+	if (engine_record(e, id, &res, base, CUCO_EVENT_STATUS, &c) != CUCO_OK)
 		goto unfinished;
 	engine_observe(e, &c);
 

@@ -133,8 +133,8 @@ void engine_calls_off(cuco_engine *e);
 /* ---- store transactions (engine_record.c) ---- */
 
 void engine_first_line(const char *text, char *buf, size_t size);
-void engine_event_init(cuco_event *ev, const char *kind, uint64_t cand, const char *author);
-void engine_event(cuco_engine *e, const char *kind, uint64_t cand, const char *fmt, ...)
+void engine_event_init(cuco_event *ev, cuco_event_kind kind, uint64_t cand, const char *author);
+void engine_event(cuco_engine *e, cuco_event_kind kind, uint64_t cand, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 int engine_get(cuco_engine *e, uint64_t id, cuco_candidate *out, cuco_err *err);
 void engine_set_status(cuco_engine *e, uint64_t id, cuco_status status);
@@ -145,9 +145,10 @@ void engine_measurement_of(const cuco_engine *e, uint64_t id, const cuco_eval_re
 	double baseline_us, const char *kind, cuco_measurement *m);
 /* Append an evaluation's result to candidate id as a measurement of this
  * session, against baseline_us (NAN: it is the baseline), with an event of
- * this kind; an error ends the run. */
+ * this kind (the measurement's word: its name, "measure" for a status);
+ * an error ends the run. */
 int engine_record(cuco_engine *e, uint64_t id, const cuco_eval_result *res, double baseline_us,
-	const char *kind, cuco_candidate *out);
+	cuco_event_kind kind, cuco_candidate *out);
 /* The measurement in force of a record, as an evaluation's result. */
 void engine_result_of(const cuco_candidate *c, cuco_eval_result *r);
 /* One progress line; call with e->lock held. */
@@ -183,7 +184,7 @@ typedef struct engine_insert_arg {
 	cuco_candidate c;       /* in: the proposal; out: as stored */
 	const char *source;     /* NULL: c.source_hash names it */
 	size_t len;
-	const char *event;      /* kind of the event to add */
+	cuco_event_kind event;  /* kind of the event to add */
 	const char *author;
 	char text[512];
 	const cuco_call *calls; /* the model calls behind it, stored linked to it */

@@ -83,9 +83,9 @@ static void model_failed(cuco_engine *e, const cuco_err *err)
 	e->model_down = e->model_down || down;
 	bool waiting = e->model_down;
 	pthread_mutex_unlock(&e->lock);
-	engine_event(e, "model-error", 0, "%d in a row: %.480s", fails, err->msg);
+	engine_event(e, CUCO_EVENT_MODEL_ERROR, 0, "%d in a row: %.480s", fails, err->msg);
 	if (down) {
-		engine_event(e, "model-down", 0, "no model has answered for %.0f s: the run waits, "
+		engine_event(e, CUCO_EVENT_MODEL_DOWN, 0, "no model has answered for %.0f s: the run waits, "
 			"asking again every %.0f s", silent, probe_s(e));
 		cuco_log(CUCO_LOG_WARN, "engine: no model has answered for %.0f s (the last: %s); the "
 			"run waits for one, asking again every %.0f s", silent, err->msg, probe_s(e));
@@ -114,7 +114,7 @@ static void model_answered(cuco_engine *e)
 	e->model_ok_at = cuco_mono();
 	pthread_mutex_unlock(&e->lock);
 	if (back) {
-		engine_event(e, "model-back", 0, "a model answers again after %.0f s: the run goes on",
+		engine_event(e, CUCO_EVENT_MODEL_BACK, 0, "a model answers again after %.0f s: the run goes on",
 			silent);
 		cuco_log(CUCO_LOG_WARN, "engine: a model answers again after %.0f s; the run goes on",
 			silent);
@@ -199,7 +199,7 @@ static bool propose_and_evaluate(cuco_engine *e, unsigned epoch)
 		return false;
 	}
 	model_answered(e);
-	engine_insert_arg a = { .c = p.cand, .source = p.source, .len = p.len, .event = "candidate",
+	engine_insert_arg a = { .c = p.cand, .source = p.source, .len = p.len, .event = CUCO_EVENT_CANDIDATE,
 		.calls = p.calls, .ncalls = p.ncalls };
 	rc = cuco_store_write(e->st, engine_insert_txn, &a, &err);
 	free(p.source);

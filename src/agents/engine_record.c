@@ -21,10 +21,10 @@ void engine_first_line(const char *text, char *buf, size_t size)
 	buf[n] = '\0';
 }
 
-void engine_event_init(cuco_event *ev, const char *kind, uint64_t cand, const char *author)
+void engine_event_init(cuco_event *ev, cuco_event_kind kind, uint64_t cand, const char *author)
 {
 	memset(ev, 0, sizeof *ev);
-	cuco_strlcpy(ev->kind, kind, sizeof ev->kind);
+	ev->kind = kind;
 	cuco_strlcpy(ev->author, author ? author : "engine", sizeof ev->author);
 	ev->candidate = cand;
 }
@@ -40,7 +40,7 @@ static int event_txn(cuco_txn *txn, void *arg)
 	return cuco_event_add(txn, &ev);
 }
 
-void engine_event(cuco_engine *e, const char *kind, uint64_t cand, const char *fmt, ...)
+void engine_event(cuco_engine *e, cuco_event_kind kind, uint64_t cand, const char *fmt, ...)
 {
 	event_arg a;
 	cuco_err err = { 0 };
@@ -50,7 +50,7 @@ void engine_event(cuco_engine *e, const char *kind, uint64_t cand, const char *f
 	vsnprintf(a.ev.text, sizeof a.ev.text, fmt, ap);
 	va_end(ap);
 	if (cuco_store_write(e->st, event_txn, &a, &err) != CUCO_OK)
-		cuco_log(CUCO_LOG_WARN, "engine: event %s: %s", kind, err.msg);
+		cuco_log(CUCO_LOG_WARN, "engine: event %s: %s", cuco_event_kind_name(kind), err.msg);
 	engine_wake(e);
 }
 
@@ -106,7 +106,7 @@ void engine_set_status(cuco_engine *e, uint64_t id, cuco_status status)
 typedef struct record_arg {
 	uint64_t id;
 	cuco_measurement m;        /* the result as a measurement */
-	const char *kind;          /* event kind: status, baseline, rebench */
+	cuco_event_kind kind;      /* status, baseline or confirm */
 	cuco_candidate out;        /* the candidate as written */
 } record_arg;
 
@@ -207,10 +207,11 @@ static int record_txn(cuco_txn *txn, void *arg)
 }
 
 int engine_record(cuco_engine *e, uint64_t id, const cuco_eval_result *res, double baseline_us,
-	const char *kind, cuco_candidate *out)
+	cuco_event_kind kind, cuco_candidate *out)
 {
 	record_arg a = { .id = id, .kind = kind };
-	engine_measurement_of(e, id, res, baseline_us, strcmp(kind, "status") == 0 ? "measure" : kind, &a.m);
+	engine_measurement_of(e, id, res, baseline_us,
+		kind == CUCO_EVENT_STATUS ? "measure" : cuco_event_kind_name(kind), &a.m);
 	cuco_err err = { 0 };
 	int rc = cuco_store_write(e->st, record_txn, &a, &err);
 	if (rc != CUCO_OK) {
@@ -263,7 +264,7 @@ int engine_crown_txn(cuco_txn *txn, const cuco_candidate *c, const char *text)
 	if (rc != CUCO_OK)
 		return rc;
 	cuco_event ev;
-	engine_event_init(&ev, "best", c->id, NULL);
+	engine_event_init(&ev, CUCO_EVENT_BEST, c->id, NULL);
 	snprintf(ev.text, sizeof ev.text, "#%llu %.480s", (unsigned long long)c->id, text);
 	return cuco_event_add(txn, &ev);
 }

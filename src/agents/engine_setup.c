@@ -133,7 +133,7 @@ static int put_root(cuco_txn *txn, cuco_origin origin, const char *text, size_t 
 		return rc;
 	*id = c.id;
 	cuco_event ev;
-	engine_event_init(&ev, "candidate", c.id, NULL);
+	engine_event_init(&ev, CUCO_EVENT_CANDIDATE, c.id, NULL);
 	snprintf(ev.text, sizeof ev.text, "%s added", cuco_origin_name(origin));
 	return cuco_event_add(txn, &ev);
 }
@@ -175,13 +175,9 @@ static int setup_txn(cuco_txn *txn, void *arg)
 		return rc;
 	/* Its name, and whether a hint reaches anything (the screen offers
 	 * hints only then). */
-	cJSON *s = cJSON_CreateObject();
-	cJSON_AddStringToObject(s, "name", e->strat->name);
-	cJSON_AddBoolToObject(s, "hints", e->strat->hint != NULL);
-	char *strategy = cJSON_PrintUnformatted(s);
-	cJSON_Delete(s);
-	rc = cuco_meta_put(txn, "strategy", strategy);
-	free(strategy);
+	cuco_meta_strategy strategy = { .hints = e->strat->hint != NULL };
+	cuco_strlcpy(strategy.name, e->strat->name, sizeof strategy.name);
+	rc = cuco_meta_strategy_put(txn, &strategy);
 	if (rc != CUCO_OK || (rc = cuco_meta_put(txn, "hardware", a->hardware_json)) != CUCO_OK ||
 			(rc = cuco_meta_put(txn, "peak", a->peak_json)) != CUCO_OK)
 		return rc;
@@ -207,7 +203,7 @@ static int setup_txn(cuco_txn *txn, void *arg)
 	if ((rc = cuco_crown(txn, a->baseline_id)) != CUCO_OK)
 		return rc;
 	cuco_event ev;
-	engine_event_init(&ev, "run-start", 0, NULL);
+	engine_event_init(&ev, CUCO_EVENT_RUN_START, 0, NULL);
 	snprintf(ev.text, sizeof ev.text, "%s %s: strategy %s, tuner %s, budget %d, jobs %d",
 		a->resumed ? "resumed" : "started", e->wl->name, e->strat->name, e->cfg.tuner,
 		e->cfg.budget, e->cfg.jobs);

@@ -16,7 +16,6 @@
  */
 #include "agents/engine_int.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -98,29 +97,23 @@ typedef struct slots_arg {
 	double baseline_us[CUCO_MAX_SLOTS];
 } slots_arg;
 
-static char *slots_json(const slots_arg *a)
+static void slots_meta(const slots_arg *a, cuco_meta_slots *m)
 {
-	cuco_engine *e = a->e;
+	_Static_assert(CUCO_MAX_SLOTS <= CUCO_META_SLOTS, "meta slots hold every slot");
 	cuco_slot_info info[CUCO_MAX_SLOTS];
-	int n = cuco_evaluator_slots(e->ev, info, CUCO_MAX_SLOTS);
-	int count[CUCO_SLOT_RETIRED + 1] = { 0 };
-	cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "slots");
+	int n = cuco_evaluator_slots(a->e->ev, info, CUCO_MAX_SLOTS);
+	int *count[] = { [CUCO_SLOT_IDLE] = &m->idle, [CUCO_SLOT_BUSY] = &m->busy,
+		[CUCO_SLOT_RESTING] = &m->resting, [CUCO_SLOT_RETIRED] = &m->retired };
+	memset(m, 0, sizeof *m);
 	for (int i = 0; i < n; i++) {
-		cJSON *s = cJSON_CreateObject();
-		cJSON_AddStringToObject(s, "name", info[i].name);
-		cJSON_AddStringToObject(s, "state", cuco_slot_state_name(info[i].state));
-		cJSON_AddNumberToObject(s, "failures", info[i].failures);
-		cJSON_AddNumberToObject(s, "holds", info[i].holds);
-		if (isfinite(a->baseline_us[i]))
-			cJSON_AddNumberToObject(s, "baseline_us", a->baseline_us[i]);
-		cJSON_AddItemToArray(arr, s);
-		count[info[i].state]++;
+		cuco_meta_slot *s = &m->slot[m->nslots++];
+		cuco_strlcpy(s->name, info[i].name, sizeof s->name);
+		cuco_strlcpy(s->state, cuco_slot_state_name(info[i].state), sizeof s->state);
+		s->failures = info[i].failures;
+		s->holds = info[i].holds;
+		s->baseline_us = a->baseline_us[i];
+		(*count[info[i].state])++;
 	}
-	for (int k = 0; k <= CUCO_SLOT_RETIRED; k++)
-		cJSON_AddNumberToObject(o, cuco_slot_state_name((cuco_slot_state)k), count[k]);
-	char *text = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	return text;
 }
 
 /* The slots' states are read inside the write, so that of two threads'
@@ -130,9 +123,10 @@ static char *slots_json(const slots_arg *a)
  * engine's lock. */
 static int slots_txn(cuco_txn *txn, void *arg)
 {
-	char *json = slots_json(arg);
-	int rc = cuco_meta_put(txn, "slots", json);
-	free(json);
+	cuco_meta_slots *m = cuco_xmalloc(sizeof *m);
+	slots_meta(arg, m);
+	int rc = cuco_meta_slots_put(txn, m);
+	free(m);
 	return rc;
 }
 
@@ -154,6 +148,6 @@ void engine_slot_changed(void *arg, const cuco_slot_info *slot, const char *text
 	cuco_engine *e = arg;
 	(void)slot;
 	if (*text)
-		engine_event(e, "slot", 0, "%s", text);
+		engine_event(e, CUCO_EVENT_SLOT, 0, "%s", text);
 	engine_slots_write(e);
 }

@@ -19,7 +19,6 @@
 #include "agents/engine_int.h"
 #include "agents/search_int.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -108,14 +107,9 @@ static void judge(cuco_engine *e, const cuco_eval_result *res, char *why, size_t
 static int noise_txn(cuco_txn *txn, void *arg)
 {
 	const char *reason = arg;
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "reason", reason);
-	char *json = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	int rc = cuco_meta_put(txn, "noise", json);
-	free(json);
+	int rc = cuco_meta_noise_put(txn, reason);
 	cuco_event ev;
-	engine_event_init(&ev, "noise", 0, NULL);
+	engine_event_init(&ev, CUCO_EVENT_NOISE, 0, NULL);
 	snprintf(ev.text, sizeof ev.text, "a noisy machine: %.300s; confirmations take more "
 		"rounds, and an interval still wide reads inconclusive", reason);
 	return rc == CUCO_OK ? cuco_event_add(txn, &ev) : rc;
@@ -239,7 +233,7 @@ static int revisit_txn(cuco_txn *txn, void *arg)
 	if (rc == CUCO_OK)
 		rc = island_txn(txn, &a->r);
 	cuco_event ev;
-	engine_event_init(&ev, a->r.lapsed ? "lapse" : "revisit", a->r.id, NULL);
+	engine_event_init(&ev, a->r.lapsed ? CUCO_EVENT_LAPSE : CUCO_EVENT_REVISIT, a->r.id, NULL);
 	snprintf(ev.text, sizeof ev.text, "#%llu %.480s", (unsigned long long)a->r.id, a->r.why);
 	return rc == CUCO_OK ? cuco_event_add(txn, &ev) : rc;
 }
@@ -326,7 +320,7 @@ static void arm_failed(cuco_engine *e, confirmation *cf, int which, const cuco_e
 			(unsigned long long)cf->arms[which].c.id);
 	snprintf(cf->why, sizeof cf->why, "%s failed in round %d at %s", who, cf->rounds + 1, line);
 	cuco_candidate out;
-	if (engine_record(e, cf->arms[which].c.id, res, NAN, "confirm", &out) != CUCO_OK)
+	if (engine_record(e, cf->arms[which].c.id, res, NAN, CUCO_EVENT_CONFIRM, &out) != CUCO_OK)
 		return;
 	if (which == ARM_BEST && out.error_class[0]) {  /* its failure is in force */
 		cuco_revisit r = { .id = out.id, .lapsed = true };
@@ -335,7 +329,7 @@ static void arm_failed(cuco_engine *e, confirmation *cf, int which, const cuco_e
 		revisit(e, &r, NULL);
 	}
 	const cuco_candidate *cand = which == ARM_CAND ? &out : &cf->arms[ARM_CAND].c;
-	engine_event(e, "confirm", cand->id, "#%llu no verdict: %.440s", (unsigned long long)cand->id,
+	engine_event(e, CUCO_EVENT_CONFIRM, cand->id, "#%llu no verdict: %.440s", (unsigned long long)cand->id,
 		cf->why);
 	char text[512];
 	snprintf(text, sizeof text, "no verdict: %s", cf->why);
@@ -478,7 +472,7 @@ static int confirm_txn(cuco_txn *txn, void *arg)
 	if (cf->crown)
 		return engine_crown_txn(txn, &c, a->text);
 	cuco_event ev;
-	engine_event_init(&ev, "confirm", c.id, NULL);
+	engine_event_init(&ev, CUCO_EVENT_CONFIRM, c.id, NULL);
 	snprintf(ev.text, sizeof ev.text, "#%llu %.480s", (unsigned long long)c.id, a->text);
 	return cuco_event_add(txn, &ev);
 }
@@ -655,7 +649,7 @@ void engine_confirm(cuco_engine *e)
 		tried[k] = a.id;
 		/* It takes minutes: say so before the first round, not after it. */
 		if (k == 0)
-			engine_event(e, "retime", 0, "confirming up to %d of the best screens in rounds "
+			engine_event(e, CUCO_EVENT_RETIME, 0, "confirming up to %d of the best screens in rounds "
 				"paired with the baseline", want);
 		confirm_one(e, a.id);
 	}

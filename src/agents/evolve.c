@@ -503,7 +503,7 @@ static int islands_txn(cuco_txn *txn, void *arg)
 		rc = cuco_cand_put(txn, &c);
 	}
 	if (rc == CUCO_OK && a->text[0]) {
-		rc = search_event_add(txn, a->phase ? "phase" : "migrate", "evolve", 0, a->text);
+		rc = search_event_add(txn, a->phase ? CUCO_EVENT_PHASE : CUCO_EVENT_MIGRATE, "evolve", 0, a->text);
 	}
 	return rc;
 }
@@ -600,7 +600,7 @@ static int meta_txn(cuco_txn *txn, void *arg)
 		return rc;
 	char text[512];
 	snprintf(text, sizeof text, "generation %d: %.400s", a->generation, a->text);
-	return search_event_add(txn, "meta", "evolve", 0, text);
+	return search_event_add(txn, CUCO_EVENT_META, "evolve", 0, text);
 }
 
 typedef struct recent_arg {

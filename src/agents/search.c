@@ -675,7 +675,7 @@ static int refuse_txn(cuco_txn *txn, void *arg)
 	snprintf(text, sizeof text, "r%llu %s%s: %s", (unsigned long long)r.id,
 		cuco_call_kind_name(r.kind), where, r.reason);
 	if (rc == CUCO_OK)
-		rc = search_event_add(txn, "refusal", r.model[0] ? r.model : "model", r.parent, text);
+		rc = search_event_add(txn, CUCO_EVENT_REFUSAL, r.model[0] ? r.model : "model", r.parent, text);
 	return rc == CUCO_OK ? put_calls(txn, a->lg, 0, r.id) : rc;
 }
 
@@ -711,12 +711,12 @@ void search_ledger_close(search_llm *s, search_ledger *lg)
 	ledger_free(lg);
 }
 
-int search_event_add(cuco_txn *txn, const char *kind, const char *author, uint64_t candidate,
+int search_event_add(cuco_txn *txn, cuco_event_kind kind, const char *author, uint64_t candidate,
 	const char *text)
 {
 	cuco_event ev;
 	memset(&ev, 0, sizeof ev);
-	cuco_strlcpy(ev.kind, kind, sizeof ev.kind);
+	ev.kind = kind;
 	cuco_strlcpy(ev.author, author, sizeof ev.author);
 	ev.candidate = candidate;
 	cuco_strlcpy(ev.text, text, sizeof ev.text);
@@ -724,7 +724,8 @@ int search_event_add(cuco_txn *txn, const char *kind, const char *author, uint64
 }
 
 typedef struct event_arg {
-	const char *kind, *author, *text;
+	cuco_event_kind kind;
+	const char *author, *text;
 	uint64_t candidate;
 } event_arg;
 
@@ -734,7 +735,7 @@ static int event_txn(cuco_txn *txn, void *arg)
 	return search_event_add(txn, a->kind, a->author, a->candidate, a->text);
 }
 
-void search_event(cuco_store *st, const char *kind, const char *author, uint64_t candidate,
+void search_event(cuco_store *st, cuco_event_kind kind, const char *author, uint64_t candidate,
 	const char *text)
 {
 	event_arg a = { kind, author, text, candidate };

@@ -147,9 +147,9 @@ void search_ledger_close(search_llm *s, search_ledger *lg);
 
 /* An event in the store's log, inside a write or on its own (a failure
  * is logged: an event is never worth ending a run for). */
-int search_event_add(cuco_txn *txn, const char *kind, const char *author, uint64_t candidate,
+int search_event_add(cuco_txn *txn, cuco_event_kind kind, const char *author, uint64_t candidate,
 	const char *text);
-void search_event(cuco_store *st, const char *kind, const char *author, uint64_t candidate,
+void search_event(cuco_store *st, cuco_event_kind kind, const char *author, uint64_t candidate,
 	const char *text);
 
 /* A candidate's source by id (malloc'd). */

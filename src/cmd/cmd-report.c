@@ -73,20 +73,6 @@ struct report {
 	struct { char name[64]; cuco_call_totals t; } by_model[REPORT_MODELS];
 };
 
-/* meta values are JSON: a string, or an object with a "name". */
-static void meta_name(cuco_txn *txn, const char *key, char *dst, size_t size)
-{
-	char *json = NULL;
-	if (cuco_meta_get(txn, key, &json) != CUCO_OK)
-		return;
-	cJSON *j = cJSON_Parse(json);
-	const cJSON *name = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "name") : j;
-	if (cJSON_IsString(name))
-		cuco_strlcpy(dst, name->valuestring, size);
-	cJSON_Delete(j);
-	free(json);
-}
-
 static slot_row *slot_of(struct report *r, const char *name)
 {
 	for (int i = 0; i < r->nslots; i++)
@@ -100,26 +86,19 @@ static slot_row *slot_of(struct report *r, const char *name)
 	return s;
 }
 
-/* The slots as the engine left them: meta "slots" (engine_slots.c). */
+/* The slots as the engine left them: meta "slots". */
 static void read_slots(cuco_txn *txn, struct report *r)
 {
-	char *json = NULL;
-	if (cuco_meta_get(txn, "slots", &json) != CUCO_OK)
-		return;
-	cJSON *j = cJSON_Parse(json);
-	free(json);
-	const cJSON *s;
-	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(j, "slots")) {
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(s, "name");
-		const cJSON *state = cJSON_GetObjectItemCaseSensitive(s, "state");
-		const cJSON *fails = cJSON_GetObjectItemCaseSensitive(s, "failures");
-		slot_row *row = cJSON_IsString(name) ? slot_of(r, name->valuestring) : NULL;
-		if (row && cJSON_IsString(state))
-			cuco_strlcpy(row->state, state->valuestring, sizeof row->state);
-		if (row && cJSON_IsNumber(fails) && fails->valuedouble >= 0 && fails->valuedouble < 1e6)
-			row->failures = (int)fails->valuedouble;
+	cuco_meta_slots *s = cuco_xmalloc(sizeof *s);
+	cuco_meta_slots_get(txn, s);
+	for (int i = 0; i < s->nslots; i++) {
+		slot_row *row = slot_of(r, s->slot[i].name);
+		if (row && s->slot[i].state[0])
+			cuco_strlcpy(row->state, s->slot[i].state, sizeof row->state);
+		if (row)
+			row->failures = s->slot[i].failures;
 	}
-	cJSON_Delete(j);
+	free(s);
 }
 
 static int tally(const cuco_candidate *c, void *arg)
@@ -174,8 +153,13 @@ static int tally_call(const cuco_call *c, void *arg)
 static int report_txn(cuco_txn *txn, void *arg)
 {
 	struct report *r = arg;
-	meta_name(txn, "workload", r->workload, sizeof r->workload);
-	meta_name(txn, "strategy", r->strategy, sizeof r->strategy);
+	cuco_meta_workload *wl = cuco_xmalloc(sizeof *wl);
+	cuco_meta_strategy strategy;
+	cuco_meta_workload_get(txn, wl);
+	cuco_meta_strategy_get(txn, &strategy);
+	cuco_strlcpy(r->workload, wl->name, sizeof r->workload);
+	cuco_strlcpy(r->strategy, strategy.name, sizeof r->strategy);
+	free(wl);
 	cuco_summary *sums;
 	size_t n;
 	int rc = cuco_summary_all(txn, &sums, &n);
@@ -202,15 +186,7 @@ static int report_txn(cuco_txn *txn, void *arg)
 	} else if (rc != CUCO_ENOTFOUND) {
 		return rc;
 	}
-	char *json = NULL;
-	if (cuco_meta_get(txn, "noise", &json) == CUCO_OK) {
-		cJSON *j = cJSON_Parse(json);
-		const cJSON *why = cJSON_GetObjectItemCaseSensitive(j, "reason");
-		if (cJSON_IsString(why))
-			cuco_strlcpy(r->noise, why->valuestring, sizeof r->noise);
-		cJSON_Delete(j);
-		free(json);
-	}
+	cuco_meta_noise_get(txn, r->noise, sizeof r->noise);
 	read_slots(txn, r);
 	if ((rc = cmd_verdicts_read(txn, &r->v)) != CUCO_OK)
 		return rc;

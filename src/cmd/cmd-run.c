@@ -9,7 +9,6 @@
  * verdict. SIGPIPE is ignored: an output nobody reads any more is no
  * reason to end a run. runs/latest points at the run once it has started,
  * whichever folder it is in. */
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -235,19 +234,6 @@ static int summary_scan(const cuco_candidate *c, void *arg)
 	return 0;
 }
 
-static void meta_noise(cuco_txn *txn, char *dst, size_t size)
-{
-	char *json = NULL;
-	if (cuco_meta_get(txn, "noise", &json) != CUCO_OK)
-		return;
-	cJSON *j = cJSON_Parse(json);
-	const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "reason");
-	if (cJSON_IsString(r))
-		cuco_strlcpy(dst, r->valuestring, size);
-	cJSON_Delete(j);
-	free(json);
-}
-
 static int summary_txn(cuco_txn *txn, void *arg)
 {
 	summary_arg *a = arg;
@@ -270,7 +256,7 @@ static int summary_txn(cuco_txn *txn, void *arg)
 	a->have_base = base_id && cuco_cand_get(txn, base_id, &a->base) == CUCO_OK;
 	a->have_best = cuco_best(txn, &best) == CUCO_OK &&
 		cuco_cand_get(txn, best.id, &a->best) == CUCO_OK;
-	meta_noise(txn, a->noise, sizeof a->noise);
+	cuco_meta_noise_get(txn, a->noise, sizeof a->noise);
 	rc = cmd_verdicts_read(txn, &a->v);
 	return rc == CUCO_OK ? cuco_cand_each(txn, 1, summary_scan, a) : rc;
 }

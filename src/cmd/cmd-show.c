@@ -44,8 +44,8 @@ struct show_job {
 static int take_mark(const cuco_event *ev, void *arg)
 {
 	struct show_job *job = arg;
-	int k = strcmp(ev->kind, "pin") == 0 || strcmp(ev->kind, "unpin") == 0 ? 0
-		: strcmp(ev->kind, "reject") == 0 || strcmp(ev->kind, "unreject") == 0 ? 1 : -1;
+	int k = ev->kind == CUCO_EVENT_PIN || ev->kind == CUCO_EVENT_UNPIN ? 0
+		: ev->kind == CUCO_EVENT_REJECT || ev->kind == CUCO_EVENT_UNREJECT ? 1 : -1;
 	if (k >= 0 && ev->candidate == job->id && strcmp(ev->author, "engine") != 0)
 		job->marks[k] = *ev;
 	return 0;
@@ -182,12 +182,12 @@ static void rate_text(double gflops, char *buf, size_t size)
 
 /* "pinned by ann@box at 2026-...", from the mark's event (marks: 0 pin,
  * 1 reject); the event's kind must be the mark the record shows. */
-static void print_mark(const struct show_job *job, int k, const char *label, const char *kind,
+static void print_mark(const struct show_job *job, int k, const char *label, cuco_event_kind kind,
 	const char *what)
 {
 	const cuco_event *ev = &job->marks[k];
 	char when[32];
-	if (strcmp(ev->kind, kind) != 0) {
+	if (ev->kind != kind) {
 		printf("%-14s %s\n", label, what);
 		return;
 	}
@@ -249,7 +249,7 @@ static void print_text(const struct show_job *job)
 	cuco_directive_short(&c->directive, dir, sizeof dir);
 	printf("candidate      %llu%s\n", (unsigned long long)c->id, c->pinned ? "  (pinned)" : "");
 	if (c->pinned)
-		print_mark(job, 0, "pinned", "pin", "");
+		print_mark(job, 0, "pinned", CUCO_EVENT_PIN, "");
 	printf("parents       ");
 	for (int i = 0; i < c->nparents; i++)
 		printf(" %llu", (unsigned long long)c->parents[i]);
@@ -298,7 +298,7 @@ static void print_text(const struct show_job *job)
 	if (c->status == CUCO_STATUS_FAILED)
 		printf("failed         %s (%s)\n%s\n", c->failed_stage, c->error_class, c->error_excerpt);
 	if (c->status == CUCO_STATUS_REJECTED)
-		print_mark(job, 1, "rejected", "reject", c->reject_reason);
+		print_mark(job, 1, "rejected", CUCO_EVENT_REJECT, c->reject_reason);
 	if (c->model[0])
 		printf("model          %s  tokens %lld+%lld  cost $%.4f\n", c->model,
 			(long long)c->tokens_prompt, (long long)c->tokens_completion, c->cost_usd);
@@ -323,13 +323,14 @@ static void print_json(const struct show_job *job)
 	cJSON *pk = job->peak ? cJSON_Parse(job->peak) : NULL;
 	if (pk)
 		cJSON_AddItemToObject(o, "peak", pk);
-	static const char *const marks[2][3] = { { "pin", "pinned_by", "pinned_at" },
-		{ "reject", "rejected_by", "rejected_at" } };
+	static const cuco_event_kind mark_kind[2] = { CUCO_EVENT_PIN, CUCO_EVENT_REJECT };
+	static const char *const marks[2][2] = { { "pinned_by", "pinned_at" },
+		{ "rejected_by", "rejected_at" } };
 	for (int k = 0; !job->refusal && k < 2; k++)
-		if (strcmp(job->marks[k].kind, marks[k][0]) == 0 && (k ? job->cand.status ==
+		if (job->marks[k].kind == mark_kind[k] && (k ? job->cand.status ==
 				CUCO_STATUS_REJECTED : job->cand.pinned)) {
-			cJSON_AddStringToObject(o, marks[k][1], job->marks[k].author);
-			cJSON_AddNumberToObject(o, marks[k][2], job->marks[k].time);
+			cJSON_AddStringToObject(o, marks[k][0], job->marks[k].author);
+			cJSON_AddNumberToObject(o, marks[k][1], job->marks[k].time);
 		}
 	if (!job->refusal) {
 		cJSON *ms = cJSON_AddArrayToObject(o, "measurements");

@@ -191,8 +191,7 @@ int cuco_person_act(cuco_txn *txn, cuco_command *cmd)
 		return cuco_txn_fail(txn, CUCO_EDATA, "%s", why);
 	if (rc != CUCO_OK || (rc = cuco_command_add(txn, cmd)) != CUCO_OK)
 		return rc;
-	cuco_event ev = { .candidate = cmd->candidate };
-	cuco_strlcpy(ev.kind, cuco_command_name(cmd->kind), sizeof ev.kind);
+	cuco_event ev = { .kind = cuco_command_event(cmd->kind), .candidate = cmd->candidate };
 	cuco_strlcpy(ev.author, cmd->author, sizeof ev.author);
 	cuco_command_describe(cmd, ev.text, sizeof ev.text);
 	return cuco_event_add(txn, &ev);
@@ -220,8 +219,7 @@ int cuco_command_drop_stale(cuco_txn *txn, int *dropped)
 	for (int i = 0; rc == CUCO_OK && i < w->n; i++) {
 		const cuco_command *c = &w->cmd[i];
 		rc = cuco_command_ack(txn, c->seq, "dropped: sent to a session that ended before applying it");
-		cuco_event ev = { .candidate = 0 };
-		cuco_strlcpy(ev.kind, cuco_command_name(c->kind), sizeof ev.kind);
+		cuco_event ev = { .kind = cuco_command_event(c->kind) };
 		cuco_strlcpy(ev.author, "engine", sizeof ev.author);
 		snprintf(ev.text, sizeof ev.text, "dropped %s #%llu by %s: sent to a session that ended "
 			"before applying it", cuco_command_name(c->kind), (unsigned long long)c->seq, c->author);

@@ -21,6 +21,19 @@ static const char *const command_names[CUCO_CMD_COUNT] = {
 	"pin", "unpin", "reject", "unreject", "edit", "hint", "pause", "resume", "stop",
 };
 
+static const char *const event_names[CUCO_EVENT_KIND_COUNT] = {
+	"unknown",
+#define X(e, name, help) name,
+	CUCO_EVENT_KINDS(X)
+#undef X
+};
+static const char *const event_help[CUCO_EVENT_KIND_COUNT] = {
+	"a kind this cuco does not know (an older or a newer cuco's)",
+#define X(e, name, help) help,
+	CUCO_EVENT_KINDS(X)
+#undef X
+};
+
 static const char *const fail_names[CUCO_FAIL_COUNT] = {
 #define X(e, name, help) name,
 	CUCO_FAIL_CLASSES(X)
@@ -63,6 +76,27 @@ static int parse_name(const char *const *names, int count, const char *name)
 		if (strcmp(names[i], name) == 0)
 			return i;
 	return -1;
+}
+
+const char *cuco_event_kind_name(cuco_event_kind k)
+{
+	return (unsigned)k < CUCO_EVENT_KIND_COUNT ? event_names[k] : event_names[0];
+}
+
+const char *cuco_event_kind_help(cuco_event_kind k)
+{
+	return (unsigned)k < CUCO_EVENT_KIND_COUNT ? event_help[k] : event_help[0];
+}
+
+cuco_event_kind cuco_event_kind_of(const char *name)
+{
+	int i = parse_name(event_names + 1, CUCO_EVENT_KIND_COUNT - 1, name);
+	return i < 0 ? CUCO_EVENT_UNKNOWN : (cuco_event_kind)(i + 1);
+}
+
+cuco_event_kind cuco_command_event(cuco_command_kind k)
+{
+	return cuco_event_kind_of(cuco_command_name(k));
 }
 
 int cuco_origin_parse(const char *name, cuco_origin *out)
@@ -711,7 +745,7 @@ cJSON *store_event_to_json(const cuco_event *ev)
 	cJSON *o = cJSON_CreateObject();
 	add_id(o, "seq", ev->seq);
 	cJSON_AddNumberToObject(o, "time", ev->time);
-	cJSON_AddStringToObject(o, "kind", ev->kind);
+	cJSON_AddStringToObject(o, "kind", ev->name);
 	add_id(o, "candidate", ev->candidate);
 	cJSON_AddStringToObject(o, "author", ev->author);
 	cJSON_AddStringToObject(o, "text", ev->text);
@@ -725,7 +759,8 @@ int store_event_from_json(const cJSON *j, cuco_event *ev)
 	memset(ev, 0, sizeof *ev);
 	get_u64(&d, "seq", &ev->seq);
 	get_num(&d, "time", &ev->time, 0);
-	get_str(&d, "kind", ev->kind, sizeof ev->kind);
+	get_str(&d, "kind", ev->name, sizeof ev->name);
+	ev->kind = cuco_event_kind_of(ev->name);
 	get_u64(&d, "candidate", &ev->candidate);
 	get_str(&d, "author", ev->author, sizeof ev->author);
 	get_str(&d, "text", ev->text, sizeof ev->text);

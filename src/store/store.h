@@ -250,11 +250,67 @@ typedef struct cuco_summary {
 	double speedup;
 } cuco_summary;
 
+/* The kinds of event in the run's log, the one list every writer and
+ * reader of events takes: X(enum, name in records, what it says). Writers
+ * set the enum (cuco_event_add stores the name); readers switch on it. A
+ * name not listed (an older or a newer cuco's) reads as
+ * CUCO_EVENT_UNKNOWN, its name kept. docs/store.md lists them, and
+ * tests/store/test_store.c checks the two lists agree. A person's
+ * commands (cuco_command_kind) log under their own names. */
+#define CUCO_EVENT_KINDS(X) \
+	X(RUN_START, "run-start", "a session began; its seq names the session (measurements' " \
+		"session, meta confirmation)") \
+	X(RUN_END, "run-end", "a session ended; the text starts with why (finished, budget " \
+		"reached, stopped, error)") \
+	X(CANDIDATE, "candidate", "a strategy's proposal was stored, queued to be evaluated") \
+	X(BASELINE, "baseline", "the baseline was measured (first, or again in a later session)") \
+	X(STATUS, "status", "a candidate's screening ended: its time and speedup, or its failure") \
+	X(RETIME, "retime", "the session's confirmation began: the best screens timed again in " \
+		"paired rounds") \
+	X(CONFIRM, "confirm", "a contender's confirmation ended: its rounds, or why it has no verdict") \
+	X(BEST, "best", "a candidate was crowned the run's best") \
+	X(REVISIT, "revisit", "a crown, measured again, holds") \
+	X(LAPSE, "lapse", "a crown, measured again, lapsed: no longer the best") \
+	X(NOISE, "noise", "the machine was found noisy: confirmations take more rounds (meta " \
+		"noise says why)") \
+	X(SLOT, "slot", "a slot (docs/cluster.md) changed state: resting, retired, back") \
+	X(MODEL_ERROR, "model-error", "model calls failed in a row") \
+	X(MODEL_DOWN, "model-down", "no model has answered for a while: the run waits") \
+	X(MODEL_BACK, "model-back", "a model answers again: the run goes on") \
+	X(REFUSAL, "refusal", "a model's proposal was refused: no candidate came of it") \
+	X(PIN, "pin", "a person pinned a candidate (queued, then applied by the engine)") \
+	X(UNPIN, "unpin", "a person unpinned a candidate") \
+	X(REJECT, "reject", "a person rejected a candidate") \
+	X(UNREJECT, "unreject", "a person took a rejection back") \
+	X(EDIT, "edit", "a person's edit of a candidate: asked, then stored as a candidate") \
+	X(HINT, "hint", "a person's hint for the strategy's prompts") \
+	X(PAUSE, "pause", "a person paused the run") \
+	X(RESUME, "resume", "a person resumed the run") \
+	X(STOP, "stop", "a person stopped the run") \
+	X(EXPORT, "export", "a person wrote a candidate's source to a file from the screen") \
+	X(PHASE, "phase", "evolve: an island changed phase") \
+	X(MIGRATE, "migrate", "evolve: programs migrated between islands") \
+	X(META, "meta", "evolve: the meta-prompt summarizer wrote new advice") \
+	X(MEMORY, "memory", "beam: an iteration closed, its lessons kept in the memory") \
+	X(FASTPATH, "fastpath", "the fast path ended: the candidate it made, or why none") \
+	X(PROMPT, "prompt", "the fast path: a stage's prompt and its sizes")
+
+typedef enum cuco_event_kind {
+	CUCO_EVENT_UNKNOWN,   /* read from a record: a name not in the table */
+#define X(e, name, help) CUCO_EVENT_##e,
+	CUCO_EVENT_KINDS(X)
+#undef X
+	CUCO_EVENT_KIND_COUNT
+} cuco_event_kind;
+const char *cuco_event_kind_name(cuco_event_kind k);  /* "unknown" for UNKNOWN */
+const char *cuco_event_kind_help(cuco_event_kind k);
+cuco_event_kind cuco_event_kind_of(const char *name);  /* CUCO_EVENT_UNKNOWN if not listed */
+
 typedef struct cuco_event {
 	uint64_t seq;        /* monotonic from 1 */
 	double time;
-	char kind[24];       /* candidate, status, best, pin, reject, edit, hint,
-	                        pause, resume, run-start, run-end, error, … */
+	cuco_event_kind kind;
+	char name[24];       /* the kind's name as stored: what the log shows */
 	uint64_t candidate;  /* 0 when about none */
 	char author[32];     /* "engine", "tuner", or user@host for a person */
 	char text[512];
@@ -266,6 +322,7 @@ typedef enum cuco_command_kind {
 	CUCO_CMD_COUNT
 } cuco_command_kind;
 const char *cuco_command_name(cuco_command_kind k);
+cuco_event_kind cuco_command_event(cuco_command_kind k);  /* the kind it logs under */
 int cuco_command_parse(const char *name, cuco_command_kind *out);
 
 /* A human action queued for the engine, acknowledged when applied. */
@@ -611,7 +668,9 @@ int cuco_source_read(cuco_store *st, const char *hash, char **text, size_t *len,
 /* The hash cuco_source_put would give, without a transaction. */
 void cuco_source_hash(const char *text, size_t len, char hash[CUCO_HASH_LEN + 1]);
 
-int cuco_event_add(cuco_txn *txn, cuco_event *ev);  /* assigns seq and time when 0 */
+/* Stores an event of ev->kind (CUCO_EVENT_UNKNOWN is refused), setting its
+ * name from the table; assigns seq, and time when 0. */
+int cuco_event_add(cuco_txn *txn, cuco_event *ev);
 int cuco_event_each(cuco_txn *txn, uint64_t from_seq,
 	int (*fn)(const cuco_event *, void *), void *arg);
 uint64_t cuco_event_last_seq(cuco_txn *txn);
@@ -648,6 +707,60 @@ int cuco_refusal_each(cuco_txn *txn, int (*fn)(const cuco_refusal *, void *), vo
 /* meta: string key → JSON text (schema, workload, strategy, config, hardware). */
 int cuco_meta_put(cuco_txn *txn, const char *key, const char *json);
 int cuco_meta_get(cuco_txn *txn, const char *key, char **json);  /* malloc'd */
+
+/* ---- meta records (meta.c) -----------------------------------------------
+ * The meta records the views read, each a struct with one encoder (its
+ * writer's) and one decoder (every reader's). A get returns CUCO_ENOTFOUND
+ * for an absent record, leaving the defaults; a record that does not
+ * parse, or an older cuco's, reads as far as it goes. meta "best" and
+ * "confirmation" are crown.c's; "workload", "config", "hardware" and
+ * "peak" are whole documents their own modules write (cuco_meta_put),
+ * of which these decoders read what the views show. */
+
+/* meta "strategy": {"name", "hints"} (an older run kept a bare string). */
+typedef struct cuco_meta_strategy {
+	char name[64];
+	bool hints;            /* a hint reaches its prompts; true when the run does not say */
+} cuco_meta_strategy;
+int cuco_meta_strategy_put(cuco_txn *txn, const cuco_meta_strategy *s);
+int cuco_meta_strategy_get(cuco_txn *txn, cuco_meta_strategy *s);
+
+/* meta "workload": its name (the record, or a bare string) and its own
+ * words for the directive's dimensions (design_space.DIM.help). */
+typedef struct cuco_meta_workload {
+	char name[128];
+	char dim_help[CUCO_DIRDIM_COUNT][256];  /* "" when the workload gives none */
+} cuco_meta_workload;
+int cuco_meta_workload_get(cuco_txn *txn, cuco_meta_workload *w);
+
+/* meta "config": the run's budgets (0: none stated). */
+typedef struct cuco_meta_config {
+	double budget_usd;
+	int64_t budget_tokens;
+} cuco_meta_config;
+int cuco_meta_config_get(cuco_txn *txn, cuco_meta_config *c);
+
+/* meta "noise": {"reason"}, why the run found the machine noisy. */
+int cuco_meta_noise_put(cuco_txn *txn, const char *reason);
+int cuco_meta_noise_get(cuco_txn *txn, char *reason, size_t size);
+
+/* meta "slots": every slot's state as the engine last wrote it
+ * (docs/cluster.md): {"slots": [{name, state, failures, holds,
+ * baseline_us}], "idle", "busy", "resting", "retired"} (counts). */
+#define CUCO_META_SLOTS 64
+typedef struct cuco_meta_slot {
+	char name[64];
+	char state[16];        /* idle, busy, resting, retired */
+	int failures, holds;
+	double baseline_us;    /* NAN when none: not written */
+} cuco_meta_slot;
+typedef struct cuco_meta_slots {
+	int nslots;
+	cuco_meta_slot slot[CUCO_META_SLOTS];
+	int idle, busy, resting, retired;
+} cuco_meta_slots;
+int cuco_meta_slots_put(cuco_txn *txn, const cuco_meta_slots *s);
+int cuco_meta_slots_get(cuco_txn *txn, cuco_meta_slots *s);
 
 /* ---- JSON forms (the record format; also what `--json` prints) ---------- */
 struct cJSON;

@@ -529,6 +529,10 @@ static int decode_memory(const cJSON *j, void *rec, uint64_t *id)
 
 int cuco_event_add(cuco_txn *txn, cuco_event *ev)
 {
+	if (ev->kind <= CUCO_EVENT_UNKNOWN || ev->kind >= CUCO_EVENT_KIND_COUNT)
+		return cuco_txn_fail(txn, CUCO_EDATA, "%s: an event of no known kind (%d)", txn->st->dir,
+			(int)ev->kind);
+	cuco_strlcpy(ev->name, cuco_event_kind_name(ev->kind), sizeof ev->name);
 	ev->seq = last_key(txn, T_EVENTS) + 1;
 	if (ev->time == 0)
 		ev->time = cuco_now();

@@ -205,8 +205,7 @@ void tui_act_export(tui_app *app)
 		tui_flash(app, "not exported: %s", err.msg);
 		return;
 	}
-	cuco_event ev = { .candidate = app->sel_id };
-	cuco_strlcpy(ev.kind, "export", sizeof ev.kind);
+	cuco_event ev = { .kind = CUCO_EVENT_EXPORT, .candidate = app->sel_id };
 	cuco_strlcpy(ev.author, app->author, sizeof ev.author);
 	snprintf(ev.text, sizeof ev.text, "#%llu to %.400s", (unsigned long long)app->sel_id, path);
 	if (cuco_store_write(app->st, export_txn, &ev, &err) != CUCO_OK)

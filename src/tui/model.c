@@ -1,7 +1,6 @@
 /* model.c — the screen's snapshot of the store, reloaded when events move. */
 #include "tui/model.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,28 +176,40 @@ static int take_event(const cuco_event *ev, void *arg)
 	tui_model *m = arg;
 	if (!m->started)
 		m->started = ev->time;
-	if (strcmp(ev->kind, "run-start") == 0) {
+	switch (ev->kind) {
+	case CUCO_EVENT_RUN_START:
 		m->state = TUI_RUN_SEARCHING;
-		m->paused = false;
+		m->paused = m->model_down = false;
 		m->started = ev->time;
 		m->ended = 0;
 		m->end_text[0] = '\0';
-	} else if (strcmp(ev->kind, "pause") == 0 || strcmp(ev->kind, "resume") == 0) {
-		m->paused = strcmp(ev->kind, "pause") == 0;
-	} else if ((strcmp(ev->kind, "retime") == 0 || strcmp(ev->kind, "rebench") == 0) && !m->ended) {
-		m->state = TUI_RUN_RETIMING;
-	} else if (strcmp(ev->kind, "run-end") == 0) {
+		break;
+	case CUCO_EVENT_PAUSE:
+	case CUCO_EVENT_RESUME:
+		m->paused = ev->kind == CUCO_EVENT_PAUSE;
+		break;
+	case CUCO_EVENT_RETIME:
+		if (!m->ended)
+			m->state = TUI_RUN_RETIMING;
+		break;
+	case CUCO_EVENT_RUN_END:
 		m->state = stopped_reason(ev->text) ? TUI_RUN_STOPPED : TUI_RUN_FINISHED;
 		m->ended = ev->time;
 		cuco_strlcpy(m->end_text, ev->text, sizeof m->end_text);
-	}
+		break;
 	/* The engine waits for a model server that stopped answering. */
-	if (strcmp(ev->kind, "model-down") == 0)
+	case CUCO_EVENT_MODEL_DOWN:
 		m->model_down = true;
-	else if (strcmp(ev->kind, "model-back") == 0 || strcmp(ev->kind, "run-start") == 0)
+		break;
+	case CUCO_EVENT_MODEL_BACK:
 		m->model_down = false;
-	if (strcmp(ev->kind, "noise") == 0)
+		break;
+	case CUCO_EVENT_NOISE:
 		m->noisy = true;
+		break;
+	default:
+		break;
+	}
 	log_push(m, ev);
 	m->last_seq = ev->seq;
 	return 0;
@@ -251,89 +262,47 @@ static int take_island(const cuco_island *isl, void *arg)
 	return 0;
 }
 
-/* A meta value is a JSON string or an object with a "name". */
-static void meta_name(cuco_txn *txn, const char *key, char *out, size_t size, cJSON **keep)
-{
-	char *json = NULL;
-	if (cuco_meta_get(txn, key, &json) != CUCO_OK)
-		return;
-	cJSON *j = cJSON_Parse(json);
-	free(json);
-	if (!j)
-		return;
-	const cJSON *name = cJSON_IsString(j) ? j : cJSON_GetObjectItemCaseSensitive(j, "name");
-	if (cJSON_IsString(name))
-		cuco_strlcpy(out, name->valuestring, size);
-	if (keep)
-		*keep = j;
-	else
-		cJSON_Delete(j);
-}
-
-/* meta "slots" (engine_slots.c) in a few words; nothing for one slot. */
+/* meta "slots" in a few words; nothing for one slot. */
 static void read_slots(tui_model *m, cuco_txn *txn)
 {
-	char *json = NULL;
+	cuco_meta_slots *s = cuco_xmalloc(sizeof *s);
+	cuco_meta_slots_get(txn, s);
+	int all = s->busy + s->idle + s->resting + s->retired;
 	m->slots[0] = '\0';
-	if (cuco_meta_get(txn, "slots", &json) != CUCO_OK)
-		return;
-	cJSON *j = cJSON_Parse(json);
-	free(json);
-	int n[4] = { 0 };
-	static const char *const keys[4] = { "busy", "idle", "resting", "retired" };
-	for (int k = 0; k < 4; k++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, keys[k]);
-		n[k] = cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e6 ? (int)v->valuedouble : 0;
+	if (all > 1) {
+		cuco_buf b = { 0 };
+		cuco_buf_printf(&b, "slots %d/%d busy", s->busy, all);
+		if (s->resting)
+			cuco_buf_printf(&b, ", %d resting", s->resting);
+		if (s->retired)
+			cuco_buf_printf(&b, ", %d retired", s->retired);
+		cuco_strlcpy(m->slots, b.data, sizeof m->slots);
+		cuco_buf_free(&b);
 	}
-	cJSON_Delete(j);
-	int all = n[0] + n[1] + n[2] + n[3];
-	if (all <= 1)
-		return;
-	cuco_buf b = { 0 };
-	cuco_buf_printf(&b, "slots %d/%d busy", n[0], all);
-	if (n[2])
-		cuco_buf_printf(&b, ", %d resting", n[2]);
-	if (n[3])
-		cuco_buf_printf(&b, ", %d retired", n[3]);
-	cuco_strlcpy(m->slots, b.data, sizeof m->slots);
-	cuco_buf_free(&b);
+	free(s);
 }
 
 static void read_meta(tui_model *m, cuco_txn *txn)
 {
-	cJSON *wl = NULL, *strategy = NULL, *cfg = NULL;
-	meta_name(txn, "workload", m->workload, sizeof m->workload, &wl);
-	meta_name(txn, "strategy", m->strategy, sizeof m->strategy, &strategy);
-	/* Whether the strategy's prompts carry hints; a run that does not say
-	 * is taken to (the engine's acknowledgement tells otherwise). */
-	const cJSON *hints = cJSON_GetObjectItemCaseSensitive(strategy, "hints");
-	m->hints = !cJSON_IsBool(hints) || cJSON_IsTrue(hints);
-	cJSON_Delete(strategy);
+	cuco_meta_workload wl;
+	cuco_meta_strategy strategy;
+	cuco_meta_config cfg;
+	char noise[8];
+	cuco_meta_workload_get(txn, &wl);
+	cuco_strlcpy(m->workload, wl.name, sizeof m->workload);
 	/* The workload's own words for its dimensions, when the run kept it. */
-	const cJSON *space = cJSON_GetObjectItemCaseSensitive(wl, "design_space");
-	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++) {
-		const cJSON *dim = cJSON_GetObjectItemCaseSensitive(space, cuco_dirdim_name((cuco_dirdim)i));
-		const cJSON *help = cJSON_GetObjectItemCaseSensitive(dim, "help");
-		if (cJSON_IsString(help))
-			cuco_strlcpy(m->dim_help[i], help->valuestring, sizeof m->dim_help[i]);
-	}
-	cJSON_Delete(wl);
-	char *json = NULL;
-	if (cuco_meta_get(txn, "noise", &json) == CUCO_OK)  /* said before the log's tail */
+	_Static_assert(sizeof m->dim_help == sizeof wl.dim_help, "dim_help as the store reads it");
+	memcpy(m->dim_help, wl.dim_help, sizeof m->dim_help);
+	cuco_meta_strategy_get(txn, &strategy);
+	cuco_strlcpy(m->strategy, strategy.name, sizeof m->strategy);
+	/* Whether the strategy's prompts carry hints (the engine's
+	 * acknowledgement tells otherwise). */
+	m->hints = strategy.hints;
+	if (cuco_meta_noise_get(txn, noise, sizeof noise) == CUCO_OK)  /* said before the log's tail */
 		m->noisy = true;
-	free(json);
-	json = NULL;
-	if (cuco_meta_get(txn, "config", &json) == CUCO_OK) {
-		cfg = cJSON_Parse(json);
-		free(json);
-		const cJSON *usd = cJSON_GetObjectItemCaseSensitive(cfg, "budget_usd");
-		const cJSON *tok = cJSON_GetObjectItemCaseSensitive(cfg, "budget_tokens");
-		if (cJSON_IsNumber(usd))
-			m->budget_usd = usd->valuedouble;
-		if (cJSON_IsNumber(tok))
-			m->budget_tokens = (int64_t)tok->valuedouble;
-		cJSON_Delete(cfg);
-	}
+	cuco_meta_config_get(txn, &cfg);
+	m->budget_usd = cfg.budget_usd;
+	m->budget_tokens = cfg.budget_tokens;
 }
 
 struct refresh {

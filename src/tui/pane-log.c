@@ -71,8 +71,7 @@ static void draw(tui_app *app, tui_pane *p)
 		const log_row *row = &l.rows[first + r];
 		const cuco_event *ev = tui_model_event(m, row->ev);
 		bool human = strchr(ev->author, '@') != NULL;
-		bool bad = strcmp(ev->kind, "error") == 0;
-		wattrset(p->win, app->crt.attr[bad ? TUI_EL_BAD : human ? TUI_EL_PINNED : TUI_EL_NORMAL]);
+		wattrset(p->win, app->crt.attr[human ? TUI_EL_PINNED : TUI_EL_NORMAL]);
 		if (row->head) {
 			char when[16], cand[24] = "";
 			time_t t = (time_t)ev->time;
@@ -81,7 +80,7 @@ static void draw(tui_app *app, tui_pane *p)
 			strftime(when, sizeof when, "%H:%M:%S", &tm);
 			if (ev->candidate)
 				snprintf(cand, sizeof cand, "#%llu", (unsigned long long)ev->candidate);
-			tui_putf(p->win, 1 + r, 1, w, "%s %-16.16s %-9s %-7s", when, ev->author, ev->kind,
+			tui_putf(p->win, 1 + r, 1, w, "%s %-16.16s %-9s %-7s", when, ev->author, ev->name,
 				cand);
 		}
 		int x = l.beside ? HEAD_W : 2;

@@ -21,6 +21,7 @@ typedef struct mem_seen {
 	int n, negative;
 	cuco_memory m[4];
 	char memory_event[512];
+	char *resume;           /* meta "beam" */
 } mem_seen;
 
 static int mem_one(const cuco_memory *m, void *arg)
@@ -36,16 +37,19 @@ static int mem_one(const cuco_memory *m, void *arg)
 static int ev_one(const cuco_event *ev, void *arg)
 {
 	mem_seen *s = arg;
-	if (strcmp(ev->kind, "memory") == 0)
+	if (strcmp(ev->name, "memory") == 0)
 		cuco_strlcpy(s->memory_event, ev->text, sizeof s->memory_event);
 	return 0;
 }
 
 static int mem_txn(cuco_txn *txn, void *arg)
 {
-	memset(arg, 0, sizeof(mem_seen));
-	int rc = cuco_memory_each(txn, mem_one, arg);
-	return rc == CUCO_OK ? cuco_event_each(txn, 1, ev_one, arg) : rc;
+	mem_seen *s = arg;
+	memset(s, 0, sizeof *s);
+	int rc = cuco_memory_each(txn, mem_one, s);
+	if (rc == CUCO_OK)
+		rc = cuco_event_each(txn, 1, ev_one, s);
+	return rc == CUCO_OK ? cuco_meta_get(txn, "beam", &s->resume) : rc;
 }
 
 static const cuco_candidate *by_note(const run_rows *r, const char *text)
@@ -115,6 +119,9 @@ static void test_beam_memory(void **state)
 	assert_float_equal(neg->speedup, 2.0, 1e-6);
 	assert_true(strncmp(neg->summary, "Undo this: ", 11) == 0);
 	assert_non_null(strstr(m.memory_event, "iteration 0: 2 results, 2 new lessons (1 to undo)"));
+	/* What a resumed run reads back: iteration 0 is closed. */
+	assert_string_equal(m.resume, "{\"closed\":0}");
+	free(m.resume);
 
 	int nb = 0;
 	cJSON **body = server_bodies(&t.s, &nb);

@@ -129,7 +129,7 @@ static size_t count_events(const history *h, const char *kind)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < h->nev; i++)
-		n += strcmp(h->ev[i].kind, kind) == 0;
+		n += strcmp(h->ev[i].name, kind) == 0;
 	return n;
 }
 
@@ -231,7 +231,7 @@ static void test_search_end_to_end(void **state)
 	/* The last best announced is the store's best, and it beats the seed. */
 	uint64_t last_best = 0;
 	for (size_t i = 0; i < h.nev; i++)
-		if (!strcmp(h.ev[i].kind, "best"))
+		if (!strcmp(h.ev[i].name, "best"))
 			last_best = h.ev[i].candidate;
 	const cuco_candidate *best = find_cand(&h, last_best);
 	assert_non_null(best);
@@ -534,7 +534,7 @@ static void test_confirmation_crowns(void **state)
 	for (size_t i = 0; i < h.n; i++)
 		if (h.c[i].rounds >= 2 && h.c[i].id != best->id)
 			assert_true(h.c[i].verdict != CUCO_VERDICT_NONE);
-	assert_string_equal(h.ev[h.nev - 1].kind, "run-end");
+	assert_string_equal(h.ev[h.nev - 1].name, "run-end");
 	history_free(&h);
 	run_close(&r);
 }
@@ -597,7 +597,7 @@ static void test_noise_said_once(void **state)
 	free(m);
 	assert_int_equal(count_events(&h, "best"), 0);
 	for (size_t i = 0; i < h.nev; i++)
-		if (!strcmp(h.ev[i].kind, "noise"))
+		if (!strcmp(h.ev[i].name, "noise"))
 			assert_non_null(strstr(h.ev[i].text, "more rounds"));
 	history_free(&h);
 	run_close(&r);
@@ -907,7 +907,7 @@ static void test_confirmation_baseline_fails(void **state)
 	history h = read_history(&r);
 	size_t said = 0;
 	for (size_t i = 0; i < h.nev; i++)
-		said += !strcmp(h.ev[i].kind, "confirm") && strstr(h.ev[i].text, "the baseline failed in round 1 at ")
+		said += !strcmp(h.ev[i].name, "confirm") && strstr(h.ev[i].text, "the baseline failed in round 1 at ")
 			&& strstr(h.ev[i].text, words);
 	assert_int_equal(said, 2);
 	assert_int_equal(count_events(&h, "best"), 0);
@@ -1135,14 +1135,14 @@ static void test_retime_pause(void **state)
 	h = read_history(&r);
 	size_t retime = 0, confirm = 0;
 	for (size_t i = 0; i < h.nev; i++) {
-		if (!retime && strcmp(h.ev[i].kind, "retime") == 0)
+		if (!retime && strcmp(h.ev[i].name, "retime") == 0)
 			retime = i + 1;
-		if (retime && !confirm && (strcmp(h.ev[i].kind, "confirm") == 0 ||
-				strcmp(h.ev[i].kind, "best") == 0))
+		if (retime && !confirm && (strcmp(h.ev[i].name, "confirm") == 0 ||
+				strcmp(h.ev[i].name, "best") == 0))
 			confirm = i + 1;
 	}
 	assert_true(retime && confirm);  /* said, and then the verdict */
-	assert_string_equal(h.ev[h.nev - 1].kind, "run-end");
+	assert_string_equal(h.ev[h.nev - 1].name, "run-end");
 	history_free(&h);
 	char *strategy = meta(&r, "strategy");
 	assert_string_equal(strategy, "{\"name\":\"tune\",\"hints\":false}");

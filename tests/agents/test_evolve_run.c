@@ -88,13 +88,13 @@ static void parse_moves(events *e, const char *text)
 static int event_one(const cuco_event *ev, void *arg)
 {
 	events *e = arg;
-	if (strcmp(ev->kind, "migrate") == 0) {
+	if (strcmp(ev->name, "migrate") == 0) {
 		e->migrate++;
 		parse_moves(e, ev->text);
 	}
-	e->phase += strcmp(ev->kind, "phase") == 0;
-	e->meta += strcmp(ev->kind, "meta") == 0;
-	if (strcmp(ev->kind, "fastpath") == 0) {
+	e->phase += strcmp(ev->name, "phase") == 0;
+	e->meta += strcmp(ev->name, "meta") == 0;
+	if (strcmp(ev->name, "fastpath") == 0) {
 		e->fastpath++;
 		cuco_strlcpy(e->fastpath_text, ev->text, sizeof e->fastpath_text);
 	}

@@ -56,7 +56,7 @@ typedef struct fp_event {
 static int fp_one(const cuco_event *ev, void *arg)
 {
 	fp_event *e = arg;
-	if (strcmp(ev->kind, "fastpath") == 0) {
+	if (strcmp(ev->name, "fastpath") == 0) {
 		e->n++;
 		cuco_strlcpy(e->text, ev->text, sizeof e->text);
 	}

@@ -205,7 +205,7 @@ typedef struct refusal_event {
 static int refusal_event_one(const cuco_event *e, void *arg)
 {
 	refusal_event *r = arg;
-	if (strcmp(e->kind, "refusal") != 0)
+	if (strcmp(e->name, "refusal") != 0)
 		return 0;
 	if (r->n++ == 0) {
 		cuco_strlcpy(r->author, e->author, sizeof r->author);
@@ -353,7 +353,7 @@ static void test_stop_cancels_call(void **state)
 
 static int run_end(const cuco_event *ev, void *arg)
 {
-	if (strcmp(ev->kind, "run-end") == 0)
+	if (strcmp(ev->name, "run-end") == 0)
 		cuco_strlcpy(arg, ev->text, 512);
 	return 0;
 }
@@ -393,9 +393,9 @@ typedef struct schedule {
 static int schedule_one(const cuco_event *ev, void *arg)
 {
 	schedule *s = arg;
-	if (strcmp(ev->kind, "phase") == 0 && s->phase++ == 0)
+	if (strcmp(ev->name, "phase") == 0 && s->phase++ == 0)
 		cuco_strlcpy(s->phase_text, ev->text, sizeof s->phase_text);
-	if (strcmp(ev->kind, "migrate") == 0 && s->migrate++ == 0)
+	if (strcmp(ev->name, "migrate") == 0 && s->migrate++ == 0)
 		cuco_strlcpy(s->migrate_text, ev->text, sizeof s->migrate_text);
 	return 0;
 }

@@ -92,17 +92,17 @@ typedef struct faults_seen {
 static int fault_event(const cuco_event *ev, void *arg)
 {
 	faults_seen *f = arg;
-	if (strcmp(ev->kind, "model-error") == 0) {
+	if (strcmp(ev->name, "model-error") == 0) {
 		f->model_errors++;
 		cuco_strlcpy(f->last_error, ev->text, sizeof f->last_error);
 	}
-	if (strcmp(ev->kind, "model-down") == 0)
+	if (strcmp(ev->name, "model-down") == 0)
 		f->down++;
-	if (strcmp(ev->kind, "model-back") == 0) {
+	if (strcmp(ev->name, "model-back") == 0) {
 		f->back++;
 		f->back_after_down = f->down > 0;
 	}
-	if (strcmp(ev->kind, "run-end") == 0)
+	if (strcmp(ev->name, "run-end") == 0)
 		cuco_strlcpy(f->end, ev->text, sizeof f->end);
 	return 0;
 }

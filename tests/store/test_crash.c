@@ -67,8 +67,7 @@ static int insert(cuco_txn *txn, void *arg)
 		int rc = cuco_source_put(txn, b->src, SOURCE_BYTES - 1, c.source_hash);
 		if (!rc)
 			rc = cuco_cand_put(txn, &c);
-		cuco_event ev = { .candidate = c.id };
-		strcpy(ev.kind, "candidate");
+		cuco_event ev = { .kind = CUCO_EVENT_CANDIDATE, .candidate = c.id };
 		if (!rc)
 			rc = cuco_event_add(txn, &ev);
 		if (rc)

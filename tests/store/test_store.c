@@ -687,7 +687,8 @@ static void test_person_act(void **state)
 	assert_false(p.seen.acked);
 	assert_string_equal(p.seen.author, "ana@box");
 	assert_int_equal(p.events, 1);
-	assert_string_equal(p.ev.kind, "reject");
+	assert_int_equal(p.ev.kind, CUCO_EVENT_REJECT);
+	assert_string_equal(p.ev.name, "reject");
 	assert_string_equal(p.ev.author, "ana@box");
 	assert_string_equal(p.ev.text, "reject #2: slow");
 	assert_int_equal(p.ev.candidate, 2);
@@ -722,8 +723,7 @@ static int write_misc(cuco_txn *txn, void *arg)
 	if (!rc)
 		rc = cuco_source_put(txn, text, strlen(text), m->h2);
 	for (int i = 0; i < 5 && !rc; i++) {
-		cuco_event ev = { .candidate = (uint64_t)i };
-		strcpy(ev.kind, "candidate");
+		cuco_event ev = { .kind = CUCO_EVENT_CANDIDATE, .candidate = (uint64_t)i };
 		strcpy(ev.author, "engine");
 		snprintf(ev.text, sizeof ev.text, "event %d", i);
 		rc = cuco_event_add(txn, &ev);
@@ -960,8 +960,7 @@ static int put_rows(cuco_txn *txn, void *arg)
 		if (rc)
 			return rc;
 	}
-	cuco_event ev = { 0 };
-	strcpy(ev.kind, "note");
+	cuco_event ev = { .kind = CUCO_EVENT_HINT };
 	char hash[CUCO_HASH_LEN + 1];
 	int rc = cuco_event_add(txn, &ev);
 	return rc ? rc : cuco_source_put(txn, "int main(void) { return 0; }\n", 29, hash);
@@ -1034,6 +1033,103 @@ static void expect_read_refused(cuco_store *st, int (*fn)(cuco_txn *, void *), v
 	if (!strstr(err.msg, needle))
 		fail_msg("expected '%s' in: %s", needle, err.msg);
 	assert_null(strchr(err.msg, '\n'));
+}
+
+/* ---- event kinds ---------------------------------------------------------- */
+
+static int keep_events(const cuco_event *ev, void *arg)
+{
+	cuco_event *out = arg;
+	out[ev->seq < 3 ? ev->seq : 0] = *ev;
+	return 0;
+}
+
+static int read_events(cuco_txn *txn, void *arg)
+{
+	return cuco_event_each(txn, 1, keep_events, arg);
+}
+
+static int add_unknown(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	cuco_event ev = { .kind = CUCO_EVENT_UNKNOWN };
+	return cuco_event_add(txn, &ev);
+}
+
+/* The kinds of docs/store.md's "Events" list, one per row "| `name` | …". */
+static size_t doc_event_kinds(char names[][32], size_t max)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/docs/store.md", getenv("CUCO_SOURCE_ROOT") ? getenv("CUCO_SOURCE_ROOT") : ".");
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	char line[1024];
+	size_t n = 0;
+	bool in = false;
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "## ", 3) == 0)
+			in = strcmp(line, "## Events\n") == 0;
+		const char *end = in && strncmp(line, "| `", 3) == 0 ? strchr(line + 3, '`') : NULL;
+		if (end && n < max && end - line - 3 < 32)
+			snprintf(names[n++], 32, "%.*s", (int)(end - line - 3), line + 3);
+	}
+	fclose(f);
+	return n;
+}
+
+/* The table of event kinds: names round-trip, every command logs under a
+ * kind of its own name, docs/store.md lists exactly the table's kinds, a
+ * writer cannot store an event of no kind, and a record of a kind the
+ * table lacks reads as unknown with its name kept. */
+static void test_event_kinds(void **state)
+{
+	(void)state;
+	for (int k = 1; k < CUCO_EVENT_KIND_COUNT; k++) {
+		assert_int_equal(cuco_event_kind_of(cuco_event_kind_name((cuco_event_kind)k)), k);
+		assert_true(cuco_event_kind_help((cuco_event_kind)k)[0] != '\0');
+	}
+	assert_int_equal(cuco_event_kind_of("rebench"), CUCO_EVENT_UNKNOWN);
+	assert_string_equal(cuco_event_kind_name(CUCO_EVENT_UNKNOWN), "unknown");
+	for (int c = 0; c < CUCO_CMD_COUNT; c++) {
+		cuco_event_kind k = cuco_command_event((cuco_command_kind)c);
+		assert_int_not_equal(k, CUCO_EVENT_UNKNOWN);
+		assert_string_equal(cuco_event_kind_name(k), cuco_command_name((cuco_command_kind)c));
+	}
+
+	char doc[2 * CUCO_EVENT_KIND_COUNT][32];
+	size_t n = doc_event_kinds(doc, 2 * CUCO_EVENT_KIND_COUNT);
+	for (size_t i = 0; i < n; i++)
+		if (cuco_event_kind_of(doc[i]) == CUCO_EVENT_UNKNOWN)
+			fail_msg("docs/store.md lists event kind '%s', which CUCO_EVENT_KINDS lacks", doc[i]);
+	for (int k = 1; k < CUCO_EVENT_KIND_COUNT; k++) {
+		size_t i = 0;
+		while (i < n && strcmp(doc[i], cuco_event_kind_name((cuco_event_kind)k)) != 0)
+			i++;
+		if (i == n)
+			fail_msg("docs/store.md's Events list lacks '%s'", cuco_event_kind_name((cuco_event_kind)k));
+	}
+	assert_int_equal(n, CUCO_EVENT_KIND_COUNT - 1);
+
+	char dir[64];
+	store_of_two(dir);  /* event 1: a hint */
+	cuco_store *st;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_open(dir, 0, &st, &err), CUCO_OK);
+	assert_int_equal(cuco_store_write(st, add_unknown, NULL, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "an event of no known kind"));
+	cuco_store_close(st);
+	unsigned char k2[8];
+	key_be64(2, k2);
+	const char *event = "{\"seq\":2,\"time\":1,\"kind\":\"rebench\",\"author\":\"engine\"}";
+	raw_lmdb_put(dir, "events", k2, 8, event, strlen(event));
+	assert_int_equal(cuco_store_open(dir, CUCO_STORE_RDONLY, &st, &err), CUCO_OK);
+	cuco_event seen[3] = { 0 };
+	assert_int_equal(cuco_store_read(st, read_events, seen, &err), CUCO_OK);
+	assert_int_equal(seen[1].kind, CUCO_EVENT_HINT);
+	assert_string_equal(seen[1].name, "hint");
+	assert_int_equal(seen[2].kind, CUCO_EVENT_UNKNOWN);
+	assert_string_equal(seen[2].name, "rebench");
+	cuco_store_close(st);
 }
 
 /* Copy candidate 2's record, summary and event over number 1's, and plant
@@ -1231,6 +1327,7 @@ int main(void)
 		cmocka_unit_test(test_person_act),
 		cmocka_unit_test(test_misc_tables),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_event_kinds),
 		cmocka_unit_test(test_wrong_keys),
 		cmocka_unit_test(test_upgrade),
 		cmocka_unit_test(test_table_missing),

@@ -73,8 +73,7 @@ static void timed(cuco_candidate *c, double median, double baseline)
 
 static int event(cuco_txn *txn, const char *kind, uint64_t cand, const char *text)
 {
-	cuco_event ev = { 0 };
-	cuco_strlcpy(ev.kind, kind, sizeof ev.kind);
+	cuco_event ev = { .kind = cuco_event_kind_of(kind) };
 	cuco_strlcpy(ev.author, "engine", sizeof ev.author);
 	cuco_strlcpy(ev.text, text, sizeof ev.text);
 	ev.candidate = cand;
@@ -211,8 +210,8 @@ static int commands_txn(cuco_txn *txn, void *arg)
 static int print_event(const cuco_event *ev, void *arg)
 {
 	const struct print *p = arg;
-	if (strcmp(ev->kind, p->kind) == 0)
-		printf("%s %llu %s [%s]\n", ev->kind, (unsigned long long)ev->candidate, ev->author, ev->text);
+	if (strcmp(ev->name, p->kind) == 0)
+		printf("%s %llu %s [%s]\n", ev->name, (unsigned long long)ev->candidate, ev->author, ev->text);
 	return 0;
 }
 

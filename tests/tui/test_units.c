@@ -248,9 +248,8 @@ static int add_tree(cuco_txn *txn, void *arg)
 		int rc = cuco_cand_put(txn, &c);
 		if (rc)
 			return rc;
-		cuco_event ev = { 0 };
-		cuco_strlcpy(ev.kind, i == 4 ? "pause" : i == 3 ? "model-down" : "candidate",
-			sizeof ev.kind);
+		cuco_event ev = { .kind = i == 4 ? CUCO_EVENT_PAUSE : i == 3 ? CUCO_EVENT_MODEL_DOWN
+			: CUCO_EVENT_CANDIDATE };
 		ev.candidate = c.id;
 		if ((rc = cuco_event_add(txn, &ev)))
 			return rc;
@@ -405,8 +404,7 @@ static int add_events(cuco_txn *txn, void *arg)
 	const char *const *list = arg;
 	int rc = CUCO_OK;
 	for (int i = 0; list[i] && rc == CUCO_OK; i += 2) {
-		cuco_event ev = { .time = 1000.0 + i };
-		cuco_strlcpy(ev.kind, list[i], sizeof ev.kind);
+		cuco_event ev = { .time = 1000.0 + i, .kind = cuco_event_kind_of(list[i]) };
 		cuco_strlcpy(ev.text, list[i + 1], sizeof ev.text);
 		rc = cuco_event_add(txn, &ev);
 	}
@@ -472,7 +470,7 @@ static void model_run_state(void **state)
 	assert_true(tui_model_engine_live(&m));
 	assert_string_equal(tui_model_state_text(&m), "running");
 	assert_true(m.started == 1000.0);
-	const char *retime[] = { "pause", "paused", "rebench", "re-timed", NULL };
+	const char *retime[] = { "pause", "paused", "retime", "re-timed", NULL };
 	assert_int_equal(cuco_store_write(f->st, add_events, retime, &err), CUCO_OK);
 	assert_int_equal(tui_model_refresh(&m, f->st, false, NULL, &err), CUCO_OK);
 	assert_int_equal(m.state, TUI_RUN_RETIMING);

@@ -55,7 +55,7 @@ shown | head -1 | grep -q " run " && fail "200x60: the status line repeats the r
 long="compile: candidate.c:12:5: error: implicit declaration of function put_chunk; did you mean"
 long="$long put_chunks? the model's edit renamed it in one place and not in the other three,"
 long="$long which the compiler found in the one it compiled: the-end-of-the-text"
-"$CUCO_MKRUN" "$RUN" event error "$long"
+"$CUCO_MKRUN" "$RUN" event model-error "$long"
 wait_for "^│ {44}.*the-end-of-the-text" "200x60: a long event wraps whole into the log, under its text"
 
 # ---- the run's states: re-timing, then finished with the clock stopped ----
