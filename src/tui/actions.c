@@ -86,8 +86,8 @@ static void unreject(tui_app *app)
 {
 	struct action a = { 0 };
 	if (take(app, &a, CUCO_CMD_UNREJECT, -1, ""))
-		tui_flash(app, "un-rejected #%llu: a parent again (x rejects it again)",
-			(unsigned long long)app->sel_id);
+		tui_flash(app, "un-rejected #%llu: a parent again (%s rejects it again)",
+			(unsigned long long)app->sel_id, tui_key_name(TUI_ACT_REJECT));
 }
 
 void tui_act_reject(tui_app *app)
@@ -115,8 +115,8 @@ void tui_act_reject(tui_app *app)
 	}
 	struct action a = { 0 };
 	if (take(app, &a, CUCO_CMD_REJECT, -1, reason))
-		tui_flash(app, "rejected #%llu (%s; x on it takes it back)", (unsigned long long)app->sel_id,
-			when(app));
+		tui_flash(app, "rejected #%llu (%s; %s on it takes it back)", (unsigned long long)app->sel_id,
+			when(app), tui_key_name(TUI_ACT_REJECT));
 }
 
 void tui_act_hint(tui_app *app, int island)
@@ -148,28 +148,6 @@ void tui_act_pause(tui_app *app)
 	bool paused = app->m.paused;
 	if (take(app, &a, paused ? CUCO_CMD_RESUME : CUCO_CMD_PAUSE, -1, ""))
 		tui_flash(app, "%s: the engine applies it between evaluations", paused ? "resume" : "pause");
-}
-
-const char *tui_act_label(tui_app *app, tui_action a)
-{
-	const tui_focus *f = &app->f;
-	bool cand = f->have && app->sel_id;
-	switch (a) {
-	case TUI_ACT_PAUSE:
-		return !tui_model_engine_live(&app->m) ? NULL : app->m.paused ? "resume" : "pause";
-	case TUI_ACT_REJECT:
-		if (cand && f->cand.status == CUCO_STATUS_REJECTED)
-			return "un-reject";
-		return cand && f->cand.origin == CUCO_ORIGIN_BASELINE ? NULL : "reject";
-	case TUI_ACT_PIN:
-		if (cand && f->cand.status == CUCO_STATUS_REJECTED)
-			return NULL;
-		return cand && f->cand.pinned ? "unpin" : "pin";
-	case TUI_ACT_HINT:
-		return app->m.hints ? "hint" : NULL;
-	default:
-		return tui_binding_of(a)->label;
-	}
 }
 
 static int export_txn(cuco_txn *txn, void *arg)

@@ -6,8 +6,9 @@
 #include "tui/keys.h"
 
 static const tui_binding bindings[TUI_ACT_COUNT] = {
-	[TUI_ACT_NONE] = { 0, 0, "", NULL, 0, TUI_G_APP, "" },
-#define X(a, k1, k2, names, label, ctx, group, help) [TUI_ACT_##a] = { k1, k2, names, label, ctx, group, help },
+	[TUI_ACT_NONE] = { 0, 0, "", "", NULL, 0, TUI_G_APP, "" },
+#define X(a, k1, k2, name, more, label, ctx, group, help) \
+	[TUI_ACT_##a] = { k1, k2, name, name more, label, ctx, group, help },
 	TUI_ACTIONS(X)
 #undef X
 };
@@ -25,6 +26,11 @@ tui_action tui_key_action(int key)
 const tui_binding *tui_binding_of(tui_action a)
 {
 	return a > TUI_ACT_NONE && a < TUI_ACT_COUNT ? &bindings[a] : &bindings[TUI_ACT_NONE];
+}
+
+const char *tui_key_name(tui_action a)
+{
+	return tui_binding_of(a)->name;
 }
 
 const char *tui_group_name(int group)

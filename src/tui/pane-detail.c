@@ -45,7 +45,7 @@ static void draw(tui_app *app, tui_pane *p)
 	p->lines = line;
 }
 
-static bool act(tui_app *app, tui_pane *p, tui_action a)
+static tui_result act(tui_app *app, tui_pane *p, tui_action a)
 {
 	(void)app;
 	return tui_scroll_act(p, a, p->h - 2);

@@ -52,8 +52,8 @@ static void draw(tui_app *app, tui_pane *p)
 		return;
 	}
 	if (!f->have_other) {
-		tui_putf(p->win, 1, 1, w, "#%llu has no parent; m on another candidate marks one to compare",
-			(unsigned long long)f->id);
+		tui_putf(p->win, 1, 1, w, "#%llu has no parent; %s on another candidate marks one to compare",
+			(unsigned long long)f->id, tui_key_name(TUI_ACT_MARK));
 		return;
 	}
 	char dtext[CUCO_DIRDIM_COUNT + CUCO_MAX_KNOBS * 2][160];
@@ -92,7 +92,7 @@ static void draw(tui_app *app, tui_pane *p)
 	}
 }
 
-static bool act(tui_app *app, tui_pane *p, tui_action a)
+static tui_result act(tui_app *app, tui_pane *p, tui_action a)
 {
 	(void)app;
 	return tui_scroll_act(p, a, p->h - 3);
@@ -101,14 +101,15 @@ static bool act(tui_app *app, tui_pane *p, tui_action a)
 static void explain(tui_app *app, cuco_buf *out)
 {
 	(void)app;
-	cuco_buf_puts(out,
+	cuco_buf_printf(out,
 		"The diff: what this candidate changed, against its parent or against the candidate "
-		"marked with m.\n\n"
+		"marked with %s.\n\n"
 		"First the directive, one dimension or knob a line, as before → after. Then the source as "
 		"a unified diff: - lines exist only in the other one, + lines only in this one; @@ lines "
 		"say where a hunk starts (-old line,count +new line,count). The directive tuner's "
 		"candidates keep their parent's source and change only the directive, so for them the "
-		"directive lines are the whole change. `cuco diff A B` prints the same.\n");
+		"directive lines are the whole change. `cuco diff A B` prints the same.\n",
+		tui_key_name(TUI_ACT_MARK));
 }
 
 const tui_pane_ops tui_pane_diff = {

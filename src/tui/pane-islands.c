@@ -53,9 +53,9 @@ static void draw(tui_app *app, tui_pane *p)
 	}
 }
 
-static bool act(tui_app *app, tui_pane *p, tui_action a)
+static tui_result act(tui_app *app, tui_pane *p, tui_action a)
 {
-	int n = app->m.nislands;
+	int n = app->m.nislands, was = p->top;
 	switch (a) {
 	case TUI_ACT_UP: p->top--; break;
 	case TUI_ACT_DOWN: p->top++; break;
@@ -65,25 +65,25 @@ static bool act(tui_app *app, tui_pane *p, tui_action a)
 		if (n)
 			tui_tree_filter_island(app, app->m.filter.island == app->m.islands[p->top].id
 				? -2 : app->m.islands[p->top].id);
-		return true;
+		return TUI_HANDLED | TUI_REDRAW;
 	case TUI_ACT_HINT:
 		if (n)
 			tui_act_hint(app, app->m.islands[p->top].id);
-		return true;
+		return TUI_HANDLED | TUI_REDRAW;
 	default:
-		return false;
+		return TUI_IGNORED;
 	}
 	if (p->top >= n)
 		p->top = n - 1;
 	if (p->top < 0)
 		p->top = 0;
-	return true;
+	return TUI_HANDLED | (p->top != was ? TUI_REDRAW : 0);
 }
 
 static void explain(tui_app *app, cuco_buf *out)
 {
 	(void)app;
-	cuco_buf_puts(out,
+	cuco_buf_printf(out,
 		"Islands: the evolutionary search keeps several populations apart so they explore\n"
 		"different designs, and now and then migrates a champion between them.\n\n"
 		"phase     explore = high temperature, structurally different designs (pipelining,\n"
@@ -93,7 +93,8 @@ static void explain(tui_app *app, cuco_buf *out)
 		"best      the island champion's score (higher is better) and speedup over the baseline.\n"
 		"improved  when the island last found a new champion: a long time means it stalls.\n"
 		"migr      champions received from other islands.\n\n"
-		"i shows only the island under the cursor in the tree; h sends it a hint.\n");
+		"%s shows only the island under the cursor in the tree; %s sends it a hint.\n",
+		tui_key_name(TUI_ACT_FILTER_ISLAND), tui_key_name(TUI_ACT_HINT));
 }
 
 const tui_pane_ops tui_pane_islands = {

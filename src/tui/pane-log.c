@@ -13,6 +13,10 @@
 #define HEAD_W 44   /* "HH:MM:SS author(16) kind(9) #cand(7) ", before the text */
 #define TEXT_MIN 24 /* narrower than this beside the head: the text goes below it */
 
+typedef struct log_state {
+	bool held;               /* scrolled back: new events do not move the view */
+} log_state;
+
 typedef struct log_row {
 	int ev;                  /* the event, 0 = the oldest kept */
 	size_t off, len;         /* its text's piece on this row, in the layout's text */
@@ -60,13 +64,14 @@ static void layout(const tui_model *m, int w, log_layout *l)
 static void draw(tui_app *app, tui_pane *p)
 {
 	const tui_model *m = &app->m;
+	const log_state *s = p->state;
 	int view = p->h - 2, w = p->w - 2;
 	log_layout l = { 0 };
 	layout(m, w, &l);
 	p->lines = l.n;
-	/* top < 0 follows the newest events; scrolling back stops following. */
+	/* Unless held, the view follows the newest events. */
 	int last_top = l.n > view ? l.n - view : 0;
-	int first = p->top < 0 || p->top > last_top ? last_top : p->top;
+	int first = !s->held || p->top > last_top ? last_top : p->top;
 	for (int r = 0; r < view && first + r < l.n; r++) {
 		const log_row *row = &l.rows[first + r];
 		const cuco_event *ev = tui_model_event(m, row->ev);
@@ -95,16 +100,19 @@ static void draw(tui_app *app, tui_pane *p)
 	cuco_buf_free(&l.text);
 }
 
-static bool act(tui_app *app, tui_pane *p, tui_action a)
+/* Scrolling back holds the view; scrolling to the end follows again. */
+static tui_result act(tui_app *app, tui_pane *p, tui_action a)
 {
 	(void)app;
+	log_state *s = p->state;
 	int view = p->h - 2, last_top = p->lines > view ? p->lines - view : 0;
-	if (p->top < 0)
+	bool held = s->held;
+	if (!held)
 		p->top = last_top;
-	bool moved = tui_scroll_act(p, a, view);
-	if (p->top >= last_top)
-		p->top = -1;
-	return moved;
+	tui_result r = tui_scroll_act(p, a, view);
+	if (r & TUI_HANDLED)
+		s->held = p->top < last_top;
+	return r | (s->held != held ? TUI_REDRAW : 0);
 }
 
 /* Whether the log follows new events is in its title: a scrolled-back log
@@ -112,17 +120,18 @@ static bool act(tui_app *app, tui_pane *p, tui_action a)
 static void title(tui_app *app, char *buf, size_t size)
 {
 	const tui_pane *p = &app->panes[TUI_PANE_LOG];
-	if (p->top < 0)
+	const log_state *s = p->state;
+	if (!s->held)
 		snprintf(buf, size, "log");
 	else
-		snprintf(buf, size, "log %s held at row %d/%d, G follows", app->crt.g->sep, p->top + 1,
-			p->lines);
+		snprintf(buf, size, "log %s held at row %d/%d, %s follows", app->crt.g->sep, p->top + 1,
+			p->lines, tui_key_name(TUI_ACT_BOTTOM));
 }
 
 static void explain(tui_app *app, cuco_buf *out)
 {
 	(void)app;
-	cuco_buf_puts(out,
+	cuco_buf_printf(out,
 		"The event log: the run's audit trail, newest at the bottom.\n\n"
 		"Each event: time, author (engine, tuner, or user@host for a person), kind, candidate\n"
 		"and text, wrapped under itself so that it is read whole. Kinds: candidate (proposed),\n"
@@ -131,11 +140,12 @@ static void explain(tui_app *app, cuco_buf *out)
 		"lapse and revisit (a crown measured again), pin/unpin, reject, edit, hint,\n"
 		"pause/resume, export (people's actions), run-start/run-end, error. People's actions\n"
 		"are highlighted.\n"
-		"It follows new events; scrolling up holds it (the title says where) and G follows again.\n"
-		"The log keeps its last 256 events here; 'cuco show' and the store keep them all.\n");
+		"It follows new events; scrolling up holds it (the title says where) and %s follows again.\n"
+		"The log keeps its last 256 events here; 'cuco show' and the store keep them all.\n",
+		tui_key_name(TUI_ACT_BOTTOM));
 }
 
 const tui_pane_ops tui_pane_log = {
-	.title = "log", .context = TUI_IN_LOG, .draw = draw, .act = act, .explain = explain,
-	.title_fn = title,
+	.title = "log", .context = TUI_IN_LOG, .state_size = sizeof(log_state), .draw = draw, .act = act,
+	.explain = explain, .title_fn = title,
 };

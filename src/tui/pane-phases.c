@@ -263,10 +263,10 @@ static void draw(tui_app *app, tui_pane *p)
 	draw_table(app, p, y + 1, bars, n, names, np);
 }
 
-static bool act(tui_app *app, tui_pane *p, tui_action a)
+static tui_result act(tui_app *app, tui_pane *p, tui_action a)
 {
 	(void)app, (void)p, (void)a;
-	return false;
+	return TUI_IGNORED;
 }
 
 static void explain(tui_app *app, cuco_buf *out)
@@ -281,7 +281,7 @@ static void explain(tui_app *app, cuco_buf *out)
 		cuco_buf_printf(out, "  %s %s\n", g->fill[i], tui_teach_phase(known[i]));
 	cuco_buf_printf(out, "  %s any other phase the workload reports.\n", g->fill[TUI_FILLS - 1]);
 	cuco_buf_printf(out, "  %s time no phase accounts for.\n\n", g->unaccounted);
-	cuco_buf_puts(out, "Each phase is drawn once. exposed_comm is the part of comm that compute did "
+	cuco_buf_printf(out, "Each phase is drawn once. exposed_comm is the part of comm that compute did "
 		"not hide; the hidden rest runs during compute, so it is no time of its own and the bar "
 		"leaves it out (the legend gives comm and how much of it was hidden). No part is shown "
 		"larger than its whole: exposed_comm, measured as the time outside compute, is shown at "
@@ -291,8 +291,8 @@ static void explain(tui_app *app, cuco_buf *out)
 		"~ after a label: that candidate was timed against another measurement of the baseline "
 		"than the one shown (the machine's load moved in between), so its bar's length does not "
 		"compare with the baseline's; its speedup, a ratio of one paired measurement, does.\n\n"
-		"Co-design wins come from shrinking exposed communication and sync. z (zoom) adds a table "
-		"of numbers.\n");
+		"Co-design wins come from shrinking exposed communication and sync. %s (zoom) adds a table "
+		"of numbers.\n", tui_key_name(TUI_ACT_ZOOM));
 }
 
 const tui_pane_ops tui_pane_phases = {

@@ -20,14 +20,34 @@
 #define MAX_INDENT 12   /* levels drawn at most; deeper rows sit at the last */
 #define MIN_INDENT 3
 #define DIR_MAX 60      /* a directive column wider than this is cut */
+#define DCACHE 512      /* directives cached */
+
+struct dcache {
+	uint64_t id;
+	bool ok;
+	cuco_directive d;       /* never changes */
+	int rounds;             /* the interval's, read again when the summary's moved */
+	double lo, hi;
+};
+
+/* The tree's own state; the selected id is the app's (every pane shows it). */
+typedef struct tree_state {
+	size_t cursor;                 /* the selected row */
+	struct dcache dcache[DCACHE];  /* directives and intervals by id */
+} tree_state;
+
+static tree_state *state(tui_app *app)
+{
+	return app->panes[TUI_PANE_TREE].state;
+}
 
 /* ---- directives, cached by id (a directive never changes) ---------------- */
 
 /* The cache slot of a candidate, read when it holds another one or, for
  * a confirmed row, an older interval (rounds: the summary's, -1 any). */
-static struct tui_dcache *cached(tui_app *app, cuco_txn *txn, uint64_t id, int rounds)
+static struct dcache *cached(tui_app *app, cuco_txn *txn, uint64_t id, int rounds)
 {
-	struct tui_dcache *e = &app->dcache[id % TUI_DCACHE];
+	struct dcache *e = &state(app)->dcache[id % DCACHE];
 	if (e->id != id || (rounds >= 0 && e->ok && e->rounds != rounds)) {
 		cuco_candidate *c = cuco_xmalloc(sizeof *c);
 		e->id = id;
@@ -45,7 +65,7 @@ static struct tui_dcache *cached(tui_app *app, cuco_txn *txn, uint64_t id, int r
 
 static const cuco_directive *directive_of(tui_app *app, cuco_txn *txn, uint64_t id)
 {
-	struct tui_dcache *e = cached(app, txn, id, -1);
+	struct dcache *e = cached(app, txn, id, -1);
 	return e->ok ? &e->d : NULL;
 }
 
@@ -60,7 +80,7 @@ static void speedup_text(tui_app *app, cuco_txn *txn, const cuco_summary *s, dou
 		return;
 	}
 	bool base = s->origin == CUCO_ORIGIN_BASELINE;
-	const struct tui_dcache *e = wide && s->rounds >= 2 ? cached(app, txn, s->id, s->rounds) : NULL;
+	const struct dcache *e = wide && s->rounds >= 2 ? cached(app, txn, s->id, s->rounds) : NULL;
 	if (e && e->ok)
 		cuco_speedup_text(s->speedup, e->lo, e->hi, e->rounds, !app->crt.utf8, buf, size);
 	else
@@ -272,7 +292,7 @@ static void draw_row(struct draw_rows *d, cuco_txn *txn, int y, size_t row)
 	const tui_glyphs *g = app->crt.g;
 	WINDOW *w = p->win;
 	int end = p->w - 1, x = 1;
-	bool selected = row == app->cursor;
+	bool selected = row == state(app)->cursor;
 	attr_t base = selected ? app->crt.attr[app->focus == TUI_PANE_TREE ? TUI_EL_SELECTED : TUI_EL_SELECTED_DIM]
 		: row_attr(app, s);
 	wattrset(w, base);
@@ -366,18 +386,22 @@ static void draw(tui_app *app, tui_pane *p)
 	if (view < 1)
 		return;
 	/* Keep the cursor on screen. */
-	if ((int)app->cursor < p->top)
-		p->top = (int)app->cursor;
-	if ((int)app->cursor >= p->top + view)
-		p->top = (int)app->cursor - view + 1;
+	int cursor = (int)state(app)->cursor;
+	if (cursor < p->top)
+		p->top = cursor;
+	if (cursor >= p->top + view)
+		p->top = cursor - view + 1;
 	if (p->top > 0 && (size_t)p->top + (size_t)view > app->m.nrows)
 		p->top = app->m.nrows > (size_t)view ? (int)(app->m.nrows - (size_t)view) : 0;
 	struct draw_rows d = { .app = app, .p = p, .view = view };
 	cuco_store_read(app->st, draw_txn, &d, NULL);
 	if (app->m.nrows == 0) {
 		wattrset(p->win, app->crt.attr[TUI_EL_DIM]);
-		tui_put(p->win, 2, 2, app->m.n ? "no candidate matches the filter (c clears it)"
-			: "no candidates yet", p->w - 4);
+		if (app->m.n)
+			tui_putf(p->win, 2, 2, p->w - 4, "no candidate matches the filter (%s clears it)",
+				tui_key_name(TUI_ACT_FILTER_CLEAR));
+		else
+			tui_put(p->win, 2, 2, "no candidates yet", p->w - 4);
 	}
 }
 
@@ -395,6 +419,41 @@ static void title(tui_app *app, char *buf, size_t size)
 		snprintf(buf + n, size - (size_t)n, ", searching %zu%%", m->n ? 100 * m->searched / m->n : 0);
 }
 
+/* ---- the selection --------------------------------------------------------- */
+
+/* Move the cursor to a candidate (unfolding nothing); false if hidden. */
+static bool select_id(tui_app *app, uint64_t id)
+{
+	long r = tui_model_row_of(&app->m, id);
+	if (r < 0)
+		return false;
+	state(app)->cursor = (size_t)r;
+	if (app->sel_id != id) {
+		app->sel_id = id;
+		app->focus_stale = true;
+	}
+	return true;
+}
+
+/* After a reload: stay on the same candidate if it is still shown, else
+ * on the same row. */
+static void reload(tui_app *app, tui_pane *p)
+{
+	(void)p;
+	tree_state *t = state(app);
+	if (app->sel_id && select_id(app, app->sel_id))
+		return;
+	if (app->m.nrows == 0) {
+		t->cursor = 0;
+		app->sel_id = 0;
+		app->focus_stale = true;
+		return;
+	}
+	if (t->cursor >= app->m.nrows)
+		t->cursor = app->m.nrows - 1;
+	select_id(app, app->m.sums[app->m.rows[t->cursor]].id);
+}
+
 static void move_cursor(tui_app *app, long to)
 {
 	if (app->m.nrows == 0)
@@ -403,7 +462,7 @@ static void move_cursor(tui_app *app, long to)
 		to = 0;
 	if ((size_t)to >= app->m.nrows)
 		to = (long)app->m.nrows - 1;
-	tui_select_id(app, app->m.sums[app->m.rows[to]].id);
+	select_id(app, app->m.sums[app->m.rows[to]].id);
 }
 
 /* ---- search ------------------------------------------------------------- */
@@ -412,10 +471,10 @@ void tui_tree_next_match(tui_app *app, int dir)
 {
 	const tui_model *m = &app->m;
 	if (!m->search[0]) {
-		tui_flash(app, "no search yet: / searches");
+		tui_flash(app, "no search yet: %s searches", tui_key_name(TUI_ACT_SEARCH));
 		return;
 	}
-	long r = m->nrows ? tui_model_next_match(m, app->cursor, dir) : -1;
+	long r = m->nrows ? tui_model_next_match(m, state(app)->cursor, dir) : -1;
 	if (r < 0 && m->searched < m->n) {
 		app->search_jump = true;  /* to the first match the search finds */
 		tui_flash(app, "/%s: searching…", m->search);
@@ -429,8 +488,9 @@ void tui_tree_next_match(tui_app *app, int dir)
 	long k = 0;  /* which match this is, for "3 of 17" */
 	for (long q = 0; q <= r; q++)
 		k += m->match[m->rows[q]] & 1;
-	tui_flash(app, "/%s: match %ld of %zu%s (n next, N previous)", m->search, k, m->nmatch,
-		m->searched < m->n ? " so far" : "");
+	tui_flash(app, "/%s: match %ld of %zu%s (%s next, %s previous)", m->search, k, m->nmatch,
+		m->searched < m->n ? " so far" : "", tui_key_name(TUI_ACT_SEARCH_NEXT),
+		tui_key_name(TUI_ACT_SEARCH_PREV));
 }
 
 static void search(tui_app *app)
@@ -476,9 +536,9 @@ static void filter_changed(tui_app *app)
 		f->island == -2 ? "any" : f->island == -1 ? "none" : isl,
 		f->status < 0 ? "any" : cuco_status_name((cuco_status)f->status),
 		f->origin < 0 ? "any" : cuco_origin_name((cuco_origin)f->origin), app->m.nrows);
-	if (app->sel_id && tui_select_id(app, app->sel_id))
+	if (app->sel_id && select_id(app, app->sel_id))
 		return;
-	app->cursor = 0;
+	state(app)->cursor = 0;
 	move_cursor(app, 0);
 }
 
@@ -493,17 +553,20 @@ static void cycle_sort(tui_app *app)
 	tui_model *m = &app->m;
 	m->sort = (tui_sort)((m->sort + 1) % TUI_SORT_COUNT);
 	tui_model_rows(m);
-	if (!tui_select_id(app, app->sel_id))
+	if (!select_id(app, app->sel_id))
 		move_cursor(app, 0);
-	tui_flash(app, "order: %s%s", tui_sort_name(m->sort),
-		m->sort == TUI_SORT_LINEAGE ? " (the tree)" : " (a flat list; > again for the next)");
+	if (m->sort == TUI_SORT_LINEAGE)
+		tui_flash(app, "order: %s (the tree)", tui_sort_name(m->sort));
+	else
+		tui_flash(app, "order: %s (a flat list; %s again for the next)", tui_sort_name(m->sort),
+			tui_key_name(TUI_ACT_SORT));
 }
 
 static void next_failure(tui_app *app)
 {
 	const tui_model *m = &app->m;
 	for (size_t k = 1; k <= m->nrows; k++) {
-		size_t row = (app->cursor + k) % m->nrows;
+		size_t row = (state(app)->cursor + k) % m->nrows;
 		if (m->sums[m->rows[row]].status == CUCO_STATUS_FAILED) {
 			move_cursor(app, (long)row);
 			return;
@@ -516,58 +579,73 @@ static void jump(tui_app *app, uint64_t id, const char *what)
 {
 	if (!id)
 		tui_flash(app, "no %s", what);
-	else if (!tui_select_id(app, id))
+	else if (!select_id(app, id))
 		tui_flash(app, "%s #%llu is hidden by a fold or filter", what, (unsigned long long)id);
 }
 
-static bool act(tui_app *app, tui_pane *p, tui_action a)
+static void toggle(tui_app *app)
+{
+	tui_model *m = &app->m;
+	long i = tui_model_find(m, app->sel_id);
+	if (m->sort != TUI_SORT_LINEAGE)
+		tui_flash(app, "folds belong to the tree: %s back to lineage order", tui_key_name(TUI_ACT_SORT));
+	else if (i >= 0 && tui_model_has_children(m, (size_t)i)) {
+		m->folded[i] = !m->folded[i];
+		tui_model_rows(m);
+		select_id(app, app->sel_id);
+	}
+}
+
+/* Every action the tree takes redraws: most move the cursor or flash. */
+static tui_result act(tui_app *app, tui_pane *p, tui_action a)
 {
 	int view = p->h - 3;
-	long cur = (long)app->cursor;
+	long cur = (long)state(app)->cursor;
 	tui_model *m = &app->m;
 	switch (a) {
-	case TUI_ACT_UP: move_cursor(app, cur - 1); return true;
-	case TUI_ACT_DOWN: move_cursor(app, cur + 1); return true;
-	case TUI_ACT_PAGE_UP: move_cursor(app, cur - view / 2); return true;
-	case TUI_ACT_PAGE_DOWN: move_cursor(app, cur + view / 2); return true;
-	case TUI_ACT_TOP: move_cursor(app, 0); return true;
-	case TUI_ACT_BOTTOM: move_cursor(app, (long)m->nrows - 1); return true;
-	case TUI_ACT_TOGGLE: {
-		long i = tui_model_find(m, app->sel_id);
-		if (m->sort != TUI_SORT_LINEAGE)
-			tui_flash(app, "folds belong to the tree: > back to lineage order");
-		else if (i >= 0 && tui_model_has_children(m, (size_t)i)) {
-			m->folded[i] = !m->folded[i];
-			tui_model_rows(m);
-			tui_select_id(app, app->sel_id);
-		}
-		return true;
-	}
+	case TUI_ACT_UP: move_cursor(app, cur - 1); break;
+	case TUI_ACT_DOWN: move_cursor(app, cur + 1); break;
+	case TUI_ACT_PAGE_UP: move_cursor(app, cur - view / 2); break;
+	case TUI_ACT_PAGE_DOWN: move_cursor(app, cur + view / 2); break;
+	case TUI_ACT_TOP: move_cursor(app, 0); break;
+	case TUI_ACT_BOTTOM: move_cursor(app, (long)m->nrows - 1); break;
+	case TUI_ACT_TOGGLE: toggle(app); break;
 	case TUI_ACT_PARENT:
 		jump(app, app->f.have && app->f.cand.nparents ? app->f.cand.parents[0] : 0, "parent");
-		return true;
-	case TUI_ACT_BEST: jump(app, m->best_id, "best candidate"); return true;
-	case TUI_ACT_NEXT_FAIL: next_failure(app); return true;
-	case TUI_ACT_SEARCH: search(app); return true;
-	case TUI_ACT_SEARCH_NEXT: tui_tree_next_match(app, 1); return true;
-	case TUI_ACT_SEARCH_PREV: tui_tree_next_match(app, -1); return true;
-	case TUI_ACT_SORT: cycle_sort(app); return true;
-	case TUI_ACT_FILTER_ISLAND: cycle_island(app); filter_changed(app); return true;
+		break;
+	case TUI_ACT_BEST: jump(app, m->best_id, "best candidate"); break;
+	case TUI_ACT_NEXT_FAIL: next_failure(app); break;
+	case TUI_ACT_SEARCH: search(app); break;
+	case TUI_ACT_SEARCH_NEXT: tui_tree_next_match(app, 1); break;
+	case TUI_ACT_SEARCH_PREV: tui_tree_next_match(app, -1); break;
+	case TUI_ACT_SORT: cycle_sort(app); break;
+	case TUI_ACT_FILTER_ISLAND: cycle_island(app); filter_changed(app); break;
 	case TUI_ACT_FILTER_STATUS:
 		m->filter.status = tui_model_next_status(m, m->filter.status);
 		filter_changed(app);
-		return true;
+		break;
 	case TUI_ACT_FILTER_ORIGIN:
 		m->filter.origin = tui_model_next_origin(m, m->filter.origin);
 		filter_changed(app);
-		return true;
+		break;
 	case TUI_ACT_FILTER_CLEAR:
 		m->filter = (tui_filter){ -2, -1, -1 };
 		filter_changed(app);
-		return true;
+		break;
 	default:
-		return false;
+		return TUI_IGNORED;
 	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* A click selects the row under it (the box's top and the column header
+ * come first). */
+static tui_result click(tui_app *app, tui_pane *p, int y)
+{
+	long row = p->top + (y - 2);
+	if (row >= 0 && (size_t)row < app->m.nrows)
+		select_id(app, app->m.sums[app->m.rows[row]].id);
+	return TUI_REDRAW;
 }
 
 static void explain(tui_app *app, cuco_buf *out)
@@ -579,15 +657,15 @@ static void explain(tui_app *app, cuco_buf *out)
 		cuco_buf_printf(out, "  %s  %-13s %s\n", g->status[s], cuco_status_name((cuco_status)s),
 			tui_teach_status((cuco_status)s));
 	cuco_buf_printf(out, "\nMarks after the status: %s pinned (kept as a parent), %s the best, "
-		"%s marked for the diff. %s folded subtree, %s unfolded (Enter toggles).\n\nOrigins:\n",
-		g->pin, g->best, g->mark, g->folded, g->unfolded);
+		"%s marked for the diff. %s folded subtree, %s unfolded (%s toggles).\n\nOrigins:\n",
+		g->pin, g->best, g->mark, g->folded, g->unfolded, tui_key_name(TUI_ACT_TOGGLE));
 	for (int o = 0; o < CUCO_ORIGIN_COUNT; o++)
 		cuco_buf_printf(out, "  %-10s %s\n", cuco_origin_name((cuco_origin)o),
 			tui_teach_origin((cuco_origin)o));
-	cuco_buf_puts(out, "\nThe directive column is backend/issuer/placement/sync/granularity, then "
+	cuco_buf_printf(out, "\nThe directive column is backend/issuer/placement/sync/granularity, then "
 		"free knobs. When the pane is too narrow for it, it shows each candidate's change from "
 		"its parent instead (\"gran=16\": the granularity became 16; \"(source only)\": the same "
-		"directive, a change in the code); t on the detail pane explains each dimension. "
+		"directive, a change in the code); %s on the detail pane explains each dimension. "
 		"Columns that do not fit go in this order: island, latency, the intervals, score, then "
 		"the origin.\n"
 		"Speedup: the baseline's median latency over this one's, measured in the same run. "
@@ -596,11 +674,13 @@ static void explain(tui_app *app, cuco_buf *out)
 		"(1.43x?). ~ after it: timed against another measurement of the baseline than the one "
 		"in the list, so its latency does not compare with the baseline's; its speedup does. "
 		"Score: higher is better.\n\n"
-		"> orders the list by speedup, latency or age instead of lineage; / searches, n and N "
-		"step through the matches (their ids are highlighted, the title counts them).\n");
+		"%s orders the list by speedup, latency or age instead of lineage; %s searches, %s and %s "
+		"step through the matches (their ids are highlighted, the title counts them).\n",
+		tui_key_name(TUI_ACT_EXPLAIN), tui_key_name(TUI_ACT_SORT), tui_key_name(TUI_ACT_SEARCH),
+		tui_key_name(TUI_ACT_SEARCH_NEXT), tui_key_name(TUI_ACT_SEARCH_PREV));
 }
 
 const tui_pane_ops tui_pane_tree = {
-	.title = "lineage", .context = TUI_IN_TREE, .draw = draw, .act = act, .explain = explain,
-	.title_fn = title,
+	.title = "lineage", .context = TUI_IN_TREE, .state_size = sizeof(tree_state), .draw = draw,
+	.act = act, .click = click, .reload = reload, .explain = explain, .title_fn = title,
 };

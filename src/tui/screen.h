@@ -1,6 +1,17 @@
-/* screen.h — the workbench's private interface: the application state the
- * loop (screen.c) owns, the pane operations each pane-*.c fills in, and
- * the helpers they share (drawing, dialogs, actions, explanations). */
+/* screen.h — the workbench's private interface, shared by the files of
+ * src/tui (tui.h is the public one): the application state, the pane
+ * operations each pane-*.c fills in, and the helpers they share.
+ *
+ * The screen is split as htop's is: loop.c runs the loop and dispatches
+ * keys (htop's ScreenManager), screen.c lays the panes out and draws the
+ * frame, bars.c the status line and the hint bar, dialog.c the dialogs
+ * and the line editor, draw.c the drawing helpers, crt.c the terminal
+ * (htop's CRT). A pane's act says what it did with an action (htop's
+ * HandlerResult) and the loop draws again only when asked. A pane keeps
+ * what is only its own in its private state (tig's view->private). The
+ * calls go one way, down: loop.c → panes, actions.c → dialog.c → screen.c
+ * → focus.c → bars.c → draw.c; screen.c reaches the panes only through
+ * their ops, so a dialog's live screen needs no pane. */
 #ifndef CUCO_TUI_SCREEN_H
 #define CUCO_TUI_SCREEN_H
 
@@ -20,12 +31,26 @@ typedef enum tui_pane_id {
 typedef struct tui_app tui_app;
 typedef struct tui_pane tui_pane;
 
+/* What an act did with an action (htop's HandlerResult), as bits. */
+typedef unsigned tui_result;
+enum {
+	TUI_IGNORED = 0,       /* not this pane's: the screen's own, if any */
+	TUI_HANDLED = 1 << 0,  /* taken */
+	TUI_REDRAW = 1 << 1,   /* what is shown changed: draw the screen again */
+	TUI_RELAYOUT = 1 << 2, /* the panes move: lay them out again, then draw */
+};
+
 typedef struct tui_pane_ops {
 	const char *title;
 	unsigned context;    /* TUI_IN_* bit: which actions the hint bar offers */
+	size_t state_size;   /* the pane's private state (tui_pane.state), zeroed */
 	void (*draw)(tui_app *app, tui_pane *p);
-	/* A pane's own reaction to an action; false leaves it to the screen. */
-	bool (*act)(tui_app *app, tui_pane *p, tui_action a);
+	/* A pane's own reaction to an action; TUI_IGNORED leaves it to the screen. */
+	tui_result (*act)(tui_app *app, tui_pane *p, tui_action a);
+	/* A click on row y of the pane (0: its top border); NULL: focus only. */
+	tui_result (*click)(tui_app *app, tui_pane *p, int y);
+	/* The store moved (the rows were read again): keep the pane's place. */
+	void (*reload)(tui_app *app, tui_pane *p);
 	/* What `t` explains while the pane has focus. */
 	void (*explain)(tui_app *app, cuco_buf *out);
 	/* The title with what the pane shows now (NULL: the plain title). */
@@ -39,6 +64,7 @@ struct tui_pane {
 	int top;              /* first line shown (scrolling panes) */
 	int lines;            /* lines of content, for scrolling */
 	bool shown;           /* on screen in this layout */
+	void *state;          /* the pane's own (ops->state_size bytes) */
 };
 
 /* The selected candidate and its comparisons, read when the selection moves. */
@@ -53,15 +79,6 @@ typedef struct tui_focus {
 	cuco_diff diff;
 	cuco_buf detail;      /* the detail pane's text, line by line */
 } tui_focus;
-
-#define TUI_DCACHE 512
-struct tui_dcache {
-	uint64_t id;
-	bool ok;
-	cuco_directive d;       /* never changes */
-	int rounds;             /* the interval's, read again when the summary's moved */
-	double lo, hi;
-};
 
 struct tui_app {
 	cuco_store *st;
@@ -80,13 +97,11 @@ struct tui_app {
 	int order[TUI_PANE_COUNT];  /* focus order: the layout's, top to bottom, left to right */
 	int norder;
 
-	size_t cursor;        /* tree row */
-	uint64_t sel_id;      /* the id under the cursor, kept across reloads */
+	uint64_t sel_id;      /* the tree's selection, kept across reloads */
 	uint64_t mark_id;
 	tui_focus f;
 	bool focus_stale;     /* selection, mark or store moved: reread */
 
-	struct tui_dcache dcache[TUI_DCACHE];  /* directives and intervals by id */
 	char flash[256];
 	double flash_until;
 	double engine_checked;  /* when a viewer last asked whether the engine lives */
@@ -95,8 +110,34 @@ struct tui_app {
 	bool quit, stop_run;
 };
 
-/* ---- screen.c ---------------------------------------------------------- */
+/* ---- screen.c: layout and the frame --------------------------------------- */
+/* Place the panes for the terminal's size, the layout and the zoom. */
+void tui_layout(tui_app *app);
+/* Draw every pane shown, the status line and the hint bar (wnoutrefresh). */
+void tui_draw(tui_app *app);
+/* Read what the store has new; true when something moved (then as
+ * tui_reload). */
+bool tui_refresh(tui_app *app);
+/* The rows were read again: every pane keeps its place (its reload), the
+ * selection's records are read again. */
+void tui_reload(tui_app *app);
+/* Empty the engine's wake fd. */
+void tui_drain(int fd);
+/* A dialog's turn without a key: the store looked at, the screen behind
+ * drawn again when it moved or the clock ticked. */
+void tui_behind(tui_app *app);
+/* The terminal was resized: lay out and draw everything again. */
+void tui_resized(tui_app *app);
+
+/* ---- bars.c: the status line and the hint bar ---------------------------- */
+/* Say something in the hint bar's place for a few seconds. */
 void tui_flash(tui_app *app, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The run at a glance on the top line: state, clock, best, counts... */
+void tui_draw_status(tui_app *app);
+/* The focused pane's keys (or a flash) on the bottom line. */
+void tui_draw_hints(tui_app *app);
+
+/* ---- dialog.c: dialogs over the live screen ------------------------------- */
 /* Ask for a line of text at the bottom, starting from buf. The text given
  * is selected: the first key typed replaces it, a cursor key keeps it for
  * editing (Left, Right, Home, End, Delete, Backspace, C-u, C-k, C-w).
@@ -107,13 +148,8 @@ int tui_ask(tui_app *app, const char *question, const char *keys);
 /* A scrollable text box over the live screen, closed with q or Esc; lines
  * wrap at words to the box, continuing under their own indentation. */
 void tui_popup(tui_app *app, const char *title, const char *text);
-/* Wrap text to width columns at spaces: a line too long continues under
- * its own leading indentation. */
-void tui_wrap(const char *text, int width, cuco_buf *out);
-/* Move the tree cursor to a candidate (unfolding nothing); false if hidden. */
-bool tui_select_id(tui_app *app, uint64_t id);
 
-/* ---- draw helpers (screen.c) ------------------------------------------- */
+/* ---- draw.c: drawing helpers ---------------------------------------------- */
 /* Write at most `width` columns of UTF-8 text; returns columns used. */
 int tui_put(WINDOW *w, int y, int x, const char *s, int width);
 /* The same, ending with `more` (…) when the text had to be cut. */
@@ -123,10 +159,14 @@ int tui_width(const char *s);
 int tui_putf(WINDOW *w, int y, int x, int width, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 void tui_box(tui_app *app, tui_pane *p, const char *title);
-/* Scroll a pane of p->lines lines shown view_h at a time; false when the
- * action is not a movement. */
-bool tui_scroll_act(tui_pane *p, tui_action a, int view_h);
+/* Scroll a pane of p->lines lines shown view_h at a time: TUI_IGNORED when
+ * the action is not a movement, TUI_REDRAW with it when the view moved. */
+tui_result tui_scroll_act(tui_pane *p, tui_action a, int view_h);
+/* Wrap text to width columns at spaces: a line too long continues under
+ * its own leading indentation. */
+void tui_wrap(const char *text, int width, cuco_buf *out);
 
+/* ---- pane-tree.c: the tree's selection, filters and search ---------------- */
 /* Show only one island in the tree (-2: all), from the islands pane. */
 void tui_tree_filter_island(tui_app *app, int island);
 /* Move to the next (dir > 0) or previous match of the search. */
@@ -141,9 +181,6 @@ void tui_act_hint(tui_app *app, int island);
 void tui_act_pause(tui_app *app);
 void tui_act_export(tui_app *app);
 void tui_act_source(tui_app *app);   /* the whole source in a popup */
-/* The hint bar's word for an action now, NULL to leave it out (an action
- * that cannot be taken: pause on a finished run, hint under the tuner). */
-const char *tui_act_label(tui_app *app, tui_action a);
 
 /* ---- teach.c: short explanations for classrooms ------------------------- */
 const char *tui_teach_dim(const tui_model *m, int dim);
