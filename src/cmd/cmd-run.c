@@ -541,11 +541,11 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 /* The sandbox's mode: --sandbox, else $CUCO_SANDBOX (the evaluator reads
  * it), else the config file's [eval] sandbox, else auto. Then say once how
  * stages will run, before any does; the evaluator settles the same way. */
-static int sandbox_mode(cuco_eval_config *ec, cuco_err *err)
+static int sandbox_mode(const cmd_config *file, cuco_eval_config *ec, cuco_err *err)
 {
 	bool on;
 	char status[640];
-	int rc = cmd_sandbox_mode(&ec->sandbox, err);
+	int rc = cmd_sandbox_mode(file, &ec->sandbox, err);
 	if (rc == CUCO_OK)
 		rc = cuco_sandbox_check(ec->sandbox, &on, status, sizeof status, err);
 	if (rc != CUCO_OK)
@@ -673,8 +673,12 @@ static int run_exec(int argc, char **argv)
 	const char *run = NULL;
 	bool headless = false;
 	runner_flags rf = { 0 };
+	/* The config file, read once: what it says is handed down from here. */
+	cmd_config file;
+	cmd_config_read(&file);
+	cfg.config = &file.file;
 	char theme_buf[64];
-	const char *default_theme = cmd_default_theme(theme_buf, sizeof theme_buf);
+	const char *default_theme = cmd_default_theme(&file, theme_buf, sizeof theme_buf);
 	cuco_tui_options look = { .theme = default_theme };
 	int rc = parse_run_options(argc, argv, &cfg, &run, &headless, &rf, &look);
 	if (rc != CUCO_OK)
@@ -686,8 +690,10 @@ static int run_exec(int argc, char **argv)
 			return cmd_usage_error(&cmd_run, "the screen's %s", err.msg);
 		return cmd_fail(cmd_default_theme_error(default_theme, theme_buf, &err));
 	}
-	if (cmd_config_check(&err) != CUCO_OK)
-		return cmd_fail(&err);
+	/* The whole file is checked before anything is written, so a bad
+	 * [evolve] key is not found only when a strategy opens (issue 18). */
+	if (file.rc != CUCO_OK)
+		return cmd_fail(&file.err);
 	cuco_workload *wl = NULL;
 	if ((rc = cuco_workload_load(argv[optind], &wl, &err)) != CUCO_OK)
 		return cmd_fail(&err);
@@ -706,7 +712,7 @@ static int run_exec(int argc, char **argv)
 		snprintf(name, sizeof name, "%s", wl->name);
 	}
 	/* Where stages run decides what must fit here. */
-	if ((rc = cmd_runner_config(&rf.given, &cfg.eval.runner, &err)) != CUCO_OK) {
+	if ((rc = cmd_runner_config(&file, &rf.given, &cfg.eval.runner, &err)) != CUCO_OK) {
 		cuco_workload_free(wl);
 		return cmd_fail(&err);
 	}
@@ -732,7 +738,7 @@ static int run_exec(int argc, char **argv)
 		printf("cuco: %s in %s: strategy %s, tuner %s, budget %d%s\n", wl->name, dir,
 			cfg.strategy, cfg.tuner, cfg.budget, cfg.budget ? "" : " (none)");
 		fflush(stdout);
-		rc = sandbox_mode(&cfg.eval, &err);
+		rc = sandbox_mode(&file, &cfg.eval, &err);
 		if (rc == CUCO_OK)
 			rc = runner_slots(&cfg, &rf, wl->ranks, &err);
 		fflush(stdout);
