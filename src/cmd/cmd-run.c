@@ -653,14 +653,13 @@ static int check_fits(const cuco_workload *wl, const cuco_eval_config *ec)
 {
 	if (ec->runner.kind != CUCO_RUNNER_LOCAL)
 		return CUCO_OK;  /* the stages run elsewhere */
-	cuco_hardware hw;
-	cuco_hardware_detect(&hw);
+	const cuco_hardware *hw = cuco_hardware_get();  /* the engine's too: detected once */
 	char why[256];
-	if (cuco_hardware_fits(&hw, wl, why, sizeof why))
+	if (cuco_hardware_fits(hw, wl, why, sizeof why))
 		return CUCO_OK;
 	cuco_err err = { 0 };
-	if (hw.ngpus > 0)
-		cuco_errf(&err, CUCO_EENV, "%s: try --ranks %d (cuco doctor lists what fits here)", why, hw.ngpus);
+	if (hw->ngpus > 0)
+		cuco_errf(&err, CUCO_EENV, "%s: try --ranks %d (cuco doctor lists what fits here)", why, hw->ngpus);
 	else
 		cuco_errf(&err, CUCO_EENV, "%s (cuco doctor says what this machine has)", why);
 	return cmd_fail(&err);
