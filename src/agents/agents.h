@@ -17,7 +17,8 @@
 #include "agents/tuner.h"      /* the directive tuner, no LLM */
 
 /* models */
-#include "agents/llm_config.h" /* models, the config file, the model bandit */
+#include "agents/llm_config.h" /* models, the model bandit */
+#include "agents/config.h"     /* the config file, every option in one table */
 #include "agents/llm.h"        /* the LLM client */
 
 /* turning a model's reply into a candidate */

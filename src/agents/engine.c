@@ -223,7 +223,7 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 	pthread_mutex_init(&e->strat_lock, NULL);
 	cuco_cond_init(&e->cond);
 
-	cuco_hardware_detect(&e->hw);
+	e->hw = *cuco_hardware_get();
 	cuco_eval_config ec = cfg->eval;
 	/* The peaks of this machine and workload, unless the configuration
 	 * gives them. */
@@ -253,7 +253,7 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 	cuco_strategy_env env = { .st = st, .wl = wl, .cfg = &e->cfg, .baseline_id = e->baseline_id,
 		.seed_id = e->seed_id, .seed_directive = &e->seed_dir, .seed_hash = e->seed_hash,
 		.lock = &e->strat_lock, .calls_off = &e->calls_off,
-		.model_outage_s = &e->model_outage_s };
+		.model_outage_s = &e->model_outage_s, .hw = &e->hw };
 	e->model_outage_s = 300;
 	if (rc == CUCO_OK)
 		rc = strat->init(&env, &e->strat_state, err);

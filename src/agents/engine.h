@@ -60,6 +60,9 @@ struct cuco_engine_config {
 	                           instead of its manifest's; 0 = the manifest's */
 	double max_cost_usd;
 	int64_t max_tokens;
+	/* The config file as the command read it (config.h): the strategies'
+	 * models and knobs. NULL = the defaults. Must outlive the engine. */
+	const struct cuco_config *config;
 };
 
 void cuco_engine_config_init(cuco_engine_config *cfg);

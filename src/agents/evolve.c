@@ -1185,7 +1185,7 @@ static int evolve_init(const cuco_strategy_env *env, void **state, cuco_err *err
 		rc = search_start_init(&s->start, env, &s->llm, e->fastpath, "evolve", err);
 	if (rc == CUCO_OK && e->fastpath)
 		rc = fastpath_new(env, &s->llm, &s->k.fastpath, &s->fp, err);
-	cuco_hardware_detect(&s->hw);
+	s->hw = *env->hw;
 	if (s->start.id)
 		gin_setup(s);
 	islands_arg a = { .n = e->islands };

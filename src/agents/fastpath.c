@@ -137,7 +137,7 @@ int fastpath_new(const cuco_strategy_env *env, search_llm *llm, const cuco_fastp
 	f->llm = llm;
 	f->c = *c;
 	f->input = env->baseline_id;
-	cuco_hardware_detect(&f->hw);
+	f->hw = *env->hw;
 	*out = f;
 	return CUCO_OK;
 }

@@ -84,9 +84,6 @@ typedef struct cuco_llm_config {
 	int concurrency;             /* model calls in flight at once (4) */
 	double budget_usd;           /* spend at most this over the client's life; 0 = no limit */
 	int64_t budget_tokens;       /* prompt + completion tokens at most; 0 = no limit */
-	char theme[64];              /* [screen] theme = NAME; "" = not set */
-	cuco_sandbox_mode sandbox;   /* [eval] sandbox = auto|bwrap|off; DEFAULT = not set */
-	cuco_runner_config runner;   /* [runner] (cuco_runner_config_set); zero = local */
 } cuco_llm_config;
 
 void cuco_llm_config_defaults(cuco_llm_config *cfg);
@@ -95,9 +92,6 @@ void cuco_llm_config_defaults(cuco_llm_config *cfg);
  * system's $XDG_CONFIG_DIRS/cuco/config). False when no folder can hold
  * one (neither HOME nor XDG_CONFIG_HOME set, and none in the system's). */
 bool cuco_llm_config_path(char *buf, size_t size);
-/* Read a config file into cfg (models are appended). A missing file is
- * CUCO_ENOTFOUND; a bad line is CUCO_EDATA naming "file:line: key". */
-int cuco_llm_config_load(const char *path, cuco_llm_config *cfg, cuco_err *err);
 /* Make `--llm PROVIDER:MODEL[@URL][*WEIGHT]` specs the models in use. The
  * configured models then serve as a table: a spec naming the same model id
  * takes its prices, key variable, token limit, context and temperature. PROVIDER is

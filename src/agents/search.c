@@ -1,6 +1,6 @@
-/* search.c — what the LLM strategies share: their knobs (defaults, the
- * config file's [evolve], [beam] and [fastpath] sections), their access to
- * the models (config, choice by weight or bandit, budgets), and the few
+/* search.c — what the LLM strategies share: their access to the models
+ * (as the config file configured them: config.h; choice by weight or
+ * bandit, budgets), and the few
  * store steps every strategy takes (events, sources, keeping an edit's
  * prompt and reply with its proposal).
  */
@@ -13,229 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- knobs ------------------------------------------------------------- */
-
-void cuco_search_config_defaults(cuco_search_config *c)
-{
-	memset(c, 0, sizeof *c);
-	cuco_evolve_config *e = &c->evolve;
-	e->islands = 2;
-	e->explore_fraction = 0.4;
-	e->explore_p[CUCO_OP_FULL] = 0.70;
-	e->explore_p[CUCO_OP_DIFF] = 0.15;
-	e->explore_p[CUCO_OP_CROSS] = 0.15;
-	e->exploit_p[CUCO_OP_FULL] = 0.60;
-	e->exploit_p[CUCO_OP_DIFF] = 0.25;
-	e->exploit_p[CUCO_OP_CROSS] = 0.15;
-	e->explore_temps[0] = 0.2, e->explore_temps[1] = 0.5, e->explore_temps[2] = 0.8;
-	e->exploit_temps[0] = 0.0, e->exploit_temps[1] = 0.2, e->exploit_temps[2] = 0.5;
-	e->parent_rule = CUCO_PARENT_WEIGHTED;
-	e->lambda = 8.0;
-	e->alpha = 1.0;
-	e->inspirations = 3;
-	e->failures = 3;
-	e->migration_interval = 8;
-	e->migration_rate = 0.15;
-	e->meta_interval = 8;
-	e->meta_max = 5;
-	e->novelty_attempts = 3;
-	e->directive_rate = 0.2;
-	e->repair = true;
-	e->fastpath = true;
-	cuco_beam_config *b = &c->beam;
-	b->width = 6;
-	b->plans = 12;
-	b->samples = 2;
-	b->iterations = 15;
-	b->max_new = 8;
-	b->capacity = 16;
-	b->positive = 1.04;
-	b->negative = 1.15;
-	c->fastpath.stage_a_max = 5;
-	c->fastpath.stage_b_max = 10;
-	c->sample.temperature = 0.8;
-}
-
-typedef enum knob_kind { K_INT, K_REAL, K_BOOL, K_REALS3, K_RULE } knob_kind;
-
-typedef struct knob {
-	const char *key;
-	knob_kind kind;
-	size_t off;
-	double min, max;
-} knob;
-
-#define EV(f) offsetof(cuco_search_config, evolve.f)
-#define BM(f) offsetof(cuco_search_config, beam.f)
-#define FP(f) offsetof(cuco_search_config, fastpath.f)
-#define SM(f) offsetof(cuco_search_config, sample.f)
-
-static const knob knobs[] = {
-	{ "evolve.islands", K_INT, EV(islands), 1, SEARCH_MAX_ISLANDS },
-	{ "evolve.generations", K_INT, EV(generations), 0, 1e7 },
-	{ "evolve.explore_fraction", K_REAL, EV(explore_fraction), 0, 1 },
-	{ "evolve.explore_p", K_REALS3, EV(explore_p), 0, 1 },
-	{ "evolve.exploit_p", K_REALS3, EV(exploit_p), 0, 1 },
-	{ "evolve.explore_temperatures", K_REALS3, EV(explore_temps), 0, 2 },
-	{ "evolve.exploit_temperatures", K_REALS3, EV(exploit_temps), 0, 2 },
-	{ "evolve.parent_selection", K_RULE, EV(parent_rule), 0, 0 },
-	{ "evolve.lambda", K_REAL, EV(lambda), 0, 1e3 },
-	{ "evolve.alpha", K_REAL, EV(alpha), 0, 10 },
-	{ "evolve.inspirations", K_INT, EV(inspirations), 0, 32 },
-	{ "evolve.failures", K_INT, EV(failures), 0, 32 },
-	{ "evolve.migration_interval", K_INT, EV(migration_interval), 0, 1e6 },
-	{ "evolve.migration_rate", K_REAL, EV(migration_rate), 0, 1 },
-	{ "evolve.meta_interval", K_INT, EV(meta_interval), 0, 1e6 },
-	{ "evolve.meta_max", K_INT, EV(meta_max), 0, 20 },
-	{ "evolve.novelty_attempts", K_INT, EV(novelty_attempts), 1, 20 },
-	{ "evolve.tune_rate", K_REAL, EV(tune_rate), 0, 1 },
-	{ "evolve.directive_rate", K_REAL, EV(directive_rate), 0, 1 },
-	{ "evolve.repair", K_BOOL, EV(repair), 0, 0 },
-	{ "evolve.fastpath", K_BOOL, EV(fastpath), 0, 0 },
-	{ "beam.width", K_INT, BM(width), 1, 256 },
-	{ "beam.plans", K_INT, BM(plans), 1, 256 },
-	{ "beam.samples", K_INT, BM(samples), 1, 64 },
-	{ "beam.iterations", K_INT, BM(iterations), 1, 1e6 },
-	{ "beam.max_new", K_INT, BM(max_new), 0, 256 },
-	{ "beam.capacity", K_INT, BM(capacity), 0, 4096 },
-	{ "beam.positive", K_REAL, BM(positive), 1, 100 },
-	{ "beam.negative", K_REAL, BM(negative), 1, 100 },
-	{ "beam.shared_memory", K_BOOL, BM(shared_memory), 0, 0 },
-	{ "fastpath.stage_a_max", K_INT, FP(stage_a_max), 0, 100 },
-	{ "fastpath.stage_b_max", K_INT, FP(stage_b_max), 0, 100 },
-	{ "sample.temperature", K_REAL, SM(temperature), 0, 2 },
-};
-
-static bool parse_real(const char *v, double min, double max, double *out)
-{
-	char *end;
-	errno = 0;
-	double d = strtod(v, &end);
-	while (isspace((unsigned char)*end))
-		end++;
-	if (errno || end == v || *end || !(d >= min && d <= max))
-		return false;
-	*out = d;
-	return true;
-}
-
-/* "a, b, c": three numbers in range. */
-static bool parse_reals3(const char *v, double min, double max, double *out)
-{
-	double d[3];
-	char part[64];
-	for (int i = 0; i < 3; i++) {
-		size_t n = strcspn(v, ",");
-		if (n >= sizeof part || (i < 2) != (v[n] == ','))
-			return false;
-		memcpy(part, v, n);
-		part[n] = '\0';
-		if (!parse_real(part, min, max, &d[i]))
-			return false;
-		v += n + (v[n] == ',');
-	}
-	memcpy(out, d, sizeof d);
-	return true;
-}
-
-static int set_knob(cuco_search_config *c, const knob *k, const char *v, cuco_err *err)
-{
-	void *p = (char *)c + k->off;
-	double d;
-	switch (k->kind) {
-	case K_INT:
-		if (!parse_real(v, k->min, k->max, &d) || d != floor(d))
-			break;
-		*(int *)p = (int)d;
-		return CUCO_OK;
-	case K_REAL:
-		if (!parse_real(v, k->min, k->max, &d))
-			break;
-		*(double *)p = d;
-		return CUCO_OK;
-	case K_REALS3:
-		if (!parse_reals3(v, k->min, k->max, (double *)p))
-			break;
-		return CUCO_OK;
-	case K_BOOL:
-		if (strcmp(v, "true") && strcmp(v, "false") && strcmp(v, "yes") && strcmp(v, "no"))
-			break;
-		*(bool *)p = v[0] == 't' || v[0] == 'y';
-		return CUCO_OK;
-	case K_RULE:
-		if (strcmp(v, "weighted") == 0)
-			*(cuco_parent_rule *)p = CUCO_PARENT_WEIGHTED;
-		else if (strcmp(v, "power_law") == 0)
-			*(cuco_parent_rule *)p = CUCO_PARENT_POWER_LAW;
-		else
-			break;
-		return CUCO_OK;
-	}
-	static const char *const want[] = { "an integer", "a number", "true or false",
-		"three numbers a, b, c", "weighted or power_law" };
-	return cuco_errf(err, CUCO_EDATA, "%s = %s: not %s%s", k->key, v, want[k->kind],
-		k->kind == K_INT || k->kind == K_REAL || k->kind == K_REALS3 ? " in range" : "");
-}
-
-int cuco_search_config_set(cuco_search_config *c, const char *key, const char *value,
-	cuco_err *err)
-{
-	for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
-		if (strcmp(knobs[i].key, key) == 0)
-			return set_knob(c, &knobs[i], value, err);
-	return cuco_errf(err, CUCO_EDATA, "%s: unknown knob", key);
-}
-
-int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *err)
-{
-	char *text;
-	int rc = cuco_read_text(path, 1 << 20, &text, NULL, err);
-	if (rc != CUCO_OK)
-		return rc;
-	char section[16] = "";
-	cuco_buf seen = { 0 };  /* section.key of every knob set */
-	int line = 0;
-	for (char *s = text, *next; s && rc == CUCO_OK; s = next) {
-		next = strchr(s, '\n');
-		if (next)
-			*next++ = '\0';
-		line++;
-		char *hash = strchr(s, '#');
-		if (hash)
-			*hash = '\0';
-		s = cuco_trim(s);
-		if (*s == '[') {
-			char *body = cuco_trim(s + 1);
-			size_t n = strcspn(body, "] \t");
-			section[0] = '\0';
-			if (n < sizeof section && body[n] == ']' &&
-					(!strncmp(body, "evolve", n) || !strncmp(body, "beam", n) ||
-					!strncmp(body, "fastpath", n) || !strncmp(body, "sample", n)))
-				memcpy(section, body, n), section[n] = '\0';
-			continue;
-		}
-		char *eq = strchr(s, '=');
-		if (!section[0] || !*s)
-			continue;
-		if (!eq) {
-			rc = cuco_errf(err, CUCO_EDATA, "%s:%d: [%s]: expected key = value", path, line,
-				section);
-			break;
-		}
-		*eq = '\0';
-		char key[96];
-		snprintf(key, sizeof key, "%s.%s", section, cuco_trim(s));
-		cuco_err e2;
-		if ((rc = cuco_search_config_set(c, key, cuco_trim(eq + 1), &e2)) != CUCO_OK)
-			cuco_errf(err, rc, "%s:%d: %s", path, line, e2.msg);
-		else if (!cuco_buf_add_once(&seen, key))  /* the second would win silently */
-			rc = cuco_errf(err, CUCO_EDATA, "%s:%d: %s: given twice", path, line, key);
-	}
-	cuco_buf_free(&seen);
-	free(text);
-	return rc;
-}
-
 /* ---- the models, shared by evolve, beam and fastpath ---------------------- */
 
 static int totals_txn(cuco_txn *txn, void *arg)
@@ -247,20 +24,19 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 	cuco_err *err)
 {
 	memset(s, 0, sizeof *s);
-	cuco_search_config_defaults(knobs);
-	cuco_llm_config_defaults(&s->cfg);
+	/* The command read the config file; without one, the defaults. */
+	cuco_config *file = cuco_xmalloc(sizeof *file);
+	if (env->cfg->config)
+		*file = *env->cfg->config;
+	else
+		cuco_config_defaults(file);
+	*knobs = file->search;
+	s->cfg = file->llm;
+	free(file);
 	s->rng = env->cfg->seed ^ 0x6c6c6dull;
 	s->st = env->st;
 	s->lock = env->lock;
 	s->calls_off = env->calls_off;
-	char path[1024];
-	if (cuco_llm_config_path(path, sizeof path)) {
-		int rc = cuco_llm_config_load(path, &s->cfg, err);
-		if (rc == CUCO_OK)
-			rc = cuco_search_config_load(path, knobs, err);
-		if (rc != CUCO_OK && rc != CUCO_ENOTFOUND)
-			return rc;
-	}
 	const cuco_engine_config *ec = env->cfg;
 	if (ec->generations > 0) {
 		knobs->evolve.generations = ec->generations;

@@ -1,4 +1,4 @@
-/* search.h — the LLM strategies' knobs (search.c).
+/* search.h — the LLM strategies' knobs (their table: config.c).
  *
  * Every knob of the LLM strategies, with the published defaults (CUCo's
  * slow path, ShinkaEvolve's selection, AccelOpt's beam). They are read from
@@ -77,13 +77,11 @@ typedef struct cuco_search_config {
 	cuco_sample_config sample;
 } cuco_search_config;
 
+/* The knobs' defaults, and one knob by "section.key" (CUCO_EDATA naming
+ * the key and value), from the options table (config.c); the file is read
+ * by cuco_config_load. */
 void cuco_search_config_defaults(cuco_search_config *c);
-/* One knob by "section.key"; CUCO_EDATA naming the key and value. */
 int cuco_search_config_set(cuco_search_config *c, const char *key, const char *value,
 	cuco_err *err);
-/* The [evolve], [beam], [fastpath] and [sample] sections of a config file; other
- * sections and the keys before any section are the LLM client's and are
- * skipped. CUCO_ENOTFOUND when the file is missing. */
-int cuco_search_config_load(const char *path, cuco_search_config *c, cuco_err *err);
 
 #endif

@@ -78,8 +78,8 @@ typedef struct search_ledger {
 	bool cancelled;       /* a call was cancelled: a stop, a pause, the budget */
 } search_ledger;
 
-/* Models and knobs from the config file ($XDG_CONFIG_HOME/cuco/config);
- * a missing file leaves the defaults and no model. The totals start from
+/* Models and knobs from the config file the command read (env->cfg->config);
+ * none leaves the defaults and no model. The totals start from
  * the store's calls, so a resumed run's budget counts what came before. */
 int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_config *knobs,
 	cuco_err *err);

@@ -43,6 +43,7 @@ typedef struct cuco_strategy_env {
 	atomic_bool *calls_off;
 	double *model_outage_s;      /* out: the models' `outage` (llm_config.h), how long
 	                                none may answer before the run waits for one */
+	const cuco_hardware *hw;     /* this machine, detected once (cuco_hardware_get) */
 } cuco_strategy_env;
 
 typedef struct cuco_proposal {

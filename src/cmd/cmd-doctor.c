@@ -182,13 +182,13 @@ static void list_workloads(const report *r, const cuco_hardware *hw, cJSON *json
 }
 
 /* Whether stages would run in bubblewrap, as `cuco run` would decide. */
-static void check_sandbox(report *r)
+static void check_sandbox(report *r, const cmd_config *file)
 {
 	bool on = false;
 	char status[640];
 	cuco_err err = { 0 };
 	cuco_sandbox_mode mode = CUCO_SANDBOX_DEFAULT;
-	if (cmd_sandbox_mode(&mode, &err) != CUCO_OK
+	if (cmd_sandbox_mode(file, &mode, &err) != CUCO_OK
 			|| cuco_sandbox_check(mode, &on, status, sizeof status, &err) != CUCO_OK)
 		add(r, "sandbox", false, "%s", err.msg);
 	else
@@ -207,21 +207,21 @@ static void stage_line(const char *what, bool ok, const char *detail, void *arg)
 
 /* What confines a stage here, one line each, measured by a stage that
  * looks (cuco_stage_check); warnings, like the sandbox's. */
-static void check_stages(report *r)
+static void check_stages(report *r, const cmd_config *file)
 {
 	cuco_err err = { 0 };
 	cuco_sandbox_mode mode = CUCO_SANDBOX_DEFAULT;
-	if (cmd_sandbox_mode(&mode, &err) == CUCO_OK)
+	if (cmd_sandbox_mode(file, &mode, &err) == CUCO_OK)
 		cuco_stage_check(mode, stage_line, r, &err);
 }
 
 /* Where stages would run, and whether they can. The local runner's
  * mpirun is the toolchain's line already. */
-static void check_runner(report *r, const cmd_runner_flags *flags)
+static void check_runner(report *r, const cmd_config *file, const cmd_runner_flags *flags)
 {
 	cuco_runner_config rc;
 	cuco_err err = { 0 };
-	if (cmd_runner_config(flags, &rc, &err) != CUCO_OK) {
+	if (cmd_runner_config(file, flags, &rc, &err) != CUCO_OK) {
 		add(r, "runner", false, "%s", err.msg);
 		return;
 	}
@@ -339,9 +339,11 @@ static int doctor_exec(int argc, char **argv)
 	cuco_hardware_detect(&hw);
 	report r = { 0 };
 	check_toolchain(&r, &hw);
-	check_sandbox(&r);
-	check_stages(&r);
-	check_runner(&r, &flags);
+	cmd_config file;  /* read once, for the sandbox's and the runner's checks */
+	cmd_config_read(&file);
+	check_sandbox(&r, &file);
+	check_stages(&r, &file);
+	check_runner(&r, &file, &flags);
 	check_limits(&r);
 	size_t len = 0;
 	for (int i = 0; i < r.n; i++)

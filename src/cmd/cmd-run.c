@@ -527,11 +527,11 @@ static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, con
 /* The sandbox's mode: --sandbox, else $CUCO_SANDBOX (the evaluator reads
  * it), else the config file's [eval] sandbox, else auto. Then say once how
  * stages will run, before any does; the evaluator settles the same way. */
-static int sandbox_mode(cuco_eval_config *ec, cuco_err *err)
+static int sandbox_mode(const cmd_config *file, cuco_eval_config *ec, cuco_err *err)
 {
 	bool on;
 	char status[640];
-	int rc = cmd_sandbox_mode(&ec->sandbox, err);
+	int rc = cmd_sandbox_mode(file, &ec->sandbox, err);
 	if (rc == CUCO_OK)
 		rc = cuco_sandbox_check(ec->sandbox, &on, status, sizeof status, err);
 	if (rc != CUCO_OK)
@@ -639,14 +639,13 @@ static int check_fits(const cuco_workload *wl, const cuco_eval_config *ec)
 {
 	if (ec->runner.kind != CUCO_RUNNER_LOCAL)
 		return CUCO_OK;  /* the stages run elsewhere */
-	cuco_hardware hw;
-	cuco_hardware_detect(&hw);
+	const cuco_hardware *hw = cuco_hardware_get();  /* the engine's too: detected once */
 	char why[256];
-	if (cuco_hardware_fits(&hw, wl, why, sizeof why))
+	if (cuco_hardware_fits(hw, wl, why, sizeof why))
 		return CUCO_OK;
 	cuco_err err = { 0 };
-	if (hw.ngpus > 0)
-		cuco_errf(&err, CUCO_EENV, "%s: try --ranks %d (cuco doctor lists what fits here)", why, hw.ngpus);
+	if (hw->ngpus > 0)
+		cuco_errf(&err, CUCO_EENV, "%s: try --ranks %d (cuco doctor lists what fits here)", why, hw->ngpus);
 	else
 		cuco_errf(&err, CUCO_EENV, "%s (cuco doctor says what this machine has)", why);
 	return cmd_fail(&err);
@@ -659,8 +658,12 @@ static int run_exec(int argc, char **argv)
 	const char *run = NULL;
 	bool headless = false;
 	runner_flags rf = { 0 };
+	/* The config file, read once: what it says is handed down from here. */
+	cmd_config file;
+	cmd_config_read(&file);
+	cfg.config = &file.file;
 	char theme_buf[64];
-	const char *default_theme = cmd_default_theme(theme_buf, sizeof theme_buf);
+	const char *default_theme = cmd_default_theme(&file, theme_buf, sizeof theme_buf);
 	cuco_tui_options look = { .theme = default_theme };
 	int rc = parse_run_options(argc, argv, &cfg, &run, &headless, &rf, &look);
 	if (rc != CUCO_OK)
@@ -672,8 +675,10 @@ static int run_exec(int argc, char **argv)
 			return cmd_usage_error(&cmd_run, "the screen's %s", err.msg);
 		return cmd_fail(cmd_default_theme_error(default_theme, theme_buf, &err));
 	}
-	if (cmd_config_check(&err) != CUCO_OK)
-		return cmd_fail(&err);
+	/* The whole file is checked before anything is written, so a bad
+	 * [evolve] key is not found only when a strategy opens (issue 18). */
+	if (file.rc != CUCO_OK)
+		return cmd_fail(&file.err);
 	cuco_workload *wl = NULL;
 	if ((rc = cuco_workload_load(argv[optind], &wl, &err)) != CUCO_OK)
 		return cmd_fail(&err);
@@ -692,7 +697,7 @@ static int run_exec(int argc, char **argv)
 		snprintf(name, sizeof name, "%s", wl->name);
 	}
 	/* Where stages run decides what must fit here. */
-	if ((rc = cmd_runner_config(&rf.given, &cfg.eval.runner, &err)) != CUCO_OK) {
+	if ((rc = cmd_runner_config(&file, &rf.given, &cfg.eval.runner, &err)) != CUCO_OK) {
 		cuco_workload_free(wl);
 		return cmd_fail(&err);
 	}
@@ -718,7 +723,7 @@ static int run_exec(int argc, char **argv)
 		printf("cuco: %s in %s: strategy %s, tuner %s, budget %d%s\n", wl->name, dir,
 			cfg.strategy, cfg.tuner, cfg.budget, cfg.budget ? "" : " (none)");
 		fflush(stdout);
-		rc = sandbox_mode(&cfg.eval, &err);
+		rc = sandbox_mode(&file, &cfg.eval, &err);
 		if (rc == CUCO_OK)
 			rc = runner_slots(&cfg, &rf, wl->ranks, &err);
 		fflush(stdout);

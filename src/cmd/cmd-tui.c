@@ -26,7 +26,9 @@ static int tui_exec(int argc, char **argv)
 	char author[32];
 	cmd_author(author, sizeof author);
 	char theme_buf[64];
-	cuco_tui_options o = { .theme = cmd_default_theme(theme_buf, sizeof theme_buf),
+	cmd_config file;
+	cmd_config_read(&file);
+	cuco_tui_options o = { .theme = cmd_default_theme(&file, theme_buf, sizeof theme_buf),
 		.author = author };
 	const char *run = NULL;
 	int opt;

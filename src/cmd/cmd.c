@@ -179,25 +179,25 @@ int cmd_resolve_id(cuco_store *st, const char *text, uint64_t *id)
 	return CUCO_OK;
 }
 
-const char *cmd_default_theme(char *buf, size_t size)
+void cmd_config_read(cmd_config *c)
+{
+	memset(&c->err, 0, sizeof c->err);
+	c->rc = cuco_config_read(&c->file, &c->err);
+	if (c->rc != CUCO_OK)
+		cuco_config_defaults(&c->file);
+}
+
+const char *cmd_default_theme(const cmd_config *c, char *buf, size_t size)
 {
 	const char *env = getenv("CUCO_THEME");
 	if (env && *env)
 		return env;
-	char path[1024];
-	cuco_llm_config *cfg = cuco_xmalloc(sizeof *cfg);
-	cuco_llm_config_defaults(cfg);
-	const char *theme = NULL;
-	cuco_err err;
 	/* A config that does not load is reported by the commands that need
 	 * it; the screen then opens in its default theme. */
-	if (cuco_llm_config_path(path, sizeof path) && cuco_llm_config_load(path, cfg, &err) == CUCO_OK &&
-	    cfg->theme[0]) {
-		cuco_strlcpy(buf, cfg->theme, size);
-		theme = buf;
-	}
-	free(cfg);
-	return theme;
+	if (c->rc != CUCO_OK || !c->file.theme[0])
+		return NULL;
+	cuco_strlcpy(buf, c->file.theme, size);
+	return buf;
 }
 
 cuco_err *cmd_default_theme_error(const char *theme, const char *buf, cuco_err *err)
@@ -210,23 +210,14 @@ cuco_err *cmd_default_theme_error(const char *theme, const char *buf, cuco_err *
 	return err;
 }
 
-int cmd_runner_config(const cmd_runner_flags *f, cuco_runner_config *out, cuco_err *err)
+int cmd_runner_config(const cmd_config *c, const cmd_runner_flags *f, cuco_runner_config *out,
+	cuco_err *err)
 {
-	memset(out, 0, sizeof *out);
-	char path[1024];
-	int rc = CUCO_OK;
-	if (cuco_llm_config_path(path, sizeof path)) {
-		cuco_llm_config *cfg = cuco_xmalloc(sizeof *cfg);
-		cuco_llm_config_defaults(cfg);
-		rc = cuco_llm_config_load(path, cfg, err);
-		if (rc == CUCO_OK)
-			*out = cfg->runner;
-		free(cfg);
-		if (rc == CUCO_ENOTFOUND)
-			rc = CUCO_OK;
+	if (c->rc != CUCO_OK) {
+		*err = c->err;
+		return c->rc;
 	}
-	if (rc != CUCO_OK)
-		return rc;
+	*out = c->file.runner;
 	if (f->hostfile) {
 		cuco_strlcpy(out->hostfile, f->hostfile, sizeof out->hostfile);
 		out->kind = CUCO_RUNNER_HOSTFILE;
@@ -261,34 +252,15 @@ int cmd_runner_option(const cuco_cmd *cmd, int opt, const char *arg, cmd_runner_
 	}
 }
 
-int cmd_config_check(cuco_err *err)
-{
-	char path[1024];
-	if (!cuco_llm_config_path(path, sizeof path))
-		return CUCO_OK;
-	cuco_llm_config *cfg = cuco_xmalloc(sizeof *cfg);
-	cuco_llm_config_defaults(cfg);
-	cuco_search_config knobs;
-	cuco_search_config_defaults(&knobs);
-	int rc = cuco_llm_config_load(path, cfg, err);
-	if (rc == CUCO_OK)
-		rc = cuco_search_config_load(path, &knobs, err);
-	free(cfg);
-	return rc == CUCO_ENOTFOUND ? CUCO_OK : rc;
-}
-
-int cmd_sandbox_mode(cuco_sandbox_mode *mode, cuco_err *err)
+int cmd_sandbox_mode(const cmd_config *c, cuco_sandbox_mode *mode, cuco_err *err)
 {
 	const char *env = getenv("CUCO_SANDBOX");
-	char path[1024];
-	if (*mode != CUCO_SANDBOX_DEFAULT || (env && *env) || !cuco_llm_config_path(path, sizeof path))
+	if (*mode != CUCO_SANDBOX_DEFAULT || (env && *env))
 		return CUCO_OK;
-	cuco_llm_config *cfg = cuco_xmalloc(sizeof *cfg);
-	cuco_llm_config_defaults(cfg);
-	int rc = cuco_llm_config_load(path, cfg, err);
-	*mode = cfg->sandbox;
-	free(cfg);
-	return rc == CUCO_ENOTFOUND ? CUCO_OK : rc;
+	*mode = c->file.sandbox;
+	if (c->rc != CUCO_OK)
+		*err = c->err;
+	return c->rc;
 }
 
 void cmd_author(char *buf, size_t size)

@@ -5,6 +5,7 @@
 #ifndef CUCO_CMD_H
 #define CUCO_CMD_H
 
+#include "agents/config.h"
 #include "core.h"
 #include "eval/eval.h"
 #include "store/store.h"
@@ -36,17 +37,26 @@ const char *cmd_run_dir(const char *opt);
 int cmd_open_store(const char *run_dir, unsigned flags, cuco_store **st);
 /* Parse a candidate id, or "best"/"baseline" resolved against the store. */
 int cmd_resolve_id(cuco_store *st, const char *text, uint64_t *id);
+/* The config file, read once by a command at its start (cuco_config_read)
+ * and handed to what needs it: rc and err say whether it loaded (when
+ * not, file holds the defaults). */
+typedef struct cmd_config {
+	cuco_config file;
+	int rc;
+	cuco_err err;
+} cmd_config;
+void cmd_config_read(cmd_config *c);
 /* The screen's theme when --theme is not given: $CUCO_THEME, else the
  * config file's [screen] theme, else NULL (the built-in dark). */
-const char *cmd_default_theme(char *buf, size_t size);
+const char *cmd_default_theme(const cmd_config *c, char *buf, size_t size);
 /* err, a theme check's failure, rewritten for a theme cmd_default_theme
  * gave (buf its buffer): bad input of $CUCO_THEME or of the config's
  * [screen] theme, exit 2 (a --theme flag's is a usage error). */
 cuco_err *cmd_default_theme_error(const char *theme, const char *buf, cuco_err *err);
 /* The sandbox's mode when none was given on the command line: left as is
  * when $CUCO_SANDBOX is set (the evaluator reads it), else the config
- * file's [eval] sandbox. An error when the config file does not load. */
-int cmd_sandbox_mode(cuco_sandbox_mode *mode, cuco_err *err);
+ * file's [eval] sandbox. The config file's error when it did not load. */
+int cmd_sandbox_mode(const cmd_config *c, cuco_sandbox_mode *mode, cuco_err *err);
 /* --runner KIND, --hostfile FILE (implies hostfile) and --hosts LIST, as
  * `cuco run` and `cuco doctor` take them: getopt_long's values for them,
  * and what was given (NULL: not given). */
@@ -62,14 +72,10 @@ typedef struct cmd_runner_flags {
  * is not valid. */
 int cmd_runner_option(const cuco_cmd *cmd, int opt, const char *arg, cmd_runner_flags *f);
 /* Where stages run: the config file's [runner] section (zero, the local
- * runner, when there is none), with the flags over it. An error when the
- * file does not load. */
-int cmd_runner_config(const cmd_runner_flags *f, cuco_runner_config *out, cuco_err *err);
-/* The whole config file through both its readers (the LLM client's and the
- * search's): cuco run checks it before it writes anything, so a bad
- * [evolve] key is not found only when a strategy opens, after the run's
- * stored strategy and config were rewritten (issue 18). */
-int cmd_config_check(cuco_err *err);
+ * runner, when there is none), with the flags over it. The config file's
+ * error when it did not load. */
+int cmd_runner_config(const cmd_config *c, const cmd_runner_flags *f, cuco_runner_config *out,
+	cuco_err *err);
 /* Take a person's action (cuco_person_act) in one write transaction,
  * printing a refusal; returns an exit code. cmd->seq is set. */
 int cmd_act(cuco_store *st, cuco_command *cmd);

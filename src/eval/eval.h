@@ -489,6 +489,9 @@ typedef struct cuco_hardware {
 /* Detect what this machine offers; never fails (absent parts stay empty).
  * GPUs count as CUDA_VISIBLE_DEVICES leaves them to a process. */
 void cuco_hardware_detect(cuco_hardware *hw);
+/* This machine as the process first detected it: detection runs once,
+ * and what a process does with the hardware reads this (or is handed it). */
+const cuco_hardware *cuco_hardware_get(void);
 struct cJSON *cuco_hardware_to_json(const cuco_hardware *hw);
 
 /* Whether this machine can run a workload itself: the GPU families need

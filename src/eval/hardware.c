@@ -5,16 +5,24 @@
  * figures for the GPUs we know.
  *
  * Detection never fails: a missing tool leaves its fields empty, and
- * `cuco doctor` says what that means. Commands run through popen with
- * their stderr discarded; none of them needs a GPU to be idle. */
+ * `cuco doctor` says what that means. Commands run with their stderr
+ * discarded, their output and their time bounded (tool_output); none of
+ * them needs a GPU to be idle. A process detects once (cuco_hardware_get)
+ * and hands the profile down: the engine to its strategies. */
 #include "eval/eval.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Peak figures from the vendors' datasheets (dense bf16 tensor cores, HBM,
@@ -38,22 +46,75 @@ static const struct gpu_peak {
 	{ NULL, 0, 0, 0, 0 },
 };
 
-/* The first line a shell command prints, without its newline; false when
- * it cannot run, fails or prints nothing. */
+/* A tool that hangs (nvidia-smi on a wedged driver) or floods is cut off
+ * past these: detection never waits longer, nor reads more. */
+#define TOOL_TIMEOUT_S 15
+#define TOOL_OUTPUT 65536
+
+/* What a shell command prints, at most size - 1 bytes, within
+ * TOOL_TIMEOUT_S: past either the command is killed (its process group).
+ * Its stderr is discarded. False when it cannot start, fails, is cut off
+ * or prints nothing. */
+static bool tool_output(const char *cmd, char *out, size_t size)
+{
+	int fd[2];
+	out[0] = '\0';
+	if (pipe2(fd, O_CLOEXEC) != 0)
+		return false;
+	pid_t pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);
+		int null = open("/dev/null", O_WRONLY);
+		if (dup2(fd[1], STDOUT_FILENO) < 0 || null < 0 || dup2(null, STDERR_FILENO) < 0)
+			_exit(127);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	if (pid < 0) {
+		close(fd[0]);
+		return false;
+	}
+	setpgid(pid, pid);
+	size_t len = 0;
+	bool cut = false;
+	double deadline = cuco_mono() + TOOL_TIMEOUT_S;
+	for (;;) {
+		double left = deadline - cuco_mono();
+		struct pollfd p = { .fd = fd[0], .events = POLLIN };
+		int r = left > 0 ? poll(&p, 1, (int)(left * 1000) + 1) : 0;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || len + 1 >= size) {
+			cut = true;
+			break;
+		}
+		ssize_t n = read(fd[0], out + len, size - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	out[len] = '\0';
+	close(fd[0]);
+	if (cut)
+		kill(-pid, SIGKILL);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return !cut && WIFEXITED(status) && WEXITSTATUS(status) == 0 && len > 0;
+}
+
+/* The first line a shell command prints, without its newline. */
 static bool first_line(const char *cmd, char *out, size_t size)
 {
-	char full[512];
-	snprintf(full, sizeof full, "(%s) 2>/dev/null", cmd);  /* the whole pipeline's stderr */
-	FILE *f = popen(full, "r");
-	if (!f)
-		return false;
-	out[0] = '\0';
-	bool got = fgets(out, (int)size, f) != NULL;
-	while (got && fgetc(f) != EOF)
-		;  /* drain, so the command is not killed by SIGPIPE */
-	int rc = pclose(f);
-	out[strcspn(out, "\r\n")] = '\0';
-	return got && rc == 0 && out[0];
+	char *all = cuco_xmalloc(TOOL_OUTPUT);
+	bool got = tool_output(cmd, all, TOOL_OUTPUT);
+	all[strcspn(all, "\r\n")] = '\0';
+	got = got && all[0] && cuco_strlcpy(out, all, size);
+	free(all);
+	return got;
 }
 
 /* Copy field `n` (0-based) of a comma-separated line, trimmed. */
@@ -119,18 +180,14 @@ static int visible_gpus(int n)
 	return k;
 }
 
-static void detect_gpus(cuco_hardware *hw)
+static void detect_gpus(cuco_hardware *hw, char *out)
 {
-	FILE *f = popen("nvidia-smi --query-gpu=name,memory.total,driver_version "
-		"--format=csv,noheader,nounits 2>/dev/null", "r");
-	if (!f)
-		return;
-	char line[512];
+	/* nvidia-smi exits non-zero (and prints an error) when no driver runs. */
+	bool ok = tool_output("nvidia-smi --query-gpu=name,memory.total,driver_version "
+		"--format=csv,noheader,nounits", out, TOOL_OUTPUT);
 	int n = 0;
-	while (fgets(line, sizeof line, f)) {
-		line[strcspn(line, "\r\n")] = '\0';
-		if (!*line)
-			continue;
+	char *save = NULL;
+	for (char *line = strtok_r(out, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
 		if (n++ == 0) {
 			char mem[32];
 			csv_field(line, 0, hw->gpu_model, sizeof hw->gpu_model);
@@ -139,8 +196,7 @@ static void detect_gpus(cuco_hardware *hw)
 			hw->gpu_mem_mb = atol(mem);
 		}
 	}
-	/* nvidia-smi exits non-zero (and prints an error) when no driver runs. */
-	hw->ngpus = pclose(f) == 0 ? visible_gpus(n) : 0;
+	hw->ngpus = ok ? visible_gpus(n) : 0;
 	for (const struct gpu_peak *p = gpu_peaks; hw->ngpus && p->name; p++)
 		if (strstr(hw->gpu_model, p->name)) {
 			hw->sm_count = p->sms;
@@ -153,25 +209,24 @@ static void detect_gpus(cuco_hardware *hw)
 
 /* "GPU0-GPU1 NV18, ..." from the matrix of `nvidia-smi topo -m`: one entry
  * per pair of GPUs joined by NVLink. */
-static void detect_nvlink(cuco_hardware *hw)
+static void detect_nvlink(cuco_hardware *hw, char *out)
 {
-	FILE *f = hw->ngpus > 1 ? popen("nvidia-smi topo -m 2>/dev/null", "r") : NULL;
-	if (!f)
+	if (hw->ngpus < 2)
 		return;
-	char line[1024];
+	tool_output("nvidia-smi topo -m", out, TOOL_OUTPUT);  /* what it printed, whatever its end */
 	size_t len = 0;
-	while (fgets(line, sizeof line, f)) {
+	char *lines = NULL;
+	for (char *line = strtok_r(out, "\n", &lines); line; line = strtok_r(NULL, "\n", &lines)) {
 		int row;
 		if (sscanf(line, "GPU%d", &row) != 1)
 			continue;
 		/* Columns after the row name are GPU0, GPU1, ... in order. */
-		char *save = NULL, *tok = strtok_r(line, " \t\n", &save);
-		for (int col = 0; (tok = strtok_r(NULL, " \t\n", &save)) && col < hw->ngpus; col++)
+		char *save = NULL, *tok = strtok_r(line, " \t", &save);
+		for (int col = 0; (tok = strtok_r(NULL, " \t", &save)) && col < hw->ngpus; col++)
 			if (col > row && strncmp(tok, "NV", 2) == 0 && len + 32 < sizeof hw->nvlink)
 				len += (size_t)snprintf(hw->nvlink + len, sizeof hw->nvlink - len, "%sGPU%d-GPU%d %s",
 					len ? ", " : "", row, col, tok);
 	}
-	pclose(f);
 }
 
 /* The CUDA toolkit that compiles workloads: nvcc's release, else the
@@ -221,13 +276,29 @@ void cuco_hardware_detect(cuco_hardware *hw)
 {
 	memset(hw, 0, sizeof *hw);
 	detect_cpu(hw);
-	detect_gpus(hw);
-	detect_nvlink(hw);
+	char *out = cuco_xmalloc(TOOL_OUTPUT);
+	detect_gpus(hw, out);
+	detect_nvlink(hw, out);
+	free(out);
 	if (!hw->nvlink[0])
 		hw->nvlink_gbs = 0;  /* no NVLink between the GPUs here: the datasheet figure is moot */
 	detect_cuda(hw);
 	detect_nccl(hw);
 	hw->gin = hw->ngpus > 0 && rdma_present();
+}
+
+static pthread_once_t here_once = PTHREAD_ONCE_INIT;
+static cuco_hardware here;
+
+static void detect_here(void)
+{
+	cuco_hardware_detect(&here);
+}
+
+const cuco_hardware *cuco_hardware_get(void)
+{
+	pthread_once(&here_once, detect_here);
+	return &here;
 }
 
 cJSON *cuco_hardware_to_json(const cuco_hardware *hw)

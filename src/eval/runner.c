@@ -538,9 +538,7 @@ static int host_gpus(const cuco_runner_config *c, int need, char (*ids)[32], cuc
 	} else {
 		int have = need;
 		if (c->kind == CUCO_RUNNER_LOCAL) {
-			cuco_hardware hw;
-			cuco_hardware_detect(&hw);
-			have = hw.ngpus;
+			have = cuco_hardware_get()->ngpus;
 		}
 		for (; n < need && n < have; n++)
 			snprintf(ids[n], sizeof ids[0], "%d", n);

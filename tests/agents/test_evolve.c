@@ -348,32 +348,37 @@ static void test_knobs(void **state)
 	assert_int_equal(cuco_search_config_set(&k, "beam.nope", "1", &err), CUCO_EDATA);
 	assert_non_null(strstr(err.msg, "beam.nope"));
 
-	/* The file: [model] sections and top keys are the LLM client's. */
+	/* The file, read whole: [model] sections and top keys are the LLM client's. */
 	char path[] = "/tmp/cuco-test-knobs-XXXXXX";
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	const char text[] = "retries = 2\n[model m]\nmodel = x\n[evolve]\nislands = 4  # four\n"
-		"fastpath = false\n[beam]\nwidth = 3\n[model n]\nwidth = 99\n";
+		"fastpath = false\n[beam]\nwidth = 3\n[model n]\nmodel = y\n";
 	assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
 	close(fd);
-	cuco_search_config_defaults(&k);
-	assert_int_equal(cuco_search_config_load(path, &k, &err), CUCO_OK);
+	cuco_config *file = malloc(sizeof *file);  /* the knobs are read with the rest */
+	cuco_config_defaults(file);
+	assert_int_equal(cuco_config_load(path, file, &err), CUCO_OK);
+	k = file->search;
 	assert_int_equal(k.evolve.islands, 4);
 	assert_false(k.evolve.fastpath);
 	assert_int_equal(k.beam.width, 3);
 	FILE *f = fopen(path, "a");
 	fputs("[beam]\nplans = many\n", f);
 	fclose(f);
-	assert_int_equal(cuco_search_config_load(path, &k, &err), CUCO_EDATA);
+	cuco_config_defaults(file);
+	assert_int_equal(cuco_config_load(path, file, &err), CUCO_EDATA);
 	assert_non_null(strstr(err.msg, ":12: beam.plans = many"));
 	/* A knob given twice, even in a second [evolve], is refused: the second would win. */
 	assert_int_equal(truncate(path, (off_t)(sizeof text - 1)), 0);
 	f = fopen(path, "a");
 	fputs("[evolve]\nislands = 2\n", f);
 	fclose(f);
-	assert_int_equal(cuco_search_config_load(path, &k, &err), CUCO_EDATA);
+	cuco_config_defaults(file);
+	assert_int_equal(cuco_config_load(path, file, &err), CUCO_EDATA);
 	if (!strstr(err.msg, ":12: evolve.islands: given twice"))
 		fail_msg("%s", err.msg);
+	free(file);
 	unlink(path);
 }
 

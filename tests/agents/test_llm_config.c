@@ -15,6 +15,7 @@
 #include "agents/agents.h"
 
 static char path[] = "/tmp/cuco-test-config-XXXXXX";
+static cuco_config last;  /* the whole file load() read last: [screen], [eval], [runner] */
 
 static int load(const char *text, cuco_llm_config *cfg, cuco_err *err)
 {
@@ -22,8 +23,9 @@ static int load(const char *text, cuco_llm_config *cfg, cuco_err *err)
 	assert_true(fd >= 0);
 	close(fd);
 	assert_int_equal(cuco_write_file(path, text, strlen(text), err), CUCO_OK);
-	cuco_llm_config_defaults(cfg);
-	int rc = cuco_llm_config_load(path, cfg, err);
+	cuco_config_defaults(&last);
+	int rc = cuco_config_load(path, &last, err);
+	*cfg = last.llm;
 	unlink(path);
 	strcpy(path + strlen(path) - 6, "XXXXXX");
 	return rc;
@@ -150,15 +152,10 @@ static void test_nul_refused(void **state)
 	cuco_err err = { 0 };
 	static const char text[] = "retries = 2\n\0retries = many\n";
 	assert_int_equal(cuco_write_file(path, text, sizeof text - 1, &err), CUCO_OK);
-	cuco_llm_config cfg;
-	cuco_llm_config_defaults(&cfg);
-	assert_int_equal(cuco_llm_config_load(path, &cfg, &err), CUCO_EDATA);
+	cuco_config_defaults(&last);
+	assert_int_equal(cuco_config_load(path, &last, &err), CUCO_EDATA);
 	if (!strstr(err.msg, ": byte 13 is NUL; a text file holds none"))
 		fail_msg("error `%s` names no NUL", err.msg);
-	cuco_search_config k;
-	cuco_search_config_defaults(&k);
-	assert_int_equal(cuco_search_config_load(path, &k, &err), CUCO_EDATA);
-	assert_non_null(strstr(err.msg, ": byte 13 is NUL"));
 	unlink(path);
 	strcpy(path + strlen(path) - 6, "XXXXXX");
 }
@@ -202,19 +199,19 @@ static void test_file_errors(void **state)
 	cuco_llm_config_defaults(&cfg);
 	/* The screen's theme lives in the same file, in [screen]. */
 	assert_int_equal(load("retries = 1\n[screen]\ntheme = light  # for the projector\n", &cfg, &err), CUCO_OK);
-	assert_string_equal(cfg.theme, "light");
-	assert_int_equal(cfg.sandbox, CUCO_SANDBOX_DEFAULT);
+	assert_string_equal(last.theme, "light");
+	assert_int_equal(last.sandbox, CUCO_SANDBOX_DEFAULT);
 	/* So does the evaluator's sandbox, in [eval]. */
 	assert_int_equal(load("[eval]\nsandbox = bwrap\n", &cfg, &err), CUCO_OK);
-	assert_int_equal(cfg.sandbox, CUCO_SANDBOX_BWRAP);
+	assert_int_equal(last.sandbox, CUCO_SANDBOX_BWRAP);
 	/* And where stages run, in [runner]. */
-	assert_int_equal(cfg.runner.kind, CUCO_RUNNER_LOCAL);
+	assert_int_equal(last.runner.kind, CUCO_RUNNER_LOCAL);
 	assert_int_equal(load("[runner]\nkind = slurm\npartition = gpu\ntime_limit = 20\n"
 		"options = --mpi=pmix  # the cluster's MPI\n", &cfg, &err), CUCO_OK);
-	assert_int_equal(cfg.runner.kind, CUCO_RUNNER_SLURM);
-	assert_string_equal(cfg.runner.partition, "gpu");
-	assert_int_equal(cfg.runner.time_limit_min, 20);
-	assert_string_equal(cfg.runner.options, "--mpi=pmix");
+	assert_int_equal(last.runner.kind, CUCO_RUNNER_SLURM);
+	assert_string_equal(last.runner.partition, "gpu");
+	assert_int_equal(last.runner.time_limit_min, 20);
+	assert_string_equal(last.runner.options, "--mpi=pmix");
 	/* The laptop servers ask for fewer output tokens unless told. */
 	assert_int_equal(load("[model l]\nprovider = llamacpp\nmodel = m\nurl = http://h/v1\n"
 		"[model o]\nprovider = ollama\nmodel = m\n[model o2]\nprovider = ollama\nmodel = m\n"
@@ -224,8 +221,8 @@ static void test_file_errors(void **state)
 	assert_int_equal(cfg.models[2].max_tokens, 9000);
 	assert_int_equal(cfg.retry_time_s, 300);
 	assert_int_equal(cfg.max_reply_bytes, 4u << 20);
-	cuco_llm_config_defaults(&cfg);
-	assert_int_equal(cuco_llm_config_load("/nonexistent/cuco/config", &cfg, &err), CUCO_ENOTFOUND);
+	cuco_config_defaults(&last);
+	assert_int_equal(cuco_config_load("/nonexistent/cuco/config", &last, &err), CUCO_ENOTFOUND);
 }
 
 /* The built-in prices: a dated snapshot takes its model's, another model
@@ -406,6 +403,116 @@ static void test_bandit(void **state)
 	assert_int_equal(cuco_bandit_pick(&b), 0);
 }
 
+/* ---- docs/configuration.md against the options table --------------------- */
+
+/* The section a heading or a `[NAME ...]` line names; -1: none. */
+static int doc_section(const char *text)
+{
+	if (strstr(text, "Client settings"))
+		return CUCO_SEC_LLM;
+	for (int i = 0; i < CUCO_SEC_COUNT; i++) {
+		char want[32];
+		snprintf(want, sizeof want, "[%s", cuco_config_section_name((cuco_config_section)i));
+		const char *at = strstr(text, want);
+		if (at && (at[strlen(want)] == ']' || (i == CUCO_SEC_MODEL && at[strlen(want)] == ' ')))
+			return i;
+	}
+	return -1;
+}
+
+typedef struct doc_key {
+	int section;
+	char key[64];
+} doc_key;
+
+static void doc_add(doc_key *keys, int *n, int section, const char *key, size_t len)
+{
+	if (section < 0 || *n == 512 || len == 0 || len >= sizeof keys[0].key)
+		return;
+	keys[*n].section = section;
+	memcpy(keys[*n].key, key, len);
+	keys[(*n)++].key[len] = '\0';
+}
+
+/* Every key the page documents, with its section: the rows of a table
+ * whose first column is `key`, and the `key = value` lines of an example. */
+static int doc_keys(const char *text, doc_key *keys)
+{
+	int n = 0, heading = CUCO_SEC_LLM, cur = heading;
+	bool code = false, key_table = false;
+	char *copy = strdup(text), *save = NULL;
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "```", 3) == 0) {
+			code = !code;
+			cur = heading;
+		} else if (code) {
+			line[strcspn(line, "#")] = '\0';
+			char *s = cuco_trim(line), *eq = strchr(s, '=');
+			if (*s == '[')
+				cur = doc_section(s);
+			else if (eq && eq > s)
+				doc_add(keys, &n, cur, s, strcspn(s, " ="));
+		} else if (line[0] == '#') {
+			heading = cur = doc_section(line);
+			key_table = false;
+		} else if (strncmp(line, "| key |", 7) == 0) {
+			key_table = true;
+		} else if (key_table && strncmp(line, "| `", 3) == 0) {
+			const char *end = strchr(line + 1, '|');
+			for (const char *p = strchr(line, '`'); p && p < end; p = strchr(p, '`')) {
+				const char *q = strchr(p + 1, '`');
+				doc_add(keys, &n, heading, p + 1, (size_t)(q - p - 1));
+				p = q + 1;
+			}
+		} else if (line[0] != '|') {
+			key_table = false;
+		}
+	}
+	free(copy);
+	return n;
+}
+
+static void test_documented(void **state)
+{
+	(void)state;
+	const char *root = getenv("CUCO_SOURCE_ROOT");
+	char doc[1024];
+	snprintf(doc, sizeof doc, "%s/docs/configuration.md", root ? root : ".");
+	char *text;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_read_text(doc, 1 << 20, &text, NULL, &err), CUCO_OK);
+	static doc_key keys[512];
+	int n = doc_keys(text, keys);
+	size_t nopt;
+	const cuco_config_option *o = cuco_config_options(&nopt);
+	for (size_t i = 0; i < nopt; i++) {
+		bool found = false;
+		for (int k = 0; k < n && !found; k++)
+			found = keys[k].section == (int)o[i].section && strcmp(keys[k].key, o[i].key) == 0;
+		if (!found)
+			fail_msg("[%s] %s: not in docs/configuration.md",
+				cuco_config_section_name(o[i].section), o[i].key);
+	}
+	for (int k = 0; k < n; k++) {
+		bool found = false;
+		for (size_t i = 0; i < nopt && !found; i++)
+			found = keys[k].section == (int)o[i].section && strcmp(keys[k].key, o[i].key) == 0;
+		if (!found)
+			fail_msg("docs/configuration.md: [%s] %s: no such option",
+				cuco_config_section_name((cuco_config_section)keys[k].section), keys[k].key);
+	}
+	free(text);
+	/* Each default given as a value is one its own type takes. */
+	for (size_t i = 0; i < nopt; i++)
+		if (o[i].def[0] != '(' && o[i].section >= CUCO_SEC_EVOLVE && o[i].section <= CUCO_SEC_SAMPLE) {
+			char key[96];
+			cuco_search_config k;
+			snprintf(key, sizeof key, "%s.%s", cuco_config_section_name(o[i].section), o[i].key);
+			if (cuco_search_config_set(&k, key, o[i].def, &err) != CUCO_OK)
+				fail_msg("%s", err.msg);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_prices),
 		cmocka_unit_test(test_nul_refused),
 		cmocka_unit_test(test_config_path),
+		cmocka_unit_test(test_documented),
 		cmocka_unit_test(test_specs),
 		cmocka_unit_test(test_weighted_choice),
 		cmocka_unit_test(test_bandit),

@@ -28,12 +28,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (cuco_write_file(path, (const char *)data, size, NULL) != CUCO_OK)
 		return 0;
-	cuco_llm_config cfg;
-	cuco_llm_config_defaults(&cfg);
+	static cuco_config cfg;
+	cuco_config_defaults(&cfg);
 	cuco_err err;
-	if (cuco_llm_config_load(path, &cfg, &err) != CUCO_OK && strchr(err.msg, '\n'))
+	if (cuco_config_load(path, &cfg, &err) != CUCO_OK && strchr(err.msg, '\n'))
 		abort();
-	if (cfg.nmodels < 0 || cfg.nmodels > CUCO_MAX_MODELS)
+	if (cfg.llm.nmodels < 0 || cfg.llm.nmodels > CUCO_MAX_MODELS)
 		abort();
 	return 0;
 }

@@ -107,6 +107,38 @@ static void test_no_gpu(void **state)
 	assert_false(hw.gin);  /* GIN needs a GPU and an RDMA NIC */
 }
 
+/* A tool that floods is read only so far: detection ends, and a profile
+ * cut short counts no GPU (popen read it to its end, forever). Then the
+ * profile a process detects once, for all who ask. */
+static void test_flooding_tool(void **state)
+{
+	(void)state;
+	char path[512];
+	snprintf(path, sizeof path, "%s/flood/nvidia-smi", dir);
+	char folder[512];
+	snprintf(folder, sizeof folder, "%s/flood", dir);
+	mkdir(folder, 0755);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\nexec yes 'NVIDIA H200, 143771, 580.159.04'\n", f);
+	fclose(f);
+	chmod(path, 0755);
+	char env[sizeof folder + 32];
+	snprintf(env, sizeof env, "%s:/usr/bin:/bin", folder);
+	setenv("PATH", env, 1);
+	double t0 = cuco_mono();
+	cuco_hardware hw;
+	cuco_hardware_detect(&hw);
+	assert_true(cuco_mono() - t0 < 10);
+	assert_int_equal(hw.ngpus, 0);
+	use_fake_smi(true);
+	const cuco_hardware *once = cuco_hardware_get();
+	assert_int_equal(once->ngpus, 2);
+	use_fake_smi(false);
+	assert_ptr_equal(cuco_hardware_get(), once);
+	assert_int_equal(cuco_hardware_get()->ngpus, 2);
+}
+
 /* Run cuco doctor with extra environment; its stdout in out. */
 static int doctor(const char *env, const char *args, char *out, size_t size)
 {
@@ -314,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_from_proc),
 		cmocka_unit_test(test_two_h200_with_nvlink),
 		cmocka_unit_test(test_no_gpu),
+		cmocka_unit_test(test_flooding_tool),
 		cmocka_unit_test(test_doctor_names_what_is_missing),
 		cmocka_unit_test(test_doctor_json),
 		cmocka_unit_test(test_visible_devices),
