@@ -89,10 +89,6 @@ int cuco_read_text(const char *path, size_t max, char **out, size_t *len, cuco_e
 /* Write through a temporary file and rename(2), so readers never see half. */
 int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *err);
 int cuco_mkdir_p(const char *path, cuco_err *err);
-/* Source text with comments dropped and whitespace runs folded into one
- * space: what the duplicate checks (a model's reply, a person's edit,
- * with the directive) and a full rewrite's frame check compare. */
-void cuco_source_normalize(const char *text, size_t len, cuco_buf *out);
 /* Remove path and all below it, not following links; what cannot be
  * removed stays (best effort: scratch folders). */
 void cuco_remove_tree(const char *path);

@@ -358,35 +358,3 @@ const char *cuco_nearest(const char *word, const char *const *names, size_t n)
 	}
 	return nearest;
 }
-
-void cuco_source_normalize(const char *text, size_t len, cuco_buf *out)
-{
-	bool space = false;
-	for (size_t i = 0; i < len; i++) {
-		char ch = text[i];
-		if (ch == '/' && i + 1 < len && text[i + 1] == '/') {
-			while (i < len && text[i] != '\n')
-				i++;
-			space = true;
-			continue;
-		}
-		if (ch == '/' && i + 1 < len && text[i + 1] == '*') {
-			i += 2;
-			while (i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'))
-				i++;
-			i++;  /* onto the '/' (or past the end of an unclosed comment) */
-			space = true;
-			continue;
-		}
-		if (isspace((unsigned char)ch)) {
-			space = true;
-			continue;
-		}
-		if (space && out->len > 0)
-			cuco_buf_append(out, " ", 1);
-		space = false;
-		cuco_buf_append(out, &ch, 1);
-	}
-	if (out->len == 0)
-		cuco_buf_append(out, "", 0);
-}

@@ -12,6 +12,7 @@
  * before each lookup.
  */
 #include "agents/search_int.h"
+#include "text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@ void search_known_key(const char *text, size_t len, const cuco_directive *d,
 	char key[CUCO_HASH_LEN + 1])
 {
 	cuco_buf b = { 0 };
-	cuco_source_normalize(text, len, &b);
+	cuco_text_normalize(text, len, &b);
 	cuco_buf_puts(&b, "\n");
 	for (int i = 0; i < CUCO_DIRDIM_COUNT; i++)
 		cuco_buf_printf(&b, "%s=%s;", cuco_dirdim_name((cuco_dirdim)i),

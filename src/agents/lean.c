@@ -23,6 +23,7 @@
  * balance is shown whole.
  */
 #include "agents/agents.h"
+#include "text.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -198,13 +199,9 @@ static val or_expr(cond *c)
 static int decide(const cuco_workload *wl, const cuco_directive *d, const char *kw,
 	const char *text, size_t n)
 {
-	char buf[512];
-	snprintf(buf, sizeof buf, "%.*s", (int)(n < sizeof buf - 1 ? n : sizeof buf - 1), text);
-	char *comment = strstr(buf, "/*");
-	if (comment)
-		*comment = '\0';
-	if ((comment = strstr(buf, "//")))
-		*comment = '\0';
+	char buf[512], *code = cuco_text_strip(text, n, false);
+	snprintf(buf, sizeof buf, "%.*s", (int)(n < sizeof buf - 1 ? n : sizeof buf - 1), code);
+	free(code);
 	cond c = { wl, d, buf, false };
 	val v;
 	if (strcmp(kw, "ifdef") == 0 || strcmp(kw, "ifndef") == 0) {
@@ -305,55 +302,42 @@ static void hide_branches(src_line *v, size_t n, const cuco_workload *wl, const 
 
 /* ---- the frame ------------------------------------------------------------------- */
 
-/* Brace depths, function bodies at depth 0 and marker lines; false when
- * the braces do not balance (the frame is then shown whole). */
-static bool read_braces(src_line *v, size_t n)
+/* Brace depths, function bodies at depth 0, comment lines and marker
+ * lines, read from the text with comments and quotes blanked (text.h);
+ * false when the braces do not balance (the frame is then shown whole). */
+static bool read_braces(src_line *v, size_t n, const char *text, size_t len)
 {
-	enum { CODE, BLOCK_COMMENT, STRING, CHAR } state = CODE;
+	char *code = cuco_text_strip(text, len, true), *bare = cuco_text_strip(text, len, false);
 	int depth = 0;
 	char last = ';';  /* the last code character before a '{' */
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && depth >= 0; i++) {
+		const char *c = code + (v[i].s - text), *b = bare + (v[i].s - text);
 		v[i].depth = depth;
 		v[i].marker = memmem(v[i].s, v[i].n, "EVOLVE-BLOCK-", 13) != NULL;
 		size_t first = 0;
-		while (first < v[i].n && (v[i].s[first] == ' ' || v[i].s[first] == '\t'))
+		while (first < v[i].n && isspace((unsigned char)c[first]))
 			first++;
-		bool pp = first < v[i].n && v[i].s[first] == '#' && state == CODE;
-		bool code = false, said = false;
-		for (size_t k = 0; k < v[i].n && !pp; k++) {
-			char ch = v[i].s[k], nx = k + 1 < v[i].n ? v[i].s[k + 1] : '\0';
-			said |= state == BLOCK_COMMENT || (ch == '/' && (nx == '*' || nx == '/'));
-			code |= state != BLOCK_COMMENT && !isspace((unsigned char)ch) &&
-				!(ch == '/' && (nx == '*' || nx == '/'));
-			if (state == BLOCK_COMMENT) {
-				if (ch == '*' && nx == '/')
-					state = CODE, k++;
-			} else if (state == STRING || state == CHAR) {
-				if (ch == '\\')
-					k++;
-				else if (ch == (state == STRING ? '"' : '\''))
-					state = CODE;
-			} else if (ch == '/' && nx == '*') {
-				state = BLOCK_COMMENT, k++;
-			} else if (ch == '/' && nx == '/') {
-				break;
-			} else if (ch == '"' || ch == '\'') {
-				state = ch == '"' ? STRING : CHAR;
-			} else if (ch == '{') {
+		bool pp = first < v[i].n && c[first] == '#';
+		bool holds_code = false, said = false;
+		for (size_t k = 0; k < v[i].n && !pp && depth >= 0; k++) {
+			said |= b[k] != v[i].s[k];
+			if (isspace((unsigned char)c[k]))
+				continue;
+			holds_code = true;
+			if (c[k] == '{') {
 				if (depth == 0 && last == ')')
 					v[i].opens_body = true;
 				depth++;
-			} else if (ch == '}') {
-				if (--depth < 0)
-					return false;
-			} else if (!isspace((unsigned char)ch)) {
-				last = ch;
+			} else if (c[k] == '}') {
+				depth--;
+			} else {
+				last = c[k];
 			}
 		}
-		if (state == STRING || state == CHAR)
-			state = CODE;  /* an unclosed literal ends with its line */
-		v[i].comment = !pp && said && !code;
+		v[i].comment = !pp && said && !holds_code;
 	}
+	free(code);
+	free(bare);
 	return depth == 0;
 }
 
@@ -361,9 +345,9 @@ static bool read_braces(src_line *v, size_t n)
  * lines between a body's opening line and its closing brace's line, when
  * no marker is among them), and comments of two lines or more anywhere:
  * a reply that quotes one quotes its note, which stands for it. */
-static void hide_frame(src_line *v, size_t n)
+static void hide_frame(src_line *v, size_t n, const char *text, size_t len)
 {
-	if (!read_braces(v, n))
+	if (!read_braces(v, n, text, len))
 		return;
 	bool inside = false;
 	for (size_t i = 0; i < n; i++) {
@@ -419,7 +403,7 @@ void cuco_prompt_lean_code(const cuco_workload *wl, const cuco_directive *d, con
 		v[n++] = (src_line){ .s = text + i, .n = end - i };
 		i = end + 1;
 	}
-	hide_frame(v, n);
+	hide_frame(v, n, text, len);
 	hide_branches(v, n, wl, d);
 	for (size_t i = 0; i < n;) {
 		if (!v[i].hidden) {

@@ -8,6 +8,7 @@
  * every hunk applies. The parent's line endings and final newline are kept.
  */
 #include "agents/agents.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -681,7 +682,7 @@ static int apply_hunks(const lines *file, const region *r, size_t nr, const cuco
 }
 
 /* A segment's lines with comments dropped and whitespace folded
- * (cuco_source_normalize), for comparing frames. */
+ * (cuco_text_normalize), for comparing frames. */
 static void normal_form(const lines *f, size_t from, size_t upto, cuco_buf *out)
 {
 	cuco_buf raw = { 0 };
@@ -690,20 +691,19 @@ static void normal_form(const lines *f, size_t from, size_t upto, cuco_buf *out)
 		cuco_buf_puts(&raw, "\n");
 	}
 	out->len = 0;
-	cuco_source_normalize(raw.data ? raw.data : "", raw.len, out);
+	cuco_text_normalize(raw.data ? raw.data : "", raw.len, out);
 	cuco_buf_free(&raw);
 }
 
-/* Whether a line holds code: not blank, not only a // or one-line comment. */
-static bool code_line(line l)
+/* The first of lines [*i, end) that holds code (not blank, not only a
+ * comment), its normal form in *b; end when none. */
+static void next_code(const lines *f, size_t *i, size_t end, cuco_buf *b)
 {
-	size_t i = indent_of(l), n = rtrim(l);
-	if (i >= n)
-		return false;
-	if (n - i >= 2 && l.s[i] == '/' && l.s[i + 1] == '/')
-		return false;
-	return !(n - i >= 4 && l.s[i] == '/' && l.s[i + 1] == '*' && l.s[n - 2] == '*' &&
-		l.s[n - 1] == '/');
+	for (; *i < end; ++*i) {
+		normal_form(f, *i, *i + 1, b);
+		if (b->len > 0)
+			return;
+	}
 }
 
 /* The first parent line of [pi, pend) whose code the reply's [ni, nend)
@@ -713,14 +713,10 @@ static size_t first_change(const lines *file, size_t pi, size_t pend, const line
 {
 	cuco_buf a = { 0 }, b = { 0 };
 	for (;; pi++, ni++) {
-		while (pi < pend && !code_line(file->v[pi]))
-			pi++;
-		while (ni < nend && !code_line(nf->v[ni]))
-			ni++;
+		next_code(file, &pi, pend, &a);
+		next_code(nf, &ni, nend, &b);
 		if (pi >= pend || ni >= nend)
 			break;
-		normal_form(file, pi, pi + 1, &a);
-		normal_form(nf, ni, ni + 1, &b);
 		if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
 			break;
 	}

@@ -9,6 +9,7 @@
  * table) and measured (cuco_fp_prompt's bytes).
  */
 #include "agents/search_int.h"
+#include "text.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -241,7 +242,7 @@ static void section_headers(cuco_buf *b, const cuco_workload *wl, const char *pr
 {
 	char names[MAX_SHOWN_FILES][128];
 	int n = 0, put = 0;
-	cuco_source_includes(program, len, names, &n, MAX_SHOWN_FILES);
+	cuco_text_includes(program, len, names, &n, MAX_SHOWN_FILES);
 	for (int k = 0; k < n; k++) {
 		char path[PATH_MAX + 200], *text;
 		size_t tlen;
@@ -252,7 +253,7 @@ static void section_headers(cuco_buf *b, const cuco_workload *wl, const char *pr
 			cuco_buf_puts(b, "\n## Helper headers the program includes\nTheir source, as the "
 				"build finds them: what the program calls from them and may rely on.\n");
 		put_file(b, names[k], text, tlen);
-		cuco_source_includes(text, tlen, names, &n, MAX_SHOWN_FILES);
+		cuco_text_includes(text, tlen, names, &n, MAX_SHOWN_FILES);
 		free(text);
 	}
 }

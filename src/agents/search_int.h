@@ -164,7 +164,7 @@ int search_fill(search_llm *s, search_ledger *lg, const cuco_model *m, cuco_edit
 /* ---- one child and its duplicates (child.c) ----
  * A candidate is its source and its directive (the directive reaches the
  * build as defines): two with the same normal form of the source
- * (cuco_source_normalize) and the same directive are duplicates, and a
+ * (cuco_text_normalize) and the same directive are duplicates, and a
  * reply that reproduces a known one is refused. */
 typedef struct search_known_entry {
 	char key[CUCO_HASH_LEN + 1];

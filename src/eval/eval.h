@@ -198,9 +198,6 @@ void cuco_program_free(cuco_program *p);
 /* The analysis for people and prompts: one numbered entry per call. The
  * size's variables (may be NULL) turn counts into bytes where they can. */
 void cuco_program_report(const cuco_program *p, const cuco_size *size, int ranks, cuco_buf *out);
-/* The local includes ("…") of a source, appended to names[*n], when not
- * there yet, up to max. */
-void cuco_source_includes(const char *text, size_t len, char (*names)[128], int *n, int max);
 /* Whether it includes a header of that file name (in any folder). */
 bool cuco_program_includes(const cuco_program *p, const char *name);
 /* Whether a string literal of the program contains needle; *line where. */

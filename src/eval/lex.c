@@ -5,6 +5,7 @@
  * may override) and leave no tokens,
  * and both sides of every #if stay. Every bracket knows its partner. */
 #include "eval/eval_int.h"
+#include "text.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -141,10 +142,11 @@ static void directive(lexer *l, const char *text, int line)
 	const char *arg = p + kw;
 	while (*arg == ' ' || *arg == '\t')
 		arg++;
-	if (kw == 7 && strncmp(p, "include", 7) == 0 && (*arg == '"' || *arg == '<')) {
-		const char *close = strchr(arg + 1, *arg == '"' ? '"' : '>');
-		if (close)
-			add_include(l->lx, arg + 1, (size_t)(close - arg - 1), *arg == '"', line);
+	const char *name;
+	size_t nlen;
+	bool local;
+	if (cuco_text_include(text, strlen(text), &name, &nlen, &local)) {
+		add_include(l->lx, name, nlen, local, line);
 	} else if (kw == 6 && strncmp(p, "ifndef", 6) == 0) {
 		snprintf(l->guard, sizeof l->guard, "%.*s", (int)ident_len(arg), arg);
 		return;
@@ -259,16 +261,3 @@ bool eval_tok_is(const eval_tok *t, const char *s)
 	return (int)strlen(s) == t->len && memcmp(t->s, s, (size_t)t->len) == 0;
 }
 
-void cuco_source_includes(const char *text, size_t len, char (*names)[128], int *n, int max)
-{
-	eval_lexed lx;
-	eval_lex(text, len, &lx);
-	for (int i = 0; i < lx.nincludes && *n < max; i++) {
-		bool seen = !lx.includes[i].local;
-		for (int k = 0; k < *n && !seen; k++)
-			seen = strcmp(names[k], lx.includes[i].name) == 0;
-		if (!seen)
-			cuco_strlcpy(names[(*n)++], lx.includes[i].name, 128);
-	}
-	eval_lexed_free(&lx);
-}

@@ -14,6 +14,7 @@
  * under the failure class `suspect`. */
 #include "eval/eval_int.h"
 #include "eval/hostcalls.h"
+#include "text.h"
 #include "../../workloads/common/cuco_seal.h"
 
 #include <ctype.h>
@@ -117,45 +118,6 @@ static const struct { const char *text, *why; } forbidden_text[] = {
 	{ "LD_PRELOAD", "names the preload that counts host calls" },
 };
 
-/* src without comments (strings kept, or blanked too): same length, so
- * positions still agree. */
-static char *strip(const char *src, size_t len, bool blank_strings)
-{
-	char *out = cuco_xmalloc(len + 1);
-	char quote = 0;
-	for (size_t i = 0; i < len; i++) {
-		char c = src[i];
-		if (quote) {
-			out[i] = blank_strings ? ' ' : c;
-			if (c == '\\' && i + 1 < len) {
-				i++;
-				out[i] = blank_strings ? ' ' : src[i];
-			} else if (c == quote || c == '\n') {
-				quote = 0;
-			}
-		} else if (c == '/' && i + 1 < len && src[i + 1] == '/') {
-			for (; i < len && src[i] != '\n'; i++)
-				out[i] = ' ';
-			if (i < len)
-				out[i] = '\n';
-		} else if (c == '/' && i + 1 < len && src[i + 1] == '*') {
-			size_t end = i + 2;
-			while (end + 1 < len && !(src[end] == '*' && src[end + 1] == '/'))
-				end++;
-			end = end + 1 < len ? end + 2 : len;
-			for (; i < end; i++)
-				out[i] = src[i] == '\n' ? '\n' : ' ';
-			i--;
-		} else {
-			if (c == '"' || c == '\'')
-				quote = c;
-			out[i] = c;
-		}
-	}
-	out[len] = '\0';
-	return out;
-}
-
 static bool ident_char(char c)
 {
 	return isalnum((unsigned char)c) || c == '_';
@@ -194,7 +156,7 @@ static bool scan_region(const char *all, size_t from, size_t to, char *why, size
 {
 	const char *src = all + from;
 	size_t len = to - from;
-	char *code = strip(src, len, true), *text = strip(src, len, false);
+	char *code = cuco_text_strip(src, len, true), *text = cuco_text_strip(src, len, false);
 	int line = 1;
 	for (size_t k = 0; k < from; k++)
 		line += all[k] == '\n';

@@ -12,6 +12,7 @@
  * then one number with a spread of 0 %), and a seed blind to most of the
  * directive (the tuner's children the same program). */
 #include "eval/eval_int.h"
+#include "text.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -47,7 +48,7 @@ static void seed_text(const cuco_workload *wl, cuco_buf *out)
 	cuco_buf_append(out, text, len);
 	char inc[16][128];
 	int n = 0;
-	cuco_source_includes(text, len, inc, &n, 16);
+	cuco_text_includes(text, len, inc, &n, 16);
 	free(text);
 	const char *slash = strrchr(wl->seed_file, '/');
 	for (int i = 0; i < n; i++) {

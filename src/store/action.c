@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "store/store_int.h"
+#include "text.h"
 
 /* A rejected candidate comes back as what its record says it reached:
  * timed, failed, or not yet evaluated (the engine evaluates it then). */
@@ -86,7 +87,7 @@ struct same {
 };
 
 /* The same program: the same text, or the same after comments and
- * whitespace (cuco_source_normalize), as a model's reply is compared. */
+ * whitespace (cuco_text_normalize), as a model's reply is compared. */
 static bool same_source(const struct same *s, const cuco_candidate *c)
 {
 	if (strcmp(c->source_hash, s->hash) == 0)
@@ -97,7 +98,7 @@ static bool same_source(const struct same *s, const cuco_candidate *c)
 	size_t len = 0;
 	cuco_buf norm = { 0 };
 	bool same = cuco_source_get(s->txn, c->source_hash, &text, &len) == CUCO_OK
-		&& (cuco_source_normalize(text, len, &norm), norm.len == s->text->len)
+		&& (cuco_text_normalize(text, len, &norm), norm.len == s->text->len)
 		&& memcmp(norm.data, s->text->data, norm.len) == 0;
 	free(text);
 	cuco_buf_free(&norm);
@@ -126,7 +127,7 @@ static int check_edit(cuco_txn *txn, const cuco_command *cmd, const cuco_candida
 	if (rc != CUCO_OK)
 		return rc;
 	cuco_buf norm = { 0 };
-	cuco_source_normalize(text, len, &norm);
+	cuco_text_normalize(text, len, &norm);
 	free(text);
 	struct same s = { txn, cmd->source_hash, &norm, &parent->directive, 0 };
 	rc = cuco_cand_each(txn, 1, find_same, &s);

@@ -15,6 +15,7 @@
 
 #include "agents/agents.h"
 #include "agents/search_int.h"
+#include "text.h"
 
 #define DRAWS 200000
 
@@ -265,9 +266,9 @@ static void test_normalize(void **state)
 	const char *b = "int f(int x) {   /* the same,\n   reformatted */ return x + 1;\n}";
 	const char *c = "int f(int x)\n{\n\treturn x + 2;\n}\n";
 	cuco_buf na = { 0 }, nb = { 0 }, nc = { 0 };
-	cuco_source_normalize(a, strlen(a), &na);
-	cuco_source_normalize(b, strlen(b), &nb);
-	cuco_source_normalize(c, strlen(c), &nc);
+	cuco_text_normalize(a, strlen(a), &na);
+	cuco_text_normalize(b, strlen(b), &nb);
+	cuco_text_normalize(c, strlen(c), &nc);
 	assert_string_equal(na.data, "int f(int x) { return x + 1; }");
 	assert_string_equal(na.data, nb.data);
 	assert_string_not_equal(na.data, nc.data);
