@@ -5,6 +5,91 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- blocks --------------------------------------------------------------------- */
+
+cuco_marker cuco_text_marker(const char *line, size_t n)
+{
+	bool s = memmem(line, n, CUCO_MARK_START, strlen(CUCO_MARK_START)) != NULL;
+	bool e = memmem(line, n, CUCO_MARK_END, strlen(CUCO_MARK_END)) != NULL;
+	return s && e ? CUCO_MARKER_BOTH : s ? CUCO_MARKER_START : e ? CUCO_MARKER_END
+		: CUCO_MARKER_NONE;
+}
+
+bool cuco_text_names_marker(const char *line, size_t n)
+{
+	return memmem(line, n, CUCO_MARK_STEM, strlen(CUCO_MARK_STEM)) != NULL;
+}
+
+bool cuco_text_marked(const char *text, size_t len)
+{
+	/* Neither word holds a '\n': a line holds one when the text does. */
+	return cuco_text_marker(text, len) != CUCO_MARKER_NONE;
+}
+
+/* Why the marker on a line breaks the rule, given whether a block is open. */
+static const char *refused(cuco_marker m, bool open)
+{
+	if (m == CUCO_MARKER_BOTH)
+		return CUCO_MARK_START " and " CUCO_MARK_END " on one line";
+	if (m == CUCO_MARKER_START && open)
+		return CUCO_MARK_START " without a matching END before it";
+	if (m == CUCO_MARKER_END && !open)
+		return CUCO_MARK_END " without a matching START";
+	return NULL;
+}
+
+int cuco_text_blocks(const char *text, size_t len, const char *who, cuco_block **out, size_t *n,
+	cuco_err *err)
+{
+	*out = NULL;
+	*n = 0;
+	size_t cap = 0, line = 0, p = 0;
+	cuco_block b = { 0 };
+	bool open = false;
+	const char *why = NULL;
+	for (; p < len; line++) {
+		const char *nl = memchr(text + p, '\n', len - p);
+		size_t eol = nl ? (size_t)(nl - text) : len, next = nl ? eol + 1 : len;
+		cuco_marker m = cuco_text_marker(text + p, eol - p);
+		if ((why = refused(m, open)))
+			break;
+		if (m == CUCO_MARKER_START) {
+			b = (cuco_block){ .start = line, .from = next };
+			open = true;
+		} else if (m == CUCO_MARKER_END) {
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 4;
+				*out = cuco_xrealloc(*out, cap * sizeof **out);
+			}
+			b.end = line;
+			b.to = p;
+			(*out)[(*n)++] = b;
+			open = false;
+		}
+		p = next;
+	}
+	if (!why && open) {
+		why = CUCO_MARK_START " is never closed";
+		line = b.start;
+	}
+	if (!why)
+		return CUCO_OK;
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return cuco_errf(err, CUCO_EDATA, "%s: line %zu: %s", who, line + 1, why);
+}
+
+size_t cuco_text_nblocks(const char *text, size_t len)
+{
+	cuco_block *b;
+	size_t n;
+	if (cuco_text_blocks(text, len, "text", &b, &n, NULL) != CUCO_OK)
+		return 0;
+	free(b);
+	return n;
+}
+
 /* ---- comments ------------------------------------------------------------------- */
 
 char *cuco_text_strip(const char *src, size_t len, bool blank_quotes)

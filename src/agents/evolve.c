@@ -25,6 +25,7 @@
  * observed, and a child's parent is looked up when it lands.
  */
 #include "agents/search_int.h"
+#include "text.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -803,23 +804,17 @@ typedef struct child_plan {
 	uint64_t other;         /* crossover's second parent; 0 when none */
 } child_plan;
 
-/* Ask the model for a child of plan->parent (search_child: a reply that
- * repeats a known candidate is answered, up to novelty_attempts). */
 /* Bytes of a program's EVOLVE-BLOCKs, their markers' lines excluded. */
 static size_t block_bytes(const char *src, size_t len)
 {
-	size_t n = 0;
-	bool inside = false;
-	for (size_t i = 0; i < len;) {
-		const char *nl = memchr(src + i, '\n', len - i);
-		size_t end = nl ? (size_t)(nl - src) : len;
-		if (memmem(src + i, end - i, "EVOLVE-BLOCK-", 13))
-			inside = memmem(src + i, end - i, "EVOLVE-BLOCK-START", 18) != NULL;
-		else if (inside)
-			n += end - i + 1;
-		i = end + 1;
-	}
-	return n;
+	cuco_block *b;
+	size_t n, bytes = 0;
+	if (cuco_text_blocks(src, len, "parent", &b, &n, NULL) != CUCO_OK)
+		return 0;
+	for (size_t k = 0; k < n; k++)
+		bytes += b[k].to - b[k].from;
+	free(b);
+	return bytes;
 }
 
 static const cuco_origin kind_origin[] = {

@@ -20,6 +20,7 @@
  * asks again when the run goes on.
  */
 #include "agents/search_int.h"
+#include "text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -393,10 +394,16 @@ static int attempt_once(fastpath *f, uint64_t parent, attempt *a, cuco_proposal 
 	f->calling = true;
 	rc = search_llm_edit(f->llm, &lg, &e, &r, why);
 	f->calling = false;
-	if (rc == CUCO_OK && stage == STAGE_B && !strstr(r.source, "EVOLVE-BLOCK-START")) {
-		rc = cuco_errf(why, CUCO_EDATA, "the program has no EVOLVE-BLOCK-START / "
-			"EVOLVE-BLOCK-END markers");
-		search_ledger_refused(&lg, why->msg);
+	if (rc == CUCO_OK && stage == STAGE_B) {
+		cuco_block *b;
+		size_t n;
+		rc = cuco_text_blocks(r.source, r.len, "the program", &b, &n, why);
+		free(b);
+		if (rc == CUCO_OK && n == 0)
+			rc = cuco_errf(why, CUCO_EDATA, "the program has no EVOLVE-BLOCK-START / "
+				"EVOLVE-BLOCK-END markers");
+		if (rc != CUCO_OK)
+			search_ledger_refused(&lg, why->msg);
 	}
 	if (rc == CUCO_EDATA)
 		search_refuse(f->llm, &lg, stage == STAGE_B ? 0 : -1, m->name, r.prompt, r.transcript,

@@ -36,7 +36,7 @@ typedef struct src_line {
 	int depth;        /* brace depth at the line's start */
 	bool comment;     /* holds nothing but comment (or is inside a block comment) */
 	bool opens_body;  /* a function body's '{' ends this line at depth 0 */
-	bool marker;      /* an EVOLVE-BLOCK-START or -END line */
+	cuco_marker marker;  /* an EVOLVE-BLOCK-START or -END line (text.h) */
 	bool hidden;
 	const char *why;  /* of a hidden run */
 } src_line;
@@ -313,7 +313,7 @@ static bool read_braces(src_line *v, size_t n, const char *text, size_t len)
 	for (size_t i = 0; i < n && depth >= 0; i++) {
 		const char *c = code + (v[i].s - text), *b = bare + (v[i].s - text);
 		v[i].depth = depth;
-		v[i].marker = memmem(v[i].s, v[i].n, "EVOLVE-BLOCK-", 13) != NULL;
+		v[i].marker = cuco_text_marker(v[i].s, v[i].n);
 		size_t first = 0;
 		while (first < v[i].n && isspace((unsigned char)c[first]))
 			first++;
@@ -351,10 +351,10 @@ static void hide_frame(src_line *v, size_t n, const char *text, size_t len)
 		return;
 	bool inside = false;
 	for (size_t i = 0; i < n; i++) {
-		if (v[i].marker)
-			inside = memmem(v[i].s, v[i].n, "EVOLVE-BLOCK-START", 18) != NULL;
-		if (v[i].marker)
+		if (v[i].marker) {
+			inside = v[i].marker == CUCO_MARKER_START;
 			continue;
+		}
 		if (v[i].comment) {
 			size_t end = i;
 			while (end < n && v[end].comment && !v[end].marker)
@@ -376,7 +376,7 @@ static void hide_frame(src_line *v, size_t n, const char *text, size_t len)
 		/* end: the first line back at depth 0; the body closes on end - 1. */
 		bool markers = false;
 		for (size_t k = i + 1; k < end; k++)
-			markers |= v[k].marker;
+			markers |= v[k].marker != CUCO_MARKER_NONE;
 		for (size_t k = i + 1; !markers && k + 1 < end; k++) {
 			v[k].hidden = true;
 			v[k].why = "outside the blocks";

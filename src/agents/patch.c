@@ -42,11 +42,6 @@ typedef struct placed {
 	lines repl;
 } placed;
 
-/* An EVOLVE-BLOCK: the lines of its two markers. */
-typedef struct region {
-	size_t start, end;
-} region;
-
 static const char *const match_names[CUCO_MATCH_COUNT] = {
 	"exact", "trailing-space", "indent", "typography", "spacing",
 };
@@ -361,52 +356,6 @@ static void closest(const lines *file, const lines *srch, char *buf, size_t size
 		best + 1, fq, sq);
 }
 
-static bool has_marker(line l, const char *marker)
-{
-	size_t m = strlen(marker);
-	for (size_t i = 0; i + m <= l.n; i++)
-		if (memcmp(l.s + i, marker, m) == 0)
-			return true;
-	return false;
-}
-
-/* The EVOLVE-BLOCKs of a file; refuses unbalanced markers. */
-static int find_regions(const lines *f, const char *who, region **out, size_t *n, cuco_err *err)
-{
-	*out = NULL;
-	*n = 0;
-	bool open = false;
-	size_t start = 0, cap = 0;
-	for (size_t i = 0; i < f->n; i++) {
-		bool s = has_marker(f->v[i], "EVOLVE-BLOCK-START");
-		bool e = has_marker(f->v[i], "EVOLVE-BLOCK-END");
-		if ((s && open) || (e && !open)) {
-			free(*out);
-			*out = NULL;
-			return cuco_errf(err, CUCO_EDATA, "%s: line %zu: EVOLVE-BLOCK-%s without a matching %s",
-				who, i + 1, s ? "START" : "END", s ? "END before it" : "START");
-		}
-		if (s) {
-			open = true;
-			start = i;
-		} else if (e) {
-			if (*n == cap) {
-				cap = cap ? cap * 2 : 4;
-				*out = cuco_xrealloc(*out, cap * sizeof **out);
-			}
-			(*out)[(*n)++] = (region){ start, i };
-			open = false;
-		}
-	}
-	if (open) {
-		free(*out);
-		*out = NULL;
-		return cuco_errf(err, CUCO_EDATA, "%s: line %zu: EVOLVE-BLOCK-START is never closed",
-			who, start + 1);
-	}
-	return CUCO_OK;
-}
-
 /* A line's text with every run of whitespace as one space, trimmed. */
 static void fold_line(line l, cuco_buf *out)
 {
@@ -574,7 +523,7 @@ static void changed_range(const lines *file, placed *p)
 	p->rhi = p->repl.n - b;
 }
 
-static bool inside_region(const region *r, size_t nr, size_t lo, size_t hi)
+static bool inside_region(const cuco_block *r, size_t nr, size_t lo, size_t hi)
 {
 	for (size_t i = 0; i < nr; i++)
 		if (r[i].start < lo && hi <= r[i].end)
@@ -582,14 +531,14 @@ static bool inside_region(const region *r, size_t nr, size_t lo, size_t hi)
 	return false;
 }
 
-static int check_hunk(const lines *file, const region *r, size_t nr, int num, placed *p,
+static int check_hunk(const lines *file, const cuco_block *r, size_t nr, int num, placed *p,
 	cuco_err *err)
 {
 	char first[96];
 	quote(file->v[p->at], first, sizeof first);
 	changed_range(file, p);
 	for (size_t i = p->rlo; nr > 0 && i < p->rhi; i++)
-		if (has_marker(p->repl.v[i], "EVOLVE-BLOCK-"))
+		if (cuco_text_names_marker(p->repl.v[i].s, p->repl.v[i].n))
 			return cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): REPLACE adds or moves an "
 				"EVOLVE-BLOCK marker", num, first);
 	if (p->lo == p->hi && p->len == p->repl.n)
@@ -637,7 +586,7 @@ static void assemble(const lines *file, placed **order, int n, const char *eol, 
 		cuco_buf_append(out, "", 0);
 }
 
-static int apply_hunks(const lines *file, const region *r, size_t nr, const cuco_reply *reply,
+static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,
 	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
 {
 	lazy_ascii afile = { 0 };
@@ -728,8 +677,8 @@ static size_t first_change(const lines *file, size_t pi, size_t pend, const line
 /* Compare the frames segment by segment: CUCO_OK when the code outside
  * the blocks is the parent's (*cosmetic when comments, blank lines or
  * whitespace differ), CUCO_EDATA naming the first line that changed. */
-static int compare_frames(const lines *file, const region *r, size_t nr, const lines *nf,
-	const region *nrg, bool *cosmetic, cuco_err *err)
+static int compare_frames(const lines *file, const cuco_block *r, size_t nr, const lines *nf,
+	const cuco_block *nrg, bool *cosmetic, cuco_err *err)
 {
 	cuco_buf a = { 0 }, b = { 0 };
 	int rc = CUCO_OK;
@@ -767,7 +716,7 @@ static int compare_frames(const lines *file, const region *r, size_t nr, const l
 
 /* The parent's frame with new insides for its blocks, in order: the
  * frame byte for byte, each inside's lines with the parent's line ends. */
-static void splice(const lines *file, const region *r, size_t nr, const lines *inside,
+static void splice(const lines *file, const cuco_block *r, size_t nr, const lines *inside,
 	const char *eol, bool final_nl, cuco_patched *out)
 {
 	cuco_buf b = { 0 };
@@ -798,7 +747,7 @@ static void splice(const lines *file, const region *r, size_t nr, const lines *i
  * systems splice the new blocks into the parent's frame; a model often
  * retouches a comment or the file's last line). The parent's frame is
  * kept byte for byte and the new blocks' insides are put into it. */
-static int apply_full(const lines *file, const region *r, size_t nr, const cuco_reply *reply,
+static int apply_full(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,
 	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
 {
 	const char *code = reply->code;
@@ -809,9 +758,9 @@ static int apply_full(const lines *file, const region *r, size_t nr, const cuco_
 	}
 	lines nf;
 	split(code, strlen(code), &nf);
-	region *nrg;
+	cuco_block *nrg;
 	size_t nnr;
-	int rc = find_regions(&nf, "reply", &nrg, &nnr, err);
+	int rc = cuco_text_blocks(code, strlen(code), "reply", &nrg, &nnr, err);
 	if (rc != CUCO_OK) {
 		free(nf.v);
 		return rc;
@@ -837,7 +786,7 @@ static int apply_full(const lines *file, const region *r, size_t nr, const cuco_
 
 /* The parent with each block's inside replaced by the reply's text for it:
  * as many blocks as the parent has, none holding a marker. */
-static int apply_blocks(const lines *file, const region *r, size_t nr, const cuco_reply *reply,
+static int apply_blocks(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,
 	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
 {
 	if (nr == 0)
@@ -852,7 +801,7 @@ static int apply_blocks(const lines *file, const region *r, size_t nr, const cuc
 	for (size_t k = 0; k < nr && rc == CUCO_OK; k++) {
 		split(reply->blocks[k], strlen(reply->blocks[k]), &inside[k]);
 		for (size_t i = 0; i < inside[k].n && rc == CUCO_OK; i++)
-			if (has_marker(inside[k].v[i], "EVOLVE-BLOCK-"))
+			if (cuco_text_names_marker(inside[k].v[i].s, inside[k].v[i].n))
 				rc = cuco_errf(err, CUCO_EDATA, "block %zu's new text holds an EVOLVE-BLOCK marker "
 					"(its line %zu); give only the lines between the markers", k + 1, i + 1);
 	}
@@ -883,9 +832,9 @@ int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
 	const char *nl = memchr(parent, '\n', len);
 	const char *eol = nl && nl > parent && nl[-1] == '\r' ? "\r\n" : "\n";
 	bool final_nl = len > 0 && parent[len - 1] == '\n';
-	region *r;
+	cuco_block *r;
 	size_t nr;
-	int rc = find_regions(&file, "parent", &r, &nr, err);
+	int rc = cuco_text_blocks(parent, len, "parent", &r, &nr, err);
 	if (rc == CUCO_OK) {
 		if (reply->kind == CUCO_REPLY_FULL)
 			rc = apply_full(&file, r, nr, reply, eol, final_nl, out, err);

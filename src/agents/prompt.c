@@ -8,6 +8,7 @@
  * many thousands of candidates, and only the few shown are read in full.
  */
 #include "agents/agents.h"
+#include "text.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -242,15 +243,6 @@ void cuco_prompt_put_directive(cuco_buf *b, const cuco_workload *wl, const cuco_
 	for (int i = 0; i < wl->ndims; i++)
 		cuco_buf_printf(b, "%s: %s\n", wl->dims[i].name,
 			cuco_directive_value(d, wl->dims[i].name));
-}
-
-int cuco_prompt_blocks(const char *text, size_t len)
-{
-	int n = 0;
-	for (const char *p = text; (p = memmem(p, len - (size_t)(p - text), "EVOLVE-BLOCK-START", 18));
-			p += 18)
-		n++;
-	return n;
 }
 
 /* The directive as the JSON object of a reply. */
@@ -595,7 +587,7 @@ static int put_program(cuco_txn *txn, cuco_buf *b, const char *title, uint64_t i
 	if ((how->code && !same) || how->blocks)
 		rc = cuco_source_get(txn, c->source_hash, &text, &len);
 	if (rc == CUCO_OK && how->blocks)
-		*how->blocks = cuco_prompt_blocks(text, len);
+		*how->blocks = (int)cuco_text_nblocks(text, len);
 	if (rc == CUCO_OK && how->code && !same)
 		put_code(b, how, c, text, len);
 	free(text);

@@ -73,8 +73,6 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
  * text (nblocks of them) or the whole file; none for a directive alone. */
 char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
 	cuco_prompt_profile profile, int nblocks);
-/* EVOLVE-BLOCKs in a program's text. */
-int cuco_prompt_blocks(const char *text, size_t len);
 /* The program as the lean profile shows it (lean.c): every line a reply
  * may quote, the frame's function bodies and the branches that the
  * directive d does not build each replaced by one line saying so. */

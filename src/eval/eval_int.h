@@ -489,9 +489,10 @@ int eval_ticket_file(const eval_ticket *t, const char *dir, char *path, size_t s
  * this ticket's seal; *json then points at the JSON. */
 bool eval_ticket_open(const eval_ticket *t, const char *sealed, const char **json);
 
-/* Whether the code a search may change (EVOLVE-BLOCKs, or all of a program
- * without them) reaches for the harness's key or runs before it: why says
- * what and where ("source: line N uses getenv: ..."). */
+/* Whether the code a search may change (the insides of its EVOLVE-BLOCKs,
+ * or all of a program without blocks or with markers the rule refuses,
+ * text.h) reaches for the harness's key or runs before it: why says what
+ * and where ("source: line N uses getenv: ..."). */
 bool eval_trust_scan(const char *src, size_t len, char *why, size_t size);
 
 /* What a candidate claims of its communication. */
@@ -503,8 +504,9 @@ typedef struct eval_trust {
 	} claim;
 } eval_trust;
 
-/* A program with EVOLVE-BLOCKs (not a baseline, not fast-path stage A) in
- * a communicating family claims what its directive's backend says. */
+/* A program with EVOLVE-BLOCK marker lines (not a baseline, not fast-path
+ * stage A) in a communicating family claims what its directive's backend
+ * says. */
 void eval_trust_rules(const cuco_workload *wl, const cuco_directive *d, const char *src,
 	size_t len, eval_trust *t);
 /* Host calls the claim rules out that the binary links (or defines). */

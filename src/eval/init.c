@@ -13,6 +13,7 @@
  * one, and the baseline is built once before cuco says yes.
  */
 #include "eval/eval_int.h"
+#include "text.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -425,7 +426,11 @@ static int copy_seed(const init *in, cuco_err *err)
 	int rc = cuco_read_file(in->s->seed, 16u << 20, &text, &len, err);
 	if (rc != CUCO_OK)
 		return rc;
-	if (!memmem(text, len, "EVOLVE-BLOCK-START", 18) || !memmem(text, len, "EVOLVE-BLOCK-END", 16))
+	cuco_block *b;
+	size_t n;
+	rc = cuco_text_blocks(text, len, in->s->seed, &b, &n, err);
+	free(b);
+	if (rc == CUCO_OK && n == 0)
 		rc = cuco_errf(err, CUCO_EDATA, "%s: no EVOLVE-BLOCK-START / EVOLVE-BLOCK-END lines: a seed "
 			"marks the code a search may change", in->s->seed);
 	snprintf(name, sizeof name, "seed%s", in->ext);

@@ -196,26 +196,18 @@ static bool scan_region(const char *all, size_t from, size_t to, char *why, size
 
 bool eval_trust_scan(const char *src, size_t len, char *why, size_t size)
 {
-	/* Only what a search may change: inside EVOLVE-BLOCKs, or the whole
-	 * program when it has none (a baseline, a fast-path attempt). */
-	size_t start = 0;
-	bool inside = false, any = false;
-	for (size_t p = 0; p < len;) {
-		const char *nl = memchr(src + p, '\n', len - p);
-		size_t eol = nl ? (size_t)(nl - src) : len, next = nl ? eol + 1 : len;
-		if (!inside && memmem(src + p, eol - p, "EVOLVE-BLOCK-START", 18)) {
-			inside = any = true;
-			start = next;
-		} else if (inside && memmem(src + p, eol - p, "EVOLVE-BLOCK-END", 16)) {
-			inside = false;
-			if (scan_region(src, start, p, why, size))
-				return true;
-		}
-		p = next;
-	}
-	if (inside)  /* an unclosed block: the rest of the file */
-		return scan_region(src, start, len, why, size);
-	return !any && scan_region(src, 0, len, why, size);
+	/* Only what a search may change: the insides of the blocks the
+	 * patcher sees (text.h); the whole program when it has none (a
+	 * baseline, a fast-path attempt) or markers the rule refuses. */
+	cuco_block *b;
+	size_t n;
+	if (cuco_text_blocks(src, len, "program", &b, &n, NULL) != CUCO_OK || n == 0)
+		return scan_region(src, 0, len, why, size);
+	bool found = false;
+	for (size_t k = 0; k < n && !found; k++)
+		found = scan_region(src, b[k].from, b[k].to, why, size);
+	free(b);
+	return found;
 }
 
 /* ---- host calls ----------------------------------------------------------------------- */
@@ -256,7 +248,7 @@ void eval_trust_rules(const cuco_workload *wl, const cuco_directive *d, const ch
 	size_t len, eval_trust *t)
 {
 	memset(t, 0, sizeof *t);
-	t->claim.on = wl->family != CUCO_FAMILY_CUDA && memmem(src, len, "EVOLVE-BLOCK-START", 18);
+	t->claim.on = wl->family != CUCO_FAMILY_CUDA && cuco_text_marked(src, len);
 	for (size_t i = 0; i < sizeof two_sided / sizeof two_sided[0]; i++)
 		if (wl->family == two_sided[i].family && strcmp(d->backend, two_sided[i].backend) == 0)
 			t->claim.p2p = true;

@@ -1,15 +1,237 @@
-/* test_text.c — the rules of program text (src/text.h): comments, the
- * normal form and includes. */
+/* test_text.c — the rules of program text (src/text.h): the marker rule
+ * case by case, and that its readers agree on every case: the patcher
+ * puts new text exactly into the blocks the rule finds and refuses what
+ * it refuses, with the same words; `cuco init --seed` accepts and refuses
+ * the same; the trust scan reads the blocks' insides, or the whole
+ * program when the rule finds none. Then comments, the normal form and
+ * includes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "agents/agents.h"
+#include "eval/eval_int.h"
 #include "text.h"
+
+/* Each case: a text, then the rule's answer: its blocks' marker lines
+ * (from 1), or the refusal's words. */
+static const struct mcase {
+	const char *what, *text;
+	size_t n;
+	size_t lines[2][2];
+	const char *refused;
+} cases[] = {
+	{ "markers in comments", "int a;\n// EVOLVE-BLOCK-START\nint b;\n/* EVOLVE-BLOCK-END */\nint c;\n",
+		1, { { 2, 4 } }, NULL },
+	{ "a marker in a string is a marker", "int a;\nputs(\"EVOLVE-BLOCK-START\");\nint b;\n"
+		"// EVOLVE-BLOCK-END\n", 1, { { 2, 4 } }, NULL },
+	{ "indented, no final newline", "int a;\n\t\t// EVOLVE-BLOCK-START\nint b;\n    // EVOLVE-BLOCK-END",
+		1, { { 2, 4 } }, NULL },
+	{ "CRLF", "int a;\r\n// EVOLVE-BLOCK-START\r\nint b;\r\n// EVOLVE-BLOCK-END\r\n", 1, { { 2, 4 } },
+		NULL },
+	{ "two blocks, one empty", "// EVOLVE-BLOCK-START\n// EVOLVE-BLOCK-END\nint a;\n"
+		"// EVOLVE-BLOCK-START\nint b;\n// EVOLVE-BLOCK-END\n", 2, { { 1, 2 }, { 4, 6 } }, NULL },
+	{ "markers inside #if count", "#if 0\n// EVOLVE-BLOCK-START\n#endif\nint b;\n#if 1\n"
+		"// EVOLVE-BLOCK-END\n#endif\n", 1, { { 2, 6 } }, NULL },
+	{ "EVOLVE-BLOCK- alone is not a marker", "// EVOLVE-BLOCK-START\n// EVOLVE-BLOCK-MIDDLE\n"
+		"// EVOLVE-BLOCK-END\n", 1, { { 1, 3 } }, NULL },
+	{ "no markers", "int a;\nint b;\n", 0, { { 0 } }, NULL },
+	{ "lone CR ends no line", "int a;\r// EVOLVE-BLOCK-START\rint b;\r// EVOLVE-BLOCK-END\r", 0,
+		{ { 0 } }, "line 1: EVOLVE-BLOCK-START and EVOLVE-BLOCK-END on one line" },
+	{ "nested", "// EVOLVE-BLOCK-START\n// EVOLVE-BLOCK-START\nint b;\n// EVOLVE-BLOCK-END\n"
+		"// EVOLVE-BLOCK-END\n", 0, { { 0 } },
+		"line 2: EVOLVE-BLOCK-START without a matching END before it" },
+	{ "unterminated", "int a;\n// EVOLVE-BLOCK-START\nint b;\n", 0, { { 0 } },
+		"line 2: EVOLVE-BLOCK-START is never closed" },
+	{ "duplicate END", "// EVOLVE-BLOCK-START\nint b;\n// EVOLVE-BLOCK-END\n// EVOLVE-BLOCK-END\n", 0,
+		{ { 0 } }, "line 4: EVOLVE-BLOCK-END without a matching START" },
+	{ "END first", "// EVOLVE-BLOCK-END\nint b;\n// EVOLVE-BLOCK-START\n", 0, { { 0 } },
+		"line 1: EVOLVE-BLOCK-END without a matching START" },
+};
+#define NCASES (sizeof cases / sizeof cases[0])
+
+static void test_rule(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NCASES; i++) {
+		const struct mcase *c = &cases[i];
+		cuco_block *b;
+		size_t n;
+		cuco_err err = { 0 };
+		int rc = cuco_text_blocks(c->text, strlen(c->text), "seed.c", &b, &n, &err);
+		print_message("%s\n", c->what);
+		if (c->refused) {
+			assert_int_equal(rc, CUCO_EDATA);
+			assert_null(b);
+			assert_int_equal(n, 0);
+			char want[256];
+			snprintf(want, sizeof want, "seed.c: %s", c->refused);
+			assert_string_equal(err.msg, want);
+			assert_int_equal(cuco_text_nblocks(c->text, strlen(c->text)), 0);
+			assert_true(cuco_text_marked(c->text, strlen(c->text)));
+			continue;
+		}
+		assert_int_equal(rc, CUCO_OK);
+		assert_int_equal(n, c->n);
+		assert_int_equal(cuco_text_nblocks(c->text, strlen(c->text)), c->n);
+		assert_int_equal(cuco_text_marked(c->text, strlen(c->text)), c->n > 0);
+		for (size_t k = 0; k < n; k++) {
+			assert_int_equal(b[k].start + 1, c->lines[k][0]);
+			assert_int_equal(b[k].end + 1, c->lines[k][1]);
+		}
+		free(b);
+	}
+	/* The inside's bytes: after the START line's ending, up to the END line. */
+	const char *crlf = cases[3].text;
+	cuco_block *b;
+	size_t n;
+	assert_int_equal(cuco_text_blocks(crlf, strlen(crlf), "x", &b, &n, NULL), CUCO_OK);
+	assert_int_equal(b[0].to - b[0].from, strlen("int b;\r\n"));
+	assert_memory_equal(crlf + b[0].from, "int b;\r\n", b[0].to - b[0].from);
+	free(b);
+	assert_int_equal(cuco_text_marker("x = 1; // EVOLVE-BLOCK-START", 28), CUCO_MARKER_START);
+	assert_int_equal(cuco_text_marker("EVOLVE-BLOCK-MIDDLE", 19), CUCO_MARKER_NONE);
+	assert_true(cuco_text_names_marker("EVOLVE-BLOCK-MIDDLE", 19));
+}
+
+/* The text of case c with its blocks' insides replaced by `with` (one
+ * line each, in the text's line ending): what the patcher must make. */
+static void splice(const char *text, const cuco_block *b, size_t n, const char *with, cuco_buf *out)
+{
+	const char *eol = strstr(text, "\r\n") ? "\r\n" : "\n";
+	size_t from = 0;
+	for (size_t k = 0; k < n; k++) {
+		cuco_buf_append(out, text + from, b[k].from - from);
+		cuco_buf_printf(out, "%s%s", with, eol);
+		from = b[k].to;
+	}
+	cuco_buf_puts(out, text + from);
+}
+
+/* The patcher: a reply of each block's new text lands in the rule's
+ * blocks; where the rule refuses, the patcher refuses in its words. */
+static void test_patcher_agrees(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NCASES; i++) {
+		const struct mcase *c = &cases[i];
+		print_message("%s\n", c->what);
+		char *news[2] = { "int patched;", "int patched;" };
+		cuco_reply r = { .kind = CUCO_REPLY_BLOCKS, .nblocks = (int)c->n, .blocks = news };
+		cuco_patched p;
+		cuco_err err = { 0 }, rule = { 0 };
+		cuco_block *b;
+		size_t n;
+		int want = cuco_text_blocks(c->text, strlen(c->text), "parent", &b, &n, &rule);
+		int rc = cuco_patch_apply(c->text, strlen(c->text), &r, &p, &err);
+		if (want != CUCO_OK) {
+			assert_int_equal(rc, CUCO_EDATA);
+			assert_string_equal(err.msg, rule.msg);
+			continue;
+		}
+		if (n == 0) {
+			assert_int_equal(rc, CUCO_EDATA);
+			assert_non_null(strstr(err.msg, "the parent has no EVOLVE-BLOCK"));
+			continue;
+		}
+		assert_int_equal(rc, CUCO_OK);
+		cuco_buf made = { 0 };
+		splice(c->text, b, n, "int patched;", &made);
+		assert_string_equal(p.text, made.data);
+		cuco_buf_free(&made);
+		cuco_patched_free(&p);
+		free(b);
+	}
+}
+
+/* The trust scan reads the blocks' insides, or the whole program when the
+ * rule finds no block. Before the rule was one, the scan followed markers
+ * of its own: an unclosed START hid every line above it, and a stray END
+ * the lines after it, though the patcher refused both files. */
+static void test_trust_agrees(void **state)
+{
+	(void)state;
+	char why[400];
+	for (size_t i = 0; i < NCASES; i++) {
+		const struct mcase *c = &cases[i];
+		print_message("%s\n", c->what);
+		cuco_buf t = { 0 };
+		cuco_buf_printf(&t, "char *e = getenv(\"X\");\n%s", c->text);
+		bool whole = cuco_text_nblocks(t.data, t.len) == 0;
+		assert_int_equal(eval_trust_scan(t.data, t.len, why, sizeof why), whole);
+		if (whole) {
+			assert_non_null(strstr(why, "source: line 1 uses getenv"));
+		} else {
+			/* A line put into the first block is found, at its line. */
+			cuco_block *b;
+			size_t n;
+			assert_int_equal(cuco_text_blocks(t.data, t.len, "x", &b, &n, NULL), CUCO_OK);
+			cuco_buf u = { 0 };
+			cuco_buf_append(&u, t.data, b[0].from);
+			cuco_buf_printf(&u, "int z = putenv(0);\n%s", t.data + b[0].from);
+			assert_true(eval_trust_scan(u.data, u.len, why, sizeof why));
+			char want[64];
+			snprintf(want, sizeof want, "source: line %zu uses putenv", b[0].start + 2);
+			assert_non_null(strstr(why, want));
+			cuco_buf_free(&u);
+			free(b);
+		}
+		cuco_buf_free(&t);
+	}
+	/* The former disagreement, by name. */
+	const char unclosed[] = "char *e = getenv(\"X\");\n// EVOLVE-BLOCK-START\nint b;\n";
+	assert_true(eval_trust_scan(unclosed, strlen(unclosed), why, sizeof why));
+	assert_non_null(strstr(why, "line 1 uses getenv"));
+	const char stray[] = "// EVOLVE-BLOCK-END\nchar *e = getenv(\"X\");\n// EVOLVE-BLOCK-START\n"
+		"int b;\n// EVOLVE-BLOCK-END\n";
+	assert_true(eval_trust_scan(stray, strlen(stray), why, sizeof why));
+	assert_non_null(strstr(why, "line 2 uses getenv"));
+}
+
+/* `cuco init --seed`: a seed the rule refuses is refused in its words; one
+ * without blocks is refused; one with blocks is copied. */
+static void test_init_agrees(void **state)
+{
+	(void)state;
+	const char *root = getenv("CUCO_SOURCE_ROOT");
+	assert_non_null(root);
+	char tmp[] = "/tmp/cuco-text-XXXXXX", program[512];
+	assert_non_null(mkdtemp(tmp));
+	snprintf(program, sizeof program, "%s/tests/programs/halo.c", root);
+	for (size_t i = 0; i < NCASES; i++) {
+		const struct mcase *c = &cases[i];
+		print_message("%s\n", c->what);
+		char seed[300], dir[300], name[16], made[512];
+		snprintf(name, sizeof name, "w%zu", i);
+		snprintf(seed, sizeof seed, "%s/seed%zu.c", tmp, i);
+		snprintf(dir, sizeof dir, "%s/%s", tmp, name);
+		assert_int_equal(cuco_write_file(seed, c->text, strlen(c->text), NULL), CUCO_OK);
+		cuco_init_spec s = { .name = name, .program = program, .dir = dir, .seed = seed,
+			.family = -1 };
+		cuco_buf said = { 0 };
+		cuco_err err = { 0 }, rule = { 0 };
+		cuco_block *b;
+		size_t n;
+		int want = cuco_text_blocks(c->text, strlen(c->text), seed, &b, &n, &rule);
+		free(b);
+		int rc = cuco_workload_init(&s, &said, made, sizeof made, &err);
+		if (want != CUCO_OK)
+			assert_string_equal(err.msg, rule.msg);
+		else if (n == 0)
+			assert_non_null(strstr(err.msg, "no EVOLVE-BLOCK-START / EVOLVE-BLOCK-END lines"));
+		assert_int_equal(rc, want == CUCO_OK && n > 0 ? CUCO_OK : CUCO_EDATA);
+		cuco_buf_free(&said);
+	}
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+	assert_int_equal(system(cmd), 0);
+}
 
 static void test_comments(void **state)
 {
@@ -65,6 +287,10 @@ static void test_includes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rule),
+		cmocka_unit_test(test_patcher_agrees),
+		cmocka_unit_test(test_trust_agrees),
+		cmocka_unit_test(test_init_agrees),
 		cmocka_unit_test(test_comments),
 		cmocka_unit_test(test_includes),
 	};
