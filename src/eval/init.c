@@ -482,16 +482,7 @@ static int copy_headers(init *in, cuco_err *err)
 		}
 		cJSON_AddItemToArray(in->extras, cJSON_CreateString(rel));
 		say(in, "copied %s beside the baseline, as the program includes it", rel);
-		eval_lexed lx;
-		eval_lex(text, len, &lx);
-		for (int i = 0; i < lx.nincludes && ntodo < 16; i++) {
-			bool seen = false;
-			for (int j = 0; j < ntodo && !seen; j++)
-				seen = strcmp(todo[j], lx.includes[i].name) == 0;
-			if (lx.includes[i].local && !seen)
-				cuco_strlcpy(todo[ntodo++], lx.includes[i].name, sizeof todo[0]);
-		}
-		eval_lexed_free(&lx);
+		cuco_text_includes(text, len, todo, &ntodo, 16);
 		free(text);
 	}
 	return CUCO_OK;
