@@ -80,7 +80,8 @@ void cuco_reply_free(cuco_reply *r);
  * Every hunk is located in the same unedited parent and must match exactly
  * once; matching loosens in this order and stops at the first level that
  * finds anything. A reply applies all or nothing. When the parent has
- * EVOLVE-BLOCK-START/END markers only the lines between them may change
+ * EVOLVE-BLOCKs (the marker rule of text.h; a parent whose markers it
+ * refuses is refused) only the lines between their markers may change
  * (a full rewrite may differ outside them in comments, blank lines and
  * whitespace: the parent's frame is kept); a file without markers may
  * change anywhere (the fast path's input). */
