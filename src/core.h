@@ -92,7 +92,7 @@ void cuco_source_normalize(const char *text, size_t len, cuco_buf *out);
  * removed stays (best effort: scratch folders). */
 void cuco_remove_tree(const char *path);
 /* The session driving a run holds an flock on RUN/run.lock and writes its
- * pid there (cmd-run.c). Whether that process is alive: what a viewer in
+ * pid there (the engine: engine.h). Whether that process is alive: what a viewer in
  * another process asks before it promises that an engine will act. */
 #define CUCO_RUN_LOCK "run.lock"
 bool cuco_run_driven(const char *run_dir);

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -547,69 +546,20 @@ static int runner_slots(cuco_engine_config *cfg, const runner_flags *rf, int ran
 	return rc;
 }
 
-/* One session drives a run at a time: two would both resume the same
- * unfinished candidates and evaluate them twice. The lock is an flock on
- * RUN/run.lock, which the kernel drops when the process ends however it
- * ends, so a killed session never blocks its resume. */
-static int run_lock = -1;
-
-static int lock_run(const char *dir, cuco_err *err)
-{
-	char path[2048];
-	snprintf(path, sizeof path, "%s/%s", dir, CUCO_RUN_LOCK);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return cuco_errf(err, CUCO_EENV, "%s: cannot open: %s", path, strerror(errno));
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		int e = errno;
-		char pid[32] = "";
-		ssize_t n = read(fd, pid, sizeof pid - 1);
-		pid[n > 0 ? n : 0] = '\0';
-		close(fd);
-		if (e != EWOULDBLOCK)
-			return cuco_errf(err, CUCO_EENV, "%s: cannot lock: %s", path, strerror(e));
-		return cuco_errf(err, CUCO_EENV, "%s: another cuco run (pid %s) drives this run; "
-			"'cuco tui' watches it, 'cuco stop' ends it", path, *pid ? cuco_trim(pid) : "?");
-	}
-	/* The pid only serves that message: a full disk refusing it leaves
-	 * the lock whole. */
-	if (ftruncate(fd, 0) == 0)
-		dprintf(fd, "%ld\n", (long)getpid());
-	run_lock = fd;
-	return CUCO_OK;
-}
-
-/* Open the run directory, its lock, its log and its store. */
+/* Open the run directory, its log and its store, once no other session
+ * drives it (the engine takes the lock: engine.h). */
 static int open_run(const char *dir, cuco_store **st, cuco_err *err)
 {
 	char log[2048];
 	int rc = cuco_mkdir_p(dir, err);
 	if (rc == CUCO_OK)
-		rc = lock_run(dir, err);
+		rc = cuco_engine_can_drive(dir, err);
 	if (rc != CUCO_OK)
 		return rc;
 	snprintf(log, sizeof log, "%s/cuco.log", dir);
 	if ((rc = cuco_log_open(log, err)) != CUCO_OK)
 		return rc;
 	return cuco_store_open(dir, CUCO_STORE_CREATE, st, err);
-}
-
-static int drop_stale_txn(cuco_txn *txn, void *arg)
-{
-	return cuco_command_drop_stale(txn, arg);
-}
-
-/* What this session does first, holding the lock: a pause, resume or
- * stop sent to an earlier session that ended before applying it is
- * dropped (store.h, cuco_command_drop_stale), and said. */
-static int drop_stale(cuco_store *st, cuco_err *err)
-{
-	int n = 0;
-	int rc = cuco_store_write(st, drop_stale_txn, &n, err);
-	if (rc == CUCO_OK && n > 0)
-		printf("cuco: dropped %d pause/resume/stop command%s sent to an earlier session that "
-			"ended before applying %s\n", n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
-	return rc;
 }
 
 /* A GPU workload that wants more GPUs than this machine shows would only
@@ -689,12 +639,12 @@ static int run_exec(int argc, char **argv)
 	cuco_store *st = NULL;
 	cuco_engine *e = NULL;
 	bool stopped = false;
-	if ((rc = open_run(dir, &st, &err)) == CUCO_OK && (rc = drop_stale(st, &err)) == CUCO_OK &&
-	    (rc = catch_signals(&err)) == CUCO_OK) {
+	if ((rc = open_run(dir, &st, &err)) == CUCO_OK && (rc = catch_signals(&err)) == CUCO_OK) {
 		/* In a terminal the screen runs here, on the main thread; the
 		 * engine's progress lines would only scribble over it. */
 		bool screen = !headless && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 		cfg.progress = screen ? NULL : stdout;
+		cfg.drop_stale = true;  /* sent to a session that ended before applying them */
 		printf("cuco: %s in %s: strategy %s, tuner %s, budget %d%s\n", wl->name, dir,
 			cfg.strategy, cfg.tuner, cfg.budget, cfg.budget ? "" : " (none)");
 		fflush(stdout);
@@ -715,8 +665,6 @@ static int run_exec(int argc, char **argv)
 	}
 	if (st)
 		cuco_store_close(st);
-	if (run_lock >= 0)
-		close(run_lock);
 	cuco_log_close();
 	cuco_workload_free(wl);
 	if (rc != CUCO_OK)
