@@ -93,7 +93,7 @@ int cuco_mkdir_p(const char *path, cuco_err *err);
  * removed stays (best effort: scratch folders). */
 void cuco_remove_tree(const char *path);
 /* The session driving a run holds an flock on RUN/run.lock and writes its
- * pid there (cmd-run.c). Whether that process is alive: what a viewer in
+ * pid there (the engine: engine.h). Whether that process is alive: what a viewer in
  * another process asks before it promises that an engine will act. */
 #define CUCO_RUN_LOCK "run.lock"
 bool cuco_run_driven(const char *run_dir);

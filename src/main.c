@@ -1,7 +1,6 @@
 /* main.c — `cuco`: find the command and run it. */
 #include "cmd/cmd.h"
 
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,7 +51,6 @@ int main(int argc, char **argv)
 	 * which is reported naming the file, instead of SIGXFSZ killing cuco
 	 * mid-run. Stages reset every signal before they exec. */
 	signal(SIGXFSZ, SIG_IGN);
-	opterr = 0;  /* a command says what is wrong with its options, in one line */
 	const cuco_cmd *cmd = cmd_find(argv[1]);
 	if (!cmd) {
 		fprintf(stderr, "cuco: %s: unknown command (see 'cuco --help')\n", argv[1]);

@@ -208,7 +208,11 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 	if (cfg->size[0] && !cuco_workload_size(wl, cfg->size))
 		return cuco_errf(err, CUCO_EUSAGE, "--size %s: %s has no such size", cfg->size, wl->name);
 
+	int lock;
+	if (engine_lock(st, cfg, &lock, err) != CUCO_OK)
+		return err->code;
 	cuco_engine *e = cuco_xcalloc(1, sizeof *e);
+	e->run_lock = lock;
 	e->st = st;
 	e->wl = wl;
 	e->cfg = *cfg;

@@ -48,6 +48,8 @@ struct cuco_engine_config {
 	int baseline_every;     /* re-measure the baseline every K benchmarks (8) */
 	int rebench_top;        /* contenders confirmed at the end: the best N screens (3) */
 	FILE *progress;         /* one line per evaluated candidate; NULL = none */
+	bool drop_stale;        /* holding the run's lock, drop what an earlier session left
+	                           unapplied (engine.h's lock); false: apply all pending */
 	cuco_eval_config eval;  /* run_dir, size and jobs are filled from above */
 	/* LLM strategies: `--llm PROVIDER:MODEL[@URL][*WEIGHT]` specs replacing
 	 * the config file's models (cuco_llm_use_specs), and the run's model
@@ -69,8 +71,21 @@ void cuco_engine_config_init(cuco_engine_config *cfg);
 
 typedef struct cuco_engine cuco_engine;
 
-/* Record the run's meta and its baseline and seed rows (once per run
- * directory), then start the search in background threads. */
+/* One engine drives a run at a time: two would both resume the same
+ * unfinished candidates and evaluate them twice. cuco_engine_start takes
+ * an flock on RUN/run.lock (CUCO_RUN_LOCK, with its pid, which viewers
+ * read) and holds it until cuco_engine_join; the kernel drops it when the
+ * process ends however it ends, so a killed session never blocks its
+ * resume. Holding it, the start first drops the pause, resume and stop
+ * commands an earlier session left unapplied when cfg->drop_stale says
+ * (cuco_command_drop_stale), and says so on cfg->progress.
+ * Whether an engine could drive run_dir now: CUCO_EENV naming the session
+ * that drives it, for a front end to refuse before it prepares anything
+ * (the start decides). */
+int cuco_engine_can_drive(const char *run_dir, cuco_err *err);
+/* Take the run's lock, record the run's meta and its baseline and seed
+ * rows (once per run directory), then start the search in background
+ * threads. */
 int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine_config *cfg,
 	cuco_engine **out, cuco_err *err);
 /* Readable after every event the engine appends (drain it). */

@@ -6,7 +6,7 @@
  *   engine_record.c  store transactions: events, statuses, results, the best
  *   engine_cmd.c     the command queue (pin, reject, edit, pause, stop, hint)
  *   engine_trust.c   the noise watch; the paired confirmation that crowns a best
- *   engine_setup.c   the run's first write, a resumed run's state, the replay
+ *   engine_setup.c   the run's lock, its first write, a resumed run's state, the replay
  *   engine_slots.c   each slot's own baseline; the slots' state in the store,
  *                    their faults as events
  *
@@ -70,6 +70,7 @@ struct cuco_engine {
 	uint64_t session;       /* this session: its run-start event's seq */
 	bool seed_done;         /* measured by an earlier session */
 	int wake[2];
+	int run_lock;           /* RUN/run.lock, flocked while this engine lives */
 	pthread_t driver;
 	pthread_t workers[MAX_JOBS + MAX_LLM_JOBS];
 	int nworkers;
@@ -236,6 +237,9 @@ void engine_slots_write(cuco_engine *e);
 
 /* ---- setup and resume (engine_setup.c) ---- */
 
+/* Take the run's lock (engine.h) into *fd and, holding it, drop the
+ * commands an earlier session left unapplied when cfg->drop_stale says. */
+int engine_lock(cuco_store *st, const cuco_engine_config *cfg, int *fd, cuco_err *err);
 /* Read the workload's files and write the run's first transaction. */
 int engine_setup(cuco_engine *e, cuco_err *err);
 /* Every stored candidate and acknowledged hint into the strategy. */

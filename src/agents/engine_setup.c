@@ -1,5 +1,6 @@
-/* engine_setup.c — a run's first write (meta, the baseline and seed rows,
- * a resumed run's budget and backlog) and its replay into the strategy. */
+/* engine_setup.c — the run's lock, a run's first write (meta, the baseline
+ * and seed rows, a resumed run's budget and backlog) and its replay into
+ * the strategy. */
 #include "agents/engine_int.h"
 
 #include <cjson/cJSON.h>
@@ -9,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 /* The workload name of a stored meta value (object with "name"). */
@@ -286,6 +288,68 @@ int cuco_workload_file(const cuco_workload *wl, const char *file, char **text, s
 	return cuco_read_file(path, 16u << 20, text, len, err);
 }
 
+/* ---- the run's lock ---------------------------------------------------------- */
+
+/* RUN/run.lock, flocked without waiting: its fd, or -1 and err naming the
+ * session that holds it. */
+static int lock_run(const char *dir, cuco_err *err)
+{
+	char path[2048];
+	snprintf(path, sizeof path, "%s/%s", dir, CUCO_RUN_LOCK);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		cuco_errf(err, CUCO_EENV, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	int e = errno;
+	char pid[32] = "";
+	ssize_t n = read(fd, pid, sizeof pid - 1);
+	pid[n > 0 ? n : 0] = '\0';
+	close(fd);
+	if (e != EWOULDBLOCK)
+		cuco_errf(err, CUCO_EENV, "%s: cannot lock: %s", path, strerror(e));
+	else
+		cuco_errf(err, CUCO_EENV, "%s: another cuco run (pid %s) drives this run; 'cuco tui' "
+			"watches it, 'cuco stop' ends it", path, *pid ? cuco_trim(pid) : "?");
+	return -1;
+}
+
+int cuco_engine_can_drive(const char *run_dir, cuco_err *err)
+{
+	int fd = lock_run(run_dir, err);
+	if (fd < 0)
+		return err->code;
+	close(fd);
+	return CUCO_OK;
+}
+
+static int drop_stale_txn(cuco_txn *txn, void *arg)
+{
+	return cuco_command_drop_stale(txn, arg);
+}
+
+int engine_lock(cuco_store *st, const cuco_engine_config *cfg, int *fd, cuco_err *err)
+{
+	if ((*fd = lock_run(cuco_store_dir(st), err)) < 0)
+		return err->code;
+	/* The pid only serves the refusal and viewers: a full disk refusing
+	 * it leaves the lock whole. */
+	if (ftruncate(*fd, 0) == 0)
+		dprintf(*fd, "%ld\n", (long)getpid());
+	int n = 0;
+	int rc = cfg->drop_stale ? cuco_store_write(st, drop_stale_txn, &n, err) : CUCO_OK;
+	if (rc != CUCO_OK) {
+		close(*fd);
+		return rc;
+	}
+	if (cfg->progress && n > 0)
+		fprintf(cfg->progress, "cuco: dropped %d pause/resume/stop command%s sent to an earlier session "
+			"that ended before applying %s\n", n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
+	return CUCO_OK;
+}
+
 void engine_free(cuco_engine *e)
 {
 	if (e->strat_state)
@@ -301,6 +365,7 @@ void engine_free(cuco_engine *e)
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->strat_lock);
 	pthread_cond_destroy(&e->cond);
+	close(e->run_lock);  /* the last: the run is another's from here */
 	free(e);
 }
 

@@ -7,7 +7,6 @@
  * least context each profile needs; then the fast path's prompt for the
  * baseline section by section, or (--show-prompt) the whole of it, as a
  * model would get it before fitting. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +16,16 @@
 #include "cmd/cmd.h"
 #include "eval/eval.h"
 
-static const char options[] =
-	"  --size NAME     a workload's size, for the bytes of each call\n"
-	"  --prompt        the sizes of a workload's prompts, each kind in each profile, the\n"
-	"                  least context each profile needs, and the fast path's prompt for\n"
-	"                  its baseline section by section\n"
-	"  --show-prompt   that fast path prompt whole (system message, then user message)\n"
-	"  --stage A|B     the fast path's stage for --prompt (default A)\n"
-	"  --profile full|lean  the fast path prompt's profile (default full)\n";
+#define ANALYZE_OPTIONS(X) \
+	X(O_SIZE, "size", 0, "NAME", 0, "a workload's size, for the bytes of each call") \
+	X(O_PROMPT, "prompt", 0, NULL, 0, "the sizes of a workload's prompts, each kind in each " \
+		"profile, the least context each profile needs, and the fast path's prompt for its " \
+		"baseline section by section") \
+	X(O_SHOW, "show-prompt", 0, NULL, 0, "that fast path prompt whole (system message, then user " \
+		"message)") \
+	X(O_STAGE, "stage", 0, "A|B", 0, "the fast path's stage for --prompt (default A)") \
+	X(O_PROFILE, "profile", 0, "full|lean", 0, "the fast path prompt's profile (default full)")
+CMD_TABLE(options, ANALYZE_OPTIONS);
 
 /* Each kind of prompt in each profile, and the least context that fits
  * each profile with llama.cpp's and Ollama's default max_tokens. */
@@ -110,43 +111,32 @@ static int show_prompt(const cuco_workload *wl, int stage, cuco_prompt_profile p
 
 static int analyze_exec(int argc, char **argv)
 {
-	enum { OPT_SIZE = 256, OPT_PROMPT, OPT_SHOW, OPT_STAGE, OPT_PROFILE };
-	static const struct option longopts[] = {
-		{ "size", required_argument, NULL, OPT_SIZE }, { "prompt", no_argument, NULL, OPT_PROMPT },
-		{ "show-prompt", no_argument, NULL, OPT_SHOW }, { "stage", required_argument, NULL, OPT_STAGE },
-		{ "profile", required_argument, NULL, OPT_PROFILE },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
 	const char *size_name = NULL;
 	int prompt = 0, stage = 0;
 	cuco_prompt_profile profile = CUCO_PROFILE_FULL;
-	int opt;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_SIZE: size_name = optarg; break;
-		case OPT_PROMPT: prompt = prompt ? prompt : 1; break;
-		case OPT_SHOW: prompt = 2; break;
-		case OPT_STAGE:
-			if (strcmp(optarg, "A") != 0 && strcmp(optarg, "B") != 0)
-				return cmd_usage_error(&cmd_analyze, "--stage %s: expected A or B", optarg);
-			stage = optarg[0] == 'B';
+	int o;
+	cmd_args a = CMD_ARGS(&cmd_analyze, argc, argv);
+	while ((o = cmd_option_next(&a)) >= 0) {
+		const char *v = a.value;
+		switch (o) {
+		case O_SIZE: size_name = v; break;
+		case O_PROMPT: prompt = prompt ? prompt : 1; break;
+		case O_SHOW: prompt = 2; break;
+		case O_STAGE:
+			if (strcmp(v, "A") != 0 && strcmp(v, "B") != 0)
+				return cmd_usage_error(&cmd_analyze, "--stage %s: expected A or B", v);
+			stage = v[0] == 'B';
 			break;
-		case OPT_PROFILE:
-			if (strcmp(optarg, "full") != 0 && strcmp(optarg, "lean") != 0)
-				return cmd_usage_error(&cmd_analyze, "--profile %s: expected full or lean", optarg);
-			profile = optarg[0] == 'l' ? CUCO_PROFILE_LEAN : CUCO_PROFILE_FULL;
+		case O_PROFILE:
+			if (strcmp(v, "full") != 0 && strcmp(v, "lean") != 0)
+				return cmd_usage_error(&cmd_analyze, "--profile %s: expected full or lean", v);
+			profile = v[0] == 'l' ? CUCO_PROFILE_LEAN : CUCO_PROFILE_FULL;
 			break;
-		case 'h':
-			cmd_print_usage(&cmd_analyze, options);
-			return CUCO_OK;
-		default:
-			return cmd_bad_option(&cmd_analyze, longopts, argv);
 		}
 	}
-	if (optind + 1 != argc)
-		return cmd_usage_error(&cmd_analyze, "expected one program (a file) or a workload");
-	const char *what = argv[optind];
+	if (!cmd_operands(&a, 1, 1, "expected one program (a file) or a workload"))
+		return a.rc;
+	const char *what = a.args[0];
 	cuco_err err = { 0 };
 	cuco_workload *wl = NULL;
 	char path[2048];
@@ -188,7 +178,6 @@ static int analyze_exec(int argc, char **argv)
 	return CUCO_OK;
 }
 
-const cuco_cmd cmd_analyze = { "analyze", "[--size NAME] [--prompt|--show-prompt [--stage A|B] "
-	"[--profile full|lean]] PROGRAM|WORKLOAD",
+const cuco_cmd cmd_analyze = { "analyze", "PROGRAM|WORKLOAD",
 	"a program's host communication as the fast path sees it, or the sizes of its prompts",
-	analyze_exec };
+	analyze_exec, CMD_OPTIONS(options) };

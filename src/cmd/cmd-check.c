@@ -3,7 +3,6 @@
  * standard error, and warn of a seed blind to most of the directive; with
  * --try, also evaluate the baseline and the seed once as a run's first
  * evaluations do (eval.h, cuco_workload_try). */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cmd/cmd.h"
@@ -29,29 +28,22 @@ static void print_finding(cuco_try_what what, cuco_try_kind kind, const char *li
 		line);
 }
 
+static const cmd_option options[] = {
+	{ "try", 0, NULL, 0, "also build, run and verify the baseline and the seed once, and benchmark "
+		"the baseline, as a run's first evaluations do: what a run would refuse (a defence's "
+		"verdict on the seed, a wrong answer) and what would mislead it (one timed sample per "
+		"run) is said now" },
+};
+
 static int check_exec(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "try", no_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
 	bool try = false;
-	int opt;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (opt == 'h') {
-			cmd_print_usage(&cmd_check, "  --try    also build, run and verify the baseline and the seed once, and\n"
-				"           benchmark the baseline, as a run's first evaluations do: what a run\n"
-				"           would refuse (a defence's verdict on the seed, a wrong answer) and\n"
-				"           what would mislead it (one timed sample per run) is said now\n");
-			return CUCO_OK;
-		}
-		if (opt != 't')
-			return cmd_bad_option(&cmd_check, longopts, argv);
+	cmd_args a = CMD_ARGS(&cmd_check, argc, argv);
+	while (cmd_option_next(&a) >= 0)
 		try = true;
-	}
-	if (optind + 1 != argc)
-		return cmd_usage_error(&cmd_check, "expected one workload (a name or a folder)");
-	const char *name = argv[optind];
+	if (!cmd_operands(&a, 1, 1, "expected one workload (a name or a folder)"))
+		return a.rc;
+	const char *name = a.args[0];
 	int problems = cuco_workload_check(name, print_problem, NULL);
 	if (problems > 0)
 		return CUCO_EDATA;
@@ -75,6 +67,7 @@ static int check_exec(int argc, char **argv)
 	return CUCO_OK;
 }
 
-const cuco_cmd cmd_check = { "check", "WORKLOAD [--try]",
+const cuco_cmd cmd_check = { "check", "WORKLOAD",
 	"validate a workload's manifest and files (--try: evaluate its baseline and seed once as a run\n"
-	"       would); one line per problem on standard error, exit 2 when any", check_exec };
+	"       would); one line per problem on standard error, exit 2 when any", check_exec,
+	CMD_OPTIONS(options) };

@@ -11,7 +11,6 @@
  * does not beat the tuner and best-of-N sampling at an equal budget has
  * shown nothing (issue 26; openevolve #100). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,15 +21,15 @@
 #include "agents/agents.h"
 #include "cmd/cmd.h"
 
-static const char options[] =
-	"  --strategies LIST  strategies to run, comma-separated (default tune,sample,evolve,beam)\n"
-	"  --budget N         evaluations each (default 24)\n"
-	"  --runs DIR         where the runs go, one folder per strategy (default\n"
-	"                     runs/compare-WORKLOAD); an existing one is resumed\n"
-	"  --llm SPEC         a model, as cuco run takes it (repeatable)\n"
-	"  --json             one JSON object per strategy, nothing else\n"
-	"  -- ARGS            every further argument goes to each cuco run (--seed, --jobs,\n"
-	"                     --generations, --max-tokens, …)\n";
+#define COMPARE_OPTIONS(X) \
+	X(O_STRATEGIES, "strategies", 0, "LIST", 0, "strategies to run, comma-separated (default " \
+		"tune,sample,evolve,beam)") \
+	X(O_BUDGET, "budget", 0, "N", 0, "evaluations each (default 24)") \
+	X(O_RUNS, "runs", 0, "DIR", 0, "where the runs go, one folder per strategy (default " \
+		"runs/compare-WORKLOAD); an existing one is resumed") \
+	X(O_LLM, "llm", 0, "SPEC", CMD_OPT_MANY, "a model, as cuco run takes it (repeatable)") \
+	X(O_JSON, "json", 0, NULL, 0, "one JSON object per strategy, nothing else")
+CMD_TABLE(options, COMPARE_OPTIONS);
 
 #define COMPARE_MAX 8
 
@@ -228,50 +227,41 @@ static void run_one(row *r, const char *workload, const char *dir, int budget, c
 
 static int compare_exec(int argc, char **argv)
 {
-	enum { OPT_STRATEGIES = 256, OPT_BUDGET, OPT_RUNS, OPT_LLM, OPT_JSON };
-	static const struct option longopts[] = {
-		{ "strategies", required_argument, NULL, OPT_STRATEGIES },
-		{ "budget", required_argument, NULL, OPT_BUDGET },
-		{ "runs", required_argument, NULL, OPT_RUNS }, { "llm", required_argument, NULL, OPT_LLM },
-		{ "json", no_argument, NULL, OPT_JSON }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	char list[256] = "tune,sample,evolve,beam";
 	const char *runs = NULL;
-	int budget = 24, nllm = 0, opt;
+	int budget = 24, nllm = 0, o;
 	char *llm[CUCO_MAX_MODELS];
 	bool json = false;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_STRATEGIES:
-			if (!cuco_strlcpy(list, optarg, sizeof list))
+	cmd_args a = CMD_ARGS(&cmd_compare, argc, argv);
+	while ((o = cmd_option_next(&a)) >= 0) {
+		const char *v = a.value;
+		switch (o) {
+		case O_STRATEGIES:
+			if (!cuco_strlcpy(list, v, sizeof list))
 				return cmd_usage_error(&cmd_compare, "--strategies: too long");
 			break;
-		case OPT_BUDGET: {
+		case O_BUDGET: {
 			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > 100000)
-				return cmd_usage_error(&cmd_compare, "--budget %s: not 1 to 100000", optarg);
-			budget = (int)v;
+			long n = strtol(v, &end, 10);
+			if (*end || n < 1 || n > 100000)
+				return cmd_usage_error(&cmd_compare, "--budget %s: not 1 to 100000", v);
+			budget = (int)n;
 			break;
 		}
-		case OPT_RUNS: runs = optarg; break;
-		case OPT_LLM:
+		case O_RUNS: runs = v; break;
+		case O_LLM:
 			if (nllm == CUCO_MAX_MODELS)
 				return cmd_usage_error(&cmd_compare, "--llm: at most %d models", CUCO_MAX_MODELS);
-			llm[nllm++] = optarg;
+			llm[nllm++] = a.value;
 			break;
-		case OPT_JSON: json = true; break;
-		case 'h': cmd_print_usage(&cmd_compare, options); return CUCO_OK;
-		default: return cmd_usage_error(&cmd_compare, "unknown option");
+		case O_JSON: json = true; break;
 		}
 	}
-	if (optind >= argc)
-		return cmd_usage_error(&cmd_compare, "expected a workload");
-	const char *workload = argv[optind++];
-	char **extra = argv + optind;
-	int nextra = argc - optind;
+	if (!cmd_operands(&a, 1, argc, "expected a workload"))
+		return a.rc;
+	const char *workload = a.args[0];
+	char **extra = a.args + 1;
+	int nextra = a.nargs - 1;
 	if (nextra > 0 && strcmp(extra[0], "--") == 0)
 		extra++, nextra--;
 	char dir[1024];
@@ -310,6 +300,8 @@ static int compare_exec(int argc, char **argv)
 	return rc;
 }
 
-const cuco_cmd cmd_compare = { "compare", "WORKLOAD [--strategies LIST] [--budget N] [--runs DIR] "
-	"[--llm SPEC]... [--json] [-- RUN ARGS...]",
-	"run strategies side by side on one workload at the same budget: one table", compare_exec };
+const cuco_cmd cmd_compare = { "compare", "WORKLOAD [-- RUN ARGS...]",
+	"run strategies side by side on one workload at the same budget: one table", compare_exec,
+	CMD_OPTIONS(options),
+	"After --, every further argument goes to each cuco run (--seed, --jobs,\n"
+	"--generations, --max-tokens, …).\n" };

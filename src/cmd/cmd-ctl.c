@@ -9,7 +9,6 @@
  * that may come much later and act on it unasked. A pause or a hint may be
  * kept for the next session on purpose (--next-session); that session
  * applies it first and says so. */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,71 +24,58 @@ static bool keeps(cuco_command_kind kind)
 	return kind == CUCO_CMD_PAUSE || kind == CUCO_CMD_HINT;
 }
 
-static void ctl_help(const cuco_cmd *self, cuco_command_kind kind)
-{
-	char options[512];
-	snprintf(options, sizeof options, "  --run DIR        the run (default $CUCO_RUN, else runs/latest)\n%s%s",
-		kind == CUCO_CMD_HINT ? "  --island N       only this island's prompts (default: every island)\n" : "",
-		keeps(kind) ? "  --next-session   with no session driving the run, keep it for the next one\n"
-			"                   (the next 'cuco run' on it applies it and says so)\n" : "");
-	cmd_print_usage(self, options);
-	printf("\nOptions may come anywhere on the line; with no session driving the run the\n"
-		"command is refused (exit 3)%s.\n", keeps(kind) ? " unless --next-session keeps it" : "");
-}
+/* Every command here takes all three options, to refuse one that means
+ * nothing to it in its own words; each lists only its own. */
+#define CTL_OPTIONS(X, island, later) \
+	X(O_RUN, CMD_OPT_RUN) \
+	X(O_ISLAND, "island", 0, "N", island, "only this island's prompts (default: every island)") \
+	X(O_LATER, "next-session", 0, NULL, later, "with no session driving the run, keep it for the " \
+		"next one (the next 'cuco run' on it applies it and says so)")
+#define CTL_HINT(X) CTL_OPTIONS(X, 0, 0)
+#define CTL_PAUSE(X) CTL_OPTIONS(X, CMD_OPT_HIDDEN, 0)
+#define CTL_ELSE(X) CTL_OPTIONS(X, CMD_OPT_HIDDEN, CMD_OPT_HIDDEN)
+CMD_TABLE(hint_options, CTL_HINT);
+static const cmd_option pause_options[] = { CTL_PAUSE(CMD_OPTION_ROW) };
+static const cmd_option ctl_options[] = { CTL_ELSE(CMD_OPTION_ROW) };
 
 static int ctl_exec(const cuco_cmd *self, cuco_command_kind kind, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "run", required_argument, NULL, 'r' }, { "island", required_argument, NULL, 'i' },
-		{ "next-session", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
 	cuco_command cmd = { .kind = kind, .island = -1 };
-	const char *run = NULL;
 	bool later = false;
-	int opt;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'r': run = optarg; break;
-		case 'i': {
+	int o;
+	cmd_args a = CMD_ARGS(self, argc, argv);
+	while ((o = cmd_option_next(&a)) >= 0) {
+		switch (o) {
+		case O_ISLAND: {
 			char *end = NULL;
-			long v = strtol(optarg, &end, 10);
+			long v = strtol(a.value, &end, 10);
 			if (kind != CUCO_CMD_HINT)
 				return cmd_usage_error(self, "--island is for hint only");
-			if (!*optarg || *end || v < 0 || v > INT_MAX)
-				return cmd_usage_error(self, "--island %s: not an island number", optarg);
+			if (!*a.value || *end || v < 0 || v > INT_MAX)
+				return cmd_usage_error(self, "--island %s: not an island number", a.value);
 			cmd.island = (int)v;
 			break;
 		}
-		case 'n':
+		case O_LATER:
 			if (!keeps(kind))
 				return cmd_usage_error(self, "--next-session: a %s means nothing to a session "
 					"that has not started", cuco_command_name(kind));
 			later = true;
 			break;
-		case 'h':
-			ctl_help(self, kind);
-			return CUCO_OK;
-		default:
-			return cmd_bad_option(self, longopts, argv);
 		}
 	}
-	if (kind == CUCO_CMD_HINT) {
-		if (optind >= argc)
-			return cmd_usage_error(self, "expected the hint's TEXT");
-		for (int i = optind; i < argc; i++) {  /* words join with spaces, unquoted */
-			size_t used = strlen(cmd.text);
-			if (snprintf(cmd.text + used, sizeof cmd.text - used, "%s%s", i > optind ? " " : "",
-					argv[i]) >= (int)(sizeof cmd.text - used))
-				return cmd_usage_error(self, "hint longer than %zu bytes", sizeof cmd.text - 1);
-		}
-	} else if (optind != argc) {
-		return cmd_usage_error(self, "unexpected argument %s", argv[optind]);
+	bool hint = kind == CUCO_CMD_HINT;
+	if (!cmd_operands(&a, hint, hint ? a.argc : 0, hint ? "expected the hint's TEXT" : NULL))
+		return a.rc;
+	for (int i = 0; i < a.nargs; i++) {  /* a hint's words join with spaces, unquoted */
+		size_t used = strlen(cmd.text);
+		if (snprintf(cmd.text + used, sizeof cmd.text - used, "%s%s", i ? " " : "", a.args[i]) >=
+				(int)(sizeof cmd.text - used))
+			return cmd_usage_error(self, "hint longer than %zu bytes", sizeof cmd.text - 1);
 	}
 	cmd_author(cmd.author, sizeof cmd.author);
 
-	const char *dir = cmd_run_dir(run);
+	const char *dir = a.run;
 	cuco_store *st = NULL;
 	int rc = cmd_open_store(dir, 0, &st);
 	if (rc != CUCO_OK)
@@ -122,13 +108,17 @@ static int resume_exec(int argc, char **argv) { return ctl_exec(&cmd_resume, CUC
 static int stop_exec(int argc, char **argv) { return ctl_exec(&cmd_stop, CUCO_CMD_STOP, argc, argv); }
 static int hint_exec(int argc, char **argv) { return ctl_exec(&cmd_hint, CUCO_CMD_HINT, argc, argv); }
 
-const cuco_cmd cmd_pause = { "pause", "[--run DIR] [--next-session]",
+#define CTL_NOTES "Options may come anywhere on the line; with no session driving the run the\n" \
+	"command is refused (exit 3)"
+#define CTL_NOTES_KEPT CTL_NOTES " unless --next-session keeps it.\n"
+
+const cuco_cmd cmd_pause = { "pause", "",
 	"pause a running search: model calls in flight are cancelled, evaluations in flight "
-	"finish, no new ones start", pause_exec };
-const cuco_cmd cmd_resume = { "resume", "[--run DIR]",
-	"resume a paused search", resume_exec };
-const cuco_cmd cmd_stop = { "stop", "[--run DIR]",
+	"finish, no new ones start", pause_exec, CMD_OPTIONS(pause_options), CTL_NOTES_KEPT };
+const cuco_cmd cmd_resume = { "resume", "", "resume a paused search", resume_exec,
+	CMD_OPTIONS(ctl_options), CTL_NOTES ".\n" };
+const cuco_cmd cmd_stop = { "stop", "",
 	"end a running search: model calls in flight are cancelled, evaluations in flight "
-	"finish (resumable)", stop_exec };
-const cuco_cmd cmd_hint = { "hint", "[--run DIR] [--island N] [--next-session] TEXT",
-	"add a hint to the LLM strategies' next prompts", hint_exec };
+	"finish (resumable)", stop_exec, CMD_OPTIONS(ctl_options), CTL_NOTES ".\n" };
+const cuco_cmd cmd_hint = { "hint", "TEXT", "add a hint to the LLM strategies' next prompts", hint_exec,
+	CMD_OPTIONS(hint_options), CTL_NOTES_KEPT };

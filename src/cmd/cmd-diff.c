@@ -3,7 +3,6 @@
  * dimension (before → after), then the source as a unified diff. A or B
  * may be best, baseline or seed. The tuner's candidates share a source,
  * so for them the directive is the whole change. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +10,11 @@
 
 #include "cmd/cmd.h"
 
-static const char diff_options[] =
-	"  --run DIR      the run directory (default $CUCO_RUN, else runs/latest)\n"
-	"  -U, --context N  lines of context around each change (default 3)\n"
-	"  --color        colour the output even when it is not a terminal\n"
-	"Prints the directive's changes (dimension: before -> after), then the\n"
-	"sources' unified diff. Exit status 0 whether or not they differ.\n";
+#define DIFF_OPTIONS(X) \
+	X(O_RUN, CMD_OPT_RUN) \
+	X(O_CONTEXT, "context", 'U', "N", 0, "lines of context around each change (default 3)") \
+	X(O_COLOR, "color", 0, NULL, 0, "colour the output even when it is not a terminal")
+CMD_TABLE(options, DIFF_OPTIONS);
 
 struct diff_job {
 	uint64_t id[2];
@@ -81,41 +79,32 @@ static void print_diff(const struct diff_job *job, int context, bool color)
 
 static int diff_exec(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "run", required_argument, NULL, 'r' }, { "context", required_argument, NULL, 'U' },
-		{ "color", no_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *run = NULL;
-	int context = 3, opt, rc;
+	int context = 3, o, rc;
 	bool color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hU:", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'r': run = optarg; break;
-		case 'c': color = true; break;
-		case 'U': {
+	cmd_args a = CMD_ARGS(&cmd_diff, argc, argv);
+	while ((o = cmd_option_next(&a)) >= 0) {
+		switch (o) {
+		case O_COLOR: color = true; break;
+		case O_CONTEXT: {
 			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || !*optarg || v < 0 || v > 1000)
-				return cmd_usage_error(&cmd_diff, "--context: '%s' is not a count of lines", optarg);
+			long v = strtol(a.value, &end, 10);
+			if (*end || !*a.value || v < 0 || v > 1000)
+				return cmd_usage_error(&cmd_diff, "--context: '%s' is not a count of lines", a.value);
 			context = (int)v;
 			break;
 		}
-		case 'h': cmd_print_usage(&cmd_diff, diff_options); return CUCO_OK;
-		default: return cmd_bad_option(&cmd_diff, longopts, argv);
 		}
 	}
-	if (argc - optind != 2)
-		return cmd_usage_error(&cmd_diff, "expected two candidate ids");
+	if (!cmd_operands(&a, 2, 2, "expected two candidate ids"))
+		return a.rc;
 	cuco_store *st;
-	if ((rc = cmd_open_store(cmd_run_dir(run), CUCO_STORE_RDONLY, &st)))
+	if ((rc = cmd_open_store(a.run, CUCO_STORE_RDONLY, &st)))
 		return rc;
 	struct diff_job job = { 0 };
 	cuco_err err = { 0 };
-	rc = cmd_resolve_id(st, argv[optind], &job.id[0]);
+	rc = cmd_resolve_id(st, a.args[0], &job.id[0]);
 	if (rc == CUCO_OK)
-		rc = cmd_resolve_id(st, argv[optind + 1], &job.id[1]);
+		rc = cmd_resolve_id(st, a.args[1], &job.id[1]);
 	if (rc == CUCO_OK && (rc = cuco_store_read(st, diff_txn, &job, &err)))
 		rc = cmd_fail(&err);
 	cuco_store_close(st);
@@ -126,6 +115,8 @@ static int diff_exec(int argc, char **argv)
 	return rc;
 }
 
-const cuco_cmd cmd_diff = { "diff", "[--run DIR] [-U N] [--color] A B",
+const cuco_cmd cmd_diff = { "diff", "A B",
 	"what changed between two candidates: directive, then source (ids, best, baseline or seed)",
-	diff_exec };
+	diff_exec, CMD_OPTIONS(options),
+	"Prints the directive's changes (dimension: before -> after), then the\n"
+	"sources' unified diff. Exit status 0 whether or not they differ.\n" };

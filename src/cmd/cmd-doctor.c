@@ -12,7 +12,6 @@
  * visible; and the folders cuco reads its workloads, themes, config and
  * manual from (core.h, cuco_paths). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,35 +304,28 @@ static void print_profile(const cuco_hardware *hw)
 		: "not available (no RDMA NIC in /sys/class/infiniband): LSA only");
 }
 
+/* The runner checked: the config file's [runner], with these over it. */
+#define DOCTOR_OPTIONS(X) \
+	X(O_JSON, "json", 'j', NULL, 0, "one JSON object: the profile and each check") \
+	X(O_RUNNER, CMD_OPT_RUNNER) \
+	X(O_HOSTFILE, CMD_OPT_HOSTFILE) \
+	X(O_HOSTS, CMD_OPT_HOSTS)
+CMD_TABLE(options, DOCTOR_OPTIONS);
+
 static int doctor_exec(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, CMD_RUNNER_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	bool json = false;
 	cmd_runner_flags flags = { 0 };
-	int opt;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
-		if (opt == 'h') {
-			cmd_print_usage(&cmd_doctor, "  --json            one JSON object: the profile and each check\n"
-				"  --runner KIND     check this runner instead of the config file's [runner]\n"
-				"  --hostfile FILE   the hostfile runner's hosts (implies --runner hostfile)\n"
-				"  --hosts LIST      the ssh runner's hosts, the slurm runner's nodes\n");
-			return CUCO_OK;
-		}
-		if (opt == CMD_OPT_RUNNER || opt == CMD_OPT_HOSTFILE || opt == CMD_OPT_HOSTS) {
-			if (cmd_runner_option(&cmd_doctor, opt, optarg, &flags) != CUCO_OK)
-				return CUCO_EUSAGE;
-			continue;
-		}
-		if (opt != 'j')
-			return cmd_bad_option(&cmd_doctor, longopts, argv);
-		json = true;
+	int o;
+	cmd_args a = CMD_ARGS(&cmd_doctor, argc, argv);
+	while ((o = cmd_option_next(&a)) >= 0) {
+		if (o == O_JSON)
+			json = true;
+		else if (cmd_runner_option(&a, o, &flags) != CUCO_OK)
+			return CUCO_EUSAGE;
 	}
-	if (optind != argc)
-		return cmd_usage_error(&cmd_doctor, "takes no arguments");
+	if (!cmd_operands(&a, 0, 0, "takes no arguments"))
+		return a.rc;
 
 	cuco_hardware hw;
 	cuco_hardware_detect(&hw);
@@ -380,7 +372,7 @@ static int doctor_exec(int argc, char **argv)
 	return hw.missing[0] ? CUCO_EENV : CUCO_OK;
 }
 
-const cuco_cmd cmd_doctor = { "doctor", "[--json] [--runner local|hostfile|slurm|ssh] [--hostfile FILE] [--hosts LIST]",
+const cuco_cmd cmd_doctor = { "doctor", "",
 	"print the hardware profile, check nvcc, MPI, NCCL, the GPU, the sandbox and the runner (exit 3 when\n"
 	"       something is missing), list which workloads can run here and the folders cuco reads",
-	doctor_exec };
+	doctor_exec, CMD_OPTIONS(options) };

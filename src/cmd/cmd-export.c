@@ -1,13 +1,13 @@
 /* cmd-export.c — `cuco export ID|best [-o FILE]`: a candidate's source. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cmd/cmd.h"
 
-static const char export_options[] =
-	"  --run DIR       the run directory (default $CUCO_RUN, else runs/latest)\n"
-	"  -o, --output F  write to F (atomically) instead of standard output\n";
+#define EXPORT_OPTIONS(X) \
+	X(O_RUN, CMD_OPT_RUN) \
+	X(O_OUTPUT, "output", 'o', "FILE", 0, "write to FILE (atomically) instead of standard output")
+CMD_TABLE(options, EXPORT_OPTIONS);
 
 struct export_job {
 	uint64_t id;
@@ -30,29 +30,19 @@ static int export_txn(cuco_txn *txn, void *arg)
 
 static int export_exec(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "run", required_argument, NULL, 'r' }, { "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
-	const char *run = NULL, *output = NULL;
-	int opt, rc;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'r': run = optarg; break;
-		case 'o': output = optarg; break;
-		case 'h': cmd_print_usage(&cmd_export, export_options); return CUCO_OK;
-		default: return cmd_bad_option(&cmd_export, longopts, argv);
-		}
-	}
-	if (argc - optind != 1)
-		return cmd_usage_error(&cmd_export, "expected one candidate id (or best)");
+	const char *output = NULL;
+	int rc;
+	cmd_args a = CMD_ARGS(&cmd_export, argc, argv);
+	while (cmd_option_next(&a) >= 0)
+		output = a.value;  /* -o: --run is the parser's */
+	if (!cmd_operands(&a, 1, 1, "expected one candidate id (or best)"))
+		return a.rc;
 	cuco_store *st;
-	if ((rc = cmd_open_store(cmd_run_dir(run), CUCO_STORE_RDONLY, &st)))
+	if ((rc = cmd_open_store(a.run, CUCO_STORE_RDONLY, &st)))
 		return rc;
 	struct export_job job = { 0 };
 	cuco_err err = { 0 };
-	rc = cmd_resolve_id(st, argv[optind], &job.id);
+	rc = cmd_resolve_id(st, a.args[0], &job.id);
 	if (rc == CUCO_OK && (rc = cuco_store_read(st, export_txn, &job, &err)))
 		rc = cmd_fail(&err);
 	cuco_store_close(st);
@@ -66,5 +56,5 @@ static int export_exec(int argc, char **argv)
 	return rc;
 }
 
-const cuco_cmd cmd_export = { "export", "[--run DIR] [-o FILE] ID|best",
-	"write a candidate's source to standard output or a file", export_exec };
+const cuco_cmd cmd_export = { "export", "ID|best",
+	"write a candidate's source to standard output or a file", export_exec, CMD_OPTIONS(options) };

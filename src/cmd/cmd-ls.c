@@ -1,6 +1,5 @@
 /* cmd-ls.c — `cuco ls`: list a run's candidates. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,20 +7,25 @@
 
 #include "cmd/cmd.h"
 
-static const char ls_options[] =
-	"  --run DIR        the run directory (default $CUCO_RUN, else runs/latest)\n"
-	"  --tree           lineage order, children indented under their parent (at most\n"
-	"                   12 levels; deeper ones line up at the 12th)\n"
-	"  --status NAME    only candidates with this status (queued, done, failed, …), or\n"
-	"                   failed with this failure class (suspect, wrong-answer, …); a\n"
-	"                   suspect row ends with its refusal's reason\n"
-	"  --origin NAME    only candidates of this origin (baseline, seed, tune, llm-diff, …)\n"
-	"  --island N       only candidates of island N\n"
-	"  --refusals       the proposals no candidate came of instead (every reply refused, a\n"
-	"                   duplicate, an empty or cut-off plan): id, kind, parent, island,\n"
-	"                   model and why; `cuco show rN --prompt` shows one whole\n"
-	"  --json           print a JSON array of candidate (or refusal) records, nothing else\n"
-	"\nSPEEDUP is a confirmed speedup with its interval from paired rounds against the\n"
+#define LS_OPTIONS(X) \
+	X(O_RUN, CMD_OPT_RUN) \
+	X(O_TREE, "tree", 0, NULL, 0, "lineage order, children indented under their parent (at most " \
+		"12 levels; deeper ones line up at the 12th)") \
+	X(O_STATUS, "status", 0, "NAME", 0, "only candidates with this status (queued, done, failed, " \
+		"…), or failed with this failure class (suspect, wrong-answer, …); a suspect row ends " \
+		"with its refusal's reason") \
+	X(O_ORIGIN, "origin", 0, "NAME", 0, "only candidates of this origin (baseline, seed, tune, " \
+		"llm-diff, …)") \
+	X(O_ISLAND, "island", 0, "N", 0, "only candidates of island N") \
+	X(O_REFUSALS, "refusals", 0, NULL, 0, "the proposals no candidate came of instead (every " \
+		"reply refused, a duplicate, an empty or cut-off plan): id, kind, parent, island, model " \
+		"and why; `cuco show rN --prompt` shows one whole") \
+	X(O_JSON, "json", 0, NULL, 0, "print a JSON array of candidate (or refusal) records, nothing " \
+		"else")
+CMD_TABLE(options, LS_OPTIONS);
+
+static const char notes[] =
+	"SPEEDUP is a confirmed speedup with its interval from paired rounds against the\n"
 	"baseline (1.24x [1.15-1.33]), or one screening measurement (1.43x screened): only\n"
 	"a confirmation crowns a best (docs/trust.md). ~ after it: timed against another\n"
 	"measurement of the baseline than the one listed, so its MEDIAN_US does not compare\n"
@@ -204,60 +208,49 @@ static int ls_txn(cuco_txn *txn, void *arg)
 
 static int ls_exec(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "run", required_argument, NULL, 'r' }, { "tree", no_argument, NULL, 't' },
-		{ "status", required_argument, NULL, 's' }, { "origin", required_argument, NULL, 'o' },
-		{ "island", required_argument, NULL, 'i' }, { "json", no_argument, NULL, 'j' },
-		{ "refusals", no_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
 	struct ls_job job = { { -1, -1, -1, -2 }, false, false, false, NULL };
-	const char *run = NULL;
 	int opt;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	cmd_args a = CMD_ARGS(&cmd_ls, argc, argv);
+	while ((opt = cmd_option_next(&a)) >= 0) {
 		switch (opt) {
-		case 'r': run = optarg; break;
-		case 't': job.tree = true; break;
-		case 'j': job.json = true; break;
-		case 'R': job.refusals = true; break;
-		case 'i': {
+		case O_TREE: job.tree = true; break;
+		case O_JSON: job.json = true; break;
+		case O_REFUSALS: job.refusals = true; break;
+		case O_ISLAND: {
 			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || !*optarg)
-				return cmd_usage_error(&cmd_ls, "--island: '%s' is not a number", optarg);
+			long v = strtol(a.value, &end, 10);
+			if (*end || !*a.value)
+				return cmd_usage_error(&cmd_ls, "--island: '%s' is not a number", a.value);
 			job.filter.island = (int)v;
 			break;
 		}
-		case 's': {
+		case O_STATUS: {
 			cuco_status st;
 			cuco_fail_class fc;
-			if (cuco_status_parse(optarg, &st) == CUCO_OK) {
+			if (cuco_status_parse(a.value, &st) == CUCO_OK) {
 				job.filter.status = (int)st;
-			} else if (cuco_fail_parse(optarg, &fc) == CUCO_OK) {
+			} else if (cuco_fail_parse(a.value, &fc) == CUCO_OK) {
 				job.filter.status = CUCO_STATUS_FAILED;
 				job.filter.fail = (int)fc;
 			} else {
 				return cmd_usage_error(&cmd_ls, "--status: '%s' is no status and no failure class",
-					optarg);
+					a.value);
 			}
 			break;
 		}
-		case 'o': {
+		case O_ORIGIN: {
 			cuco_origin o;
-			if (cuco_origin_parse(optarg, &o))
-				return cmd_usage_error(&cmd_ls, "--origin: unknown origin '%s'", optarg);
+			if (cuco_origin_parse(a.value, &o))
+				return cmd_usage_error(&cmd_ls, "--origin: unknown origin '%s'", a.value);
 			job.filter.origin = (int)o;
 			break;
 		}
-		case 'h': cmd_print_usage(&cmd_ls, ls_options); return CUCO_OK;
-		default: return cmd_bad_option(&cmd_ls, longopts, argv);
 		}
 	}
-	if (optind < argc)
-		return cmd_usage_error(&cmd_ls, "unexpected argument '%s'", argv[optind]);
+	if (!cmd_operands(&a, 0, 0, NULL))
+		return a.rc;
 	cuco_store *st;
-	int rc = cmd_open_store(cmd_run_dir(run), CUCO_STORE_RDONLY, &st);
+	int rc = cmd_open_store(a.run, CUCO_STORE_RDONLY, &st);
 	if (rc)
 		return rc;
 	if (job.json)
@@ -278,5 +271,5 @@ static int ls_exec(int argc, char **argv)
 	return CUCO_OK;
 }
 
-const cuco_cmd cmd_ls = { "ls", "[--run DIR] [--tree] [--status S] [--origin O] [--island N] "
-	"[--refusals] [--json]", "list the candidates of a run, or the proposals refused", ls_exec };
+const cuco_cmd cmd_ls = { "ls", "", "list the candidates of a run, or the proposals refused", ls_exec,
+	CMD_OPTIONS(options), notes };

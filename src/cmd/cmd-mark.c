@@ -6,7 +6,6 @@
  * search is running) and queued as a command in the same transaction, so a
  * running engine applies it to its own state (parent eligibility,
  * migration) and acknowledges it; an event records who did what. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,43 +48,37 @@ static int already(cuco_store *st, const cuco_command *cmd)
 	return cmd_fail(&err);
 }
 
+/* --reason is reject's; the others take it only to say so. */
+#define MARK_OPTIONS(X, reason) \
+	X(O_RUN, CMD_OPT_RUN) \
+	X(O_REASON, "reason", 0, "TEXT", reason, "why (shown to the model as a negative example)")
+#define MARK_REASON_HIDDEN(X) MARK_OPTIONS(X, CMD_OPT_HIDDEN)
+#define MARK_REASON(X) MARK_OPTIONS(X, 0)
+enum { MARK_REASON(CMD_OPTION_ENUM) };
+static const cmd_option mark_options[] = { MARK_REASON_HIDDEN(CMD_OPTION_ROW) };
+static const cmd_option reject_options[] = { MARK_REASON(CMD_OPTION_ROW) };
+
 static int mark_exec(const cuco_cmd *self, cuco_command_kind kind, int argc, char **argv)
 {
 	static const char *const past[CUCO_CMD_COUNT] = {
 		[CUCO_CMD_PIN] = "pinned", [CUCO_CMD_UNPIN] = "unpinned", [CUCO_CMD_REJECT] = "rejected",
 		[CUCO_CMD_UNREJECT] = "un-rejected",
 	};
-	static const struct option longopts[] = {
-		{ "run", required_argument, NULL, 'r' }, { "reason", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
 	cuco_command cmd = { .kind = kind, .island = -1 };
-	const char *run = NULL;
-	int opt, rc;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'r': run = optarg; break;
-		case 'm':
-			if (kind != CUCO_CMD_REJECT)
-				return cmd_usage_error(self, "--reason is for reject only");
-			cuco_strlcpy(cmd.text, optarg, sizeof cmd.text);
-			break;
-		case 'h':
-			cmd_print_usage(self, kind == CUCO_CMD_REJECT
-				? "  --run DIR       the run directory\n  --reason TEXT   why (shown to the model as a negative example)\n"
-				: "  --run DIR       the run directory\n");
-			return CUCO_OK;
-		default: return cmd_bad_option(self, longopts, argv);
-		}
+	int rc;
+	cmd_args a = CMD_ARGS(self, argc, argv);
+	while (cmd_option_next(&a) >= 0) {  /* --reason: --run is the parser's */
+		if (kind != CUCO_CMD_REJECT)
+			return cmd_usage_error(self, "--reason is for reject only");
+		cuco_strlcpy(cmd.text, a.value, sizeof cmd.text);
 	}
-	if (argc - optind != 1)
-		return cmd_usage_error(self, "expected one candidate id");
+	if (!cmd_operands(&a, 1, 1, "expected one candidate id"))
+		return a.rc;
 	cuco_store *st;
-	if ((rc = cmd_open_store(cmd_run_dir(run), 0, &st)))
+	if ((rc = cmd_open_store(a.run, 0, &st)))
 		return rc;
 	cmd_author(cmd.author, sizeof cmd.author);
-	rc = cmd_resolve_id(st, argv[optind], &cmd.candidate);
+	rc = cmd_resolve_id(st, a.args[0], &cmd.candidate);
 	if (rc == CUCO_OK)
 		rc = already(st, &cmd);
 	if (rc == CUCO_OK)
@@ -101,10 +94,12 @@ static int unpin_exec(int argc, char **argv) { return mark_exec(&cmd_unpin, CUCO
 static int reject_exec(int argc, char **argv) { return mark_exec(&cmd_reject, CUCO_CMD_REJECT, argc, argv); }
 static int unreject_exec(int argc, char **argv) { return mark_exec(&cmd_unreject, CUCO_CMD_UNREJECT, argc, argv); }
 
-const cuco_cmd cmd_pin = { "pin", "[--run DIR] ID",
-	"pin a candidate: always eligible as a parent, never evicted", pin_exec };
-const cuco_cmd cmd_unpin = { "unpin", "[--run DIR] ID", "remove a pin", unpin_exec };
-const cuco_cmd cmd_reject = { "reject", "[--run DIR] [--reason TEXT] ID",
-	"reject a candidate: never a parent, shown to models as a negative example", reject_exec };
-const cuco_cmd cmd_unreject = { "unreject", "[--run DIR] ID",
-	"take a rejection back: the candidate returns to what it had reached", unreject_exec };
+const cuco_cmd cmd_pin = { "pin", "ID",
+	"pin a candidate: always eligible as a parent, never evicted", pin_exec, CMD_OPTIONS(mark_options) };
+const cuco_cmd cmd_unpin = { "unpin", "ID", "remove a pin", unpin_exec, CMD_OPTIONS(mark_options) };
+const cuco_cmd cmd_reject = { "reject", "ID",
+	"reject a candidate: never a parent, shown to models as a negative example", reject_exec,
+	CMD_OPTIONS(reject_options) };
+const cuco_cmd cmd_unreject = { "unreject", "ID",
+	"take a rejection back: the candidate returns to what it had reached", unreject_exec,
+	CMD_OPTIONS(mark_options) };

@@ -3,16 +3,16 @@
  * whether it says "undo this", the candidates it was drawn from (the
  * first candidate holding each program, whose sources `cuco export`
  * writes out) and its text. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 
-static const char memory_options[] =
-	"  --run DIR          run directory (default $CUCO_RUN, else runs/latest)\n"
-	"  --workload NAME    only this workload's lessons (a shared memory holds several)\n";
+#define MEMORY_OPTIONS(X) \
+	X(O_RUN, CMD_OPT_RUN) \
+	X(O_WORKLOAD, "workload", 0, "NAME", 0, "only this workload's lessons (a shared memory holds several)")
+CMD_TABLE(options, MEMORY_OPTIONS);
 
 typedef struct lesson {
 	cuco_memory m;
@@ -75,31 +75,14 @@ static void print_lesson(const lesson *l)
 
 static int memory_exec(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "run", required_argument, NULL, 'r' },
-		{ "workload", required_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *run = NULL;
 	memory_arg a = { 0 };
-	int opt;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'r': run = optarg; break;
-		case 'w': a.workload = optarg; break;
-		case 'h':
-			cmd_print_usage(&cmd_memory, memory_options);
-			return CUCO_OK;
-		default:
-			return cmd_bad_option(&cmd_memory, longopts, argv);
-		}
-	}
-	if (optind != argc)
-		return cmd_usage_error(&cmd_memory, "unexpected argument %s", argv[optind]);
+	cmd_args args = CMD_ARGS(&cmd_memory, argc, argv);
+	while (cmd_option_next(&args) >= 0)
+		a.workload = args.value;  /* --workload: --run is the parser's */
+	if (!cmd_operands(&args, 0, 0, NULL))
+		return args.rc;
 	cuco_store *st = NULL;
-	int rc = cmd_open_store(cmd_run_dir(run), CUCO_STORE_RDONLY, &st);
+	int rc = cmd_open_store(args.run, CUCO_STORE_RDONLY, &st);
 	if (rc != CUCO_OK)
 		return rc;
 	cuco_err err = { 0 };
@@ -117,5 +100,6 @@ static int memory_exec(int argc, char **argv)
 	return CUCO_OK;
 }
 
-const cuco_cmd cmd_memory = { "memory", "[--run DIR] [--workload NAME]",
-	"show the optimization memory: lessons a beam search drew from its rewrites", memory_exec };
+const cuco_cmd cmd_memory = { "memory", "",
+	"show the optimization memory: lessons a beam search drew from its rewrites", memory_exec,
+	CMD_OPTIONS(options) };

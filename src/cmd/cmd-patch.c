@@ -1,7 +1,6 @@
 /* cmd-patch.c — `cuco patch FILE REPLY`: apply a model's reply to a file the
  * way the search does, and print the result or the precise refusal. For
  * reviewers who want to replay a reply, and for tests. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,9 +8,11 @@
 #include "agents/agents.h"
 #include "cmd/cmd.h"
 
-static const char patch_options[] =
-	"  -w, --workload W  also check the reply's directive against W's design space\n"
-	"  -v, --verbose     say on standard error how each hunk matched\n";
+#define PATCH_OPTIONS(X) \
+	X(O_WORKLOAD, "workload", 'w', "WORKLOAD", 0, "also check the reply's directive against " \
+		"WORKLOAD's design space") \
+	X(O_VERBOSE, "verbose", 'v', NULL, 0, "say on standard error how each hunk matched")
+CMD_TABLE(options, PATCH_OPTIONS);
 
 /* Replies and sources are small; anything larger is not one. */
 #define PATCH_MAX_BYTES (16u << 20)
@@ -73,29 +74,24 @@ static int patch_run(const char *file, const char *reply_path, const char *workl
 
 static int patch_exec(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "workload", required_argument, NULL, 'w' }, { "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
 	const char *workload = NULL;
 	bool verbose = false;
-	int opt;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hvw:", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'w': workload = optarg; break;
-		case 'v': verbose = true; break;
-		case 'h': cmd_print_usage(&cmd_patch, patch_options); return CUCO_OK;
-		default: return cmd_bad_option(&cmd_patch, longopts, argv);
-		}
+	int o;
+	cmd_args a = CMD_ARGS(&cmd_patch, argc, argv);
+	while ((o = cmd_option_next(&a)) >= 0) {
+		if (o == O_WORKLOAD)
+			workload = a.value;
+		else
+			verbose = true;
 	}
-	if (argc - optind != 2)
-		return cmd_usage_error(&cmd_patch, "expected a FILE and a REPLY");
+	if (!cmd_operands(&a, 2, 2, "expected a FILE and a REPLY"))
+		return a.rc;
 	cuco_err err = { 0 };
-	if (patch_run(argv[optind], argv[optind + 1], workload, verbose, &err) != CUCO_OK)
+	if (patch_run(a.args[0], a.args[1], workload, verbose, &err) != CUCO_OK)
 		return cmd_fail(&err);
 	return CUCO_OK;
 }
 
-const cuco_cmd cmd_patch = { "patch", "[-w WORKLOAD] [-v] FILE REPLY|-",
-	"apply a model's reply to FILE and print the result, or why it is refused", patch_exec };
+const cuco_cmd cmd_patch = { "patch", "FILE REPLY|-",
+	"apply a model's reply to FILE and print the result, or why it is refused", patch_exec,
+	CMD_OPTIONS(options) };

@@ -31,7 +31,6 @@
  * candidates it measured last; a slot field is where that record's latest
  * measurement ran. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -401,30 +400,22 @@ static void print_text(const struct report *r)
 	}
 }
 
+#define REPORT_OPTIONS(X) \
+	X(O_RUN, CMD_OPT_RUN) \
+	X(O_JSON, "json", 0, NULL, 0, "print one JSON object")
+CMD_TABLE(options, REPORT_OPTIONS);
+
 static int report_exec(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "run", required_argument, NULL, 'r' }, { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
-	const char *run = NULL;
 	bool json = false;
-	int opt, rc;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'r': run = optarg; break;
-		case 'j': json = true; break;
-		case 'h':
-			cmd_print_usage(&cmd_report, "  --run DIR   the run directory\n  --json      print one JSON object\n");
-			return CUCO_OK;
-		default: return cmd_bad_option(&cmd_report, longopts, argv);
-		}
-	}
-	if (optind < argc)
-		return cmd_usage_error(&cmd_report, "unexpected argument '%s'", argv[optind]);
+	int rc;
+	cmd_args a = CMD_ARGS(&cmd_report, argc, argv);
+	while (cmd_option_next(&a) >= 0)
+		json = true;  /* --run is the parser's */
+	if (!cmd_operands(&a, 0, 0, NULL))
+		return a.rc;
 	cuco_store *st;
-	if ((rc = cmd_open_store(cmd_run_dir(run), CUCO_STORE_RDONLY, &st)))
+	if ((rc = cmd_open_store(a.run, CUCO_STORE_RDONLY, &st)))
 		return rc;
 	struct report *r = cuco_xcalloc(1, sizeof *r);
 	cuco_err err = { 0 };
@@ -441,5 +432,6 @@ static int report_exec(int argc, char **argv)
 	return rc;
 }
 
-const cuco_cmd cmd_report = { "report", "[--run DIR] [--json]",
-	"summarise a run: candidates by status, baseline, best and its speedup, tokens, cost", report_exec };
+const cuco_cmd cmd_report = { "report", "",
+	"summarise a run: candidates by status, baseline, best and its speedup, tokens, cost", report_exec,
+	CMD_OPTIONS(options) };

@@ -11,7 +11,6 @@
  * whichever folder it is in. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
@@ -19,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,54 +27,54 @@
 
 #define DEFAULT_BUDGET 24  /* when neither --budget nor --minutes is given */
 
-static const char run_options[] =
-	"  --run DIR          run directory (default runs/WORKLOAD); an existing one is resumed:\n"
-	"                     nothing is re-added or repeated. Once the run starts, runs/latest\n"
-	"                     points to it\n"
-	"  --strategy NAME    tune (default: the directive tuner, no model), evolve (islands of\n"
-	"                     model edits, after the fast path when the workload has no seed),\n"
-	"                     beam (planner, executor and summarizer with a memory) or sample\n"
-	"                     (best-of-N edits of the seed, the control evolution is measured\n"
-	"                     against)\n"
-	"  --tuner ALGO       random | anneal (default) | ils\n"
-	"  --budget N         candidates from the strategy in the whole run, resumed sessions\n"
-	"                     included (default 24 unless --minutes is given; 0 = no limit)\n"
-	"  --minutes M        wall-clock limit of this session\n"
-	"  --size NAME        problem size (default: the workload's)\n"
-	"  --jobs N           evaluations at a time (default 2; with a remote runner, one more\n"
-	"                     than its slots, at most 16)\n"
-	"  --seed N           seed of the strategy's RNG (default 1)\n"
-	"  --baseline-every K re-measure the baseline every K benchmarks (default 8)\n"
-	"  --rebench N        contenders confirmed at the end: the best N screens, each on fresh\n"
-	"                     paired rounds against the baseline and the best (default 3)\n"
-	"  --llm SPEC         a model, PROVIDER:MODEL[@URL][*WEIGHT] (repeatable; replaces the\n"
-	"                     config file's models; PROVIDER: openai, anthropic, vllm, sglang,\n"
-	"                     llamacpp, ollama, openrouter); implies --strategy evolve\n"
-	"  --max-cost USD     end the run cleanly once the models have cost this much\n"
-	"  --max-tokens N     end the run cleanly once the models have used this many tokens\n"
-	"  --llm-jobs N       model calls in flight at once (default: the config's [llm]\n"
-	"                     concurrency, 4); evaluations go on meanwhile\n"
-	"  --generations N    the search's length in its own steps, after which it ends:\n"
-	"                     evolve: children on the islands (the explore/exploit phases\n"
-	"                     are laid over them); beam: iterations (default: the config's\n"
-	"                     [evolve] generations / [beam] iterations)\n"
-	"  --ranks N          run on N ranks instead of the workload's own (default run\n"
-	"                     directory runs/WORKLOAD-Nranks), for scaling studies\n"
-	"  --headless         no screen: one line per evaluated candidate, then a summary\n"
-	"  --theme NAME       the screen's theme, as 'cuco tui --theme' (default $CUCO_THEME,\n"
-	"                     else the config's [screen] theme, else dark)\n"
-	"  --no-color         the screen in attributes only (also when $NO_COLOR is set)\n"
-	"  --ascii            the screen in ASCII lines and glyphs instead of UTF-8\n"
-	"  --sandbox MODE     auto (default): stages run in bubblewrap where it works, else with\n"
-	"                     resource limits only; bwrap: refuse to run without it; off\n"
-	"                     (default: $CUCO_SANDBOX, else the config file's [eval] sandbox)\n"
-	"  --runner KIND      where run and benchmark stages run (docs/cluster.md): local (default),\n"
-	"                     hostfile, slurm or ssh; each host or node is a slot, which runs one\n"
-	"                     benchmark at a time (default: the config file's [runner] kind)\n"
-	"  --hostfile FILE    an Open MPI hostfile, a slot per host; implies --runner hostfile\n"
-	"  --hosts LIST       ssh: user@host[:port],...; slurm: the nodes to use outside an\n"
-	"                     allocation (a hostlist: n[1-4]); replaces [runner] hosts\n"
-	"\nSIGINT/SIGTERM stop the search after the evaluations in flight; so does SIGHUP\n"
+#define RUN_OPTIONS(X) \
+	X(O_RUN, "run", 0, "DIR", 0, "run directory (default runs/WORKLOAD); an existing one is " \
+		"resumed: nothing is re-added or repeated. Once the run starts, runs/latest points to it") \
+	X(O_STRATEGY, "strategy", 0, "tune|evolve|beam|sample", 0, "tune (default: the directive " \
+		"tuner, no model),\nevolve (islands of model edits, after the fast path when the workload " \
+		"has no seed),\nbeam (planner, executor and summarizer with a memory) or\nsample " \
+		"(best-of-N edits of the seed, the control evolution is measured against)") \
+	X(O_TUNER, "tuner", 0, "random|anneal|ils", 0, "the tuner: random, anneal (default) or ils") \
+	X(O_BUDGET, "budget", 0, "N", 0, "candidates from the strategy in the whole run, resumed " \
+		"sessions included (default 24 unless --minutes is given; 0 = no limit)") \
+	X(O_MINUTES, "minutes", 0, "M", 0, "wall-clock limit of this session") \
+	X(O_SIZE, "size", 0, "NAME", 0, "problem size (default: the workload's)") \
+	X(O_JOBS, "jobs", 0, "N", 0, "evaluations at a time (default 2; with a remote runner, one " \
+		"more than its slots, at most 16)") \
+	X(O_SEED, "seed", 0, "N", 0, "seed of the strategy's RNG (default 1)") \
+	X(O_HEADLESS, "headless", 0, NULL, 0, "no screen: one line per evaluated candidate, then a " \
+		"summary") \
+	X(O_BASELINE_EVERY, "baseline-every", 0, "K", 0, "re-measure the baseline every K benchmarks " \
+		"(default 8)") \
+	X(O_REBENCH, "rebench", 0, "N", 0, "contenders confirmed at the end: the best N screens, each " \
+		"on fresh paired rounds against the baseline and the best (default 3)") \
+	X(O_LLM, "llm", 0, "SPEC", CMD_OPT_MANY, "a model, PROVIDER:MODEL[@URL][*WEIGHT] (repeatable; " \
+		"replaces the config file's models; PROVIDER: openai, anthropic, vllm, sglang, llamacpp, " \
+		"ollama, openrouter); implies --strategy evolve") \
+	X(O_LLM_JOBS, "llm-jobs", 0, "N", 0, "model calls in flight at once (default: the config's " \
+		"[llm] concurrency, 4); evaluations go on meanwhile") \
+	X(O_MAX_COST, "max-cost", 0, "USD", 0, "end the run cleanly once the models have cost this " \
+		"much") \
+	X(O_MAX_TOKENS, "max-tokens", 0, "N", 0, "end the run cleanly once the models have used this " \
+		"many tokens") \
+	X(O_GENERATIONS, "generations", 0, "N", 0, "the search's length in its own steps, after which " \
+		"it ends: evolve: children on the islands (the explore/exploit phases are laid over " \
+		"them); beam: iterations (default: the config's [evolve] generations / [beam] iterations)") \
+	X(O_RANKS, "ranks", 0, "N", 0, "run on N ranks instead of the workload's own (default run " \
+		"directory runs/WORKLOAD-Nranks), for scaling studies") \
+	X(O_SANDBOX, "sandbox", 0, "auto|bwrap|off", 0, "auto (default): stages run in bubblewrap " \
+		"where it works, else with resource limits only; bwrap: refuse to run without it; off " \
+		"(default: $CUCO_SANDBOX, else the config file's [eval] sandbox)") \
+	X(O_RUNNER, CMD_OPT_RUNNER) \
+	X(O_HOSTFILE, CMD_OPT_HOSTFILE) \
+	X(O_HOSTS, CMD_OPT_HOSTS) \
+	X(O_THEME, CMD_OPT_THEME) \
+	X(O_NO_COLOR, CMD_OPT_NO_COLOR) \
+	X(O_ASCII, CMD_OPT_ASCII)
+CMD_TABLE(options, RUN_OPTIONS);
+
+static const char notes[] =
+	"SIGINT/SIGTERM stop the search after the evaluations in flight; so does SIGHUP\n"
 	"unless cuco was started with it ignored (nohup cuco run ... &), and so does 'cuco stop'.\n"
 	"A run stopped so exits 4; the same command resumes it (and confirms its best).\n";
 
@@ -347,10 +345,6 @@ static bool parse_long(const char *text, long min, long max, long *out)
 	return true;
 }
 
-enum { OPT_RUN = 256, OPT_STRATEGY, OPT_TUNER, OPT_BUDGET, OPT_MINUTES, OPT_SIZE, OPT_JOBS,
-	OPT_SEED, OPT_BASELINE_EVERY, OPT_REBENCH, OPT_HEADLESS, OPT_LLM, OPT_MAX_COST, OPT_MAX_TOKENS, OPT_RANKS, OPT_GENERATIONS, OPT_SANDBOX,
-	OPT_THEME, OPT_NO_COLOR, OPT_ASCII, OPT_LLM_JOBS };
-
 /* --runner, --hostfile and --hosts, applied over the config file's
  * [runner] once it is read; and whether --jobs was given. */
 typedef struct runner_flags {
@@ -369,158 +363,128 @@ static bool llm_spec_ok(char *spec, cuco_err *err)
 	return cuco_llm_use_specs(&scratch, one, 1, err) == CUCO_OK;
 }
 
-static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, const char **run,
-	bool *headless, runner_flags *rf, cuco_tui_options *look)
+static int parse_run_options(int argc, char **argv, cuco_engine_config *cfg, const char **workload,
+	const char **run, bool *headless, runner_flags *rf, cuco_tui_options *look)
 {
-	static const struct option longopts[] = {
-		{ "run", required_argument, NULL, OPT_RUN },
-		{ "strategy", required_argument, NULL, OPT_STRATEGY },
-		{ "tuner", required_argument, NULL, OPT_TUNER },
-		{ "budget", required_argument, NULL, OPT_BUDGET },
-		{ "minutes", required_argument, NULL, OPT_MINUTES },
-		{ "size", required_argument, NULL, OPT_SIZE },
-		{ "jobs", required_argument, NULL, OPT_JOBS },
-		{ "seed", required_argument, NULL, OPT_SEED },
-		{ "baseline-every", required_argument, NULL, OPT_BASELINE_EVERY },
-		{ "rebench", required_argument, NULL, OPT_REBENCH },
-		{ "headless", no_argument, NULL, OPT_HEADLESS },
-		{ "llm", required_argument, NULL, OPT_LLM },
-		{ "max-cost", required_argument, NULL, OPT_MAX_COST },
-		{ "max-tokens", required_argument, NULL, OPT_MAX_TOKENS },
-		{ "ranks", required_argument, NULL, OPT_RANKS },
-		{ "generations", required_argument, NULL, OPT_GENERATIONS },
-		{ "llm-jobs", required_argument, NULL, OPT_LLM_JOBS },
-		{ "sandbox", required_argument, NULL, OPT_SANDBOX },
-		{ "theme", required_argument, NULL, OPT_THEME },
-		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
-		{ "ascii", no_argument, NULL, OPT_ASCII },
-		CMD_RUNNER_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static char *specs[MAX_LLM_SPECS];
 	bool budget_given = false, strategy_given = false;
 	long v;
 	int opt;
 	cuco_err err = { 0 };
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	cmd_args a = CMD_ARGS(&cmd_run, argc, argv);
+	while ((opt = cmd_option_next(&a)) >= 0) {
 		switch (opt) {
-		case OPT_RUN: *run = optarg; break;
-		case OPT_STRATEGY:
-			if (!cuco_strlcpy(cfg->strategy, optarg, sizeof cfg->strategy) ||
-					!cuco_strategy_find(optarg))
-				return cmd_usage_error(&cmd_run, "--strategy %s: unknown strategy", optarg);
+		case O_RUN: *run = a.value; break;
+		case O_STRATEGY:
+			if (!cuco_strlcpy(cfg->strategy, a.value, sizeof cfg->strategy) ||
+					!cuco_strategy_find(a.value))
+				return cmd_usage_error(&cmd_run, "--strategy %s: unknown strategy", a.value);
 			strategy_given = true;
 			break;
-		case OPT_LLM:
+		case O_LLM:
 			if (cfg->nllm_specs == MAX_LLM_SPECS)
 				return cmd_usage_error(&cmd_run, "--llm: at most %d models", MAX_LLM_SPECS);
-			if (!llm_spec_ok(optarg, &err))
+			if (!llm_spec_ok(a.value, &err))
 				return cmd_usage_error(&cmd_run, "%s", err.msg);
-			specs[cfg->nllm_specs++] = optarg;
+			specs[cfg->nllm_specs++] = a.value;
 			cfg->llm_specs = specs;
 			break;
-		case OPT_MAX_COST: {
+		case O_MAX_COST: {
 			char *end = NULL;
-			cfg->max_cost_usd = strtod(optarg, &end);
-			if (!*optarg || *end || !(cfg->max_cost_usd > 0))
-				return cmd_usage_error(&cmd_run, "--max-cost %s: not a positive amount", optarg);
+			cfg->max_cost_usd = strtod(a.value, &end);
+			if (!*a.value || *end || !(cfg->max_cost_usd > 0))
+				return cmd_usage_error(&cmd_run, "--max-cost %s: not a positive amount", a.value);
 			break;
 		}
-		case OPT_MAX_TOKENS:
-			if (!parse_long(optarg, 1, LONG_MAX, &v))
-				return cmd_usage_error(&cmd_run, "--max-tokens %s: not a positive count", optarg);
+		case O_MAX_TOKENS:
+			if (!parse_long(a.value, 1, LONG_MAX, &v))
+				return cmd_usage_error(&cmd_run, "--max-tokens %s: not a positive count", a.value);
 			cfg->max_tokens = v;
 			break;
-		case OPT_TUNER: {
+		case O_TUNER: {
 			cuco_tuner_algo algo;
-			if (cuco_tuner_algo_parse(optarg, &algo) != CUCO_OK)
-				return cmd_usage_error(&cmd_run, "--tuner %s: not random, anneal or ils", optarg);
-			cuco_strlcpy(cfg->tuner, optarg, sizeof cfg->tuner);
+			if (cuco_tuner_algo_parse(a.value, &algo) != CUCO_OK)
+				return cmd_usage_error(&cmd_run, "--tuner %s: not random, anneal or ils", a.value);
+			cuco_strlcpy(cfg->tuner, a.value, sizeof cfg->tuner);
 			break;
 		}
-		case OPT_BUDGET:
-			if (!parse_long(optarg, 0, INT_MAX, &v))
-				return cmd_usage_error(&cmd_run, "--budget %s: not a count", optarg);
+		case O_BUDGET:
+			if (!parse_long(a.value, 0, INT_MAX, &v))
+				return cmd_usage_error(&cmd_run, "--budget %s: not a count", a.value);
 			cfg->budget = (int)v;
 			budget_given = true;
 			break;
-		case OPT_MINUTES: {
+		case O_MINUTES: {
 			char *end = NULL;
-			cfg->minutes = strtod(optarg, &end);
-			if (!*optarg || *end || !(cfg->minutes > 0))
-				return cmd_usage_error(&cmd_run, "--minutes %s: not a positive number", optarg);
+			cfg->minutes = strtod(a.value, &end);
+			if (!*a.value || *end || !(cfg->minutes > 0))
+				return cmd_usage_error(&cmd_run, "--minutes %s: not a positive number", a.value);
 			break;
 		}
-		case OPT_SIZE:
-			if (!cuco_strlcpy(cfg->size, optarg, sizeof cfg->size))
-				return cmd_usage_error(&cmd_run, "--size %s: name too long", optarg);
+		case O_SIZE:
+			if (!cuco_strlcpy(cfg->size, a.value, sizeof cfg->size))
+				return cmd_usage_error(&cmd_run, "--size %s: name too long", a.value);
 			break;
-		case OPT_JOBS:
-			if (!parse_long(optarg, 1, 16, &v))
-				return cmd_usage_error(&cmd_run, "--jobs %s: not 1 to 16", optarg);
+		case O_JOBS:
+			if (!parse_long(a.value, 1, 16, &v))
+				return cmd_usage_error(&cmd_run, "--jobs %s: not 1 to 16", a.value);
 			cfg->jobs = (int)v;
 			rf->jobs_given = true;
 			break;
-		case OPT_SEED:
-			if (!parse_long(optarg, 0, LONG_MAX, &v))
-				return cmd_usage_error(&cmd_run, "--seed %s: not a number", optarg);
+		case O_SEED:
+			if (!parse_long(a.value, 0, LONG_MAX, &v))
+				return cmd_usage_error(&cmd_run, "--seed %s: not a number", a.value);
 			cfg->seed = (uint64_t)v;
 			break;
-		case OPT_BASELINE_EVERY:
-			if (!parse_long(optarg, 1, INT_MAX, &v))
-				return cmd_usage_error(&cmd_run, "--baseline-every %s: not a positive count", optarg);
+		case O_BASELINE_EVERY:
+			if (!parse_long(a.value, 1, INT_MAX, &v))
+				return cmd_usage_error(&cmd_run, "--baseline-every %s: not a positive count", a.value);
 			cfg->baseline_every = (int)v;
 			break;
-		case OPT_REBENCH:
-			if (!parse_long(optarg, 0, 64, &v))
-				return cmd_usage_error(&cmd_run, "--rebench %s: not 0 to 64", optarg);
+		case O_REBENCH:
+			if (!parse_long(a.value, 0, 64, &v))
+				return cmd_usage_error(&cmd_run, "--rebench %s: not 0 to 64", a.value);
 			cfg->rebench_top = (int)v;
 			break;
-		case OPT_LLM_JOBS:
-			if (!parse_long(optarg, 1, CUCO_MAX_CONCURRENCY, &v))
-				return cmd_usage_error(&cmd_run, "--llm-jobs %s: not 1 to %d", optarg,
+		case O_LLM_JOBS:
+			if (!parse_long(a.value, 1, CUCO_MAX_CONCURRENCY, &v))
+				return cmd_usage_error(&cmd_run, "--llm-jobs %s: not 1 to %d", a.value,
 					CUCO_MAX_CONCURRENCY);
 			cfg->llm_jobs = (int)v;
 			break;
-		case OPT_GENERATIONS:
-			if (!parse_long(optarg, 1, 10000000, &v))
-				return cmd_usage_error(&cmd_run, "--generations %s: not a positive count", optarg);
+		case O_GENERATIONS:
+			if (!parse_long(a.value, 1, 10000000, &v))
+				return cmd_usage_error(&cmd_run, "--generations %s: not a positive count", a.value);
 			cfg->generations = (int)v;
 			break;
-		case OPT_RANKS:
-			if (!parse_long(optarg, 1, 4096, &v))
-				return cmd_usage_error(&cmd_run, "--ranks %s: not 1 to 4096", optarg);
+		case O_RANKS:
+			if (!parse_long(a.value, 1, 4096, &v))
+				return cmd_usage_error(&cmd_run, "--ranks %s: not 1 to 4096", a.value);
 			cfg->ranks = (int)v;
 			break;
-		case OPT_SANDBOX:
-			if (!cuco_sandbox_mode_parse(optarg, &cfg->eval.sandbox))
-				return cmd_usage_error(&cmd_run, "--sandbox %s: not auto, bwrap or off", optarg);
+		case O_SANDBOX:
+			if (!cuco_sandbox_mode_parse(a.value, &cfg->eval.sandbox))
+				return cmd_usage_error(&cmd_run, "--sandbox %s: not auto, bwrap or off", a.value);
 			break;
-		case CMD_OPT_RUNNER:
-		case CMD_OPT_HOSTFILE:
-		case CMD_OPT_HOSTS:
-			if (cmd_runner_option(&cmd_run, opt, optarg, &rf->given) != CUCO_OK)
+		case O_RUNNER:
+		case O_HOSTFILE:
+		case O_HOSTS:
+			if (cmd_runner_option(&a, opt, &rf->given) != CUCO_OK)
 				return CUCO_EUSAGE;
 			break;
-		case OPT_HEADLESS: *headless = true; break;
-		case OPT_THEME: look->theme = optarg; break;
-		case OPT_NO_COLOR: look->no_color = true; break;
-		case OPT_ASCII: look->ascii = true; break;
-		case 'h':
-			cmd_print_usage(&cmd_run, run_options);
-			return -1;
-		default:
-			return cmd_bad_option(&cmd_run, longopts, argv);
+		case O_HEADLESS: *headless = true; break;
+		case O_THEME: look->theme = a.value; break;
+		case O_NO_COLOR: look->no_color = true; break;
+		case O_ASCII: look->ascii = true; break;
 		}
 	}
+	if (!cmd_operands(&a, 1, 1, "expected one WORKLOAD"))
+		return a.rc == CUCO_OK ? -1 : a.rc;
 	if (!budget_given && cfg->minutes <= 0)
 		cfg->budget = DEFAULT_BUDGET;
 	if (cfg->nllm_specs > 0 && !strategy_given)
 		cuco_strlcpy(cfg->strategy, "evolve", sizeof cfg->strategy);
-	if (optind != argc - 1)
-		return cmd_usage_error(&cmd_run, "expected one WORKLOAD");
+	*workload = a.args[0];
 	return CUCO_OK;
 }
 
@@ -568,69 +532,20 @@ static int runner_slots(cuco_engine_config *cfg, const runner_flags *rf, int ran
 	return rc;
 }
 
-/* One session drives a run at a time: two would both resume the same
- * unfinished candidates and evaluate them twice. The lock is an flock on
- * RUN/run.lock, which the kernel drops when the process ends however it
- * ends, so a killed session never blocks its resume. */
-static int run_lock = -1;
-
-static int lock_run(const char *dir, cuco_err *err)
-{
-	char path[2048];
-	snprintf(path, sizeof path, "%s/%s", dir, CUCO_RUN_LOCK);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return cuco_errf(err, CUCO_EENV, "%s: cannot open: %s", path, strerror(errno));
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		int e = errno;
-		char pid[32] = "";
-		ssize_t n = read(fd, pid, sizeof pid - 1);
-		pid[n > 0 ? n : 0] = '\0';
-		close(fd);
-		if (e != EWOULDBLOCK)
-			return cuco_errf(err, CUCO_EENV, "%s: cannot lock: %s", path, strerror(e));
-		return cuco_errf(err, CUCO_EENV, "%s: another cuco run (pid %s) drives this run; "
-			"'cuco tui' watches it, 'cuco stop' ends it", path, *pid ? cuco_trim(pid) : "?");
-	}
-	/* The pid only serves that message: a full disk refusing it leaves
-	 * the lock whole. */
-	if (ftruncate(fd, 0) == 0)
-		dprintf(fd, "%ld\n", (long)getpid());
-	run_lock = fd;
-	return CUCO_OK;
-}
-
-/* Open the run directory, its lock, its log and its store. */
+/* Open the run directory, its log and its store, once no other session
+ * drives it (the engine takes the lock: engine.h). */
 static int open_run(const char *dir, cuco_store **st, cuco_err *err)
 {
 	char log[2048];
 	int rc = cuco_mkdir_p(dir, err);
 	if (rc == CUCO_OK)
-		rc = lock_run(dir, err);
+		rc = cuco_engine_can_drive(dir, err);
 	if (rc != CUCO_OK)
 		return rc;
 	snprintf(log, sizeof log, "%s/cuco.log", dir);
 	if ((rc = cuco_log_open(log, err)) != CUCO_OK)
 		return rc;
 	return cuco_store_open(dir, CUCO_STORE_CREATE, st, err);
-}
-
-static int drop_stale_txn(cuco_txn *txn, void *arg)
-{
-	return cuco_command_drop_stale(txn, arg);
-}
-
-/* What this session does first, holding the lock: a pause, resume or
- * stop sent to an earlier session that ended before applying it is
- * dropped (store.h, cuco_command_drop_stale), and said. */
-static int drop_stale(cuco_store *st, cuco_err *err)
-{
-	int n = 0;
-	int rc = cuco_store_write(st, drop_stale_txn, &n, err);
-	if (rc == CUCO_OK && n > 0)
-		printf("cuco: dropped %d pause/resume/stop command%s sent to an earlier session that "
-			"ended before applying %s\n", n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
-	return rc;
 }
 
 /* A GPU workload that wants more GPUs than this machine shows would only
@@ -665,7 +580,8 @@ static int run_exec(int argc, char **argv)
 	char theme_buf[64];
 	const char *default_theme = cmd_default_theme(&file, theme_buf, sizeof theme_buf);
 	cuco_tui_options look = { .theme = default_theme };
-	int rc = parse_run_options(argc, argv, &cfg, &run, &headless, &rf, &look);
+	const char *workload = NULL;
+	int rc = parse_run_options(argc, argv, &cfg, &workload, &run, &headless, &rf, &look);
 	if (rc != CUCO_OK)
 		return rc < 0 ? CUCO_OK : rc;
 
@@ -680,7 +596,7 @@ static int run_exec(int argc, char **argv)
 	if (file.rc != CUCO_OK)
 		return cmd_fail(&file.err);
 	cuco_workload *wl = NULL;
-	if ((rc = cuco_workload_load(argv[optind], &wl, &err)) != CUCO_OK)
+	if ((rc = cuco_workload_load(workload, &wl, &err)) != CUCO_OK)
 		return cmd_fail(&err);
 	if (cfg.size[0] && !cuco_workload_size(wl, cfg.size)) {
 		rc = cmd_usage_error(&cmd_run, "--size %s: %s has no such size", cfg.size, wl->name);
@@ -714,12 +630,12 @@ static int run_exec(int argc, char **argv)
 	cuco_store *st = NULL;
 	cuco_engine *e = NULL;
 	bool stopped = false;
-	if ((rc = open_run(dir, &st, &err)) == CUCO_OK && (rc = drop_stale(st, &err)) == CUCO_OK &&
-	    (rc = catch_signals(&err)) == CUCO_OK) {
+	if ((rc = open_run(dir, &st, &err)) == CUCO_OK && (rc = catch_signals(&err)) == CUCO_OK) {
 		/* In a terminal the screen runs here, on the main thread; the
 		 * engine's progress lines would only scribble over it. */
 		bool screen = !headless && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 		cfg.progress = screen ? NULL : stdout;
+		cfg.drop_stale = true;  /* sent to a session that ended before applying them */
 		printf("cuco: %s in %s: strategy %s, tuner %s, budget %d%s\n", wl->name, dir,
 			cfg.strategy, cfg.tuner, cfg.budget, cfg.budget ? "" : " (none)");
 		fflush(stdout);
@@ -740,8 +656,6 @@ static int run_exec(int argc, char **argv)
 	}
 	if (st)
 		cuco_store_close(st);
-	if (run_lock >= 0)
-		close(run_lock);
 	cuco_log_close();
 	cuco_workload_free(wl);
 	if (rc != CUCO_OK)
@@ -749,10 +663,6 @@ static int run_exec(int argc, char **argv)
 	return stopped ? CUCO_EXIT_STOPPED : CUCO_OK;
 }
 
-const cuco_cmd cmd_run = { "run", "WORKLOAD [--run DIR] [--strategy tune|evolve|beam] [--tuner random|anneal|ils]\n"
-	"       [--budget N] [--minutes M] [--size NAME] [--jobs N] [--seed N] [--headless]\n"
-	"       [--baseline-every K] [--rebench N] [--llm SPEC]... [--llm-jobs N] [--max-cost USD]\n"
-	"       [--max-tokens N] [--generations N] [--ranks N] [--sandbox auto|bwrap|off]\n"
-	"       [--runner local|hostfile|slurm|ssh] [--hostfile FILE] [--hosts LIST]\n"
-	"       [--theme NAME] [--no-color] [--ascii]",
-	"search for faster candidates of a workload (resumes an existing run directory)", run_exec };
+const cuco_cmd cmd_run = { "run", "WORKLOAD",
+	"search for faster candidates of a workload (resumes an existing run directory)", run_exec,
+	CMD_OPTIONS(options), notes };

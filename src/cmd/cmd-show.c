@@ -4,7 +4,6 @@
  * from it as a parent, so every reply a run paid for can be found. */
 #include <cjson/cJSON.h>
 #include <ctype.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,15 +12,14 @@
 
 #include "cmd/cmd.h"
 
-static const char show_options[] =
-	"  --run DIR     the run directory (default $CUCO_RUN, else runs/latest)\n"
-	"  --source      also print the candidate's source\n"
-	"  --prompt      also print the prompt and reply that produced it, the model calls\n"
-	"                behind it and the refused replies asked from it (LLM candidates)\n"
-	"  --json        print the record as JSON, with \"measurements\" (and \"source\",\n"
-	"                \"prompt\", \"reply\", \"calls\" and \"refusals\" when asked)\n"
-	"ID is a number, or best, baseline or seed; rN is refusal N (a proposal no\n"
-	"candidate came of: its prompt and replies with --prompt).\n";
+#define SHOW_OPTIONS(X) \
+	X(O_RUN, CMD_OPT_RUN) \
+	X(O_SOURCE, "source", 0, NULL, 0, "also print the candidate's source") \
+	X(O_PROMPT, "prompt", 0, NULL, 0, "also print the prompt and reply that produced it, the " \
+		"model calls behind it and the refused replies asked from it (LLM candidates)") \
+	X(O_JSON, "json", 0, NULL, 0, "print the record as JSON, with \"measurements\" (and " \
+		"\"source\", \"prompt\", \"reply\", \"calls\" and \"refusals\" when asked)")
+CMD_TABLE(options, SHOW_OPTIONS);
 
 struct show_job {
 	uint64_t id;
@@ -363,37 +361,25 @@ static bool refusal_id(const char *text, uint64_t *id)
 
 static int show_exec(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "run", required_argument, NULL, 'r' }, { "source", no_argument, NULL, 's' },
-		{ "prompt", no_argument, NULL, 'p' }, { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
+	bool flag[O_JSON + 1] = { 0 };
+	int o, rc;
+	cmd_args a = CMD_ARGS(&cmd_show, argc, argv);
+	while ((o = cmd_option_next(&a)) >= 0)
+		flag[o] = true;
+	if (!cmd_operands(&a, 1, 1, "expected one candidate id (or rN, a refusal)"))
+		return a.rc;
 	struct show_job *job = cuco_xcalloc(1, sizeof *job);
-	const char *run = NULL;
-	int opt, rc;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'r': run = optarg; break;
-		case 's': job->source = true; break;
-		case 'p': job->prompt = true; break;
-		case 'j': job->json = true; break;
-		case 'h': cmd_print_usage(&cmd_show, show_options); free(job); return CUCO_OK;
-		default: free(job); return cmd_bad_option(&cmd_show, longopts, argv);
-		}
-	}
-	if (argc - optind != 1) {
-		free(job);
-		return cmd_usage_error(&cmd_show, "expected one candidate id (or rN, a refusal)");
-	}
+	job->source = flag[O_SOURCE];
+	job->prompt = flag[O_PROMPT];
+	job->json = flag[O_JSON];
 	cuco_store *st;
-	if ((rc = cmd_open_store(cmd_run_dir(run), CUCO_STORE_RDONLY, &st))) {
+	if ((rc = cmd_open_store(a.run, CUCO_STORE_RDONLY, &st))) {
 		free(job);
 		return rc;
 	}
 	cuco_err err = { 0 };
-	job->refusal = refusal_id(argv[optind], &job->id);
-	rc = job->refusal ? CUCO_OK : cmd_resolve_id(st, argv[optind], &job->id);
+	job->refusal = refusal_id(a.args[0], &job->id);
+	rc = job->refusal ? CUCO_OK : cmd_resolve_id(st, a.args[0], &job->id);
 	if (rc == CUCO_OK && (rc = cuco_store_read(st, show_txn, job, &err)))
 		rc = cmd_fail(&err);
 	cuco_store_close(st);
@@ -413,6 +399,8 @@ static int show_exec(int argc, char **argv)
 	return rc;
 }
 
-const cuco_cmd cmd_show = { "show", "[--run DIR] [--source] [--prompt] [--json] ID|rN",
+const cuco_cmd cmd_show = { "show", "ID|rN",
 	"show one candidate (directive, metrics, phases, failure, every measurement, source) or one "
-	"refusal", show_exec };
+	"refusal", show_exec, CMD_OPTIONS(options),
+	"ID is a number, or best, baseline or seed; rN is refusal N (a proposal no\n"
+	"candidate came of: its prompt and replies with --prompt).\n" };

@@ -1,7 +1,6 @@
 /* cmd-workloads.c — `cuco workloads [--json]`: the workloads found in
  * $CUCO_WORKLOADS, ./workloads and the installed data folder. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,25 +37,16 @@ static void list_one(const char *name, bool json, cJSON *array)
 	cuco_workload_free(wl);
 }
 
+static const cmd_option options[] = { { "json", 0, NULL, 0, "print a JSON array, nothing else" } };
+
 static int workloads_exec(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
 	bool json = false;
-	int opt;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'j': json = true; break;
-		case 'h':
-			cmd_print_usage(&cmd_workloads, "  --json      print a JSON array, nothing else\n");
-			return CUCO_OK;
-		default: return cmd_bad_option(&cmd_workloads, longopts, argv);
-		}
-	}
-	if (optind < argc)
-		return cmd_usage_error(&cmd_workloads, "unexpected argument '%s'", argv[optind]);
+	cmd_args a = CMD_ARGS(&cmd_workloads, argc, argv);
+	while (cmd_option_next(&a) >= 0)
+		json = true;
+	if (!cmd_operands(&a, 0, 0, NULL))
+		return a.rc;
 	char **names = NULL;
 	size_t n = 0;
 	cuco_err err = { 0 };
@@ -79,5 +69,5 @@ static int workloads_exec(int argc, char **argv)
 	return CUCO_OK;
 }
 
-const cuco_cmd cmd_workloads = { "workloads", "[--json]",
-	"list the workloads found: name, family, ranks, title", workloads_exec };
+const cuco_cmd cmd_workloads = { "workloads", "",
+	"list the workloads found: name, family, ranks, title", workloads_exec, CMD_OPTIONS(options) };

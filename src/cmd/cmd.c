@@ -63,11 +63,19 @@ int cmd_usage_error(const cuco_cmd *cmd, const char *fmt, ...)
 	return CUCO_EUSAGE;
 }
 
-int cmd_bad_option(const cuco_cmd *cmd, const struct option *longopts, char **argv)
+/* ---- the options' parser and help ------------------------------------------- */
+
+#define HELP_WIDTH 80   /* --help's lines, at most (a word longer stays whole) */
+#define HELP_COLUMN 24  /* where an option's help starts, at most */
+
+/* getopt_long's '?' as one usage error: the option it did not know, with
+ * the nearest it does, or the one that lacks its value. */
+static int bad_option(const cmd_args *a)
 {
-	const char *word = argv[optind - 1] ? argv[optind - 1] : "";
+	const cuco_cmd *cmd = a->cmd;
+	const char *word = a->argv[optind - 1] ? a->argv[optind - 1] : "";
 	bool long_form = strncmp(word, "--", 2) == 0;
-	for (const struct option *o = longopts; optopt && o->name; o++)
+	for (const struct option *o = a->longopts; optopt && o->name; o++)
 		if (o->val == optopt) {
 			char as[80];
 			if (long_form)
@@ -84,9 +92,9 @@ int cmd_bad_option(const cuco_cmd *cmd, const struct option *longopts, char **ar
 		return cmd_usage_error(cmd, "unknown option %s", word);
 	char name[64];
 	snprintf(name, sizeof name, "%.*s", (int)strcspn(word + 2, "="), word + 2);
-	const char *names[64];
+	const char *names[CMD_MAX_OPTIONS + 1];
 	size_t n = 0;
-	for (const struct option *o = longopts; o->name && n < 64; o++)
+	for (const struct option *o = a->longopts; o->name; o++)
 		names[n++] = o->name;
 	const char *near = cuco_nearest(name, names, n);
 	if (near)
@@ -94,14 +102,127 @@ int cmd_bad_option(const cuco_cmd *cmd, const struct option *longopts, char **ar
 	return cmd_usage_error(cmd, "unknown option %s", word);
 }
 
-void cmd_print_usage(const cuco_cmd *cmd, const char *options)
+/* Columns text takes on a terminal (UTF-8: continuation bytes take none). */
+static int width(const char *text, size_t len)
 {
-	printf("usage: cuco %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
-	if (options && *options)
-		printf("\noptions:\n%s", options);
+	int w = 0;
+	for (size_t i = 0; i < len; i++)
+		w += ((unsigned char)text[i] & 0xc0) != 0x80;
+	return w;
 }
 
-const char *cmd_run_dir(const char *opt)
+/* text in lines of at most HELP_WIDTH columns, broken at spaces and at
+ * its own newlines; the first goes on at column `at`, the others start
+ * at column `indent`. */
+static void print_wrapped(const char *text, int at, int indent)
+{
+	while (*text) {
+		size_t len = strcspn(text, "\n"), cut = len;
+		if (at + width(text, len) > HELP_WIDTH) {
+			cut = 0;
+			for (size_t i = 0; i < len && (!cut || at + width(text, i) <= HELP_WIDTH); i++)
+				if (text[i] == ' ')
+					cut = i;
+			if (!cut)
+				cut = len;
+		}
+		printf("%.*s\n", (int)cut, text);
+		text += cut + (text[cut] == ' ' || text[cut] == '\n');
+		if (*text)
+			printf("%*s", indent, "");
+		at = indent;
+	}
+}
+
+/* One word of the usage line, on a new line when it would pass HELP_WIDTH. */
+static void usage_word(const char *word, int *col)
+{
+	int w = width(word, strlen(word));
+	if (*col + 1 + w > HELP_WIDTH && *col > 7) {
+		printf("\n       ");
+		*col = 7;
+	} else {
+		putchar(' ');
+		(*col)++;
+	}
+	*col += printf("%s", word);
+}
+
+/* "-x ARG" or "--name ARG" as the usage line writes it; with both,
+ * "-x, --name ARG" as the options' list does. */
+static void option_words(const cmd_option *o, bool both, char *buf, size_t size)
+{
+	int n = o->letter ? snprintf(buf, size, "-%c%s", o->letter, both ? ", " : "") : 0;
+	if (!o->letter || both)
+		n += snprintf(buf + n, size - (size_t)n, "--%s", o->name);
+	snprintf(buf + n, size - (size_t)n, "%s%s", o->arg ? " " : "", o->arg ? o->arg : "");
+}
+
+static void print_help(const cuco_cmd *cmd)
+{
+	char words[128], bracketed[140];
+	int col = printf("usage: cuco %s", cmd->name), column = 0;
+	for (int i = 0; i < cmd->noptions; i++) {
+		const cmd_option *o = &cmd->options[i];
+		if (o->flags & CMD_OPT_HIDDEN)
+			continue;
+		option_words(o, false, words, sizeof words);
+		snprintf(bracketed, sizeof bracketed, o->flags & CMD_OPT_NEEDED ? "%s" : "[%s]%s", words,
+			o->flags & CMD_OPT_MANY ? "..." : "");
+		usage_word(bracketed, &col);
+		option_words(o, true, words, sizeof words);
+		int w = width(words, strlen(words));
+		if (w <= HELP_COLUMN - 4 && w > column)
+			column = w;
+	}
+	if (*cmd->operands)
+		usage_word(cmd->operands, &col);
+	printf("\n\n%s\n", cmd->summary);
+	column += 4;
+	if (cmd->noptions)
+		printf("\noptions:\n");
+	for (int i = 0; i < cmd->noptions; i++) {
+		const cmd_option *o = &cmd->options[i];
+		if (o->flags & CMD_OPT_HIDDEN)
+			continue;
+		option_words(o, true, words, sizeof words);
+		int at = printf("  %s", words);
+		if (at + 2 > column) {
+			printf("\n");
+			at = 0;
+		}
+		printf("%*s", column - at, "");
+		print_wrapped(o->help, column, column);
+	}
+	if (cmd->notes)
+		printf("\n%s", cmd->notes);
+}
+
+/* getopt_long's arrays from the table: a long option's value is its
+ * index past 256, or its letter; --help and -h are every command's. */
+static void build_options(cmd_args *a)
+{
+	const cuco_cmd *cmd = a->cmd;
+	char *s = a->shorts;
+	*s++ = 'h';
+	int n = cmd->noptions;
+	for (int i = 0; i < n; i++) {
+		const cmd_option *o = &cmd->options[i];
+		a->longopts[i] = (struct option){ o->name, o->arg ? required_argument : no_argument, NULL,
+			o->letter ? o->letter : 256 + i };
+		if (o->letter) {
+			*s++ = o->letter;
+			if (o->arg)
+				*s++ = ':';
+		}
+	}
+	*s = '\0';
+	a->longopts[n] = (struct option){ "help", no_argument, NULL, 'h' };
+	a->longopts[n + 1] = (struct option){ 0 };
+}
+
+/* The run directory: --run DIR, else $CUCO_RUN, else runs/latest. */
+static const char *run_dir(const char *opt)
 {
 	if (opt && *opt)
 		return opt;
@@ -109,6 +230,49 @@ const char *cmd_run_dir(const char *opt)
 	if (env && *env)
 		return env;
 	return "runs/latest";
+}
+
+int cmd_option_next(cmd_args *a)
+{
+	const cmd_option *t = a->cmd->options;
+	if (!a->started) {
+		build_options(a);
+		optind = 1;
+		opterr = 0;  /* the command says what is wrong with its options, in one line */
+		a->started = true;
+	}
+	int opt;
+	while ((opt = getopt_long(a->argc, a->argv, a->shorts, a->longopts, NULL)) >= 256 &&
+			(t[opt - 256].flags & CMD_OPT_THE_RUN))
+		a->run = optarg;
+	a->value = optarg;
+	if (opt == -1) {
+		a->nargs = a->argc - optind;
+		a->args = a->argv + optind;
+		for (int i = 0; i < a->cmd->noptions; i++)
+			if (t[i].flags & CMD_OPT_THE_RUN)
+				a->run = run_dir(a->run);
+		return -1;
+	}
+	for (int i = 0; opt != '?' && opt != 'h' && i < a->cmd->noptions; i++)
+		if (opt == 256 + i || t[i].letter == opt)
+			return i;
+	a->stopped = true;
+	if (opt == 'h')
+		print_help(a->cmd);
+	a->rc = opt == 'h' ? CUCO_OK : bad_option(a);
+	return -1;
+}
+
+bool cmd_operands(cmd_args *a, int min, int max, const char *why)
+{
+	if (!a->stopped && a->nargs > max && !why)
+		a->rc = cmd_usage_error(a->cmd, "unexpected argument '%s'", a->args[max]);
+	else if (!a->stopped && (a->nargs < min || a->nargs > max))
+		a->rc = cmd_usage_error(a->cmd, "%s", why);
+	else
+		return !a->stopped;
+	return false;
 }
 
 int cmd_open_store(const char *run_dir, unsigned flags, cuco_store **st)
@@ -229,27 +393,25 @@ int cmd_runner_config(const cmd_config *c, const cmd_runner_flags *f, cuco_runne
 	return CUCO_OK;
 }
 
-int cmd_runner_option(const cuco_cmd *cmd, int opt, const char *arg, cmd_runner_flags *f)
+int cmd_runner_option(const cmd_args *a, int id, cmd_runner_flags *f)
 {
+	const char *name = a->cmd->options[id].name, *arg = a->value;
 	cuco_runner_kind kind;
 	const cuco_runner_config *r = NULL;  /* for the fields' sizes only */
-	switch (opt) {
-	case CMD_OPT_RUNNER:
+	if (strcmp(name, "runner") == 0) {
 		if (!cuco_runner_parse(arg, &kind))
-			return cmd_usage_error(cmd, "--runner %s: not local, hostfile, slurm or ssh", arg);
+			return cmd_usage_error(a->cmd, "--runner %s: not local, hostfile, slurm or ssh", arg);
 		f->kind = arg;
-		return CUCO_OK;
-	case CMD_OPT_HOSTFILE:
+	} else if (strcmp(name, "hostfile") == 0) {
 		if (!*arg || strlen(arg) >= sizeof r->hostfile)
-			return cmd_usage_error(cmd, "--hostfile: empty or too long");
+			return cmd_usage_error(a->cmd, "--hostfile: empty or too long");
 		f->hostfile = arg;
-		return CUCO_OK;
-	default:
+	} else {
 		if (!*arg || strlen(arg) >= sizeof r->hosts)
-			return cmd_usage_error(cmd, "--hosts: empty or too long");
+			return cmd_usage_error(a->cmd, "--hosts: empty or too long");
 		f->hosts = arg;
-		return CUCO_OK;
 	}
+	return CUCO_OK;
 }
 
 int cmd_sandbox_mode(const cmd_config *c, cuco_sandbox_mode *mode, cuco_err *err)

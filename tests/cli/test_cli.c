@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -953,6 +954,104 @@ static void test_manual_renders(void **state)
 	free(warnings);
 }
 
+/* The paragraph of docs/cuco.1's COMMANDS that documents cmd: the first
+ * whose heading (the line after .TP) names it as a word. */
+static const char *man_entry(const char *commands, const char *cmd, size_t *len)
+{
+	size_t n = strlen(cmd);
+	for (const char *tp = strstr(commands, ".TP\n"); tp; tp = strstr(tp + 1, ".TP\n")) {
+		const char *head = tp + 4, *end = strstr(head, ".TP\n");
+		size_t head_len = strcspn(head, "\n");
+		for (const char *w = strstr(head, cmd); w && w < head + head_len; w = strstr(w + 1, cmd)) {
+			char b = w > head ? w[-1] : ' ', a = w[n];
+			bool font = w >= head + 3 && w[-3] == '\\' && w[-2] == 'f';  /* \fB: a font */
+			if ((font || (!isalnum((unsigned char)b) && b != '-')) && !isalnum((unsigned char)a) &&
+			    a != '-') {
+				*len = end ? (size_t)(end - tp) : strlen(tp);
+				return tp;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* text as roff writes it in the manual: every '-' as '\-'. */
+static void man_dashes(const char *text, char *out, size_t size)
+{
+	size_t k = 0;
+	for (; *text && k + 3 < size; text++) {
+		if (*text == '-')
+			out[k++] = '\\';
+		out[k++] = *text;
+	}
+	out[k] = '\0';
+}
+
+static bool man_has(const char *entry, size_t len, const char *what)
+{
+	size_t n = strlen(what);
+	for (const char *p = entry; p + n <= entry + len; p++)
+		if (memcmp(p, what, n) == 0 && !isalnum((unsigned char)p[n]) && strncmp(p + n, "\\-", 2) != 0)
+			return true;
+	return false;
+}
+
+/* Every option `cuco COMMAND --help` lists is in the command's entry of
+ * docs/cuco.1, long or short; one the DESCRIPTION gives for every command
+ * (--run) may be there instead. */
+static void test_options_in_the_manual(void **state)
+{
+	(void)state;
+	char path[1024], *man = NULL;
+	size_t len;
+	snprintf(path, sizeof path, "%s/docs/cuco.1", getenv("CUCO_SOURCE_ROOT"));
+	assert_int_equal(cuco_read_file(path, 1 << 20, &man, &len, NULL), CUCO_OK);
+	const char *desc = strstr(man, ".SH DESCRIPTION\n"), *commands = strstr(man, ".SH COMMANDS\n");
+	assert_non_null(desc);
+	assert_non_null(commands);
+	char *end = strstr(commands + 1, "\n.SH ");
+	assert_non_null(end);
+	end[1] = '\0';
+	size_t desc_len = (size_t)(commands - desc), checked = 0;
+	struct out list = cuco("--help");
+	const char *line = strstr(list.stdout_text, "commands:\n");
+	assert_non_null(line);
+	for (line = strchr(line, '\n') + 1; strncmp(line, "  ", 2) == 0; line = strchr(line, '\n') + 1) {
+		char cmd[32];
+		if (line[2] == ' ')
+			continue;  /* a summary's second line */
+		if (sscanf(line, " %31s", cmd) != 1 || !strchr(line, '\n'))
+			break;
+		size_t entry_len = 0;
+		const char *entry = man_entry(commands, cmd, &entry_len);
+		if (!entry)
+			fail_msg("docs/cuco.1 has no entry for cuco %s", cmd);
+		struct out help = cuco("%s --help", cmd);
+		assert_int_equal(help.status, 0);
+		const char *o = strstr(help.stdout_text, "\noptions:\n");
+		for (o = o ? strchr(o + 1, '\n') + 1 : ""; strncmp(o, "  -", 3) == 0 || *o == ' ';
+				o = strchr(o, '\n') + 1) {
+			char word[64], letter[8] = "", want[160];
+			if (strncmp(o, "  -", 3) != 0)
+				continue;  /* a help line's continuation */
+			if (o[3] != '-' && sscanf(o, " -%1[^,]", letter) == 1)
+				o = strchr(o, ',') + 1;
+			assert_int_equal(sscanf(o, " %63[^ \n]", word), 1);
+			man_dashes(word, want, sizeof want);
+			char short_form[8];
+			snprintf(short_form, sizeof short_form, "\\-%s", letter);
+			if (!man_has(entry, entry_len, want) && !(*letter && man_has(entry, entry_len, short_form)) &&
+			    !man_has(desc, desc_len, want))
+				fail_msg("docs/cuco.1 does not say cuco %s's %s", cmd, word);
+			checked++;
+		}
+		out_free(&help);
+	}
+	assert_true(checked > 60);
+	out_free(&list);
+	free(man);
+}
+
 int main(void)
 {
 	if (!getenv("CUCO_BIN")) {
@@ -973,6 +1072,7 @@ int main(void)
 		cmocka_unit_test(test_init_tries_the_run),
 		cmocka_unit_test(test_found_from_anywhere),
 		cmocka_unit_test(test_manual_renders),
+		cmocka_unit_test(test_options_in_the_manual),
 		cmocka_unit_test(test_one_set_of_numbers),
 	};
 	return cmocka_run_group_tests(tests, setup_run, teardown_run);
