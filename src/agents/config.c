@@ -23,11 +23,6 @@ bool cuco_llm_config_path(char *buf, size_t size)
 	return p->config[0] && cuco_strlcpy(buf, p->config, size);
 }
 
-const char *cuco_provider_name(cuco_provider p)
-{
-	return p == CUCO_PROVIDER_ANTHROPIC ? "anthropic" : "openai";
-}
-
 /* Provider names a spec or the config may use, with the defaults each
  * implies. The OpenAI-compatible servers differ only in URL and key. */
 static const struct provider_alias {

@@ -19,7 +19,9 @@ bool engine_counts_for_budget(const cuco_candidate *c)
 		c->origin != CUCO_ORIGIN_HUMAN;
 }
 
-int engine_evaluate(cuco_engine *e, int slot, const char *src, size_t len, const cuco_directive *d,
+/* Evaluate on that slot (-1: the first free one, moving on from one the
+ * environment fails); an error of the evaluator ends the run. */
+static int engine_evaluate(cuco_engine *e, int slot, const char *src, size_t len, const cuco_directive *d,
 	cuco_eval_result *res)
 {
 	cuco_err err = { 0 };

@@ -164,10 +164,6 @@ void engine_refresh_best(cuco_engine *e);
 enum { ENGINE_BASE_FIRST = 1, ENGINE_BASE_QUIET = 2 };  /* engine_measure_baseline's flags */
 
 bool engine_counts_for_budget(const cuco_candidate *c);
-/* Evaluate on that slot (-1: the first free one, moving on from one the
- * environment fails); an error of the evaluator ends the run. */
-int engine_evaluate(cuco_engine *e, int slot, const char *src, size_t len, const cuco_directive *d,
-	cuco_eval_result *res);
 /* The same as a round of a confirmation (cuco_eval_remeasure_on), on that
  * slot. */
 int engine_remeasure(cuco_engine *e, int slot, const char *src, size_t len,
@@ -232,8 +228,6 @@ void engine_slot_benched(cuco_engine *e, int s, bool counts);
 
 /* The evaluator's slot_changed: an event for a fault, the state to meta. */
 void engine_slot_changed(void *arg, const cuco_slot_info *slot, const char *text);
-/* Every slot's state to meta "slots". */
-void engine_slots_write(cuco_engine *e);
 
 /* ---- setup and resume (engine_setup.c) ---- */
 

@@ -130,7 +130,8 @@ static int slots_txn(cuco_txn *txn, void *arg)
 	return rc;
 }
 
-void engine_slots_write(cuco_engine *e)
+/* Every slot's state to meta "slots". */
+static void engine_slots_write(cuco_engine *e)
 {
 	slots_arg a = { .e = e };
 	pthread_mutex_lock(&e->lock);

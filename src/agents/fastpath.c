@@ -300,7 +300,8 @@ void cuco_fp_prompt_free(cuco_fp_prompt *p)
 	cuco_buf_free(&p->user);
 }
 
-void cuco_fp_prompt_sizes(const cuco_fp_prompt *p, char *out, size_t size)
+/* "task 1.2 KiB, program 2.0 KiB, …: 48.1 KiB in all" */
+static void fp_prompt_sizes(const cuco_fp_prompt *p, char *out, size_t size)
 {
 	static const char *const names[] = {
 #define X(sec, name) name,
@@ -339,7 +340,7 @@ static int build_attempt(fastpath *f, uint64_t parent, const search_shape *shape
 		return rc;
 	/* What the prompt is made of, for the event log and the bench figures. */
 	char sizes[400];
-	cuco_fp_prompt_sizes(&a->p, sizes, sizeof sizes);
+	fp_prompt_sizes(&a->p, sizes, sizeof sizes);
 	char text[512];
 	snprintf(text, sizeof text, "stage %s prompt for #%llu (%s profile): %s", stage_name[f->stage],
 		(unsigned long long)parent, cuco_prompt_profile_name(shape->profile), sizes);

@@ -98,7 +98,6 @@ bool cuco_llm_config_path(char *buf, size_t size);
  * openai or anthropic, or an OpenAI-compatible server: vllm, sglang,
  * llamacpp, ollama, openrouter. n == 0 leaves cfg as it is. */
 int cuco_llm_use_specs(cuco_llm_config *cfg, char *const *specs, int n, cuco_err *err);
-const char *cuco_provider_name(cuco_provider p);
 /* USD for a call from its token counts (tokens_in counts the cached ones
  * too) and the model's prices; an unknown price counts as 0. */
 double cuco_model_cost(const cuco_model *m, int64_t tokens_in, int64_t tokens_cached,

@@ -53,10 +53,6 @@ void llm_error_message(const char *body, size_t n, char *out, size_t size);
  * temperature, none is sent whatever the request and the model say;
  * without schema, no response_format. */
 char *llm_request_json(const cuco_llm_request *req, int max_tokens, bool temperature, bool schema);
-/* Whether a text's end repeats itself: its last bytes a period of 16 to
- * 1024 bytes over and over, at least 2048 bytes and four periods long; the
- * period and the length of the repetition. */
-bool llm_looping(const char *text, size_t len, size_t *period, size_t *run);
 /* Whether an error message says the request was longer than the model's
  * context, and the token counts it names (0 where it names none). */
 bool llm_context_exceeded(const char *msg, int64_t *needed, int64_t *size);

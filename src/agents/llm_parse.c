@@ -125,7 +125,10 @@ static bool over_cap(llm_read *r, size_t len, const char *what)
 	return true;
 }
 
-bool llm_looping(const char *text, size_t len, size_t *period, size_t *run)
+/* Whether a text's end repeats itself: its last bytes a period of 16 to
+ * 1024 bytes over and over, at least 2048 bytes and four periods long; the
+ * period and the length of the repetition. */
+static bool llm_looping(const char *text, size_t len, size_t *period, size_t *run)
 {
 	for (size_t p = 16; p <= 1024 && 4 * p <= len; p++) {
 		size_t k = 0;

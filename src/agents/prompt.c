@@ -237,7 +237,9 @@ const char *cuco_prompt_profile_name(cuco_prompt_profile p)
 	return p == CUCO_PROFILE_LEAN ? "lean" : p == CUCO_PROFILE_FULL ? "full" : "?";
 }
 
-void cuco_prompt_put_directive(cuco_buf *b, const cuco_workload *wl, const cuco_directive *d)
+/* The directive as a reply states it: `DIRECTIVE:`, then one `name: value`
+ * line per dimension of the workload. */
+static void put_directive(cuco_buf *b, const cuco_workload *wl, const cuco_directive *d)
 {
 	cuco_buf_puts(b, "DIRECTIVE:\n");
 	for (int i = 0; i < wl->ndims; i++)
@@ -301,7 +303,7 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 	}
 	cuco_buf_puts(b, "Reply in this form, starting with the directive (the current program's "
 		"values; change those you mean to change):\n\n");
-	cuco_prompt_put_directive(b, wl, d);
+	put_directive(b, wl, d);
 	cuco_buf_puts(b, "\n<NAME>short_snake_case_name</NAME>\n<DESCRIPTION>");
 	if (kind == CUCO_PROMPT_DIRECTIVE) {
 		cuco_buf_puts(b, "why this directive should be faster</DESCRIPTION>\n");
@@ -472,7 +474,10 @@ static void put_metrics(cuco_buf *b, const cuco_candidate *c)
 	}
 }
 
-void cuco_first_error(const char *excerpt, char *out, size_t size)
+/* The line of a failure's output that says what went wrong first: the
+ * first holding "error" (a compiler's first error), else its first line
+ * that is not blank. */
+static void first_error_line(const char *excerpt, char *out, size_t size)
 {
 	const char *pick = NULL, *first = NULL;
 	for (const char *p = excerpt; *p && !pick;) {
@@ -570,13 +575,13 @@ static int put_program(cuco_txn *txn, cuco_buf *b, const char *title, uint64_t i
 	put_metrics(b, c);
 	if (how->as_reply) {
 		cuco_buf_puts(b, "- its directive, as a reply states it:\n");
-		cuco_prompt_put_directive(b, how->spec->wl, &c->directive);
+		put_directive(b, how->spec->wl, &c->directive);
 	}
 	put_feedback(b, c, 1200);
 	if (how->directive)
 		*how->directive = c->directive;
 	if (how->first_error && c->failed_stage[0])
-		cuco_first_error(c->error_excerpt, how->first_error, 256);
+		first_error_line(c->error_excerpt, how->first_error, 256);
 	uint64_t same = how->code ? shown_as(sc, c->source_hash, id) : 0;
 	if (same) {
 		cuco_buf_printf(b, "- code: the same as candidate #%llu's above; only the directive "

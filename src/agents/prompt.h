@@ -59,9 +59,6 @@ int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *sys
 /* The workload's forbidden combinations, a line each after a heading;
  * nothing when it has none. */
 void cuco_prompt_put_constraints(cuco_buf *b, const cuco_workload *wl);
-/* The directive as a reply states it: `DIRECTIVE:`, then one `name: value`
- * line per dimension of the workload. */
-void cuco_prompt_put_directive(cuco_buf *b, const cuco_workload *wl, const cuco_directive *d);
 /* The reply's skeleton that ends every prompt: the directive d filled in,
  * then the form the kind asks for, as text or (json) as the JSON object;
  * nblocks: the parent's EVOLVE-BLOCKs, for a lean rewrite. */
@@ -127,10 +124,6 @@ typedef struct cuco_prompt_map {
 	int ncuts;
 } cuco_prompt_map;
 
-/* The line of a failure's output that says what went wrong first: the
- * first holding "error" (a compiler's first error), else its first line
- * that is not blank. */
-void cuco_first_error(const char *excerpt, char *out, size_t size);
 
 /* The hardware profile as a prompt's "## Hardware" section. */
 void cuco_prompt_put_hardware(cuco_buf *b, const cuco_hardware *hw);
@@ -219,8 +212,6 @@ typedef struct cuco_fp_spec {
  * document cannot be read. */
 int cuco_fastpath_prompt(const cuco_fp_spec *spec, cuco_fp_prompt *out, cuco_err *err);
 void cuco_fp_prompt_free(cuco_fp_prompt *p);
-/* "task 1.2 KiB, program 2.0 KiB, …: 48.1 KiB in all" */
-void cuco_fp_prompt_sizes(const cuco_fp_prompt *p, char *out, size_t size);
 
 /* ---- sizes: each kind of prompt in each profile (survey.c) ---------------- */
 

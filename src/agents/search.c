@@ -277,7 +277,10 @@ static void note_call(search_llm *s, search_ledger *lg, const cuco_llm_request *
 	cuco_call_totals_add(&s->totals, c);
 }
 
-int search_llm_call(search_llm *s, search_ledger *lg, const cuco_llm_request *req,
+/* One call; the reply as cuco_llm_complete gives it. CUCO_ENOTFOUND
+ * (with the reason) when the model budget is spent, before or during the
+ * call; CUCO_EENV when the run is ending or the call was cancelled. */
+static int search_llm_call(search_llm *s, search_ledger *lg, const cuco_llm_request *req,
 	cuco_llm_reply *out, cuco_err *err)
 {
 	memset(out, 0, sizeof *out);

@@ -112,11 +112,6 @@ int search_build(search_llm *s, int model, search_builder build, void *arg, sear
 	cuco_err *err);
 
 void search_ledger_init(search_ledger *lg, cuco_call_kind kind, uint64_t parent);
-/* One call; the reply as cuco_llm_complete gives it. CUCO_ENOTFOUND
- * (with the reason) when the model budget is spent, before or during the
- * call; CUCO_EENV when the run is ending or the call was cancelled. */
-int search_llm_call(search_llm *s, search_ledger *lg, const cuco_llm_request *req,
-	cuco_llm_reply *out, cuco_err *err);
 /* One plain call (planner, summarizer, meta): the reply text, malloc'd,
  * or NULL with err; a reply cut by the output limit is refused. Its
  * output is bounded by max_tokens (or the model's, if lower): a planner

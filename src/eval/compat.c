@@ -77,7 +77,9 @@ int eval_compile_time_re(const char *re, regex_t *out, char *why, size_t size)
 	return CUCO_OK;
 }
 
-void eval_compat_fail_string(const char *pass, char *out, size_t size)
+/* The FAIL form of a pass string ending in PASS ("Verification: FAIL"),
+ * "" for any other: what protocol.fail defaults to. */
+static void eval_compat_fail_string(const char *pass, char *out, size_t size)
 {
 	size_t n = strlen(pass);
 	if (n >= 4 && strcmp(pass + n - 4, "PASS") == 0)

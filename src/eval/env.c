@@ -64,7 +64,10 @@ static bool listed(const char *list, const char *name)
 	return false;
 }
 
-bool eval_env_allowed(const char *name, bool ssh_agent)
+/* Whether a variable of that name reaches a stage: the allowlist's names
+ * and prefixes, the names in $CUCO_PASS_ENV, SSH_AUTH_SOCK for the ssh
+ * and hostfile runners; never a name that looks like a secret (eval_env_secret). */
+static bool eval_env_allowed(const char *name, bool ssh_agent)
 {
 	if (eval_env_secret(name))
 		return false;

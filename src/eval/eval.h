@@ -406,9 +406,6 @@ bool cuco_evaluator_limits(const cuco_evaluator *ev, char *status, size_t size);
 /* Which user the evaluator's stages run as, in one line; true when it is
  * not root although cuco is (docs/architecture.md, the sandbox). */
 bool cuco_evaluator_stage_user(const cuco_evaluator *ev, char *status, size_t size);
-/* Ask evaluations in flight to stop (their stages are killed); used on
- * shutdown. Safe from any thread. */
-void cuco_evaluator_cancel(cuco_evaluator *ev);
 /* The run's slots as they are now (at most max); returns how many. */
 int cuco_evaluator_slots(cuco_evaluator *ev, cuco_slot_info *out, int max);
 

@@ -50,8 +50,6 @@ typedef struct eval_vars {
 	const char *nccl_home, *cuda_home;
 } eval_vars;
 
-/* Whether {name} is a placeholder the workload's templates may use. */
-bool eval_placeholder_known(const cuco_workload *wl, const char *name);
 /* Split a build or run template into words (blanks; '…', "…" and \ quote)
  * and substitute each placeholder within its word; {compiler} and
  * {defines} are lists of words of their own. No value is ever split or
@@ -190,10 +188,6 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 
 /* ---- env.c: the environment of a stage ---------------------------------------- */
 
-/* Whether a variable of that name reaches a stage: the allowlist's names
- * and prefixes, the names in $CUCO_PASS_ENV, SSH_AUTH_SOCK for the ssh
- * and hostfile runners; never a name that looks like a secret (eval_env_secret). */
-bool eval_env_allowed(const char *name, bool ssh_agent);
 bool eval_env_secret(const char *name);
 /* The allowed part of cuco's environment, then extra's NAME=value entries
  * (replacing the same names; NULL: none), TMPDIR (when given),
@@ -618,9 +612,6 @@ void eval_compat_line(eval_compat *c, const char *line);
 void eval_compat_finish(eval_compat *c, eval_outcome *o);
 /* Validate a compat time regex; for the manifest check. */
 int eval_compile_time_re(const char *re, regex_t *out, char *why, size_t size);
-/* The FAIL form of a pass string ending in PASS ("Verification: FAIL"),
- * "" for any other: what protocol.fail defaults to. */
-void eval_compat_fail_string(const char *pass, char *out, size_t size);
 
 /* ---- lex.c: source as tokens ------------------------------------------------- */
 

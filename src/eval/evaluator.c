@@ -482,15 +482,6 @@ bool cuco_evaluator_stage_user(const cuco_evaluator *ev, char *status, size_t si
 	return ev->sandbox.user.drop;
 }
 
-void cuco_evaluator_cancel(cuco_evaluator *ev)
-{
-	atomic_store(&ev->cancel, 1);
-	pthread_mutex_lock(&ev->jobs_lock);
-	pthread_cond_broadcast(&ev->jobs_cond);
-	pthread_mutex_unlock(&ev->jobs_lock);
-	eval_pool_wake(&ev->pool);
-}
-
 int cuco_evaluator_slots(cuco_evaluator *ev, cuco_slot_info *out, int max)
 {
 	return eval_pool_list(&ev->pool, out, max);

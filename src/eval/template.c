@@ -99,7 +99,8 @@ static bool size_var_everywhere(const cuco_workload *wl, const char *var)
 	return wl->nsizes > 0;
 }
 
-bool eval_placeholder_known(const cuco_workload *wl, const char *name)
+/* Whether {name} is a placeholder the workload's templates may use. */
+static bool eval_placeholder_known(const cuco_workload *wl, const char *name)
 {
 	static const char *const fixed[] = { "compiler", "source", "output", "workload", "defines",
 		"sizes", "objects", "ranks", "size", "warmup", "reps", "nccl_home", "cuda_home", NULL };

@@ -163,7 +163,8 @@ int cuco_action_apply(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *ou
 	return rc;
 }
 
-void cuco_command_describe(const cuco_command *cmd, char *buf, size_t size)
+/* What a person's command does, in words, for its event: "reject #5: slow". */
+static void command_describe(const cuco_command *cmd, char *buf, size_t size)
 {
 	unsigned long long id = (unsigned long long)cmd->candidate;
 	switch (cmd->kind) {
@@ -194,7 +195,7 @@ int cuco_person_act(cuco_txn *txn, cuco_command *cmd)
 		return rc;
 	cuco_event ev = { .kind = cuco_command_event(cmd->kind), .candidate = cmd->candidate };
 	cuco_strlcpy(ev.author, cmd->author, sizeof ev.author);
-	cuco_command_describe(cmd, ev.text, sizeof ev.text);
+	command_describe(cmd, ev.text, sizeof ev.text);
 	return cuco_event_add(txn, &ev);
 }
 

@@ -320,12 +320,21 @@ const char *cuco_directive_get(const cuco_directive *d, cuco_dirdim dim)
 	return (unsigned)dim < CUCO_DIRDIM_COUNT ? dirdim_field((cuco_directive *)d, (int)dim) : "";
 }
 
+/* A knob's value; NULL when the directive has none of that name. */
+static const char *knob_get(const cuco_directive *dv, const char *name)
+{
+	for (int i = 0; i < dv->nknobs && i < CUCO_MAX_KNOBS; i++)
+		if (strcmp(dv->knobs[i].name, name) == 0)
+			return dv->knobs[i].value;
+	return NULL;
+}
+
 const char *cuco_directive_value(const cuco_directive *d, const char *name)
 {
 	int dim = cuco_dirdim_find(name);
 	if (dim >= 0)
 		return cuco_directive_get(d, (cuco_dirdim)dim);
-	const char *v = cuco_knob_get(d, name);
+	const char *v = knob_get(d, name);
 	return v ? v : "";
 }
 
@@ -340,12 +349,12 @@ int cuco_directive_diff(const cuco_directive *a, const cuco_directive *b,
 			fn(i, dirdims[i].name, x, y, arg);
 	}
 	for (int i = 0; i < b->nknobs && i < CUCO_MAX_KNOBS; i++) {
-		const char *x = cuco_knob_get(a, b->knobs[i].name);
+		const char *x = knob_get(a, b->knobs[i].name);
 		if ((!x || strcmp(x, b->knobs[i].value) != 0) && ++n && fn)
 			fn(-1, b->knobs[i].name, x ? x : "", b->knobs[i].value, arg);
 	}
 	for (int i = 0; i < a->nknobs && i < CUCO_MAX_KNOBS; i++)
-		if (!cuco_knob_get(b, a->knobs[i].name) && ++n && fn)
+		if (!knob_get(b, a->knobs[i].name) && ++n && fn)
 			fn(-1, a->knobs[i].name, a->knobs[i].value, "", arg);
 	return n;
 }
@@ -407,14 +416,6 @@ int cuco_directive_from_json(const cJSON *j, cuco_directive *out, cuco_err *err)
 			bad(&d, "knobs", "string or number values");
 	}
 	return d.rc;
-}
-
-const char *cuco_knob_get(const cuco_directive *dv, const char *name)
-{
-	for (int i = 0; i < dv->nknobs && i < CUCO_MAX_KNOBS; i++)
-		if (strcmp(dv->knobs[i].name, name) == 0)
-			return dv->knobs[i].value;
-	return NULL;
 }
 
 void cuco_directive_short(const cuco_directive *dv, char *buf, size_t size)
@@ -877,11 +878,6 @@ static const char *const call_kind_names[CUCO_CALL_KIND_COUNT] = {
 	CUCO_CALL_KINDS(X)
 #undef X
 };
-static const char *const call_kind_help[CUCO_CALL_KIND_COUNT] = {
-#define X(e, name, help) help,
-	CUCO_CALL_KINDS(X)
-#undef X
-};
 static const char *const call_outcome_names[CUCO_CALL_OUTCOME_COUNT] = {
 	"used", "refused", "failed", "cancelled",
 };
@@ -891,32 +887,9 @@ const char *cuco_call_kind_name(cuco_call_kind k)
 	return (unsigned)k < CUCO_CALL_KIND_COUNT ? call_kind_names[k] : "?";
 }
 
-const char *cuco_call_kind_help(cuco_call_kind k)
-{
-	return (unsigned)k < CUCO_CALL_KIND_COUNT ? call_kind_help[k] : "";
-}
-
-int cuco_call_kind_parse(const char *name, cuco_call_kind *out)
-{
-	int i = parse_name(call_kind_names, CUCO_CALL_KIND_COUNT, name);
-	if (i < 0)
-		return CUCO_EDATA;
-	*out = (cuco_call_kind)i;
-	return CUCO_OK;
-}
-
 const char *cuco_call_outcome_name(cuco_call_outcome o)
 {
 	return (unsigned)o < CUCO_CALL_OUTCOME_COUNT ? call_outcome_names[o] : "?";
-}
-
-int cuco_call_outcome_parse(const char *name, cuco_call_outcome *out)
-{
-	int i = parse_name(call_outcome_names, CUCO_CALL_OUTCOME_COUNT, name);
-	if (i < 0)
-		return CUCO_EDATA;
-	*out = (cuco_call_outcome)i;
-	return CUCO_OK;
 }
 
 /* A name field that must be one of a table's: absent keeps the default. */
@@ -930,18 +903,14 @@ static void get_name(decoder *d, const char *key, int (*parse)(const char *, int
 
 static int parse_call_kind(const char *name, int *out)
 {
-	cuco_call_kind k;
-	int rc = cuco_call_kind_parse(name, &k);
-	*out = (int)k;
-	return rc;
+	*out = parse_name(call_kind_names, CUCO_CALL_KIND_COUNT, name);
+	return *out < 0 ? CUCO_EDATA : CUCO_OK;
 }
 
 static int parse_call_outcome(const char *name, int *out)
 {
-	cuco_call_outcome o;
-	int rc = cuco_call_outcome_parse(name, &o);
-	*out = (int)o;
-	return rc;
+	*out = parse_name(call_outcome_names, CUCO_CALL_OUTCOME_COUNT, name);
+	return *out < 0 ? CUCO_EDATA : CUCO_OK;
 }
 
 cJSON *cuco_call_to_json(const cuco_call *c)

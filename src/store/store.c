@@ -428,11 +428,6 @@ int cuco_store_read(cuco_store *st, int (*fn)(cuco_txn *, void *), void *arg, cu
 	return run_txn(st, false, fn, arg, err);
 }
 
-const char *cuco_txn_errmsg(const cuco_txn *txn)
-{
-	return txn->msg;
-}
-
 int cuco_txn_fail(cuco_txn *txn, int code, const char *fmt, ...)
 {
 	if (txn->code == CUCO_OK) {  /* the first failure is the one to report */

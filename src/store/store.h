@@ -397,10 +397,7 @@ typedef enum cuco_call_outcome {
 } cuco_call_outcome;
 
 const char *cuco_call_kind_name(cuco_call_kind k);   /* "planner", …; "?" out of range */
-const char *cuco_call_kind_help(cuco_call_kind k);
-int cuco_call_kind_parse(const char *name, cuco_call_kind *out);
 const char *cuco_call_outcome_name(cuco_call_outcome o);  /* "used", … */
-int cuco_call_outcome_parse(const char *name, cuco_call_outcome *out);
 
 typedef struct cuco_call {
 	uint64_t id;              /* monotonic from 1 */
@@ -506,8 +503,6 @@ const char *cuco_store_dir(const cuco_store *st);
 
 int cuco_store_write(cuco_store *st, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
 int cuco_store_read(cuco_store *st, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
-/* The message of the last failure inside this txn. */
-const char *cuco_txn_errmsg(const cuco_txn *txn);
 /* Record an error in the txn from a callback's own check; returns code. */
 int cuco_txn_fail(cuco_txn *txn, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -553,8 +548,6 @@ int cuco_cand_each(cuco_txn *txn, uint64_t from,
  * store failed. */
 int cuco_action_apply(cuco_txn *txn, const cuco_command *cmd, cuco_candidate *out, char *why,
 	size_t whylen);
-/* What a person's command does, in words, for its event: "reject #5: slow". */
-void cuco_command_describe(const cuco_command *cmd, char *buf, size_t size);
 /* A person's action from the screen or the CLI, in one transaction:
  * cuco_action_apply, then the command queued for the engine (cmd->seq and
  * time are set) and an event of the command's kind naming cmd->author.
@@ -774,7 +767,6 @@ struct cJSON *cuco_directive_to_json(const cuco_directive *d);
 int cuco_directive_from_json(const struct cJSON *j, cuco_directive *out, cuco_err *err);
 /* Directive in short for one-line views: "LSA/warp/interleave/peer/64KiB". */
 void cuco_directive_short(const cuco_directive *d, char *buf, size_t size);
-const char *cuco_knob_get(const cuco_directive *d, const char *name);  /* NULL if absent */
 
 /* ---- lineage ------------------------------------------------------------ */
 /* Order summaries depth-first from the roots (children by id), as a tree

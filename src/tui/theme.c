@@ -60,7 +60,9 @@ static int parse_colour(const char *word, short *out)
 	return CUCO_OK;
 }
 
-int tui_style_parse(const char *text, tui_style *out, cuco_err *err)
+/* Parse one value: "[fg] [on bg] [bold] [reverse] [underline] [dim]" where a
+ * colour is a name (red, bright-red, default, …) or colorN / N (0..255). */
+static int tui_style_parse(const char *text, tui_style *out, cuco_err *err)
 {
 	tui_style s = { TUI_COLOR_DEFAULT, TUI_COLOR_DEFAULT, 0 };
 	char buf[256];

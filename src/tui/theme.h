@@ -78,9 +78,6 @@ typedef struct tui_theme {
 void tui_theme_default(tui_theme *t);
 /* The colourless theme: the last column of TUI_ELEMENTS. */
 void tui_theme_mono(tui_theme *t);
-/* Parse one value: "[fg] [on bg] [bold] [reverse] [underline] [dim]" where a
- * colour is a name (red, bright-red, default, …) or colorN / N (0..255). */
-int tui_style_parse(const char *text, tui_style *out, cuco_err *err);
 /* Read theme text over t (unknown keys are errors naming the line). */
 int tui_theme_parse(tui_theme *t, const char *text, const char *where, cuco_err *err);
 /* Load by name (looked up in the theme folders: core.h, cuco_paths) or
