@@ -45,17 +45,4 @@ typedef struct cuco_move {
 size_t cuco_migration_plan(const cuco_member *m, size_t n, int islands, double rate,
 	uint64_t *rng, cuco_move *out);
 
-/* A dimension's values as text, at most CUCO_DIM_LISTED: the listed
- * ones, or its integer range (powers of two, or its steps); how many.
- * A range longer than that is cut there. */
-#define CUCO_DIM_LISTED 64
-int cuco_dim_values(const cuco_dim *d, char (*out)[32]);
-
-/* The valid directive nearest to base with dimension dim set to value:
- * the fewest other dimensions changed (at most two, earlier dimensions and
- * values first). False when the value is not the dimension's or no such
- * directive is valid. How a GIN island gets its seed's directive. */
-bool cuco_directive_nearest(const cuco_workload *wl, const cuco_directive *base,
-	const char *dim, const char *value, cuco_directive *out);
-
 #endif

@@ -141,6 +141,18 @@ const cuco_dim *cuco_workload_dim(const cuco_workload *wl, const char *name);
 /* Whether a directive lies inside the design space and breaks no constraint;
  * when not, err says which dimension or constraint. */
 bool cuco_directive_valid(const cuco_workload *wl, const cuco_directive *d, cuco_err *err);
+/* A dimension's values as text, at most CUCO_DIM_LISTED: the listed
+ * ones, or its integer range (powers of two, or its steps); how many.
+ * A range longer than that is cut there. */
+#define CUCO_DIM_LISTED 64
+int cuco_dim_values(const cuco_dim *d, char (*out)[32]);
+
+/* The valid directive nearest to base with dimension dim set to value:
+ * the fewest other dimensions changed (at most two, earlier dimensions and
+ * values first). False when the value is not the dimension's or no such
+ * directive is valid. How a GIN island gets its seed's directive. */
+bool cuco_directive_nearest(const cuco_workload *wl, const cuco_directive *base,
+	const char *dim, const char *value, cuco_directive *out);
 /* The seed's own directive: each dimension's first value (or min). */
 void cuco_directive_default(const cuco_workload *wl, cuco_directive *out);
 /* Bytes and flops of the peak model at a size (NAN when not given). */

@@ -1041,6 +1041,73 @@ bool cuco_directive_valid(const cuco_workload *wl, const cuco_directive *d, cuco
 	return true;
 }
 
+#define NEAREST_VALUES CUCO_DIM_LISTED  /* values of a dimension tried, at most */
+
+int cuco_dim_values(const cuco_dim *d, char (*out)[32])
+{
+	int n = 0;
+	for (; n < d->nvalues && n < CUCO_DIM_LISTED; n++)
+		cuco_strlcpy(out[n], d->values[n], sizeof out[n]);
+	if (d->nvalues > 0 || d->kind != CUCO_DIM_INT)
+		return n;
+	for (long v = d->min; v <= d->max && n < CUCO_DIM_LISTED;
+			v = d->pow2 ? (v > 0 ? 2 * v : 1) : v + (d->step > 0 ? d->step : 1))
+		if (!d->pow2 || (v > 0 && (v & (v - 1)) == 0))
+			snprintf(out[n++], sizeof out[0], "%ld", v);
+	return n;
+}
+
+/* Try every value of dimensions from `from` on, `depth` of them changed;
+ * each level lists its values in its own slice of vals. */
+static bool nearest_search(const cuco_workload *wl, cuco_directive *d, int skip, int from,
+	int depth, char (*vals)[32])
+{
+	if (depth == 0)
+		return cuco_directive_valid(wl, d, NULL);
+	for (int i = from; i < wl->ndims; i++) {
+		if (i == skip)
+			continue;
+		const char *name = wl->dims[i].name;
+		char was[64];
+		cuco_strlcpy(was, cuco_directive_value(d, name), sizeof was);
+		int nv = cuco_dim_values(&wl->dims[i], vals);
+		for (int v = 0; v < nv; v++) {
+			char value[32];
+			cuco_strlcpy(value, vals[v], sizeof value);
+			if (strcmp(value, was) == 0 || cuco_directive_set(d, name, value) != CUCO_OK)
+				continue;
+			if (nearest_search(wl, d, skip, i + 1, depth - 1, vals + NEAREST_VALUES))
+				return true;
+		}
+		cuco_directive_set(d, name, was);
+	}
+	return false;
+}
+
+bool cuco_directive_nearest(const cuco_workload *wl, const cuco_directive *base,
+	const char *dim, const char *value, cuco_directive *out)
+{
+	const cuco_dim *target = cuco_workload_dim(wl, dim);
+	if (!target)
+		return false;
+	int skip = (int)(target - wl->dims);
+	char (*vals)[32] = cuco_xmalloc(3 * NEAREST_VALUES * sizeof *vals);
+	int nv = cuco_dim_values(target, vals);
+	bool known = false;
+	for (int v = 0; v < nv; v++)
+		known |= strcmp(vals[v], value) == 0;
+	cuco_directive d = *base;
+	bool found = known && cuco_directive_set(&d, dim, value) == CUCO_OK;
+	int depth = 0;
+	while (found && depth <= 2 && !nearest_search(wl, &d, skip, 0, depth, vals))
+		depth++;
+	free(vals);
+	if (!found || depth > 2)
+		return false;
+	*out = d;
+	return true;
+}
+
 int cuco_workload_peak(const cuco_workload *wl, const cuco_size *size, double *bytes, double *flops, cuco_err *err)
 {
 	*bytes = *flops = NAN;
