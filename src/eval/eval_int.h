@@ -749,8 +749,6 @@ int eval_pool_take(eval_pool *p, int want, const atomic_int *cancel, int *slot,
  * when nothing worth a line did; info is the slot as left. */
 void eval_pool_give(eval_pool *p, int slot, const char *fault, cuco_slot_info *info, char *text,
 	size_t size);
-/* Wake every waiter (to see the cancel flag). */
-void eval_pool_wake(eval_pool *p);
 /* This machine's lock on a local slot's GPUs, shared by every cuco process
  * (an flock on /tmp/cuco-gpu-<devices>.lock), so that two runs on one GPU
  * never time at once: contexts on one GPU share it by time slices, and a

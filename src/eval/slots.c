@@ -164,13 +164,6 @@ void eval_pool_give(eval_pool *p, int slot, const char *fault, cuco_slot_info *i
 	pthread_mutex_unlock(&p->lock);
 }
 
-void eval_pool_wake(eval_pool *p)
-{
-	pthread_mutex_lock(&p->lock);
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
-}
-
 int eval_pool_list(eval_pool *p, cuco_slot_info *out, int max)
 {
 	pthread_mutex_lock(&p->lock);
