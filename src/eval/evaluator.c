@@ -897,8 +897,14 @@ static int trusted_build(cuco_evaluator *ev, const char *tmpl, const char *sourc
 	stage_files f = { .out = name };
 	lim.sandbox = stage_sandbox(ev, dir, NULL, false, &f);
 	lim.filter = stage_filter(ev, false);
+	/* Without a sandbox the workload's own build runs as cuco's user, in
+	 * its private folder: as the stage user it could not write there, and
+	 * what it made (the frame, the referee) would be the candidates' user's
+	 * to change. */
+	if (!ev->sandbox.on)
+		lim.user = NULL;
 	eval_stage st;
-	if ((rc = placeholder_file(ev, out, err)) == CUCO_OK)
+	if (!ev->sandbox.on || (rc = placeholder_file(ev, out, err)) == CUCO_OK)
 		rc = eval_stage_run(cmd.v, dir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	eval_argv_free(&cmd);

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -107,6 +109,41 @@ static void test_honest_unfrozen(void **state)
 		fail_msg("%s: %s", res.error_class, res.excerpt);
 }
 
+/* With the sandbox off (no bwrap, or no cuco-stage-init installed), as
+ * root, the stages still run as the stage user: the trusted frame's
+ * build must be able to write its object, and an honest program passes. */
+static void test_honest_unsandboxed(void **state)
+{
+	(void)state;
+	/* A run folder others may enter, so that the stages drop to the stage
+	 * user (a closed one keeps them root, and says so). */
+	assert_int_equal(chmod(run_dir, 0755), 0);
+	setenv("CUCO_SANDBOX", "off", 1);
+	cuco_eval_result res = evaluate("", honest);
+	unsetenv("CUCO_SANDBOX");
+	if (!res.ok)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
+	/* The trusted builds are cuco's user's, not the candidates' to change. */
+	char cache[300];
+	snprintf(cache, sizeof cache, "%s/cache", run_dir);
+	DIR *d = opendir(cache);
+	assert_non_null(d);
+	int trusted = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (strncmp(e->d_name, "frame-", 6) != 0 && strncmp(e->d_name, "referee-", 8) != 0)
+			continue;
+		char path[600];
+		struct stat sb;
+		snprintf(path, sizeof path, "%s/%s", cache, e->d_name);
+		assert_int_equal(stat(path, &sb), 0);
+		if (sb.st_uid != geteuid())
+			fail_msg("%s is uid %u's", path, (unsigned)sb.st_uid);
+		trusted++;
+	}
+	closedir(d);
+	assert_int_equal(trusted, 2);
+}
+
 static void test_wrong_first_step(void **state)
 {
 	(void)state;
@@ -190,6 +227,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_honest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_honest_unfrozen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_honest_unsandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_first_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_results, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_work_after_done, setup, teardown),
