@@ -314,7 +314,7 @@ static void closest(const lines *file, const lines *srch, char *buf, size_t size
 {
 	char fq[96], sq[96];
 	*buf = '\0';
-	long off;
+	long off = 0;  /* set whenever best_offset says so; gcc 13 cannot see it */
 	if (best_offset(file, srch, &off)) {
 		for (size_t i = 0; i < srch->n; i++) {
 			long at = (long)i + off;
