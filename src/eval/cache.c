@@ -19,7 +19,9 @@
  *
  * The cache is cuco's own: a build's output (the stage user's, sandbox.c)
  * is cuco's, mode 0755, once it is in, and stages see the folder
- * read-only. Other files there (the interposer, cuco-count-*.so) are not
+ * read-only. A file there that is not cuco's alone (a cache an older cuco
+ * left, the stage user's to rewrite) is never held nor run: it is built
+ * again. Other files there (the interposer, cuco-count-*.so) are not
  * programs and stay. */
 #include "eval/eval_int.h"
 
@@ -56,12 +58,40 @@ static bool still_there(int fd, const char *path)
 	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* A regular file of cuco's user that nobody else may write. */
+static bool owned(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 022);
+}
+
+bool eval_cache_owned(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool ok = fd >= 0 && owned(fd);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+int eval_cache_own(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fchown(fd, geteuid(), getegid()) != 0 || fchmod(fd, 0755) != 0)) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		fd = -1;
+	}
+	return fd;
+}
+
 int eval_cache_hold(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (flock(fd, LOCK_SH) != 0 || !still_there(fd, path) || access(path, X_OK) != 0) {
+	if (flock(fd, LOCK_SH) != 0 || !still_there(fd, path) || !owned(fd) || access(path, X_OK) != 0) {
 		close(fd);
 		return -1;
 	}
@@ -146,9 +176,8 @@ int eval_cache_add(const eval_cache *c, const char *built, const char *path, int
 	}
 	if (rename(built, path) != 0)
 		return cuco_errf(err, CUCO_EENV, "%s: %s", path, strerror(errno));
-	*fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (*fd < 0 || fchown(*fd, geteuid(), getegid()) != 0 || fchmod(*fd, 0755) != 0
-			|| flock(*fd, LOCK_SH) != 0) {
+	*fd = eval_cache_own(path);
+	if (*fd < 0 || flock(*fd, LOCK_SH) != 0) {
 		int e = errno;
 		if (*fd >= 0)
 			close(*fd);
