@@ -18,11 +18,12 @@
  * cannot take. A program found again after eviction is built again.
  *
  * The cache is cuco's own: a build's output (the stage user's, sandbox.c)
- * is cuco's, mode 0755, once it is in, and stages see the folder
- * read-only. A file there that is not cuco's alone (a cache an older cuco
- * left, the stage user's to rewrite) is never held nor run: it is built
- * again. Other files there (the interposer, cuco-count-*.so) are not
- * programs and stay. */
+ * is cuco's, mode 0755, once it is in (a copy: a process of the stage
+ * user's that opened the build's file keeps no way to write it), and
+ * stages see the folder read-only. A file there that is not cuco's alone
+ * (a cache an older cuco left, the stage user's to rewrite) is never held
+ * nor run: it is built again. Other files there (the interposer,
+ * cuco-count-*.so) are not programs and stay. */
 #include "eval/eval_int.h"
 
 #include <dirent.h>
@@ -76,14 +77,39 @@ bool eval_cache_owned(const char *path)
 
 int eval_cache_own(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && (fchown(fd, geteuid(), getegid()) != 0 || fchmod(fd, 0755) != 0)) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		fd = -1;
+	char tmp[PATH_MAX + 8], buf[1 << 16];
+	if (snprintf(tmp, sizeof tmp, "%s.own", path) >= (int)sizeof tmp) {
+		errno = ENAMETOOLONG;
+		return -1;
 	}
-	return fd;
+	unlink(tmp);  /* a copy a killed session left */
+	int in = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), out = -1;
+	if (in >= 0)
+		out = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+	ssize_t n = -1;
+	while (out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	int e = errno;
+	if (n != 0 || fchmod(out, 0755) != 0 || rename(tmp, path) != 0) {
+		e = n != 0 ? e : errno;
+		if (out >= 0) {
+			close(out);
+			unlink(tmp);
+		}
+		out = -1;
+	}
+	if (in >= 0)
+		close(in);
+	if (out >= 0) {  /* read-only: a program open for writing cannot run (ETXTBSY) */
+		close(out);
+		out = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		e = errno;
+	}
+	errno = e;
+	return out;
 }
 
 int eval_cache_hold(const char *path)

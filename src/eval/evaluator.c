@@ -965,6 +965,12 @@ static int link_frame(job *j, eval_vars *v, const char *object, cuco_err *err)
 	if (rc != CUCO_OK)
 		return rc;
 	snprintf(obj_path, sizeof obj_path, "%s/%s", j->workdir, object);
+	/* Checked and linked is cuco's copy: the compile's output is the stage
+	 * user's, and a process of that user's could rewrite it in between. */
+	int own = eval_cache_own(obj_path);
+	if (own < 0)
+		return cuco_errf(err, CUCO_EENV, "%s: %s", obj_path, strerror(errno));
+	close(own);
 	double t0 = cuco_mono();
 	cuco_err check = { 0 };
 	rc = eval_objcheck(obj_path, ev->objrules, why, sizeof why, &check);

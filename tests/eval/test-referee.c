@@ -18,9 +18,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -154,9 +152,6 @@ static void test_honest_unsandboxed(void **state)
  * own, correct and fast. True when it replaced one. */
 static bool stage_user_forges(const char *cache, const char *real)
 {
-	const struct passwd *pw = getpwnam("nobody");
-	uid_t uid = pw ? pw->pw_uid : 65534;
-	gid_t gid = pw ? pw->pw_gid : 65534;
 	char script[1200];
 	snprintf(script, sizeof script, "#!/bin/sh\n%s \"$@\" >/dev/null\n"
 		"for a; do [ \"$p\" = --reps ] && r=$a; p=$a; done\n"
@@ -165,9 +160,7 @@ static bool stage_user_forges(const char *cache, const char *real)
 		"\\\"ranks\\\": 2, \\\"checks\\\": 9, \\\"referee\\\": true, \\\"frozen\\\": true}\"\n", real);
 	pid_t pid = fork();
 	if (pid == 0) {
-		if (syscall(SYS_setgroups, 0, NULL) != 0 || syscall(SYS_setresgid, gid, gid, gid) != 0
-				|| syscall(SYS_setresuid, uid, uid, uid) != 0)
-			_exit(2);
+		become_stage_user();
 		int forged = 0;
 		DIR *d = opendir(cache);
 		for (struct dirent *e; d && (e = readdir(d));) {
@@ -217,7 +210,10 @@ static void test_trusted_builds_across_sessions(void **state)
 		fail_msg("the stage user could rewrite the referee in %s", cache);
 	/* One left the stage user's by an older cuco: the stage user rewrites it. */
 	char cmd[700];
-	snprintf(cmd, sizeof cmd, "chown nobody %s/referee-*", cache);
+	uid_t uid;
+	gid_t gid;
+	stage_user_ids(&uid, &gid);
+	snprintf(cmd, sizeof cmd, "chown %u %s/referee-*", (unsigned)uid, cache);
 	assert_int_equal(system(cmd), 0);
 	assert_true(stage_user_forges(cache, real));
 	setenv("CUCO_SANDBOX", "off", 1);
