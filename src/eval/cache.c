@@ -88,10 +88,9 @@ int eval_cache_own(const char *path)
 		out = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
 	ssize_t n = -1;
 	while (out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
-		if (write(out, buf, (size_t)n) != n) {
-			n = -1;
-			break;
-		}
+		for (ssize_t done = 0, w; n > 0 && done < n; done += w)
+			if ((w = write(out, buf + done, (size_t)(n - done))) <= 0)
+				n = -1;  /* a short write is followed by one that says why (ENOSPC) */
 	int e = errno;
 	if (n != 0 || fchmod(out, 0755) != 0 || rename(tmp, path) != 0) {
 		e = n != 0 ? e : errno;
