@@ -89,8 +89,10 @@ int cuco_read_text(const char *path, size_t max, char **out, size_t *len, cuco_e
 /* Write through a temporary file and rename(2), so readers never see half. */
 int cuco_write_file(const char *path, const char *data, size_t len, cuco_err *err);
 int cuco_mkdir_p(const char *path, cuco_err *err);
-/* Remove path and all below it, not following links; what cannot be
- * removed stays (best effort: scratch folders). */
+/* Remove path and all below it, not following links, even while another
+ * user changes the tree (a stage's folders); what cannot be removed stays
+ * (best effort: scratch folders), as does what lies more than 64 folders
+ * down. */
 void cuco_remove_tree(const char *path);
 /* The session driving a run holds an flock on RUN/run.lock and writes its
  * pid there (the engine: engine.h). Whether that process is alive: what a viewer in

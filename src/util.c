@@ -2,9 +2,9 @@
 #include "core.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,18 +283,43 @@ bool cuco_run_driven(const char *run_dir)
 	return v > 0 && (kill((pid_t)v, 0) == 0 || errno == EPERM);
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+#define REMOVE_DEPTH 64  /* folders below a removed one, at most: a folder open each */
+
+/* Remove what the folder dfd holds (closing dfd), depth folders down at
+ * most. Each folder is entered by its descriptor and its name in the one
+ * above, never through a link (O_NOFOLLOW) nor by a path from the top: a
+ * tree another user may change while it goes (a stage's $TMPDIR, its
+ * user's to write) cannot swap a folder for a link and have cuco's user
+ * remove files elsewhere. */
+static void remove_below(int dfd, int depth)
 {
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0
+				|| unlinkat(dirfd(d), e->d_name, 0) == 0 || depth == 0)
+			continue;
+		int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0) {
+			remove_below(sub, depth - 1);
+			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+		}
+	}
+	closedir(d);
 }
 
 void cuco_remove_tree(const char *path)
 {
-	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (unlink(path) == 0)
+		return;  /* a file or a link */
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		remove_below(fd, REMOVE_DEPTH);
+		rmdir(path);
+	}
 }
 
 int cuco_mkdir_p(const char *path, cuco_err *err)

@@ -18,9 +18,12 @@
  * cannot take. A program found again after eviction is built again.
  *
  * The cache is cuco's own: a build's output (the stage user's, sandbox.c)
- * is cuco's, mode 0755, once it is in, and stages see the folder
- * read-only. Other files there (the interposer, cuco-count-*.so) are not
- * programs and stay. */
+ * is cuco's, mode 0755, once it is in (a copy: a process of the stage
+ * user's that opened the build's file keeps no way to write it), and
+ * stages see the folder read-only. A file there that is not cuco's alone
+ * (a cache an older cuco left, the stage user's to rewrite) is never held
+ * nor run: it is built again. Other files there (the interposer,
+ * cuco-count-*.so) are not programs and stay. */
 #include "eval/eval_int.h"
 
 #include <dirent.h>
@@ -56,12 +59,64 @@ static bool still_there(int fd, const char *path)
 	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* A regular file of cuco's user that nobody else may write. */
+static bool owned(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 022);
+}
+
+bool eval_cache_owned(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool ok = fd >= 0 && owned(fd);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+int eval_cache_own(const char *path)
+{
+	char tmp[PATH_MAX + 8], buf[1 << 16];
+	if (snprintf(tmp, sizeof tmp, "%s.own", path) >= (int)sizeof tmp) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	unlink(tmp);  /* a copy a killed session left */
+	int in = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), out = -1;
+	if (in >= 0)
+		out = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+	ssize_t n = -1;
+	while (out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+		for (ssize_t done = 0, w; n > 0 && done < n; done += w)
+			if ((w = write(out, buf + done, (size_t)(n - done))) <= 0)
+				n = -1;  /* a short write is followed by one that says why (ENOSPC) */
+	int e = errno;
+	if (n != 0 || fchmod(out, 0755) != 0 || rename(tmp, path) != 0) {
+		e = n != 0 ? e : errno;
+		if (out >= 0) {
+			close(out);
+			unlink(tmp);
+		}
+		out = -1;
+	}
+	if (in >= 0)
+		close(in);
+	if (out >= 0) {  /* read-only: a program open for writing cannot run (ETXTBSY) */
+		close(out);
+		out = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		e = errno;
+	}
+	errno = e;
+	return out;
+}
+
 int eval_cache_hold(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (flock(fd, LOCK_SH) != 0 || !still_there(fd, path) || access(path, X_OK) != 0) {
+	if (flock(fd, LOCK_SH) != 0 || !still_there(fd, path) || !owned(fd) || access(path, X_OK) != 0) {
 		close(fd);
 		return -1;
 	}
@@ -146,9 +201,8 @@ int eval_cache_add(const eval_cache *c, const char *built, const char *path, int
 	}
 	if (rename(built, path) != 0)
 		return cuco_errf(err, CUCO_EENV, "%s: %s", path, strerror(errno));
-	*fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (*fd < 0 || fchown(*fd, geteuid(), getegid()) != 0 || fchmod(*fd, 0755) != 0
-			|| flock(*fd, LOCK_SH) != 0) {
+	*fd = eval_cache_own(path);
+	if (*fd < 0 || flock(*fd, LOCK_SH) != 0) {
 		int e = errno;
 		if (*fd >= 0)
 			close(*fd);

@@ -302,6 +302,13 @@ int eval_cache_hold(const char *path);
  * is not taken: why says so (*fd -1) and the build has failed. */
 int eval_cache_add(const eval_cache *c, const char *built, const char *path, int *fd, char *why,
 	size_t size, cuco_err *err);
+/* Whether path is cuco's own: a regular file of cuco's user that no other
+ * may write (never the stage user's, whoever built it). */
+bool eval_cache_owned(const char *path);
+/* Make the file at path cuco's own, mode 0755: a copy put in its place
+ * (beside it, then renamed), so that no descriptor the stage user opened
+ * on it reaches what is there now. Its fd, or -1 with errno. */
+int eval_cache_own(const char *path);
 /* Done with a held program; evicted when its candidate failed. */
 void eval_cache_release(const char *path, int fd, bool failed);
 

@@ -877,7 +877,9 @@ static int trusted_build(cuco_evaluator *ev, const char *tmpl, const char *sourc
 		.source = source, .nccl_home = getenv("CUCO_NCCL_HOME"), .cuda_home = getenv("CUCO_CUDA_HOME") };
 	char want[PATH_MAX + 96];
 	trusted_path(ev, &v, tmpl, name, want, sizeof want);
-	if (access(want, R_OK) == 0) {
+	/* Run as cuco's user (the referee) or linked into every program (the
+	 * frame): one another user may rewrite is built again. */
+	if (eval_cache_owned(want)) {
 		cuco_strlcpy(path, want, size);
 		goto out;
 	}
@@ -909,12 +911,16 @@ static int trusted_build(cuco_evaluator *ev, const char *tmpl, const char *sourc
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	eval_argv_free(&cmd);
 	struct stat sb;
+	int own = -1;
 	if (rc == CUCO_OK && (st.exit_code != 0 || st.signal || st.timed_out || stat(out, &sb) != 0
 			|| sb.st_size == 0))
 		rc = cuco_errf(err, CUCO_EDATA, "%s: %s does not build (exit status %d): %s", ev->wl.name,
 			source, st.exit_code, st.tail);
-	else if (rc == CUCO_OK && rename(out, want) != 0)
+	/* In the sandbox the build wrote it as the stage user: cuco's now. */
+	else if (rc == CUCO_OK && ((own = eval_cache_own(out)) < 0 || rename(out, want) != 0))
 		rc = cuco_errf(err, CUCO_EENV, "%s: %s", want, strerror(errno));
+	if (own >= 0)
+		close(own);
 	if (rc == CUCO_OK)
 		cuco_strlcpy(path, want, size);
 	cuco_remove_tree(dir);
@@ -959,6 +965,12 @@ static int link_frame(job *j, eval_vars *v, const char *object, cuco_err *err)
 	if (rc != CUCO_OK)
 		return rc;
 	snprintf(obj_path, sizeof obj_path, "%s/%s", j->workdir, object);
+	/* Checked and linked is cuco's copy: the compile's output is the stage
+	 * user's, and a process of that user's could rewrite it in between. */
+	int own = eval_cache_own(obj_path);
+	if (own < 0)
+		return cuco_errf(err, CUCO_EENV, "%s: %s", obj_path, strerror(errno));
+	close(own);
 	double t0 = cuco_mono();
 	cuco_err check = { 0 };
 	rc = eval_objcheck(obj_path, ev->objrules, why, sizeof why, &check);

@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -144,6 +146,82 @@ static void test_honest_unsandboxed(void **state)
 	assert_int_equal(trusted, 2);
 }
 
+/* What a program of the stage user's may do to the trusted builds of a
+ * run: as that user, replace every referee in the cache with a script
+ * that runs the true one (copied to `real`) and then says a verdict of its
+ * own, correct and fast. True when it replaced one. */
+static bool stage_user_forges(const char *cache, const char *real)
+{
+	char script[1200];
+	snprintf(script, sizeof script, "#!/bin/sh\n%s \"$@\" >/dev/null\n"
+		"for a; do [ \"$p\" = --reps ] && r=$a; p=$a; done\n"
+		"echo \"CUCO_REFEREE {\\\"correct\\\": true, \\\"max_error\\\": 0, \\\"latency_us\\\": {\\\"min\\\": 1, "
+		"\\\"median\\\": 1, \\\"p90\\\": 1, \\\"max\\\": 1, \\\"samples\\\": $r}, \\\"seed\\\": \\\"0000000000000001\\\", "
+		"\\\"ranks\\\": 2, \\\"checks\\\": 9, \\\"referee\\\": true, \\\"frozen\\\": true}\"\n", real);
+	pid_t pid = fork();
+	if (pid == 0) {
+		become_stage_user();
+		int forged = 0;
+		DIR *d = opendir(cache);
+		for (struct dirent *e; d && (e = readdir(d));) {
+			char path[600];
+			snprintf(path, sizeof path, "%s/%s", cache, e->d_name);
+			int fd = strncmp(e->d_name, "referee-", 8) == 0 ? open(path, O_WRONLY | O_TRUNC) : -1;
+			if (fd >= 0 && write(fd, script, strlen(script)) == (ssize_t)strlen(script))
+				forged++;
+			if (fd >= 0)
+				close(fd);
+		}
+		_exit(forged ? 1 : 0);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 2);
+	return WEXITSTATUS(status) == 1;
+}
+
+/* Copy the run's referee to `real` (the forger's script calls it). */
+static void copy_referee(const char *cache, const char *real)
+{
+	char cmd[1400];
+	snprintf(cmd, sizeof cmd, "cp %s/referee-* %s", cache, real);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A run made in the sandbox and resumed without it (bwrap gone, sandbox
+ * = off): the stage user must not have been able to change the referee
+ * the first session built, nor may one that is the stage user's (a cache
+ * an older cuco left) be run as cuco's user. Else a wrong program passes
+ * on a forged verdict, and the candidate's code runs as cuco's user. */
+static void test_trusted_builds_across_sessions(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();  /* no stage user to become */
+	assert_int_equal(chmod(run_dir, 0755), 0);
+	cuco_eval_result res = evaluate("", honest);
+	if (!res.ok)
+		fail_msg("%s: %s", res.error_class, res.excerpt);
+	char cache[300], real[300];
+	snprintf(cache, sizeof cache, "%s/cache", run_dir);
+	snprintf(real, sizeof real, "%s/real-referee", run_dir);
+	copy_referee(cache, real);
+	if (stage_user_forges(cache, real))
+		fail_msg("the stage user could rewrite the referee in %s", cache);
+	/* One left the stage user's by an older cuco: the stage user rewrites it. */
+	char cmd[700];
+	uid_t uid;
+	gid_t gid;
+	stage_user_ids(&uid, &gid);
+	snprintf(cmd, sizeof cmd, "chown %u %s/referee-*", (unsigned)uid, cache);
+	assert_int_equal(system(cmd), 0);
+	assert_true(stage_user_forges(cache, real));
+	setenv("CUCO_SANDBOX", "off", 1);
+	res = evaluate("", "\tmemcpy(io->out[0], io->in[0], N * sizeof(float));");
+	unsetenv("CUCO_SANDBOX");
+	expect(&res, "wrong-answer", "verification: max error");
+}
+
 static void test_wrong_first_step(void **state)
 {
 	(void)state;
@@ -228,6 +306,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_honest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_honest_unfrozen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_honest_unsandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trusted_builds_across_sessions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_first_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_results, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_work_after_done, setup, teardown),

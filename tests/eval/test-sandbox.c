@@ -835,6 +835,67 @@ static void evaluate_padded(cuco_evaluator *ev, const cuco_workload *wl, int k, 
  * its candidate's fate (issue 24). Now: a program past the size per
  * program is refused at the build, a failed candidate's program is
  * evicted, and past the size per run the least recently used go. */
+/* Without the sandbox a stage's $TMPDIR is the stage user's folder on
+ * the host, and cuco (root) removes it after the evaluation, while
+ * another candidate's stage, as the same user, may still run. That stage
+ * swaps a folder of it for a link to a folder of root's, over and over
+ * (renameat2 RENAME_EXCHANGE): the removal must never go through the
+ * link, nor remove a file of root's. */
+static void test_tmpdir_removal_swapped_fallback(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();  /* no stage user to race */
+	char victim[300], tree[300], d[320], l[320], f[400];
+	uid_t uid;
+	gid_t gid;
+	stage_user_ids(&uid, &gid);
+	assert_int_equal(chmod(run_dir, 0755), 0);
+	snprintf(victim, sizeof victim, "%s/roots", run_dir);
+	assert_int_equal(mkdir(victim, 0755), 0);
+	int lost = 0;
+	for (int round = 0; round < 20 && !lost; round++) {
+		for (int k = 0; k < 50; k++) {
+			snprintf(f, sizeof f, "%s/f%d", victim, k);
+			close(open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+		}
+		snprintf(tree, sizeof tree, "%s/tmp%d", run_dir, round);
+		assert_int_equal(mkdir(tree, 0700), 0);
+		assert_int_equal(chown(tree, uid, gid), 0);
+		int ready[2];
+		assert_int_equal(pipe(ready), 0);
+		pid_t pid = fork();
+		if (pid == 0) {
+			become_stage_user();
+			snprintf(d, sizeof d, "%s/d", tree);
+			snprintf(l, sizeof l, "%s/l", tree);
+			mkdir(d, 0755);
+			for (int k = 0; k < 50; k++) {
+				snprintf(f, sizeof f, "%s/f%d", d, k);
+				close(open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+			}
+			if (symlink(victim, l) != 0 || write(ready[1], "", 1) != 1)
+				_exit(2);
+			for (;;)
+				syscall(SYS_renameat2, AT_FDCWD, d, AT_FDCWD, l, 2 /* RENAME_EXCHANGE */);
+		}
+		char c;
+		assert_int_equal(read(ready[0], &c, 1), 1);
+		close(ready[0]);
+		close(ready[1]);
+		cuco_remove_tree(tree);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		rm_rf(tree);
+		for (int k = 0; k < 50; k++) {
+			snprintf(f, sizeof f, "%s/f%d", victim, k);
+			lost += access(f, F_OK) != 0;
+		}
+	}
+	if (lost)
+		fail_msg("removing the stage user's folder removed %d files of root's", lost);
+}
+
 static void test_build_cache_bounded(void **state)
 {
 	(void)state;
@@ -1066,6 +1127,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_left_running_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_per_candidate_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_per_process_without_cgroup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tmpdir_removal_swapped_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_build_cache_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_bwrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mode_from_environment, setup, teardown),

@@ -5,6 +5,7 @@
 #include "eval/eval_int.h"
 #include "util.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 #include <linux/keyctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -383,6 +385,66 @@ static void test_cancel(void **state)
 	assert_int_equal(count_processes("sleep 37.501"), 0);
 }
 
+/* A build's output is the stage user's while the build writes it. A
+ * process of that user that opened it then (another candidate's stage,
+ * running meanwhile without the sandbox) keeps its descriptor when cuco
+ * takes the file: what enters the cache, or is checked, must be a file
+ * of cuco's that no such descriptor reaches. */
+static void test_cache_add_cuts_descriptors(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();  /* no stage user */
+	char work[300], built[320], cache[300], path[400];
+	snprintf(work, sizeof work, "%s/work", dir);
+	snprintf(cache, sizeof cache, "%s/cache", dir);
+	snprintf(built, sizeof built, "%s/prog", work);
+	snprintf(path, sizeof path, "%s/0123456789abcdef0123456789abcdef", cache);
+	assert_int_equal(chmod(dir, 0755), 0);
+	assert_int_equal(mkdir(work, 0711), 0);
+	assert_int_equal(mkdir(cache, 0755), 0);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_write_file(built, "#!/bin/sh\necho honest\n", 23, &err), CUCO_OK);
+	assert_int_equal(chmod(built, 0755), 0);
+	uid_t uid;
+	gid_t gid;
+	stage_user_ids(&uid, &gid);
+	assert_int_equal(chown(built, uid, gid), 0);
+	int opened[2], go[2];
+	assert_int_equal(pipe(opened), 0);
+	assert_int_equal(pipe(go), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		become_stage_user();
+		int fd = open(built, O_WRONLY);
+		char c;
+		if (fd < 0 || write(opened[1], "", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(pwrite(fd, "#!/bin/sh\necho forged\n", 23, 0) == 23 ? 1 : 0);
+	}
+	char c;
+	assert_int_equal(read(opened[0], &c, 1), 1);
+	eval_cache cc;
+	eval_cache_open(&cc, cache, 0, 0);
+	char why[200];
+	int fd = -1;
+	assert_int_equal(eval_cache_add(&cc, built, path, &fd, why, sizeof why, &err), CUCO_OK);
+	assert_int_equal(write(go[1], "", 1), 1);
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 2);
+	char *text = NULL;
+	size_t len;
+	assert_int_equal(cuco_read_file(path, 4096, &text, &len, &err), CUCO_OK);
+	assert_lacks(text, "forged");
+	free(text);
+	eval_cache_release(path, fd, false);
+	for (int i = 0; i < 2; i++) {
+		close(opened[i]);
+		close(go[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +460,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unix_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_keyring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_add_cuts_descriptors, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

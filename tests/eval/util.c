@@ -4,9 +4,11 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,4 +103,21 @@ char *capture_output(const char *cmd, int *status)
 	int st = pclose(p);
 	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	return b.data ? b.data : cuco_xstrdup("");
+}
+
+void stage_user_ids(uid_t *uid, gid_t *gid)
+{
+	const struct passwd *pw = getpwnam("nobody");
+	*uid = pw ? pw->pw_uid : 65534;
+	*gid = pw ? pw->pw_gid : 65534;
+}
+
+void become_stage_user(void)
+{
+	uid_t uid;
+	gid_t gid;
+	stage_user_ids(&uid, &gid);
+	if (syscall(SYS_setgroups, 0, NULL) != 0 || syscall(SYS_setresgid, gid, gid, gid) != 0
+			|| syscall(SYS_setresuid, uid, uid, uid) != 0)
+		_exit(2);
 }

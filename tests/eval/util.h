@@ -5,12 +5,17 @@
 #include "eval/eval.h"
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* $CUCO_SOURCE_ROOT/tests/eval/fixtures/<rel>, in the calling thread's buffer. */
 const char *fixture(const char *rel);
 /* A fresh folder under /tmp; the caller removes it with rm_rf(). */
 void make_tmpdir(char *out, size_t size);
 void rm_rf(const char *path);
+/* The user stages run as under root (nobody, else uid and gid 65534),
+ * and, in a child of a test run as root, becoming it (or _exit(2)). */
+void stage_user_ids(uid_t *uid, gid_t *gid);
+void become_stage_user(void);
 /* Live processes whose command line contains needle (zombies excluded). */
 int count_processes(const char *needle);
 /* Read a fixture file whole; free the result. */
