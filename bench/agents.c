@@ -55,15 +55,16 @@ static int fill_txn(cuco_txn *txn, void *arg)
 			: CUCO_STATUS_DONE;
 		cuco_directive_default(f->wl, &c->directive);
 		c->score = c->speedup = 0.5 + (double)(id * 7919 % 1000) / 1000.0;
-		c->latency_min_us = c->latency_median_us = c->latency_p90_us = 100.0 + (double)(id % 97);
-		c->peak_fraction = 0.3;
-		c->nphases = 2;
-		c->phases[0] = (cuco_phase){ "compute", 70 };
-		c->phases[1] = (cuco_phase){ "comm", 30 };
+		c->timing.min_us = c->timing.median_us = c->timing.p90_us = 100.0 + (double)(id % 97);
+		c->timing.peak_fraction = 0.3;
+		c->timing.nphases = 2;
+		c->timing.phases[0] = (cuco_phase){ "compute", 70 };
+		c->timing.phases[1] = (cuco_phase){ "comm", 30 };
 		if (c->status == CUCO_STATUS_FAILED) {
-			snprintf(c->failed_stage, sizeof c->failed_stage, "compile");
-			snprintf(c->error_class, sizeof c->error_class, "compile-error");
-			snprintf(c->error_excerpt, sizeof c->error_excerpt, "seed.c:%llu: error: expected ';'",
+			snprintf(c->failure.stage, sizeof c->failure.stage, "compile");
+			snprintf(c->failure.error_class, sizeof c->failure.error_class, "compile-error");
+			snprintf(c->failure.excerpt, sizeof c->failure.excerpt,
+				"seed.c:%llu: error: expected ';'",
 				(unsigned long long)id);
 		}
 		if (c->status == CUCO_STATUS_REJECTED)

@@ -76,12 +76,12 @@ static int program(cuco_evaluator *ev, const cuco_workload *wl, const char *name
 			continue;
 		}
 		if (res.ok) {
-			us[ok++] = res.latency_median_us;
+			us[ok++] = res.timing.median_us;
 			continue;
 		}
 		refused++;
-		printf("  %s %s round %d: %s (%.*s)\n", wl->name, name, r, res.error_class,
-			(int)strcspn(res.excerpt, "\n"), res.excerpt);
+		printf("  %s %s round %d: %s (%.*s)\n", wl->name, name, r, res.failure.error_class,
+			(int)strcspn(res.failure.excerpt, "\n"), res.failure.excerpt);
 	}
 	qsort(us, (size_t)ok, sizeof us[0], cmp_double);
 	printf("%-22s %-8s %3d of %3d passed, %d refused, median %.1f us\n", wl->name, name, ok,

@@ -202,7 +202,8 @@ int main(int argc, char **argv)
 		int erc = i < EVALS ? cuco_eval_candidate(ev, src, len, &dir, true, &res, &err) :
 			cuco_eval_remeasure(ev, src, len, &dir, &res, &err);
 		if (erc != CUCO_OK || !res.ok) {
-			fprintf(stderr, "bench/eval: evaluation %d failed: %s%s\n", i, err.msg, res.excerpt);
+			fprintf(stderr, "bench/eval: evaluation %d failed: %s%s\n", i, err.msg,
+				res.failure.excerpt);
 			rc = 1;
 		}
 		double ms = (cuco_mono() - t0) * 1e3;

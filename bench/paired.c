@@ -52,19 +52,19 @@ static int measure(cuco_evaluator *ev, const cuco_directive *d, program *p, int 
 		return 1;
 	}
 	if (!p->last.ok) {
-		fprintf(stderr, "bench/paired: %s failed at %s: %s\n", p->name, p->last.failed_stage,
-			p->last.excerpt);
+		fprintf(stderr, "bench/paired: %s failed at %s: %s\n", p->name, p->last.failure.stage,
+			p->last.failure.excerpt);
 		return 1;
 	}
-	p->us[round] = p->last.latency_median_us;
+	p->us[round] = p->last.timing.median_us;
 	return 0;
 }
 
 static void print_phases(const program *p)
 {
 	printf("%-9s last round's phases:", p->name);
-	for (int i = 0; i < p->last.nphases; i++)
-		printf(" %s %.1f us", p->last.phases[i].name, p->last.phases[i].us);
+	for (int i = 0; i < p->last.timing.nphases; i++)
+		printf(" %s %.1f us", p->last.timing.phases[i].name, p->last.timing.phases[i].us);
 	printf("\n");
 }
 

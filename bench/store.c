@@ -57,10 +57,10 @@ static int insert_batch(cuco_txn *txn, void *arg)
 		snprintf(c.directive.granularity, sizeof c.directive.granularity, "%llu",
 			(unsigned long long)(1u << (id % 8)));
 		c.score = (double)(id % 1000) / 1000.0;
-		c.latency_min_us = c.latency_median_us = c.latency_p90_us = 100.0 + (double)(id % 97);
-		c.samples = 15;
+		c.timing.min_us = c.timing.median_us = c.timing.p90_us = 100.0 + (double)(id % 97);
+		c.timing.samples = 15;
 		c.speedup = 1.0 + c.score / 4;
-		c.spread = c.max_error = c.peak_fraction = 0;
+		c.timing.spread = c.timing.max_error = c.timing.peak_fraction = 0;
 		fill_source(b->source, id);
 		int rc = cuco_source_put(txn, b->source, SOURCE_BYTES, c.source_hash);
 		if (rc == CUCO_OK)
@@ -110,7 +110,7 @@ static int random_lookups(cuco_txn *txn, void *arg)
 			free(c);
 			return rc;
 		}
-		lk->checksum += c->latency_median_us;
+		lk->checksum += c->timing.median_us;
 	}
 	free(c);
 	return CUCO_OK;

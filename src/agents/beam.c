@@ -155,7 +155,7 @@ static void beam_observe(void *state, const cuco_candidate *c)
 		search_known_seen(&s->known, c->id);
 	}
 	m->score = search_score(c);
-	m->latency = c->status == CUCO_STATUS_DONE ? c->latency_median_us : NAN;
+	m->latency = c->status == CUCO_STATUS_DONE ? c->timing.median_us : NAN;
 	/* Stage A of the fast path still runs the host collectives. */
 	m->usable = c->status == CUCO_STATUS_DONE && c->origin != CUCO_ORIGIN_BASELINE &&
 		!(c->origin == CUCO_ORIGIN_FASTPATH && c->island < 0);
@@ -245,9 +245,9 @@ static int planner_txn(cuco_txn *txn, void *arg)
 	char dir[160];
 	cuco_directive_short(&c.directive, dir, sizeof dir);
 	cuco_buf_printf(&a->user, "# The program (#%llu, directive %s)\nMedian %.1f us, %.3fx the "
-		"baseline", (unsigned long long)c.id, dir, c.latency_median_us, c.speedup);
-	if (!isnan(c.peak_fraction))
-		cuco_buf_printf(&a->user, ", %.1f %% of the hardware's peak", 100 * c.peak_fraction);
+		"baseline", (unsigned long long)c.id, dir, c.timing.median_us, c.speedup);
+	if (!isnan(c.timing.peak_fraction))
+		cuco_buf_printf(&a->user, ", %.1f %% of the hardware's peak", 100 * c.timing.peak_fraction);
 	cuco_buf_puts(&a->user, ".\n");
 	/* The phases in a random order each time: a cheap source of diverse
 	 * plans (AccelOpt shuffles its profile fields the same way). */

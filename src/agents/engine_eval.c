@@ -67,7 +67,7 @@ int engine_measure_baseline(cuco_engine *e, int slot, unsigned flags)
 		return CUCO_EENV;
 	}
 	char line[200];
-	engine_first_line(res.excerpt, line, sizeof line);
+	engine_first_line(res.failure.excerpt, line, sizeof line);
 	if (engine_record(e, e->baseline_id, &res, NAN, CUCO_EVENT_BASELINE, &c) != CUCO_OK)
 		return CUCO_EDATA;
 	bool in_force = c.status == CUCO_STATUS_DONE;  /* an earlier measurement, if res failed */
@@ -88,8 +88,8 @@ int engine_measure_baseline(cuco_engine *e, int slot, unsigned flags)
 	if (res.ok || (in_force && !first))
 		return CUCO_OK;
 	cuco_errf(&err, res.environment ? CUCO_EENV : CUCO_EDATA, "%s: baseline %s at %s: %s",
-		e->wl->name, res.environment ? "cannot run here" : "failed", res.failed_stage,
-		line[0] ? line : res.error_class);
+		e->wl->name, res.environment ? "cannot run here" : "failed", res.failure.stage,
+		line[0] ? line : res.failure.error_class);
 	engine_fail(e, &err);
 	return err.code;
 }
@@ -132,9 +132,10 @@ static void no_baseline(cuco_eval_result *res)
 {
 	res->ok = false;
 	res->environment = true;
-	cuco_strlcpy(res->failed_stage, "bench", sizeof res->failed_stage);
-	cuco_strlcpy(res->error_class, cuco_fail_name(CUCO_FAIL_ENVIRONMENT), sizeof res->error_class);
-	snprintf(res->excerpt, sizeof res->excerpt, "bench: no baseline on slot %s to compare with "
+	cuco_failure *f = &res->failure;
+	cuco_strlcpy(f->stage, "bench", sizeof f->stage);
+	cuco_strlcpy(f->error_class, cuco_fail_name(CUCO_FAIL_ENVIRONMENT), sizeof f->error_class);
+	snprintf(f->excerpt, sizeof f->excerpt, "bench: no baseline on slot %s to compare with "
 		"(the baseline failed there)", res->slot_name);
 }
 
@@ -172,7 +173,8 @@ void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 	engine_slot_benched(e, res.slot, res.ok && c.origin != CUCO_ORIGIN_BASELINE);
 	if (res.environment && ++e->env_fails >= ENV_FAILS_MAX && e->rc == CUCO_OK) {
 		char line[200];
-		engine_first_line(c.error_excerpt[0] ? c.error_excerpt : c.error_class, line, sizeof line);
+		engine_first_line(c.failure.excerpt[0] ? c.failure.excerpt : c.failure.error_class, line,
+			sizeof line);
 		cuco_errf(&e->err, CUCO_EENV, "%s: %d evaluations in a row failed for the environment: %s",
 			e->wl->name, e->env_fails, line);
 		e->rc = CUCO_EENV;

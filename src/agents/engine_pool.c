@@ -33,8 +33,8 @@ int engine_insert_txn(cuco_txn *txn, void *arg)
 		c.generation = parent.generation + 1;
 	c.id = 0;
 	c.status = CUCO_STATUS_QUEUED;
-	c.score = c.speedup = c.latency_median_us = c.latency_min_us = c.latency_p90_us = NAN;
-	c.max_error = c.peak_fraction = NAN;
+	c.score = c.speedup = c.timing.median_us = c.timing.min_us = c.timing.p90_us = NAN;
+	c.timing.max_error = c.timing.peak_fraction = NAN;
 	c.created = c.updated = 0;
 	if ((rc = cuco_cand_put(txn, &c)) != CUCO_OK)
 		return rc;

@@ -116,28 +116,16 @@ void engine_measurement_of(const cuco_engine *e, uint64_t id, const cuco_eval_re
 	cuco_measurement_init(m, id, kind);
 	m->session = e->session;
 	m->ok = r->ok;
-	/* Kept when refused too: it may be why (docs/workloads.md, "Host calls"). */
-	m->host_counted = r->host_calls >= 0;
-	m->host_calls = r->host_calls;
 	if (r->slot >= 0)
 		cuco_strlcpy(m->slot, r->slot_name, sizeof m->slot);
 	if (!r->ok) {
-		cuco_strlcpy(m->failed_stage, r->failed_stage, sizeof m->failed_stage);
-		cuco_strlcpy(m->error_class, r->error_class, sizeof m->error_class);
-		cuco_strlcpy(m->error_excerpt, r->excerpt, sizeof m->error_excerpt);
+		m->failure = r->failure;
+		m->timing = cuco_timing_failed(&r->timing);
 		return;
 	}
-	m->latency_min_us = r->latency_min_us;
-	m->latency_median_us = r->latency_median_us;
-	m->latency_p90_us = r->latency_p90_us;
-	m->samples = r->samples;
-	m->spread = r->spread;
-	m->nphases = r->nphases < CUCO_MAX_PHASES ? r->nphases : CUCO_MAX_PHASES;
-	memcpy(m->phases, r->phases, sizeof m->phases);
-	m->max_error = r->max_error;
-	m->peak_fraction = r->peak_fraction;
-	m->baseline_us = isnan(baseline_us) ? r->latency_median_us : baseline_us;
-	m->speedup = r->latency_median_us > 0 ? m->baseline_us / r->latency_median_us : NAN;
+	m->timing = r->timing;
+	m->baseline_us = isnan(baseline_us) ? r->timing.median_us : baseline_us;
+	m->speedup = r->timing.median_us > 0 ? m->baseline_us / r->timing.median_us : NAN;
 	m->score = m->speedup;
 }
 
@@ -145,16 +133,8 @@ void engine_result_of(const cuco_candidate *c, cuco_eval_result *r)
 {
 	memset(r, 0, sizeof *r);
 	r->ok = c->status == CUCO_STATUS_DONE || (c->status == CUCO_STATUS_REJECTED
-		&& isfinite(c->latency_median_us));
-	r->latency_min_us = c->latency_min_us;
-	r->latency_median_us = c->latency_median_us;
-	r->latency_p90_us = c->latency_p90_us;
-	r->samples = c->samples;
-	r->spread = c->spread;
-	r->nphases = c->nphases;
-	memcpy(r->phases, c->phases, sizeof r->phases);
-	r->max_error = c->max_error;
-	r->peak_fraction = c->peak_fraction;
+		&& isfinite(c->timing.median_us));
+	r->timing = c->timing;
 	r->bytes = r->flops = NAN;
 }
 
@@ -167,16 +147,16 @@ static void speedup_text(const cuco_candidate *c, char *buf, size_t size)
 /* A failure's reason whole (a refusal names its defence), or the numbers. */
 static void result_text(const cuco_candidate *c, char *buf, size_t size)
 {
-	if (c->error_class[0]) {
+	if (c->failure.error_class[0]) {
 		char line[RESULT_MAX - 16];
-		cuco_failure_line(c->failed_stage, c->error_class, c->error_excerpt, line, sizeof line);
+		cuco_failure_line(&c->failure, line, sizeof line);
 		snprintf(buf, size, "failed at %s", line);
 		return;
 	}
 	char sp[64];
 	speedup_text(c, sp, sizeof sp);
 	snprintf(buf, size, "%s %.1f us (spread %.1f%%, %d samples) %s", cuco_status_name(c->status),
-		c->latency_median_us, 100 * c->spread, c->samples, sp);
+		c->timing.median_us, 100 * c->timing.spread, c->timing.samples, sp);
 }
 
 /* The measurement is appended; the store's rule says which is in force
@@ -191,18 +171,15 @@ static int record_txn(cuco_txn *txn, void *arg)
 	if (rc != CUCO_OK)
 		return rc;
 	cuco_candidate shown = a->out;
-	bool kept = !m.ok && !shown.error_class[0];  /* the earlier one stays in force */
-	if (kept) {
-		cuco_strlcpy(shown.failed_stage, m.failed_stage, sizeof shown.failed_stage);
-		cuco_strlcpy(shown.error_class, m.error_class, sizeof shown.error_class);
-		cuco_strlcpy(shown.error_excerpt, m.error_excerpt, sizeof shown.error_excerpt);
-	}
+	bool kept = !m.ok && !shown.failure.error_class[0];  /* the earlier one stays in force */
+	if (kept)
+		shown.failure = m.failure;
 	cuco_event ev;
 	engine_event_init(&ev, a->kind, shown.id, NULL);
 	result_text(&shown, ev.text, sizeof ev.text);
 	if (kept)
 		snprintf(ev.text + strlen(ev.text), sizeof ev.text - strlen(ev.text),
-			"; the measurement of %.1f us stays in force", shown.latency_median_us);
+			"; the measurement of %.1f us stays in force", shown.timing.median_us);
 	return cuco_event_add(txn, &ev);
 }
 
@@ -230,8 +207,8 @@ void engine_progress(cuco_engine *e, const cuco_candidate *c, const char *what)
 	char dir[160], result[RESULT_MAX], line[RESULT_MAX + 1024], sp[64];
 	cuco_directive_short(&c->directive, dir, sizeof dir);
 	speedup_text(c, sp, sizeof sp);
-	if (c->status == CUCO_STATUS_DONE || (c->status == CUCO_STATUS_REJECTED && c->samples > 0))
-		snprintf(result, sizeof result, "%9.1f us  %6s", c->latency_median_us, sp);
+	if (c->status == CUCO_STATUS_DONE || (c->status == CUCO_STATUS_REJECTED && c->timing.samples > 0))
+		snprintf(result, sizeof result, "%9.1f us  %6s", c->timing.median_us, sp);
 	else
 		result_text(c, result, sizeof result);
 	char best[96] = "-";

@@ -66,7 +66,8 @@ static int setup_scan(const cuco_candidate *c, void *arg)
 	} else if (c->origin == CUCO_ORIGIN_SEED && strcmp(c->source_hash, a->e->seed_hash) == 0) {
 		a->seed_id = c->id;
 		a->seed_done = c->status == CUCO_STATUS_DONE || c->status == CUCO_STATUS_REJECTED;
-	} else if (engine_counts_for_budget(c) && strcmp(c->error_class, cuco_fail_name(CUCO_FAIL_ENVIRONMENT)) != 0) {
+	} else if (engine_counts_for_budget(c)
+		&& strcmp(c->failure.error_class, cuco_fail_name(CUCO_FAIL_ENVIRONMENT)) != 0) {
 		a->proposed++;
 	}
 	if (c->origin != CUCO_ORIGIN_BASELINE && c->rounds >= 2)
@@ -91,7 +92,7 @@ static int settle_stale(cuco_txn *txn, const setup_arg *a)
 		int rc = cuco_cand_get(txn, a->stale[i], &c);
 		if (rc != CUCO_OK)
 			return rc;
-		c.status = isfinite(c.latency_median_us) ? CUCO_STATUS_DONE : CUCO_STATUS_QUEUED;
+		c.status = isfinite(c.timing.median_us) ? CUCO_STATUS_DONE : CUCO_STATUS_QUEUED;
 		if ((rc = cuco_cand_put(txn, &c)) != CUCO_OK)
 			return rc;
 	}
@@ -124,8 +125,8 @@ static int put_root(cuco_txn *txn, cuco_origin origin, const char *text, size_t 
 	c.nparents = parent ? 1 : 0;
 	c.parents[0] = parent;
 	c.status = CUCO_STATUS_QUEUED;
-	c.score = c.speedup = c.latency_median_us = c.latency_min_us = c.latency_p90_us = NAN;
-	c.max_error = c.peak_fraction = NAN;
+	c.score = c.speedup = c.timing.median_us = c.timing.min_us = c.timing.p90_us = NAN;
+	c.timing.max_error = c.timing.peak_fraction = NAN;
 	snprintf(c.note, sizeof c.note, "the workload's %s",
 		origin == CUCO_ORIGIN_BASELINE ? "host-orchestrated baseline" : "seed");
 	int rc = cuco_source_put(txn, text, len, c.source_hash);
@@ -224,7 +225,7 @@ static int setup_txn(cuco_txn *txn, void *arg)
 static void take_baseline(cuco_engine *e, const setup_arg *a)
 {
 	const cuco_candidate *b = &a->baseline;
-	bool in_force = b->status == CUCO_STATUS_DONE && isfinite(b->latency_median_us);
+	bool in_force = b->status == CUCO_STATUS_DONE && isfinite(b->timing.median_us);
 	e->baseline_fresh = a->resumed && a->same_hardware && in_force && a->baseline_time > 0
 		&& cuco_now() - a->baseline_time < BASELINE_FRESH_S;
 	if (!e->baseline_fresh)

@@ -38,7 +38,7 @@ void engine_slots_init(cuco_engine *e)
 		return;
 	}
 	e->resume_base.slot = s;
-	e->slots[s].baseline_us = e->resume_base.latency_median_us;
+	e->slots[s].baseline_us = e->resume_base.timing.median_us;
 	e->slots[s].baseline_res = e->resume_base;
 	e->slots[s].benched = e->resume_benched;
 	e->slots[s].due = e->resume_benched >= e->cfg.baseline_every;
@@ -77,7 +77,7 @@ void engine_slot_baseline(cuco_engine *e, const cuco_eval_result *res)
 		return;
 	engine_slot *s = &e->slots[res->slot];
 	if (res->ok) {
-		s->baseline_us = res->latency_median_us;
+		s->baseline_us = res->timing.median_us;
 		s->baseline_res = *res;
 	}
 	s->benched = 0;

@@ -71,9 +71,9 @@ static void judge(cuco_engine *e, const cuco_eval_result *res, char *why, size_t
 	engine_noise *n = &e->noise;
 	double max_spread = e->wl->max_spread;
 	why[0] = '\0';
-	if (res->spread > max_spread) {
+	if (res->timing.spread > max_spread) {
 		snprintf(why, size, "the baseline's own spread is %.0f%%, past the workload's max_spread "
-			"of %.0f%%", 100 * res->spread, 100 * max_spread);
+			"of %.0f%%", 100 * res->timing.spread, 100 * max_spread);
 		return;
 	}
 	/* Drift is judged within one slot: nodes of a cluster differ. */
@@ -121,7 +121,7 @@ void engine_noise_baseline(cuco_engine *e, const cuco_eval_result *res)
 	pthread_mutex_lock(&e->lock);
 	engine_noise *n = &e->noise;
 	n->base_slot[n->nbase % ENGINE_DRIFT_WINDOW] = res->slot;
-	n->base_us[n->nbase++ % ENGINE_DRIFT_WINDOW] = res->latency_median_us;
+	n->base_us[n->nbase++ % ENGINE_DRIFT_WINDOW] = res->timing.median_us;
 	sample_own_load(n);
 	bool said = n->noisy;
 	judge(e, res, why, sizeof why);
@@ -274,8 +274,8 @@ static void revisit_best(cuco_engine *e, confirmation *cf)
 	int n = b.nratios < CUCO_PAIRED_MAX ? b.nratios : CUCO_PAIRED_MAX, later = cf->best_rounds;
 	memcpy(all, b.ratios, (size_t)n * sizeof *all);
 	for (int i = 0; i < later; i++)  /* each round's two medians, as the crown's were */
-		all[n + i] = cf->arms[ARM_BASE].res[i].latency_median_us /
-			cf->arms[ARM_BEST].res[i].latency_median_us;
+		all[n + i] = cf->arms[ARM_BASE].res[i].timing.median_us /
+			cf->arms[ARM_BEST].res[i].timing.median_us;
 	cuco_interval now, iv;
 	cuco_paired_interval(all + n, later, alpha, &now);
 	if (now.value >= b.speedup_lo * (1 - ROUNDING) && now.value <= b.speedup_hi * (1 + ROUNDING))
@@ -314,7 +314,7 @@ static void revisit_best(cuco_engine *e, confirmation *cf)
 static void arm_failed(cuco_engine *e, confirmation *cf, int which, const cuco_eval_result *res)
 {
 	char line[360], who[48] = "the baseline";
-	cuco_failure_line(res->failed_stage, res->error_class, res->excerpt, line, sizeof line);
+	cuco_failure_line(&res->failure, line, sizeof line);
 	if (which != ARM_BASE)
 		snprintf(who, sizeof who, "%s, #%llu,", arm_names[which],
 			(unsigned long long)cf->arms[which].c.id);
@@ -322,7 +322,7 @@ static void arm_failed(cuco_engine *e, confirmation *cf, int which, const cuco_e
 	cuco_candidate out;
 	if (engine_record(e, cf->arms[which].c.id, res, NAN, CUCO_EVENT_CONFIRM, &out) != CUCO_OK)
 		return;
-	if (which == ARM_BEST && out.error_class[0]) {  /* its failure is in force */
+	if (which == ARM_BEST && out.failure.error_class[0]) {  /* its failure is in force */
 		cuco_revisit r = { .id = out.id, .lapsed = true };
 		snprintf(r.why, sizeof r.why, "failed when measured again (confirmation %d, round %d) "
 			"at %s: its crown lapses", cf->j, cf->rounds + 1, line);
@@ -379,10 +379,10 @@ static bool run_rounds(cuco_engine *e, confirmation *cf)
 			}
 		}
 		engine_noise_baseline(e, &cf->arms[ARM_BASE].res[r]);
-		double cand = cf->arms[ARM_CAND].res[r].latency_median_us;
-		cf->vs_base[r] = cf->arms[ARM_BASE].res[r].latency_median_us / cand;
+		double cand = cf->arms[ARM_CAND].res[r].timing.median_us;
+		cf->vs_base[r] = cf->arms[ARM_BASE].res[r].timing.median_us / cand;
 		if (narms == ARMS)
-			cf->vs_best[cf->best_rounds++] = cf->arms[ARM_BEST].res[r].latency_median_us / cand;
+			cf->vs_best[cf->best_rounds++] = cf->arms[ARM_BEST].res[r].timing.median_us / cand;
 		cf->rounds = r + 1;
 		cf->behind = cf->behind || (narms == ARMS &&
 			cuco_paired_futile(cf->vs_best, cf->best_rounds, cf->max_rounds, cf->alpha));
@@ -456,7 +456,7 @@ static int confirm_txn(cuco_txn *txn, void *arg)
 	if (rc != CUCO_OK)
 		return rc;
 	engine_measurement_of(a->e, cf->arms[ARM_CAND].c.id, &cf->arms[ARM_CAND].res[a->round],
-		base->latency_median_us, "confirm", &m);
+		base->timing.median_us, "confirm", &m);
 	if ((rc = cuco_measure_add(txn, &m, &c)) != CUCO_OK)
 		return rc;
 	c.speedup = c.score = cf->base_iv.value;

@@ -555,7 +555,8 @@ static int recent_one(const cuco_candidate *c, void *arg)
 		cuco_buf_printf(a->b, "%.3fx the baseline", c->speedup);
 	else
 		cuco_buf_printf(a->b, "%s %s", c->status == CUCO_STATUS_REJECTED ? "rejected:" :
-			c->failed_stage, c->status == CUCO_STATUS_REJECTED ? c->reject_reason : c->error_class);
+			c->failure.stage,
+			c->status == CUCO_STATUS_REJECTED ? c->reject_reason : c->failure.error_class);
 	cuco_buf_printf(a->b, " — %.200s\n", c->note);
 	return 0;
 }

@@ -229,8 +229,9 @@ void fastpath_observe(fastpath *f, const cuco_candidate *c)
 			/* The evaluator refused any stage B that links or makes host
 			 * collectives (docs/workloads.md, "Host calls"). */
 			char calls[64] = "host calls not counted on this runner";
-			if (c->host_counted)
-				snprintf(calls, sizeof calls, "%lld host calls in its steps", (long long)c->host_calls);
+			if (c->timing.host_counted)
+				snprintf(calls, sizeof calls, "%lld host calls in its steps",
+					(long long)c->timing.host_calls);
 			finish(f, c->id, "device-initiated seed #%llu after %d + %d attempts (%s)",
 				(unsigned long long)c->id, f->tries[STAGE_A], f->tries[STAGE_B], calls);
 			return;
@@ -245,8 +246,8 @@ void fastpath_observe(fastpath *f, const cuco_candidate *c)
 	if (c->status == CUCO_STATUS_REJECTED)
 		snprintf(why, sizeof why, "a reviewer rejected it: %s", c->reject_reason);
 	else
-		snprintf(why, sizeof why, "%s stage, %s:\n%s", c->failed_stage, c->error_class,
-			c->error_excerpt);
+		snprintf(why, sizeof why, "%s stage, %s:\n%s", c->failure.stage, c->failure.error_class,
+			c->failure.excerpt);
 	/* A refused attempt (stage B still calling host collectives, say) is
 	 * never a parent: the next one starts again from the stage's input,
 	 * with the reason. */

@@ -457,13 +457,13 @@ static void put_metrics(cuco_buf *b, const cuco_candidate *c)
 		cuco_buf_printf(b, "; score %.4g", c->score);
 	if (!isnan(c->speedup))
 		cuco_buf_printf(b, "; speedup over the baseline %.3fx", c->speedup);
-	if (!isnan(c->peak_fraction))
-		cuco_buf_printf(b, "; %.1f %% of peak", c->peak_fraction * 100);
+	if (!isnan(c->timing.peak_fraction))
+		cuco_buf_printf(b, "; %.1f %% of peak", c->timing.peak_fraction * 100);
 	cuco_buf_puts(b, "\n");
-	if (!isnan(c->latency_median_us))
+	if (!isnan(c->timing.median_us))
 		cuco_buf_printf(b, "- latency: median %.1f us, min %.1f us, p90 %.1f us over %d runs "
-			"(spread %.1f %%); max error %.3g\n", c->latency_median_us, c->latency_min_us,
-			c->latency_p90_us, c->samples, c->spread * 100, c->max_error);
+			"(spread %.1f %%); max error %.3g\n", c->timing.median_us, c->timing.min_us,
+			c->timing.p90_us, c->timing.samples, c->timing.spread * 100, c->timing.max_error);
 	cuco_phase ph[CUCO_MAX_PHASES];
 	int nph = cuco_phases_view(c, ph, NULL);  /* no part larger than its whole */
 	if (nph > 0) {
@@ -497,11 +497,11 @@ static void first_error_line(const char *excerpt, char *out, size_t size)
 /* What went wrong with a candidate, in a few lines. */
 static void put_feedback(cuco_buf *b, const cuco_candidate *c, size_t excerpt)
 {
-	if (c->failed_stage[0]) {
-		size_t n = strlen(c->error_excerpt);
-		const char *tail = n > excerpt ? c->error_excerpt + n - excerpt : c->error_excerpt;
-		cuco_buf_printf(b, "- failed at %s (%s):\n```\n%s\n```\n", c->failed_stage,
-			c->error_class, tail);
+	if (c->failure.stage[0]) {
+		size_t n = strlen(c->failure.excerpt);
+		const char *tail = n > excerpt ? c->failure.excerpt + n - excerpt : c->failure.excerpt;
+		cuco_buf_printf(b, "- failed at %s (%s):\n```\n%s\n```\n", c->failure.stage,
+			c->failure.error_class, tail);
 	}
 	if (c->reject_reason[0])
 		cuco_buf_printf(b, "- rejected by a reviewer: %s\n", c->reject_reason);
@@ -580,8 +580,8 @@ static int put_program(cuco_txn *txn, cuco_buf *b, const char *title, uint64_t i
 	put_feedback(b, c, 1200);
 	if (how->directive)
 		*how->directive = c->directive;
-	if (how->first_error && c->failed_stage[0])
-		first_error_line(c->error_excerpt, how->first_error, 256);
+	if (how->first_error && c->failure.stage[0])
+		first_error_line(c->failure.excerpt, how->first_error, 256);
 	uint64_t same = how->code ? shown_as(sc, c->source_hash, id) : 0;
 	if (same) {
 		cuco_buf_printf(b, "- code: the same as candidate #%llu's above; only the directive "
@@ -756,7 +756,8 @@ static int put_tried(const cuco_candidate *c, void *arg)
 			c->speedup);
 	else
 		cuco_buf_printf(a->b, "- #%llu %s: %s%s%s\n", (unsigned long long)c->id, dir,
-			cuco_status_name(c->status), c->error_class[0] ? ", " : "", c->error_class);
+			cuco_status_name(c->status), c->failure.error_class[0] ? ", " : "",
+			c->failure.error_class);
 	return 0;
 }
 

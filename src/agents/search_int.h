@@ -31,7 +31,7 @@ static inline double search_score(const cuco_candidate *c)
 {
 	if (c->status != CUCO_STATUS_DONE)
 		return NAN;
-	return isnan(c->peak_fraction) ? c->score : c->peak_fraction;
+	return isnan(c->timing.peak_fraction) ? c->score : c->timing.peak_fraction;
 }
 
 /* The models a strategy calls, how it picks one, and what they cost.

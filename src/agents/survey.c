@@ -31,8 +31,8 @@ static int fill_txn(cuco_txn *txn, void *arg)
 		c->origin = origin[i];
 		c->status = CUCO_STATUS_DONE;
 		c->island = i ? 0 : -1;
-		c->score = c->speedup = c->peak_fraction = NAN;
-		c->latency_median_us = c->latency_min_us = c->latency_p90_us = NAN;
+		c->score = c->speedup = c->timing.peak_fraction = NAN;
+		c->timing.median_us = c->timing.min_us = c->timing.p90_us = NAN;
 		cuco_directive_default(s->wl, &c->directive);
 		rc = cuco_source_put(txn, s->texts[i], s->lens[i], c->source_hash);
 		if (rc == CUCO_OK)

@@ -609,10 +609,10 @@ static void tune_observe(void *state, const cuco_candidate *c)
 	tune_state *ts = state;
 	cuco_fail_class cls;
 	if (c->id == ts->env.seed_id && c->status == CUCO_STATUS_FAILED &&
-	    !(cuco_fail_parse(c->error_class, &cls) == CUCO_OK && cls == CUCO_FAIL_ENVIRONMENT))
-		snprintf(ts->seed_failed, sizeof ts->seed_failed, "%s: %.*s", c->error_class,
-			(int)(strcspn(c->error_excerpt, "\n") < 120 ? strcspn(c->error_excerpt, "\n") : 120),
-			c->error_excerpt);
+	    !(cuco_fail_parse(c->failure.error_class, &cls) == CUCO_OK && cls == CUCO_FAIL_ENVIRONMENT))
+		snprintf(ts->seed_failed, sizeof ts->seed_failed, "%s: %.*s", c->failure.error_class,
+			(int)(strcspn(c->failure.excerpt, "\n") < 120 ? strcspn(c->failure.excerpt, "\n") : 120),
+			c->failure.excerpt);
 	else if (c->id == ts->env.seed_id)
 		ts->seed_failed[0] = '\0';  /* measured again, and passed */
 	if (strcmp(c->source_hash, ts->env.seed_hash) != 0)

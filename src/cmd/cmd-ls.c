@@ -47,8 +47,8 @@ static bool keep(cuco_txn *txn, const struct ls_filter *f, const cuco_summary *s
 		return true;
 	cuco_candidate *c = cuco_xmalloc(sizeof *c);
 	cuco_fail_class cls;
-	bool match = cuco_cand_get(txn, s->id, c) == CUCO_OK && cuco_fail_parse(c->error_class, &cls) == CUCO_OK
-		&& (int)cls == f->fail;
+	bool match = cuco_cand_get(txn, s->id, c) == CUCO_OK
+		&& cuco_fail_parse(c->failure.error_class, &cls) == CUCO_OK && (int)cls == f->fail;
 	free(c);
 	return match;
 }
@@ -57,8 +57,9 @@ static bool keep(cuco_txn *txn, const struct ls_filter *f, const cuco_summary *s
  * reviewer must see first (docs/workloads.md, "Trust"). */
 static const char *status_word(const cuco_candidate *c, const cuco_summary *s)
 {
-	if (s->status == CUCO_STATUS_FAILED && strcmp(c->error_class, cuco_fail_name(CUCO_FAIL_SUSPECT)) == 0)
-		return c->error_class;
+	if (s->status == CUCO_STATUS_FAILED
+		&& strcmp(c->failure.error_class, cuco_fail_name(CUCO_FAIL_SUSPECT)) == 0)
+		return c->failure.error_class;
 	return cuco_status_name(s->status);
 }
 
@@ -114,7 +115,7 @@ static void speedup_cell(const cuco_candidate *c, double base_us, char *buf, siz
 		sp, sizeof sp);
 	bool screened = isfinite(c->speedup) && c->rounds < 2 && c->origin != CUCO_ORIGIN_BASELINE;
 	bool elsewhere = c->origin != CUCO_ORIGIN_BASELINE &&
-		cuco_speedup_elsewhere(c->speedup, c->latency_median_us, base_us);
+		cuco_speedup_elsewhere(c->speedup, c->timing.median_us, base_us);
 	int n = snprintf(buf, size, "%s%s%s", sp, screened ? " screened" : "", elsewhere ? " ~" : "");
 	int cols = 0;
 	for (const char *p = buf; *p; p++)
@@ -131,7 +132,7 @@ static void print_row(cuco_txn *txn, const cuco_summary *s, int depth, int id_w,
 		cuco_directive_short(&c->directive, dir, sizeof dir);
 		speedup_cell(c, base_us, spd, sizeof spd);
 	} else {
-		c->error_class[0] = '\0';
+		c->failure.error_class[0] = '\0';
 	}
 	if (isfinite(s->latency_median_us))
 		snprintf(lat, sizeof lat, "%.1f", s->latency_median_us);
@@ -140,7 +141,7 @@ static void print_row(cuco_txn *txn, const cuco_summary *s, int depth, int id_w,
 	/* A refusal's reason, whole, after the directive: which defence, why. */
 	if (s->status == CUCO_STATUS_FAILED && cuco_cand_suspect(c)) {
 		why[0] = why[1] = ' ';
-		cuco_failure_line(c->failed_stage, c->error_class, c->error_excerpt, why + 2, sizeof why - 2);
+		cuco_failure_line(&c->failure, why + 2, sizeof why - 2);
 	}
 	printf("%-*s %-6llu %4d %4d %-10s %-12s %12s %s %c %s%s\n", id_w, id,
 		(unsigned long long)s->parents[0], s->island, s->generation,

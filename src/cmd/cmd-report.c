@@ -112,7 +112,7 @@ static int tally(const cuco_candidate *c, void *arg)
 	r->tokens_completion += c->tokens_completion;
 	r->cost_usd += c->cost_usd;
 	cuco_fail_class f;
-	if (c->status == CUCO_STATUS_FAILED && cuco_fail_parse(c->error_class, &f) == CUCO_OK)
+	if (c->status == CUCO_STATUS_FAILED && cuco_fail_parse(c->failure.error_class, &f) == CUCO_OK)
 		r->by_failure[f]++;
 	if (strncmp(c->note, CUCO_REPAIR_NOTE, strlen(CUCO_REPAIR_NOTE)) == 0) {
 		r->repairs++;
@@ -120,8 +120,8 @@ static int tally(const cuco_candidate *c, void *arg)
 	}
 	if (c->id == r->best_id) {
 		cuco_strlcpy(r->best_slot, c->slot, sizeof r->best_slot);
-		r->best_counted = c->host_counted;
-		r->best_host_calls = c->host_calls;
+		r->best_counted = c->timing.host_counted;
+		r->best_host_calls = c->timing.host_calls;
 	}
 	return 0;
 }

@@ -282,7 +282,7 @@ static void print_verdict(const summary_arg *a)
 			a->best.rounds);
 		printf("          faster at %.4g%% confidence, %.1f us in its median round; a run "
 			"crowns noise at most %.1f%% of the time (docs/trust.md)\n",
-			100 * a->best.confidence, a->best.latency_median_us, rate);
+			100 * a->best.confidence, a->best.timing.median_us, rate);
 	} else if (!a->v.have_conf) {
 		printf("best      not judged: no confirmation on record\n");
 	} else if (c->judged == 0 && c->state != CUCO_CONFIRM_DONE) {
@@ -319,10 +319,10 @@ static void print_summary(cuco_store *st)
 	printf("\n%zu candidates from the strategy: %zu done, %zu failed, %zu rejected\n",
 		a->strategy, a->by_status[CUCO_STATUS_DONE], a->by_status[CUCO_STATUS_FAILED],
 		a->by_status[CUCO_STATUS_REJECTED]);
-	if (a->have_base && !isnan(a->base.latency_median_us))
+	if (a->have_base && !isnan(a->base.timing.median_us))
 		printf("baseline  #%-5llu %10.1f us median (spread %.1f%%, %d samples), latest measurement\n",
-			(unsigned long long)a->base.id, a->base.latency_median_us, 100 * a->base.spread,
-			a->base.samples);
+			(unsigned long long)a->base.id, a->base.timing.median_us, 100 * a->base.timing.spread,
+			a->base.timing.samples);
 	else
 		printf("baseline  not measured\n");
 	print_verdict(a);

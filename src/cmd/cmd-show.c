@@ -211,7 +211,7 @@ static void print_measurements(const struct show_job *job)
  * bytes cross, and the arithmetic rate. */
 static void print_peak(const struct show_job *job)
 {
-	double f = job->cand.peak_fraction;
+	double f = job->cand.timing.peak_fraction;
 	if (!isfinite(f)) {
 		printf("%-14s -\n", "peak fraction");
 		return;
@@ -258,12 +258,12 @@ static void print_text(const struct show_job *job)
 	printf("directive      %s\n", dir);
 	if (c->note[0])
 		printf("note           %s\n", c->note);
-	print_num("median", c->latency_median_us, " us");
-	print_num("min", c->latency_min_us, " us");
-	print_num("p90", c->latency_p90_us, " us");
-	printf("%-14s %d\n", "samples", c->samples);
-	if (isfinite(c->spread))  /* a fraction of the median: 7.206 is 720.6 % */
-		printf("%-14s %.1f%%\n", "spread", 100 * c->spread);
+	print_num("median", c->timing.median_us, " us");
+	print_num("min", c->timing.min_us, " us");
+	print_num("p90", c->timing.p90_us, " us");
+	printf("%-14s %d\n", "samples", c->timing.samples);
+	if (isfinite(c->timing.spread))  /* a fraction of the median: 7.206 is 720.6 % */
+		printf("%-14s %.1f%%\n", "spread", 100 * c->timing.spread);
 	else
 		printf("%-14s -\n", "spread");
 	char sp[64];
@@ -276,10 +276,10 @@ static void print_text(const struct show_job *job)
 		printf("%-14s %s%s\n", "speedup", sp, c->rounds == 1 ? " (one screening measurement)" : "");
 	print_num("score", c->score, "");
 	print_peak(job);
-	print_num("max error", c->max_error, "");
-	if (c->host_counted)
+	print_num("max error", c->timing.max_error, "");
+	if (c->timing.host_counted)
 		printf("%-14s %lld (host communication calls in its steps, all ranks)\n", "host calls",
-			(long long)c->host_calls);
+			(long long)c->timing.host_calls);
 	else
 		printf("%-14s -\n", "host calls");
 	cuco_phase ph[CUCO_MAX_PHASES];
@@ -289,12 +289,13 @@ static void print_text(const struct show_job *job)
 		if (measured[i] > ph[i].us)
 			printf("phase %-8s %.4g us (measured %.4g us, more than its whole: %s)\n", ph[i].name,
 				ph[i].us, measured[i], strcmp(ph[i].name, "exposed_comm") == 0 && ph[i].us <
-				c->latency_median_us ? "comm; the rest is waiting outside compute and comm"
+				c->timing.median_us ? "comm; the rest is waiting outside compute and comm"
 				: "the median latency");
 		else
 			printf("phase %-8s %.4g us\n", ph[i].name, ph[i].us);
 	if (c->status == CUCO_STATUS_FAILED)
-		printf("failed         %s (%s)\n%s\n", c->failed_stage, c->error_class, c->error_excerpt);
+		printf("failed         %s (%s)\n%s\n", c->failure.stage, c->failure.error_class,
+			c->failure.excerpt);
 	if (c->status == CUCO_STATUS_REJECTED)
 		print_mark(job, 1, "rejected", CUCO_EVENT_REJECT, c->reject_reason);
 	if (c->model[0])

@@ -256,24 +256,24 @@ void eval_compat_finish(eval_compat *c, eval_outcome *o)
 	o->correct = c->pass_seen && !c->fail_seen && every_rank_passed(c);
 	double *v = cuco_xmalloc(EVAL_MAX_SAMPLES * sizeof *v);
 	int n = samples(c, v);
-	o->samples = n;
+	o->timing.samples = n;
 	if (n > 0) {
 		qsort(v, (size_t)n, sizeof *v, cmp_double);
-		o->min_us = v[0];
+		o->timing.min_us = v[0];
 		o->max_us = v[n - 1];
-		o->median_us = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+		o->timing.median_us = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 		int k = (int)ceil(0.9 * n) - 1;  /* nearest rank */
-		o->p90_us = v[k < 0 ? 0 : k];
+		o->timing.p90_us = v[k < 0 ? 0 : k];
 	}
 	free(v);
-	o->nphases = c->nphases;
+	o->timing.nphases = c->nphases;
 	for (int p = 0; p < c->nphases; p++) {
-		cuco_strlcpy(o->phases[p].name, c->phase_names[p], sizeof o->phases[p].name);
-		o->phases[p].us = 0;
+		cuco_strlcpy(o->timing.phases[p].name, c->phase_names[p], sizeof o->timing.phases[p].name);
+		o->timing.phases[p].us = 0;
 		for (int i = 0; i < c->ngroups; i++) {
 			const group *g = &c->groups[i];
-			if (g->phase_n[p] > 0 && g->phase_sum[p] / g->phase_n[p] > o->phases[p].us)
-				o->phases[p].us = g->phase_sum[p] / g->phase_n[p];
+			if (g->phase_n[p] > 0 && g->phase_sum[p] / g->phase_n[p] > o->timing.phases[p].us)
+				o->timing.phases[p].us = g->phase_sum[p] / g->phase_n[p];
 		}
 	}
 }

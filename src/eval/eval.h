@@ -424,20 +424,11 @@ int cuco_evaluator_slots(cuco_evaluator *ev, cuco_slot_info *out, int max);
 typedef struct cuco_eval_result {
 	bool ok;                     /* passed every stage */
 	bool environment;            /* failure is the environment's, not the candidate's */
-	char failed_stage[16];       /* compile | run | bench */
-	char error_class[24];        /* a cuco_fail_name (store.h), "" when ok */
+	cuco_failure failure;        /* "" when ok */
 	int signal;                  /* crash: the signal */
-	char excerpt[2048];          /* tail of the failing stage's output */
-	double max_error;
-	double latency_min_us, latency_median_us, latency_p90_us;
-	int samples;
-	double spread;
-	int nphases;
-	cuco_phase phases[CUCO_MAX_PHASES];
+	cuco_timing timing;          /* its host calls counted by hostcalls.h; its
+	                                peak_fraction NAN when the workload has no peak */
 	double bytes, flops;
-	double peak_fraction;        /* NAN when the workload has no peak */
-	long host_calls;             /* host communication calls the steps made (all ranks,
-	                                hostcalls.h), -1 when not counted */
 	bool cached_build;
 	double compile_s, run_s, bench_s;  /* wall time of each stage */
 	double overhead_s;           /* evaluator time outside the children */

@@ -592,15 +592,12 @@ typedef struct eval_outcome {
 	uint64_t seed;          /* native: the input seed the verdict is for */
 	int ranks, checks;      /* native: ranks it covers, steps it checked */
 	double wall_us;         /* native: the harness's wall clock per timed repetition */
-	long host_calls;        /* native: host calls counted in the steps, -1 when not counted */
 	char host_calls_by[256];/* "name=N ..." */
 	char protocol_error[320];
 	bool correct;
-	double max_error;
-	double min_us, median_us, p90_us, max_us;
-	int samples;
-	int nphases;
-	cuco_phase phases[CUCO_MAX_PHASES];
+	cuco_timing timing;     /* native: host calls counted in the steps; no spread, no
+	                           peak fraction (the evaluator's, from max_us and the peak) */
+	double max_us;
 	double bytes, flops;
 	char environment[160];  /* the harness said the environment is at fault */
 	bool started;           /* referee: every rank mapped its channel, so the machine ran the

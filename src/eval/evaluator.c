@@ -493,9 +493,8 @@ static void result_init(cuco_eval_result *res)
 {
 	memset(res, 0, sizeof *res);
 	res->slot = -1;
-	res->max_error = res->latency_min_us = res->latency_median_us = res->latency_p90_us = NAN;
-	res->spread = res->bytes = res->flops = res->peak_fraction = NAN;
-	res->host_calls = -1;
+	cuco_timing_init(&res->timing);
+	res->bytes = res->flops = NAN;
 }
 
 /* A classified failure: the reason first, then as much of the tail as fits. */
@@ -505,18 +504,19 @@ static void fail(cuco_eval_result *res, const char *stage, cuco_fail_class cls, 
 static void fail(cuco_eval_result *res, const char *stage, cuco_fail_class cls, const char *tail,
 	const char *fmt, ...)
 {
+	cuco_failure *f = &res->failure;
 	res->ok = false;
-	cuco_strlcpy(res->failed_stage, stage, sizeof res->failed_stage);
-	cuco_strlcpy(res->error_class, cuco_fail_name(cls), sizeof res->error_class);
+	cuco_strlcpy(f->stage, stage, sizeof f->stage);
+	cuco_strlcpy(f->error_class, cuco_fail_name(cls), sizeof f->error_class);
 	res->environment = cls == CUCO_FAIL_ENVIRONMENT;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(res->excerpt, sizeof res->excerpt, fmt, ap);
+	int n = vsnprintf(f->excerpt, sizeof f->excerpt, fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof res->excerpt - 2 || !tail || !*tail)
+	if (n < 0 || (size_t)n >= sizeof f->excerpt - 2 || !tail || !*tail)
 		return;
-	size_t room = sizeof res->excerpt - (size_t)n - 2, len = strlen(tail);
-	snprintf(res->excerpt + n, sizeof res->excerpt - (size_t)n, "\n%s", len > room ? tail + len - room : tail);
+	size_t room = sizeof f->excerpt - (size_t)n - 2, len = strlen(tail);
+	snprintf(f->excerpt + n, sizeof f->excerpt - (size_t)n, "\n%s", len > room ? tail + len - room : tail);
 }
 
 typedef struct job {
@@ -561,7 +561,7 @@ static bool classify(const job *j, const char *stage, const eval_stage *st,
 	 * child it left running keeps mpirun waiting: a timeout otherwise). */
 	if (eval_trust_verdict(&ev->wl, &j->trust, ev->wl.protocol == CUCO_PROTO_NATIVE ? &j->ticket : NULL,
 			p, o, why, sizeof why)) {
-		res->max_error = o->max_error;
+		res->timing.max_error = o->timing.max_error;
 		fail(res, stage, CUCO_FAIL_SUSPECT, st->tail, "%s: %s", stage, why);
 		return false;
 	}
@@ -597,15 +597,15 @@ static bool classify(const job *j, const char *stage, const eval_stage *st,
 		return false;
 	}
 	if (eval_trust_leftovers(st, why, sizeof why)) {
-		res->max_error = o->max_error;
+		res->timing.max_error = o->timing.max_error;
 		fail(res, stage, CUCO_FAIL_SUSPECT, st->tail, "%s: %s", stage, why);
 		return false;
 	}
-	bool within = !isfinite(o->max_error) || o->max_error <= ev->wl.tolerance;
+	bool within = !isfinite(o->timing.max_error) || o->timing.max_error <= ev->wl.tolerance;
 	if (o->have_result && (!o->correct || !within)) {
-		res->max_error = o->max_error;
+		res->timing.max_error = o->timing.max_error;
 		fail(res, stage, CUCO_FAIL_WRONG_ANSWER, st->tail, "%s: wrong answer: %s%smax error %g (tolerance %g)",
-			stage, o->why, *o->why ? "; " : "", o->max_error, ev->wl.tolerance);
+			stage, o->why, *o->why ? "; " : "", o->timing.max_error, ev->wl.tolerance);
 		return false;
 	}
 	if (st->exit_code != 0) {
@@ -1182,25 +1182,18 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 
 static double spread_of(const eval_outcome *o)
 {
-	double hi = isfinite(o->max_us) ? o->max_us : o->p90_us;
-	if (!(o->min_us > 0) || !isfinite(hi))
+	double hi = isfinite(o->max_us) ? o->max_us : o->timing.p90_us;
+	if (!(o->timing.min_us > 0) || !isfinite(hi))
 		return NAN;
-	return (hi - o->min_us) / o->min_us;
+	return (hi - o->timing.min_us) / o->timing.min_us;
 }
 
 static void take_outcome(cuco_eval_result *res, const eval_outcome *o)
 {
-	res->max_error = o->max_error;
-	res->latency_min_us = o->min_us;
-	res->latency_median_us = o->median_us;
-	res->latency_p90_us = o->p90_us;
-	res->samples = o->samples;
-	res->spread = spread_of(o);
-	res->nphases = o->nphases;
-	memcpy(res->phases, o->phases, sizeof res->phases);
+	res->timing = o->timing;
+	res->timing.spread = spread_of(o);
 	res->bytes = o->bytes;
 	res->flops = o->flops;
-	res->host_calls = o->host_calls;
 }
 
 static int verify(job *j, cuco_err *err)
@@ -1234,13 +1227,13 @@ static int benchmark(job *j, cuco_err *err)
 		&st, &p, &o, err);
 	j->res->bench_s = st.wall_s;
 	bool ok = rc == CUCO_OK && classify(j, "bench", &st, &p, &o, j->res);
-	if (ok && isnan(o.median_us)) {
+	if (ok && isnan(o.timing.median_us)) {
 		fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail, "bench: the result has no latency_us.median");
 		ok = false;
-	} else if (ok && !(o.median_us >= MIN_LATENCY_US && isfinite(o.median_us))) {
+	} else if (ok && !(o.timing.median_us >= MIN_LATENCY_US && isfinite(o.timing.median_us))) {
 		fail(j->res, "bench", CUCO_FAIL_PROTOCOL, st.tail,
 			"bench: latency_us.median %g is not a time (at least %g us, finite)",
-			o.median_us, MIN_LATENCY_US);
+			o.timing.median_us, MIN_LATENCY_US);
 		ok = false;
 	}
 	eval_parse_free(&p);
@@ -1253,8 +1246,8 @@ static int benchmark(job *j, cuco_err *err)
 	 * which vary by seconds (a Slurm step on a loaded machine: 3 s). */
 	char why[320];
 	bool clocked = ev->wl.protocol == CUCO_PROTO_NATIVE && ev->cfg.runner.kind == CUCO_RUNNER_LOCAL;
-	if (clocked && eval_trust_clock(j->res->run_s, st.wall_s, ev->wl.warmup, ev->wl.reps, o.median_us,
-			why, sizeof why))
+	if (clocked && eval_trust_clock(j->res->run_s, st.wall_s, ev->wl.warmup, ev->wl.reps,
+			o.timing.median_us, why, sizeof why))
 		fail(j->res, "bench", CUCO_FAIL_SUSPECT, NULL, "bench: %s", why);
 	return CUCO_OK;
 }
@@ -1275,12 +1268,12 @@ static void peak_fraction(const cuco_evaluator *ev, cuco_eval_result *res, const
 		bound = fmax(bound, res->bytes / (bw * 1e9));
 	if (gf > 0 && res->flops > 0)
 		bound = fmax(bound, res->flops / (gf * 1e9));
-	if (bound > 0 && res->latency_median_us > 0)
-		res->peak_fraction = bound / (res->latency_median_us * 1e-6);
+	if (bound > 0 && res->timing.median_us > 0)
+		res->timing.peak_fraction = bound / (res->timing.median_us * 1e-6);
 	char model[160], why[400];
 	snprintf(model, sizeof model, "%.4g bytes at %.4g GB/s, %.4g flops at %.4g GFLOP/s", res->bytes, bw,
 		res->flops, gf);
-	if (eval_trust_physics(bound, res->latency_median_us, model, why, sizeof why))
+	if (eval_trust_physics(bound, res->timing.median_us, model, why, sizeof why))
 		fail(res, stage, CUCO_FAIL_SUSPECT, NULL, "%s: %s", stage, why);
 }
 
@@ -1374,13 +1367,13 @@ static int on_slot(job *j, int want, bool bench, bool again, cuco_err *err)
 			rc = gpu_lock(ev, &ev->pool.slots[j->slot].spec, &gpu_fd, err);
 		if (rc == CUCO_OK && !(again && j->res->cached_build))
 			rc = verify(j, err);
-		if (rc == CUCO_OK && !*j->res->error_class && bench)
+		if (rc == CUCO_OK && !*j->res->failure.error_class && bench)
 			rc = benchmark(j, err);
 		eval_gpu_unlock(gpu_fd);
 		char why[200] = "";
 		bool fault = rc == CUCO_OK && remote && j->res->environment;
 		if (fault)
-			eval_first_line(j->res->excerpt, why, sizeof why);
+			eval_first_line(j->res->failure.excerpt, why, sizeof why);
 		char text[512];
 		eval_pool_give(&ev->pool, j->slot, fault ? why : NULL, &info, text, sizeof text);
 		slot_changed(ev, &info, text);
@@ -1437,7 +1430,7 @@ static int cascade(job *j, const char *source, size_t len, stop_at stop, bool ag
 	if (rc != CUCO_OK || !j->res->ok || stop == STOP_BUILD)
 		return rc;
 	j->res->ok = false;
-	if ((rc = inspect_binary(j, err)) != CUCO_OK || *j->res->error_class)
+	if ((rc = inspect_binary(j, err)) != CUCO_OK || *j->res->failure.error_class)
 		return rc;
 	if (*ev->launcher_missing) {
 		fail(j->res, "run", CUCO_FAIL_ENVIRONMENT, NULL, "run: %s", ev->launcher_missing);
@@ -1448,10 +1441,10 @@ static int cascade(job *j, const char *source, size_t len, stop_at stop, bool ag
 		return CUCO_OK;
 	}
 	rc = on_slot(j, want, stop == STOP_BENCH, again, err);
-	if (rc != CUCO_OK || *j->res->error_class)
+	if (rc != CUCO_OK || *j->res->failure.error_class)
 		return rc;
 	peak_fraction(ev, j->res, stop == STOP_BENCH ? "bench" : "run");
-	j->res->ok = !*j->res->error_class;
+	j->res->ok = !*j->res->failure.error_class;
 	return CUCO_OK;
 }
 

@@ -138,19 +138,19 @@ bool eval_result_json(const char *json, eval_outcome *o)
 	}
 	o->have_result = true;
 	o->correct = cJSON_IsTrue(correct);
-	o->max_error = number(root, "max_error");
+	o->timing.max_error = number(root, "max_error");
 	const cJSON *lat = cJSON_GetObjectItemCaseSensitive(root, "latency_us");
-	o->min_us = number(lat, "min");
-	o->median_us = number(lat, "median");
-	o->p90_us = number(lat, "p90");
+	o->timing.min_us = number(lat, "min");
+	o->timing.median_us = number(lat, "median");
+	o->timing.p90_us = number(lat, "p90");
 	o->max_us = number(lat, "max");
-	o->samples = (int)count(lat, "samples", 0);
+	o->timing.samples = (int)count(lat, "samples", 0);
 	o->wall_us = number(root, "wall_us");
 	const cJSON *phases = cJSON_GetObjectItemCaseSensitive(root, "phases_us"), *it;
 	cJSON_ArrayForEach(it, phases) {
-		if (o->nphases == CUCO_MAX_PHASES || !cJSON_IsNumber(it))
+		if (o->timing.nphases == CUCO_MAX_PHASES || !cJSON_IsNumber(it))
 			continue;
-		cuco_phase *ph = &o->phases[o->nphases++];
+		cuco_phase *ph = &o->timing.phases[o->timing.nphases++];
 		cuco_strlcpy(ph->name, it->string, sizeof ph->name);
 		ph->us = it->valuedouble;
 	}
@@ -162,7 +162,8 @@ bool eval_result_json(const char *json, eval_outcome *o)
 		o->seed = 0;
 	o->ranks = (int)count(root, "ranks", 0);
 	o->checks = (int)count(root, "checks", 0);
-	o->host_calls = count(root, "host_calls", -1);
+	o->timing.host_calls = count(root, "host_calls", -1);
+	o->timing.host_counted = o->timing.host_calls >= 0;
 	text(root, "host_calls_by", o->host_calls_by, sizeof o->host_calls_by);
 	text(root, "why", o->why, sizeof o->why);
 	text(root, "suspect", o->suspect, sizeof o->suspect);
@@ -184,9 +185,8 @@ static void native_finish(eval_parse *p, eval_outcome *o)
 void eval_parse_finish(eval_parse *p, eval_outcome *o)
 {
 	memset(o, 0, sizeof *o);
-	o->max_error = o->min_us = o->median_us = o->p90_us = o->max_us = o->wall_us = NAN;
-	o->bytes = o->flops = NAN;
-	o->host_calls = -1;
+	cuco_timing_init(&o->timing);
+	o->max_us = o->wall_us = o->bytes = o->flops = NAN;
 	if (p->compat)
 		eval_compat_finish(p->compat, o);
 	else

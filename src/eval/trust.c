@@ -349,13 +349,14 @@ bool eval_trust_verdict(const cuco_workload *wl, const eval_trust *t, const eval
 	} else if (!refereed && o->checks < 3) {
 		snprintf(why, size, "verification: the verdict counts %d checked steps; the harness checks "
 			"at least 3 (two verified runs and the post-loop step)", o->checks);
-	} else if (!refereed && o->median_us > 0 && o->wall_us > 10 * o->median_us
-		&& o->wall_us - o->median_us > 1000) {
+	} else if (!refereed && o->timing.median_us > 0 && o->wall_us > 10 * o->timing.median_us
+		&& o->wall_us - o->timing.median_us > 1000) {
 		snprintf(why, size, "timing: the latency reported (%.1f us) is far below the harness's wall "
-			"clock per repetition (%.1f us): work outside the timed region", o->median_us, o->wall_us);
+			"clock per repetition (%.1f us): work outside the timed region", o->timing.median_us,
+			o->wall_us);
 	} else {
 		char list[200];
-		long n = t->claim.on && o->host_calls > 0
+		long n = t->claim.on && o->timing.host_calls > 0
 			? ruled_out_calls(wl, t, o->host_calls_by, list, sizeof list) : 0;
 		if (n == 0)
 			return false;

@@ -91,17 +91,17 @@ bool cuco_seed_blind(const cuco_workload *wl, char *why, size_t size)
  * stage, the class and the excerpt's first line. */
 static void failure(const cuco_workload *wl, const cuco_eval_result *res, char *line, size_t size)
 {
-	if (strcmp(res->failed_stage, "compile") == 0 && strcmp(res->error_class, "suspect") != 0) {
-		const char *e = strstr(res->excerpt, "error");
-		const char *from = e ? e : res->excerpt;
-		while (e && from > res->excerpt && from[-1] != '\n')
+	if (strcmp(res->failure.stage, "compile") == 0 && strcmp(res->failure.error_class, "suspect") != 0) {
+		const char *e = strstr(res->failure.excerpt, "error");
+		const char *from = e ? e : res->failure.excerpt;
+		while (e && from > res->failure.excerpt && from[-1] != '\n')
 			from--;
 		snprintf(line, size, "the build failed (%s): %.*s", wl->build_cmd, (int)strcspn(from, "\n"),
 			from);
 		return;
 	}
-	snprintf(line, size, "the run would fail it at %s: %s: %.*s", res->failed_stage,
-		res->error_class, (int)strcspn(res->excerpt, "\n"), res->excerpt);
+	snprintf(line, size, "the run would fail it at %s: %s: %.*s", res->failure.stage,
+		res->failure.error_class, (int)strcspn(res->failure.excerpt, "\n"), res->failure.excerpt);
 }
 
 /* Evaluate one file of the workload under the seed's directive (the
@@ -121,7 +121,7 @@ static int evaluate(cuco_evaluator *ev, const cuco_workload *wl, cuco_try_what w
 	cuco_eval_result *res = cuco_xcalloc(1, sizeof *res);
 	rc = cuco_eval_candidate(ev, text, len, &d, bench, res, err);
 	free(text);
-	if (rc != CUCO_OK || (res->ok && (!bench || res->samples != 1))) {
+	if (rc != CUCO_OK || (res->ok && (!bench || res->timing.samples != 1))) {
 		free(res);
 		return rc;
 	}
@@ -129,9 +129,9 @@ static int evaluate(cuco_evaluator *ev, const cuco_workload *wl, cuco_try_what w
 		fn(what, CUCO_TRY_WARNING, "one timed sample per run (the benchmark's output has one "
 			"time in it): a candidate's median and spread come from its samples, so each "
 			"screening is one number with a spread of 0% (print a time for every repetition)", arg);
-	else if (res->environment && strcmp(res->failed_stage, "compile") != 0) {
-		snprintf(line, sizeof line, "not run here: %s: %.*s", res->failed_stage,
-			(int)strcspn(res->excerpt, "\n"), res->excerpt);
+	else if (res->environment && strcmp(res->failure.stage, "compile") != 0) {
+		snprintf(line, sizeof line, "not run here: %s: %.*s", res->failure.stage,
+			(int)strcspn(res->failure.excerpt, "\n"), res->failure.excerpt);
 		fn(what, CUCO_TRY_NOT_RUN, line, arg);
 	} else {
 		failure(wl, res, line, sizeof line);

@@ -20,9 +20,9 @@
  * timed, failed, or not yet evaluated (the engine evaluates it then). */
 static cuco_status status_after_reject(const cuco_candidate *c)
 {
-	if (c->failed_stage[0] || c->error_class[0])
+	if (c->failure.stage[0] || c->failure.error_class[0])
 		return CUCO_STATUS_FAILED;
-	if (c->samples > 0 || isfinite(c->latency_median_us))
+	if (c->timing.samples > 0 || isfinite(c->timing.median_us))
 		return CUCO_STATUS_DONE;
 	return CUCO_STATUS_QUEUED;
 }

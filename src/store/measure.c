@@ -57,7 +57,7 @@ static int last_seq(cuco_txn *txn, uint64_t id, uint32_t *seq)
 static bool keeps_earlier(const cuco_candidate *c, const cuco_measurement *m)
 {
 	return c->origin == CUCO_ORIGIN_BASELINE ||
-		strcmp(m->error_class, cuco_fail_name(CUCO_FAIL_ENVIRONMENT)) == 0;
+		strcmp(m->failure.error_class, cuco_fail_name(CUCO_FAIL_ENVIRONMENT)) == 0;
 }
 
 /* The rule: an ok measurement is in force; a failed one is too, unless
@@ -66,7 +66,7 @@ static bool keeps_earlier(const cuco_candidate *c, const cuco_measurement *m)
  * stays rejected. */
 static void apply(cuco_candidate *c, const cuco_measurement *m)
 {
-	bool in_force = c->status != CUCO_STATUS_FAILED && isfinite(c->latency_median_us);
+	bool in_force = c->status != CUCO_STATUS_FAILED && isfinite(c->timing.median_us);
 	if (m->slot[0])  /* where its latest measurement ran, a failed one too */
 		cuco_strlcpy(c->slot, m->slot, sizeof c->slot);
 	if (!m->ok && in_force && keeps_earlier(c, m)) {
@@ -80,30 +80,16 @@ static void apply(cuco_candidate *c, const cuco_measurement *m)
 	c->rounds = m->ok ? 1 : 0;
 	c->nratios = 0;
 	c->verdict = CUCO_VERDICT_NONE;
-	c->host_counted = m->host_counted;
-	c->host_calls = m->host_calls;
 	if (c->status != CUCO_STATUS_REJECTED)
 		c->status = m->ok ? CUCO_STATUS_DONE : CUCO_STATUS_FAILED;
-	c->failed_stage[0] = c->error_class[0] = c->error_excerpt[0] = '\0';
 	if (!m->ok) {  /* in force: the record's numbers are its, none */
-		cuco_strlcpy(c->failed_stage, m->failed_stage, sizeof c->failed_stage);
-		cuco_strlcpy(c->error_class, m->error_class, sizeof c->error_class);
-		cuco_strlcpy(c->error_excerpt, m->error_excerpt, sizeof c->error_excerpt);
+		c->failure = m->failure;
+		c->timing = cuco_timing_failed(&m->timing);
 		c->score = c->speedup = NAN;
-		c->latency_min_us = c->latency_median_us = c->latency_p90_us = c->spread = NAN;
-		c->samples = c->nphases = 0;
-		c->max_error = c->peak_fraction = NAN;
 		return;
 	}
-	c->latency_min_us = m->latency_min_us;
-	c->latency_median_us = m->latency_median_us;
-	c->latency_p90_us = m->latency_p90_us;
-	c->samples = m->samples;
-	c->spread = m->spread;
-	c->nphases = m->nphases < CUCO_MAX_PHASES ? m->nphases : CUCO_MAX_PHASES;
-	memcpy(c->phases, m->phases, sizeof c->phases);
-	c->max_error = m->max_error;
-	c->peak_fraction = m->peak_fraction;
+	memset(&c->failure, 0, sizeof c->failure);
+	c->timing = m->timing;
 	c->speedup = m->speedup;
 	c->score = m->score;
 }
@@ -187,15 +173,15 @@ int cuco_measure_count(cuco_txn *txn, uint64_t candidate, uint32_t *n)
 int cuco_phases_view(const cuco_candidate *c, cuco_phase out[CUCO_MAX_PHASES],
 	double measured[CUCO_MAX_PHASES])
 {
-	int n = c->nphases < CUCO_MAX_PHASES ? c->nphases : CUCO_MAX_PHASES;
-	double comm = NAN, lat = c->latency_median_us;
+	int n = c->timing.nphases < CUCO_MAX_PHASES ? c->timing.nphases : CUCO_MAX_PHASES;
+	double comm = NAN, lat = c->timing.median_us;
 	for (int i = 0; i < n; i++)
-		if (strcmp(c->phases[i].name, "comm") == 0)
-			comm = c->phases[i].us;
+		if (strcmp(c->timing.phases[i].name, "comm") == 0)
+			comm = c->timing.phases[i].us;
 	for (int i = 0; i < n; i++) {
-		out[i] = c->phases[i];
+		out[i] = c->timing.phases[i];
 		if (measured)
-			measured[i] = c->phases[i].us;
+			measured[i] = c->timing.phases[i].us;
 		if (isfinite(lat) && out[i].us > lat)
 			out[i].us = lat;
 		if (strcmp(out[i].name, "exposed_comm") == 0 && isfinite(comm) && out[i].us > comm)

@@ -110,22 +110,22 @@ int cuco_origin_parse(const char *name, cuco_origin *out)
 
 bool cuco_cand_suspect(const cuco_candidate *c)
 {
-	return c->status == CUCO_STATUS_FAILED && strcmp(c->error_class, fail_names[CUCO_FAIL_SUSPECT]) == 0;
+	return c->status == CUCO_STATUS_FAILED
+		&& strcmp(c->failure.error_class, fail_names[CUCO_FAIL_SUSPECT]) == 0;
 }
 
-void cuco_failure_line(const char *stage, const char *error_class, const char *excerpt, char *buf,
-	size_t size)
+void cuco_failure_line(const cuco_failure *f, char *buf, size_t size)
 {
-	const char *p = excerpt;
+	const char *p = f->excerpt;
 	while (*p == '\n' || *p == ' ')
 		p++;
 	/* A refusal repeats its stage: "bench: spot check: …". */
-	size_t st = strlen(stage);
-	if (st && strncmp(p, stage, st) == 0 && p[st] == ':' && p[st + 1] == ' ')
+	size_t st = strlen(f->stage);
+	if (st && strncmp(p, f->stage, st) == 0 && p[st] == ':' && p[st + 1] == ' ')
 		p += st + 2;
 	int n = (int)strcspn(p, "\n");
-	snprintf(buf, size, "%s: %s%s%.*s", *stage ? stage : "-", *error_class ? error_class : "-",
-		n ? ": " : "", n, p);
+	snprintf(buf, size, "%s: %s%s%.*s", *f->stage ? f->stage : "-",
+		*f->error_class ? f->error_class : "-", n ? ": " : "", n, p);
 }
 
 void cuco_measurement_line(const cuco_measurement *m, char *buf, size_t size)
@@ -134,12 +134,12 @@ void cuco_measurement_line(const cuco_measurement *m, char *buf, size_t size)
 	if (n < 0 || (size_t)n >= size)
 		return;
 	if (m->ok)
-		snprintf(buf + n, size - (size_t)n, "%.4g us  %.4gx", m->latency_median_us, m->speedup);
+		snprintf(buf + n, size - (size_t)n, "%.4g us  %.4gx", m->timing.median_us, m->speedup);
 	else {
 		snprintf(buf + n, size - (size_t)n, "failed at ");
 		n += 10;
 		if ((size_t)n < size)
-			cuco_failure_line(m->failed_stage, m->error_class, m->error_excerpt, buf + n,
+			cuco_failure_line(&m->failure, buf + n,
 				size - (size_t)n);
 	}
 }
@@ -430,44 +430,46 @@ void cuco_directive_short(const cuco_directive *dv, char *buf, size_t size)
 		n += snprintf(buf + n, size - (size_t)n, " %s=%s", dv->knobs[i].name, dv->knobs[i].value);
 }
 
-/* ---- timings: a candidate's and a measurement's ------------------------------ */
+/* ---- the timing and failure blocks: a candidate's and a measurement's ------- */
 
-/* A record's latency statistics and phases, so that the candidate and the
- * measurement share one encoding of them: the values to write, and where
- * to read them into. */
-typedef struct timing_out {
-	double min, median, p90;
-	int samples;
-	double spread;
-	int nphases;
-	const cuco_phase *phases;
-} timing_out;
-
-typedef struct timing {
-	double *min, *median, *p90;
-	int *samples;
-	double *spread;
-	int *nphases;
-	cuco_phase *phases;
-} timing;
-
-/* The fields of the same names in a cuco_candidate or a cuco_measurement. */
-#define TIMING_OUT(r) ((timing_out){ (r)->latency_min_us, (r)->latency_median_us, \
-	(r)->latency_p90_us, (r)->samples, (r)->spread, (r)->nphases, (r)->phases })
-#define TIMING(r) ((timing){ &(r)->latency_min_us, &(r)->latency_median_us, \
-	&(r)->latency_p90_us, &(r)->samples, &(r)->spread, &(r)->nphases, (r)->phases })
-
-static void add_timing(cJSON *o, timing_out t)
+/* A record's timing block: latency_us {min, median, p90, samples, spread},
+ * phases_us {name: us}, max_error, peak_fraction, and host_calls when
+ * counted. The candidate and the measurement share this one encoding; its
+ * last keys stand apart in each (peak_fraction, the host calls), so that
+ * their records keep the key order they always had and a malformed record
+ * the error it always had. */
+static void add_timing(cJSON *o, const cuco_timing *t)
 {
 	cJSON *lat = cJSON_AddObjectToObject(o, "latency_us");
-	add_num(lat, "min", t.min);
-	add_num(lat, "median", t.median);
-	add_num(lat, "p90", t.p90);
-	cJSON_AddNumberToObject(lat, "samples", t.samples);
-	add_num(lat, "spread", t.spread);
+	add_num(lat, "min", t->min_us);
+	add_num(lat, "median", t->median_us);
+	add_num(lat, "p90", t->p90_us);
+	cJSON_AddNumberToObject(lat, "samples", t->samples);
+	add_num(lat, "spread", t->spread);
 	cJSON *ph = cJSON_AddObjectToObject(o, "phases_us");
-	for (int i = 0; i < t.nphases && i < CUCO_MAX_PHASES; i++)
-		add_num(ph, t.phases[i].name, t.phases[i].us);
+	for (int i = 0; i < t->nphases && i < CUCO_MAX_PHASES; i++)
+		add_num(ph, t->phases[i].name, t->phases[i].us);
+	add_num(o, "max_error", t->max_error);
+}
+
+static void add_host_calls(cJSON *o, const cuco_timing *t)
+{
+	if (t->host_counted)
+		cJSON_AddNumberToObject(o, "host_calls", (double)t->host_calls);
+}
+
+static void add_failure(cJSON *o, const cuco_failure *f)
+{
+	cJSON_AddStringToObject(o, "failed_stage", f->stage);
+	cJSON_AddStringToObject(o, "error_class", f->error_class);
+	cJSON_AddStringToObject(o, "error_excerpt", f->excerpt);
+}
+
+static void get_failure(decoder *d, cuco_failure *f)
+{
+	get_str(d, "failed_stage", f->stage, sizeof f->stage);
+	get_str(d, "error_class", f->error_class, sizeof f->error_class);
+	get_str(d, "error_excerpt", f->excerpt, sizeof f->excerpt);
 }
 
 /* A nested object's failure, named by its field: "latency_us: field …". */
@@ -480,38 +482,64 @@ static void nested_fail(decoder *d, const char *key, int rc)
 	d->rc = cuco_errf(d->err, CUCO_EDATA, "%s: %s", key, why);
 }
 
-static void get_timing(decoder *d, timing t, cuco_err *err)
+static void get_phases(decoder *d, cuco_timing *t)
 {
-	*t.min = *t.median = *t.p90 = *t.spread = NAN;
-	const cJSON *lat = field(d, "latency_us");
-	if (lat && !cJSON_IsObject(lat))
-		bad(d, "latency_us", "an object");
-	else if (lat) {
-		decoder ld = { lat, err, CUCO_OK };
-		get_num(&ld, "min", t.min, NAN);
-		get_num(&ld, "median", t.median, NAN);
-		get_num(&ld, "p90", t.p90, NAN);
-		get_int(&ld, "samples", t.samples);
-		get_num(&ld, "spread", t.spread, NAN);
-		nested_fail(d, "latency_us", ld.rc);
-	}
-	const cJSON *ph = field(d, "phases_us");
+	const cJSON *ph = field(d, "phases_us"), *e;
 	if (ph && !cJSON_IsObject(ph)) {
 		bad(d, "phases_us", "an object");
 		return;
 	}
-	const cJSON *e;
 	cJSON_ArrayForEach(e, ph) {
-		if (*t.nphases == CUCO_MAX_PHASES)
+		if (t->nphases == CUCO_MAX_PHASES)
 			break;
 		if (!cJSON_IsNumber(e) && !cJSON_IsNull(e)) {
 			bad(d, "phases_us", "numbers");
 			return;
 		}
-		cuco_phase *p = &t.phases[(*t.nphases)++];
+		cuco_phase *p = &t->phases[t->nphases++];
 		cuco_strlcpy(p->name, e->string, sizeof p->name);
 		p->us = cJSON_IsNumber(e) ? e->valuedouble : NAN;
 	}
+}
+
+static void get_timing(decoder *d, cuco_timing *t, cuco_err *err)
+{
+	cuco_timing_init(t);
+	const cJSON *lat = field(d, "latency_us");
+	if (lat && !cJSON_IsObject(lat))
+		bad(d, "latency_us", "an object");
+	else if (lat) {
+		decoder ld = { lat, err, CUCO_OK };
+		get_num(&ld, "min", &t->min_us, NAN);
+		get_num(&ld, "median", &t->median_us, NAN);
+		get_num(&ld, "p90", &t->p90_us, NAN);
+		get_int(&ld, "samples", &t->samples);
+		get_num(&ld, "spread", &t->spread, NAN);
+		nested_fail(d, "latency_us", ld.rc);
+	}
+	get_phases(d, t);
+	get_num(d, "max_error", &t->max_error, NAN);
+}
+
+static void get_host_calls(decoder *d, cuco_timing *t)
+{
+	t->host_counted = field(d, "host_calls") != NULL;
+	get_i64(d, "host_calls", &t->host_calls);
+}
+
+void cuco_timing_init(cuco_timing *t)
+{
+	memset(t, 0, sizeof *t);
+	t->min_us = t->median_us = t->p90_us = t->spread = t->max_error = t->peak_fraction = NAN;
+}
+
+cuco_timing cuco_timing_failed(const cuco_timing *t)
+{
+	cuco_timing f;
+	cuco_timing_init(&f);
+	f.host_counted = t->host_counted;
+	f.host_calls = t->host_calls;
+	return f;
 }
 
 /* ---- candidate ------------------------------------------------------------- */
@@ -531,12 +559,9 @@ cJSON *cuco_candidate_to_json(const cuco_candidate *c)
 	cJSON_AddStringToObject(o, "source_hash", c->source_hash);
 	cJSON_AddStringToObject(o, "prompt_hash", c->prompt_hash);
 	cJSON_AddStringToObject(o, "reply_hash", c->reply_hash);
-	cJSON_AddStringToObject(o, "failed_stage", c->failed_stage);
-	cJSON_AddStringToObject(o, "error_class", c->error_class);
-	cJSON_AddStringToObject(o, "error_excerpt", c->error_excerpt);
+	add_failure(o, &c->failure);
 	add_num(o, "score", c->score);
-	add_timing(o, TIMING_OUT(c));
-	add_num(o, "max_error", c->max_error);
+	add_timing(o, &c->timing);
 	cJSON *sp = cJSON_AddObjectToObject(o, "speedup");
 	bool ci = c->rounds >= 2;
 	add_num(sp, "value", c->speedup);
@@ -553,9 +578,8 @@ cJSON *cuco_candidate_to_json(const cuco_candidate *c)
 			cJSON_AddItemToArray(r, cJSON_CreateNumber(c->ratios[i]));
 	}
 	cJSON_AddStringToObject(o, "verdict", cuco_verdict_name(c->verdict));
-	add_num(o, "peak_fraction", c->peak_fraction);
-	if (c->host_counted)
-		cJSON_AddNumberToObject(o, "host_calls", (double)c->host_calls);
+	add_num(o, "peak_fraction", c->timing.peak_fraction);
+	add_host_calls(o, &c->timing);
 	cJSON_AddBoolToObject(o, "pinned", c->pinned);
 	cJSON_AddStringToObject(o, "reject_reason", c->reject_reason);
 	cJSON_AddStringToObject(o, "model", c->model);
@@ -693,16 +717,12 @@ int cuco_candidate_from_json(const cJSON *j, cuco_candidate *c, cuco_err *err)
 	get_str(&d, "source_hash", c->source_hash, sizeof c->source_hash);
 	get_str(&d, "prompt_hash", c->prompt_hash, sizeof c->prompt_hash);
 	get_str(&d, "reply_hash", c->reply_hash, sizeof c->reply_hash);
-	get_str(&d, "failed_stage", c->failed_stage, sizeof c->failed_stage);
-	get_str(&d, "error_class", c->error_class, sizeof c->error_class);
-	get_str(&d, "error_excerpt", c->error_excerpt, sizeof c->error_excerpt);
+	get_failure(&d, &c->failure);
 	get_num(&d, "score", &c->score, NAN);
-	get_timing(&d, TIMING(c), err);
-	get_num(&d, "max_error", &c->max_error, NAN);
+	get_timing(&d, &c->timing, err);
 	get_speedup(&d, c, err);
-	get_num(&d, "peak_fraction", &c->peak_fraction, NAN);
-	c->host_counted = field(&d, "host_calls") != NULL;
-	get_i64(&d, "host_calls", &c->host_calls);
+	get_num(&d, "peak_fraction", &c->timing.peak_fraction, NAN);
+	get_host_calls(&d, &c->timing);
 	get_bool(&d, "pinned", &c->pinned);
 	get_str(&d, "reject_reason", c->reject_reason, sizeof c->reject_reason);
 	get_str(&d, "model", c->model, sizeof c->model);
@@ -1004,8 +1024,8 @@ void cuco_measurement_init(cuco_measurement *m, uint64_t candidate, const char *
 	memset(m, 0, sizeof *m);
 	m->candidate = candidate;
 	cuco_strlcpy(m->kind, kind ? kind : "", sizeof m->kind);
-	m->latency_min_us = m->latency_median_us = m->latency_p90_us = m->spread = NAN;
-	m->max_error = m->peak_fraction = m->baseline_us = m->speedup = m->score = NAN;
+	cuco_timing_init(&m->timing);
+	m->baseline_us = m->speedup = m->score = NAN;
 }
 
 cJSON *cuco_measurement_to_json(const cuco_measurement *m)
@@ -1017,17 +1037,13 @@ cJSON *cuco_measurement_to_json(const cuco_measurement *m)
 	cJSON_AddNumberToObject(o, "time", m->time);
 	cJSON_AddStringToObject(o, "kind", m->kind);
 	cJSON_AddBoolToObject(o, "ok", m->ok);
-	cJSON_AddStringToObject(o, "failed_stage", m->failed_stage);
-	cJSON_AddStringToObject(o, "error_class", m->error_class);
-	cJSON_AddStringToObject(o, "error_excerpt", m->error_excerpt);
-	add_timing(o, TIMING_OUT(m));
-	add_num(o, "max_error", m->max_error);
-	add_num(o, "peak_fraction", m->peak_fraction);
+	add_failure(o, &m->failure);
+	add_timing(o, &m->timing);
+	add_num(o, "peak_fraction", m->timing.peak_fraction);
 	add_num(o, "baseline_us", m->baseline_us);
 	add_num(o, "speedup", m->speedup);
 	add_num(o, "score", m->score);
-	if (m->host_counted)
-		cJSON_AddNumberToObject(o, "host_calls", (double)m->host_calls);
+	add_host_calls(o, &m->timing);
 	cJSON_AddStringToObject(o, "slot", m->slot);
 	return o;
 }
@@ -1048,17 +1064,13 @@ int store_measurement_from_json(const cJSON *j, cuco_measurement *m, cuco_err *e
 	get_num(&d, "time", &m->time, 0);
 	get_str(&d, "kind", m->kind, sizeof m->kind);
 	get_bool(&d, "ok", &m->ok);
-	get_str(&d, "failed_stage", m->failed_stage, sizeof m->failed_stage);
-	get_str(&d, "error_class", m->error_class, sizeof m->error_class);
-	get_str(&d, "error_excerpt", m->error_excerpt, sizeof m->error_excerpt);
-	get_timing(&d, TIMING(m), err);
-	get_num(&d, "max_error", &m->max_error, NAN);
-	get_num(&d, "peak_fraction", &m->peak_fraction, NAN);
+	get_failure(&d, &m->failure);
+	get_timing(&d, &m->timing, err);
+	get_num(&d, "peak_fraction", &m->timing.peak_fraction, NAN);
 	get_num(&d, "baseline_us", &m->baseline_us, NAN);
 	get_num(&d, "speedup", &m->speedup, NAN);
 	get_num(&d, "score", &m->score, NAN);
-	m->host_counted = field(&d, "host_calls") != NULL;
-	get_i64(&d, "host_calls", &m->host_calls);
+	get_host_calls(&d, &m->timing);
 	get_str(&d, "slot", m->slot, sizeof m->slot);
 	return d.rc;
 }

@@ -106,12 +106,6 @@ struct cuco_candidate;
 /* Failed as suspect: refused by one of the evaluator's defences. Such a
  * candidate is never any strategy's parent. */
 bool cuco_cand_suspect(const struct cuco_candidate *c);
-/* A failure in one line, as every view writes it (a record's, a
- * measurement's, after "failed at "): "STAGE: CLASS: REASON", the reason
- * the first line of the excerpt, which for a refusal names its defence
- * ("bench: suspect: spot check: …"). */
-void cuco_failure_line(const char *stage, const char *error_class, const char *excerpt, char *buf,
-	size_t size);
 
 typedef struct cuco_knob {
 	char name[32];
@@ -182,6 +176,43 @@ typedef struct cuco_phase {
 	double us;
 } cuco_phase;
 
+/* What one evaluation timed of a program: the one block the evaluator's
+ * outcome and result, a measurement and a candidate carry (a record
+ * encodes it once; docs/store.md). Numbers not measured are NAN. */
+typedef struct cuco_timing {
+	double min_us;            /* latency of the timed repetitions */
+	double median_us;
+	double p90_us;
+	int samples;
+	double spread;            /* (max-min)/min of the timed repetitions */
+	int nphases;
+	cuco_phase phases[CUCO_MAX_PHASES];
+	double max_error;         /* numerical error against the reference */
+	double peak_fraction;     /* fraction of the hardware peak; NAN if unknown */
+	bool host_counted;        /* host_calls was counted (the interposer ran in its ranks) */
+	int64_t host_calls;       /* host communication calls its steps made, all ranks */
+} cuco_timing;
+
+/* Nothing timed: every number NAN, no samples, no phases, no host calls. */
+void cuco_timing_init(cuco_timing *t);
+/* What a failed evaluation keeps of t: its host calls (they may be why it
+ * failed, docs/workloads.md, "Host calls"), no numbers. */
+cuco_timing cuco_timing_failed(const cuco_timing *t);
+
+/* Why an evaluation failed, the same block in the evaluator's result, a
+ * measurement and a candidate; all "" unless it failed. */
+typedef struct cuco_failure {
+	char stage[16];           /* compile | run | bench */
+	char error_class[24];     /* a cuco_fail_name */
+	char excerpt[2048];       /* tail of the failing stage's output */
+} cuco_failure;
+
+/* A failure in one line, as every view writes it (a record's, a
+ * measurement's, after "failed at "): "STAGE: CLASS: REASON", the reason
+ * the first line of the excerpt, which for a refusal names its defence
+ * ("bench: suspect: spot check: …"). */
+void cuco_failure_line(const cuco_failure *f, char *buf, size_t size);
+
 typedef struct cuco_candidate {
 	uint64_t id;              /* monotonic from 1; 0 asks cuco_cand_put to assign */
 	int nparents;
@@ -194,18 +225,9 @@ typedef struct cuco_candidate {
 	char source_hash[CUCO_HASH_LEN + 1];  /* into the sources table */
 	char prompt_hash[CUCO_HASH_LEN + 1];  /* "" when no LLM wrote it */
 	char reply_hash[CUCO_HASH_LEN + 1];
-	char failed_stage[16];    /* compile | run | bench, "" unless failed */
-	char error_class[24];     /* a cuco_fail_name, "" unless failed */
-	char error_excerpt[2048]; /* tail of the failing stage's output */
+	cuco_failure failure;     /* the failure in force */
 	double score;             /* higher is better; NAN when none */
-	double latency_min_us;
-	double latency_median_us; /* NAN when not measured */
-	double latency_p90_us;
-	int samples;
-	double spread;            /* (max-min)/min of the timed repetitions */
-	int nphases;
-	cuco_phase phases[CUCO_MAX_PHASES];
-	double max_error;         /* numerical error against the reference */
+	cuco_timing timing;       /* the measurement in force */
 	double speedup;           /* baseline median / this median, same run; NAN if unknown */
 	double speedup_lo;        /* its interval from paired rounds (docs/trust.md); */
 	double speedup_hi;        /*   meaningful only when rounds >= 2 */
@@ -216,9 +238,6 @@ typedef struct cuco_candidate {
 	double ratios[CUCO_PAIRED_MAX];  /* what a revisit adds to; 0 in a record of an
 	                             older cuco, or past CUCO_PAIRED_MAX rounds */
 	cuco_verdict verdict;     /* what those rounds said; NONE when only screened */
-	double peak_fraction;     /* fraction of the hardware peak; NAN if unknown */
-	bool host_counted;        /* host_calls was counted (the interposer ran in its ranks) */
-	int64_t host_calls;       /* host communication calls its steps made, all ranks */
 	bool pinned;
 	char reject_reason[256];
 	char model[64];
@@ -455,23 +474,11 @@ typedef struct cuco_measurement {
 	double time;              /* wall-clock seconds; 0 asks cuco_measure_add for now */
 	char kind[16];            /* the taker's word: measure, baseline, rebench, … */
 	bool ok;                  /* passed every stage */
-	char failed_stage[16];    /* as in cuco_candidate, when !ok */
-	char error_class[24];
-	char error_excerpt[2048];
-	double latency_min_us;
-	double latency_median_us;
-	double latency_p90_us;
-	int samples;
-	double spread;
-	int nphases;
-	cuco_phase phases[CUCO_MAX_PHASES];
-	double max_error;
-	double peak_fraction;
+	cuco_failure failure;     /* when !ok */
+	cuco_timing timing;       /* when ok; its host calls either way */
 	double baseline_us;       /* the baseline median its speedup is against */
 	double speedup;
 	double score;
-	bool host_counted;        /* the interposer counted its host calls */
-	int64_t host_calls;
 	char slot[64];            /* the slot it ran on (docs/cluster.md); "" unknown */
 } cuco_measurement;
 

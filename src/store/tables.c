@@ -99,7 +99,7 @@ static void summarize(const cuco_candidate *c, cuco_summary *s)
 	s->pinned = c->pinned;
 	s->rounds = (uint8_t)(c->rounds < 0 ? 0 : c->rounds > 255 ? 255 : c->rounds);
 	s->score = c->score;
-	s->latency_median_us = c->latency_median_us;
+	s->latency_median_us = c->timing.median_us;
 	s->speedup = c->speedup;
 }
 
@@ -172,7 +172,7 @@ int cuco_cand_put(cuco_txn *txn, cuco_candidate *c)
 		/* Only a failure in force fails a done record (cuco_measure_add). */
 		if (old.status == CUCO_STATUS_DONE && c->status != CUCO_STATUS_DONE
 				&& c->status != CUCO_STATUS_REJECTED
-				&& !(c->status == CUCO_STATUS_FAILED && c->error_class[0]))
+				&& !(c->status == CUCO_STATUS_FAILED && c->failure.error_class[0]))
 			return cuco_txn_fail(txn, CUCO_EDATA, "candidate %llu: done, it cannot become %s "
 				"(a new measurement is appended instead)", (unsigned long long)c->id,
 				cuco_status_name(c->status));

@@ -123,13 +123,13 @@ static void build_detail(tui_app *app, struct load *l)
 		cuco_origin_name(c->origin), cuco_status_name(c->status), c->island, c->generation,
 		c->pinned ? "  pinned" : "");
 	/* A failure first: it is what a reviewer of a failed candidate came for. */
-	if (c->status == CUCO_STATUS_FAILED || c->error_class[0]) {
-		cuco_buf_printf(b, "failed at      %s: %s\n", c->failed_stage[0] ? c->failed_stage : "-",
-			c->error_class[0] ? c->error_class : "-");
-		if (c->error_class[0])
-			cuco_buf_printf(b, "  (%s)\n", tui_teach_error(c->error_class));
-		if (c->error_excerpt[0])
-			cuco_buf_printf(b, "%s\n", c->error_excerpt);
+	if (c->status == CUCO_STATUS_FAILED || c->failure.error_class[0]) {
+		cuco_buf_printf(b, "failed at      %s: %s\n", c->failure.stage[0] ? c->failure.stage : "-",
+			c->failure.error_class[0] ? c->failure.error_class : "-");
+		if (c->failure.error_class[0])
+			cuco_buf_printf(b, "  (%s)\n", tui_teach_error(c->failure.error_class));
+		if (c->failure.excerpt[0])
+			cuco_buf_printf(b, "%s\n", c->failure.excerpt);
 	}
 	if (c->status == CUCO_STATUS_REJECTED && c->reject_reason[0])
 		cuco_buf_printf(b, "rejected       %s\n", c->reject_reason);
@@ -145,9 +145,9 @@ static void build_detail(tui_app *app, struct load *l)
 		cuco_buf_printf(b, "  knob %-8s %s\n", c->directive.knobs[i].name, c->directive.knobs[i].value);
 	add_num(b, "score", c->score, "%.4g");
 	cuco_buf_printf(b, "%-14s %s / %s / %s (min/median/p90, %d samples)\n", "latency",
-		tui_fmt_us(c->latency_min_us, t1, sizeof t1), tui_fmt_us(c->latency_median_us, t2, sizeof t2),
-		tui_fmt_us(c->latency_p90_us, t3, sizeof t3), c->samples);
-	add_num(b, "spread", c->spread * 100, "%.1f%%");
+		tui_fmt_us(c->timing.min_us, t1, sizeof t1), tui_fmt_us(c->timing.median_us, t2, sizeof t2),
+		tui_fmt_us(c->timing.p90_us, t3, sizeof t3), c->timing.samples);
+	add_num(b, "spread", c->timing.spread * 100, "%.1f%%");
 	char sp[64];
 	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !app->crt.utf8, sp,
 		sizeof sp);
@@ -156,8 +156,8 @@ static void build_detail(tui_app *app, struct load *l)
 		cuco_buf_printf(b, "  %s, %d paired rounds, %.4g%% interval", c->verdict ?
 			cuco_verdict_name(c->verdict) : "-", c->rounds, 100 * c->confidence);
 	cuco_buf_puts(b, "\n");
-	add_num(b, "peak fraction", c->peak_fraction * 100, "%.1f%% of peak");
-	add_num(b, "max error", c->max_error, "%.3g");
+	add_num(b, "peak fraction", c->timing.peak_fraction * 100, "%.1f%% of peak");
+	add_num(b, "max error", c->timing.max_error, "%.3g");
 	if (c->slot[0])
 		cuco_buf_printf(b, "slot           %s\n", c->slot);
 	if (c->model[0])

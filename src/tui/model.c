@@ -405,7 +405,7 @@ static uint8_t match_one(const cuco_candidate *c, const char *needle)
 	cuco_directive_short(&c->directive, ds, sizeof ds);
 	snprintf(text, sizeof text, "#%llu %s %s %s %s %s %s", (unsigned long long)c->id,
 		cuco_origin_name(c->origin), cuco_status_name(c->status), ds, c->note, c->model,
-		c->error_class);
+		c->failure.error_class);
 	return (uint8_t)((strcasestr(text, needle) ? MATCH : 0) | (settled(c) ? SETTLED : 0));
 }
 

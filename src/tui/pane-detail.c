@@ -65,9 +65,9 @@ static void explain(tui_app *app, cuco_buf *out)
 		cuco_buf_printf(out, "\nThis candidate: %s (%s), %s (%s).\n",
 			cuco_origin_name(f->cand.origin), tui_teach_origin(f->cand.origin),
 			cuco_status_name(f->cand.status), tui_teach_status(f->cand.status));
-		if (f->cand.error_class[0])
-			cuco_buf_printf(out, "Failure class %s: %s\n", f->cand.error_class,
-				tui_teach_error(f->cand.error_class));
+		if (f->cand.failure.error_class[0])
+			cuco_buf_printf(out, "Failure class %s: %s\n", f->cand.failure.error_class,
+				tui_teach_error(f->cand.failure.error_class));
 	}
 	cuco_buf_puts(out, "\nFailure classes:\n");
 	for (int i = 0; i < CUCO_FAIL_COUNT; i++)

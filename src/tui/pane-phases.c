@@ -105,7 +105,7 @@ static void draw_bar(tui_app *app, tui_pane *p, int y, const bar *b, double scal
 	const cuco_candidate *c = b->c;
 	const tui_glyphs *g = app->crt.g;
 	char num[24], sp[24];
-	double lat = c->latency_median_us;
+	double lat = c->timing.median_us;
 	wattrset(p->win, app->crt.attr[TUI_EL_NORMAL]);
 	tui_putf(p->win, y, 1, LABEL_W, "%s%s", b->label, b->stale ? "~" : "");
 	int x = 1 + LABEL_W;
@@ -150,11 +150,11 @@ static int gather(const tui_focus *f, bar bars[ROWS])
 	}
 	/* Whatever the candidate's own spread: on a busy machine it is large
 	 * for every candidate, and the mark was never drawn. */
-	double base = f->have_base ? f->base.latency_median_us : NAN;
+	double base = f->have_base ? f->base.timing.median_us : NAN;
 	for (int b = 0; b < n; b++) {
 		const cuco_candidate *c = bars[b].c;
 		bars[b].stale = c->origin != CUCO_ORIGIN_BASELINE &&
-			cuco_speedup_elsewhere(c->speedup, c->latency_median_us, base);
+			cuco_speedup_elsewhere(c->speedup, c->timing.median_us, base);
 		bars[b].n = cuco_phases_view(c, bars[b].ph, bars[b].measured);
 	}
 	return n;
@@ -202,7 +202,7 @@ static int draw_legend(tui_app *app, tui_pane *p, int y, const bar *bars, int n,
 	}
 	bool over = false, stale = false;
 	for (int b = 0; b < n; b++) {
-		over |= drawn_sum(&bars[b]) > bars[b].c->latency_median_us * 1.001;
+		over |= drawn_sum(&bars[b]) > bars[b].c->timing.median_us * 1.001;
 		stale |= bars[b].stale;
 	}
 	wattrset(p->win, app->crt.attr[TUI_EL_DIM]);
@@ -249,8 +249,8 @@ static void draw(tui_app *app, tui_pane *p)
 	int n = gather(f, bars);
 	double longest = 0;
 	for (int b = 0; b < n; b++)
-		if (isfinite(bars[b].c->latency_median_us))
-			longest = fmax(longest, bars[b].c->latency_median_us);
+		if (isfinite(bars[b].c->timing.median_us))
+			longest = fmax(longest, bars[b].c->timing.median_us);
 	int width = w - LABEL_W - NUMS_W;
 	if (width < 4)
 		width = 4;

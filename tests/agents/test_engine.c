@@ -163,7 +163,7 @@ static void assert_unique_configs(const history *h)
 /* The baseline median a candidate's speedup was computed against. */
 static double implied_baseline(const cuco_candidate *c)
 {
-	return c->speedup * c->latency_median_us;
+	return c->speedup * c->timing.median_us;
 }
 
 typedef struct meta_arg {
@@ -216,7 +216,7 @@ static void test_search_end_to_end(void **state)
 			/* Only the deliberately broken corner fails, classified. */
 			assert_string_equal(c->directive.backend, "shm");
 			assert_string_equal(c->directive.sync, "fence");
-			assert_string_equal(c->error_class, "wrong-answer");
+			assert_string_equal(c->failure.error_class, "wrong-answer");
 			assert_true(isnan(c->score));
 			failed++;
 			continue;
@@ -299,7 +299,7 @@ static void test_resume(void **state)
 	for (size_t i = 0; i < h.n; i++) {
 		const cuco_candidate *c = &h.c[i];
 		if (c->origin == CUCO_ORIGIN_BASELINE)
-			assert_true(c->latency_median_us == 2000.0);  /* this session's */
+			assert_true(c->timing.median_us == 2000.0);  /* this session's */
 		if (c->status != CUCO_STATUS_DONE || c->origin == CUCO_ORIGIN_BASELINE)
 			continue;
 		double expect = c->id > last_first ? 2000.0 : 1000.0;
@@ -402,7 +402,7 @@ static void test_resume_goes_on(void **state)
 	assert_int_equal(l.seed, 1);
 	const cuco_candidate *base = find_cand(&h, 1);
 	assert_int_equal(base->status, CUCO_STATUS_DONE);
-	assert_true(base->latency_median_us == 1500.0);
+	assert_true(base->timing.median_us == 1500.0);
 	history_free(&h);
 	run_close(&r);
 }
@@ -433,7 +433,7 @@ static void test_baseline_remeasured(void **state)
 	for (size_t i = 0; i < h.n; i++) {
 		const cuco_candidate *c = &h.c[i];
 		if (c->origin == CUCO_ORIGIN_BASELINE)
-			base_row = c->latency_median_us;
+			base_row = c->timing.median_us;
 		if (c->status != CUCO_STATUS_DONE || c->origin != CUCO_ORIGIN_TUNE)
 			continue;
 		double b = implied_baseline(c);
@@ -523,12 +523,12 @@ static void test_confirmation_crowns(void **state)
 	 * between 1000 and 1000 + 10 x all runs. */
 	double truth = 1000 / toy_model_us(&best->directive), runs = 0;
 	for (size_t i = 0; i < h.n; i++)
-		runs += h.c[i].samples > 0;
+		runs += h.c[i].timing.samples > 0;
 	assert_true(best->speedup_lo > 1 && best->speedup_lo <= best->speedup);
 	assert_true(best->speedup <= best->speedup_hi);
 	assert_true(best->speedup_lo <= truth * 1.2 && best->speedup_hi >= truth);
 	/* Its row holds its median round's measurement, the interval every round. */
-	assert_true(best->latency_median_us > 0 && base->latency_median_us >= 1000);
+	assert_true(best->timing.median_us > 0 && base->timing.median_us >= 1000);
 	(void)runs;
 	/* The other contender was judged against the best too. */
 	for (size_t i = 0; i < h.n; i++)
@@ -746,7 +746,7 @@ static void test_refused_best_lapses(void **state)
 	unsetenv("TOY_ALTER");
 	const cuco_candidate *was = find_cand(&h, best.id);
 	assert_int_equal(was->status, CUCO_STATUS_FAILED);
-	assert_string_equal(was->error_class, "wrong-answer");
+	assert_string_equal(was->failure.error_class, "wrong-answer");
 	assert_int_equal(best_now(&r), 1);  /* the baseline again */
 	revisits v = read_revisits(&r);
 	assert_int_equal(v.n, 1);
@@ -840,7 +840,7 @@ static cuco_confirmation read_confirmation(run *r)
 static int last_failure(const cuco_measurement *m, void *arg)
 {
 	if (!m->ok)
-		cuco_failure_line(m->failed_stage, m->error_class, m->error_excerpt, arg, 400);
+		cuco_failure_line(&m->failure, arg, 400);
 	return 0;
 }
 
@@ -913,7 +913,7 @@ static void test_confirmation_baseline_fails(void **state)
 	assert_int_equal(count_events(&h, "best"), 0);
 	const cuco_candidate *base = find_cand(&h, 1);
 	assert_int_equal(base->status, CUCO_STATUS_DONE);  /* its earlier measurement in force */
-	assert_true(base->latency_median_us == 1000);
+	assert_true(base->timing.median_us == 1000);
 	history_free(&h);
 	run_close(&r);
 }

@@ -185,9 +185,9 @@ static void test_fastpath_then_islands(void **state)
 		/* Every candidate was evaluated for real: measured, or failed at a stage. */
 		assert_true(c->status == CUCO_STATUS_DONE || c->status == CUCO_STATUS_FAILED);
 		if (c->status == CUCO_STATUS_DONE)
-			assert_true(c->latency_median_us > 0 && c->samples > 0);
+			assert_true(c->timing.median_us > 0 && c->timing.samples > 0);
 		else
-			assert_true(c->failed_stage[0] != '\0');
+			assert_true(c->failure.stage[0] != '\0');
 		if (c->origin == CUCO_ORIGIN_BASELINE)
 			base = c;
 		if (c->origin == CUCO_ORIGIN_SEED)
@@ -220,7 +220,7 @@ static void test_fastpath_then_islands(void **state)
 	assert_int_equal(fp[0]->island, -1);  /* host collectives: no island's parent */
 	assert_non_null(strstr(fp[0]->note, "fast path stage A 1/5"));
 	assert_int_equal(fp[1]->status, CUCO_STATUS_FAILED);
-	assert_string_equal(fp[1]->failed_stage, "compile");
+	assert_string_equal(fp[1]->failure.stage, "compile");
 	assert_int_equal(fp[1]->parents[0], fp[0]->id);
 	assert_int_equal(fp[2]->status, CUCO_STATUS_DONE);
 	assert_int_equal(fp[2]->parents[0], fp[1]->id);
@@ -592,7 +592,7 @@ static void test_repair(void **state)
 	const cuco_candidate *kids[2];
 	assert_int_equal(llm_children(&tc.rows, kids, 2), 2);
 	assert_int_equal(kids[0]->status, CUCO_STATUS_FAILED);
-	assert_string_equal(kids[0]->failed_stage, "compile");
+	assert_string_equal(kids[0]->failure.stage, "compile");
 	char want[64];
 	snprintf(want, sizeof want, "repair of #%llu: mended", (unsigned long long)kids[0]->id);
 	assert_non_null(strstr(kids[1]->note, want));

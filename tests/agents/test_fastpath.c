@@ -85,8 +85,8 @@ static void test_stage_cap(void **state)
 	assert_non_null(a1);
 	assert_non_null(a2);
 	assert_null(nth_origin(&rows, CUCO_ORIGIN_FASTPATH, 2));  /* the cap */
-	assert_string_equal(a1->failed_stage, "compile");
-	assert_string_equal(a2->failed_stage, "compile");
+	assert_string_equal(a1->failure.stage, "compile");
+	assert_string_equal(a2->failure.stage, "compile");
 	assert_int_equal(a2->parents[0], a1->id);  /* the second attempt edits the first */
 	/* The islands went on from the shipped seed. */
 	const cuco_candidate *child = NULL;
@@ -253,9 +253,9 @@ static void halo_replies(char *texts[3])
 
 static const cuco_phase *phase_of(const cuco_candidate *c, const char *name)
 {
-	for (int i = 0; i < c->nphases; i++)
-		if (strcmp(c->phases[i].name, name) == 0)
-			return &c->phases[i];
+	for (int i = 0; i < c->timing.nphases; i++)
+		if (strcmp(c->timing.phases[i].name, name) == 0)
+			return &c->timing.phases[i];
 	return NULL;
 }
 
@@ -284,7 +284,7 @@ static void test_cuco_style_run(void **state)
 	const cuco_candidate *both[2] = { base, a };
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(both[i]->status, CUCO_STATUS_DONE);
-		assert_true(both[i]->samples >= 5 && both[i]->latency_median_us > 0);
+		assert_true(both[i]->timing.samples >= 5 && both[i]->timing.median_us > 0);
 		const cuco_phase *comm = phase_of(both[i], "allgather"), *comp = phase_of(both[i], "compute");
 		assert_non_null(comm);
 		assert_non_null(comp);
@@ -324,7 +324,7 @@ static void test_no_seed_evolve(void **state)
 	assert_int_equal(llm_children(&rows, &child, 1), 1);
 	assert_int_equal(child->parents[0], b->id);
 	assert_int_equal(child->status, CUCO_STATUS_DONE);
-	assert_true(child->latency_median_us > 0 && child->samples > 0);
+	assert_true(child->timing.median_us > 0 && child->timing.samples > 0);
 	fp_event ev;
 	cuco_err err = { 0 };
 	assert_int_equal(cuco_store_read(t.st, fp_txn, &ev, &err), CUCO_OK);
@@ -448,8 +448,8 @@ static void test_suspect_never_parent(void **state)
 	assert_non_null(b1);
 	assert_non_null(b2);
 	assert_int_equal(b1->status, CUCO_STATUS_FAILED);
-	assert_string_equal(b1->error_class, "suspect");
-	assert_non_null(strstr(b1->error_excerpt, "source: line"));
+	assert_string_equal(b1->failure.error_class, "suspect");
+	assert_non_null(strstr(b1->failure.excerpt, "source: line"));
 	assert_true(cuco_cand_suspect(b1));
 	/* The retry starts from stage A's program, not from the refused one. */
 	assert_int_equal(b2->parents[0], a->id);

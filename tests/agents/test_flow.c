@@ -509,11 +509,11 @@ static void test_beam_barrier(void **state)
 	const cuco_candidate *best = it0[0];
 	double landed = 0;
 	for (int i = 0; i < 4; i++) {
-		if (it0[i]->latency_median_us < best->latency_median_us)
+		if (it0[i]->timing.median_us < best->timing.median_us)
 			best = it0[i];
 		landed = fmax(landed, it0[i]->updated);
 	}
-	assert_float_equal(best->latency_median_us, 500.0, 1e-6);
+	assert_float_equal(best->timing.median_us, 500.0, 1e-6);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(it1[i]->parents[0], best->id);  /* the next beam: the best */
 	/* The barrier: no call of iteration 1 started before the last result
@@ -580,7 +580,7 @@ static void test_beam_resume(void **state)
 	assert_int_equal(of_iteration(&t.rows, 0, it0, 8), 2);
 	int n1 = of_iteration(&t.rows, 1, it1, 8);
 	assert_true(n1 >= 1);
-	const cuco_candidate *best = it0[it0[0]->latency_median_us < it0[1]->latency_median_us ? 0 : 1];
+	const cuco_candidate *best = it0[it0[0]->timing.median_us < it0[1]->timing.median_us ? 0 : 1];
 	for (int i = 0; i < n1; i++)
 		assert_int_equal(it1[i]->parents[0], best->id);
 	char *events = e2e_log(&t);

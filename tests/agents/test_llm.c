@@ -614,7 +614,7 @@ static void test_planted_key_not_in_store(void **state)
 	cuco_store *st;
 	assert_int_equal(cuco_store_open(run, CUCO_STORE_CREATE, &st, &err), CUCO_OK);
 	kept k = { .r = &r };
-	k.c.score = k.c.speedup = k.c.peak_fraction = NAN;
+	k.c.score = k.c.speedup = k.c.timing.peak_fraction = NAN;
 	cuco_strlcpy(k.c.model, model.name, sizeof k.c.model);
 	assert_int_equal(cuco_store_write(st, keep_txn, &k, &err), CUCO_OK);
 	cuco_store_close(st);

@@ -28,8 +28,8 @@ static void cand(cuco_candidate *c, uint64_t id, cuco_origin o, cuco_status s, d
 	c->island = island;
 	c->score = score;
 	c->speedup = score;
-	c->peak_fraction = NAN;
-	c->latency_median_us = c->latency_min_us = c->latency_p90_us = NAN;
+	c->timing.peak_fraction = NAN;
+	c->timing.median_us = c->timing.min_us = c->timing.p90_us = NAN;
 	cuco_directive_default(wl, &c->directive);
 }
 
@@ -88,24 +88,25 @@ static int fill(cuco_txn *txn, void *arg)
 		cand(c, (uint64_t)i + 1, origins[i], status[i], scores[i], i == 0 ? -1 : 0);
 		rc = cuco_source_put(txn, srcs[i], strlen(srcs[i]), c->source_hash);
 		if (i == 0) {
-			c->latency_median_us = 800;
-			c->nphases = 2;
-			c->phases[0] = (cuco_phase){ "compute", 500 };
-			c->phases[1] = (cuco_phase){ "comm", 300 };
+			c->timing.median_us = 800;
+			c->timing.nphases = 2;
+			c->timing.phases[0] = (cuco_phase){ "compute", 500 };
+			c->timing.phases[1] = (cuco_phase){ "comm", 300 };
 		}
 		if (i == 1) {
-			c->latency_median_us = 720;
-			c->latency_min_us = 700;
-			c->latency_p90_us = 750;
-			c->samples = 15;
-			c->nphases = 1;
-			c->phases[0] = (cuco_phase){ "exposed_comm", 42.5 };
+			c->timing.median_us = 720;
+			c->timing.min_us = 700;
+			c->timing.p90_us = 750;
+			c->timing.samples = 15;
+			c->timing.nphases = 1;
+			c->timing.phases[0] = (cuco_phase){ "exposed_comm", 42.5 };
 			cuco_strlcpy(c->note, "overlap the first chunk", sizeof c->note);
 		}
 		if (i == 4) {
-			cuco_strlcpy(c->failed_stage, "compile", sizeof c->failed_stage);
-			cuco_strlcpy(c->error_class, "compile-error", sizeof c->error_class);
-			cuco_strlcpy(c->error_excerpt, "seed.c:3: error: 'win' undeclared", sizeof c->error_excerpt);
+			cuco_strlcpy(c->failure.stage, "compile", sizeof c->failure.stage);
+			cuco_strlcpy(c->failure.error_class, "compile-error", sizeof c->failure.error_class);
+			cuco_strlcpy(c->failure.excerpt, "seed.c:3: error: 'win' undeclared",
+				sizeof c->failure.excerpt);
 		}
 		if (i == 5)
 			cuco_strlcpy(c->reject_reason, "busy-waits on a flag without a fence",

@@ -94,7 +94,7 @@ static int populate(cuco_txn *txn, void *arg)
 			c.parents[0] = 2;
 		}
 		c.status = isnan(medians[i]) ? CUCO_STATUS_FAILED : CUCO_STATUS_DONE;
-		c.latency_median_us = c.latency_min_us = c.latency_p90_us = medians[i];
+		c.timing.median_us = c.timing.min_us = c.timing.p90_us = medians[i];
 		c.speedup = 1000 / medians[i];
 		c.score = c.speedup;
 		c.rounds = 1;
@@ -106,15 +106,15 @@ static int populate(cuco_txn *txn, void *arg)
 			c.rounds = 12;
 			c.verdict = CUCO_VERDICT_FASTER;
 		}
-		c.max_error = c.peak_fraction = c.spread = NAN;
+		c.timing.max_error = c.timing.peak_fraction = c.timing.spread = NAN;
 		if (i == 3)
-			c.peak_fraction = 0.61;
+			c.timing.peak_fraction = 0.61;
 		strcpy(c.directive.backend, "rma");
 		snprintf(c.directive.granularity, sizeof c.directive.granularity, "%d", 1 << i);
 		if (c.status == CUCO_STATUS_FAILED) {
-			strcpy(c.failed_stage, "compile");
-			strcpy(c.error_class, "compile-error");
-			strcpy(c.error_excerpt, "seed.c:1: error: expected ')'");
+			strcpy(c.failure.stage, "compile");
+			strcpy(c.failure.error_class, "compile-error");
+			strcpy(c.failure.excerpt, "seed.c:1: error: expected ')'");
 		}
 		int rc = cuco_source_put(txn, texts[i], strlen(texts[i]), c.source_hash);
 		if (!rc)
@@ -738,12 +738,12 @@ static int measure(cuco_txn *txn, uint64_t id, const char *kind, double median, 
 	m.session = 3;
 	m.ok = why == NULL;
 	if (m.ok) {
-		m.latency_median_us = median;
+		m.timing.median_us = median;
 		m.speedup = m.score = 1000 / median;
 	} else {
-		snprintf(m.failed_stage, sizeof m.failed_stage, "%.*s", (int)strcspn(why, ":"), why);
-		strcpy(m.error_class, "suspect");
-		snprintf(m.error_excerpt, sizeof m.error_excerpt, "%s\nthe stage's last output", why);
+		snprintf(m.failure.stage, sizeof m.failure.stage, "%.*s", (int)strcspn(why, ":"), why);
+		strcpy(m.failure.error_class, "suspect");
+		snprintf(m.failure.excerpt, sizeof m.failure.excerpt, "%s\nthe stage's last output", why);
 	}
 	return cuco_measure_add(txn, &m, NULL);
 }
@@ -762,16 +762,16 @@ static int populate_refusals(cuco_txn *txn, void *arg)
 		c.island = i ? 0 : -1;
 		c.origin = origins[i];
 		c.status = CUCO_STATUS_QUEUED;
-		c.score = c.speedup = c.latency_median_us = c.latency_min_us = c.latency_p90_us = NAN;
-		c.max_error = c.peak_fraction = c.spread = NAN;
+		c.score = c.speedup = c.timing.median_us = c.timing.min_us = c.timing.p90_us = NAN;
+		c.timing.max_error = c.timing.peak_fraction = c.timing.spread = NAN;
 		strcpy(c.directive.backend, "rma");
 		rc = cuco_cand_put(txn, &c);
 	}
 	cuco_measurement m;
 	cuco_measurement_init(&m, 3, "measure");
-	strcpy(m.failed_stage, "compile");
-	strcpy(m.error_class, "compile-error");
-	strcpy(m.error_excerpt, "seed.c:1: error: expected ')'");
+	strcpy(m.failure.stage, "compile");
+	strcpy(m.failure.error_class, "compile-error");
+	strcpy(m.failure.excerpt, "seed.c:1: error: expected ')'");
 	return rc || measure(txn, 1, "baseline", 1000, NULL) || measure(txn, 1, "confirm", 0, clock_why) ||
 		measure(txn, 2, "measure", 800, NULL) || measure(txn, 2, "confirm", 0, host_why) ||
 		cuco_measure_add(txn, &m, NULL);
@@ -883,18 +883,18 @@ static int numbers_run(cuco_txn *txn, void *arg)
 		c.nparents = i > 0;
 		c.parents[0] = i ? 1 : 0;
 		c.status = CUCO_STATUS_DONE;
-		c.latency_median_us = c.latency_min_us = c.latency_p90_us = rows[i].us;
+		c.timing.median_us = c.timing.min_us = c.timing.p90_us = rows[i].us;
 		c.speedup = c.score = rows[i].speedup;
 		c.speedup_lo = rows[i].lo;
 		c.speedup_hi = rows[i].hi;
 		c.rounds = rows[i].rounds;
-		c.max_error = c.peak_fraction = c.spread = NAN;
+		c.timing.max_error = c.timing.peak_fraction = c.timing.spread = NAN;
 		if (i == 1) {  /* as cpu-mpi's harness reports a busy machine */
-			c.spread = 7.206;
+			c.timing.spread = 7.206;
 			static const cuco_phase ph[] = { { "compute", 500 }, { "comm", 9.6 }, { "sync", 3 },
 				{ "exposed_comm", 9670 } };
-			c.nphases = 4;
-			memcpy(c.phases, ph, sizeof ph);
+			c.timing.nphases = 4;
+			memcpy(c.timing.phases, ph, sizeof ph);
 		}
 		int rc = cuco_source_put(txn, "int x;\n", 7, c.source_hash);
 		if (!rc)

@@ -80,18 +80,18 @@ static void test_seed_and_cache(void **state)
 	cuco_eval_result res;
 	evaluate(ev, wl, "mini/seed.c", NULL, true, &res);
 	if (!res.ok)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
 	assert_false(res.cached_build);
 	assert_true(res.compile_s > 0 && res.run_s > 0 && res.bench_s > 0);
-	assert_int_equal(res.samples, 5);
-	assert_true(res.latency_min_us > 0 && res.latency_min_us <= res.latency_median_us);
-	assert_true(res.latency_median_us <= res.latency_p90_us);
-	assert_true(res.max_error == 0);
-	assert_int_equal(res.nphases, 1);
-	assert_string_equal(res.phases[0].name, "comm");
+	assert_int_equal(res.timing.samples, 5);
+	assert_true(res.timing.min_us > 0 && res.timing.min_us <= res.timing.median_us);
+	assert_true(res.timing.median_us <= res.timing.p90_us);
+	assert_true(res.timing.max_error == 0);
+	assert_int_equal(res.timing.nphases, 1);
+	assert_string_equal(res.timing.phases[0].name, "comm");
 	assert_true(res.bytes == 256 * 8 * 2);
 	/* 4096 bytes at 100 GB/s take 0.04096 µs at best. */
-	assert_true(fabs(res.peak_fraction - 0.04096 / res.latency_median_us) < 1e-9);
+	assert_true(fabs(res.timing.peak_fraction - 0.04096 / res.timing.median_us) < 1e-9);
 	assert_true(res.overhead_s >= 0 && res.overhead_s < 1);
 
 	cuco_eval_result again;
@@ -99,7 +99,7 @@ static void test_seed_and_cache(void **state)
 	assert_true(again.ok);
 	assert_true(again.cached_build);
 	assert_true(again.compile_s == 0);
-	assert_true(isnan(again.peak_fraction) == false);
+	assert_true(isnan(again.timing.peak_fraction) == false);
 
 	/* Another knob value is another source, so another build. */
 	cuco_directive d;
@@ -137,9 +137,9 @@ static void test_remeasure(void **state)
 	assert_true(res.ok && !res.cached_build && res.run_s > 0);
 	remeasure(ev, wl, "mini/seed.c", &res);
 	assert_true(res.ok && res.cached_build);
-	assert_true(res.run_s == 0 && res.bench_s > 0 && res.latency_median_us > 0);
+	assert_true(res.run_s == 0 && res.bench_s > 0 && res.timing.median_us > 0);
 	evaluate(ev, wl, "broken/wrong.c", NULL, true, &res);
-	assert_string_equal(res.failed_stage, "run");
+	assert_string_equal(res.failure.stage, "run");
 	/* Its program was evicted with the verdict (cache.c); built alone, it
 	 * is in the cache again, never verified. */
 	size_t len;
@@ -153,8 +153,8 @@ static void test_remeasure(void **state)
 	remeasure(ev, wl, "broken/wrong.c", &res);
 	assert_true(res.cached_build);
 	assert_false(res.ok);
-	assert_string_equal(res.failed_stage, "bench");
-	assert_string_equal(res.error_class, "wrong-answer");
+	assert_string_equal(res.failure.stage, "bench");
+	assert_string_equal(res.failure.error_class, "wrong-answer");
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
@@ -187,19 +187,20 @@ static void test_broken_candidates(void **state)
 		cuco_eval_result res;
 		double t0 = cuco_mono();
 		evaluate(ev, wl, c->file, NULL, true, &res);
-		if (res.ok || strcmp(res.error_class, c->error_class) != 0 || strcmp(res.failed_stage, c->stage) != 0)
-			fail_msg("%s: got %s/%s, want %s/%s: %s", c->file, res.failed_stage, res.error_class,
-				c->stage, c->error_class, res.excerpt);
+		if (res.ok || strcmp(res.failure.error_class, c->error_class) != 0
+			|| strcmp(res.failure.stage, c->stage) != 0)
+			fail_msg("%s: got %s/%s, want %s/%s: %s", c->file, res.failure.stage,
+				res.failure.error_class, c->stage, c->error_class, res.failure.excerpt);
 		assert_false(res.environment);
 		assert_int_equal(res.signal, c->signal);
-		if (!strstr(res.excerpt, c->excerpt))
-			fail_msg("%s: excerpt lacks \"%s\": %s", c->file, c->excerpt, res.excerpt);
+		if (!strstr(res.failure.excerpt, c->excerpt))
+			fail_msg("%s: excerpt lacks \"%s\": %s", c->file, c->excerpt, res.failure.excerpt);
 		assert_true(cuco_mono() - t0 < 10);
 		assert_int_equal(count_processes(run_dir), 0);
 	}
 	cuco_eval_result res;
 	evaluate(ev, wl, "broken/wrong.c", NULL, false, &res);
-	assert_true(res.max_error == 0.5);
+	assert_true(res.timing.max_error == 0.5);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
@@ -212,8 +213,8 @@ static void test_chatty_candidate_passes(void **state)
 	cuco_eval_result res;
 	evaluate(ev, wl, "broken/chatty.c", NULL, false, &res);
 	if (!res.ok)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
-	assert_true(res.latency_median_us == 10);
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
+	assert_true(res.timing.median_us == 10);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
@@ -229,8 +230,8 @@ static void test_bad_directive(void **state)
 	cuco_eval_result res;
 	evaluate(ev, wl, "mini/seed.c", &d, false, &res);
 	assert_false(res.ok);
-	assert_string_equal(res.error_class, "compile-error");
-	assert_string_equal(res.excerpt, "directive: granularity: \"3\" is outside the design space");
+	assert_string_equal(res.failure.error_class, "compile-error");
+	assert_string_equal(res.failure.excerpt, "directive: granularity: \"3\" is outside the design space");
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
@@ -245,10 +246,10 @@ static void test_single_rank_without_mpirun(void **state)
 	cuco_eval_result res;
 	evaluate(ev, wl, "solo/solo.c", NULL, true, &res);
 	if (!res.ok)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
-	assert_int_equal(res.samples, 3);
-	assert_true(res.latency_median_us == 6);
-	assert_true(isnan(res.peak_fraction));
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
+	assert_int_equal(res.timing.samples, 3);
+	assert_true(res.timing.median_us == 6);
+	assert_true(isnan(res.timing.peak_fraction));
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
@@ -263,9 +264,9 @@ static void test_missing_mpirun_is_environment(void **state)
 	evaluate(ev, wl, "mini/seed.c", NULL, true, &res);
 	assert_false(res.ok);
 	assert_true(res.environment);
-	assert_string_equal(res.error_class, "environment");
-	assert_string_equal(res.failed_stage, "run");
-	assert_non_null(strstr(res.excerpt, "/nonexistent/mpirun not found"));
+	assert_string_equal(res.failure.error_class, "environment");
+	assert_string_equal(res.failure.stage, "run");
+	assert_non_null(strstr(res.failure.excerpt, "/nonexistent/mpirun not found"));
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
@@ -280,7 +281,7 @@ static void test_missing_compiler_is_environment(void **state)
 	cuco_eval_result res;
 	evaluate(ev, wl, "mini/seed.c", NULL, true, &res);
 	assert_true(res.environment);
-	assert_string_equal(res.failed_stage, "compile");
+	assert_string_equal(res.failure.stage, "compile");
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
@@ -350,7 +351,7 @@ static void test_gpu_absent_is_environment(void **state)
 	assert_int_equal(cuco_eval_candidate(ev, text, len, &d, false, &res, &err), CUCO_OK);
 	free(text);
 	assert_true(res.environment);
-	assert_string_equal(res.excerpt, "run: no GPU: /dev/nvidiactl is missing");
+	assert_string_equal(res.failure.excerpt, "run: no GPU: /dev/nvidiactl is missing");
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
@@ -368,8 +369,8 @@ static void test_framed_ticket(void **state)
 	cuco_eval_result res;
 	evaluate(ev, wl, "framed/prog.c", NULL, true, &res);
 	if (!res.ok)
-		fail_msg("%s %s: %s", res.failed_stage, res.error_class, res.excerpt);
-	assert_int_equal(res.samples, 3);
+		fail_msg("%s %s: %s", res.failure.stage, res.failure.error_class, res.failure.excerpt);
+	assert_int_equal(res.timing.samples, 3);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
@@ -419,7 +420,7 @@ static void test_frame_cache_key(void **state)
 			fail_msg("%s", err.msg);
 		cuco_buf_free(&sources[round]);
 		if (!res.ok)
-			fail_msg("%s %s: %s", res.failed_stage, res.error_class, res.excerpt);
+			fail_msg("%s %s: %s", res.failure.stage, res.failure.error_class, res.failure.excerpt);
 		cuco_evaluator_free(ev);
 		cuco_workload_free(wl);
 		assert_int_equal(cached("frame-"), round + 1);
@@ -437,16 +438,16 @@ static void test_compat_protocol(void **state)
 	cuco_eval_result res;
 	evaluate(ev, wl, "compat/prog.c", NULL, true, &res);
 	if (!res.ok)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
-	assert_int_equal(res.samples, 3);
-	assert_true(res.latency_min_us == 1250);
-	assert_true(res.latency_median_us == 1500);
-	assert_true(res.latency_p90_us == 2000);
-	assert_true(fabs(res.spread - 0.6) < 1e-12);
-	assert_int_equal(res.nphases, 2);
-	assert_string_equal(res.phases[0].name, "compute");
-	assert_true(res.phases[0].us == 750);
-	assert_string_equal(res.phases[1].name, "comm");
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
+	assert_int_equal(res.timing.samples, 3);
+	assert_true(res.timing.min_us == 1250);
+	assert_true(res.timing.median_us == 1500);
+	assert_true(res.timing.p90_us == 2000);
+	assert_true(fabs(res.timing.spread - 0.6) < 1e-12);
+	assert_int_equal(res.timing.nphases, 2);
+	assert_string_equal(res.timing.phases[0].name, "compute");
+	assert_true(res.timing.phases[0].us == 750);
+	assert_string_equal(res.timing.phases[1].name, "comm");
 
 	size_t len;
 	char *src = read_fixture("compat/prog.c", &len);
@@ -460,7 +461,7 @@ static void test_compat_protocol(void **state)
 	assert_int_equal(cuco_eval_candidate(ev, b.data, b.len, &d, true, &res, &err), CUCO_OK);
 	cuco_buf_free(&b);
 	assert_false(res.ok);
-	assert_string_equal(res.error_class, "wrong-answer");
+	assert_string_equal(res.failure.error_class, "wrong-answer");
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
@@ -496,7 +497,7 @@ static void test_parallel_evaluations(void **state)
 		pthread_join(th[i], NULL);
 	for (int i = 0; i < 2; i++)
 		if (!a[i].res.ok)
-			fail_msg("%s: %s", a[i].res.error_class, a[i].res.excerpt);
+			fail_msg("%s: %s", a[i].res.failure.error_class, a[i].res.failure.excerpt);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
@@ -522,8 +523,8 @@ static void test_one_benchmark_run(void **state)
 	cuco_eval_result res;
 	evaluate(ev, wl, "sleepy/sleepy.c", NULL, true, &res);
 	if (!res.ok)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
-	assert_true(res.spread > 0);
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
+	assert_true(res.timing.spread > 0);
 	if (!(res.bench_s >= 3 && res.bench_s < 7.5))
 		fail_msg("the benchmark took %.1f s: not one run of a 3 s program", res.bench_s);
 	cuco_evaluator_free(ev);
@@ -547,7 +548,8 @@ static void test_two_evaluators(void **state)
 		pthread_join(th[i], NULL);
 	for (int i = 0; i < 2; i++) {
 		if (!a[i].res.ok)
-			fail_msg("%s: %s: %s", wl[i]->name, a[i].res.error_class, a[i].res.excerpt);
+			fail_msg("%s: %s: %s", wl[i]->name, a[i].res.failure.error_class,
+				a[i].res.failure.excerpt);
 		cuco_evaluator_free(ev[i]);
 		cuco_workload_free(wl[i]);
 	}

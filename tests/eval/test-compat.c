@@ -45,9 +45,9 @@ static eval_outcome parse(const char *const *lines)
 
 static double phase(const eval_outcome *o, const char *name)
 {
-	for (int i = 0; i < o->nphases; i++)
-		if (strcmp(o->phases[i].name, name) == 0)
-			return o->phases[i].us;
+	for (int i = 0; i < o->timing.nphases; i++)
+		if (strcmp(o->timing.phases[i].name, name) == 0)
+			return o->timing.phases[i].us;
 	return NAN;
 }
 
@@ -73,11 +73,11 @@ static void test_cuco_blocks(void **state)
 	eval_outcome o = parse(out);
 	assert_true(o.have_result);
 	assert_true(o.correct);
-	assert_int_equal(o.samples, 1);            /* one run, two ranks: one repetition */
-	assert_true(o.median_us == 2250);          /* the slowest rank's */
-	assert_true(o.min_us == 2250 && o.max_us == 2250);
-	assert_int_equal(o.nphases, 2);
-	assert_string_equal(o.phases[0].name, "dispatch_put");
+	assert_int_equal(o.timing.samples, 1);            /* one run, two ranks: one repetition */
+	assert_true(o.timing.median_us == 2250);          /* the slowest rank's */
+	assert_true(o.timing.min_us == 2250 && o.max_us == 2250);
+	assert_int_equal(o.timing.nphases, 2);
+	assert_string_equal(o.timing.phases[0].name, "dispatch_put");
 	assert_true(fabs(phase(&o, "dispatch_put") - 600) < 1e-9);
 	assert_true(fabs(phase(&o, "self_compute") - 700) < 1e-9);
 }
@@ -98,9 +98,9 @@ static void test_tagged_repetitions(void **state)
 	};
 	eval_outcome o = parse(out);
 	assert_true(o.correct);
-	assert_int_equal(o.samples, 3);
-	assert_true(o.min_us == 1500);     /* max(1.25, 1.5) */
-	assert_true(o.median_us == 2000);  /* max(1.0, 2.0) */
+	assert_int_equal(o.timing.samples, 3);
+	assert_true(o.timing.min_us == 1500);     /* max(1.25, 1.5) */
+	assert_true(o.timing.median_us == 2000);  /* max(1.0, 2.0) */
 	assert_true(o.max_us == 3500);     /* max(3.5, 3.0) */
 }
 
@@ -113,9 +113,9 @@ static void test_unlabelled_repetitions(void **state)
 		"Phase compute: 0.75 ms", "Phase comm: 500 us", "Verification: PASS", NULL };
 	eval_outcome o = parse(out);
 	assert_true(o.correct);
-	assert_int_equal(o.samples, 3);
-	assert_true(o.median_us == 1500);
-	assert_int_equal(o.nphases, 2);
+	assert_int_equal(o.timing.samples, 3);
+	assert_true(o.timing.median_us == 1500);
+	assert_int_equal(o.timing.nphases, 2);
 	assert_true(phase(&o, "compute") == 750);
 	assert_true(phase(&o, "comm") == 500);   /* cuco's spelling, in microseconds */
 }
@@ -155,7 +155,7 @@ static void test_verdict_per_rank(void **state)
 	eval_outcome o = parse(none);
 	assert_true(o.have_result);
 	assert_false(o.correct);             /* no verdict at all */
-	assert_int_equal(o.samples, 1);
+	assert_int_equal(o.timing.samples, 1);
 }
 
 /* What is not a time or a phase stays a log line. */
@@ -171,8 +171,8 @@ static void test_not_results(void **state)
 		"Verification: PASS", NULL };
 	eval_outcome o = parse(out);
 	assert_true(o.correct);
-	assert_int_equal(o.samples, 0);
-	assert_int_equal(o.nphases, 0);
+	assert_int_equal(o.timing.samples, 0);
+	assert_int_equal(o.timing.nphases, 0);
 }
 
 int main(void)

@@ -82,9 +82,9 @@ static cuco_eval_result evaluate(const char *top, const char *body)
 
 static void expect(const cuco_eval_result *res, const char *cls, const char *text)
 {
-	if (strcmp(res->error_class, cls) != 0 || !strstr(res->excerpt, text))
-		fail_msg("want %s \"%s\", got %s: %s", cls, text, *res->error_class ? res->error_class : "ok",
-			res->excerpt);
+	if (strcmp(res->failure.error_class, cls) != 0 || !strstr(res->failure.excerpt, text))
+		fail_msg("want %s \"%s\", got %s: %s", cls, text,
+			*res->failure.error_class ? res->failure.error_class : "ok", res->failure.excerpt);
 }
 
 static const char honest[] = "\tMPI_Allreduce(io->in[0], io->out[0], N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);";
@@ -94,10 +94,10 @@ static void test_honest(void **state)
 	(void)state;
 	cuco_eval_result res = evaluate("", honest);
 	if (!res.ok)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
-	assert_int_equal(res.samples, 5);
-	assert_true(res.latency_min_us > 0 && res.latency_min_us <= res.latency_median_us);
-	assert_true(res.max_error <= 1e-5);
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
+	assert_int_equal(res.timing.samples, 5);
+	assert_true(res.timing.min_us > 0 && res.timing.min_us <= res.timing.median_us);
+	assert_true(res.timing.max_error <= 1e-5);
 }
 
 /* Without a cgroup the gaps are not frozen, but an honest program passes. */
@@ -108,7 +108,7 @@ static void test_honest_unfrozen(void **state)
 	cuco_eval_result res = evaluate("", honest);
 	unsetenv("CUCO_CGROUPS");
 	if (!res.ok)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
 }
 
 /* With the sandbox off (no bwrap, or no cuco-stage-init installed), as
@@ -124,7 +124,7 @@ static void test_honest_unsandboxed(void **state)
 	cuco_eval_result res = evaluate("", honest);
 	unsetenv("CUCO_SANDBOX");
 	if (!res.ok)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
 	/* The trusted builds are cuco's user's, not the candidates' to change. */
 	char cache[300];
 	snprintf(cache, sizeof cache, "%s/cache", run_dir);

@@ -607,7 +607,7 @@ static void evaluate_fixture(const cuco_eval_config *cfg, const char *workload, 
 	cuco_eval_result res;
 	evaluate(ev, wl, source, &res);
 	if (!res.ok)
-		fail_msg("%s: %s: %s", source, res.error_class, res.excerpt);
+		fail_msg("%s: %s: %s", source, res.failure.error_class, res.failure.excerpt);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
@@ -626,8 +626,8 @@ static void test_hostfile_for_real(void **state)
 	cuco_eval_result res;
 	evaluate(ev, wl, "mini/seed.c", &res);
 	if (!res.ok)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
-	assert_int_equal(res.samples, 5);
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
+	assert_int_equal(res.timing.samples, 5);
 	assert_int_equal(res.slot, 0);
 	assert_string_equal(res.slot_name, "localhost");
 	cuco_evaluator_free(ev);
@@ -725,7 +725,8 @@ static void test_two_hosts_for_real(void **state)
 		pthread_join(t[i], NULL);
 	for (int i = 0; i < 2; i++)
 		if (!p[i].res.ok)
-			fail_msg("%s on %s: %s", p[i].res.error_class, p[i].res.slot_name, p[i].res.excerpt);
+			fail_msg("%s on %s: %s", p[i].res.failure.error_class, p[i].res.slot_name,
+				p[i].res.failure.excerpt);
 	assert_int_not_equal(p[0].res.slot, p[1].res.slot);
 	assert_true(p[0].res.slot <= 1 && p[1].res.slot <= 1);
 
@@ -734,7 +735,7 @@ static void test_two_hosts_for_real(void **state)
 	cuco_eval_result res;
 	evaluate(ev, wl, "mini/seed.c", &res);
 	if (!res.ok)
-		fail_msg("%s on %s: %s", res.error_class, res.slot_name, res.excerpt);
+		fail_msg("%s on %s: %s", res.failure.error_class, res.slot_name, res.failure.excerpt);
 	assert_int_equal(res.slot_retries, 1);
 	assert_true(res.slot <= 1);
 	assert_int_equal(cuco_evaluator_slots(ev, slots, 4), 3);
@@ -744,8 +745,8 @@ static void test_two_hosts_for_real(void **state)
 	assert_true(slots[2].rest_s > 30);
 	/* A deadlock on another host is held to its limit there: a timeout. */
 	evaluate(ev, wl, "broken/deadlock.c", &res);
-	if (strcmp(res.error_class, "timeout") != 0)
-		fail_msg("%s on %s: %s", res.error_class, res.slot_name, res.excerpt);
+	if (strcmp(res.failure.error_class, "timeout") != 0)
+		fail_msg("%s on %s: %s", res.failure.error_class, res.slot_name, res.failure.excerpt);
 	pthread_mutex_lock(&log.lock);
 	if (!strstr(log.text.data, "127.0.0.4 resting: slot 127.0.0.4: environment failure 1: run: the "
 			"environment failed"))
@@ -809,15 +810,15 @@ static void test_ssh_for_real(void **state)
 	cuco_eval_result res;
 	evaluate(ev, wl, "mini/seed.c", &res);
 	if (!res.ok)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
-	assert_int_equal(res.samples, 5);
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
+	assert_int_equal(res.timing.samples, 5);
 	evaluate(ev, wl, "broken/wrong.c", &res);
-	if (strcmp(res.error_class, "wrong-answer") != 0)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
+	if (strcmp(res.failure.error_class, "wrong-answer") != 0)
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
 	/* A deadlock is held to its limit on the far side: a timeout. */
 	evaluate(ev, wl, "broken/deadlock.c", &res);
-	if (strcmp(res.error_class, "timeout") != 0)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
+	if (strcmp(res.failure.error_class, "timeout") != 0)
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 	/* A framed program's ticket file goes with it, and its frame takes it there. */
@@ -830,7 +831,7 @@ static void test_ssh_for_real(void **state)
 	evaluate(ev, wl, "mini/seed.c", &res);
 	assert_true(res.environment);
 	assert_int_equal(res.slot_retries, 2);  /* the one slot, tried three times */
-	assert_non_null(strstr(res.excerpt, "cuco-ssh: cannot reach the host"));
+	assert_non_null(strstr(res.failure.excerpt, "cuco-ssh: cannot reach the host"));
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 	rm_rf(dir);

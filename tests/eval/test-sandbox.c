@@ -179,19 +179,19 @@ static int escapes(cuco_sandbox_mode mode)
 	cuco_eval_result res;
 	evaluate_hostile(mode, 1, &res);
 	/* It ran to its end and failed on purpose: its output is the excerpt. */
-	if (strcmp(res.error_class, "crash") != 0 || !has(res.excerpt, "connect %d: ", port))
-		fail_msg("%s: %s", res.error_class, res.excerpt);
+	if (strcmp(res.failure.error_class, "crash") != 0 || !has(res.failure.excerpt, "connect %d: ", port))
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
 	/* The stage's own environment is scrubbed with or without the sandbox. */
-	assert_true(has(res.excerpt, "env OPENAI_API_KEY: refused"));
+	assert_true(has(res.failure.excerpt, "env OPENAI_API_KEY: refused"));
 
 	int got = 0;
-	bool environ_key = has(res.excerpt, "proc OPENAI_API_KEY: %s", ENV_KEY);
-	assert_true(environ_key || has(res.excerpt, "proc OPENAI_API_KEY: refused"));
+	bool environ_key = has(res.failure.excerpt, "proc OPENAI_API_KEY: %s", ENV_KEY);
+	assert_true(environ_key || has(res.failure.excerpt, "proc OPENAI_API_KEY: refused"));
 	got += environ_key;
-	bool key = has(res.excerpt, "read %s: %s", key_file, HOME_KEY);
-	assert_true(key || has(res.excerpt, "read %s: refused", key_file));
-	bool store = has(res.excerpt, "read %s: %s", store_file, STORE_TEXT);
-	assert_true(store || has(res.excerpt, "read %s: refused", store_file));
+	bool key = has(res.failure.excerpt, "read %s: %s", key_file, HOME_KEY);
+	assert_true(key || has(res.failure.excerpt, "read %s: refused", key_file));
+	bool store = has(res.failure.excerpt, "read %s: %s", store_file, STORE_TEXT);
+	assert_true(store || has(res.failure.excerpt, "read %s: refused", store_file));
 	got += key + store;
 	/* A write inside the sandbox may succeed on its private /tmp: what
 	 * counts is whether the file reached the host. */
@@ -202,7 +202,7 @@ static int escapes(cuco_sandbox_mode mode)
 	assert_true(landed == 0 || landed == 4);
 	got += landed == 4;
 	unlink(host_tmp);
-	bool connected = has(res.excerpt, "connect %d: connected", port);
+	bool connected = has(res.failure.excerpt, "connect %d: connected", port);
 	int peer = accept(lfd, NULL, NULL);
 	assert_int_equal(connected, peer >= 0);
 	got += connected;
@@ -241,11 +241,11 @@ static bool key_in_compile_error(cuco_sandbox_mode mode)
 	cuco_eval_result res;
 	cuco_err err = { 0 };
 	assert_int_equal(cuco_eval_candidate(ev, src, (size_t)len, &d, false, &res, &err), CUCO_OK);
-	if (strcmp(res.error_class, "compile-error") != 0)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
+	if (strcmp(res.failure.error_class, "compile-error") != 0)
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
-	return strstr(res.excerpt, HOME_KEY) != NULL;
+	return strstr(res.failure.excerpt, HOME_KEY) != NULL;
 }
 
 static void test_compile_sandboxed(void **state)
@@ -318,8 +318,9 @@ static void test_workload_in_home_sandboxed(void **state)
 	cuco_directive_default(wl, &d);
 	cuco_eval_result res;
 	assert_int_equal(cuco_eval_candidate(ev, src.data, src.len, &d, false, &res, &err), CUCO_OK);
-	if (strcmp(res.error_class, "crash") != 0 || !has(res.excerpt, "read %s: refused", key_file))
-		fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+	if (strcmp(res.failure.error_class, "crash") != 0
+		|| !has(res.failure.excerpt, "read %s: refused", key_file))
+		fail_msg("%s/%s: %s", res.failure.stage, res.failure.error_class, res.failure.excerpt);
 	cuco_buf_free(&src);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
@@ -332,8 +333,8 @@ static void sleeps_past_limit(cuco_sandbox_mode mode, const char *how)
 	cuco_eval_result res;
 	double t0 = cuco_mono();
 	evaluate_hostile(mode, 1, &res);
-	if (strcmp(res.error_class, "timeout") != 0 || strcmp(res.failed_stage, "run") != 0)
-		fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+	if (strcmp(res.failure.error_class, "timeout") != 0 || strcmp(res.failure.stage, "run") != 0)
+		fail_msg("%s/%s: %s", res.failure.stage, res.failure.error_class, res.failure.excerpt);
 	assert_true(cuco_mono() - t0 < 10);
 	assert_int_equal(count_processes(run_dir), 0);
 }
@@ -488,8 +489,8 @@ static void unix_sockets(cuco_sandbox_mode mode, const unix_route *r)
 	for (int i = 0; i < NSOCKETS; i++) {
 		bool came = reached(fds[i], r->type);
 		print_message("%s %s: %s\n", r->word, paths[i], came ? "REACHED" : "refused");
-		if (!came && !has(res.excerpt, "%s %s: refused", r->word, paths[i]))
-			fail_msg("%s: %s", paths[i], res.excerpt);
+		if (!came && !has(res.failure.excerpt, "%s %s: refused", r->word, paths[i]))
+			fail_msg("%s: %s", paths[i], res.failure.excerpt);
 		got += came;
 		close(fds[i]);
 		unlink(paths[i]);
@@ -545,13 +546,13 @@ static void keyrings(cuco_sandbox_mode mode)
 	setenv("HOSTILE_PLANT", plant, 1);
 	cuco_eval_result res;
 	evaluate_program(mode, "hostile/kernel.c", 1, &res);
-	print_message("%s\n", res.excerpt);
+	print_message("%s\n", res.failure.excerpt);
 	/* The next stage looks for what this one planted. */
 	setenv("HOSTILE_RING", plant, 1);
 	unsetenv("HOSTILE_PLANT");
 	cuco_eval_result next;
 	evaluate_program(mode, "hostile/kernel.c", 1, &next);
-	print_message("%s\n", next.excerpt);
+	print_message("%s\n", next.failure.excerpt);
 	unsetenv("HOSTILE_RING");
 	long planted = syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user", plant, 0);
 	if (planted < 0)
@@ -560,12 +561,12 @@ static void keyrings(cuco_sandbox_mode mode)
 		syscall(SYS_keyctl, KEYCTL_INVALIDATE, ids[i]);
 	if (planted >= 0)
 		syscall(SYS_keyctl, KEYCTL_INVALIDATE, planted);
-	assert_lacks(res.excerpt, RING_TEXT);
-	assert_has(res.excerpt, "key @s cuco-test-ring-");
-	assert_has(res.excerpt, "key @u cuco-test-ring-");
-	assert_lacks(res.excerpt, ": done");
-	assert_lacks(next.excerpt, "planted-by-a-stage");
-	assert_has(next.excerpt, "key @s cuco-test-plant-");
+	assert_lacks(res.failure.excerpt, RING_TEXT);
+	assert_has(res.failure.excerpt, "key @s cuco-test-ring-");
+	assert_has(res.failure.excerpt, "key @u cuco-test-ring-");
+	assert_lacks(res.failure.excerpt, ": done");
+	assert_lacks(next.failure.excerpt, "planted-by-a-stage");
+	assert_has(next.failure.excerpt, "key @s cuco-test-plant-");
 	assert_true(planted < 0);
 }
 
@@ -587,11 +588,11 @@ static void tracing(cuco_sandbox_mode mode)
 	setenv("HOSTILE_MODE", "trace", 1);
 	cuco_eval_result res;
 	evaluate_program(mode, "hostile/kernel.c", 1, &res);
-	print_message("%s\n", res.excerpt);
-	assert_has(res.excerpt, "ptrace: ");
-	assert_lacks(res.excerpt, "process_vm_readv: marker-5e1f0c");
-	assert_lacks(res.excerpt, "process_vm_writev: written");
-	assert_lacks(res.excerpt, "ptrace: attached");
+	print_message("%s\n", res.failure.excerpt);
+	assert_has(res.failure.excerpt, "ptrace: ");
+	assert_lacks(res.failure.excerpt, "process_vm_readv: marker-5e1f0c");
+	assert_lacks(res.failure.excerpt, "process_vm_writev: written");
+	assert_lacks(res.failure.excerpt, "ptrace: attached");
 }
 
 static void test_tracing_sandboxed(void **state)
@@ -647,13 +648,13 @@ static void root_files(cuco_sandbox_mode mode)
 	unsetenv("HOSTILE_PORT");
 	cuco_eval_result res;
 	evaluate_hostile(mode, 1, &res);
-	print_message("%s\n", res.excerpt);
-	assert_has(res.excerpt, "read /etc/shadow: refused");
-	if (!has(res.excerpt, "read %s: refused", secret))
-		fail_msg("%s", res.excerpt);
+	print_message("%s\n", res.failure.excerpt);
+	assert_has(res.failure.excerpt, "read /etc/shadow: refused");
+	if (!has(res.failure.excerpt, "read %s: refused", secret))
+		fail_msg("%s", res.failure.excerpt);
 	if (host_key)
-		assert_has(res.excerpt, "read /etc/ssh/ssh_host_ed25519_key: refused");
-	assert_lacks(res.excerpt, ROOT_TEXT);
+		assert_has(res.failure.excerpt, "read /etc/ssh/ssh_host_ed25519_key: refused");
+	assert_lacks(res.failure.excerpt, ROOT_TEXT);
 }
 
 static void test_root_files_sandboxed(void **state)
@@ -694,7 +695,7 @@ static void test_root_unreachable_fallback(void **state)
 		cuco_err err = { 0 };
 		assert_int_equal(cuco_eval_candidate(ev, src, len, &d, true, &res, &err), CUCO_OK);
 		if (!res.ok)
-			fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+			fail_msg("%s/%s: %s", res.failure.stage, res.failure.error_class, res.failure.excerpt);
 		free(src);
 		cuco_evaluator_free(ev);
 		cuco_workload_free(wl);
@@ -744,9 +745,10 @@ static void left_running(cuco_sandbox_mode mode)
 		setenv("HOSTILE_MODE", how[i], 1);
 		cuco_eval_result res;
 		evaluate_program(mode, "hostile/kernel.c", 1, &res);
-		bool seen = strcmp(res.error_class, "suspect") == 0 && strstr(res.excerpt, "leftovers: 1 process");
-		print_message("%s: %s %s/%s: %.200s\n", how[i], seen ? "counted" : "MISSED", res.failed_stage,
-			res.error_class, res.excerpt);
+		bool seen = strcmp(res.failure.error_class, "suspect") == 0
+			&& strstr(res.failure.excerpt, "leftovers: 1 process");
+		print_message("%s: %s %s/%s: %.200s\n", how[i], seen ? "counted" : "MISSED", res.failure.stage,
+			res.failure.error_class, res.failure.excerpt);
 		missed += !seen;
 		assert_int_equal(count_processes(run_dir), 0);
 	}
@@ -912,20 +914,21 @@ static void test_build_cache_bounded(void **state)
 	cuco_eval_result res;
 	/* 8 MiB of initialised data: the program is larger than 4 MiB. */
 	evaluate_block(ev, wl, "static volatile char big[8 << 20] = { 1 };\nprintf(\"%d\\n\", big[N]);\n", &res);
-	print_message("big: %s/%s: %.200s\n", res.failed_stage, res.error_class, res.excerpt);
-	assert_string_equal(res.error_class, "compile-error");
-	assert_has(res.excerpt, "compile: the program is 8 MiB, above the build cache's 4 MiB a program");
+	print_message("big: %s/%s: %.200s\n", res.failure.stage, res.failure.error_class, res.failure.excerpt);
+	assert_string_equal(res.failure.error_class, "compile-error");
+	assert_has(res.failure.excerpt,
+		"compile: the program is 8 MiB, above the build cache's 4 MiB a program");
 	assert_int_equal(cached(&bytes), 0);
 	/* A candidate that crashes: nothing will run its program again. */
 	evaluate_block(ev, wl, "abort();\n", &res);
-	assert_string_equal(res.error_class, "crash");
+	assert_string_equal(res.failure.error_class, "crash");
 	assert_int_equal(cached(&bytes), 0);
 	/* Honest programs of 700 KiB each: two fit in 2 MiB, and each one
 	 * after evicts the least recently used. */
 	for (int i = 0; i < 5; i++) {
 		evaluate_padded(ev, wl, i + 1, &res);
 		if (!res.ok)
-			fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+			fail_msg("%s/%s: %s", res.failure.stage, res.failure.error_class, res.failure.excerpt);
 		int n = cached(&bytes);
 		print_message("after %d: %d program(s), %lld bytes\n", i + 1, n, bytes);
 		assert_true(bytes <= 2ll << 20);
@@ -952,8 +955,8 @@ static void hostile(cuco_sandbox_mode mode, const char *how, const char *count, 
 	setenv("HOSTILE_MB", mb, 1);
 	double t0 = cuco_mono();
 	evaluate_hostile(mode, 1, res);
-	print_message("%s: %s/%s in %.1f s: %.300s\n", how, res->failed_stage, res->error_class,
-		cuco_mono() - t0, res->excerpt);
+	print_message("%s: %s/%s in %.1f s: %.300s\n", how, res->failure.stage, res->failure.error_class,
+		cuco_mono() - t0, res->failure.excerpt);
 	assert_int_equal(count_processes(run_dir), 0);
 }
 
@@ -965,8 +968,10 @@ static void fork_loops(cuco_sandbox_mode mode)
 	for (size_t i = 0; i < 2; i++) {
 		cuco_eval_result res;
 		hostile(mode, how[i], "0", "0", &res);
-		if (strcmp(res.error_class, "crash") != 0 || !strstr(res.excerpt, "more than 64 processes"))
-			fail_msg("%s: %s/%s: %s", how[i], res.failed_stage, res.error_class, res.excerpt);
+		if (strcmp(res.failure.error_class, "crash") != 0
+			|| !strstr(res.failure.excerpt, "more than 64 processes"))
+			fail_msg("%s: %s/%s: %s", how[i], res.failure.stage, res.failure.error_class,
+				res.failure.excerpt);
 	}
 }
 
@@ -976,8 +981,9 @@ static void many_children(cuco_sandbox_mode mode)
 {
 	cuco_eval_result res;
 	hostile(mode, "memory", "4", "64", &res);
-	if (strcmp(res.error_class, "crash") != 0 || !strstr(res.excerpt, "passed the memory limit (192 MiB)"))
-		fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+	if (strcmp(res.failure.error_class, "crash") != 0
+		|| !strstr(res.failure.excerpt, "passed the memory limit (192 MiB)"))
+		fail_msg("%s/%s: %s", res.failure.stage, res.failure.error_class, res.failure.excerpt);
 }
 
 static void test_limits_per_candidate_sandboxed(void **state)
@@ -1012,10 +1018,10 @@ static void test_limits_per_process_without_cgroup(void **state)
 	assert_false(cgroups_here());
 	cuco_eval_result res;
 	hostile(CUCO_SANDBOX_OFF, "forkloop", "0", "0", &res);
-	if (!strstr(res.excerpt, "more than 64 processes"))  /* the session's count still holds */
-		fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+	if (!strstr(res.failure.excerpt, "more than 64 processes"))  /* the session's count still holds */
+		fail_msg("%s/%s: %s", res.failure.stage, res.failure.error_class, res.failure.excerpt);
 	hostile(CUCO_SANDBOX_OFF, "memory", "4", "64", &res);
-	assert_string_equal(res.error_class, "timeout");
+	assert_string_equal(res.failure.error_class, "timeout");
 	unsetenv("CUCO_CGROUPS");
 }
 
@@ -1027,11 +1033,12 @@ static void test_disk_per_candidate_sandboxed(void **state)
 	(void)state;
 	cuco_eval_result res;
 	hostile(CUCO_SANDBOX_BWRAP, "files", "4", "8", &res);
-	const char *tmpdir = strstr(res.excerpt, "write /tmp/cuco-tmp-");  /* its $TMPDIR */
-	if (strcmp(res.error_class, "crash") != 0 || !has(res.excerpt, "write ./fill-2: No space left on "
-			"device after 16 MiB there") || !tmpdir || !strstr(tmpdir, "No space left on device after "
-			"16 MiB there") || !has(res.excerpt, "write /tmp/fill-2: No space left on device after 16 MiB"))
-		fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+	const char *tmpdir = strstr(res.failure.excerpt, "write /tmp/cuco-tmp-");  /* its $TMPDIR */
+	if (strcmp(res.failure.error_class, "crash") != 0 || !has(res.failure.excerpt, "write ./fill-2: "
+			"No space left on device after 16 MiB there") || !tmpdir || !strstr(tmpdir, "No space "
+			"left on device after 16 MiB there") || !has(res.failure.excerpt, "write /tmp/fill-2: "
+			"No space left on device after 16 MiB"))
+		fail_msg("%s/%s: %s", res.failure.stage, res.failure.error_class, res.failure.excerpt);
 	int status;
 	char *found = capture_output("find /tmp /var/tmp -maxdepth 3 -name 'fill-[0-9]*' 2>/dev/null", &status);
 	assert_string_equal(found, "");

@@ -174,7 +174,7 @@ static void words_arrive(cuco_sandbox_mode mode)
 	evaluate(dir, src, mode, &res);
 	free(src);
 	if (!res.ok)
-		fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+		fail_msg("%s/%s: %s", res.failure.stage, res.failure.error_class, res.failure.excerpt);
 	assert_int_not_equal(access(marker, F_OK), 0);
 
 	/* A compiler that is shell syntax is a program of that name, which
@@ -184,8 +184,8 @@ static void words_arrive(cuco_sandbox_mode mode)
 	rm_rf(dir);
 	make_workload(dir, sizeof dir, "one", compiler, "x");
 	evaluate(dir, "int main(void) { return 0; }\n", mode, &res);
-	if (strcmp(res.error_class, "environment") != 0)
-		fail_msg("%s/%s: %s", res.failed_stage, res.error_class, res.excerpt);
+	if (strcmp(res.failure.error_class, "environment") != 0)
+		fail_msg("%s/%s: %s", res.failure.stage, res.failure.error_class, res.failure.excerpt);
 	assert_int_not_equal(access(marker, F_OK), 0);
 }
 

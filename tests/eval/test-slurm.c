@@ -207,7 +207,8 @@ static void test_two_at_once(void **state)
 		pthread_join(t[i], NULL);
 	for (int i = 0; i < 2; i++)
 		if (!a[i].res.ok)
-			fail_msg("%s on %s: %s", a[i].res.error_class, a[i].res.slot_name, a[i].res.excerpt);
+			fail_msg("%s on %s: %s", a[i].res.failure.error_class, a[i].res.slot_name,
+				a[i].res.failure.excerpt);
 	assert_int_not_equal(a[0].res.slot, a[1].res.slot);
 	assert_true(a[0].res.run_s >= 3 && a[1].res.run_s >= 3);
 	/* Each slot was taken before the other was given back. */
@@ -240,10 +241,11 @@ static void scancel_retried(bool steps)
 	cancel_running(steps, node, sizeof node);
 	pthread_join(t, NULL);
 	if (!a.res.ok)
-		fail_msg("%s on %s: %s\n%s", a.res.error_class, a.res.slot_name, a.res.excerpt, log.text.data);
+		fail_msg("%s on %s: %s\n%s", a.res.failure.error_class, a.res.slot_name,
+			a.res.failure.excerpt, log.text.data);
 	assert_int_equal(a.res.slot_retries, 1);
 	assert_string_not_equal(a.res.slot_name, node);
-	assert_int_equal(a.res.samples, 5);
+	assert_int_equal(a.res.timing.samples, 5);
 	char want[256];
 	snprintf(want, sizeof want, "%s resting: slot %s: environment failure 1: run: the environment "
 		"failed: ", node, node);

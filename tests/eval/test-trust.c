@@ -145,7 +145,7 @@ static void test_sealed_protocol(void **state)
 	assert_true(o.seed == t.seed);
 	assert_int_equal(o.ranks, 2);
 	assert_int_equal(o.checks, 4);
-	assert_int_equal(o.host_calls, 30);
+	assert_int_equal(o.timing.host_calls, 30);
 	assert_string_equal(o.host_calls_by, "MPI_Isend=15 MPI_Irecv=15");
 	assert_string_equal(p.forged, "");
 	eval_parse_free(&p);

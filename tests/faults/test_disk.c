@@ -84,9 +84,10 @@ static void check_and_resume(const char *run, const snapshot *committed, const c
 	assert_kept(committed, &after);
 	/* The disk's fault is no candidate's: none was failed for it. */
 	for (size_t i = 0; i < after.n; i++)
-		if (strstr(after.c[i].error_excerpt, "No space left") || strstr(after.c[i].error_excerpt, "too large"))
+		if (strstr(after.c[i].failure.excerpt, "No space left")
+			|| strstr(after.c[i].failure.excerpt, "too large"))
 			fail_msg("#%llu was failed for the disk: %s", (unsigned long long)after.c[i].id,
-				after.c[i].error_class);
+				after.c[i].failure.error_class);
 	assert_cli_reads(run, &after);
 
 	char budget[16];

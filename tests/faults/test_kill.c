@@ -405,10 +405,10 @@ static void kill_and_check(const hold_run *h, bool launcher)
 		c = snap_read(h->run, &s) ? snap_find(&s, id) : NULL;
 	assert_non_null(c);
 	assert_int_equal(c->status, CUCO_STATUS_FAILED);
-	assert_string_equal(c->error_class, "crash");
-	assert_string_equal(c->failed_stage, "run");
-	if (!strstr(c->error_excerpt, "signal 9"))
-		fail_msg("#%llu: %s", (unsigned long long)id, c->error_excerpt);
+	assert_string_equal(c->failure.error_class, "crash");
+	assert_string_equal(c->failure.stage, "run");
+	if (!strstr(c->failure.excerpt, "signal 9"))
+		fail_msg("#%llu: %s", (unsigned long long)id, c->failure.excerpt);
 	snap_free(&s);
 
 	/* Cleaned up: its folders are gone, nothing of its session lives on. */

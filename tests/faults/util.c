@@ -212,8 +212,8 @@ void assert_kept(const snapshot *before, const snapshot *after)
 			continue;
 		}
 		if (a->status != b->status || strcmp(a->source_hash, b->source_hash) != 0 ||
-		    strcmp(a->error_class, b->error_class) != 0 ||
-		    !same_double(a->latency_median_us, b->latency_median_us) ||
+		    strcmp(a->failure.error_class, b->failure.error_class) != 0 ||
+		    !same_double(a->timing.median_us, b->timing.median_us) ||
 		    memcmp(&a->directive, &b->directive, sizeof a->directive) != 0)
 			fail_msg("#%llu changed after it was committed (%s -> %s)", (unsigned long long)b->id,
 				cuco_status_name(b->status), cuco_status_name(a->status));

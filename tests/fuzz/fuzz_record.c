@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();  /* what we wrote we must read */
 		if (a->id != b->id || a->status != b->status || a->nparents != b->nparents ||
 		    memcmp(&a->directive, &b->directive, sizeof a->directive) != 0 ||
-		    strcmp(a->error_excerpt, b->error_excerpt) != 0)
+		    strcmp(a->failure.excerpt, b->failure.excerpt) != 0)
 			abort();
 		char line[256];
 		cuco_directive_short(&a->directive, line, sizeof line);

@@ -32,7 +32,8 @@ static void feed(const cuco_workload *wl, const uint8_t *data, size_t size)
 				memset(&direct, 0, sizeof direct);
 				const char *brace = strchr(line, '{');
 				eval_result_json(brace ? brace : line, &direct);
-				if (direct.samples < 0 || direct.nphases < 0 || direct.nphases > CUCO_MAX_PHASES)
+				const cuco_timing *t = &direct.timing;
+				if (t->samples < 0 || t->nphases < 0 || t->nphases > CUCO_MAX_PHASES)
 					abort();
 			}
 			start = i + 1;
@@ -41,7 +42,7 @@ static void feed(const cuco_workload *wl, const uint8_t *data, size_t size)
 	free(line);
 	eval_outcome o;
 	eval_parse_finish(p, &o);
-	if (o.samples < 0 || o.nphases < 0 || o.nphases > CUCO_MAX_PHASES)
+	if (o.timing.samples < 0 || o.timing.nphases < 0 || o.timing.nphases > CUCO_MAX_PHASES)
 		abort();
 	eval_parse_free(p);
 	free(p);

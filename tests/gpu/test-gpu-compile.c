@@ -63,15 +63,16 @@ static void compiles(cuco_evaluator *ev, const cuco_workload *wl, const char *fi
 	assert_int_equal(cuco_eval_candidate(ev, src, len, &dir, false, &res, &err), CUCO_OK);
 	free(src);
 	print_message("%s %s%s: %s %s %.1f s compile\n", wl->name, file, backend ? " (gin)" : "",
-		res.ok ? "ok" : res.failed_stage, res.ok ? "" : res.error_class, res.compile_s);
-	if (!res.ok && strcmp(res.failed_stage, "compile") == 0)
-		fail_msg("%s: %s does not compile:\n%s", wl->name, file, res.excerpt);
+		res.ok ? "ok" : res.failure.stage, res.ok ? "" : res.failure.error_class, res.compile_s);
+	if (!res.ok && strcmp(res.failure.stage, "compile") == 0)
+		fail_msg("%s: %s does not compile:\n%s", wl->name, file, res.failure.excerpt);
 	if (res.ok)
 		return;
 	/* Compiled; the run may only fail on the environment: too few GPUs
 	 * here, or (GIN variant) no RDMA NIC. */
 	if (!res.environment || (can_run && !backend))
-		fail_msg("%s: %s: %s in %s:\n%s", wl->name, file, res.error_class, res.failed_stage, res.excerpt);
+		fail_msg("%s: %s: %s in %s:\n%s", wl->name, file, res.failure.error_class,
+			res.failure.stage, res.failure.excerpt);
 }
 
 /* The first sealed line of out that t opens, its JSON; NULL when none. */

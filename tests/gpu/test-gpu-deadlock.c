@@ -45,7 +45,7 @@ static void test_barrier_everyone_meets(void **state)
 	cuco_eval_result res;
 	run_file("baseline", &res);
 	if (!res.ok)
-		fail_msg("%s %s: %s", res.failed_stage, res.error_class, res.excerpt);
+		fail_msg("%s %s: %s", res.failure.stage, res.failure.error_class, res.failure.excerpt);
 }
 
 static void test_missing_rank_is_a_deadlock(void **state)
@@ -54,8 +54,8 @@ static void test_missing_rank_is_a_deadlock(void **state)
 	cuco_eval_result res;
 	run_file("seed", &res);
 	assert_false(res.ok);
-	assert_string_equal(res.failed_stage, "run");
-	assert_string_equal(res.error_class, "timeout");
+	assert_string_equal(res.failure.stage, "run");
+	assert_string_equal(res.failure.error_class, "timeout");
 	assert_int_equal(count_processes(run_dir), 0);
 }
 

@@ -254,9 +254,9 @@ static bool evaluate(const run *r, const char *src, size_t len, const char *dire
 /* The "sync" phase of a verdict, in us per step; NaN when none. */
 static double sync_phase(const cuco_eval_result *res)
 {
-	for (int i = 0; i < res->nphases; i++)
-		if (strcmp(res->phases[i].name, "sync") == 0)
-			return res->phases[i].us;
+	for (int i = 0; i < res->timing.nphases; i++)
+		if (strcmp(res->timing.phases[i].name, "sync") == 0)
+			return res->timing.phases[i].us;
 	return NAN;
 }
 
@@ -274,26 +274,26 @@ static void one_case(const run *r, const char *seed, hostile *h)
 	bool built = build_source(seed, h, &src);
 	bool ok = built && evaluate(r, src.data, src.len, *h->directive ? h->directive : NULL, h->bench, &res);
 	if (ok && res.ok)
-		snprintf(line, sizeof line, "%.2f us median", res.latency_median_us);
+		snprintf(line, sizeof line, "%.2f us median", res.timing.median_us);
 	else if (ok)
-		first_line(res.excerpt, line, sizeof line);
+		first_line(res.failure.excerpt, line, sizeof line);
 	/* Without a GPU a GPU workload stops at the run stage: only what is
 	 * refused at compile time can be told here. */
 	bool here = !r->gpu_family || r->have_gpu, refused = false;
 	for (int i = 0; i < h->nexpect; i++) {
 		const struct expect *e = &h->expect[i];
 		here |= strcmp(e->stage, "compile") == 0;
-		refused |= ok && !res.ok && strcmp(res.failed_stage, e->stage) == 0
-			&& strcmp(res.error_class, e->cls) == 0 && strstr(res.excerpt, e->text);
+		refused |= ok && !res.ok && strcmp(res.failure.stage, e->stage) == 0
+			&& strcmp(res.failure.error_class, e->cls) == 0 && strstr(res.failure.excerpt, e->text);
 	}
 	double span = ok && res.ok ? sync_phase(&res) : NAN;
-	if (h->timed && res.ok && span > 0 && res.latency_min_us >= span - TIMED_SLACK_US) {
+	if (h->timed && res.ok && span > 0 && res.timing.min_us >= span - TIMED_SLACK_US) {
 		refused = true;
 		snprintf(line, sizeof line, "%.2f us fastest step, its work timed (its shortest span: %.2f us)",
-			res.latency_min_us, span);
+			res.timing.min_us, span);
 	} else if (h->timed && ok && res.ok) {
 		snprintf(line, sizeof line, "%.2f us fastest step, below its shortest span of work (%.2f us)",
-			res.latency_min_us, span);
+			res.timing.min_us, span);
 	}
 	const char *verdict = "ok";
 	if (!built) {
@@ -308,7 +308,7 @@ static void one_case(const run *r, const char *seed, hostile *h)
 	} else if (here) {
 		if (!refused)
 			verdict = "FAIL";
-	} else if (res.ok || !res.environment || strcmp(res.failed_stage, "run") != 0) {
+	} else if (res.ok || !res.environment || strcmp(res.failure.stage, "run") != 0) {
 		verdict = "FAIL (compiles?)";
 	} else {
 		verdict = "compiled; its verdict needs a GPU";
@@ -317,7 +317,8 @@ static void one_case(const run *r, const char *seed, hostile *h)
 	h->failed = strncmp(verdict, "FAIL", 4) == 0;
 	cuco_buf_printf(&h->report, "hostile %s/%-22s%s%s %s %s: %s\n  -> %s\n", r->wl->name, h->name,
 		*h->size ? " at " : "", h->size,
-		ok ? (res.ok ? "passed" : res.failed_stage) : "-", ok ? res.error_class : "", line, verdict);
+		ok ? (res.ok ? "passed" : res.failure.stage) : "-", ok ? res.failure.error_class : "",
+		line, verdict);
 	if (h->open)
 		cuco_buf_printf(&h->report, "  open until %s\n", h->xfail);
 	if (h->failed && here)
@@ -325,7 +326,7 @@ static void one_case(const run *r, const char *seed, hostile *h)
 			cuco_buf_printf(&h->report, "  expected %s %s \"%s\"\n", h->expect[i].stage, h->expect[i].cls,
 				h->expect[i].text);
 	if (r->filtered && ok && !res.ok)
-		cuco_buf_printf(&h->report, "  excerpt:\n%s\n", res.excerpt);
+		cuco_buf_printf(&h->report, "  excerpt:\n%s\n", res.failure.excerpt);
 	cuco_buf_free(&src);
 }
 
@@ -351,16 +352,17 @@ static void genuine(run *r, const char *what, const char *src, size_t len, const
 	char line[400] = "";
 	bool ok = evaluate(r, src, len, directive, bench, &res);
 	if (ok)
-		first_line(res.excerpt, line, sizeof line);
+		first_line(res.failure.excerpt, line, sizeof line);
 	bool pass = ok && (res.ok || (r->gpu_family && !r->have_gpu && res.environment
-		&& strcmp(res.failed_stage, "run") == 0));
+		&& strcmp(res.failure.stage, "run") == 0));
 	r->failures += !pass;
 	printf("genuine %s/%s%s%s%s%s: %s %s%s%s\n", r->wl->name, what, directive ? " " : "", directive ? directive : "",
 		*r->group.size ? " at " : "", r->group.size,
-		!ok ? "-" : res.ok ? "passed" : res.failed_stage, ok && !res.ok ? res.error_class : "",
+		!ok ? "-" : res.ok ? "passed" : res.failure.stage, ok && !res.ok ? res.failure.error_class : "",
 		*line ? ": " : "", line);
 	if (ok && res.ok)
-		printf("  -> ok, %.1f us median, %ld host calls counted\n", res.latency_median_us, res.host_calls);
+		printf("  -> ok, %.1f us median, %lld host calls counted\n", res.timing.median_us,
+			(long long)res.timing.host_calls);
 	else
 		printf("  -> %s\n", pass ? "compiled; its run needs a GPU" : "FAIL");
 	fflush(stdout);

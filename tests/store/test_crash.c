@@ -61,7 +61,7 @@ static int insert(cuco_txn *txn, void *arg)
 		c.status = CUCO_STATUS_DONE;
 		c.origin = CUCO_ORIGIN_TUNE;
 		c.score = (double)c.id;
-		c.latency_median_us = 1000.0 / (double)c.id;
+		c.timing.median_us = 1000.0 / (double)c.id;
 		snprintf(c.note, sizeof c.note, "note of %llu", (unsigned long long)c.id);
 		source_for(c.id, b->src);
 		int rc = cuco_source_put(txn, b->src, SOURCE_BYTES - 1, c.source_hash);
@@ -298,7 +298,7 @@ static int build_store(cuco_txn *txn, void *arg)
 		cuco_measurement m;
 		cuco_measurement_init(&m, b->first + (uint64_t)i, "measure");
 		m.ok = true;
-		m.latency_median_us = 100 + i;
+		m.timing.median_us = 100 + i;
 		rc = cuco_measure_add(txn, &m, NULL);
 	}
 	cuco_island isl = { .id = 0, .phase = "explore" };

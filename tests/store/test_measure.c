@@ -31,8 +31,8 @@ static int put_queued(cuco_txn *txn, void *arg)
 	memset(&c, 0, sizeof c);
 	c.origin = CUCO_ORIGIN_BASELINE;
 	c.status = CUCO_STATUS_QUEUED;
-	c.score = c.speedup = c.latency_min_us = c.latency_median_us = c.latency_p90_us = NAN;
-	c.max_error = c.peak_fraction = c.spread = NAN;
+	c.score = c.speedup = c.timing.min_us = c.timing.median_us = c.timing.p90_us = NAN;
+	c.timing.max_error = c.timing.peak_fraction = c.timing.spread = NAN;
 	int rc = cuco_cand_put(txn, &c);
 	f->id = c.id;
 	return rc;
@@ -77,17 +77,17 @@ static cuco_candidate add(fixture *f, uint64_t session, bool ok, double median, 
 	a.m.session = session;
 	a.m.ok = ok;
 	if (ok) {
-		a.m.latency_median_us = median;
-		a.m.latency_min_us = median * 0.9;
-		a.m.samples = 5;
+		a.m.timing.median_us = median;
+		a.m.timing.min_us = median * 0.9;
+		a.m.timing.samples = 5;
 		a.m.speedup = a.m.score = 1000 / median;
-		a.m.nphases = 1;
-		strcpy(a.m.phases[0].name, "comm");
-		a.m.phases[0].us = median / 2;
+		a.m.timing.nphases = 1;
+		strcpy(a.m.timing.phases[0].name, "comm");
+		a.m.timing.phases[0].us = median / 2;
 	} else {
-		strcpy(a.m.failed_stage, "run");
-		strcpy(a.m.error_class, cls);
-		strcpy(a.m.error_excerpt, "run: exit status 1");
+		strcpy(a.m.failure.stage, "run");
+		strcpy(a.m.failure.error_class, cls);
+		strcpy(a.m.failure.excerpt, "run: exit status 1");
 	}
 	cuco_err err = { 0 };
 	assert_int_equal(cuco_store_write(f->st, add_txn, &a, &err), CUCO_OK);
@@ -173,20 +173,20 @@ static void test_appended_and_in_force(void **state)
 	assert_int_equal(first.seq, 1);
 	assert_true(first.time > 0);
 	assert_int_equal(c.status, CUCO_STATUS_DONE);
-	assert_true(c.latency_median_us == 1000);
+	assert_true(c.timing.median_us == 1000);
 
 	c = add(f, 9, false, 0, "crash", NULL);
 	assert_int_equal(c.status, CUCO_STATUS_DONE);  /* a failed re-measure: the earlier stays */
-	assert_true(c.latency_median_us == 1000);
-	assert_string_equal(c.error_class, "");
+	assert_true(c.timing.median_us == 1000);
+	assert_string_equal(c.failure.error_class, "");
 	assert_true(c.score == 1);
 
 	c = add(f, 9, true, 800, NULL, NULL);
 	assert_int_equal(c.status, CUCO_STATUS_DONE);
-	assert_true(c.latency_median_us == 800);
+	assert_true(c.timing.median_us == 800);
 	assert_true(c.score == 1000.0 / 800);
-	assert_int_equal(c.nphases, 1);
-	assert_true(c.phases[0].us == 400);
+	assert_int_equal(c.timing.nphases, 1);
+	assert_true(c.timing.phases[0].us == 400);
 
 	read_arg r = reread(f);
 	assert_int_equal(r.l.n, 3);
@@ -194,15 +194,15 @@ static void test_appended_and_in_force(void **state)
 	assert_int_equal(r.l.all[0].seq, 1);
 	assert_int_equal(r.l.all[0].session, 3);
 	assert_true(r.l.all[0].ok);
-	assert_true(r.l.all[0].latency_median_us == 1000);
+	assert_true(r.l.all[0].timing.median_us == 1000);
 	assert_int_equal(r.l.all[1].seq, 2);
 	assert_int_equal(r.l.all[1].session, 9);
 	assert_false(r.l.all[1].ok);
-	assert_string_equal(r.l.all[1].error_class, "crash");
-	assert_string_equal(r.l.all[1].error_excerpt, "run: exit status 1");
-	assert_true(isnan(r.l.all[1].latency_median_us));
+	assert_string_equal(r.l.all[1].failure.error_class, "crash");
+	assert_string_equal(r.l.all[1].failure.excerpt, "run: exit status 1");
+	assert_true(isnan(r.l.all[1].timing.median_us));
 	assert_int_equal(r.l.all[2].seq, 3);
-	assert_true(r.l.all[2].latency_median_us == 800);
+	assert_true(r.l.all[2].timing.median_us == 800);
 	assert_true(r.l.all[2].time >= r.l.all[0].time);
 	assert_int_equal(r.c.status, CUCO_STATUS_DONE);
 }
@@ -214,12 +214,12 @@ static void test_failed_without_one_in_force(void **state)
 	fixture *f = *state;
 	cuco_candidate c = add(f, 1, false, 0, "timeout", NULL);
 	assert_int_equal(c.status, CUCO_STATUS_FAILED);
-	assert_string_equal(c.failed_stage, "run");
-	assert_string_equal(c.error_class, "timeout");
+	assert_string_equal(c.failure.stage, "run");
+	assert_string_equal(c.failure.error_class, "timeout");
 	assert_true(isnan(c.score));
 	c = add(f, 2, true, 500, NULL, NULL);
 	assert_int_equal(c.status, CUCO_STATUS_DONE);
-	assert_string_equal(c.error_class, "");
+	assert_string_equal(c.failure.error_class, "");
 	assert_int_equal(reread(f).l.n, 2);
 }
 
@@ -232,11 +232,11 @@ static void test_rejected_stays_rejected(void **state)
 	assert_int_equal(edit(f, CUCO_ORIGIN_TUNE, CUCO_STATUS_REJECTED, &(cuco_err){ 0 }), CUCO_OK);
 	cuco_candidate c = add(f, 2, true, 600, NULL, NULL);
 	assert_int_equal(c.status, CUCO_STATUS_REJECTED);
-	assert_true(c.latency_median_us == 600);
+	assert_true(c.timing.median_us == 600);
 	c = add(f, 3, false, 0, "crash", NULL);
 	assert_int_equal(c.status, CUCO_STATUS_REJECTED);
-	assert_string_equal(c.error_class, "crash");  /* a program's failure is in force */
-	assert_true(isnan(c.latency_median_us));
+	assert_string_equal(c.failure.error_class, "crash");  /* a program's failure is in force */
+	assert_true(isnan(c.timing.median_us));
 }
 
 static int add_to_missing(cuco_txn *txn, void *arg)
@@ -260,7 +260,7 @@ static void test_lists_apart(void **state)
 	add(f, 1, true, 300, NULL, NULL);
 	read_arg r = reread(f);
 	assert_int_equal(r.l.n, 2);
-	assert_true(r.l.all[0].latency_median_us == 200);
+	assert_true(r.l.all[0].timing.median_us == 200);
 	f->id = first;
 	assert_int_equal(reread(f).l.n, 1);
 	cuco_err err = { 0 };
@@ -289,22 +289,22 @@ static void test_program_failure_in_force(void **state)
 	add(f, 1, true, 700, NULL, NULL);
 	cuco_candidate c = add(f, 1, false, 0, "environment", NULL);
 	assert_int_equal(c.status, CUCO_STATUS_DONE);
-	assert_true(c.latency_median_us == 700);
-	assert_string_equal(c.error_class, "");
+	assert_true(c.timing.median_us == 700);
+	assert_string_equal(c.failure.error_class, "");
 	c = add(f, 2, false, 0, "suspect", NULL);
 	assert_int_equal(c.status, CUCO_STATUS_FAILED);
-	assert_string_equal(c.error_class, "suspect");
-	assert_string_equal(c.failed_stage, "run");
-	assert_string_equal(c.error_excerpt, "run: exit status 1");
-	assert_true(isnan(c.latency_median_us) && isnan(c.speedup) && isnan(c.score));
+	assert_string_equal(c.failure.error_class, "suspect");
+	assert_string_equal(c.failure.stage, "run");
+	assert_string_equal(c.failure.excerpt, "run: exit status 1");
+	assert_true(isnan(c.timing.median_us) && isnan(c.speedup) && isnan(c.score));
 	read_arg r = reread(f);
 	assert_int_equal(r.l.n, 3);
-	assert_true(r.l.all[0].ok && r.l.all[0].latency_median_us == 700);
+	assert_true(r.l.all[0].ok && r.l.all[0].timing.median_us == 700);
 	assert_int_equal(r.c.status, CUCO_STATUS_FAILED);
 	/* Passing again puts it back. */
 	c = add(f, 3, true, 650, NULL, NULL);
 	assert_int_equal(c.status, CUCO_STATUS_DONE);
-	assert_string_equal(c.error_class, "");
+	assert_string_equal(c.failure.error_class, "");
 }
 
 typedef struct crown_arg {
@@ -376,9 +376,9 @@ static void test_phases_view(void **state)
 	};
 	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
 		cuco_candidate *c = calloc(1, sizeof *c);
-		c->latency_median_us = cases[k].lat;
-		c->nphases = cases[k].n;
-		memcpy(c->phases, cases[k].ph, sizeof cases[k].ph);
+		c->timing.median_us = cases[k].lat;
+		c->timing.nphases = cases[k].n;
+		memcpy(c->timing.phases, cases[k].ph, sizeof cases[k].ph);
 		cuco_phase shown[CUCO_MAX_PHASES];
 		double measured[CUCO_MAX_PHASES];
 		assert_int_equal(cuco_phases_view(c, shown, measured), cases[k].n);

@@ -41,19 +41,19 @@ static void sample_candidate(cuco_candidate *c, uint64_t parent)
 	strcpy(c->directive.knobs[0].value, "16");
 	strcpy(c->directive.knobs[1].name, "tile");
 	strcpy(c->directive.knobs[1].value, "128");
-	strcpy(c->error_excerpt, "line one\nline \"two\"\ttab");
+	strcpy(c->failure.excerpt, "line one\nline \"two\"\ttab");
 	c->score = 1.25;
-	c->latency_min_us = 90;
-	c->latency_median_us = 100;
-	c->latency_p90_us = 110;
-	c->samples = 15;
-	c->spread = 0.05;
-	c->nphases = 2;
-	strcpy(c->phases[0].name, "compute");
-	c->phases[0].us = 70;
-	strcpy(c->phases[1].name, "comm");
-	c->phases[1].us = 30;
-	c->max_error = 1e-6;
+	c->timing.min_us = 90;
+	c->timing.median_us = 100;
+	c->timing.p90_us = 110;
+	c->timing.samples = 15;
+	c->timing.spread = 0.05;
+	c->timing.nphases = 2;
+	strcpy(c->timing.phases[0].name, "compute");
+	c->timing.phases[0].us = 70;
+	strcpy(c->timing.phases[1].name, "comm");
+	c->timing.phases[1].us = 30;
+	c->timing.max_error = 1e-6;
 	c->speedup = 1.25;
 	c->speedup_lo = 1.18;
 	c->speedup_hi = 1.36;
@@ -63,7 +63,7 @@ static void sample_candidate(cuco_candidate *c, uint64_t parent)
 	for (int i = 0; i < 12; i++)
 		c->ratios[i] = 1.2 + 0.01 * i;
 	c->verdict = CUCO_VERDICT_FASTER;
-	c->peak_fraction = NAN;
+	c->timing.peak_fraction = NAN;
 	c->pinned = true;
 	strcpy(c->model, "gpt-x");
 	c->tokens_prompt = 1234;
@@ -111,11 +111,11 @@ static void test_candidate_roundtrip(void **state)
 	assert_int_equal(b->status, CUCO_STATUS_DONE);
 	assert_memory_equal(&a->directive, &b->directive, sizeof a->directive);
 	assert_string_equal(a->source_hash, b->source_hash);
-	assert_string_equal(a->error_excerpt, b->error_excerpt);
-	assert_true(b->score == 1.25 && b->latency_median_us == 100 && b->samples == 15);
-	assert_int_equal(b->nphases, 2);
-	assert_string_equal(b->phases[1].name, "comm");
-	assert_true(isnan(b->peak_fraction));
+	assert_string_equal(a->failure.excerpt, b->failure.excerpt);
+	assert_true(b->score == 1.25 && b->timing.median_us == 100 && b->timing.samples == 15);
+	assert_int_equal(b->timing.nphases, 2);
+	assert_string_equal(b->timing.phases[1].name, "comm");
+	assert_true(isnan(b->timing.peak_fraction));
 	assert_true(b->speedup == 1.25 && b->speedup_lo == 1.18 && b->speedup_hi == 1.36);
 	assert_true(b->confidence == 0.995 && b->rounds == 12);
 	assert_int_equal(b->nratios, 12);  /* the rounds behind the interval */
@@ -198,7 +198,7 @@ static void test_fail_classes(void **state)
 		assert_int_equal(cuco_fail_parse(cuco_fail_name((cuco_fail_class)i), &f), CUCO_OK);
 		assert_int_equal(f, i);
 		/* A name must fit the record's field. */
-		assert_true(strlen(cuco_fail_name(f)) < sizeof ((cuco_candidate *)0)->error_class);
+		assert_true(strlen(cuco_fail_name(f)) < sizeof ((cuco_candidate *)0)->failure.error_class);
 	}
 	cuco_fail_class f;
 	assert_int_equal(cuco_fail_parse("segfault", &f), CUCO_EDATA);
@@ -518,14 +518,14 @@ static int apply_rules(cuco_txn *txn, void *arg)
 		rc = cuco_cand_put(txn, &c);
 	sample_candidate(&c, 1);                      /* #3, failed at run */
 	c.status = CUCO_STATUS_FAILED;
-	strcpy(c.failed_stage, "run");
-	strcpy(c.error_class, "wrong-answer");
+	strcpy(c.failure.stage, "run");
+	strcpy(c.failure.error_class, "wrong-answer");
 	if (!rc)
 		rc = cuco_cand_put(txn, &c);
 	sample_candidate(&c, 1);                      /* #4, never evaluated */
 	c.status = CUCO_STATUS_QUEUED;
-	c.samples = 0;
-	c.latency_min_us = c.latency_median_us = c.latency_p90_us = NAN;
+	c.timing.samples = 0;
+	c.timing.min_us = c.timing.median_us = c.timing.p90_us = NAN;
 	if (!rc)
 		rc = cuco_cand_put(txn, &c);
 	const char *text = "int main(void) { return 1; }\n";

@@ -34,10 +34,10 @@ static void phases(cuco_candidate *c, double compute, double comm, double sync, 
 {
 	const char *names[] = { "compute", "comm", "sync", "exposed_comm" };
 	double us[] = { compute, comm, sync, exposed };
-	c->nphases = 4;
+	c->timing.nphases = 4;
 	for (int i = 0; i < 4; i++) {
-		cuco_strlcpy(c->phases[i].name, names[i], sizeof c->phases[i].name);
-		c->phases[i].us = us[i];
+		cuco_strlcpy(c->timing.phases[i].name, names[i], sizeof c->timing.phases[i].name);
+		c->timing.phases[i].us = us[i];
 	}
 }
 
@@ -49,8 +49,8 @@ static void base(cuco_candidate *c, uint64_t parent, int island, cuco_origin o, 
 	c->island = island;
 	c->origin = o;
 	c->status = s;
-	c->score = c->latency_min_us = c->latency_median_us = c->latency_p90_us = NAN;
-	c->speedup = c->peak_fraction = c->max_error = NAN;
+	c->score = c->timing.min_us = c->timing.median_us = c->timing.p90_us = NAN;
+	c->speedup = c->timing.peak_fraction = c->timing.max_error = NAN;
 	cuco_strlcpy(c->directive.backend, "rma", sizeof c->directive.backend);
 	cuco_strlcpy(c->directive.issuer, "one", sizeof c->directive.issuer);
 	cuco_strlcpy(c->directive.placement, "after", sizeof c->directive.placement);
@@ -60,15 +60,15 @@ static void base(cuco_candidate *c, uint64_t parent, int island, cuco_origin o, 
 
 static void timed(cuco_candidate *c, double median, double baseline)
 {
-	c->latency_min_us = median * 0.97;
-	c->latency_median_us = median;
-	c->latency_p90_us = median * 1.04;
-	c->samples = 15;
-	c->spread = 0.08;
+	c->timing.min_us = median * 0.97;
+	c->timing.median_us = median;
+	c->timing.p90_us = median * 1.04;
+	c->timing.samples = 15;
+	c->timing.spread = 0.08;
 	c->speedup = baseline / median;
 	c->score = c->speedup;
-	c->peak_fraction = 0.3 * c->speedup;
-	c->max_error = 1e-7;
+	c->timing.peak_fraction = 0.3 * c->speedup;
+	c->timing.max_error = 1e-7;
 }
 
 static int event(cuco_txn *txn, const char *kind, uint64_t cand, const char *text)
@@ -132,15 +132,16 @@ static int create_txn(cuco_txn *txn, void *arg)
 	if (rc == CUCO_OK)
 		rc = put(txn, c, sources[2]);
 	base(c, 2, 1, CUCO_ORIGIN_LLM_FULL, CUCO_STATUS_FAILED);
-	cuco_strlcpy(c->failed_stage, "compile", sizeof c->failed_stage);
-	cuco_strlcpy(c->error_class, "compile-error", sizeof c->error_class);
-	cuco_strlcpy(c->error_excerpt, "seed.c:4: error: expected ')' before '}' token", sizeof c->error_excerpt);
+	cuco_strlcpy(c->failure.stage, "compile", sizeof c->failure.stage);
+	cuco_strlcpy(c->failure.error_class, "compile-error", sizeof c->failure.error_class);
+	cuco_strlcpy(c->failure.excerpt, "seed.c:4: error: expected ')' before '}' token",
+		sizeof c->failure.excerpt);
 	if (rc == CUCO_OK)
 		rc = put(txn, c, sources[3]);
 	base(c, 3, 1, CUCO_ORIGIN_TUNE, CUCO_STATUS_DONE);
 	cuco_strlcpy(c->directive.granularity, "16", sizeof c->directive.granularity);
 	timed(c, 900, 1100);
-	c->spread = 0.6;  /* measured on a busy machine */
+	c->timing.spread = 0.6;  /* measured on a busy machine */
 	phases(c, 700, 390, 30, 170);
 	if (rc == CUCO_OK)
 		rc = put(txn, c, sources[2]);
@@ -259,9 +260,9 @@ static int refused_txn(cuco_txn *txn, void *arg)
 	(void)arg;
 	cuco_measurement m;
 	cuco_measurement_init(&m, 1, "confirm");
-	strcpy(m.failed_stage, "bench");
-	strcpy(m.error_class, "suspect");
-	snprintf(m.error_excerpt, sizeof m.error_excerpt, "bench: %s\nthe stage's last output", CLOCK_WHY);
+	strcpy(m.failure.stage, "bench");
+	strcpy(m.failure.error_class, "suspect");
+	snprintf(m.failure.excerpt, sizeof m.failure.excerpt, "bench: %s\nthe stage's last output", CLOCK_WHY);
 	int rc = cuco_measure_add(txn, &m, NULL);
 	if (rc == CUCO_OK)
 		rc = event(txn, "confirm", 3, "#3 no verdict: the baseline failed in round 4 at bench: "

@@ -244,7 +244,7 @@ static int add_tree(cuco_txn *txn, void *arg)
 		c.origin = i == 0 ? CUCO_ORIGIN_BASELINE : CUCO_ORIGIN_TUNE;
 		c.status = i == 3 ? CUCO_STATUS_FAILED : CUCO_STATUS_DONE;
 		c.score = c.speedup = i == 4 ? 2.0 : 1.0;
-		c.latency_median_us = 100;
+		c.timing.median_us = 100;
 		int rc = cuco_cand_put(txn, &c);
 		if (rc)
 			return rc;
