@@ -129,7 +129,8 @@ const cuco_paths *cuco_paths_get(void);
  * helper (the host-call interposer, the stages' init) is; false for a
  * cuco run from its build tree, or an absolute rel. */
 bool cuco_installed_beside(const char *rel, char *out, size_t size);
-/* Find them again, for a process that changed its environment (tests). */
+/* Find them again, with cuco's variables read again (cuco_env_reread), for
+ * a process that changed its environment (tests). */
 void cuco_paths_reread(void);
 bool cuco_folder_exists(const cuco_folder *f);
 /* Strip leading and trailing whitespace in place; returns the new start.
