@@ -231,6 +231,7 @@ typedef struct eval_sandbox {
 	eval_user user;
 	char status[640];         /* one line for the user: what runs how, and why */
 	char user_status[400];    /* one line: which user stages run as, and why */
+	const char *pass_env;     /* $CUCO_PASS_ENV, for its probes' stages */
 } eval_sandbox;
 
 /* One folder over the system: shown read-only, hidden (an empty read-only

@@ -472,7 +472,7 @@ static bool run_probe(const eval_sandbox *sb, const eval_filter *f, char *const 
 	eval_sandbox_view v = { .workdir = dir, .seccomp = f != NULL };
 	char **argv = eval_sandbox_argv(sb, &v);
 	eval_limits lim = { .wall_s = PROBE_S, .grace_s = 1, .log_cap = 4096, .sandbox = argv,
-		.filter = f, .user = &sb->user, .pass_env = cuco_env_get()->pass_env };
+		.filter = f, .user = &sb->user, .pass_env = sb->pass_env };
 	eval_stage st;
 	cuco_err err = { 0 };
 	bool ok = eval_stage_run(cmd, dir, log, &lim, NULL, out ? collect : NULL, out, &st, &err) == CUCO_OK
@@ -511,6 +511,7 @@ static int resolve_mode(cuco_sandbox_mode mode, const char *env, cuco_sandbox_mo
 int eval_sandbox_open(cuco_sandbox_mode mode, const cuco_env *env, eval_sandbox *sb, cuco_err *err)
 {
 	memset(sb, 0, sizeof *sb);
+	sb->pass_env = env->pass_env;
 	int rc = resolve_mode(mode, env->sandbox, &mode, err);
 	if (rc == CUCO_OK)
 		rc = stage_user(&sb->user, env->stage_user, err);
