@@ -297,6 +297,12 @@ void cuco_remove_tree(const char *path)
 	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+const char *cuco_tmp_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	return tmp && *tmp ? tmp : "/tmp";
+}
+
 int cuco_mkdir_p(const char *path, cuco_err *err)
 {
 	char p[4096];

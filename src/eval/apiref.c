@@ -325,9 +325,8 @@ static bool capture(char *const *argv, cuco_buf *out)
  * file that includes it. */
 static bool find_mpi_h(const char *compiler, char *out, size_t size)
 {
-	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char probe[PATH_MAX];
-	snprintf(probe, sizeof probe, "%s/cuco-mpi-h-XXXXXX.c", tmp);
+	snprintf(probe, sizeof probe, "%s/cuco-mpi-h-XXXXXX.c", cuco_tmp_dir());
 	int fd = mkstemps(probe, 2);
 	if (fd < 0)
 		return false;

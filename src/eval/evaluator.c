@@ -293,8 +293,7 @@ static void sweep(const char *dir, const char *prefix)
  * evaluator of the same run knows which leftovers are its own. */
 static void name_tmp(cuco_evaluator *ev)
 {
-	const char *base = getenv("TMPDIR");
-	cuco_strlcpy(ev->tmp_base, base && *base ? base : "/tmp", sizeof ev->tmp_base);
+	cuco_strlcpy(ev->tmp_base, cuco_tmp_dir(), sizeof ev->tmp_base);
 	char real[PATH_MAX];
 	const char *run = realpath(ev->cfg.run_dir, real) ? real : ev->cfg.run_dir;
 	snprintf(ev->tmp_prefix, sizeof ev->tmp_prefix, "cuco-tmp-%012llx-",
