@@ -112,7 +112,7 @@ static bool object_of(const cuco_workload *wl, const char *file, const char *obj
 {
 	char source[1400], compiler[512];
 	snprintf(source, sizeof source, "%s/%s", wl->dir, file);
-	eval_compiler_of(wl, compiler, sizeof compiler);
+	eval_compiler_of(wl, cuco_env_get(), compiler, sizeof compiler);
 	cuco_directive d;
 	cuco_directive_default(wl, &d);
 	eval_vars v = { .wl = wl, .size = cuco_workload_size(wl, ""), .dir = &d, .compiler = compiler,

@@ -94,6 +94,8 @@ int cuco_mkdir_p(const char *path, cuco_err *err);
  * (best effort: scratch folders), as does what lies more than 64 folders
  * down. */
 void cuco_remove_tree(const char *path);
+/* Where temporary files go: $TMPDIR when set, else /tmp. */
+const char *cuco_tmp_dir(void);
 /* The session driving a run holds an flock on RUN/run.lock and writes its
  * pid there (the engine: engine.h). Whether that process is alive: what a viewer in
  * another process asks before it promises that an engine will act. */
@@ -131,7 +133,8 @@ const cuco_paths *cuco_paths_get(void);
  * helper (the host-call interposer, the stages' init) is; false for a
  * cuco run from its build tree, or an absolute rel. */
 bool cuco_installed_beside(const char *rel, char *out, size_t size);
-/* Find them again, for a process that changed its environment (tests). */
+/* Find them again, with cuco's variables read again (cuco_env_reread), for
+ * a process that changed its environment (tests). */
 void cuco_paths_reread(void);
 bool cuco_folder_exists(const cuco_folder *f);
 /* Strip leading and trailing whitespace in place; returns the new start.

@@ -10,10 +10,13 @@
  * the data folder the build was configured for. The person's own folders
  * come before cuco's (the XDG Base Directory specification): the current
  * folder's workloads/ and themes/, $XDG_DATA_HOME/cuco; the system's
- * after ($XDG_DATA_DIRS). Every reader (workloads, themes, the fast
+ * after ($XDG_DATA_DIRS). $CUCO_WORKLOADS and $CUCO_THEMES come from
+ * env.h's one reading; HOME and the XDG variables are read here, the one
+ * place that uses them to find cuco's own files. Every reader (workloads, themes, the fast
  * path's examples, the config readers, `cuco doctor`) takes them from
  * here. */
 #include "core.h"
+#include "env.h"
 
 #include <stdarg.h>
 #include <limits.h>
@@ -231,11 +234,12 @@ static void find_manual(cuco_paths *p)
 
 static void find_all(cuco_paths *p)
 {
+	const cuco_env *env = cuco_env_get();
 	memset(p, 0, sizeof *p);
-	add_each(p->workloads, &p->nworkloads, "$CUCO_WORKLOADS", env_set("CUCO_WORKLOADS"), "");
+	add_each(p->workloads, &p->nworkloads, "$CUCO_WORKLOADS", env->workloads, "");
 	add(p->workloads, &p->nworkloads, "the current folder", "workloads");
 	add_data(p->workloads, &p->nworkloads, "workloads");
-	add_each(p->themes, &p->nthemes, "$CUCO_THEMES", env_set("CUCO_THEMES"), "");
+	add_each(p->themes, &p->nthemes, "$CUCO_THEMES", env->themes, "");
 	add(p->themes, &p->nthemes, "the current folder", "themes");
 	add_data(p->themes, &p->nthemes, "themes");
 	find_config(p);
@@ -254,6 +258,7 @@ const cuco_paths *cuco_paths_get(void)
 
 void cuco_paths_reread(void)
 {
+	cuco_env_reread();
 	pthread_mutex_lock(&paths_lock);
 	find_all(&paths);
 	paths_read = true;

@@ -19,6 +19,7 @@
 
 #include "cmd/cmd.h"
 #include "eval/eval.h"
+#include "env.h"
 
 enum { MAX_CHECKS = 32 };
 
@@ -85,11 +86,9 @@ static void header_version(const char *nccl_h, char *out, size_t size)
 
 static void check_toolchain(report *r, const cuco_hardware *hw)
 {
-	const char *cuda_home = getenv("CUCO_CUDA_HOME"), *nccl_home = getenv("CUCO_NCCL_HOME");
-	if (!cuda_home || !*cuda_home)
-		cuda_home = "/usr/local/cuda";
-	if (!nccl_home || !*nccl_home)
-		nccl_home = cuda_home;
+	const cuco_env *env = cuco_env_get();
+	const char *cuda_home = env->cuda_home ? env->cuda_home : "/usr/local/cuda";
+	const char *nccl_home = env->nccl_home ? env->nccl_home : cuda_home;
 	char path[1024];
 	if (find_program("nvcc", cuda_home, path, sizeof path))
 		add(r, "nvcc", true, "%s (CUDA %s)", path, hw->cuda_version);

@@ -2,6 +2,7 @@
 #include "cmd/cmd.h"
 
 #include "agents/agents.h"
+#include "env.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -226,10 +227,7 @@ static const char *run_dir(const char *opt)
 {
 	if (opt && *opt)
 		return opt;
-	const char *env = getenv("CUCO_RUN");
-	if (env && *env)
-		return env;
-	return "runs/latest";
+	return cuco_env_get()->run;
 }
 
 int cmd_option_next(cmd_args *a)
@@ -353,8 +351,8 @@ void cmd_config_read(cmd_config *c)
 
 const char *cmd_default_theme(const cmd_config *c, char *buf, size_t size)
 {
-	const char *env = getenv("CUCO_THEME");
-	if (env && *env)
+	const char *env = cuco_env_get()->theme;
+	if (env)
 		return env;
 	/* A config that does not load is reported by the commands that need
 	 * it; the screen then opens in its default theme. */
@@ -416,8 +414,7 @@ int cmd_runner_option(const cmd_args *a, int id, cmd_runner_flags *f)
 
 int cmd_sandbox_mode(const cmd_config *c, cuco_sandbox_mode *mode, cuco_err *err)
 {
-	const char *env = getenv("CUCO_SANDBOX");
-	if (*mode != CUCO_SANDBOX_DEFAULT || (env && *env))
+	if (*mode != CUCO_SANDBOX_DEFAULT || cuco_env_get()->sandbox)
 		return CUCO_OK;
 	*mode = c->file.sandbox;
 	if (c->rc != CUCO_OK)

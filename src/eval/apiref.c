@@ -13,6 +13,7 @@
  * MPI compiler. Licence headers, include guards and includes are dropped.
  */
 #include "eval/analyze_int.h"
+#include "env.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,8 +61,9 @@ static const struct { const char *name; int parts; } mpi_calls[] = {
 
 void cuco_nccl_home(char *out, size_t size)
 {
-	const char *nccl = getenv("CUCO_NCCL_HOME"), *cuda = getenv("CUCO_CUDA_HOME");
-	cuco_strlcpy(out, nccl && *nccl ? nccl : cuda && *cuda ? cuda : "/usr/local/cuda", size);
+	const cuco_env *env = cuco_env_get();
+	cuco_strlcpy(out, env->nccl_home ? env->nccl_home : env->cuda_home ? env->cuda_home
+		: "/usr/local/cuda", size);
 }
 
 static int parts_of(cuco_family family, const char *backend)
@@ -323,9 +325,8 @@ static bool capture(char *const *argv, cuco_buf *out)
  * file that includes it. */
 static bool find_mpi_h(const char *compiler, char *out, size_t size)
 {
-	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char probe[PATH_MAX];
-	snprintf(probe, sizeof probe, "%s/cuco-mpi-h-XXXXXX.c", tmp);
+	snprintf(probe, sizeof probe, "%s/cuco-mpi-h-XXXXXX.c", cuco_tmp_dir());
 	int fd = mkstemps(probe, 2);
 	if (fd < 0)
 		return false;
@@ -387,7 +388,7 @@ int cuco_api_reference(const cuco_workload *wl, const char *backend, cuco_buf *o
 			wl->name);
 	if (wl->family == CUCO_FAMILY_CPU_MPI) {
 		char compiler[256];
-		eval_compiler_of(wl, compiler, sizeof compiler);
+		eval_compiler_of(wl, cuco_env_get(), compiler, sizeof compiler);
 		return mpi_reference(compiler, parts, out, from, size, err);
 	}
 	return nccl_reference(parts, out, from, size, err);

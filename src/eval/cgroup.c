@@ -292,11 +292,11 @@ static bool open_v1(eval_cgroups *g, char *why, size_t size)
 	return g->have[EVAL_CG_PIDS] && made > 0;
 }
 
-void eval_cgroups_open(eval_cgroups *g)
+void eval_cgroups_open(eval_cgroups *g, const cuco_env *env)
 {
 	memset(g, 0, sizeof *g);
 	char why[PATH_MAX + 200] = "";
-	const char *off = getenv("CUCO_CGROUPS");
+	const char *off = env->cgroups;
 	if (off && strcmp(off, "off") == 0) {
 		snprintf(g->status, sizeof g->status, "no cgroup (CUCO_CGROUPS=off): per-process rlimits only "
 			"(RLIMIT_AS, RLIMIT_FSIZE, RLIMIT_CPU) and a process count of the stage's session");
@@ -495,7 +495,7 @@ void eval_cgroup_free(eval_cgroup *cg)
 bool cuco_limits_check(char *status, size_t size)
 {
 	eval_cgroups g;
-	eval_cgroups_open(&g);
+	eval_cgroups_open(&g, cuco_env_get());
 	cuco_strlcpy(status, g.status, size);
 	eval_cgroups_close(&g);
 	return g.on;

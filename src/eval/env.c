@@ -67,7 +67,7 @@ static bool listed(const char *list, const char *name)
 /* Whether a variable of that name reaches a stage: the allowlist's names
  * and prefixes, the names in $CUCO_PASS_ENV, SSH_AUTH_SOCK for the ssh
  * and hostfile runners; never a name that looks like a secret (eval_env_secret). */
-static bool eval_env_allowed(const char *name, bool ssh_agent)
+static bool eval_env_allowed(const char *name, bool ssh_agent, const char *pass_env)
 {
 	if (eval_env_secret(name))
 		return false;
@@ -79,7 +79,7 @@ static bool eval_env_allowed(const char *name, bool ssh_agent)
 		if (allowed[i].prefix ? strncmp(name, allowed[i].name, strlen(allowed[i].name)) == 0
 				: strcmp(name, allowed[i].name) == 0)
 			return true;
-	return listed(getenv("CUCO_PASS_ENV"), name);
+	return listed(pass_env, name);
 }
 
 /* Set for every stage whatever the user's environment says: NVLink
@@ -105,7 +105,8 @@ static bool replaced(const char *name, size_t len, const char *const *extra)
 	return false;
 }
 
-char **eval_stage_env(const char *tmpdir, bool ssh_agent, bool filtered, const char *const *extra)
+char **eval_stage_env(const char *tmpdir, bool ssh_agent, bool filtered, const char *const *extra,
+	const char *pass_env)
 {
 	size_t n = 0, nextra = 0;
 	while (environ[n])
@@ -121,7 +122,7 @@ char **eval_stage_env(const char *tmpdir, bool ssh_agent, bool filtered, const c
 			continue;
 		memcpy(name, environ[i], len);
 		name[len] = '\0';
-		if (eval_env_allowed(name, ssh_agent) && !replaced(name, len, extra)
+		if (eval_env_allowed(name, ssh_agent, pass_env) && !replaced(name, len, extra)
 				&& !(filtered && replaced(name, len, filtered_env)))
 			env[k++] = cuco_xstrdup(environ[i]);
 	}

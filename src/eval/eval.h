@@ -406,6 +406,9 @@ typedef struct cuco_eval_config {
 	                              this size; 0 = 1024 */
 	long cache_program_mb;     /* RUN/cache: a built program's size at most; 0 = 256 */
 	long cache_run_mb;         /* RUN/cache: all of them together; 0 = 4096 */
+	/* cuco's environment variables (env.h) its stages, compilers and
+	 * sandbox take; NULL: the process's, cuco_env_get(). */
+	const struct cuco_env *env;
 } cuco_eval_config;
 
 typedef struct cuco_evaluator cuco_evaluator;

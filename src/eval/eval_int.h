@@ -5,6 +5,7 @@
 #define CUCO_EVAL_INT_H
 
 #include "eval/eval.h"
+#include "env.h"
 
 #include <linux/filter.h>
 #include <limits.h>
@@ -115,8 +116,8 @@ typedef struct eval_cgroup {
 
 /* Find where groups can be made here, and make the evaluator's; never
  * fails: g->on says whether stages get groups, g->status says so. Set
- * CUCO_CGROUPS=off to run without (rlimits only). */
-void eval_cgroups_open(eval_cgroups *g);
+ * CUCO_CGROUPS=off (env) to run without (rlimits only). */
+void eval_cgroups_open(eval_cgroups *g, const cuco_env *env);
 void eval_cgroups_close(eval_cgroups *g);
 /* A stage's group with its limits; nothing (cg empty) when g is off. */
 int eval_cgroup_new(eval_cgroups *g, const eval_cgroup_limits *lim, eval_cgroup *cg, cuco_err *err);
@@ -151,6 +152,7 @@ typedef struct eval_limits {
 	eval_cgroups *cgroups;      /* where the stage's group is made; NULL: none */
 	eval_cgroup_limits group;   /* its limits, for all its processes together */
 	const char *tmpdir;   /* the stage's $TMPDIR, or NULL */
+	const char *pass_env; /* further variables the stage gets ($CUCO_PASS_ENV), or NULL */
 	bool ssh_agent;       /* pass SSH_AUTH_SOCK (the ssh and hostfile runners' launchers) */
 	const struct eval_user *user;  /* without a sandbox: the user the command becomes; NULL: cuco's */
 	/* Told once the stage is started, with its group (empty when there is
@@ -193,8 +195,9 @@ bool eval_env_secret(const char *name);
  * (replacing the same names; NULL: none), TMPDIR (when given),
  * NCCL_NVLS_ENABLE=0 and, for a stage under the system-call filter
  * (filtered), Open MPI told to copy without process_vm_readv; malloc'd,
- * for eval_stage_env_free. */
-char **eval_stage_env(const char *tmpdir, bool ssh_agent, bool filtered, const char *const *extra);
+ * for eval_stage_env_free. pass_env: $CUCO_PASS_ENV's names, or NULL. */
+char **eval_stage_env(const char *tmpdir, bool ssh_agent, bool filtered, const char *const *extra,
+	const char *pass_env);
 void eval_stage_env_free(char **env);
 /* Live (non-zombie) processes in a session; for tests and the monitor. */
 int eval_session_count(pid_t session);
@@ -228,6 +231,7 @@ typedef struct eval_sandbox {
 	eval_user user;
 	char status[640];         /* one line for the user: what runs how, and why */
 	char user_status[400];    /* one line: which user stages run as, and why */
+	const char *pass_env;     /* $CUCO_PASS_ENV, for its probes' stages */
 } eval_sandbox;
 
 /* One folder over the system: shown read-only, hidden (an empty read-only
@@ -264,7 +268,7 @@ typedef struct eval_sandbox_view {
  * unless the mode is off, find bwrap and cuco-stage-init and try them
  * once. auto falls back to limits only and says why in sb->status; bwrap
  * fails instead. */
-int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err);
+int eval_sandbox_open(cuco_sandbox_mode mode, const cuco_env *env, eval_sandbox *sb, cuco_err *err);
 /* bwrap's argv up to the command, cuco-stage-init's included (it reports
  * at EVAL_REPORT_FD), NULL-terminated; free with eval_sandbox_argv_free().
  * NULL when sb is off. */
@@ -409,7 +413,7 @@ int eval_obj_symbol_at(const eval_obj *o, uint32_t section, uint64_t offset);
  *     eval_objspec spec = { .family = wl->family,
  *         .entries = "cuco_setup cuco_step cuco_teardown cuco_mpi_thread",
  *         .frame = frame_objects, .mpicc = "mpicc",
- *         .cuda_home = getenv("CUCO_CUDA_HOME"), .nccl_home = ... };
+ *         .cuda_home = env->cuda_home, .nccl_home = env->nccl_home };
  *     eval_objrules *rules;
  *     if (eval_objrules_new(&spec, &rules, err) != CUCO_OK) ...  // CUCO_EENV: this machine
  *     char why[512];
@@ -534,8 +538,8 @@ bool eval_trust_clock(double run_wall_s, double bench_wall_s, int warmup, int re
 /* Put the host-call interposer (cuco-count.so, from the build or the
  * installation) into the run's cache, where stages see it: path and its
  * ELF, or path "" when there is none. */
-int eval_trust_interposer(const char *cache_root, char *path, size_t size, eval_elf *elf,
-	cuco_err *err);
+int eval_trust_interposer(const char *cache_root, const cuco_env *env, char *path, size_t size,
+	eval_elf *elf, cuco_err *err);
 
 /* ---- referee.c: the referee beside a stage (docs/trust.md, "The referee") --- */
 
@@ -654,7 +658,7 @@ bool eval_tok_is(const eval_tok *t, const char *s);
 
 /* The {compiler} of a workload: $CUCO_MPICC (cpu-mpi) or $CUCO_NVCC (the
  * GPU families) when set, else the manifest's compiler. */
-void eval_compiler_of(const cuco_workload *wl, char *out, size_t size);
+void eval_compiler_of(const cuco_workload *wl, const cuco_env *env, char *out, size_t size);
 
 /* ---- runner.c: how a program is launched ------------------------------------ */
 

@@ -101,10 +101,10 @@ struct cuco_evaluator {
 
 /* ---- setup ------------------------------------------------------------------ */
 
-void eval_compiler_of(const cuco_workload *wl, char *out, size_t size)
+void eval_compiler_of(const cuco_workload *wl, const cuco_env *env, char *out, size_t size)
 {
-	const char *env_cc = getenv(wl->family == CUCO_FAMILY_CPU_MPI ? "CUCO_MPICC" : "CUCO_NVCC");
-	cuco_strlcpy(out, env_cc && *env_cc ? env_cc : wl->compiler, size);
+	const char *env_cc = wl->family == CUCO_FAMILY_CPU_MPI ? env->mpicc : env->nvcc;
+	cuco_strlcpy(out, env_cc ? env_cc : wl->compiler, size);
 }
 
 static void collect_line(const char *line, size_t len, void *arg)
@@ -179,8 +179,8 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const
 		.disk_mb = ev->disk_mb,
 		.layers = {
 			{ getenv("HOME"), EVAL_SCRATCH }, { getenv("XDG_CONFIG_HOME"), EVAL_HIDE },
-			{ shelf, EVAL_SHOW }, { getenv("CUCO_CUDA_HOME"), EVAL_SHOW },
-			{ getenv("CUCO_NCCL_HOME"), EVAL_SHOW },
+			{ shelf, EVAL_SHOW }, { ev->cfg.env->cuda_home, EVAL_SHOW },
+			{ ev->cfg.env->nccl_home, EVAL_SHOW },
 			{ ev->common_dir, EVAL_SHOW }, { ev->cfg.run_dir, EVAL_HIDE },
 			{ ev->cache_root, EVAL_SHOW },
 		},
@@ -244,8 +244,7 @@ static void find_launcher(cuco_evaluator *ev)
 		 * (inspect_binary), so it is looked up for every MPI family. */
 		needed = ev->mpi || ev->cfg.runner.kind == CUCO_RUNNER_HOSTFILE;
 		if (needed || ev->wl.family != CUCO_FAMILY_CUDA) {
-			name = getenv("CUCO_MPIRUN");
-			name = name && *name ? name : "mpirun";
+			name = ev->cfg.env->mpirun;
 		}
 		break;
 	case CUCO_RUNNER_SLURM:
@@ -294,8 +293,7 @@ static void sweep(const char *dir, const char *prefix)
  * evaluator of the same run knows which leftovers are its own. */
 static void name_tmp(cuco_evaluator *ev)
 {
-	const char *base = getenv("TMPDIR");
-	cuco_strlcpy(ev->tmp_base, base && *base ? base : "/tmp", sizeof ev->tmp_base);
+	cuco_strlcpy(ev->tmp_base, cuco_tmp_dir(), sizeof ev->tmp_base);
 	char real[PATH_MAX];
 	const char *run = realpath(ev->cfg.run_dir, real) ? real : ev->cfg.run_dir;
 	snprintf(ev->tmp_prefix, sizeof ev->tmp_prefix, "cuco-tmp-%012llx-",
@@ -354,6 +352,8 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	cuco_evaluator *ev = cuco_xcalloc(1, sizeof *ev);
 	ev->wl = *wl;
 	ev->cfg = *cfg;
+	if (!ev->cfg.env)
+		ev->cfg.env = cuco_env_get();
 	ev->size = cuco_workload_size(&ev->wl, cfg->size);
 	if (!ev->size) {
 		free(ev);
@@ -388,7 +388,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	snprintf(ev->work_root, sizeof ev->work_root, "%s/work", cfg->run_dir);
 	snprintf(ev->cache_root, sizeof ev->cache_root, "%s/cache", cfg->run_dir);
 	if (cuco_mkdir_p(ev->work_root, err) != CUCO_OK || cuco_mkdir_p(ev->cache_root, err) != CUCO_OK
-			|| eval_sandbox_open(cfg->sandbox, &ev->sandbox, err) != CUCO_OK) {
+			|| eval_sandbox_open(cfg->sandbox, ev->cfg.env, &ev->sandbox, err) != CUCO_OK) {
 		eval_pool_free(&ev->pool);
 		free(ev);
 		return err->code;
@@ -397,13 +397,13 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	sweep_leftovers(ev);
 	eval_cache_open(&ev->cache, ev->cache_root, cfg->cache_program_mb, cfg->cache_run_mb);
 	ev->disk_mb = cfg->disk_limit_mb > 0 ? cfg->disk_limit_mb : EVAL_DISK_MB;
-	eval_cgroups_open(&ev->cgroups);
+	eval_cgroups_open(&ev->cgroups, ev->cfg.env);
 	cuco_log(CUCO_LOG_INFO, "limits: %s", ev->cgroups.status);
 	eval_filter_build(&ev->filter, false);
 	eval_filter_build(&ev->gpu_filter, true);
 	const char *ext = strrchr(*wl->seed_file ? wl->seed_file : wl->baseline_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
-	eval_compiler_of(wl, ev->compiler, sizeof ev->compiler);
+	eval_compiler_of(wl, ev->cfg.env, ev->compiler, sizeof ev->compiler);
 	ev->mpi = wl->family != CUCO_FAMILY_CUDA && wl->ranks > 1;
 	bool cuda = wl->family != CUCO_FAMILY_CPU_MPI;
 	ev->gpu_lock = cuda && cfg->runner.kind == CUCO_RUNNER_LOCAL;
@@ -415,6 +415,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		.max_procs = cfg->max_procs > 0 ? cfg->max_procs : DEFAULT_MAX_PROCS,
 		.log_cap = LOG_CAP,
 		.cgroups = &ev->cgroups,
+		.pass_env = ev->cfg.env->pass_env,
 		/* The candidate's processes together: its limit, or 8 GiB; a GPU
 		 * workload's host side, half the machine (RLIMIT_AS cannot hold
 		 * CUDA, a group can). */
@@ -432,7 +433,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	workload_shelf(&ev->wl, shelf, sizeof shelf);
 	/* In the sandbox only what it shows as it is must be open to the stage
 	 * user (the run folder is hidden, $TMPDIR a tmpfs of its own). */
-	const char *reach[] = { shelf, ev->common_dir, getenv("CUCO_CUDA_HOME"), getenv("CUCO_NCCL_HOME"),
+	const char *reach[] = { shelf, ev->common_dir, ev->cfg.env->cuda_home, ev->cfg.env->nccl_home,
 		cfg->run_dir, ev->tmp_base };
 	size_t nreach = sizeof reach / sizeof reach[0] - (ev->sandbox.on ? 2 : 0);
 	eval_sandbox_reach(&ev->sandbox, reach, nreach);
@@ -446,7 +447,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	cuco_err why = { 0 };
 	if (cuco_read_file(path, 16u << 20, &ev->baseline, &ev->baseline_len, &why) != CUCO_OK)
 		ev->baseline = NULL;  /* cuco check says why; every source is then scanned */
-	if (eval_trust_interposer(ev->cache_root, ev->interposer, sizeof ev->interposer,
+	if (eval_trust_interposer(ev->cache_root, ev->cfg.env, ev->interposer, sizeof ev->interposer,
 			&ev->interposer_elf, &why) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "eval: host calls will not be counted: %s", why.msg);
 	*out = ev;
@@ -634,8 +635,8 @@ static void build_key(cuco_evaluator *ev, const cuco_directive *dir, const cuco_
 {
 	/* Fixed names instead of the private folder: the key must not vary. */
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = dir, .compiler = ev->compiler,
-		.source = "SOURCE", .output = "OUTPUT", .nccl_home = getenv("CUCO_NCCL_HOME"),
-		.cuda_home = getenv("CUCO_CUDA_HOME") };
+		.source = "SOURCE", .output = "OUTPUT", .nccl_home = ev->cfg.env->nccl_home,
+		.cuda_home = ev->cfg.env->cuda_home };
 	eval_argv words = { 0 };
 	cuco_buf cmd = { 0 };
 	eval_expand(ev->wl.build_cmd, &v, &words, NULL);
@@ -874,7 +875,7 @@ static int trusted_build(cuco_evaluator *ev, const char *tmpl, const char *sourc
 	cuco_directive dflt;
 	cuco_directive_default(&ev->wl, &dflt);
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = &dflt, .compiler = ev->compiler,
-		.source = source, .nccl_home = getenv("CUCO_NCCL_HOME"), .cuda_home = getenv("CUCO_CUDA_HOME") };
+		.source = source, .nccl_home = ev->cfg.env->nccl_home, .cuda_home = ev->cfg.env->cuda_home };
 	char want[PATH_MAX + 96];
 	trusted_path(ev, &v, tmpl, name, want, sizeof want);
 	/* Run as cuco's user (the referee) or linked into every program (the
@@ -942,12 +943,11 @@ static int frame_and_rules(cuco_evaluator *ev, cuco_err *err)
 	pthread_mutex_lock(&ev->trusted_lock);
 	if (rc == CUCO_OK && !ev->objrules) {
 		/* MPI's names come from its wrapper, whatever compiles the program. */
-		const char *mpicc = getenv("CUCO_MPICC");
-		mpicc = mpicc && *mpicc ? mpicc : "mpicc";
+		const char *mpicc = ev->cfg.env->mpicc ? ev->cfg.env->mpicc : "mpicc";
 		char *frame[] = { ev->frame_obj, NULL };
 		eval_objspec spec = { .family = ev->wl.family, .entries = eval_frame_entries(ev->wl.family),
-			.frame = frame, .mpicc = mpicc, .cuda_home = getenv("CUCO_CUDA_HOME"),
-			.nccl_home = getenv("CUCO_NCCL_HOME") };
+			.frame = frame, .mpicc = mpicc, .cuda_home = ev->cfg.env->cuda_home,
+			.nccl_home = ev->cfg.env->nccl_home };
 		rc = eval_objrules_new(&spec, &ev->objrules, err);
 	}
 	pthread_mutex_unlock(&ev->trusted_lock);
@@ -1016,8 +1016,8 @@ static int compile(job *j, const cuco_buf *src, cuco_err *err)
 	if (rc != CUCO_OK)
 		return rc;
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
-		.source = source, .output = output, .nccl_home = getenv("CUCO_NCCL_HOME"),
-		.cuda_home = getenv("CUCO_CUDA_HOME") };
+		.source = source, .output = output, .nccl_home = ev->cfg.env->nccl_home,
+		.cuda_home = ev->cfg.env->cuda_home };
 	stage_files f = { .in = ev->src_name, .out = object };
 	eval_stage st;
 	bool made;
@@ -1089,7 +1089,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		atomic_fetch_add(&ev->stages, 1));
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
 		.source = ev->src_name, .output = ssh ? remote_bin : j->binary, .warmup = warmup,
-		.reps = reps, .nccl_home = getenv("CUCO_NCCL_HOME"), .cuda_home = getenv("CUCO_CUDA_HOME") };
+		.reps = reps, .nccl_home = ev->cfg.env->nccl_home, .cuda_home = ev->cfg.env->cuda_home };
 	eval_argv prog = { 0 }, cmd = { 0 };
 	eval_expand(ev->wl.run_cmd, &v, &prog, NULL);
 	const char *extras[8 + 1];

@@ -10,6 +10,7 @@
  * them needs a GPU to be idle. A process detects once (cuco_hardware_get)
  * and hands the profile down: the engine to its strategies. */
 #include "eval/eval.h"
+#include "env.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -234,10 +235,10 @@ static void detect_nvlink(cuco_hardware *hw, char *out)
 static void detect_cuda(cuco_hardware *hw)
 {
 	char line[256];
-	const char *home = getenv("CUCO_CUDA_HOME");
+	const char *home = cuco_env_get()->cuda_home;
 	char cmd[512];
 	snprintf(cmd, sizeof cmd, "'%s/bin/nvcc' --version | grep -o 'release [0-9.]*'",
-		home && *home ? home : "/usr/local/cuda");
+		home ? home : "/usr/local/cuda");
 	if (first_line(cmd, line, sizeof line) || first_line("nvcc --version | grep -o 'release [0-9.]*'", line, sizeof line))
 		cuco_strlcpy(hw->cuda_version, line + strlen("release "), sizeof hw->cuda_version);
 	else if (first_line("nvidia-smi | grep -o 'CUDA Version: [0-9.]*'", line, sizeof line))

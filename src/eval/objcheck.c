@@ -1186,7 +1186,8 @@ static void on_objdump(const char *line, size_t len, void *arg)
  * not run, or ran out of time. */
 static int binutils(char *const *argv, eval_line_fn on_line, void *arg, cuco_err *err)
 {
-	eval_limits lim = { .wall_s = 60, .grace_s = 1, .fsize_mb = 1024, .max_procs = 8, .log_cap = 0 };
+	eval_limits lim = { .wall_s = 60, .grace_s = 1, .fsize_mb = 1024, .max_procs = 8, .log_cap = 0,
+		.pass_env = cuco_env_get()->pass_env };
 	eval_stage st;
 	int rc = eval_stage_run(argv, "/", "/dev/null", &lim, NULL, on_line, arg, &st, err);
 	if (rc == CUCO_OK && (st.exit_code != 0 || st.timed_out)) {

@@ -63,7 +63,7 @@ static void collect(const char *line, size_t len, void *arg)
 int eval_query(char *const *argv, double wall_s, cuco_buf *out)
 {
 	eval_limits lim = { .wall_s = wall_s, .grace_s = 1, .fsize_mb = 1, .max_procs = 64,
-		.log_cap = 1 };
+		.log_cap = 1, .pass_env = cuco_env_get()->pass_env };
 	eval_stage st;
 	cuco_err err = { 0 };
 	if (eval_stage_run(argv, "/", "/dev/null", &lim, NULL, collect, out, &st, &err) != CUCO_OK)
@@ -686,7 +686,7 @@ int cuco_runner_check(const cuco_runner_config *c, int ranks, report_fn report, 
 	int failed = 0;
 	char detail[640], path[PATH_MAX];
 	const char *launcher = c->kind == CUCO_RUNNER_SLURM ? "srun" : c->kind == CUCO_RUNNER_SSH ? "ssh"
-		: getenv("CUCO_MPIRUN") && *getenv("CUCO_MPIRUN") ? getenv("CUCO_MPIRUN") : "mpirun";
+		: cuco_env_get()->mpirun;
 	bool found = eval_which(launcher, path, sizeof path);
 	if (c->kind == CUCO_RUNNER_SLURM && found) {
 		char *version[] = { path, "--version", NULL };

@@ -276,7 +276,7 @@ void eval_sandbox_argv_free(char **argv)
  * namespace where bwrap works. Root: as $CUCO_STAGE_USER (a name or a
  * uid), else nobody, else uid and gid 65534; CUCO_STAGE_USER=root keeps
  * root, on purpose. */
-static int stage_user(eval_user *u, cuco_err *err)
+static int stage_user(eval_user *u, const char *want, cuco_err *err)
 {
 	memset(u, 0, sizeof *u);
 	u->uid = geteuid();
@@ -285,9 +285,8 @@ static int stage_user(eval_user *u, cuco_err *err)
 	snprintf(u->name, sizeof u->name, "%s", pw ? pw->pw_name : "?");
 	if (u->uid != 0)
 		return CUCO_OK;
-	const char *want = getenv("CUCO_STAGE_USER");
 	char *end;
-	if (want && *want) {
+	if (want) {
 		unsigned long id = strtoul(want, &end, 10);
 		pw = *end ? getpwnam(want) : getpwuid((uid_t)id);
 		if (!pw && *end)
@@ -435,10 +434,9 @@ int eval_sandbox_enter(const eval_sandbox *sb, const char *dir, cuco_err *err)
 /* cuco-stage-init: $CUCO_STAGE_INIT, then the build tree's, then beside
  * the running executable's prefix (an installed prefix moved), then the
  * configured one; false when none is there. */
-static bool find_init(char *out, size_t size)
+static bool find_init(const char *env, char *out, size_t size)
 {
-	const char *env = getenv("CUCO_STAGE_INIT");
-	if (env && *env) {
+	if (env) {
 		cuco_strlcpy(out, env, size);
 		return access(out, X_OK) == 0;
 	}
@@ -474,7 +472,7 @@ static bool run_probe(const eval_sandbox *sb, const eval_filter *f, char *const 
 	eval_sandbox_view v = { .workdir = dir, .seccomp = f != NULL };
 	char **argv = eval_sandbox_argv(sb, &v);
 	eval_limits lim = { .wall_s = PROBE_S, .grace_s = 1, .log_cap = 4096, .sandbox = argv,
-		.filter = f, .user = &sb->user };
+		.filter = f, .user = &sb->user, .pass_env = sb->pass_env };
 	eval_stage st;
 	cuco_err err = { 0 };
 	bool ok = eval_stage_run(cmd, dir, log, &lim, NULL, out ? collect : NULL, out, &st, &err) == CUCO_OK
@@ -498,24 +496,25 @@ static bool probe(const eval_sandbox *sb, char *why, size_t size)
 	return run_probe(sb, NULL, cmd, NULL, why, size);
 }
 
-static int resolve_mode(cuco_sandbox_mode mode, cuco_sandbox_mode *out, cuco_err *err)
+static int resolve_mode(cuco_sandbox_mode mode, const char *env, cuco_sandbox_mode *out,
+	cuco_err *err)
 {
-	const char *env = getenv("CUCO_SANDBOX");
 	*out = mode;
 	if (mode != CUCO_SANDBOX_DEFAULT)
 		return CUCO_OK;
 	*out = CUCO_SANDBOX_AUTO;
-	if (env && *env && !cuco_sandbox_mode_parse(env, out))
+	if (env && !cuco_sandbox_mode_parse(env, out))
 		return cuco_errf(err, CUCO_EUSAGE, "CUCO_SANDBOX=%s: not auto, bwrap or off", env);
 	return CUCO_OK;
 }
 
-int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err)
+int eval_sandbox_open(cuco_sandbox_mode mode, const cuco_env *env, eval_sandbox *sb, cuco_err *err)
 {
 	memset(sb, 0, sizeof *sb);
-	int rc = resolve_mode(mode, &mode, err);
+	sb->pass_env = env->pass_env;
+	int rc = resolve_mode(mode, env->sandbox, &mode, err);
 	if (rc == CUCO_OK)
-		rc = stage_user(&sb->user, err);
+		rc = stage_user(&sb->user, env->stage_user, err);
 	if (rc != CUCO_OK)
 		return rc;
 	int e;
@@ -529,14 +528,13 @@ int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err)
 	}
 	static const char fallback[] = "stages run with resource limits only";
 	if (mode == CUCO_SANDBOX_OFF) {
-		find_init(sb->init, sizeof sb->init);  /* for cuco_stage_check's probe */
+		find_init(env->stage_init, sb->init, sizeof sb->init);  /* for cuco_stage_check's probe */
 		snprintf(sb->status, sizeof sb->status, "sandbox off (sandbox = off): %s", fallback);
 		return CUCO_OK;
 	}
-	const char *name = getenv("CUCO_BWRAP");
-	name = name && *name ? name : "bwrap";
+	const char *name = env->bwrap;
 	char why[PATH_MAX + 300], failed[160];
-	bool init = find_init(sb->init, sizeof sb->init);
+	bool init = find_init(env->stage_init, sb->init, sizeof sb->init);
 	if (!eval_which(name, sb->bwrap, sizeof sb->bwrap)) {
 		snprintf(why, sizeof why, "%.200s not found (Debian and Ubuntu: apt-get install bubblewrap)",
 			name);
@@ -564,7 +562,7 @@ int eval_sandbox_open(cuco_sandbox_mode mode, eval_sandbox *sb, cuco_err *err)
 int cuco_sandbox_check(cuco_sandbox_mode mode, bool *on, char *status, size_t size, cuco_err *err)
 {
 	eval_sandbox sb;
-	int rc = eval_sandbox_open(mode, &sb, err);
+	int rc = eval_sandbox_open(mode, cuco_env_get(), &sb, err);
 	*on = sb.on;
 	cuco_strlcpy(status, sb.status, size);
 	return rc;
@@ -619,7 +617,7 @@ static void report_filter(const char *out, report_fn report, void *arg)
 int cuco_stage_check(cuco_sandbox_mode mode, report_fn report, void *arg, cuco_err *err)
 {
 	eval_sandbox sb;
-	int rc = eval_sandbox_open(mode, &sb, err);
+	int rc = eval_sandbox_open(mode, cuco_env_get(), &sb, err);
 	if (rc != CUCO_OK)
 		return rc;
 	eval_filter f;
@@ -647,7 +645,7 @@ int cuco_stage_check(cuco_sandbox_mode mode, report_fn report, void *arg, cuco_e
 	else
 		report("seccomp", false, why, arg);
 	eval_cgroups g;
-	eval_cgroups_open(&g);
+	eval_cgroups_open(&g, cuco_env_get());
 	report("leftovers", sb.on || g.on, sb.on ? "what a stage leaves running is counted in its PID "
 		"namespace (cuco-stage-init), then killed" : g.on ? "what a stage leaves running is counted "
 		"in its cgroup, then killed" : "counted in the stage's session only: a process in a session "

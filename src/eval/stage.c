@@ -545,7 +545,8 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 	int report[2] = { -1, -1 };
 	if (lim->sandbox && pipe2(report, O_CLOEXEC | O_NONBLOCK) != 0)
 		report[0] = report[1] = -1;  /* uncounted: the namespace kills them unseen */
-	char **env = eval_stage_env(lim->tmpdir, lim->ssh_agent, lim->filter != NULL, lim->env);
+	char **env = eval_stage_env(lim->tmpdir, lim->ssh_agent, lim->filter != NULL, lim->env,
+		lim->pass_env);
 	eval_argv argv = { 0 };
 	command_argv(lim->sandbox, cmd, &argv);
 	double start = cuco_mono();

@@ -425,10 +425,9 @@ bool eval_trust_preload_fits(const eval_elf *prog, const eval_elf *lib)
 /* Where the build or the installation put cuco-count.so: $CUCO_COUNT_LIB,
  * then the build tree, then beside the running executable's prefix
  * (an installed prefix moved elsewhere), then the configured one. */
-static const char *interposer_source(char *path, size_t size)
+static const char *interposer_source(const char *env, char *path, size_t size)
 {
-	const char *env = getenv("CUCO_COUNT_LIB");
-	if (env && *env)
+	if (env)
 		return access(env, R_OK) == 0 ? env : NULL;
 	if (*CUCO_COUNT_BUILD && access(CUCO_COUNT_BUILD, R_OK) == 0)
 		return CUCO_COUNT_BUILD;
@@ -437,13 +436,13 @@ static const char *interposer_source(char *path, size_t size)
 	return access(CUCO_COUNT_INSTALL, R_OK) == 0 ? CUCO_COUNT_INSTALL : NULL;
 }
 
-int eval_trust_interposer(const char *cache_root, char *path, size_t size, eval_elf *elf,
-	cuco_err *err)
+int eval_trust_interposer(const char *cache_root, const cuco_env *env, char *path, size_t size,
+	eval_elf *elf, cuco_err *err)
 {
 	path[0] = '\0';
 	memset(elf, 0, sizeof *elf);
 	char beside[PATH_MAX];
-	const char *from = interposer_source(beside, sizeof beside);
+	const char *from = interposer_source(env->count_lib, beside, sizeof beside);
 	if (!from)
 		return CUCO_OK;  /* not built (no Open MPI headers): nothing is counted */
 	char *data;

@@ -147,8 +147,7 @@ static int evaluate(cuco_evaluator *ev, const cuco_workload *wl, cuco_try_what w
 int cuco_workload_try(const cuco_workload *wl, cuco_try_fn fn, void *arg, cuco_err *err)
 {
 	char tmp[PATH_MAX], why[768];
-	const char *base = getenv("TMPDIR");
-	snprintf(tmp, sizeof tmp, "%s/cuco-try-XXXXXX", base && *base ? base : "/tmp");
+	snprintf(tmp, sizeof tmp, "%s/cuco-try-XXXXXX", cuco_tmp_dir());
 	if (!mkdtemp(tmp))
 		return cuco_errf(err, CUCO_EENV, "%s: %s", tmp, strerror(errno));
 	cuco_eval_config cfg = { .jobs = 1 };

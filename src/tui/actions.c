@@ -262,9 +262,8 @@ void tui_act_edit(tui_app *app)
 		tui_flash(app, "#%llu has no stored source to edit", (unsigned long long)app->sel_id);
 		return;
 	}
-	const char *tmp = getenv("TMPDIR");
 	char path[1024];
-	snprintf(path, sizeof path, "%s/cuco-edit-%llu-XXXXXX.c", tmp && *tmp ? tmp : "/tmp",
+	snprintf(path, sizeof path, "%s/cuco-edit-%llu-XXXXXX.c", cuco_tmp_dir(),
 		(unsigned long long)app->sel_id);
 	int fd = mkstemps(path, 2);
 	if (fd < 0) {

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "agents/agents.h"
+#include "env.h"
 
 #include <cjson/cJSON.h>
 
@@ -1198,6 +1199,7 @@ int main(void)
 	/* The toy's programs read these; stages get only what is asked for. */
 	setenv("CUCO_PASS_ENV", "TOY_BASELINE_US TOY_COUNTER TOY_JITTER TOY_JITTER_FILE TOY_FLAT "
 		"TOY_ALTER", 1);
+	cuco_env_reread();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_search_end_to_end),
 		cmocka_unit_test(test_resume),

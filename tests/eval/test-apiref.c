@@ -4,6 +4,7 @@
  * implementations and backends out, licence blocks and guards dropped,
  * nccl.h's host calls from inside extern "C"), the NCCL of this machine
  * when it has one, MPI's one-sided calls through mpicc, and the errors. */
+#include "env.h"
 #include "eval/eval.h"
 #include "util.h"
 
@@ -91,6 +92,7 @@ static void test_fake_nccl(void **state)
 	make_tmpdir(home, sizeof home);
 	fake_nccl(home);
 	setenv("CUCO_NCCL_HOME", home, 1);
+	cuco_env_reread();
 	int rc;
 	char from[512];
 	char *lsa = reference(CUCO_FAMILY_CUDA_NCCL, "lsa", &rc, from);
@@ -136,6 +138,7 @@ static void test_fake_nccl(void **state)
 	assert_has(msg, "nccl_device.h: missing: the Device API needs NCCL >= 2.28");
 	free(msg);
 	setenv("CUCO_NCCL_HOME", "/nonexistent-nccl", 1);
+	cuco_env_reread();
 	msg = reference(CUCO_FAMILY_CUDA_NCCL, "lsa", &rc, NULL);
 	assert_int_equal(rc, CUCO_EENV);
 	assert_has(msg, "/nonexistent-nccl/include/nccl.h: no NCCL headers (set CUCO_NCCL_HOME)");
@@ -144,6 +147,7 @@ static void test_fake_nccl(void **state)
 	assert_int_equal(rc, CUCO_ENOTFOUND);
 	free(msg);
 	unsetenv("CUCO_NCCL_HOME");
+	cuco_env_reread();
 	rm_rf(home);
 }
 
@@ -201,6 +205,7 @@ static void test_mpi(void **state)
 	free(rma);
 	free(shm);
 	setenv("CUCO_MPICC", "/bin/false", 1);
+	cuco_env_reread();
 	char *msg = reference(CUCO_FAMILY_CPU_MPI, "rma", &rc, NULL);
 	assert_int_equal(rc, CUCO_EENV);
 	assert_has(msg, "/bin/false cannot find mpi.h (is it an MPI compiler?)");
@@ -210,16 +215,19 @@ static void test_mpi(void **state)
 	snprintf(planted, sizeof planted, "/tmp/cuco-apiref-%d", (int)getpid());
 	snprintf(compiler, sizeof compiler, "mpicc;touch %s $(touch %s)", planted, planted);
 	setenv("CUCO_MPICC", compiler, 1);
+	cuco_env_reread();
 	msg = reference(CUCO_FAMILY_CPU_MPI, "rma", &rc, NULL);
 	assert_int_equal(rc, CUCO_EENV);
 	assert_int_equal(access(planted, F_OK), -1);
 	free(msg);
 	/* Flags after the compiler are its own. */
 	setenv("CUCO_MPICC", "mpicc -O2", 1);
+	cuco_env_reread();
 	msg = reference(CUCO_FAMILY_CPU_MPI, "rma", &rc, NULL);
 	assert_int_equal(rc, CUCO_OK);
 	free(msg);
 	unsetenv("CUCO_MPICC");
+	cuco_env_reread();
 }
 
 int main(void)

@@ -4,6 +4,7 @@
  * without mpirun, the compat protocol, environment failures, and two
  * evaluations at once, two evaluators at once, and one benchmark run per
  * measurement. */
+#include "env.h"
 #include "eval/eval.h"
 #include "util.h"
 
@@ -28,6 +29,7 @@ static int setup(void **state)
 	(void)state;
 	make_tmpdir(run_dir, sizeof run_dir);
 	unsetenv("CUCO_MPIRUN");
+	cuco_env_reread();
 	return 0;
 }
 
@@ -241,6 +243,7 @@ static void test_single_rank_without_mpirun(void **state)
 	(void)state;
 	/* No launcher at all: a one-rank program must not need one. */
 	setenv("CUCO_MPIRUN", "/nonexistent/mpirun", 1);
+	cuco_env_reread();
 	cuco_workload *wl;
 	cuco_evaluator *ev = evaluator("solo", &wl);
 	cuco_eval_result res;
@@ -258,6 +261,7 @@ static void test_missing_mpirun_is_environment(void **state)
 {
 	(void)state;
 	setenv("CUCO_MPIRUN", "/nonexistent/mpirun", 1);
+	cuco_env_reread();
 	cuco_workload *wl;
 	cuco_evaluator *ev = evaluator("mini", &wl);
 	cuco_eval_result res;
@@ -275,9 +279,11 @@ static void test_missing_compiler_is_environment(void **state)
 {
 	(void)state;
 	setenv("CUCO_MPICC", "/nonexistent/mpicc", 1);
+	cuco_env_reread();
 	cuco_workload *wl;
 	cuco_evaluator *ev = evaluator("mini", &wl);
 	unsetenv("CUCO_MPICC");
+	cuco_env_reread();
 	cuco_eval_result res;
 	evaluate(ev, wl, "mini/seed.c", NULL, true, &res);
 	assert_true(res.environment);
@@ -342,9 +348,11 @@ static void test_gpu_absent_is_environment(void **state)
 	cuco_eval_config cfg = { .jobs = 1 };
 	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", run_dir);
 	setenv("CUCO_NVCC", "cc", 1);
+	cuco_env_reread();
 	cuco_evaluator *ev = NULL;
 	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_OK);
 	unsetenv("CUCO_NVCC");
+	cuco_env_reread();
 	cuco_eval_result res;
 	cuco_directive d;
 	cuco_directive_default(wl, &d);

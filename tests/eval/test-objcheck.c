@@ -433,7 +433,7 @@ static bool on_finding(const char *why, const char *function, void *arg)
 static void compile_object(const cuco_workload *wl, const char *source, const char *obj)
 {
 	char compiler[512];
-	eval_compiler_of(wl, compiler, sizeof compiler);
+	eval_compiler_of(wl, cuco_env_get(), compiler, sizeof compiler);
 	cuco_directive d;
 	cuco_directive_default(wl, &d);
 	eval_vars v = { .wl = wl, .size = cuco_workload_size(wl, wl->default_size), .dir = &d,

@@ -7,6 +7,7 @@
  * fails, a program that leaves before the last step, a step that never
  * returns — with nothing left running. Without a cgroup freezer an
  * honest program still passes. */
+#include "env.h"
 #include "eval/eval.h"
 #include "util.h"
 
@@ -31,6 +32,7 @@ static int setup(void **state)
 	make_tmpdir(run_dir, sizeof run_dir);
 	unsetenv("CUCO_MPIRUN");
 	unsetenv("CUCO_CGROUPS");
+	cuco_env_reread();
 	return 0;
 }
 
@@ -105,8 +107,10 @@ static void test_honest_unfrozen(void **state)
 {
 	(void)state;
 	setenv("CUCO_CGROUPS", "off", 1);
+	cuco_env_reread();
 	cuco_eval_result res = evaluate("", honest);
 	unsetenv("CUCO_CGROUPS");
+	cuco_env_reread();
 	if (!res.ok)
 		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
 }
@@ -121,8 +125,10 @@ static void test_honest_unsandboxed(void **state)
 	 * user (a closed one keeps them root, and says so). */
 	assert_int_equal(chmod(run_dir, 0755), 0);
 	setenv("CUCO_SANDBOX", "off", 1);
+	cuco_env_reread();
 	cuco_eval_result res = evaluate("", honest);
 	unsetenv("CUCO_SANDBOX");
+	cuco_env_reread();
 	if (!res.ok)
 		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
 	/* The trusted builds are cuco's user's, not the candidates' to change. */

@@ -12,6 +12,7 @@
  * are reachable and the writes land. The environment scrub, the time limit and the keeper (no stage
  * outlives cuco) hold in both. Without a working bwrap the fallback's
  * tests still run, then the program exits 77 (skipped) saying why. */
+#include "env.h"
 #include "eval/eval.h"
 #include "util.h"
 
@@ -71,6 +72,7 @@ static int setup(void **state)
 	unsetenv("XDG_CONFIG_HOME");
 	unsetenv("CUCO_SANDBOX");
 	unsetenv("CUCO_BWRAP");
+	cuco_env_reread();
 	return 0;
 }
 
@@ -481,10 +483,12 @@ static void unix_sockets(cuco_sandbox_mode mode, const unix_route *r)
 	unsetenv("HOSTILE_READ");
 	unsetenv("HOSTILE_WRITE");
 	unsetenv("HOSTILE_PORT");
+	cuco_env_reread();
 	cuco_eval_result res;
 	evaluate_program(mode, r->program, 1, &res);
 	unsetenv("HOSTILE_UNIX");
 	unsetenv("CUCO_CUDA_HOME");
+	cuco_env_reread();
 	int got = 0;
 	for (int i = 0; i < NSOCKETS; i++) {
 		bool came = reached(fds[i], r->type);
@@ -1015,6 +1019,7 @@ static void test_limits_per_process_without_cgroup(void **state)
 {
 	(void)state;
 	setenv("CUCO_CGROUPS", "off", 1);
+	cuco_env_reread();
 	assert_false(cgroups_here());
 	cuco_eval_result res;
 	hostile(CUCO_SANDBOX_OFF, "forkloop", "0", "0", &res);
@@ -1023,6 +1028,7 @@ static void test_limits_per_process_without_cgroup(void **state)
 	hostile(CUCO_SANDBOX_OFF, "memory", "4", "64", &res);
 	assert_string_equal(res.failure.error_class, "timeout");
 	unsetenv("CUCO_CGROUPS");
+	cuco_env_reread();
 }
 
 /* Files each under the per-file limit, 32 MiB in each of the work folder,
@@ -1051,6 +1057,7 @@ static void test_missing_bwrap(void **state)
 {
 	(void)state;
 	setenv("CUCO_BWRAP", "/nonexistent/bwrap", 1);
+	cuco_env_reread();
 	bool on = true;
 	char status[640];
 	cuco_err err = { 0 };
@@ -1078,6 +1085,7 @@ static void test_missing_bwrap(void **state)
 	cuco_write_file(fake, script, strlen(script), NULL);
 	chmod(fake, 0755);
 	setenv("CUCO_BWRAP", fake, 1);
+	cuco_env_reread();
 	assert_int_equal(cuco_sandbox_check(CUCO_SANDBOX_AUTO, &on, status, sizeof status, &err), CUCO_OK);
 	assert_false(on);
 	char want[1024];
@@ -1085,6 +1093,7 @@ static void test_missing_bwrap(void **state)
 		"namespace; stages run with resource limits only", fake);
 	assert_string_equal(status, want);
 	unsetenv("CUCO_BWRAP");
+	cuco_env_reread();
 }
 
 static void test_mode_from_environment(void **state)
@@ -1094,15 +1103,18 @@ static void test_mode_from_environment(void **state)
 	char status[640];
 	cuco_err err = { 0 };
 	setenv("CUCO_SANDBOX", "off", 1);
+	cuco_env_reread();
 	assert_int_equal(cuco_sandbox_check(CUCO_SANDBOX_DEFAULT, &on, status, sizeof status, &err), CUCO_OK);
 	assert_false(on);
 	assert_string_equal(status, "sandbox off (sandbox = off): stages run with resource limits only");
 	setenv("CUCO_SANDBOX", "maybe", 1);
+	cuco_env_reread();
 	assert_int_equal(cuco_sandbox_check(CUCO_SANDBOX_DEFAULT, &on, status, sizeof status, &err), CUCO_EUSAGE);
 	assert_string_equal(err.msg, "CUCO_SANDBOX=maybe: not auto, bwrap or off");
 	/* A mode given in the configuration wins over the variable. */
 	assert_int_equal(cuco_sandbox_check(CUCO_SANDBOX_OFF, &on, status, sizeof status, &err), CUCO_OK);
 	unsetenv("CUCO_SANDBOX");
+	cuco_env_reread();
 	cuco_sandbox_mode m;
 	assert_true(cuco_sandbox_mode_parse("bwrap", &m) && m == CUCO_SANDBOX_BWRAP);
 	assert_false(cuco_sandbox_mode_parse("", &m));
@@ -1159,6 +1171,7 @@ int main(int argc, char **argv)
 	cuco_err err = { 0 };
 	unsetenv("CUCO_SANDBOX");
 	unsetenv("CUCO_BWRAP");
+	cuco_env_reread();
 	if (cuco_sandbox_check(CUCO_SANDBOX_BWRAP, &on, status, sizeof status, &err) != CUCO_OK) {
 		fprintf(stderr, "SKIP: the sandbox's tests: %s\n", err.msg);
 		return failed ? failed : 77;

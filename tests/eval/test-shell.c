@@ -6,6 +6,7 @@
  * candidate knows the words it should be given and fails as a wrong
  * answer, printing them, unless each arrives as it was written; and no
  * marker may appear. Inside the sandbox and with limits only. */
+#include "env.h"
 #include "eval/eval.h"
 #include "util.h"
 
@@ -156,6 +157,7 @@ static int teardown(void **state)
 	(void)state;
 	rm_rf(root);
 	unsetenv("CUCO_NCCL_HOME");
+	cuco_env_reread();
 	return 0;
 }
 
@@ -167,6 +169,7 @@ static void words_arrive(cuco_sandbox_mode mode)
 	snprintf(home, sizeof home, "%s/nccl $(touch %s)", root, marker);
 	assert_int_equal(cuco_mkdir_p(home, NULL), CUCO_OK);
 	setenv("CUCO_NCCL_HOME", home, 1);
+	cuco_env_reread();
 	make_workload(dir, sizeof dir, size, "cc", literal);
 	const char *want[] = { size, dir, home, literal };
 	char *src = program(want, 4);

@@ -150,6 +150,7 @@ static void test_env_scrubbed(void **state)
 	setenv("CUCO_HARNESS", "stale", 1);
 	eval_limits lim = limits(10);
 	lim.tmpdir = "/the/stages/tmp";
+	lim.pass_env = "TOY_PASSED,OPENAI_API_KEY";  /* as the evaluator hands $CUCO_PASS_ENV down */
 	const char *extra[] = { "CUCO_HARNESS=1:fresh", NULL };
 	lim.env = extra;
 	eval_stage st;
