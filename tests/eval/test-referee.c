@@ -207,7 +207,7 @@ static void test_trusted_builds_across_sessions(void **state)
 	assert_int_equal(chmod(run_dir, 0755), 0);
 	cuco_eval_result res = evaluate("", honest);
 	if (!res.ok)
-		fail_msg("%s: %s", res.error_class, res.excerpt);
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
 	char cache[300], real[300];
 	snprintf(cache, sizeof cache, "%s/cache", run_dir);
 	snprintf(real, sizeof real, "%s/real-referee", run_dir);
