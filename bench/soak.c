@@ -61,7 +61,7 @@
  * (the records twice over, for the arrays' doubling), on top of the
  * tolerance. */
 #define BYTES_PER_CANDIDATE 512
-#define FD_SLACK 6        /* the peak of open files wobbles with the work in flight */
+#define FD_SLACK 4        /* the floor of open files wobbles with the work in flight */
 
 typedef struct options {
 	double seconds;
@@ -88,6 +88,9 @@ typedef struct soak {
 	int orphans_reaped;    /* grandchildren that came back to the subreaper */
 	char orphan_names[128]; /* their names, each once */
 	int orphans_left;      /* and those still alive at the end */
+	int peak_fds;          /* the most open files seen, when, and of what */
+	double peak_t;
+	char peak_kinds[512];
 } soak;
 
 /* ---- setup ---------------------------------------------------------------- */
@@ -275,13 +278,44 @@ static long status_kb(pid_t pid, const char *key)
 	return kb;
 }
 
+/* The kind of an open file, for the peak's make-up: "pipe", "socket",
+ * "anon_inode:[pidfd]"..., "work" for a stage's work file, else its path. */
+static void fd_kind(const char *target, const char *work, char *kind, size_t size)
+{
+	if (strncmp(target, work, strlen(work)) == 0)
+		snprintf(kind, size, "work");
+	else
+		snprintf(kind, size, "%.*s", (int)strcspn(target, ":["), target);
+	if (strncmp(target, "anon_inode:", 11) == 0)
+		snprintf(kind, size, "%s", target);
+}
+
+/* Adds one to KIND's count in the list "kind xN, kind xN, ..." */
+static void count_kind(char *list, size_t size, const char *kind)
+{
+	char key[PATH_MAX + 4];
+	snprintf(key, sizeof key, "%s x", kind);
+	for (char *p = list; (p = strstr(p, key)); p += strlen(key)) {
+		if (p != list && p[-1] != ' ')
+			continue;
+		char *end, rest[512];
+		long n = strtol(p + strlen(key), &end, 10);
+		snprintf(rest, sizeof rest, "%s", end);
+		snprintf(p + strlen(key), size - (size_t)(p + strlen(key) - list), "%ld%s", n + 1, rest);
+		return;
+	}
+	size_t len = strlen(list);
+	snprintf(list + len, size - len, "%s%s x1", len ? ", " : "", kind);
+}
+
 /* Open files of pid, all of them and those that stay: the store, the log,
  * the terminal's streams. Pipes, sockets, event descriptors and the files
  * under the run's work directory come and go with the evaluations and
- * calls in flight. -1 when the process is gone. */
-static int count_fds(const soak *k, pid_t pid, int *resident)
+ * calls in flight. -1 when the process is gone. KINDS, when not NULL,
+ * gets what they are, counted by kind. */
+static int count_fds(const soak *k, pid_t pid, int *resident, char *kinds, size_t size)
 {
-	char path[64], target[PATH_MAX], work[96];
+	char path[64], target[PATH_MAX], work[96], kind[PATH_MAX];
 	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
 	snprintf(work, sizeof work, "%s/run/work", k->dir);
 	DIR *d = opendir(path);
@@ -289,6 +323,8 @@ static int count_fds(const soak *k, pid_t pid, int *resident)
 		return -1;
 	int n = 0;
 	*resident = 0;
+	if (kinds)
+		kinds[0] = '\0';
 	for (struct dirent *e; (e = readdir(d));) {
 		if (e->d_name[0] == '.')
 			continue;
@@ -298,6 +334,10 @@ static int count_fds(const soak *k, pid_t pid, int *resident)
 			continue;  /* closed between the listing and the look */
 		target[len] = '\0';
 		*resident += target[0] == '/' && strncmp(target, work, strlen(work)) != 0;
+		if (kinds) {
+			fd_kind(target, work, kind, sizeof kind);
+			count_kind(kinds, size, kind);
+		}
 	}
 	closedir(d);
 	return n;
@@ -411,7 +451,9 @@ static bool reap(soak *k)
 
 static void take_sample(soak *k, double t)
 {
-	int resident = 0, fds = count_fds(k, k->cuco, &resident);
+	int resident = 0;
+	char kinds[sizeof k->peak_kinds];
+	int fds = count_fds(k, k->cuco, &resident, kinds, sizeof kinds);
 	sample s = { .t = t, .rss_kb = status_kb(k->cuco, "VmRSS"),
 		.anon_kb = status_kb(k->cuco, "RssAnon"), .fds = fds, .resident = resident,
 		.children = descendants(k->cuco) };
@@ -422,6 +464,10 @@ static void take_sample(soak *k, double t)
 		k->s = cuco_xrealloc(k->s, k->cap * sizeof *k->s);
 	}
 	k->s[k->n++] = s;
+	if (fds > k->peak_fds) {
+		k->peak_fds = fds, k->peak_t = t;
+		memcpy(k->peak_kinds, kinds, sizeof kinds);
+	}
 }
 
 /* Sample until cuco ends; it ends by its own --minutes, or is stopped
@@ -712,13 +758,15 @@ static void fd_spread(const soak *k, size_t a, size_t b, bool resident, int out[
 	free(v);
 }
 
-/* Open files come and go with the evaluations and calls in flight, in
- * steps of one evaluation's pipes and logs (about three), so a quarter's
- * median moves by a step when the work in flight does. A leak lifts the
- * whole spread: the floor of the last quarter after the warm-up is
- * compared with the ceiling of the first (and the peaks, more loosely),
- * and so are the files outside the work directory, which only a file or
- * two opened for a moment (a source read, a log) make wobble. */
+/* Open files come and go with the evaluations and calls in flight: within
+ * one quarter of a 60 s soak under the sandbox they range 15-32, and a
+ * quarter's peak is whichever moment the most stages and calls overlapped
+ * (CI once saw 22 in the first quarter and 33 in the last, with the same
+ * floor). A leak lifts the floor instead, the moments with the least in
+ * flight: the last quarter's floor is held to the first's plus a slack
+ * (measured floors differed by 0 to 3), and the files outside the work
+ * directory, which only a file or two opened for a moment (a source read,
+ * a log) make wobble, to the first quarter's peak. */
 static void fd_figures(const soak *k, figures *f)
 {
 	size_t quarter = (k->n - f->from) / 4 ? (k->n - f->from) / 4 : 1;
@@ -770,6 +818,8 @@ static void print_resources(const soak *k, const figures *f)
 		f->res_early[1], f->res_early[2]);
 	printf("  %-28s %10d %10d %10d\n", "  resident, last quarter", f->res_late[0], f->res_late[1],
 		f->res_late[2]);
+	printf("  %-28s %10d at %.0f s: %s\n", "  the peak, by kind", k->peak_fds, k->peak_t,
+		k->peak_kinds);
 	printf("  %-28s %10d\n", "descendants, max", f->children_max);
 	printf("  %-28s %10d %10d  %s\n", "orphans reaped, left", k->orphans_reaped, k->orphans_left,
 		k->orphan_names);
@@ -816,10 +866,10 @@ static void check_all(const soak *k, const figures *f, const books *b)
 			"%.1f MiB + %d bytes x %d candidates = %.2f MiB", f->grown_kb / 1024.0,
 			b->after_warm ? 1024.0 * f->grown_kb / b->after_warm : 0.0, k->o.rss_tol_mib,
 			BYTES_PER_CANDIDATE, b->after_warm, allowed / 1024.0);
-	check(f->fd_late[0] <= f->fd_early[2] && f->fd_late[2] <= f->fd_early[2] + FD_SLACK &&
-		f->res_late[0] <= f->res_early[2], "open files: last quarter's floor %d and peak %d, "
-		"first quarter's peak %d (slack %d); resident files' floor %d, first quarter's peak %d",
-		f->fd_late[0], f->fd_late[2], f->fd_early[2], FD_SLACK, f->res_late[0], f->res_early[2]);
+	check(f->fd_late[0] <= f->fd_early[0] + FD_SLACK && f->res_late[0] <= f->res_early[2],
+		"open files: last quarter's floor %d, first quarter's %d (slack %d); resident files' "
+		"floor %d, first quarter's peak %d", f->fd_late[0], f->fd_early[0], FD_SLACK,
+		f->res_late[0], f->res_early[2]);
 	check(k->orphans_left == 0, "no process left behind (%d)", k->orphans_left);
 	check(b->llm <= b->delivered, "every candidate from the model is a delivered reply: %d "
 		"candidates, %d replies", b->llm, b->delivered);
