@@ -21,7 +21,7 @@
 #define CUCO_EVAL_H
 
 #include "core.h"
-#include "store/store.h"
+#include "vocab/vocab.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,7 +39,7 @@ typedef enum cuco_family { CUCO_FAMILY_CPU_MPI, CUCO_FAMILY_CUDA_NCCL, CUCO_FAMI
 typedef enum cuco_dim_kind { CUCO_DIM_ENUM, CUCO_DIM_INT } cuco_dim_kind;
 
 /* One dimension of the design space: a directive field (one of
- * CUCO_DIRECTIVE_DIMS, store.h) or a free knob. */
+ * CUCO_DIRECTIVE_DIMS, vocab.h) or a free knob. */
 typedef struct cuco_dim {
 	char name[32];
 	bool directive;          /* one of the five directive fields */

@@ -3,7 +3,7 @@
  * The program is read lexically (analyze.c) and becomes the baseline; the
  * family comes from what it includes and calls, the design space is the
  * family's standard one (below, one row per directive dimension of
- * store.h's table), the sizes are the values it declares under #ifndef
+ * vocab.h's table), the sizes are the values it declares under #ifndef
  * (what a build's -D overrides), the protocol is native when it uses
  * cuco's harness and compat when it prints CUCo's lines, and everything
  * guessed is said, one line each, to the person and into context.md.
@@ -28,9 +28,9 @@
 
 static const char *const family_names[] = { "cpu-mpi", "cuda-nccl", "cuda" };
 
-/* Each family's standard design space, in the order of store.h's
+/* Each family's standard design space, in the order of vocab.h's
  * CUCO_DIRECTIVE_DIMS: enum values (space-separated), or "int MIN MAX"
- * for powers of two, and what they mean for that family (store.h's help
+ * for powers of two, and what they mean for that family (vocab.h's help
  * is the same for all). The first value of each is the baseline's. */
 typedef struct dim_row { const char *values, *help; } dim_row;
 

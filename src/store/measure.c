@@ -147,7 +147,7 @@ int cuco_measure_each(cuco_txn *txn, uint64_t candidate,
 			break;
 		cJSON *j = cJSON_ParseWithLength(v.mv_data, v.mv_size);
 		cuco_err err;
-		int drc = j ? store_measurement_from_json(j, m, &err) : CUCO_EDATA;
+		int drc = j ? cuco_measurement_from_json(j, m, &err) : CUCO_EDATA;
 		cJSON_Delete(j);
 		if (drc || !owner || m->candidate != owner || m->seq != key_seq(k.mv_data)) {
 			ret = cuco_txn_fail(txn, CUCO_EDATA, "%s: measurement %u of candidate %llu: %s",

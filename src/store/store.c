@@ -29,9 +29,11 @@
  */
 #include "store/store.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <lmdb.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +112,22 @@ static unsigned table_flags(int t)
 	return t == T_CHILDREN ? MDB_DUPSORT | MDB_DUPFIXED : 0;
 }
 
+/* Parse {"format":"cuco-store","version":N}; N must be an integer. */
+static int parse_schema(const void *data, size_t len, int *version)
+{
+	cJSON *j = cJSON_ParseWithLength(data, len);
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "format");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
+	int rc = CUCO_EDATA;
+	if (cJSON_IsString(f) && strcmp(f->valuestring, "cuco-store") == 0 && cJSON_IsNumber(v)
+			&& v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e9) {
+		*version = (int)v->valuedouble;
+		rc = CUCO_OK;
+	}
+	cJSON_Delete(j);
+	return rc;
+}
+
 /* Read the schema record into *version; CUCO_ENOTFOUND when the env has
  * no meta table and is empty (a new store). Only the versions this cuco
  * knows are read: an older one it has no reader for, or a newer one whose
@@ -134,7 +152,7 @@ static int validate(cuco_store *st, MDB_txn *t, int *version, cuco_err *err)
 		return cuco_errf(err, CUCO_EDATA, "%s: not a cuco store (meta has no schema record)", st->dir);
 	if (rc)
 		return mdb_fail(err, st->dir, "schema record", rc);
-	if (store_parse_schema(v.mv_data, v.mv_size, version) != CUCO_OK)
+	if (parse_schema(v.mv_data, v.mv_size, version) != CUCO_OK)
 		return cuco_errf(err, CUCO_EDATA, "%s: not a cuco store (schema record is not cuco's)", st->dir);
 	if (*version > CUCO_SCHEMA_VERSION)
 		return cuco_errf(err, CUCO_EDATA,

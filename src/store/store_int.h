@@ -57,8 +57,6 @@ bool store_mdb_damage(int rc);
 int store_mdb_error(cuco_txn *txn, const char *what, int rc);
 /* Note a lookup miss (message only; the txn stays usable). */
 int store_notfound(cuco_txn *txn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Parse {"format":"cuco-store","version":N}; N must be an integer. */
-int store_parse_schema(const void *data, size_t len, int *version);
 
 struct cJSON;
 
@@ -69,18 +67,5 @@ int store_put_json(cuco_txn *txn, int table, MDB_val *key, struct cJSON *j, unsi
 /* Integer keys are big-endian, so LMDB's byte order is numeric order. */
 void store_be64(uint64_t v, unsigned char out[8]);
 uint64_t store_from_be64(const void *p);
-
-/* JSON codecs of the records other than candidates (record.c). */
-struct cJSON *store_event_to_json(const cuco_event *ev);
-int store_event_from_json(const struct cJSON *j, cuco_event *ev);
-struct cJSON *store_command_to_json(const cuco_command *c);
-int store_command_from_json(const struct cJSON *j, cuco_command *c);
-struct cJSON *store_island_to_json(const cuco_island *isl);
-int store_island_from_json(const struct cJSON *j, cuco_island *isl);
-struct cJSON *store_memory_to_json(const cuco_memory *m);
-int store_memory_from_json(const struct cJSON *j, cuco_memory *m);
-int store_call_from_json(const struct cJSON *j, cuco_call *c);
-int store_refusal_from_json(const struct cJSON *j, cuco_refusal *r);
-int store_measurement_from_json(const struct cJSON *j, cuco_measurement *m, cuco_err *err);
 
 #endif

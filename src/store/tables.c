@@ -498,7 +498,7 @@ static int seq_get(cuco_txn *txn, int table, uint64_t key64, const char *what, v
 static int decode_event(const cJSON *j, void *rec, uint64_t *id)
 {
 	cuco_event *ev = rec;
-	int rc = store_event_from_json(j, ev);
+	int rc = cuco_event_from_json(j, ev);
 	*id = ev->seq;
 	return rc;
 }
@@ -506,7 +506,7 @@ static int decode_event(const cJSON *j, void *rec, uint64_t *id)
 static int decode_command(const cJSON *j, void *rec, uint64_t *id)
 {
 	cuco_command *c = rec;
-	int rc = store_command_from_json(j, c);
+	int rc = cuco_command_from_json(j, c);
 	*id = c->seq;
 	return rc;
 }
@@ -514,7 +514,7 @@ static int decode_command(const cJSON *j, void *rec, uint64_t *id)
 static int decode_island(const cJSON *j, void *rec, uint64_t *id)
 {
 	cuco_island *isl = rec;
-	int rc = store_island_from_json(j, isl);
+	int rc = cuco_island_from_json(j, isl);
 	*id = (uint64_t)isl->id;
 	return rc;
 }
@@ -522,7 +522,7 @@ static int decode_island(const cJSON *j, void *rec, uint64_t *id)
 static int decode_memory(const cJSON *j, void *rec, uint64_t *id)
 {
 	cuco_memory *m = rec;
-	int rc = store_memory_from_json(j, m);
+	int rc = cuco_memory_from_json(j, m);
 	*id = m->id;
 	return rc;
 }
@@ -536,7 +536,7 @@ int cuco_event_add(cuco_txn *txn, cuco_event *ev)
 	ev->seq = last_key(txn, T_EVENTS) + 1;
 	if (ev->time == 0)
 		ev->time = cuco_now();
-	return seq_put(txn, T_EVENTS, ev->seq, store_event_to_json(ev), "events");
+	return seq_put(txn, T_EVENTS, ev->seq, cuco_event_to_json(ev), "events");
 }
 
 /* Typed walkers hand seq_each's untyped records to the caller's callback. */
@@ -579,7 +579,7 @@ int cuco_command_add(cuco_txn *txn, cuco_command *cmd)
 	cmd->seq = last_key(txn, T_COMMANDS) + 1;
 	cmd->time = cuco_now();
 	cmd->acked = false;
-	return seq_put(txn, T_COMMANDS, cmd->seq, store_command_to_json(cmd), "commands");
+	return seq_put(txn, T_COMMANDS, cmd->seq, cuco_command_to_json(cmd), "commands");
 }
 
 struct command_walk { int (*fn)(const cuco_command *, void *); void *arg; };
@@ -630,7 +630,7 @@ int cuco_command_ack(cuco_txn *txn, uint64_t seq, const char *result)
 		c->acked = true;
 		c->ack_time = cuco_now();
 		cuco_strlcpy(c->ack_result, result ? result : "", sizeof c->ack_result);
-		rc = seq_put(txn, T_COMMANDS, seq, store_command_to_json(c), "commands");
+		rc = seq_put(txn, T_COMMANDS, seq, cuco_command_to_json(c), "commands");
 	}
 	free(c);
 	return rc;
@@ -640,7 +640,7 @@ int cuco_island_put(cuco_txn *txn, const cuco_island *isl)
 {
 	if (isl->id < 0)
 		return cuco_txn_fail(txn, CUCO_EDATA, "island: id: %d is negative", isl->id);
-	return seq_put(txn, T_ISLANDS, (uint64_t)isl->id, store_island_to_json(isl), "islands");
+	return seq_put(txn, T_ISLANDS, (uint64_t)isl->id, cuco_island_to_json(isl), "islands");
 }
 
 int cuco_island_get(cuco_txn *txn, int id, cuco_island *out)
@@ -660,7 +660,7 @@ int cuco_island_each(cuco_txn *txn, int (*fn)(const cuco_island *, void *), void
 int cuco_memory_add(cuco_txn *txn, cuco_memory *m)
 {
 	m->id = last_key(txn, T_MEMORY) + 1;
-	return seq_put(txn, T_MEMORY, m->id, store_memory_to_json(m), "memory");
+	return seq_put(txn, T_MEMORY, m->id, cuco_memory_to_json(m), "memory");
 }
 
 int cuco_memory_del(cuco_txn *txn, uint64_t id)
@@ -714,14 +714,14 @@ int cuco_meta_get(cuco_txn *txn, const char *key, char **json)
 
 static int decode_call(const cJSON *j, void *rec, uint64_t *id)
 {
-	int rc = store_call_from_json(j, rec);
+	int rc = cuco_call_from_json(j, rec);
 	*id = ((const cuco_call *)rec)->id;
 	return rc;
 }
 
 static int decode_refusal(const cJSON *j, void *rec, uint64_t *id)
 {
-	int rc = store_refusal_from_json(j, rec);
+	int rc = cuco_refusal_from_json(j, rec);
 	*id = ((const cuco_refusal *)rec)->id;
 	return rc;
 }

@@ -9,16 +9,22 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "store/store_int.h"
+#include "vocab/vocab.h"
 
 static const char *const origin_names[CUCO_ORIGIN_COUNT] = {
-	"baseline", "seed", "fastpath", "llm-diff", "llm-full", "llm-cross", "tune", "human", "beam-plan",
+#define X(e, name) name,
+	CUCO_ORIGINS(X)
+#undef X
 };
 static const char *const status_names[CUCO_STATUS_COUNT] = {
-	"queued", "compiling", "running", "benchmarking", "done", "failed", "rejected",
+#define X(e, name) name,
+	CUCO_STATUSES(X)
+#undef X
 };
 static const char *const command_names[CUCO_CMD_COUNT] = {
-	"pin", "unpin", "reject", "unreject", "edit", "hint", "pause", "resume", "stop",
+#define X(e, name) name,
+	CUCO_COMMAND_KINDS(X)
+#undef X
 };
 
 static const char *const event_names[CUCO_EVENT_KIND_COUNT] = {
@@ -746,22 +752,7 @@ int cuco_candidate_from_json(const cJSON *j, cuco_candidate *c, cuco_err *err)
 
 /* ---- the other records ------------------------------------------------------ */
 
-int store_parse_schema(const void *data, size_t len, int *version)
-{
-	cJSON *j = cJSON_ParseWithLength(data, len);
-	const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "format");
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
-	int rc = CUCO_EDATA;
-	if (cJSON_IsString(f) && strcmp(f->valuestring, "cuco-store") == 0 && cJSON_IsNumber(v)
-			&& v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e9) {
-		*version = (int)v->valuedouble;
-		rc = CUCO_OK;
-	}
-	cJSON_Delete(j);
-	return rc;
-}
-
-cJSON *store_event_to_json(const cuco_event *ev)
+cJSON *cuco_event_to_json(const cuco_event *ev)
 {
 	cJSON *o = cJSON_CreateObject();
 	add_id(o, "seq", ev->seq);
@@ -773,7 +764,7 @@ cJSON *store_event_to_json(const cuco_event *ev)
 	return o;
 }
 
-int store_event_from_json(const cJSON *j, cuco_event *ev)
+int cuco_event_from_json(const cJSON *j, cuco_event *ev)
 {
 	cuco_err err;
 	decoder d = { j, &err, CUCO_OK };
@@ -788,7 +779,7 @@ int store_event_from_json(const cJSON *j, cuco_event *ev)
 	return d.rc;
 }
 
-cJSON *store_command_to_json(const cuco_command *c)
+cJSON *cuco_command_to_json(const cuco_command *c)
 {
 	cJSON *o = cJSON_CreateObject();
 	add_id(o, "seq", c->seq);
@@ -807,7 +798,7 @@ cJSON *store_command_to_json(const cuco_command *c)
 	return o;
 }
 
-int store_command_from_json(const cJSON *j, cuco_command *c)
+int cuco_command_from_json(const cJSON *j, cuco_command *c)
 {
 	cuco_err err;
 	decoder d = { j, &err, CUCO_OK };
@@ -831,7 +822,7 @@ int store_command_from_json(const cJSON *j, cuco_command *c)
 	return d.rc;
 }
 
-cJSON *store_island_to_json(const cuco_island *isl)
+cJSON *cuco_island_to_json(const cuco_island *isl)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "id", isl->id);
@@ -846,7 +837,7 @@ cJSON *store_island_to_json(const cuco_island *isl)
 	return o;
 }
 
-int store_island_from_json(const cJSON *j, cuco_island *isl)
+int cuco_island_from_json(const cJSON *j, cuco_island *isl)
 {
 	cuco_err err;
 	decoder d = { j, &err, CUCO_OK };
@@ -863,7 +854,7 @@ int store_island_from_json(const cJSON *j, cuco_island *isl)
 	return d.rc;
 }
 
-cJSON *store_memory_to_json(const cuco_memory *m)
+cJSON *cuco_memory_to_json(const cuco_memory *m)
 {
 	cJSON *o = cJSON_CreateObject();
 	add_id(o, "id", m->id);
@@ -876,7 +867,7 @@ cJSON *store_memory_to_json(const cuco_memory *m)
 	return o;
 }
 
-int store_memory_from_json(const cJSON *j, cuco_memory *m)
+int cuco_memory_from_json(const cJSON *j, cuco_memory *m)
 {
 	cuco_err err;
 	decoder d = { j, &err, CUCO_OK };
@@ -956,7 +947,7 @@ cJSON *cuco_call_to_json(const cuco_call *c)
 	return o;
 }
 
-int store_call_from_json(const cJSON *j, cuco_call *c)
+int cuco_call_from_json(const cJSON *j, cuco_call *c)
 {
 	cuco_err err;
 	decoder d = { j, &err, CUCO_OK };
@@ -999,7 +990,7 @@ cJSON *cuco_refusal_to_json(const cuco_refusal *r)
 	return o;
 }
 
-int store_refusal_from_json(const cJSON *j, cuco_refusal *r)
+int cuco_refusal_from_json(const cJSON *j, cuco_refusal *r)
 {
 	cuco_err err;
 	decoder d = { j, &err, CUCO_OK };
@@ -1048,7 +1039,7 @@ cJSON *cuco_measurement_to_json(const cuco_measurement *m)
 	return o;
 }
 
-int store_measurement_from_json(const cJSON *j, cuco_measurement *m, cuco_err *err)
+int cuco_measurement_from_json(const cJSON *j, cuco_measurement *m, cuco_err *err)
 {
 	cuco_measurement_init(m, 0, "");
 	if (!cJSON_IsObject(j))
