@@ -21,7 +21,6 @@
 #define MAX_REJECTIONS 3
 #define MAX_MEMORY 16
 
-static const char *const family_names[] = { "cpu-mpi", "cuda-nccl", "cuda" };
 
 /* ---- the system message: task, context, directive, reply format ---------- */
 
@@ -427,7 +426,7 @@ static int build_system(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b
 		"%g, and is then timed after warm-up; lower latency is better.\n\n"
 		"# Task: %s\n%.*s\n- workload: %s; family: %s; ranks: %d; size: %s\n",
 		wl->ranks, wl->tolerance, wl->title, (int)desc, wl->description, wl->name,
-		family_names[wl->family], wl->ranks, wl->default_size);
+		cuco_family_name(wl->family), wl->ranks, wl->default_size);
 	if (spec->hw && !lean)
 		cuco_prompt_put_hardware(b, spec->hw);
 	if (wl->ncontext > 0 && !lean)

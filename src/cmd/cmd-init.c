@@ -21,15 +21,6 @@
 	X(O_NO_BUILD, "no-build", 0, NULL, 0, "skip building the baseline once")
 CMD_TABLE(options, INIT_OPTIONS);
 
-static int parse_family(const char *text)
-{
-	static const char *const names[] = { "cpu-mpi", "cuda-nccl", "cuda" };
-	for (int i = 0; i < 3; i++)
-		if (strcmp(text, names[i]) == 0)
-			return i;
-	return -1;
-}
-
 static int init_exec(int argc, char **argv)
 {
 	cuco_init_spec s = { .family = -1, .trial_build = true };
@@ -51,7 +42,7 @@ static int init_exec(int argc, char **argv)
 				return cmd_usage_error(&cmd_init, "--ranks %s: expected 1 to 4096", v);
 			break;
 		case O_FAMILY:
-			if ((s.family = parse_family(v)) < 0)
+			if ((s.family = cuco_family_parse(v)) < 0)
 				return cmd_usage_error(&cmd_init, "--family %s: expected cpu-mpi, cuda-nccl or cuda", v);
 			break;
 		}

@@ -8,7 +8,6 @@
 #include "cmd/cmd.h"
 #include "eval/eval.h"
 
-static const char *const family_names[] = { "cpu-mpi", "cuda-nccl", "cuda" };
 
 /* One workload as a row or a JSON object; one that does not load is
  * listed with its error rather than hidden. */
@@ -22,7 +21,7 @@ static void list_one(const char *name, bool json, cJSON *array)
 		cJSON_AddItemToArray(array, o);
 		cJSON_AddStringToObject(o, "name", name);
 		if (ok) {
-			cJSON_AddStringToObject(o, "family", family_names[wl->family]);
+			cJSON_AddStringToObject(o, "family", cuco_family_name(wl->family));
 			cJSON_AddNumberToObject(o, "ranks", wl->ranks);
 			cJSON_AddStringToObject(o, "title", wl->title);
 			cJSON_AddStringToObject(o, "dir", wl->dir);
@@ -30,7 +29,7 @@ static void list_one(const char *name, bool json, cJSON *array)
 			cJSON_AddStringToObject(o, "error", err.msg);
 		}
 	} else if (ok) {
-		printf("%-24s %-10s %5d  %s\n", name, family_names[wl->family], wl->ranks, wl->title);
+		printf("%-24s %-10s %5d  %s\n", name, cuco_family_name(wl->family), wl->ranks, wl->title);
 	} else {
 		printf("%-24s %-10s %5s  (invalid: %s)\n", name, "?", "?", err.msg);
 	}

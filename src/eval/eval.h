@@ -35,7 +35,18 @@
 
 /* ---- workloads ---------------------------------------------------------- */
 
-typedef enum cuco_family { CUCO_FAMILY_CPU_MPI, CUCO_FAMILY_CUDA_NCCL, CUCO_FAMILY_CUDA } cuco_family;
+/* A workload's family, which says how it is built and run: X(enum, name in
+ * workload.json and every view). */
+#define CUCO_FAMILIES(X) X(CPU_MPI, "cpu-mpi") X(CUDA_NCCL, "cuda-nccl") X(CUDA, "cuda")
+
+typedef enum cuco_family {
+#define X(e, name) CUCO_FAMILY_##e,
+	CUCO_FAMILIES(X)
+#undef X
+	CUCO_FAMILY_COUNT
+} cuco_family;
+const char *cuco_family_name(cuco_family f);        /* "cuda-nccl", …; "?" out of range */
+int cuco_family_parse(const char *name);            /* a cuco_family, or -1 */
 typedef enum cuco_dim_kind { CUCO_DIM_ENUM, CUCO_DIM_INT } cuco_dim_kind;
 
 /* One dimension of the design space: a directive field (one of

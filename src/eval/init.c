@@ -26,7 +26,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const family_names[] = { "cpu-mpi", "cuda-nccl", "cuda" };
 
 /* Each family's standard design space, in the order of vocab.h's
  * CUCO_DIRECTIVE_DIMS: enum values (space-separated), or "int MIN MAX"
@@ -109,7 +108,7 @@ static int guess_family(init *in, cuco_err *err)
 	const cuco_program *p = in->p;
 	if (in->s->family >= 0) {
 		in->family = (cuco_family)in->s->family;
-		say(in, "family: %s, as --family says", family_names[in->family]);
+		say(in, "family: %s, as --family says", cuco_family_name(in->family));
 		return CUCO_OK;
 	}
 	if (p->nccl) {
@@ -245,7 +244,7 @@ static void add_space(init *in, cJSON *root)
 	}
 	cJSON_AddObjectToObject(space, "knobs");
 	say(in, "design space: %s's standard one (%s), no knobs: the program reads none of these "
-		"defines yet, a candidate does", family_names[in->family], line);
+		"defines yet, a candidate does", cuco_family_name(in->family), line);
 	if (in->family == CUCO_FAMILY_CPU_MPI) {
 		cJSON *cs = cJSON_AddArrayToObject(root, "constraints");
 		cJSON *c = cJSON_CreateObject();
@@ -319,7 +318,7 @@ static void make_templates(init *in)
 		cuco_strlcpy(in->build, in->s->build, sizeof in->build);
 		say(in, "build: %s, as --build says", in->build);
 	} else {
-		say(in, "build: %s (%s's default, with %s%s%s)", in->build, family_names[in->family],
+		say(in, "build: %s (%s's default, with %s%s%s)", in->build, cuco_family_name(in->family),
 			compiler_of(in), in->family != CUCO_FAMILY_CPU_MPI ? " for an H200 (-arch=sm_90: "
 			"change it for another GPU)" : "", p->cublas ? "; cuBLAS linked, as the program "
 			"uses it" : "");
@@ -348,7 +347,7 @@ static cJSON *manifest(init *in)
 		"%s start themselves, overlapped with the computation.", prog, p->ncomm,
 		p->ncomm == 1 ? "" : "s", in->family == CUCO_FAMILY_CPU_MPI ? "ranks" : "GPUs");
 	cJSON_AddStringToObject(root, "description", text);
-	cJSON_AddStringToObject(root, "family", family_names[in->family]);
+	cJSON_AddStringToObject(root, "family", cuco_family_name(in->family));
 	cJSON_AddNumberToObject(root, "ranks", in->ranks);
 	add_sizes(in, root);
 	cJSON *files = cJSON_AddObjectToObject(root, "files");

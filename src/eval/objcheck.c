@@ -1354,6 +1354,7 @@ const char *eval_frame_entries(cuco_family family)
 	case CUCO_FAMILY_CPU_MPI: return "cuco_setup cuco_step cuco_teardown cuco_mpi_thread";
 	case CUCO_FAMILY_CUDA: return "cuco_launch cuco_prepare";
 	case CUCO_FAMILY_CUDA_NCCL: break;  /* no frame yet */
+	case CUCO_FAMILY_COUNT: break;
 	}
 	return "";
 }

@@ -699,12 +699,9 @@ static void parse_head(wl_report *r, const cJSON *root, cuco_workload *wl)
 	get_string(r, root, "description", "description", wl->description, sizeof wl->description, true);
 	char family[32] = "";
 	if (get_string(r, root, "family", "family", family, sizeof family, true)) {
-		if (strcmp(family, "cpu-mpi") == 0)
-			wl->family = CUCO_FAMILY_CPU_MPI;
-		else if (strcmp(family, "cuda-nccl") == 0)
-			wl->family = CUCO_FAMILY_CUDA_NCCL;
-		else if (strcmp(family, "cuda") == 0)
-			wl->family = CUCO_FAMILY_CUDA;
+		int f = cuco_family_parse(family);
+		if (f >= 0)
+			wl->family = (cuco_family)f;
 		else
 			problem(r, "family", "\"%s\": expected cpu-mpi, cuda-nccl or cuda", family);
 	}
@@ -971,6 +968,25 @@ int cuco_workload_list(char ***names, size_t *n, cuco_err *err)
 }
 
 /* ---- lookups and directives ------------------------------------------------ */
+
+static const char *const family_names[CUCO_FAMILY_COUNT] = {
+#define X(e, name) name,
+	CUCO_FAMILIES(X)
+#undef X
+};
+
+const char *cuco_family_name(cuco_family f)
+{
+	return (unsigned)f < CUCO_FAMILY_COUNT ? family_names[f] : "?";
+}
+
+int cuco_family_parse(const char *name)
+{
+	for (int i = 0; i < CUCO_FAMILY_COUNT; i++)
+		if (strcmp(name, family_names[i]) == 0)
+			return i;
+	return -1;
+}
 
 const cuco_size *cuco_workload_size(const cuco_workload *wl, const char *name)
 {
