@@ -81,6 +81,9 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 		out->kind = reply.kind;
 		cuco_strlcpy(out->name, reply.name, sizeof out->name);
 		cuco_strlcpy(out->note, reply.description, sizeof out->note);
+		if (reply.set_aside)
+			cuco_buf_printf(transcript, "=== %d hunk%s restating the directive set aside: the "
+				"directive states it ===\n", reply.set_aside, reply.set_aside == 1 ? "" : "s");
 		if (reply.kind == CUCO_REPLY_DIRECTIVE) {
 			cuco_buf_puts(transcript, "=== applied as a directive-only child: the parent's code "
 				"===\n");

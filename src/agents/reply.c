@@ -834,6 +834,71 @@ static int parse(const char *text, const cuco_workload *wl, bool alone, cuco_rep
 	return rc;
 }
 
+/* A hunk's one line as `name: value` of one of the workload's dimensions
+ * or knobs (markdown around it taken off), into key and val. */
+static bool directive_pair(const char *line, const cuco_workload *wl, char *key, char *val,
+	size_t vsize)
+{
+	size_t n = strlen(line);
+	if (n == 0 || line[n - 1] != '\n' || memchr(line, '\n', n - 1))
+		return false;  /* one line only */
+	char buf[160];
+	clean(line, n - 1 < 150 ? n - 1 : 150, true, buf, sizeof buf);
+	size_t len, at;
+	if (!pair_at(buf, 0, &len, &at) || len > 31)
+		return false;
+	snprintf(key, 32, "%.*s", (int)len, buf);
+	for (char *p = key; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	clean(buf + at, strlen(buf + at), false, val, vsize);
+	return cuco_workload_dim(wl, key) != NULL && *val && !strpbrk(val, " \t(){};=");
+}
+
+/* Hunks that edit the directive as if it were a line of the program
+ * (`sync: pscw` into `sync: flag`): the program holds no such line, and
+ * the directive is where the change is stated. Each is set aside, its
+ * value taken where the stated directive kept the parent's; a reply left
+ * with no hunk is a directive-only child where one may be. */
+static int directive_hunks(const cuco_workload *wl, const cuco_directive *base, bool alone,
+	cuco_reply *out, cuco_err *err)
+{
+	char key[32], old[32], val[64], said[128] = "";
+	int kept = 0, rc = CUCO_OK;
+	for (int i = 0; i < out->nhunks; i++) {
+		cuco_hunk *h = &out->hunks[i];
+		if (rc != CUCO_OK || !directive_pair(h->search, wl, key, old, sizeof old) ||
+				!directive_pair(h->replace, wl, old, val, sizeof val) || strcmp(key, old) != 0) {
+			out->hunks[kept++] = *h;
+			continue;
+		}
+		const char *now = cuco_directive_value(&out->directive, key);
+		const char *was = base ? cuco_directive_value(base, key) : NULL;
+		if (now && was && strcmp(now, was) == 0 && cuco_directive_set(&out->directive, key, val)
+				!= CUCO_OK) {
+			rc = cuco_errf(err, CUCO_EDATA, "hunk %d (`%s: %s`): cannot set %s to `%s`", h->line,
+				key, val, key, val);
+			out->hunks[kept++] = *h;
+			continue;
+		}
+		if (!*said)
+			snprintf(said, sizeof said, "%s: %s", key, val);
+		free(h->search);
+		free(h->replace);
+		out->set_aside++;
+	}
+	out->nhunks = kept;
+	if (rc != CUCO_OK || !out->set_aside)
+		return rc;
+	rc = valid_directive(wl, out, err);
+	if (rc == CUCO_OK && !kept && !alone)
+		return cuco_errf(err, CUCO_EDATA, "reply holds no code: its edits only restate the "
+			"directive (`%s`), which the directive states; give the change of code as "
+			"SEARCH/REPLACE hunks", said);
+	if (rc == CUCO_OK && !kept)
+		out->kind = CUCO_REPLY_DIRECTIVE;
+	return rc;
+}
+
 static int parse_reply(const char *text, const cuco_workload *wl, const cuco_directive *base,
 	bool alone, cuco_reply *out, cuco_err *err)
 {
@@ -844,6 +909,8 @@ static int parse_reply(const char *text, const cuco_workload *wl, const cuco_dir
 	int rc = blank_thinking(copy, err);
 	if (rc == CUCO_OK)
 		rc = parse(copy, wl, alone, out, err);
+	if (rc == CUCO_OK && wl && out->kind == CUCO_REPLY_DIFF)
+		rc = directive_hunks(wl, base, alone, out, err);
 	free(copy);
 	if (rc != CUCO_OK)
 		cuco_reply_free(out);

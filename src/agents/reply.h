@@ -57,6 +57,7 @@ typedef struct cuco_reply {
 	                              refused directive, what was read of it */
 	int nhunks;
 	cuco_hunk *hunks;
+	int set_aside;             /* hunks that only restated the directive (`sync: flag`) */
 	char *code;                /* FULL: the whole file */
 	int nblocks;
 	char **blocks;             /* BLOCKS: each block's new text (lines between its markers) */

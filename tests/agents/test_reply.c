@@ -323,6 +323,63 @@ static void test_directive_only(void **state)
 	expect_refusal("I would use shared memory.", wl, "reply states no DIRECTIVE and holds no code");
 }
 
+/* A hunk that edits the directive as if it were a line of the program
+ * (Qwen2.5-Coder 1.5B wrote `"search": "sync: pscw", "replace": "sync:
+ * flag"` beside a directive stating the change): set aside, its value
+ * taken where the stated directive kept the parent's, and a reply left
+ * with no other hunk is a directive-only child where one may be. */
+static void test_directive_hunks(void **state)
+{
+	(void)state;
+	cuco_reply r;
+	cuco_err err = { 0 };
+	const char *only = "{\"directive\": {\"backend\": \"shm\", \"sync\": \"flag\"}, "
+		"\"name\": \"n\", \"description\": \"d\", \"edits\": [{\"search\": \"sync: pscw\", "
+		"\"replace\": \"sync: flag\"}]}";
+	assert_int_equal(cuco_reply_parse_any(only, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_int_equal(r.nhunks, 0);
+	assert_int_equal(r.set_aside, 1);
+	assert_string_equal(r.directive.sync, "flag");
+	cuco_reply_free(&r);
+	expect_refusal(only, wl, "its edits only restate the directive (`sync: flag`)");
+	/* The hunk's value where the directive kept the parent's; a code hunk
+	 * beside it stays. */
+	const char *mixed = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
+		"\"**backend**: msg\", \"replace\": \"**backend**: rma\"}, {\"search\": \"int a;\", "
+		"\"replace\": \"int b;\"}]}";
+	assert_int_equal(cuco_reply_parse(mixed, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIFF);
+	assert_string_equal(r.directive.backend, "rma");
+	assert_int_equal(r.nhunks, 1);
+	assert_int_equal(r.set_aside, 1);
+	assert_string_equal(r.hunks[0].search, "int a;\n");
+	cuco_reply_free(&r);
+	/* The directive's stated value stands against the hunk's; a value out
+	 * of the design space is refused as the directive's. */
+	const char *both = "DIRECTIVE:\nbackend: rma\nsync: pscw\n\n<<<<<<< SEARCH\nsync: fence\n"
+		"=======\nsync: flag\n>>>>>>> REPLACE\n";
+	assert_int_equal(cuco_reply_parse_any(both, wl, &base, &r, &err), CUCO_OK);
+	assert_string_equal(r.directive.sync, "pscw");
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	cuco_reply_free(&r);
+	expect_refusal("{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
+		"\"sync: fence\", \"replace\": \"sync: pscw\"}]}", wl, "directive outside the design space");
+	expect_refusal("{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
+		"\"granularity: 1\", \"replace\": \"granularity: many\"}]}", wl,
+		"directive outside the design space: granularity: \"many\"");
+	expect_refusal("{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
+		"\"sync: fence\", \"replace\": \"sync: a_value_longer_than_a_field_holds_0123456789\"}]}",
+		wl, "hunk 1 (`sync: a_value_longer_than_a_field_holds_0123456789`): cannot set sync");
+	/* A line of the program that only looks like one is code. */
+	const char *code = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
+		"\"tile: 32,\\nx: 1\", \"replace\": \"tile: 64,\\nx: 1\"}]}";
+	assert_int_equal(cuco_reply_parse(code, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.nhunks, 1);
+	assert_int_equal(r.set_aside, 0);
+	cuco_reply_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_directive_forms),
 		cmocka_unit_test(test_json_replies),
 		cmocka_unit_test(test_directive_only),
+		cmocka_unit_test(test_directive_hunks),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
