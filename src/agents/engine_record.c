@@ -129,15 +129,6 @@ void engine_measurement_of(const cuco_engine *e, uint64_t id, const cuco_eval_re
 	m->score = m->speedup;
 }
 
-void engine_result_of(const cuco_candidate *c, cuco_eval_result *r)
-{
-	memset(r, 0, sizeof *r);
-	r->ok = c->status == CUCO_STATUS_DONE || (c->status == CUCO_STATUS_REJECTED
-		&& isfinite(c->timing.median_us));
-	r->timing = c->timing;
-	r->bytes = r->flops = NAN;
-}
-
 static void speedup_text(const cuco_candidate *c, char *buf, size_t size)
 {
 	cuco_speedup_text(c->speedup, c->speedup_lo, c->speedup_hi, c->rounds, !cuco_utf8_locale(),

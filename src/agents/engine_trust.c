@@ -127,7 +127,6 @@ void engine_noise_baseline(cuco_engine *e, const cuco_eval_result *res)
 	judge(e, res, why, sizeof why);
 	if (!said && why[0]) {
 		n->noisy = true;
-		cuco_strlcpy(n->reason, why, sizeof n->reason);
 		if (e->cfg.progress) {  /* said once: here, in the log and in the event log */
 			fprintf(e->cfg.progress, "noise: %s; confirmations take more rounds, and an "
 				"interval still wide reads inconclusive\n", why);

@@ -355,7 +355,7 @@ typedef struct eval_obj_section {
 typedef struct eval_obj_symbol {
 	const char *name;           /* "" when it has none */
 	uint64_t value, size;       /* value: the offset in its section */
-	unsigned char type, bind, visibility;  /* STT_*, STB_*, STV_* */
+	unsigned char type, bind;   /* STT_*, STB_* */
 	uint16_t shndx;             /* its section, or SHN_UNDEF, SHN_ABS, SHN_COMMON */
 } eval_obj_symbol;
 
