@@ -32,9 +32,7 @@ int engine_insert_txn(cuco_txn *txn, void *arg)
 	if (c.generation == 0 && c.nparents > 0 && cuco_cand_get(txn, c.parents[0], &parent) == CUCO_OK)
 		c.generation = parent.generation + 1;
 	c.id = 0;
-	c.status = CUCO_STATUS_QUEUED;
-	c.score = c.speedup = c.timing.median_us = c.timing.min_us = c.timing.p90_us = NAN;
-	c.timing.max_error = c.timing.peak_fraction = NAN;
+	cuco_cand_queued(&c);
 	c.created = c.updated = 0;
 	if ((rc = cuco_cand_put(txn, &c)) != CUCO_OK)
 		return rc;
