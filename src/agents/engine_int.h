@@ -124,6 +124,9 @@ void engine_wake(cuco_engine *e);
 /* End the run with an error (the first one wins). */
 void engine_fail(cuco_engine *e, const cuco_err *err);
 bool engine_stopping(cuco_engine *e);
+/* Whether this thread holds e->lock: for CUCO_ASSERT on the functions
+ * below that say "under e->lock" (it may wait for another holder). */
+bool engine_locked(cuco_engine *e);
 /* Wait on e->cond (holding e->lock) for at most `seconds`. */
 void engine_wait(cuco_engine *e, double seconds);
 /* Cancel the model calls in flight and start none (under e->lock):

@@ -140,6 +140,7 @@ static bool take_slot(cuco_engine *e)
 static void proposal_ended(cuco_engine *e, int rc, const cuco_err *err)
 {
 	e->proposed--;
+	CUCO_ASSERT(e->proposed >= 0);  /* next_job counted this one */
 	if (rc == CUCO_ENOTFOUND) {
 		e->exhausted = true;
 		/* The strategy says why it has nothing left (a spent model budget). */
@@ -312,6 +313,8 @@ void *engine_worker(void *arg)
 		pthread_mutex_lock(&e->lock);
 		e->evaluating -= slot;
 		e->proposing -= j.kind == JOB_PROPOSE;
+		/* Each job gave back what next_job or take_slot took for it. */
+		CUCO_ASSERT(e->evaluating >= 0 && e->evaluating <= e->cfg.jobs && e->proposing >= 0);
 		pthread_cond_broadcast(&e->cond);
 	}
 	e->active--;

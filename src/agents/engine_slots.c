@@ -54,6 +54,7 @@ int engine_slot_index(cuco_engine *e, const char *name)
 
 bool engine_claim_baseline(cuco_engine *e, int s)
 {
+	CUCO_ASSERT(engine_locked(e));
 	if (s < 0 || s >= e->nslots || e->slots[s].busy)
 		return false;
 	e->slots[s].busy = true;

@@ -468,8 +468,11 @@ static int confirm_txn(cuco_txn *txn, void *arg)
 	if ((rc = cuco_cand_put(txn, &c)) != CUCO_OK)
 		return rc;
 	a->out = c;
-	if (cf->crown)
+	if (cf->crown) {
+		/* Only a contender its paired rounds found faster is crowned. */
+		CUCO_ASSERT(c.verdict == CUCO_VERDICT_FASTER && c.id != a->e->baseline_id);
 		return engine_crown_txn(txn, &c, a->text);
+	}
 	cuco_event ev;
 	engine_event_init(&ev, CUCO_EVENT_CONFIRM, c.id, NULL);
 	snprintf(ev.text, sizeof ev.text, "#%llu %.480s", (unsigned long long)c.id, a->text);
