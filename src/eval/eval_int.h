@@ -760,10 +760,12 @@ void eval_pool_give(eval_pool *p, int slot, const char *fault, cuco_slot_info *i
 /* This machine's lock on a local slot's GPUs, shared by every cuco process
  * (an flock on /tmp/cuco-gpu-<devices>.lock), so that two runs on one GPU
  * never time at once: contexts on one GPU share it by time slices, and a
- * sample's events then time the other's slice. Waits, seeing cancel;
- * *fd is -1 (no lock, and CUCO_EENV) when the file cannot be opened, or
- * after cancel. */
-int eval_gpu_lock(const cuco_slot_spec *spec, const atomic_int *cancel, int *fd, cuco_err *err);
+ * sample's events then time the other's slice. The devices are the slot's,
+ * else visible (the process's CUDA_VISIBLE_DEVICES, cuco_env), else all.
+ * Waits, seeing cancel; *fd is -1 (no lock, and CUCO_EENV) when the file
+ * cannot be opened, or after cancel. */
+int eval_gpu_lock(const cuco_slot_spec *spec, const char *visible, const atomic_int *cancel, int *fd,
+	cuco_err *err);
 void eval_gpu_unlock(int fd);
 int eval_pool_list(eval_pool *p, cuco_slot_info *out, int max);
 
