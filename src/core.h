@@ -39,6 +39,18 @@ typedef struct cuco_err {
 int cuco_errf(cuco_err *e, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* An invariant of cuco's own code (never of its input: input errors are
+ * returned). In a debug build (NDEBUG not defined: meson's b_ndebug, off
+ * in the default debugoptimized build) a false cond prints
+ * "cuco: FILE:LINE: assertion failed: COND" once, to the log and stderr,
+ * and aborts; with NDEBUG cond is not evaluated. */
+#ifdef NDEBUG
+#define CUCO_ASSERT(cond) ((void)sizeof(cond))
+#else
+#define CUCO_ASSERT(cond) ((cond) ? (void)0 : cuco_assert_fail(#cond, __FILE__, __LINE__))
+#endif
+_Noreturn void cuco_assert_fail(const char *cond, const char *file, int line);
+
 /* ---- log ------------------------------------------------------------ */
 /* One log file per process (normally RUN/cuco.log). Writes are serialised
  * by a lock, so any thread may log. While a curses screen owns the

@@ -1,4 +1,5 @@
-/* env.c — cuco's own environment variables, read once (env.h). */
+/* env.c — cuco's own environment variables, and CUDA_VISIBLE_DEVICES,
+ * read once (env.h). */
 #include "env.h"
 #include "core.h"
 
@@ -38,6 +39,9 @@ static void read_all(void)
 	env.field = read_var(#name, def);
 	CUCO_ENV_VARS(VAR_READ)
 #undef VAR_READ
+	const char *visible = getenv("CUDA_VISIBLE_DEVICES");  /* "" is a value: no GPU */
+	free((char *)env.visible_gpus);
+	env.visible_gpus = visible ? cuco_xstrdup(visible) : NULL;
 	env_read = true;
 }
 

@@ -11,9 +11,10 @@
  * only when named, a compiler that is the workload's own). The ENVIRONMENT
  * section of docs/cuco.1 names every row, and a test holds the two
  * together. Variables that are not cuco's own (HOME, XDG_*, TMPDIR,
- * NO_COLOR, SLURM_*, CUDA_VISIBLE_DEVICES, a model's key) are read where
- * they are used, at the edge, and the stages get the user's environment
- * through eval/env.c's allowlist.
+ * NO_COLOR, SLURM_*, a model's key) are read where they are used, at the
+ * edge, and the stages get the user's environment through eval/env.c's
+ * allowlist; CUDA_VISIBLE_DEVICES, which three parts take, is read with
+ * the table into a field of its own.
  */
 #ifndef CUCO_ENV_H
 #define CUCO_ENV_H
@@ -57,6 +58,10 @@ typedef struct cuco_env {
 #define CUCO_ENV_FIELD(name, field, type, def, help) const char *field;
 	CUCO_ENV_VARS(CUCO_ENV_FIELD)
 #undef CUCO_ENV_FIELD
+	/* CUDA_VISIBLE_DEVICES, the GPUs this process is given: what the
+	 * hardware profile counts, local slots share out and the GPU lock is
+	 * named by. NULL when not set (every GPU); "" when set empty (none). */
+	const char *visible_gpus;
 } cuco_env;
 
 /* One row of the table. */

@@ -1,10 +1,14 @@
-/* log.c — the run log. One FILE shared by every thread, hence the lock. */
+/* log.c — the run log. One FILE shared by every thread, hence the lock.
+ * A failed CUCO_ASSERT is said here, the last line of the log. */
 #include "core.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static struct {
 	pthread_mutex_t lock;
@@ -78,4 +82,17 @@ void cuco_log(int level, const char *fmt, ...)
 			fprintf(stderr, "cuco: %s\n", line);
 	}
 	pthread_mutex_unlock(&logstate.lock);
+}
+
+void cuco_assert_fail(const char *cond, const char *file, int line)
+{
+	/* Said once, however many threads fail at once: the first says it
+	 * and aborts, the others wait for that. */
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	if (atomic_flag_test_and_set(&said))
+		for (;;)
+			pause();
+	cuco_log_quiet(false);
+	cuco_log(CUCO_LOG_ERROR, "%s:%d: assertion failed: %s", file, line, cond);
+	abort();
 }

@@ -93,14 +93,27 @@ bool engine_stopping(cuco_engine *e)
 	return stop;
 }
 
+/* e->lock checks errors, so this thread locking it again is refused
+ * (EDEADLK) rather than hanging: that refusal is the answer. Otherwise the
+ * lock is had, once any other holder lets go, and given back. */
+bool engine_locked(cuco_engine *e)
+{
+	if (pthread_mutex_lock(&e->lock) == EDEADLK)
+		return true;
+	pthread_mutex_unlock(&e->lock);
+	return false;
+}
+
 /* Wait on e->cond (holding e->lock) for at most `seconds`. */
 void engine_wait(cuco_engine *e, double seconds)
 {
+	CUCO_ASSERT(engine_locked(e));
 	cuco_cond_wait_s(&e->cond, &e->lock, seconds);
 }
 
 void engine_calls_off(cuco_engine *e)
 {
+	CUCO_ASSERT(engine_locked(e));
 	atomic_store(&e->calls_off, true);
 	e->cancel_epoch++;
 }
@@ -223,7 +236,11 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 	e->best_score = e->best_lo = e->best_hi = NAN;
 	e->rng = cfg->seed ^ 0x7275737421ull;  /* the rounds' order, apart from the strategy's draws */
 	engine_noise_start(e);
-	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutexattr_t check;  /* its owner known: engine_locked */
+	pthread_mutexattr_init(&check);
+	pthread_mutexattr_settype(&check, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&e->lock, &check);
+	pthread_mutexattr_destroy(&check);
 	pthread_mutex_init(&e->strat_lock, NULL);
 	cuco_cond_init(&e->cond);
 

@@ -186,6 +186,7 @@ void engine_evaluate_stored(cuco_engine *e, uint64_t id)
 	/* Not the candidate's fault: its budget slot goes back. */
 	if (res.environment && engine_counts_for_budget(&c))
 		e->proposed--;
+	CUCO_ASSERT(e->proposed >= 0);  /* counted when proposed (next_job) or found stored (engine_setup) */
 	engine_progress(e, &c, NULL);
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);

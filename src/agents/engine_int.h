@@ -38,18 +38,16 @@ typedef struct engine_noise {
 	double start, last;      /* cuco_mono() at the run's start and at the last sample */
 	double cpu_last;         /* this process's CPU seconds then, its stages' included */
 	double own;              /* its CPU use in cores, averaged as the load average is */
-	bool noisy;              /* said once, with the reason */
-	char reason[256];
+	bool noisy;              /* said once */
 } engine_noise;
 
 /* A slot of the evaluator's pool (eval.h) as the engine keeps it: a
  * speedup divides the latest good baseline median of the slot the
  * candidate was measured on, never another's (docs/cluster.md). */
 typedef struct engine_slot {
-	double baseline_us;            /* NAN until the baseline ran here */
-	cuco_eval_result baseline_res; /* and its whole measurement */
-	int benched;                   /* benchmarks here since that one */
-	bool due, busy;                /* a re-measure is due here / being taken */
+	double baseline_us;   /* NAN until the baseline ran here */
+	int benched;          /* benchmarks here since that one */
+	bool due, busy;       /* a re-measure is due here / being taken */
 } engine_slot;
 
 struct cuco_engine {
@@ -81,8 +79,9 @@ struct cuco_engine {
 	pthread_cond_t cond;
 	bool paused, stop, exhausted;
 	bool baseline_fresh;    /* a baseline measurement is in force for this session */
-	cuco_eval_result resume_base;  /* a resumed run's baseline in force, for */
-	int resume_benched;     /* engine_slots_init: its slot, benchmarks since */
+	double resume_us;       /* a resumed run's baseline in force (engine_slots_init): */
+	char resume_slot[64];   /*   its median, the slot it ran on (a candidate's slot), */
+	int resume_benched;     /*   the benchmarks since */
 	int proposed;           /* strategy candidates over the whole run */
 	engine_slot *slots;     /* one per slot of the evaluator */
 	int nslots;
@@ -125,6 +124,9 @@ void engine_wake(cuco_engine *e);
 /* End the run with an error (the first one wins). */
 void engine_fail(cuco_engine *e, const cuco_err *err);
 bool engine_stopping(cuco_engine *e);
+/* Whether this thread holds e->lock: for CUCO_ASSERT on the functions
+ * below that say "under e->lock" (it may wait for another holder). */
+bool engine_locked(cuco_engine *e);
 /* Wait on e->cond (holding e->lock) for at most `seconds`. */
 void engine_wait(cuco_engine *e, double seconds);
 /* Cancel the model calls in flight and start none (under e->lock):
@@ -150,8 +152,6 @@ void engine_measurement_of(const cuco_engine *e, uint64_t id, const cuco_eval_re
  * an error ends the run. */
 int engine_record(cuco_engine *e, uint64_t id, const cuco_eval_result *res, double baseline_us,
 	cuco_event_kind kind, cuco_candidate *out);
-/* The measurement in force of a record, as an evaluation's result. */
-void engine_result_of(const cuco_candidate *c, cuco_eval_result *r);
 /* One progress line; call with e->lock held. */
 void engine_progress(cuco_engine *e, const cuco_candidate *c, const char *what);
 /* Crown c the best, its island's champion, with a "best" event saying text. */

@@ -32,9 +32,7 @@ int engine_insert_txn(cuco_txn *txn, void *arg)
 	if (c.generation == 0 && c.nparents > 0 && cuco_cand_get(txn, c.parents[0], &parent) == CUCO_OK)
 		c.generation = parent.generation + 1;
 	c.id = 0;
-	c.status = CUCO_STATUS_QUEUED;
-	c.score = c.speedup = c.timing.median_us = c.timing.min_us = c.timing.p90_us = NAN;
-	c.timing.max_error = c.timing.peak_fraction = NAN;
+	cuco_cand_queued(&c);
 	c.created = c.updated = 0;
 	if ((rc = cuco_cand_put(txn, &c)) != CUCO_OK)
 		return rc;
@@ -142,6 +140,7 @@ static bool take_slot(cuco_engine *e)
 static void proposal_ended(cuco_engine *e, int rc, const cuco_err *err)
 {
 	e->proposed--;
+	CUCO_ASSERT(e->proposed >= 0);  /* next_job counted this one */
 	if (rc == CUCO_ENOTFOUND) {
 		e->exhausted = true;
 		/* The strategy says why it has nothing left (a spent model budget). */
@@ -314,6 +313,8 @@ void *engine_worker(void *arg)
 		pthread_mutex_lock(&e->lock);
 		e->evaluating -= slot;
 		e->proposing -= j.kind == JOB_PROPOSE;
+		/* Each job gave back what next_job or take_slot took for it. */
+		CUCO_ASSERT(e->evaluating >= 0 && e->evaluating <= e->cfg.jobs && e->proposing >= 0);
 		pthread_cond_broadcast(&e->cond);
 	}
 	e->active--;

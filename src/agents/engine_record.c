@@ -94,6 +94,9 @@ static int status_txn(cuco_txn *txn, void *arg)
 
 void engine_set_status(cuco_engine *e, uint64_t id, cuco_status status)
 {
+	/* The engine moves a record only while it is evaluated; where it ends
+	 * (done, failed) comes with its measurement (cuco_measure_add). */
+	CUCO_ASSERT(status < CUCO_STATUS_DONE);
 	status_arg a = { id, status };
 	cuco_err err = { 0 };
 	if (cuco_store_write(e->st, status_txn, &a, &err) != CUCO_OK)
@@ -127,15 +130,6 @@ void engine_measurement_of(const cuco_engine *e, uint64_t id, const cuco_eval_re
 	m->baseline_us = isnan(baseline_us) ? r->timing.median_us : baseline_us;
 	m->speedup = r->timing.median_us > 0 ? m->baseline_us / r->timing.median_us : NAN;
 	m->score = m->speedup;
-}
-
-void engine_result_of(const cuco_candidate *c, cuco_eval_result *r)
-{
-	memset(r, 0, sizeof *r);
-	r->ok = c->status == CUCO_STATUS_DONE || (c->status == CUCO_STATUS_REJECTED
-		&& isfinite(c->timing.median_us));
-	r->timing = c->timing;
-	r->bytes = r->flops = NAN;
 }
 
 static void speedup_text(const cuco_candidate *c, char *buf, size_t size)
@@ -204,6 +198,7 @@ int engine_record(cuco_engine *e, uint64_t id, const cuco_eval_result *res, doub
  * the run's log; call with e->lock held. */
 void engine_progress(cuco_engine *e, const cuco_candidate *c, const char *what)
 {
+	CUCO_ASSERT(engine_locked(e));  /* e->best_* and the stream's line order */
 	char dir[160], result[RESULT_MAX], line[RESULT_MAX + 1024], sp[64];
 	cuco_directive_short(&c->directive, dir, sizeof dir);
 	speedup_text(c, sp, sizeof sp);

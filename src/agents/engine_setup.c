@@ -124,9 +124,7 @@ static int put_root(cuco_txn *txn, cuco_origin origin, const char *text, size_t 
 	c.directive = *d;
 	c.nparents = parent ? 1 : 0;
 	c.parents[0] = parent;
-	c.status = CUCO_STATUS_QUEUED;
-	c.score = c.speedup = c.timing.median_us = c.timing.min_us = c.timing.p90_us = NAN;
-	c.timing.max_error = c.timing.peak_fraction = NAN;
+	cuco_cand_queued(&c);
 	snprintf(c.note, sizeof c.note, "the workload's %s",
 		origin == CUCO_ORIGIN_BASELINE ? "host-orchestrated baseline" : "seed");
 	int rc = cuco_source_put(txn, text, len, c.source_hash);
@@ -231,8 +229,8 @@ static void take_baseline(cuco_engine *e, const setup_arg *a)
 	if (!e->baseline_fresh)
 		return;
 	/* engine_slots_init puts it on its slot, once the evaluator has them. */
-	engine_result_of(b, &e->resume_base);
-	cuco_strlcpy(e->resume_base.slot_name, b->slot, sizeof e->resume_base.slot_name);
+	e->resume_us = b->timing.median_us;
+	cuco_strlcpy(e->resume_slot, b->slot, sizeof e->resume_slot);
 	e->resume_benched = a->benched > 0 ? a->benched : 1;
 }
 

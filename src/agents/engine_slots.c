@@ -32,14 +32,12 @@ void engine_slots_init(cuco_engine *e)
 		return;
 	/* A resumed run's baseline in force holds on the slot it was measured
 	 * on, when this session has that slot; else it is measured again. */
-	int s = engine_slot_index(e, e->resume_base.slot_name);
+	int s = engine_slot_index(e, e->resume_slot);
 	if (s < 0) {
 		e->baseline_fresh = false;
 		return;
 	}
-	e->resume_base.slot = s;
-	e->slots[s].baseline_us = e->resume_base.timing.median_us;
-	e->slots[s].baseline_res = e->resume_base;
+	e->slots[s].baseline_us = e->resume_us;
 	e->slots[s].benched = e->resume_benched;
 	e->slots[s].due = e->resume_benched >= e->cfg.baseline_every;
 }
@@ -56,6 +54,7 @@ int engine_slot_index(cuco_engine *e, const char *name)
 
 bool engine_claim_baseline(cuco_engine *e, int s)
 {
+	CUCO_ASSERT(engine_locked(e));
 	if (s < 0 || s >= e->nslots || e->slots[s].busy)
 		return false;
 	e->slots[s].busy = true;
@@ -76,10 +75,8 @@ void engine_slot_baseline(cuco_engine *e, const cuco_eval_result *res)
 	if (res->slot < 0 || res->slot >= e->nslots)
 		return;
 	engine_slot *s = &e->slots[res->slot];
-	if (res->ok) {
+	if (res->ok)
 		s->baseline_us = res->timing.median_us;
-		s->baseline_res = *res;
-	}
 	s->benched = 0;
 	s->busy = false;
 }

@@ -127,7 +127,6 @@ void engine_noise_baseline(cuco_engine *e, const cuco_eval_result *res)
 	judge(e, res, why, sizeof why);
 	if (!said && why[0]) {
 		n->noisy = true;
-		cuco_strlcpy(n->reason, why, sizeof n->reason);
 		if (e->cfg.progress) {  /* said once: here, in the log and in the event log */
 			fprintf(e->cfg.progress, "noise: %s; confirmations take more rounds, and an "
 				"interval still wide reads inconclusive\n", why);
@@ -469,8 +468,11 @@ static int confirm_txn(cuco_txn *txn, void *arg)
 	if ((rc = cuco_cand_put(txn, &c)) != CUCO_OK)
 		return rc;
 	a->out = c;
-	if (cf->crown)
+	if (cf->crown) {
+		/* Only a contender its paired rounds found faster is crowned. */
+		CUCO_ASSERT(c.verdict == CUCO_VERDICT_FASTER && c.id != a->e->baseline_id);
 		return engine_crown_txn(txn, &c, a->text);
+	}
 	cuco_event ev;
 	engine_event_init(&ev, CUCO_EVENT_CONFIRM, c.id, NULL);
 	snprintf(ev.text, sizeof ev.text, "#%llu %.480s", (unsigned long long)c.id, a->text);

@@ -29,10 +29,9 @@ static int fill_txn(cuco_txn *txn, void *arg)
 	for (int i = 0; i < 3 && rc == CUCO_OK; i++) {
 		cuco_candidate *c = cuco_xcalloc(1, sizeof *c);
 		c->origin = origin[i];
+		cuco_cand_queued(c);
 		c->status = CUCO_STATUS_DONE;
 		c->island = i ? 0 : -1;
-		c->score = c->speedup = c->timing.peak_fraction = NAN;
-		c->timing.median_us = c->timing.min_us = c->timing.p90_us = NAN;
 		cuco_directive_default(s->wl, &c->directive);
 		rc = cuco_source_put(txn, s->texts[i], s->lens[i], c->source_hash);
 		if (rc == CUCO_OK)

@@ -56,7 +56,7 @@ const comm_row an_comm_rows[] = {
 	COMM_CALLS(X)
 #undef X
 };
-const int an_ncomm_rows = sizeof an_comm_rows / sizeof an_comm_rows[0];
+static const int an_ncomm_rows = sizeof an_comm_rows / sizeof an_comm_rows[0];
 
 typedef struct copy_row {
 	const char *name;

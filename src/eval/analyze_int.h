@@ -125,7 +125,6 @@ typedef struct eval_analysis {
 } eval_analysis;
 
 extern const comm_row an_comm_rows[];
-extern const int an_ncomm_rows;
 
 /* Tokens [from, to) as text, spaced as a person writes them. */
 void an_range_text(const eval_lexed *lx, int from, int to, char *out, size_t size);

@@ -216,7 +216,7 @@ static bool obj_symbol(const image *im, const Elf64_Shdr *tab, const Elf64_Shdr 
 		return false;
 	*out = (eval_obj_symbol){ .name = name, .value = s.st_value, .size = s.st_size,
 		.type = ELF64_ST_TYPE(s.st_info), .bind = ELF64_ST_BIND(s.st_info),
-		.visibility = ELF64_ST_VISIBILITY(s.st_other), .shndx = s.st_shndx };
+		.shndx = s.st_shndx };
 	return true;
 }
 

@@ -355,7 +355,7 @@ typedef struct eval_obj_section {
 typedef struct eval_obj_symbol {
 	const char *name;           /* "" when it has none */
 	uint64_t value, size;       /* value: the offset in its section */
-	unsigned char type, bind, visibility;  /* STT_*, STB_*, STV_* */
+	unsigned char type, bind;   /* STT_*, STB_* */
 	uint16_t shndx;             /* its section, or SHN_UNDEF, SHN_ABS, SHN_COMMON */
 } eval_obj_symbol;
 
@@ -760,10 +760,12 @@ void eval_pool_give(eval_pool *p, int slot, const char *fault, cuco_slot_info *i
 /* This machine's lock on a local slot's GPUs, shared by every cuco process
  * (an flock on /tmp/cuco-gpu-<devices>.lock), so that two runs on one GPU
  * never time at once: contexts on one GPU share it by time slices, and a
- * sample's events then time the other's slice. Waits, seeing cancel;
- * *fd is -1 (no lock, and CUCO_EENV) when the file cannot be opened, or
- * after cancel. */
-int eval_gpu_lock(const cuco_slot_spec *spec, const atomic_int *cancel, int *fd, cuco_err *err);
+ * sample's events then time the other's slice. The devices are the slot's,
+ * else visible (the process's CUDA_VISIBLE_DEVICES, cuco_env), else all.
+ * Waits, seeing cancel; *fd is -1 (no lock, and CUCO_EENV) when the file
+ * cannot be opened, or after cancel. */
+int eval_gpu_lock(const cuco_slot_spec *spec, const char *visible, const atomic_int *cancel, int *fd,
+	cuco_err *err);
 void eval_gpu_unlock(int fd);
 int eval_pool_list(eval_pool *p, cuco_slot_info *out, int max);
 

@@ -1330,7 +1330,7 @@ static void result_retry(cuco_eval_result *res)
 static int gpu_lock(cuco_evaluator *ev, const cuco_slot_spec *spec, int *fd, cuco_err *err)
 {
 	cuco_err why = { 0 };
-	if (eval_gpu_lock(spec, &ev->cancel, fd, &why) == CUCO_OK)
+	if (eval_gpu_lock(spec, ev->cfg.env->visible_gpus, &ev->cancel, fd, &why) == CUCO_OK)
 		return CUCO_OK;
 	if (atomic_load(&ev->cancel))
 		return cuco_errf(err, CUCO_EENV, "%s", why.msg);

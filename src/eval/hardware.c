@@ -166,7 +166,7 @@ static void detect_cpu(cuco_hardware *hw)
  * to the first that is neither an index nor a UUID (where CUDA stops too). */
 static int visible_gpus(int n)
 {
-	const char *v = getenv("CUDA_VISIBLE_DEVICES");
+	const char *v = cuco_env_get()->visible_gpus;
 	if (!v)
 		return n;
 	int k = 0;

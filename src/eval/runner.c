@@ -528,7 +528,7 @@ static int ssh_slots(const cuco_runner_config *c, cuco_slot_spec *out, int max, 
 static int host_gpus(const cuco_runner_config *c, int need, char (*ids)[32], cuco_err *err)
 {
 	int n = 0;
-	const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+	const char *visible = cuco_env_get()->visible_gpus;
 	if (c->kind == CUCO_RUNNER_LOCAL && visible && *visible) {
 		char list[1024];
 		cuco_strlcpy(list, visible, sizeof list);

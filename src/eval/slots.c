@@ -179,10 +179,10 @@ int eval_pool_list(eval_pool *p, cuco_slot_info *out, int max)
 
 /* ---- the machine's GPU lock -------------------------------------------------- */
 
-int eval_gpu_lock(const cuco_slot_spec *spec, const atomic_int *cancel, int *fd, cuco_err *err)
+int eval_gpu_lock(const cuco_slot_spec *spec, const char *visible, const atomic_int *cancel, int *fd,
+	cuco_err *err)
 {
-	const char *env = getenv("CUDA_VISIBLE_DEVICES");
-	const char *devices = *spec->gpus ? spec->gpus : env && *env ? env : "all";
+	const char *devices = *spec->gpus ? spec->gpus : visible && *visible ? visible : "all";
 	char path[128];
 	int n = snprintf(path, sizeof path, "/tmp/cuco-gpu-%s.lock", devices);
 	for (char *c = path + 14; n > 0 && *c; c++)

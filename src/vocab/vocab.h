@@ -237,6 +237,11 @@ typedef struct cuco_candidate {
 	                             a host, a Slurm node); "" before any */
 } cuco_candidate;
 
+/* A new candidate before its first measurement: queued, no score or
+ * speedup, nothing timed but a spread of 0 (what such records have always
+ * carried: "spread": 0). */
+void cuco_cand_queued(cuco_candidate *c);
+
 /* Fixed-size digest of a candidate, kept in its own table in the same
  * transaction as the record; what listings and the lineage tree read. */
 typedef struct cuco_summary {

@@ -360,6 +360,7 @@ static void test_slots_per_host(void **state)
 	cuco_err err = { 0 };
 	char *saved = getenv("CUDA_VISIBLE_DEVICES") ? cuco_xstrdup(getenv("CUDA_VISIBLE_DEVICES")) : NULL;
 	setenv("CUDA_VISIBLE_DEVICES", "4,5, 6,7", 1);
+	cuco_env_reread();
 	cuco_runner_config c = { .kind = CUCO_RUNNER_LOCAL, .slots_per_host = 2 };
 	assert_int_equal(cuco_runner_slots(&c, 2, s, 8, &n, where, sizeof where, &err), CUCO_OK);
 	assert_int_equal(n, 2);
@@ -374,6 +375,7 @@ static void test_slots_per_host(void **state)
 		setenv("CUDA_VISIBLE_DEVICES", saved, 1);
 	else
 		unsetenv("CUDA_VISIBLE_DEVICES");
+	cuco_env_reread();
 	free(saved);
 
 	c = (cuco_runner_config){ .kind = CUCO_RUNNER_SSH, .hosts = "g1,g2", .slots_per_host = 2 };
@@ -423,7 +425,7 @@ static void test_gpu_lock(void **state)
 	assert_int_equal(pipe(ready), 0);
 	pid_t pid = fork();
 	if (pid == 0) {
-		int rc = eval_gpu_lock(&spec, NULL, &fd, &err);
+		int rc = eval_gpu_lock(&spec, NULL, NULL, &fd, &err);
 		(void)!write(ready[1], "x", 1);
 		usleep(600000);
 		eval_gpu_unlock(fd);
@@ -432,12 +434,12 @@ static void test_gpu_lock(void **state)
 	char c;
 	assert_int_equal(read(ready[0], &c, 1), 1);
 	atomic_store(&cancel, 1);
-	assert_int_equal(eval_gpu_lock(&spec, &cancel, &fd, &err), CUCO_EENV);
+	assert_int_equal(eval_gpu_lock(&spec, NULL, &cancel, &fd, &err), CUCO_EENV);
 	assert_int_equal(fd, -1);
 	assert_non_null(strstr(err.msg, "cancelled"));
 	atomic_store(&cancel, 0);
 	double t0 = cuco_mono();
-	assert_int_equal(eval_gpu_lock(&spec, &cancel, &fd, &err), CUCO_OK);
+	assert_int_equal(eval_gpu_lock(&spec, NULL, &cancel, &fd, &err), CUCO_OK);
 	assert_true(cuco_mono() - t0 > 0.3);
 	eval_gpu_unlock(fd);
 	int status;
@@ -445,7 +447,7 @@ static void test_gpu_lock(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 	/* Free now: taken at once. */
 	t0 = cuco_mono();
-	assert_int_equal(eval_gpu_lock(&spec, &cancel, &fd, &err), CUCO_OK);
+	assert_int_equal(eval_gpu_lock(&spec, NULL, &cancel, &fd, &err), CUCO_OK);
 	assert_true(cuco_mono() - t0 < 0.1);
 	eval_gpu_unlock(fd);
 	close(ready[0]);
