@@ -264,9 +264,20 @@ static void test_verdict_rules(void **state)
 	eval_parse_free(&p);
 }
 
+/* A scan with nothing known: every line is read. */
 static bool scan(const char *src, char *why)
 {
-	return eval_trust_scan(src, strlen(src), why, 400);
+	return eval_trust_scan(src, strlen(src), NULL, why, 400);
+}
+
+/* A scan that knows the workload's own text. */
+static bool scan_known(const char *src, const char *own, char *why)
+{
+	eval_known known = { 0 };
+	eval_known_add(&known, own, strlen(own));
+	bool found = eval_trust_scan(src, strlen(src), &known, why, 400);
+	eval_known_free(&known);
+	return found;
 }
 
 static void test_source_scan(void **state)
@@ -277,12 +288,27 @@ static void test_source_scan(void **state)
 	assert_true(scan("int main(void)\n{\n\treturn getenv(\"X\") != 0;\n}\n", why));
 	assert_string_equal(why, "source: line 3 uses getenv: the code reads the environment, where the "
 		"harness's key travels");
-	/* With blocks, only their insides: the frame may do what it likes. */
+	/* Around the blocks, the lines the workload's own text (its seed, its
+	 * baseline) holds pass: the frame may do what it likes. A line the
+	 * model wrote there is read like the blocks' insides (a fast-path
+	 * stage B writes the whole program). */
 	const char framed[] = "char *f(void) { return getenv(\"X\"); }\n/* EVOLVE-BLOCK-START */\n"
 		"int g(void) { return 1; }\n/* EVOLVE-BLOCK-END */\n";
-	assert_false(scan(framed, why));
+	assert_false(scan_known(framed, framed, why));
+	assert_true(scan(framed, why));
+	assert_non_null(strstr(why, "line 1 uses getenv"));
+	/* The same line, indented, its comments changed: still the workload's. */
+	assert_false(scan_known("  char *f(void) { return getenv(\"X\"); }  // mine\n", framed, why));
+	/* Another argument is another line; code the workload has only in a
+	 * comment is not its code. */
+	assert_true(scan_known("char *f(void) { return getenv(\"Y\"); }\n", framed, why));
+	const char commented[] = "/*\nchar *f(void) { return getenv(\"X\"); }\n*/\nint a;\n";
+	assert_true(scan_known("char *f(void) { return getenv(\"X\"); }\n", commented, why));
+	assert_true(scan_known("char *f(void) { return getenv(\"X\"); }\n",
+		"// char *f(void) { return getenv(\"X\"); }\n", why));
+	/* Inside a block every line is read, the workload's own too. */
 	const char inside[] = "x\n// EVOLVE-BLOCK-START\nint a;\nextern char **environ;\n// EVOLVE-BLOCK-END\n";
-	assert_true(scan(inside, why));
+	assert_true(scan_known(inside, inside, why));
 	assert_non_null(strstr(why, "line 4 uses environ"));
 	/* Comments and words that merely contain a name are fine. */
 	assert_false(scan("/* getenv is not used */ int my_getenv_count; // environ\n", why));
