@@ -20,8 +20,9 @@
  *   - A program is marked when any of its lines is a marker line. A marked
  *     program whose markers are refused has no blocks: whoever needs
  *     blocks refuses it (the patcher, `cuco init --seed`, the fast path's
- *     stage B), and the trust scan, which reads what a search may change,
- *     reads such a program whole, as one without markers. A marked program
+ *     stage B), and the trust scan, which reads blocks whole and the rest
+ *     but for the workload's own lines, reads such a program as one
+ *     without markers: all of it outside blocks. A marked program
  *     of a communicating family claims device-initiated communication
  *     (eval_trust_rules), its markers well formed or not.
  *   - New text a model writes (a REPLACE's changed lines, a block's new

@@ -69,8 +69,7 @@ struct cuco_evaluator {
 	eval_sandbox sandbox;
 	char interposer[PATH_MAX];   /* cuco-count.so in the cache, "" when none */
 	char common_dir[PATH_MAX];   /* cuco's harness headers, shown to stages (eval_common_dir) */
-	char *baseline;              /* the workload's own baseline: not scanned (trust.c) */
-	size_t baseline_len;
+	eval_known known;            /* the workload's baseline and seed, which the scan trusts (trust.c) */
 	eval_elf interposer_elf;
 	eval_filter filter;          /* compiles, CPU runs (seccomp.c) */
 	eval_filter gpu_filter;      /* GPU runs: the same, Unix sockets allowed */
@@ -442,11 +441,8 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	probe_compiler(ev);
 	find_launcher(ev);
 	check_gpu(ev);
-	char path[sizeof wl->dir + sizeof wl->baseline_file + 2];
-	snprintf(path, sizeof path, "%s/%s", wl->dir, wl->baseline_file);
+	eval_known_read(&ev->known, wl);
 	cuco_err why = { 0 };
-	if (cuco_read_file(path, 16u << 20, &ev->baseline, &ev->baseline_len, &why) != CUCO_OK)
-		ev->baseline = NULL;  /* cuco check says why; every source is then scanned */
 	if (eval_trust_interposer(ev->cache_root, ev->cfg.env, ev->interposer, sizeof ev->interposer,
 			&ev->interposer_elf, &why) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "eval: host calls will not be counted: %s", why.msg);
@@ -462,7 +458,7 @@ void cuco_evaluator_free(cuco_evaluator *ev)
 		close(ev->work_lock);
 	eval_pool_free(&ev->pool);
 	eval_elf_free(&ev->interposer_elf);
-	free(ev->baseline);
+	eval_known_free(&ev->known);
 	eval_cgroups_close(&ev->cgroups);
 	pthread_mutex_destroy(&ev->jobs_lock);
 	pthread_cond_destroy(&ev->jobs_cond);
@@ -1397,8 +1393,7 @@ static int cascade(job *j, const char *source, size_t len, stop_at stop, bool ag
 	char why[400];
 	/* A framed program's object is checked instead, after it is built:
 	 * what the compiler made, not how the text spells it. */
-	bool own = ev->baseline && len == ev->baseline_len && memcmp(source, ev->baseline, len) == 0;
-	if (!own && !*ev->wl.frame_file && eval_trust_scan(src.data, src.len, why, sizeof why)) {
+	if (!*ev->wl.frame_file && eval_trust_scan(src.data, src.len, &ev->known, why, sizeof why)) {
 		fail(j->res, "compile", CUCO_FAIL_SUSPECT, NULL, "compile: %s", why);
 		cuco_buf_free(&src);
 		return CUCO_OK;

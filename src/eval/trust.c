@@ -151,62 +151,141 @@ static bool prioritised_constructor(const char *code, size_t at, size_t len)
 	return i < len && isdigit((unsigned char)code[i]);
 }
 
-/* Scan all[from, to); why names the line (counted in all). */
-static bool scan_region(const char *all, size_t from, size_t to, char *why, size_t size)
+/* Scan the line [at, end) of a program of len bytes, given its stripped
+ * copies (code: quotes blanked too; text: comments only); why names the
+ * line by its number. */
+static bool scan_line(const char *code, const char *text, size_t at, size_t end, size_t len,
+	int line, char *why, size_t size)
 {
-	const char *src = all + from;
-	size_t len = to - from;
-	char *code = cuco_text_strip(src, len, true), *text = cuco_text_strip(src, len, false);
-	int line = 1;
-	for (size_t k = 0; k < from; k++)
-		line += all[k] == '\n';
-	bool found = false;
-	for (size_t i = 0; i < len && !found; i++) {
-		if (i > 0 && src[i - 1] == '\n')
-			line++;
-		for (size_t t = 0; t < sizeof forbidden_text / sizeof forbidden_text[0] && !found; t++)
+	for (size_t i = at; i < end; i++) {
+		for (size_t t = 0; t < sizeof forbidden_text / sizeof forbidden_text[0]; t++)
 			if (strncmp(text + i, forbidden_text[t].text, strlen(forbidden_text[t].text)) == 0) {
 				snprintf(why, size, "source: line %d mentions \"%s\": the code %s", line,
 					forbidden_text[t].text, forbidden_text[t].why);
-				found = true;
+				return true;
 			}
-		if (found || !ident_char(code[i]) || (i > 0 && ident_char(code[i - 1]))
-			|| isdigit((unsigned char)code[i]))
+		if (!ident_char(code[i]) || (i > 0 && ident_char(code[i - 1])) || isdigit((unsigned char)code[i]))
 			continue;
 		size_t n = 0;
-		while (i + n < len && ident_char(code[i + n]))
+		while (i + n < end && ident_char(code[i + n]))
 			n++;
 		int f = forbidden_ident(code + i, n);
 		if (f >= 0) {
 			snprintf(why, size, "source: line %d uses %.*s: the code %s", line, (int)n, code + i,
 				forbidden_names[f].why);
-			found = true;
-		} else if (n == strlen("constructor") && strncmp(code + i, "constructor", n) == 0
+			return true;
+		}
+		if (n == strlen("constructor") && strncmp(code + i, "constructor", n) == 0
 			&& prioritised_constructor(code, i, len)) {
 			snprintf(why, size, "source: line %d declares a constructor with a priority: it could "
 				"run before the harness takes its ticket", line);
-			found = true;
+			return true;
 		}
 		i += n - 1;
 	}
-	free(code);
-	free(text);
-	return found;
+	return false;
 }
 
-bool eval_trust_scan(const char *src, size_t len, char *why, size_t size)
+/* ---- the workload's own text ---------------------------------------------------- */
+
+/* A line with the blanks at its ends left out. */
+static eval_known_line trimmed(const char *at, size_t n)
 {
-	/* Only what a search may change: the insides of the blocks the
-	 * patcher sees (text.h); the whole program when it has none (a
-	 * baseline, a fast-path attempt) or markers the rule refuses. */
-	cuco_block *b;
-	size_t n;
-	if (cuco_text_blocks(src, len, "program", &b, &n, NULL) != CUCO_OK || n == 0)
-		return scan_region(src, 0, len, why, size);
+	while (n > 0 && isspace((unsigned char)*at)) {
+		at++;
+		n--;
+	}
+	while (n > 0 && isspace((unsigned char)at[n - 1]))
+		n--;
+	return (eval_known_line){ at, n };
+}
+
+static int line_order(const void *a, const void *b)
+{
+	const eval_known_line *x = a, *y = b;
+	int c = memcmp(x->at, y->at, x->n < y->n ? x->n : y->n);
+	return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+void eval_known_add(eval_known *k, const char *text, size_t len)
+{
+	char *stripped = cuco_text_strip(text, len, false);
+	k->texts = cuco_xrealloc(k->texts, (k->ntexts + 1) * sizeof *k->texts);
+	k->texts[k->ntexts++] = stripped;
+	size_t most = k->nlines + 1;
+	for (size_t i = 0; i < len; i++)
+		most += stripped[i] == '\n';
+	k->lines = cuco_xrealloc(k->lines, most * sizeof *k->lines);
+	for (size_t at = 0; at < len;) {
+		const char *nl = memchr(stripped + at, '\n', len - at);
+		size_t end = nl ? (size_t)(nl - stripped) : len;
+		eval_known_line l = trimmed(stripped + at, end - at);
+		if (l.n > 0)
+			k->lines[k->nlines++] = l;
+		at = end + 1;
+	}
+	qsort(k->lines, k->nlines, sizeof *k->lines, line_order);
+}
+
+void eval_known_read(eval_known *k, const cuco_workload *wl)
+{
+	const char *files[] = { wl->baseline_file, wl->seed_file };
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char path[sizeof wl->dir + sizeof wl->seed_file + 2], *text;
+		size_t len;
+		cuco_err err = { 0 };
+		snprintf(path, sizeof path, "%s/%s", wl->dir, files[i]);
+		/* One that cannot be read lends no line (cuco check says why). */
+		if (*files[i] && cuco_read_file(path, 16u << 20, &text, &len, &err) == CUCO_OK) {
+			eval_known_add(k, text, len);
+			free(text);
+		}
+	}
+}
+
+void eval_known_free(eval_known *k)
+{
+	for (size_t i = 0; i < k->ntexts; i++)
+		free(k->texts[i]);
+	free(k->texts);
+	free(k->lines);
+	memset(k, 0, sizeof *k);
+}
+
+/* Whether a line (comments as spaces) is one of the known texts'. */
+static bool known_line(const eval_known *k, const char *at, size_t n)
+{
+	eval_known_line l = trimmed(at, n);
+	return l.n == 0 || (k && bsearch(&l, k->lines, k->nlines, sizeof *k->lines, line_order));
+}
+
+bool eval_trust_scan(const char *src, size_t len, const eval_known *known, char *why, size_t size)
+{
+	/* What a search may change, the insides of the blocks the patcher
+	 * sees (text.h), is read whole. So is what the model wrote around
+	 * them: a fast-path attempt or a full rewrite is the model's program,
+	 * outside its blocks too; only the lines the workload's own text
+	 * holds, comments aside, are taken as they are. */
+	cuco_block *b = NULL;
+	size_t nb = 0, k = 0;
+	/* Markers the rule refuses leave no blocks: all of it is around them. */
+	cuco_text_blocks(src, len, "program", &b, &nb, NULL);
+	char *code = cuco_text_strip(src, len, true), *text = cuco_text_strip(src, len, false);
 	bool found = false;
-	for (size_t k = 0; k < n && !found; k++)
-		found = scan_region(src, b[k].from, b[k].to, why, size);
+	int line = 1;
+	for (size_t at = 0; at < len && !found; line++) {
+		const char *nl = memchr(src + at, '\n', len - at);
+		size_t end = nl ? (size_t)(nl - src) : len;
+		while (k < nb && b[k].to <= at)
+			k++;
+		bool inside = k < nb && at >= b[k].from;
+		if (inside || !known_line(known, text + at, end - at))
+			found = scan_line(code, text, at, end, len, line, why, size);
+		at = end + 1;
+	}
 	free(b);
+	free(code);
+	free(text);
 	return found;
 }
 

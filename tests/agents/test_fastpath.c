@@ -3,7 +3,8 @@
  * up and the islands start from the shipped seed, each failure going back
  * to the model; a stage-B program without EVOLVE-BLOCK markers is refused
  * before any evaluation and counts as an attempt; a stage-B attempt the
- * evaluator refuses as suspect is never the next attempt's parent. And on
+ * evaluator refuses as suspect is never the next attempt's parent, and one
+ * that reads the environment outside its blocks is refused so. And on
  * a workload that `cuco init` makes from a user's MPI program
  * (tests/programs/halo.c), which has no seed: evolve and beam start from
  * the fast path's program, whose prompts carry the communication analysis
@@ -467,6 +468,41 @@ static void test_suspect_never_parent(void **state)
 	cuco_buf_free(&clean);
 }
 
+/* Stage B writes the whole program, so what it puts outside its
+ * EVOLVE-BLOCKs is the model's as much as their insides: a helper above
+ * main() that reads the environment, called from the block, is refused as
+ * suspect like the same call inside the block (trust.c). */
+static void test_outside_blocks_scanned(void **state)
+{
+	(void)state;
+	char *seed_text = source_file("tests/agents/fixtures/toy/seed.c");
+	cuco_buf marked = { 0 }, cheat = { 0 };
+	marked_seed(seed_text, "\tif (toy_peek())\n\t\treturn 2;\n", &marked);
+	const char *main_at = strstr(marked.data, "int main(");
+	assert_non_null(main_at);
+	cuco_buf_append(&cheat, marked.data, (size_t)(main_at - marked.data));
+	cuco_buf_printf(&cheat, "static int toy_peek(void) { return getenv(\"TOY_NEVER_SET\") != 0; }\n\n%s",
+		main_at);
+	char *texts[2] = { full(seed_text), full(cheat.data) };
+	e2e t;
+	e2e_begin(&t, texts, 2, "");
+	const char *args[] = { "--strategy", "evolve", "--budget", "2", NULL };
+	e2e_run(&t, toy, args);
+	const cuco_candidate *a = nth_origin(&t.rows, CUCO_ORIGIN_FASTPATH, 0);
+	const cuco_candidate *b = nth_origin(&t.rows, CUCO_ORIGIN_FASTPATH, 1);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(a->status, CUCO_STATUS_DONE);  /* the seed's own lines pass */
+	if (strcmp(b->failure.error_class, "suspect") != 0)
+		fail_msg("stage B's helper outside the blocks got through: status %d, class \"%s\"",
+			(int)b->status, b->failure.error_class);
+	assert_non_null(strstr(b->failure.excerpt, "source: line 6 uses getenv"));
+	e2e_end(&t);
+	free(seed_text);
+	cuco_buf_free(&marked);
+	cuco_buf_free(&cheat);
+}
+
 int main(int argc, char **argv)
 {
 	if (!e2e_args(argc, argv, toy, sizeof toy))
@@ -475,6 +511,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stage_cap),
 		cmocka_unit_test(test_markers_required),
 		cmocka_unit_test(test_suspect_never_parent),
+		cmocka_unit_test(test_outside_blocks_scanned),
 		cmocka_unit_test(test_no_seed_evolve),
 		cmocka_unit_test(test_cuco_style_run),
 		cmocka_unit_test(test_no_seed_beam),

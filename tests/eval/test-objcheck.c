@@ -157,7 +157,7 @@ static void one_case(const family_cases *f, eval_objrules *r, const char *file)
 	}
 	if (*scan) {
 		char why[256] = "";
-		assert_false(eval_trust_scan(text, len, why, sizeof why));
+		assert_false(eval_trust_scan(text, len, NULL, why, sizeof why));
 	}
 	printf("objcheck %s/%-22s naive link: %s\n", f->dir, file,
 		strncmp(naive, "fails ", 6) == 0 ? "refused by the linker" : naive);

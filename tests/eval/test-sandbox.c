@@ -95,11 +95,17 @@ static cuco_eval_config small_limits(cuco_sandbox_mode mode, double limit_scale)
 	return cfg;
 }
 
-static cuco_evaluator *evaluator(cuco_sandbox_mode mode, double limit_scale, cuco_workload **wl)
+/* The solo workload's evaluator; with seed (a fixture), that program is
+ * the workload's own seed, whose lines the source scan (trust.c, a
+ * defence other than the sandbox) takes as they are. */
+static cuco_evaluator *evaluator(cuco_sandbox_mode mode, double limit_scale, const char *seed,
+	cuco_workload **wl)
 {
 	cuco_err err = { 0 };
 	if (cuco_workload_load(fixture("solo"), wl, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
+	if (seed)
+		snprintf((*wl)->seed_file, sizeof (*wl)->seed_file, "../%s", seed);
 	cuco_eval_config cfg = small_limits(mode, limit_scale);
 	cuco_evaluator *ev = NULL;
 	if (cuco_evaluator_new(*wl, &cfg, &ev, &err) != CUCO_OK)
@@ -107,12 +113,13 @@ static cuco_evaluator *evaluator(cuco_sandbox_mode mode, double limit_scale, cuc
 	return ev;
 }
 
-/* A hostile program (a fixture under hostile/) as the solo workload's candidate. */
+/* A hostile program (a fixture under hostile/) as the solo workload's
+ * candidate, and its seed: the probes are the test's frame. */
 static void evaluate_program(cuco_sandbox_mode mode, const char *program, double limit_scale,
 	cuco_eval_result *res)
 {
 	cuco_workload *wl;
-	cuco_evaluator *ev = evaluator(mode, limit_scale, &wl);
+	cuco_evaluator *ev = evaluator(mode, limit_scale, program, &wl);
 	size_t len;
 	char *src = read_fixture(program, &len);
 	cuco_directive d;
@@ -235,7 +242,7 @@ static void test_escapes_fallback(void **state)
 static bool key_in_compile_error(cuco_sandbox_mode mode)
 {
 	cuco_workload *wl;
-	cuco_evaluator *ev = evaluator(mode, 1, &wl);
+	cuco_evaluator *ev = evaluator(mode, 1, NULL, &wl);
 	char src[700];
 	int len = snprintf(src, sizeof src, "#include \"%s\"\nint main(void) { return 0; }\n", key_file);
 	cuco_directive d;
@@ -268,7 +275,7 @@ static void test_compile_fallback(void **state)
 static const char homed_manifest[] =
 	"{\"name\": \"homed\", \"title\": \"solo, kept in the home\", \"description\": \"-\",\n"
 	" \"family\": \"cpu-mpi\", \"ranks\": 1, \"sizes\": {\"default\": \"one\", \"one\": {\"N\": 1}},\n"
-	" \"files\": {\"baseline\": \"solo.c\", \"seed\": \"solo.c\"}, \"compiler\": \"cc\",\n"
+	" \"files\": {\"baseline\": \"solo.c\", \"seed\": \"hostile.c\"}, \"compiler\": \"cc\",\n"
 	" \"build\": \"{compiler} -I{workload}/../common -o {output} {source} {defines}\",\n"
 	" \"run\": \"{output} {reps}\",\n"
 	" \"design_space\": {\"backend\": {\"values\": [\"none\"]}, \"issuer\": {\"values\": [\"one\"]},\n"
@@ -299,6 +306,7 @@ static void test_workload_in_home_sandboxed(void **state)
 	put(dir, "solo.c", solo, len);
 	free(solo);
 	char *hostile = read_fixture("hostile/hostile.c", &len);
+	put(dir, "hostile.c", hostile, len);
 	cuco_buf src = { 0 };
 	cuco_buf_puts(&src, "#include \"extra.h\"\n");
 	cuco_buf_append(&src, hostile, len);
@@ -400,7 +408,7 @@ static void evaluator_killed(cuco_sandbox_mode mode)
 	assert_true(cuco_mono() - killed < 3);
 	assert_int_equal(work_entries(), 1);
 	cuco_workload *wl;
-	cuco_evaluator *ev = evaluator(mode, 1, &wl);
+	cuco_evaluator *ev = evaluator(mode, 1, NULL, &wl);
 	assert_int_equal(work_entries(), 0);
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
@@ -614,7 +622,7 @@ static void test_tracing_fallback(void **state)
 static bool cgroups_here(void)
 {
 	cuco_workload *wl;
-	cuco_evaluator *ev = evaluator(CUCO_SANDBOX_OFF, 1, &wl);
+	cuco_evaluator *ev = evaluator(CUCO_SANDBOX_OFF, 1, NULL, &wl);
 	char status[512];
 	bool on = cuco_evaluator_limits(ev, status, sizeof status);
 	cuco_evaluator_free(ev);
@@ -687,7 +695,7 @@ static void test_root_unreachable_fallback(void **state)
 	for (int open = 0; open < 2; open++) {
 		chmod(run_dir, open ? 0755 : 0700);
 		cuco_workload *wl;
-		cuco_evaluator *ev = evaluator(CUCO_SANDBOX_OFF, 1, &wl);
+		cuco_evaluator *ev = evaluator(CUCO_SANDBOX_OFF, 1, NULL, &wl);
 		char status[512];
 		bool dropped = cuco_evaluator_stage_user(ev, status, sizeof status);
 		print_message("%s\n", status);

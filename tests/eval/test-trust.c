@@ -11,6 +11,7 @@
 #define CUCO_FRAME 1
 #include "../../workloads/common/cuco_trust.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -264,9 +265,20 @@ static void test_verdict_rules(void **state)
 	eval_parse_free(&p);
 }
 
+/* A scan with nothing known: every line is read. */
 static bool scan(const char *src, char *why)
 {
-	return eval_trust_scan(src, strlen(src), why, 400);
+	return eval_trust_scan(src, strlen(src), NULL, why, 400);
+}
+
+/* A scan that knows the workload's own text. */
+static bool scan_known(const char *src, const char *own, char *why)
+{
+	eval_known known = { 0 };
+	eval_known_add(&known, own, strlen(own));
+	bool found = eval_trust_scan(src, strlen(src), &known, why, 400);
+	eval_known_free(&known);
+	return found;
 }
 
 static void test_source_scan(void **state)
@@ -277,12 +289,27 @@ static void test_source_scan(void **state)
 	assert_true(scan("int main(void)\n{\n\treturn getenv(\"X\") != 0;\n}\n", why));
 	assert_string_equal(why, "source: line 3 uses getenv: the code reads the environment, where the "
 		"harness's key travels");
-	/* With blocks, only their insides: the frame may do what it likes. */
+	/* Around the blocks, the lines the workload's own text (its seed, its
+	 * baseline) holds pass: the frame may do what it likes. A line the
+	 * model wrote there is read like the blocks' insides (a fast-path
+	 * stage B writes the whole program). */
 	const char framed[] = "char *f(void) { return getenv(\"X\"); }\n/* EVOLVE-BLOCK-START */\n"
 		"int g(void) { return 1; }\n/* EVOLVE-BLOCK-END */\n";
-	assert_false(scan(framed, why));
+	assert_false(scan_known(framed, framed, why));
+	assert_true(scan(framed, why));
+	assert_non_null(strstr(why, "line 1 uses getenv"));
+	/* The same line, indented, its comments changed: still the workload's. */
+	assert_false(scan_known("  char *f(void) { return getenv(\"X\"); }  // mine\n", framed, why));
+	/* Another argument is another line; code the workload has only in a
+	 * comment is not its code. */
+	assert_true(scan_known("char *f(void) { return getenv(\"Y\"); }\n", framed, why));
+	const char commented[] = "/*\nchar *f(void) { return getenv(\"X\"); }\n*/\nint a;\n";
+	assert_true(scan_known("char *f(void) { return getenv(\"X\"); }\n", commented, why));
+	assert_true(scan_known("char *f(void) { return getenv(\"X\"); }\n",
+		"// char *f(void) { return getenv(\"X\"); }\n", why));
+	/* Inside a block every line is read, the workload's own too. */
 	const char inside[] = "x\n// EVOLVE-BLOCK-START\nint a;\nextern char **environ;\n// EVOLVE-BLOCK-END\n";
-	assert_true(scan(inside, why));
+	assert_true(scan_known(inside, inside, why));
 	assert_non_null(strstr(why, "line 4 uses environ"));
 	/* Comments and words that merely contain a name are fine. */
 	assert_false(scan("/* getenv is not used */ int my_getenv_count; // environ\n", why));
@@ -304,6 +331,55 @@ static void test_source_scan(void **state)
 	assert_true(scan("void *f(void) { return dlsym(0, \"x\"); }\n", why));
 	/* An unclosed block: the rest of the file. */
 	assert_true(scan("ok\n/* EVOLVE-BLOCK-START */\nint x = putenv(0);\n", why));
+}
+
+/* Every shipped workload's seed and baseline, as the evaluator scans them
+ * (its slots filled with the first values, the workload's own text
+ * known), pass: an honest program is never suspect. A framed workload's
+ * program is not scanned (its object is checked), but its texts pass too. */
+static void test_shipped_pass(void **state)
+{
+	(void)state;
+	const char *root = getenv("CUCO_SOURCE_ROOT");
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/workloads", root ? root : ".");
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	int seen = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[PATH_MAX + 300];
+		snprintf(path, sizeof path, "%s/%s/workload.json", dir, e->d_name);
+		if (e->d_name[0] == '.' || access(path, F_OK) != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		cuco_workload *wl;
+		cuco_err err = { 0 };
+		if (cuco_workload_load(path, &wl, &err) != CUCO_OK)
+			fail_msg("%s", err.msg);
+		eval_known known = { 0 };
+		eval_known_read(&known, wl);
+		assert_true(known.nlines > 0);
+		cuco_directive first;
+		cuco_directive_default(wl, &first);
+		const char *files[] = { wl->baseline_file, wl->seed_file };
+		for (size_t i = 0; i < sizeof files / sizeof files[0] && *files[i]; i++) {
+			char *text, why[400];
+			size_t len;
+			snprintf(path, sizeof path, "%s/%s", wl->dir, files[i]);
+			assert_int_equal(cuco_read_file(path, 16u << 20, &text, &len, &err), CUCO_OK);
+			cuco_buf src = { 0 };
+			eval_apply_slots(wl, &first, text, len, &src);
+			if (eval_trust_scan(src.data, src.len, &known, why, sizeof why))
+				fail_msg("%s's %s: %s", e->d_name, files[i], why);
+			cuco_buf_free(&src);
+			free(text);
+		}
+		eval_known_free(&known);
+		cuco_workload_free(wl);
+		seen++;
+	}
+	closedir(d);
+	assert_true(seen >= 10);
 }
 
 static eval_elf fake_elf(const char *const *undefined, const char *const *defined)
@@ -465,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_sealed_protocol),
 		cmocka_unit_test(test_verdict_rules),
 		cmocka_unit_test(test_source_scan),
+		cmocka_unit_test(test_shipped_pass),
 		cmocka_unit_test(test_binary_rules),
 		cmocka_unit_test(test_preload_fits),
 		cmocka_unit_test(test_clocks_and_peak),
