@@ -205,6 +205,11 @@ int cuco_verdict_parse(const char *name, cuco_verdict *out);  /* CUCO_OK or CUCO
 /* Whether the user's locale writes UTF-8 ($LC_ALL, else $LC_CTYPE, else
  * $LANG), for text printed outside the screen. */
 bool cuco_utf8_locale(void);
+/* A copy of s (malloc'd) that is well-formed UTF-8: each ill-formed part
+ * (a character cut short, a stray continuation byte, an overlong form, a
+ * surrogate) becomes U+FFFD, one per maximal part, as Unicode advises.
+ * For text that leaves cuco as JSON a strict reader parses. */
+char *cuco_utf8_clean(const char *s);
 /* A speedup as every view writes it: "1.27x [1.18–1.36]", "1.27x" without
  * an interval (fewer than 2 rounds), "-" without a value; ascii writes the
  * dash as "-". */

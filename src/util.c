@@ -389,3 +389,39 @@ const char *cuco_nearest(const char *word, const char *const *names, size_t n)
 	}
 	return nearest;
 }
+
+/* The length of the well-formed UTF-8 character at s (n bytes left), or 0
+ * with *part the length of its longest well-formed start (at least 1). */
+static size_t utf8_char(const unsigned char *s, size_t n, size_t *part)
+{
+	unsigned char c = s[0];
+	size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+		: c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+	/* The second byte's range, narrower after E0, ED, F0 and F4. */
+	unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+	unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+	*part = 1;
+	for (size_t k = 1; k < len; k++) {
+		if (k >= n || s[k] < (k == 1 ? lo : 0x80) || s[k] > (k == 1 ? hi : 0xBF))
+			return 0;
+		*part = k + 1;
+	}
+	return len;
+}
+
+char *cuco_utf8_clean(const char *s)
+{
+	size_t n = strlen(s);
+	cuco_buf b = { 0 };
+	for (size_t i = 0; i < n;) {
+		size_t part, len = utf8_char((const unsigned char *)s + i, n - i, &part);
+		if (len)
+			cuco_buf_append(&b, s + i, len);
+		else
+			cuco_buf_puts(&b, "\xEF\xBF\xBD");
+		i += len ? len : part;
+	}
+	if (!b.data)
+		return cuco_xstrdup("");
+	return b.data;
+}

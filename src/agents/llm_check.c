@@ -271,7 +271,9 @@ int cuco_llm_tokenize(cuco_llm *c, const cuco_model *m, const char *text, int64_
 	base_url(m, true, url, sizeof url);
 	cuco_strlcpy(url + strlen(url), "/tokenize", sizeof url - strlen(url));
 	cJSON *q = cJSON_CreateObject();
-	cJSON_AddStringToObject(q, "content", text);
+	char *clean = cuco_utf8_clean(text);  /* as the request it measures will carry it */
+	cJSON_AddStringToObject(q, "content", clean);
+	free(clean);
 	char *post = cJSON_PrintUnformatted(q);
 	cJSON_Delete(q);
 	fetched f = { 0 };

@@ -15,6 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A text of the conversation, as well-formed UTF-8: a prompt may hold
+ * text cut at a byte count or a reply cut off inside a character, and a
+ * strict server refuses the whole request for one such byte (llama.cpp:
+ * HTTP 400, "ill-formed UTF-8 byte"). */
+static void add_said(cJSON *o, const char *key, const char *text)
+{
+	char *clean = cuco_utf8_clean(text);
+	cJSON_AddStringToObject(o, key, clean);
+	free(clean);
+}
+
 char *llm_request_json(const cuco_llm_request *req, int max_tokens, bool temperature, bool schema)
 {
 	const cuco_model *m = req->model;
@@ -27,17 +38,17 @@ char *llm_request_json(const cuco_llm_request *req, int max_tokens, bool tempera
 		cJSON_AddNumberToObject(root, "temperature", t);
 	cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
 	if (req->system && m->provider == CUCO_PROVIDER_ANTHROPIC)
-		cJSON_AddStringToObject(root, "system", req->system);
+		add_said(root, "system", req->system);
 	if (req->system && m->provider == CUCO_PROVIDER_OPENAI) {
 		cJSON *s = cJSON_CreateObject();
 		cJSON_AddStringToObject(s, "role", "system");
-		cJSON_AddStringToObject(s, "content", req->system);
+		add_said(s, "content", req->system);
 		cJSON_AddItemToArray(msgs, s);
 	}
 	for (int i = 0; i < req->nmsgs; i++) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "role", req->msgs[i].role);
-		cJSON_AddStringToObject(o, "content", req->msgs[i].content);
+		add_said(o, "content", req->msgs[i].content);
 		cJSON_AddItemToArray(msgs, o);
 	}
 	if (req->stream) {

@@ -511,6 +511,35 @@ static void test_schema(void **state)
 	free(log);
 }
 
+/* Text cut inside a UTF-8 character (a hint cut at a byte count, a reply
+ * cut off mid-character) goes out as valid UTF-8, U+FFFD in its place:
+ * llama.cpp's server answered such a request with HTTP 400, which ended a
+ * run (a Qwen run of this stop). */
+static void test_ill_formed_utf8(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"ok\"}]}", CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_llm_msg msg[2] = { { "user", "cut \xE2\x80 here, lone \x80, ok \xE2\x80\xA6 end" },
+		{ "assistant", "overlong \xC0\xAF and surrogate \xED\xA0\x80." } };
+	cuco_llm_request req = { .model = &model, .nmsgs = 2, .msgs = msg, .temperature = NAN,
+		.system = "sys \xF0\x9F" };
+	cuco_llm_reply r;
+	assert_int_equal(cuco_llm_complete(c, &req, &r, &err), CUCO_OK);
+	cuco_llm_reply_free(&r);
+	cuco_llm_free(c);
+	int n;
+	char *log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 1);
+	assert_null(strstr(log, "\"body\": null"));
+	assert_non_null(strstr(log, "cut \\ufffd here, lone \\ufffd, ok \\u2026 end"));
+	assert_non_null(strstr(log, "overlong \\ufffd\\ufffd and surrogate \\ufffd\\ufffd\\ufffd."));
+	assert_non_null(strstr(log, "sys \\ufffd"));
+	free(log);
+}
+
 typedef struct canceller {
 	atomic_bool *flag;
 	double after;
@@ -1367,6 +1396,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_progress_counts),
 		cmocka_unit_test(test_loop_stopped),
 		cmocka_unit_test(test_schema),
+		cmocka_unit_test(test_ill_formed_utf8),
 		cmocka_unit_test(test_planted_key_never_shown),
 		cmocka_unit_test(test_planted_key_not_in_store),
 		cmocka_unit_test(test_budgets),
