@@ -171,7 +171,6 @@ typedef struct eval_stage {
 	bool timed_out;
 	bool too_many_procs;
 	bool out_of_memory;   /* its group's memory limit was reached (an OOM kill) */
-	bool cancelled;
 	pid_t session;        /* the leader's pid = its session and group id */
 	double wall_s;
 	size_t out_bytes;     /* all output, including what the log dropped */
@@ -185,7 +184,7 @@ typedef struct eval_stage {
  * until every process of the session is gone. Returns an error only when
  * the stage could not be started. */
 int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
-	const eval_limits *lim, const atomic_int *cancel, eval_line_fn on_line, void *arg,
+	const eval_limits *lim, eval_line_fn on_line, void *arg,
 	eval_stage *st, cuco_err *err);
 
 /* ---- env.c: the environment of a stage ---------------------------------------- */
@@ -770,9 +769,9 @@ void eval_pool_init(eval_pool *p, const cuco_slot_spec *specs, int n, double ret
 	int retire_after);
 void eval_pool_free(eval_pool *p);
 /* Wait for a slot (want: that one; -1: the one idle longest), mark it busy
- * and take its device lock. CUCO_EENV when it (every slot) is retired or
- * cancel is set; info is the slot as taken. */
-int eval_pool_take(eval_pool *p, int want, const atomic_int *cancel, int *slot,
+ * and take its device lock. CUCO_EENV when it (every slot) is retired;
+ * info is the slot as taken. */
+int eval_pool_take(eval_pool *p, int want, int *slot,
 	cuco_slot_info *info, cuco_err *err);
 /* Give a slot back: fault NULL when it worked, else the environment's
  * failure there (the slot rests or retires). text says what changed, ""
@@ -784,10 +783,9 @@ void eval_pool_give(eval_pool *p, int slot, const char *fault, cuco_slot_info *i
  * never time at once: contexts on one GPU share it by time slices, and a
  * sample's events then time the other's slice. The devices are the slot's,
  * else visible (the process's CUDA_VISIBLE_DEVICES, cuco_env), else all.
- * Waits, seeing cancel; *fd is -1 (no lock, and CUCO_EENV) when the file
- * cannot be opened, or after cancel. */
-int eval_gpu_lock(const cuco_slot_spec *spec, const char *visible, const atomic_int *cancel, int *fd,
-	cuco_err *err);
+ * Waits for it; *fd is -1 (no lock, and CUCO_EENV) when the file cannot
+ * be opened or locked. */
+int eval_gpu_lock(const cuco_slot_spec *spec, const char *visible, int *fd, cuco_err *err);
 void eval_gpu_unlock(int fd);
 int eval_pool_list(eval_pool *p, cuco_slot_info *out, int max);
 

@@ -89,7 +89,6 @@ struct cuco_evaluator {
 	pthread_mutex_t jobs_lock;
 	pthread_cond_t jobs_cond;
 	int jobs_free;                /* compile slots left */
-	atomic_int cancel;
 	/* A refereed workload's trusted builds (trusted_build): made once, at
 	 * first need, into the cache. */
 	pthread_mutex_t trusted_lock;
@@ -221,7 +220,7 @@ static void probe_compiler(cuco_evaluator *ev)
 	char log[PATH_MAX + 32];
 	snprintf(log, sizeof log, "%s/compiler-version.log", ev->work_root);
 	cuco_err err = { 0 };
-	if (eval_stage_run(cmd.v, ev->work_root, log, &lim, NULL, collect_line, &out, &st, &err) != CUCO_OK
+	if (eval_stage_run(cmd.v, ev->work_root, log, &lim, collect_line, &out, &st, &err) != CUCO_OK
 		|| st.exit_code != 0 || st.timed_out)
 		ev->compiler_missing = true;
 	else
@@ -652,7 +651,7 @@ static void build_key(cuco_evaluator *ev, const cuco_directive *dir, const cuco_
 static void take_job_slot(cuco_evaluator *ev)
 {
 	pthread_mutex_lock(&ev->jobs_lock);
-	while (ev->jobs_free == 0 && !atomic_load(&ev->cancel))
+	while (ev->jobs_free == 0)
 		pthread_cond_wait(&ev->jobs_cond, &ev->jobs_lock);
 	ev->jobs_free--;
 	pthread_mutex_unlock(&ev->jobs_lock);
@@ -745,7 +744,7 @@ static int build_step(job *j, const char *tmpl, const eval_vars *v, const stage_
 		pthread_rwlock_rdlock(&ev->pool.slots[0].device);
 	cpu_set_t saved;
 	bool pinned = pin_compile(ev, &saved);
-	rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, NULL, NULL, st, err);
+	rc = eval_stage_run(cmd.v, j->workdir, log, &lim, NULL, NULL, st, err);
 	if (pinned)
 		pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
 	if (ev->cpu_is_device)
@@ -754,8 +753,6 @@ static int build_step(job *j, const char *tmpl, const eval_vars *v, const stage_
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	eval_argv_free(&cmd);
 	j->res->compile_s += st->wall_s;
-	if (rc == CUCO_OK && st->cancelled)
-		rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	return rc;
 }
 
@@ -904,7 +901,7 @@ static int trusted_build(cuco_evaluator *ev, const char *tmpl, const char *sourc
 		lim.user = NULL;
 	eval_stage st;
 	if (!ev->sandbox.on || (rc = placeholder_file(ev, out, err)) == CUCO_OK)
-		rc = eval_stage_run(cmd.v, dir, log, &lim, &ev->cancel, NULL, NULL, &st, err);
+		rc = eval_stage_run(cmd.v, dir, log, &lim, NULL, NULL, &st, err);
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	eval_argv_free(&cmd);
 	struct stat sb;
@@ -1149,24 +1146,21 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		memset(p, 0, sizeof *p);  /* eval_parse_free of nothing */
 	p->ticket = &j->ticket;
 	if (rc == CUCO_OK) {
-		rc = eval_stage_run(cmd.v, j->workdir, log, &lim, &ev->cancel, eval_parse_line, p, st, err);
+		rc = eval_stage_run(cmd.v, j->workdir, log, &lim, eval_parse_line, p, st, err);
 		if (refereed)
 			eval_referee_finish(&ref, &p->result_line, p->referee_why, sizeof p->referee_why);
 		eval_parse_finish(p, o);
-		bool failed = st->timed_out || st->signal || st->exit_code != 0 || st->cancelled;
+		bool failed = st->timed_out || st->signal || st->exit_code != 0;
 		/* srun can exit 0 for a step Slurm aborted before it fully launched
 		 * (its output says "CANCELLED AT"): no verdict is Slurm's to explain
 		 * first, else the candidate would fail for the cancel. */
 		bool unreported = !o->have_result;
 		if (rc == CUCO_OK && kind == CUCO_RUNNER_SLURM && (failed || unreported)) {
-			if (!st->cancelled)
-				eval_slurm_fault(job_name, slot->hosts, st, j->slurm_fault, sizeof j->slurm_fault);
+			eval_slurm_fault(job_name, slot->hosts, st, j->slurm_fault, sizeof j->slurm_fault);
 			/* A srun killed before it could cancel its job leaves it queued. */
-			if (st->timed_out || st->cancelled)
+			if (st->timed_out)
 				eval_slurm_cancel(job_name);
 		}
-		if (rc == CUCO_OK && st->cancelled)
-			rc = cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	}
 	eval_referee_free(&ref);
 	if (*ticket_path)
@@ -1323,17 +1317,13 @@ static void result_retry(cuco_eval_result *res)
 
 /* The machine's lock on the slot's GPUs (eval_gpu_lock); a lock file
  * that cannot be opened is said once and the run goes on without. */
-static int gpu_lock(cuco_evaluator *ev, const cuco_slot_spec *spec, int *fd, cuco_err *err)
+static void gpu_lock(cuco_evaluator *ev, const cuco_slot_spec *spec, int *fd)
 {
 	cuco_err why = { 0 };
-	if (eval_gpu_lock(spec, ev->cfg.env->visible_gpus, &ev->cancel, fd, &why) == CUCO_OK)
-		return CUCO_OK;
-	if (atomic_load(&ev->cancel))
-		return cuco_errf(err, CUCO_EENV, "%s", why.msg);
-	if (!atomic_exchange(&ev->gpu_lock_said, 1))
+	if (eval_gpu_lock(spec, ev->cfg.env->visible_gpus, fd, &why) != CUCO_OK &&
+			!atomic_exchange(&ev->gpu_lock_said, 1))
 		cuco_log(CUCO_LOG_WARN, "GPU lock: %s: benchmarks go on without it, and another cuco on "
 			"these GPUs may time at the same moment", why.msg);
-	return CUCO_OK;
 }
 
 /* Run and verify (unless again: a remeasure of a cached build, which the
@@ -1348,9 +1338,9 @@ static int on_slot(job *j, int want, bool bench, bool again, cuco_err *err)
 	bool remote = ev->cfg.runner.kind != CUCO_RUNNER_LOCAL;
 	for (int tries = 1;; tries++) {
 		cuco_slot_info info;
-		int rc = eval_pool_take(&ev->pool, want, &ev->cancel, &j->slot, &info, err);
+		int rc = eval_pool_take(&ev->pool, want, &j->slot, &info, err);
 		if (rc != CUCO_OK) {
-			if (atomic_load(&ev->cancel) || rc != CUCO_EENV)
+			if (rc != CUCO_EENV)
 				return rc;
 			fail(j->res, "run", CUCO_FAIL_ENVIRONMENT, NULL, "run: %s", err->msg);
 			return CUCO_OK;
@@ -1360,8 +1350,8 @@ static int on_slot(job *j, int want, bool bench, bool again, cuco_err *err)
 		slot_changed(ev, &info, "");
 		int gpu_fd = -1;
 		if (ev->gpu_lock)
-			rc = gpu_lock(ev, &ev->pool.slots[j->slot].spec, &gpu_fd, err);
-		if (rc == CUCO_OK && !(again && j->res->cached_build))
+			gpu_lock(ev, &ev->pool.slots[j->slot].spec, &gpu_fd);
+		if (!(again && j->res->cached_build))
 			rc = verify(j, err);
 		if (rc == CUCO_OK && !*j->res->failure.error_class && bench)
 			rc = benchmark(j, err);
@@ -1448,8 +1438,6 @@ static int evaluate(cuco_evaluator *ev, int slot, const char *source, size_t len
 {
 	double start = cuco_mono();
 	result_init(res);
-	if (atomic_load(&ev->cancel))
-		return cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 	cuco_err why = { 0 };
 	if (!cuco_directive_valid(&ev->wl, dir, &why)) {
 		fail(res, "compile", CUCO_FAIL_COMPILE_ERROR, NULL, "directive: %s", why.msg);

@@ -1189,7 +1189,7 @@ static int binutils(char *const *argv, eval_line_fn on_line, void *arg, cuco_err
 	eval_limits lim = { .wall_s = 60, .grace_s = 1, .fsize_mb = 1024, .max_procs = 8, .log_cap = 0,
 		.pass_env = cuco_env_get()->pass_env };
 	eval_stage st;
-	int rc = eval_stage_run(argv, "/", "/dev/null", &lim, NULL, on_line, arg, &st, err);
+	int rc = eval_stage_run(argv, "/", "/dev/null", &lim, on_line, arg, &st, err);
 	if (rc == CUCO_OK && (st.exit_code != 0 || st.timed_out)) {
 		char last[200];
 		eval_first_line(st.tail, last, sizeof last);

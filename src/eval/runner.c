@@ -66,7 +66,7 @@ int eval_query(char *const *argv, double wall_s, cuco_buf *out)
 		.log_cap = 1, .pass_env = cuco_env_get()->pass_env };
 	eval_stage st;
 	cuco_err err = { 0 };
-	if (eval_stage_run(argv, "/", "/dev/null", &lim, NULL, collect, out, &st, &err) != CUCO_OK)
+	if (eval_stage_run(argv, "/", "/dev/null", &lim, collect, out, &st, &err) != CUCO_OK)
 		return -1;
 	return st.timed_out || st.signal ? -1 : st.exit_code;
 }

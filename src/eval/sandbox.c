@@ -475,7 +475,7 @@ static bool run_probe(const eval_sandbox *sb, const eval_filter *f, char *const 
 		.filter = f, .user = &sb->user, .pass_env = sb->pass_env };
 	eval_stage st;
 	cuco_err err = { 0 };
-	bool ok = eval_stage_run(cmd, dir, log, &lim, NULL, out ? collect : NULL, out, &st, &err) == CUCO_OK
+	bool ok = eval_stage_run(cmd, dir, log, &lim, out ? collect : NULL, out, &st, &err) == CUCO_OK
 		&& st.exit_code == 0;
 	if (!ok) {
 		char *tail = cuco_trim(st.tail);

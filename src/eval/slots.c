@@ -25,7 +25,7 @@
 
 #define DEFAULT_RETRY_AFTER_S 30.0
 #define DEFAULT_RETIRE_AFTER 3
-#define WAIT_S 0.2  /* re-check the cancel flag this often while waiting */
+#define WAIT_S 0.2  /* re-check the slots this often while waiting (a rest ends) */
 
 const char *cuco_slot_state_name(cuco_slot_state s)
 {
@@ -104,7 +104,7 @@ static bool all_retired(const eval_pool *p, int want)
 	return true;
 }
 
-int eval_pool_take(eval_pool *p, int want, const atomic_int *cancel, int *slot,
+int eval_pool_take(eval_pool *p, int want, int *slot,
 	cuco_slot_info *info, cuco_err *err)
 {
 	if (want >= p->n)
@@ -118,10 +118,6 @@ int eval_pool_take(eval_pool *p, int want, const atomic_int *cancel, int *slot,
 			return cuco_errf(err, CUCO_EENV, want >= 0 ? "slot %s is retired after %d environment "
 				"failures in a row" : "every slot is retired (the last, %s, after %d environment "
 				"failures in a row)", p->slots[want >= 0 ? want : p->n - 1].spec.name, p->retire_after);
-		}
-		if (cancel && atomic_load(cancel)) {
-			pthread_mutex_unlock(&p->lock);
-			return cuco_errf(err, CUCO_EENV, "evaluation cancelled");
 		}
 		cuco_cond_wait_s(&p->cond, &p->lock, WAIT_S);
 	}
@@ -179,8 +175,7 @@ int eval_pool_list(eval_pool *p, cuco_slot_info *out, int max)
 
 /* ---- the machine's GPU lock -------------------------------------------------- */
 
-int eval_gpu_lock(const cuco_slot_spec *spec, const char *visible, const atomic_int *cancel, int *fd,
-	cuco_err *err)
+int eval_gpu_lock(const cuco_slot_spec *spec, const char *visible, int *fd, cuco_err *err)
 {
 	const char *devices = *spec->gpus ? spec->gpus : visible && *visible ? visible : "all";
 	char path[128];
@@ -195,20 +190,13 @@ int eval_gpu_lock(const cuco_slot_spec *spec, const char *visible, const atomic_
 		*fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (*fd < 0)
 		return cuco_errf(err, CUCO_EENV, "%s: %s", path, strerror(errno));
-	const struct timespec wait = { 0, (long)(WAIT_S * 1e9) };
-	while (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
-		if (errno != EWOULDBLOCK && errno != EINTR) {
+	while (flock(*fd, LOCK_EX) != 0) {
+		if (errno != EINTR) {
 			int e = errno;
 			close(*fd);
 			*fd = -1;
 			return cuco_errf(err, CUCO_EENV, "%s: flock: %s", path, strerror(e));
 		}
-		if (cancel && atomic_load(cancel)) {
-			close(*fd);
-			*fd = -1;
-			return cuco_errf(err, CUCO_EENV, "evaluation cancelled");
-		}
-		nanosleep(&wait, NULL);
 	}
 	return CUCO_OK;
 }

@@ -420,15 +420,12 @@ static bool group_limit_hit(monitor *m, eval_stage *st, double now)
 	return pids_hit || oom;
 }
 
-static void watch(monitor *m, const eval_limits *lim, const atomic_int *cancel, eval_stage *st,
+static void watch(monitor *m, const eval_limits *lim, eval_stage *st,
 	double now, double deadline, double *next_scan)
 {
 	if (!m->terminating) {
 		if (now >= deadline) {
 			st->timed_out = true;
-			terminate(m, lim, now);
-		} else if (cancel && atomic_load(cancel)) {
-			st->cancelled = true;
 			terminate(m, lim, now);
 		} else if (now >= *next_scan && group_limit_hit(m, st, now)) {
 			*next_scan = now + SCAN_EVERY_S;
@@ -514,7 +511,7 @@ static void reap(monitor *m, const eval_limits *lim, eval_stage *st)
 }
 
 int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
-	const eval_limits *lim, const atomic_int *cancel, eval_line_fn on_line, void *arg,
+	const eval_limits *lim, eval_line_fn on_line, void *arg,
 	eval_stage *st, cuco_err *err)
 {
 	memset(st, 0, sizeof *st);
@@ -593,7 +590,7 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 			nanosleep(&(struct timespec){ 0, POLL_MS * 1000000L }, NULL);
 		reap(&m, lim, st);
 		double now = cuco_mono();
-		watch(&m, lim, cancel, st, now, deadline, &next_scan);
+		watch(&m, lim, st, now, deadline, &next_scan);
 		if (m.leader_done && orphan_deadline == 0)
 			orphan_deadline = now + ORPHAN_WAIT_S;
 		/* Something outside the session holds the pipe open: stop listening. */

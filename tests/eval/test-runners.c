@@ -410,8 +410,8 @@ static void test_slots_per_host(void **state)
 
 /* ---- the pool ------------------------------------------------------------------- */
 
-/* Two processes on one GPU set: the second waits for the first's lock
- * (and a cancel ends the wait); each set its own lock file. */
+/* Two processes on one GPU set: the second waits for the first's lock;
+ * each set its own lock file. */
 static void test_gpu_lock(void **state)
 {
 	(void)state;
@@ -419,13 +419,12 @@ static void test_gpu_lock(void **state)
 	snprintf(spec.gpus, sizeof spec.gpus, "test%d,1", (int)getpid());
 	char path[128];
 	snprintf(path, sizeof path, "/tmp/cuco-gpu-test%d-1.lock", (int)getpid());
-	atomic_int cancel = 0;
 	cuco_err err = { 0 };
 	int fd, ready[2];
 	assert_int_equal(pipe(ready), 0);
 	pid_t pid = fork();
 	if (pid == 0) {
-		int rc = eval_gpu_lock(&spec, NULL, NULL, &fd, &err);
+		int rc = eval_gpu_lock(&spec, NULL, &fd, &err);
 		(void)!write(ready[1], "x", 1);
 		usleep(600000);
 		eval_gpu_unlock(fd);
@@ -433,13 +432,8 @@ static void test_gpu_lock(void **state)
 	}
 	char c;
 	assert_int_equal(read(ready[0], &c, 1), 1);
-	atomic_store(&cancel, 1);
-	assert_int_equal(eval_gpu_lock(&spec, NULL, &cancel, &fd, &err), CUCO_EENV);
-	assert_int_equal(fd, -1);
-	assert_non_null(strstr(err.msg, "cancelled"));
-	atomic_store(&cancel, 0);
 	double t0 = cuco_mono();
-	assert_int_equal(eval_gpu_lock(&spec, NULL, &cancel, &fd, &err), CUCO_OK);
+	assert_int_equal(eval_gpu_lock(&spec, NULL, &fd, &err), CUCO_OK);
 	assert_true(cuco_mono() - t0 > 0.3);
 	eval_gpu_unlock(fd);
 	int status;
@@ -447,7 +441,7 @@ static void test_gpu_lock(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 	/* Free now: taken at once. */
 	t0 = cuco_mono();
-	assert_int_equal(eval_gpu_lock(&spec, NULL, &cancel, &fd, &err), CUCO_OK);
+	assert_int_equal(eval_gpu_lock(&spec, NULL, &fd, &err), CUCO_OK);
 	assert_true(cuco_mono() - t0 < 0.1);
 	eval_gpu_unlock(fd);
 	close(ready[0]);
@@ -461,20 +455,14 @@ static void test_pool(void **state)
 	cuco_slot_spec specs[2] = { { "a", "a", "" }, { "b", "b", "" } };
 	eval_pool p;
 	eval_pool_init(&p, specs, 2, 0.2, 2);
-	atomic_int cancel = 0;
 	cuco_slot_info info;
 	cuco_err err = { 0 };
 	int s0, s1, s;
 	char text[256];
-	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s0, &info, &err), CUCO_OK);
+	assert_int_equal(eval_pool_take(&p, -1, &s0, &info, &err), CUCO_OK);
 	assert_int_equal(info.state, CUCO_SLOT_BUSY);
-	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s1, &info, &err), CUCO_OK);
+	assert_int_equal(eval_pool_take(&p, -1, &s1, &info, &err), CUCO_OK);
 	assert_int_not_equal(s0, s1);
-	/* Both busy: a third waits, and a cancel ends the wait. */
-	atomic_store(&cancel, 1);
-	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s, &info, &err), CUCO_EENV);
-	assert_non_null(strstr(err.msg, "cancelled"));
-	atomic_store(&cancel, 0);
 
 	eval_pool_give(&p, s0, NULL, &info, text, sizeof text);
 	assert_string_equal(text, "");
@@ -482,37 +470,37 @@ static void test_pool(void **state)
 	assert_int_equal(info.state, CUCO_SLOT_RESTING);
 	assert_non_null(strstr(text, "slot b: environment failure 1: the host hung up; tried again in 0 s"));
 	/* b rests: a is taken; b itself only after its rest. */
-	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s, &info, &err), CUCO_OK);
+	assert_int_equal(eval_pool_take(&p, -1, &s, &info, &err), CUCO_OK);
 	assert_int_equal(s, s0);
 	eval_pool_give(&p, s, NULL, &info, text, sizeof text);
 	double t0 = cuco_mono();
-	assert_int_equal(eval_pool_take(&p, s1, &cancel, &s, &info, &err), CUCO_OK);
+	assert_int_equal(eval_pool_take(&p, s1, &s, &info, &err), CUCO_OK);
 	assert_true(cuco_mono() - t0 > 0.1);
 	eval_pool_give(&p, s, NULL, &info, text, sizeof text);
 	assert_non_null(strstr(text, "slot b works again"));
 	assert_int_equal(info.failures, 0);
 
 	/* The slot idle longest goes first: a was given back before b. */
-	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s, &info, &err), CUCO_OK);
+	assert_int_equal(eval_pool_take(&p, -1, &s, &info, &err), CUCO_OK);
 	assert_int_equal(s, s0);
 	/* Two failures in a row retire a. */
 	eval_pool_give(&p, s, "node down", &info, text, sizeof text);
 	usleep(250000);
-	assert_int_equal(eval_pool_take(&p, s0, &cancel, &s, &info, &err), CUCO_OK);
+	assert_int_equal(eval_pool_take(&p, s0, &s, &info, &err), CUCO_OK);
 	eval_pool_give(&p, s, "node down", &info, text, sizeof text);
 	assert_int_equal(info.state, CUCO_SLOT_RETIRED);
 	assert_non_null(strstr(text, "slot a retired after 2 environment failures in a row: node down"));
-	assert_int_equal(eval_pool_take(&p, s0, &cancel, &s, &info, &err), CUCO_EENV);
+	assert_int_equal(eval_pool_take(&p, s0, &s, &info, &err), CUCO_EENV);
 	assert_non_null(strstr(err.msg, "slot a is retired"));
-	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s, &info, &err), CUCO_OK);
+	assert_int_equal(eval_pool_take(&p, -1, &s, &info, &err), CUCO_OK);
 	assert_int_equal(s, s1);
 	eval_pool_give(&p, s, "x", &info, text, sizeof text);
 	usleep(250000);
-	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s, &info, &err), CUCO_OK);
+	assert_int_equal(eval_pool_take(&p, -1, &s, &info, &err), CUCO_OK);
 	eval_pool_give(&p, s, "x", &info, text, sizeof text);
-	assert_int_equal(eval_pool_take(&p, -1, &cancel, &s, &info, &err), CUCO_EENV);
+	assert_int_equal(eval_pool_take(&p, -1, &s, &info, &err), CUCO_EENV);
 	assert_non_null(strstr(err.msg, "every slot is retired"));
-	assert_int_equal(eval_pool_take(&p, 2, &cancel, &s, &info, &err), CUCO_EUSAGE);
+	assert_int_equal(eval_pool_take(&p, 2, &s, &info, &err), CUCO_EUSAGE);
 
 	cuco_slot_info list[4];
 	assert_int_equal(eval_pool_list(&p, list, 4), 2);

@@ -1,13 +1,12 @@
 /* test-stage.c — the stage runner alone: exit codes, wall-clock kills of
  * the whole session, leftovers, a TERM-ignoring child, the allowlisted
- * environment, the output cap, the process guard, rlimits and cancel. The
+ * environment, the output cap, the process guard and rlimits. The
  * commands are argument vectors; these tests give theirs to /bin/sh. */
 #include "eval/eval_int.h"
 #include "util.h"
 
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -56,7 +55,7 @@ static void run(const char *script, const eval_limits *lim, eval_stage *st, cuco
 {
 	cuco_err err = { 0 };
 	char *const cmd[] = { "/bin/sh", "-c", (char *)script, NULL };
-	assert_int_equal(eval_stage_run(cmd, dir, log_path, lim, NULL, collect, lines, st, &err), CUCO_OK);
+	assert_int_equal(eval_stage_run(cmd, dir, log_path, lim, collect, lines, st, &err), CUCO_OK);
 }
 
 static void test_exit_and_output(void **state)
@@ -215,7 +214,7 @@ static void test_no_shell(void **state)
 	cuco_buf lines = { 0 };
 	cuco_err err = { 0 };
 	char *const cmd[] = { "printf", "[%s]\\n", "s;exit 7;", "$(id)", "a b", "`x`|>y", NULL };
-	assert_int_equal(eval_stage_run(cmd, dir, log_path, &lim, NULL, collect, &lines, &st, &err), CUCO_OK);
+	assert_int_equal(eval_stage_run(cmd, dir, log_path, &lim, collect, &lines, &st, &err), CUCO_OK);
 	assert_int_equal(st.exit_code, 0);
 	assert_string_equal(lines.data, "[s;exit 7;]\n[$(id)]\n[a b]\n[`x`|>y]\n");
 	cuco_buf_free(&lines);
@@ -224,7 +223,7 @@ static void test_no_shell(void **state)
 	assert_int_not_equal(access(path, F_OK), 0);
 	/* A program that does not exist: exit status 127, as a shell says. */
 	char *const missing[] = { "cuco-no-such-program", NULL };
-	assert_int_equal(eval_stage_run(missing, dir, log_path, &lim, NULL, collect, &lines, &st, &err), CUCO_OK);
+	assert_int_equal(eval_stage_run(missing, dir, log_path, &lim, collect, &lines, &st, &err), CUCO_OK);
 	assert_int_equal(st.exit_code, 127);
 	cuco_buf_free(&lines);
 }
@@ -323,7 +322,7 @@ static void test_unix_filter(void **state)
 		eval_stage st;
 		cuco_buf lines = { 0 };
 		cuco_err err = { 0 };
-		assert_int_equal(eval_stage_run(cmd, dir, log_path, &lim, NULL, collect, &lines, &st, &err), CUCO_OK);
+		assert_int_equal(eval_stage_run(cmd, dir, log_path, &lim, collect, &lines, &st, &err), CUCO_OK);
 		assert_string_equal(lines.data, cases[i].want);
 		cuco_buf_free(&lines);
 	}
@@ -352,38 +351,13 @@ static void test_session_keyring(void **state)
 		eval_stage st;
 		cuco_buf lines = { 0 };
 		cuco_err err = { 0 };
-		assert_int_equal(eval_stage_run(cmd, dir, log_path, &lim, NULL, collect, &lines, &st, &err), CUCO_OK);
+		assert_int_equal(eval_stage_run(cmd, dir, log_path, &lim, collect, &lines, &st, &err), CUCO_OK);
 		ids[i] = lines.data ? atol(lines.data) : -1;
 		cuco_buf_free(&lines);
 	}
 	assert_true(ids[0] > 0);
 	assert_true(ids[0] != own);
 	assert_int_equal(ids[1], own);
-}
-
-static void *cancel_later(void *arg)
-{
-	usleep(200000);
-	atomic_store((atomic_int *)arg, 1);
-	return NULL;
-}
-
-static void test_cancel(void **state)
-{
-	(void)state;
-	atomic_int cancel = 0;
-	pthread_t th;
-	pthread_create(&th, NULL, cancel_later, &cancel);
-	eval_limits lim = limits(30);
-	eval_stage st;
-	cuco_err err = { 0 };
-	double t0 = cuco_mono();
-	char *const cmd[] = { "sleep", "37.501", NULL };
-	assert_int_equal(eval_stage_run(cmd, dir, log_path, &lim, &cancel, NULL, NULL, &st, &err), CUCO_OK);
-	pthread_join(th, NULL);
-	assert_true(st.cancelled);
-	assert_true(cuco_mono() - t0 < 3);
-	assert_int_equal(count_processes("sleep 37.501"), 0);
 }
 
 /* A build's output is the stage user's while the build writes it. A
@@ -460,7 +434,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rlimits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unix_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_keyring, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_add_cuts_descriptors, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
