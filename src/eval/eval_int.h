@@ -547,6 +547,7 @@ typedef struct eval_referee_args {
 	int ranks, warmup, reps;
 	double tolerance;
 	const char *log_path;     /* the referee's stderr */
+	const struct eval_user *owner;  /* the user the stage runs as (drop set); NULL: cuco's */
 } eval_referee_args;
 
 typedef struct eval_referee {

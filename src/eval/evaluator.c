@@ -1063,8 +1063,10 @@ static int start_referee(job *j, const char *stage, int warmup, int reps, eval_r
 	char src[sizeof ev->wl.dir + sizeof ev->wl.referee_file + 2], log[PATH_MAX + 32];
 	snprintf(src, sizeof src, "%s/%s", ev->wl.dir, ev->wl.referee_file);
 	snprintf(log, sizeof log, "%s/%s-referee.log", j->workdir, stage);
+	/* Its channel is the stage user's, where the stage runs here as one. */
 	eval_referee_args a = { .ranks = ev->wl.ranks, .warmup = warmup, .reps = reps,
-		.tolerance = ev->wl.tolerance, .log_path = log };
+		.tolerance = ev->wl.tolerance, .log_path = log,
+		.owner = ev->cfg.runner.kind == CUCO_RUNNER_LOCAL ? ev->limits.user : NULL };
 	int rc = trusted_build(ev, ev->wl.referee_cmd, src, "referee", ev->referee_bin,
 		sizeof ev->referee_bin, err);
 	if (rc == CUCO_OK && (rc = eval_referee_start(ev->referee_bin, &a, ref, err)) == CUCO_OK)
