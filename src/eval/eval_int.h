@@ -283,6 +283,9 @@ void eval_sandbox_reach(eval_sandbox *sb, const char *const *paths, size_t n);
 /* A file or folder the stage writes on the host (the build's output, its
  * $TMPDIR), given to the stage user; nothing when stages stay cuco's. */
 int eval_sandbox_give(const eval_sandbox *sb, const char *path, cuco_err *err);
+/* An empty file at path (mode 0755) for the stage to write: a build's
+ * output, given to the stage user (sb NULL: cuco's). */
+int eval_sandbox_placeholder(const eval_sandbox *sb, const char *path, cuco_err *err);
 /* The stage's working folder, cuco's, which the stage user must enter
  * (without bwrap; in it the folder is a tmpfs): search, not list nor write. */
 int eval_sandbox_enter(const eval_sandbox *sb, const char *dir, cuco_err *err);
@@ -438,6 +441,13 @@ typedef struct eval_objspec {
 	                             /usr/local/cuda */
 	const char *nccl_home;    /* cuda-nccl: where lib/libnccl.so.2 is; NULL or "": cuda_home,
 	                             then the system's folders */
+	/* How objdump and objcopy run on a candidate's object, whose bytes may
+	 * aim at their parsers: as a stage runs (the stage user, in its sandbox
+	 * where it is on; NULL: as cuco's user, unconfined), under filter
+	 * (NULL: none), within tool_s seconds each (0: a minute). */
+	const struct eval_sandbox *sandbox;
+	const eval_filter *filter;
+	double tool_s;
 } eval_objspec;
 
 typedef struct eval_objrules eval_objrules;
@@ -459,9 +469,11 @@ void eval_objrules_free(eval_objrules *rules);
  * it defines but the entry points. Refused: CUCO_OK with why the first
  * refusal, one line starting "object: " naming the symbol, section or
  * instruction and why (a file that is no relocatable object, or that
- * objdump or objcopy cannot read, included); the object is left as it
- * was. An error (CUCO_EENV: the file is missing, objdump or objcopy could
- * not run or took a minute, the object is not x86-64) means no verdict.
+ * objdump or objcopy cannot read, hangs on or writes without end about,
+ * included); the object is left as it was. The tools read it in its
+ * folder, where objcopy writes obj.local, cuco's once taken. An error
+ * (CUCO_EENV: the file is missing, objdump or objcopy could not run, the
+ * object is not x86-64) means no verdict.
  * Deterministic; about 0.1 s per object on the 2-core machine, most of it
  * starting objdump and objcopy. */
 int eval_objcheck(const char *obj, const eval_objrules *rules, char *why, size_t size, cuco_err *err);

@@ -424,6 +424,14 @@ int eval_sandbox_give(const eval_sandbox *sb, const char *path, cuco_err *err)
 	return CUCO_OK;
 }
 
+int eval_sandbox_placeholder(const eval_sandbox *sb, const char *path, cuco_err *err)
+{
+	int rc = cuco_write_file(path, "", 0, err);
+	if (rc == CUCO_OK && chmod(path, 0755) != 0)
+		rc = cuco_errf(err, CUCO_EENV, "%s: %s", path, strerror(errno));
+	return rc == CUCO_OK && sb ? eval_sandbox_give(sb, path, err) : rc;
+}
+
 int eval_sandbox_enter(const eval_sandbox *sb, const char *dir, cuco_err *err)
 {
 	if (!sb->on && sb->user.drop && chmod(dir, 0711) != 0)

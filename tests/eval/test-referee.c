@@ -286,6 +286,44 @@ static void test_channel_private(void **state)
 			(unsigned)(dir.st_mode & 07777), (unsigned)dir.st_uid);
 }
 
+/* objdump reads the candidate's object as a compile would, never as root:
+ * a fake first on PATH says who it runs as (and fails: a refusal that
+ * names the tool), in the sandbox and without it. */
+static void test_tools_as_stage_user(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();  /* as a plain user, stages are cuco's user */
+	assert_int_equal(chmod(run_dir, 0755), 0);  /* without the sandbox the stage user must reach it */
+	char bin[256], tool[300], path[8192], want[64];
+	make_tmpdir(bin, sizeof bin);
+	assert_int_equal(chmod(bin, 0755), 0);
+	snprintf(tool, sizeof tool, "%s/objdump", bin);
+	static const char says[] = "#!/bin/sh\necho \"uid=$(id -u)\"\nexit 1\n";
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_write_file(tool, says, sizeof says - 1, &err), CUCO_OK);
+	assert_int_equal(chmod(tool, 0755), 0);
+	char *saved = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	snprintf(path, sizeof path, "%s:%s", bin, saved);
+	uid_t uid;
+	gid_t gid;
+	stage_user_ids(&uid, &gid);
+	snprintf(want, sizeof want, "object: objdump cannot read it (exit status 1): uid=%u", (unsigned)uid);
+	static const char *const modes[] = { "auto", "off" };
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		setenv("PATH", path, 1);
+		setenv("CUCO_SANDBOX", modes[i], 1);
+		cuco_env_reread();
+		cuco_eval_result res = evaluate("", honest);
+		setenv("PATH", saved, 1);
+		unsetenv("CUCO_SANDBOX");
+		cuco_env_reread();
+		expect(&res, "suspect", want);
+	}
+	free(saved);
+	rm_rf(bin);
+}
+
 static void test_wrong_first_step(void **state)
 {
 	(void)state;
@@ -372,6 +410,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_honest_unsandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trusted_builds_across_sessions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_channel_private, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tools_as_stage_user, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_first_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_results, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_work_after_done, setup, teardown),
