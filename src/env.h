@@ -47,7 +47,8 @@
 		"the sandbox's mode when --sandbox is not given") \
 	X(CUCO_BWRAP, bwrap, "a program", "bwrap", "the bubblewrap program") \
 	X(CUCO_STAGE_USER, stage_user, "a user's name or uid", "(nobody)", \
-		"the user stages run as when cuco runs as root; root keeps them root's") \
+		"the user stages run as when cuco runs as root (best a user of their own: " \
+		"cuco doctor warns when it owns other processes); root keeps them root's") \
 	X(CUCO_STAGE_INIT, stage_init, "a program", "(the built or installed one)", \
 		"each sandboxed stage's first process") \
 	X(CUCO_COUNT_LIB, count_lib, "a file", "(the built or installed one)", \

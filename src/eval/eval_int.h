@@ -146,6 +146,7 @@ typedef struct eval_limits {
 	long fsize_mb;        /* RLIMIT_FSIZE for files the stage writes */
 	int max_procs;        /* processes alive in the stage's session */
 	size_t log_cap;       /* bytes of output kept in the log file */
+	size_t out_cap;       /* bytes of output past which the stage is ended; 0 = none */
 	char *const *sandbox; /* bwrap and its options (eval_sandbox_argv); NULL: none */
 	const char *const *env; /* NAME=value entries added to (and replacing) the stage's environment */
 	const eval_filter *filter;  /* the system-call filter; NULL: none */
@@ -170,6 +171,7 @@ typedef struct eval_stage {
 	int signal;           /* the signal that ended the leader, 0 if none */
 	bool timed_out;
 	bool too_many_procs;
+	bool too_much_output; /* it wrote past lim->out_cap and was ended */
 	bool out_of_memory;   /* its group's memory limit was reached (an OOM kill) */
 	pid_t session;        /* the leader's pid = its session and group id */
 	double wall_s;
@@ -282,6 +284,9 @@ void eval_sandbox_reach(eval_sandbox *sb, const char *const *paths, size_t n);
 /* A file or folder the stage writes on the host (the build's output, its
  * $TMPDIR), given to the stage user; nothing when stages stay cuco's. */
 int eval_sandbox_give(const eval_sandbox *sb, const char *path, cuco_err *err);
+/* An empty file at path (mode 0755) for the stage to write: a build's
+ * output, given to the stage user (sb NULL: cuco's). */
+int eval_sandbox_placeholder(const eval_sandbox *sb, const char *path, cuco_err *err);
 /* The stage's working folder, cuco's, which the stage user must enter
  * (without bwrap; in it the folder is a tmpfs): search, not list nor write. */
 int eval_sandbox_enter(const eval_sandbox *sb, const char *dir, cuco_err *err);
@@ -437,6 +442,13 @@ typedef struct eval_objspec {
 	                             /usr/local/cuda */
 	const char *nccl_home;    /* cuda-nccl: where lib/libnccl.so.2 is; NULL or "": cuda_home,
 	                             then the system's folders */
+	/* How objdump and objcopy run on a candidate's object, whose bytes may
+	 * aim at their parsers: as a stage runs (the stage user, in its sandbox
+	 * where it is on; NULL: as cuco's user, unconfined), under filter
+	 * (NULL: none), within tool_s seconds each (0: a minute). */
+	const struct eval_sandbox *sandbox;
+	const eval_filter *filter;
+	double tool_s;
 } eval_objspec;
 
 typedef struct eval_objrules eval_objrules;
@@ -458,9 +470,11 @@ void eval_objrules_free(eval_objrules *rules);
  * it defines but the entry points. Refused: CUCO_OK with why the first
  * refusal, one line starting "object: " naming the symbol, section or
  * instruction and why (a file that is no relocatable object, or that
- * objdump or objcopy cannot read, included); the object is left as it
- * was. An error (CUCO_EENV: the file is missing, objdump or objcopy could
- * not run or took a minute, the object is not x86-64) means no verdict.
+ * objdump or objcopy cannot read, hangs on or writes without end about,
+ * included); the object is left as it was. The tools read it in its
+ * folder, where objcopy writes obj.local, cuco's once taken. An error
+ * (CUCO_EENV: the file is missing, objdump or objcopy could not run, the
+ * object is not x86-64) means no verdict.
  * Deterministic; about 0.1 s per object on the 2-core machine, most of it
  * starting objdump and objcopy. */
 int eval_objcheck(const char *obj, const eval_objrules *rules, char *why, size_t size, cuco_err *err);
@@ -568,6 +582,7 @@ typedef struct eval_referee_args {
 	int ranks, warmup, reps;
 	double tolerance;
 	const char *log_path;     /* the referee's stderr */
+	const struct eval_user *owner;  /* the user the stage runs as (drop set); NULL: cuco's */
 } eval_referee_args;
 
 typedef struct eval_referee {

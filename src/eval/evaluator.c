@@ -708,16 +708,6 @@ static const char *out_of_room(const job *j, const char *tail)
 	return full && strstr(tail, strerror(ENOSPC)) ? strerror(ENOSPC) : NULL;
 }
 
-/* An empty file at path for the sandbox to show a build, the stage
- * user's to write: one that made nothing leaves it so. */
-static int placeholder_file(const cuco_evaluator *ev, const char *path, cuco_err *err)
-{
-	int rc = cuco_write_file(path, "", 0, err);
-	if (rc == CUCO_OK && chmod(path, 0755) != 0)
-		rc = cuco_errf(err, CUCO_EENV, "%s: %s", path, strerror(errno));
-	return rc == CUCO_OK ? eval_sandbox_give(&ev->sandbox, path, err) : rc;
-}
-
 /* One build step of the job (stage "compile" or "link"): tmpl expanded
  * with v, in the job's folder, seeing the file `in` and writing `out`. */
 static int build_step(job *j, const char *tmpl, const eval_vars *v, const stage_files *f,
@@ -728,7 +718,7 @@ static int build_step(job *j, const char *tmpl, const eval_vars *v, const stage_
 	snprintf(out, sizeof out, "%s/%s", j->workdir, f->out);
 	snprintf(log, sizeof log, "%s/%s.log", j->workdir, f->in && strcmp(f->in, ev->src_name) != 0
 		? "link" : "compile");
-	int rc = placeholder_file(ev, out, err);
+	int rc = eval_sandbox_placeholder(&ev->sandbox, out, err);
 	if (rc != CUCO_OK)
 		return rc;
 	eval_argv cmd = { 0 };
@@ -900,7 +890,7 @@ static int trusted_build(cuco_evaluator *ev, const char *tmpl, const char *sourc
 	if (!ev->sandbox.on)
 		lim.user = NULL;
 	eval_stage st;
-	if (!ev->sandbox.on || (rc = placeholder_file(ev, out, err)) == CUCO_OK)
+	if (!ev->sandbox.on || (rc = eval_sandbox_placeholder(&ev->sandbox, out, err)) == CUCO_OK)
 		rc = eval_stage_run(cmd.v, dir, log, &lim, NULL, NULL, &st, err);
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	eval_argv_free(&cmd);
@@ -938,9 +928,12 @@ static int frame_and_rules(cuco_evaluator *ev, cuco_err *err)
 		/* MPI's names come from its wrapper, whatever compiles the program. */
 		const char *mpicc = ev->cfg.env->mpicc ? ev->cfg.env->mpicc : "mpicc";
 		char *frame[] = { ev->frame_obj, NULL };
+		/* objdump and objcopy read the candidate's object as a compile
+		 * does: as the stage user, in its sandbox, under its filter. */
 		eval_objspec spec = { .family = ev->wl.family, .entries = eval_frame_entries(ev->wl.family),
 			.frame = frame, .mpicc = mpicc, .cuda_home = ev->cfg.env->cuda_home,
-			.nccl_home = ev->cfg.env->nccl_home };
+			.nccl_home = ev->cfg.env->nccl_home, .sandbox = &ev->sandbox,
+			.filter = stage_filter(ev, false) };
 		rc = eval_objrules_new(&spec, &ev->objrules, err);
 	}
 	pthread_mutex_unlock(&ev->trusted_lock);
@@ -1056,8 +1049,10 @@ static int start_referee(job *j, const char *stage, int warmup, int reps, eval_r
 	char src[sizeof ev->wl.dir + sizeof ev->wl.referee_file + 2], log[PATH_MAX + 32];
 	snprintf(src, sizeof src, "%s/%s", ev->wl.dir, ev->wl.referee_file);
 	snprintf(log, sizeof log, "%s/%s-referee.log", j->workdir, stage);
+	/* Its channel is the stage user's, where the stage runs here as one. */
 	eval_referee_args a = { .ranks = ev->wl.ranks, .warmup = warmup, .reps = reps,
-		.tolerance = ev->wl.tolerance, .log_path = log };
+		.tolerance = ev->wl.tolerance, .log_path = log,
+		.owner = ev->cfg.runner.kind == CUCO_RUNNER_LOCAL ? ev->limits.user : NULL };
 	int rc = trusted_build(ev, ev->wl.referee_cmd, src, "referee", ev->referee_bin,
 		sizeof ev->referee_bin, err);
 	if (rc == CUCO_OK && (rc = eval_referee_start(ev->referee_bin, &a, ref, err)) == CUCO_OK)

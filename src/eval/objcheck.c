@@ -65,6 +65,11 @@
  * referee outside the process are the guarantees; this check is defence
  * in depth that makes the easy routes fail loudly, with the name at fault.
  *
+ * The tools. objdump and objcopy parse the candidate's bytes, which may aim
+ * at a bug of their parsers: they run as a compile does (the stage user,
+ * its sandbox and filter), within a time and an output bound, past which
+ * the object is refused naming the bound (binutils()).
+ *
  * Every refusal is one line, "object: ...", that names the symbol, section
  * or instruction and why; the evaluator files it under `suspect`. The
  * check is deterministic: the same object gives the same first refusal
@@ -85,6 +90,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#define TOOL_S 60.0          /* the most objdump or objcopy may take on one object */
+#define TOOL_OUTPUT_MB 256   /* the most output objdump may give about one */
 
 /* ---- the tables ---------------------------------------------------------------------- */
 
@@ -328,6 +336,9 @@ struct eval_objrules {
 	eval_obj *frame;
 	int nframe;
 	char objdump[PATH_MAX], objcopy[PATH_MAX];
+	const eval_sandbox *sandbox;  /* how the tools run: eval_objspec */
+	const eval_filter *filter;
+	double tool_s;
 };
 
 static int by_name(const void *a, const void *b)
@@ -504,6 +515,9 @@ int eval_objrules_new(const eval_objspec *spec, eval_objrules **out, cuco_err *e
 	*out = NULL;
 	eval_objrules *r = cuco_xcalloc(1, sizeof *r);
 	r->family = spec->family;
+	r->sandbox = spec->sandbox;
+	r->filter = spec->filter;
+	r->tool_s = spec->tool_s > 0 ? spec->tool_s : TOOL_S;
 	eval_argv entries = { 0 };
 	eval_argv_push_words(&entries, spec->entries ? spec->entries : "");
 	r->entries = entries.v;
@@ -1181,33 +1195,63 @@ static void on_objdump(const char *line, size_t len, void *arg)
 }
 
 /* A binutils command on the object, each line of its output (both
- * streams) to on_line. CUCO_EDATA when it ran and failed: it could not
- * read the object, which is the candidate's fault; CUCO_EENV when it could
- * not run, or ran out of time. */
-static int binutils(char *const *argv, eval_line_fn on_line, void *arg, cuco_err *err)
+ * streams) to on_line. It reads the file `in` of the folder dir and
+ * writes its file `out` (NULL: none), a placeholder made here. The object
+ * is the candidate's and may aim at a bug of the tool's parser: the tool
+ * runs as a compile does (the stage user, its sandbox and filter, where
+ * the rules have them), within r->tool_s and TOOL_OUTPUT_MB. CUCO_EDATA,
+ * the object's fault, naming the tool and its bound: it could not read
+ * the object, hung on it, or wrote without end about it; CUCO_EENV when it
+ * could not run (exit status 126 or 127: not found, not started). */
+static int binutils(const eval_objrules *r, char *const *argv, const char *dir, const char *in,
+	const char *out, eval_line_fn on_line, void *arg, cuco_err *err)
 {
-	eval_limits lim = { .wall_s = 60, .grace_s = 1, .fsize_mb = 1024, .max_procs = 8, .log_cap = 0,
-		.pass_env = cuco_env_get()->pass_env };
+	const char *tool = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	char tools[PATH_MAX], placeholder[PATH_MAX + 64];
+	cuco_strlcpy(tools, argv[0], sizeof tools);
+	snprintf(placeholder, sizeof placeholder, "%s/%s", dir, out ? out : "");
+	int rc = out ? eval_sandbox_placeholder(r->sandbox, placeholder, err) : CUCO_OK;
+	if (rc != CUCO_OK)
+		return rc;
+	/* The tool's own folder is shown too: a binutils off the system's. */
+	eval_sandbox_view v = { .workdir = dir, .files = { { in, false }, { out, true } },
+		.layers = { { dirname(tools), EVAL_SHOW } }, .seccomp = r->filter && eval_filter_available() };
+	char **box = r->sandbox ? eval_sandbox_argv(r->sandbox, &v) : NULL;
+	eval_limits lim = { .wall_s = r->tool_s, .grace_s = 1, .fsize_mb = 1024, .max_procs = 8,
+		.log_cap = 0, .out_cap = (size_t)TOOL_OUTPUT_MB << 20, .pass_env = cuco_env_get()->pass_env,
+		.sandbox = box, .filter = r->filter,
+		.user = r->sandbox ? &r->sandbox->user : NULL };
 	eval_stage st;
-	int rc = eval_stage_run(argv, "/", "/dev/null", &lim, on_line, arg, &st, err);
-	if (rc == CUCO_OK && (st.exit_code != 0 || st.timed_out)) {
-		char last[200];
-		eval_first_line(st.tail, last, sizeof last);
-		rc = cuco_errf(err, st.timed_out ? CUCO_EENV : CUCO_EDATA, "%s %s: %s",
-			strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0],
-			st.timed_out ? "timed out" : "failed", last);
-	}
-	return rc;
+	rc = eval_stage_run(argv, dir, "/dev/null", &lim, on_line, arg, &st, err);
+	eval_sandbox_argv_free(box);
+	if (rc != CUCO_OK)
+		return rc;
+	char last[200];
+	eval_first_line(st.tail, last, sizeof last);
+	if (st.too_much_output)
+		return cuco_errf(err, CUCO_EDATA, "%s wrote more than %d MiB about it (the tools' bound)", tool,
+			TOOL_OUTPUT_MB);
+	if (st.timed_out)
+		return cuco_errf(err, CUCO_EDATA, "%s did not finish within %.0f s (the tools' bound: a parser "
+			"the object makes hang)", tool, r->tool_s);
+	if (st.exit_code == 126 || st.exit_code == 127)  /* not started: the machine's fault */
+		return cuco_errf(err, CUCO_EENV, "%s could not run: %s", tool, last);
+	if (st.exit_code != 0 || st.signal)
+		return cuco_errf(err, CUCO_EDATA, "%s cannot read it (%s %d): %s", tool,
+			st.signal ? "signal" : "exit status", st.signal ? st.signal : st.exit_code, last);
+	return CUCO_OK;
 }
 
 static void check_instructions(check *c, const char *path, cuco_err *err, int *rc)
 {
 	pass p = { .c = c };
 	char *argv[] = { (char *)c->r->objdump, "-d", "-w", "-z", "--no-show-raw-insn", (char *)path, NULL };
+	char dir[PATH_MAX];
+	cuco_strlcpy(dir, path, sizeof dir);
 	cuco_err why = { 0 };
-	*rc = binutils(argv, on_objdump, &p, &why);
-	if (*rc == CUCO_EDATA)  /* objdump ran and could not read it: the object is at fault */
-		say(c, NULL, "object: objdump cannot read it: %s", why.msg);
+	*rc = binutils(c->r, argv, dirname(dir), strrchr(path, '/') + 1, NULL, on_objdump, &p, &why);
+	if (*rc == CUCO_EDATA)  /* the object is at fault: unreadable, or past a bound */
+		say(c, NULL, "object: %s", why.msg);
 	else if (*rc != CUCO_OK)
 		*err = why;
 	*rc = *rc == CUCO_EDATA ? CUCO_OK : *rc;
@@ -1286,9 +1330,27 @@ static bool renamed(const eval_obj *o, int k)
 		&& o->sections[s->shndx].comdat;
 }
 
+/* objcopy writes the object rewritten beside it, as the stage user where
+ * there is one: taken as cuco's own (a copy) before it replaces obj. */
+static int take(const char *local, const char *obj, cuco_err *err)
+{
+	int fd = eval_cache_own(local);
+	int rc = fd >= 0 && rename(local, obj) == 0 ? CUCO_OK
+		: cuco_errf(err, CUCO_EENV, "%s: %s", fd < 0 ? local : obj, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 static int localize(const char *obj, const eval_objrules *r, cuco_err *err)
 {
 	eval_obj o;
+	char path[PATH_MAX], dir[PATH_MAX], local[PATH_MAX + 8];
+	if (!realpath(obj, path))
+		return cuco_errf(err, CUCO_EENV, "%s: %s", obj, strerror(errno));
+	obj = path;
+	cuco_strlcpy(dir, path, sizeof dir);
+	snprintf(local, sizeof local, "%s.local", path);
 	int rc = eval_obj_read(obj, &o, err);
 	if (rc != CUCO_OK)
 		return rc;
@@ -1309,10 +1371,14 @@ static int localize(const char *obj, const eval_objrules *r, cuco_err *err)
 		}
 	}
 	eval_argv_push(&argv, obj);
+	eval_argv_push(&argv, local);
 	eval_obj_free(&o);
-	rc = binutils(argv.v, NULL, NULL, err);
+	rc = binutils(r, argv.v, dirname(dir), strrchr(obj, '/') + 1, strrchr(local, '/') + 1, NULL, NULL, err);
 	eval_argv_free(&argv);
 	cuco_buf_free(&seen);
+	if (rc == CUCO_OK)
+		rc = take(local, obj, err);
+	unlink(local);
 	if (rc == CUCO_OK)
 		rc = eval_obj_read(obj, &o, err);
 	for (int k = 1; rc == CUCO_OK && k < o.nsymbols; k++) {

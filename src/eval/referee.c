@@ -46,8 +46,19 @@ int eval_referee_start(const char *binary, const eval_referee_args *a, eval_refe
 		r->dir[0] = '\0';
 		return cuco_errf(err, CUCO_EENV, "/dev/shm: cannot make the referee's channel: %s", strerror(errno));
 	}
-	/* The ranks may run as another user (the sandbox's). */
-	chmod(r->dir, 0755);
+	/* The ranks may run as another user (the stage user): its group may
+	 * pass the folder, no more (nobody may add or rename a name in it), and
+	 * the referee gives it the files; nothing is anyone else's. */
+	const eval_user *u = a->owner && a->owner->drop ? a->owner : NULL;
+	char owner[48] = "";
+	if (u && (chown(r->dir, 0, u->gid) != 0 || chmod(r->dir, 0710) != 0)) {
+		int e = errno;
+		eval_referee_free(r);
+		return cuco_errf(err, CUCO_EENV, "/dev/shm: cannot give the referee's channel to %s: %s", u->name,
+			strerror(e));
+	}
+	if (u)
+		snprintf(owner, sizeof owner, "%u:%u", (unsigned)u->uid, (unsigned)u->gid);
 	char ranks[16], warmup[16], reps[16], tol[32];
 	snprintf(ranks, sizeof ranks, "%d", a->ranks);
 	snprintf(warmup, sizeof warmup, "%d", a->warmup);
@@ -56,7 +67,7 @@ int eval_referee_start(const char *binary, const eval_referee_args *a, eval_refe
 	/* --trace: a line a step in its log, the stage's folder's
 	 * <stage>-referee.log, for whoever asks why a step took its time. */
 	char *const argv[] = { (char *)binary, "--channel", r->dir, "--ranks", ranks, "--warmup", warmup,
-		"--reps", reps, "--tolerance", tol, "--trace", NULL };
+		"--reps", reps, "--tolerance", tol, "--trace", u ? "--owner" : NULL, owner, NULL };
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
 	int log = open(a->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (log < 0 || pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {

@@ -424,6 +424,14 @@ int eval_sandbox_give(const eval_sandbox *sb, const char *path, cuco_err *err)
 	return CUCO_OK;
 }
 
+int eval_sandbox_placeholder(const eval_sandbox *sb, const char *path, cuco_err *err)
+{
+	int rc = cuco_write_file(path, "", 0, err);
+	if (rc == CUCO_OK && chmod(path, 0755) != 0)
+		rc = cuco_errf(err, CUCO_EENV, "%s: %s", path, strerror(errno));
+	return rc == CUCO_OK && sb ? eval_sandbox_give(sb, path, err) : rc;
+}
+
 int eval_sandbox_enter(const eval_sandbox *sb, const char *dir, cuco_err *err)
 {
 	if (!sb->on && sb->user.drop && chmod(dir, 0711) != 0)
@@ -591,6 +599,57 @@ static const struct { const char *door; bool gpu_open; } doors[] = {
 
 typedef void (*report_fn)(const char *what, bool ok, const char *detail, void *arg);
 
+/* How many running processes have uid among their ids (real, effective,
+ * saved, file system), but this one; the first one's pid and name. */
+static int processes_of(uid_t uid, long *first, char *name, size_t size)
+{
+	DIR *d = opendir("/proc");
+	int n = 0;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char *end, path[300], line[256], comm[64] = "";
+		long pid = strtol(e->d_name, &end, 10);
+		snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
+		FILE *f = *end || pid <= 0 || pid == getpid() ? NULL : fopen(path, "re");
+		unsigned ids[4] = { 0 };
+		bool got = false;
+		while (f && fgets(line, sizeof line, f)) {
+			sscanf(line, "Name: %63s", comm);
+			got |= sscanf(line, "Uid: %u %u %u %u", &ids[0], &ids[1], &ids[2], &ids[3]) == 4;
+		}
+		if (f)
+			fclose(f);
+		if (!got || (ids[0] != uid && ids[1] != uid && ids[2] != uid && ids[3] != uid))
+			continue;
+		if (n++ == 0) {
+			*first = pid;
+			snprintf(name, size, "%s", comm);
+		}
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Whether the stage user is the stages' own: a uid that owns other running
+ * processes (nobody is often a daemon's) shares with them what a uid
+ * shares — signals, ptrace where it is allowed, its files. One line. */
+static void report_shared_user(const eval_user *u, report_fn report, void *arg)
+{
+	if (!u->drop)
+		return;  /* cuco's own user: it owns cuco */
+	long pid = 0;
+	char name[64] = "", line[400];
+	int n = processes_of(u->uid, &pid, name, sizeof name);
+	if (n)
+		snprintf(line, sizeof line, "%s (uid %u) owns %d running process%s (PID %ld, %s): stages share "
+			"that uid with them; set CUCO_STAGE_USER to a user of their own", u->name, (unsigned)u->uid, n,
+			n == 1 ? "" : "es", pid, name);
+	else
+		snprintf(line, sizeof line, "%s (uid %u) owns no running process: no daemon shares it now",
+			u->name, (unsigned)u->uid);
+	report("stage user's own", n == 0, line, arg);
+}
+
 static void report_filter(const char *out, report_fn report, void *arg)
 {
 	char refused[256] = "", allowed[256] = "", value[64];
@@ -637,6 +696,7 @@ int cuco_stage_check(cuco_sandbox_mode mode, report_fn report, void *arg, cuco_e
 		snprintf(sb.user_status + strlen(sb.user_status), sizeof sb.user_status - strlen(sb.user_status),
 			", where every folder above the run and the workloads is open to others (else root)");
 	report("stage user", ran && atoi(uid) != 0, ran ? sb.user_status : why, arg);
+	report_shared_user(&sb.user, report, arg);
 	bool pidns = ran && *ns && strcmp(ns, own) != 0;
 	report("PID namespace", pidns, pidns ? "a PID namespace of its own per stage (bwrap --unshare-pid)"
 		: "none: stages share the host's (the sandbox is off)", arg);
@@ -648,8 +708,9 @@ int cuco_stage_check(cuco_sandbox_mode mode, report_fn report, void *arg, cuco_e
 	eval_cgroups_open(&g, cuco_env_get());
 	report("leftovers", sb.on || g.on, sb.on ? "what a stage leaves running is counted in its PID "
 		"namespace (cuco-stage-init), then killed" : g.on ? "what a stage leaves running is counted "
-		"in its cgroup, then killed" : "counted in the stage's session only: a process in a session "
-		"of its own escapes the count", arg);
+		"below its keeper (the stage's subreaper) and in its cgroup, then killed" : "counted below the "
+		"stage's keeper (its subreaper), then killed; a process a daemon starts for it is not below it",
+		arg);
 	eval_cgroups_close(&g);
 	eval_cache c;
 	eval_cache_open(&c, "", 0, 0);

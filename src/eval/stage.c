@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -64,32 +65,87 @@
 #define ORPHAN_WAIT_S 5.0  /* after the leader: how long to wait for output to close */
 #define KEEPER_FD 3         /* the lifeline's read end in the keeper */
 #define KEEPER_KILL_TRIES 2000  /* 5 ms apart: a process stuck in the kernel gets 10 s */
+#define MAX_DEPTH 4096      /* the longest chain of parents followed */
 
-/* The session id in /proc/<pid>/stat's text, or -1 when it is a zombie
- * or unreadable. "pid (comm) state ppid pgrp session ...": comm may hold
- * spaces and parentheses, so fields are counted from the last ')'. */
-static pid_t stat_session(const char *buf)
+/* A numeric field of /proc/<pid>/stat's text after the state (STAT_PPID,
+ * STAT_SESSION), or -1 when it is a zombie or unreadable. "pid (comm)
+ * state ppid pgrp session ...": comm may hold spaces and parentheses, so
+ * fields are counted from the last ')'. */
+enum { STAT_PPID = 0, STAT_SESSION = 2 };
+
+static long stat_field(const char *buf, int field)
 {
 	const char *p = strrchr(buf, ')');
 	if (!p || !p[1] || !p[2] || p[2] == 'Z' || p[2] == 'X')
 		return -1;
 	p += 3;
-	for (int field = 0; field < 2; field++) {  /* skip ppid and pgrp */
+	for (int i = 0; i < field; i++) {
 		p = strchr(p + 1, ' ');
 		if (!p)
 			return -1;
 	}
-	long sid = 0;
+	long v = 0;
 	for (p++; *p >= '0' && *p <= '9'; p++)
-		sid = sid * 10 + (*p - '0');
-	return *p == ' ' ? (pid_t)sid : -1;
+		v = v * 10 + (*p - '0');
+	return *p == ' ' ? v : -1;
 }
 
-/* Signal every live process of the session but the caller (sig 0: only
- * count them). Only raw system calls and hand parsing: the stage's keeper
- * calls this after fork() in a threaded process, where malloc and stdio
- * may deadlock on a lock another thread held. */
-static int session_signal(pid_t session, int sig)
+/* /proc/<pid>/stat into buf; false when it is gone. */
+static bool read_stat(const char *pid, char *buf, size_t size)
+{
+	char path[48] = "/proc/";
+	size_t len = strlen(pid);
+	if (len > 20)
+		return false;
+	memcpy(path + 6, pid, len);
+	memcpy(path + 6 + len, "/stat", 6);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t got = read(fd, buf, size - 1);
+	close(fd);
+	buf[got > 0 ? got : 0] = '\0';
+	return got > 0;
+}
+
+/* pid as text, without stdio. */
+static void pid_text(long pid, char out[24])
+{
+	char rev[24];
+	int n = 0;
+	do
+		rev[n++] = (char)('0' + pid % 10);
+	while ((pid /= 10) > 0 && n < 23);
+	for (int i = 0; i < n; i++)
+		out[i] = rev[n - 1 - i];
+	out[n] = '\0';
+}
+
+/* Whether the process whose stat text is buf has root among its
+ * ancestors. */
+static bool descends(const char *buf, pid_t root)
+{
+	char text[24], up[512];
+	long parent = stat_field(buf, STAT_PPID);
+	for (int depth = 0; parent > 1 && depth < MAX_DEPTH; depth++) {
+		if (parent == root)
+			return true;
+		pid_text(parent, text);
+		parent = read_stat(text, up, sizeof up) ? stat_field(up, STAT_PPID) : -1;
+	}
+	return false;
+}
+
+/* Signal every live process of the stage but the caller (sig 0: only
+ * count them): those of the session `key` (IN_SESSION), or those below
+ * the process `key` (BELOW: the keeper, the stage's subreaper, is an
+ * ancestor of all of them, whatever sessions they made). Only raw system
+ * calls and hand parsing: the stage's keeper calls this after fork() in a
+ * threaded process, where malloc and stdio may deadlock on a lock another
+ * thread held. */
+typedef enum { IN_SESSION, BELOW } scope;
+
+static int procs_signal(scope which, pid_t key, int sig)
 {
 	int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
@@ -106,21 +162,10 @@ static int session_signal(pid_t session, int sig)
 			const char *c = e->d_name;
 			for (; *c >= '0' && *c <= '9' && pid < 1L << 30; c++)
 				pid = pid * 10 + (*c - '0');
-			if (*c || pid <= 0 || pid == self)
+			char buf[512];
+			if (*c || pid <= 0 || pid == self || !read_stat(e->d_name, buf, sizeof buf))
 				continue;
-			char path[48] = "/proc/", buf[512];
-			size_t len = strlen(e->d_name);
-			memcpy(path + 6, e->d_name, len);
-			memcpy(path + 6 + len, "/stat", 6);
-			int fd = open(path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			ssize_t got = read(fd, buf, sizeof buf - 1);
-			close(fd);
-			if (got <= 0)
-				continue;
-			buf[got] = '\0';
-			if (stat_session(buf) != session)
+			if (which == IN_SESSION ? stat_field(buf, STAT_SESSION) != key : !descends(buf, key))
 				continue;
 			live++;
 			if (sig)
@@ -133,7 +178,7 @@ static int session_signal(pid_t session, int sig)
 
 int eval_session_count(pid_t session)
 {
-	return session_signal(session, 0);
+	return procs_signal(IN_SESSION, session, 0);
 }
 
 /* ---- output sink ------------------------------------------------------------ */
@@ -242,6 +287,7 @@ static void exec_command(char *const *argv, const eval_limits *lim, rlim_t cpu_s
 {
 	struct sigaction sa = { .sa_handler = SIG_DFL };
 	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);  /* the keeper's ignored: an exec keeps that */
 	sigprocmask(SIG_SETMASK, none, NULL);
 	set_limit(RLIMIT_CORE, 0);
 	set_limit(RLIMIT_CPU, cpu_s);
@@ -258,21 +304,73 @@ static void exec_command(char *const *argv, const eval_limits *lim, rlim_t cpu_s
 	_exit(127);
 }
 
+/* Reap every child the keeper has: the command's orphans come to it. */
+static void reap_orphans(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		continue;
+}
+
+/* Kill everything below the keeper, the session and the group. */
+static void kill_below(const eval_cgroup *cg)
+{
+	pid_t self = getpid();
+	for (int i = 0; i < KEEPER_KILL_TRIES && (procs_signal(BELOW, self, SIGKILL)
+			+ procs_signal(IN_SESSION, self, SIGKILL) + eval_cgroup_signal(cg, SIGKILL, self)) > 0; i++) {
+		reap_orphans();
+		nanosleep(&(struct timespec){ 0, 5000000L }, NULL);
+	}
+	reap_orphans();
+}
+
+/* What the command left running when it ended: "leftovers N" on the
+ * report pipe (-1: cuco-stage-init counts, in a sandbox, where bwrap's
+ * own processes are on their way out below the keeper), then killed.
+ * Processes on their way out get a moment. */
+static void end_leftovers(int report, const eval_cgroup *cg)
+{
+	int left = 0;
+	for (int i = 0; report >= 0 && i < 5 && (left = procs_signal(BELOW, getpid(), 0)) > 0; i++) {
+		reap_orphans();
+		nanosleep(&(struct timespec){ 0, 10000000L }, NULL);
+	}
+	char line[48] = "leftovers ";
+	pid_text(left, line + 10);
+	size_t n = strlen(line);
+	line[n] = '\n';
+	if (report >= 0 && write(report, line, n + 1) < 0)
+		line[0] = '\0';  /* the pipe is gone: cuco counts as it can */
+	kill_below(cg);
+}
+
 /* The session leader stays behind as the command's keeper. cuco holds the
  * write end of the lifeline pipe and never writes to it: when cuco dies,
  * even by SIGKILL, the kernel closes it, ppoll() here sees the hang-up and
- * the keeper kills the whole session. Without it a stage blocked in a
+ * the keeper kills the whole stage. Without it a stage blocked in a
  * system call (a sleep, a read) would outlive cuco for good: RLIMIT_CPU
  * stops only busy ones. A pipe and not PR_SET_PDEATHSIG, because the death
- * signal follows the thread that forked, not the process. When the command
- * ends, the keeper ends the same way, so cuco sees the command's status. */
-static void keep(pid_t cmd, int lifeline, const eval_cgroup *cg, const sigset_t *none)
+ * signal follows the thread that forked, not the process.
+ *
+ * The keeper is the stage's subreaper (PR_SET_CHILD_SUBREAPER): a process
+ * of the stage whose parent dies comes to it, not to init, so every
+ * process of the stage stays below it whatever sessions it made (setsid
+ * and a double fork) — without a sandbox or a cgroup, the only thing that
+ * holds them all. It ignores SIGTERM, so that cuco's SIGKILL, which
+ * kills what is below it first (signal_all), finds them still below it.
+ * When the command ends, the keeper counts and kills what is left, then
+ * ends the same way, so cuco sees the command's status. */
+static void keep(pid_t cmd, int lifeline, int report, const eval_cgroup *cg, const sigset_t *none)
 {
 	struct pollfd p = { .fd = lifeline, .events = POLLIN };
 	for (;;) {
 		int status;
-		if (waitpid(cmd, &status, WNOHANG) == cmd) {
-			if (WIFSIGNALED(status))
+		pid_t got;
+		while ((got = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (got != cmd)
+				continue;  /* an orphan of the stage's */
+			end_leftovers(report, cg);
+			struct sigaction sa = { .sa_handler = SIG_DFL };
+			if (WIFSIGNALED(status) && sigaction(WTERMSIG(status), &sa, NULL) == 0)
 				kill(getpid(), WTERMSIG(status));
 			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 		}
@@ -280,10 +378,7 @@ static void keep(pid_t cmd, int lifeline, const eval_cgroup *cg, const sigset_t 
 		if (ppoll(&p, 1, NULL, none) > 0)
 			break;
 	}
-	/* The group holds what left the session too. */
-	for (int i = 0; i < KEEPER_KILL_TRIES && (session_signal(getpid(), SIGKILL)
-			+ eval_cgroup_signal(cg, SIGKILL, getpid())) > 0; i++)
-		nanosleep(&(struct timespec){ 0, 5000000L }, NULL);
+	kill_below(cg);
 	_exit(128 + SIGKILL);
 }
 
@@ -334,9 +429,10 @@ static void child_exec(char *const *argv, const char *workdir, int null_fd, int 
 	if (close_range((unsigned)keep_to + 1, ~0U, 0) != 0)
 		for (int fd = keep_to + 1; fd < 1024; fd++)
 			close(fd);
-	struct sigaction sa = { .sa_handler = SIG_DFL };
+	struct sigaction sa = { .sa_handler = SIG_DFL }, ignore = { .sa_handler = SIG_IGN };
 	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &sa, NULL);
+		sigaction(sig, sig == SIGTERM ? &ignore : &sa, NULL);
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	sigset_t none, chld;
 	sigemptyset(&none);
 	sigemptyset(&chld);
@@ -347,11 +443,13 @@ static void child_exec(char *const *argv, const char *workdir, int null_fd, int 
 	pid_t cmd = fork();
 	if (cmd == 0) {
 		close(KEEPER_FD);
+		if (!lim->sandbox)  /* the keeper's report, not the command's */
+			close(EVAL_REPORT_FD);
 		exec_command(argv, lim, cpu_s, env, &none);
 	}
 	if (cmd < 0)
 		_exit(126);
-	keep(cmd, KEEPER_FD, cg, &none);
+	keep(cmd, KEEPER_FD, report_fd >= 0 && !lim->sandbox ? EVAL_REPORT_FD : -1, cg, &none);
 }
 
 /* [sandbox...] command..., built before fork(). Outside the sandbox the
@@ -383,19 +481,23 @@ static int filter_memfd(const eval_filter *f)
 typedef struct monitor {
 	pid_t pid;
 	const eval_cgroup *cg;
-	int report;              /* cuco-stage-init's report (sandboxed stages), or -1 */
+	int report;              /* the keeper's report, and cuco-stage-init's in a sandbox; or -1 */
+	bool sandboxed;
 	bool leader_done, eof, terminating;
 	double kill_at;
 } monitor;
 
-/* Every process of the stage: its process group, its session, its cgroup
+/* Every process of the stage: those below its keeper (first, while the
+ * keeper holds them, and only while cuco has not reaped it: then its pid
+ * is no other process's), its process group, its session, its cgroup
  * (thawed first: a frozen process does not die). */
 static int signal_all(const monitor *m, int sig)
 {
 	if (sig == SIGKILL)
 		eval_cgroup_thaw(m->cg);
+	int below = m->leader_done ? 0 : procs_signal(BELOW, m->pid, sig);
 	kill(-m->pid, sig);
-	return session_signal(m->pid, sig) + eval_cgroup_signal(m->cg, sig, 0);
+	return below + procs_signal(IN_SESSION, m->pid, sig) + eval_cgroup_signal(m->cg, sig, 0);
 }
 
 static void terminate(monitor *m, const eval_limits *lim, double now)
@@ -427,11 +529,14 @@ static void watch(monitor *m, const eval_limits *lim, eval_stage *st,
 		if (now >= deadline) {
 			st->timed_out = true;
 			terminate(m, lim, now);
+		} else if (lim->out_cap && st->out_bytes > lim->out_cap) {
+			st->too_much_output = true;
+			terminate(m, lim, now);
 		} else if (now >= *next_scan && group_limit_hit(m, st, now)) {
 			*next_scan = now + SCAN_EVERY_S;
 		} else if (lim->max_procs > 0 && now >= *next_scan) {
 			*next_scan = now + SCAN_EVERY_S;
-			if (session_signal(m->pid, 0) > lim->max_procs) {
+			if (procs_signal(IN_SESSION, m->pid, 0) > lim->max_procs) {
 				st->too_many_procs = true;
 				terminate(m, lim, now);
 				m->kill_at = now;  /* a fork loop gets no grace */
@@ -470,19 +575,18 @@ static int reported(int fd)
 }
 
 /* What the command left behind when it ended, before it is killed: a
- * process that outlives the stage did work nobody measured. In the
- * sandbox the stage's PID namespace counts them (cuco-stage-init: the
- * namespace's end kills them before anything here could look); without,
- * its cgroup, else its session. Processes on their way out get a moment. */
+ * process that outlives the stage did work nobody measured. Its keeper
+ * counts what is below it (keep()); in the sandbox its PID namespace too
+ * (cuco-stage-init: the namespace's end kills them before anything here
+ * could look). Where the keeper said nothing (killed first), its cgroup,
+ * else its session. Processes on their way out get a moment. */
 static int leftovers(const monitor *m)
 {
-	if (m->report >= 0) {
-		int n = reported(m->report);
+	int n = m->report >= 0 ? reported(m->report) : -1;
+	if (n >= 0 || m->sandboxed)
 		return n > 0 ? n : 0;
-	}
-	int n = 0;
 	for (int i = 0; i < 5; i++) {
-		n = m->cg->procs[0][0] ? eval_cgroup_signal(m->cg, 0, 0) : session_signal(m->pid, 0);
+		n = m->cg->procs[0][0] ? eval_cgroup_signal(m->cg, 0, 0) : procs_signal(IN_SESSION, m->pid, 0);
 		if (n == 0)
 			break;
 		nanosleep(&(struct timespec){ 0, 10000000L }, NULL);
@@ -540,8 +644,8 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 	}
 	int filter_fd = lim->sandbox && lim->filter ? filter_memfd(lim->filter) : -1;
 	int report[2] = { -1, -1 };
-	if (lim->sandbox && pipe2(report, O_CLOEXEC | O_NONBLOCK) != 0)
-		report[0] = report[1] = -1;  /* uncounted: the namespace kills them unseen */
+	if (pipe2(report, O_CLOEXEC | O_NONBLOCK) != 0)
+		report[0] = report[1] = -1;  /* counted as leftovers() can */
 	char **env = eval_stage_env(lim->tmpdir, lim->ssh_agent, lim->filter != NULL, lim->env,
 		lim->pass_env);
 	eval_argv argv = { 0 };
@@ -581,7 +685,7 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 	sink s = { .log_fd = log_fd, .log_cap = lim->log_cap, .st = st, .on_line = on_line,
 		.arg = arg, .line = cuco_xmalloc(LINE_MAX_BYTES + 1) };
 	char *buf = cuco_xmalloc(65536);
-	monitor m = { .pid = pid, .cg = cg, .report = report[0] };
+	monitor m = { .pid = pid, .cg = cg, .report = report[0], .sandboxed = lim->sandbox != NULL };
 	double deadline = start + lim->wall_s, next_scan = start, orphan_deadline = 0;
 	while (!(m.leader_done && m.eof)) {
 		if (!m.eof)

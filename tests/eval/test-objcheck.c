@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -338,6 +339,59 @@ static void test_not_objects(void **state)
 	assert_has(err.msg, "--showme:link");
 }
 
+/* ---- the tools ------------------------------------------------------------------------ */
+
+/* objdump and objcopy read the candidate's object, which may aim at a bug
+ * of their parsers: they run as a stage runs (the stage user, its sandbox
+ * and filter, as the evaluator opens them), within a bound of time. A fake
+ * objdump first on PATH says who it runs as, then hangs. */
+static void test_tools_bounded(void **state)
+{
+	(void)state;
+	if (!have("mpicc"))
+		skip();
+	char bin[300], tool[400], path[8192], why[512];
+	make_tmpdir(bin, sizeof bin);  /* apart from the object's folder, which the sandbox replaces */
+	assert_int_equal(chmod(bin, 0755), 0);
+	snprintf(tool, sizeof tool, "%s/objdump", bin);
+	cuco_err err = { 0 };
+	static const char says[] = "#!/bin/sh\necho \"uid=$(id -u)\"\nexit 1\n";
+	assert_int_equal(cuco_write_file(tool, says, sizeof says - 1, &err), CUCO_OK);
+	assert_int_equal(chmod(tool, 0755), 0);
+	const char *old = getenv("PATH");
+	char *saved = strdup(old ? old : "/usr/bin:/bin");
+	snprintf(path, sizeof path, "%s:%s", bin, saved);
+	setenv("PATH", path, 1);
+	eval_sandbox sb;
+	assert_int_equal(eval_sandbox_open(CUCO_SANDBOX_DEFAULT, cuco_env_get(), &sb, &err), CUCO_OK);
+	eval_filter f;
+	eval_filter_build(&f, false);
+	eval_objspec spec = { .family = CUCO_FAMILY_CPU_MPI, .entries = ENTRIES, .mpicc = "mpicc",
+		.sandbox = &sb, .filter = eval_filter_available() ? &f : NULL, .tool_s = 2 };
+	eval_objrules *r = NULL;
+	if (eval_objrules_new(&spec, &r, &err) != CUCO_OK)
+		fail_msg("eval_objrules_new: %s", err.msg);
+	setenv("PATH", saved, 1);
+	free(saved);
+	check_source(r, "int cuco_step(int x) { return x; }\n", why, sizeof why);
+	printf("objcheck tools: %s (%s)\n", why, sb.status);
+	assert_has(why, "object: objdump cannot read it");
+	if (geteuid() == 0 && strstr(why, "uid=0"))
+		fail_msg("objdump ran as root on the candidate's object: %s", why);
+	/* A tool that hangs on the object: refused at the bound. */
+	static const char hangs[] = "#!/bin/sh\nexec sleep 600\n";
+	assert_int_equal(cuco_write_file(tool, hangs, sizeof hangs - 1, &err), CUCO_OK);
+	assert_int_equal(chmod(tool, 0755), 0);
+	double t0 = cuco_mono();
+	check_source(r, "int cuco_step(int x) { return x; }\n", why, sizeof why);
+	double took = cuco_mono() - t0;
+	printf("objcheck tools: %s (%.1f s)\n", why, took);
+	assert_has(why, "object: objdump did not finish within 2 s");
+	assert_true(took < 10);
+	eval_objrules_free(r);
+	rm_rf(bin);
+}
+
 /* ---- the shipped programs ----------------------------------------------------------- */
 
 /* The source identifier of a symbol: "cuco_run" of _ZN8cuco_runD2Ev,
@@ -551,6 +605,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cuda_attacks),
 		cmocka_unit_test(test_structure),
 		cmocka_unit_test(test_not_objects),
+		cmocka_unit_test(test_tools_bounded),
 	};
 	const struct CMUnitTest shipped_tests[] = {
 		cmocka_unit_test(test_shipped),

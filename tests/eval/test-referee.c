@@ -9,6 +9,7 @@
  * honest program still passes. */
 #include "env.h"
 #include "eval/eval.h"
+#include "eval/eval_int.h"
 #include "util.h"
 
 #include <setjmp.h>
@@ -20,7 +21,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -228,6 +231,99 @@ static void test_trusted_builds_across_sessions(void **state)
 	expect(&res, "wrong-answer", "verification: max error");
 }
 
+/* The referee's channel files, as the evaluator starts it for a stage of
+ * the stage user's: no other user's to open (another run's stage, a
+ * local user), and nothing of them given by the world's mode bits. */
+static void test_channel_private(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();  /* as a plain user, stages are cuco's user: no other uid to try */
+	cuco_eval_result res = evaluate("", honest);
+	if (!res.ok)
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
+	char cmd[400], log[300];
+	snprintf(cmd, sizeof cmd, "ls %s/cache/referee-*", run_dir);
+	int status;
+	char *bin = capture_output(cmd, &status);
+	bin[strcspn(bin, "\n")] = '\0';
+	snprintf(log, sizeof log, "%s/referee.log", run_dir);
+	eval_user owner = { .drop = true };
+	stage_user_ids(&owner.uid, &owner.gid);
+	eval_referee_args a = { .ranks = 2, .warmup = 0, .reps = 1, .tolerance = 0, .log_path = log,
+		.owner = &owner };
+	eval_referee r;
+	cuco_err err = { 0 };
+	if (eval_referee_start(bin, &a, &r, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	char path[PATH_MAX + 8];
+	snprintf(path, sizeof path, "%s/1", r.dir);
+	struct stat file, dir;
+	for (int i = 0; i < 500 && stat(path, &file) != 0; i++)
+		nanosleep(&(struct timespec){ 0, 10000000L }, NULL);
+	assert_int_equal(stat(path, &file), 0);
+	assert_int_equal(stat(r.dir, &dir), 0);
+	/* Another uid than the stage's, as another run's stage user would be. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (syscall(SYS_setgroups, 0, NULL) != 0 || syscall(SYS_setresgid, 4242, 4242, 4242) != 0
+				|| syscall(SYS_setresuid, 4242, 4242, 4242) != 0)
+			_exit(2);
+		_exit(open(path, O_RDONLY) >= 0 ? 1 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	eval_referee_free(&r);
+	free(bin);
+	if (WEXITSTATUS(status) == 1)
+		fail_msg("uid 4242 opened a stage's channel %s (mode %04o, folder %04o)", path,
+			(unsigned)(file.st_mode & 07777), (unsigned)(dir.st_mode & 07777));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	if (file.st_mode & 077 || file.st_uid != owner.uid)
+		fail_msg("%s: mode %04o, uid %u: want 0600 and the stage user's", path,
+			(unsigned)(file.st_mode & 07777), (unsigned)file.st_uid);
+	if (dir.st_mode & 07 || dir.st_uid != 0)
+		fail_msg("%s: mode %04o, uid %u: want nothing for others, and root's", r.dir,
+			(unsigned)(dir.st_mode & 07777), (unsigned)dir.st_uid);
+}
+
+/* objdump reads the candidate's object as a compile would, never as root:
+ * a fake first on PATH says who it runs as (and fails: a refusal that
+ * names the tool), in the sandbox and without it. */
+static void test_tools_as_stage_user(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();  /* as a plain user, stages are cuco's user */
+	assert_int_equal(chmod(run_dir, 0755), 0);  /* without the sandbox the stage user must reach it */
+	char bin[256], tool[300], path[8192], want[64];
+	make_tmpdir(bin, sizeof bin);
+	assert_int_equal(chmod(bin, 0755), 0);
+	snprintf(tool, sizeof tool, "%s/objdump", bin);
+	static const char says[] = "#!/bin/sh\necho \"uid=$(id -u)\"\nexit 1\n";
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_write_file(tool, says, sizeof says - 1, &err), CUCO_OK);
+	assert_int_equal(chmod(tool, 0755), 0);
+	char *saved = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	snprintf(path, sizeof path, "%s:%s", bin, saved);
+	uid_t uid;
+	gid_t gid;
+	stage_user_ids(&uid, &gid);
+	snprintf(want, sizeof want, "object: objdump cannot read it (exit status 1): uid=%u", (unsigned)uid);
+	static const char *const modes[] = { "auto", "off" };
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		setenv("PATH", path, 1);
+		setenv("CUCO_SANDBOX", modes[i], 1);
+		cuco_env_reread();
+		cuco_eval_result res = evaluate("", honest);
+		setenv("PATH", saved, 1);
+		unsetenv("CUCO_SANDBOX");
+		cuco_env_reread();
+		expect(&res, "suspect", want);
+	}
+	free(saved);
+	rm_rf(bin);
+}
+
 static void test_wrong_first_step(void **state)
 {
 	(void)state;
@@ -313,6 +409,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_honest_unfrozen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_honest_unsandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trusted_builds_across_sessions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_channel_private, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tools_as_stage_user, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_first_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_results, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_work_after_done, setup, teardown),

@@ -1104,6 +1104,40 @@ static void test_missing_bwrap(void **state)
 	cuco_env_reread();
 }
 
+/* `cuco doctor`'s line on the stage user: as root, a stage user that owns
+ * other running processes (nobody is often a daemon's) is a warning that
+ * says how many and names CUCO_STAGE_USER. */
+static void stage_user_line(const char *what, bool ok, const char *detail, void *arg)
+{
+	if (strcmp(what, "stage user's own") == 0)
+		snprintf(arg, 700, "%s: %s", ok ? "ok" : "warning", detail);
+}
+
+static void test_stage_user_shared(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();  /* stages are cuco's own user: nothing to share */
+	pid_t pid = fork();
+	if (pid == 0) {
+		become_stage_user();
+		execl("/bin/sleep", "sleep", "37.801", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && count_processes("sleep 37.801") == 0; i++)
+		usleep(10000);
+	char line[700] = "";
+	cuco_err err = { 0 };
+	int rc = cuco_stage_check(CUCO_SANDBOX_DEFAULT, stage_user_line, line, &err);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(rc, CUCO_OK);
+	printf("doctor: %s\n", line);
+	assert_has(line, "warning: ");
+	assert_has(line, "running process");
+	assert_has(line, "set CUCO_STAGE_USER to a user of their own");
+}
+
 static void test_mode_from_environment(void **state)
 {
 	(void)state;
@@ -1158,6 +1192,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_build_cache_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_bwrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mode_from_environment, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stage_user_shared, setup, teardown),
 	};
 	const struct CMUnitTest sandboxed[] = {
 		cmocka_unit_test_setup_teardown(test_escapes_sandboxed, setup, teardown),

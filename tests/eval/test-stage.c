@@ -123,6 +123,40 @@ static void test_leftovers_killed(void **state)
 	cuco_buf_free(&lines);
 }
 
+/* Without a sandbox or a cgroup: a process that leaves the stage's session
+ * (setsid) and its parent (a double fork) is still the stage's — counted
+ * when the command ends, and killed — as cuco's user and as the stage
+ * user. */
+static void test_setsid_double_fork(void **state)
+{
+	(void)state;
+	eval_user u = { .drop = true };
+	stage_user_ids(&u.uid, &u.gid);
+	for (int as_stage_user = 0; as_stage_user <= (geteuid() == 0); as_stage_user++) {
+		eval_limits lim = limits(10);
+		lim.user = as_stage_user ? &u : NULL;
+		eval_stage st;
+		cuco_buf lines = { 0 };
+		run("setsid sh -c 'sleep 5.401 & echo left' </dev/null; echo ended", &lim, &st, &lines);
+		assert_int_equal(st.exit_code, 0);
+		int alive = count_processes("sleep 5.401");
+		if (alive)
+			fail_msg("%d process(es) in a session of their own outlived the stage%s (leftovers counted: %d)",
+				alive, as_stage_user ? " of the stage user" : "", st.leftovers);
+		assert_true(st.leftovers >= 1);
+		cuco_buf_free(&lines);
+		/* The same, deaf to SIGTERM, from a command killed at its deadline. */
+		lim.wall_s = 0.5;
+		run("setsid sh -c \"trap '' TERM; sleep 5.402 & echo left\" </dev/null; sleep 30", &lim, &st, &lines);
+		assert_true(st.timed_out);
+		alive = count_processes("sleep 5.402");
+		if (alive)
+			fail_msg("%d process(es) in a session of their own outlived the stage killed at its deadline",
+				alive);
+		cuco_buf_free(&lines);
+	}
+}
+
 static void test_env_scrubbed(void **state)
 {
 	(void)state;
@@ -245,6 +279,29 @@ static void test_output_capped(void **state)
 	assert_int_equal(n, sizeof st.tail - 1);
 	assert_string_equal(st.tail + n - 10, "last line\n");
 	assert_non_null(strstr(lines.data, "\nlast line\n"));
+	cuco_buf_free(&lines);
+}
+
+/* Past out_cap bytes of output the stage is ended, not waited for: a
+ * binutils that writes without end about a hostile object. */
+static void test_output_ended(void **state)
+{
+	(void)state;
+	eval_limits lim = limits(20);
+	lim.out_cap = 1 << 20;
+	eval_stage st;
+	cuco_buf lines = { 0 };
+	double t0 = cuco_mono();
+	run("yes flood", &lim, &st, &lines);
+	assert_true(st.too_much_output);
+	assert_false(st.timed_out);
+	assert_true(st.out_bytes > (size_t)1 << 20);
+	assert_true(cuco_mono() - t0 < 10);
+	cuco_buf_free(&lines);
+	lim.out_cap = 1000;
+	run("echo short", &lim, &st, &lines);
+	assert_false(st.too_much_output);
+	assert_int_equal(st.exit_code, 0);
 	cuco_buf_free(&lines);
 }
 
@@ -427,9 +484,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_timeout_kills_session, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_term_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_leftovers_killed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_setsid_double_fork, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_env_scrubbed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_shell, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_capped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_ended, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rlimits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unix_filter, setup, teardown),

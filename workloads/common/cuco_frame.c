@@ -99,7 +99,7 @@ static cuco_chan *attach(int rank, int nranks)
 		fail(2, "$%s is not set: run the program through cuco (or scripts/referee)", CUCO_CHAN_ENV);
 	snprintf(path, sizeof path, "%s/%d", dir, rank);
 	int fd = -1;
-	for (int i = 0; i < ATTACH_TRIES && (fd = open(path, O_RDWR | O_CLOEXEC)) < 0 && errno == ENOENT; i++)
+	for (int i = 0; i < ATTACH_TRIES && (fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) < 0 && errno == ENOENT; i++)
 		nanosleep(&(struct timespec){ 0, 10000000L }, NULL);
 	struct stat sb;
 	if (fd < 0 || fstat(fd, &sb) != 0 || (size_t)sb.st_size < sizeof(cuco_chan))

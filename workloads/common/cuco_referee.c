@@ -37,8 +37,9 @@
  * own account, passed on as such.
  *
  * Two ways to run:
- *   referee --channel DIR --ranks N --warmup W --reps R --tolerance T
- *       beside a stage cuco starts; stdin carries one line, the stage's
+ *   referee --channel DIR --ranks N --warmup W --reps R --tolerance T [--owner UID:GID]
+ *       beside a stage cuco starts (--owner: the user its ranks run as,
+ *       who alone gets their channel files); stdin carries one line, the stage's
  *       control group ("cgroup v1 FREEZER_DIR", anything after it unread,
  *       "cgroup v2 DIR" or "cgroup none"), and its end of file says the
  *       stage ended.
@@ -103,6 +104,9 @@ typedef struct referee {
 	char why[400], suspect[400], incomplete[300];
 	double freeze_s;                   /* time spent freezing and thawing, for the record */
 	bool trace;                        /* --trace: a line per step on stderr */
+	bool owned;                        /* --owner: the ranks' user, who gets their files */
+	uid_t uid;
+	gid_t gid;
 	bool attached;                     /* every rank mapped its channel: the stage started */
 } referee;
 
@@ -266,10 +270,13 @@ static int make_rank(referee *r, int q)
 	arrays(head.out, l->out, l->nout, &bytes);
 	head.bytes = bytes;
 	snprintf(r->path[q], sizeof r->path[q], "%s/%d", r->dir, q);
-	int fd = open(r->path[q], O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	/* A new name (nothing placed there before is opened or followed), its
+	 * ranks' user's alone: the stage user's when they run as one (--owner),
+	 * never anyone's by the mode's group or world bits. */
+	int fd = open(r->path[q], O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	struct stat sb;
-	/* The ranks may run as another user (the sandbox's): they need it. */
-	if (fd < 0 || fchmod(fd, 0666) != 0 || ftruncate(fd, (off_t)bytes) != 0 || fstat(fd, &sb) != 0) {
+	if (fd < 0 || (r->owned && fchown(fd, r->uid, r->gid) != 0) || ftruncate(fd, (off_t)bytes) != 0
+			|| fstat(fd, &sb) != 0) {
 		fprintf(stderr, "referee: %s: %s\n", r->path[q], strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -697,7 +704,7 @@ static void verdict(referee *r)
 static void usage(const char *why, const char *arg)
 {
 	fprintf(stderr, "referee: %s%s%s\nusage: referee [--channel DIR] --ranks N --warmup W --reps R "
-		"--tolerance T [--trace] [--run COMMAND...]\n", why, arg ? ": " : "", arg ? arg : "");
+		"--tolerance T [--owner UID:GID] [--trace] [--run COMMAND...]\n", why, arg ? ": " : "", arg ? arg : "");
 	exit(2);
 }
 
@@ -708,6 +715,18 @@ static int int_arg(const char *v, int lo, int hi, const char *name)
 	if (!v || *end || x < lo || x > hi)
 		usage(name, v ? v : "missing");
 	return (int)x;
+}
+
+/* --owner UID:GID */
+static void owner(referee *r, const char *v)
+{
+	unsigned uid, gid;
+	int end = 0;
+	if (!v || sscanf(v, "%u:%u%n", &uid, &gid, &end) != 2 || v[end])
+		usage("--owner wants UID:GID", v ? v : "missing");
+	r->owned = true;
+	r->uid = (uid_t)uid;
+	r->gid = (gid_t)gid;
 }
 
 /* --run: the command, with the channel in its environment and its output
@@ -752,6 +771,8 @@ int main(int argc, char **argv)
 			r->reps = int_arg(v, 1, MAX_STEPS, "--reps");
 		else if (strcmp(argv[i], "--tolerance") == 0 && v)
 			r->tolerance = strtod(v, NULL);
+		else if (strcmp(argv[i], "--owner") == 0)
+			owner(r, v);
 		else if (strcmp(argv[i], "--trace") == 0) {
 			r->trace = true;
 			continue;
