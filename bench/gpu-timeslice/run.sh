@@ -1,11 +1,31 @@
 #!/bin/sh
-# bench/gpu-timeslice/run.sh — one GPU: a ping alone, then beside hogs of
-# kernels 1, 5 and 50 ms long (probe.cu says what each is). Output to $OUT.
-set -eu
+# bench/gpu-timeslice/run.sh — issue 24's questions for a GPU referee, on
+# one GPU, into $OUT/timeslice.txt:
+#  1. how long one process's tiny kernel waits beside another's busy GPU
+#     (probe.cu: a ping alone, then beside kernels of 1, 5 and 50 ms);
+#  2. whether device memory one process owns can be written by a stage as
+#     cuco runs it: another PID namespace, another user (ipc.cu: legacy
+#     IPC handles, and a descriptor from cuMemExportToShareableHandle
+#     inherited as fd 7).
+set -u
 OUT=${OUT:-$PWD/timeslice-out}
 mkdir -p "$OUT"
 dir=$(dirname "$0")
-nvcc -O2 -arch=sm_90 -o /tmp/cuco-probe "$dir/probe.cu"
+nvcc -O2 -arch=sm_90 -o /tmp/cuco-probe "$dir/probe.cu" || exit 1
+nvcc -O2 -arch=sm_90 -o /tmp/cuco-ipc "$dir/ipc.cu" -lcuda || exit 1
+bwrap=$(command -v bwrap || echo "$PWD/build-prefix-deps/usr/bin/bwrap")
+box="$bwrap --dev-bind / / --unshare-pid --die-with-parent"
+nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+legacy() {   # NAME, then the user's wrapper
+	name=$1; shift
+	f=/tmp/cuco-ipc-handle; rm -f "$f" "$f.done"
+	/tmp/cuco-ipc owner "$f" > /tmp/cuco-ipc-owner.txt & o=$!
+	while [ ! -s "$f" ] && kill -0 $o 2>/dev/null; do sleep 0.1; done
+	chmod 644 "$f"
+	"$@" /tmp/cuco-ipc user "$f" || echo "$name: the user failed (above)"
+	wait $o
+	echo "$name: $(cat /tmp/cuco-ipc-owner.txt)"
+}
 {
 	date -u; nvidia-smi --query-gpu=name,driver_version,compute_mode --format=csv,noheader
 	nvcc --version | tail -1
@@ -17,4 +37,11 @@ nvcc -O2 -arch=sm_90 -o /tmp/cuco-probe "$dir/probe.cu"
 		/tmp/cuco-probe ping 1000
 		wait $h
 	done
+	echo "== sharing device memory with a stage"
+	legacy "legacy IPC, plain" env
+	legacy "legacy IPC, user in its own PID namespace" $box
+	legacy "legacy IPC, user in its own PID namespace as nobody" $box $nobody
+	echo "fd, plain: $(/tmp/cuco-ipc owner-fd /tmp/cuco-ipc user-fd 2>&1 | tr '\n' ' ')"
+	echo "fd, user in its own PID namespace as nobody: $(/tmp/cuco-ipc owner-fd $box $nobody \
+		/tmp/cuco-ipc user-fd 2>&1 | tr '\n' ' ')"
 } 2>&1 | tee "$OUT/timeslice.txt"
