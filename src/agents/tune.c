@@ -520,6 +520,11 @@ void cuco_tuner_observe(cuco_tuner *t, const cuco_directive *d, uint64_t id, dou
 	if (index < 0)
 		index = add_entry(t, key, point, -1);
 	entry *e = &t->entries[index];
+	/* Another candidate at a point a scored one holds (a model's child
+	 * with the seed's directive and its own code) takes it only when
+	 * better: a failed or suspect one is never a parent. */
+	if (e->observed && e->id != id && usable(e) && !(score > e->score))
+		return;
 	e->id = id;
 	e->score = score;
 	e->observed = true;

@@ -196,6 +196,39 @@ static void test_ils_moves_and_kicks(void **state)
 	cuco_workload_free(wl);
 }
 
+/* In evolve, a model's child can land on a point of the design space a
+ * scored candidate holds (its directive the seed's, its code another). In
+ * a Qwen run (this stop) such a child, refused as suspect, took the seed's
+ * place at that point, and the tuner made a child of it: a suspect is
+ * never a parent, nor is a failed program. The point keeps its best; the
+ * same candidate seen again (its status moved) still updates it. */
+static void test_point_keeps_its_best(void **state)
+{
+	(void)state;
+	cuco_workload *wl = load_toy();
+	cuco_tuner *t = new_tuner(wl, CUCO_TUNER_ILS, 9, 0);
+	cuco_directive base, d;
+	cuco_directive_default(wl, &base);
+	cuco_tuner_observe(t, &base, 2, 1.2);
+	cuco_tuner_observe(t, &base, 4, NAN);   /* another code at the seed's point, failed */
+	cuco_tuner_observe(t, &base, 5, 0.9);   /* another, worse */
+	uint64_t parent = 0;
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(cuco_tuner_propose(t, &base, &d, &parent), CUCO_OK);
+		assert_int_equal(parent, 2);
+		cuco_tuner_observe(t, &d, 10 + (uint64_t)i, 0.5);
+	}
+	cuco_tuner_observe(t, &base, 6, 1.5);   /* better: it holds the point now */
+	assert_int_equal(cuco_tuner_propose(t, &base, &d, &parent), CUCO_OK);
+	assert_int_equal(parent, 6);
+	cuco_tuner_observe(t, &base, 6, NAN);   /* the same one, rejected */
+	cuco_tuner_forbid(t, 6);
+	assert_int_equal(cuco_tuner_propose(t, &base, &d, &parent), CUCO_OK);
+	assert_true(parent != 6);
+	cuco_tuner_free(t);
+	cuco_workload_free(wl);
+}
+
 /* A resumed tuner replays the history and never proposes it again. */
 static void test_replay_rebuilds_seen(void **state)
 {
@@ -285,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_accept_prob),
 		cmocka_unit_test(test_anneal_moves),
 		cmocka_unit_test(test_ils_moves_and_kicks),
+		cmocka_unit_test(test_point_keeps_its_best),
 		cmocka_unit_test(test_replay_rebuilds_seen),
 		cmocka_unit_test(test_searches_beat_random),
 		cmocka_unit_test(test_algo_names),
