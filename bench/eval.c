@@ -161,7 +161,8 @@ static void objcheck_rows(const cuco_workload *wl, const char *run_dir)
 		if (system(cp) != 0)
 			break;
 		double t1 = cuco_mono();
-		if (eval_objcheck(copy, rules, why, sizeof why, &err) != CUCO_OK || *why)
+		bool unlinkable;
+		if (eval_objcheck(copy, rules, why, sizeof why, &unlinkable, &err) != CUCO_OK || *why)
 			printf("object check: %s%s\n", err.msg, why);
 		ms[i] = (cuco_mono() - t1) * 1e3;
 	}

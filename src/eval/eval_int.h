@@ -471,13 +471,16 @@ void eval_objrules_free(eval_objrules *rules);
  * refusal, one line starting "object: " naming the symbol, section or
  * instruction and why (a file that is no relocatable object, or that
  * objdump or objcopy cannot read, hangs on or writes without end about,
- * included); the object is left as it was. The tools read it in its
- * folder, where objcopy writes obj.local, cuco's once taken. An error
+ * included); the object is left as it was. *unlinkable says that every
+ * refusal is of a name defined nowhere (neither the family's libraries nor
+ * the frame have it): the program's mistake, which the link would refuse,
+ * not a defence's verdict. The tools read it in its folder, where objcopy writes obj.local, cuco's once taken. An error
  * (CUCO_EENV: the file is missing, objdump or objcopy could not run, the
  * object is not x86-64) means no verdict.
  * Deterministic; about 0.1 s per object on the 2-core machine, most of it
  * starting objdump and objcopy. */
-int eval_objcheck(const char *obj, const eval_objrules *rules, char *why, size_t size, cuco_err *err);
+int eval_objcheck(const char *obj, const eval_objrules *rules, char *why, size_t size, bool *unlinkable,
+	cuco_err *err);
 
 /* Every refusal, in the order eval_objcheck meets them, each with the
  * function or object of the object it is about ("" when none: a section,

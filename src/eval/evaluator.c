@@ -959,7 +959,8 @@ static int link_frame(job *j, eval_vars *v, const char *object, cuco_err *err)
 	close(own);
 	double t0 = cuco_mono();
 	cuco_err check = { 0 };
-	rc = eval_objcheck(obj_path, ev->objrules, why, sizeof why, &check);
+	bool unlinkable;
+	rc = eval_objcheck(obj_path, ev->objrules, why, sizeof why, &unlinkable, &check);
 	j->res->compile_s += cuco_mono() - t0;
 	if (rc != CUCO_OK) {
 		fail(j->res, "compile", CUCO_FAIL_ENVIRONMENT, NULL, "compile: the object check could not run: %s",
@@ -967,7 +968,8 @@ static int link_frame(job *j, eval_vars *v, const char *object, cuco_err *err)
 		return CUCO_OK;
 	}
 	if (*why) {
-		fail(j->res, "compile", CUCO_FAIL_SUSPECT, NULL, "compile: %s", why);
+		fail(j->res, "compile", unlinkable ? CUCO_FAIL_COMPILE_ERROR : CUCO_FAIL_SUSPECT, NULL,
+			"compile: %s", why);
 		return CUCO_OK;
 	}
 	snprintf(out, sizeof out, "%s/prog", j->workdir);

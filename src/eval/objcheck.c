@@ -855,6 +855,9 @@ static void check_vetted_refs(check *c)
 
 /* ---- imports ---- */
 
+#define UNDEFINED "defined nowhere: no library of this family nor the frame has it, so the " \
+	"link would fail"
+
 static const struct import_row *import_rule(const eval_objrules *r, const char *name)
 {
 	for (size_t i = 0; i < sizeof import_table / sizeof *import_table; i++) {
@@ -876,9 +879,11 @@ static void check_import(check *c, int symbol)
 	if (row && row->verdict == ALLOW)
 		return;
 	/* Each function that uses it, once, but those of a vetted initializer
-	 * that names it. */
-	const char *help = row ? row->help : "not among the names a candidate of this family may use "
-		"(objcheck.c)";
+	 * that names it. A name neither a library of the family nor the frame
+	 * defines is the program's mistake (a function it calls and no longer
+	 * defines), which the link would refuse: said as that. */
+	const char *help = row ? row->help : !find(c->r, name) ? UNDEFINED : "not among the names a "
+		"candidate of this family may use (objcheck.c)";
 	bool used = false;
 	int last = -2;
 	for (int k = 0; k < o->nrelocs && !c->stop; k++) {
@@ -1305,12 +1310,21 @@ int eval_objcheck_scan(const char *obj, const eval_objrules *r, eval_objcheck_fn
 	return rc;
 }
 
-static bool first(const char *why, const char *function, void *arg)
+/* The first refusal, and whether every one names only what is defined
+ * nowhere. */
+typedef struct refusals {
+	cuco_buf first;
+	bool defence;  /* one is a defence's, not a name defined nowhere */
+} refusals;
+
+static bool note(const char *why, const char *function, void *arg)
 {
 	(void)function;
-	cuco_buf *b = arg;
-	cuco_buf_puts(b, why);
-	return false;
+	refusals *f = arg;
+	if (!f->first.len)
+		cuco_buf_puts(&f->first, why);
+	f->defence |= !strstr(why, UNDEFINED);
+	return !f->defence;
 }
 
 /* What becomes of the object's names: C++'s vague linkage (every COMDAT
@@ -1391,13 +1405,16 @@ static int localize(const char *obj, const eval_objrules *r, cuco_err *err)
 	return rc;
 }
 
-int eval_objcheck(const char *obj, const eval_objrules *r, char *why, size_t size, cuco_err *err)
+int eval_objcheck(const char *obj, const eval_objrules *r, char *why, size_t size, bool *unlinkable,
+	cuco_err *err)
 {
-	cuco_buf found = { 0 };
+	refusals found = { 0 };
 	why[0] = '\0';
-	int rc = eval_objcheck_scan(obj, r, first, &found, err);
-	if (rc == CUCO_OK && found.len) {
-		cuco_strlcpy(why, found.data, size);
+	*unlinkable = false;
+	int rc = eval_objcheck_scan(obj, r, note, &found, err);
+	if (rc == CUCO_OK && found.first.len) {
+		cuco_strlcpy(why, found.first.data, size);
+		*unlinkable = !found.defence;
 	} else if (rc == CUCO_OK) {
 		cuco_err failed = { 0 };
 		rc = localize(obj, r, &failed);
@@ -1407,7 +1424,7 @@ int eval_objcheck(const char *obj, const eval_objrules *r, char *why, size_t siz
 			*err = failed;
 		rc = rc == CUCO_EDATA ? CUCO_OK : rc;
 	}
-	cuco_buf_free(&found);
+	cuco_buf_free(&found.first);
 	return rc;
 }
 

@@ -166,7 +166,8 @@ static void one_case(const family_cases *f, eval_objrules *r, const char *file)
 	/* With the check. */
 	char why[512];
 	cuco_err err = { 0 };
-	if (eval_objcheck(obj, r, why, sizeof why, &err) != CUCO_OK)
+	bool unlinkable;
+	if (eval_objcheck(obj, r, why, sizeof why, &unlinkable, &err) != CUCO_OK)
 		fail_msg("%s: %s", rel, err.msg);
 	printf("%*s -> %s\n", 9, "", *why ? why : "accepted");
 	if (strcmp(expect, "accepted") == 0) {
@@ -243,8 +244,9 @@ static void test_cuda_attacks(void **state)
 
 /* ---- structure ------------------------------------------------------------------- */
 
-/* Compile C source (cc -c) and check it; the first refusal, "" if none. */
-static void check_source(eval_objrules *r, const char *src, char *why, size_t size)
+/* Compile C source (cc -c) and check it; the first refusal, "" if none,
+ * and whether every refusal is of a name defined nowhere. */
+static bool check_source_unlinkable(eval_objrules *r, const char *src, char *why, size_t size)
 {
 	char path[400], obj[400];
 	char *out = NULL;
@@ -255,8 +257,38 @@ static void check_source(eval_objrules *r, const char *src, char *why, size_t si
 	if (!sh(&out, "mpicc " CPU_FLAGS " -c -o '%s' '%s'", obj, path))
 		fail_msg("does not compile:\n%s\n%s", src, out);
 	free(out);
-	if (eval_objcheck(obj, r, why, size, &err) != CUCO_OK)
+	bool unlinkable;
+	if (eval_objcheck(obj, r, why, size, &unlinkable, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
+	return unlinkable;
+}
+
+static void check_source(eval_objrules *r, const char *src, char *why, size_t size)
+{
+	(void)check_source_unlinkable(r, src, why, size);
+}
+
+/* A function the program calls and no longer defines (a model's edit in a
+ * Qwen run of this stop) is the program's mistake, which the link would
+ * refuse: a compile error, not a defence's verdict, so the model's repair
+ * turn hears what it is. Beside a defence's refusal, the verdict stays the
+ * defence's. */
+static void test_undefined_is_not_suspect(void **state)
+{
+	(void)state;
+	if (!have("mpicc"))
+		skip();
+	eval_objrules *r = rules_for(CUCO_FAMILY_CPU_MPI, NULL);
+	char why[512];
+	assert_true(check_source_unlinkable(r, "int produce(int);\n"
+		"int cuco_step(int x) { return produce(x); }\n", why, sizeof why));
+	assert_has(why, "imports produce (in cuco_step): defined nowhere");
+	assert_false(check_source_unlinkable(r, "#include <unistd.h>\nint produce(int);\n"
+		"long cuco_step(int x) { return produce(x) + syscall(39); }\n", why, sizeof why));
+	assert_false(check_source_unlinkable(r, "#include <dlfcn.h>\n"
+		"void *cuco_step(void) { return dlopen(\"x\", 0); }\n", why, sizeof why));
+	assert_has(why, "imports dlopen");
+	eval_objrules_free(r);
 }
 
 static void test_structure(void **state)
@@ -323,12 +355,13 @@ static void test_not_objects(void **state)
 	cuco_err err = { 0 };
 	snprintf(path, sizeof path, "%s/short.o", tmp);
 	assert_int_equal(cuco_write_file(path, "\177ELF\2\1\1", 7, &err), CUCO_OK);
-	assert_int_equal(eval_objcheck(path, r, why, sizeof why, &err), CUCO_OK);
+	bool unlinkable;
+	assert_int_equal(eval_objcheck(path, r, why, sizeof why, &unlinkable, &err), CUCO_OK);
 	assert_has(why, "object: ");
-	assert_int_equal(eval_objcheck("/bin/true", r, why, sizeof why, &err), CUCO_OK);
+	assert_int_equal(eval_objcheck("/bin/true", r, why, sizeof why, &unlinkable, &err), CUCO_OK);
 	assert_has(why, "not a relocatable object (ELF type 3)");
 	snprintf(path, sizeof path, "%s/absent.o", tmp);
-	assert_int_not_equal(eval_objcheck(path, r, why, sizeof why, &err), CUCO_OK);
+	assert_int_not_equal(eval_objcheck(path, r, why, sizeof why, &unlinkable, &err), CUCO_OK);
 	eval_objrules_free(r);
 
 	eval_objspec none = { .family = CUCO_FAMILY_CPU_MPI, .entries = "", .mpicc = "mpicc" };
@@ -604,6 +637,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cpu_attacks),
 		cmocka_unit_test(test_cuda_attacks),
 		cmocka_unit_test(test_structure),
+		cmocka_unit_test(test_undefined_is_not_suspect),
 		cmocka_unit_test(test_not_objects),
 		cmocka_unit_test(test_tools_bounded),
 	};
