@@ -402,6 +402,15 @@ static long ruled_out_calls(const cuco_workload *wl, const eval_trust *t, const 
 	return n;
 }
 
+/* The harness's wall clock is a median of the samples' host clocks; the
+ * work-outside-the-timed-region rule asks for this many. One sample (a run
+ * stage) is one moment: on one H200, another process's context held the GPU
+ * for its time slice (about 2 ms, bench/gpu-timeslice) during an honest
+ * 13 us kernel's only sample, and the rule refused the attention seed. A
+ * program that works outside the timed region does so every repetition,
+ * which the benchmark's many samples show. */
+#define WALL_SAMPLES 3
+
 /* ---- the verdict ------------------------------------------------------------------------- */
 
 bool eval_trust_verdict(const cuco_workload *wl, const eval_trust *t, const eval_ticket *tk,
@@ -428,8 +437,8 @@ bool eval_trust_verdict(const cuco_workload *wl, const eval_trust *t, const eval
 	} else if (!refereed && o->checks < 3) {
 		snprintf(why, size, "verification: the verdict counts %d checked steps; the harness checks "
 			"at least 3 (two verified runs and the post-loop step)", o->checks);
-	} else if (!refereed && o->timing.median_us > 0 && o->wall_us > 10 * o->timing.median_us
-		&& o->wall_us - o->timing.median_us > 1000) {
+	} else if (!refereed && o->timing.samples >= WALL_SAMPLES && o->timing.median_us > 0 &&
+			o->wall_us > 10 * o->timing.median_us && o->wall_us - o->timing.median_us > 1000) {
 		snprintf(why, size, "timing: the latency reported (%.1f us) is far below the harness's wall "
 			"clock per repetition (%.1f us): work outside the timed region", o->timing.median_us,
 			o->wall_us);

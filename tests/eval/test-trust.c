@@ -215,7 +215,8 @@ static void test_verdict_rules(void **state)
 	eval_ticket t;
 	eval_ticket_new(&t);
 	char json[512], why[512];
-	const char *fmt = "{\"correct\": true, \"latency_us\": {\"median\": %g}, \"wall_us\": %g, \"seed\": "
+	const char *fmt = "{\"correct\": true, \"latency_us\": {\"median\": %g, \"samples\": 30}, "
+		"\"wall_us\": %g, \"seed\": "
 		"\"%016llx\", \"ranks\": %d, \"checks\": %d, \"host_calls\": %d, \"host_calls_by\": \"%s\"%s}";
 	unsigned long long seed = (unsigned long long)t.seed;
 	snprintf(json, sizeof json, fmt, 100.0, 110.0, seed, 2, 5, 0, "", "");
@@ -235,6 +236,14 @@ static void test_verdict_rules(void **state)
 	assert_non_null(strstr(why, "timing: the latency reported (100.0 us)"));
 	snprintf(json, sizeof json, fmt, 10.0, 900.0, seed, 2, 5, 0, "", "");
 	assert_false(verdict(&wl, &tr, &t, json, why, sizeof why));
+	/* One sample is one moment, not a median: the attention seed's run
+	 * stage on one H200 (13.1 us, its one sample's host clock 1968 us while
+	 * another context held the GPU) was refused by this rule. */
+	char one[512];
+	snprintf(one, sizeof one, "{\"correct\": true, \"latency_us\": {\"median\": 13.056, "
+		"\"samples\": 1}, \"wall_us\": 1968.4, \"seed\": \"%016llx\", \"ranks\": 2, \"checks\": 7}",
+		seed);
+	assert_false(verdict(&wl, &tr, &t, one, why, sizeof why));
 	/* The harness's own findings are the reason. */
 	snprintf(json, sizeof json, fmt, 100.0, 110.0, seed, 2, 5, 0, "", ", \"suspect\": \"threads: on rank 1\"");
 	assert_true(verdict(&wl, &tr, &t, json, why, sizeof why));

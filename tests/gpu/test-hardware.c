@@ -6,6 +6,7 @@
  * CUDA_VISIBLE_DEVICES leaves, which workloads fit, the peaks a workload
  * is scored against (HBM for one GPU, NVLink for several), doctor's list
  * of workloads and `cuco run` refusing one that does not fit. */
+#include "env.h"
 #include "eval/eval.h"
 #include "../eval/util.h"
 
@@ -182,8 +183,8 @@ static void test_doctor_json(void **state)
 	assert_non_null(j);
 	assert_int_equal(cJSON_GetObjectItem(j, "gpus")->valueint, 2);
 	const cJSON *checks = cJSON_GetObjectItem(j, "checks"), *c;
-	static const char *const stage[] = { "stage user", "PID namespace", "seccomp", "keyrings",
-		"leftovers", "build cache" };
+	static const char *const stage[] = { "stage user", "stage user's own", "PID namespace", "seccomp",
+		"keyrings", "leftovers", "build cache" };
 	int n = 0, failed = 0, limits = 0, stages = 0;
 	cJSON_ArrayForEach(c, checks) {
 		n++;
@@ -201,10 +202,10 @@ static void test_doctor_json(void **state)
 		if (strcmp(cJSON_GetObjectItem(c, "what")->valuestring, "NCCL_NVLS_ENABLE") == 0)
 			assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
 	}
-	/* the toolchain's 7, the sandbox, what confines a stage (6), the runner, the limits */
-	assert_int_equal(n, 16);
+	/* the toolchain's 7, the sandbox, what confines a stage (7), the runner, the limits */
+	assert_int_equal(n, 17);
 	assert_int_equal(limits, 1);  /* the stages' cgroup or rlimits */
-	assert_int_equal(stages, 6);  /* each a warning at worst, never a missing part */
+	assert_int_equal(stages, 7);  /* each a warning at worst, never a missing part */
 	/* Exit 3 exactly when a check failed, and then "missing" says which. */
 	assert_int_equal(rc, failed ? 3 : 0);
 	assert_int_equal(cJSON_GetObjectItem(j, "missing") != NULL, failed > 0);
@@ -223,6 +224,7 @@ static void test_visible_devices(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		setenv("CUDA_VISIBLE_DEVICES", cases[i].value, 1);
+		cuco_env_reread();  /* cuco reads its environment once */
 		cuco_hardware hw;
 		cuco_hardware_detect(&hw);
 		print_message("CUDA_VISIBLE_DEVICES='%s': %d GPU(s)\n", cases[i].value, hw.ngpus);
@@ -231,6 +233,7 @@ static void test_visible_devices(void **state)
 		assert_true(hw.ngpus > 1 ? hw.nvlink_gbs == 450 : hw.nvlink_gbs == 0);
 	}
 	unsetenv("CUDA_VISIBLE_DEVICES");
+	cuco_env_reread();
 }
 
 static cuco_workload *load(const char *name)
@@ -262,6 +265,7 @@ static void test_fits_and_peaks(void **state)
 	assert_string_equal(pk.bandwidth_of, "HBM (hardware profile)");
 
 	setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+	cuco_env_reread();  /* cuco reads its environment once */
 	cuco_hardware_detect(&hw);
 	assert_false(cuco_hardware_fits(&hw, ring, why, sizeof why));
 	assert_string_equal(why, "flash-attention-cp needs 2 GPUs (one per rank) and 1 is visible");
@@ -272,6 +276,7 @@ static void test_fits_and_peaks(void **state)
 	ring->ranks = 1;  /* as --ranks 1 makes it */
 	assert_true(cuco_hardware_fits(&hw, ring, why, sizeof why));
 	unsetenv("CUDA_VISIBLE_DEVICES");
+	cuco_env_reread();
 
 	use_fake_smi(false);
 	cuco_hardware_detect(&hw);
