@@ -460,7 +460,7 @@ static void migrate(evolve_state *s)
 			len += snprintf(a.text + len, sizeof a.text - (size_t)len, " #%llu %d->%d",
 				(unsigned long long)moves[k].id, moves[k].from, moves[k].to);
 		cuco_err err;
-		if (cuco_store_write(s->env.st, islands_txn, &a, &err) != CUCO_OK) {
+		if (s->env.port->write(s->env.port->ctx, islands_txn, &a, &err) != CUCO_OK) {
 			cuco_log(CUCO_LOG_WARN, "evolve: migration: %s", err.msg);
 		} else {
 			for (size_t k = 0; k < nm; k++)
@@ -478,7 +478,7 @@ static void set_phase(evolve_state *s, bool exploring)
 	snprintf(a.text, sizeof a.text, "generation %d of %d: every island %ss now", s->gen,
 		s->total, a.phase);
 	cuco_err err;
-	if (cuco_store_write(s->env.st, islands_txn, &a, &err) != CUCO_OK)
+	if (s->env.port->write(s->env.port->ctx, islands_txn, &a, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "evolve: phase: %s", err.msg);
 	s->exploring = exploring;
 }
@@ -515,26 +515,21 @@ static char *recommendations(const char *reply, int max)
 	return b.data;
 }
 
-typedef struct meta_arg {
-	int generation;
-	const char *text;
-} meta_arg;
-
-static int meta_txn(cuco_txn *txn, void *arg)
+/* meta "evolve-meta", {"generation": G, "recommendations": "…"}, with
+ * the event that says it. */
+static int meta_put(evolve_state *s, int generation, const char *recs, cuco_err *err)
 {
-	meta_arg *a = arg;
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "generation", a->generation);
-	cJSON_AddStringToObject(o, "recommendations", a->text);
+	cJSON_AddNumberToObject(o, "generation", generation);
+	cJSON_AddStringToObject(o, "recommendations", recs);
 	char *json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
-	int rc = cuco_meta_put(txn, "evolve-meta", json);
-	free(json);
-	if (rc != CUCO_OK)
-		return rc;
 	char text[512];
-	snprintf(text, sizeof text, "generation %d: %.400s", a->generation, a->text);
-	return search_event_add(txn, CUCO_EVENT_META, "evolve", 0, text);
+	snprintf(text, sizeof text, "generation %d: %.400s", generation, recs);
+	int rc = s->env.port->event(s->env.port->ctx, "evolve-meta", json, CUCO_EVENT_META, "evolve", 0,
+		text, err);
+	free(json);
+	return rc;
 }
 
 typedef struct recent_arg {
@@ -607,8 +602,7 @@ static void meta_summary(evolve_state *s)
 			answered ? "no numbered recommendation in the reply" : err.msg);
 		return;
 	}
-	meta_arg a = { gen, recs };
-	if (cuco_store_write(s->env.st, meta_txn, &a, &err) != CUCO_OK)
+	if (meta_put(s, gen, recs, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "evolve: meta summary: %s", err.msg);
 	free(s->meta);
 	s->meta = recs;
@@ -1119,7 +1113,7 @@ static int evolve_init(const cuco_strategy_env *env, void **state, cuco_err *err
 		gin_setup(s);
 	islands_arg a = { .n = e->islands };
 	if (rc == CUCO_OK)
-		rc = cuco_store_write(env->st, islands_txn, &a, err);
+		rc = env->port->write(env->port->ctx, islands_txn, &a, err);
 	last_meta_arg lm = { NULL };
 	if (rc == CUCO_OK && (rc = cuco_store_read(env->st, last_meta_txn, &lm, err)) == CUCO_OK)
 		s->meta = lm.text;

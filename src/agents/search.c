@@ -35,6 +35,7 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 	free(file);
 	s->rng = env->cfg->seed ^ 0x6c6c6dull;
 	s->st = env->st;
+	s->port = env->port;
 	s->lock = env->lock;
 	s->calls_off = env->calls_off;
 	const cuco_engine_config *ec = env->cfg;
@@ -468,7 +469,7 @@ void search_refuse(search_llm *s, search_ledger *lg, int island, const char *mod
 	cuco_strlcpy(a.r.model, model ? model : "", sizeof a.r.model);
 	cuco_strlcpy(a.r.reason, reason, sizeof a.r.reason);
 	cuco_err err;
-	if (cuco_store_write(s->st, refuse_txn, &a, &err) != CUCO_OK)
+	if (s->port->write(s->port->ctx, refuse_txn, &a, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "a refused reply was not stored: %s", err.msg);
 	ledger_free(lg);
 }
@@ -485,7 +486,7 @@ static int calls_txn(cuco_txn *txn, void *arg)
 void search_ledger_close(search_llm *s, search_ledger *lg)
 {
 	cuco_err err;
-	if (lg->n > 0 && cuco_store_write(s->st, calls_txn, &(calls_arg){ lg }, &err) != CUCO_OK)
+	if (lg->n > 0 && s->port->write(s->port->ctx, calls_txn, &(calls_arg){ lg }, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "%zu model calls were not stored: %s", lg->n, err.msg);
 	ledger_free(lg);
 }
@@ -502,24 +503,11 @@ int search_event_add(cuco_txn *txn, cuco_event_kind kind, const char *author, ui
 	return cuco_event_add(txn, &ev);
 }
 
-typedef struct event_arg {
-	cuco_event_kind kind;
-	const char *author, *text;
-	uint64_t candidate;
-} event_arg;
-
-static int event_txn(cuco_txn *txn, void *arg)
+void search_event(const cuco_port *port, cuco_event_kind kind, const char *author,
+	uint64_t candidate, const char *text)
 {
-	event_arg *a = arg;
-	return search_event_add(txn, a->kind, a->author, a->candidate, a->text);
-}
-
-void search_event(cuco_store *st, cuco_event_kind kind, const char *author, uint64_t candidate,
-	const char *text)
-{
-	event_arg a = { kind, author, text, candidate };
 	cuco_err err;
-	if (cuco_store_write(st, event_txn, &a, &err) != CUCO_OK)
+	if (port->event(port->ctx, NULL, NULL, kind, author, candidate, text, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "%s: event: %s", author, err.msg);
 }
 
@@ -573,7 +561,7 @@ int search_fill(search_llm *s, search_ledger *lg, const cuco_model *m, cuco_edit
 {
 	cuco_candidate *c = &out->cand;
 	keep_arg a = { r, c, lg };
-	int rc = cuco_store_write(s->st, keep_txn, &a, err);
+	int rc = s->port->write(s->port->ctx, keep_txn, &a, err);
 	if (rc != CUCO_OK)
 		return rc;
 	out->source = r->source;

@@ -51,7 +51,8 @@ typedef struct search_llm {
 	cuco_llm *llm;        /* NULL when no model is configured */
 	cuco_bandit bandit;
 	uint64_t rng;
-	cuco_store *st;
+	cuco_store *st;             /* to read */
+	const cuco_port *port;      /* to write (strategy.h) */
 	pthread_mutex_t *lock;      /* the strategy lock, let go while a call waits */
 	atomic_bool *calls_off;     /* the run's cancel flag (cuco_strategy_env) */
 	int concurrency;            /* model calls in flight at once */
@@ -140,12 +141,12 @@ void search_refuse(search_llm *s, search_ledger *lg, int island, const char *mod
 /* Store what is left in the ledger, linked to no candidate, and empty it. */
 void search_ledger_close(search_llm *s, search_ledger *lg);
 
-/* An event in the store's log, inside a write or on its own (a failure
- * is logged: an event is never worth ending a run for). */
+/* An event in the store's log, inside a write or on its own through the
+ * port (a failure is logged: an event is never worth ending a run for). */
 int search_event_add(cuco_txn *txn, cuco_event_kind kind, const char *author, uint64_t candidate,
 	const char *text);
-void search_event(cuco_store *st, cuco_event_kind kind, const char *author, uint64_t candidate,
-	const char *text);
+void search_event(const cuco_port *port, cuco_event_kind kind, const char *author,
+	uint64_t candidate, const char *text);
 
 /* A candidate's source by id (malloc'd). */
 int search_source_of(cuco_store *st, uint64_t id, char **text, size_t *len, cuco_err *err);

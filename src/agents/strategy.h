@@ -10,8 +10,10 @@
  * proposals, results and hints go on meanwhile: a proposal is planned
  * under the lock, its model called with no lock held, and committed under
  * the lock. After such a wait a strategy re-reads its state rather than
- * trusting what it saw before. Register a strategy by adding it to the
- * table in engine.c.
+ * trusting what it saw before. A strategy writes the store only through
+ * the engine's port (env.port), so each of its writes wakes the screen;
+ * it reads through env.st. Register a strategy by adding it to the table
+ * in engine.c.
  */
 #ifndef CUCO_AGENTS_STRATEGY_H
 #define CUCO_AGENTS_STRATEGY_H
@@ -27,8 +29,23 @@
 
 typedef struct cuco_engine_config cuco_engine_config;
 
+/* The engine's port (engine_port.c): every call is one write transaction
+ * of the run's store, after which the screen wakes (docs/architecture.md,
+ * "What wakes the screen"). A test hands a strategy a port of its own. */
+typedef struct cuco_port {
+	void *ctx;
+	/* Run fn in one write transaction: the records only the strategy
+	 * knows (its islands, its memory, the texts behind a proposal). */
+	int (*write)(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
+	/* An event in the run's log; with a meta record `name` (its JSON) in
+	 * the same transaction when name is not NULL. */
+	int (*event)(void *ctx, const char *name, const char *json, cuco_event_kind kind,
+		const char *author, uint64_t candidate, const char *text, cuco_err *err);
+} cuco_port;
+
 typedef struct cuco_strategy_env {
-	cuco_store *st;
+	cuco_store *st;              /* to read; writes go through port */
+	const cuco_port *port;
 	const cuco_workload *wl;
 	const cuco_engine_config *cfg;
 	uint64_t baseline_id;
