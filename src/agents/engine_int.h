@@ -124,6 +124,8 @@ struct cuco_engine {
 
 /* The port the strategy writes through (engine_port.c). */
 void engine_port_init(cuco_engine *e);
+/* A new island's record: exploring, no members, no best. */
+void engine_island_new(int id, cuco_island *isl);
 
 void engine_wake(cuco_engine *e);
 /* End the run with an error (the first one wins). */

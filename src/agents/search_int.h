@@ -65,16 +65,11 @@ typedef struct search_llm {
 	bool no_schema[CUCO_MAX_MODELS];   /* its server refused a JSON schema: text replies */
 } search_llm;
 
-/* One proposal's model calls, not yet in the store. */
-typedef struct search_entry {
-	cuco_call call;
-	char *reply;          /* the reply's text, or what had streamed; may be NULL */
-} search_entry;
-
 typedef struct search_ledger {
 	cuco_call_kind kind;  /* of the calls made through it */
 	uint64_t parent;      /* the candidate they are about */
-	search_entry *v;
+	cuco_port_call *v;    /* its calls, not yet in the store; a reply's text
+	                         is what had streamed when it broke off */
 	size_t n, cap;
 	bool cancelled;       /* a call was cancelled: a stop, a pause, the budget */
 } search_ledger;
@@ -141,10 +136,8 @@ void search_refuse(search_llm *s, search_ledger *lg, int island, const char *mod
 /* Store what is left in the ledger, linked to no candidate, and empty it. */
 void search_ledger_close(search_llm *s, search_ledger *lg);
 
-/* An event in the store's log, inside a write or on its own through the
- * port (a failure is logged: an event is never worth ending a run for). */
-int search_event_add(cuco_txn *txn, cuco_event_kind kind, const char *author, uint64_t candidate,
-	const char *text);
+/* An event in the store's log, through the port (a failure is logged:
+ * an event is never worth ending a run for). */
 void search_event(const cuco_port *port, cuco_event_kind kind, const char *author,
 	uint64_t candidate, const char *text);
 

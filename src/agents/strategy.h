@@ -29,18 +29,49 @@
 
 typedef struct cuco_engine_config cuco_engine_config;
 
+/* A candidate moving between islands (evolve's migration). */
+typedef struct cuco_move {
+	uint64_t id;
+	int from, to;
+} cuco_move;
+
+/* The islands as a strategy writes them (port.islands): islands 0..n-1
+ * in the store, each made, exploring, when missing; every one's phase
+ * set when phase is not NULL; the candidates moved, with the islands'
+ * members and migrations; and, when text is not "", an event by author:
+ * a phase event when phase is set, else a migration. */
+typedef struct cuco_port_islands {
+	int n;
+	const char *phase;
+	const cuco_move *moves;
+	size_t nmoves;
+	const char *author, *text;
+} cuco_port_islands;
+
+/* A model call, and its reply's text (NULL when none came). */
+typedef struct cuco_port_call {
+	cuco_call call;
+	char *reply;
+} cuco_port_call;
+
 /* The engine's port (engine_port.c): every call is one write transaction
  * of the run's store, after which the screen wakes (docs/architecture.md,
  * "What wakes the screen"). A test hands a strategy a port of its own. */
 typedef struct cuco_port {
 	void *ctx;
 	/* Run fn in one write transaction: the records only the strategy
-	 * knows (its islands, its memory, the texts behind a proposal). */
+	 * knows (its memory, the texts behind a proposal). */
 	int (*write)(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
 	/* An event in the run's log; with a meta record `name` (its JSON) in
 	 * the same transaction when name is not NULL. */
 	int (*event)(void *ctx, const char *name, const char *json, cuco_event_kind kind,
 		const char *author, uint64_t candidate, const char *text, cuco_err *err);
+	/* Model calls, each reply's text in the sources, linked to no
+	 * candidate; with r, linked to the refusal r, stored with its prompt
+	 * and transcript texts (NULL or "": none) and a refusal event. */
+	int (*calls)(void *ctx, const cuco_refusal *r, const char *prompt, const char *transcript,
+		const cuco_port_call *v, size_t n, cuco_err *err);
+	int (*islands)(void *ctx, const cuco_port_islands *a, cuco_err *err);
 } cuco_port;
 
 typedef struct cuco_strategy_env {

@@ -175,7 +175,7 @@ static void test_update_in_store(void **state)
 	cuco_err err = { 0 };
 	if (cuco_store_open(dir, CUCO_STORE_CREATE, &st, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
-	const cuco_port port = { st, store_write, NULL };
+	const cuco_port port = { .ctx = st, .write = store_write };
 	uint64_t rng = 11;
 	/* 20 old lessons for w (4 over capacity) and 3 for another workload. */
 	cuco_memory old[20];
