@@ -74,6 +74,12 @@ static int refusal_put(cuco_txn *txn, const calls_arg *a, cuco_refusal *r)
 	return cuco_event_add(txn, &ev);
 }
 
+/* A call's reply text, when one came. */
+static int reply_put(cuco_txn *txn, const char *reply, char *hash)
+{
+	return reply ? cuco_source_put(txn, reply, strlen(reply), hash) : CUCO_OK;
+}
+
 static int calls_txn(cuco_txn *txn, void *arg)
 {
 	const calls_arg *a = arg;
@@ -81,8 +87,7 @@ static int calls_txn(cuco_txn *txn, void *arg)
 	int rc = a->r ? refusal_put(txn, a, &r) : CUCO_OK;
 	for (size_t i = 0; rc == CUCO_OK && i < a->n; i++) {
 		cuco_call c = a->v[i].call;
-		rc = a->v[i].reply ? cuco_source_put(txn, a->v[i].reply, strlen(a->v[i].reply),
-			c.reply_hash) : CUCO_OK;
+		rc = reply_put(txn, a->v[i].reply, c.reply_hash);
 		c.candidate = 0;
 		c.refusal = r.id;
 		if (rc == CUCO_OK)
@@ -151,7 +156,30 @@ static int port_islands(void *ctx, const cuco_port_islands *a, cuco_err *err)
 	return port_write(ctx, islands_txn, (void *)a, err);
 }
 
+typedef struct texts_arg {
+	const char *prompt, *transcript;
+	cuco_candidate *c;
+	cuco_port_call *v;
+	size_t n;
+} texts_arg;
+
+static int texts_txn(cuco_txn *txn, void *arg)
+{
+	texts_arg *a = arg;
+	int rc = cuco_prompt_keep(txn, a->prompt, a->transcript, a->c);
+	for (size_t i = 0; rc == CUCO_OK && i < a->n; i++)
+		rc = reply_put(txn, a->v[i].reply, a->v[i].call.reply_hash);
+	return rc;
+}
+
+static int port_texts(void *ctx, const char *prompt, const char *transcript, cuco_candidate *c,
+	cuco_port_call *v, size_t n, cuco_err *err)
+{
+	texts_arg a = { prompt, transcript, c, v, n };
+	return port_write(ctx, texts_txn, &a, err);
+}
+
 void engine_port_init(cuco_engine *e)
 {
-	e->port = (cuco_port){ e, port_write, port_event, port_calls, port_islands };
+	e->port = (cuco_port){ e, port_write, port_event, port_calls, port_islands, port_texts };
 }

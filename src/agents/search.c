@@ -471,32 +471,11 @@ int search_source_of(cuco_store *st, uint64_t id, char **text, size_t *len, cuco
 	return rc;
 }
 
-typedef struct keep_arg {
-	cuco_edit_result *r;
-	cuco_candidate *c;
-	search_ledger *lg;
-} keep_arg;
-
-/* The texts behind a proposal: its prompt and transcript, and each call's
- * reply (the calls themselves are stored with the candidate). */
-static int keep_txn(cuco_txn *txn, void *arg)
-{
-	keep_arg *a = arg;
-	int rc = cuco_prompt_keep(txn, a->r->prompt, a->r->transcript, a->c);
-	for (size_t i = 0; rc == CUCO_OK && i < a->lg->n; i++) {
-		const char *text = a->lg->v[i].reply;
-		if (text)
-			rc = cuco_source_put(txn, text, strlen(text), a->lg->v[i].call.reply_hash);
-	}
-	return rc;
-}
-
 int search_fill(search_llm *s, search_ledger *lg, const cuco_model *m, cuco_edit_result *r,
 	cuco_proposal *out, cuco_err *err)
 {
 	cuco_candidate *c = &out->cand;
-	keep_arg a = { r, c, lg };
-	int rc = s->port->write(s->port->ctx, keep_txn, &a, err);
+	int rc = s->port->texts(s->port->ctx, r->prompt, r->transcript, c, lg->v, lg->n, err);
 	if (rc != CUCO_OK)
 		return rc;
 	out->source = r->source;

@@ -60,7 +60,7 @@ typedef struct cuco_port_call {
 typedef struct cuco_port {
 	void *ctx;
 	/* Run fn in one write transaction: the records only the strategy
-	 * knows (its memory, the texts behind a proposal). */
+	 * knows (the beam's memory). */
 	int (*write)(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
 	/* An event in the run's log; with a meta record `name` (its JSON) in
 	 * the same transaction when name is not NULL. */
@@ -72,6 +72,11 @@ typedef struct cuco_port {
 	int (*calls)(void *ctx, const cuco_refusal *r, const char *prompt, const char *transcript,
 		const cuco_port_call *v, size_t n, cuco_err *err);
 	int (*islands)(void *ctx, const cuco_port_islands *a, cuco_err *err);
+	/* The texts behind a proposal: its prompt and transcript, their
+	 * hashes set in c, and each call's reply, its hash set in the call
+	 * (the engine stores the calls with the candidate). */
+	int (*texts)(void *ctx, const char *prompt, const char *transcript, cuco_candidate *c,
+		cuco_port_call *v, size_t n, cuco_err *err);
 } cuco_port;
 
 typedef struct cuco_strategy_env {

@@ -72,6 +72,14 @@ static int islands_txn(cuco_txn *txn, void *arg)
 	return CUCO_OK;
 }
 
+/* Whether hash is text's. */
+static bool hashed(const char *text, const char *hash)
+{
+	char h[CUCO_HASH_LEN + 1];
+	cuco_source_hash(text, strlen(text), h);
+	return strcmp(h, hash) == 0;
+}
+
 /* Readable within ms, then drained. */
 static bool woke(cuco_engine *e, int ms)
 {
@@ -145,6 +153,15 @@ static void test_event_wakes(void **state)
 	s = woke_with(&e, 4, CUCO_EVENT_PHASE, "evolve");
 	free(s.meta);
 	assert_int_equal(cuco_store_read(e.st, islands_txn, NULL, &err), CUCO_OK);
+
+	/* The texts behind a proposal: their hashes handed back. */
+	cuco_candidate c = { .id = 0 };
+	cuco_port_call t[1] = { { .reply = "the reply" } };
+	assert_int_equal(p->texts(p->ctx, "the prompt", "the transcript", &c, t, 1, &err), CUCO_OK);
+	assert_true(woke(&e, 1000));
+	assert_true(hashed("the prompt", c.prompt_hash));
+	assert_true(hashed("the transcript", c.reply_hash));
+	assert_true(hashed("the reply", t[0].call.reply_hash));
 
 	close(e.wake[0]);
 	close(e.wake[1]);
