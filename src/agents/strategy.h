@@ -71,6 +71,7 @@ typedef struct cuco_port {
 	 * and transcript texts (NULL or "": none) and a refusal event. */
 	int (*calls)(void *ctx, const cuco_refusal *r, const char *prompt, const char *transcript,
 		const cuco_port_call *v, size_t n, cuco_err *err);
+	/* The islands, and candidates moving between them (cuco_port_islands). */
 	int (*islands)(void *ctx, const cuco_port_islands *a, cuco_err *err);
 	/* The texts behind a proposal: its prompt and transcript, their
 	 * hashes set in c, and each call's reply, its hash set in the call
