@@ -480,27 +480,16 @@ typedef struct beam_resume {
 	int closed;
 } beam_resume;
 
-static int resume_put(cuco_txn *txn, const beam_resume *r)
+static int resume_put(beam_state *s, const beam_resume *r, const char *text, cuco_err *err)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "closed", r->closed);
 	char *json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
-	int rc = cuco_meta_put(txn, "beam", json);
+	int rc = s->env.port->event(s->env.port->ctx, "beam", json, CUCO_EVENT_MEMORY, "beam", 0, text,
+		err);
 	free(json);
 	return rc;
-}
-
-typedef struct closed_arg {
-	beam_resume r;
-	const char *text;
-} closed_arg;
-
-static int closed_txn(cuco_txn *txn, void *arg)
-{
-	const closed_arg *a = arg;
-	int rc = resume_put(txn, &a->r);
-	return rc ? rc : search_event_add(txn, CUCO_EVENT_MEMORY, "beam", 0, a->text);
 }
 
 /* Every pair summarized: the lessons into the memory, in the pairs' order.
@@ -523,10 +512,9 @@ static bool close_finish(beam_state *s)
 	snprintf(text, sizeof text, "iteration %d: %zu results, %zu new lessons (%zu to undo)",
 		s->iteration, s->nsamples, nf, nneg);
 	cuco_err err;
-	if ((nf > 0 && cuco_memory_update(s->env.st, s->env.wl->name, s->k.beam.shared_memory, c->lessons,
-			nf, (size_t)s->k.beam.capacity, &s->rng, &err) != CUCO_OK) ||
-			cuco_store_write(s->env.st, closed_txn, &(closed_arg){ { s->iteration }, text },
-			&err) != CUCO_OK)
+	if ((nf > 0 && cuco_memory_update(s->env.port, s->env.wl->name, s->k.beam.shared_memory,
+			c->lessons, nf, (size_t)s->k.beam.capacity, &s->rng, &err) != CUCO_OK) ||
+			resume_put(s, &(beam_resume){ s->iteration }, text, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "beam: memory: %s", err.msg);
 	cuco_log(CUCO_LOG_INFO, "beam: %s", text);
 	close_free(s);

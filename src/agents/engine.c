@@ -271,7 +271,8 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_engine
 		rc = cuco_evaluator_new(wl, &ec, &e->ev, err);
 	if (rc == CUCO_OK)
 		engine_slots_init(e);
-	cuco_strategy_env env = { .st = st, .wl = wl, .cfg = &e->cfg, .baseline_id = e->baseline_id,
+	engine_port_init(e);
+	cuco_strategy_env env = { .st = st, .port = &e->port, .wl = wl, .cfg = &e->cfg, .baseline_id = e->baseline_id,
 		.seed_id = e->seed_id, .seed_directive = &e->seed_dir, .seed_hash = e->seed_hash,
 		.lock = &e->strat_lock, .calls_off = &e->calls_off,
 		.model_outage_s = &e->model_outage_s, .hw = &e->hw };

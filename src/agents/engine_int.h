@@ -4,6 +4,7 @@
  *   engine_pool.c    the workers and their queue; proposals
  *   engine_eval.c    evaluating a candidate; the baseline policy
  *   engine_record.c  store transactions: events, statuses, results, the best
+ *   engine_port.c    the port strategies write the store through
  *   engine_cmd.c     the command queue (pin, reject, edit, pause, stop, hint)
  *   engine_trust.c   the noise watch; the paired confirmation that crowns a best
  *   engine_setup.c   the run's lock, its first write, a resumed run's state, the replay
@@ -56,6 +57,7 @@ struct cuco_engine {
 	cuco_engine_config cfg;
 	const cuco_strategy *strat;
 	void *strat_state;
+	cuco_port port;         /* the strategy's writes (engine_port.c) */
 	pthread_mutex_t strat_lock;
 	cuco_evaluator *ev;
 	char *baseline_src, *seed_src;
@@ -119,6 +121,11 @@ struct cuco_engine {
 };
 
 /* ---- the run's state (engine.c) ---- */
+
+/* The port the strategy writes through (engine_port.c). */
+void engine_port_init(cuco_engine *e);
+/* A new island's record: exploring, no members, no best. */
+void engine_island_new(int id, cuco_island *isl);
 
 void engine_wake(cuco_engine *e);
 /* End the run with an error (the first one wins). */

@@ -184,9 +184,7 @@ static int setup_txn(cuco_txn *txn, void *arg)
 		return rc;
 	cuco_island isl;
 	if ((rc = cuco_island_get(txn, 0, &isl)) == CUCO_ENOTFOUND) {
-		memset(&isl, 0, sizeof isl);
-		cuco_strlcpy(isl.phase, "explore", sizeof isl.phase);
-		isl.best_score = isl.best_speedup = NAN;
+		engine_island_new(0, &isl);
 		rc = cuco_island_put(txn, &isl);
 	}
 	if (rc != CUCO_OK)

@@ -397,51 +397,6 @@ static char *hints_for(const evolve_state *s, int island)
 
 /* ---- island bookkeeping in the store ---------------------------------------- */
 
-typedef struct islands_arg {
-	int n;
-	const char *phase;          /* set every island's phase when not NULL */
-	const cuco_move *moves;
-	size_t nmoves;
-	char text[512];
-} islands_arg;
-
-static int islands_txn(cuco_txn *txn, void *arg)
-{
-	islands_arg *a = arg;
-	int rc = CUCO_OK;
-	for (int i = 0; i < a->n && rc == CUCO_OK; i++) {
-		cuco_island isl;
-		rc = cuco_island_get(txn, i, &isl);
-		if (rc == CUCO_ENOTFOUND) {
-			memset(&isl, 0, sizeof isl);
-			isl.id = i;
-			cuco_strlcpy(isl.phase, "explore", sizeof isl.phase);
-			isl.best_score = isl.best_speedup = NAN;
-			rc = CUCO_OK;
-		} else if (rc != CUCO_OK) {
-			return rc;
-		}
-		if (a->phase)
-			cuco_strlcpy(isl.phase, a->phase, sizeof isl.phase);
-		for (size_t k = 0; k < a->nmoves; k++) {
-			isl.members += (a->moves[k].to == i) - (a->moves[k].from == i);
-			isl.migrations += a->moves[k].from == i;
-		}
-		rc = cuco_island_put(txn, &isl);
-	}
-	for (size_t k = 0; k < a->nmoves && rc == CUCO_OK; k++) {
-		cuco_candidate c;
-		if ((rc = cuco_cand_get(txn, a->moves[k].id, &c)) != CUCO_OK)
-			return rc;
-		c.island = a->moves[k].to;
-		rc = cuco_cand_put(txn, &c);
-	}
-	if (rc == CUCO_OK && a->text[0]) {
-		rc = search_event_add(txn, a->phase ? CUCO_EVENT_PHASE : CUCO_EVENT_MIGRATE, "evolve", 0, a->text);
-	}
-	return rc;
-}
-
 static void migrate(evolve_state *s)
 {
 	cuco_member *cm = cuco_xmalloc((s->n ? s->n : 1) * sizeof *cm);
@@ -454,18 +409,20 @@ static void migrate(evolve_state *s)
 	size_t nm = cuco_migration_plan(cm, n, s->k.evolve.islands, s->k.evolve.migration_rate,
 		&s->rng, moves);
 	if (nm > 0) {
-		islands_arg a = { .n = s->k.evolve.islands, .moves = moves, .nmoves = nm };
-		int len = snprintf(a.text, sizeof a.text, "generation %d: %zu moved:", s->gen, nm);
-		for (size_t k = 0; k < nm && len > 0 && (size_t)len < sizeof a.text - 24; k++)
-			len += snprintf(a.text + len, sizeof a.text - (size_t)len, " #%llu %d->%d",
+		char text[512];
+		cuco_port_islands a = { .n = s->k.evolve.islands, .moves = moves, .nmoves = nm,
+			.author = "evolve", .text = text };
+		int len = snprintf(text, sizeof text, "generation %d: %zu moved:", s->gen, nm);
+		for (size_t k = 0; k < nm && len > 0 && (size_t)len < sizeof text - 24; k++)
+			len += snprintf(text + len, sizeof text - (size_t)len, " #%llu %d->%d",
 				(unsigned long long)moves[k].id, moves[k].from, moves[k].to);
 		cuco_err err;
-		if (cuco_store_write(s->env.st, islands_txn, &a, &err) != CUCO_OK) {
+		if (s->env.port->islands(s->env.port->ctx, &a, &err) != CUCO_OK) {
 			cuco_log(CUCO_LOG_WARN, "evolve: migration: %s", err.msg);
 		} else {
 			for (size_t k = 0; k < nm; k++)
 				find(s, moves[k].id)->island = moves[k].to;
-			cuco_log(CUCO_LOG_INFO, "evolve: %s", a.text);
+			cuco_log(CUCO_LOG_INFO, "evolve: %s", text);
 		}
 	}
 	free(moves);
@@ -474,11 +431,13 @@ static void migrate(evolve_state *s)
 
 static void set_phase(evolve_state *s, bool exploring)
 {
-	islands_arg a = { .n = s->k.evolve.islands, .phase = exploring ? "explore" : "exploit" };
-	snprintf(a.text, sizeof a.text, "generation %d of %d: every island %ss now", s->gen,
-		s->total, a.phase);
+	char text[512];
+	cuco_port_islands a = { .n = s->k.evolve.islands, .phase = exploring ? "explore" : "exploit",
+		.author = "evolve", .text = text };
+	snprintf(text, sizeof text, "generation %d of %d: every island %ss now", s->gen, s->total,
+		a.phase);
 	cuco_err err;
-	if (cuco_store_write(s->env.st, islands_txn, &a, &err) != CUCO_OK)
+	if (s->env.port->islands(s->env.port->ctx, &a, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "evolve: phase: %s", err.msg);
 	s->exploring = exploring;
 }
@@ -515,26 +474,21 @@ static char *recommendations(const char *reply, int max)
 	return b.data;
 }
 
-typedef struct meta_arg {
-	int generation;
-	const char *text;
-} meta_arg;
-
-static int meta_txn(cuco_txn *txn, void *arg)
+/* meta "evolve-meta", {"generation": G, "recommendations": "…"}, with
+ * the event that says it. */
+static int meta_put(evolve_state *s, int generation, const char *recs, cuco_err *err)
 {
-	meta_arg *a = arg;
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "generation", a->generation);
-	cJSON_AddStringToObject(o, "recommendations", a->text);
+	cJSON_AddNumberToObject(o, "generation", generation);
+	cJSON_AddStringToObject(o, "recommendations", recs);
 	char *json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
-	int rc = cuco_meta_put(txn, "evolve-meta", json);
-	free(json);
-	if (rc != CUCO_OK)
-		return rc;
 	char text[512];
-	snprintf(text, sizeof text, "generation %d: %.400s", a->generation, a->text);
-	return search_event_add(txn, CUCO_EVENT_META, "evolve", 0, text);
+	snprintf(text, sizeof text, "generation %d: %.400s", generation, recs);
+	int rc = s->env.port->event(s->env.port->ctx, "evolve-meta", json, CUCO_EVENT_META, "evolve", 0,
+		text, err);
+	free(json);
+	return rc;
 }
 
 typedef struct recent_arg {
@@ -607,8 +561,7 @@ static void meta_summary(evolve_state *s)
 			answered ? "no numbered recommendation in the reply" : err.msg);
 		return;
 	}
-	meta_arg a = { gen, recs };
-	if (cuco_store_write(s->env.st, meta_txn, &a, &err) != CUCO_OK)
+	if (meta_put(s, gen, recs, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "evolve: meta summary: %s", err.msg);
 	free(s->meta);
 	s->meta = recs;
@@ -1117,9 +1070,9 @@ static int evolve_init(const cuco_strategy_env *env, void **state, cuco_err *err
 	s->hw = *env->hw;
 	if (s->start.id)
 		gin_setup(s);
-	islands_arg a = { .n = e->islands };
 	if (rc == CUCO_OK)
-		rc = cuco_store_write(env->st, islands_txn, &a, err);
+		rc = env->port->islands(env->port->ctx, &(cuco_port_islands){ .n = e->islands, .text = "" },
+			err);
 	last_meta_arg lm = { NULL };
 	if (rc == CUCO_OK && (rc = cuco_store_read(env->st, last_meta_txn, &lm, err)) == CUCO_OK)
 		s->meta = lm.text;

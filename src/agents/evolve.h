@@ -3,6 +3,7 @@
 #define CUCO_AGENTS_EVOLVE_H
 
 #include "agents/search.h"
+#include "agents/strategy.h"
 #include "core.h"
 #include "eval/eval.h"
 
@@ -32,11 +33,6 @@ typedef struct cuco_member {
 	double score;        /* NAN unless done and correct */
 	bool pinned;
 } cuco_member;
-
-typedef struct cuco_move {
-	uint64_t id;
-	int from, to;
-} cuco_move;
 
 /* Plan one migration: from each island max(1, rate × members) random
  * correct members of generation > 0 move to a random other island. The

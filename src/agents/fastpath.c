@@ -181,7 +181,7 @@ static void finish(fastpath *f, uint64_t result, const char *fmt, ...)
 	f->result = result;
 	cuco_log(result ? CUCO_LOG_INFO : CUCO_LOG_WARN, "fastpath: %s", text);
 	if (f->live)
-		search_event(f->env.st, CUCO_EVENT_FASTPATH, "fastpath", result, text);
+		search_event(f->env.port, CUCO_EVENT_FASTPATH, "fastpath", result, text);
 }
 
 /* Count a failed attempt; true when the stage may try again. */
@@ -347,7 +347,7 @@ static int build_attempt(fastpath *f, uint64_t parent, const search_shape *shape
 		(unsigned long long)parent, cuco_prompt_profile_name(shape->profile), sizes);
 	cuco_log(CUCO_LOG_INFO, "fastpath: %s", text);
 	if (f->live)
-		search_event(f->env.st, CUCO_EVENT_PROMPT, "fastpath", parent, text);
+		search_event(f->env.port, CUCO_EVENT_PROMPT, "fastpath", parent, text);
 	return CUCO_OK;
 }
 

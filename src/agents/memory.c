@@ -142,12 +142,12 @@ static int update_txn(cuco_txn *txn, void *arg)
 	return rc;
 }
 
-int cuco_memory_update(cuco_store *st, const char *workload, bool shared, cuco_memory *fresh,
+int cuco_memory_update(const cuco_port *port, const char *workload, bool shared, cuco_memory *fresh,
 	size_t nfresh, size_t capacity, uint64_t *rng, cuco_err *err)
 {
 	update_arg a = { .workload = workload, .shared = shared, .fresh = fresh, .nfresh = nfresh,
 		.capacity = capacity, .rng_in = *rng };
-	int rc = cuco_store_write(st, update_txn, &a, err);
+	int rc = port->write(port->ctx, update_txn, &a, err);
 	free(a.old);
 	if (rc == CUCO_OK)
 		*rng = a.rng_out;

@@ -11,6 +11,7 @@
 #define CUCO_AGENTS_MEMORY_H
 
 #include "agents/search.h"
+#include "agents/strategy.h"
 #include "core.h"
 #include "store/store.h"
 
@@ -40,9 +41,9 @@ size_t cuco_memory_pairs(const cuco_beam_sample *s, size_t n, const cuco_beam_co
 size_t cuco_memory_survivors(size_t nold, size_t nnew, size_t capacity, uint64_t *rng,
 	size_t *keep);
 /* Add fresh entries (ids assigned) and delete the old ones that do not
- * survive, in one write. workload "" or shared: every workload's entries
- * compete for the capacity. */
-int cuco_memory_update(cuco_store *st, const char *workload, bool shared, cuco_memory *fresh,
+ * survive, in one write through the port. workload "" or shared: every
+ * workload's entries compete for the capacity. */
+int cuco_memory_update(const cuco_port *port, const char *workload, bool shared, cuco_memory *fresh,
 	size_t nfresh, size_t capacity, uint64_t *rng, cuco_err *err);
 /* The memory as the planner reads it: one lesson per entry. */
 int cuco_memory_render(cuco_txn *txn, const char *workload, bool shared, cuco_buf *out);

@@ -35,6 +35,7 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 	free(file);
 	s->rng = env->cfg->seed ^ 0x6c6c6dull;
 	s->st = env->st;
+	s->port = env->port;
 	s->lock = env->lock;
 	s->calls_off = env->calls_off;
 	const cuco_engine_config *ec = env->cfg;
@@ -237,7 +238,7 @@ static void note_call(search_llm *s, search_ledger *lg, const cuco_llm_request *
 		lg->cap = lg->cap ? 2 * lg->cap : 4;
 		lg->v = cuco_xrealloc(lg->v, lg->cap * sizeof *lg->v);
 	}
-	search_entry *en = &lg->v[lg->n++];
+	cuco_port_call *en = &lg->v[lg->n++];
 	memset(en, 0, sizeof *en);
 	cuco_call *c = &en->call;
 	const cuco_model *m = req->model;
@@ -413,113 +414,35 @@ int search_llm_edit(search_llm *s, search_ledger *lg, cuco_edit *e, cuco_edit_re
 	return rc;
 }
 
-/* Put the ledger's reply texts in the store's sources and its calls in
- * the calls table, linked to a candidate or a refusal. */
-static int put_calls(cuco_txn *txn, search_ledger *lg, uint64_t candidate, uint64_t refusal)
-{
-	for (size_t i = 0; i < lg->n; i++) {
-		cuco_call c = lg->v[i].call;
-		const char *text = lg->v[i].reply;
-		int rc = text ? cuco_source_put(txn, text, strlen(text), c.reply_hash) : CUCO_OK;
-		c.candidate = candidate;
-		c.refusal = refusal;
-		if (rc != CUCO_OK || (rc = cuco_call_add(txn, &c)) != CUCO_OK)
-			return rc;
-	}
-	return CUCO_OK;
-}
-
-typedef struct refuse_arg {
-	search_ledger *lg;
-	cuco_refusal r;
-	const char *prompt, *transcript;
-} refuse_arg;
-
-static int refuse_txn(cuco_txn *txn, void *arg)
-{
-	refuse_arg *a = arg;
-	cuco_refusal r = a->r;
-	int rc = CUCO_OK;
-	if (a->prompt && *a->prompt)
-		rc = cuco_source_put(txn, a->prompt, strlen(a->prompt), r.prompt_hash);
-	if (rc == CUCO_OK && a->transcript && *a->transcript)
-		rc = cuco_source_put(txn, a->transcript, strlen(a->transcript), r.reply_hash);
-	if (rc == CUCO_OK)
-		rc = cuco_refusal_add(txn, &r);
-	/* The log pane and the run's events show it where a person looks
-	 * (issue 26: only report and show rN did). */
-	char where[32] = "", text[sizeof r.reason + 96];
-	if (r.island >= 0)
-		snprintf(where, sizeof where, " on island %d", r.island);
-	snprintf(text, sizeof text, "r%llu %s%s: %s", (unsigned long long)r.id,
-		cuco_call_kind_name(r.kind), where, r.reason);
-	if (rc == CUCO_OK)
-		rc = search_event_add(txn, CUCO_EVENT_REFUSAL, r.model[0] ? r.model : "model", r.parent, text);
-	return rc == CUCO_OK ? put_calls(txn, a->lg, 0, r.id) : rc;
-}
-
 void search_refuse(search_llm *s, search_ledger *lg, int island, const char *model,
 	const char *prompt, const char *transcript, const char *reason)
 {
-	refuse_arg a = { .lg = lg, .prompt = prompt, .transcript = transcript };
-	a.r.kind = lg->kind;
-	a.r.parent = lg->parent;
-	a.r.island = island;
-	cuco_strlcpy(a.r.model, model ? model : "", sizeof a.r.model);
-	cuco_strlcpy(a.r.reason, reason, sizeof a.r.reason);
+	cuco_refusal r;
+	memset(&r, 0, sizeof r);
+	r.kind = lg->kind;
+	r.parent = lg->parent;
+	r.island = island;
+	cuco_strlcpy(r.model, model ? model : "", sizeof r.model);
+	cuco_strlcpy(r.reason, reason, sizeof r.reason);
 	cuco_err err;
-	if (cuco_store_write(s->st, refuse_txn, &a, &err) != CUCO_OK)
+	if (s->port->calls(s->port->ctx, &r, prompt, transcript, lg->v, lg->n, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "a refused reply was not stored: %s", err.msg);
 	ledger_free(lg);
-}
-
-typedef struct calls_arg {
-	search_ledger *lg;
-} calls_arg;
-
-static int calls_txn(cuco_txn *txn, void *arg)
-{
-	return put_calls(txn, ((calls_arg *)arg)->lg, 0, 0);
 }
 
 void search_ledger_close(search_llm *s, search_ledger *lg)
 {
 	cuco_err err;
-	if (lg->n > 0 && cuco_store_write(s->st, calls_txn, &(calls_arg){ lg }, &err) != CUCO_OK)
+	if (lg->n > 0 && s->port->calls(s->port->ctx, NULL, NULL, NULL, lg->v, lg->n, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "%zu model calls were not stored: %s", lg->n, err.msg);
 	ledger_free(lg);
 }
 
-int search_event_add(cuco_txn *txn, cuco_event_kind kind, const char *author, uint64_t candidate,
-	const char *text)
+void search_event(const cuco_port *port, cuco_event_kind kind, const char *author,
+	uint64_t candidate, const char *text)
 {
-	cuco_event ev;
-	memset(&ev, 0, sizeof ev);
-	ev.kind = kind;
-	cuco_strlcpy(ev.author, author, sizeof ev.author);
-	ev.candidate = candidate;
-	cuco_strlcpy(ev.text, text, sizeof ev.text);
-	return cuco_event_add(txn, &ev);
-}
-
-typedef struct event_arg {
-	cuco_event_kind kind;
-	const char *author, *text;
-	uint64_t candidate;
-} event_arg;
-
-static int event_txn(cuco_txn *txn, void *arg)
-{
-	event_arg *a = arg;
-	return search_event_add(txn, a->kind, a->author, a->candidate, a->text);
-}
-
-void search_event(cuco_store *st, cuco_event_kind kind, const char *author, uint64_t candidate,
-	const char *text)
-{
-	event_arg a = { kind, author, text, candidate };
 	cuco_err err;
-	if (cuco_store_write(st, event_txn, &a, &err) != CUCO_OK)
+	if (port->event(port->ctx, NULL, NULL, kind, author, candidate, text, &err) != CUCO_OK)
 		cuco_log(CUCO_LOG_WARN, "%s: event: %s", author, err.msg);
 }
 
@@ -548,32 +471,11 @@ int search_source_of(cuco_store *st, uint64_t id, char **text, size_t *len, cuco
 	return rc;
 }
 
-typedef struct keep_arg {
-	cuco_edit_result *r;
-	cuco_candidate *c;
-	search_ledger *lg;
-} keep_arg;
-
-/* The texts behind a proposal: its prompt and transcript, and each call's
- * reply (the calls themselves are stored with the candidate). */
-static int keep_txn(cuco_txn *txn, void *arg)
-{
-	keep_arg *a = arg;
-	int rc = cuco_prompt_keep(txn, a->r->prompt, a->r->transcript, a->c);
-	for (size_t i = 0; rc == CUCO_OK && i < a->lg->n; i++) {
-		const char *text = a->lg->v[i].reply;
-		if (text)
-			rc = cuco_source_put(txn, text, strlen(text), a->lg->v[i].call.reply_hash);
-	}
-	return rc;
-}
-
 int search_fill(search_llm *s, search_ledger *lg, const cuco_model *m, cuco_edit_result *r,
 	cuco_proposal *out, cuco_err *err)
 {
 	cuco_candidate *c = &out->cand;
-	keep_arg a = { r, c, lg };
-	int rc = cuco_store_write(s->st, keep_txn, &a, err);
+	int rc = s->port->texts(s->port->ctx, r->prompt, r->transcript, c, lg->v, lg->n, err);
 	if (rc != CUCO_OK)
 		return rc;
 	out->source = r->source;

@@ -51,7 +51,8 @@ typedef struct search_llm {
 	cuco_llm *llm;        /* NULL when no model is configured */
 	cuco_bandit bandit;
 	uint64_t rng;
-	cuco_store *st;
+	cuco_store *st;             /* to read */
+	const cuco_port *port;      /* to write (strategy.h) */
 	pthread_mutex_t *lock;      /* the strategy lock, let go while a call waits */
 	atomic_bool *calls_off;     /* the run's cancel flag (cuco_strategy_env) */
 	int concurrency;            /* model calls in flight at once */
@@ -64,16 +65,11 @@ typedef struct search_llm {
 	bool no_schema[CUCO_MAX_MODELS];   /* its server refused a JSON schema: text replies */
 } search_llm;
 
-/* One proposal's model calls, not yet in the store. */
-typedef struct search_entry {
-	cuco_call call;
-	char *reply;          /* the reply's text, or what had streamed; may be NULL */
-} search_entry;
-
 typedef struct search_ledger {
 	cuco_call_kind kind;  /* of the calls made through it */
 	uint64_t parent;      /* the candidate they are about */
-	search_entry *v;
+	cuco_port_call *v;    /* its calls, not yet in the store; a reply's text
+	                         is what had streamed when it broke off */
 	size_t n, cap;
 	bool cancelled;       /* a call was cancelled: a stop, a pause, the budget */
 } search_ledger;
@@ -140,12 +136,10 @@ void search_refuse(search_llm *s, search_ledger *lg, int island, const char *mod
 /* Store what is left in the ledger, linked to no candidate, and empty it. */
 void search_ledger_close(search_llm *s, search_ledger *lg);
 
-/* An event in the store's log, inside a write or on its own (a failure
- * is logged: an event is never worth ending a run for). */
-int search_event_add(cuco_txn *txn, cuco_event_kind kind, const char *author, uint64_t candidate,
-	const char *text);
-void search_event(cuco_store *st, cuco_event_kind kind, const char *author, uint64_t candidate,
-	const char *text);
+/* An event in the store's log, through the port (a failure is logged:
+ * an event is never worth ending a run for). */
+void search_event(const cuco_port *port, cuco_event_kind kind, const char *author,
+	uint64_t candidate, const char *text);
 
 /* A candidate's source by id (malloc'd). */
 int search_source_of(cuco_store *st, uint64_t id, char **text, size_t *len, cuco_err *err);

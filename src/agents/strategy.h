@@ -10,8 +10,10 @@
  * proposals, results and hints go on meanwhile: a proposal is planned
  * under the lock, its model called with no lock held, and committed under
  * the lock. After such a wait a strategy re-reads its state rather than
- * trusting what it saw before. Register a strategy by adding it to the
- * table in engine.c.
+ * trusting what it saw before. A strategy writes the store only through
+ * the engine's port (env.port), so each of its writes wakes the screen;
+ * it reads through env.st. Register a strategy by adding it to the table
+ * in engine.c.
  */
 #ifndef CUCO_AGENTS_STRATEGY_H
 #define CUCO_AGENTS_STRATEGY_H
@@ -27,8 +29,60 @@
 
 typedef struct cuco_engine_config cuco_engine_config;
 
+/* A candidate moving between islands (evolve's migration). */
+typedef struct cuco_move {
+	uint64_t id;
+	int from, to;
+} cuco_move;
+
+/* The islands as a strategy writes them (port.islands): islands 0..n-1
+ * in the store, each made, exploring, when missing; every one's phase
+ * set when phase is not NULL; the candidates moved, with the islands'
+ * members and migrations; and, when text is not "", an event by author:
+ * a phase event when phase is set, else a migration. */
+typedef struct cuco_port_islands {
+	int n;
+	const char *phase;
+	const cuco_move *moves;
+	size_t nmoves;
+	const char *author, *text;
+} cuco_port_islands;
+
+/* A model call, and its reply's text (NULL when none came). */
+typedef struct cuco_port_call {
+	cuco_call call;
+	char *reply;
+} cuco_port_call;
+
+/* The engine's port (engine_port.c): every call is one write transaction
+ * of the run's store, after which the screen wakes (docs/architecture.md,
+ * "What wakes the screen"). A test hands a strategy a port of its own. */
+typedef struct cuco_port {
+	void *ctx;
+	/* Run fn in one write transaction: the records only the strategy
+	 * knows (the beam's memory). */
+	int (*write)(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
+	/* An event in the run's log; with a meta record `name` (its JSON) in
+	 * the same transaction when name is not NULL. */
+	int (*event)(void *ctx, const char *name, const char *json, cuco_event_kind kind,
+		const char *author, uint64_t candidate, const char *text, cuco_err *err);
+	/* Model calls, each reply's text in the sources, linked to no
+	 * candidate; with r, linked to the refusal r, stored with its prompt
+	 * and transcript texts (NULL or "": none) and a refusal event. */
+	int (*calls)(void *ctx, const cuco_refusal *r, const char *prompt, const char *transcript,
+		const cuco_port_call *v, size_t n, cuco_err *err);
+	/* The islands, and candidates moving between them (cuco_port_islands). */
+	int (*islands)(void *ctx, const cuco_port_islands *a, cuco_err *err);
+	/* The texts behind a proposal: its prompt and transcript, their
+	 * hashes set in c, and each call's reply, its hash set in the call
+	 * (the engine stores the calls with the candidate). */
+	int (*texts)(void *ctx, const char *prompt, const char *transcript, cuco_candidate *c,
+		cuco_port_call *v, size_t n, cuco_err *err);
+} cuco_port;
+
 typedef struct cuco_strategy_env {
-	cuco_store *st;
+	cuco_store *st;              /* to read; writes go through port */
+	const cuco_port *port;
 	const cuco_workload *wl;
 	const cuco_engine_config *cfg;
 	uint64_t baseline_id;

@@ -1,0 +1,240 @@
+/* test_port.c — the port strategies write the store through
+ * (engine_port.c): what a strategy writes lands in the run's store and
+ * wakes the screen, as the engine's own writes do; and a strategy's
+ * refusals against a port of the test's own, with no store. */
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agents/engine_int.h"
+#include "agents/search_int.h"
+
+typedef struct seen {
+	cuco_event ev;
+	int n;
+	char *meta;
+} seen;
+
+static int last_event(const cuco_event *ev, void *arg)
+{
+	seen *s = arg;
+	s->ev = *ev;
+	s->n++;
+	return 0;
+}
+
+static int seen_txn(cuco_txn *txn, void *arg)
+{
+	seen *s = arg;
+	int rc = cuco_event_each(txn, 1, last_event, s);
+	if (rc == CUCO_OK && cuco_meta_get(txn, "beam", &s->meta) == CUCO_ENOTFOUND)
+		s->meta = NULL;
+	return rc;
+}
+
+static int linked(const cuco_call *c, void *arg)
+{
+	(void)arg;
+	assert_int_equal(c->refusal, 1);
+	assert_int_equal(c->reply_hash[0] != '\0', c->id == 1);
+	return 0;
+}
+
+/* The calls, each linked to refusal r1; the refusal's texts. */
+static int calls_txn(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	cuco_refusal r;
+	int rc = cuco_refusal_get(txn, 1, &r);
+	assert_int_equal(rc, CUCO_OK);
+	assert_true(r.prompt_hash[0] && !r.reply_hash[0]);
+	return cuco_call_each(txn, 1, linked, NULL);
+}
+
+static int islands_txn(cuco_txn *txn, void *arg)
+{
+	(void)arg;
+	cuco_island isl;
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(cuco_island_get(txn, i, &isl), CUCO_OK);
+		assert_string_equal(isl.phase, "exploit");
+		assert_int_equal(isl.members, 0);
+	}
+	assert_int_equal(cuco_island_get(txn, 2, &isl), CUCO_ENOTFOUND);
+	return CUCO_OK;
+}
+
+/* Whether hash is text's. */
+static bool hashed(const char *text, const char *hash)
+{
+	char h[CUCO_HASH_LEN + 1];
+	cuco_source_hash(text, strlen(text), h);
+	return strcmp(h, hash) == 0;
+}
+
+/* Readable within ms, then drained. */
+static bool woke(cuco_engine *e, int ms)
+{
+	struct pollfd p = { .fd = e->wake[0], .events = POLLIN };
+	if (poll(&p, 1, ms) != 1)
+		return false;
+	char drain[64];
+	return read(p.fd, drain, sizeof drain) > 0;
+}
+
+/* The screen woken, and the store's events: n, the last of kind by
+ * author. */
+static seen woke_with(cuco_engine *e, int n, cuco_event_kind kind, const char *author)
+{
+	assert_true(woke(e, 1000));
+	seen s = { 0 };
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_store_read(e->st, seen_txn, &s, &err), CUCO_OK);
+	assert_int_equal(s.n, n);
+	assert_int_equal(s.ev.kind, kind);
+	assert_string_equal(s.ev.author, author);
+	return s;
+}
+
+static void test_event_wakes(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/cuco-test-port-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	cuco_err err = { 0 };
+	cuco_engine e;
+	memset(&e, 0, sizeof e);
+	if (cuco_store_open(dir, CUCO_STORE_CREATE, &e.st, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(pipe2(e.wake, O_CLOEXEC | O_NONBLOCK), 0);
+	engine_port_init(&e);
+	const cuco_port *p = &e.port;
+	assert_false(woke(&e, 0));
+
+	/* An event alone: one record, the screen woken. */
+	assert_int_equal(p->event(p->ctx, NULL, NULL, CUCO_EVENT_FASTPATH, "fastpath", 7, "stage A",
+		&err), CUCO_OK);
+	seen s = woke_with(&e, 1, CUCO_EVENT_FASTPATH, "fastpath");
+	assert_int_equal(s.ev.candidate, 7);
+	assert_string_equal(s.ev.text, "stage A");
+	assert_null(s.meta);
+
+	/* A meta record with the event that says it. */
+	assert_int_equal(p->event(p->ctx, "beam", "{\"closed\":2}", CUCO_EVENT_MEMORY, "beam", 0,
+		"iteration 2", &err), CUCO_OK);
+	s = woke_with(&e, 2, CUCO_EVENT_MEMORY, "beam");
+	assert_string_equal(s.meta, "{\"closed\":2}");
+	free(s.meta);
+
+	/* A refusal with its calls: linked to it, its texts in the sources. */
+	cuco_refusal r = { .kind = CUCO_CALL_PROPOSE, .parent = 7, .island = 2, .model = "m",
+		.reason = "no diff" };
+	cuco_port_call v[2] = { { .call = { .kind = CUCO_CALL_PROPOSE, .model = "m" }, .reply = "hi" },
+		{ .call = { .kind = CUCO_CALL_PROPOSE, .model = "m" } } };
+	assert_int_equal(p->calls(p->ctx, &r, "the prompt", "", v, 2, &err), CUCO_OK);
+	s = woke_with(&e, 3, CUCO_EVENT_REFUSAL, "m");
+	assert_string_equal(s.ev.text, "r1 propose on island 2: no diff");
+	free(s.meta);
+	assert_int_equal(cuco_store_read(e.st, calls_txn, &s, &err), CUCO_OK);
+
+	/* Islands made at start say nothing; a phase for all is an event. */
+	assert_int_equal(p->islands(p->ctx, &(cuco_port_islands){ .n = 2, .text = "" }, &err), CUCO_OK);
+	assert_true(woke(&e, 1000));
+	assert_int_equal(p->islands(p->ctx, &(cuco_port_islands){ .n = 2, .phase = "exploit",
+		.author = "evolve", .text = "every island exploits now" }, &err), CUCO_OK);
+	s = woke_with(&e, 4, CUCO_EVENT_PHASE, "evolve");
+	free(s.meta);
+	assert_int_equal(cuco_store_read(e.st, islands_txn, NULL, &err), CUCO_OK);
+
+	/* The texts behind a proposal: their hashes handed back. */
+	cuco_candidate c = { .id = 0 };
+	cuco_port_call t[1] = { { .reply = "the reply" } };
+	assert_int_equal(p->texts(p->ctx, "the prompt", "the transcript", &c, t, 1, &err), CUCO_OK);
+	assert_true(woke(&e, 1000));
+	assert_true(hashed("the prompt", c.prompt_hash));
+	assert_true(hashed("the transcript", c.reply_hash));
+	assert_true(hashed("the reply", t[0].call.reply_hash));
+
+	close(e.wake[0]);
+	close(e.wake[1]);
+	cuco_store_close(e.st);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A port with no store behind it: what the strategy handed over. */
+typedef struct fake {
+	cuco_refusal r;
+	bool refused;
+	size_t ncalls;
+	cuco_event_kind kind;
+	char text[256];
+} fake;
+
+static int fake_calls(void *ctx, const cuco_refusal *r, const char *prompt,
+	const char *transcript, const cuco_port_call *v, size_t n, cuco_err *err)
+{
+	(void)prompt, (void)transcript, (void)v, (void)err;
+	fake *f = ctx;
+	f->refused = r != NULL;
+	if (r)
+		f->r = *r;
+	f->ncalls = n;
+	return CUCO_OK;
+}
+
+static int fake_event(void *ctx, const char *name, const char *json, cuco_event_kind kind,
+	const char *author, uint64_t candidate, const char *text, cuco_err *err)
+{
+	(void)name, (void)json, (void)author, (void)candidate, (void)err;
+	fake *f = ctx;
+	f->kind = kind;
+	cuco_strlcpy(f->text, text, sizeof f->text);
+	return CUCO_OK;
+}
+
+static void test_refusal_without_store(void **state)
+{
+	(void)state;
+	fake f = { 0 };
+	const cuco_port port = { .ctx = &f, .event = fake_event, .calls = fake_calls };
+	search_llm s = { .port = &port };
+	search_ledger lg;
+	search_ledger_init(&lg, CUCO_CALL_FIX, 5);
+	search_refuse(&s, &lg, 1, "m", "the prompt", "the transcript", "the patch did not apply");
+	assert_true(f.refused);
+	assert_int_equal(f.r.kind, CUCO_CALL_FIX);
+	assert_int_equal(f.r.parent, 5);
+	assert_int_equal(f.r.island, 1);
+	assert_string_equal(f.r.model, "m");
+	assert_string_equal(f.r.reason, "the patch did not apply");
+	assert_int_equal(f.ncalls, 0);
+	assert_int_equal(lg.n, 0);
+
+	/* An empty ledger stores nothing; an event goes as it is. */
+	f.refused = true;
+	f.ncalls = 9;
+	search_ledger_close(&s, &lg);
+	assert_int_equal(f.ncalls, 9);
+	search_event(&port, CUCO_EVENT_PROMPT, "fastpath", 3, "stage B");
+	assert_int_equal(f.kind, CUCO_EVENT_PROMPT);
+	assert_string_equal(f.text, "stage B");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_event_wakes),
+		cmocka_unit_test(test_refusal_without_store),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
