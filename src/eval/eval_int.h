@@ -494,20 +494,13 @@ int eval_ticket_file(const eval_ticket *t, const char *dir, char *path, size_t s
  * this ticket's seal; *json then points at the JSON. */
 bool eval_ticket_open(const eval_ticket *t, const char *sealed, const char **json);
 
-/* The workload's own texts, its baseline and its seed, which the source
- * scan trusts line by line: each line with comments as spaces and the
- * blanks at its ends left out, sorted. The evaluator reads them once,
- * when it opens. */
-typedef struct eval_known_line {
-	const char *at;
-	size_t n;
-} eval_known_line;
-
+/* The workload's own texts, its baseline and its seed, whose frames the
+ * source scan trusts whole: the lines around their blocks (the compiler's
+ * lines, splices joined), comments blanked, the blanks at their ends and
+ * blank lines left out. The evaluator reads them once, when it opens. */
 typedef struct eval_known {
-	char **texts;             /* the texts, comments as spaces; the lines point into them */
-	size_t ntexts;
-	eval_known_line *lines;
-	size_t nlines;
+	cuco_buf *frames;         /* one per text */
+	size_t nframes;
 } eval_known;
 
 void eval_known_add(eval_known *k, const char *text, size_t len);
@@ -515,10 +508,11 @@ void eval_known_add(eval_known *k, const char *text, size_t len);
 void eval_known_read(eval_known *k, const cuco_workload *wl);
 void eval_known_free(eval_known *k);
 
-/* Whether a program reaches for the harness's key or runs before it, in
- * the insides of its EVOLVE-BLOCKs (text.h) or in any line around them
- * that known (NULL: nothing) does not hold, comments aside; a program
- * without blocks, or with markers the rule refuses, is all around them.
+/* Whether a program reaches for the harness's key or runs before it, or
+ * holds what the scan cannot read as every compiler does, in the insides
+ * of its EVOLVE-BLOCKs (text.h), and around them too unless what is around
+ * them is a frame known holds (NULL: none); a program without blocks, or
+ * with markers the rule refuses, is all around them.
  * why says what and where ("source: line N uses getenv: ..."). */
 bool eval_trust_scan(const char *src, size_t len, const eval_known *known, char *why, size_t size);
 

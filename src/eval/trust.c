@@ -81,11 +81,14 @@ bool eval_ticket_open(const eval_ticket *t, const char *sealed, const char **jso
 /* What candidate code may not name: ways to reach the seal's key or the
  * harness's state, or to run before the harness's constructor (priority
  * 101) takes the ticket. Identifiers are matched whole, outside comments
- * and strings; a prefix ends in '*'. */
+ * and strings; a prefix ends in '*'. The list names the obvious ways, not
+ * every way (docs/trust.md): code in the harness's process can build a
+ * path or find memory at run time without naming any of it. */
 static const struct { const char *name, *why; } forbidden_names[] = {
 	{ "getenv", "reads the environment, where the harness's key travels" },
 	{ "secure_getenv", "reads the environment, where the harness's key travels" },
 	{ "environ", "reads the environment, where the harness's key travels" },
+	{ "_environ", "reads the environment, where the harness's key travels" },
 	{ "__environ", "reads the environment, where the harness's key travels" },
 	{ "setenv", "changes the environment the harness reads" },
 	{ "putenv", "changes the environment the harness reads" },
@@ -98,6 +101,7 @@ static const struct { const char *name, *why; } forbidden_names[] = {
 	{ "process_vm_readv", "reads another process's memory" },
 	{ "process_vm_writev", "writes another process's memory" },
 	{ "init_priority", "orders static initialisation before the harness's ticket" },
+	{ "__init_priority__", "orders static initialisation before the harness's ticket" },
 	{ "cuco_ticket*", "touches the harness's ticket" },
 	{ "cuco_take_ticket", "touches the harness's ticket" },
 	{ "cuco_seal*", "touches the harness's seal" },
@@ -114,6 +118,7 @@ static const struct { const char *text, *why; } forbidden_text[] = {
 	{ "/proc/", "reads /proc (the environment and memory of this and other processes)" },
 	{ ".init_array", "places code before main() by section" },
 	{ ".preinit_array", "places code before main() by section" },
+	{ ".ctors", "places code before main() by section" },
 	{ "CUCO_HARNESS", "names the variable that carries the harness's key" },
 	{ "LD_PRELOAD", "names the preload that counts host calls" },
 };
@@ -123,6 +128,11 @@ static bool ident_char(char c)
 	return isalnum((unsigned char)c) || c == '_';
 }
 
+static bool is_word(const char *word, size_t len, const char *w)
+{
+	return len == strlen(w) && strncmp(word, w, len) == 0;
+}
+
 /* The forbidden identifier at the start of word (len chars), or -1. */
 static int forbidden_ident(const char *word, size_t len)
 {
@@ -130,55 +140,199 @@ static int forbidden_ident(const char *word, size_t len)
 		const char *n = forbidden_names[i].name;
 		size_t nl = strlen(n);
 		bool prefix = n[nl - 1] == '*';
-		if (prefix ? len >= nl - 1 && strncmp(word, n, nl - 1) == 0
-			: len == nl && strncmp(word, n, nl) == 0)
+		if (prefix ? len >= nl - 1 && strncmp(word, n, nl - 1) == 0 : is_word(word, len, n))
 			return (int)i;
 	}
 	return -1;
 }
 
-/* `constructor(N)`: a constructor that asks to run at priority N, which
- * may be before the harness's. */
-static bool prioritised_constructor(const char *code, size_t at, size_t len)
+static size_t skip_blanks(const char *code, size_t i, size_t end)
 {
-	size_t i = at + strlen("constructor");
-	while (i < len && isspace((unsigned char)code[i]))
+	while (i < end && isspace((unsigned char)code[i]))
 		i++;
+	return i;
+}
+
+/* `constructor(N)`, the name ending at code + i: a constructor that asks
+ * to run at priority N, which may be before the harness's. */
+static bool prioritised_constructor(const char *code, size_t i, size_t len)
+{
+	i = skip_blanks(code, i, len);
 	if (i >= len || code[i] != '(')
 		return false;
-	for (i++; i < len && isspace((unsigned char)code[i]); i++)
-		;
+	i = skip_blanks(code, i + 1, len);
 	return i < len && isdigit((unsigned char)code[i]);
 }
 
-/* Scan the line [at, end) of a program of len bytes, given its stripped
- * copies (code: quotes blanked too; text: comments only); why names the
- * line by its number. */
-static bool scan_line(const char *code, const char *text, size_t at, size_t end, size_t len,
-	int line, char *why, size_t size)
+/* ---- the text as the compiler reads it ---------------------------------------- */
+
+/* A program as the compiler's first two phases leave it (C11 5.1.1.2):
+ * CR LF as one newline, and a backslash before a newline (blanks between
+ * too: gcc and nvcc splice those) as nothing, so that no name, comment
+ * delimiter or known line can be split or joined across lines behind the
+ * scan's back. line[i] is the physical line that text[i] came from. */
+typedef struct logical {
+	char *text;
+	size_t len;
+	int *line;
+} logical;
+
+/* A backslash at i that splices: the offset of its newline, else 0. */
+static size_t splice_at(const char *src, size_t i, size_t len)
+{
+	if (src[i] != '\\')
+		return 0;
+	size_t j = i + 1;
+	while (j < len && (src[j] == ' ' || src[j] == '\t' || src[j] == '\f' || src[j] == '\v'))
+		j++;
+	j += j + 1 < len && src[j] == '\r' && src[j + 1] == '\n';
+	return j < len && src[j] == '\n' ? j : 0;
+}
+
+/* The logical text of src. What compilers or their modes read apart is
+ * refused instead (the physical line into *bad, the reason into *what):
+ * a lone CR, which gcc takes for a newline and the scan would not, a NUL,
+ * which gcc reads as a blank (so `\`, NUL, newline splices), and a
+ * trigraph, replaced under -std=c11 (??/ a backslash, ??' a caret, ??= a
+ * '#') and not under gnu11 or C++17. */
+static void logical_read(const char *src, size_t len, logical *l, int *bad, const char **what)
+{
+	l->text = cuco_xmalloc(len + 1);
+	l->line = cuco_xmalloc((len + 1) * sizeof *l->line);
+	l->len = 0;
+	*bad = 0;
+	int line = 1;
+	for (size_t i = 0; i < len; i++) {
+		size_t nl = splice_at(src, i, len);
+		if (nl || (src[i] == '\r' && i + 1 < len && src[i + 1] == '\n')) {
+			line += nl > 0;
+			i = nl ? nl : i;
+			continue;
+		}
+		if (!*bad && src[i] == '\r') {
+			*bad = line;
+			*what = "has a carriage return that ends no line: a compiler ends the line there";
+		} else if (!*bad && src[i] == '\0') {
+			*bad = line;
+			*what = "has a NUL byte: gcc skips it, so a backslash before it may splice the lines";
+		} else if (!*bad && src[i] == '?' && i + 2 < len && src[i + 1] == '?' && src[i + 2]
+			&& strchr("=(/)'<>!-", src[i + 2])) {
+			*bad = line;
+			*what = "has a trigraph (??x): -std=c11 reads it as another character, other modes do not";
+		}
+		l->text[l->len] = src[i];
+		l->line[l->len++] = line;
+		line += src[i] == '\n';
+	}
+	l->text[l->len] = '\0';
+	l->line[l->len] = line;
+}
+
+static void logical_free(logical *l)
+{
+	free(l->text);
+	free(l->line);
+}
+
+/* ---- what the scan reads ---------------------------------------------------------- */
+
+/* `##` (or `%:%:`) at code + i: a paste, whose name is in no text, but
+ * for GNU's `, ## __VA_ARGS__` (a comma makes no name). */
+static bool pastes(const char *code, size_t at, size_t i, size_t end)
+{
+	bool hashes = i + 1 < end && code[i] == '#' && code[i + 1] == '#';
+	if (!hashes && !(i + 3 < end && strncmp(code + i, "%:%:", 4) == 0))
+		return false;
+	while (i > at && isspace((unsigned char)code[i - 1]))
+		i--;
+	return !(i > at && code[i - 1] == ',');
+}
+
+/* The end of the number that starts at code + i (a pp-number). */
+static size_t number_end(const char *code, size_t i, size_t end)
+{
+	for (i++; i < end; i++)
+		if (!ident_char(code[i]) && code[i] != '.'
+			&& !((code[i] == '+' || code[i] == '-') && strchr("eEpP", code[i - 1])))
+			break;
+	return i;
+}
+
+/* Whether the name at code + i (n chars) opens a header name, <...>, that
+ * holds what the scan reads as a comment or a quote and the compiler does
+ * not (raw: the logical text, comments in place). */
+static bool odd_header_name(const char *raw, const char *code, size_t i, size_t n, size_t end)
+{
+	static const char *const opens[] = { "include", "include_next", "import", "__has_include",
+		"__has_include_next" };
+	bool opener = false;
+	for (size_t k = 0; k < sizeof opens / sizeof opens[0]; k++)
+		opener |= is_word(code + i, n, opens[k]);
+	size_t j = skip_blanks(code, i + n, end);
+	if (opener && j < end && code[j] == '(')
+		j = skip_blanks(code, j + 1, end);
+	if (!opener || j >= end || code[j] != '<')
+		return false;
+	for (j++; j < end && raw[j] != '>'; j++)
+		if (raw[j] == '"' || raw[j] == '\'' || (raw[j] == '/' && (raw[j + 1] == '*' || raw[j + 1] == '/')))
+			return true;
+	return false;
+}
+
+/* Scan the logical line [at, end) of a program of len bytes, given its
+ * text (raw) and stripped copies (code: quotes blanked too; text:
+ * comments only); why names the physical line (lines: per byte) of what
+ * it finds. Besides
+ * what the code may not name, what the scan cannot read as every
+ * compiler does is refused: a paste, a raw string, a digit separator, a
+ * header name with a comment or a quote in it. */
+static bool scan_line(const char *raw, const char *code, const char *text, const int *lines,
+	size_t at, size_t end, size_t len, char *why, size_t size)
 {
 	for (size_t i = at; i < end; i++) {
+		int line = lines[i];
 		for (size_t t = 0; t < sizeof forbidden_text / sizeof forbidden_text[0]; t++)
 			if (strncmp(text + i, forbidden_text[t].text, strlen(forbidden_text[t].text)) == 0) {
 				snprintf(why, size, "source: line %d mentions \"%s\": the code %s", line,
 					forbidden_text[t].text, forbidden_text[t].why);
 				return true;
 			}
-		if (!ident_char(code[i]) || (i > 0 && ident_char(code[i - 1])) || isdigit((unsigned char)code[i]))
+		const char *odd = NULL;
+		if (pastes(code, at, i, end))
+			odd = "pastes tokens (##): the name it makes is in no text to read";
+		if (!odd && !ident_char(code[i]))
 			continue;
+		if (!odd && i > at && ident_char(code[i - 1]))
+			continue;
+		if (!odd && isdigit((unsigned char)code[i])) {
+			size_t e = number_end(code, i, end);
+			if (e >= end || code[e] != '\'') {
+				i = e - 1;
+				continue;
+			}
+			odd = "has a digit separator ('): C++ reads it inside a number, C as a quote";
+		}
 		size_t n = 0;
-		while (i + n < end && ident_char(code[i + n]))
+		while (!odd && i + n < end && ident_char(code[i + n]))
 			n++;
-		int f = forbidden_ident(code + i, n);
+		int f = odd ? -1 : forbidden_ident(code + i, n);
 		if (f >= 0) {
 			snprintf(why, size, "source: line %d uses %.*s: the code %s", line, (int)n, code + i,
 				forbidden_names[f].why);
 			return true;
 		}
-		if (n == strlen("constructor") && strncmp(code + i, "constructor", n) == 0
-			&& prioritised_constructor(code, i, len)) {
-			snprintf(why, size, "source: line %d declares a constructor with a priority: it could "
-				"run before the harness takes its ticket", line);
+		if (!odd && (is_word(code + i, n, "constructor") || is_word(code + i, n, "__constructor__"))
+			&& prioritised_constructor(code, i + n, len))
+			odd = "declares a constructor with a priority: it could run before the harness takes "
+				"its ticket";
+		if (!odd && code[i + n] == '"' && (is_word(code + i, n, "R") || is_word(code + i, n, "LR")
+			|| is_word(code + i, n, "uR") || is_word(code + i, n, "UR") || is_word(code + i, n, "u8R")))
+			odd = "has a raw string literal: the scan reads its quotes as plain ones";
+		if (!odd && odd_header_name(raw, code, i, n, end))
+			odd = "has a header name (<...>) holding a comment or a quote: the compiler reads it "
+				"whole, the scan as a comment or a quote";
+		if (odd) {
+			snprintf(why, size, "source: line %d %s", line, odd);
 			return true;
 		}
 		i += n - 1;
@@ -186,45 +340,49 @@ static bool scan_line(const char *code, const char *text, size_t at, size_t end,
 	return false;
 }
 
-/* ---- the workload's own text ---------------------------------------------------- */
+/* ---- the workload's own frame --------------------------------------------------- */
 
-/* A line with the blanks at its ends left out. */
-static eval_known_line trimmed(const char *at, size_t n)
+/* The frame of a logical text: its lines around its blocks, comments
+ * blanked (stripped: the text so), the blanks at their ends left out,
+ * blank ones dropped, each ending in a newline. */
+static void frame_of(const char *stripped, size_t len, const cuco_block *b, size_t nb, cuco_buf *out)
 {
-	while (n > 0 && isspace((unsigned char)*at)) {
-		at++;
-		n--;
+	size_t k = 0;
+	for (size_t at = 0; at < len;) {
+		const char *nl = memchr(stripped + at, '\n', len - at);
+		size_t end = nl ? (size_t)(nl - stripped) : len, from = at, n = end - at;
+		while (k < nb && b[k].to <= at)
+			k++;
+		at = end + 1;
+		if (k < nb && from >= b[k].from)
+			continue;
+		for (; n > 0 && isspace((unsigned char)stripped[from]); n--)
+			from++;
+		while (n > 0 && isspace((unsigned char)stripped[from + n - 1]))
+			n--;
+		if (n > 0)
+			cuco_buf_printf(out, "%.*s\n", (int)n, stripped + from);
 	}
-	while (n > 0 && isspace((unsigned char)at[n - 1]))
-		n--;
-	return (eval_known_line){ at, n };
-}
-
-static int line_order(const void *a, const void *b)
-{
-	const eval_known_line *x = a, *y = b;
-	int c = memcmp(x->at, y->at, x->n < y->n ? x->n : y->n);
-	return c ? c : (x->n > y->n) - (x->n < y->n);
+	if (!out->data)
+		cuco_buf_append(out, "", 0);
 }
 
 void eval_known_add(eval_known *k, const char *text, size_t len)
 {
-	char *stripped = cuco_text_strip(text, len, false);
-	k->texts = cuco_xrealloc(k->texts, (k->ntexts + 1) * sizeof *k->texts);
-	k->texts[k->ntexts++] = stripped;
-	size_t most = k->nlines + 1;
-	for (size_t i = 0; i < len; i++)
-		most += stripped[i] == '\n';
-	k->lines = cuco_xrealloc(k->lines, most * sizeof *k->lines);
-	for (size_t at = 0; at < len;) {
-		const char *nl = memchr(stripped + at, '\n', len - at);
-		size_t end = nl ? (size_t)(nl - stripped) : len;
-		eval_known_line l = trimmed(stripped + at, end - at);
-		if (l.n > 0)
-			k->lines[k->nlines++] = l;
-		at = end + 1;
-	}
-	qsort(k->lines, k->nlines, sizeof *k->lines, line_order);
+	logical l;
+	int bad;
+	const char *what;
+	logical_read(text, len, &l, &bad, &what);  /* the workload's own: read as it is */
+	char *stripped = cuco_text_strip(l.text, l.len, false);
+	cuco_block *b = NULL;
+	size_t nb = 0;
+	cuco_text_blocks(l.text, l.len, "program", &b, &nb, NULL);
+	k->frames = cuco_xrealloc(k->frames, (k->nframes + 1) * sizeof *k->frames);
+	k->frames[k->nframes] = (cuco_buf){ 0 };
+	frame_of(stripped, l.len, b, nb, &k->frames[k->nframes++]);
+	free(b);
+	free(stripped);
+	logical_free(&l);
 }
 
 void eval_known_read(eval_known *k, const cuco_workload *wl)
@@ -235,7 +393,7 @@ void eval_known_read(eval_known *k, const cuco_workload *wl)
 		size_t len;
 		cuco_err err = { 0 };
 		snprintf(path, sizeof path, "%s/%s", wl->dir, files[i]);
-		/* One that cannot be read lends no line (cuco check says why). */
+		/* One that cannot be read lends no frame (cuco check says why). */
 		if (*files[i] && cuco_read_file(path, 16u << 20, &text, &len, &err) == CUCO_OK) {
 			eval_known_add(k, text, len);
 			free(text);
@@ -245,18 +403,19 @@ void eval_known_read(eval_known *k, const cuco_workload *wl)
 
 void eval_known_free(eval_known *k)
 {
-	for (size_t i = 0; i < k->ntexts; i++)
-		free(k->texts[i]);
-	free(k->texts);
-	free(k->lines);
+	for (size_t i = 0; i < k->nframes; i++)
+		cuco_buf_free(&k->frames[i]);
+	free(k->frames);
 	memset(k, 0, sizeof *k);
 }
 
-/* Whether a line (comments as spaces) is one of the known texts'. */
-static bool known_line(const eval_known *k, const char *at, size_t n)
+/* Whether a frame is one of the known texts'. */
+static bool known_frame(const eval_known *k, const cuco_buf *frame)
 {
-	eval_known_line l = trimmed(at, n);
-	return l.n == 0 || (k && bsearch(&l, k->lines, k->nlines, sizeof *k->lines, line_order));
+	for (size_t i = 0; k && i < k->nframes; i++)
+		if (k->frames[i].len == frame->len && memcmp(k->frames[i].data, frame->data, frame->len) == 0)
+			return true;
+	return false;
 }
 
 bool eval_trust_scan(const char *src, size_t len, const eval_known *known, char *why, size_t size)
@@ -264,28 +423,42 @@ bool eval_trust_scan(const char *src, size_t len, const eval_known *known, char 
 	/* What a search may change, the insides of the blocks the patcher
 	 * sees (text.h), is read whole. So is what the model wrote around
 	 * them: a fast-path attempt or a full rewrite is the model's program,
-	 * outside its blocks too; only the lines the workload's own text
-	 * holds, comments aside, are taken as they are. */
+	 * outside its blocks too. Only the workload's own frame, all of it,
+	 * is taken as it is: a line of it moved into a function of the
+	 * candidate's, or after a line the candidate added, is the
+	 * candidate's line (it may mean anything there). Lines are the
+	 * compiler's: splices joined first. */
+	logical l;
+	int bad;
+	const char *what;
+	logical_read(src, len, &l, &bad, &what);
+	if (bad) {
+		snprintf(why, size, "source: line %d %s", bad, what);
+		logical_free(&l);
+		return true;
+	}
 	cuco_block *b = NULL;
 	size_t nb = 0, k = 0;
 	/* Markers the rule refuses leave no blocks: all of it is around them. */
-	cuco_text_blocks(src, len, "program", &b, &nb, NULL);
-	char *code = cuco_text_strip(src, len, true), *text = cuco_text_strip(src, len, false);
-	bool found = false;
-	int line = 1;
-	for (size_t at = 0; at < len && !found; line++) {
-		const char *nl = memchr(src + at, '\n', len - at);
-		size_t end = nl ? (size_t)(nl - src) : len;
+	cuco_text_blocks(l.text, l.len, "program", &b, &nb, NULL);
+	char *code = cuco_text_strip(l.text, l.len, true), *text = cuco_text_strip(l.text, l.len, false);
+	cuco_buf frame = { 0 };
+	frame_of(text, l.len, b, nb, &frame);
+	bool own = known_frame(known, &frame), found = false;
+	for (size_t at = 0; at < l.len && !found;) {
+		const char *nl = memchr(l.text + at, '\n', l.len - at);
+		size_t end = nl ? (size_t)(nl - l.text) : l.len;
 		while (k < nb && b[k].to <= at)
 			k++;
-		bool inside = k < nb && at >= b[k].from;
-		if (inside || !known_line(known, text + at, end - at))
-			found = scan_line(code, text, at, end, len, line, why, size);
+		if (!own || (k < nb && at >= b[k].from))
+			found = scan_line(l.text, code, text, l.line, at, end, l.len, why, size);
 		at = end + 1;
 	}
+	cuco_buf_free(&frame);
 	free(b);
 	free(code);
 	free(text);
+	logical_free(&l);
 	return found;
 }
 

@@ -305,12 +305,14 @@ static void test_workload_in_home_sandboxed(void **state)
 	char *solo = read_fixture("solo/solo.c", &len);
 	put(dir, "solo.c", solo, len);
 	free(solo);
+	/* The seed is the candidate, its frame whole (the source scan trusts
+	 * nothing less): the sandbox is what this test is about. */
 	char *hostile = read_fixture("hostile/hostile.c", &len);
-	put(dir, "hostile.c", hostile, len);
 	cuco_buf src = { 0 };
 	cuco_buf_puts(&src, "#include \"extra.h\"\n");
 	cuco_buf_append(&src, hostile, len);
 	free(hostile);
+	put(dir, "hostile.c", src.data, src.len);
 
 	cuco_workload *wl;
 	cuco_err err = { 0 };

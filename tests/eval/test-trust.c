@@ -333,9 +333,85 @@ static void test_source_scan(void **state)
 	assert_true(scan("ok\n/* EVOLVE-BLOCK-START */\nint x = putenv(0);\n", why));
 }
 
+/* Red team (issue 24): a program that spells what the scan refuses so
+ * that the scan and the compiler read it differently. Each compiles to the
+ * construct (checked by hand: gcc -std=c11 as the toy fixture builds, or
+ * gnu11, or g++ and nvcc -std=c++17) and got through the line-by-line scan
+ * that read physical lines with its own lexer, trusting any line the
+ * workload's text holds ("own": a fixture under tests/eval/fixtures, or
+ * after '=' the text itself). */
+static const struct { const char *what, *src, *own; } escapes[] = {
+	{ "a splice inside a name", "int f(void) { return get\\\nenv(\"X\") != 0; }\n", NULL },
+	{ "a splice onto a line the workload holds", "int f(void) { return get\\\nenv(\"X\") != 0; }\n",
+		"=env(\"X\") != 0; }\n" },
+	{ "a splice closing a comment", "/* c *\\\n/ int f(void) { return getenv(\"X\") != 0; } /* */\n", NULL },
+	{ "a splice opening a // comment", "/\\\n/ /*\nint f(void) { return getenv(\"X\") != 0; }\n/* */\n", NULL },
+	{ "a splice with blanks after the backslash", "int f(void) { return get\\ \t\nenv(\"X\") != 0; }\n", NULL },
+	{ "a lone CR ending a // comment", "int f(void) {\n\t// nothing\rreturn getenv(\"X\") != 0;\n}\n", NULL },
+	{ "a trigraph splice, ?\\?/ (-std=c11)", "int f(void) { return get?\?/\nenv(\"X\") != 0; }\n", NULL },
+	{ "a trigraph that is no quote, ?\\?' (-std=c11)",
+		"int f(void) { int a = 3 ?\?' 1; return getenv(\"X\") != 0 || a == ' '; }\n", NULL },
+	{ "a raw string (C++, gnu C)",
+		"const char *s = R\"(\")\"; int f(void) { return getenv(\"X\") != 0; } const char *t = \"\";\n", NULL },
+	{ "a digit separator (C++14)", "int a = 1'0; int f() { return getenv(\"X\") != 0; } int b = 1'0;\n", NULL },
+	{ "a header name holding /*",
+		"#if __has_include(<none/*>)\n#endif\nint f(void) { return getenv(\"X\") != 0; }\n/* */\n", NULL },
+	{ "a token paste", "#define G(a, b) a##b\nint f(void) { return G(get, env)(\"X\") != 0; }\n", NULL },
+	{ "a token paste as a digraph", "#define G(a, b) a %:%: b\nint f(void) { return G(get, env)(\"X\") != 0; }\n",
+		NULL },
+	{ "a constructor spelled __constructor__",
+		"__attribute__((__constructor__(101))) static void f(void) {}\n", NULL },
+	{ "a constructor by .ctors", "static void (*f)(void) __attribute__((section(\".ctors.65435\"))) = 0;\n",
+		NULL },
+	{ "the environment as _environ", "extern char **_environ;\nchar *f(void) { return _environ[0]; }\n", NULL },
+	{ "the workload's sealing line in a function of the candidate's",
+		"#include \"cuco_seal.h\"\nstatic void forge(const char *body)\n{\n\tcuco_seal_print(body);\n}\n"
+		"int main(void) { forge(\"\\\"correct\\\": true\"); return 0; }\n", "solo/solo.c" },
+};
+
+/* ... and what honest code writes beside them. */
+static const char *const honest[] = {
+	"#define CHECK(x) do { \\\n\tif (!(x)) \\\n\t\tabort(); \\\n} while (0)\n",
+	"#define LOG(f, ...) printf(f, ## __VA_ARGS__)\n",
+	"int a;\r\nint b = 0x1e+2, c = 'a';\r\n#include <stdio.h>\n",
+	"const char *w = \"why?\"; /* what? */\n",
+	"__attribute__((__constructor__)) static void f(void) {}\n",
+};
+
+static void test_scan_escapes(void **state)
+{
+	(void)state;
+	int through = 0;
+	for (size_t i = 0; i < sizeof escapes / sizeof escapes[0]; i++) {
+		char why[400] = "";
+		size_t len = 0;
+		const char *o = escapes[i].own;
+		char *own = !o ? NULL : *o == '=' ? strdup(o + 1) : read_fixture(o, &len);
+		bool refused = own ? scan_known(escapes[i].src, own, why) : scan(escapes[i].src, why);
+		printf("scan escape %-60s %s%s\n", escapes[i].what, refused ? "refused: " : "GOT THROUGH", why);
+		through += !refused;
+		free(own);
+	}
+	/* gcc reads a NUL as a blank: a backslash, a NUL and a newline splice. */
+	char why[400];
+	const char nul[] = "int f(void) { return get\\\0\nenv(\"X\") != 0; }\n";
+	bool refused = eval_trust_scan(nul, sizeof nul - 1, NULL, why, sizeof why);
+	printf("scan escape %-60s %s%s\n", "a splice with a NUL after the backslash",
+		refused ? "refused: " : "GOT THROUGH", refused ? why : "");
+	assert_int_equal(through + !refused, 0);
+
+	/* What honest code writes beside them is read as it is. */
+	for (size_t i = 0; i < sizeof honest / sizeof honest[0]; i++)
+		if (scan(honest[i], why))
+			fail_msg("honest code refused: %s\n%s", why, honest[i]);
+	/* Splices are read as the compiler reads them, then by line. */
+	assert_true(scan("int a;\nint f(void) { return get\\\nenv(\"X\") != 0; }\n", why));
+	assert_non_null(strstr(why, "line 2 uses getenv"));
+}
+
 /* Every shipped workload's seed and baseline, as the evaluator scans them
  * (its slots filled with the first values, the workload's own text
- * known), pass: an honest program is never suspect. A framed workload's
+ * known, or not), pass: an honest program is never suspect. A framed workload's
  * program is not scanned (its object is checked), but its texts pass too. */
 static void test_shipped_pass(void **state)
 {
@@ -358,7 +434,7 @@ static void test_shipped_pass(void **state)
 			fail_msg("%s", err.msg);
 		eval_known known = { 0 };
 		eval_known_read(&known, wl);
-		assert_true(known.nlines > 0);
+		assert_true(known.nframes > 0);
 		cuco_directive first;
 		cuco_directive_default(wl, &first);
 		const char *files[] = { wl->baseline_file, wl->seed_file };
@@ -371,6 +447,9 @@ static void test_shipped_pass(void **state)
 			eval_apply_slots(wl, &first, text, len, &src);
 			if (eval_trust_scan(src.data, src.len, &known, why, sizeof why))
 				fail_msg("%s's %s: %s", e->d_name, files[i], why);
+			/* A rewrite that keeps every line but changes its frame is read whole. */
+			if (eval_trust_scan(src.data, src.len, NULL, why, sizeof why))
+				fail_msg("%s's %s, its frame not known: %s", e->d_name, files[i], why);
 			cuco_buf_free(&src);
 			free(text);
 		}
@@ -541,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_sealed_protocol),
 		cmocka_unit_test(test_verdict_rules),
 		cmocka_unit_test(test_source_scan),
+		cmocka_unit_test(test_scan_escapes),
 		cmocka_unit_test(test_shipped_pass),
 		cmocka_unit_test(test_binary_rules),
 		cmocka_unit_test(test_preload_fits),
