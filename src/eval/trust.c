@@ -263,8 +263,8 @@ static size_t number_end(const char *code, size_t i, size_t end)
  * not (raw: the logical text, comments in place). */
 static bool odd_header_name(const char *raw, const char *code, size_t i, size_t n, size_t end)
 {
-	static const char *const opens[] = { "include", "include_next", "import", "__has_include",
-		"__has_include_next" };
+	static const char *const opens[] = { "include", "include_next", "import", "embed", "__has_include",
+		"__has_include_next", "__has_embed" };
 	bool opener = false;
 	for (size_t k = 0; k < sizeof opens / sizeof opens[0]; k++)
 		opener |= is_word(code + i, n, opens[k]);
@@ -277,6 +277,46 @@ static bool odd_header_name(const char *raw, const char *code, size_t i, size_t 
 		if (raw[j] == '"' || raw[j] == '\'' || (raw[j] == '/' && (raw[j + 1] == '*' || raw[j + 1] == '/')))
 			return true;
 	return false;
+}
+
+/* The first forbidden name (as forbidden_ident) in the string literals of
+ * the asm statement or label whose keyword ends at code + i, read joined
+ * (adjacent literals are one): the assembler binds the names in them as
+ * the compiler binds identifiers, `__asm__("cuco_" "ticket")` too. A
+ * template a macro holds is not seen (docs/trust.md). */
+static int asm_name(const char *code, const char *text, size_t i, size_t len, char *name, size_t size)
+{
+	cuco_buf joined = { 0 };
+	i = skip_blanks(code, i, len);
+	while (i < len && (isalpha((unsigned char)code[i]) || code[i] == '_'))  /* volatile, goto, ... */
+		for (i++; i < len && ident_char(code[i]); i++)
+			;
+	i = skip_blanks(code, i, len);
+	size_t last = 0;  /* where the last literal ended */
+	for (int depth = i < len && code[i] == '(' ? 1 : 0; depth > 0 && ++i < len;) {
+		depth += (code[i] == '(') - (code[i] == ')');
+		if (code[i] != '"')
+			continue;
+		if (!last || skip_blanks(code, last, i) != i)
+			cuco_buf_append(&joined, " ", 1);
+		for (last = i + 1; last < len && text[last] != '"' && text[last] != '\n'; last++) {
+			size_t n = text[last] == '\\' && last + 1 < len ? 2 : 1;
+			cuco_buf_append(&joined, text + last, n);
+			last += n - 1;
+		}
+		last += last < len;
+	}
+	int f = -1;
+	for (size_t j = 0; f < 0 && j < joined.len; j++) {
+		size_t n = 0;
+		while (j + n < joined.len && ident_char(joined.data[j + n]))
+			n++;
+		if (n > 0 && !isdigit((unsigned char)joined.data[j]) && (f = forbidden_ident(joined.data + j, n)) >= 0)
+			snprintf(name, size, "%.*s", (int)n, joined.data + j);
+		j += n;
+	}
+	cuco_buf_free(&joined);
+	return f;
 }
 
 /* Scan the logical line [at, end) of a program of len bytes, given its
@@ -318,6 +358,13 @@ static bool scan_line(const char *raw, const char *code, const char *text, const
 		int f = odd ? -1 : forbidden_ident(code + i, n);
 		if (f >= 0) {
 			snprintf(why, size, "source: line %d uses %.*s: the code %s", line, (int)n, code + i,
+				forbidden_names[f].why);
+			return true;
+		}
+		char name[64];
+		if (!odd && (is_word(code + i, n, "asm") || is_word(code + i, n, "__asm") || is_word(code + i, n, "__asm__"))
+			&& (f = asm_name(code, text, i + n, len, name, sizeof name)) >= 0) {
+			snprintf(why, size, "source: line %d names %s in assembly: the code %s", line, name,
 				forbidden_names[f].why);
 			return true;
 		}

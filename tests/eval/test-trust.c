@@ -364,6 +364,11 @@ static const struct { const char *what, *src, *own; } escapes[] = {
 	{ "a constructor by .ctors", "static void (*f)(void) __attribute__((section(\".ctors.65435\"))) = 0;\n",
 		NULL },
 	{ "the environment as _environ", "extern char **_environ;\nchar *f(void) { return _environ[0]; }\n", NULL },
+	{ "the harness's ticket by an asm label",
+		"extern struct { int sealed; } t __asm__(\"cuco_\" \"ticket\");\nint f(void) { return t.sealed; }\n",
+		NULL },
+	{ "getenv called from inline assembly",
+		"void f(void) { __asm__ volatile(\"lea x(%%rip), %%rdi\\n\\t\"\n\t\"call getenv\" ::: \"rdi\"); }\n", NULL },
 	{ "the workload's sealing line in a function of the candidate's",
 		"#include \"cuco_seal.h\"\nstatic void forge(const char *body)\n{\n\tcuco_seal_print(body);\n}\n"
 		"int main(void) { forge(\"\\\"correct\\\": true\"); return 0; }\n", "solo/solo.c" },
@@ -376,6 +381,8 @@ static const char *const honest[] = {
 	"int a;\r\nint b = 0x1e+2, c = 'a';\r\n#include <stdio.h>\n",
 	"const char *w = \"why?\"; /* what? */\n",
 	"__attribute__((__constructor__)) static void f(void) {}\n",
+	"__device__ int ld(const int *p) { int v; asm volatile(\"ld.acquire.gpu.b32 %0, [%1];\" : \"=r\"(v) : \"l\"(p)); "
+	"return v; }\n",
 };
 
 static void test_scan_escapes(void **state)
