@@ -497,14 +497,21 @@ bool eval_ticket_open(const eval_ticket *t, const char *sealed, const char **jso
 /* The workload's own texts, its baseline and its seed, whose frames the
  * source scan trusts whole: the lines around their blocks (the compiler's
  * lines, splices joined), comments blanked, the blanks at their ends and
- * blank lines left out. The evaluator reads them once, when it opens. */
+ * blank lines left out; and the names the local headers they include
+ * use, which no candidate's macro may redefine above their #include. The
+ * evaluator reads them once, when it opens. */
 typedef struct eval_known {
 	cuco_buf *frames;         /* one per text */
 	size_t nframes;
+	cuco_buf names;           /* one a line: the names the workload's headers use */
+	cuco_buf knobs;           /* one a line: those its texts' blocks #define (the search's) */
 } eval_known;
 
+/* A text's frame and knobs (not the headers it includes). */
 void eval_known_add(eval_known *k, const char *text, size_t len);
-/* The baseline and the seed of wl; a file that cannot be read adds nothing. */
+/* The baseline and the seed of wl and the local headers they include
+ * (from their folder, the workload's, its extras'); a file that cannot be
+ * read adds nothing. */
 void eval_known_read(eval_known *k, const cuco_workload *wl);
 void eval_known_free(eval_known *k);
 

@@ -319,69 +319,177 @@ static int asm_name(const char *code, const char *text, size_t i, size_t len, ch
 	return f;
 }
 
-/* Scan the logical line [at, end) of a program of len bytes, given its
- * text (raw) and stripped copies (code: quotes blanked too; text:
- * comments only); why names the physical line (lines: per byte) of what
- * it finds. Besides
- * what the code may not name, what the scan cannot read as every
- * compiler does is refused: a paste, a raw string, a digit separator, a
- * header name with a comment or a quote in it. */
-static bool scan_line(const char *raw, const char *code, const char *text, const int *lines,
-	size_t at, size_t end, size_t len, char *why, size_t size)
+/* A program as the scan reads it. */
+typedef struct view {
+	const char *raw, *code, *text;  /* the logical text; quotes and comments blanked; comments */
+	const int *lines;               /* per byte, its physical line */
+	size_t len;
+	const eval_known *known;        /* NULL: nothing known */
+	const cuco_block *b;            /* the blocks, nb of them */
+	size_t nb;
+	bool own;                       /* what is around the blocks is the workload's own frame */
+	size_t last_include;            /* where the last #include line starts; 0: none */
+} view;
+
+/* `#define X` or `#undef X` (the directive's name at code + i, n chars,
+ * on the logical line from at): X's offset, else 0. */
+static size_t macro_defined(const char *code, size_t at, size_t i, size_t n, size_t end)
 {
+	if (!is_word(code + i, n, "define") && !is_word(code + i, n, "undef"))
+		return 0;
+	size_t j = skip_blanks(code, at, i);
+	if (j < i && code[j] == '#')
+		j++;
+	else if (j + 1 < i && code[j] == '%' && code[j + 1] == ':')
+		j += 2;
+	else
+		return 0;
+	if (skip_blanks(code, j, i) != i)
+		return 0;
+	j = skip_blanks(code, i + n, end);
+	return j < end && ident_char(code[j]) ? j : 0;
+}
+
+/* A reserved name (`__x`, `_X`) but a feature test (`_GNU_SOURCE`,
+ * `_FILE_OFFSET_BITS`, `__STDC_FORMAT_MACROS`): the library's headers
+ * spell their insides so (`__builtin_isnan` under std::isnan), and a
+ * program defines only the tests. */
+static bool reserved_name(const char *name, size_t n)
+{
+	static const char *const tests[] = { "_FILE_OFFSET_BITS", "_TIME_BITS", "_REENTRANT",
+		"_THREAD_SAFE", "__STDC_FORMAT_MACROS", "__STDC_LIMIT_MACROS", "__STDC_CONSTANT_MACROS",
+		"__STDC_WANT_LIB_EXT1__" };
+	if (n < 2 || name[0] != '_' || !(name[1] == '_' || isupper((unsigned char)name[1])))
+		return false;
+	if (n > 7 && strncmp(name + n - 7, "_SOURCE", 7) == 0)
+		return false;
+	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+		if (is_word(name, n, tests[i]))
+			return false;
+	return true;
+}
+
+/* Whether the workload's own frame (v->own) uses name (n chars) after
+ * offset from: on a line around the blocks, as an identifier. */
+static bool frame_uses(const view *v, size_t from, const char *name, size_t n)
+{
+	size_t k = 0;
+	for (const char *p = v->code + from; v->own && (p = memmem(p, v->len - (size_t)(p - v->code), name, n));
+		p += n) {
+		size_t at = (size_t)(p - v->code);
+		while (k < v->nb && v->b[k].to <= at)
+			k++;
+		if (!ident_char(p[-1]) && !ident_char(p[n]) && !(k < v->nb && at >= v->b[k].from))
+			return true;
+	}
+	return false;
+}
+
+static bool has_name(const cuco_buf *set, const char *name, size_t n)
+{
+	for (const char *p = set->data; p && (p = memmem(p, set->len - (size_t)(p - set->data), name, n));
+		p += n)
+		if ((p == set->data || p[-1] == '\n') && p[n] == '\n')
+			return true;
+	return false;
+}
+
+/* A `#define` or `#undef` (the directive's name at v->code + i, n chars,
+ * on the logical line [at, end)) that would rewrite the workload's own
+ * code after it: above an #include, a name the workload's headers use or
+ * a reserved one; in a block, a name its frame uses after it; never a knob
+ * its own blocks define. The name's offset (its length into *xn), else 0. */
+static size_t rewiring_macro(const view *v, size_t at, size_t i, size_t n, size_t end, size_t *xn)
+{
+	const char *code = v->code;
+	const eval_known *k = v->known;
+	size_t x = macro_defined(code, at, i, n, end);
+	for (*xn = 0; x && ident_char(code[x + *xn]);)
+		(*xn)++;
+	if (!x || (k && has_name(&k->knobs, code + x, *xn)))
+		return 0;
+	bool above = i < v->last_include
+		&& (reserved_name(code + x, *xn) || (k && has_name(&k->names, code + x, *xn)));
+	return above || frame_uses(v, end, code + x, *xn) ? x : 0;
+}
+
+/* "source: line N what" into why; true. */
+static bool refuse(char *why, size_t size, int line, const char *what)
+{
+	snprintf(why, size, "source: line %d %s", line, what);
+	return true;
+}
+
+/* The name at v->code + i (n chars, on the logical line [at, end), the
+ * physical line `line`): whether the scan refuses it, and why. */
+static bool name_refused(const view *v, size_t at, size_t i, size_t n, size_t end, int line, char *why,
+	size_t size)
+{
+	const char *code = v->code, *w = code + i;
+	int f = forbidden_ident(w, n);
+	char name[64], what[300];
+	if (f >= 0) {
+		snprintf(what, sizeof what, "uses %.*s: the code %s", (int)n, w, forbidden_names[f].why);
+		return refuse(why, size, line, what);
+	}
+	bool assembly = is_word(w, n, "asm") || is_word(w, n, "__asm") || is_word(w, n, "__asm__");
+	if (assembly && (f = asm_name(code, v->text, i + n, v->len, name, sizeof name)) >= 0) {
+		snprintf(what, sizeof what, "names %s in assembly: the code %s", name, forbidden_names[f].why);
+		return refuse(why, size, line, what);
+	}
+	if ((is_word(w, n, "constructor") || is_word(w, n, "__constructor__"))
+		&& prioritised_constructor(code, i + n, v->len))
+		return refuse(why, size, line, "declares a constructor with a priority: it could run before "
+			"the harness takes its ticket");
+	if (w[n] == '"' && (is_word(w, n, "R") || is_word(w, n, "LR") || is_word(w, n, "uR")
+		|| is_word(w, n, "UR") || is_word(w, n, "u8R")))
+		return refuse(why, size, line, "has a raw string literal: the scan reads its quotes as plain ones");
+	if (odd_header_name(v->raw, code, i, n, end))
+		return refuse(why, size, line, "has a header name (<...>) holding a comment or a quote: the "
+			"compiler reads it whole, the scan as a comment or a quote");
+	size_t xn = 0, x = rewiring_macro(v, at, i, n, end, &xn);
+	if (x) {
+		snprintf(what, sizeof what, "redefines %.*s before code that uses it (a header an #include "
+			"after it brings in, or the workload's own frame): the macro would rewrite that code",
+			(int)xn, code + x);
+		return refuse(why, size, line, what);
+	}
+	return false;
+}
+
+/* Scan the logical line [at, end) of the program v; why names the
+ * physical line of what it finds. Besides what the code may not name,
+ * what the scan cannot read as every compiler does is refused (a paste, a
+ * raw string, a digit separator, a header name with a comment or a quote
+ * in it), and a macro that would rewrite the workload's own code. */
+static bool scan_line(const view *v, size_t at, size_t end, char *why, size_t size)
+{
+	const char *code = v->code, *text = v->text;
 	for (size_t i = at; i < end; i++) {
-		int line = lines[i];
+		int line = v->lines[i];
 		for (size_t t = 0; t < sizeof forbidden_text / sizeof forbidden_text[0]; t++)
 			if (strncmp(text + i, forbidden_text[t].text, strlen(forbidden_text[t].text)) == 0) {
 				snprintf(why, size, "source: line %d mentions \"%s\": the code %s", line,
 					forbidden_text[t].text, forbidden_text[t].why);
 				return true;
 			}
-		const char *odd = NULL;
 		if (pastes(code, at, i, end))
-			odd = "pastes tokens (##): the name it makes is in no text to read";
-		if (!odd && !ident_char(code[i]))
+			return refuse(why, size, line, "pastes tokens (##): the name it makes is in no text to read");
+		if (!ident_char(code[i]) || (i > at && ident_char(code[i - 1])))
 			continue;
-		if (!odd && i > at && ident_char(code[i - 1]))
-			continue;
-		if (!odd && isdigit((unsigned char)code[i])) {
-			size_t e = number_end(code, i, end);
-			if (e >= end || code[e] != '\'') {
-				i = e - 1;
-				continue;
-			}
-			odd = "has a digit separator ('): C++ reads it inside a number, C as a quote";
-		}
 		size_t n = 0;
-		while (!odd && i + n < end && ident_char(code[i + n]))
+		if (isdigit((unsigned char)code[i])) {
+			n = number_end(code, i, end);
+			if (n < end && code[n] == '\'')
+				return refuse(why, size, line, "has a digit separator ('): C++ reads it inside a number, "
+					"C as a quote");
+			i = n - 1;
+			continue;
+		}
+		while (i + n < end && ident_char(code[i + n]))
 			n++;
-		int f = odd ? -1 : forbidden_ident(code + i, n);
-		if (f >= 0) {
-			snprintf(why, size, "source: line %d uses %.*s: the code %s", line, (int)n, code + i,
-				forbidden_names[f].why);
+		if (name_refused(v, at, i, n, end, line, why, size))
 			return true;
-		}
-		char name[64];
-		if (!odd && (is_word(code + i, n, "asm") || is_word(code + i, n, "__asm") || is_word(code + i, n, "__asm__"))
-			&& (f = asm_name(code, text, i + n, len, name, sizeof name)) >= 0) {
-			snprintf(why, size, "source: line %d names %s in assembly: the code %s", line, name,
-				forbidden_names[f].why);
-			return true;
-		}
-		if (!odd && (is_word(code + i, n, "constructor") || is_word(code + i, n, "__constructor__"))
-			&& prioritised_constructor(code, i + n, len))
-			odd = "declares a constructor with a priority: it could run before the harness takes "
-				"its ticket";
-		if (!odd && code[i + n] == '"' && (is_word(code + i, n, "R") || is_word(code + i, n, "LR")
-			|| is_word(code + i, n, "uR") || is_word(code + i, n, "UR") || is_word(code + i, n, "u8R")))
-			odd = "has a raw string literal: the scan reads its quotes as plain ones";
-		if (!odd && odd_header_name(raw, code, i, n, end))
-			odd = "has a header name (<...>) holding a comment or a quote: the compiler reads it "
-				"whole, the scan as a comment or a quote";
-		if (odd) {
-			snprintf(why, size, "source: line %d %s", line, odd);
-			return true;
-		}
 		i += n - 1;
 	}
 	return false;
@@ -414,27 +522,97 @@ static void frame_of(const char *stripped, size_t len, const cuco_block *b, size
 		cuco_buf_append(out, "", 0);
 }
 
+/* The identifiers of code (a stripped text, len bytes) from..to, into
+ * set, one a line; with directives, only the names that `#define` or
+ * `#undef` there. */
+static void add_names(cuco_buf *set, const char *code, size_t from, size_t to, bool directives)
+{
+	for (size_t i = from, at = from; i < to; i++) {
+		at = code[i] == '\n' ? i + 1 : at;
+		if (!ident_char(code[i]) || (i > from && ident_char(code[i - 1])))
+			continue;
+		size_t n = 0;
+		while (i + n < to && ident_char(code[i + n]))
+			n++;
+		size_t x = directives ? macro_defined(code, at, i, n, to) : i, xn = 0;
+		while (x && ident_char(code[x + xn]))
+			xn++;
+		if (xn && !isdigit((unsigned char)code[x]))
+			cuco_buf_printf(set, "%.*s\n", (int)xn, code + x);
+		i += n - 1;
+	}
+}
+
 void eval_known_add(eval_known *k, const char *text, size_t len)
 {
 	logical l;
 	int bad;
 	const char *what;
 	logical_read(text, len, &l, &bad, &what);  /* the workload's own: read as it is */
-	char *stripped = cuco_text_strip(l.text, l.len, false);
+	char *stripped = cuco_text_strip(l.text, l.len, false), *code = cuco_text_strip(l.text, l.len, true);
 	cuco_block *b = NULL;
 	size_t nb = 0;
 	cuco_text_blocks(l.text, l.len, "program", &b, &nb, NULL);
 	k->frames = cuco_xrealloc(k->frames, (k->nframes + 1) * sizeof *k->frames);
 	k->frames[k->nframes] = (cuco_buf){ 0 };
 	frame_of(stripped, l.len, b, nb, &k->frames[k->nframes++]);
+	for (size_t i = 0; i < nb; i++)
+		add_names(&k->knobs, code, b[i].from, b[i].to, true);
 	free(b);
+	free(code);
 	free(stripped);
 	logical_free(&l);
+}
+
+/* The names the local headers that path includes use (searched in its
+ * folder, then dirs[], as the compiler searches "..."), and theirs, into
+ * k->names (path's own too, with own); at most *budget files. */
+static void add_header_names(eval_known *k, const char *path, const char *const *dirs, size_t ndirs,
+	bool own, int *budget)
+{
+	char *text;
+	size_t len;
+	if (*budget <= 0 || cuco_read_file(path, 16u << 20, &text, &len, NULL) != CUCO_OK)
+		return;
+	(*budget)--;
+	char *code = cuco_text_strip(text, len, true), inc[32][128];
+	if (own)
+		add_names(&k->names, code, 0, len, false);
+	int n = 0;
+	cuco_text_includes(text, len, inc, &n, 32);
+	free(code);
+	free(text);
+	const char *slash = strrchr(path, '/');
+	for (int i = 0; i < n; i++)
+		for (size_t d = 0; d <= ndirs; d++) {
+			char next[PATH_MAX + 200];
+			if (d == 0)
+				snprintf(next, sizeof next, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, inc[i]);
+			else
+				snprintf(next, sizeof next, "%s/%s", dirs[d - 1], inc[i]);
+			if (access(next, R_OK) == 0) {
+				add_header_names(k, next, dirs, ndirs, true, budget);
+				break;
+			}
+		}
 }
 
 void eval_known_read(eval_known *k, const cuco_workload *wl)
 {
 	const char *files[] = { wl->baseline_file, wl->seed_file };
+	/* The build's -I: the workload's folder and the folders of its extras. */
+	char dirs[9][PATH_MAX];
+	const char *dir[9];
+	size_t ndirs = 0;
+	dir[ndirs++] = wl->dir;
+	for (int i = 0; i < wl->nextras && ndirs < 9; i++) {
+		const char *slash = strrchr(wl->extras[i], '/');
+		snprintf(dirs[ndirs], sizeof dirs[ndirs], "%s/%.*s", wl->dir, slash ? (int)(slash - wl->extras[i]) : 0,
+			wl->extras[i]);
+		dir[ndirs] = dirs[ndirs];
+		ndirs++;
+	}
+	int budget = 64;
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		char path[sizeof wl->dir + sizeof wl->seed_file + 2], *text;
 		size_t len;
@@ -444,6 +622,7 @@ void eval_known_read(eval_known *k, const cuco_workload *wl)
 		if (*files[i] && cuco_read_file(path, 16u << 20, &text, &len, &err) == CUCO_OK) {
 			eval_known_add(k, text, len);
 			free(text);
+			add_header_names(k, path, dir, ndirs, false, &budget);
 		}
 	}
 }
@@ -453,6 +632,8 @@ void eval_known_free(eval_known *k)
 	for (size_t i = 0; i < k->nframes; i++)
 		cuco_buf_free(&k->frames[i]);
 	free(k->frames);
+	cuco_buf_free(&k->names);
+	cuco_buf_free(&k->knobs);
 	memset(k, 0, sizeof *k);
 }
 
@@ -492,13 +673,25 @@ bool eval_trust_scan(const char *src, size_t len, const eval_known *known, char 
 	cuco_buf frame = { 0 };
 	frame_of(text, l.len, b, nb, &frame);
 	bool own = known_frame(known, &frame), found = false;
+	/* A macro the candidate defines may rewrite the workload's own code
+	 * after it: what an #include brings in (its harness), or its frame. */
+	view v = { l.text, code, text, l.line, l.len, known, b, nb, own, 0 };
+	for (size_t at = 0; at < l.len;) {
+		const char *nl = memchr(l.text + at, '\n', l.len - at);
+		size_t end = nl ? (size_t)(nl - l.text) : l.len, n;
+		const char *name;
+		bool local;
+		if (cuco_text_include(text + at, end - at, &name, &n, &local))
+			v.last_include = at;
+		at = end + 1;
+	}
 	for (size_t at = 0; at < l.len && !found;) {
 		const char *nl = memchr(l.text + at, '\n', l.len - at);
 		size_t end = nl ? (size_t)(nl - l.text) : l.len;
 		while (k < nb && b[k].to <= at)
 			k++;
 		if (!own || (k < nb && at >= b[k].from))
-			found = scan_line(l.text, code, text, l.line, at, end, l.len, why, size);
+			found = scan_line(&v, at, end, why, size);
 		at = end + 1;
 	}
 	cuco_buf_free(&frame);

@@ -416,6 +416,74 @@ static void test_scan_escapes(void **state)
 	assert_non_null(strstr(why, "line 2 uses getenv"));
 }
 
+/* A shipped workload's evaluator-side texts (its seed, baseline and the
+ * headers they include), as the evaluator reads them. */
+static cuco_workload *shipped(const char *name, eval_known *known, char **seed, size_t *len)
+{
+	const char *root = getenv("CUCO_SOURCE_ROOT");
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/workloads/%s", root ? root : ".", name);
+	cuco_workload *wl;
+	cuco_err err = { 0 };
+	if (cuco_workload_load(path, &wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	eval_known_read(known, wl);
+	snprintf(path, sizeof path, "%s/%s", wl->dir, wl->seed_file);
+	assert_int_equal(cuco_read_file(path, 16u << 20, seed, len, &err), CUCO_OK);
+	return wl;
+}
+
+/* A macro the candidate defines before code of the workload's own rewrites
+ * that code: `#define fabsf(x) 0.0f` above the harness's #include makes
+ * the gemm check's error 0 for any output (nvcc -E shows `float e = 0.0f
+ * / (0.0f + 1.0f)`), a rewrite the fast path's stage B may write; a block's
+ * #define rewires the trusted main() after it. Both got through. A knob
+ * the seed's own block defines, or a macro of the candidate's own, passes. */
+static void test_scan_macros(void **state)
+{
+	(void)state;
+	eval_known known = { 0 };
+	char *seed, why[400];
+	size_t len;
+	cuco_workload *wl = shipped("gemm-allgather", &known, &seed, &len);
+	cuco_buf src = { 0 };
+	const char *const tops[] = {
+		"#include <cmath>\n#define fabsf(x) 0.0f\n",       /* the harness's check: refused */
+		"#define __builtin_isnan(x) 0\n",                  /* the library's, under std::isnan: refused */
+		"#define _GNU_SOURCE\n#define TILE 64\n",           /* a feature test, a name of its own */
+	};
+	for (size_t i = 0; i < sizeof tops / sizeof tops[0]; i++) {
+		cuco_buf_free(&src);
+		cuco_buf_printf(&src, "%s%s", tops[i], seed);
+		bool refused = eval_trust_scan(src.data, src.len, &known, why, sizeof why);
+		printf("scan macro above the includes %-29.*s %s%s\n", (int)strcspn(tops[i] + (i == 0) * 17, "\n"),
+			tops[i] + (i == 0) * 17, refused ? "refused: " : "passes", refused ? why : "");
+		assert_int_equal(refused, i < 2);
+	}
+
+	const char *start = strstr(seed, "// EVOLVE-BLOCK-START\n");
+	assert_non_null(start);
+	size_t head = (size_t)(start - seed) + strlen("// EVOLVE-BLOCK-START\n");
+	const char *const inserts[] = {
+		"#define cuco_parse_args(c, v) my_args(c, v)\n",  /* rewires main(): refused */
+		"#undef CUCO_CHUNKS\n#define CUCO_CHUNKS 4\n#define TILE 64\n",  /* the seed's knob, a name of its own */
+		"#define cuco_rel_err(g, w) 0.0\n",  /* a harness name main does not use, after its #include */
+	};
+	for (size_t i = 0; i < sizeof inserts / sizeof inserts[0]; i++) {
+		cuco_buf_free(&src);
+		cuco_buf_append(&src, seed, head);
+		cuco_buf_printf(&src, "%s%s", inserts[i], seed + head);
+		bool refused = eval_trust_scan(src.data, src.len, &known, why, sizeof why);
+		printf("scan macro %-58.*s %s%s\n", (int)strcspn(inserts[i], "\n"), inserts[i],
+			refused ? "refused: " : "passes", refused ? why : "");
+		assert_int_equal(refused, i == 0);
+	}
+	cuco_buf_free(&src);
+	free(seed);
+	eval_known_free(&known);
+	cuco_workload_free(wl);
+}
+
 /* Every shipped workload's seed and baseline, as the evaluator scans them
  * (its slots filled with the first values, the workload's own text
  * known, or not), pass: an honest program is never suspect. A framed workload's
@@ -628,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_verdict_rules),
 		cmocka_unit_test(test_source_scan),
 		cmocka_unit_test(test_scan_escapes),
+		cmocka_unit_test(test_scan_macros),
 		cmocka_unit_test(test_shipped_pass),
 		cmocka_unit_test(test_binary_rules),
 		cmocka_unit_test(test_preload_fits),
