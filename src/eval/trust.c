@@ -102,6 +102,8 @@ static const struct { const char *name, *why; } forbidden_names[] = {
 	{ "process_vm_writev", "writes another process's memory" },
 	{ "init_priority", "orders static initialisation before the harness's ticket" },
 	{ "__init_priority__", "orders static initialisation before the harness's ticket" },
+	{ "ifunc", "runs a resolver while the program loads, before the harness takes its ticket" },
+	{ "__ifunc__", "runs a resolver while the program loads, before the harness takes its ticket" },
 	{ "cuco_ticket*", "touches the harness's ticket" },
 	{ "cuco_take_ticket", "touches the harness's ticket" },
 	{ "cuco_seal*", "touches the harness's seal" },
@@ -280,10 +282,12 @@ static bool odd_header_name(const char *raw, const char *code, size_t i, size_t 
 }
 
 /* The first forbidden name (as forbidden_ident) in the string literals of
- * the asm statement or label whose keyword ends at code + i, read joined
- * (adjacent literals are one): the assembler binds the names in them as
- * the compiler binds identifiers, `__asm__("cuco_" "ticket")` too. A
- * template a macro holds is not seen (docs/trust.md). */
+ * the asm statement or label, _Pragma or alias or weakref attribute whose
+ * keyword ends at code + i, read joined (adjacent literals are one): they
+ * bind symbols by the names in them, `__asm__("cuco_" "ticket")` as the
+ * harness's ticket, `_Pragma("redefine_extname f getenv")` or
+ * `weakref("getenv")` f as getenv. A string a macro holds is not seen
+ * (docs/trust.md). */
 static int asm_name(const char *code, const char *text, size_t i, size_t len, char *name, size_t size)
 {
 	cuco_buf joined = { 0 };
@@ -432,9 +436,14 @@ static bool name_refused(const view *v, size_t at, size_t i, size_t n, size_t en
 		snprintf(what, sizeof what, "uses %.*s: the code %s", (int)n, w, forbidden_names[f].why);
 		return refuse(why, size, line, what);
 	}
-	bool assembly = is_word(w, n, "asm") || is_word(w, n, "__asm") || is_word(w, n, "__asm__");
-	if (assembly && (f = asm_name(code, v->text, i + n, v->len, name, sizeof name)) >= 0) {
-		snprintf(what, sizeof what, "names %s in assembly: the code %s", name, forbidden_names[f].why);
+	static const char *const symbolic[] = { "asm", "__asm", "__asm__", "_Pragma", "alias", "__alias__",
+		"weakref", "__weakref__" };
+	bool binds = false;
+	for (size_t k = 0; k < sizeof symbolic / sizeof symbolic[0]; k++)
+		binds |= is_word(w, n, symbolic[k]);
+	if (binds && (f = asm_name(code, v->text, i + n, v->len, name, sizeof name)) >= 0) {
+		snprintf(what, sizeof what, "names %s in a string that binds symbols (%.*s): the code %s", name,
+			(int)n, w, forbidden_names[f].why);
 		return refuse(why, size, line, what);
 	}
 	if ((is_word(w, n, "constructor") || is_word(w, n, "__constructor__"))

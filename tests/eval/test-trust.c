@@ -369,6 +369,14 @@ static const struct { const char *what, *src, *own; } escapes[] = {
 		NULL },
 	{ "getenv called from inline assembly",
 		"void f(void) { __asm__ volatile(\"lea x(%%rip), %%rdi\\n\\t\"\n\t\"call getenv\" ::: \"rdi\"); }\n", NULL },
+	{ "getenv under another name by _Pragma(\"redefine_extname\")",
+		"_Pragma(\"redefine_extname my_get getenv\")\nchar *my_get(const char *);\n"
+		"int f(void) { return my_get(\"X\") != 0; }\n", NULL },
+	{ "getenv by a weakref", "static char *g(const char *) __attribute__((weakref(\"get\" \"env\")));\n"
+		"int f(void) { return g(\"X\") != 0; }\n", NULL },
+	{ "the harness's ticket by an alias", "extern int t __attribute__((alias(\"cuco_\" \"ticket\")));\n", NULL },
+	{ "an ifunc resolver, run while the program loads",
+		"static void *res(void) { return 0; }\nint r(void) __attribute__((ifunc(\"res\")));\n", NULL },
 	{ "the workload's sealing line in a function of the candidate's",
 		"#include \"cuco_seal.h\"\nstatic void forge(const char *body)\n{\n\tcuco_seal_print(body);\n}\n"
 		"int main(void) { forge(\"\\\"correct\\\": true\"); return 0; }\n", "solo/solo.c" },
