@@ -497,14 +497,17 @@ bool eval_ticket_open(const eval_ticket *t, const char *sealed, const char **jso
 /* The workload's own texts, its baseline and its seed, whose frames the
  * source scan trusts whole: the lines around their blocks (the compiler's
  * lines, splices joined), comments blanked, the blanks at their ends and
- * blank lines left out; and the names the local headers they include
- * use, which no candidate's macro may redefine above their #include. The
- * evaluator reads them once, when it opens. */
+ * blank lines left out; the local headers they include, the only ones a
+ * candidate may include (the scan reads no other file); and the names
+ * those use, which no candidate's macro may redefine above their
+ * #include. The evaluator reads them once, when it opens. */
 typedef struct eval_known {
 	cuco_buf *frames;         /* one per text */
 	size_t nframes;
 	cuco_buf names;           /* one a line: the names the workload's headers use */
 	cuco_buf knobs;           /* one a line: those its texts' blocks #define (the search's) */
+	cuco_buf includes;        /* one a line: the local headers its code includes, as written */
+	cuco_buf dirs;            /* one a line: the folders its build searches (-I) */
 } eval_known;
 
 /* A text's frame and knobs (not the headers it includes). */

@@ -417,6 +417,46 @@ static size_t rewiring_macro(const view *v, size_t at, size_t i, size_t n, size_
 	return above || frame_uses(v, end, code + x, *xn) ? x : 0;
 }
 
+/* Whether the logical line [at, end) is an #include (#include_next,
+ * #import, #embed) of what a macro names: `#include __FILE__`. */
+static bool computed_include(const char *code, size_t at, size_t end)
+{
+	size_t i = skip_blanks(code, at, end), n = 0;
+	if (i < end && code[i] == '#')
+		i++;
+	else if (i + 1 < end && code[i] == '%' && code[i + 1] == ':')
+		i += 2;
+	else
+		return false;
+	i = skip_blanks(code, i, end);
+	while (i + n < end && ident_char(code[i + n]))
+		n++;
+	bool inc = is_word(code + i, n, "include") || is_word(code + i, n, "include_next")
+		|| is_word(code + i, n, "import") || is_word(code + i, n, "embed");
+	i = skip_blanks(code, i + n, end);
+	return inc && i < end && code[i] != '"' && code[i] != '<';
+}
+
+/* Whether an #include of name (n chars, "..." or <...> alike: both search
+ * the workload's folders) brings in a file the scan does not read and the
+ * workload's own code does not include: a path of its own (absolute, or
+ * with ..) or a file of the workload's folders (its baseline, say). A
+ * system header is neither. */
+static bool foreign_include(const eval_known *k, const char *name, size_t n)
+{
+	if (!k || has_name(&k->includes, name, n))
+		return false;
+	if (n == 0 || name[0] == '/' || memmem(name, n, "..", 2))
+		return true;
+	for (const char *d = k->dirs.data; d && *d; d = strchr(d, '\n') + 1) {
+		char path[PATH_MAX + 200];
+		snprintf(path, sizeof path, "%.*s/%.*s", (int)strcspn(d, "\n"), d, (int)n, name);
+		if (access(path, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* "source: line N what" into why; true. */
 static bool refuse(char *why, size_t size, int line, const char *what)
 {
@@ -473,7 +513,20 @@ static bool name_refused(const view *v, size_t at, size_t i, size_t n, size_t en
  * in it), and a macro that would rewrite the workload's own code. */
 static bool scan_line(const view *v, size_t at, size_t end, char *why, size_t size)
 {
-	const char *code = v->code, *text = v->text;
+	const char *code = v->code, *text = v->text, *name;
+	size_t n = 0;
+	bool local;
+	char what[300];
+	if (cuco_text_include(text + at, end - at, &name, &n, &local)) {
+		if (foreign_include(v->known, name, n)) {
+			snprintf(what, sizeof what, "includes %.*s, which the workload's own code does not: the scan "
+				"does not read it", (int)n, name);
+			return refuse(why, size, v->lines[at], what);
+		}
+	} else if (computed_include(code, at, end)) {
+		return refuse(why, size, v->lines[at], "includes what a macro names: the scan cannot tell what "
+			"it brings in");
+	}
 	for (size_t i = at; i < end; i++) {
 		int line = v->lines[i];
 		for (size_t t = 0; t < sizeof forbidden_text / sizeof forbidden_text[0]; t++)
@@ -486,7 +539,7 @@ static bool scan_line(const view *v, size_t at, size_t end, char *why, size_t si
 			return refuse(why, size, line, "pastes tokens (##): the name it makes is in no text to read");
 		if (!ident_char(code[i]) || (i > at && ident_char(code[i - 1])))
 			continue;
-		size_t n = 0;
+		n = 0;
 		if (isdigit((unsigned char)code[i])) {
 			n = number_end(code, i, end);
 			if (n < end && code[n] == '\'')
@@ -575,7 +628,8 @@ void eval_known_add(eval_known *k, const char *text, size_t len)
 
 /* The names the local headers that path includes use (searched in its
  * folder, then dirs[], as the compiler searches "..."), and theirs, into
- * k->names (path's own too, with own); at most *budget files. */
+ * k->names (path's own too, with own), the headers' names as written into
+ * k->includes; at most *budget files. */
 static void add_header_names(eval_known *k, const char *path, const char *const *dirs, size_t ndirs,
 	bool own, int *budget)
 {
@@ -592,7 +646,8 @@ static void add_header_names(eval_known *k, const char *path, const char *const 
 	free(code);
 	free(text);
 	const char *slash = strrchr(path, '/');
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		cuco_buf_printf(&k->includes, "%s\n", inc[i]);
 		for (size_t d = 0; d <= ndirs; d++) {
 			char next[PATH_MAX + 200];
 			if (d == 0)
@@ -604,6 +659,7 @@ static void add_header_names(eval_known *k, const char *path, const char *const 
 				break;
 			}
 		}
+	}
 }
 
 void eval_known_read(eval_known *k, const cuco_workload *wl)
@@ -621,6 +677,8 @@ void eval_known_read(eval_known *k, const cuco_workload *wl)
 		dir[ndirs] = dirs[ndirs];
 		ndirs++;
 	}
+	for (size_t d = 0; d < ndirs; d++)
+		cuco_buf_printf(&k->dirs, "%s\n", dir[d]);
 	int budget = 64;
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		char path[sizeof wl->dir + sizeof wl->seed_file + 2], *text;
@@ -643,6 +701,8 @@ void eval_known_free(eval_known *k)
 	free(k->frames);
 	cuco_buf_free(&k->names);
 	cuco_buf_free(&k->knobs);
+	cuco_buf_free(&k->includes);
+	cuco_buf_free(&k->dirs);
 	memset(k, 0, sizeof *k);
 }
 
