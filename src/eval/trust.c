@@ -102,6 +102,7 @@ static const struct { const char *name, *why; } forbidden_names[] = {
 	{ "process_vm_writev", "writes another process's memory" },
 	{ "init_priority", "orders static initialisation before the harness's ticket" },
 	{ "__init_priority__", "orders static initialisation before the harness's ticket" },
+	{ "redefine_extname", "renames the symbol a function's calls bind to (the harness's calls too)" },
 	{ "ifunc", "runs a resolver while the program loads, before the harness takes its ticket" },
 	{ "__ifunc__", "runs a resolver while the program loads, before the harness takes its ticket" },
 	{ "cuco_ticket*", "touches the harness's ticket" },

@@ -375,6 +375,10 @@ static const struct { const char *what, *src, *own; } escapes[] = {
 	{ "getenv by a weakref", "static char *g(const char *) __attribute__((weakref(\"get\" \"env\")));\n"
 		"int f(void) { return g(\"X\") != 0; }\n", NULL },
 	{ "the harness's ticket by an alias", "extern int t __attribute__((alias(\"cuco_\" \"ticket\")));\n", NULL },
+	{ "the harness's strncmp calls bound to the candidate's",
+		"#pragma redefine_extname strncmp my_cmp\nint my_cmp(const char *a, const char *b, unsigned long n) "
+		"{ return 0; }\n", NULL },
+	{ "the same by _Pragma", "_Pragma(\"redefine_extname strncmp my_cmp\")\n", NULL },
 	{ "an ifunc resolver, run while the program loads",
 		"static void *res(void) { return 0; }\nint r(void) __attribute__((ifunc(\"res\")));\n", NULL },
 	{ "the workload's sealing line in a function of the candidate's",
