@@ -510,31 +510,35 @@ int eval_ticket_file(const eval_ticket *t, const char *dir, char *path, size_t s
  * this ticket's seal; *json then points at the JSON. */
 bool eval_ticket_open(const eval_ticket *t, const char *sealed, const char **json);
 
-/* The workload's own texts, its baseline and its seed, which the source
- * scan trusts line by line: each line with comments as spaces and the
- * blanks at its ends left out, sorted. The evaluator reads them once,
- * when it opens. */
-typedef struct eval_known_line {
-	const char *at;
-	size_t n;
-} eval_known_line;
-
+/* The workload's own texts, its baseline and its seed, whose frames the
+ * source scan trusts whole: the lines around their blocks (the compiler's
+ * lines, splices joined), comments blanked, the blanks at their ends and
+ * blank lines left out; the local headers they include, the only ones a
+ * candidate may include (the scan reads no other file); and the names
+ * those use, which no candidate's macro may redefine above their
+ * #include. The evaluator reads them once, when it opens. */
 typedef struct eval_known {
-	char **texts;             /* the texts, comments as spaces; the lines point into them */
-	size_t ntexts;
-	eval_known_line *lines;
-	size_t nlines;
+	cuco_buf *frames;         /* one per text */
+	size_t nframes;
+	cuco_buf names;           /* one a line: the names the workload's headers use */
+	cuco_buf knobs;           /* one a line: those its texts' blocks #define (the search's) */
+	cuco_buf includes;        /* one a line: the local headers its code includes, as written */
+	cuco_buf dirs;            /* one a line: the folders its build searches (-I) */
 } eval_known;
 
+/* A text's frame and knobs (not the headers it includes). */
 void eval_known_add(eval_known *k, const char *text, size_t len);
-/* The baseline and the seed of wl; a file that cannot be read adds nothing. */
+/* The baseline and the seed of wl and the local headers they include
+ * (from their folder, the workload's, its extras'); a file that cannot be
+ * read adds nothing. */
 void eval_known_read(eval_known *k, const cuco_workload *wl);
 void eval_known_free(eval_known *k);
 
-/* Whether a program reaches for the harness's key or runs before it, in
- * the insides of its EVOLVE-BLOCKs (text.h) or in any line around them
- * that known (NULL: nothing) does not hold, comments aside; a program
- * without blocks, or with markers the rule refuses, is all around them.
+/* Whether a program reaches for the harness's key or runs before it, or
+ * holds what the scan cannot read as every compiler does, in the insides
+ * of its EVOLVE-BLOCKs (text.h), and around them too unless what is around
+ * them is a frame known holds (NULL: none); a program without blocks, or
+ * with markers the rule refuses, is all around them.
  * why says what and where ("source: line N uses getenv: ..."). */
 bool eval_trust_scan(const char *src, size_t len, const eval_known *known, char *why, size_t size);
 

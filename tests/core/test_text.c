@@ -183,19 +183,25 @@ static void test_trust_agrees(void **state)
 		bool inside = false;
 		for (size_t k = 0; k < n; k++)
 			inside |= b[k].start < line && line < b[k].end;
+		/* A lone CR ends a line for the compiler and not for the rule:
+		 * the scan refuses it wherever it is. */
+		bool cr = false;
+		for (size_t k = 0; k < t.len; k++)
+			cr |= t.data[k] == '\r' && t.data[k + 1] != '\n';
 		eval_known own = { 0 };
 		eval_known_add(&own, t.data, t.len);
-		assert_int_equal(eval_trust_scan(t.data, t.len, &own, why, sizeof why), inside);
-		if (inside) {
+		assert_int_equal(eval_trust_scan(t.data, t.len, &own, why, sizeof why), inside || cr);
+		if (cr)
+			assert_non_null(strstr(why, "carriage return"));
+		if (inside && !cr) {
 			char want[64];
 			snprintf(want, sizeof want, "source: line %zu uses putenv", line + 1);
 			assert_non_null(strstr(why, want));
 		}
-		/* Without the workload's text, every line is read (comments aside:
-		 * after a lone CR, the call is in a line comment's one line). */
+		/* Without the workload's text, every line is read (comments aside). */
 		char *code = cuco_text_strip(t.data, t.len, true);
 		assert_int_equal(eval_trust_scan(t.data, t.len, NULL, why, sizeof why),
-			strstr(code, "putenv") != NULL);
+			cr || strstr(code, "putenv") != NULL);
 		free(code);
 		eval_known_free(&own);
 		free(b);

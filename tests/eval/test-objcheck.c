@@ -5,8 +5,10 @@
  *   compiled as the family's workloads compile (mpicc -std=c11; nvcc), then
  *   linked naively with a frame in miniature (frame.c, frame.cu) to show
  *   what it does today — the CPU ones run and print their ATTACK line, the
- *   CUDA ones link (no GPU needed), and the old lexical scan (trust.c) is
- *   shown to miss those that say "scan: misses it" — and then checked: the
+ *   CUDA ones link (no GPU needed), and the lexical scan (trust.c) is
+ *   shown to miss those that say "scan: misses it" and to refuse those
+ *   that say "scan: refuses it" (it reads splices, trigraphs, lone CRs
+ *   and pastes since issue 24's red team) — and then checked: the
  *   first refusal must contain what the case's `expect:` says. honest.*
  *   must pass, keep only its entry points global, and still link (the CPU
  *   one run) with the frame after the check rewrote it.
@@ -158,7 +160,7 @@ static void one_case(const family_cases *f, eval_objrules *r, const char *file)
 	}
 	if (*scan) {
 		char why[256] = "";
-		assert_false(eval_trust_scan(text, len, NULL, why, sizeof why));
+		assert_int_equal(eval_trust_scan(text, len, NULL, why, sizeof why), strcmp(scan, "refuses it") == 0);
 	}
 	printf("objcheck %s/%-22s naive link: %s\n", f->dir, file,
 		strncmp(naive, "fails ", 6) == 0 ? "refused by the linker" : naive);

@@ -236,15 +236,47 @@ static void test_escapes_fallback(void **state)
 	assert_int_equal(escapes(CUCO_SANDBOX_OFF), 5);
 }
 
+static void put(const char *dir, const char *name, const char *text, size_t len)
+{
+	char path[800];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	assert_int_equal(cuco_mkdir_p(dir, NULL), CUCO_OK);
+	assert_int_equal(cuco_write_file(path, text, len, NULL), CUCO_OK);
+}
+
 /* The compile stage is the candidate's too: a source that includes the
  * key file would show it in the compiler's complaint. Returns whether the
- * key reached the result. */
+ * key reached the result. The source is the solo workload's own seed, in
+ * a copy of it: the source scan (trust.c, a defence other than the
+ * sandbox) refuses a candidate's #include of a file the workload's own
+ * code does not include. */
 static bool key_in_compile_error(cuco_sandbox_mode mode)
 {
-	cuco_workload *wl;
-	cuco_evaluator *ev = evaluator(mode, 1, NULL, &wl);
-	char src[700];
+	char dir[300], src[700];
+	snprintf(dir, sizeof dir, "%s/keyed/solo", run_dir);
+	size_t solo_len;
+	char *solo = read_fixture("solo/workload.json", &solo_len);
+	cuco_buf manifest = { 0 };
+	const char *seed_at = strstr(solo, "\"seed\": \"solo.c\"");
+	assert_non_null(seed_at);
+	cuco_buf_append(&manifest, solo, (size_t)(seed_at - solo));
+	cuco_buf_printf(&manifest, "\"seed\": \"keyed.c\"%s", seed_at + strlen("\"seed\": \"solo.c\""));
+	put(dir, "workload.json", manifest.data, manifest.len);
+	cuco_buf_free(&manifest);
+	free(solo);
+	solo = read_fixture("solo/solo.c", &solo_len);
+	put(dir, "solo.c", solo, solo_len);
+	free(solo);
 	int len = snprintf(src, sizeof src, "#include \"%s\"\nint main(void) { return 0; }\n", key_file);
+	put(dir, "keyed.c", src, (size_t)len);
+	cuco_workload *wl;
+	cuco_err load_err = { 0 };
+	if (cuco_workload_load(dir, &wl, &load_err) != CUCO_OK)
+		fail_msg("%s", load_err.msg);
+	cuco_eval_config cfg = small_limits(mode, 1);
+	cuco_evaluator *ev = NULL;
+	if (cuco_evaluator_new(wl, &cfg, &ev, &load_err) != CUCO_OK)
+		fail_msg("%s", load_err.msg);
 	cuco_directive d;
 	cuco_directive_default(wl, &d);
 	cuco_eval_result res;
@@ -284,14 +316,6 @@ static const char homed_manifest[] =
 	" \"tolerance\": 0, \"limits\": {\"compile_s\": 30, \"run_s\": 3, \"bench_s\": 3},\n"
 	" \"bench\": {\"warmup\": 0, \"reps\": 1, \"max_spread\": 1000}}\n";
 
-static void put(const char *dir, const char *name, const char *text, size_t len)
-{
-	char path[800];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	assert_int_equal(cuco_mkdir_p(dir, NULL), CUCO_OK);
-	assert_int_equal(cuco_write_file(path, text, len, NULL), CUCO_OK);
-}
-
 static void test_workload_in_home_sandboxed(void **state)
 {
 	(void)state;
@@ -305,12 +329,14 @@ static void test_workload_in_home_sandboxed(void **state)
 	char *solo = read_fixture("solo/solo.c", &len);
 	put(dir, "solo.c", solo, len);
 	free(solo);
+	/* The seed is the candidate, its frame whole (the source scan trusts
+	 * nothing less): the sandbox is what this test is about. */
 	char *hostile = read_fixture("hostile/hostile.c", &len);
-	put(dir, "hostile.c", hostile, len);
 	cuco_buf src = { 0 };
 	cuco_buf_puts(&src, "#include \"extra.h\"\n");
 	cuco_buf_append(&src, hostile, len);
 	free(hostile);
+	put(dir, "hostile.c", src.data, src.len);
 
 	cuco_workload *wl;
 	cuco_err err = { 0 };

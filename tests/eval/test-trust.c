@@ -342,9 +342,176 @@ static void test_source_scan(void **state)
 	assert_true(scan("ok\n/* EVOLVE-BLOCK-START */\nint x = putenv(0);\n", why));
 }
 
+/* Red team (issue 24): a program that spells what the scan refuses so
+ * that the scan and the compiler read it differently. Each compiles to the
+ * construct (checked by hand: gcc -std=c11 as the toy fixture builds, or
+ * gnu11, or g++ and nvcc -std=c++17) and got through the line-by-line scan
+ * that read physical lines with its own lexer, trusting any line the
+ * workload's text holds ("own": a fixture under tests/eval/fixtures, or
+ * after '=' the text itself). */
+static const struct { const char *what, *src, *own; } escapes[] = {
+	{ "a splice inside a name", "int f(void) { return get\\\nenv(\"X\") != 0; }\n", NULL },
+	{ "a splice onto a line the workload holds", "int f(void) { return get\\\nenv(\"X\") != 0; }\n",
+		"=env(\"X\") != 0; }\n" },
+	{ "a splice closing a comment", "/* c *\\\n/ int f(void) { return getenv(\"X\") != 0; } /* */\n", NULL },
+	{ "a splice opening a // comment", "/\\\n/ /*\nint f(void) { return getenv(\"X\") != 0; }\n/* */\n", NULL },
+	{ "a splice with blanks after the backslash", "int f(void) { return get\\ \t\nenv(\"X\") != 0; }\n", NULL },
+	{ "a lone CR ending a // comment", "int f(void) {\n\t// nothing\rreturn getenv(\"X\") != 0;\n}\n", NULL },
+	{ "a trigraph splice, ?\\?/ (-std=c11)", "int f(void) { return get?\?/\nenv(\"X\") != 0; }\n", NULL },
+	{ "a trigraph that is no quote, ?\\?' (-std=c11)",
+		"int f(void) { int a = 3 ?\?' 1; return getenv(\"X\") != 0 || a == ' '; }\n", NULL },
+	{ "a raw string (C++, gnu C)",
+		"const char *s = R\"(\")\"; int f(void) { return getenv(\"X\") != 0; } const char *t = \"\";\n", NULL },
+	{ "a digit separator (C++14)", "int a = 1'0; int f() { return getenv(\"X\") != 0; } int b = 1'0;\n", NULL },
+	{ "a header name holding /*",
+		"#if __has_include(<none/*>)\n#endif\nint f(void) { return getenv(\"X\") != 0; }\n/* */\n", NULL },
+	{ "a token paste", "#define G(a, b) a##b\nint f(void) { return G(get, env)(\"X\") != 0; }\n", NULL },
+	{ "a token paste as a digraph", "#define G(a, b) a %:%: b\nint f(void) { return G(get, env)(\"X\") != 0; }\n",
+		NULL },
+	{ "a constructor spelled __constructor__",
+		"__attribute__((__constructor__(101))) static void f(void) {}\n", NULL },
+	{ "a constructor by .ctors", "static void (*f)(void) __attribute__((section(\".ctors.65435\"))) = 0;\n",
+		NULL },
+	{ "the environment as _environ", "extern char **_environ;\nchar *f(void) { return _environ[0]; }\n", NULL },
+	{ "the harness's ticket by an asm label",
+		"extern struct { int sealed; } t __asm__(\"cuco_\" \"ticket\");\nint f(void) { return t.sealed; }\n",
+		NULL },
+	{ "getenv called from inline assembly",
+		"void f(void) { __asm__ volatile(\"lea x(%%rip), %%rdi\\n\\t\"\n\t\"call getenv\" ::: \"rdi\"); }\n", NULL },
+	{ "getenv under another name by _Pragma(\"redefine_extname\")",
+		"_Pragma(\"redefine_extname my_get getenv\")\nchar *my_get(const char *);\n"
+		"int f(void) { return my_get(\"X\") != 0; }\n", NULL },
+	{ "getenv by a weakref", "static char *g(const char *) __attribute__((weakref(\"get\" \"env\")));\n"
+		"int f(void) { return g(\"X\") != 0; }\n", NULL },
+	{ "the harness's ticket by an alias", "extern int t __attribute__((alias(\"cuco_\" \"ticket\")));\n", NULL },
+	{ "the harness's strncmp calls bound to the candidate's",
+		"#pragma redefine_extname strncmp my_cmp\nint my_cmp(const char *a, const char *b, unsigned long n) "
+		"{ return 0; }\n", NULL },
+	{ "the same by _Pragma", "_Pragma(\"redefine_extname strncmp my_cmp\")\n", NULL },
+	{ "an ifunc resolver, run while the program loads",
+		"static void *res(void) { return 0; }\nint r(void) __attribute__((ifunc(\"res\")));\n", NULL },
+	{ "the workload's sealing line in a function of the candidate's",
+		"#include \"cuco_seal.h\"\nstatic void forge(const char *body)\n{\n\tcuco_seal_print(body);\n}\n"
+		"int main(void) { forge(\"\\\"correct\\\": true\"); return 0; }\n", "solo/solo.c" },
+};
+
+/* ... and what honest code writes beside them. */
+static const char *const honest[] = {
+	"#define CHECK(x) do { \\\n\tif (!(x)) \\\n\t\tabort(); \\\n} while (0)\n",
+	"#define LOG(f, ...) printf(f, ## __VA_ARGS__)\n",
+	"int a;\r\nint b = 0x1e+2, c = 'a';\r\n#include <stdio.h>\n",
+	"const char *w = \"why?\"; /* what? */\n",
+	"__attribute__((__constructor__)) static void f(void) {}\n",
+	"__device__ int ld(const int *p) { int v; asm volatile(\"ld.acquire.gpu.b32 %0, [%1];\" : \"=r\"(v) : \"l\"(p)); "
+	"return v; }\n",
+};
+
+static void test_scan_escapes(void **state)
+{
+	(void)state;
+	int through = 0;
+	for (size_t i = 0; i < sizeof escapes / sizeof escapes[0]; i++) {
+		char why[400] = "";
+		size_t len = 0;
+		const char *o = escapes[i].own;
+		char *own = !o ? NULL : *o == '=' ? strdup(o + 1) : read_fixture(o, &len);
+		bool refused = own ? scan_known(escapes[i].src, own, why) : scan(escapes[i].src, why);
+		printf("scan escape %-60s %s%s\n", escapes[i].what, refused ? "refused: " : "GOT THROUGH", why);
+		through += !refused;
+		free(own);
+	}
+	/* gcc reads a NUL as a blank: a backslash, a NUL and a newline splice. */
+	char why[400];
+	const char nul[] = "int f(void) { return get\\\0\nenv(\"X\") != 0; }\n";
+	bool refused = eval_trust_scan(nul, sizeof nul - 1, NULL, why, sizeof why);
+	printf("scan escape %-60s %s%s\n", "a splice with a NUL after the backslash",
+		refused ? "refused: " : "GOT THROUGH", refused ? why : "");
+	assert_int_equal(through + !refused, 0);
+
+	/* What honest code writes beside them is read as it is. */
+	for (size_t i = 0; i < sizeof honest / sizeof honest[0]; i++)
+		if (scan(honest[i], why))
+			fail_msg("honest code refused: %s\n%s", why, honest[i]);
+	/* Splices are read as the compiler reads them, then by line. */
+	assert_true(scan("int a;\nint f(void) { return get\\\nenv(\"X\") != 0; }\n", why));
+	assert_non_null(strstr(why, "line 2 uses getenv"));
+}
+
+/* A shipped workload's evaluator-side texts (its seed, baseline and the
+ * headers they include), as the evaluator reads them. */
+static cuco_workload *shipped(const char *name, eval_known *known, char **seed, size_t *len)
+{
+	const char *root = getenv("CUCO_SOURCE_ROOT");
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/workloads/%s", root ? root : ".", name);
+	cuco_workload *wl;
+	cuco_err err = { 0 };
+	if (cuco_workload_load(path, &wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	eval_known_read(known, wl);
+	snprintf(path, sizeof path, "%s/%s", wl->dir, wl->seed_file);
+	assert_int_equal(cuco_read_file(path, 16u << 20, seed, len, &err), CUCO_OK);
+	return wl;
+}
+
+/* A macro the candidate defines before code of the workload's own rewrites
+ * that code: `#define fabsf(x) 0.0f` above the harness's #include makes
+ * the gemm check's error 0 for any output (nvcc -E shows `float e = 0.0f
+ * / (0.0f + 1.0f)`), a rewrite the fast path's stage B may write; a block's
+ * #define rewires the trusted main() after it. Both got through. A knob
+ * the seed's own block defines, or a macro of the candidate's own, passes. */
+static void test_scan_macros(void **state)
+{
+	(void)state;
+	eval_known known = { 0 };
+	char *seed, why[400];
+	size_t len;
+	cuco_workload *wl = shipped("gemm-allgather", &known, &seed, &len);
+	cuco_buf src = { 0 };
+	const char *const tops[] = {
+		"#include <cmath>\n#define fabsf(x) 0.0f\n",       /* the harness's check: refused */
+		"#define __builtin_isnan(x) 0\n",                  /* the library's, under std::isnan: refused */
+		"#define main base_main\n#include \"baseline.cu\"\n#undef main\n",  /* unscanned text: refused */
+		"#define H __FILE__\n#include H\n",               /* what a macro names: refused */
+		"#include <seed.cu>\n",                            /* unscanned, by the -I search: refused */
+		"#include \"/etc/hostname\"\n",                    /* a path of its own: refused */
+		"#define _GNU_SOURCE\n#define TILE 64\n#include \"cuco_lsa.cuh\"\n#include \"cuda_runtime.h\"\n",
+	};
+	for (size_t i = 0; i < sizeof tops / sizeof tops[0]; i++) {
+		cuco_buf_free(&src);
+		cuco_buf_printf(&src, "%s%s", tops[i], seed);
+		bool refused = eval_trust_scan(src.data, src.len, &known, why, sizeof why);
+		printf("scan above the includes %-35.*s %s%s\n", (int)strcspn(tops[i] + (i == 0) * 17, "\n"),
+			tops[i] + (i == 0) * 17, refused ? "refused: " : "passes", refused ? why : "");
+		assert_int_equal(refused, i < 6);  /* the last: its own names, the seed's header, a system one */
+	}
+
+	const char *start = strstr(seed, "// EVOLVE-BLOCK-START\n");
+	assert_non_null(start);
+	size_t head = (size_t)(start - seed) + strlen("// EVOLVE-BLOCK-START\n");
+	const char *const inserts[] = {
+		"#define cuco_parse_args(c, v) my_args(c, v)\n",  /* rewires main(): refused */
+		"#undef CUCO_CHUNKS\n#define CUCO_CHUNKS 4\n#define TILE 64\n",  /* the seed's knob, a name of its own */
+		"#define cuco_rel_err(g, w) 0.0\n",  /* a harness name main does not use, after its #include */
+	};
+	for (size_t i = 0; i < sizeof inserts / sizeof inserts[0]; i++) {
+		cuco_buf_free(&src);
+		cuco_buf_append(&src, seed, head);
+		cuco_buf_printf(&src, "%s%s", inserts[i], seed + head);
+		bool refused = eval_trust_scan(src.data, src.len, &known, why, sizeof why);
+		printf("scan macro %-58.*s %s%s\n", (int)strcspn(inserts[i], "\n"), inserts[i],
+			refused ? "refused: " : "passes", refused ? why : "");
+		assert_int_equal(refused, i == 0);
+	}
+	cuco_buf_free(&src);
+	free(seed);
+	eval_known_free(&known);
+	cuco_workload_free(wl);
+}
+
 /* Every shipped workload's seed and baseline, as the evaluator scans them
  * (its slots filled with the first values, the workload's own text
- * known), pass: an honest program is never suspect. A framed workload's
+ * known, or not), pass: an honest program is never suspect. A framed workload's
  * program is not scanned (its object is checked), but its texts pass too. */
 static void test_shipped_pass(void **state)
 {
@@ -367,7 +534,7 @@ static void test_shipped_pass(void **state)
 			fail_msg("%s", err.msg);
 		eval_known known = { 0 };
 		eval_known_read(&known, wl);
-		assert_true(known.nlines > 0);
+		assert_true(known.nframes > 0);
 		cuco_directive first;
 		cuco_directive_default(wl, &first);
 		const char *files[] = { wl->baseline_file, wl->seed_file };
@@ -380,6 +547,9 @@ static void test_shipped_pass(void **state)
 			eval_apply_slots(wl, &first, text, len, &src);
 			if (eval_trust_scan(src.data, src.len, &known, why, sizeof why))
 				fail_msg("%s's %s: %s", e->d_name, files[i], why);
+			/* A rewrite that keeps every line but changes its frame is read whole. */
+			if (eval_trust_scan(src.data, src.len, NULL, why, sizeof why))
+				fail_msg("%s's %s, its frame not known: %s", e->d_name, files[i], why);
 			cuco_buf_free(&src);
 			free(text);
 		}
@@ -550,6 +720,8 @@ int main(void)
 		cmocka_unit_test(test_sealed_protocol),
 		cmocka_unit_test(test_verdict_rules),
 		cmocka_unit_test(test_source_scan),
+		cmocka_unit_test(test_scan_escapes),
+		cmocka_unit_test(test_scan_macros),
 		cmocka_unit_test(test_shipped_pass),
 		cmocka_unit_test(test_binary_rules),
 		cmocka_unit_test(test_preload_fits),
