@@ -181,8 +181,9 @@ def main():
     for wl, ctx, s, f, secs in rows:
         share = "%.0f %%" % (100 * f["compiled"] / f["replies"]) if f["replies"] else "-"
         sp = f["best_speedup"]
-        best = "#%s %.2fx [%s-%s]" % (f["best"], sp.get("value") or 0, sp.get("lo"), sp.get("hi")) \
-            if f["best"] else "-"
+        bound = lambda v: "%.2f" % v if isinstance(v, (int, float)) else "-"
+        best = "#%s %.2fx [%s-%s]" % (f["best"], sp.get("value") or 0, bound(sp.get("lo")),
+                                      bound(sp.get("hi"))) if f["best"] else "-"
         rep = f["repairs"] or {}
         lines.append("| %s | %d | %s | %d | %d | %d | %d | %d | %s | %s | %s | %s (%s) | %d | %s |" % (
             wl, ctx, s, f["replies"], f["parsed"], f["compiled"], f["verified"], f["faster"], share,
