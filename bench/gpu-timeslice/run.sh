@@ -14,7 +14,10 @@ dir=$(dirname "$0")
 nvcc -O2 -arch=sm_90 -o /tmp/cuco-probe "$dir/probe.cu" || exit 1
 nvcc -O2 -arch=sm_90 -o /tmp/cuco-ipc "$dir/ipc.cu" -lcuda || exit 1
 bwrap=$(command -v bwrap || echo "$PWD/build-prefix-deps/usr/bin/bwrap")
-box="$bwrap --dev-bind / / --unshare-pid --die-with-parent"
+# As cuco's sandbox does: a PID namespace with its own /proc, the GPU's
+# device files bound into a fresh /dev.
+gpus=$(for d in /dev/nvidia* /dev/nvidia-caps; do [ -e "$d" ] && printf -- '--dev-bind %s %s ' "$d" "$d"; done)
+box="$bwrap --bind / / --dev /dev $gpus --proc /proc --unshare-pid --die-with-parent"
 nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
 legacy() {   # NAME, then the user's wrapper
 	name=$1; shift
