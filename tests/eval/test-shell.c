@@ -107,7 +107,9 @@ static void make_workload(char *dir, size_t size, const char *size_name, const c
 	assert_int_equal(cuco_mkdir_p(dir, NULL), CUCO_OK);
 	cuco_buf m = manifest(size_name, compiler, literal);
 	put(dir, "workload.json", m.data);
-	put(dir, "p.c", "int main(void) { return 0; }\n");
+	/* The workload's own code includes its header, as a harness's does:
+	 * a candidate may include only what the workload's own code does. */
+	put(dir, "p.c", "#include \"report.h\"\nint main(void) { report(1); return 0; }\n");
 	/* The verdict, sealed by the workload's own header as a harness's is:
 	 * the candidate itself may not seal (the evaluator's source scan). */
 	cuco_buf h = { 0 };
