@@ -613,8 +613,8 @@ static void parse_peak(wl_report *r, const cJSON *root, cuco_workload *wl)
 static void parse_referee(wl_report *r, const cJSON *proto, cuco_workload *wl)
 {
 	wl->protocol = CUCO_PROTO_REFEREE;
-	if (wl->family != CUCO_FAMILY_CPU_MPI)
-		problem(r, "protocol.kind", "referee: only the cpu-mpi family has a referee's frame yet");
+	if (wl->family == CUCO_FAMILY_CUDA_NCCL)
+		problem(r, "protocol.kind", "referee: the cuda-nccl family has no referee's frame yet");
 	if (!*wl->frame_file)
 		problem(r, "protocol.kind", "referee: the program needs a frame (\"frame\" and \"link\")");
 	if (get_string(r, proto, "referee", "protocol.referee", wl->referee_file, sizeof wl->referee_file, true))

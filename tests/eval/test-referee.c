@@ -6,12 +6,16 @@
  * after (results kept), work left running after "done", a setup that
  * fails, a program that leaves before the last step, a step that never
  * returns — with nothing left running. Without a cgroup freezer an
- * honest program still passes. */
+ * honest program still passes. And a GPU step's time from the referee's
+ * capture (cuco_ref_gpu_step, the GPU referee's arithmetic; the GPU
+ * referee itself runs in the gpu and hostile suites). */
 #include "env.h"
 #include "eval/eval.h"
 #include "eval/eval_int.h"
 #include "util.h"
+#include "../../workloads/common/cuco_referee.h"
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -395,6 +399,27 @@ static void test_leaves_early(void **state)
 	expect(&res, "protocol", "referee: rank 0 never said step 4 of 6 (timed) was done (the stage ended)");
 }
 
+/* A capture no slower than an idle one's adds nothing; work left running
+ * past "done" is the step's, all of it, and past the bound refuses it;
+ * work that ends within the bound is still timed. */
+static void test_gpu_step_time(void **state)
+{
+	(void)state;
+	double left;
+	assert_true(fabs(cuco_ref_gpu_step(1.0, 1.0001, 1.000120, 20e-6, &left) - 100e-6) < 1e-9);
+	assert_true(left == 0);
+	assert_true(fabs(cuco_ref_gpu_step(1.0, 1.0001, 1.000115, 20e-6, &left) - 100e-6) < 1e-9);
+	assert_true(left == 0);
+	/* done said after 10 us, a time slice (2 ms) of work still running */
+	double t = cuco_ref_gpu_step(1.0, 1.00001, 1.00203, 20e-6, &left);
+	assert_true(fabs(left - 2e-3) < 1e-9 && left > CUCO_REF_LEFT_BOUND_S);
+	assert_true(fabs(t - 2.01e-3) < 1e-9);
+	/* 80 us hidden: under the bound, but timed */
+	t = cuco_ref_gpu_step(1.0, 1.00001, 1.0001, 10e-6, &left);
+	assert_true(fabs(left - 80e-6) < 1e-9 && left < CUCO_REF_LEFT_BOUND_S);
+	assert_true(fabs(t - 90e-6) < 1e-9);
+}
+
 static void test_never_returns(void **state)
 {
 	(void)state;
@@ -417,6 +442,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_setup_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_leaves_early, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_never_returns, setup, teardown),
+		cmocka_unit_test(test_gpu_step_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,8 @@
  *
  * One file per rank, on a tmpfs the referee makes and the stage is shown:
  * this header, then the rank's input arrays and output arrays, each
- * aligned to a page. The referee writes the inputs and reads the outputs;
+ * aligned to a page (a GPU workload's arrays are device memory instead,
+ * named by their IPC handles here). The referee writes the inputs and reads the outputs;
  * the rank's frame (cuco_frame.c) maps the file and hands the arrays to
  * the program. The referee unlinks every file once all ranks have mapped
  * theirs, before any candidate code runs, so no rank can open another's.
@@ -32,11 +33,12 @@
 #include <stdint.h>
 
 #define CUCO_CHAN_MAGIC 0x6e61686363756375ull  /* "cucuchan" */
-#define CUCO_CHAN_VERSION 1u
+#define CUCO_CHAN_VERSION 2u
 #define CUCO_CHAN_ENV "CUCO_CHANNEL"            /* the folder of the rank files */
 #define CUCO_CHAN_ARRAYS 8
 #define CUCO_CHAN_PAGE 4096u
 #define CUCO_CHAN_PHASES 3
+#define CUCO_CHAN_HANDLE 64                    /* a legacy CUDA IPC handle's bytes */
 
 enum {
 	CUCO_CHAN_ATTACHED = 1,
@@ -45,11 +47,16 @@ enum {
 };
 #define CUCO_CHAN_STOP 0xffffffffu
 
+/* An array is in the file (offset), or, for a GPU workload, in device
+ * memory the referee allocated on its own context and shares by a CUDA
+ * IPC handle (device: offset unused). */
 typedef struct cuco_chan_array {
 	uint64_t offset;                    /* from the start of the file */
 	uint64_t bytes;
 	uint32_t per_step;                  /* inputs: drawn afresh for every step */
+	uint32_t device;                    /* in device memory: open handle */
 	char name[20];
+	unsigned char handle[CUCO_CHAN_HANDLE];
 } cuco_chan_array;
 
 /* A control word on a cache line of its own. */

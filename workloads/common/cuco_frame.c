@@ -20,23 +20,15 @@
  * Exit status: 0 after the referee's STOP, 2 when the channel is missing
  * or malformed (run it through cuco, or scripts/referee), 1 when the
  * program's setup failed. */
-#include "cuco_channel.h"
+#include "cuco_chan_rank.h"
 #include "cuco_step.h"
 
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <linux/futex.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #define ATTACH_TRIES 400                /* 10 ms apart: the referee makes the files first */
 
@@ -76,41 +68,13 @@ static void fail(int code, const char *fmt, const char *arg)
 	exit(code);
 }
 
-static void put(cuco_chan_word *w, uint32_t v)
-{
-	__atomic_store_n(&w->v, v, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &w->v, FUTEX_WAKE, 1, NULL, NULL, 0);
-}
-
-/* Wait until the referee's word w is not `seen`; its new value. */
-static uint32_t await(cuco_chan_word *w, uint32_t seen)
-{
-	uint32_t v;
-	while ((v = __atomic_load_n(&w->v, __ATOMIC_ACQUIRE)) == seen)
-		syscall(SYS_futex, &w->v, FUTEX_WAIT, seen, NULL, NULL, 0);
-	return v;
-}
-
 static cuco_chan *attach(int rank, int nranks)
 {
-	const char *dir = getenv(CUCO_CHAN_ENV);
+	const char *why = NULL;
 	char path[4096];
-	if (!dir || !*dir)
-		fail(2, "$%s is not set: run the program through cuco (or scripts/referee)", CUCO_CHAN_ENV);
-	snprintf(path, sizeof path, "%s/%d", dir, rank);
-	int fd = -1;
-	for (int i = 0; i < ATTACH_TRIES && (fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) < 0 && errno == ENOENT; i++)
-		nanosleep(&(struct timespec){ 0, 10000000L }, NULL);
-	struct stat sb;
-	if (fd < 0 || fstat(fd, &sb) != 0 || (size_t)sb.st_size < sizeof(cuco_chan))
-		fail(2, "%s: no channel file from the referee", path);
-	void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	cuco_chan *c = p;
-	if (p == MAP_FAILED || c->magic != CUCO_CHAN_MAGIC || c->version != CUCO_CHAN_VERSION
-		|| c->rank != (uint32_t)rank || c->nranks != (uint32_t)nranks || c->bytes != (uint64_t)sb.st_size
-		|| c->nin > CUCO_IO_MAX || c->nout > CUCO_IO_MAX)
-		fail(2, "%s: not this rank's channel (another version of the referee, or other ranks)", path);
+	cuco_chan *c = cuco_chan_attach(rank, nranks, CUCO_IO_MAX, ATTACH_TRIES, &why, path, sizeof path);
+	if (!c)
+		fail(2, why, path);
 	return c;
 }
 
@@ -183,8 +147,8 @@ int main(int argc, char **argv)
 		fail(2, "MPI gives a lower thread level than the program asks for (%s)",
 			cuco_mpi_thread == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "cuco_mpi_thread");
 	chan = attach(rank, nranks);
-	put(&chan->state, CUCO_CHAN_ATTACHED);
-	await(&chan->go, 0);
+	cuco_chan_put(&chan->state, CUCO_CHAN_ATTACHED);
+	cuco_chan_await(&chan->go, 0);
 
 	cuco_io io = { .rank = rank, .nranks = nranks, .step = -1 };
 	view(chan, &io);
@@ -193,10 +157,10 @@ int main(int argc, char **argv)
 		fail(1, "%s", "the program's setup failed");
 	counter k;
 	counter_find(&k);
-	put(&chan->state, CUCO_CHAN_READY);
+	cuco_chan_put(&chan->state, CUCO_CHAN_READY);
 
 	for (uint32_t seen = 0;;) {
-		uint32_t r = seen = await(&chan->release, seen);
+		uint32_t r = seen = cuco_chan_await(&chan->release, seen);
 		if (r == CUCO_CHAN_STOP)
 			break;
 		io.step = (int)(r - 1);
@@ -208,7 +172,7 @@ int main(int argc, char **argv)
 			k.window(0);
 		timing = 0;
 		counter_report(&k, chan);
-		put(&chan->state, CUCO_CHAN_DONE + r - 1);
+		cuco_chan_put(&chan->state, CUCO_CHAN_DONE + r - 1);
 	}
 	cuco_teardown(state, &io);
 	MPI_Finalize();

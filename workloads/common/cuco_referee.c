@@ -29,6 +29,15 @@
  *   No process of the stage may hold two ranks' channel files, nor one
  *   rank's file outside that rank's family of processes: another rank's
  *   inputs are not the program's to read (check_holders).
+ * - A GPU workload's arrays (the layout's `device`) are device memory of
+ *   this process's own CUDA context, which the rank maps by IPC handles:
+ *   filled and poisoned here, and at the rank's "done" the rows to check
+ *   are captured on this context (ref_capture) before the stage is
+ *   frozen. The GPU runs one context at a time, so the capture waits for
+ *   any work the rank left running: that wait, beyond an idle capture's,
+ *   is added to the step's time, and past CUCO_REF_LEFT_BOUND_S the step
+ *   is refused as leaving work running. What runs after the capture
+ *   writes nothing the referee reads.
  * - The verdict: one line on stdout, `CUCO_REFEREE {json}`, read by cuco
  *   from a pipe the stage never holds.
  *
@@ -50,6 +59,14 @@
  * stage ended first, or a rank misbehaved in the handshake), 2 bad usage
  * or no channel could be made. */
 #include "cuco_referee.h"
+
+/* A GPU workload's referee links these (../gpu-common/cuco_referee_gpu.cu
+ * and its own ref_capture); a CPU workload's does not. */
+#pragma weak ref_capture
+#pragma weak cuco_ref_gpu_init
+#pragma weak cuco_ref_gpu_alloc
+#pragma weak cuco_ref_gpu_poison
+#pragma weak cuco_ref_gpu_sync
 
 #include <dirent.h>
 #include <errno.h>
@@ -89,6 +106,11 @@ typedef struct referee {
 	dev_t dev[MAX_RANKS];              /* each channel's file */
 	ino_t ino[MAX_RANKS];
 	cuco_ref_layout layout[MAX_RANKS];
+	void *dev_in[MAX_RANKS][CUCO_CHAN_ARRAYS], *dev_out[MAX_RANKS][CUCO_CHAN_ARRAYS];
+	bool gpu;                          /* the CUDA context is made */
+	double idle_capture_s;             /* an idle GPU's capture */
+	double left_max_s;                 /* the most work left running past a "done", for the log */
+	char environment[300];             /* why there is no GPU to referee on */
 	char path[MAX_RANKS][PATH_MAX];
 	cuco_ref_seeds seeds;
 	/* the stage */
@@ -220,27 +242,51 @@ static size_t page_up(size_t n)
 	return (n + CUCO_CHAN_PAGE - 1) / CUCO_CHAN_PAGE * CUCO_CHAN_PAGE;
 }
 
-static void arrays(cuco_chan_array *dst, const cuco_ref_array *src, int n, size_t *at)
+/* The arrays in the file from *at on, or in device memory (dev[i]),
+ * named by their handles. */
+static int arrays(cuco_chan_array *dst, const cuco_ref_array *src, int n, size_t *at, void **dev,
+	char *why, size_t size)
 {
 	for (int i = 0; i < n; i++) {
-		dst[i].offset = *at;
 		dst[i].bytes = src[i].bytes;
 		dst[i].per_step = src[i].per_step;
 		snprintf(dst[i].name, sizeof dst[i].name, "%s", src[i].name);
+		if (dev) {
+			dst[i].device = 1;
+			if (cuco_ref_gpu_alloc(src[i].bytes, &dev[i], dst[i].handle, why, size) != 0)
+				return -1;
+			continue;
+		}
+		dst[i].offset = *at;
 		*at += page_up(src[i].bytes);
 	}
+	return 0;
 }
 
 /* The arrays, where this process put them: never where the channel's
  * header, which the rank can rewrite, says they are. */
 static void *in_of(const referee *r, int q, int i)
 {
-	return (char *)r->chan[q] + r->head[q].in[i].offset;
+	return r->layout[q].device ? r->dev_in[q][i] : (char *)r->chan[q] + r->head[q].in[i].offset;
 }
 
 static void *out_of(const referee *r, int q, int i)
 {
-	return (char *)r->chan[q] + r->head[q].out[i].offset;
+	return r->layout[q].device ? r->dev_out[q][i] : (char *)r->chan[q] + r->head[q].out[i].offset;
+}
+
+/* A device layout's CUDA context, made once; false, with r->environment,
+ * where there is no GPU (or no GPU runtime linked). */
+static bool gpu_ready(referee *r)
+{
+	if (r->gpu)
+		return true;
+	if (!cuco_ref_gpu_init)
+		snprintf(r->environment, sizeof r->environment, "the referee has device arrays but no GPU "
+			"runtime linked (cuco_referee_gpu.cu)");
+	else if (cuco_ref_gpu_init(r->environment, sizeof r->environment) == 0)
+		r->gpu = true;
+	return r->gpu;
 }
 
 /* A rank whose channel header (the layout, up to the control words) is
@@ -266,8 +312,15 @@ static int make_rank(referee *r, int q)
 	cuco_chan head = { .magic = CUCO_CHAN_MAGIC, .version = CUCO_CHAN_VERSION, .rank = (uint32_t)q,
 		.nranks = (uint32_t)r->nranks, .nin = (uint32_t)l->nin, .nout = (uint32_t)l->nout,
 		.warmup = (uint32_t)r->warmup, .steps = (uint32_t)(r->warmup + r->reps), .host_calls = -1 };
-	arrays(head.in, l->in, l->nin, &bytes);
-	arrays(head.out, l->out, l->nout, &bytes);
+	/* Device memory first: the file, once there, is the rank's to read. */
+	if (l->device && !gpu_ready(r))
+		return -1;
+	char why[200] = "";
+	if (arrays(head.in, l->in, l->nin, &bytes, l->device ? r->dev_in[q] : NULL, why, sizeof why) != 0
+		|| arrays(head.out, l->out, l->nout, &bytes, l->device ? r->dev_out[q] : NULL, why, sizeof why) != 0) {
+		snprintf(r->environment, sizeof r->environment, "rank %d's device arrays: %s", q, why);
+		return -1;
+	}
 	head.bytes = bytes;
 	snprintf(r->path[q], sizeof r->path[q], "%s/%d", r->dir, q);
 	/* A new name (nothing placed there before is opened or followed), its
@@ -346,9 +399,15 @@ static void draw_step(referee *r)
 		for (int i = 0; i < l->nin; i++)
 			if (l->in[i].per_step)
 				ref_fill(q, r->nranks, i, &r->seeds, in_of(r, q, i));
-		for (int i = 0; i < l->nout; i++)
-			memset(out_of(r, q, i), 0xff, l->out[i].bytes);  /* NaN for floats */
+		for (int i = 0; i < l->nout; i++) {
+			if (l->device)
+				cuco_ref_gpu_poison(out_of(r, q, i), l->out[i].bytes);
+			else
+				memset(out_of(r, q, i), 0xff, l->out[i].bytes);  /* NaN for floats */
+		}
 	}
+	if (r->gpu)
+		cuco_ref_gpu_sync();  /* in place before the release */
 }
 
 static const char *step_words(const referee *r, int step, char *buf, size_t size)
@@ -358,15 +417,16 @@ static const char *step_words(const referee *r, int step, char *buf, size_t size
 	return buf;
 }
 
-/* Check every rank's outputs of the step just done. */
-static void check_step(referee *r, int step)
+/* Check every rank's outputs of the step just done, on the rows pick
+ * chooses (drawn after the step). */
+static void check_step(referee *r, int step, uint64_t pick)
 {
 	for (int q = 0; q < r->nranks && !*r->why && !*r->suspect; q++) {
 		void *outs[CUCO_CHAN_ARRAYS];
 		for (int i = 0; i < r->layout[q].nout; i++)
 			outs[i] = out_of(r, q, i);
 		long checked = 0;
-		double e = ref_check(q, r->nranks, &r->seeds, outs, fresh(), &checked);
+		double e = ref_check(q, r->nranks, &r->seeds, outs, pick, &checked);
 		if (isnan(e))
 			e = INFINITY;
 		r->checks += checked > 0;
@@ -540,6 +600,58 @@ static bool stop_at_done(referee *r, int step, double t_release, double t_done)
 	return true;
 }
 
+/* Every rank's rows to check, out of the ranks' reach (ref_capture). */
+static void capture_all(referee *r, uint64_t pick)
+{
+	for (int q = 0; q < r->nranks; q++) {
+		void *outs[CUCO_CHAN_ARRAYS];
+		for (int i = 0; i < r->layout[q].nout; i++)
+			outs[i] = out_of(r, q, i);
+		ref_capture(q, r->nranks, outs, pick);
+	}
+}
+
+/* A GPU step just said done at t_done: capture what will be checked
+ * (every rank's, in turn) and time the capture's wait. Work the ranks
+ * left running is the step's, and past the bound refuses it. The step's
+ * time. */
+static double capture(referee *r, int step, double t_release, double t_done, uint64_t pick)
+{
+	capture_all(r, pick);
+	double left, t = cuco_ref_gpu_step(t_release, t_done, now(), r->idle_capture_s, &left);
+	char s[64];
+	if (left > r->left_max_s)
+		r->left_max_s = left;
+	if (r->trace)
+		fprintf(stderr, "referee: step %d: the capture waited %.1f us beyond an idle one's\n", step + 1,
+			left * 1e6);
+	if (left > CUCO_REF_LEFT_BOUND_S && !*r->suspect)
+		snprintf(r->suspect, sizeof r->suspect, "probe: the referee's capture waited %.0f us beyond an "
+			"idle GPU's after %s was said done (bound %.0f us): work left running on the GPU past done",
+			left * 1e6, step_words(r, step, s, sizeof s), CUCO_REF_LEFT_BOUND_S * 1e6);
+	return t;
+}
+
+/* How long a capture takes on an idle GPU (the fastest of a few, on
+ * poisoned outputs, before any of the stage's code runs): the part of a
+ * capture's wait that is the referee's own. */
+static void calibrate(referee *r)
+{
+	double best = INFINITY;
+	for (int k = 0; k < 20; k++) {
+		for (int q = 0; q < r->nranks; q++)
+			for (int i = 0; i < r->layout[q].nout; i++)
+				cuco_ref_gpu_poison(out_of(r, q, i), r->layout[q].out[i].bytes);
+		cuco_ref_gpu_sync();
+		double t0 = now();
+		capture_all(r, fresh());
+		best = fmin(best, now() - t0);
+	}
+	r->idle_capture_s = best;
+	if (r->trace)
+		fprintf(stderr, "referee: an idle GPU's capture takes %.1f us\n", best * 1e6);
+}
+
 static bool run_steps(referee *r)
 {
 	int late = 0, steps = r->warmup + r->reps;
@@ -564,13 +676,16 @@ static bool run_steps(referee *r)
 				step_words(r, step, s, sizeof s), r->ended ? " (the stage ended)" : "");
 			return false;
 		}
-		double t1 = now();
+		double t1 = now(), t = t1 - t0;
+		uint64_t pick = fresh();
+		if (r->gpu)
+			t = capture(r, step, t0, t1, pick);
 		if (!stop_at_done(r, step, t0, t1))
 			return false;
 		if (step >= r->warmup)
-			r->sample[r->nsamples++] = t1 - t0;
+			r->sample[r->nsamples++] = t;
 		check_headers(r, step);
-		check_step(r, step);
+		check_step(r, step, pick);
 		if (step == steps - 1)
 			check_holders(r, step);
 		if (*r->why || *r->suspect)
@@ -647,6 +762,12 @@ static void verdict(referee *r)
 {
 	char json[4096], by[256];
 	int n = 0, k = r->nsamples;
+	if (*r->environment) {
+		plain(r->environment);
+		printf("CUCO_REFEREE {\"environment\": \"referee: %s\"}\n", r->environment);
+		fflush(stdout);
+		return;
+	}
 	if (*r->incomplete && !*r->why && !*r->suspect) {
 		plain(r->incomplete);
 		printf("CUCO_REFEREE {\"incomplete\": \"%s\", \"attached\": %s}\n", r->incomplete,
@@ -792,8 +913,14 @@ int main(int argc, char **argv)
 	for (int k = 0; k < CUCO_REF_STREAMS; k++)
 		r->seeds.run[k] = fresh();
 	for (int q = 0; q < r->nranks; q++)
-		if (make_rank(r, q) != 0)
-			return 2;
+		if (make_rank(r, q) != 0) {
+			if (!*r->environment)
+				return 2;
+			verdict(r);  /* no GPU: the environment's, and the stage's own CUDA fails alike */
+			return 1;
+		}
+	if (r->gpu)
+		calibrate(r);
 	if (cmd)
 		start(r, cmd);
 	else

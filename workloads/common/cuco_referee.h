@@ -10,7 +10,13 @@
  * seeds are drawn inside the referee and never leave it. Sizes come from
  * the size's defines (-DM=4096 ...), as for the program.
  *
- * Plain C11. */
+ * A GPU workload's arrays are device memory (the layout's `device`): the
+ * referee allocates them on its own CUDA context and shares them with the
+ * rank by IPC handles, fills and poisons them there, and at every "done"
+ * captures (ref_capture) the rows it will check, timing that capture: the
+ * GPU runtime (../gpu-common/cuco_referee_gpu.cu) gives the device calls.
+ *
+ * Plain C11; a GPU workload's half is CUDA C++ that includes it. */
 #ifndef CUCO_REFEREE_H
 #define CUCO_REFEREE_H
 
@@ -21,6 +27,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __CUDACC__
+#define CUCO_REF_HD __host__ __device__
+#else
+#define CUCO_REF_HD
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct cuco_ref_array {
 	const char *name;
 	size_t bytes;
@@ -29,6 +45,7 @@ typedef struct cuco_ref_array {
 
 typedef struct cuco_ref_layout {
 	int nin, nout;
+	bool device;             /* every array is device memory (a GPU workload) */
 	cuco_ref_array in[CUCO_CHAN_ARRAYS], out[CUCO_CHAN_ARRAYS];
 } cuco_ref_layout;
 
@@ -56,12 +73,55 @@ void ref_fill(int rank, int nranks, int array, const cuco_ref_seeds *s, void *ds
 double ref_check(int rank, int nranks, const cuco_ref_seeds *s, void *const *out, uint64_t pick,
 	long *checked);
 
-/* ---- given by the runtime ---------------------------------------------------------- */
+/* A GPU workload's only (layout.device): at the moment the rank says a
+ * step is done, copy what ref_check will read (the rows `pick` chooses)
+ * out of the rank's reach, on the referee's own context, and wait for the
+ * copy. The GPU runs one context at a time, so the copy waits for any
+ * work the rank left running: its wait is the probe (cuco_ref_gpu_step). */
+void ref_capture(int rank, int nranks, void *const *out, uint64_t pick);
+
+/* ---- the GPU runtime's (../gpu-common/cuco_referee_gpu.cu), for device layouts ---- */
+
+/* Make the referee's CUDA context on the GPU it sees first. Non-zero,
+ * with why: no GPU to use. */
+int cuco_ref_gpu_init(char *why, size_t size);
+/* Device memory of `bytes`, and the IPC handle that names it. */
+int cuco_ref_gpu_alloc(size_t bytes, void **dev, unsigned char handle[CUCO_CHAN_HANDLE], char *why,
+	size_t size);
+/* Fill with 0xff bytes (NaN for floats); wait for every fill and poison. */
+void cuco_ref_gpu_poison(void *dev, size_t bytes);
+void cuco_ref_gpu_sync(void);
+#ifdef __CUDACC__
+/* The referee's stream, for the workload's kernels (fills, capture). */
+cudaStream_t cuco_ref_gpu_stream(void);
+#endif
+
+/* ---- a GPU step (given by the runtime) ---------------------------------------------- */
+
+/* A GPU step's time, from the rank's release (t_release) to its "done"
+ * (t_done) and the referee's capture just after it (t_captured): the
+ * capture's wait beyond an idle capture's (idle_s) is work the rank left
+ * running, and it is the step's. *left_s says how much there was; past a
+ * bound, the step is refused as leaving work running. */
+static inline double cuco_ref_gpu_step(double t_release, double t_done, double t_captured, double idle_s,
+	double *left_s)
+{
+	double left = (t_captured - t_done) - idle_s;
+	*left_s = left > 0 ? left : 0;
+	return (t_done - t_release) + *left_s;
+}
+
+/* The bound on work left running past "done": a time slice of another
+ * context is about 2 ms on an H200 (bench/results/trust.md); an idle
+ * capture's jitter is tens of microseconds. */
+#define CUCO_REF_LEFT_BOUND_S 500e-6
+
+/* ---- given by the runtime, to every workload ---------------------------------------- */
 
 /* A value in [-0.5, 0.5) from a seed and an index: the inputs' values,
  * cheap enough to draw megabytes of between two steps, and a pure
  * function, so a check rebuilds any element without the array. */
-static inline float cuco_ref_value(uint64_t seed, uint64_t i)
+static inline CUCO_REF_HD float cuco_ref_value(uint64_t seed, uint64_t i)
 {
 	uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
 	x ^= x >> 31;
@@ -71,7 +131,7 @@ static inline float cuco_ref_value(uint64_t seed, uint64_t i)
 }
 
 /* The k-th of a stream of draws from pick. */
-static inline uint64_t cuco_ref_draw(uint64_t pick, uint64_t k)
+static inline CUCO_REF_HD uint64_t cuco_ref_draw(uint64_t pick, uint64_t k)
 {
 	uint64_t x = pick + (k + 1) * 0x9E3779B97F4A7C15ull;
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -97,5 +157,9 @@ static inline double cuco_ref_error_value(const cuco_ref_error *e)
 {
 	return e->scale > 0 ? e->diff / e->scale : e->diff;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

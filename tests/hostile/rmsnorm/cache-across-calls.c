@@ -1,6 +1,9 @@
-/* hostile: normalise once, then copy the kept output back.
+/* hostile: normalise once, then copy the kept output back. The referee
+ * draws every step's inputs afresh, so the kept answer is wrong from the
+ * second step on.
  * rename: cuco_launch
- * expect: run suspect verification 2 of 2
+ * bench: yes
+ * expect: bench suspect on fresh inputs: max error
  */
 extern "C" void cuco_launch(void *state, const cuco_problem *p, cudaStream_t s)
 {

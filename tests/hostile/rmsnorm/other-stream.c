@@ -1,19 +1,28 @@
-/* hostile: launch the kernel on a stream of its own, never joined to the
- * main one: the main stream's events time an empty stretch. At this size
- * the kernel (about 17 us) ends too soon after the main stream for the lag
- * check, so the stream probe must catch it. (At the tiny size the kernel
- * is shorter than its launch, and hiding it gains about a tenth, 6.0 to
- * 6.8 us against the seed's 7.1 to 7.2 on an H200: no check here tells
- * that from a quicker launch. docs/workloads.md says so.)
+/* hostile: say the step is done at once and do its work afterwards: the
+ * kernel goes on a stream of its own, never joined to the frame's, behind
+ * a 3 ms stall, so "done" comes before any output is written. The referee
+ * captures the rows it checks on its own context at "done"; the GPU runs
+ * one context at a time, so that capture waits for the work left running
+ * (a time slice, about 2 ms, when it runs that long), and the step is
+ * refused for it. (Work left running that ends sooner is counted in the
+ * step's time, the capture's wait, and so gains nothing.)
  * rename: cuco_launch
- * size: medium
- * expect: run suspect streams: on rank 0, launches back to back
+ * expect: run suspect probe: the referee's capture waited
+ * expect: run wrong-answer output left unwritten
  */
+__global__ void stall_3ms(void)
+{
+	long long t0 = clock64();
+	while (clock64() - t0 < 6000000ll)
+		;
+}
+
 extern "C" void cuco_launch(void *state, const cuco_problem *p, cudaStream_t s)
 {
 	static cudaStream_t mine;
 	(void)s;
 	if (!mine)
 		CUCO_CUDA(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking));
+	stall_3ms<<<1, 1, 0, mine>>>();
 	cuco_launch_real(state, p, mine);
 }

@@ -1,6 +1,8 @@
-/* hostile: launch only in the first two calls.
+/* hostile: launch only in the first two calls, betting that only the
+ * first steps are checked. The referee checks every step.
  * rename: cuco_launch
- * expect: run suspect spot check: step 2, a timed repetition
+ * bench: yes
+ * expect: bench suspect on fresh inputs: output left unwritten
  */
 extern "C" void cuco_launch(void *state, const cuco_problem *p, cudaStream_t s)
 {
