@@ -794,7 +794,7 @@ static void verdict(referee *r)
 	for (int i = 0; i < k; i++)
 		sum += r->sample[i];
 	static const char *const names[CUCO_CHAN_PHASES] = { "compute", "comm", "sync" };
-	if (k > 0) {
+	if (k > 0 && !r->gpu) {  /* a GPU frame marks no phases */
 		n += snprintf(json + n, sizeof json - (size_t)n, ", \"phases_us\": {");
 		for (int p = 0; p < CUCO_CHAN_PHASES; p++)
 			n += snprintf(json + n, sizeof json - (size_t)n, "\"%s\": %.3f, ", names[p], ph[p] * 1e6);
@@ -811,6 +811,9 @@ static void verdict(referee *r)
 	if (calls >= 0)
 		n += snprintf(json + n, sizeof json - (size_t)n, ", \"host_calls\": %ld, \"host_calls_by\": \"%s\"",
 			calls, by);
+	if (r->gpu)
+		n += snprintf(json + n, sizeof json - (size_t)n, ", \"gpu\": {\"idle_capture_us\": %.1f, "
+			"\"left_running_max_us\": %.1f}", r->idle_capture_s * 1e6, r->left_max_s * 1e6);
 	if (*r->why)
 		n += snprintf(json + n, sizeof json - (size_t)n, ", \"why\": \"%s\"", r->why);
 	if (*r->suspect)
