@@ -3,8 +3,9 @@
 // sizes and element type, its buffers (struct cuco_problem, the frame's)
 // and the device helpers the kernels share. Each maps ROWS rows of the
 // inputs (and an optional weight vector) to ROWS rows of COLS outputs.
-// The harness that checks and times them is cuco_rows_frame.cuh, in the
-// frame the program is linked with (cuco_gpu_step.h).
+// They are refereed: the frame the program is linked with
+// (cuco_rows_ref_frame.cu) runs it on the referee's device buffers, and
+// the referee (cuco_rows_referee.cuh) times and checks it.
 //
 // The element type is a size variable, not a knob: ELEM=2 is bf16, ELEM=4
 // fp32 (a tuner must not win by changing the problem).

@@ -2,7 +2,7 @@
 //   out[i][j] = silu(gate[i][j]) * up[i][j],  silu(g) = g / (1 + e^-g)
 // where each input row holds gate (COLS values) then up (COLS values), as
 // a fused gate/up projection writes them. What the programs compute with;
-// the frame (frame.cu) holds the reference.
+// the referee (referee.cu) holds the reference.
 #pragma once
 #include "cuco_rows.cuh"
 
