@@ -37,7 +37,10 @@
  *   any work the rank left running: that wait, beyond an idle capture's,
  *   is added to the step's time, and past CUCO_REF_LEFT_BOUND_S the step
  *   is refused as leaving work running. What runs after the capture
- *   writes nothing the referee reads.
+ *   writes nothing the referee reads; and once the stage is frozen (it can
+ *   launch nothing more), a probe kernel must not wait past the bound
+ *   either, so no work of the stage's stays on the GPU into the gap, to
+ *   see the next step's inputs before its release.
  * - The verdict: one line on stdout, `CUCO_REFEREE {json}`, read by cuco
  *   from a pipe the stage never holds.
  *
@@ -67,6 +70,7 @@
 #pragma weak cuco_ref_gpu_alloc
 #pragma weak cuco_ref_gpu_poison
 #pragma weak cuco_ref_gpu_sync
+#pragma weak cuco_ref_gpu_probe
 
 #include <dirent.h>
 #include <errno.h>
@@ -632,9 +636,25 @@ static double capture(referee *r, int step, double t_release, double t_done, uin
 	return t;
 }
 
+/* With the stage frozen after a GPU step: nothing of its may be left on
+ * the GPU, where it could read the next step's inputs before the release
+ * (a kernel a thread of the stage launched after the capture). */
+static void probe_frozen(referee *r, int step)
+{
+	double t = cuco_ref_gpu_probe();
+	char s[64];
+	if (r->trace)
+		fprintf(stderr, "referee: step %d: the probe with the stage frozen took %.1f us\n", step + 1, t * 1e6);
+	if (t > CUCO_REF_LEFT_BOUND_S && !*r->suspect)
+		snprintf(r->suspect, sizeof r->suspect, "probe: after %s, with the stage frozen, the referee's probe "
+			"kernel waited %.0f us (bound %.0f us): work of the stage's left on the GPU between steps",
+			step_words(r, step, s, sizeof s), t * 1e6, CUCO_REF_LEFT_BOUND_S * 1e6);
+}
+
 /* How long a capture takes on an idle GPU (the fastest of a few, on
  * poisoned outputs, before any of the stage's code runs): the part of a
- * capture's wait that is the referee's own. */
+ * capture's wait that is the referee's own. The kernels of the capture and
+ * the probe are loaded on the way. */
 static void calibrate(referee *r)
 {
 	double best = INFINITY;
@@ -646,6 +666,7 @@ static void calibrate(referee *r)
 		double t0 = now();
 		capture_all(r, fresh());
 		best = fmin(best, now() - t0);
+		cuco_ref_gpu_probe();  /* loaded now, not in a step (CUDA loads a kernel at its first launch) */
 	}
 	r->idle_capture_s = best;
 	if (r->trace)
@@ -682,6 +703,8 @@ static bool run_steps(referee *r)
 			t = capture(r, step, t0, t1, pick);
 		if (!stop_at_done(r, step, t0, t1))
 			return false;
+		if (r->gpu)
+			probe_frozen(r, step);
 		if (step >= r->warmup)
 			r->sample[r->nsamples++] = t;
 		check_headers(r, step);

@@ -91,6 +91,10 @@ int cuco_ref_gpu_alloc(size_t bytes, void **dev, unsigned char handle[CUCO_CHAN_
 /* Fill with 0xff bytes (NaN for floats); wait for every fill and poison. */
 void cuco_ref_gpu_poison(void *dev, size_t bytes);
 void cuco_ref_gpu_sync(void);
+/* Launch an empty kernel on the referee's stream and wait for it: the
+ * seconds it took. With the stage frozen, a wait past the bound is work the
+ * stage left on the GPU (running, or waiting to run) into the gap. */
+double cuco_ref_gpu_probe(void);
 #ifdef __CUDACC__
 /* The referee's stream, for the workload's kernels (fills, capture). */
 cudaStream_t cuco_ref_gpu_stream(void);

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define IPC_PAGE (2u << 20)
 
@@ -71,4 +72,17 @@ extern "C" void cuco_ref_gpu_sync(void)
 extern "C" cudaStream_t cuco_ref_gpu_stream(void)
 {
 	return stream;
+}
+
+__global__ static void probe_kernel(void) {}
+
+extern "C" double cuco_ref_gpu_probe(void)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	probe_kernel<<<1, 1, 0, stream>>>();
+	check(cudaGetLastError(), "the probe");
+	cuco_ref_gpu_sync();
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
 }
