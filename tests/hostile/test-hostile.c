@@ -46,7 +46,8 @@
  * Then the workload's baseline and seed must still pass (benchmarked),
  * and so must the seed at each directive point given after the workload
  * ("backend=rma,sync=flag"), at every size a case runs at (the points at
- * the smallest). Every verdict is printed, one line each. Each size (and
+ * the smallest). Every verdict is printed, one line each (and the whole
+ * failure of one that fails, for the log). Each size (and
  * sandbox setting) runs in a process of its own, with its own evaluator
  * and run folder.
  *
@@ -325,7 +326,7 @@ static void one_case(const run *r, const char *seed, hostile *h)
 		for (int i = 0; i < h->nexpect; i++)
 			cuco_buf_printf(&h->report, "  expected %s %s \"%s\"\n", h->expect[i].stage, h->expect[i].cls,
 				h->expect[i].text);
-	if (r->filtered && ok && !res.ok)
+	if ((r->filtered || h->failed) && ok && !res.ok)
 		cuco_buf_printf(&h->report, "  excerpt:\n%s\n", res.failure.excerpt);
 	cuco_buf_free(&src);
 }
@@ -365,6 +366,8 @@ static void genuine(run *r, const char *what, const char *src, size_t len, const
 			(long long)res.timing.host_calls);
 	else
 		printf("  -> %s\n", pass ? "compiled; its run needs a GPU" : "FAIL");
+	if (!pass && ok && !res.ok)
+		printf("  excerpt:\n%s\n", res.failure.excerpt);
 	fflush(stdout);
 }
 
