@@ -66,6 +66,7 @@
 /* A GPU workload's referee links these (../gpu-common/cuco_referee_gpu.cu
  * and its own ref_capture); a CPU workload's does not. */
 #pragma weak ref_capture
+#pragma weak ref_tolerance
 #pragma weak cuco_ref_gpu_init
 #pragma weak cuco_ref_gpu_alloc
 #pragma weak cuco_ref_gpu_poison
@@ -930,6 +931,8 @@ int main(int argc, char **argv)
 	if (r->nranks < 1 || r->warmup < 0 || r->reps < 1 || !(r->tolerance >= 0)
 		|| r->warmup + r->reps > MAX_STEPS || (cmd && !cmd[0]) || (!cmd && !r->dir))
 		usage("--ranks, --warmup, --reps and --tolerance are needed, and --channel or --run", NULL);
+	if (ref_tolerance)
+		r->tolerance = fmin(r->tolerance, ref_tolerance(r->tolerance));
 	if (!r->dir) {
 		snprintf(made, sizeof made, "/dev/shm/cuco-referee-XXXXXX");
 		if (!mkdtemp(made))

@@ -72,6 +72,9 @@ void ref_fill(int rank, int nranks, int array, const cuco_ref_seeds *s, void *ds
  * not all. *checked says how many values were. */
 double ref_check(int rank, int nranks, const cuco_ref_seeds *s, void *const *out, uint64_t pick,
 	long *checked);
+/* Optional: the error allowed at this size, given the workload's
+ * (--tolerance); never looser than that. Without it, the workload's. */
+double ref_tolerance(double given);
 
 /* A GPU workload's only (layout.device): at the moment the rank says a
  * step is done, copy what ref_check will read (the rows `pick` chooses)

@@ -12,7 +12,9 @@
 // Output y[ROWS][COLS], poisoned before every step. At "done" the runtime
 // calls ref_capture: ROWS_REF_CHECKED rows, drawn from a fresh pick, are
 // copied on the referee's stream into a buffer of its own; ref_check reads
-// those. Error: the worst over the rows of max |got - want| / max |want|.
+// those. Error: the worst over the rows of max |got - want| / max |want|,
+// allowed up to the workload's tolerance and no more than its element
+// size's (ref_tolerance).
 #pragma once
 #include "cuco_referee.h"
 
@@ -68,6 +70,13 @@ static void rows_ref_check_cuda(cudaError_t e, const char *what)
 		fprintf(stderr, "referee: %s: %s\n", what, cudaGetErrorString(e));
 		exit(2);
 	}
+}
+
+// What an element size allows (the native frame's bounds): bf16's output
+// rounding is 2^-8 of the value; fp32's is far below 1e-5.
+extern "C" double ref_tolerance(double given)
+{
+	return std::min(given, ELEM == 2 ? 1.6e-2 : 1e-5);
 }
 
 extern "C" void ref_layout(int, int, cuco_ref_layout *l)
