@@ -4,10 +4,12 @@
  * captures the rows it checks on its own context at "done"; the GPU runs
  * one context at a time, so that capture waits for the work left running
  * (a time slice, about 2 ms, when it runs that long), and the step is
- * refused for it. (Work left running that ends sooner is counted in the
- * step's time, the capture's wait, and so gains nothing.)
+ * refused for it; should the capture come first, the probe once the stage
+ * is frozen waits instead (and the rows are unwritten). (Work left running
+ * that ends sooner is counted in the step's time, the capture's wait, and
+ * so gains nothing.)
  * rename: cuco_launch
- * expect: run suspect probe: the referee's capture waited
+ * expect: run suspect probe:
  * expect: run wrong-answer output left unwritten
  */
 __global__ void stall_3ms(void)
