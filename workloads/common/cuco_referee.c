@@ -976,6 +976,10 @@ int main(int argc, char **argv)
 	if (*made)
 		rmdir(made);
 	verdict(r);
+	/* The device arrays live as long as this process: the stage, which
+	 * still maps them, ends first (its teardown must not find them gone). */
+	for (double t0 = now(); r->gpu && !stage_ended(r) && now() - t0 < STALL_S;)
+		nanosleep(&(struct timespec){ 0, 1000000L }, NULL);
 	if (r->child > 0 && !r->ended) {
 		int st;
 		waitpid(r->child, &st, 0);
