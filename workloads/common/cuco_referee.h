@@ -3,7 +3,8 @@
  * (cuco_referee.c) does the rest: the channel, the clock, the freezing of
  * the stage between steps, the verdict.
  *
- * A workload's referee.c defines the four ref_* functions below and is
+ * A workload's referee.c defines the ref_* functions below (ref_tolerance
+ * if it wants, ref_capture if its arrays are on a GPU) and is
  * compiled with cuco_referee.c into the referee, a program of its own
  * that cuco starts beside every run and benchmark stage. No candidate
  * code is ever linked into it, and nothing here reaches a candidate: the
@@ -91,8 +92,9 @@ int cuco_ref_gpu_init(char *why, size_t size);
 /* Device memory of `bytes`, and the IPC handle that names it. */
 int cuco_ref_gpu_alloc(size_t bytes, void **dev, unsigned char handle[CUCO_CHAN_HANDLE], char *why,
 	size_t size);
-/* Fill with 0xff bytes (NaN for floats); wait for every fill and poison. */
+/* Fill with 0xff bytes (NaN for floats), on the referee's stream. */
 void cuco_ref_gpu_poison(void *dev, size_t bytes);
+/* Wait for everything on the referee's stream (fills, poisons). */
 void cuco_ref_gpu_sync(void);
 /* Launch an empty kernel on the referee's stream and wait for it: the
  * seconds it took. With the stage frozen, a wait past the bound is work the
