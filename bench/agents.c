@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 
 #define SOURCE_BYTES 4096
 
@@ -106,7 +106,7 @@ static int prompt_txn(cuco_txn *txn, void *arg)
 static int keep_txn(cuco_txn *txn, void *arg)
 {
 	gen *g = arg;
-	int rc = cuco_prompt_keep(txn, g->user.data, g->reply, &g->child);
+	int rc = cuco_source_keep(txn, g->user.data, g->reply, &g->child);
 	if (rc == CUCO_OK)
 		rc = cuco_source_put(txn, g->child_source, g->child_len, g->child.source_hash);
 	g->child.id = 0;

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agents/llm_int.h"
+#include "models/llm_int.h"
 
 /* Seconds to feed n bytes under the cap max_bytes (0: the default); the
  * text kept in *text, the refusal (or "") in why. */

@@ -73,6 +73,17 @@ void cuco_cond_init(pthread_cond_t *cond);
  * (woken or not). */
 void cuco_cond_wait_s(pthread_cond_t *cond, pthread_mutex_t *lock, double seconds);
 
+/* ---- random numbers ------------------------------------------------- */
+/* splitmix64: small, seedable, good enough for sampling; the strategies'
+ * draws and the engine's shuffles. */
+static inline uint64_t cuco_rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 /* ---- text buffer ---------------------------------------------------- */
 typedef struct cuco_buf {
 	char *data;  /* NUL-terminated when len > 0 or after any append */

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 #include "cmd/cmd.h"
 #include "eval/eval.h"
 

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 #include "cmd/cmd.h"
 
 #define COMPARE_OPTIONS(X) \

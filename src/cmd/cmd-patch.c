@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 #include "cmd/cmd.h"
 
 #define PATCH_OPTIONS(X) \

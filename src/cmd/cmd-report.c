@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 #include "cmd/cmd.h"
 
 #define REPORT_MODELS 16  /* models told apart; the rest count as "other" */

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 #include "cmd/cmd.h"
 #include "tui/tui.h"
 
@@ -643,7 +643,8 @@ static int run_exec(int argc, char **argv)
 		if (rc == CUCO_OK)
 			rc = runner_slots(&cfg, &rf, wl->ranks, &err);
 		fflush(stdout);
-		if (rc == CUCO_OK && (rc = cuco_engine_start(st, wl, &cfg, &e, &err)) == CUCO_OK) {
+		if (rc == CUCO_OK && (rc = cuco_engine_start(st, wl, cuco_strategy_find(cfg.strategy), &cfg, &e,
+			&err)) == CUCO_OK) {
 			link_latest(dir);
 			if (screen)
 				run_screen(e, st, &look);

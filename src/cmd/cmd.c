@@ -1,7 +1,7 @@
 /* cmd.c — the command table and the helpers every command shares. */
 #include "cmd/cmd.h"
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 #include "env.h"
 
 #include <getopt.h>

@@ -5,7 +5,7 @@
 #ifndef CUCO_CMD_H
 #define CUCO_CMD_H
 
-#include "agents/config.h"
+#include "strategies/config.h"
 #include "core.h"
 #include "eval/eval.h"
 #include "store/store.h"

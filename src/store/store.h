@@ -209,6 +209,8 @@ int cuco_confirmation_get(cuco_txn *txn, cuco_confirmation *c);
 
 /* Content-addressed text (sources, prompts, replies): deduplicated. */
 int cuco_source_put(cuco_txn *txn, const char *text, size_t len, char hash[CUCO_HASH_LEN + 1]);
+/* Keep a prompt and its reply (deduplicated) and link them from c. */
+int cuco_source_keep(cuco_txn *txn, const char *prompt, const char *reply, cuco_candidate *c);
 int cuco_source_get(cuco_txn *txn, const char *hash, char **text, size_t *len);
 /* The same in a read transaction of its own, for callers holding none. */
 int cuco_source_read(cuco_store *st, const char *hash, char **text, size_t *len, cuco_err *err);

@@ -380,6 +380,12 @@ int cuco_source_put(cuco_txn *txn, const char *text, size_t len, char hash[CUCO_
 	return CUCO_OK;
 }
 
+int cuco_source_keep(cuco_txn *txn, const char *prompt, const char *reply, cuco_candidate *c)
+{
+	int rc = cuco_source_put(txn, prompt, strlen(prompt), c->prompt_hash);
+	return rc == CUCO_OK ? cuco_source_put(txn, reply, strlen(reply), c->reply_hash) : rc;
+}
+
 int cuco_source_get(cuco_txn *txn, const char *hash, char **text, size_t *len)
 {
 	MDB_val k = { strlen(hash), (void *)hash }, v;

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 #include "env.h"
 
 #include <cjson/cJSON.h>
@@ -68,7 +68,7 @@ static cuco_engine *start(run *r, const cuco_engine_config *cfg)
 {
 	cuco_engine *e = NULL;
 	cuco_err err = { 0 };
-	if (cuco_engine_start(r->st, r->wl, cfg, &e, &err) != CUCO_OK)
+	if (cuco_engine_start(r->st, r->wl, cuco_strategy_find(cfg->strategy), cfg, &e, &err) != CUCO_OK)
 		fail_msg("start: %s", err.msg);
 	return e;
 }

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 #include "test_llm_server.h"
 #include "test_llm_toy.h"
 
@@ -618,7 +618,7 @@ typedef struct kept {
 static int keep_txn(cuco_txn *txn, void *arg)
 {
 	kept *k = arg;
-	int rc = cuco_prompt_keep(txn, k->r->prompt, k->r->transcript, &k->c);
+	int rc = cuco_source_keep(txn, k->r->prompt, k->r->transcript, &k->c);
 	return rc == CUCO_OK ? cuco_cand_put(txn, &k->c) : rc;
 }
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 
 static char path[] = "/tmp/cuco-test-config-XXXXXX";
 static cuco_config last;  /* the whole file load() read last: [screen], [eval], [runner] */

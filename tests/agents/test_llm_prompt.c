@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 #include "test_llm_toy.h"
 
 static char top[] = "/tmp/cuco-test-prompt-XXXXXX";
@@ -455,7 +455,7 @@ typedef struct kept {
 static int keep_txn(cuco_txn *txn, void *arg)
 {
 	kept *k = arg;
-	int rc = cuco_prompt_keep(txn, "the prompt", "the reply", &k->c);
+	int rc = cuco_source_keep(txn, "the prompt", "the reply", &k->c);
 	if (rc == CUCO_OK)
 		rc = cuco_source_get(txn, k->c.prompt_hash, &k->prompt, &k->plen);
 	if (rc == CUCO_OK)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 
 static const char toy_manifest[] =
 	"{\"name\": \"toy\", \"title\": \"Toy all-gather\", \"description\": \"Gather then multiply.\",\n"

@@ -29,7 +29,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 #include "test_evolve_run.h"
 
 #define CONTEXT 8192

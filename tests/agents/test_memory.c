@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 
 static cuco_beam_config defaults(void)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 
 static const char parent[] =
 	"#include <stdio.h>\n"

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "agents/engine_int.h"
-#include "agents/search_int.h"
+#include "engine/engine_int.h"
+#include "strategies/search_int.h"
 
 typedef struct seen {
 	cuco_event ev;

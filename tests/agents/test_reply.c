@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 #include "test_llm_toy.h"
 
 static char top[] = "/tmp/cuco-test-reply-XXXXXX";

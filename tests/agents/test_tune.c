@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 
 #define SPACE 96
 #define VALID 80

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 #include "eval/eval_int.h"
 #include "text.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agents/agents.h"
+#include "strategies/strategies.h"
 
 static char path[64];
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agents/llm_int.h"
+#include "models/llm_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,0 +1,1018 @@
+/* prompt.c — what a model is told: the task, the directive it must state
+ * and the values allowed, the parent with its measurements and feedback,
+ * the best programs so far, recent failures and rejections, the meta
+ * recommendations, a person's hints, and the optimization memory.
+ *
+ * Everything comes from the workload and the store inside one read
+ * transaction; the summaries table makes choosing inspirations cheap with
+ * many thousands of candidates, and only the few shown are read in full.
+ */
+#include "models/models.h"
+#include "text.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_CONTEXT_BYTES (24u << 10)  /* per context document */
+#define MAX_SHOWN_SOURCE (16u << 10)   /* per inspiration's source */
+#define MAX_REJECTIONS 3
+#define MAX_MEMORY 16
+
+
+/* ---- the system message: task, context, directive, reply format ---------- */
+
+void cuco_prompt_put_hardware(cuco_buf *b, const cuco_hardware *hw)
+{
+	cuco_buf_printf(b, "\n## Hardware\n- CPU: %s, %d cores, %ld MiB\n", hw->cpu_model, hw->cpus,
+		hw->mem_mb);
+	if (hw->ngpus > 0)
+		cuco_buf_printf(b, "- GPUs: %d x %s, %d SMs, %ld MiB, %.0f GB/s HBM, %.0f TFLOP/s bf16\n"
+			"- NVLink: %s; GIN (GPU-initiated networking): %s; NCCL %s, CUDA %s\n",
+			hw->ngpus, hw->gpu_model, hw->sm_count, hw->gpu_mem_mb, hw->hbm_gbs,
+			hw->tensor_tflops, hw->nvlink[0] ? hw->nvlink : "none",
+			hw->gin ? "available" : "not available", hw->nccl_version, hw->cuda_version);
+}
+
+void cuco_prompt_mark(cuco_prompt_map *map, cuco_cut_kind kind, bool user, const cuco_buf *b,
+	size_t start)
+{
+	if (!map || map->ncuts == CUCO_PROMPT_CUTS || b->len <= start)
+		return;
+	map->cuts[map->ncuts++] = (struct cuco_cut){ kind, user, start, b->len };
+}
+
+int cuco_prompt_put_documents(cuco_buf *b, const cuco_workload *wl, cuco_prompt_map *map,
+	cuco_err *err)
+{
+	for (int i = 0; i < wl->ncontext; i++) {
+		char path[1280], *text;
+		size_t len, start = b->len;
+		snprintf(path, sizeof path, "%s/%s", wl->dir, wl->context[i]);
+		int rc = cuco_read_file(path, 4u << 20, &text, &len, err);
+		if (rc != CUCO_OK)
+			return cuco_errf(err, CUCO_EENV, "%s", err->msg);
+		cuco_buf_printf(b, "\n## %s\n", wl->context[i]);
+		cuco_buf_append(b, text, len < MAX_CONTEXT_BYTES ? len : MAX_CONTEXT_BYTES);
+		if (len > MAX_CONTEXT_BYTES)
+			cuco_buf_printf(b, "\n[… %zu more bytes not shown]", len - MAX_CONTEXT_BYTES);
+		cuco_buf_puts(b, "\n");
+		cuco_prompt_mark(map, CUCO_CUT_DOCUMENT, false, b, start);
+		free(text);
+	}
+	return CUCO_OK;
+}
+
+/* A dimension's allowed values as a list line: not in the `name: value`
+ * form, which a model copies whole (issue 26: schema lines were sent back
+ * as the directive). */
+static void put_dim(cuco_buf *b, const cuco_dim *d, bool help)
+{
+	cuco_buf_printf(b, "- %s: ", d->name);
+	if (d->nvalues > 0) {
+		cuco_buf_puts(b, "one of ");
+		for (int v = 0; v < d->nvalues; v++)
+			cuco_buf_printf(b, "%s%s", v ? ", " : "", d->values[v]);
+	} else {
+		cuco_buf_printf(b, "an integer in [%ld, %ld]", d->min, d->max);
+		if (d->pow2)
+			cuco_buf_puts(b, ", a power of two");
+		else if (d->step > 1)
+			cuco_buf_printf(b, ", in steps of %ld", d->step);
+	}
+	if (d->help[0] && help)
+		cuco_buf_printf(b, " (%s)", d->help);
+	cuco_buf_puts(b, "\n");
+}
+
+void cuco_prompt_put_constraints(cuco_buf *b, const cuco_workload *wl)
+{
+	if (wl->nconstraints > 0)
+		cuco_buf_puts(b, "\nForbidden combinations:\n");
+	for (int i = 0; i < wl->nconstraints; i++) {
+		const cuco_constraint *c = &wl->constraints[i];
+		cuco_buf_puts(b, "- ");
+		for (int t = 0; t < c->nterms; t++) {
+			cuco_buf_printf(b, "%s%s in {", t ? " with " : "", c->terms[t].dim);
+			for (int v = 0; v < c->terms[t].nvalues; v++)
+				cuco_buf_printf(b, "%s%s", v ? ", " : "", c->terms[t].values[v]);
+			cuco_buf_puts(b, "}");
+		}
+		cuco_buf_printf(b, ": %s\n", c->why);
+	}
+}
+
+/* The design space; the lean profile leaves out each dimension's help
+ * and the words around it. */
+static void put_directive_schema(cuco_buf *b, const cuco_workload *wl, bool full)
+{
+	cuco_buf_puts(b, full ? "\n# The directive\n"
+		"Before any code, state your program's optimization directive: a line `DIRECTIVE:` "
+		"then one `name: value` line per dimension, then a blank line, as the end of this "
+		"prompt shows. The values allowed:\n" : "\n# The directive\nThe values allowed:\n");
+	for (int i = 0; i < wl->ndims; i++)
+		put_dim(b, &wl->dims[i], full);
+	cuco_prompt_put_constraints(b, wl);
+	if (full)
+		cuco_buf_puts(b, "\nThe directive reaches the build as defines, so the program must "
+			"implement what it states. A value outside this list, or a forbidden combination, "
+			"is refused without being run.\n");
+}
+
+/* The form a reply's change takes, by kind and profile: hunks, each
+ * block's new text, the whole file, or none (a directive alone). A lean
+ * fix asks for hunks: a failed program is mended, not rewritten. */
+typedef enum form { FORM_EDITS, FORM_BLOCKS, FORM_CODE, FORM_NONE } form;
+
+static form form_of(cuco_prompt_kind kind, cuco_prompt_profile profile)
+{
+	bool lean = profile == CUCO_PROFILE_LEAN;
+	if (kind == CUCO_PROMPT_DIRECTIVE)
+		return FORM_NONE;
+	if (kind == CUCO_PROMPT_DIFF || kind == CUCO_PROMPT_REPAIR || (lean && kind == CUCO_PROMPT_FIX))
+		return FORM_EDITS;
+	return lean ? FORM_BLOCKS : FORM_CODE;
+}
+
+/* Where a reply's change goes in its JSON; NULL for a directive alone. */
+static const char *json_change(cuco_prompt_kind kind, cuco_prompt_profile profile)
+{
+	static const char *const names[] = { "edits", "blocks", "code", NULL };
+	return names[form_of(kind, profile)];
+}
+
+static const char diff_format[] =
+	"\n# Reply format\n"
+	"After the directive:\n\n"
+	"<NAME>short_snake_case_name</NAME>\n"
+	"<DESCRIPTION>what you change and why it should be faster</DESCRIPTION>\n"
+	"<DIFF>\n"
+	"<<<<<<< SEARCH\n"
+	CUCO_SEARCH_PLACEHOLDER "\n"
+	"=======\n"
+	"the lines that replace them\n"
+	">>>>>>> REPLACE\n"
+	"</DIFF>\n\n"
+	"Rules: each SEARCH must match exactly one place in the current program as shown (hunks "
+	"never see each other's edits), so quote enough lines to be unique; hunks must not "
+	"overlap; to insert, quote the lines around the insertion point; only code between "
+	"EVOLVE-BLOCK-START and EVOLVE-BLOCK-END may change; a reply applies all or nothing.\n";
+
+static const char full_format[] =
+	"\n# Reply format\n"
+	"After the directive:\n\n"
+	"<NAME>short_snake_case_name</NAME>\n"
+	"<DESCRIPTION>what you change and why it should be faster</DESCRIPTION>\n"
+	"<CODE>\n"
+	"```\n"
+	"the whole program\n"
+	"```\n"
+	"</CODE>\n\n"
+	"Rules: give the whole file, not an excerpt; keep the EVOLVE-BLOCK-START and "
+	"EVOLVE-BLOCK-END markers and every line outside them exactly as they are; only the code "
+	"between the markers may change.\n";
+
+static const char blocks_format[] =
+	"\n# Reply format\n"
+	"After the directive:\n\n"
+	"<NAME>short_snake_case_name</NAME>\n"
+	"<DESCRIPTION>what you change and why it should be faster</DESCRIPTION>\n"
+	"<BLOCK>\n"
+	"the new text of the first EVOLVE-BLOCK: every line between its markers\n"
+	"</BLOCK>\n\n"
+	"Rules: one <BLOCK> per EVOLVE-BLOCK of the program, in order; write only the lines "
+	"between the markers, never the markers or the code outside them, which stay as they "
+	"are. Lines shown as `[… N lines not shown: …]` are not part of the program.\n";
+
+static const char directive_format[] =
+	"\n# Reply format\n"
+	"After the directive:\n\n"
+	"<NAME>short_snake_case_name</NAME>\n"
+	"<DESCRIPTION>why this directive should be faster</DESCRIPTION>\n\n"
+	"No code: the program stays as it is and is built with the new directive.\n";
+
+static const char json_format[] =
+	"\n# Reply format\n"
+	"Reply with one JSON object and nothing else, as the end of this prompt shows: "
+	"`directive` holds one value for each dimension, from the lists above; `name` is a "
+	"short_snake_case name; `description` says what you change and why it should be "
+	"faster; then the change as the prompt asks for it. In an edit, `search` holds lines "
+	"copied exactly from the current program (each must match one place; edits never see "
+	"each other's changes), `replace` the lines that replace them; only code between "
+	"EVOLVE-BLOCK-START and EVOLVE-BLOCK-END may change.\n";
+
+/* The rules of a lean prompt's edit: fewer words, and what its notes mean. */
+static const char lean_rules[] =
+	" Each SEARCH quotes lines of the program as shown, matching one place; hunks must not "
+	"overlap; only lines between the EVOLVE-BLOCK markers may change. A line "
+	"`[… lines A-B not shown: …]` stands for those lines of the program (a comment, code "
+	"outside the blocks, code other directives build): quote it whole, keep it in the "
+	"REPLACE to keep them, or leave it out to drop them.";
+
+/* The reply format section for a prompt. */
+static const char *reply_format(const cuco_prompt_spec *spec)
+{
+	static const char *const formats[] = { diff_format, blocks_format, full_format,
+		directive_format };
+	return spec->json ? json_format : formats[form_of(spec->kind, spec->profile)];
+}
+
+/* ---- the directive as a reply states it, the skeleton, the schema ---------- */
+
+static const char *const kind_names[CUCO_PROMPT_KINDS] = {
+	[CUCO_PROMPT_DIFF] = "diff", [CUCO_PROMPT_FULL] = "full", [CUCO_PROMPT_CROSS] = "cross",
+	[CUCO_PROMPT_FIX] = "fix", [CUCO_PROMPT_DIRECTIVE] = "directive", [CUCO_PROMPT_REPAIR] = "repair",
+};
+
+const char *cuco_prompt_kind_name(cuco_prompt_kind k)
+{
+	return (unsigned)k < CUCO_PROMPT_KINDS ? kind_names[k] : "?";
+}
+
+const char *cuco_prompt_profile_name(cuco_prompt_profile p)
+{
+	return p == CUCO_PROFILE_LEAN ? "lean" : p == CUCO_PROFILE_FULL ? "full" : "?";
+}
+
+/* The directive as a reply states it: `DIRECTIVE:`, then one `name: value`
+ * line per dimension of the workload. */
+static void put_directive(cuco_buf *b, const cuco_workload *wl, const cuco_directive *d)
+{
+	cuco_buf_puts(b, "DIRECTIVE:\n");
+	for (int i = 0; i < wl->ndims; i++)
+		cuco_buf_printf(b, "%s: %s\n", wl->dims[i].name,
+			cuco_directive_value(d, wl->dims[i].name));
+}
+
+/* The directive as the JSON object of a reply. */
+static cJSON *directive_json(const cuco_workload *wl, const cuco_directive *d)
+{
+	cJSON *o = cJSON_CreateObject();
+	for (int i = 0; i < wl->ndims; i++) {
+		const cuco_dim *dim = &wl->dims[i];
+		const char *v = cuco_directive_value(d, dim->name);
+		if (dim->kind == CUCO_DIM_INT)
+			cJSON_AddNumberToObject(o, dim->name, strtod(v, NULL));
+		else
+			cJSON_AddStringToObject(o, dim->name, v);
+	}
+	return o;
+}
+
+void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_directive *d,
+	cuco_prompt_kind kind, cuco_prompt_profile profile, int nblocks, bool json)
+{
+	cuco_buf_puts(b, "\n# Your reply\n");
+	if (json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddItemToObject(o, "directive", directive_json(wl, d));
+		cJSON_AddStringToObject(o, "name", "short_snake_case_name");
+		cJSON_AddStringToObject(o, "description", "what you change and why it should be faster");
+		const char *change = json_change(kind, profile);
+		if (change && strcmp(change, "edits") == 0) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "search", CUCO_SEARCH_PLACEHOLDER);
+			cJSON_AddStringToObject(e, "replace", "the lines that replace them");
+			cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "edits"), e);
+		} else if (change && strcmp(change, "blocks") == 0) {
+			cJSON *a = cJSON_AddArrayToObject(o, "blocks");
+			for (int i = 0; i < (nblocks > 0 ? nblocks : 1); i++)
+				cJSON_AddItemToArray(a, cJSON_CreateString("the block's new text"));
+		} else if (change) {
+			cJSON_AddStringToObject(o, "code", "the whole program");
+		}
+		char *text = cJSON_PrintUnformatted(o);
+		cJSON_Delete(o);
+		/* cJSON writes no spaces; a reader's eye wants them after , and :. */
+		cuco_buf_puts(b, "One JSON object, the directive's values the current program's until "
+			"you change them:\n");
+		bool quoted = false;
+		for (const char *p = text; *p; p++) {
+			cuco_buf_append(b, p, 1);
+			if (*p == '"' && (p == text || p[-1] != '\\'))
+				quoted = !quoted;
+			if (!quoted && (*p == ',' || *p == ':'))
+				cuco_buf_puts(b, " ");
+		}
+		cuco_buf_puts(b, "\n");
+		free(text);
+		return;
+	}
+	cuco_buf_puts(b, "Reply in this form, starting with the directive (the current program's "
+		"values; change those you mean to change):\n\n");
+	put_directive(b, wl, d);
+	cuco_buf_puts(b, "\n<NAME>short_snake_case_name</NAME>\n<DESCRIPTION>");
+	if (kind == CUCO_PROMPT_DIRECTIVE) {
+		cuco_buf_puts(b, "why this directive should be faster</DESCRIPTION>\n");
+		return;
+	}
+	cuco_buf_puts(b, "what you change and why it should be faster</DESCRIPTION>\n");
+	form f = form_of(kind, profile);
+	if (f == FORM_EDITS)
+		cuco_buf_puts(b, "<DIFF>\n<<<<<<< SEARCH\n" CUCO_SEARCH_PLACEHOLDER "\n"
+			"=======\nthe lines that replace them\n>>>>>>> REPLACE\n</DIFF>\n");
+	else if (f == FORM_BLOCKS)
+		for (int i = 0; i < (nblocks > 0 ? nblocks : 1); i++)
+			cuco_buf_printf(b, "<BLOCK>\nblock %d's new text\n</BLOCK>\n", i + 1);
+	else
+		cuco_buf_puts(b, "<CODE>\n```\nthe whole program\n```\n</CODE>\n");
+}
+
+static cJSON *string_schema(int max_length)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "type", "string");
+	if (max_length > 0)
+		cJSON_AddNumberToObject(o, "maxLength", max_length);
+	return o;
+}
+
+static cJSON *required(const char *const *names, int n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(names[i]));
+	return a;
+}
+
+/* One dimension's values: an enum of what it allows (numbers for an
+ * integer dimension), or an integer range too long to list. */
+static cJSON *dim_schema(const cuco_dim *d)
+{
+	cJSON *o = cJSON_CreateObject();
+	char (*vals)[32] = cuco_xmalloc(CUCO_DIM_LISTED * sizeof *vals);
+	int n = cuco_dim_values(d, vals);
+	bool cut = d->kind == CUCO_DIM_INT && d->nvalues == 0 && n == CUCO_DIM_LISTED;
+	if (cut) {
+		cJSON_AddStringToObject(o, "type", "integer");
+		cJSON_AddNumberToObject(o, "minimum", (double)d->min);
+		cJSON_AddNumberToObject(o, "maximum", (double)d->max);
+	} else {
+		cJSON *e = cJSON_AddArrayToObject(o, "enum");
+		for (int i = 0; i < n; i++)
+			cJSON_AddItemToArray(e, d->kind == CUCO_DIM_INT ? cJSON_CreateNumber(strtod(vals[i], NULL))
+				: cJSON_CreateString(vals[i]));
+	}
+	free(vals);
+	return o;
+}
+
+char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
+	cuco_prompt_profile profile, int nblocks)
+{
+	cJSON *dir = cJSON_CreateObject(), *dprops = cJSON_CreateObject(), *dreq = cJSON_CreateArray();
+	cJSON_AddStringToObject(dir, "type", "object");
+	for (int i = 0; i < wl->ndims; i++) {
+		cJSON_AddItemToObject(dprops, wl->dims[i].name, dim_schema(&wl->dims[i]));
+		cJSON_AddItemToArray(dreq, cJSON_CreateString(wl->dims[i].name));
+	}
+	cJSON_AddItemToObject(dir, "properties", dprops);
+	cJSON_AddItemToObject(dir, "required", dreq);
+	cJSON_AddBoolToObject(dir, "additionalProperties", false);
+	cJSON *root = cJSON_CreateObject(), *props = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "type", "object");
+	/* In the order a model writes them: the directive first. */
+	cJSON_AddItemToObject(props, "directive", dir);
+	cJSON_AddItemToObject(props, "name", string_schema(64));
+	cJSON_AddItemToObject(props, "description", string_schema(400));
+	const char *change = json_change(kind, profile);
+	if (change && strcmp(change, "edits") == 0) {
+		cJSON *edit = cJSON_CreateObject(), *eprops = cJSON_CreateObject();
+		cJSON_AddStringToObject(edit, "type", "object");
+		cJSON_AddItemToObject(eprops, "search", string_schema(0));
+		cJSON_AddItemToObject(eprops, "replace", string_schema(0));
+		cJSON_AddItemToObject(edit, "properties", eprops);
+		cJSON_AddItemToObject(edit, "required", required((const char *[]){ "search", "replace" }, 2));
+		cJSON_AddBoolToObject(edit, "additionalProperties", false);
+		cJSON *a = cJSON_CreateObject();
+		cJSON_AddStringToObject(a, "type", "array");
+		cJSON_AddItemToObject(a, "items", edit);
+		cJSON_AddNumberToObject(a, "minItems", 1);
+		cJSON_AddItemToObject(props, "edits", a);
+	} else if (change && strcmp(change, "blocks") == 0) {
+		cJSON *a = cJSON_CreateObject();
+		cJSON_AddStringToObject(a, "type", "array");
+		cJSON_AddItemToObject(a, "items", string_schema(0));
+		cJSON_AddNumberToObject(a, "minItems", nblocks > 0 ? nblocks : 1);
+		cJSON_AddNumberToObject(a, "maxItems", nblocks > 0 ? nblocks : 1);
+		cJSON_AddItemToObject(props, "blocks", a);
+	} else if (change) {
+		cJSON_AddItemToObject(props, "code", string_schema(0));
+	}
+	cJSON_AddItemToObject(root, "properties", props);
+	const char *req[] = { "directive", "name", "description", change };
+	cJSON_AddItemToObject(root, "required", required(req, change ? 4 : 3));
+	cJSON_AddBoolToObject(root, "additionalProperties", false);
+	char *text = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	return text;
+}
+
+static int build_system(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
+{
+	const cuco_workload *wl = spec->wl;
+	bool lean = spec->profile == CUCO_PROFILE_LEAN;
+	/* The lean profile: the description's first sentence, which says what
+	 * the program computes; the code says the rest. */
+	size_t desc = strlen(wl->description);
+	const char *stop = lean ? strstr(wl->description, ". ") : NULL;
+	if (stop)
+		desc = (size_t)(stop - wl->description) + 1;
+	cuco_buf_printf(b,
+		"You optimize programs that overlap computation with communication. A program is "
+		"judged by a cascade: it must compile, run on %d ranks and match the reference within "
+		"%g, and is then timed after warm-up; lower latency is better.\n\n"
+		"# Task: %s\n%.*s\n- workload: %s; family: %s; ranks: %d; size: %s\n",
+		wl->ranks, wl->tolerance, wl->title, (int)desc, wl->description, wl->name,
+		cuco_family_name(wl->family), wl->ranks, wl->default_size);
+	if (spec->hw && !lean)
+		cuco_prompt_put_hardware(b, spec->hw);
+	if (wl->ncontext > 0 && !lean)
+		cuco_buf_puts(b, "\n# Context documents\n");
+	cuco_err err;
+	if (!lean && cuco_prompt_put_documents(b, wl, spec->map, &err) != CUCO_OK)
+		return cuco_txn_fail(txn, CUCO_EENV, "%s", err.msg);
+	put_directive_schema(b, wl, !lean);
+	/* The lean profile's reply form is its skeleton, at the prompt's end:
+	 * only the rules here. */
+	if (lean)
+		cuco_buf_printf(b, "\n# Reply format\nAs the end of this prompt shows.%s\n",
+			form_of(spec->kind, spec->profile) == FORM_NONE || spec->json ? "" : lean_rules);
+	else
+		cuco_buf_puts(b, reply_format(spec));
+	return CUCO_OK;
+}
+
+/* ---- the user message: parent, inspirations, failures, memory ------------ */
+
+static void put_metrics(cuco_buf *b, const cuco_candidate *c)
+{
+	char dir[256];
+	cuco_directive_short(&c->directive, dir, sizeof dir);
+	cuco_buf_printf(b, "- directive: %s\n- status: %s", dir, cuco_status_name(c->status));
+	if (!isnan(c->score))
+		cuco_buf_printf(b, "; score %.4g", c->score);
+	if (!isnan(c->speedup))
+		cuco_buf_printf(b, "; speedup over the baseline %.3fx", c->speedup);
+	if (!isnan(c->timing.peak_fraction))
+		cuco_buf_printf(b, "; %.1f %% of peak", c->timing.peak_fraction * 100);
+	cuco_buf_puts(b, "\n");
+	if (!isnan(c->timing.median_us))
+		cuco_buf_printf(b, "- latency: median %.1f us, min %.1f us, p90 %.1f us over %d runs "
+			"(spread %.1f %%); max error %.3g\n", c->timing.median_us, c->timing.min_us,
+			c->timing.p90_us, c->timing.samples, c->timing.spread * 100, c->timing.max_error);
+	cuco_phase ph[CUCO_MAX_PHASES];
+	int nph = cuco_phases_view(c, ph, NULL);  /* no part larger than its whole */
+	if (nph > 0) {
+		cuco_buf_puts(b, "- phases:");
+		for (int i = 0; i < nph; i++)
+			cuco_buf_printf(b, "%s %s %.1f us", i ? "," : "", ph[i].name, ph[i].us);
+		cuco_buf_puts(b, "\n");
+	}
+}
+
+/* The line of a failure's output that says what went wrong first: the
+ * first holding "error" (a compiler's first error), else its first line
+ * that is not blank. */
+static void first_error_line(const char *excerpt, char *out, size_t size)
+{
+	const char *pick = NULL, *first = NULL;
+	for (const char *p = excerpt; *p && !pick;) {
+		size_t n = strcspn(p, "\n");
+		if (!first && strspn(p, " \t") < n)
+			first = p;
+		for (size_t i = 0; i + 5 <= n && !pick; i++)
+			if (strncasecmp(p + i, "error", 5) == 0)
+				pick = p;
+		p += n + (p[n] == '\n');
+	}
+	const char *at = pick ? pick : first ? first : "";
+	size_t n = strcspn(at, "\n");
+	snprintf(out, size, "%.*s", (int)(n < size - 1 ? n : size - 1), at);
+}
+
+/* What went wrong with a candidate, in a few lines. */
+static void put_feedback(cuco_buf *b, const cuco_candidate *c, size_t excerpt)
+{
+	if (c->failure.stage[0]) {
+		size_t n = strlen(c->failure.excerpt);
+		const char *tail = n > excerpt ? c->failure.excerpt + n - excerpt : c->failure.excerpt;
+		cuco_buf_printf(b, "- failed at %s (%s):\n```\n%s\n```\n", c->failure.stage,
+			c->failure.error_class, tail);
+	}
+	if (c->reject_reason[0])
+		cuco_buf_printf(b, "- rejected by a reviewer: %s\n", c->reject_reason);
+	if (c->note[0])
+		cuco_buf_printf(b, "- author's note: %s\n", c->note);
+}
+
+/* The sources a prompt has shown, so that none is shown twice: a
+ * directive-only child has its parent's code byte for byte. */
+typedef struct shown_code {
+	char hash[4 + 16][CUCO_HASH_LEN + 1];
+	uint64_t id[4 + 16];
+	int n;
+} shown_code;
+
+/* The candidate whose code the prompt already shows as that source; 0. */
+static uint64_t shown_as(shown_code *sc, const char *hash, uint64_t id)
+{
+	for (int i = 0; i < sc->n; i++)
+		if (strcmp(sc->hash[i], hash) == 0)
+			return sc->id[i];
+	if (sc->n < (int)(sizeof sc->id / sizeof sc->id[0])) {
+		cuco_strlcpy(sc->hash[sc->n], hash, sizeof sc->hash[0]);
+		sc->id[sc->n++] = id;
+	}
+	return 0;
+}
+
+/* How put_program shows a candidate. */
+typedef struct show {
+	const cuco_prompt_spec *spec;
+	bool code;              /* its source */
+	size_t max_code;        /* bytes of it at most */
+	bool as_reply;          /* its directive as a reply states it */
+	int *blocks;            /* out, when not NULL: its EVOLVE-BLOCKs */
+	cuco_directive *directive;  /* out, when not NULL */
+	char *first_error;      /* out, when not NULL (256 bytes): its failure's first error */
+} show;
+
+/* A candidate's source, whole or as the lean profile shows it. */
+static void put_code(cuco_buf *b, const show *how, const cuco_candidate *c, const char *text,
+	size_t len)
+{
+	cuco_buf_puts(b, "```\n");
+	if (how->spec->profile == CUCO_PROFILE_LEAN) {
+		cuco_buf lean = { 0 };
+		cuco_prompt_lean_code(how->spec->wl, &c->directive, text, len, &lean);
+		cuco_buf_append(b, lean.data, lean.len);
+		cuco_buf_free(&lean);
+		cuco_buf_puts(b, "```\n");
+		return;
+	}
+	cuco_buf_append(b, text, len < how->max_code ? len : how->max_code);
+	if (len > how->max_code)
+		cuco_buf_printf(b, "\n[… %zu more bytes not shown]", len - how->max_code);
+	cuco_buf_puts(b, len && text[len - 1] == '\n' ? "```\n" : "\n```\n");
+}
+
+static int put_program(cuco_txn *txn, cuco_buf *b, const char *title, uint64_t id,
+	const show *how, shown_code *sc)
+{
+	cuco_candidate *c = cuco_xmalloc(sizeof *c);
+	int rc = cuco_cand_get(txn, id, c);
+	if (rc != CUCO_OK) {
+		free(c);
+		return rc == CUCO_ENOTFOUND ? cuco_txn_fail(txn, CUCO_EDATA, "prompt: no candidate %llu",
+			(unsigned long long)id) : rc;
+	}
+	cuco_buf_printf(b, "\n# %s: candidate #%llu (%s, generation %d)\n", title,
+		(unsigned long long)id, cuco_origin_name(c->origin), c->generation);
+	put_metrics(b, c);
+	if (how->as_reply) {
+		cuco_buf_puts(b, "- its directive, as a reply states it:\n");
+		put_directive(b, how->spec->wl, &c->directive);
+	}
+	put_feedback(b, c, 1200);
+	if (how->directive)
+		*how->directive = c->directive;
+	if (how->first_error && c->failure.stage[0])
+		first_error_line(c->failure.excerpt, how->first_error, 256);
+	uint64_t same = how->code ? shown_as(sc, c->source_hash, id) : 0;
+	if (same) {
+		cuco_buf_printf(b, "- code: the same as candidate #%llu's above; only the directive "
+			"differs\n", (unsigned long long)same);
+	}
+	char *text = NULL;
+	size_t len = 0;
+	if ((how->code && !same) || how->blocks)
+		rc = cuco_source_get(txn, c->source_hash, &text, &len);
+	if (rc == CUCO_OK && how->blocks)
+		*how->blocks = (int)cuco_text_nblocks(text, len);
+	if (rc == CUCO_OK && how->code && !same)
+		put_code(b, how, c, text, len);
+	free(text);
+	free(c);
+	return rc;
+}
+
+/* The candidates to show besides the parent(s), from the summaries. */
+typedef struct picks {
+	uint64_t top[16];
+	int ntop;
+	uint64_t failed[16];
+	int nfailed;
+	uint64_t rejected[MAX_REJECTIONS];
+	int nrejected;
+	uint64_t baseline;
+} picks;
+
+static bool on_island(const cuco_summary *s, int island)
+{
+	return island < 0 || s->island == island;
+}
+
+/* Keep the k best scores seen so far in top[], best first: one pass over
+ * the summaries instead of sorting thousands to show three. */
+static void offer(uint64_t *top, double *score, int *n, int k, const cuco_summary *s)
+{
+	if (k == 0 || (*n == k && s->score <= score[k - 1]))
+		return;
+	int i = *n < k ? (*n)++ : k - 1;
+	while (i > 0 && score[i - 1] < s->score) {
+		top[i] = top[i - 1];
+		score[i] = score[i - 1];
+		i--;
+	}
+	top[i] = s->id;
+	score[i] = s->score;
+}
+
+static int choose(cuco_txn *txn, const cuco_prompt_spec *spec, picks *p)
+{
+	cuco_summary *sums;
+	size_t n;
+	int rc = cuco_summary_all(txn, &sums, &n);
+	if (rc != CUCO_OK)
+		return rc;
+	memset(p, 0, sizeof *p);
+	int want_fail = spec->failures < 16 ? spec->failures : 16;
+	for (size_t i = n; i-- > 0;) {
+		const cuco_summary *s = &sums[i];
+		if (s->origin == CUCO_ORIGIN_BASELINE && !p->baseline)
+			p->baseline = s->id;
+		if (s->status == CUCO_STATUS_FAILED && p->nfailed < want_fail && on_island(s, spec->island))
+			p->failed[p->nfailed++] = s->id;
+		if (s->status == CUCO_STATUS_REJECTED && p->nrejected < MAX_REJECTIONS)
+			p->rejected[p->nrejected++] = s->id;
+	}
+	int want_top = spec->inspirations < 16 ? spec->inspirations : 16;
+	double score[16];
+	for (size_t i = 0; i < n; i++)
+		if (sums[i].status == CUCO_STATUS_DONE && !isnan(sums[i].score) &&
+			sums[i].id != spec->parent && sums[i].id != spec->other &&
+			sums[i].origin != CUCO_ORIGIN_BASELINE && on_island(&sums[i], spec->island))
+			offer(p->top, score, &p->ntop, want_top, &sums[i]);
+	free(sums);
+	return CUCO_OK;
+}
+
+typedef struct walk {
+	cuco_buf *b;
+	const cuco_workload *wl;
+	cuco_prompt_map *map;
+	int shown;
+} walk;
+
+static int put_memory_entry(const cuco_memory *m, void *arg)
+{
+	walk *w = arg;
+	if (strcmp(m->workload, w->wl->name) != 0 || w->shown >= MAX_MEMORY)
+		return 0;
+	size_t start = w->b->len;
+	if (w->shown++ == 0)
+		cuco_buf_puts(w->b, "\n# Optimization memory (lessons from earlier rewrites)\n");
+	if (m->negative)
+		cuco_buf_printf(w->b, "- slowed a program down (%.2fx): %s\n", m->speedup, m->summary);
+	else
+		cuco_buf_printf(w->b, "- sped a program up %.2fx: %s\n", m->speedup, m->summary);
+	cuco_prompt_mark(w->map, CUCO_CUT_MEMORY, true, w->b, start);
+	return 0;
+}
+
+static void put_rejection(cuco_buf *b, const cuco_candidate *c, int *shown)
+{
+	if (!c->reject_reason[0])
+		return;
+	char dir[256];
+	cuco_directive_short(&c->directive, dir, sizeof dir);
+	if ((*shown)++ == 0)
+		cuco_buf_puts(b, "\n# Rejected by a reviewer: do not do this again\n");
+	cuco_buf_printf(b, "- #%llu (%s): %s\n", (unsigned long long)c->id, dir, c->reject_reason);
+}
+
+static const char *const asks[] = {
+	[CUCO_PROMPT_DIFF] = "Propose one focused improvement of the current program as "
+		"SEARCH/REPLACE hunks.",
+	[CUCO_PROMPT_FULL] = "Rewrite the current program's EVOLVE-BLOCKs with a structurally "
+		"different design that should be faster (pipelining, overlap, fusion, another "
+		"backend), and give the whole file.",
+	[CUCO_PROMPT_CROSS] = "Combine the strengths of the current program and the second "
+		"parent into one program, and give the whole file.",
+	[CUCO_PROMPT_FIX] = "No program of this island is correct yet. Make the current program "
+		"correct first (compile, run, match the reference), keeping it fast where you can, "
+		"and give the whole file.",
+	[CUCO_PROMPT_DIRECTIVE] = "Choose the directive the current program should be built with "
+		"to run faster: its code stays as it is, and the directive reaches it as defines. "
+		"Pick one not tried yet, from what the measurements say.",
+	[CUCO_PROMPT_REPAIR] = "The current program failed; its first error is below. Mend it "
+		"with SEARCH/REPLACE hunks: the smallest change that makes it compile, run and match "
+		"the reference. Keep its directive unless the error is the directive's.",
+};
+
+/* A lean rewrite gives each block's new text instead of the file. */
+static const char *ask_of(const cuco_prompt_spec *spec)
+{
+	static const char *const lean[] = {
+		[CUCO_PROMPT_FULL] = "Rewrite the current program's EVOLVE-BLOCKs with a structurally "
+			"different design that should be faster (pipelining, overlap, fusion, another "
+			"backend), and give each block's new text.",
+		[CUCO_PROMPT_CROSS] = "Combine the strengths of the current program and the second "
+			"parent into one program, and give each block's new text.",
+		[CUCO_PROMPT_FIX] = "No program of this island is correct yet. Make the current program "
+			"correct first (compile, run, match the reference), keeping it fast where you can, "
+			"with SEARCH/REPLACE hunks.",
+	};
+	/* lean[] ends before the last kinds: its own length bounds the lookup. */
+	if (spec->profile == CUCO_PROFILE_LEAN && (size_t)spec->kind < sizeof lean / sizeof *lean &&
+			!spec->json && lean[spec->kind])
+		return lean[spec->kind];
+	return asks[spec->kind];
+}
+
+typedef struct tried_arg {
+	cuco_buf *b;
+	const char *hash;
+	uint64_t parent;
+	int shown;
+} tried_arg;
+
+static int put_tried(const cuco_candidate *c, void *arg)
+{
+	tried_arg *a = arg;
+	if (c->id == a->parent || strcmp(c->source_hash, a->hash) != 0 || a->shown >= 16 ||
+			c->status < CUCO_STATUS_DONE)
+		return 0;
+	char dir[256];
+	cuco_directive_short(&c->directive, dir, sizeof dir);
+	if (a->shown++ == 0)
+		cuco_buf_puts(a->b, "\n# Directives tried with this code\n");
+	if (c->status == CUCO_STATUS_DONE)
+		cuco_buf_printf(a->b, "- #%llu %s: %.3fx the baseline\n", (unsigned long long)c->id, dir,
+			c->speedup);
+	else
+		cuco_buf_printf(a->b, "- #%llu %s: %s%s%s\n", (unsigned long long)c->id, dir,
+			cuco_status_name(c->status), c->failure.error_class[0] ? ", " : "",
+			c->failure.error_class);
+	return 0;
+}
+
+static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
+{
+	picks p;
+	shown_code sc = { .n = 0 };
+	bool lean = spec->profile == CUCO_PROFILE_LEAN, directive = spec->kind == CUCO_PROMPT_DIRECTIVE;
+	int rc = choose(txn, spec, &p);
+	/* The lean profile: the speedup says what the baseline would, and
+	 * the skeleton shows the parent's directive as a reply states it. */
+	if (rc == CUCO_OK && p.baseline && !lean)
+		rc = put_program(txn, b, "Baseline (the host-driven reference)", p.baseline,
+			&(show){ .spec = spec }, &sc);
+	cuco_directive parent_dir;
+	int blocks = 0;
+	char first_error[256] = "";
+	show current = { .spec = spec, .code = !directive, .max_code = SIZE_MAX, .as_reply = !lean,
+		.blocks = &blocks, .directive = &parent_dir, .first_error = first_error };
+	if (rc == CUCO_OK)
+		rc = put_program(txn, b, "Current program", spec->parent, &current, &sc);
+	if (rc == CUCO_OK && spec->kind == CUCO_PROMPT_CROSS)
+		rc = put_program(txn, b, "Second parent", spec->other,
+			&(show){ .spec = spec, .code = true, .max_code = SIZE_MAX }, &sc);
+	if (rc == CUCO_OK && directive) {
+		char hash[CUCO_HASH_LEN + 1] = "";
+		cuco_candidate *c = cuco_xmalloc(sizeof *c);
+		if ((rc = cuco_cand_get(txn, spec->parent, c)) == CUCO_OK)
+			cuco_strlcpy(hash, c->source_hash, sizeof hash);
+		free(c);
+		tried_arg ta = { b, hash, spec->parent, 0 };
+		if (rc == CUCO_OK)
+			rc = cuco_cand_each(txn, 1, put_tried, &ta);
+	}
+	for (int i = 0; i < p.ntop && rc == CUCO_OK && !lean && !directive; i++) {
+		size_t start = b->len;
+		rc = put_program(txn, b, i == 0 ? "Top programs so far" : "Next top program", p.top[i],
+			&(show){ .spec = spec, .code = true, .max_code = MAX_SHOWN_SOURCE }, &sc);
+		cuco_prompt_mark(spec->map, CUCO_CUT_TOP, true, b, start);
+	}
+	int nfailed = lean && p.nfailed > 1 ? 1 : p.nfailed;
+	size_t failures = b->len;  /* the first failure's part holds the header */
+	if (rc == CUCO_OK && nfailed > 0)
+		cuco_buf_puts(b, "\n# Recent failures\n");
+	for (int i = 0; i < nfailed && rc == CUCO_OK; i++) {
+		size_t start = i == 0 ? failures : b->len;
+		cuco_candidate *c = cuco_xmalloc(sizeof *c);
+		if ((rc = cuco_cand_get(txn, p.failed[i], c)) == CUCO_OK) {
+			char dir[256];
+			cuco_directive_short(&c->directive, dir, sizeof dir);
+			cuco_buf_printf(b, "## #%llu (%s, %s)\n", (unsigned long long)c->id, dir,
+				cuco_origin_name(c->origin));
+			put_feedback(b, c, lean ? 300 : 600);
+		}
+		free(c);
+		cuco_prompt_mark(spec->map, CUCO_CUT_FAILURE, true, b, start);
+	}
+	int shown = 0;
+	for (int i = 0; i < p.nrejected && rc == CUCO_OK; i++) {
+		cuco_candidate *c = cuco_xmalloc(sizeof *c);
+		if ((rc = cuco_cand_get(txn, p.rejected[i], c)) == CUCO_OK)
+			put_rejection(b, c, &shown);
+		free(c);
+	}
+	walk w = { b, spec->wl, spec->map, 0 };
+	if (rc == CUCO_OK && spec->meta && *spec->meta)
+		cuco_buf_printf(b, "\n# Recommendations from the search so far\n%s\n", spec->meta);
+	if (rc == CUCO_OK && spec->hints && *spec->hints)
+		cuco_buf_printf(b, "\n# Hints from the reviewer\n%s\n", spec->hints);
+	if (rc == CUCO_OK && spec->memory)
+		rc = cuco_memory_each(txn, put_memory_entry, &w);
+	if (rc == CUCO_OK) {
+		cuco_buf_printf(b, "\n# Your task\n%s State the directive first.\n", ask_of(spec));
+		if (spec->kind == CUCO_PROMPT_REPAIR && first_error[0])
+			cuco_buf_printf(b, "The first error: %s\n", first_error);
+		cuco_prompt_put_skeleton(b, spec->wl, &parent_dir, spec->kind, spec->profile, blocks,
+			spec->json);
+	}
+	return rc;
+}
+
+int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *system,
+	cuco_buf *user)
+{
+	if (spec->map)
+		spec->map->ncuts = 0;
+	int rc = build_system(txn, spec, system);
+	return rc == CUCO_OK ? build_user(txn, spec, user) : rc;
+}
+
+/* ---- fitting to a model's context ------------------------------------------ */
+
+/* The kinds in the order they are cut (prompt.h's table), their names in
+ * the note, and whether they halve. */
+static const cuco_cut_kind cut_order[] = {
+#define X(kind, name, halves) CUCO_CUT_##kind,
+	CUCO_CUT_TABLE(X)
+#undef X
+};
+static const char *const cut_names[] = {
+#define X(kind, name, halves) [CUCO_CUT_##kind] = name,
+	CUCO_CUT_TABLE(X)
+#undef X
+};
+static const bool cut_halves[] = {
+#define X(kind, name, halves) [CUCO_CUT_##kind] = halves,
+	CUCO_CUT_TABLE(X)
+#undef X
+};
+
+#define DOC_FLOOR 1024   /* a document cut shorter than this goes whole */
+#define DOC_NOTE 80      /* bytes the "not shown" line takes */
+
+typedef struct fitting {
+	const cuco_prompt_map *map;
+	size_t keep[CUCO_PROMPT_CUTS];   /* bytes of each part kept; 0 = dropped */
+	size_t total;                    /* bytes of the whole conversation */
+} fitting;
+
+static size_t part_len(const fitting *f, int i)
+{
+	return f->map->cuts[i].end - f->map->cuts[i].start;
+}
+
+/* Cut parts of one kind, the last first (a halving kind: halve the
+ * longest), until the conversation is within budget or none is left. */
+static void cut_kind(fitting *f, cuco_cut_kind kind, size_t budget, int *count)
+{
+	while (f->total > budget) {
+		int pick = -1;
+		for (int i = f->map->ncuts - 1; i >= 0; i--) {
+			if (f->map->cuts[i].kind != kind || f->keep[i] == 0)
+				continue;
+			if (pick < 0 || (cut_halves[kind] && f->keep[i] > f->keep[pick]))
+				pick = i;
+			if (!cut_halves[kind])
+				break;
+		}
+		if (pick < 0)
+			return;
+		size_t was = f->keep[pick] + (f->keep[pick] < part_len(f, pick) ? DOC_NOTE : 0);
+		if (cut_halves[kind] && f->keep[pick] / 2 >= DOC_FLOOR)
+			f->keep[pick] /= 2;
+		else
+			f->keep[pick] = 0;
+		size_t now = f->keep[pick] ? f->keep[pick] + DOC_NOTE : 0;
+		f->total -= was - now;
+		(*count)++;
+	}
+}
+
+/* Where to end a part cut to n bytes: after a line if one ends near, and
+ * never inside a UTF-8 character. */
+static size_t cut_point(const char *s, size_t n)
+{
+	for (size_t k = n; k > 0 && n - k < 400; k--)
+		if (s[k - 1] == '\n')
+			return k;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+static char *assemble(const char *text, bool user, const fitting *f)
+{
+	cuco_buf b = { 0 };
+	size_t at = 0, len = strlen(text);
+	for (int i = 0; f->map && i < f->map->ncuts; i++) {
+		const struct cuco_cut *c = &f->map->cuts[i];
+		if (c->user != user || c->end > len || c->start < at)
+			continue;
+		size_t n = part_len(f, i);
+		if (f->keep[i] == n)
+			continue;
+		cuco_buf_append(&b, text + at, c->start - at);
+		if (f->keep[i] > 0) {
+			size_t k = cut_point(text + c->start, f->keep[i]);
+			cuco_buf_append(&b, text + c->start, k);
+			cuco_buf_printf(&b, "\n[… %zu more bytes not shown: the model's context is short]\n",
+				n - k);
+		}
+		at = c->end;
+	}
+	cuco_buf_append(&b, text + at, len - at);
+	return b.data;
+}
+
+static void fit_note(cuco_fitted *out, int64_t context)
+{
+	cuco_buf cuts = { 0 };
+	for (size_t k = 0; k < sizeof cut_order / sizeof cut_order[0]; k++)
+		if (out->cut[cut_order[k]] > 0)
+			cuco_buf_printf(&cuts, "%s %d %s", cuts.len ? "," : "", out->cut[cut_order[k]],
+				cut_names[cut_order[k]]);
+	if (cuts.len > 0)
+		snprintf(out->note, sizeof out->note, "fitted to a context of %lld tokens: cut%s",
+			(long long)context, cuts.data);
+	cuco_buf_free(&cuts);
+}
+
+int64_t cuco_prompt_reserve(int64_t context, int max_tokens)
+{
+	int64_t reply = max_tokens < context / 4 ? max_tokens : context / 4;
+	return reply + context / 32;
+}
+
+int64_t cuco_prompt_floor(const char *system, const char *user, const cuco_prompt_map *map,
+	double bytes_per_token)
+{
+	size_t total = strlen(system ? system : "") + strlen(user);
+	for (int i = 0; map && i < map->ncuts; i++)
+		total -= map->cuts[i].end - map->cuts[i].start;
+	double bpt = bytes_per_token > 0 ? bytes_per_token : CUCO_BYTES_PER_TOKEN;
+	return (int64_t)((double)total / bpt);
+}
+
+int cuco_prompt_fit(const char *system, const char *user, const cuco_prompt_map *map,
+	const cuco_fit *fit, cuco_fitted *out, cuco_err *err)
+{
+	memset(out, 0, sizeof *out);
+	system = system ? system : "";
+	static const cuco_prompt_map none;
+	fitting f = { .map = map ? map : &none, .total = strlen(system) + strlen(user) + fit->extra };
+	for (int i = 0; i < f.map->ncuts; i++)
+		f.keep[i] = part_len(&f, i);
+	double bpt = fit->bytes_per_token > 0 ? fit->bytes_per_token : CUCO_BYTES_PER_TOKEN;
+	out->max_tokens = fit->max_tokens;
+	if (fit->context > 0) {
+		/* The reply keeps its limit, or a quarter of the context when that
+		 * is less; a margin of 1/32 absorbs the estimate's error. */
+		int64_t margin = fit->context / 32;
+		int64_t reserve = cuco_prompt_reserve(fit->context, fit->max_tokens) - margin;
+		double room = (double)(fit->context - reserve - margin) * bpt;
+		size_t budget = room > 0 ? (size_t)room : 0;
+		for (size_t k = 0; k < sizeof cut_order / sizeof cut_order[0]; k++)
+			cut_kind(&f, cut_order[k], budget, &out->cut[cut_order[k]]);
+		if (f.total > budget)
+			return cuco_errf(err, CUCO_EDATA, "the prompt needs about %.0f tokens with every part "
+				"that may go cut; a context of %lld tokens leaves it %.0f (%lld for the reply)",
+				(double)f.total / bpt, (long long)fit->context, (double)budget / bpt,
+				(long long)reserve);
+		int64_t left = fit->context - (int64_t)((double)f.total / bpt) - margin;
+		if (left < out->max_tokens)
+			out->max_tokens = left > 16 ? (int)left : 16;
+		fit_note(out, fit->context);
+	}
+	out->tokens = (int64_t)((double)f.total / bpt);
+	out->system = assemble(system, false, &f);
+	out->user = assemble(user, true, &f);
+	return CUCO_OK;
+}
+
+void cuco_fitted_free(cuco_fitted *f)
+{
+	free(f->system);
+	free(f->user);
+	f->system = f->user = NULL;
+}

@@ -1,0 +1,117 @@
+/* reply.h — replies (reply.c) and patches (patch.c).
+ *
+ * A reply states its directive first, then its code as SEARCH/REPLACE
+ * hunks, one fenced full file, or CUCo's tagged form:
+ *
+ *   DIRECTIVE:
+ *   backend: rma
+ *   granularity: 8
+ *
+ *   <NAME>short_name</NAME>
+ *   <DESCRIPTION>why</DESCRIPTION>
+ *   <DIFF>
+ *   <<<<<<< SEARCH
+ *   old lines
+ *   =======
+ *   new lines
+ *   >>>>>>> REPLACE
+ *   </DIFF>                       (or <CODE>full file</CODE>)
+ *
+ * The directive may also be written as cuco prints it
+ * (`backend: rma/one/interleave/flag/8 tile=64`, `DIRECTIVE: backend: rma,
+ * sync: flag`); each EVOLVE-BLOCK's new text may come in <BLOCK> tags; a
+ * reply with a directive and no code is a directive-only child; and a
+ * reply may be the JSON object a server's structured output writes
+ * ({"directive": {…}, "name", "description", then "edits": [{"search",
+ * "replace"}], "blocks": […] or "code"}). docs/replies.md has them all.
+ */
+#ifndef CUCO_MODELS_REPLY_H
+#define CUCO_MODELS_REPLY_H
+
+#include "core.h"
+#include "eval/eval.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum cuco_reply_kind {
+	CUCO_REPLY_DIFF,       /* SEARCH/REPLACE hunks */
+	CUCO_REPLY_FULL,       /* the whole file */
+	CUCO_REPLY_BLOCKS,     /* each EVOLVE-BLOCK's new text, in order */
+	CUCO_REPLY_DIRECTIVE,  /* a directive and no code: the parent's code, a new directive */
+} cuco_reply_kind;
+
+typedef struct cuco_hunk {
+	char *search;   /* lines, each ending in '\n' */
+	char *replace;
+	int line;       /* of the SEARCH marker in the reply, from 1 */
+} cuco_hunk;
+
+typedef struct cuco_reply {
+	cuco_reply_kind kind;
+	char name[64];
+	char description[512];
+	bool has_directive;
+	bool directive_refused;    /* the refusal is the directive's (out of a failed parse) */
+	cuco_directive directive;  /* the base with the stated fields over it; after a
+	                              refused directive, what was read of it */
+	int nhunks;
+	cuco_hunk *hunks;
+	int set_aside;             /* hunks that only restated the directive (`sync: flag`) */
+	char *code;                /* FULL: the whole file */
+	int nblocks;
+	char **blocks;             /* BLOCKS: each block's new text (lines between its markers) */
+} cuco_reply;
+
+/* Parse a reply. base is the directive fields not stated keep (the
+ * parent's); with a workload the directive is required, its names must be
+ * dimensions and the result must lie in the design space
+ * (cuco_directive_valid). wl may be NULL (no directive check). */
+int cuco_reply_parse(const char *text, const cuco_workload *wl, const cuco_directive *base,
+	cuco_reply *out, cuco_err *err);
+/* The same, and a reply with a directive and no code is a directive-only
+ * child (CUCO_REPLY_DIRECTIVE). Only for a reply known to be whole (its
+ * finish reason says it stopped by itself): a reply cut off after its
+ * directive looks just like one. */
+int cuco_reply_parse_any(const char *text, const cuco_workload *wl, const cuco_directive *base,
+	cuco_reply *out, cuco_err *err);
+void cuco_reply_free(cuco_reply *r);
+
+/* ---- patches (patch.c) ----------------------------------------------------
+ * Every hunk is located in the same unedited parent and must match exactly
+ * once; matching loosens in this order and stops at the first level that
+ * finds anything. A reply applies all or nothing. When the parent has
+ * EVOLVE-BLOCKs (the marker rule of text.h; a parent whose markers it
+ * refuses is refused) only the lines between their markers may change
+ * (a full rewrite may differ outside them in comments, blank lines and
+ * whitespace: the parent's frame is kept); a file without markers may
+ * change anywhere (the fast path's input). */
+
+typedef enum cuco_match {
+	CUCO_MATCH_EXACT,
+	CUCO_MATCH_TRAILING_SPACE,  /* trailing whitespace ignored */
+	CUCO_MATCH_INDENT,          /* plus one indentation shift for the whole hunk */
+	CUCO_MATCH_TYPOGRAPHY,      /* plus curly quotes, dashes, nbsp as ASCII */
+	CUCO_MATCH_SPACING,         /* every run of whitespace, line breaks too, as one space:
+	                               a SEARCH that joined or split the parent's lines */
+	CUCO_MATCH_COUNT
+} cuco_match;
+
+const char *cuco_match_name(cuco_match m);  /* "exact", "trailing-space", … */
+
+typedef struct cuco_patched {
+	char *text;                /* the new file, malloc'd, NUL-terminated */
+	size_t len;
+	int nhunks;
+	cuco_match *levels;        /* per hunk; NULL for a full rewrite */
+	cuco_match loosest;
+	bool frame_kept;           /* a full rewrite whose frame differed from the parent's
+	                              in comments, blank lines or whitespace only: the
+	                              parent's frame was kept */
+} cuco_patched;
+
+int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
+	cuco_patched *out, cuco_err *err);
+void cuco_patched_free(cuco_patched *p);
+
+#endif
