@@ -254,7 +254,7 @@ int cuco_engine_start(cuco_store *st, const cuco_workload *wl, const cuco_strate
 	if (rc == CUCO_OK)
 		engine_slots_init(e);
 	engine_port_init(e);
-	cuco_strategy_env env = { .st = st, .port = &e->port, .wl = wl, .cfg = &e->cfg, .baseline_id = e->baseline_id,
+	cuco_strategy_env env = { .port = &e->port, .wl = wl, .cfg = &e->cfg, .baseline_id = e->baseline_id,
 		.seed_id = e->seed_id, .seed_directive = &e->seed_dir, .seed_hash = e->seed_hash,
 		.lock = &e->strat_lock, .calls_off = &e->calls_off,
 		.model_outage_s = &e->model_outage_s, .hw = &e->hw };

@@ -1,12 +1,94 @@
-/* engine_port.c — the port strategies write the store through
- * (strategy.h): each call one transaction of the engine's store, then a
- * wake of the screen, so what a strategy writes shows as the engine's
- * own writes do. */
+/* engine_port.c — the port strategies read and write the store through
+ * (strategy.h): each call one transaction of the engine's store; after a
+ * write, a wake of the screen, so what a strategy writes shows as the
+ * engine's own writes do. */
 #include "engine/engine_int.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ---- reads ---------------------------------------------------------------- */
+
+typedef struct candidate_arg {
+	uint64_t id;
+	cuco_candidate *c;
+	char **text;
+	size_t *len;
+} candidate_arg;
+
+static int candidate_txn(cuco_txn *txn, void *arg)
+{
+	candidate_arg *a = arg;
+	int rc = cuco_cand_get(txn, a->id, a->c);
+	return rc == CUCO_OK && a->text ? cuco_source_get(txn, a->c->source_hash, a->text, a->len) : rc;
+}
+
+static int port_candidate(void *ctx, uint64_t id, cuco_candidate *c, char **text, size_t *len,
+	cuco_err *err)
+{
+	cuco_engine *e = ctx;
+	cuco_candidate *own = c ? NULL : cuco_xmalloc(sizeof *own);
+	candidate_arg a = { id, c ? c : own, text, len };
+	int rc = cuco_store_read(e->st, candidate_txn, &a, err);
+	free(own);
+	return rc;
+}
+
+typedef struct candidates_arg {
+	uint64_t from;
+	int (*fn)(const cuco_candidate *, void *);
+	void *arg;
+} candidates_arg;
+
+static int candidates_txn(cuco_txn *txn, void *arg)
+{
+	candidates_arg *a = arg;
+	return cuco_cand_each(txn, a->from, a->fn, a->arg);
+}
+
+static int port_candidates(void *ctx, uint64_t from, int (*fn)(const cuco_candidate *, void *),
+	void *arg, cuco_err *err)
+{
+	cuco_engine *e = ctx;
+	return cuco_store_read(e->st, candidates_txn, &(candidates_arg){ from, fn, arg }, err);
+}
+
+static int port_source(void *ctx, const char *hash, char **text, size_t *len, cuco_err *err)
+{
+	cuco_engine *e = ctx;
+	return cuco_source_read(e->st, hash, text, len, err);
+}
+
+typedef struct meta_arg {
+	const char *name;
+	char **json;
+} meta_arg;
+
+static int meta_txn(cuco_txn *txn, void *arg)
+{
+	meta_arg *a = arg;
+	int rc = cuco_meta_get(txn, a->name, a->json);
+	if (rc == CUCO_ENOTFOUND)
+		*a->json = NULL;
+	return rc == CUCO_ENOTFOUND ? CUCO_OK : rc;
+}
+
+static int port_meta(void *ctx, const char *name, char **json, cuco_err *err)
+{
+	cuco_engine *e = ctx;
+	*json = NULL;
+	return cuco_store_read(e->st, meta_txn, &(meta_arg){ name, json }, err);
+}
+
+static int port_read(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err)
+{
+	cuco_engine *e = ctx;
+	return cuco_store_read(e->st, fn, arg, err);
+}
+
+/* ---- writes --------------------------------------------------------------- */
 
 static int port_write(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err)
 {
@@ -181,5 +263,7 @@ static int port_texts(void *ctx, const char *prompt, const char *transcript, cuc
 
 void engine_port_init(cuco_engine *e)
 {
-	e->port = (cuco_port){ e, port_write, port_event, port_calls, port_islands, port_texts };
+	e->port = (cuco_port){ .ctx = e, .candidate = port_candidate, .candidates = port_candidates,
+		.source = port_source, .meta = port_meta, .read = port_read, .write = port_write,
+		.event = port_event, .calls = port_calls, .islands = port_islands, .texts = port_texts };
 }

@@ -10,9 +10,9 @@
  * proposals, results and hints go on meanwhile: a proposal is planned
  * under the lock, its model called with no lock held, and committed under
  * the lock. After such a wait a strategy re-reads its state rather than
- * trusting what it saw before. A strategy writes the store only through
- * the engine's port (env.port), so each of its writes wakes the screen;
- * it reads through env.st. Register a strategy by adding it to the table
+ * trusting what it saw before. A strategy reads and writes the store only
+ * through the engine's port (env.port), so each of its writes wakes the
+ * screen and a test can run it with no store. Register a strategy by adding it to the table
  * in strategies.c (strategies.h); the caller hands it to cuco_engine_start.
  */
 #ifndef CUCO_ENGINE_STRATEGY_H
@@ -58,11 +58,30 @@ typedef struct cuco_port_call {
 	char *reply;
 } cuco_port_call;
 
-/* The engine's port (engine_port.c): every call is one write transaction
- * of the run's store, after which the screen wakes (docs/architecture.md,
- * "What wakes the screen"). A test hands a strategy a port of its own. */
+/* The engine's port (engine_port.c): a strategy reads and writes the
+ * run's store only through it. Every write is one write transaction,
+ * after which the screen wakes (docs/architecture.md, "What wakes the
+ * screen"); every read is one read transaction. A test hands a strategy a
+ * port of its own. */
 typedef struct cuco_port {
 	void *ctx;
+	/* ---- reads ---- */
+	/* Candidate id into c (c may be NULL) and, when text is not NULL, its
+	 * source (malloc'd); CUCO_ENOTFOUND when it is not stored (yet). */
+	int (*candidate)(void *ctx, uint64_t id, cuco_candidate *c, char **text, size_t *len,
+		cuco_err *err);
+	/* Every stored candidate from id `from` on, in id order, until fn
+	 * returns nonzero. */
+	int (*candidates)(void *ctx, uint64_t from, int (*fn)(const cuco_candidate *, void *),
+		void *arg, cuco_err *err);
+	/* A stored text by its hash (malloc'd). */
+	int (*source)(void *ctx, const char *hash, char **text, size_t *len, cuco_err *err);
+	/* The meta record `name`, its JSON (malloc'd); NULL when there is none. */
+	int (*meta)(void *ctx, const char *name, char **json, cuco_err *err);
+	/* Run fn in one read transaction: for the readers that take one (the
+	 * model stack's prompt builder, the memory's render). */
+	int (*read)(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
+	/* ---- writes ---- */
 	/* Run fn in one write transaction: the records only the strategy
 	 * knows (the beam's memory). */
 	int (*write)(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
@@ -85,8 +104,7 @@ typedef struct cuco_port {
 } cuco_port;
 
 typedef struct cuco_strategy_env {
-	cuco_store *st;              /* to read; writes go through port */
-	const cuco_port *port;
+	const cuco_port *port;       /* the run's store, read and written */
 	const cuco_workload *wl;
 	const cuco_engine_config *cfg;
 	uint64_t baseline_id;

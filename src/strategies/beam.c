@@ -224,35 +224,33 @@ typedef struct planner_arg {
 	cuco_buf system, user;
 } planner_arg;
 
+/* The planner's system message: its task, the workload, the memory. */
 static int planner_txn(cuco_txn *txn, void *arg)
 {
 	planner_arg *a = arg;
-	beam_state *s = a->s;
-	const cuco_workload *wl = s->env.wl;
+	const cuco_workload *wl = a->s->env.wl;
 	a->system.len = a->user.len = 0;
 	cuco_buf_puts(&a->system, planner_system);
 	cuco_buf_printf(&a->system, "# %s\n\n%s\n\n", wl->title, wl->description);
-	int rc = cuco_memory_render(txn, wl->name, s->k.beam.shared_memory, &a->system);
-	cuco_candidate c;
-	if (rc == CUCO_OK)
-		rc = cuco_cand_get(txn, a->parent, &c);
-	char *text = NULL;
-	size_t len = 0;
-	if (rc == CUCO_OK)
-		rc = cuco_source_get(txn, c.source_hash, &text, &len);
-	if (rc != CUCO_OK)
-		return rc;
+	return cuco_memory_render(txn, wl->name, a->s->k.beam.shared_memory, &a->system);
+}
+
+/* The planner's user message: the program c, its source text. */
+static void planner_user(planner_arg *a, const cuco_candidate *c, const char *text, size_t len)
+{
+	beam_state *s = a->s;
+	const cuco_workload *wl = s->env.wl;
 	char dir[160];
-	cuco_directive_short(&c.directive, dir, sizeof dir);
+	cuco_directive_short(&c->directive, dir, sizeof dir);
 	cuco_buf_printf(&a->user, "# The program (#%llu, directive %s)\nMedian %.1f us, %.3fx the "
-		"baseline", (unsigned long long)c.id, dir, c.timing.median_us, c.speedup);
-	if (!isnan(c.timing.peak_fraction))
-		cuco_buf_printf(&a->user, ", %.1f %% of the hardware's peak", 100 * c.timing.peak_fraction);
+		"baseline", (unsigned long long)c->id, dir, c->timing.median_us, c->speedup);
+	if (!isnan(c->timing.peak_fraction))
+		cuco_buf_printf(&a->user, ", %.1f %% of the hardware's peak", 100 * c->timing.peak_fraction);
 	cuco_buf_puts(&a->user, ".\n");
 	/* The phases in a random order each time: a cheap source of diverse
 	 * plans (AccelOpt shuffles its profile fields the same way). */
 	cuco_phase ph[CUCO_MAX_PHASES];
-	int nph = cuco_phases_view(&c, ph, NULL);  /* no part larger than its whole */
+	int nph = cuco_phases_view(c, ph, NULL);  /* no part larger than its whole */
 	int order[CUCO_MAX_PHASES];
 	for (int i = 0; i < nph; i++)
 		order[i] = i;
@@ -267,12 +265,10 @@ static int planner_txn(cuco_txn *txn, void *arg)
 		cuco_buf_printf(&a->user, "\nA reviewer asks: %s\n", s->hints);
 	cuco_buf_puts(&a->user, "\n```c\n");
 	if (a->lean)
-		cuco_prompt_lean_code(wl, &c.directive, text, len, &a->user);
+		cuco_prompt_lean_code(wl, &c->directive, text, len, &a->user);
 	else
 		cuco_buf_append(&a->user, text, len);
 	cuco_buf_puts(&a->user, "```\n");
-	free(text);
-	return CUCO_OK;
 }
 
 /* search_build's builder for the planner's prompt (nothing in it is cut). */
@@ -281,7 +277,16 @@ static int planner_shaped(void *arg, const search_shape *shape, const char **sys
 {
 	planner_arg *a = arg;
 	a->lean = shape->profile == CUCO_PROFILE_LEAN;
-	int rc = cuco_store_read(a->s->env.st, planner_txn, a, err);
+	const cuco_port *port = a->s->env.port;
+	cuco_candidate c;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = port->read(port->ctx, planner_txn, a, err);
+	if (rc == CUCO_OK)
+		rc = port->candidate(port->ctx, a->parent, &c, &text, &len, err);
+	if (rc == CUCO_OK)
+		planner_user(a, &c, text, len);
+	free(text);
 	*system = a->system.data;
 	*user = a->user.data;
 	*map = NULL;
@@ -327,7 +332,7 @@ static char *plan_for(beam_state *s, uint64_t parent, int model, cuco_err *err)
 typedef struct executor_arg {
 	cuco_prompt_spec *spec;
 	const char *plan;
-	cuco_store *st;
+	const cuco_port *port;
 	cuco_buf system, user;
 	cuco_prompt_map map;
 } executor_arg;
@@ -351,7 +356,7 @@ static int executor_shaped(void *arg, const search_shape *shape, const char **sy
 	a->spec->profile = shape->profile;
 	a->spec->json = shape->json;
 	a->spec->map = &a->map;
-	int rc = cuco_store_read(a->st, executor_txn, a, err);
+	int rc = a->port->read(a->port->ctx, executor_txn, a, err);
 	*system = a->system.data;
 	*user = a->user.data;
 	*map = &a->map;
@@ -422,8 +427,9 @@ static bool summarize(beam_state *s, const cuco_memory_pair *p, cuco_memory *m)
 	size_t la, lb;
 	cuco_err err = { 0 };
 	int model = search_llm_pick(&s->llm);
-	if (model >= 0 && cuco_source_read(s->env.st, slow->source_hash, &a, &la, &err) == CUCO_OK &&
-			cuco_source_read(s->env.st, fast->source_hash, &b, &lb, &err) == CUCO_OK) {
+	const cuco_port *port = s->env.port;
+	if (model >= 0 && port->source(port->ctx, slow->source_hash, &a, &la, &err) == CUCO_OK &&
+			port->source(port->ctx, fast->source_hash, &b, &lb, &err) == CUCO_OK) {
 		cuco_buf user = { 0 };
 		cuco_buf_printf(&user, "The faster version is %.2fx faster.\n\n# Slower\n```c\n%s```\n\n"
 			"# Faster\n```c\n%s```\n", p->speedup, a, b);
@@ -550,12 +556,13 @@ static int execute(beam_state *s, uint64_t parent, const char *plan, int model,
 	cuco_directive base = p->directive;  /* the seen list may move meanwhile */
 	char *src;
 	size_t len;
-	int rc = search_source_of(s->env.st, parent, &src, &len, err);
+	const cuco_port *port = s->env.port;
+	int rc = port->candidate(port->ctx, parent, NULL, &src, &len, err);
 	if (rc != CUCO_OK)
 		return rc;
 	cuco_prompt_spec spec = { .wl = s->env.wl, .kind = CUCO_PROMPT_DIFF, .parent = parent,
 		.island = -1, .failures = 2 };
-	executor_arg a = { .spec = &spec, .plan = plan, .st = s->env.st };
+	executor_arg a = { .spec = &spec, .plan = plan, .port = port };
 	search_shape shape;
 	rc = search_build(&s->llm, model, executor_shaped, &a, &shape, err);
 	if (rc == CUCO_OK) {
@@ -792,17 +799,22 @@ static int closed_one(const cuco_event *ev, void *arg)
 	return 0;
 }
 
-static int resume_txn(cuco_txn *txn, void *arg)
+static int closed_txn(cuco_txn *txn, void *arg)
 {
-	beam_resume *r = arg;
+	return cuco_event_each(txn, 1, closed_one, arg);
+}
+
+/* The last iteration a session closed: meta "beam", else its events. */
+static int resume_read(const cuco_port *port, int *closed_out, cuco_err *err)
+{
 	char *json = NULL;
-	int rc = cuco_meta_get(txn, "beam", &json);
-	if (rc == CUCO_ENOTFOUND)
-		return cuco_event_each(txn, 1, closed_one, &r->closed);
+	int rc = port->meta(port->ctx, "beam", &json, err);
+	if (rc == CUCO_OK && !json)
+		return port->read(port->ctx, closed_txn, closed_out, err);
 	cJSON *j = rc == CUCO_OK ? cJSON_Parse(json) : NULL;
 	const cJSON *closed = cJSON_GetObjectItemCaseSensitive(j, "closed");
 	if (cJSON_IsNumber(closed) && closed->valuedouble >= -1 && closed->valuedouble < 1e6)
-		r->closed = (int)closed->valuedouble;
+		*closed_out = (int)closed->valuedouble;
 	cJSON_Delete(j);
 	free(json);
 	return rc;
@@ -818,7 +830,7 @@ static int beam_init(const cuco_strategy_env *env, void **state, cuco_err *err)
 	beam_state *s = cuco_xcalloc(1, sizeof *s);
 	s->env = *env;
 	s->rng = env->cfg->seed ^ 0xbea3ull;
-	beam_resume r = { .closed = -1 };
+	int closed = -1;
 	s->iteration = -1;
 	int rc = search_llm_open(env, &s->llm, &s->k, err);
 	if (rc == CUCO_OK && !s->llm.llm)
@@ -829,8 +841,8 @@ static int beam_init(const cuco_strategy_env *env, void **state, cuco_err *err)
 	if (rc == CUCO_OK && !s->start.id)
 		rc = fastpath_new(env, &s->llm, &s->k.fastpath, &s->fp, err);
 	if (rc == CUCO_OK)
-		rc = cuco_store_read(env->st, resume_txn, &r, err);
-	s->closed = r.closed;
+		rc = resume_read(env->port, &closed, err);
+	s->closed = closed;
 	if (rc != CUCO_OK) {
 		beam_free(s);
 		return rc;

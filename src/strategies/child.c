@@ -67,14 +67,12 @@ void search_known_add(search_known *k, const char *key, uint64_t id)
 	k->v[k->n++].id = id;
 }
 
-static int known_read(cuco_txn *txn, search_known *k, uint64_t id)
+static int known_read(const cuco_port *port, search_known *k, uint64_t id, cuco_err *err)
 {
 	cuco_candidate *c = cuco_xmalloc(sizeof *c);
 	char *text = NULL;
 	size_t len = 0;
-	int rc = cuco_cand_get(txn, id, c);
-	if (rc == CUCO_OK)
-		rc = cuco_source_get(txn, c->source_hash, &text, &len);
+	int rc = port->candidate(port->ctx, id, c, &text, &len, err);
 	if (rc == CUCO_OK) {
 		char key[CUCO_HASH_LEN + 1];
 		search_known_key(text, len, &c->directive, key);
@@ -94,27 +92,23 @@ void search_known_seen(search_known *k, uint64_t id)
 	k->pending[k->npending++] = id;
 }
 
-static int sync_txn(cuco_txn *txn, void *arg)
-{
-	search_known *k = arg;
-	size_t kept = 0;
-	for (size_t i = 0; i < k->npending; i++) {
-		int rc = known_read(txn, k, k->pending[i]);
-		if (rc == CUCO_ENOTFOUND)
-			k->pending[kept++] = k->pending[i];  /* not stored yet: next time */
-		else if (rc != CUCO_OK)
-			return rc;
-	}
-	k->npending = kept;
-	return CUCO_OK;
-}
-
 /* Read every pending candidate in; a failure is logged under who. */
-static void known_sync(cuco_store *st, search_known *k, const char *who)
+static void known_sync(const cuco_port *port, search_known *k, const char *who)
 {
-	cuco_err err;
-	if (k->npending && cuco_store_read(st, sync_txn, k, &err) != CUCO_OK)
-		cuco_log(CUCO_LOG_WARN, "%s: duplicates: %s", who, err.msg);
+	size_t kept = 0, i = 0;
+	for (; i < k->npending; i++) {
+		cuco_err err;
+		int rc = known_read(port, k, k->pending[i], &err);
+		if (rc == CUCO_ENOTFOUND) {
+			k->pending[kept++] = k->pending[i];  /* not stored yet: next time */
+		} else if (rc != CUCO_OK) {
+			cuco_log(CUCO_LOG_WARN, "%s: duplicates: %s", who, err.msg);
+			break;
+		}
+	}
+	while (i < k->npending)
+		k->pending[kept++] = k->pending[i++];
+	k->npending = kept;
 }
 
 void search_known_free(search_known *k)
@@ -166,7 +160,7 @@ int search_child(search_llm *s, search_known *known, const search_ask *a, cuco_p
 		char key[CUCO_HASH_LEN + 1];
 		const search_known_entry *dup = NULL;
 		if (rc == CUCO_OK) {
-			known_sync(s->st, known, a->who);
+			known_sync(s->port, known, a->who);
 			search_known_key(r.source, r.len, &r.directive, key);
 			if (!(dup = search_known_find(known, key)) &&
 					(rc = search_fill(s, &lg, m, &r, out, err)) == CUCO_OK)

@@ -491,35 +491,23 @@ static int meta_put(evolve_state *s, int generation, const char *recs, cuco_err 
 	return rc;
 }
 
-typedef struct recent_arg {
-	cuco_buf *b;
-	uint64_t from;
-} recent_arg;
-
 static int recent_one(const cuco_candidate *c, void *arg)
 {
-	recent_arg *a = arg;
+	cuco_buf *b = arg;
 	if (!island_origin(c->origin) || c->status < CUCO_STATUS_DONE)
 		return 0;
 	char dir[96];
 	cuco_directive_short(&c->directive, dir, sizeof dir);
-	cuco_buf_printf(a->b, "#%llu %s %s: ", (unsigned long long)c->id, cuco_origin_name(c->origin),
+	cuco_buf_printf(b, "#%llu %s %s: ", (unsigned long long)c->id, cuco_origin_name(c->origin),
 		dir);
 	if (c->status == CUCO_STATUS_DONE)
-		cuco_buf_printf(a->b, "%.3fx the baseline", c->speedup);
+		cuco_buf_printf(b, "%.3fx the baseline", c->speedup);
 	else
-		cuco_buf_printf(a->b, "%s %s", c->status == CUCO_STATUS_REJECTED ? "rejected:" :
+		cuco_buf_printf(b, "%s %s", c->status == CUCO_STATUS_REJECTED ? "rejected:" :
 			c->failure.stage,
 			c->status == CUCO_STATUS_REJECTED ? c->reject_reason : c->failure.error_class);
-	cuco_buf_printf(a->b, " — %.200s\n", c->note);
+	cuco_buf_printf(b, " — %.200s\n", c->note);
 	return 0;
-}
-
-static int recent_txn(cuco_txn *txn, void *arg)
-{
-	recent_arg *a = arg;
-	a->b->len = 0;
-	return cuco_cand_each(txn, a->from, recent_one, a);
 }
 
 /* Every meta_interval generations: the recent candidates → at most
@@ -529,11 +517,11 @@ static void meta_summary(evolve_state *s)
 	int model = search_llm_pick(&s->llm);
 	uint64_t from = s->n > META_SHOWN * 2 ? s->m[s->n - META_SHOWN * 2].id : 1;
 	cuco_buf user = { 0 };
-	recent_arg ra = { &user, from };
 	cuco_err err;
 	char system[sizeof meta_system + 16];
 	snprintf(system, sizeof system, meta_system, s->k.evolve.meta_max);
-	if (model < 0 || cuco_store_read(s->env.st, recent_txn, &ra, &err) != CUCO_OK ||
+	const cuco_port *port = s->env.port;
+	if (model < 0 || port->candidates(port->ctx, from, recent_one, &user, &err) != CUCO_OK ||
 			user.len == 0) {
 		cuco_buf_free(&user);
 		return;
@@ -612,23 +600,11 @@ typedef struct prompt_arg {
 	cuco_prompt_kind asked;  /* the kind the plan asked for; the lean profile may ask less */
 	size_t block_bytes;      /* of the parent's EVOLVE-BLOCKs */
 	int64_t room;            /* tokens a reply may take */
-	cuco_store *st;
+	const cuco_port *port;
 	cuco_buf system, user;
 	cuco_prompt_map map;
 	cuco_directive base;    /* out: the parent's directive */
 } prompt_arg;
-
-static int prompt_txn(cuco_txn *txn, void *arg)
-{
-	prompt_arg *a = arg;
-	a->system.len = a->user.len = 0;
-	cuco_candidate *parent = cuco_xmalloc(sizeof *parent);
-	int rc = cuco_cand_get(txn, a->spec->parent, parent);
-	if (rc == CUCO_OK)
-		a->base = parent->directive;
-	free(parent);
-	return rc == CUCO_OK ? cuco_prompt_build(txn, a->spec, &a->system, &a->user) : rc;
-}
 
 /* search_build's builder: the prompt in a shape. */
 static int build_shaped(void *arg, const search_shape *shape, const char **system,
@@ -647,7 +623,7 @@ static int build_shaped(void *arg, const search_shape *shape, const char **syste
 		a->spec->kind = CUCO_PROMPT_DIFF;
 		a->spec->other = 0;
 	}
-	int rc = cuco_store_read(a->st, prompt_txn, a, err);
+	int rc = search_prompt(a->port, a->spec, &a->base, &a->system, &a->user, err);
 	*system = a->system.data;
 	*user = a->user.data;
 	*map = &a->map;
@@ -716,7 +692,8 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 {
 	char *src;
 	size_t len;
-	int rc = cuco_source_read(s->env.st, plan->parent_hash, &src, &len, err);
+	const cuco_port *port = s->env.port;
+	int rc = port->source(port->ctx, plan->parent_hash, &src, &len, err);
 	if (rc != CUCO_OK)
 		return rc;
 	int model = search_llm_pick(&s->llm);
@@ -728,7 +705,7 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	int64_t room = m->context > 0 ? cuco_prompt_reserve(m->context, m->max_tokens) -
 		m->context / 32 : m->max_tokens;
 	prompt_arg pa = { .spec = &spec, .asked = plan->kind, .block_bytes = block_bytes(src, len),
-		.room = room, .st = s->env.st };
+		.room = room, .port = port };
 	search_shape shape;
 	rc = search_build(&s->llm, model, build_shaped, &pa, &shape, err);
 	free(hints);
@@ -810,7 +787,7 @@ static bool templated(evolve_state *s)
 	size_t len = 0;
 	cuco_err err;
 	s->templated = 0;
-	if (cuco_source_read(s->env.st, s->start.hash, &src, &len, &err) == CUCO_OK)
+	if (s->env.port->source(s->env.port->ctx, s->start.hash, &src, &len, &err) == CUCO_OK)
 		for (int i = 0; i < s->env.wl->ndims && !s->templated; i++)
 			s->templated = s->env.wl->dims[i].define[0] &&
 				memmem(src, len, s->env.wl->dims[i].define, strlen(s->env.wl->dims[i].define));
@@ -1005,22 +982,16 @@ static int evolve_propose(void *state, cuco_proposal *out, cuco_err *err)
 	return rc;
 }
 
-typedef struct last_meta_arg {
-	char *text;
-} last_meta_arg;
-
 /* A resumed run's islands keep the recommendations the last summary gave. */
-static int last_meta_txn(cuco_txn *txn, void *arg)
+static int last_meta(const cuco_port *port, char **text, cuco_err *err)
 {
-	last_meta_arg *a = arg;
 	char *json = NULL;
-	int rc = cuco_meta_get(txn, "evolve-meta", &json);
-	if (rc != CUCO_OK)
-		return rc == CUCO_ENOTFOUND ? CUCO_OK : rc;
+	int rc = port->meta(port->ctx, "evolve-meta", &json, err);
+	if (rc != CUCO_OK || !json)
+		return rc;
 	cJSON *o = cJSON_Parse(json);
 	const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "recommendations");
-	free(a->text);
-	a->text = cJSON_IsString(r) ? cuco_xstrdup(r->valuestring) : NULL;
+	*text = cJSON_IsString(r) ? cuco_xstrdup(r->valuestring) : NULL;
 	cJSON_Delete(o);
 	free(json);
 	return CUCO_OK;
@@ -1073,9 +1044,8 @@ static int evolve_init(const cuco_strategy_env *env, void **state, cuco_err *err
 	if (rc == CUCO_OK)
 		rc = env->port->islands(env->port->ctx, &(cuco_port_islands){ .n = e->islands, .text = "" },
 			err);
-	last_meta_arg lm = { NULL };
-	if (rc == CUCO_OK && (rc = cuco_store_read(env->st, last_meta_txn, &lm, err)) == CUCO_OK)
-		s->meta = lm.text;
+	if (rc == CUCO_OK)
+		rc = last_meta(env->port, &s->meta, err);
 	if (rc != CUCO_OK) {
 		evolve_free(s);
 		return rc;

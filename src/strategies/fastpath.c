@@ -331,7 +331,8 @@ static int build_attempt(fastpath *f, uint64_t parent, const search_shape *shape
 {
 	int rc = CUCO_OK;
 	if (!a->parent)
-		rc = search_source_of(f->env.st, parent, &a->parent, &a->parent_len, err);
+		rc = f->env.port->candidate(f->env.port->ctx, parent, NULL, &a->parent, &a->parent_len,
+			err);
 	cuco_fp_spec spec = { .wl = f->env.wl, .hw = &f->hw, .stage = f->stage, .program = a->parent,
 		.len = a->parent_len, .feedback = f->feedback, .directive = f->env.seed_directive,
 		.profile = shape->profile, .json = shape->json };

@@ -44,23 +44,11 @@ static void sample_observe(void *state, const cuco_candidate *c)
 
 typedef struct prompt_arg {
 	cuco_prompt_spec spec;
-	cuco_store *st;
+	const cuco_port *port;
 	cuco_buf system, user;
 	cuco_prompt_map map;
 	cuco_directive base;
 } prompt_arg;
-
-static int prompt_txn(cuco_txn *txn, void *arg)
-{
-	prompt_arg *a = arg;
-	a->system.len = a->user.len = 0;
-	cuco_candidate *c = cuco_xmalloc(sizeof *c);
-	int rc = cuco_cand_get(txn, a->spec.parent, c);
-	if (rc == CUCO_OK)
-		a->base = c->directive;
-	free(c);
-	return rc == CUCO_OK ? cuco_prompt_build(txn, &a->spec, &a->system, &a->user) : rc;
-}
 
 static int prompt_shaped(void *arg, const search_shape *shape, const char **system,
 	const char **user, const cuco_prompt_map **map, cuco_err *err)
@@ -69,7 +57,7 @@ static int prompt_shaped(void *arg, const search_shape *shape, const char **syst
 	a->spec.profile = shape->profile;
 	a->spec.json = shape->json;
 	a->spec.map = &a->map;
-	int rc = cuco_store_read(a->st, prompt_txn, a, err);
+	int rc = search_prompt(a->port, &a->spec, &a->base, &a->system, &a->user, err);
 	*system = a->system.data;
 	*user = a->user.data;
 	*map = &a->map;
@@ -82,12 +70,13 @@ static int one_sample(sample_state *s, int number, cuco_proposal *out, cuco_err 
 {
 	char *src;
 	size_t len;
-	int rc = cuco_source_read(s->env.st, s->start.hash, &src, &len, err);
+	const cuco_port *port = s->env.port;
+	int rc = port->source(port->ctx, s->start.hash, &src, &len, err);
 	if (rc != CUCO_OK)
 		return rc;
 	int model = search_llm_pick(&s->llm);
 	prompt_arg pa = { .spec = { .wl = s->env.wl, .kind = CUCO_PROMPT_DIFF, .parent = s->start.id,
-		.island = 0 }, .st = s->env.st };
+		.island = 0 }, .port = port };
 	search_shape shape;
 	rc = search_build(&s->llm, model, prompt_shaped, &pa, &shape, err);
 	if (rc == CUCO_OK) {

@@ -34,7 +34,6 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 	s->cfg = file->llm;
 	free(file);
 	s->rng = env->cfg->seed ^ 0x6c6c6dull;
-	s->st = env->st;
 	s->port = env->port;
 	s->lock = env->lock;
 	s->calls_off = env->calls_off;
@@ -57,7 +56,7 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 	s->concurrency = ec->llm_jobs > 0 ? ec->llm_jobs : s->cfg.concurrency;
 	if (env->model_outage_s)
 		*env->model_outage_s = s->cfg.outage_s;
-	int rc = cuco_store_read(s->st, totals_txn, &s->totals, err);
+	int rc = s->port->read(s->port->ctx, totals_txn, &s->totals, err);
 	if (rc != CUCO_OK || s->cfg.nmodels == 0)
 		return rc;
 	for (int i = 0; i < s->cfg.nmodels; i++) {
@@ -446,28 +445,28 @@ void search_event(const cuco_port *port, cuco_event_kind kind, const char *autho
 		cuco_log(CUCO_LOG_WARN, "%s: event: %s", author, err.msg);
 }
 
-typedef struct source_of_arg {
-	uint64_t id;
-	char *text;
-	size_t len;
-} source_of_arg;
+typedef struct prompt_arg {
+	const cuco_prompt_spec *spec;
+	cuco_buf *system, *user;
+} prompt_arg;
 
-static int source_of_txn(cuco_txn *txn, void *arg)
+static int prompt_txn(cuco_txn *txn, void *arg)
 {
-	source_of_arg *a = arg;
-	cuco_candidate c;
-	free(a->text);
-	a->text = NULL;
-	int rc = cuco_cand_get(txn, a->id, &c);
-	return rc == CUCO_OK ? cuco_source_get(txn, c.source_hash, &a->text, &a->len) : rc;
+	prompt_arg *a = arg;
+	return cuco_prompt_build(txn, a->spec, a->system, a->user);
 }
 
-int search_source_of(cuco_store *st, uint64_t id, char **text, size_t *len, cuco_err *err)
+int search_prompt(const cuco_port *port, const cuco_prompt_spec *spec, cuco_directive *base,
+	cuco_buf *system, cuco_buf *user, cuco_err *err)
 {
-	source_of_arg a = { .id = id };
-	int rc = cuco_store_read(st, source_of_txn, &a, err);
-	*text = a.text;
-	*len = a.len;
+	system->len = user->len = 0;
+	cuco_candidate *parent = cuco_xmalloc(sizeof *parent);
+	int rc = port->candidate(port->ctx, spec->parent, parent, NULL, NULL, err);
+	if (rc == CUCO_OK) {
+		*base = parent->directive;
+		rc = port->read(port->ctx, prompt_txn, &(prompt_arg){ spec, system, user }, err);
+	}
+	free(parent);
 	return rc;
 }
 

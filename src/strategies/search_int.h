@@ -42,8 +42,7 @@ typedef struct search_llm {
 	cuco_llm *llm;        /* NULL when no model is configured */
 	cuco_bandit bandit;
 	uint64_t rng;
-	cuco_store *st;             /* to read */
-	const cuco_port *port;      /* to write (strategy.h) */
+	const cuco_port *port;      /* the run's store (strategy.h) */
 	pthread_mutex_t *lock;      /* the strategy lock, let go while a call waits */
 	atomic_bool *calls_off;     /* the run's cancel flag (cuco_strategy_env) */
 	int concurrency;            /* model calls in flight at once */
@@ -132,8 +131,10 @@ void search_ledger_close(search_llm *s, search_ledger *lg);
 void search_event(const cuco_port *port, cuco_event_kind kind, const char *author,
 	uint64_t candidate, const char *text);
 
-/* A candidate's source by id (malloc'd). */
-int search_source_of(cuco_store *st, uint64_t id, char **text, size_t *len, cuco_err *err);
+/* spec's prompt (cuco_prompt_build) through the port, and the directive
+ * of its parent into base. */
+int search_prompt(const cuco_port *port, const cuco_prompt_spec *spec, cuco_directive *base,
+	cuco_buf *system, cuco_buf *user, cuco_err *err);
 
 /* Keep the prompt and reply of an edit in the store and fill the
  * proposal from the edit's result (source, directive, note) and from the

@@ -1,7 +1,8 @@
-/* test_port.c — the port strategies write the store through
+/* test_port.c — the port strategies read and write the store through
  * (engine_port.c): what a strategy writes lands in the run's store and
- * wakes the screen, as the engine's own writes do; and a strategy's
- * refusals against a port of the test's own, with no store. */
+ * wakes the screen, as the engine's own writes do, and reads back through
+ * it; and a strategy's refusals and reads against a port of the test's
+ * own, with no store. */
 #include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -163,6 +164,22 @@ static void test_event_wakes(void **state)
 	assert_true(hashed("the transcript", c.reply_hash));
 	assert_true(hashed("the reply", t[0].call.reply_hash));
 
+	/* Reads: a text by its hash, a meta record, one there is not, a
+	 * candidate not stored; none wakes the screen. */
+	char *text = NULL, *json = NULL;
+	size_t len = 0;
+	assert_int_equal(p->source(p->ctx, c.prompt_hash, &text, &len, &err), CUCO_OK);
+	assert_int_equal(len, strlen("the prompt"));
+	assert_memory_equal(text, "the prompt", len);
+	free(text);
+	assert_int_equal(p->meta(p->ctx, "beam", &json, &err), CUCO_OK);
+	assert_string_equal(json, "{\"closed\":2}");
+	free(json);
+	assert_int_equal(p->meta(p->ctx, "evolve-meta", &json, &err), CUCO_OK);
+	assert_null(json);
+	assert_int_equal(p->candidate(p->ctx, 1, NULL, &text, &len, &err), CUCO_ENOTFOUND);
+	assert_false(woke(&e, 0));
+
 	close(e.wake[0]);
 	close(e.wake[1]);
 	cuco_store_close(e.st);
@@ -171,14 +188,43 @@ static void test_event_wakes(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* A port with no store behind it: what the strategy handed over. */
+/* A port with no store behind it: what the strategy handed over, and
+ * the one candidate it holds (#5). */
 typedef struct fake {
 	cuco_refusal r;
 	bool refused;
 	size_t ncalls;
 	cuco_event_kind kind;
 	char text[256];
+	cuco_directive directive;
+	int reads;
 } fake;
+
+static int fake_candidate(void *ctx, uint64_t id, cuco_candidate *c, char **text, size_t *len,
+	cuco_err *err)
+{
+	fake *f = ctx;
+	if (id != 5)
+		return cuco_errf(err, CUCO_ENOTFOUND, "no candidate %llu", (unsigned long long)id);
+	if (c) {
+		memset(c, 0, sizeof *c);
+		c->id = id;
+		c->directive = f->directive;
+	}
+	if (text) {
+		*text = cuco_xstrdup("int main(void) { return 0; }\n");
+		*len = strlen(*text);
+	}
+	return CUCO_OK;
+}
+
+/* A read transaction over nothing: counted, its function not run. */
+static int fake_read(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err)
+{
+	(void)fn, (void)arg, (void)err;
+	((fake *)ctx)->reads++;
+	return CUCO_OK;
+}
 
 static int fake_calls(void *ctx, const cuco_refusal *r, const char *prompt,
 	const char *transcript, const cuco_port_call *v, size_t n, cuco_err *err)
@@ -230,11 +276,36 @@ static void test_refusal_without_store(void **state)
 	assert_string_equal(f.text, "stage B");
 }
 
+/* A prompt's parent read through a port with no store: its directive
+ * handed back, and no prompt built for a parent that is not there. */
+static void test_read_without_store(void **state)
+{
+	(void)state;
+	fake f = { .directive = { .backend = "LSA", .issuer = "warp" } };
+	const cuco_port port = { .ctx = &f, .candidate = fake_candidate, .read = fake_read };
+	cuco_prompt_spec spec = { .kind = CUCO_PROMPT_DIFF, .parent = 5 };
+	cuco_directive base = { .nknobs = 0 };
+	cuco_buf system = { 0 }, user = { 0 };
+	cuco_err err = { 0 };
+	assert_int_equal(search_prompt(&port, &spec, &base, &system, &user, &err), CUCO_OK);
+	assert_string_equal(base.backend, "LSA");
+	assert_string_equal(base.issuer, "warp");
+	assert_int_equal(f.reads, 1);
+
+	spec.parent = 6;
+	assert_int_equal(search_prompt(&port, &spec, &base, &system, &user, &err), CUCO_ENOTFOUND);
+	assert_string_equal(err.msg, "no candidate 6");
+	assert_int_equal(f.reads, 1);
+	cuco_buf_free(&system);
+	cuco_buf_free(&user);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_event_wakes),
 		cmocka_unit_test(test_refusal_without_store),
+		cmocka_unit_test(test_read_without_store),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
