@@ -1,8 +1,12 @@
-/* search.c — what the LLM strategies share: their access to the models
- * (as the config file configured them: config.h; choice by weight or
- * bandit, budgets), and the few
- * store steps every strategy takes (events, sources, keeping an edit's
- * prompt and reply with its proposal).
+/* search.c — the LLM strategies' gateway to the models: the models and
+ * knobs the config file configured (config.h), the choice of a model (by
+ * weight or by the bandit), the prompt's shape that fits a model's
+ * context, and every call.
+ *
+ * DESIGN: every call goes through search_llm_call, which lets the
+ * strategy lock go while the model answers and notes the call in the
+ * proposal's ledger (ledger.c); the ledger and the budget live there, the
+ * store steps in steps.c, where a search starts in start.c.
  */
 #include "strategies/search_int.h"
 
@@ -12,13 +16,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- the models, shared by evolve, beam and fastpath ---------------------- */
-
-static int totals_txn(cuco_txn *txn, void *arg)
-{
-	return cuco_call_sum(txn, arg);
-}
 
 int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_config *knobs,
 	cuco_err *err)
@@ -56,7 +53,7 @@ int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_con
 	s->concurrency = ec->llm_jobs > 0 ? ec->llm_jobs : s->cfg.concurrency;
 	if (env->model_outage_s)
 		*env->model_outage_s = s->cfg.outage_s;
-	int rc = s->port->read(s->port->ctx, totals_txn, &s->totals, err);
+	int rc = search_budget_read(s, err);
 	if (rc != CUCO_OK || s->cfg.nmodels == 0)
 		return rc;
 	for (int i = 0; i < s->cfg.nmodels; i++) {
@@ -100,28 +97,6 @@ void search_llm_close(search_llm *s)
 int search_llm_concurrency(const search_llm *s)
 {
 	return s->llm ? s->concurrency : 0;
-}
-
-bool search_llm_spent(search_llm *s)
-{
-	if (s->spent)
-		return true;
-	const cuco_call_totals *t = &s->totals;
-	if (s->budget_usd > 0 && t->cost_usd >= s->budget_usd)
-		snprintf(s->spent_why, sizeof s->spent_why, "the model budget is spent: $%.4f of $%.4f",
-			t->cost_usd, s->budget_usd);
-	else if (s->budget_tokens > 0 && t->tokens_in + t->tokens_out >= s->budget_tokens)
-		snprintf(s->spent_why, sizeof s->spent_why, "the model budget is spent: %lld of %lld "
-			"tokens", (long long)(t->tokens_in + t->tokens_out), (long long)s->budget_tokens);
-	else
-		return false;
-	s->spent = true;
-	cuco_log(CUCO_LOG_INFO, "%s: no more proposals, and the calls in flight are cancelled",
-		s->spent_why);
-	/* The calls in flight end now, and count. */
-	if (s->calls_off)
-		atomic_store(s->calls_off, true);
-	return true;
 }
 
 int search_llm_pick(search_llm *s)
@@ -180,22 +155,6 @@ int search_build(search_llm *s, int model, search_builder build, void *arg, sear
 		(long long)need[CUCO_PROFILE_FULL], (long long)need[CUCO_PROFILE_LEAN], (long long)reserve);
 }
 
-void search_ledger_init(search_ledger *lg, cuco_call_kind kind, uint64_t parent)
-{
-	memset(lg, 0, sizeof *lg);
-	lg->kind = kind;
-	lg->parent = parent;
-}
-
-static void ledger_free(search_ledger *lg)
-{
-	for (size_t i = 0; i < lg->n; i++)
-		free(lg->v[i].reply);
-	free(lg->v);
-	lg->v = NULL;
-	lg->n = lg->cap = 0;
-}
-
 /* What has streamed of a reply, for a call cut short: its tokens count. */
 typedef struct stream_tap {
 	cuco_buf text;
@@ -212,69 +171,6 @@ static void tap_delta(const char *text, size_t len, void *arg)
 		cuco_buf_append(&tap->text, text, len);
 	if (tap->on_delta)
 		tap->on_delta(text, len, tap->arg);
-}
-
-/* Tokens of a text as a server would count them, roughly: one per four
- * bytes (the usual rule for English and code with BPE tokenizers). */
-static int64_t estimate_tokens(size_t bytes)
-{
-	return (int64_t)((bytes + 3) / 4);
-}
-
-static size_t prompt_bytes(const cuco_llm_request *req)
-{
-	size_t n = req->system ? strlen(req->system) : 0;
-	for (int i = 0; i < req->nmsgs; i++)
-		n += strlen(req->msgs[i].content);
-	return n;
-}
-
-/* The call as the ledger keeps it, priced. */
-static void note_call(search_llm *s, search_ledger *lg, const cuco_llm_request *req,
-	const cuco_llm_reply *r, const char *streamed, int rc, const cuco_err *err)
-{
-	if (lg->n == lg->cap) {
-		lg->cap = lg->cap ? 2 * lg->cap : 4;
-		lg->v = cuco_xrealloc(lg->v, lg->cap * sizeof *lg->v);
-	}
-	cuco_port_call *en = &lg->v[lg->n++];
-	memset(en, 0, sizeof *en);
-	cuco_call *c = &en->call;
-	const cuco_model *m = req->model;
-	c->kind = lg->kind;
-	c->parent = lg->parent;
-	c->seconds = r->seconds;
-	cuco_strlcpy(c->model, m->name, sizeof c->model);
-	c->outcome = rc == CUCO_OK ? CUCO_CALL_USED : r->cancelled ? CUCO_CALL_CANCELLED
-		: CUCO_CALL_FAILED;
-	if (rc != CUCO_OK)
-		cuco_strlcpy(c->reason, err->msg, sizeof c->reason);
-	const char *text = rc == CUCO_OK ? r->text : streamed;
-	c->tokens_in = r->tokens_in;
-	c->tokens_cached = r->tokens_cached;
-	c->tokens_out = r->tokens_out;
-	/* No usage from the server (none sent, or the call was cut short):
-	 * counted from the text, and marked so. A call that never reached a
-	 * server costs nothing. */
-	bool reached = rc == CUCO_OK || r->cancelled || (text && *text);
-	if (c->tokens_in == 0 && c->tokens_out == 0 && reached) {
-		c->tokens_in = estimate_tokens(prompt_bytes(req));
-		c->tokens_out = estimate_tokens(text ? strlen(text) : 0);
-		c->estimated = true;
-	}
-	c->priced = cuco_model_priced(m);
-	c->cost_usd = cuco_model_cost(m, c->tokens_in, c->tokens_cached, c->tokens_out);
-	/* What the server counted of what was sent: the next prompts' measure. */
-	int k = (int)(m - s->cfg.models);
-	if (rc == CUCO_OK && !c->estimated && c->tokens_in >= 256 && k >= 0 && k < s->cfg.nmodels) {
-		double bpt = 0.97 * (double)prompt_bytes(req) / (double)c->tokens_in;
-		cuco_model *mine = &s->cfg.models[k];
-		if (mine->bytes_per_token <= 0 || bpt < mine->bytes_per_token)
-			mine->bytes_per_token = bpt;
-	}
-	en->reply = text && *text ? cuco_xstrdup(text) : NULL;
-	lg->cancelled |= c->outcome == CUCO_CALL_CANCELLED;
-	cuco_call_totals_add(&s->totals, c);
 }
 
 /* One call; the reply as cuco_llm_complete gives it. CUCO_ENOTFOUND
@@ -304,22 +200,13 @@ static int search_llm_call(search_llm *s, search_ledger *lg, const cuco_llm_requ
 	int rc = cuco_llm_complete(s->llm, &r, out, err);
 	if (s->lock)
 		pthread_mutex_lock(s->lock);
-	note_call(s, lg, &r, out, tap.text.data, rc, err);
+	search_ledger_note(s, lg, &r, out, tap.text.data, rc, err);
 	cuco_buf_free(&tap.text);
 	out->cost_usd = lg->v[lg->n - 1].call.cost_usd;
 	if (rc != CUCO_OK && out->cancelled && search_llm_spent(s))
 		return cuco_errf(err, CUCO_ENOTFOUND, "%s", s->spent_why);
 	search_llm_spent(s);  /* this call may have spent it: the others end now */
 	return rc;
-}
-
-void search_ledger_refused(search_ledger *lg, const char *why)
-{
-	if (lg->n == 0)
-		return;
-	cuco_call *c = &lg->v[lg->n - 1].call;
-	c->outcome = CUCO_CALL_REFUSED;
-	cuco_strlcpy(c->reason, why, sizeof c->reason);
 }
 
 typedef struct edit_hook {
@@ -411,130 +298,4 @@ int search_llm_edit(search_llm *s, search_ledger *lg, cuco_edit *e, cuco_edit_re
 			"text from now on", e->model->name);
 	}
 	return rc;
-}
-
-void search_refuse(search_llm *s, search_ledger *lg, int island, const char *model,
-	const char *prompt, const char *transcript, const char *reason)
-{
-	cuco_refusal r;
-	memset(&r, 0, sizeof r);
-	r.kind = lg->kind;
-	r.parent = lg->parent;
-	r.island = island;
-	cuco_strlcpy(r.model, model ? model : "", sizeof r.model);
-	cuco_strlcpy(r.reason, reason, sizeof r.reason);
-	cuco_err err;
-	if (s->port->calls(s->port->ctx, &r, prompt, transcript, lg->v, lg->n, &err) != CUCO_OK)
-		cuco_log(CUCO_LOG_WARN, "a refused reply was not stored: %s", err.msg);
-	ledger_free(lg);
-}
-
-void search_ledger_close(search_llm *s, search_ledger *lg)
-{
-	cuco_err err;
-	if (lg->n > 0 && s->port->calls(s->port->ctx, NULL, NULL, NULL, lg->v, lg->n, &err) != CUCO_OK)
-		cuco_log(CUCO_LOG_WARN, "%zu model calls were not stored: %s", lg->n, err.msg);
-	ledger_free(lg);
-}
-
-void search_event(const cuco_port *port, cuco_event_kind kind, const char *author,
-	uint64_t candidate, const char *text)
-{
-	cuco_err err;
-	if (port->event(port->ctx, NULL, NULL, kind, author, candidate, text, &err) != CUCO_OK)
-		cuco_log(CUCO_LOG_WARN, "%s: event: %s", author, err.msg);
-}
-
-typedef struct prompt_arg {
-	const cuco_prompt_spec *spec;
-	cuco_buf *system, *user;
-} prompt_arg;
-
-static int prompt_txn(cuco_txn *txn, void *arg)
-{
-	prompt_arg *a = arg;
-	return cuco_prompt_build(txn, a->spec, a->system, a->user);
-}
-
-int search_prompt(const cuco_port *port, const cuco_prompt_spec *spec, cuco_directive *base,
-	cuco_buf *system, cuco_buf *user, cuco_err *err)
-{
-	system->len = user->len = 0;
-	cuco_candidate *parent = cuco_xmalloc(sizeof *parent);
-	int rc = port->candidate(port->ctx, spec->parent, parent, NULL, NULL, err);
-	if (rc == CUCO_OK) {
-		*base = parent->directive;
-		rc = port->read(port->ctx, prompt_txn, &(prompt_arg){ spec, system, user }, err);
-	}
-	free(parent);
-	return rc;
-}
-
-int search_fill(search_llm *s, search_ledger *lg, const cuco_model *m, cuco_edit_result *r,
-	cuco_proposal *out, cuco_err *err)
-{
-	cuco_candidate *c = &out->cand;
-	int rc = s->port->texts(s->port->ctx, r->prompt, r->transcript, c, lg->v, lg->n, err);
-	if (rc != CUCO_OK)
-		return rc;
-	out->source = r->source;
-	out->len = r->len;
-	r->source = NULL;
-	c->directive = r->directive;
-	snprintf(c->note, sizeof c->note, "%s%s%.440s", r->name, r->name[0] && r->note[0] ? ": " : "",
-		r->note);
-	cuco_strlcpy(c->model, m->name, sizeof c->model);
-	/* Its calls, refused replies included, are its cost. */
-	out->calls = cuco_xcalloc(lg->n ? lg->n : 1, sizeof *out->calls);
-	out->ncalls = lg->n;
-	for (size_t i = 0; i < lg->n; i++) {
-		const cuco_call *call = &lg->v[i].call;
-		out->calls[i] = *call;
-		c->tokens_prompt += call->tokens_in;
-		c->tokens_completion += call->tokens_out;
-		c->cost_usd += call->cost_usd;
-	}
-	ledger_free(lg);
-	return CUCO_OK;
-}
-
-/* ---- where a search starts ---------------------------------------------------- */
-
-int search_start_init(search_start *st, const cuco_strategy_env *env, const search_llm *l,
-	bool fastpath_on, const char *strategy, cuco_err *err)
-{
-	memset(st, 0, sizeof *st);
-	st->id = env->seed_id;
-	cuco_strlcpy(st->hash, env->seed_hash, sizeof st->hash);
-	st->directive = *env->seed_directive;
-	if (st->id)
-		return CUCO_OK;
-	if (!l->llm)
-		return cuco_errf(err, CUCO_EUSAGE, "%s has no seed: strategy %s starts from the program "
-			"the fast path makes, which needs a model (--llm, or a [model] section: "
-			"docs/configuration.md)", env->wl->name, strategy);
-	if (!fastpath_on)
-		return cuco_errf(err, CUCO_EUSAGE, "%s has no seed: strategy %s starts from the program "
-			"the fast path makes, and evolve.fastpath is off", env->wl->name, strategy);
-	return CUCO_OK;
-}
-
-void search_start_observe(search_start *st, const fastpath *fp, const cuco_candidate *c)
-{
-	if (st->id || !fp || !fastpath_finished(fp) || fastpath_result(fp) != c->id)
-		return;
-	st->id = c->id;
-	cuco_strlcpy(st->hash, c->source_hash, sizeof st->hash);
-	st->directive = c->directive;
-}
-
-int search_start_ready(const search_start *st, const fastpath *fp, const cuco_workload *wl,
-	cuco_err *err)
-{
-	if (st->id)
-		return CUCO_OK;
-	if (fp && !fastpath_finished(fp))
-		return CUCO_EBUSY;
-	return cuco_errf(err, CUCO_EDATA, "%s has no seed and the fast path made no device-initiated "
-		"program (its event says why): there is nothing to search from", wl->name);
 }

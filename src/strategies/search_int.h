@@ -1,6 +1,8 @@
-/* search_int.h — inside the LLM strategies (evolve.c, beam.c, fastpath.c,
- * memory.c, and search.c, which holds what they share): random numbers,
- * model access, events and the step that turns an edit into a proposal. */
+/* search_int.h — inside the LLM strategies (evolve.c, beam.c, sample.c,
+ * fastpath.c, memory.c) and what they share: random numbers, the model
+ * gateway (search.c), the ledger and the budget (ledger.c), the store
+ * steps (steps.c), one child and its duplicates (child.c), the fast path
+ * (fastpath.c, reference.c) and where a search starts (start.c). */
 #ifndef CUCO_STRATEGIES_SEARCH_INT_H
 #define CUCO_STRATEGIES_SEARCH_INT_H
 
@@ -70,6 +72,9 @@ typedef struct search_ledger {
 int search_llm_open(const cuco_strategy_env *env, search_llm *s, cuco_search_config *knobs,
 	cuco_err *err);
 void search_llm_close(search_llm *s);
+/* The run's calls so far, earlier sessions' too, into s->totals: what
+ * the budget counts from (ledger.c). */
+int search_budget_read(search_llm *s, cuco_err *err);
 /* Whether the run's token or cost budget is spent (logged once): the
  * strategy then proposes nothing more and the run ends cleanly. */
 bool search_llm_spent(search_llm *s);
@@ -116,6 +121,10 @@ bool search_says_nothing(const char *text);
  * the ledger. */
 int search_llm_edit(search_llm *s, search_ledger *lg, cuco_edit *e, cuco_edit_result *r,
 	cuco_err *err);
+/* A call as the ledger keeps it, priced, its tokens counted into the
+ * run's totals (streamed: what had come of a reply cut short). */
+void search_ledger_note(search_llm *s, search_ledger *lg, const cuco_llm_request *req,
+	const cuco_llm_reply *r, const char *streamed, int rc, const cuco_err *err);
 /* The last call's reply was refused, for this reason. */
 void search_ledger_refused(search_ledger *lg, const char *why);
 /* No candidate came of the ledger's calls: store a refusal record (the
@@ -222,7 +231,7 @@ bool fastpath_finished(const fastpath *f);
 /* The device-initiated seed it produced; 0 when none. */
 uint64_t fastpath_result(const fastpath *f);
 
-/* Where a search starts (search.c): the workload's seed, or, for a
+/* Where a search starts (start.c): the workload's seed, or, for a
  * workload without one, the fast path's device-initiated program once it
  * has made one. */
 typedef struct search_start {
