@@ -1,4 +1,5 @@
-/* llm_config.h — models and their configuration, the model bandit (config.c).
+/* llm_config.h — models and their configuration, the model bandit
+ * (llm_config.c; the config file's reader and `--llm` specs: config.h).
  *
  * Models come from $XDG_CONFIG_HOME/cuco/config (docs/configuration.md) and
  * from `--llm PROVIDER:MODEL@URL*WEIGHT` specs. Keys are never read here:
@@ -85,18 +86,26 @@ typedef struct cuco_llm_config {
 	int64_t budget_tokens;       /* prompt + completion tokens at most; 0 = no limit */
 } cuco_llm_config;
 
-void cuco_llm_config_defaults(cuco_llm_config *cfg);
-/* The config file's path (core.h, cuco_paths: the first that exists of
- * $XDG_CONFIG_HOME/cuco/config, else ~/.config/cuco/config, and the
- * system's $XDG_CONFIG_DIRS/cuco/config). False when no folder can hold
- * one (neither HOME nor XDG_CONFIG_HOME set, and none in the system's). */
-bool cuco_llm_config_path(char *buf, size_t size);
-/* Make `--llm PROVIDER:MODEL[@URL][*WEIGHT]` specs the models in use. The
- * configured models then serve as a table: a spec naming the same model id
- * takes its prices, key variable, token limit, context and temperature. PROVIDER is
- * openai or anthropic, or an OpenAI-compatible server: vllm, sglang,
- * llamacpp, ollama, openrouter. n == 0 leaves cfg as it is. */
-int cuco_llm_use_specs(cuco_llm_config *cfg, char *const *specs, int n, cuco_err *err);
+/* A provider a spec or the config may name ("openai", "vllm", …), with
+ * the defaults it implies. */
+typedef struct cuco_provider_alias {
+	const char *name;
+	cuco_provider provider;
+	const char *url;         /* NULL: the spec must give @URL */
+	const char *key_env;
+	bool completion_tokens;  /* OpenAI's own API wants max_completion_tokens */
+	int max_tokens;          /* the default completion limit */
+	bool own;                /* a server of one's own: no price per token */
+	cuco_server server;
+	bool structured;         /* takes a JSON schema (response_format): `structured = auto` */
+} cuco_provider_alias;
+
+/* The provider the first n bytes of name name; NULL when none. The
+ * default, for a [model] that names none, is "openai". */
+const cuco_provider_alias *cuco_provider_find(const char *name, size_t n);
+/* m, zeroed, with a's defaults. */
+void cuco_model_defaults(cuco_model *m, const cuco_provider_alias *a);
+
 /* USD for a call from its token counts (tokens_in counts the cached ones
  * too) and the model's prices; an unknown price counts as 0. */
 double cuco_model_cost(const cuco_model *m, int64_t tokens_in, int64_t tokens_cached,

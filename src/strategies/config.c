@@ -1,6 +1,5 @@
-/* config.c — the LLM side's configuration: the config file, `--llm`
- * specs, prices, and how a model is chosen (by weight, or by a cost-aware
- * UCB bandit rewarded with each child's improvement over its parent).
+/* config.c — the configuration: the config file and `--llm` specs (the
+ * models' providers, prices and choice: models/llm_config.c).
  *
  * The file (config.h): one table of every option, in every section, and
  * one reader. The format is deliberately small (docs/configuration.md):
@@ -23,168 +22,10 @@ bool cuco_llm_config_path(char *buf, size_t size)
 	return p->config[0] && cuco_strlcpy(buf, p->config, size);
 }
 
-/* Provider names a spec or the config may use, with the defaults each
- * implies. The OpenAI-compatible servers differ only in URL and key. */
-static const struct provider_alias {
-	const char *name;
-	cuco_provider provider;
-	const char *url;      /* NULL: the spec must give @URL */
-	const char *key_env;
-	bool completion_tokens;  /* OpenAI's own API wants max_completion_tokens */
-	int max_tokens;          /* the default completion limit */
-	bool own;                /* a server of one's own: no price per token */
-	cuco_server server;
-	bool structured;         /* takes a JSON schema (response_format): `structured = auto` */
-} aliases[] = {
-	{ "openai", CUCO_PROVIDER_OPENAI, "https://api.openai.com/v1", "OPENAI_API_KEY", true, 16384,
-		false, CUCO_SERVER_HOSTED, false },
-	{ "anthropic", CUCO_PROVIDER_ANTHROPIC, "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY",
-		false, 16384, false, CUCO_SERVER_HOSTED, false },
-	{ "openrouter", CUCO_PROVIDER_OPENAI, "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY",
-		false, 16384, false, CUCO_SERVER_HOSTED, false },
-	/* The laptop servers: a few tokens a second, and a context of a few
-	 * thousand, so a reply of 16 k tokens would never come. */
-	{ "ollama", CUCO_PROVIDER_OPENAI, "http://127.0.0.1:11434/v1", "", false, 4096, true,
-		CUCO_SERVER_OLLAMA, true },
-	{ "vllm", CUCO_PROVIDER_OPENAI, NULL, "", false, 16384, true, CUCO_SERVER_VLLM, true },
-	{ "sglang", CUCO_PROVIDER_OPENAI, NULL, "", false, 16384, true, CUCO_SERVER_SGLANG, true },
-	{ "llamacpp", CUCO_PROVIDER_OPENAI, NULL, "", false, 4096, true, CUCO_SERVER_LLAMACPP, true },
-};
-
-bool cuco_model_hosted(const cuco_model *m)
+/* A [model] that names no provider is OpenAI's. */
+static const cuco_provider_alias *default_provider(void)
 {
-	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-		if (aliases[i].url && aliases[i].key_env[0] && strcmp(aliases[i].url, m->url) == 0)
-			return true;
-	return false;
-}
-
-static const struct provider_alias *find_alias(const char *name, size_t n)
-{
-	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-		if (strlen(aliases[i].name) == n && strncmp(aliases[i].name, name, n) == 0)
-			return &aliases[i];
-	return NULL;
-}
-
-static void model_defaults(cuco_model *m, const struct provider_alias *a)
-{
-	memset(m, 0, sizeof *m);
-	m->provider = a->provider;
-	if (a->url)
-		cuco_strlcpy(m->url, a->url, sizeof m->url);
-	cuco_strlcpy(m->api_key_env, a->key_env, sizeof m->api_key_env);
-	m->weight = 1;
-	m->price_in = m->price_cached = m->price_out = a->own ? 0 : NAN;
-	m->temperature = NAN;
-	m->max_tokens = a->max_tokens;
-	m->completion_tokens = a->completion_tokens;
-	m->server = a->server;
-	m->structured = a->structured;
-}
-
-/* ---- prices ---------------------------------------------------------------- */
-
-#define OPENAI_PRICES "https://openai.com/api/pricing"
-#define ANTHROPIC_PRICES "https://www.anthropic.com/pricing"
-
-/* USD per million tokens: prompt, cached prompt, completion. Written down
- * on 2026-12-01 from the providers' public price pages as the author knew
- * them at the dates given, not fetched by cuco and not re-checked since:
- * prices change, so a config's price_in, price_cached and price_out win. */
-static const cuco_price prices[] = {
-	{ "gpt-5", 1.25, 0.125, 10.00, "2025-08", OPENAI_PRICES },
-	{ "gpt-5-mini", 0.25, 0.025, 2.00, "2025-08", OPENAI_PRICES },
-	{ "gpt-5-nano", 0.05, 0.005, 0.40, "2025-08", OPENAI_PRICES },
-	{ "gpt-4.1", 2.00, 0.50, 8.00, "2025-08", OPENAI_PRICES },
-	{ "gpt-4.1-mini", 0.40, 0.10, 1.60, "2025-08", OPENAI_PRICES },
-	{ "gpt-4.1-nano", 0.10, 0.025, 0.40, "2025-08", OPENAI_PRICES },
-	{ "gpt-4o", 2.50, 1.25, 10.00, "2025-08", OPENAI_PRICES },
-	{ "gpt-4o-mini", 0.15, 0.075, 0.60, "2025-08", OPENAI_PRICES },
-	{ "o1", 15.00, 7.50, 60.00, "2025-08", OPENAI_PRICES },
-	{ "o3", 2.00, 0.50, 8.00, "2025-08", OPENAI_PRICES },
-	{ "o3-mini", 1.10, 0.55, 4.40, "2025-08", OPENAI_PRICES },
-	{ "o4-mini", 1.10, 0.275, 4.40, "2025-08", OPENAI_PRICES },
-	{ "claude-opus-4", 15.00, 1.50, 75.00, "2025-08", ANTHROPIC_PRICES },
-	{ "claude-opus-4-5", 5.00, 0.50, 25.00, "2025-11", ANTHROPIC_PRICES },
-	{ "claude-sonnet-4", 3.00, 0.30, 15.00, "2025-08", ANTHROPIC_PRICES },
-	{ "claude-3-7-sonnet", 3.00, 0.30, 15.00, "2025-08", ANTHROPIC_PRICES },
-	{ "claude-3-5-sonnet", 3.00, 0.30, 15.00, "2025-08", ANTHROPIC_PRICES },
-	{ "claude-haiku-4-5", 1.00, 0.10, 5.00, "2025-11", ANTHROPIC_PRICES },
-	{ "claude-3-5-haiku", 0.80, 0.08, 4.00, "2025-08", ANTHROPIC_PRICES },
-};
-
-/* Whether id is entry, or entry followed by "-" and a digit: a dated
- * snapshot or a minor version ("gpt-4o-2024-08-06", "claude-sonnet-4-5"),
- * not another model ("o3-pro" is not "o3"). */
-static bool price_covers(const char *entry, const char *id)
-{
-	size_t n = strlen(entry);
-	return strncmp(entry, id, n) == 0 &&
-		(id[n] == '\0' || (id[n] == '-' && isdigit((unsigned char)id[n + 1])));
-}
-
-const cuco_price *cuco_price_find(const char *model)
-{
-	const char *slash = strrchr(model, '/');
-	const char *id = slash ? slash + 1 : model;
-	const cuco_price *best = NULL;
-	for (size_t i = 0; i < sizeof prices / sizeof prices[0]; i++)
-		if (price_covers(prices[i].model, id) &&
-				(!best || strlen(prices[i].model) > strlen(best->model)))
-			best = &prices[i];
-	return best;
-}
-
-void cuco_model_prices(cuco_model *m)
-{
-	const cuco_price *p = cuco_price_find(m->model);
-	/* Prices the config gave are the config's, all of them: the table's
-	 * cached price belongs with the table's prompt price. */
-	if (!p || !isnan(m->price_in) || !isnan(m->price_out) || !isnan(m->price_cached))
-		return;
-	m->price_in = p->in;
-	m->price_cached = p->cached;
-	m->price_out = p->out;
-}
-
-bool cuco_model_priced(const cuco_model *m)
-{
-	return !isnan(m->price_in) && !isnan(m->price_out);
-}
-
-static double per_million(double price)
-{
-	return isnan(price) ? 0 : price / 1e6;
-}
-
-double cuco_model_cost(const cuco_model *m, int64_t tokens_in, int64_t tokens_cached,
-	int64_t tokens_out)
-{
-	/* A cached token is billed at the cached price where there is one. */
-	double cached_price = isnan(m->price_cached) ? m->price_in : m->price_cached;
-	int64_t fresh = tokens_in - tokens_cached;
-	return (double)(fresh > 0 ? fresh : 0) * per_million(m->price_in) +
-		(double)tokens_cached * per_million(cached_price) +
-		(double)tokens_out * per_million(m->price_out);
-}
-
-int cuco_model_pick_weighted(const cuco_llm_config *cfg, double u)
-{
-	double total = 0;
-	for (int i = 0; i < cfg->nmodels; i++)
-		total += cfg->models[i].weight > 0 ? cfg->models[i].weight : 0;
-	double at = u * total, sum = 0;
-	int last = 0;
-	for (int i = 0; i < cfg->nmodels; i++) {
-		if (cfg->models[i].weight <= 0)
-			continue;
-		sum += cfg->models[i].weight;
-		last = i;
-		if (at < sum)
-			return i;
-	}
-	return last;
+	return cuco_provider_find("openai", strlen("openai"));
 }
 
 /* ---- the file ---------------------------------------------------------- */
@@ -471,7 +312,7 @@ static const cuco_config_option *find_option(cuco_config_section s, const char *
 /* What a [model] section said about its provider, applied at its end:
  * the provider's URL and key variable fill what the section left unset. */
 typedef struct section_state {
-	const struct provider_alias *alias;
+	const cuco_provider_alias *alias;
 	bool url_set, key_set, max_tokens_set;
 	int structured;          /* -1: auto (the provider's), else 0 or 1 */
 } section_state;
@@ -528,7 +369,7 @@ static const char *set_value(const cuco_config_option *o, void *base, const char
 		*(cuco_parent_rule *)p = v[0] == 'w' ? CUCO_PARENT_WEIGHTED : CUCO_PARENT_POWER_LAW;
 		return NULL;
 	case T_PROVIDER:
-		ss->alias = find_alias(v, strlen(v));
+		ss->alias = cuco_provider_find(v, strlen(v));
 		if (!ss->alias)
 			return provider_want;
 		*(cuco_provider *)p = ss->alias->provider;
@@ -650,7 +491,7 @@ static int section(reader *r, char *s, cuco_err *err)
 	if (c->llm.nmodels == CUCO_MAX_MODELS)
 		return bad(err, w, "too many models");
 	cuco_model *m = &c->llm.models[c->llm.nmodels++];
-	model_defaults(m, &aliases[0]);
+	cuco_model_defaults(m, default_provider());
 	m->url[0] = m->api_key_env[0] = '\0';
 	return cuco_strlcpy(m->name, name, sizeof m->name) ? CUCO_OK : bad(err, w, "value too long");
 }
@@ -659,7 +500,7 @@ static int section(reader *r, char *s, cuco_err *err)
  * must then say which model and where. */
 static int end_model(cuco_model *m, const section_state *ss, const char *path, cuco_err *err)
 {
-	const struct provider_alias *a = ss->alias ? ss->alias : &aliases[0];
+	const cuco_provider_alias *a = ss->alias ? ss->alias : default_provider();
 	if (!ss->url_set && a->url)
 		cuco_strlcpy(m->url, a->url, sizeof m->url);
 	if (!ss->key_set)
@@ -800,11 +641,11 @@ static int parse_spec(const char *spec, cuco_model *m, cuco_err *err)
 	const char *colon = strchr(spec, ':');
 	if (!colon)
 		return cuco_errf(err, CUCO_EUSAGE, "--llm %s: expected PROVIDER:MODEL[@URL][*WEIGHT]", spec);
-	const struct provider_alias *a = find_alias(spec, (size_t)(colon - spec));
+	const cuco_provider_alias *a = cuco_provider_find(spec, (size_t)(colon - spec));
 	if (!a)
 		return cuco_errf(err, CUCO_EUSAGE, "--llm %s: unknown provider `%.*s` (openai, anthropic, "
 			"openrouter, ollama, vllm, sglang, llamacpp)", spec, (int)(colon - spec), spec);
-	model_defaults(m, a);
+	cuco_model_defaults(m, a);
 	char rest[768];
 	if (!cuco_strlcpy(rest, colon + 1, sizeof rest))
 		return cuco_errf(err, CUCO_EUSAGE, "--llm %s: too long", spec);
@@ -862,58 +703,4 @@ int cuco_llm_use_specs(cuco_llm_config *cfg, char *const *specs, int n, cuco_err
 	memcpy(cfg->models, use, (size_t)n * sizeof use[0]);
 	cfg->nmodels = n;
 	return CUCO_OK;
-}
-
-/* ---- bandit -------------------------------------------------------------- */
-
-void cuco_bandit_init(cuco_bandit *b, const cuco_llm_config *cfg)
-{
-	memset(b, 0, sizeof *b);
-	b->narms = cfg->nmodels;
-	b->exploration = cfg->bandit_exploration;
-	b->cost_weight = cfg->bandit_cost_weight;
-}
-
-int cuco_bandit_pick(const cuco_bandit *b)
-{
-	double max_cost = 0;
-	for (int i = 0; i < b->narms; i++) {
-		if (b->pulls[i] == 0)
-			return i;
-		if (b->cost[i] / b->pulls[i] > max_cost)
-			max_cost = b->cost[i] / b->pulls[i];
-	}
-	int best = 0;
-	double best_score = -INFINITY;
-	for (int i = 0; i < b->narms; i++) {
-		double mean = b->reward[i] / b->pulls[i];
-		/* Cost counts relative to the dearest arm, so the weight is unitless. */
-		double cost = max_cost > 0 ? b->cost[i] / b->pulls[i] / max_cost : 0;
-		double bonus = b->exploration * sqrt(2 * log(b->total) / b->pulls[i]);
-		double score = mean - b->cost_weight * cost + bonus;
-		if (score > best_score) {
-			best_score = score;
-			best = i;
-		}
-	}
-	return best;
-}
-
-void cuco_bandit_update(cuco_bandit *b, int arm, double reward, double cost_usd)
-{
-	if (arm < 0 || arm >= b->narms)
-		return;
-	b->pulls[arm] += 1;
-	b->total += 1;
-	b->reward[arm] += reward;
-	b->cost[arm] += cost_usd;
-}
-
-double cuco_bandit_reward(double parent_score, double child_score)
-{
-	if (isnan(parent_score) || isnan(child_score))
-		return 0;
-	double r = parent_score == 0 ? (child_score > 0 ? 1 : 0)
-		: (child_score - parent_score) / fabs(parent_score);
-	return r < 0 ? 0 : r > 1 ? 1 : r;
 }

@@ -52,6 +52,20 @@ typedef struct cuco_config_option {
 	const char *help;
 } cuco_config_option;
 
+/* [llm]'s defaults, and no model. */
+void cuco_llm_config_defaults(cuco_llm_config *cfg);
+/* The config file's path (core.h, cuco_paths: the first that exists of
+ * $XDG_CONFIG_HOME/cuco/config, else ~/.config/cuco/config, and the
+ * system's $XDG_CONFIG_DIRS/cuco/config). False when no folder can hold
+ * one (neither HOME nor XDG_CONFIG_HOME set, and none in the system's). */
+bool cuco_llm_config_path(char *buf, size_t size);
+/* Make `--llm PROVIDER:MODEL[@URL][*WEIGHT]` specs the models in use. The
+ * configured models then serve as a table: a spec naming the same model id
+ * takes its prices, key variable, token limit, context and temperature. PROVIDER is
+ * openai or anthropic, or an OpenAI-compatible server: vllm, sglang,
+ * llamacpp, ollama, openrouter. n == 0 leaves cfg as it is. */
+int cuco_llm_use_specs(cuco_llm_config *cfg, char *const *specs, int n, cuco_err *err);
+
 /* The table, in the order docs/configuration.md gives it. */
 const cuco_config_option *cuco_config_options(size_t *n);
 
