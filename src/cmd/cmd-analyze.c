@@ -12,9 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "strategies/strategies.h"
 #include "cmd/cmd.h"
 #include "eval/eval.h"
+#include "strategies/strategies.h"
 
 #define ANALYZE_OPTIONS(X) \
 	X(O_SIZE, "size", 0, "NAME", 0, "a workload's size, for the bytes of each call") \

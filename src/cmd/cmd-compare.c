@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "strategies/strategies.h"
 #include "cmd/cmd.h"
+#include "strategies/strategies.h"
 
 #define COMPARE_OPTIONS(X) \
 	X(O_STRATEGIES, "strategies", 0, "LIST", 0, "strategies to run, comma-separated (default " \

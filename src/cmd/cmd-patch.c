@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strategies/strategies.h"
 #include "cmd/cmd.h"
+#include "strategies/strategies.h"
 
 #define PATCH_OPTIONS(X) \
 	X(O_WORKLOAD, "workload", 'w', "WORKLOAD", 0, "also check the reply's directive against " \

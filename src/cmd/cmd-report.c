@@ -36,8 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strategies/strategies.h"
 #include "cmd/cmd.h"
+#include "strategies/strategies.h"
 
 #define REPORT_MODELS 16  /* models told apart; the rest count as "other" */
 

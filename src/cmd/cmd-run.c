@@ -21,8 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "strategies/strategies.h"
 #include "cmd/cmd.h"
+#include "strategies/strategies.h"
 #include "tui/tui.h"
 
 #define DEFAULT_BUDGET 24  /* when neither --budget nor --minutes is given */

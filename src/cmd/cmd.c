@@ -1,8 +1,8 @@
 /* cmd.c — the command table and the helpers every command shares. */
 #include "cmd/cmd.h"
 
-#include "strategies/strategies.h"
 #include "env.h"
+#include "strategies/strategies.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -5,10 +5,10 @@
 #ifndef CUCO_CMD_H
 #define CUCO_CMD_H
 
-#include "strategies/config.h"
 #include "core.h"
 #include "eval/eval.h"
 #include "store/store.h"
+#include "strategies/strategies.h"
 
 #include <getopt.h>
 

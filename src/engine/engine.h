@@ -21,8 +21,8 @@
 #ifndef CUCO_ENGINE_H
 #define CUCO_ENGINE_H
 
-#include "engine/strategy.h"
 #include "core.h"
+#include "engine/strategy.h"
 #include "eval/eval.h"
 #include "store/store.h"
 

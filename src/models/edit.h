@@ -11,11 +11,11 @@
 #ifndef CUCO_MODELS_EDIT_H
 #define CUCO_MODELS_EDIT_H
 
+#include "core.h"
+#include "eval/eval.h"
 #include "models/llm.h"
 #include "models/prompt.h"
 #include "models/reply.h"
-#include "core.h"
-#include "eval/eval.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -10,8 +10,8 @@
 #ifndef CUCO_MODELS_LLM_H
 #define CUCO_MODELS_LLM_H
 
-#include "models/llm_config.h"
 #include "core.h"
+#include "models/llm_config.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -6,8 +6,8 @@
  * `key = value` lines, `#` comments, `[section]` and `[model NAME]` lines.
  * Every error names file:line and the key, so a typo is found at once.
  */
-#include "strategies/strategies.h"
 #include "strategies/search_int.h"
+#include "strategies/strategies.h"
 
 #include <ctype.h>
 #include <errno.h>

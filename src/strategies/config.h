@@ -15,10 +15,10 @@
 #ifndef CUCO_STRATEGIES_CONFIG_H
 #define CUCO_STRATEGIES_CONFIG_H
 
-#include "models/llm_config.h"
-#include "strategies/search.h"
 #include "core.h"
 #include "eval/eval.h"
+#include "models/llm_config.h"
+#include "strategies/search.h"
 
 #include <stddef.h>
 

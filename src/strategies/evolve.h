@@ -2,10 +2,10 @@
 #ifndef CUCO_STRATEGIES_EVOLVE_H
 #define CUCO_STRATEGIES_EVOLVE_H
 
-#include "strategies/search.h"
-#include "engine/strategy.h"
 #include "core.h"
+#include "engine/strategy.h"
 #include "eval/eval.h"
+#include "strategies/search.h"
 
 #include <stdbool.h>
 #include <stddef.h>

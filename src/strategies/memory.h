@@ -10,10 +10,10 @@
 #ifndef CUCO_STRATEGIES_MEMORY_H
 #define CUCO_STRATEGIES_MEMORY_H
 
-#include "strategies/search.h"
-#include "engine/strategy.h"
 #include "core.h"
+#include "engine/strategy.h"
 #include "store/store.h"
+#include "strategies/search.h"
 
 #include <stdbool.h>
 #include <stddef.h>

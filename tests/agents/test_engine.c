@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "strategies/strategies.h"
 #include "env.h"
+#include "strategies/strategies.h"
 
 #include <cjson/cJSON.h>
 

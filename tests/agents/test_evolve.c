@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "strategies/strategies.h"
 #include "strategies/search_int.h"
+#include "strategies/strategies.h"
 #include "text.h"
 
 #define DRAWS 200000

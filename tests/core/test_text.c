@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "strategies/strategies.h"
 #include "eval/eval_int.h"
+#include "strategies/strategies.h"
 #include "text.h"
 
 /* Each case: a text, then the rule's answer: its blocks' marker lines
