@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/store.h"
 #include "strategies/strategies.h"
 
 #define SOURCE_BYTES 4096

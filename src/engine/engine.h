@@ -24,11 +24,13 @@
 #include "core.h"
 #include "engine/strategy.h"
 #include "eval/eval.h"
-#include "store/store.h"
+#include "vocab/vocab.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+typedef struct cuco_store cuco_store;  /* a run's store (store.h), opaque here */
 
 /* A run's false-crown rate: the most often a run crowns a best that is
  * not faster (docs/trust.md). */

@@ -20,6 +20,7 @@
 #define CUCO_ENGINE_INT_H
 
 #include "engine/engine.h"
+#include "store/store.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

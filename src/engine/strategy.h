@@ -20,12 +20,14 @@
 
 #include "core.h"
 #include "eval/eval.h"
-#include "store/store.h"
+#include "vocab/vocab.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
+typedef struct cuco_txn cuco_txn;  /* a store transaction (store.h), opaque here */
 
 typedef struct cuco_engine_config cuco_engine_config;
 

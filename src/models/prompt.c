@@ -8,6 +8,7 @@
  * many thousands of candidates, and only the few shown are read in full.
  */
 #include "models/models.h"
+#include "store/store.h"
 #include "text.h"
 
 #include <cjson/cJSON.h>

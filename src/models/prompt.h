@@ -4,10 +4,12 @@
 
 #include "core.h"
 #include "eval/eval.h"
-#include "store/store.h"
+#include "vocab/vocab.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+
+typedef struct cuco_txn cuco_txn;  /* a store transaction (store.h), opaque here */
 
 typedef enum cuco_prompt_kind {
 	CUCO_PROMPT_DIFF,    /* SEARCH/REPLACE edits of the parent */

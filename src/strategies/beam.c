@@ -21,6 +21,7 @@
  * last iteration's results from the store and, unless meta "beam" says
  * it was closed, closes it before opening the next.
  */
+#include "store/store.h"
 #include "strategies/search_int.h"
 
 #include <cjson/cJSON.h>

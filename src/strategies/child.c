@@ -11,6 +11,7 @@
  * strategy observes (search_known_seen) and read in, in one transaction,
  * before each lookup.
  */
+#include "store/store.h"
 #include "strategies/search_int.h"
 #include "text.h"
 

@@ -8,6 +8,7 @@
  * escapes the budget; the ledger stores nothing itself until it is
  * closed, refused or filled into a proposal, each one port call.
  */
+#include "store/store.h"
 #include "strategies/search_int.h"
 
 #include <stdatomic.h>

@@ -3,6 +3,7 @@
  * lessons as the planner reads them. The entries live in the store's
  * memory table, so a reviewer sees them and a resumed run keeps them.
  */
+#include "store/store.h"
 #include "strategies/search_int.h"
 
 #include <math.h>

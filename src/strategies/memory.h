@@ -12,12 +12,14 @@
 
 #include "core.h"
 #include "engine/strategy.h"
-#include "store/store.h"
 #include "strategies/search.h"
+#include "vocab/vocab.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+typedef struct cuco_txn cuco_txn;  /* a store transaction (store.h), opaque here */
 
 typedef struct cuco_beam_sample {
 	uint64_t id;

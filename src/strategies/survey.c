@@ -7,6 +7,7 @@
  * for a crossover's second parent), with no measurements, failures or
  * lessons yet; a run's later prompts grow by what may be cut.
  */
+#include "store/store.h"
 #include "strategies/strategies.h"
 
 #include <math.h>

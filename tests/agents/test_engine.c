@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "env.h"
+#include "store/store.h"
 #include "strategies/strategies.h"
 
 #include <cjson/cJSON.h>

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/store.h"
 #include "strategies/strategies.h"
 #include "test_llm_server.h"
 #include "test_llm_toy.h"

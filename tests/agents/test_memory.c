@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "store/store.h"
 #include "strategies/strategies.h"
 
 static cuco_beam_config defaults(void)
