@@ -1,7 +1,7 @@
 /* search_int.h — inside the LLM strategies (evolve.c, beam.c, sample.c,
  * fastpath.c, memory.c) and what they share: random numbers, the model
  * gateway (search.c), the ledger and the budget (ledger.c), the store
- * steps (steps.c), one child and its duplicates (child.c), the fast path
+ * steps (steps.c), the duplicates (known.c), one child (child.c), the fast path
  * (fastpath.c, reference.c) and where a search starts (start.c). */
 #ifndef CUCO_STRATEGIES_SEARCH_INT_H
 #define CUCO_STRATEGIES_SEARCH_INT_H
@@ -151,7 +151,7 @@ int search_prompt(const cuco_port *port, const cuco_prompt_spec *spec, cuco_dire
 int search_fill(search_llm *s, search_ledger *lg, const cuco_model *m, cuco_edit_result *r,
 	cuco_proposal *out, cuco_err *err);
 
-/* ---- one child and its duplicates (child.c) ----
+/* ---- the duplicates (known.c) ----
  * A candidate is its source and its directive (the directive reaches the
  * build as defines): two with the same normal form of the source
  * (cuco_text_normalize) and the same directive are duplicates, and a
@@ -175,11 +175,15 @@ const search_known_entry *search_known_find(const search_known *k, const char *k
 /* Add a key; id 0 for a proposal in flight (a later add with its id, when
  * it lands, fills that in). */
 void search_known_add(search_known *k, const char *key, uint64_t id);
-/* A candidate observed, or its source changed: read in (in one
- * transaction with the others pending) before search_child's next lookup;
- * one not stored yet stays pending. */
+/* A candidate observed, or its source changed: read in by the next
+ * search_known_sync; one not stored yet stays pending. */
 void search_known_seen(search_known *k, uint64_t id);
+/* Read every pending candidate in through the port (search_child does,
+ * before each lookup); a failure is logged under who. */
+void search_known_sync(const cuco_port *port, search_known *k, const char *who);
 void search_known_free(search_known *k);
+
+/* ---- one child (child.c) ---- */
 
 /* A child asked of a model, its prompt built (search_build) in shape. */
 typedef struct search_ask {
