@@ -289,8 +289,14 @@ static bool gpu_ready(referee *r)
 	if (!cuco_ref_gpu_init)
 		snprintf(r->environment, sizeof r->environment, "the referee has device arrays but no GPU "
 			"runtime linked (cuco_referee_gpu.cu)");
-	else if (cuco_ref_gpu_init(r->environment, sizeof r->environment) == 0)
-		r->gpu = true;
+	else {
+		/* What the runtime says is kept only when it failed. */
+		char why[sizeof r->environment] = "";
+		if (cuco_ref_gpu_init(why, sizeof why) == 0)
+			r->gpu = true;
+		else
+			snprintf(r->environment, sizeof r->environment, "%s", why[0] ? why : "no GPU");
+	}
 	return r->gpu;
 }
 
