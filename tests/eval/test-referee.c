@@ -7,7 +7,9 @@
  * fails, a program that leaves before the last step, a step that never
  * returns — with nothing left running. Without a cgroup freezer an
  * honest program still passes. And a GPU step's time from the referee's
- * capture (cuco_ref_gpu_step, the GPU referee's arithmetic; the GPU
+ * capture (cuco_ref_gpu_step, the GPU referee's arithmetic), and the GPU
+ * runtime's part in the referee on a fake GPU (the refgpu fixture): the
+ * verdict, and a launch's time when a step runs several sets (the GPU
  * referee itself runs in the gpu and hostile suites). */
 #include "env.h"
 #include "eval/eval.h"
@@ -420,6 +422,36 @@ static void test_gpu_step_time(void **state)
 	assert_true(fabs(t - 90e-6) < 1e-9);
 }
 
+/* The referee on a fake GPU runtime that writes its call into `why` on
+ * success too (the first GPU runtime did): a verdict, not "environment";
+ * and with 4 sets a step, each sample a launch's: a 4 ms step is 1 ms. */
+static void test_gpu_runtime(void **state)
+{
+	(void)state;
+	const char *root = getenv("CUCO_SOURCE_ROOT");
+	char cmd[4096];
+	int status;
+	assert_non_null(root);
+	snprintf(cmd, sizeof cmd, "cc -O1 -std=c11 -D_GNU_SOURCE -I%s/workloads/common -o %s/referee "
+		"%s/tests/eval/fixtures/refgpu/referee.c %s/workloads/common/cuco_referee.c -lm && cc -O1 -std=c11 "
+		"-D_GNU_SOURCE -I%s/workloads/common -o %s/rank %s/tests/eval/fixtures/refgpu/rank.c", root, run_dir,
+		root, root, root, run_dir, root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "%s/referee --ranks 1 --warmup 1 --reps 5 --tolerance 1 --run %s/rank", run_dir,
+		run_dir);
+	char *out = capture_output(cmd, &status);
+	printf("%s", out);
+	assert_int_equal(status, 0);
+	assert_null(strstr(out, "environment"));
+	assert_non_null(strstr(out, "\"correct\": true"));
+	assert_non_null(strstr(out, "\"launches_a_step\": 4"));
+	const char *m = strstr(out, "\"median\": ");
+	assert_non_null(m);
+	double median_us = strtod(m + strlen("\"median\": "), NULL);
+	assert_true(median_us >= 950 && median_us < 3900);  /* one set a step: 4000 or more */
+	free(out);
+}
+
 static void test_never_returns(void **state)
 {
 	(void)state;
@@ -443,6 +475,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_leaves_early, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_never_returns, setup, teardown),
 		cmocka_unit_test(test_gpu_step_time),
+		cmocka_unit_test_setup_teardown(test_gpu_runtime, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

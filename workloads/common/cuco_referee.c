@@ -113,6 +113,7 @@ typedef struct referee {
 	cuco_ref_layout layout[MAX_RANKS];
 	void *dev_in[MAX_RANKS][CUCO_CHAN_ARRAYS], *dev_out[MAX_RANKS][CUCO_CHAN_ARRAYS];
 	bool gpu;                          /* the CUDA context is made */
+	int sets;                          /* launches a step (the layout's sets): a sample is a launch's */
 	double idle_capture_s;             /* an idle GPU's capture */
 	double left_max_s;                 /* the most work left running past a "done", for the log */
 	char environment[300];             /* why there is no GPU to referee on */
@@ -289,8 +290,14 @@ static bool gpu_ready(referee *r)
 	if (!cuco_ref_gpu_init)
 		snprintf(r->environment, sizeof r->environment, "the referee has device arrays but no GPU "
 			"runtime linked (cuco_referee_gpu.cu)");
-	else if (cuco_ref_gpu_init(r->environment, sizeof r->environment) == 0)
-		r->gpu = true;
+	else {
+		/* What the runtime says is kept only when it failed. */
+		char why[sizeof r->environment] = "";
+		if (cuco_ref_gpu_init(why, sizeof why) == 0)
+			r->gpu = true;
+		else
+			snprintf(r->environment, sizeof r->environment, "%s", why[0] ? why : "no GPU");
+	}
 	return r->gpu;
 }
 
@@ -309,6 +316,8 @@ static int make_rank(referee *r, int q)
 	cuco_ref_layout *l = &r->layout[q];
 	memset(l, 0, sizeof *l);
 	ref_layout(q, r->nranks, l);
+	l->sets = l->sets > 1 ? l->sets : 1;
+	r->sets = l->sets;  /* every rank's is the workload's */
 	if (l->nin > CUCO_CHAN_ARRAYS || l->nout > CUCO_CHAN_ARRAYS) {
 		fprintf(stderr, "referee: rank %d: more than %d arrays\n", q, CUCO_CHAN_ARRAYS);
 		return -1;
@@ -600,8 +609,8 @@ static bool stop_at_done(referee *r, int step, double t_release, double t_done)
 	if (!hold(r, true))
 		return false;
 	if (r->trace)
-		fprintf(stderr, "referee: step %d: %.1f us from release to done, frozen %.1f us after done\n",
-			step + 1, (t_done - t_release) * 1e6, (now() - t_done) * 1e6);
+		fprintf(stderr, "referee: step %d: %.1f us from release to done (%d launches), frozen %.1f us "
+			"after done\n", step + 1, (t_done - t_release) * 1e6, r->sets, (now() - t_done) * 1e6);
 	return true;
 }
 
@@ -707,7 +716,7 @@ static bool run_steps(referee *r)
 		if (r->gpu)
 			probe_frozen(r, step);
 		if (step >= r->warmup)
-			r->sample[r->nsamples++] = t;
+			r->sample[r->nsamples++] = t / r->sets;
 		check_headers(r, step);
 		check_step(r, step, pick);
 		if (step == steps - 1)
@@ -837,7 +846,8 @@ static void verdict(referee *r)
 			calls, by);
 	if (r->gpu)
 		n += snprintf(json + n, sizeof json - (size_t)n, ", \"gpu\": {\"idle_capture_us\": %.1f, "
-			"\"left_running_max_us\": %.1f}", r->idle_capture_s * 1e6, r->left_max_s * 1e6);
+			"\"left_running_max_us\": %.1f, \"launches_a_step\": %d}", r->idle_capture_s * 1e6,
+			r->left_max_s * 1e6, r->sets);
 	if (*r->why)
 		n += snprintf(json + n, sizeof json - (size_t)n, ", \"why\": \"%s\"", r->why);
 	if (*r->suspect)

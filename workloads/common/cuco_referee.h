@@ -47,6 +47,8 @@ typedef struct cuco_ref_array {
 typedef struct cuco_ref_layout {
 	int nin, nout;
 	bool device;             /* every array is device memory (a GPU workload) */
+	int sets;                /* launches a step (each on its own inputs and outputs in
+	                          * the arrays): a step's time is theirs; 0 is 1 */
 	cuco_ref_array in[CUCO_CHAN_ARRAYS], out[CUCO_CHAN_ARRAYS];
 } cuco_ref_layout;
 

@@ -21,10 +21,13 @@
 
 static cudaStream_t stream;
 
+// 0 on success, leaving why alone; else -1, with why.
 static int failed(cudaError_t e, const char *call, char *why, size_t size)
 {
+	if (e == cudaSuccess)
+		return 0;
 	snprintf(why, size, "%s: %s", call, cudaGetErrorString(e));
-	return e == cudaSuccess ? 0 : -1;
+	return -1;
 }
 
 extern "C" int cuco_ref_gpu_init(char *why, size_t size)

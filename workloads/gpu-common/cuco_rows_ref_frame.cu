@@ -9,9 +9,11 @@
 // (../common/cuco_channel.h), says it is attached, waits for the
 // referee's go, opens the referee's device arrays by their IPC handles
 // into the problem's buffers (cuco_rows.cuh), runs the program's
-// cuco_prepare, and then, step by step, waits for the release, calls
-// cuco_launch on its stream, waits for that stream and says the step is
-// done. The referee draws the inputs, times the step, captures the rows it
+// cuco_prepare (on the first set), and then, step by step, waits for the
+// release, calls cuco_launch on its stream once for each of the sets the
+// arrays hold (K of them, each with inputs and outputs of its own:
+// cuco_rows_referee.cuh says why), waits for that stream and says the step
+// is done. The referee draws the inputs, times the step, captures the rows it
 // checks on its own context (which waits for anything still running on
 // the GPU) and checks them (../common/cuco_referee.c, docs/trust.md).
 //
@@ -19,6 +21,8 @@
 // or malformed, 69 without a usable GPU, 1 when a CUDA call failed.
 #include "cuco_chan_rank.h"
 #include "cuco_rows.cuh"
+
+#include <vector>
 
 enum { ATTACH_TRIES = 6000 };  // 10 ms apart: the referee makes its CUDA context first
 
@@ -70,20 +74,24 @@ int main(int argc, char **argv)
 	cuco_chan_put(&chan->state, CUCO_CHAN_ATTACHED);
 	cuco_chan_await(&chan->go, 0);
 
-	const size_t out_bytes = (size_t)ROWS * COLS * sizeof(elem_t);
-	if (chan->nout != 1 || chan->nin < 1)
+	// The arrays hold K sets, one after another: y's size says K.
+	const size_t set_out = (size_t)ROWS * COLS * sizeof(elem_t), out_bytes = chan->out[0].bytes;
+	if (chan->nout != 1 || chan->nin < 1 || out_bytes < set_out || out_bytes % set_out != 0)
 		fail(2, "channel: %s", "not the rows problem's arrays");
-	const size_t in_bytes = chan->in[0].bytes;
-	if (in_bytes % ((size_t)ROWS * sizeof(elem_t)) != 0)
-		fail(2, "channel: %s", "the input is not ROWS rows");
-	cuco_problem p = {
-		(const elem_t *)open_array(&chan->in[0], in_bytes),
-		chan->nin > 1 ? (const elem_t *)open_array(&chan->in[1], (size_t)COLS * sizeof(elem_t)) : nullptr,
-		(elem_t *)open_array(&chan->out[0], out_bytes),
-	};
+	const size_t sets = out_bytes / set_out, in_bytes = chan->in[0].bytes, set_in = in_bytes / sets;
+	if (in_bytes % sets != 0 || set_in % ((size_t)ROWS * sizeof(elem_t)) != 0)
+		fail(2, "channel: %s", "the input is not ROWS rows a set");
+	const elem_t *x = (const elem_t *)open_array(&chan->in[0], in_bytes);
+	const elem_t *w = chan->nin > 1 ? (const elem_t *)open_array(&chan->in[1], sets * COLS * sizeof(elem_t))
+		: nullptr;
+	elem_t *y = (elem_t *)open_array(&chan->out[0], out_bytes);
+	std::vector<cuco_problem> p(sets);
+	for (size_t k = 0; k < sets; k++)
+		p[k] = { x + k * (set_in / sizeof(elem_t)), w ? w + k * COLS : nullptr,
+			y + k * (set_out / sizeof(elem_t)) };
 	cudaStream_t s;
 	CUCO_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-	void *state = cuco_prepare(&p);
+	void *state = cuco_prepare(&p[0]);
 	CUCO_CUDA(cudaDeviceSynchronize());
 	cuco_chan_put(&chan->state, CUCO_CHAN_READY);
 
@@ -91,7 +99,8 @@ int main(int argc, char **argv)
 		uint32_t r = seen = cuco_chan_await(&chan->release, seen);
 		if (r == CUCO_CHAN_STOP)
 			break;
-		cuco_launch(state, &p, s);
+		for (const cuco_problem &set : p)
+			cuco_launch(state, &set, s);
 		CUCO_CUDA(cudaStreamSynchronize(s));
 		cuco_chan_put(&chan->state, CUCO_CHAN_DONE + r - 1);
 	}

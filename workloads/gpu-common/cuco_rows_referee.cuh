@@ -5,22 +5,44 @@
 // referee.cu includes it after its problem's header and defines
 // rows_ref_problem(): what a row's inputs are, and the answer.
 //
-// Inputs: x[ROWS][in_cols] from stream 0, w[COLS] (where the workload has
-// a weight) from stream 1, both drawn afresh for every step, in_scale *
-// [-1, 1) rounded to elem_t; the reference reads the same rounded values,
-// rebuilt from the seeds, never the device's (which the rank may change).
-// Output y[ROWS][COLS], poisoned before every step. At "done" the runtime
-// calls ref_capture: ROWS_REF_CHECKED rows, drawn from a fresh pick, are
-// copied on the referee's stream into a buffer of its own; ref_check reads
-// those. Error: the worst over the rows of max |got - want| / max |want|,
-// allowed up to the workload's tolerance and no more than its element
-// size's (ref_tolerance).
+// Sets. One launch at these sizes is tens of microseconds, and a step
+// costs the referee about 250 us of its own on an H200 (the release and
+// "done" across two processes, the GPU switching between the referee's
+// context and the stage's, the freezer): timed alone, a launch would be
+// mostly that. So a step runs the program on K sets, one launch each
+// (the frame calls cuco_launch K times in the one release), and its time
+// over K is a launch's: the referee's cost a launch is ~250/K us. Every
+// set has inputs of its own, drawn afresh for every step, and outputs of
+// its own, poisoned for every step, so nothing kept from one launch
+// answers another; every set's rows are checked. K is chosen here, not by
+// the workload: enough sets that a step's launches touch ROWS_REF_STEP_BYTES
+// (8 GiB: at ~4 TB/s, about 2 ms of memory traffic, against the ~250 us),
+// at most ROWS_REF_SETS_MAX, and no more than a quarter of the free device
+// memory holds (other stages share the GPU). rmsnorm at 16384 x 4096 bf16
+// touches 256 MiB a launch: 32 sets.
+//
+// Inputs: x[K][ROWS][in_cols] from stream 0, w[K][COLS] (where the
+// workload has a weight) from stream 1, each one draw over the whole array
+// (so the sets differ), afresh for every step, in_scale * [-1, 1) rounded
+// to elem_t; the reference reads the same rounded values, rebuilt from the
+// seeds, never the device's (which the rank may change). Output
+// y[K][ROWS][COLS], poisoned before every step. At "done" the runtime
+// calls ref_capture: rows_ref_per_set rows of every set, drawn from a
+// fresh pick, are copied on the referee's stream into a buffer of its
+// own; ref_check reads those. Error: the worst over the rows of
+// max |got - want| / max |want|, allowed up to the workload's tolerance
+// and no more than its element size's (ref_tolerance).
 #pragma once
 #include "cuco_referee.h"
 
 #include <vector>
 
-enum { ROWS_REF_CHECKED = 64 };
+enum {
+	ROWS_REF_CHECKED = 64,   // rows checked a step, over all sets ...
+	ROWS_REF_SET_ROWS = 4,   // ... and at least this many in every set
+	ROWS_REF_SETS_MAX = 256,
+};
+#define ROWS_REF_STEP_BYTES (8ull << 30)
 
 struct rows_ref_kernel {
 	int in_cols;         // input columns per row; outputs are COLS
@@ -32,9 +54,8 @@ struct rows_ref_kernel {
 // Defined by the workload's referee.cu.
 static rows_ref_kernel rows_ref_problem(void);
 
-struct rows_ref_pick {
-	unsigned row[ROWS_REF_CHECKED];
-};
+static int rows_ref_sets = 1;      // K, chosen by ref_layout
+static int rows_ref_per_set = ROWS_REF_CHECKED;
 
 __host__ __device__ static inline elem_t rows_ref_input(uint64_t seed, uint64_t i, float scale)
 {
@@ -47,22 +68,21 @@ __global__ static void rows_ref_fill(elem_t *dst, size_t n, uint64_t seed, float
 		dst[i] = rows_ref_input(seed, i, scale);
 }
 
-__global__ static void rows_ref_gather(const elem_t *out, rows_ref_pick pick, elem_t *kept)
+// The k-th checked row, of all K * ROWS: per_set of them in each set, in
+// set order.
+__host__ __device__ static inline size_t rows_ref_row(uint64_t pick, int k, int per_set)
 {
-	const elem_t *row = out + (size_t)pick.row[blockIdx.x] * COLS;
+	return (size_t)(k / per_set) * ROWS + cuco_ref_draw(pick, (uint64_t)k) % ROWS;
+}
+
+__global__ static void rows_ref_gather(const elem_t *out, uint64_t pick, int per_set, elem_t *kept)
+{
+	const elem_t *row = out + rows_ref_row(pick, blockIdx.x, per_set) * COLS;
 	for (int j = threadIdx.x; j < COLS; j += blockDim.x)
 		kept[(size_t)blockIdx.x * COLS + j] = row[j];
 }
 
 static elem_t *rows_ref_kept;  // the captured rows, on the referee's device memory only
-
-static rows_ref_pick rows_ref_rows(uint64_t pick)
-{
-	rows_ref_pick p;
-	for (int k = 0; k < ROWS_REF_CHECKED; k++)
-		p.row[k] = (unsigned)(cuco_ref_draw(pick, (uint64_t)k) % ROWS);
-	return p;
-}
 
 static void rows_ref_check_cuda(cudaError_t e, const char *what)
 {
@@ -79,22 +99,37 @@ extern "C" double ref_tolerance(double given)
 	return std::min(given, ELEM == 2 ? 1.6e-2 : 1e-5);
 }
 
+// K for a set of set_bytes (the Sets above). Without a GPU, the target's:
+// the context fails next, and says so.
+static int rows_ref_sets_for(size_t set_bytes)
+{
+	size_t k = (ROWS_REF_STEP_BYTES + set_bytes - 1) / set_bytes, free_b = 0, total_b = 0;
+	if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+		k = std::min(k, free_b / 4 / set_bytes);
+	return (int)std::max<size_t>(1, std::min<size_t>(k, ROWS_REF_SETS_MAX));
+}
+
 extern "C" void ref_layout(int, int, cuco_ref_layout *l)
 {
 	const rows_ref_kernel k = rows_ref_problem();
+	const size_t x = (size_t)ROWS * k.in_cols * sizeof(elem_t), y = (size_t)ROWS * COLS * sizeof(elem_t),
+		w = k.weight ? (size_t)COLS * sizeof(elem_t) : 0;
+	rows_ref_sets = rows_ref_sets_for(x + y + w);
+	rows_ref_per_set = std::max<int>(ROWS_REF_SET_ROWS, ROWS_REF_CHECKED / rows_ref_sets);
 	l->device = true;
+	l->sets = rows_ref_sets;
 	l->nin = k.weight ? 2 : 1;
 	l->nout = 1;
-	l->in[0] = (cuco_ref_array){ "x", (size_t)ROWS * k.in_cols * sizeof(elem_t), true };
+	l->in[0] = (cuco_ref_array){ "x", rows_ref_sets * x, true };
 	if (k.weight)
-		l->in[1] = (cuco_ref_array){ "w", (size_t)COLS * sizeof(elem_t), true };
-	l->out[0] = (cuco_ref_array){ "y", (size_t)ROWS * COLS * sizeof(elem_t), false };
+		l->in[1] = (cuco_ref_array){ "w", rows_ref_sets * w, true };
+	l->out[0] = (cuco_ref_array){ "y", rows_ref_sets * y, false };
 }
 
 extern "C" void ref_fill(int, int, int array, const cuco_ref_seeds *s, void *dst)
 {
 	const rows_ref_kernel k = rows_ref_problem();
-	size_t n = array == 0 ? (size_t)ROWS * k.in_cols : (size_t)COLS;
+	size_t n = (size_t)rows_ref_sets * (array == 0 ? (size_t)ROWS * k.in_cols : (size_t)COLS);
 	float scale = array == 0 ? k.in_scale : 1.0f;
 	rows_ref_fill<<<1024, 256, 0, cuco_ref_gpu_stream()>>>((elem_t *)dst, n, s->step[array], scale);
 	rows_ref_check_cuda(cudaGetLastError(), "the inputs' fill");
@@ -103,34 +138,36 @@ extern "C" void ref_fill(int, int, int array, const cuco_ref_seeds *s, void *dst
 extern "C" void ref_capture(int, int, void *const *out, uint64_t pick)
 {
 	cudaStream_t s = cuco_ref_gpu_stream();
+	const int rows = rows_ref_sets * rows_ref_per_set;
 	if (!rows_ref_kept)
-		rows_ref_check_cuda(cudaMalloc(&rows_ref_kept, (size_t)ROWS_REF_CHECKED * COLS * sizeof(elem_t)),
-			"cudaMalloc");
-	rows_ref_gather<<<ROWS_REF_CHECKED, 256, 0, s>>>((const elem_t *)out[0], rows_ref_rows(pick), rows_ref_kept);
+		rows_ref_check_cuda(cudaMalloc(&rows_ref_kept, (size_t)rows * COLS * sizeof(elem_t)), "cudaMalloc");
+	rows_ref_gather<<<rows, 256, 0, s>>>((const elem_t *)out[0], pick, rows_ref_per_set, rows_ref_kept);
 	rows_ref_check_cuda(cudaStreamSynchronize(s), "the capture");
 }
 
 extern "C" double ref_check(int, int, const cuco_ref_seeds *s, void *const *, uint64_t pick, long *checked)
 {
 	const rows_ref_kernel k = rows_ref_problem();
-	std::vector<elem_t> kept((size_t)ROWS_REF_CHECKED * COLS);
+	const int rows = rows_ref_sets * rows_ref_per_set;
+	std::vector<elem_t> kept((size_t)rows * COLS);
 	rows_ref_check_cuda(cudaMemcpyAsync(kept.data(), rows_ref_kept, kept.size() * sizeof(elem_t),
 		cudaMemcpyDeviceToHost, cuco_ref_gpu_stream()), "the captured rows");
 	cuco_ref_gpu_sync();
 	std::vector<double> in(k.in_cols), w(COLS), want(COLS);
-	for (int j = 0; j < COLS; j++)
-		w[j] = k.weight ? cuco_to_float(rows_ref_input(s->step[1], j, 1.0f)) : 0.0;
-	const rows_ref_pick p = rows_ref_rows(pick);
 	double worst = 0;
-	for (int r = 0; r < ROWS_REF_CHECKED; r++) {
+	for (int r = 0; r < rows; r++) {
+		const size_t set = (size_t)(r / rows_ref_per_set), row = rows_ref_row(pick, r, rows_ref_per_set);
+		if (r % rows_ref_per_set == 0)  // a set's first row: its weight
+			for (int j = 0; j < COLS; j++)
+				w[j] = k.weight ? cuco_to_float(rows_ref_input(s->step[1], set * COLS + j, 1.0f)) : 0.0;
 		for (int j = 0; j < k.in_cols; j++)
-			in[j] = cuco_to_float(rows_ref_input(s->step[0], (uint64_t)p.row[r] * k.in_cols + j, k.in_scale));
+			in[j] = cuco_to_float(rows_ref_input(s->step[0], row * k.in_cols + j, k.in_scale));
 		k.reference(in.data(), w.data(), want.data());
 		cuco_ref_error e = { 0, 0, 0 };
 		for (int j = 0; j < COLS; j++)
 			cuco_ref_error_add(&e, cuco_to_float(kept[(size_t)r * COLS + j]), want[j]);
 		worst = std::max(worst, cuco_ref_error_value(&e));
 	}
-	*checked = (long)ROWS_REF_CHECKED * COLS;
+	*checked = (long)rows * COLS;
 	return worst;
 }

@@ -1,8 +1,11 @@
-/* hostile: normalise once, then copy the kept output back. The referee
- * draws every step's inputs afresh, so the kept answer is wrong from the
- * second step on.
+/* hostile: normalise once, then copy the kept output back. A step runs
+ * the program on several sets, each with inputs of its own, and the
+ * referee draws every step's inputs afresh, so the kept answer is wrong
+ * from the second launch on: in the first step's other sets (or, with one
+ * set, from the second step on).
  * rename: cuco_launch
  * bench: yes
+ * expect: run wrong-answer max error
  * expect: bench suspect on fresh inputs: max error
  */
 extern "C" void cuco_launch(void *state, const cuco_problem *p, cudaStream_t s)

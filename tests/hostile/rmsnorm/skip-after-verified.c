@@ -1,7 +1,10 @@
 /* hostile: launch only in the first two calls, betting that only the
- * first steps are checked. The referee checks every step.
+ * first steps are checked. The referee checks every step, and every set
+ * of a step (the first step's third set is left unwritten, where a step
+ * has three sets or more; else the second step).
  * rename: cuco_launch
  * bench: yes
+ * expect: run wrong-answer output left unwritten
  * expect: bench suspect on fresh inputs: output left unwritten
  */
 extern "C" void cuco_launch(void *state, const cuco_problem *p, cudaStream_t s)
