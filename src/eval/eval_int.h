@@ -434,6 +434,8 @@ int eval_obj_symbol_at(const eval_obj *o, uint32_t section, uint64_t offset);
 
 typedef struct eval_objspec {
 	cuco_family family;
+	bool refereed;            /* the workload's referee times and checks it: the rows marked
+	                             REFEREED apply (a route to work the referee cannot see) */
 	const char *entries;      /* blank-separated names the frame calls: kept global */
 	char *const *frame;       /* the frame's objects, NULL-terminated; NULL: none (yet) */
 	const char *mpicc;        /* cpu-mpi, cuda-nccl: the MPI wrapper whose `--showme:link`

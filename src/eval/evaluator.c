@@ -930,7 +930,8 @@ static int frame_and_rules(cuco_evaluator *ev, cuco_err *err)
 		char *frame[] = { ev->frame_obj, NULL };
 		/* objdump and objcopy read the candidate's object as a compile
 		 * does: as the stage user, in its sandbox, under its filter. */
-		eval_objspec spec = { .family = ev->wl.family, .entries = eval_frame_entries(ev->wl.family),
+		eval_objspec spec = { .family = ev->wl.family, .refereed = ev->wl.protocol == CUCO_PROTO_REFEREE,
+			.entries = eval_frame_entries(ev->wl.family),
 			.frame = frame, .mpicc = mpicc, .cuda_home = ev->cfg.env->cuda_home,
 			.nccl_home = ev->cfg.env->nccl_home, .sandbox = &ev->sandbox,
 			.filter = stage_filter(ev, false) };

@@ -103,6 +103,7 @@ enum {
 	FAM_ALL = FAM_CPU | FAM_CUDA | FAM_NCCL,
 	FAM_GPU = FAM_CUDA | FAM_NCCL,   /* nvcc: C++, the CUDA runtime */
 	FAM_MPI = FAM_CPU | FAM_NCCL,
+	REFEREED = 1 << 30,              /* a row for refereed workloads only */
 };
 
 /* Where a library is looked for: the system's folders, the MPI wrapper's
@@ -202,6 +203,9 @@ enum { ALLOW, REFUSE };
 	X(REFUSE, "@(*filebuf*|*fstream*|*__basic_file*|*filesystem*|_ZSt3cin|_ZSt4wcin)", NONE, \
 		AS_ANY, FAM_GPU, "files and standard input, through libstdc++") \
 	X(REFUSE, "main", NONE, AS_ANY, FAM_ALL, "calls the frame's main") \
+	X(REFUSE, "@(cudaGetDriverEntryPoint*|cuGetProcAddress*)", NONE, AS_ANY, FAM_GPU | REFEREED, \
+		"the driver's API past the runtime: its stream memory waits start queued work in the " \
+		"referee's frozen gap, where no probe sees it") \
 	/* allowed */ \
 	X(ALLOW, "@(malloc|calloc|realloc|reallocarray|free|aligned_alloc|posix_memalign|memalign|mem*|" \
 		"str*|wmem*|wcs*|bcopy|bzero|explicit_bzero|atoi|atol|atoll|atof|__isoc23_strto*|qsort|" \
@@ -327,6 +331,7 @@ typedef struct known {
 
 struct eval_objrules {
 	cuco_family family;
+	bool refereed;
 	char **entries;
 	int nentries;
 	lib *libs;        /* the table's (LIB_TABLE of them, path "" where a family has none), then those they need */
@@ -515,6 +520,7 @@ int eval_objrules_new(const eval_objspec *spec, eval_objrules **out, cuco_err *e
 	*out = NULL;
 	eval_objrules *r = cuco_xcalloc(1, sizeof *r);
 	r->family = spec->family;
+	r->refereed = spec->refereed;
 	r->sandbox = spec->sandbox;
 	r->filter = spec->filter;
 	r->tool_s = spec->tool_s > 0 ? spec->tool_s : TOOL_S;
@@ -862,7 +868,8 @@ static const struct import_row *import_rule(const eval_objrules *r, const char *
 {
 	for (size_t i = 0; i < sizeof import_table / sizeof *import_table; i++) {
 		const struct import_row *row = &import_table[i];
-		if ((row->families & (1 << r->family)) && match(row->pattern, name)
+		if ((row->families & (1 << r->family)) && (!(row->families & REFEREED) || r->refereed)
+			&& match(row->pattern, name)
 			&& (row->lib == LIB_NONE || lib_has(r, row->lib, row->as, name)))
 			return row;
 	}
