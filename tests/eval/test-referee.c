@@ -450,6 +450,15 @@ static void test_gpu_runtime(void **state)
 	double median_us = strtod(m + strlen("\"median\": "), NULL);
 	assert_true(median_us >= 950 && median_us < 3900);  /* one set a step: 4000 or more */
 	free(out);
+
+	/* Work of the stage's on the GPU once the poison is written, before
+	 * the release (queued behind a wait on it): the probe then waits. */
+	snprintf(cmd, sizeof cmd, "REFGPU_GAP=1 %s/referee --ranks 1 --warmup 1 --reps 5 --tolerance 1 --run %s/rank",
+		run_dir, run_dir);
+	out = capture_output(cmd, &status);
+	printf("%s", out);
+	assert_non_null(strstr(out, "\"suspect\": \"probe: before the release of step 1 of 6"));
+	free(out);
 }
 
 static void test_never_returns(void **state)

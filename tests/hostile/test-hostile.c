@@ -28,6 +28,11 @@
  *                               one rank, times ranks and timed steps, so that
  *                               the verdict's phases_us.sync (the average
  *                               over ranks and steps) is that span
+ *   gain: none                  (optional) for work moved before the clock
+ *                               starts: the attack is also defeated when it
+ *                               passes no faster than the seed evaluated
+ *                               beside it (its median at least the seed's
+ *                               less NOGAIN_SHARE)
  *   expect: STAGE CLASS TEXT    the failed stage, the failure class, and
  *                               text the one-line reason must contain (up
  *                               to MAX_EXPECT such lines: where a defence
@@ -84,6 +89,7 @@ typedef struct hostile {
 	int ranks;               /* the fewest it needs; 0: any */
 	bool bench;              /* benchmarked, not only run once */
 	bool timed;              /* also defeated when it passes with its work timed */
+	bool nogain;             /* also defeated when it passes no faster than the seed */
 	bool nosandbox;          /* evaluated with the sandbox off */
 	struct expect { char stage[16], cls[24], text[400]; } expect[MAX_EXPECT];
 	int nexpect;
@@ -149,6 +155,7 @@ static bool load_case(const char *dir, const char *file, hostile *h)
 		h->ranks = atoi(ranks);
 	h->bench = header(h->code, "bench", yes, sizeof yes) && strcmp(yes, "yes") == 0;
 	h->timed = header(h->code, "timed", yes, sizeof yes) && strcmp(yes, "yes") == 0;
+	h->nogain = header(h->code, "gain", yes, sizeof yes) && strcmp(yes, "none") == 0;
 	h->nosandbox = header(h->code, "sandbox", yes, sizeof yes) && strcmp(yes, "off") == 0;
 	return true;
 }
@@ -214,6 +221,7 @@ static void first_line(const char *text, char *out, size_t size)
 }
 
 enum { MAX_GROUPS = 4 };
+#define NOGAIN_SHARE 0.01     /* a GPU median's noise, step to step (bench/results/trust.md) */
 #define TIMED_SLACK_US 100.0  /* what runs while the kernel freezes the stage, one task at a time */
 
 /* Cases evaluated by one evaluator, in a process of their own. */
@@ -261,6 +269,22 @@ static double sync_phase(const cuco_eval_result *res)
 	return NAN;
 }
 
+/* A `gain: none` case that passed: the seed, evaluated now as the case
+ * was, and whether the case was no faster than it (less NOGAIN_SHARE). */
+static bool no_gain(const run *r, const hostile *h, const cuco_eval_result *res, char *line, size_t size)
+{
+	cuco_eval_result seed;
+	if (!evaluate(r, r->seed, strlen(r->seed), *h->directive ? h->directive : NULL, h->bench, &seed)
+		|| !seed.ok) {
+		snprintf(line, size, "%.2f us median; the seed beside it did not pass", res->timing.median_us);
+		return false;
+	}
+	bool none = res->timing.median_us >= seed.timing.median_us * (1 - NOGAIN_SHARE);
+	snprintf(line, size, "%.2f us median, the seed's beside it %.2f us: %s", res->timing.median_us,
+		seed.timing.median_us, none ? "no gain" : "faster");
+	return none;
+}
+
 static void one_case(const run *r, const char *seed, hostile *h)
 {
 	if (h->ranks > r->wl->ranks) {
@@ -296,6 +320,8 @@ static void one_case(const run *r, const char *seed, hostile *h)
 		snprintf(line, sizeof line, "%.2f us fastest step, below its shortest span of work (%.2f us)",
 			res.timing.min_us, span);
 	}
+	if (h->nogain && ok && res.ok)
+		refused = no_gain(r, h, &res, line, sizeof line);
 	const char *verdict = "ok";
 	if (!built) {
 		verdict = "FAIL (no function of that name in the seed's EVOLVE-BLOCK)";

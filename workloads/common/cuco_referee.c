@@ -646,18 +646,22 @@ static double capture(referee *r, int step, double t_release, double t_done, uin
 	return t;
 }
 
-/* With the stage frozen after a GPU step: nothing of its may be left on
- * the GPU, where it could read the next step's inputs before the release
- * (a kernel a thread of the stage launched after the capture). */
-static void probe_frozen(referee *r, int step)
+/* With the stage frozen: nothing of its may run on the GPU, where it
+ * could read a step's inputs before the release. Probed after a step (a
+ * kernel a thread of the stage launched after the capture) and again once
+ * the next step's inputs and poison are in place (work the stage queued
+ * behind a wait on memory the referee writes: it runs in the gap, on the
+ * GPU, whatever the freezer holds). `when` says which. */
+static void probe_frozen(referee *r, int step, const char *when)
 {
 	double t = cuco_ref_gpu_probe();
 	char s[64];
 	if (r->trace)
-		fprintf(stderr, "referee: step %d: the probe with the stage frozen took %.1f us\n", step + 1, t * 1e6);
+		fprintf(stderr, "referee: step %d: the probe with the stage frozen %s took %.1f us\n", step + 1,
+			when, t * 1e6);
 	if (t > CUCO_REF_LEFT_BOUND_S && !*r->suspect)
-		snprintf(r->suspect, sizeof r->suspect, "probe: after %s, with the stage frozen, the referee's probe "
-			"kernel waited %.0f us (bound %.0f us): work of the stage's left on the GPU between steps",
+		snprintf(r->suspect, sizeof r->suspect, "probe: %s %s, with the stage frozen, the referee's probe "
+			"kernel waited %.0f us (bound %.0f us): work of the stage's on the GPU between steps", when,
 			step_words(r, step, s, sizeof s), t * 1e6, CUCO_REF_LEFT_BOUND_S * 1e6);
 }
 
@@ -698,9 +702,15 @@ static bool run_steps(referee *r)
 		draw_step(r);
 		if (r->trace)
 			fprintf(stderr, "referee: step %d: inputs drawn in %.1f us\n", step + 1, (now() - g0) * 1e6);
+		if (r->gpu)
+			probe_frozen(r, step, "before the release of");
+		if (*r->suspect)
+			break;
+		/* The clock runs from before the thaw: a stage that watches for
+		 * the thaw (its clock jumps) may start then, inside the time. */
+		double t0 = now();
 		if (!hold(r, false))
 			return false;
-		double t0 = now();
 		release_all(r, (uint32_t)step + 1);
 		if (!await_all(r, CUCO_CHAN_DONE + (uint32_t)step, &late)) {
 			snprintf(r->incomplete, sizeof r->incomplete, "rank %d never said %s was done%s", late,
@@ -714,7 +724,7 @@ static bool run_steps(referee *r)
 		if (!stop_at_done(r, step, t0, t1))
 			return false;
 		if (r->gpu)
-			probe_frozen(r, step);
+			probe_frozen(r, step, "after");
 		if (step >= r->warmup)
 			r->sample[r->nsamples++] = t / r->sets;
 		check_headers(r, step);

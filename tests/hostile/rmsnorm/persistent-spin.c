@@ -6,8 +6,11 @@
  * "done" waits a time slice for the resident kernel, and the step is
  * refused as leaving work running (or the probe once the stage is
  * frozen waits instead).
+ * On an H200 the frame's wait for its stream never ends (the resident
+ * kernel is on it), so the run stage is killed at its time limit instead.
  * rename: cuco_launch
  * expect: run suspect probe:
+ * expect: run timeout killed after
  */
 __global__ void watch_input(const volatile unsigned *x, unsigned *seen)
 {

@@ -10,8 +10,13 @@
  * step's time. No GPU work is left anywhere the probes look (nothing is
  * on the GPU when the stage is frozen). Where the stage is never frozen
  * (no control group) it computes each step in cuco_launch, honestly.
+ * The referee's clock now starts before the thaw, so its early start is
+ * inside the time: it passes no faster than the seed (gain: none). Before
+ * that, on an H200 at the tiny size, it passed at 5.65 us against the
+ * seed's 5.80 us (bench/results/trust.md).
  * rename: cuco_launch
  * bench: yes
+ * gain: none
  * expect: run suspect probe:
  * expect: bench suspect probe:
  */
