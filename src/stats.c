@@ -128,11 +128,9 @@ bool cuco_paired_futile(const double *ratio, int n, int n_max, double alpha)
 }
 
 static const char *const verdict_names[CUCO_VERDICT_COUNT] = {
-	[CUCO_VERDICT_NONE] = "",
-	[CUCO_VERDICT_FASTER] = "faster",
-	[CUCO_VERDICT_SLOWER] = "slower",
-	[CUCO_VERDICT_NOISE] = "within noise",
-	[CUCO_VERDICT_INCONCLUSIVE] = "inconclusive",
+#define X(e, name) name,
+	CUCO_VERDICTS(X)
+#undef X
 };
 
 const char *cuco_verdict_name(cuco_verdict v)
@@ -142,12 +140,11 @@ const char *cuco_verdict_name(cuco_verdict v)
 
 int cuco_verdict_parse(const char *name, cuco_verdict *out)
 {
-	for (int v = 0; v < CUCO_VERDICT_COUNT; v++)
-		if (strcmp(name, verdict_names[v]) == 0) {
-			*out = (cuco_verdict)v;
-			return CUCO_OK;
-		}
-	return CUCO_EDATA;
+	int v = cuco_name_index(verdict_names, CUCO_VERDICT_COUNT, name);
+	if (v < 0)
+		return CUCO_EDATA;
+	*out = (cuco_verdict)v;
+	return CUCO_OK;
 }
 
 cuco_verdict cuco_paired_verdict(const cuco_interval *iv, double alpha, double wide)

@@ -371,6 +371,14 @@ static int edit_distance(const char *a, const char *b)
 	return d[la][lb];
 }
 
+int cuco_name_index(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
 const char *cuco_nearest(const char *word, const char *const *names, size_t n)
 {
 	size_t len = strlen(word);

@@ -282,11 +282,17 @@ bool cuco_seed_blind(const cuco_workload *wl, char *why, size_t size);
 
 /* ---- evaluator ---------------------------------------------------------- */
 
+/* X(enum, name in the config and --runner). LOCAL: this machine, mpirun
+ * -np N (or the command as is for 1 rank); HOSTFILE: mpirun --host onto
+ * each host (group) of an Open MPI hostfile; SLURM: srun onto each node
+ * (group) of an allocation or a partition; SSH: copy to each host, run
+ * there, bring the output back. */
+#define CUCO_RUNNERS(X) X(LOCAL, "local") X(HOSTFILE, "hostfile") X(SLURM, "slurm") X(SSH, "ssh")
+
 typedef enum cuco_runner_kind {
-	CUCO_RUNNER_LOCAL,     /* this machine: mpirun -np N (or the command as is for 1 rank) */
-	CUCO_RUNNER_HOSTFILE,  /* mpirun --host onto each host (group) of an Open MPI hostfile */
-	CUCO_RUNNER_SLURM,     /* srun onto each node (group) of an allocation or a partition */
-	CUCO_RUNNER_SSH,       /* copy to each host, run there, bring the output back */
+#define X(e, name) CUCO_RUNNER_##e,
+	CUCO_RUNNERS(X)
+#undef X
 } cuco_runner_kind;
 
 /* Where run and benchmark stages run (docs/cluster.md): `--runner` and

@@ -76,14 +76,6 @@ const char *cuco_command_name(cuco_command_kind k)
 	return (unsigned)k < CUCO_CMD_COUNT ? command_names[k] : "?";
 }
 
-static int parse_name(const char *const *names, int count, const char *name)
-{
-	for (int i = 0; i < count; i++)
-		if (strcmp(names[i], name) == 0)
-			return i;
-	return -1;
-}
-
 const char *cuco_event_kind_name(cuco_event_kind k)
 {
 	return (unsigned)k < CUCO_EVENT_KIND_COUNT ? event_names[k] : event_names[0];
@@ -96,7 +88,7 @@ const char *cuco_event_kind_help(cuco_event_kind k)
 
 cuco_event_kind cuco_event_kind_of(const char *name)
 {
-	int i = parse_name(event_names + 1, CUCO_EVENT_KIND_COUNT - 1, name);
+	int i = cuco_name_index(event_names + 1, CUCO_EVENT_KIND_COUNT - 1, name);
 	return i < 0 ? CUCO_EVENT_UNKNOWN : (cuco_event_kind)(i + 1);
 }
 
@@ -107,7 +99,7 @@ cuco_event_kind cuco_command_event(cuco_command_kind k)
 
 int cuco_origin_parse(const char *name, cuco_origin *out)
 {
-	int i = parse_name(origin_names, CUCO_ORIGIN_COUNT, name);
+	int i = cuco_name_index(origin_names, CUCO_ORIGIN_COUNT, name);
 	if (i < 0)
 		return CUCO_EDATA;
 	*out = (cuco_origin)i;
@@ -152,7 +144,7 @@ void cuco_measurement_line(const cuco_measurement *m, char *buf, size_t size)
 
 int cuco_fail_parse(const char *name, cuco_fail_class *out)
 {
-	int i = parse_name(fail_names, CUCO_FAIL_COUNT, name);
+	int i = cuco_name_index(fail_names, CUCO_FAIL_COUNT, name);
 	if (i < 0)
 		return CUCO_EDATA;
 	*out = (cuco_fail_class)i;
@@ -161,7 +153,7 @@ int cuco_fail_parse(const char *name, cuco_fail_class *out)
 
 int cuco_status_parse(const char *name, cuco_status *out)
 {
-	int i = parse_name(status_names, CUCO_STATUS_COUNT, name);
+	int i = cuco_name_index(status_names, CUCO_STATUS_COUNT, name);
 	if (i < 0)
 		return CUCO_EDATA;
 	*out = (cuco_status)i;
@@ -170,7 +162,7 @@ int cuco_status_parse(const char *name, cuco_status *out)
 
 int cuco_command_parse(const char *name, cuco_command_kind *out)
 {
-	int i = parse_name(command_names, CUCO_CMD_COUNT, name);
+	int i = cuco_name_index(command_names, CUCO_CMD_COUNT, name);
 	if (i < 0)
 		return CUCO_EDATA;
 	*out = (cuco_command_kind)i;
@@ -922,13 +914,13 @@ static void get_name(decoder *d, const char *key, int (*parse)(const char *, int
 
 static int parse_call_kind(const char *name, int *out)
 {
-	*out = parse_name(call_kind_names, CUCO_CALL_KIND_COUNT, name);
+	*out = cuco_name_index(call_kind_names, CUCO_CALL_KIND_COUNT, name);
 	return *out < 0 ? CUCO_EDATA : CUCO_OK;
 }
 
 static int parse_call_outcome(const char *name, int *out)
 {
-	*out = parse_name(call_outcome_names, CUCO_CALL_OUTCOME_COUNT, name);
+	*out = cuco_name_index(call_outcome_names, CUCO_CALL_OUTCOME_COUNT, name);
 	return *out < 0 ? CUCO_EDATA : CUCO_OK;
 }
 
