@@ -77,8 +77,9 @@ void tui_act_pin(tui_app *app)
 		return;
 	struct action a = { 0 };
 	bool pinned = app->f.cand.pinned;
-	if (take(app, &a, pinned ? CUCO_CMD_UNPIN : CUCO_CMD_PIN, -1, ""))
-		tui_flash(app, "%s #%llu (%s)", pinned ? "unpinned" : "pinned", (unsigned long long)app->sel_id,
+	cuco_command_kind kind = pinned ? CUCO_CMD_UNPIN : CUCO_CMD_PIN;
+	if (take(app, &a, kind, -1, ""))
+		tui_flash(app, "%s #%llu (%s)", cuco_command_past(kind), (unsigned long long)app->sel_id,
 			when(app));
 }
 
@@ -86,8 +87,9 @@ static void unreject(tui_app *app)
 {
 	struct action a = { 0 };
 	if (take(app, &a, CUCO_CMD_UNREJECT, -1, ""))
-		tui_flash(app, "un-rejected #%llu: a parent again (%s rejects it again)",
-			(unsigned long long)app->sel_id, tui_key_name(TUI_ACT_REJECT));
+		tui_flash(app, "%s #%llu: a parent again (%s rejects it again)",
+			cuco_command_past(CUCO_CMD_UNREJECT), (unsigned long long)app->sel_id,
+			tui_key_name(TUI_ACT_REJECT));
 }
 
 void tui_act_reject(tui_app *app)
@@ -115,8 +117,8 @@ void tui_act_reject(tui_app *app)
 	}
 	struct action a = { 0 };
 	if (take(app, &a, CUCO_CMD_REJECT, -1, reason))
-		tui_flash(app, "rejected #%llu (%s; %s on it takes it back)", (unsigned long long)app->sel_id,
-			when(app), tui_key_name(TUI_ACT_REJECT));
+		tui_flash(app, "%s #%llu (%s; %s on it takes it back)", cuco_command_past(CUCO_CMD_REJECT),
+			(unsigned long long)app->sel_id, when(app), tui_key_name(TUI_ACT_REJECT));
 }
 
 void tui_act_hint(tui_app *app, int island)
@@ -145,9 +147,9 @@ void tui_act_pause(tui_app *app)
 		return;
 	}
 	struct action a = { 0 };
-	bool paused = app->m.paused;
-	if (take(app, &a, paused ? CUCO_CMD_RESUME : CUCO_CMD_PAUSE, -1, ""))
-		tui_flash(app, "%s: the engine applies it between evaluations", paused ? "resume" : "pause");
+	cuco_command_kind kind = app->m.paused ? CUCO_CMD_RESUME : CUCO_CMD_PAUSE;
+	if (take(app, &a, kind, -1, ""))
+		tui_flash(app, "%s: the engine applies it between evaluations", cuco_command_name(kind));
 }
 
 static int export_txn(cuco_txn *txn, void *arg)

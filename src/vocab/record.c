@@ -12,17 +12,32 @@
 #include "vocab/vocab.h"
 
 static const char *const origin_names[CUCO_ORIGIN_COUNT] = {
-#define X(e, name) name,
+#define X(e, name, help) name,
+	CUCO_ORIGINS(X)
+#undef X
+};
+static const char *const origin_help[CUCO_ORIGIN_COUNT] = {
+#define X(e, name, help) help,
 	CUCO_ORIGINS(X)
 #undef X
 };
 static const char *const status_names[CUCO_STATUS_COUNT] = {
-#define X(e, name) name,
+#define X(e, name, help) name,
+	CUCO_STATUSES(X)
+#undef X
+};
+static const char *const status_help[CUCO_STATUS_COUNT] = {
+#define X(e, name, help) help,
 	CUCO_STATUSES(X)
 #undef X
 };
 static const char *const command_names[CUCO_CMD_COUNT] = {
-#define X(e, name) name,
+#define X(e, name, past) name,
+	CUCO_COMMAND_KINDS(X)
+#undef X
+};
+static const char *const command_past[CUCO_CMD_COUNT] = {
+#define X(e, name, past) past,
 	CUCO_COMMAND_KINDS(X)
 #undef X
 };
@@ -66,14 +81,29 @@ const char *cuco_origin_name(cuco_origin o)
 	return (unsigned)o < CUCO_ORIGIN_COUNT ? origin_names[o] : "?";
 }
 
+const char *cuco_origin_help(cuco_origin o)
+{
+	return (unsigned)o < CUCO_ORIGIN_COUNT ? origin_help[o] : "";
+}
+
 const char *cuco_status_name(cuco_status s)
 {
 	return (unsigned)s < CUCO_STATUS_COUNT ? status_names[s] : "?";
 }
 
+const char *cuco_status_help(cuco_status s)
+{
+	return (unsigned)s < CUCO_STATUS_COUNT ? status_help[s] : "";
+}
+
 const char *cuco_command_name(cuco_command_kind k)
 {
 	return (unsigned)k < CUCO_CMD_COUNT ? command_names[k] : "?";
+}
+
+const char *cuco_command_past(cuco_command_kind k)
+{
+	return (unsigned)k < CUCO_CMD_COUNT ? command_past[k] : "?";
 }
 
 const char *cuco_event_kind_name(cuco_event_kind k)
