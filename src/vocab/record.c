@@ -577,7 +577,6 @@ void cuco_cand_queued(cuco_candidate *c)
 	c->status = CUCO_STATUS_QUEUED;
 	c->score = c->speedup = NAN;
 	cuco_timing_init(&c->timing);
-	c->timing.spread = 0;
 }
 
 cJSON *cuco_candidate_to_json(const cuco_candidate *c)

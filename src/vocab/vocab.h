@@ -253,8 +253,7 @@ typedef struct cuco_candidate {
 } cuco_candidate;
 
 /* A new candidate before its first measurement: queued, no score or
- * speedup, nothing timed but a spread of 0 (what such records have always
- * carried: "spread": 0). */
+ * speedup, nothing timed (every number null in its record, docs/store.md). */
 void cuco_cand_queued(cuco_candidate *c);
 
 /* Fixed-size digest of a candidate, kept in its own table in the same
