@@ -15,6 +15,7 @@
  * bootstrap of 10-20 rounds promises more coverage than it has.
  */
 #include "core.h"
+#include "env.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -164,9 +165,10 @@ cuco_verdict cuco_paired_verdict(const cuco_interval *iv, double alpha, double w
 
 bool cuco_utf8_locale(void)
 {
-	const char *names[] = { "LC_ALL", "LC_CTYPE", "LANG" };
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		const char *v = getenv(names[i]);
+	const cuco_env *env = cuco_env_get();
+	const char *vars[] = { env->lc_all, env->lc_ctype, env->lang };  /* in POSIX's order */
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		const char *v = vars[i];
 		if (v && *v)
 			return strcasestr(v, "utf-8") || strcasestr(v, "utf8");
 	}

@@ -1,5 +1,6 @@
 /* util.c — errors, time, buffers, files. */
 #include "core.h"
+#include "env.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -324,7 +325,7 @@ void cuco_remove_tree(const char *path)
 
 const char *cuco_tmp_dir(void)
 {
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = cuco_env_get()->tmpdir;
 	return tmp && *tmp ? tmp : "/tmp";
 }
 

@@ -6,6 +6,7 @@
  * screen of an in-process run. The screen also views and exports sources,
  * which no engine needs to know about (an export is an event only). */
 #include "tui/screen.h"
+#include "env.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -225,9 +226,9 @@ void tui_act_source(tui_app *app)
  * or -1 when it could not run. */
 static int run_editor(const char *path)
 {
-	const char *ed = getenv("VISUAL");
+	const char *ed = cuco_env_get()->visual;
 	if (!ed || !*ed)
-		ed = getenv("EDITOR");
+		ed = cuco_env_get()->editor;
 	if (!ed || !*ed)
 		ed = "vi";
 	/* Through sh, so EDITOR="code -w" works; the path goes as $1, unquoted by nobody. */
