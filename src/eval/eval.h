@@ -382,8 +382,14 @@ int cuco_stage_check(cuco_sandbox_mode mode,
  * does not answer, a Slurm job cancelled, preempted or on a failed node)
  * rests the slot, retry_after seconds doubled at each failure in a row,
  * and retire_after of them in a row retire it for the session. */
+/* X(enum, name in slot events and views). */
+#define CUCO_SLOT_STATES(X) \
+	X(IDLE, "idle") X(BUSY, "busy") X(RESTING, "resting") X(RETIRED, "retired")
+
 typedef enum cuco_slot_state {
-	CUCO_SLOT_IDLE, CUCO_SLOT_BUSY, CUCO_SLOT_RESTING, CUCO_SLOT_RETIRED
+#define X(e, name) CUCO_SLOT_##e,
+	CUCO_SLOT_STATES(X)
+#undef X
 } cuco_slot_state;
 
 typedef struct cuco_slot_info {

@@ -919,7 +919,9 @@ static const char *const call_kind_names[CUCO_CALL_KIND_COUNT] = {
 #undef X
 };
 static const char *const call_outcome_names[CUCO_CALL_OUTCOME_COUNT] = {
-	"used", "refused", "failed", "cancelled",
+#define X(e, name) name,
+	CUCO_CALL_OUTCOMES(X)
+#undef X
 };
 
 const char *cuco_call_kind_name(cuco_call_kind k)

@@ -420,12 +420,18 @@ typedef enum cuco_call_kind {
 	CUCO_CALL_KIND_COUNT
 } cuco_call_kind;
 
-/* What became of a call's reply. */
+/* What became of a call's reply: X(enum, name in records). USED: the
+ * reply made a candidate, a plan, a lesson, …; REFUSED: it was read and
+ * refused (reason says why); FAILED: no reply, the server failed or could
+ * not be reached; CANCELLED: stopped mid-call, the run was stopped,
+ * paused or out of budget. */
+#define CUCO_CALL_OUTCOMES(X) \
+	X(USED, "used") X(REFUSED, "refused") X(FAILED, "failed") X(CANCELLED, "cancelled")
+
 typedef enum cuco_call_outcome {
-	CUCO_CALL_USED,       /* the reply made a candidate, a plan, a lesson, … */
-	CUCO_CALL_REFUSED,    /* the reply was read and refused (reason says why) */
-	CUCO_CALL_FAILED,     /* no reply: the server failed or could not be reached */
-	CUCO_CALL_CANCELLED,  /* stopped mid-call: the run was stopped, paused or out of budget */
+#define X(e, name) CUCO_CALL_##e,
+	CUCO_CALL_OUTCOMES(X)
+#undef X
 	CUCO_CALL_OUTCOME_COUNT
 } cuco_call_outcome;
 
