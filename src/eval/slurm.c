@@ -148,11 +148,8 @@ static bool slurm_ended(const char *state)
 {
 	static const char *const states[] = { "CANCELLED", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL",
 		"DEADLINE", "TIMEOUT", "REVOKED", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD",
-		"STOPPED", "SUSPENDED", "PENDING", "CONFIGURING", "SPECIAL_EXIT", NULL };
-	for (int i = 0; states[i]; i++)
-		if (strcmp(state, states[i]) == 0)
-			return true;
-	return false;
+		"STOPPED", "SUSPENDED", "PENDING", "CONFIGURING", "SPECIAL_EXIT" };
+	return cuco_name_index(states, sizeof states / sizeof states[0], state) >= 0;
 }
 
 /* What srun and slurmstepd say when Slurm, not the program, ended a step. */
