@@ -77,6 +77,13 @@ typedef struct sample {
 	int resident;  /* open files that are not pipes, sockets or a stage's work files */
 } sample;
 
+/* Open files counted by kind, in the order first seen. */
+#define MAX_FD_KINDS 64
+typedef struct fd_kinds {
+	int n;
+	struct { char name[256]; int count; } kind[MAX_FD_KINDS];
+} fd_kinds;
+
 typedef struct soak {
 	options o;
 	char dir[64];
@@ -90,7 +97,7 @@ typedef struct soak {
 	int orphans_left;      /* and those still alive at the end */
 	int peak_fds;          /* the most open files seen, when, and of what */
 	double peak_t;
-	char peak_kinds[512];
+	fd_kinds peak_kinds;
 } soak;
 
 /* ---- setup ---------------------------------------------------------------- */
@@ -290,22 +297,30 @@ static void fd_kind(const char *target, const char *work, char *kind, size_t siz
 		snprintf(kind, size, "%s", target);
 }
 
-/* Adds one to KIND's count in the list "kind xN, kind xN, ..." */
-static void count_kind(char *list, size_t size, const char *kind)
+/* Adds one to KIND's count (a path by its first 255 bytes); a kind past
+ * the table's room is not counted. */
+static void count_kind(fd_kinds *k, const char *kind)
 {
-	char key[PATH_MAX + 4];
-	snprintf(key, sizeof key, "%s x", kind);
-	for (char *p = list; (p = strstr(p, key)); p += strlen(key)) {
-		if (p != list && p[-1] != ' ')
-			continue;
-		char *end, rest[512];
-		long n = strtol(p + strlen(key), &end, 10);
-		snprintf(rest, sizeof rest, "%s", end);
-		snprintf(p + strlen(key), size - (size_t)(p + strlen(key) - list), "%ld%s", n + 1, rest);
+	int i = 0;
+	while (i < k->n && strncmp(k->kind[i].name, kind, sizeof k->kind[0].name - 1) != 0)
+		i++;
+	if (i == MAX_FD_KINDS)
 		return;
+	if (i == k->n) {
+		cuco_strlcpy(k->kind[i].name, kind, sizeof k->kind[0].name);
+		k->kind[k->n++].count = 0;
 	}
-	size_t len = strlen(list);
-	snprintf(list + len, size - len, "%s%s x1", len ? ", " : "", kind);
+	k->kind[i].count++;
+}
+
+/* The counts as "kind xN, kind xN, ...", in the order first seen. */
+static void kinds_text(const fd_kinds *k, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < k->n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s x%d", i ? ", " : "",
+			k->kind[i].name, k->kind[i].count);
 }
 
 /* Open files of pid, all of them and those that stay: the store, the log,
@@ -313,7 +328,7 @@ static void count_kind(char *list, size_t size, const char *kind)
  * under the run's work directory come and go with the evaluations and
  * calls in flight. -1 when the process is gone. KINDS, when not NULL,
  * gets what they are, counted by kind. */
-static int count_fds(const soak *k, pid_t pid, int *resident, char *kinds, size_t size)
+static int count_fds(const soak *k, pid_t pid, int *resident, fd_kinds *kinds)
 {
 	char path[64], target[PATH_MAX], work[96], kind[PATH_MAX];
 	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
@@ -324,7 +339,7 @@ static int count_fds(const soak *k, pid_t pid, int *resident, char *kinds, size_
 	int n = 0;
 	*resident = 0;
 	if (kinds)
-		kinds[0] = '\0';
+		kinds->n = 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		if (e->d_name[0] == '.')
 			continue;
@@ -336,7 +351,7 @@ static int count_fds(const soak *k, pid_t pid, int *resident, char *kinds, size_
 		*resident += target[0] == '/' && strncmp(target, work, strlen(work)) != 0;
 		if (kinds) {
 			fd_kind(target, work, kind, sizeof kind);
-			count_kind(kinds, size, kind);
+			count_kind(kinds, kind);
 		}
 	}
 	closedir(d);
@@ -452,8 +467,8 @@ static bool reap(soak *k)
 static void take_sample(soak *k, double t)
 {
 	int resident = 0;
-	char kinds[sizeof k->peak_kinds];
-	int fds = count_fds(k, k->cuco, &resident, kinds, sizeof kinds);
+	fd_kinds kinds;
+	int fds = count_fds(k, k->cuco, &resident, &kinds);
 	sample s = { .t = t, .rss_kb = status_kb(k->cuco, "VmRSS"),
 		.anon_kb = status_kb(k->cuco, "RssAnon"), .fds = fds, .resident = resident,
 		.children = descendants(k->cuco) };
@@ -466,7 +481,7 @@ static void take_sample(soak *k, double t)
 	k->s[k->n++] = s;
 	if (fds > k->peak_fds) {
 		k->peak_fds = fds, k->peak_t = t;
-		memcpy(k->peak_kinds, kinds, sizeof kinds);
+		k->peak_kinds = kinds;
 	}
 }
 
@@ -818,8 +833,9 @@ static void print_resources(const soak *k, const figures *f)
 		f->res_early[1], f->res_early[2]);
 	printf("  %-28s %10d %10d %10d\n", "  resident, last quarter", f->res_late[0], f->res_late[1],
 		f->res_late[2]);
-	printf("  %-28s %10d at %.0f s: %s\n", "  the peak, by kind", k->peak_fds, k->peak_t,
-		k->peak_kinds);
+	char kinds[512];
+	kinds_text(&k->peak_kinds, kinds, sizeof kinds);
+	printf("  %-28s %10d at %.0f s: %s\n", "  the peak, by kind", k->peak_fds, k->peak_t, kinds);
 	printf("  %-28s %10d\n", "descendants, max", f->children_max);
 	printf("  %-28s %10d %10d  %s\n", "orphans reaped, left", k->orphans_reaped, k->orphans_left,
 		k->orphan_names);

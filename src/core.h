@@ -167,6 +167,8 @@ char *cuco_trim(char *s);
  * enough to be a slip of the keyboard (at most a third of its letters,
  * and at least one); NULL when none is. For "did you mean" hints. */
 const char *cuco_nearest(const char *word, const char *const *names, size_t n);
+/* The index of name among names[0..n) (an enum's names table), or -1. */
+int cuco_name_index(const char *const *names, size_t n, const char *name);
 /* Copy src to dst with strlen(dst) < size always; returns false if cut. */
 bool cuco_strlcpy(char *dst, const char *src, size_t size);
 
@@ -201,12 +203,18 @@ int cuco_paired_min_rounds(double alpha);
 double cuco_alpha_share(double alpha, int j);
 
 /* What an interval says about the candidate. */
+/* X(enum, name in records and views). NONE: not compared in rounds;
+ * FASTER: lower bound above 1; SLOWER: upper bound below 1; NOISE:
+ * contains 1, and narrow; INCONCLUSIVE: wider than hi/lo = 1 + wide, or
+ * not at the confidence. */
+#define CUCO_VERDICTS(X) \
+	X(NONE, "") X(FASTER, "faster") X(SLOWER, "slower") X(NOISE, "within noise") \
+	X(INCONCLUSIVE, "inconclusive")
+
 typedef enum cuco_verdict {
-	CUCO_VERDICT_NONE,          /* not compared in rounds */
-	CUCO_VERDICT_FASTER,        /* lower bound above 1 */
-	CUCO_VERDICT_SLOWER,        /* upper bound below 1 */
-	CUCO_VERDICT_NOISE,         /* contains 1, and narrow */
-	CUCO_VERDICT_INCONCLUSIVE,  /* wider than hi/lo = 1 + wide, or not at the confidence */
+#define X(e, name) CUCO_VERDICT_##e,
+	CUCO_VERDICTS(X)
+#undef X
 	CUCO_VERDICT_COUNT
 } cuco_verdict;
 cuco_verdict cuco_paired_verdict(const cuco_interval *iv, double alpha, double wide);

@@ -1,4 +1,4 @@
-/* env.c — cuco's own environment variables, and CUDA_VISIBLE_DEVICES,
+/* env.c — cuco's own environment variables, and the world's it reads,
  * read once (env.h). */
 #include "env.h"
 #include "core.h"
@@ -22,14 +22,15 @@ const cuco_env_var *cuco_env_vars(size_t *n)
 	return vars;
 }
 
-/* A variable's value, copied; its default when it is not set or "" and
- * the default is a value, not prose in brackets. */
+/* A variable's value, copied; NULL when it is not set. A def (cuco's own
+ * variables) stands for "" too, when it is a value, not prose in
+ * brackets; NULL (the world's) keeps "" as it is. */
 static const char *read_var(const char *name, const char *def)
 {
 	const char *v = getenv(name);
-	if (v && *v)
+	if (v && (*v || !def))
 		return cuco_xstrdup(v);
-	return def[0] != '(' ? cuco_xstrdup(def) : NULL;
+	return def && def[0] != '(' ? cuco_xstrdup(def) : NULL;
 }
 
 static void read_all(void)
@@ -37,11 +38,11 @@ static void read_all(void)
 #define VAR_READ(name, field, type, def, help) \
 	free((char *)env.field); \
 	env.field = read_var(#name, def);
+#define WORLD_READ(name, field) VAR_READ(name, field, , NULL, )
 	CUCO_ENV_VARS(VAR_READ)
+	CUCO_WORLD_VARS(WORLD_READ)
+#undef WORLD_READ
 #undef VAR_READ
-	const char *visible = getenv("CUDA_VISIBLE_DEVICES");  /* "" is a value: no GPU */
-	free((char *)env.visible_gpus);
-	env.visible_gpus = visible ? cuco_xstrdup(visible) : NULL;
 	env_read = true;
 }
 

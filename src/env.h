@@ -10,11 +10,13 @@
  * prose: the reader that uses the field decides (a folder that is shown
  * only when named, a compiler that is the workload's own). The ENVIRONMENT
  * section of docs/cuco.1 names every row, and a test holds the two
- * together. Variables that are not cuco's own (HOME, XDG_*, TMPDIR,
- * NO_COLOR, SLURM_*, a model's key) are read where they are used, at the
- * edge, and the stages get the user's environment through eval/env.c's
- * allowlist; CUDA_VISIBLE_DEVICES, which three parts take, is read with
- * the table into a field of its own.
+ * together. The world's variables that cuco reads (HOME, XDG_*, TMPDIR,
+ * NO_COLOR, SLURM_*, CUDA_VISIBLE_DEVICES, …: CUCO_WORLD_VARS) are read
+ * with the table, as they are, into fields of their own. Two are read
+ * where they are used: PATH, since a program found on it must be the one
+ * a child's exec finds, and a model's key, whose name is the config's
+ * and whose value is never kept. The stages get the user's environment
+ * through eval/env.c's allowlist.
  */
 #ifndef CUCO_ENV_H
 #define CUCO_ENV_H
@@ -54,15 +56,25 @@
 	X(CUCO_COUNT_LIB, count_lib, "a file", "(the built or installed one)", \
 		"the host-call interposer preloaded into candidates' ranks")
 
-/* Each variable's value: NULL when it is not set (nor has a default). */
+/* The world's variables cuco reads, kept as they are: NULL when not set,
+ * "" when set empty (each reader says what that means). X(NAME, field).
+ * CUDA_VISIBLE_DEVICES, the GPUs this process is given: what the hardware
+ * profile counts, local slots share out and the GPU lock is named by
+ * (NULL: every GPU; "": none). */
+#define CUCO_WORLD_VARS(X) \
+	X(CUDA_VISIBLE_DEVICES, visible_gpus) X(HOME, home) X(TMPDIR, tmpdir) X(USER, user) \
+	X(XDG_CONFIG_HOME, xdg_config_home) X(XDG_CONFIG_DIRS, xdg_config_dirs) \
+	X(XDG_DATA_HOME, xdg_data_home) X(XDG_DATA_DIRS, xdg_data_dirs) \
+	X(SLURM_JOB_ID, slurm_job_id) X(SLURM_JOB_NODELIST, slurm_job_nodelist) \
+	X(NO_COLOR, no_color) X(TERM, term) X(VISUAL, visual) X(EDITOR, editor) \
+	X(LC_ALL, lc_all) X(LC_CTYPE, lc_ctype) X(LANG, lang) X(NCCL_NVLS_ENABLE, nccl_nvls_enable)
+
+/* Each variable's value: cuco's own NULL when not set (nor has a default). */
 typedef struct cuco_env {
-#define CUCO_ENV_FIELD(name, field, type, def, help) const char *field;
+#define CUCO_ENV_FIELD(name, field, ...) const char *field;
 	CUCO_ENV_VARS(CUCO_ENV_FIELD)
+	CUCO_WORLD_VARS(CUCO_ENV_FIELD)
 #undef CUCO_ENV_FIELD
-	/* CUDA_VISIBLE_DEVICES, the GPUs this process is given: what the
-	 * hardware profile counts, local slots share out and the GPU lock is
-	 * named by. NULL when not set (every GPU); "" when set empty (none). */
-	const char *visible_gpus;
 } cuco_env;
 
 /* One row of the table. */

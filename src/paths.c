@@ -67,9 +67,9 @@ static bool is_file(const char *path)
 	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-static const char *env_set(const char *name)
+/* A variable's value when it is set and not "". */
+static const char *env_set(const char *v)
 {
-	const char *v = getenv(name);
 	return v && *v ? v : NULL;
 }
 
@@ -150,7 +150,8 @@ static void under(char *out, size_t size, const char *prefix, const char *rel)
  * the build was configured to put them), the system's. */
 static void add_data(cuco_folder *list, int *n, const char *sub)
 {
-	const char *xdg = env_set("XDG_DATA_HOME"), *home = env_set("HOME");
+	const cuco_env *env = cuco_env_get();
+	const char *xdg = env_set(env->xdg_data_home), *home = env_set(env->home);
 	if (xdg)
 		add(list, n, "$XDG_DATA_HOME", "%s/cuco/%s", xdg, sub);
 	else if (home)
@@ -167,7 +168,7 @@ static void add_data(cuco_folder *list, int *n, const char *sub)
 	add(list, n, "the configured prefix", "%s/cuco/%s", data, sub);
 	char tail[64];
 	snprintf(tail, sizeof tail, "/cuco/%s", sub);
-	const char *sys = env_set("XDG_DATA_DIRS");
+	const char *sys = env_set(env->xdg_data_dirs);
 	add_each(list, n, sys ? "$XDG_DATA_DIRS" : "/usr/local/share, /usr/share",
 		sys ? sys : "/usr/local/share:/usr/share", tail);
 }
@@ -180,12 +181,13 @@ static void find_config(cuco_paths *p)
 {
 	cuco_folder list[CUCO_MAX_FOLDERS];
 	int n = 0;
-	const char *xdg = env_set("XDG_CONFIG_HOME"), *home = env_set("HOME");
+	const cuco_env *env = cuco_env_get();
+	const char *xdg = env_set(env->xdg_config_home), *home = env_set(env->home);
 	if (xdg)
 		add(list, &n, "$XDG_CONFIG_HOME", "%s/cuco/config", xdg);
 	else if (home)
 		add(list, &n, "~/.config", "%s/.config/cuco/config", home);
-	const char *sys = env_set("XDG_CONFIG_DIRS");
+	const char *sys = env_set(env->xdg_config_dirs);
 	add_each(list, &n, sys ? "$XDG_CONFIG_DIRS" : "/etc/xdg", sys ? sys : "/etc/xdg",
 		"/cuco/config");
 	for (int i = 0; i < n && !p->config_found; i++)

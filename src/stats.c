@@ -15,6 +15,7 @@
  * bootstrap of 10-20 rounds promises more coverage than it has.
  */
 #include "core.h"
+#include "env.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -128,11 +129,9 @@ bool cuco_paired_futile(const double *ratio, int n, int n_max, double alpha)
 }
 
 static const char *const verdict_names[CUCO_VERDICT_COUNT] = {
-	[CUCO_VERDICT_NONE] = "",
-	[CUCO_VERDICT_FASTER] = "faster",
-	[CUCO_VERDICT_SLOWER] = "slower",
-	[CUCO_VERDICT_NOISE] = "within noise",
-	[CUCO_VERDICT_INCONCLUSIVE] = "inconclusive",
+#define X(e, name) name,
+	CUCO_VERDICTS(X)
+#undef X
 };
 
 const char *cuco_verdict_name(cuco_verdict v)
@@ -142,12 +141,11 @@ const char *cuco_verdict_name(cuco_verdict v)
 
 int cuco_verdict_parse(const char *name, cuco_verdict *out)
 {
-	for (int v = 0; v < CUCO_VERDICT_COUNT; v++)
-		if (strcmp(name, verdict_names[v]) == 0) {
-			*out = (cuco_verdict)v;
-			return CUCO_OK;
-		}
-	return CUCO_EDATA;
+	int v = cuco_name_index(verdict_names, CUCO_VERDICT_COUNT, name);
+	if (v < 0)
+		return CUCO_EDATA;
+	*out = (cuco_verdict)v;
+	return CUCO_OK;
 }
 
 cuco_verdict cuco_paired_verdict(const cuco_interval *iv, double alpha, double wide)
@@ -167,9 +165,10 @@ cuco_verdict cuco_paired_verdict(const cuco_interval *iv, double alpha, double w
 
 bool cuco_utf8_locale(void)
 {
-	const char *names[] = { "LC_ALL", "LC_CTYPE", "LANG" };
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		const char *v = getenv(names[i]);
+	const cuco_env *env = cuco_env_get();
+	const char *vars[] = { env->lc_all, env->lc_ctype, env->lang };  /* in POSIX's order */
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		const char *v = vars[i];
 		if (v && *v)
 			return strcasestr(v, "utf-8") || strcasestr(v, "utf8");
 	}

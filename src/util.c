@@ -1,5 +1,6 @@
 /* util.c — errors, time, buffers, files. */
 #include "core.h"
+#include "env.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -324,7 +325,7 @@ void cuco_remove_tree(const char *path)
 
 const char *cuco_tmp_dir(void)
 {
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = cuco_env_get()->tmpdir;
 	return tmp && *tmp ? tmp : "/tmp";
 }
 
@@ -369,6 +370,14 @@ static int edit_distance(const char *a, const char *b)
 			d[i][j] = best;
 		}
 	return d[la][lb];
+}
+
+int cuco_name_index(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return (int)i;
+	return -1;
 }
 
 const char *cuco_nearest(const char *word, const char *const *names, size_t n)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "env.h"
 
 #define DIFF_OPTIONS(X) \
 	X(O_RUN, CMD_OPT_RUN) \
@@ -80,7 +81,7 @@ static void print_diff(const struct diff_job *job, int context, bool color)
 static int diff_exec(int argc, char **argv)
 {
 	int context = 3, o, rc;
-	bool color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+	bool color = isatty(STDOUT_FILENO) && !cuco_env_get()->no_color;
 	cmd_args a = CMD_ARGS(&cmd_diff, argc, argv);
 	while ((o = cmd_option_next(&a)) >= 0) {
 		switch (o) {

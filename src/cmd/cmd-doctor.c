@@ -117,7 +117,7 @@ static void check_toolchain(report *r, const cuco_hardware *hw)
 		add(r, "NCCL library", true, "libnccl.so.2 %s", hw->nccl_version);
 	/* The evaluator sets it for every stage (eval/env.c), whatever this
 	 * environment says: nothing to do here. */
-	const char *nvls = getenv("NCCL_NVLS_ENABLE");
+	const char *nvls = cuco_env_get()->nccl_nvls_enable;
 	add(r, "NCCL_NVLS_ENABLE", true, "0 for every stage, set by cuco (NVLink multicast stays off)%s",
 		nvls && strcmp(nvls, "0") != 0 ? "; this shell's value is not passed on" : "");
 	add(r, "GPU", hw->ngpus > 0, "%s", hw->ngpus > 0 ? hw->gpu_model : "nvidia-smi finds none");

@@ -60,10 +60,6 @@ static const cmd_option reject_options[] = { MARK_REASON(CMD_OPTION_ROW) };
 
 static int mark_exec(const cuco_cmd *self, cuco_command_kind kind, int argc, char **argv)
 {
-	static const char *const past[CUCO_CMD_COUNT] = {
-		[CUCO_CMD_PIN] = "pinned", [CUCO_CMD_UNPIN] = "unpinned", [CUCO_CMD_REJECT] = "rejected",
-		[CUCO_CMD_UNREJECT] = "un-rejected",
-	};
 	cuco_command cmd = { .kind = kind, .island = -1 };
 	int rc;
 	cmd_args a = CMD_ARGS(self, argc, argv);
@@ -85,7 +81,7 @@ static int mark_exec(const cuco_cmd *self, cuco_command_kind kind, int argc, cha
 		rc = cmd_act(st, &cmd);
 	cuco_store_close(st);
 	if (rc == CUCO_OK)
-		printf("%s %llu\n", past[kind], (unsigned long long)cmd.candidate);
+		printf("%s %llu\n", cuco_command_past(kind), (unsigned long long)cmd.candidate);
 	return rc;
 }
 

@@ -424,7 +424,7 @@ int cmd_sandbox_mode(const cmd_config *c, cuco_sandbox_mode *mode, cuco_err *err
 
 void cmd_author(char *buf, size_t size)
 {
-	const char *user = getenv("USER");
+	const char *user = cuco_env_get()->user;
 	char host[128] = "localhost";
 	gethostname(host, sizeof host - 1);
 	host[sizeof host - 1] = '\0';

@@ -48,10 +48,6 @@ typedef struct apply_arg {
  * changes nothing on the record, and the engine learns of it. */
 static int apply_mark(cuco_txn *txn, apply_arg *a)
 {
-	static const char *const done[CUCO_CMD_COUNT] = {
-		[CUCO_CMD_PIN] = "pinned", [CUCO_CMD_UNPIN] = "unpinned",
-		[CUCO_CMD_REJECT] = "rejected", [CUCO_CMD_UNREJECT] = "un-rejected",
-	};
 	char why[256];
 	int rc = cuco_action_apply(txn, a->cmd, &a->c, why, sizeof why);
 	if (rc == CUCO_EDATA || rc == CUCO_ENOTFOUND) {
@@ -62,7 +58,7 @@ static int apply_mark(cuco_txn *txn, apply_arg *a)
 	if (rc != CUCO_OK)
 		return rc;
 	a->applied = true;
-	snprintf(a->result, sizeof a->result, "%s #%llu%s", done[a->cmd->kind], (unsigned long long)a->c.id,
+	snprintf(a->result, sizeof a->result, "%s #%llu%s", cuco_command_past(a->cmd->kind), (unsigned long long)a->c.id,
 		a->cmd->kind == CUCO_CMD_REJECT ? "; never a parent again"
 		: a->cmd->kind == CUCO_CMD_UNREJECT ? "; a parent again" : "");
 	return CUCO_OK;
@@ -87,7 +83,7 @@ static int apply_edit(cuco_txn *txn, apply_arg *a)
 	ins.c.island = parent.island >= 0 ? parent.island : 0;
 	ins.c.directive = parent.directive;
 	cuco_strlcpy(ins.c.source_hash, cmd->source_hash, sizeof ins.c.source_hash);
-	snprintf(ins.c.note, sizeof ins.c.note, "edited by %s", cmd->author);
+	snprintf(ins.c.note, sizeof ins.c.note, "%s by %s", cuco_command_past(cmd->kind), cmd->author);
 	cuco_strlcpy(ins.text, cmd->text, sizeof ins.text);
 	if ((rc = engine_insert_txn(txn, &ins)) != CUCO_OK)
 		return rc;
@@ -120,9 +116,9 @@ static int apply_txn(cuco_txn *txn, void *arg)
 	case CUCO_CMD_RESUME: {
 		bool want = cmd->kind == CUCO_CMD_PAUSE;
 		a->applied = a->paused != want;
-		snprintf(a->result, sizeof a->result, "%s%s", a->applied ? "" : "already ",
-			want ? "paused: evaluations in flight finish, none start; model calls in flight "
-			"are cancelled" : "resumed");
+		snprintf(a->result, sizeof a->result, "%s%s%s", a->applied ? "" : "already ",
+			cuco_command_past(cmd->kind), want ? ": evaluations in flight finish, none start; "
+			"model calls in flight are cancelled" : "");
 		a->paused = want;
 		break;
 	}

@@ -37,13 +37,12 @@ bool eval_env_secret(const char *name)
 {
 	static const char *const parts[] = { "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD",
 		"CREDENTIAL", "AUTH", NULL };
-	static const char *const names[] = { "DATABASE_URL", "PGPASSFILE", "NETRC", NULL };
+	static const char *const names[] = { "DATABASE_URL", "PGPASSFILE", "NETRC" };
 	/* The ssh runner needs the agent; the socket is not a secret itself. */
 	if (strcmp(name, "SSH_AUTH_SOCK") == 0)
 		return false;
-	for (int i = 0; names[i]; i++)
-		if (strcmp(name, names[i]) == 0)
-			return true;
+	if (cuco_name_index(names, sizeof names / sizeof names[0], name) >= 0)
+		return true;
 	for (int i = 0; parts[i]; i++)
 		if (strcasestr(name, parts[i]))
 			return true;

@@ -282,11 +282,17 @@ bool cuco_seed_blind(const cuco_workload *wl, char *why, size_t size);
 
 /* ---- evaluator ---------------------------------------------------------- */
 
+/* X(enum, name in the config and --runner). LOCAL: this machine, mpirun
+ * -np N (or the command as is for 1 rank); HOSTFILE: mpirun --host onto
+ * each host (group) of an Open MPI hostfile; SLURM: srun onto each node
+ * (group) of an allocation or a partition; SSH: copy to each host, run
+ * there, bring the output back. */
+#define CUCO_RUNNERS(X) X(LOCAL, "local") X(HOSTFILE, "hostfile") X(SLURM, "slurm") X(SSH, "ssh")
+
 typedef enum cuco_runner_kind {
-	CUCO_RUNNER_LOCAL,     /* this machine: mpirun -np N (or the command as is for 1 rank) */
-	CUCO_RUNNER_HOSTFILE,  /* mpirun --host onto each host (group) of an Open MPI hostfile */
-	CUCO_RUNNER_SLURM,     /* srun onto each node (group) of an allocation or a partition */
-	CUCO_RUNNER_SSH,       /* copy to each host, run there, bring the output back */
+#define X(e, name) CUCO_RUNNER_##e,
+	CUCO_RUNNERS(X)
+#undef X
 } cuco_runner_kind;
 
 /* Where run and benchmark stages run (docs/cluster.md): `--runner` and
@@ -376,8 +382,14 @@ int cuco_stage_check(cuco_sandbox_mode mode,
  * does not answer, a Slurm job cancelled, preempted or on a failed node)
  * rests the slot, retry_after seconds doubled at each failure in a row,
  * and retire_after of them in a row retire it for the session. */
+/* X(enum, name in slot events and views). */
+#define CUCO_SLOT_STATES(X) \
+	X(IDLE, "idle") X(BUSY, "busy") X(RESTING, "resting") X(RETIRED, "retired")
+
 typedef enum cuco_slot_state {
-	CUCO_SLOT_IDLE, CUCO_SLOT_BUSY, CUCO_SLOT_RESTING, CUCO_SLOT_RETIRED
+#define X(e, name) CUCO_SLOT_##e,
+	CUCO_SLOT_STATES(X)
+#undef X
 } cuco_slot_state;
 
 typedef struct cuco_slot_info {

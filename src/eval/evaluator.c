@@ -124,9 +124,9 @@ static bool below(const char *path, const char *dir)
 /* What of the workloads a stage sees: the workload folder's parent, since
  * templates reach shared headers as {workload}/../common, unless that
  * parent holds the home or the config folder, which must stay hidden. */
-static void workload_shelf(const cuco_workload *wl, char *out, size_t size)
+static void workload_shelf(const cuco_workload *wl, const cuco_env *env, char *out, size_t size)
 {
-	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = env->home, *xdg = env->xdg_config_home;
 	cuco_strlcpy(out, wl->dir, size);
 	char *slash = strrchr(out, '/');
 	if (!slash || slash == out)
@@ -170,13 +170,13 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const
 	 * none of them (a workload folder holding runs/, say) brings the
 	 * store back; of the run, only built programs stay, read-only. */
 	char shelf[PATH_MAX];
-	workload_shelf(&ev->wl, shelf, sizeof shelf);
+	workload_shelf(&ev->wl, ev->cfg.env, shelf, sizeof shelf);
 	eval_sandbox_view v = {
 		.workdir = workdir,
 		.tmpdir = tmpdir,
 		.disk_mb = ev->disk_mb,
 		.layers = {
-			{ getenv("HOME"), EVAL_SCRATCH }, { getenv("XDG_CONFIG_HOME"), EVAL_HIDE },
+			{ ev->cfg.env->home, EVAL_SCRATCH }, { ev->cfg.env->xdg_config_home, EVAL_HIDE },
 			{ shelf, EVAL_SHOW }, { ev->cfg.env->cuda_home, EVAL_SHOW },
 			{ ev->cfg.env->nccl_home, EVAL_SHOW },
 			{ ev->common_dir, EVAL_SHOW }, { ev->cfg.run_dir, EVAL_HIDE },
@@ -428,7 +428,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	ev->jobs_free = cfg->jobs > 0 ? cfg->jobs : (int)(ncpu > 0 ? ncpu : 1);
 	eval_common_dir(ev->common_dir);
 	char shelf[PATH_MAX];
-	workload_shelf(&ev->wl, shelf, sizeof shelf);
+	workload_shelf(&ev->wl, ev->cfg.env, shelf, sizeof shelf);
 	/* In the sandbox only what it shows as it is must be open to the stage
 	 * user (the run folder is hidden, $TMPDIR a tmpfs of its own). */
 	const char *reach[] = { shelf, ev->common_dir, ev->cfg.env->cuda_home, ev->cfg.env->nccl_home,

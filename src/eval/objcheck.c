@@ -993,10 +993,7 @@ static bool prefix_word(const char *w)
 		"xrelease", "{vex}", "{vex3}", "{evex}", "{disp32}", "{disp8}" };
 	if (strncmp(w, "rex", 3) == 0)
 		return true;
-	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
-		if (strcmp(w, prefixes[i]) == 0)
-			return true;
-	return false;
+	return cuco_name_index(prefixes, sizeof prefixes / sizeof *prefixes, w) >= 0;
 }
 
 static int refused_insn(const char *w)

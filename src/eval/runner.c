@@ -81,26 +81,24 @@ void eval_first_line(const char *text, char *buf, size_t size)
 
 /* ---- the [runner] settings ---------------------------------------------------- */
 
-static const char *const runner_names[] = { "local", "hostfile", "slurm", "ssh" };
-static const cuco_runner_kind runner_kinds[] = { CUCO_RUNNER_LOCAL, CUCO_RUNNER_HOSTFILE,
-	CUCO_RUNNER_SLURM, CUCO_RUNNER_SSH };
+static const char *const runner_names[] = {
+#define X(e, name) name,
+	CUCO_RUNNERS(X)
+#undef X
+};
+#define RUNNER_COUNT (sizeof runner_names / sizeof runner_names[0])
 
 const char *cuco_runner_name(cuco_runner_kind kind)
 {
-	for (size_t i = 0; i < sizeof runner_kinds / sizeof runner_kinds[0]; i++)
-		if (runner_kinds[i] == kind)
-			return runner_names[i];
-	return "?";
+	return (unsigned)kind < RUNNER_COUNT ? runner_names[kind] : "?";
 }
 
 bool cuco_runner_parse(const char *text, cuco_runner_kind *out)
 {
-	for (size_t i = 0; i < sizeof runner_names / sizeof runner_names[0]; i++)
-		if (strcmp(text, runner_names[i]) == 0) {
-			*out = runner_kinds[i];
-			return true;
-		}
-	return false;
+	int i = cuco_name_index(runner_names, RUNNER_COUNT, text);
+	if (i >= 0)
+		*out = (cuco_runner_kind)i;
+	return i >= 0;
 }
 
 static bool count(const char *v, int min, int max, int *out)

@@ -57,15 +57,11 @@
 
 bool cuco_sandbox_mode_parse(const char *text, cuco_sandbox_mode *out)
 {
-	static const struct { const char *name; cuco_sandbox_mode mode; } modes[] = {
-		{ "auto", CUCO_SANDBOX_AUTO }, { "bwrap", CUCO_SANDBOX_BWRAP }, { "off", CUCO_SANDBOX_OFF },
-	};
-	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
-		if (strcmp(text, modes[i].name) == 0) {
-			*out = modes[i].mode;
-			return true;
-		}
-	return false;
+	static const char *const names[] = { "auto", "bwrap", "off" };  /* from CUCO_SANDBOX_AUTO */
+	int i = cuco_name_index(names, sizeof names / sizeof names[0], text);
+	if (i >= 0)
+		*out = (cuco_sandbox_mode)(CUCO_SANDBOX_AUTO + i);
+	return i >= 0;
 }
 
 /* ---- the command line ---------------------------------------------------- */

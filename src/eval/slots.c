@@ -29,7 +29,11 @@
 
 const char *cuco_slot_state_name(cuco_slot_state s)
 {
-	static const char *const names[] = { "idle", "busy", "resting", "retired" };
+	static const char *const names[] = {
+#define X(e, name) name,
+		CUCO_SLOT_STATES(X)
+#undef X
+	};
 	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 

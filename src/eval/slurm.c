@@ -23,8 +23,8 @@
 
 bool eval_slurm_allocation(char *job_id, size_t size)
 {
-	const char *id = getenv("SLURM_JOB_ID");
-	const char *nodes = getenv("SLURM_JOB_NODELIST");
+	const char *id = cuco_env_get()->slurm_job_id;
+	const char *nodes = cuco_env_get()->slurm_job_nodelist;
 	if (!id || !*id || !nodes || !*nodes)
 		return false;
 	if (job_id)
@@ -81,7 +81,7 @@ int eval_slurm_nodes(const cuco_runner_config *c, eval_host *out, int max, int *
 	if (eval_slurm_allocation(job, sizeof job)) {
 		snprintf(where, wsize, "the nodes of Slurm allocation %s ($SLURM_JOB_NODELIST)", job);
 		cuco_err why = { 0 };
-		int rc = eval_hostlist_expand(getenv("SLURM_JOB_NODELIST"), out, max, n, &why);
+		int rc = eval_hostlist_expand(cuco_env_get()->slurm_job_nodelist, out, max, n, &why);
 		if (rc != CUCO_OK)
 			cuco_errf(err, rc, "$SLURM_JOB_NODELIST: %s", why.msg);
 		return rc;
@@ -148,11 +148,8 @@ static bool slurm_ended(const char *state)
 {
 	static const char *const states[] = { "CANCELLED", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL",
 		"DEADLINE", "TIMEOUT", "REVOKED", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD",
-		"STOPPED", "SUSPENDED", "PENDING", "CONFIGURING", "SPECIAL_EXIT", NULL };
-	for (int i = 0; states[i]; i++)
-		if (strcmp(state, states[i]) == 0)
-			return true;
-	return false;
+		"STOPPED", "SUSPENDED", "PENDING", "CONFIGURING", "SPECIAL_EXIT" };
+	return cuco_name_index(states, sizeof states / sizeof states[0], state) >= 0;
 }
 
 /* What srun and slurmstepd say when Slurm, not the program, ended a step. */

@@ -103,10 +103,9 @@ static bool size_var_everywhere(const cuco_workload *wl, const char *var)
 static bool eval_placeholder_known(const cuco_workload *wl, const char *name)
 {
 	static const char *const fixed[] = { "compiler", "source", "output", "workload", "defines",
-		"sizes", "objects", "ranks", "size", "warmup", "reps", "nccl_home", "cuda_home", NULL };
-	for (int i = 0; fixed[i]; i++)
-		if (strcmp(name, fixed[i]) == 0)
-			return true;
+		"sizes", "objects", "ranks", "size", "warmup", "reps", "nccl_home", "cuda_home" };
+	if (cuco_name_index(fixed, sizeof fixed / sizeof fixed[0], name) >= 0)
+		return true;
 	if (strncmp(name, "size.", 5) == 0)
 		return size_var_everywhere(wl, name + 5);
 	/* A dimension of the design space; looked up here rather than through

@@ -982,10 +982,7 @@ const char *cuco_family_name(cuco_family f)
 
 int cuco_family_parse(const char *name)
 {
-	for (int i = 0; i < CUCO_FAMILY_COUNT; i++)
-		if (strcmp(name, family_names[i]) == 0)
-			return i;
-	return -1;
+	return cuco_name_index(family_names, CUCO_FAMILY_COUNT, name);
 }
 
 const cuco_size *cuco_workload_size(const cuco_workload *wl, const char *name)

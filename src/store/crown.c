@@ -302,10 +302,9 @@ int cuco_confirmation_get(cuco_txn *txn, cuco_confirmation *c)
 	bool ok = cJSON_IsNumber(session) && session->valuedouble >= 0 && cJSON_IsString(state) &&
 		count_of(j, "contenders", &c->contenders) && count_of(j, "judged", &c->judged) &&
 		count_of(j, "crowned", &c->crowned);
-	for (int i = 0; ok && i < CUCO_CONFIRM_STATE_COUNT; i++)
-		if (strcmp(state->valuestring, confirm_names[i]) == 0)
-			c->state = (cuco_confirm_state)i;
-	ok = ok && strcmp(state->valuestring, confirm_names[c->state]) == 0;
+	int st = ok ? cuco_name_index(confirm_names, CUCO_CONFIRM_STATE_COUNT, state->valuestring) : -1;
+	if ((ok = st >= 0))
+		c->state = (cuco_confirm_state)st;
 	const cJSON *unjudged = ok ? cJSON_GetObjectItemCaseSensitive(j, "unjudged") : NULL;
 	cJSON_ArrayForEach(e, unjudged) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");

@@ -56,21 +56,25 @@ struct cuco_tuner {
 
 /* ---- names ---------------------------------------------------------------- */
 
-static const char *const algo_names[] = { "random", "anneal", "ils" };
+static const char *const algo_names[] = {
+#define X(e, name) name,
+	CUCO_TUNER_ALGOS(X)
+#undef X
+};
+#define ALGO_COUNT (sizeof algo_names / sizeof algo_names[0])
 
 const char *cuco_tuner_algo_name(cuco_tuner_algo a)
 {
-	return (unsigned)a < 3 ? algo_names[a] : "?";
+	return (unsigned)a < ALGO_COUNT ? algo_names[a] : "?";
 }
 
 int cuco_tuner_algo_parse(const char *name, cuco_tuner_algo *out)
 {
-	for (int i = 0; i < 3; i++)
-		if (strcmp(name, algo_names[i]) == 0) {
-			*out = (cuco_tuner_algo)i;
-			return CUCO_OK;
-		}
-	return CUCO_EDATA;
+	int i = cuco_name_index(algo_names, ALGO_COUNT, name);
+	if (i < 0)
+		return CUCO_EDATA;
+	*out = (cuco_tuner_algo)i;
+	return CUCO_OK;
 }
 
 /* ---- randomness (splitmix64: small, seedable, good enough) ---------------- */

@@ -18,10 +18,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The search algorithms: X(enum, name in the config and --tuner).
+ * RANDOM: uniform sampling, the reference; ANNEAL: simulated annealing,
+ * best under ~100 evaluations; ILS: greedy iterated local search, best
+ * from ~200. */
+#define CUCO_TUNER_ALGOS(X) X(RANDOM, "random") X(ANNEAL, "anneal") X(ILS, "ils")
+
 typedef enum cuco_tuner_algo {
-	CUCO_TUNER_RANDOM,  /* uniform sampling: the reference */
-	CUCO_TUNER_ANNEAL,  /* simulated annealing: best under ~100 evaluations */
-	CUCO_TUNER_ILS,     /* greedy iterated local search: best from ~200 */
+#define X(e, name) CUCO_TUNER_##e,
+	CUCO_TUNER_ALGOS(X)
+#undef X
 } cuco_tuner_algo;
 
 const char *cuco_tuner_algo_name(cuco_tuner_algo a);

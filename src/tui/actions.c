@@ -6,6 +6,7 @@
  * screen of an in-process run. The screen also views and exports sources,
  * which no engine needs to know about (an export is an event only). */
 #include "tui/screen.h"
+#include "env.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -77,8 +78,9 @@ void tui_act_pin(tui_app *app)
 		return;
 	struct action a = { 0 };
 	bool pinned = app->f.cand.pinned;
-	if (take(app, &a, pinned ? CUCO_CMD_UNPIN : CUCO_CMD_PIN, -1, ""))
-		tui_flash(app, "%s #%llu (%s)", pinned ? "unpinned" : "pinned", (unsigned long long)app->sel_id,
+	cuco_command_kind kind = pinned ? CUCO_CMD_UNPIN : CUCO_CMD_PIN;
+	if (take(app, &a, kind, -1, ""))
+		tui_flash(app, "%s #%llu (%s)", cuco_command_past(kind), (unsigned long long)app->sel_id,
 			when(app));
 }
 
@@ -86,8 +88,9 @@ static void unreject(tui_app *app)
 {
 	struct action a = { 0 };
 	if (take(app, &a, CUCO_CMD_UNREJECT, -1, ""))
-		tui_flash(app, "un-rejected #%llu: a parent again (%s rejects it again)",
-			(unsigned long long)app->sel_id, tui_key_name(TUI_ACT_REJECT));
+		tui_flash(app, "%s #%llu: a parent again (%s rejects it again)",
+			cuco_command_past(CUCO_CMD_UNREJECT), (unsigned long long)app->sel_id,
+			tui_key_name(TUI_ACT_REJECT));
 }
 
 void tui_act_reject(tui_app *app)
@@ -115,8 +118,8 @@ void tui_act_reject(tui_app *app)
 	}
 	struct action a = { 0 };
 	if (take(app, &a, CUCO_CMD_REJECT, -1, reason))
-		tui_flash(app, "rejected #%llu (%s; %s on it takes it back)", (unsigned long long)app->sel_id,
-			when(app), tui_key_name(TUI_ACT_REJECT));
+		tui_flash(app, "%s #%llu (%s; %s on it takes it back)", cuco_command_past(CUCO_CMD_REJECT),
+			(unsigned long long)app->sel_id, when(app), tui_key_name(TUI_ACT_REJECT));
 }
 
 void tui_act_hint(tui_app *app, int island)
@@ -145,9 +148,9 @@ void tui_act_pause(tui_app *app)
 		return;
 	}
 	struct action a = { 0 };
-	bool paused = app->m.paused;
-	if (take(app, &a, paused ? CUCO_CMD_RESUME : CUCO_CMD_PAUSE, -1, ""))
-		tui_flash(app, "%s: the engine applies it between evaluations", paused ? "resume" : "pause");
+	cuco_command_kind kind = app->m.paused ? CUCO_CMD_RESUME : CUCO_CMD_PAUSE;
+	if (take(app, &a, kind, -1, ""))
+		tui_flash(app, "%s: the engine applies it between evaluations", cuco_command_name(kind));
 }
 
 static int export_txn(cuco_txn *txn, void *arg)
@@ -223,9 +226,9 @@ void tui_act_source(tui_app *app)
  * or -1 when it could not run. */
 static int run_editor(const char *path)
 {
-	const char *ed = getenv("VISUAL");
+	const char *ed = cuco_env_get()->visual;
 	if (!ed || !*ed)
-		ed = getenv("EDITOR");
+		ed = cuco_env_get()->editor;
 	if (!ed || !*ed)
 		ed = "vi";
 	/* Through sh, so EDITOR="code -w" works; the path goes as $1, unquoted by nobody. */

@@ -7,6 +7,7 @@
  * honest; endwin() is not async-signal-safe, but a dying process with the
  * terminal left in raw mode is worse. */
 #include "tui/crt.h"
+#include "env.h"
 
 #include <term.h>
 
@@ -157,7 +158,7 @@ static void setup_colours(tui_crt *c, const tui_theme *t)
 
 static bool no_color_env(void)
 {
-	const char *v = getenv("NO_COLOR");
+	const char *v = cuco_env_get()->no_color;
 	return v && *v;  /* no-color.org: present and not empty */
 }
 
@@ -181,9 +182,9 @@ int tui_crt_init(tui_crt *c, const char *theme_name, bool no_color, bool ascii, 
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 		return cuco_errf(err, CUCO_EENV, "the screen needs a terminal (use 'cuco ls' or 'cuco report' from scripts)");
 	/* newterm, unlike initscr, returns an error instead of exiting. */
+	const char *term = cuco_env_get()->term ? cuco_env_get()->term : "";
 	if (!(screen = newterm(NULL, stdout, stdin)))
-		return cuco_errf(err, CUCO_EENV, "TERM=%s: terminal type unknown to terminfo",
-			getenv("TERM") ? getenv("TERM") : "");
+		return cuco_errf(err, CUCO_EENV, "TERM=%s: terminal type unknown to terminfo", term);
 	/* A terminal that cannot place the cursor (TERM=dumb) would show a
 	 * blank screen: refuse it with words instead. */
 	const char *cup = tigetstr("cup");
@@ -192,8 +193,7 @@ int tui_crt_init(tui_crt *c, const char *theme_name, bool no_color, bool ascii, 
 		delscreen(screen);
 		screen = NULL;
 		return cuco_errf(err, CUCO_EENV, "TERM=%s: the terminal cannot move the cursor, and the screen "
-			"needs that; try TERM=xterm-256color, or 'cuco ls' and 'cuco report'",
-			getenv("TERM") ? getenv("TERM") : "");
+			"needs that; try TERM=xterm-256color, or 'cuco ls' and 'cuco report'", term);
 	}
 	/* Without an alternate screen (vt100) what was drawn stays after exit. */
 	clear_on_exit = !tigetstr("smcup") || tigetstr("smcup") == (char *)-1;

@@ -63,8 +63,8 @@ static void explain(tui_app *app, cuco_buf *out)
 		"theoretical bandwidth/flops the kernel reaches (AccelOpt's score).\n");
 	if (f->have) {
 		cuco_buf_printf(out, "\nThis candidate: %s (%s), %s (%s).\n",
-			cuco_origin_name(f->cand.origin), tui_teach_origin(f->cand.origin),
-			cuco_status_name(f->cand.status), tui_teach_status(f->cand.status));
+			cuco_origin_name(f->cand.origin), cuco_origin_help(f->cand.origin),
+			cuco_status_name(f->cand.status), cuco_status_help(f->cand.status));
 		if (f->cand.failure.error_class[0])
 			cuco_buf_printf(out, "Failure class %s: %s\n", f->cand.failure.error_class,
 				tui_teach_error(f->cand.failure.error_class));

@@ -655,13 +655,13 @@ static void explain(tui_app *app, cuco_buf *out)
 		"Status glyphs:\n");
 	for (int s = 0; s < CUCO_STATUS_COUNT; s++)
 		cuco_buf_printf(out, "  %s  %-13s %s\n", g->status[s], cuco_status_name((cuco_status)s),
-			tui_teach_status((cuco_status)s));
+			cuco_status_help((cuco_status)s));
 	cuco_buf_printf(out, "\nMarks after the status: %s pinned (kept as a parent), %s the best, "
 		"%s marked for the diff. %s folded subtree, %s unfolded (%s toggles).\n\nOrigins:\n",
 		g->pin, g->best, g->mark, g->folded, g->unfolded, tui_key_name(TUI_ACT_TOGGLE));
 	for (int o = 0; o < CUCO_ORIGIN_COUNT; o++)
 		cuco_buf_printf(out, "  %-10s %s\n", cuco_origin_name((cuco_origin)o),
-			tui_teach_origin((cuco_origin)o));
+			cuco_origin_help((cuco_origin)o));
 	cuco_buf_printf(out, "\nThe directive column is backend/issuer/placement/sync/granularity, then "
 		"free knobs. When the pane is too narrow for it, it shows each candidate's change from "
 		"its parent instead (\"gran=16\": the granularity became 16; \"(source only)\": the same "

@@ -186,8 +186,6 @@ void tui_act_source(tui_app *app);   /* the whole source in a popup */
 const char *tui_teach_dim(const tui_model *m, int dim);
 const char *tui_teach_phase(const char *phase);
 const char *tui_teach_error(const char *error_class);
-const char *tui_teach_status(cuco_status s);
-const char *tui_teach_origin(cuco_origin o);
 /* Index of a phase's fill glyph and colour (0..TUI_FILLS-1). */
 int tui_phase_slot(const char *phase);
 

@@ -1,7 +1,9 @@
 /* teach.c — one or two sentences on every directive dimension, phase,
  * failure class, status and origin, reachable with `t` where they appear.
- * The dimensions' and failure classes' words are the store's tables
- * (CUCO_DIRECTIVE_DIMS, CUCO_FAIL_CLASSES); a workload's own `help` strings
+ * The dimensions', failure classes', statuses' and origins' words are the
+ * vocabulary's tables (CUCO_DIRECTIVE_DIMS, CUCO_FAIL_CLASSES,
+ * CUCO_STATUSES, CUCO_ORIGINS: cuco_status_help and cuco_origin_help are
+ * called where they are shown); a workload's own `help` strings
  * (kept in the run's meta) win for the dimensions: they speak of that
  * workload's values. */
 #include "tui/screen.h"
@@ -45,34 +47,4 @@ const char *tui_teach_error(const char *error_class)
 	cuco_fail_class f;
 	return cuco_fail_parse(error_class, &f) == CUCO_OK ? cuco_fail_help(f)
 		: "a failure class this version does not know.";
-}
-
-const char *tui_teach_status(cuco_status s)
-{
-	static const char *const text[CUCO_STATUS_COUNT] = {
-		"waiting for the evaluator",
-		"being compiled",
-		"running once to verify its numbers against the reference",
-		"being timed after warm-up",
-		"evaluated: correct and timed",
-		"failed a stage of the cascade (compile, run or bench)",
-		"rejected by a person, with a reason",
-	};
-	return s < CUCO_STATUS_COUNT ? text[s] : "";
-}
-
-const char *tui_teach_origin(cuco_origin o)
-{
-	static const char *const text[CUCO_ORIGIN_COUNT] = {
-		"the host-orchestrated reference every speedup is measured against",
-		"the correct device-initiated starting point of the search",
-		"written by the fast-path agent from the host baseline",
-		"an LLM edit of its parent (search/replace blocks)",
-		"an LLM rewrite of the whole program",
-		"an LLM crossover of two parents",
-		"the directive tuner changed directive values or knobs (no LLM)",
-		"edited by a person in the screen or the CLI",
-		"AccelOpt's planner/executor wrote it from a plan",
-	};
-	return o < CUCO_ORIGIN_COUNT ? text[o] : "";
 }

@@ -43,11 +43,11 @@ static int parse_colour(const char *word, short *out)
 		base = 8;
 		word += 7;
 	}
-	for (int i = 0; i < 8; i++)
-		if (strcmp(word, colour_names[i]) == 0) {
-			*out = (short)(base + i);
-			return CUCO_OK;
-		}
+	int i = cuco_name_index(colour_names, 8, word);
+	if (i >= 0) {
+		*out = (short)(base + i);
+		return CUCO_OK;
+	}
 	if (base)
 		return CUCO_EDATA;
 	if (strncmp(word, "color", 5) == 0)

@@ -12,17 +12,32 @@
 #include "vocab/vocab.h"
 
 static const char *const origin_names[CUCO_ORIGIN_COUNT] = {
-#define X(e, name) name,
+#define X(e, name, help) name,
+	CUCO_ORIGINS(X)
+#undef X
+};
+static const char *const origin_help[CUCO_ORIGIN_COUNT] = {
+#define X(e, name, help) help,
 	CUCO_ORIGINS(X)
 #undef X
 };
 static const char *const status_names[CUCO_STATUS_COUNT] = {
-#define X(e, name) name,
+#define X(e, name, help) name,
+	CUCO_STATUSES(X)
+#undef X
+};
+static const char *const status_help[CUCO_STATUS_COUNT] = {
+#define X(e, name, help) help,
 	CUCO_STATUSES(X)
 #undef X
 };
 static const char *const command_names[CUCO_CMD_COUNT] = {
-#define X(e, name) name,
+#define X(e, name, past) name,
+	CUCO_COMMAND_KINDS(X)
+#undef X
+};
+static const char *const command_past[CUCO_CMD_COUNT] = {
+#define X(e, name, past) past,
 	CUCO_COMMAND_KINDS(X)
 #undef X
 };
@@ -66,9 +81,19 @@ const char *cuco_origin_name(cuco_origin o)
 	return (unsigned)o < CUCO_ORIGIN_COUNT ? origin_names[o] : "?";
 }
 
+const char *cuco_origin_help(cuco_origin o)
+{
+	return (unsigned)o < CUCO_ORIGIN_COUNT ? origin_help[o] : "";
+}
+
 const char *cuco_status_name(cuco_status s)
 {
 	return (unsigned)s < CUCO_STATUS_COUNT ? status_names[s] : "?";
+}
+
+const char *cuco_status_help(cuco_status s)
+{
+	return (unsigned)s < CUCO_STATUS_COUNT ? status_help[s] : "";
 }
 
 const char *cuco_command_name(cuco_command_kind k)
@@ -76,12 +101,9 @@ const char *cuco_command_name(cuco_command_kind k)
 	return (unsigned)k < CUCO_CMD_COUNT ? command_names[k] : "?";
 }
 
-static int parse_name(const char *const *names, int count, const char *name)
+const char *cuco_command_past(cuco_command_kind k)
 {
-	for (int i = 0; i < count; i++)
-		if (strcmp(names[i], name) == 0)
-			return i;
-	return -1;
+	return (unsigned)k < CUCO_CMD_COUNT ? command_past[k] : "?";
 }
 
 const char *cuco_event_kind_name(cuco_event_kind k)
@@ -96,7 +118,7 @@ const char *cuco_event_kind_help(cuco_event_kind k)
 
 cuco_event_kind cuco_event_kind_of(const char *name)
 {
-	int i = parse_name(event_names + 1, CUCO_EVENT_KIND_COUNT - 1, name);
+	int i = cuco_name_index(event_names + 1, CUCO_EVENT_KIND_COUNT - 1, name);
 	return i < 0 ? CUCO_EVENT_UNKNOWN : (cuco_event_kind)(i + 1);
 }
 
@@ -107,7 +129,7 @@ cuco_event_kind cuco_command_event(cuco_command_kind k)
 
 int cuco_origin_parse(const char *name, cuco_origin *out)
 {
-	int i = parse_name(origin_names, CUCO_ORIGIN_COUNT, name);
+	int i = cuco_name_index(origin_names, CUCO_ORIGIN_COUNT, name);
 	if (i < 0)
 		return CUCO_EDATA;
 	*out = (cuco_origin)i;
@@ -152,7 +174,7 @@ void cuco_measurement_line(const cuco_measurement *m, char *buf, size_t size)
 
 int cuco_fail_parse(const char *name, cuco_fail_class *out)
 {
-	int i = parse_name(fail_names, CUCO_FAIL_COUNT, name);
+	int i = cuco_name_index(fail_names, CUCO_FAIL_COUNT, name);
 	if (i < 0)
 		return CUCO_EDATA;
 	*out = (cuco_fail_class)i;
@@ -161,7 +183,7 @@ int cuco_fail_parse(const char *name, cuco_fail_class *out)
 
 int cuco_status_parse(const char *name, cuco_status *out)
 {
-	int i = parse_name(status_names, CUCO_STATUS_COUNT, name);
+	int i = cuco_name_index(status_names, CUCO_STATUS_COUNT, name);
 	if (i < 0)
 		return CUCO_EDATA;
 	*out = (cuco_status)i;
@@ -170,7 +192,7 @@ int cuco_status_parse(const char *name, cuco_status *out)
 
 int cuco_command_parse(const char *name, cuco_command_kind *out)
 {
-	int i = parse_name(command_names, CUCO_CMD_COUNT, name);
+	int i = cuco_name_index(command_names, CUCO_CMD_COUNT, name);
 	if (i < 0)
 		return CUCO_EDATA;
 	*out = (cuco_command_kind)i;
@@ -555,7 +577,6 @@ void cuco_cand_queued(cuco_candidate *c)
 	c->status = CUCO_STATUS_QUEUED;
 	c->score = c->speedup = NAN;
 	cuco_timing_init(&c->timing);
-	c->timing.spread = 0;
 }
 
 cJSON *cuco_candidate_to_json(const cuco_candidate *c)
@@ -898,7 +919,9 @@ static const char *const call_kind_names[CUCO_CALL_KIND_COUNT] = {
 #undef X
 };
 static const char *const call_outcome_names[CUCO_CALL_OUTCOME_COUNT] = {
-	"used", "refused", "failed", "cancelled",
+#define X(e, name) name,
+	CUCO_CALL_OUTCOMES(X)
+#undef X
 };
 
 const char *cuco_call_kind_name(cuco_call_kind k)
@@ -922,13 +945,13 @@ static void get_name(decoder *d, const char *key, int (*parse)(const char *, int
 
 static int parse_call_kind(const char *name, int *out)
 {
-	*out = parse_name(call_kind_names, CUCO_CALL_KIND_COUNT, name);
+	*out = cuco_name_index(call_kind_names, CUCO_CALL_KIND_COUNT, name);
 	return *out < 0 ? CUCO_EDATA : CUCO_OK;
 }
 
 static int parse_call_outcome(const char *name, int *out)
 {
-	*out = parse_name(call_outcome_names, CUCO_CALL_OUTCOME_COUNT, name);
+	*out = cuco_name_index(call_outcome_names, CUCO_CALL_OUTCOME_COUNT, name);
 	return *out < 0 ? CUCO_EDATA : CUCO_OK;
 }
 

@@ -26,26 +26,39 @@
 
 /* ---- enums ------------------------------------------------------------- */
 
-/* Where a candidate came from: X(enum, name in records). */
+/* Where a candidate came from: X(enum, name in records, what it means:
+ * the words the screen teaches). */
 #define CUCO_ORIGINS(X) \
-	X(BASELINE, "baseline") X(SEED, "seed") X(FASTPATH, "fastpath") X(LLM_DIFF, "llm-diff") \
-	X(LLM_FULL, "llm-full") X(LLM_CROSS, "llm-cross") X(TUNE, "tune") X(HUMAN, "human") \
-	X(BEAM_PLAN, "beam-plan")
+	X(BASELINE, "baseline", "the host-orchestrated reference every speedup is measured against") \
+	X(SEED, "seed", "the correct device-initiated starting point of the search") \
+	X(FASTPATH, "fastpath", "written by the fast-path agent from the host baseline") \
+	X(LLM_DIFF, "llm-diff", "an LLM edit of its parent (search/replace blocks)") \
+	X(LLM_FULL, "llm-full", "an LLM rewrite of the whole program") \
+	X(LLM_CROSS, "llm-cross", "an LLM crossover of two parents") \
+	X(TUNE, "tune", "the directive tuner changed directive values or knobs (no LLM)") \
+	X(HUMAN, "human", "edited by a person in the screen or the CLI") \
+	X(BEAM_PLAN, "beam-plan", "AccelOpt's planner/executor wrote it from a plan")
 
 typedef enum cuco_origin {
-#define X(e, name) CUCO_ORIGIN_##e,
+#define X(e, name, help) CUCO_ORIGIN_##e,
 	CUCO_ORIGINS(X)
 #undef X
 	CUCO_ORIGIN_COUNT
 } cuco_origin;
 
-/* Where a candidate's evaluation stands: X(enum, name in records). */
+/* Where a candidate's evaluation stands: X(enum, name in records, what it
+ * means: the words the screen teaches). */
 #define CUCO_STATUSES(X) \
-	X(QUEUED, "queued") X(COMPILING, "compiling") X(RUNNING, "running") \
-	X(BENCHMARKING, "benchmarking") X(DONE, "done") X(FAILED, "failed") X(REJECTED, "rejected")
+	X(QUEUED, "queued", "waiting for the evaluator") \
+	X(COMPILING, "compiling", "being compiled") \
+	X(RUNNING, "running", "running once to verify its numbers against the reference") \
+	X(BENCHMARKING, "benchmarking", "being timed after warm-up") \
+	X(DONE, "done", "evaluated: correct and timed") \
+	X(FAILED, "failed", "failed a stage of the cascade (compile, run or bench)") \
+	X(REJECTED, "rejected", "rejected by a person, with a reason")
 
 typedef enum cuco_status {
-#define X(e, name) CUCO_STATUS_##e,
+#define X(e, name, help) CUCO_STATUS_##e,
 	CUCO_STATUSES(X)
 #undef X
 	CUCO_STATUS_COUNT
@@ -82,7 +95,9 @@ const char *cuco_fail_help(cuco_fail_class f);
 int cuco_fail_parse(const char *name, cuco_fail_class *out);  /* CUCO_OK or CUCO_EDATA */
 
 const char *cuco_origin_name(cuco_origin o);  /* "llm-diff", … */
+const char *cuco_origin_help(cuco_origin o);  /* "" out of range */
 const char *cuco_status_name(cuco_status s);  /* "queued", … */
+const char *cuco_status_help(cuco_status s);
 int cuco_origin_parse(const char *name, cuco_origin *out);  /* CUCO_OK or CUCO_EDATA */
 int cuco_status_parse(const char *name, cuco_status *out);
 
@@ -238,8 +253,7 @@ typedef struct cuco_candidate {
 } cuco_candidate;
 
 /* A new candidate before its first measurement: queued, no score or
- * speedup, nothing timed but a spread of 0 (what such records have always
- * carried: "spread": 0). */
+ * speedup, nothing timed (every number null in its record, docs/store.md). */
 void cuco_cand_queued(cuco_candidate *c);
 
 /* Fixed-size digest of a candidate, kept in its own table in the same
@@ -326,18 +340,21 @@ typedef struct cuco_event {
 	char text[512];
 } cuco_event;
 
-/* What a person may ask of a run: X(enum, name in records). */
+/* What a person may ask of a run: X(enum, name in records, done: how the
+ * CLI, the screen and the engine's acknowledgement say it happened). */
 #define CUCO_COMMAND_KINDS(X) \
-	X(PIN, "pin") X(UNPIN, "unpin") X(REJECT, "reject") X(UNREJECT, "unreject") X(EDIT, "edit") \
-	X(HINT, "hint") X(PAUSE, "pause") X(RESUME, "resume") X(STOP, "stop")
+	X(PIN, "pin", "pinned") X(UNPIN, "unpin", "unpinned") X(REJECT, "reject", "rejected") \
+	X(UNREJECT, "unreject", "un-rejected") X(EDIT, "edit", "edited") X(HINT, "hint", "hinted") \
+	X(PAUSE, "pause", "paused") X(RESUME, "resume", "resumed") X(STOP, "stop", "stopped")
 
 typedef enum cuco_command_kind {
-#define X(e, name) CUCO_CMD_##e,
+#define X(e, name, past) CUCO_CMD_##e,
 	CUCO_COMMAND_KINDS(X)
 #undef X
 	CUCO_CMD_COUNT
 } cuco_command_kind;
 const char *cuco_command_name(cuco_command_kind k);
+const char *cuco_command_past(cuco_command_kind k);  /* "pinned", …; "?" out of range */
 cuco_event_kind cuco_command_event(cuco_command_kind k);  /* the kind it logs under */
 int cuco_command_parse(const char *name, cuco_command_kind *out);
 
@@ -403,12 +420,18 @@ typedef enum cuco_call_kind {
 	CUCO_CALL_KIND_COUNT
 } cuco_call_kind;
 
-/* What became of a call's reply. */
+/* What became of a call's reply: X(enum, name in records). USED: the
+ * reply made a candidate, a plan, a lesson, …; REFUSED: it was read and
+ * refused (reason says why); FAILED: no reply, the server failed or could
+ * not be reached; CANCELLED: stopped mid-call, the run was stopped,
+ * paused or out of budget. */
+#define CUCO_CALL_OUTCOMES(X) \
+	X(USED, "used") X(REFUSED, "refused") X(FAILED, "failed") X(CANCELLED, "cancelled")
+
 typedef enum cuco_call_outcome {
-	CUCO_CALL_USED,       /* the reply made a candidate, a plan, a lesson, … */
-	CUCO_CALL_REFUSED,    /* the reply was read and refused (reason says why) */
-	CUCO_CALL_FAILED,     /* no reply: the server failed or could not be reached */
-	CUCO_CALL_CANCELLED,  /* stopped mid-call: the run was stopped, paused or out of budget */
+#define X(e, name) CUCO_CALL_##e,
+	CUCO_CALL_OUTCOMES(X)
+#undef X
 	CUCO_CALL_OUTCOME_COUNT
 } cuco_call_outcome;
 

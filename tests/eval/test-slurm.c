@@ -152,15 +152,18 @@ static void test_slots(void **state)
 	/* Inside an allocation its nodes are the slots, whatever else is set. */
 	setenv("SLURM_JOB_ID", "999", 1);
 	setenv("SLURM_JOB_NODELIST", "n[1-2]", 1);
+	cuco_env_reread();  /* the world is read once */
 	c = (cuco_runner_config){ .kind = CUCO_RUNNER_SLURM, .hosts = "n2" };
 	assert_int_equal(cuco_runner_slots(&c, 2, s, 8, &n, where, sizeof where, &err), CUCO_OK);
 	assert_int_equal(n, 2);
 	assert_non_null(strstr(where, "allocation 999"));
 	setenv("SLURM_JOB_NODELIST", "n[1-", 1);
+	cuco_env_reread();
 	assert_int_equal(cuco_runner_slots(&c, 2, s, 8, &n, where, sizeof where, &err), CUCO_EDATA);
 	assert_non_null(strstr(err.msg, "$SLURM_JOB_NODELIST: hosts \"n[1-\""));
 	unsetenv("SLURM_JOB_ID");
 	unsetenv("SLURM_JOB_NODELIST");
+	cuco_env_reread();
 }
 
 static void doctor_line(const char *what, bool ok, const char *detail, void *arg)
@@ -280,9 +283,11 @@ static void test_scancel_step(void **state)
 	char *nodes = output("squeue -h --name=cuco-alloc -o %N");
 	setenv("SLURM_JOB_ID", cuco_trim(id), 1);
 	setenv("SLURM_JOB_NODELIST", cuco_trim(nodes), 1);
+	cuco_env_reread();
 	scancel_retried(true);
 	unsetenv("SLURM_JOB_ID");
 	unsetenv("SLURM_JOB_NODELIST");
+	cuco_env_reread();
 	/* The allocation is the test's, not the evaluator's: it may already
 	 * have ended (CI saw scancel fail here once, a step cancelled while it
 	 * launched; why is not known). What counts is that nothing of it, or
