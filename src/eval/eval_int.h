@@ -486,9 +486,10 @@ int eval_objcheck(const char *obj, const eval_objrules *rules, char *why, size_t
 
 /* Every refusal, in the order eval_objcheck meets them, each with the
  * function or object of the object it is about ("" when none: a section,
- * the file); fn returns false to hear no more. Nothing is rewritten. For
- * tests and for listing all that is wrong at once. */
-typedef bool (*eval_objcheck_fn)(const char *why, const char *function, void *arg);
+ * the file) and whether it is only of a name defined nowhere (undefined:
+ * the link would refuse it); fn returns false to hear no more. Nothing is
+ * rewritten. For tests and for listing all that is wrong at once. */
+typedef bool (*eval_objcheck_fn)(const char *why, const char *function, bool undefined, void *arg);
 int eval_objcheck_scan(const char *obj, const eval_objrules *rules, eval_objcheck_fn fn, void *arg,
 	cuco_err *err);
 

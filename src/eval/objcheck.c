@@ -603,6 +603,14 @@ typedef struct check {
 	int *rel_order;             /* relocations by section and offset */
 } check;
 
+/* A refusal told to fn, with whether it is only of a name defined
+ * nowhere (check_import). */
+static void tell(check *c, const char *function, bool undefined, const char *line)
+{
+	if (!c->stop)
+		c->stop = !c->fn(line, function ? function : "", undefined, c->arg);
+}
+
 static void say(check *c, const char *function, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void say(check *c, const char *function, const char *fmt, ...)
@@ -614,7 +622,7 @@ static void say(check *c, const char *function, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
-	c->stop = !c->fn(line, function ? function : "", c->arg);
+	tell(c, function, false, line);
 }
 
 static bool match(const char *pattern, const char *name)
@@ -889,8 +897,10 @@ static void check_import(check *c, int symbol)
 	 * that names it. A name neither a library of the family nor the frame
 	 * defines is the program's mistake (a function it calls and no longer
 	 * defines), which the link would refuse: said as that. */
-	const char *help = row ? row->help : !find(c->r, name) ? UNDEFINED : "not among the names a "
+	bool undefined = !row && !find(c->r, name);
+	const char *help = row ? row->help : undefined ? UNDEFINED : "not among the names a "
 		"candidate of this family may use (objcheck.c)";
+	char line[512];
 	bool used = false;
 	int last = -2;
 	for (int k = 0; k < o->nrelocs && !c->stop; k++) {
@@ -904,10 +914,13 @@ static void check_import(check *c, int symbol)
 			continue;
 		last = user;
 		const char *where = user >= 0 ? o->symbols[user].name : o->sections[rel->section].name;
-		say(c, where, "object: imports %s (in %s): %s", s->name, where, help);
+		snprintf(line, sizeof line, "object: imports %s (in %s): %s", s->name, where, help);
+		tell(c, where, undefined, line);
 	}
-	if (!used)
-		say(c, NULL, "object: imports %s: %s", s->name, help);
+	if (!used) {
+		snprintf(line, sizeof line, "object: imports %s: %s", s->name, help);
+		tell(c, NULL, undefined, line);
+	}
 }
 
 static void check_imports(check *c)
@@ -1321,13 +1334,13 @@ typedef struct refusals {
 	bool defence;  /* one is a defence's, not a name defined nowhere */
 } refusals;
 
-static bool note(const char *why, const char *function, void *arg)
+static bool note(const char *why, const char *function, bool undefined, void *arg)
 {
 	(void)function;
 	refusals *f = arg;
 	if (!f->first.len)
 		cuco_buf_puts(&f->first, why);
-	f->defence |= !strstr(why, UNDEFINED);
+	f->defence |= !undefined;
 	return !f->defence;
 }
 

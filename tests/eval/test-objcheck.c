@@ -498,8 +498,9 @@ typedef struct shipped {
 	int candidate;           /* refusals in the candidate's own code */
 } shipped;
 
-static bool on_finding(const char *why, const char *function, void *arg)
+static bool on_finding(const char *why, const char *function, bool undefined, void *arg)
 {
+	(void)undefined;
 	shipped *s = arg;
 	char id[256];
 	identifier(function, id, sizeof id);
