@@ -115,18 +115,18 @@ static bool object_of(const cuco_workload *wl, const char *file, const char *obj
 {
 	char source[1400], compiler[512];
 	snprintf(source, sizeof source, "%s/%s", wl->dir, file);
-	eval_compiler_of(wl, cuco_env_get(), compiler, sizeof compiler);
+	cuco_workload_compiler(wl, cuco_env_get(), compiler, sizeof compiler);
 	cuco_directive d;
 	cuco_directive_default(wl, &d);
 	eval_vars v = { .wl = wl, .size = cuco_workload_size(wl, ""), .dir = &d, .compiler = compiler,
 		.source = source, .output = obj };
-	eval_argv cmd = { 0 };
+	cuco_argv cmd = { 0 };
 	cuco_buf line = { 0 };
 	bool ok = eval_expand(wl->build_cmd, &v, &cmd, NULL) == CUCO_OK;
-	eval_argv_join(cmd.v, &line);
+	cuco_argv_join(cmd.v, &line);
 	cuco_buf_puts(&line, " >/dev/null 2>&1");
 	ok = ok && system(line.data) == 0;
-	eval_argv_free(&cmd);
+	cuco_argv_free(&cmd);
 	cuco_buf_free(&line);
 	return ok;
 }

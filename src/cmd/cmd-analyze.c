@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analyze/analyze.h"
 #include "cmd/cmd.h"
-#include "eval/eval.h"
 #include "strategies/strategies.h"
 
 #define ANALYZE_OPTIONS(X) \

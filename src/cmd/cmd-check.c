@@ -2,11 +2,11 @@
  * files, printing every problem as "cuco: <file>: <field>: <problem>" on
  * standard error, and warn of a seed blind to most of the directive; with
  * --try, also evaluate the baseline and the seed once as a run's first
- * evaluations do (eval.h, cuco_workload_try). */
+ * evaluations do (analyze.h, cuco_workload_try). */
 #include <stdio.h>
 
 #include "cmd/cmd.h"
-#include "eval/eval.h"
+#include "analyze/analyze.h"
 
 static void print_problem(const char *line, void *arg)
 {

@@ -1,11 +1,11 @@
 /* cmd-init.c — `cuco init NAME --from PROGRAM`: a workload from a user's
- * own host-driven program (eval.h, cuco_workload_init), each guess said. */
+ * own host-driven program (analyze.h, cuco_workload_init), each guess said. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "eval/eval.h"
+#include "analyze/analyze.h"
 
 #define INIT_OPTIONS(X) \
 	X(O_FROM, "from", 0, "PROGRAM", CMD_OPT_NEEDED, "the program (C, C++ or CUDA with main()); it " \

@@ -6,6 +6,7 @@
 
 #include "eval/eval.h"
 #include "env.h"
+#include "proc.h"
 
 #include <linux/filter.h>
 #include <limits.h>
@@ -15,29 +16,7 @@
 #include <stdatomic.h>
 #include <sys/types.h>
 
-/* ---- expr.c: the peak model's arithmetic -------------------------------- */
-
-/* Evaluate + - * / and parentheses over numbers, the size's variables and
- * `ranks`. size may be NULL (then only numbers and ranks are known). */
-int eval_expr(const char *text, const cuco_size *size, int ranks, double *out, cuco_err *err);
-
-/* ---- template.c: argument vectors, placeholders, defines, slots ----------- */
-
-/* A NULL-terminated vector of malloc'd words: a stage's command. */
-typedef struct eval_argv {
-	char **v;
-	size_t n, cap;
-} eval_argv;
-
-void eval_argv_push(eval_argv *a, const char *word);
-/* Push each blank-separated word of text (a compiler with its flags). */
-void eval_argv_push_words(eval_argv *a, const char *text);
-void eval_argv_append(eval_argv *a, char *const *words);
-void eval_argv_free(eval_argv *a);
-/* The words as one line, each quoted for /bin/sh where it needs it: for
- * messages, the build's cache key, and the one runner that needs a shell
- * (ssh, whose far side runs one anyway). */
-void eval_argv_join(char *const *words, cuco_buf *out);
+/* ---- template.c: placeholders, defines, slots ------------------------------ */
 
 typedef struct eval_vars {
 	const cuco_workload *wl;
@@ -57,12 +36,10 @@ typedef struct eval_vars {
  * interpreted. With v->dir NULL (checking a manifest) placeholders are
  * only checked and stay as they are; with v NULL there are none (braces
  * are text): words the user gives, such as [runner] options. */
-int eval_expand(const char *tmpl, const eval_vars *v, eval_argv *out, cuco_err *err);
+int eval_expand(const char *tmpl, const eval_vars *v, cuco_argv *out, cuco_err *err);
 /* Replace every @SLOT@ of a dimension with a slot by its directive value. */
 void eval_apply_slots(const cuco_workload *wl, const cuco_directive *dir,
 	const char *src, size_t len, cuco_buf *out);
-/* Append `word` to out, quoted for /bin/sh when needed. */
-void eval_shell_quote(cuco_buf *out, const char *word);
 
 /* ---- seccomp.c: the stages' system-call filter -------------------------------- */
 
@@ -667,45 +644,6 @@ void eval_compat_finish(eval_compat *c, eval_outcome *o);
 /* Validate a compat time regex; for the manifest check. */
 int eval_compile_time_re(const char *re, regex_t *out, char *why, size_t size);
 
-/* ---- lex.c: source as tokens ------------------------------------------------- */
-
-typedef enum eval_tok_kind {
-	EVAL_TK_IDENT, EVAL_TK_NUMBER, EVAL_TK_STRING, EVAL_TK_CHAR, EVAL_TK_PUNCT
-} eval_tok_kind;
-
-typedef struct eval_tok {
-	eval_tok_kind kind;
-	int line;
-	const char *s;            /* into the text; a literal keeps its quotes */
-	int len;
-	int match;                /* ( [ {: the partner's index; -1 none */
-} eval_tok;
-
-#define EVAL_LEX_INCLUDES 64
-#define EVAL_LEX_MACROS 256
-
-typedef struct eval_lexed {
-	const char *text;
-	eval_tok *toks;
-	int ntoks, cap;
-	int lines;
-	int nincludes;
-	cuco_include includes[EVAL_LEX_INCLUDES];
-	int nmacros;              /* object-like #defines */
-	cuco_macro macros[EVAL_LEX_MACROS];
-} eval_lexed;
-
-/* Tokens of text (which must outlive lx); never fails. */
-int eval_lex(const char *text, size_t len, eval_lexed *lx);
-void eval_lexed_free(eval_lexed *lx);
-bool eval_tok_is(const eval_tok *t, const char *s);
-
-/* ---- evaluator.c ------------------------------------------------------------ */
-
-/* The {compiler} of a workload: $CUCO_MPICC (cpu-mpi) or $CUCO_NVCC (the
- * GPU families) when set, else the manifest's compiler. */
-void eval_compiler_of(const cuco_workload *wl, const cuco_env *env, char *out, size_t size);
-
 /* ---- runner.c: how a program is launched ------------------------------------ */
 
 typedef struct eval_launch {
@@ -734,9 +672,7 @@ typedef struct eval_launch {
  * launcher's words and then prog's, or for ssh /bin/sh -c with a script in
  * which every word is quoted. binary and extras are what ssh copies. */
 void eval_launch_argv(const eval_launch *l, char *const *prog, const char *binary,
-	const char *const *extras, int nextras, eval_argv *out);
-/* Find an executable in $PATH (or a path as is); false when missing. */
-bool eval_which(const char *prog, char *path, size_t size);
+	const char *const *extras, int nextras, cuco_argv *out);
 /* The CPUs of the cores a local run's ranks are bound to, one rank per
  * core: the first `ranks` cores among the allowed CPUs in the order Open
  * MPI's --bind-to core takes them, with all their hardware threads; sysfs

@@ -99,12 +99,6 @@ struct cuco_evaluator {
 
 /* ---- setup ------------------------------------------------------------------ */
 
-void eval_compiler_of(const cuco_workload *wl, const cuco_env *env, char *out, size_t size)
-{
-	const char *env_cc = wl->family == CUCO_FAMILY_CPU_MPI ? env->mpicc : env->nvcc;
-	cuco_strlcpy(out, env_cc ? env_cc : wl->compiler, size);
-}
-
 static void collect_line(const char *line, size_t len, void *arg)
 {
 	cuco_buf *b = arg;
@@ -209,9 +203,9 @@ static long half_of_memory(void)
 static void probe_compiler(cuco_evaluator *ev)
 {
 	cuco_buf out = { 0 };
-	eval_argv cmd = { 0 };
-	eval_argv_push_words(&cmd, ev->compiler);
-	eval_argv_push(&cmd, "--version");
+	cuco_argv cmd = { 0 };
+	cuco_argv_push_words(&cmd, ev->compiler);
+	cuco_argv_push(&cmd, "--version");
 	eval_limits lim = ev->limits;
 	lim.wall_s = 30;
 	lim.sandbox = stage_sandbox(ev, ev->work_root, NULL, false, NULL);
@@ -227,7 +221,7 @@ static void probe_compiler(cuco_evaluator *ev)
 		cuco_strlcpy(ev->compiler_version, out.data ? out.data : "", sizeof ev->compiler_version);
 	eval_sandbox_argv_free((char **)lim.sandbox);
 	unlink(log);
-	eval_argv_free(&cmd);
+	cuco_argv_free(&cmd);
 	cuco_buf_free(&out);
 }
 
@@ -252,7 +246,7 @@ static void find_launcher(cuco_evaluator *ev)
 		name = "ssh";
 		break;
 	}
-	if (name && !eval_which(name, ev->launcher, sizeof ev->launcher)) {
+	if (name && !cuco_which(name, ev->launcher, sizeof ev->launcher)) {
 		ev->launcher[0] = '\0';
 		if (needed)
 			snprintf(ev->launcher_missing, sizeof ev->launcher_missing,
@@ -401,7 +395,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	eval_filter_build(&ev->gpu_filter, true);
 	const char *ext = strrchr(*wl->seed_file ? wl->seed_file : wl->baseline_file, '.');
 	snprintf(ev->src_name, sizeof ev->src_name, "candidate%s", ext && strlen(ext) < 10 ? ext : ".c");
-	eval_compiler_of(wl, ev->cfg.env, ev->compiler, sizeof ev->compiler);
+	cuco_workload_compiler(wl, ev->cfg.env, ev->compiler, sizeof ev->compiler);
 	ev->mpi = wl->family != CUCO_FAMILY_CUDA && wl->ranks > 1;
 	bool cuda = wl->family != CUCO_FAMILY_CPU_MPI;
 	ev->gpu_lock = cuda && cfg->runner.kind == CUCO_RUNNER_LOCAL;
@@ -632,11 +626,11 @@ static void build_key(cuco_evaluator *ev, const cuco_directive *dir, const cuco_
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = dir, .compiler = ev->compiler,
 		.source = "SOURCE", .output = "OUTPUT", .nccl_home = ev->cfg.env->nccl_home,
 		.cuda_home = ev->cfg.env->cuda_home };
-	eval_argv words = { 0 };
+	cuco_argv words = { 0 };
 	cuco_buf cmd = { 0 };
 	eval_expand(ev->wl.build_cmd, &v, &words, NULL);
-	eval_argv_join(words.v, &cmd);
-	eval_argv_free(&words);
+	cuco_argv_join(words.v, &cmd);
+	cuco_argv_free(&words);
 	XXH3_state_t *s = XXH3_createState();
 	XXH3_128bits_reset(s);
 	XXH3_128bits_update(s, src->data, src->len);
@@ -721,7 +715,7 @@ static int build_step(job *j, const char *tmpl, const eval_vars *v, const stage_
 	int rc = eval_sandbox_placeholder(&ev->sandbox, out, err);
 	if (rc != CUCO_OK)
 		return rc;
-	eval_argv cmd = { 0 };
+	cuco_argv cmd = { 0 };
 	eval_expand(tmpl, v, &cmd, NULL);
 	eval_limits lim = ev->limits;
 	lim.tmpdir = j->tmpdir;
@@ -741,7 +735,7 @@ static int build_step(job *j, const char *tmpl, const eval_vars *v, const stage_
 		pthread_rwlock_unlock(&ev->pool.slots[0].device);
 	give_job_slot(ev);
 	eval_sandbox_argv_free((char **)lim.sandbox);
-	eval_argv_free(&cmd);
+	cuco_argv_free(&cmd);
 	j->res->compile_s += st->wall_s;
 	return rc;
 }
@@ -816,11 +810,11 @@ static void trusted_path(cuco_evaluator *ev, const eval_vars *v, const char *tmp
 {
 	eval_vars fixed = *v;
 	fixed.output = "OUTPUT";
-	eval_argv words = { 0 };
+	cuco_argv words = { 0 };
 	cuco_buf cmd = { 0 };
 	eval_expand(tmpl, &fixed, &words, NULL);
-	eval_argv_join(words.v, &cmd);
-	eval_argv_free(&words);
+	cuco_argv_join(words.v, &cmd);
+	cuco_argv_free(&words);
 	XXH3_state_t *s = XXH3_createState();
 	XXH3_128bits_reset(s);
 	XXH3_128bits_update(s, cmd.data, cmd.len + 1);
@@ -876,7 +870,7 @@ static int trusted_build(cuco_evaluator *ev, const char *tmpl, const char *sourc
 	snprintf(out, sizeof out, "%s/%s", dir, name);
 	snprintf(log, sizeof log, "%s/build.log", dir);
 	v.output = out;
-	eval_argv cmd = { 0 };
+	cuco_argv cmd = { 0 };
 	eval_expand(tmpl, &v, &cmd, NULL);
 	eval_limits lim = ev->limits;
 	lim.wall_s = ev->wl.limit_compile_s * (ev->cfg.limit_scale > 0 ? ev->cfg.limit_scale : 1);
@@ -893,7 +887,7 @@ static int trusted_build(cuco_evaluator *ev, const char *tmpl, const char *sourc
 	if (!ev->sandbox.on || (rc = eval_sandbox_placeholder(&ev->sandbox, out, err)) == CUCO_OK)
 		rc = eval_stage_run(cmd.v, dir, log, &lim, NULL, NULL, &st, err);
 	eval_sandbox_argv_free((char **)lim.sandbox);
-	eval_argv_free(&cmd);
+	cuco_argv_free(&cmd);
 	struct stat sb;
 	int own = -1;
 	if (rc == CUCO_OK && (st.exit_code != 0 || st.signal || st.timed_out || stat(out, &sb) != 0
@@ -1081,7 +1075,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	eval_vars v = { .wl = &ev->wl, .size = ev->size, .dir = j->dir, .compiler = ev->compiler,
 		.source = ev->src_name, .output = ssh ? remote_bin : j->binary, .warmup = warmup,
 		.reps = reps, .nccl_home = ev->cfg.env->nccl_home, .cuda_home = ev->cfg.env->cuda_home };
-	eval_argv prog = { 0 }, cmd = { 0 };
+	cuco_argv prog = { 0 }, cmd = { 0 };
 	eval_expand(ev->wl.run_cmd, &v, &prog, NULL);
 	const char *extras[8 + 1];
 	char extra_paths[8][PATH_MAX];
@@ -1119,7 +1113,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		.limit_s = limit_s, .preload = preload ? ev->interposer : NULL,
 		.ticket = ticket_env, .tag_output = ev->wl.protocol == CUCO_PROTO_COMPAT };
 	eval_launch_argv(&l, prog.v, j->binary, extras, nextras, &cmd);
-	eval_argv_free(&prog);
+	cuco_argv_free(&prog);
 	eval_limits lim = ev->limits;
 	lim.tmpdir = j->tmpdir;
 	lim.ssh_agent = ssh || kind == CUCO_RUNNER_HOSTFILE;  /* mpirun reaches its hosts over ssh */
@@ -1164,7 +1158,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	if (*ticket_path)
 		unlink(ticket_path);  /* the frame empties it; in the sandbox it cannot remove it */
 	eval_sandbox_argv_free((char **)lim.sandbox);
-	eval_argv_free(&cmd);
+	cuco_argv_free(&cmd);
 	return rc;
 }
 

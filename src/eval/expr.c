@@ -120,7 +120,7 @@ static int expr_sum(expr *e, double *out)
 	}
 }
 
-int eval_expr(const char *text, const cuco_size *size, int ranks, double *out, cuco_err *err)
+int cuco_expr(const char *text, const cuco_size *size, int ranks, double *out, cuco_err *err)
 {
 	expr e = { .text = text, .p = text, .size = size, .ranks = ranks, .err = err };
 	int rc = expr_sum(&e, out);

@@ -409,14 +409,14 @@ static int mpi_dirs(const char *mpicc, char ***dirs, int *n, cuco_err *err)
 		return cuco_errf(err, CUCO_EENV, "objcheck: `%s --showme:link` failed: Open MPI's "
 			"libraries cannot be found", mpicc && *mpicc ? mpicc : "mpicc");
 	}
-	eval_argv words = { 0 };
-	eval_argv_push_words(&words, out.data ? out.data : "");
+	cuco_argv words = { 0 };
+	cuco_argv_push_words(&words, out.data ? out.data : "");
 	for (size_t i = 0; i < words.n; i++)
 		if (strncmp(words.v[i], "-L", 2) == 0 && words.v[i][2]) {
 			*dirs = cuco_xrealloc(*dirs, (size_t)(*n + 1) * sizeof **dirs);
 			(*dirs)[(*n)++] = cuco_xstrdup(words.v[i] + 2);
 		}
-	eval_argv_free(&words);
+	cuco_argv_free(&words);
 	cuco_buf_free(&out);
 	return CUCO_OK;
 }
@@ -524,8 +524,8 @@ int eval_objrules_new(const eval_objspec *spec, eval_objrules **out, cuco_err *e
 	r->sandbox = spec->sandbox;
 	r->filter = spec->filter;
 	r->tool_s = spec->tool_s > 0 ? spec->tool_s : TOOL_S;
-	eval_argv entries = { 0 };
-	eval_argv_push_words(&entries, spec->entries ? spec->entries : "");
+	cuco_argv entries = { 0 };
+	cuco_argv_push_words(&entries, spec->entries ? spec->entries : "");
 	r->entries = entries.v;
 	r->nentries = (int)entries.n;
 	char **mpi = NULL;
@@ -533,8 +533,8 @@ int eval_objrules_new(const eval_objspec *spec, eval_objrules **out, cuco_err *e
 	if (r->nentries == 0)
 		rc = cuco_errf(err, CUCO_EUSAGE, "objcheck: no entry points: the frame calls none of the "
 			"candidate's functions");
-	else if (!eval_which("objdump", r->objdump, sizeof r->objdump)
-		|| !eval_which("objcopy", r->objcopy, sizeof r->objcopy))
+	else if (!cuco_which("objdump", r->objdump, sizeof r->objdump)
+		|| !cuco_which("objcopy", r->objcopy, sizeof r->objcopy))
 		rc = cuco_errf(err, CUCO_EENV, "objcheck: objdump and objcopy (binutils) are not on PATH");
 	if (rc == CUCO_OK && (fam & FAM_MPI))
 		rc = mpi_dirs(spec->mpicc, &mpi, &nmpi, err);
@@ -1385,27 +1385,27 @@ static int localize(const char *obj, const eval_objrules *r, cuco_err *err)
 	int rc = eval_obj_read(obj, &o, err);
 	if (rc != CUCO_OK)
 		return rc;
-	eval_argv argv = { 0 };
+	cuco_argv argv = { 0 };
 	cuco_buf seen = { 0 };
-	eval_argv_push(&argv, r->objcopy);
+	cuco_argv_push(&argv, r->objcopy);
 	for (int i = 0; i < r->nentries; i++) {
-		eval_argv_push(&argv, "-G");
-		eval_argv_push(&argv, r->entries[i]);
+		cuco_argv_push(&argv, "-G");
+		cuco_argv_push(&argv, r->entries[i]);
 	}
 	for (int k = 1; k < o.nsymbols; k++) {
 		const char *name = o.symbols[k].name;
 		if (*name && !is_entry(r, name) && renamed(&o, k) && cuco_buf_add_once(&seen, name)) {
 			char word[1200];
 			snprintf(word, sizeof word, "%s=" RENAMED "%s", name, name);
-			eval_argv_push(&argv, "--redefine-sym");
-			eval_argv_push(&argv, word);
+			cuco_argv_push(&argv, "--redefine-sym");
+			cuco_argv_push(&argv, word);
 		}
 	}
-	eval_argv_push(&argv, obj);
-	eval_argv_push(&argv, local);
+	cuco_argv_push(&argv, obj);
+	cuco_argv_push(&argv, local);
 	eval_obj_free(&o);
 	rc = binutils(r, argv.v, dirname(dir), strrchr(obj, '/') + 1, strrchr(local, '/') + 1, NULL, NULL, err);
-	eval_argv_free(&argv);
+	cuco_argv_free(&argv);
 	cuco_buf_free(&seen);
 	if (rc == CUCO_OK)
 		rc = take(local, obj, err);

@@ -31,26 +31,6 @@
 #define MAX_HOSTS 256
 #define KILL_AFTER_S 2  /* the far side's timeout -k */
 
-bool eval_which(const char *prog, char *path, size_t size)
-{
-	if (strchr(prog, '/')) {
-		cuco_strlcpy(path, prog, size);
-		return access(prog, X_OK) == 0;
-	}
-	const char *env = getenv("PATH");
-	for (const char *p = env ? env : "/usr/bin:/bin"; *p;) {
-		size_t len = strcspn(p, ":");
-		char full[PATH_MAX];
-		snprintf(full, sizeof full, "%.*s/%s", (int)(len ? len : 1), len ? p : ".", prog);
-		if (access(full, X_OK) == 0) {
-			cuco_strlcpy(path, full, size);
-			return true;
-		}
-		p += len + (p[len] == ':');
-	}
-	return false;
-}
-
 static void collect(const char *line, size_t len, void *arg)
 {
 	cuco_buf *b = arg;
@@ -156,10 +136,10 @@ bool cuco_runner_config_set(cuco_runner_config *c, const char *key, const char *
 	if (strcmp(key, "hosts") == 0)
 		return set_text(c->hosts, sizeof c->hosts, v, why, size);
 	if (strcmp(key, "options") == 0) {
-		eval_argv words = { 0 };
+		cuco_argv words = { 0 };
 		cuco_err err = { 0 };
 		bool ok = eval_expand(v, NULL, &words, &err) == CUCO_OK;
-		eval_argv_free(&words);
+		cuco_argv_free(&words);
 		if (!ok)
 			snprintf(why, size, "%.40s: %s", v, err.msg);
 		return ok && set_text(c->options, sizeof c->options, v, why, size);
@@ -209,72 +189,72 @@ bool cuco_runner_config_set(cuco_runner_config *c, const char *key, const char *
 
 /* ---- commands ------------------------------------------------------------------- */
 
-static void push_printf(eval_argv *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void push_printf(eval_argv *out, const char *fmt, ...)
+static void push_printf(cuco_argv *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void push_printf(cuco_argv *out, const char *fmt, ...)
 {
 	char word[1024];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(word, sizeof word, fmt, ap);
 	va_end(ap);
-	eval_argv_push(out, word);
+	cuco_argv_push(out, word);
 }
 
 /* [runner] options: the user's words, split and quoted as the shell
  * would (checked when they were set), and no shell reads them. */
-static void push_options(eval_argv *out, const char *options)
+static void push_options(cuco_argv *out, const char *options)
 {
 	cuco_err err = { 0 };
-	eval_argv words = { 0 };
+	cuco_argv words = { 0 };
 	if (eval_expand(options, NULL, &words, &err) == CUCO_OK)
-		eval_argv_append(out, words.v);
-	eval_argv_free(&words);
+		cuco_argv_append(out, words.v);
+	cuco_argv_free(&words);
 }
 
 /* `timeout` on the far side: each rank held to the program's own limit. */
-static void push_timeout(const eval_launch *l, eval_argv *out)
+static void push_timeout(const eval_launch *l, cuco_argv *out)
 {
-	eval_argv_push(out, "timeout");
-	eval_argv_push(out, "-k");
+	cuco_argv_push(out, "timeout");
+	cuco_argv_push(out, "-k");
 	push_printf(out, "%d", KILL_AFTER_S);
 	push_printf(out, "%.0f", ceil(l->limit_s));
 }
 
 /* mpirun's options for this runner; as root Open MPI refuses to start
  * without the explicit permission. */
-static void mpirun_prefix(const eval_launch *l, eval_argv *out)
+static void mpirun_prefix(const eval_launch *l, cuco_argv *out)
 {
-	eval_argv_push(out, l->launcher);
+	cuco_argv_push(out, l->launcher);
 	bool hostfile = l->kind == CUCO_RUNNER_HOSTFILE;
 	if (hostfile && *l->slot->gpus) {
-		eval_argv_push(out, "-x");
+		cuco_argv_push(out, "-x");
 		push_printf(out, "CUDA_VISIBLE_DEVICES=%s", l->slot->gpus);
 	}
 	if (l->as_root)
-		eval_argv_push(out, "--allow-run-as-root");
+		cuco_argv_push(out, "--allow-run-as-root");
 	if (hostfile) {
-		eval_argv_push(out, "--host");
-		eval_argv_push(out, l->slot->hosts);
+		cuco_argv_push(out, "--host");
+		cuco_argv_push(out, l->slot->hosts);
 	} else {
 		/* More ranks than cores is normal on a laptop; do not refuse. A rank
 		 * per core keeps one rank's timing off another's core; with fewer
 		 * cores than ranks binding is impossible, and Open MPI would refuse. */
-		eval_argv_push(out, "--oversubscribe");
-		eval_argv_push(out, "--bind-to");
-		eval_argv_push(out, l->bind ? "core" : "none");
+		cuco_argv_push(out, "--oversubscribe");
+		cuco_argv_push(out, "--bind-to");
+		cuco_argv_push(out, l->bind ? "core" : "none");
 	}
 	if (l->ticket) {  /* for ranks on other hosts: local ones inherit it */
-		eval_argv_push(out, "-x");
+		cuco_argv_push(out, "-x");
 		push_printf(out, "%.*s", (int)strcspn(l->ticket, "="), l->ticket);
 	}
 	if (l->tag_output)
-		eval_argv_push(out, "--tag-output");
+		cuco_argv_push(out, "--tag-output");
 	if (l->preload) {  /* the ranks only: mpirun itself needs no counting */
-		eval_argv_push(out, "-x");
+		cuco_argv_push(out, "-x");
 		push_printf(out, "LD_PRELOAD=%s", l->preload);
 	}
 	push_options(out, l->rc->options);
-	eval_argv_push(out, "-np");
+	cuco_argv_push(out, "-np");
 	push_printf(out, "%d", l->ranks);
 	if (hostfile)
 		push_timeout(l, out);
@@ -287,7 +267,7 @@ static void mpirun_prefix(const eval_launch *l, eval_argv *out)
  * --exclusive keeps steps off each other's CPUs and GPUs. --time is
  * Slurm's backstop should srun itself be lost. srun passes the stage's
  * environment (the harness's ticket) on to the ranks. */
-static void srun_prefix(const eval_launch *l, eval_argv *out)
+static void srun_prefix(const eval_launch *l, cuco_argv *out)
 {
 	const cuco_runner_config *rc = l->rc;
 	int nodes = 1;
@@ -295,12 +275,12 @@ static void srun_prefix(const eval_launch *l, eval_argv *out)
 		nodes += *p == ',';
 	int minutes = rc->time_limit_min > 0 ? rc->time_limit_min
 		: (int)ceil((l->limit_s + KILL_AFTER_S) / 60.0) + 1;
-	eval_argv_push(out, l->launcher);
+	cuco_argv_push(out, l->launcher);
 	push_printf(out, "--nodes=%d", nodes);
 	push_printf(out, "--ntasks=%d", l->ranks);
 	if (l->in_allocation || rc->slots_per_host <= 1)
-		eval_argv_push(out, "--exclusive");
-	eval_argv_push(out, "--kill-on-bad-exit=1");
+		cuco_argv_push(out, "--exclusive");
+	cuco_argv_push(out, "--kill-on-bad-exit=1");
 	push_printf(out, "--nodelist=%s", l->slot->hosts);
 	push_printf(out, "--job-name=%s", l->job_name);
 	if (!l->in_allocation && *rc->partition)
@@ -345,7 +325,7 @@ static void ssh_command(const eval_launch *l, char *const *prog, const char *bin
 		cuco_buf_printf(&scp, " -P %s", port);
 	}
 	cuco_buf_puts(&ssh, " ");
-	eval_shell_quote(&ssh, host);
+	cuco_shell_quote(&ssh, host);
 
 	cuco_buf_printf(&setup, "mkdir -p %s", l->remote_dir);
 	cuco_buf_printf(&remote, "cd %s && ", l->remote_dir);
@@ -354,7 +334,7 @@ static void ssh_command(const eval_launch *l, char *const *prog, const char *bin
 		if (*l->slot->gpus)
 			cuco_buf_printf(&remote, "CUDA_VISIBLE_DEVICES=%s ", l->slot->gpus);
 		if (l->ticket) {
-			eval_shell_quote(&remote, l->ticket);
+			cuco_shell_quote(&remote, l->ticket);
 			cuco_buf_puts(&remote, " ");
 		}
 	}
@@ -363,24 +343,24 @@ static void ssh_command(const eval_launch *l, char *const *prog, const char *bin
 		cuco_buf_printf(&remote, "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
 			"mpirun --oversubscribe%s -np %d ", l->tag_output ? " --tag-output" : "", l->ranks);
 	cuco_buf join = { 0 };
-	eval_argv_join(prog, &join);
+	cuco_argv_join(prog, &join);
 	cuco_buf_puts(&remote, join.data);
 	cuco_buf_free(&join);
 
 	cuco_buf_printf(out, "%s ", ssh.data);
-	eval_shell_quote(out, setup.data);
+	cuco_shell_quote(out, setup.data);
 	cuco_buf_puts(out, " || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; ");
 	cuco_buf_printf(out, "%s ", scp.data);
-	eval_shell_quote(out, binary);
+	cuco_shell_quote(out, binary);
 	for (int i = 0; i < nextras; i++) {
 		cuco_buf_puts(out, " ");
-		eval_shell_quote(out, extras[i]);
+		cuco_shell_quote(out, extras[i]);
 	}
 	cuco_buf_puts(out, " ");
 	cuco_buf_printf(out, "%s:%s/", host, l->remote_dir);
 	cuco_buf_puts(out, " || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; ");
 	cuco_buf_printf(out, "%s ", ssh.data);
-	eval_shell_quote(out, remote.data);
+	cuco_shell_quote(out, remote.data);
 	cuco_buf_printf(out, "; rc=$?; %s 'rm -rf %s'; exit $rc", ssh.data, l->remote_dir);
 	cuco_buf_free(&ssh);
 	cuco_buf_free(&scp);
@@ -389,7 +369,7 @@ static void ssh_command(const eval_launch *l, char *const *prog, const char *bin
 }
 
 void eval_launch_argv(const eval_launch *l, char *const *prog, const char *binary,
-	const char *const *extras, int nextras, eval_argv *out)
+	const char *const *extras, int nextras, cuco_argv *out)
 {
 	cuco_buf script = { 0 };
 	switch (l->kind) {
@@ -397,7 +377,7 @@ void eval_launch_argv(const eval_launch *l, char *const *prog, const char *binar
 		/* The slot's GPUs, and without mpirun the interposer, through env(1):
 		 * cuco's own process is not counted. */
 		if (*l->slot->gpus || (l->preload && !l->mpi))
-			eval_argv_push(out, "env");
+			cuco_argv_push(out, "env");
 		if (*l->slot->gpus)
 			push_printf(out, "CUDA_VISIBLE_DEVICES=%s", l->slot->gpus);
 		if (l->preload && !l->mpi)
@@ -414,13 +394,13 @@ void eval_launch_argv(const eval_launch *l, char *const *prog, const char *binar
 		break;
 	case CUCO_RUNNER_SSH:
 		ssh_command(l, prog, binary, extras, nextras, &script);
-		eval_argv_push(out, "/bin/sh");
-		eval_argv_push(out, "-c");
-		eval_argv_push(out, script.data);
+		cuco_argv_push(out, "/bin/sh");
+		cuco_argv_push(out, "-c");
+		cuco_argv_push(out, script.data);
 		cuco_buf_free(&script);
 		return;
 	}
-	eval_argv_append(out, prog);
+	cuco_argv_append(out, prog);
 }
 
 /* ---- the device set ----------------------------------------------------------- */
@@ -634,7 +614,7 @@ static bool answers(char *const *argv, char *detail, size_t size)
 	int status = eval_query(argv, 20, &out);
 	char line[256];
 	eval_first_line(out.data ? out.data : "", line, sizeof line);
-	eval_argv_join(argv, &cmd);
+	cuco_argv_join(argv, &cmd);
 	if (status == 0)
 		snprintf(detail, size, "%s", *line ? line : "ok");
 	else
@@ -685,7 +665,7 @@ int cuco_runner_check(const cuco_runner_config *c, int ranks, report_fn report, 
 	char detail[640], path[PATH_MAX];
 	const char *launcher = c->kind == CUCO_RUNNER_SLURM ? "srun" : c->kind == CUCO_RUNNER_SSH ? "ssh"
 		: cuco_env_get()->mpirun;
-	bool found = eval_which(launcher, path, sizeof path);
+	bool found = cuco_which(launcher, path, sizeof path);
 	if (c->kind == CUCO_RUNNER_SLURM && found) {
 		char *version[] = { path, "--version", NULL };
 		found = answers(version, detail, sizeof detail);

@@ -67,14 +67,14 @@ bool cuco_sandbox_mode_parse(const char *text, cuco_sandbox_mode *out)
 /* ---- the command line ---------------------------------------------------- */
 
 /* An option and its arguments; the list ends with NULL. */
-static void words(eval_argv *a, const char *word, ...) __attribute__((sentinel));
+static void words(cuco_argv *a, const char *word, ...) __attribute__((sentinel));
 
-static void words(eval_argv *a, const char *word, ...)
+static void words(cuco_argv *a, const char *word, ...)
 {
 	va_list ap;
 	va_start(ap, word);
 	for (; word; word = va_arg(ap, const char *))
-		eval_argv_push(a, word);
+		cuco_argv_push(a, word);
 	va_end(ap);
 }
 
@@ -130,7 +130,7 @@ static void add_device_group(const char *path, void *arg)
  * live. Nothing else of the host is shown unless a layer names it: not
  * /run, /var, /tmp, /home or /srv, where services keep their sockets. A
  * merged-/usr link (/bin -> usr/bin) is made again as a link. */
-static void push_system(eval_argv *a)
+static void push_system(cuco_argv *a)
 {
 	static const char *const system[] = { "/usr", "/etc", "/opt", "/sys", "/bin", "/sbin", "/lib",
 		"/lib32", "/lib64", "/libx32", NULL };
@@ -152,7 +152,7 @@ static void push_system(eval_argv *a)
 /* The folders above path, as bwrap would make them for a mount there but
  * open to others (bwrap's own are 0700, closed to a stage user not root):
  * those already there (the system's, a tmpfs) stay as they are. */
-static void push_parents(eval_argv *a, const char *path)
+static void push_parents(cuco_argv *a, const char *path)
 {
 	char parent[PATH_MAX];
 	cuco_strlcpy(parent, path, sizeof parent);
@@ -164,7 +164,7 @@ static void push_parents(eval_argv *a, const char *path)
 }
 
 /* A writable tmpfs of at most mb MiB at path. */
-static void push_tmpfs(eval_argv *a, const char *path, long mb, const char *perms)
+static void push_tmpfs(cuco_argv *a, const char *path, long mb, const char *perms)
 {
 	char size[32];
 	snprintf(size, sizeof size, "%lld", (long long)mb << 20);
@@ -178,7 +178,7 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	if (!sb->on)
 		return NULL;
 	long disk = v->disk_mb > 0 ? v->disk_mb : EVAL_DISK_MB;
-	eval_argv a = { 0 }, readonly = { 0 };
+	cuco_argv a = { 0 }, readonly = { 0 };
 	words(&a, sb->bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
 		"--unshare-cgroup-try", "--unshare-net", NULL);
 	words(&a, "--cap-drop", "ALL", NULL);
@@ -196,7 +196,7 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	words(&a, "--perms", "1777", "--dir", "/var/tmp", NULL);
 	words(&a, "--tmpfs", "/run", NULL);
 	words(&a, "--ro-bind", sb->init, EVAL_INIT_PATH, NULL);
-	eval_argv_push(&readonly, "/run");
+	cuco_argv_push(&readonly, "/run");
 	if (v->gpu)
 		each_gpu_device(push_gpu_device, &a);
 	char real[PATH_MAX];
@@ -211,7 +211,7 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 			push_tmpfs(&a, real, SMALL_TMPFS_MB, "1777");
 		} else {
 			words(&a, "--tmpfs", real, NULL);
-			eval_argv_push(&readonly, real);
+			cuco_argv_push(&readonly, real);
 		}
 	}
 	/* The work folder: a tmpfs of its own, with the host's files the
@@ -237,13 +237,13 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	for (size_t i = 0; i < readonly.n; i++)
 		words(&a, "--remount-ro", readonly.v[i], NULL);
 	words(&a, "--remount-ro", "/", NULL);
-	eval_argv_free(&readonly);
+	cuco_argv_free(&readonly);
 	if (v->seccomp) {
 		char fd[16];
 		snprintf(fd, sizeof fd, "%d", EVAL_SECCOMP_FD);
 		words(&a, "--seccomp", fd, NULL);
 	}
-	eval_argv_push(&a, "--");
+	cuco_argv_push(&a, "--");
 	char report[16];
 	snprintf(report, sizeof report, "%d", EVAL_REPORT_FD);
 	words(&a, EVAL_INIT_PATH, "--report", report, NULL);
@@ -255,7 +255,7 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 				(unsigned)sb->user.groups[i]);
 		words(&a, "--user", spec, NULL);
 	}
-	eval_argv_push(&a, "--");
+	cuco_argv_push(&a, "--");
 	return a.v;
 }
 
@@ -539,7 +539,7 @@ int eval_sandbox_open(cuco_sandbox_mode mode, const cuco_env *env, eval_sandbox 
 	const char *name = env->bwrap;
 	char why[PATH_MAX + 300], failed[160];
 	bool init = find_init(env->stage_init, sb->init, sizeof sb->init);
-	if (!eval_which(name, sb->bwrap, sizeof sb->bwrap)) {
+	if (!cuco_which(name, sb->bwrap, sizeof sb->bwrap)) {
 		snprintf(why, sizeof why, "%.200s not found (Debian and Ubuntu: apt-get install bubblewrap)",
 			name);
 	} else if (!init) {

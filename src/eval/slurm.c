@@ -38,7 +38,7 @@ static int partition_nodes(const char *partition, cuco_buf *expr, char *where, s
 {
 	cuco_buf cmd = { 0 }, out = { 0 };
 	char *argv[] = { "sinfo", "-h", "-o", "%P %N", *partition ? "-p" : NULL, (char *)partition, NULL };
-	eval_argv_join(argv, &cmd);
+	cuco_argv_join(argv, &cmd);
 	int status = eval_query(argv, QUERY_S, &out);
 	int rc = CUCO_OK;
 	if (status != 0) {

@@ -455,12 +455,12 @@ static void child_exec(char *const *argv, const char *workdir, int null_fd, int 
 /* [sandbox...] command..., built before fork(). Outside the sandbox the
  * program is found in $PATH here (bwrap finds it inside); one not found
  * stays as it is, and execve's failure is the stage's exit status 127. */
-static void command_argv(char *const *sandbox, char *const *cmd, eval_argv *out)
+static void command_argv(char *const *sandbox, char *const *cmd, cuco_argv *out)
 {
-	eval_argv_append(out, sandbox);
+	cuco_argv_append(out, sandbox);
 	char path[PATH_MAX];
 	for (size_t i = 0; cmd[i]; i++)
-		eval_argv_push(out, i == 0 && !sandbox && eval_which(cmd[0], path, sizeof path) ? path : cmd[i]);
+		cuco_argv_push(out, i == 0 && !sandbox && cuco_which(cmd[0], path, sizeof path) ? path : cmd[i]);
 }
 
 /* The filter as bwrap's --seccomp reads it: the program's instructions,
@@ -648,7 +648,7 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 		report[0] = report[1] = -1;  /* counted as leftovers() can */
 	char **env = eval_stage_env(lim->tmpdir, lim->ssh_agent, lim->filter != NULL, lim->env,
 		lim->pass_env);
-	eval_argv argv = { 0 };
+	cuco_argv argv = { 0 };
 	command_argv(lim->sandbox, cmd, &argv);
 	double start = cuco_mono();
 	pid_t pid = fork();
@@ -661,7 +661,7 @@ int eval_stage_run(char *const *cmd, const char *workdir, const char *log_path,
 	if (report[1] >= 0)
 		close(report[1]);
 	eval_stage_env_free(env);
-	eval_argv_free(&argv);
+	cuco_argv_free(&argv);
 	close(fds[1]);
 	close(null_fd);
 	close(lifeline[0]);

@@ -16,76 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- argument vectors ------------------------------------------------------- */
-
-void eval_argv_push(eval_argv *a, const char *word)
-{
-	if (a->n + 2 > a->cap) {
-		a->cap = a->cap ? 2 * a->cap : 16;
-		a->v = cuco_xrealloc(a->v, a->cap * sizeof *a->v);
-	}
-	a->v[a->n++] = cuco_xstrdup(word);
-	a->v[a->n] = NULL;
-}
-
-void eval_argv_push_words(eval_argv *a, const char *text)
-{
-	char word[1024];
-	for (const char *p = text; *p;) {
-		p += strspn(p, " \t\n");
-		size_t n = strcspn(p, " \t\n");
-		if (n == 0)
-			break;
-		snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), p);
-		eval_argv_push(a, word);
-		p += n;
-	}
-}
-
-void eval_argv_append(eval_argv *a, char *const *words)
-{
-	for (size_t i = 0; words && words[i]; i++)
-		eval_argv_push(a, words[i]);
-}
-
-void eval_argv_free(eval_argv *a)
-{
-	for (size_t i = 0; i < a->n; i++)
-		free(a->v[i]);
-	free(a->v);
-	memset(a, 0, sizeof *a);
-}
-
-void eval_argv_join(char *const *words, cuco_buf *out)
-{
-	cuco_buf_puts(out, "");
-	for (size_t i = 0; words && words[i]; i++) {
-		if (i)
-			cuco_buf_puts(out, " ");
-		eval_shell_quote(out, words[i]);
-	}
-}
-
 /* ---- placeholders ------------------------------------------------------------- */
-
-void eval_shell_quote(cuco_buf *out, const char *word)
-{
-	bool plain = *word != '\0';
-	for (const char *p = word; *p && plain; p++)
-		plain = isalnum((unsigned char)*p) || strchr("_./-+=,:@%", *p);
-	if (plain) {
-		cuco_buf_puts(out, word);
-		return;
-	}
-	cuco_buf_puts(out, "'");
-	for (const char *p = word; *p; p++) {
-		if (*p == '\'')
-			cuco_buf_puts(out, "'\\''");
-		else
-			cuco_buf_append(out, p, 1);
-	}
-	cuco_buf_puts(out, "'");
-}
 
 static bool size_var_everywhere(const cuco_workload *wl, const char *var)
 {
@@ -118,12 +49,12 @@ static bool eval_placeholder_known(const cuco_workload *wl, const char *name)
 
 /* -D<define>_<VALUE>=1 -D<define>=<index> for an enum, -D<define>=<v> else:
  * each one word. */
-static void push_dim_defines(eval_argv *out, const cuco_dim *d, const char *value)
+static void push_dim_defines(cuco_argv *out, const cuco_dim *d, const char *value)
 {
 	cuco_buf w = { 0 };
 	if (d->kind == CUCO_DIM_INT) {
 		cuco_buf_printf(&w, "-D%s=%s", d->define, value);
-		eval_argv_push(out, w.data);
+		cuco_argv_push(out, w.data);
 		cuco_buf_free(&w);
 		return;
 	}
@@ -133,27 +64,27 @@ static void push_dim_defines(eval_argv *out, const cuco_dim *d, const char *valu
 		cuco_buf_append(&w, &c, 1);
 	}
 	cuco_buf_puts(&w, "=1");
-	eval_argv_push(out, w.data);
+	cuco_argv_push(out, w.data);
 	int index = 0;
 	for (int i = 0; i < d->nvalues && !index; i++)
 		if (strcmp(d->values[i], value) == 0)
 			index = i + 1;
 	w.len = 0;
 	cuco_buf_printf(&w, "-D%s=%d", d->define, index);
-	eval_argv_push(out, w.data);
+	cuco_argv_push(out, w.data);
 	cuco_buf_free(&w);
 }
 
-static void push_sizes(eval_argv *out, const eval_vars *v)
+static void push_sizes(cuco_argv *out, const eval_vars *v)
 {
 	char w[64];
 	for (int i = 0; v->size && i < v->size->nvars; i++) {
 		snprintf(w, sizeof w, "-D%s=%ld", v->size->vars[i].name, v->size->vars[i].value);
-		eval_argv_push(out, w);
+		cuco_argv_push(out, w);
 	}
 }
 
-static void push_defines(eval_argv *out, const eval_vars *v)
+static void push_defines(cuco_argv *out, const eval_vars *v)
 {
 	for (int i = 0; i < v->wl->ndims; i++) {
 		const cuco_dim *d = &v->wl->dims[i];
@@ -170,14 +101,14 @@ static bool is_list(const char *name)
 		|| strcmp(name, "sizes") == 0 || strcmp(name, "objects") == 0;
 }
 
-static void push_list(eval_argv *out, const eval_vars *v, const char *name)
+static void push_list(cuco_argv *out, const eval_vars *v, const char *name)
 {
 	if (strcmp(name, "compiler") == 0)
-		eval_argv_push_words(out, v->compiler ? v->compiler : v->wl->compiler);
+		cuco_argv_push_words(out, v->compiler ? v->compiler : v->wl->compiler);
 	else if (strcmp(name, "sizes") == 0)
 		push_sizes(out, v);
 	else if (strcmp(name, "objects") == 0)
-		eval_argv_append(out, v->objects);
+		cuco_argv_append(out, v->objects);
 	else
 		push_defines(out, v);
 }
@@ -233,7 +164,7 @@ static const char *placeholder(const char *tmpl, const char *p, const eval_vars 
 	return close + 1;
 }
 
-int eval_expand(const char *tmpl, const eval_vars *v, eval_argv *out, cuco_err *err)
+int eval_expand(const char *tmpl, const eval_vars *v, cuco_argv *out, cuco_err *err)
 {
 	cuco_buf word = { 0 };
 	bool in_word = false;  /* quotes make a word, even an empty one */
@@ -242,7 +173,7 @@ int eval_expand(const char *tmpl, const eval_vars *v, eval_argv *out, cuco_err *
 	for (const char *p = tmpl; *p && rc == CUCO_OK;) {
 		if (!quote && (*p == ' ' || *p == '\t' || *p == '\n')) {
 			if (in_word)
-				eval_argv_push(out, word.data ? word.data : "");
+				cuco_argv_push(out, word.data ? word.data : "");
 			if (word.data)
 				word.data[word.len = 0] = '\0';
 			in_word = false;
@@ -265,7 +196,7 @@ int eval_expand(const char *tmpl, const eval_vars *v, eval_argv *out, cuco_err *
 				if (v->dir)
 					push_list(out, v, name);
 				else
-					eval_argv_push(out, p[1] == 'c' ? "{compiler}" : p[1] == 'd' ? "{defines}"
+					cuco_argv_push(out, p[1] == 'c' ? "{compiler}" : p[1] == 'd' ? "{defines}"
 						: p[1] == 's' ? "{sizes}" : "{objects}");
 			} else {
 				/* Without a directive (checking a manifest) names stay as they are. */
@@ -285,7 +216,7 @@ int eval_expand(const char *tmpl, const eval_vars *v, eval_argv *out, cuco_err *
 	if (rc == CUCO_OK && quote)
 		rc = cuco_errf(err, CUCO_EDATA, "unterminated %c quote", quote);
 	if (rc == CUCO_OK && in_word)
-		eval_argv_push(out, word.data ? word.data : "");
+		cuco_argv_push(out, word.data ? word.data : "");
 	cuco_buf_free(&word);
 	return rc;
 }

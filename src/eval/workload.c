@@ -523,7 +523,7 @@ static void check_template(wl_report *r, const cuco_workload *wl, const char *pa
 {
 	eval_vars v = { .wl = wl };
 	cuco_err err = { 0 };
-	eval_argv out = { 0 };
+	cuco_argv out = { 0 };
 	if (strspn(tmpl, " \t") == strlen(tmpl)) {
 		problem(r, path, "empty: the command that %s", strcmp(path, "build") == 0
 			? "builds {source} into {output}" : "runs {output}");
@@ -531,7 +531,7 @@ static void check_template(wl_report *r, const cuco_workload *wl, const char *pa
 	}
 	if (eval_expand(tmpl, &v, &out, &err) != CUCO_OK)
 		problem(r, path, "%s", err.msg);
-	eval_argv_free(&out);
+	cuco_argv_free(&out);
 	if (!strstr(tmpl, "{output}"))
 		problem(r, path, "must name the program as {output}");
 	if (strcmp(path, "build") == 0 && !strstr(tmpl, "{source}"))
@@ -601,9 +601,9 @@ static void parse_peak(wl_report *r, const cJSON *root, cuco_workload *wl)
 	for (int i = 0; i < wl->nsizes; i++) {
 		double v;
 		cuco_err err = { 0 };
-		if (*wl->peak_bytes && eval_expr(wl->peak_bytes, &wl->sizes[i], wl->ranks, &v, &err) != CUCO_OK)
+		if (*wl->peak_bytes && cuco_expr(wl->peak_bytes, &wl->sizes[i], wl->ranks, &v, &err) != CUCO_OK)
 			problem(r, "peak.bytes", "size %s: %s", wl->sizes[i].name, err.msg);
-		if (*wl->peak_flops && eval_expr(wl->peak_flops, &wl->sizes[i], wl->ranks, &v, &err) != CUCO_OK)
+		if (*wl->peak_flops && cuco_expr(wl->peak_flops, &wl->sizes[i], wl->ranks, &v, &err) != CUCO_OK)
 			problem(r, "peak.flops", "size %s: %s", wl->sizes[i].name, err.msg);
 	}
 }
@@ -1121,6 +1121,12 @@ bool cuco_directive_nearest(const cuco_workload *wl, const cuco_directive *base,
 	return true;
 }
 
+void cuco_workload_compiler(const cuco_workload *wl, const cuco_env *env, char *out, size_t size)
+{
+	const char *env_cc = wl->family == CUCO_FAMILY_CPU_MPI ? env->mpicc : env->nvcc;
+	cuco_strlcpy(out, env_cc ? env_cc : wl->compiler, size);
+}
+
 int cuco_workload_peak(const cuco_workload *wl, const cuco_size *size, double *bytes, double *flops, cuco_err *err)
 {
 	*bytes = *flops = NAN;
@@ -1128,8 +1134,8 @@ int cuco_workload_peak(const cuco_workload *wl, const cuco_size *size, double *b
 		size = cuco_workload_size(wl, NULL);
 	int rc = CUCO_OK;
 	if (*wl->peak_bytes)
-		rc = eval_expr(wl->peak_bytes, size, wl->ranks, bytes, err);
+		rc = cuco_expr(wl->peak_bytes, size, wl->ranks, bytes, err);
 	if (rc == CUCO_OK && *wl->peak_flops)
-		rc = eval_expr(wl->peak_flops, size, wl->ranks, flops, err);
+		rc = cuco_expr(wl->peak_flops, size, wl->ranks, flops, err);
 	return rc;
 }

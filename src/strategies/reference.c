@@ -8,6 +8,7 @@
  * section of the system message, marked for fitting (prompt.h's cut
  * table) and measured (cuco_fp_prompt's bytes).
  */
+#include "analyze/analyze.h"
 #include "strategies/search_int.h"
 #include "text.h"
 

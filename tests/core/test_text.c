@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "analyze/analyze.h"
 #include "eval/eval_int.h"
 #include "strategies/strategies.h"
 #include "text.h"

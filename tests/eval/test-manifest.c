@@ -90,19 +90,19 @@ static void test_expand_defines_slots(void **state)
 	cuco_directive_set(&d, "scale", "3");
 	eval_vars v = { .wl = wl, .size = cuco_workload_size(wl, "small"), .dir = &d,
 		.compiler = "mpicc", .source = "/tmp/a b/c.c", .output = "/tmp/out", .warmup = 2, .reps = 7 };
-	eval_argv words = { 0 };
+	cuco_argv words = { 0 };
 	cuco_buf out = { 0 };
 	v.compiler = "mpicc -g";
 	assert_int_equal(eval_expand("{compiler} {source} -o {output} {defines} "
 		"{ranks} {size} {size.N} {backend} {warmup} {reps} 'q {size}' x\\ \"y\"", &v, &words, &err),
 		CUCO_OK);
-	eval_argv_join(words.v, &out);
+	cuco_argv_join(words.v, &out);
 	assert_string_equal(out.data, "mpicc -g '/tmp/a b/c.c' -o /tmp/out "
 		"-DCUCO_BACKEND_RMA=1 -DCUCO_BACKEND=2 -DCUCO_ISSUER_ONE=1 -DCUCO_ISSUER=1 "
 		"-DCUCO_PLACEMENT_AFTER=1 -DCUCO_PLACEMENT=1 -DCUCO_SYNC_FENCE=1 -DCUCO_SYNC=1 "
 		"-DCUCO_CHUNKS=4 -DN=4096 2 small 4096 rma 2 7 'q small' 'x y'");
 	assert_string_equal(words.v[2], "/tmp/a b/c.c");  /* one word, as it is */
-	eval_argv_free(&words);
+	cuco_argv_free(&words);
 	cuco_buf_free(&out);
 	static const struct { const char *tmpl, *msg; } bad[] = {
 		{ "{output} {nope}", "unknown placeholder {nope}" },
@@ -114,7 +114,7 @@ static void test_expand_defines_slots(void **state)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		assert_int_equal(eval_expand(bad[i].tmpl, &v, &words, &err), CUCO_EDATA);
 		assert_string_equal(err.msg, bad[i].msg);
-		eval_argv_free(&words);
+		cuco_argv_free(&words);
 	}
 	const char *src = "x = @SCALE@; y = @OTHER@; @SCALE@@";
 	eval_apply_slots(wl, &d, src, strlen(src), &out);
@@ -129,20 +129,20 @@ static void test_expr(void **state)
 	cuco_size sz = { .name = "s", .nvars = 2, .vars = { { "M", 10 }, { "K", 4 } } };
 	cuco_err err = { 0 };
 	double v = 0;
-	assert_int_equal(eval_expr("2*(M+1)-K/2", &sz, 2, &v, &err), CUCO_OK);
+	assert_int_equal(cuco_expr("2*(M+1)-K/2", &sz, 2, &v, &err), CUCO_OK);
 	assert_true(v == 20);
-	assert_int_equal(eval_expr(" M * K * 4 * (ranks - 1) ", &sz, 3, &v, &err), CUCO_OK);
+	assert_int_equal(cuco_expr(" M * K * 4 * (ranks - 1) ", &sz, 3, &v, &err), CUCO_OK);
 	assert_true(v == 320);
-	assert_int_equal(eval_expr("-M + 1e3", &sz, 1, &v, &err), CUCO_OK);
+	assert_int_equal(cuco_expr("-M + 1e3", &sz, 1, &v, &err), CUCO_OK);
 	assert_true(v == 990);
-	assert_int_equal(eval_expr("M*Q", &sz, 1, &v, &err), CUCO_EDATA);
+	assert_int_equal(cuco_expr("M*Q", &sz, 1, &v, &err), CUCO_EDATA);
 	assert_string_equal(err.msg, "\"M*Q\": unknown variable Q");
-	assert_int_equal(eval_expr("M/(K-4)", &sz, 1, &v, &err), CUCO_EDATA);
+	assert_int_equal(cuco_expr("M/(K-4)", &sz, 1, &v, &err), CUCO_EDATA);
 	assert_string_equal(err.msg, "\"M/(K-4)\": division by zero at offset 7");
-	assert_int_equal(eval_expr("(M+1", &sz, 1, &v, &err), CUCO_EDATA);
+	assert_int_equal(cuco_expr("(M+1", &sz, 1, &v, &err), CUCO_EDATA);
 	assert_string_equal(err.msg, "\"(M+1\": expected ) at offset 4");
-	assert_int_equal(eval_expr("M K", &sz, 1, &v, &err), CUCO_EDATA);
-	assert_int_equal(eval_expr("", &sz, 1, &v, &err), CUCO_EDATA);
+	assert_int_equal(cuco_expr("M K", &sz, 1, &v, &err), CUCO_EDATA);
+	assert_int_equal(cuco_expr("", &sz, 1, &v, &err), CUCO_EDATA);
 
 	cuco_workload *wl = load("mini");
 	double bytes, flops;

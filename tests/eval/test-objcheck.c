@@ -47,7 +47,7 @@ static char tmp[256];
 static bool have(const char *prog)
 {
 	char path[4096];
-	return eval_which(prog, path, sizeof path);
+	return cuco_which(prog, path, sizeof path);
 }
 
 /* Run a shell command; its output (both streams) and whether it exited 0. */
@@ -523,25 +523,25 @@ static bool on_finding(const char *why, const char *function, bool undefined, vo
 static void compile_object(const cuco_workload *wl, const char *source, const char *obj)
 {
 	char compiler[512];
-	eval_compiler_of(wl, cuco_env_get(), compiler, sizeof compiler);
+	cuco_workload_compiler(wl, cuco_env_get(), compiler, sizeof compiler);
 	cuco_directive d;
 	cuco_directive_default(wl, &d);
 	eval_vars v = { .wl = wl, .size = cuco_workload_size(wl, wl->default_size), .dir = &d,
 		.compiler = compiler, .source = source, .output = obj,
 		.nccl_home = getenv("CUCO_NCCL_HOME"), .cuda_home = getenv("CUCO_CUDA_HOME") };
-	eval_argv cmd = { 0 };
+	cuco_argv cmd = { 0 };
 	cuco_err err = { 0 };
 	if (eval_expand(wl->build_cmd, &v, &cmd, &err) != CUCO_OK)
 		fail_msg("%s: %s", wl->name, err.msg);
-	eval_argv_push(&cmd, "-c");
+	cuco_argv_push(&cmd, "-c");
 	cuco_buf line = { 0 };
-	eval_argv_join(cmd.v, &line);
+	cuco_argv_join(cmd.v, &line);
 	char *out = NULL;
 	if (!sh(&out, "%s", line.data))
 		fail_msg("%s does not compile: %s\n%s", source, line.data, out);
 	free(out);
 	cuco_buf_free(&line);
-	eval_argv_free(&cmd);
+	cuco_argv_free(&cmd);
 }
 
 static int check_program(const cuco_workload *wl, eval_objrules *r, const char *file, const char *headers)

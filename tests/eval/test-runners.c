@@ -26,7 +26,7 @@
 static void expect_command(const eval_launch *l, const char *want)
 {
 	cuco_buf out = { 0 };
-	eval_argv argv = { 0 };
+	cuco_argv argv = { 0 };
 	const char *extras[] = { "/w/data.bin" };
 	char *const prog[] = { "./abc", "--reps", "1", NULL };
 	eval_launch_argv(l, prog, "/run/cache/abc", extras, 1, &argv);
@@ -36,10 +36,10 @@ static void expect_command(const eval_launch *l, const char *want)
 		assert_null(argv.v[3]);
 		cuco_buf_puts(&out, argv.v[2]);
 	} else {
-		eval_argv_join(argv.v, &out);
+		cuco_argv_join(argv.v, &out);
 	}
 	assert_string_equal(out.data, want);
-	eval_argv_free(&argv);
+	cuco_argv_free(&argv);
 	cuco_buf_free(&out);
 }
 
@@ -77,11 +77,11 @@ static void test_commands(void **state)
 		.ranks = 4, .mpi = true, .limit_s = 30 };
 	expect_command(&l, "mpirun --host a:2,b:2 --mca plm_rsh_agent 'ssh -p 22' -np 4 timeout -k 2 30 "
 		"./abc --reps 1");
-	eval_argv argv = { 0 };
+	cuco_argv argv = { 0 };
 	char *const prog[] = { "./abc", NULL };
 	eval_launch_argv(&l, prog, "/run/cache/abc", NULL, 0, &argv);
 	assert_string_equal(argv.v[5], "ssh -p 22");  /* one word */
-	eval_argv_free(&argv);
+	cuco_argv_free(&argv);
 
 	/* Outside an allocation: a job of its own, on the slot's nodes whole. */
 	cuco_slot_spec nodes = { "n1+n2", "n1,n2", "" };

@@ -4,8 +4,8 @@
  * and directives, guarded defines, loops of every shape, buffers through
  * casts, MPI_IN_PLACE and assignments, lambdas, callers' loops, functions
  * used as values, kernels' stores and loads, streams. */
-#include "eval/eval.h"
-#include "util.h"
+#include "analyze/analyze.h"
+#include "../eval/util.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,11 +1,47 @@
-/* analyze_int.h — inside the communication analysis: what analyze.c
- * finds in a program and analyze_report.c writes out. */
+/* analyze_int.h — private to src/analyze: the lexer (lex.c), what
+ * analyze.c finds in a program and analyze_report.c writes out, and what
+ * apiref.c reads headers with. */
 #ifndef CUCO_ANALYZE_INT_H
 #define CUCO_ANALYZE_INT_H
 
-#include "eval/eval_int.h"
+#include "analyze/analyze.h"
 
 #include <limits.h>
+
+/* ---- lex.c: source as tokens ------------------------------------------------- */
+
+typedef enum an_tok_kind {
+	AN_TK_IDENT, AN_TK_NUMBER, AN_TK_STRING, AN_TK_CHAR, AN_TK_PUNCT
+} an_tok_kind;
+
+typedef struct an_tok {
+	an_tok_kind kind;
+	int line;
+	const char *s;            /* into the text; a literal keeps its quotes */
+	int len;
+	int match;                /* ( [ {: the partner's index; -1 none */
+} an_tok;
+
+#define AN_LEX_INCLUDES 64
+#define AN_LEX_MACROS 256
+
+typedef struct an_lexed {
+	const char *text;
+	an_tok *toks;
+	int ntoks, cap;
+	int lines;
+	int nincludes;
+	cuco_include includes[AN_LEX_INCLUDES];
+	int nmacros;              /* object-like #defines */
+	cuco_macro macros[AN_LEX_MACROS];
+} an_lexed;
+
+/* Tokens of text (which must outlive lx); never fails. */
+int an_lex(const char *text, size_t len, an_lexed *lx);
+void an_lexed_free(an_lexed *lx);
+bool an_tok_is(const an_tok *t, const char *s);
+
+/* ---- analyze.c: what a program's tokens say ----------------------------------- */
 
 #define MAX_FILES 16          /* the program and the local headers it reaches */
 #define MAX_PARAMS 24
@@ -64,7 +100,7 @@ typedef struct comm_row {
 typedef struct src_file {
 	char path[PATH_MAX];
 	char *text;
-	eval_lexed lx;
+	an_lexed lx;
 } src_file;
 
 typedef struct param {
@@ -111,7 +147,7 @@ typedef struct alias {
 	char name[96], base[96];
 } alias;
 
-typedef struct eval_analysis {
+typedef struct an_analysis {
 	src_file files[MAX_FILES];
 	int nfiles;
 	func *funcs;
@@ -122,18 +158,18 @@ typedef struct eval_analysis {
 	int nloops;
 	alias *aliases;
 	int naliases;
-} eval_analysis;
+} an_analysis;
 
 extern const comm_row an_comm_rows[];
 
 /* Tokens [from, to) as text, spaced as a person writes them. */
-void an_range_text(const eval_lexed *lx, int from, int to, char *out, size_t size);
+void an_range_text(const an_lexed *lx, int from, int to, char *out, size_t size);
 /* Argument k of an event as text ("" when it has none). */
-void an_arg_text(const eval_analysis *a, const event *e, int k, char *out, size_t size);
+void an_arg_text(const an_analysis *a, const event *e, int k, char *out, size_t size);
 /* The base of the expression [from, to) (see analyze.c). */
-void an_base_of(const eval_lexed *lx, int from, int to, char *out, size_t size);
+void an_base_of(const an_lexed *lx, int from, int to, char *out, size_t size);
 /* The innermost loop of function fi around token t; NULL when none. */
-const loop *an_loop_around(const eval_analysis *a, int fi, int t);
+const loop *an_loop_around(const an_analysis *a, int fi, int t);
 /* The file name of a path, without its folders. */
 const char *an_file_name(const char *path);
 

@@ -3,7 +3,7 @@
  * kernels and streams, one numbered entry per host communication call,
  * the calls that order without moving data, and what a lexical reading
  * cannot see. */
-#include "eval/analyze_int.h"
+#include "analyze/analyze_int.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -51,7 +51,7 @@ static void strip_casts(const char *count, char *out, size_t size)
 }
 
 /* A macro's value by name from the program and its headers; NULL none. */
-static const char *macro_value(const eval_analysis *a, const char *name, size_t n)
+static const char *macro_value(const an_analysis *a, const char *name, size_t n)
 {
 	for (int k = 0; k < a->nfiles; k++)
 		for (int i = 0; i < a->files[k].lx.nmacros; i++) {
@@ -64,7 +64,7 @@ static const char *macro_value(const eval_analysis *a, const char *name, size_t 
 
 /* text with each identifier replaced by the size's value or its macro's
  * (parenthesised), depth levels deep; others stay as they are. */
-static void expand(const eval_analysis *a, const cuco_size *size, const char *text, int depth,
+static void expand(const an_analysis *a, const cuco_size *size, const char *text, int depth,
 	cuco_buf *out)
 {
 	for (const char *c = text; *c;) {
@@ -114,7 +114,7 @@ static double count_bytes(const cuco_program *p, const cuco_size *size, int rank
 	strip_casts(b.data ? b.data : "", casts, sizeof casts);
 	cuco_buf_free(&b);
 	double v;
-	if (eval_expr(casts, NULL, ranks, &v, NULL) != CUCO_OK || !(v >= 0))
+	if (cuco_expr(casts, NULL, ranks, &v, NULL) != CUCO_OK || !(v >= 0))
 		return NAN;
 	return v * eb;
 }
@@ -129,7 +129,7 @@ static void put_bytes(cuco_buf *b, double bytes)
 		cuco_buf_printf(b, "%.0f bytes", bytes);
 }
 
-static void put_event(cuco_buf *b, const eval_analysis *a, const event *e)
+static void put_event(cuco_buf *b, const an_analysis *a, const event *e)
 {
 	if (e->kind == EV_LAUNCH)
 		cuco_buf_printf(b, "kernel %s<<<…>>> at line %d on %s", e->name, e->line, e->stream);
@@ -158,7 +158,7 @@ static bool has_base(char bases[][96], int n, const char *b)
 /* Events of the anchor's function that write (before) or read (after)
  * buffer b, nearest first; around a loop, the other side of the loop
  * counts for the next or previous iteration. */
-static int related_in(cuco_buf *out, const eval_analysis *a, const event *c, const char *b,
+static int related_in(cuco_buf *out, const an_analysis *a, const event *c, const char *b,
 	bool before, const char *title, int shown, const event *via)
 {
 	const loop *l = an_loop_around(a, c->func, c->tok);
@@ -194,7 +194,7 @@ static int related_in(cuco_buf *out, const eval_analysis *a, const event *c, con
 
 /* The producers or consumers of b around c, else around the calls of
  * c's function (a small lambda's work is often its caller's). */
-static void related(cuco_buf *out, const eval_analysis *a, const event *c, const char *b,
+static void related(cuco_buf *out, const an_analysis *a, const event *c, const char *b,
 	bool before, const char *title)
 {
 	if (!*b)
@@ -210,18 +210,18 @@ static void related(cuco_buf *out, const eval_analysis *a, const event *c, const
 
 /* Whether identifier token i names function f as a value (not its call,
  * not a lambda's own definition). */
-static bool used_as_value(const eval_analysis *a, const func *f, int i)
+static bool used_as_value(const an_analysis *a, const func *f, int i)
 {
-	const eval_lexed *lx = &a->files[0].lx;
-	const eval_tok *t = &lx->toks[i];
+	const an_lexed *lx = &a->files[0].lx;
+	const an_tok *t = &lx->toks[i];
 	int n = (int)strlen(f->name);
-	return t->kind == EVAL_TK_IDENT && t->len == n && strncmp(t->s, f->name, (size_t)n) == 0 &&
-		!(i + 1 < lx->ntoks && eval_tok_is(&lx->toks[i + 1], "(")) &&
+	return t->kind == AN_TK_IDENT && t->len == n && strncmp(t->s, f->name, (size_t)n) == 0 &&
+		!(i + 1 < lx->ntoks && an_tok_is(&lx->toks[i + 1], "(")) &&
 		!(f->file == 0 && i == f->name_tok);
 }
 
 /* Where the loops around function fi's calls are, up the callers. */
-static int callers_loops(cuco_buf *out, const eval_analysis *a, int fi, int depth)
+static int callers_loops(cuco_buf *out, const an_analysis *a, int fi, int depth)
 {
 	const func *f = &a->funcs[fi];
 	int said = 0;
@@ -240,7 +240,7 @@ static int callers_loops(cuco_buf *out, const eval_analysis *a, int fi, int dept
 		if (!outer && depth > 0)
 			said += callers_loops(out, a, e->func, depth - 1);
 	}
-	const eval_lexed *lx = &a->files[0].lx;
+	const an_lexed *lx = &a->files[0].lx;
 	for (int i = 0; i < lx->ntoks; i++)
 		if (used_as_value(a, f, i)) {
 			cuco_buf_printf(out, "   %s is passed as a value at line %d: it is called through a "
@@ -252,7 +252,7 @@ static int callers_loops(cuco_buf *out, const eval_analysis *a, int fi, int dept
 	return said;
 }
 
-static void loop_of(cuco_buf *out, const eval_analysis *a, const event *c)
+static void loop_of(cuco_buf *out, const an_analysis *a, const event *c)
 {
 	const loop *l = an_loop_around(a, c->func, c->tok);
 	if (l)
@@ -264,7 +264,7 @@ static void loop_of(cuco_buf *out, const eval_analysis *a, const event *c)
 static void put_comm(cuco_buf *out, const cuco_program *p, const event *c, int n,
 	const cuco_size *size, int ranks)
 {
-	const eval_analysis *a = p->an;
+	const an_analysis *a = p->an;
 	const comm_row *r = &an_comm_rows[c->row];
 	char send[160], recv[160], count[160], type[64], peer[96];
 	an_arg_text(a, c, r->send, send, sizeof send);
@@ -307,7 +307,7 @@ static void put_comm(cuco_buf *out, const cuco_program *p, const event *c, int n
 	related(out, a, c, c->nwrites ? c->writes[0] : "", false, "read after it by:");
 }
 
-static void put_kernels(cuco_buf *out, const eval_analysis *a)
+static void put_kernels(cuco_buf *out, const an_analysis *a)
 {
 	int shown = 0;
 	for (int i = 0; i < a->nfuncs; i++) {
@@ -333,7 +333,7 @@ static void put_kernels(cuco_buf *out, const eval_analysis *a)
 		cuco_buf_puts(out, "\n");
 }
 
-static void put_sync(cuco_buf *out, const eval_analysis *a)
+static void put_sync(cuco_buf *out, const an_analysis *a)
 {
 	int shown = 0;
 	for (int i = 0; i < a->nevs; i++) {
@@ -351,17 +351,17 @@ static void put_sync(cuco_buf *out, const eval_analysis *a)
 	}
 }
 
-static void put_streams(cuco_buf *out, const eval_analysis *a)
+static void put_streams(cuco_buf *out, const an_analysis *a)
 {
-	const eval_lexed *lx = &a->files[0].lx;
+	const an_lexed *lx = &a->files[0].lx;
 	int shown = 0;
 	for (int i = 0; i + 3 < lx->ntoks; i++) {
-		const eval_tok *t = &lx->toks[i];
-		if (t->kind != EVAL_TK_IDENT || t->len < 16 || strncmp(t->s, "cudaStreamCreate", 16) != 0 ||
-				!eval_tok_is(&lx->toks[i + 1], "("))
+		const an_tok *t = &lx->toks[i];
+		if (t->kind != AN_TK_IDENT || t->len < 16 || strncmp(t->s, "cudaStreamCreate", 16) != 0 ||
+				!an_tok_is(&lx->toks[i + 1], "("))
 			continue;
 		int from = i + 2, to = from;
-		while (to < lx->ntoks && !eval_tok_is(&lx->toks[to], ",") && !eval_tok_is(&lx->toks[to], ")"))
+		while (to < lx->ntoks && !an_tok_is(&lx->toks[to], ",") && !an_tok_is(&lx->toks[to], ")"))
 			to++;
 		char name[96];
 		an_base_of(lx, from, to, name, sizeof name);
@@ -383,7 +383,7 @@ static const char blind_spots[] =
 
 void cuco_program_report(const cuco_program *p, const cuco_size *size, int ranks, cuco_buf *out)
 {
-	const eval_analysis *a = p->an;
+	const an_analysis *a = p->an;
 	cuco_buf_printf(out, "Communication analysis of %s\n- %d lines; ", an_file_name(p->path),
 		p->lines);
 	const char *libs[] = { p->mpi ? "MPI" : NULL, p->nccl ? "NCCL" : NULL,

@@ -5,8 +5,8 @@
  * nccl.h's host calls from inside extern "C"), the NCCL of this machine
  * when it has one, MPI's one-sided calls through mpicc, and the errors. */
 #include "env.h"
-#include "eval/eval.h"
-#include "util.h"
+#include "analyze/analyze.h"
+#include "../eval/util.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -14,7 +14,7 @@
  * written, one it loads from is read. A callee defined nowhere is assumed
  * to do both, and the report says so.
  */
-#include "eval/analyze_int.h"
+#include "analyze/analyze_int.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -80,30 +80,30 @@ static bool in_list(const char *const *list, const char *s, int len)
 	return false;
 }
 
-static void tok_text(const eval_tok *t, char *out, size_t size)
+static void tok_text(const an_tok *t, char *out, size_t size)
 {
 	snprintf(out, size, "%.*s", t->len, t->s);
 }
 
 /* Tokens [from, to) as text, spaced as a person writes them. */
-void an_range_text(const eval_lexed *lx, int from, int to, char *out, size_t size)
+void an_range_text(const an_lexed *lx, int from, int to, char *out, size_t size)
 {
 	size_t n = 0;
 	out[0] = '\0';
 	for (int i = from; i < to && n + 1 < size; i++) {
-		const eval_tok *t = &lx->toks[i], *prev = i > from ? &lx->toks[i - 1] : NULL;
+		const an_tok *t = &lx->toks[i], *prev = i > from ? &lx->toks[i - 1] : NULL;
 		/* A unary & * - ! ~ follows an operator, an opening or nothing. */
 		bool unary_prev = prev && strchr("&*-!~", prev->s[0]) && prev->len == 1 &&
-			(i - 1 == from || (lx->toks[i - 2].kind == EVAL_TK_PUNCT &&
+			(i - 1 == from || (lx->toks[i - 2].kind == AN_TK_PUNCT &&
 			!strchr(")]", lx->toks[i - 2].s[0])));
-		bool cast_prev = prev && eval_tok_is(prev, ")") && prev->match >= from &&
-			t->kind != EVAL_TK_PUNCT;
+		bool cast_prev = prev && an_tok_is(prev, ")") && prev->match >= from &&
+			t->kind != AN_TK_PUNCT;
 		for (int k = prev ? prev->match + 1 : 0; cast_prev && k < i - 1; k++)
-			cast_prev = lx->toks[k].kind == EVAL_TK_IDENT || eval_tok_is(&lx->toks[k], "*");
-		bool tight = !prev || strchr(")],.;", t->s[0]) || eval_tok_is(t, "->") ||
-			eval_tok_is(t, "::") || eval_tok_is(t, "[") ||
-			(eval_tok_is(t, "(") && prev->kind == EVAL_TK_IDENT) ||
-			strchr("([.!~", prev->s[0]) || eval_tok_is(prev, "->") || eval_tok_is(prev, "::") ||
+			cast_prev = lx->toks[k].kind == AN_TK_IDENT || an_tok_is(&lx->toks[k], "*");
+		bool tight = !prev || strchr(")],.;", t->s[0]) || an_tok_is(t, "->") ||
+			an_tok_is(t, "::") || an_tok_is(t, "[") ||
+			(an_tok_is(t, "(") && prev->kind == AN_TK_IDENT) ||
+			strchr("([.!~", prev->s[0]) || an_tok_is(prev, "->") || an_tok_is(prev, "::") ||
 			unary_prev || cast_prev;
 		int k = snprintf(out + n, size - n, "%s%.*s", tight ? "" : " ", t->len, t->s);
 		if (k < 0 || (size_t)k >= size - n)
@@ -114,17 +114,17 @@ void an_range_text(const eval_lexed *lx, int from, int to, char *out, size_t siz
 
 /* ---- files ------------------------------------------------------------------ */
 
-static int add_file(eval_analysis *a, const char *path, char *text, size_t len)
+static int add_file(an_analysis *a, const char *path, char *text, size_t len)
 {
 	src_file *f = &a->files[a->nfiles];
 	cuco_strlcpy(f->path, path, sizeof f->path);
 	f->text = text;
-	eval_lex(text, len, &f->lx);
+	an_lex(text, len, &f->lx);
 	return a->nfiles++;
 }
 
 /* The local headers the files include, breadth first, each once. */
-static void read_headers(eval_analysis *a, const char *dir0)
+static void read_headers(an_analysis *a, const char *dir0)
 {
 	for (int k = 0; k < a->nfiles && a->nfiles < MAX_FILES; k++) {
 		char dir[PATH_MAX];
@@ -140,7 +140,7 @@ static void read_headers(eval_analysis *a, const char *dir0)
 		}
 		if (!*dir)
 			continue;
-		const eval_lexed *lx = &a->files[k].lx;
+		const an_lexed *lx = &a->files[k].lx;
 		for (int i = 0; i < lx->nincludes && a->nfiles < MAX_FILES; i++) {
 			if (!lx->includes[i].local)
 				continue;
@@ -161,21 +161,21 @@ static void read_headers(eval_analysis *a, const char *dir0)
 
 /* ---- functions ---------------------------------------------------------------- */
 
-static void parse_param(const eval_lexed *lx, int from, int to, param *p)
+static void parse_param(const an_lexed *lx, int from, int to, param *p)
 {
 	memset(p, 0, sizeof *p);
 	int name = -1;
 	bool star = false;
 	for (int i = from; i < to; i++) {
-		const eval_tok *t = &lx->toks[i];
-		if (eval_tok_is(t, "*") || eval_tok_is(t, "[") || eval_tok_is(t, "&")) {
+		const an_tok *t = &lx->toks[i];
+		if (an_tok_is(t, "*") || an_tok_is(t, "[") || an_tok_is(t, "&")) {
 			p->pointer = true;
 			star = true;
-		} else if (eval_tok_is(t, "const") && !star) {
+		} else if (an_tok_is(t, "const") && !star) {
 			p->readonly = true;
-		} else if (eval_tok_is(t, "=")) {
+		} else if (an_tok_is(t, "=")) {
 			break;  /* a default value */
-		} else if (t->kind == EVAL_TK_IDENT) {
+		} else if (t->kind == AN_TK_IDENT) {
 			name = i;
 		}
 	}
@@ -187,18 +187,18 @@ static void parse_param(const eval_lexed *lx, int from, int to, param *p)
 
 /* Whether the identifier at i is stored through: p[..] = , *p = , p->f = ,
  * p[..].f += …; compound assignments read too. */
-static bool stored_through(const eval_lexed *lx, int i, int end, bool *also_read)
+static bool stored_through(const an_lexed *lx, int i, int end, bool *also_read)
 {
 	int j = i + 1;
-	bool deref = i > 0 && eval_tok_is(&lx->toks[i - 1], "*") && (i < 2 ||
-		lx->toks[i - 2].kind == EVAL_TK_PUNCT);
+	bool deref = i > 0 && an_tok_is(&lx->toks[i - 1], "*") && (i < 2 ||
+		lx->toks[i - 2].kind == AN_TK_PUNCT);
 	while (j < end) {
-		const eval_tok *t = &lx->toks[j];
-		if (eval_tok_is(t, "[") && t->match > j) {
+		const an_tok *t = &lx->toks[j];
+		if (an_tok_is(t, "[") && t->match > j) {
 			deref = true;
 			j = t->match + 1;
-		} else if ((eval_tok_is(t, ".") || eval_tok_is(t, "->")) && j + 1 < end) {
-			deref = deref || eval_tok_is(t, "->");
+		} else if ((an_tok_is(t, ".") || an_tok_is(t, "->")) && j + 1 < end) {
+			deref = deref || an_tok_is(t, "->");
 			j += 2;
 		} else {
 			break;
@@ -206,18 +206,18 @@ static bool stored_through(const eval_lexed *lx, int i, int end, bool *also_read
 	}
 	if (!deref || j >= end)
 		return false;
-	const eval_tok *op = &lx->toks[j];
-	if (op->kind != EVAL_TK_PUNCT || op->s[op->len - 1] != '=' || eval_tok_is(op, "==") ||
-			eval_tok_is(op, "!=") || eval_tok_is(op, "<=") || eval_tok_is(op, ">="))
-		return eval_tok_is(op, "++") || eval_tok_is(op, "--") ? (*also_read = true) : false;
+	const an_tok *op = &lx->toks[j];
+	if (op->kind != AN_TK_PUNCT || op->s[op->len - 1] != '=' || an_tok_is(op, "==") ||
+			an_tok_is(op, "!=") || an_tok_is(op, "<=") || an_tok_is(op, ">="))
+		return an_tok_is(op, "++") || an_tok_is(op, "--") ? (*also_read = true) : false;
 	*also_read = op->len > 1;
 	return true;
 }
 
-static void resolve(const eval_analysis *a, int fi, char *base, size_t size);
+static void resolve(const an_analysis *a, int fi, char *base, size_t size);
 
 /* Past a lambda of function fi named at token i: its body's end, else i. */
-static int past_lambda(const eval_analysis *a, int fi, int i)
+static int past_lambda(const an_analysis *a, int fi, int i)
 {
 	for (int k = 0; k < a->nfuncs; k++)
 		if (a->funcs[k].parent == fi && a->funcs[k].name_tok == i)
@@ -225,7 +225,7 @@ static int past_lambda(const eval_analysis *a, int fi, int i)
 	return i;
 }
 
-static bool has_alias(const eval_analysis *a, int fi, const eval_tok *t)
+static bool has_alias(const an_analysis *a, int fi, const an_tok *t)
 {
 	for (int i = 0; i < a->naliases; i++)
 		if (a->aliases[i].func == fi && (int)strlen(a->aliases[i].name) == t->len &&
@@ -238,19 +238,19 @@ static bool has_alias(const eval_analysis *a, int fi, const eval_tok *t)
  * followed back through the body's plain assignments (oi = out + …) to a
  * parameter, is a store through it or a load from it. The assignment that
  * makes an alias is neither. */
-static void param_uses(eval_analysis *a, int fi)
+static void param_uses(an_analysis *a, int fi)
 {
 	func *f = &a->funcs[fi];
-	const eval_lexed *lx = &a->files[f->file].lx;
+	const an_lexed *lx = &a->files[f->file].lx;
 	for (int i = f->body + 1; i < f->body_end; i++) {
 		i = past_lambda(a, fi, i);
-		const eval_tok *t = &lx->toks[i];
-		if (t->kind != EVAL_TK_IDENT || eval_tok_is(&lx->toks[i - 1], ".") ||
-				eval_tok_is(&lx->toks[i - 1], "->"))
+		const an_tok *t = &lx->toks[i];
+		if (t->kind != AN_TK_IDENT || an_tok_is(&lx->toks[i - 1], ".") ||
+				an_tok_is(&lx->toks[i - 1], "->"))
 			continue;
-		bool defines = eval_tok_is(&lx->toks[i + 1], "=") && has_alias(a, fi, t);
-		bool defined_from = eval_tok_is(&lx->toks[i - 1], "=") &&
-			lx->toks[i - 2].kind == EVAL_TK_IDENT && has_alias(a, fi, &lx->toks[i - 2]);
+		bool defines = an_tok_is(&lx->toks[i + 1], "=") && has_alias(a, fi, t);
+		bool defined_from = an_tok_is(&lx->toks[i - 1], "=") &&
+			lx->toks[i - 2].kind == AN_TK_IDENT && has_alias(a, fi, &lx->toks[i - 2]);
 		if (defines || defined_from)
 			continue;
 		char root[96];
@@ -276,19 +276,19 @@ static void param_uses(eval_analysis *a, int fi)
 
 /* After a parameter list: qualifiers, attributes, a trailing return type,
  * then '{' — a definition. */
-static int body_after(const eval_lexed *lx, int close)
+static int body_after(const an_lexed *lx, int close)
 {
 	int j = close + 1;
 	while (j < lx->ntoks) {
-		const eval_tok *t = &lx->toks[j];
-		if (eval_tok_is(t, "{"))
+		const an_tok *t = &lx->toks[j];
+		if (an_tok_is(t, "{"))
 			return j;
-		if (eval_tok_is(t, "->") || eval_tok_is(t, "::") || eval_tok_is(t, "*") ||
-				eval_tok_is(t, "&")) {
+		if (an_tok_is(t, "->") || an_tok_is(t, "::") || an_tok_is(t, "*") ||
+				an_tok_is(t, "&")) {
 			j++;
-		} else if (t->kind == EVAL_TK_IDENT) {
+		} else if (t->kind == AN_TK_IDENT) {
 			j++;
-			if (j < lx->ntoks && eval_tok_is(&lx->toks[j], "(") && lx->toks[j].match > j)
+			if (j < lx->ntoks && an_tok_is(&lx->toks[j], "(") && lx->toks[j].match > j)
 				j = lx->toks[j].match + 1;
 		} else {
 			return -1;
@@ -297,9 +297,9 @@ static int body_after(const eval_lexed *lx, int close)
 	return -1;
 }
 
-static int new_func(eval_analysis *a, int file, const eval_tok *name, int body, int parent)
+static int new_func(an_analysis *a, int file, const an_tok *name, int body, int parent)
 {
-	const eval_lexed *lx = &a->files[file].lx;
+	const an_lexed *lx = &a->files[file].lx;
 	a->funcs = cuco_xrealloc(a->funcs, (size_t)(a->nfuncs + 1) * sizeof *a->funcs);
 	func *f = &a->funcs[a->nfuncs];
 	memset(f, 0, sizeof *f);
@@ -314,15 +314,15 @@ static int new_func(eval_analysis *a, int file, const eval_tok *name, int body, 
 }
 
 /* The parameters between the parentheses at open. */
-static void parse_params(const eval_lexed *lx, int open, func *f)
+static void parse_params(const an_lexed *lx, int open, func *f)
 {
 	int from = open + 1, close = lx->toks[open].match;
 	for (int k = from; k <= close && f->nparams < MAX_PARAMS; k++) {
-		const eval_tok *c = &lx->toks[k];
-		if ((eval_tok_is(c, "(") || eval_tok_is(c, "[") || eval_tok_is(c, "<")) && c->match > k) {
+		const an_tok *c = &lx->toks[k];
+		if ((an_tok_is(c, "(") || an_tok_is(c, "[") || an_tok_is(c, "<")) && c->match > k) {
 			k = c->match;
-		} else if (eval_tok_is(c, ",") || k == close) {
-			if (k > from && !(k - from == 1 && eval_tok_is(&lx->toks[from], "void")))
+		} else if (an_tok_is(c, ",") || k == close) {
+			if (k > from && !(k - from == 1 && an_tok_is(&lx->toks[from], "void")))
 				parse_param(lx, from, k, &f->params[f->nparams++]);
 			from = k + 1;
 		}
@@ -331,16 +331,16 @@ static void parse_params(const eval_lexed *lx, int open, func *f)
 
 /* Named lambdas in [from, to) of function parent: `auto name = [..](..) {..}`
  * are functions of their own, called by name or passed as values. */
-static void find_lambdas(eval_analysis *a, int file, int parent, int from, int to)
+static void find_lambdas(an_analysis *a, int file, int parent, int from, int to)
 {
-	const eval_lexed *lx = &a->files[file].lx;
+	const an_lexed *lx = &a->files[file].lx;
 	for (int i = from; i + 3 < to; i++) {
-		const eval_tok *t = &lx->toks[i];
-		if (t->kind != EVAL_TK_IDENT || !eval_tok_is(&lx->toks[i + 1], "=") ||
-				!eval_tok_is(&lx->toks[i + 2], "[") || lx->toks[i + 2].match < 0)
+		const an_tok *t = &lx->toks[i];
+		if (t->kind != AN_TK_IDENT || !an_tok_is(&lx->toks[i + 1], "=") ||
+				!an_tok_is(&lx->toks[i + 2], "[") || lx->toks[i + 2].match < 0)
 			continue;
 		int j = lx->toks[i + 2].match + 1, params = -1;
-		if (j < to && eval_tok_is(&lx->toks[j], "(") && lx->toks[j].match > j) {
+		if (j < to && an_tok_is(&lx->toks[j], "(") && lx->toks[j].match > j) {
 			params = j;
 			j = lx->toks[j].match;
 		} else {
@@ -357,17 +357,17 @@ static void find_lambdas(eval_analysis *a, int file, int parent, int from, int t
 	}
 }
 
-static void find_functions(eval_analysis *a, int file)
+static void find_functions(an_analysis *a, int file)
 {
-	const eval_lexed *lx = &a->files[file].lx;
+	const an_lexed *lx = &a->files[file].lx;
 	int decl = 0;  /* where the current declaration began */
 	for (int i = 0; i < lx->ntoks; i++) {
-		const eval_tok *t = &lx->toks[i];
-		if (eval_tok_is(t, ";") || eval_tok_is(t, "}") || eval_tok_is(t, "{")) {
+		const an_tok *t = &lx->toks[i];
+		if (an_tok_is(t, ";") || an_tok_is(t, "}") || an_tok_is(t, "{")) {
 			decl = i + 1;
 			continue;
 		}
-		if (t->kind != EVAL_TK_IDENT || i + 1 >= lx->ntoks || !eval_tok_is(&lx->toks[i + 1], "(") ||
+		if (t->kind != AN_TK_IDENT || i + 1 >= lx->ntoks || !an_tok_is(&lx->toks[i + 1], "(") ||
 				lx->toks[i + 1].match < 0 || in_list(keywords, t->s, t->len))
 			continue;
 		int body = body_after(lx, lx->toks[i + 1].match);
@@ -376,7 +376,7 @@ static void find_functions(eval_analysis *a, int file)
 		int fi = new_func(a, file, t, body, -1);
 		func *f = &a->funcs[fi];
 		for (int k = decl; k < i; k++)
-			f->kernel = f->kernel || eval_tok_is(&lx->toks[k], "__global__");
+			f->kernel = f->kernel || an_tok_is(&lx->toks[k], "__global__");
 		parse_params(lx, i + 1, f);
 		i = f->body_end;
 		decl = i + 1;
@@ -385,7 +385,7 @@ static void find_functions(eval_analysis *a, int file)
 }
 
 
-static int find_func(const eval_analysis *a, const char *name, int len)
+static int find_func(const an_analysis *a, const char *name, int len)
 {
 	for (int i = 0; i < a->nfuncs; i++)
 		if ((int)strlen(a->funcs[i].name) == len && strncmp(a->funcs[i].name, name, (size_t)len) == 0)
@@ -396,55 +396,55 @@ static int find_func(const eval_analysis *a, const char *name, int len)
 /* ---- statements and loops ------------------------------------------------------ */
 
 /* The last token of the statement starting at i (before limit). */
-static int stmt_end(const eval_lexed *lx, int i, int limit)
+static int stmt_end(const an_lexed *lx, int i, int limit)
 {
 	if (i >= limit)
 		return limit - 1;
-	const eval_tok *t = &lx->toks[i];
-	if (eval_tok_is(t, "{"))
+	const an_tok *t = &lx->toks[i];
+	if (an_tok_is(t, "{"))
 		return t->match > i && t->match < limit ? t->match : limit - 1;
-	bool cond = eval_tok_is(t, "if") || eval_tok_is(t, "for") || eval_tok_is(t, "while") ||
-		eval_tok_is(t, "switch");
-	if (cond && i + 1 < limit && eval_tok_is(&lx->toks[i + 1], "(") && lx->toks[i + 1].match > i) {
+	bool cond = an_tok_is(t, "if") || an_tok_is(t, "for") || an_tok_is(t, "while") ||
+		an_tok_is(t, "switch");
+	if (cond && i + 1 < limit && an_tok_is(&lx->toks[i + 1], "(") && lx->toks[i + 1].match > i) {
 		int e = stmt_end(lx, lx->toks[i + 1].match + 1, limit);
-		if (eval_tok_is(t, "if") && e + 1 < limit && eval_tok_is(&lx->toks[e + 1], "else"))
+		if (an_tok_is(t, "if") && e + 1 < limit && an_tok_is(&lx->toks[e + 1], "else"))
 			e = stmt_end(lx, e + 2, limit);
 		return e;
 	}
-	if (eval_tok_is(t, "do")) {
+	if (an_tok_is(t, "do")) {
 		int e = stmt_end(lx, i + 1, limit);
-		if (e + 2 < limit && eval_tok_is(&lx->toks[e + 1], "while") && lx->toks[e + 2].match > e)
+		if (e + 2 < limit && an_tok_is(&lx->toks[e + 1], "while") && lx->toks[e + 2].match > e)
 			return lx->toks[e + 2].match + 1 < limit ? lx->toks[e + 2].match + 1 : limit - 1;
 		return e;
 	}
 	for (int k = i; k < limit; k++) {
-		const eval_tok *c = &lx->toks[k];
-		if (eval_tok_is(c, ";"))
+		const an_tok *c = &lx->toks[k];
+		if (an_tok_is(c, ";"))
 			return k;
-		if (eval_tok_is(c, "}"))
+		if (an_tok_is(c, "}"))
 			return k - 1;
-		if ((eval_tok_is(c, "(") || eval_tok_is(c, "[") || eval_tok_is(c, "{")) && c->match > k)
+		if ((an_tok_is(c, "(") || an_tok_is(c, "[") || an_tok_is(c, "{")) && c->match > k)
 			k = c->match;
 	}
 	return limit - 1;
 }
 
-static void find_loops(eval_analysis *a, int fi)
+static void find_loops(an_analysis *a, int fi)
 {
 	const func *f = &a->funcs[fi];
-	const eval_lexed *lx = &a->files[f->file].lx;
+	const an_lexed *lx = &a->files[f->file].lx;
 	for (int i = f->body + 1; i < f->body_end; i++) {
 		i = past_lambda(a, fi, i);
-		const eval_tok *t = &lx->toks[i];
-		bool is_for = eval_tok_is(t, "for"), is_while = eval_tok_is(t, "while");
+		const an_tok *t = &lx->toks[i];
+		bool is_for = an_tok_is(t, "for"), is_while = an_tok_is(t, "while");
 		int start;
 		if ((is_for || is_while) && i + 1 < f->body_end && lx->toks[i + 1].match > i) {
 			/* do { … } while (…); is the do's loop, not a second one. */
-			if (is_while && eval_tok_is(&lx->toks[i - 1], "}") && lx->toks[i - 1].match > 0 &&
-					eval_tok_is(&lx->toks[lx->toks[i - 1].match - 1], "do"))
+			if (is_while && an_tok_is(&lx->toks[i - 1], "}") && lx->toks[i - 1].match > 0 &&
+					an_tok_is(&lx->toks[lx->toks[i - 1].match - 1], "do"))
 				continue;
 			start = lx->toks[i + 1].match + 1;
-		} else if (eval_tok_is(t, "do")) {
+		} else if (an_tok_is(t, "do")) {
 			start = i + 1;
 		} else {
 			continue;
@@ -456,7 +456,7 @@ static void find_loops(eval_analysis *a, int fi)
 }
 
 /* The innermost loop of function fi around token t; NULL when none. */
-const loop *an_loop_around(const eval_analysis *a, int fi, int t)
+const loop *an_loop_around(const an_analysis *a, int fi, int t)
 {
 	const loop *best = NULL;
 	for (int i = 0; i < a->nloops; i++) {
@@ -471,21 +471,21 @@ const loop *an_loop_around(const eval_analysis *a, int fi, int t)
 
 /* The base of the expression [from, to): its leading identifier chain
  * once casts, &, * and a cast's parentheses are gone; "" when none. */
-void an_base_of(const eval_lexed *lx, int from, int to, char *out, size_t size)
+void an_base_of(const an_lexed *lx, int from, int to, char *out, size_t size)
 {
 	out[0] = '\0';
 	/* c ? x + i : y + j — the first branch's buffer. */
 	for (int k = from; k < to; k++) {
-		const eval_tok *t = &lx->toks[k];
-		if ((eval_tok_is(t, "(") || eval_tok_is(t, "[")) && t->match > k) {
+		const an_tok *t = &lx->toks[k];
+		if ((an_tok_is(t, "(") || an_tok_is(t, "[")) && t->match > k) {
 			k = t->match;
-		} else if (eval_tok_is(t, "?")) {
+		} else if (an_tok_is(t, "?")) {
 			from = k + 1;
 			for (int e = from; e < to; e++) {
-				if ((eval_tok_is(&lx->toks[e], "(") || eval_tok_is(&lx->toks[e], "[")) &&
+				if ((an_tok_is(&lx->toks[e], "(") || an_tok_is(&lx->toks[e], "[")) &&
 						lx->toks[e].match > e)
 					e = lx->toks[e].match;
-				else if (eval_tok_is(&lx->toks[e], ":"))
+				else if (an_tok_is(&lx->toks[e], ":"))
 					to = e;
 			}
 			break;
@@ -493,21 +493,21 @@ void an_base_of(const eval_lexed *lx, int from, int to, char *out, size_t size)
 	}
 	int i = from;
 	while (i < to) {
-		const eval_tok *t = &lx->toks[i];
-		if (eval_tok_is(t, "&") || eval_tok_is(t, "*") || eval_tok_is(t, "(") ) {
+		const an_tok *t = &lx->toks[i];
+		if (an_tok_is(t, "&") || an_tok_is(t, "*") || an_tok_is(t, "(") ) {
 			/* A cast: ( type… ) ; or parentheses around the expression. */
-			if (eval_tok_is(t, "(") && t->match > i && t->match + 1 < to) {
+			if (an_tok_is(t, "(") && t->match > i && t->match + 1 < to) {
 				bool type = true;
 				for (int k = i + 1; k < t->match && type; k++)
-					type = lx->toks[k].kind == EVAL_TK_IDENT || eval_tok_is(&lx->toks[k], "*") ||
-						eval_tok_is(&lx->toks[k], "::");
+					type = lx->toks[k].kind == AN_TK_IDENT || an_tok_is(&lx->toks[k], "*") ||
+						an_tok_is(&lx->toks[k], "::");
 				i = type ? t->match + 1 : i + 1;
 			} else {
 				i++;
 			}
-		} else if (t->kind == EVAL_TK_IDENT && (eval_tok_is(t, "static_cast") ||
-				eval_tok_is(t, "reinterpret_cast") || eval_tok_is(t, "const_cast"))) {
-			while (i < to && !eval_tok_is(&lx->toks[i], "("))
+		} else if (t->kind == AN_TK_IDENT && (an_tok_is(t, "static_cast") ||
+				an_tok_is(t, "reinterpret_cast") || an_tok_is(t, "const_cast"))) {
+			while (i < to && !an_tok_is(&lx->toks[i], "("))
 				i++;
 			i++;
 		} else {
@@ -515,15 +515,15 @@ void an_base_of(const eval_lexed *lx, int from, int to, char *out, size_t size)
 		}
 	}
 	/* A call's result (calloc(…), f(x)) is no named buffer. */
-	if (i >= to || lx->toks[i].kind != EVAL_TK_IDENT ||
-			(i + 1 < to && eval_tok_is(&lx->toks[i + 1], "(")))
+	if (i >= to || lx->toks[i].kind != AN_TK_IDENT ||
+			(i + 1 < to && an_tok_is(&lx->toks[i + 1], "(")))
 		return;
 	size_t n = 0;
 	for (; i < to; i++) {
-		const eval_tok *t = &lx->toks[i];
-		bool ok = n == 0 ? t->kind == EVAL_TK_IDENT :
-			(eval_tok_is(t, ".") || eval_tok_is(t, "->")) && i + 1 < to &&
-			lx->toks[i + 1].kind == EVAL_TK_IDENT;
+		const an_tok *t = &lx->toks[i];
+		bool ok = n == 0 ? t->kind == AN_TK_IDENT :
+			(an_tok_is(t, ".") || an_tok_is(t, "->")) && i + 1 < to &&
+			lx->toks[i + 1].kind == AN_TK_IDENT;
 		if (!ok)
 			break;
 		if (n > 0) {
@@ -534,13 +534,13 @@ void an_base_of(const eval_lexed *lx, int from, int to, char *out, size_t size)
 			break;
 		n += (size_t)snprintf(out + n, size - n, "%.*s", t->len, t->s);
 		/* x.data() and t.data_ptr() stand for x and t. */
-		if (i + 2 < to && eval_tok_is(&lx->toks[i + 1], "(") && lx->toks[i + 1].match == i + 2)
+		if (i + 2 < to && an_tok_is(&lx->toks[i + 1], "(") && lx->toks[i + 1].match == i + 2)
 			break;
 	}
 }
 
 /* A base through the function's plain assignments (mine = l->a + …). */
-static void resolve(const eval_analysis *a, int fi, char *base, size_t size)
+static void resolve(const an_analysis *a, int fi, char *base, size_t size)
 {
 	/* A lambda sees the variables of the function around it; a cycle of
 	 * assignments (a swap of two pointers) leaves the name as it is. */
@@ -564,19 +564,19 @@ static void resolve(const eval_analysis *a, int fi, char *base, size_t size)
 	}
 }
 
-static void find_aliases(eval_analysis *a, int fi)
+static void find_aliases(an_analysis *a, int fi)
 {
 	const func *f = &a->funcs[fi];
-	const eval_lexed *lx = &a->files[f->file].lx;
+	const an_lexed *lx = &a->files[f->file].lx;
 	for (int i = f->body + 1; i + 2 < f->body_end; i++) {
 		i = past_lambda(a, fi, i);
-		const eval_tok *t = &lx->toks[i];
-		if (t->kind != EVAL_TK_IDENT || !eval_tok_is(&lx->toks[i + 1], "=") ||
-				eval_tok_is(&lx->toks[i - 1], ".") || eval_tok_is(&lx->toks[i - 1], "->"))
+		const an_tok *t = &lx->toks[i];
+		if (t->kind != AN_TK_IDENT || !an_tok_is(&lx->toks[i + 1], "=") ||
+				an_tok_is(&lx->toks[i - 1], ".") || an_tok_is(&lx->toks[i - 1], "->"))
 			continue;
 		int end = i + 2;
-		while (end < f->body_end && !eval_tok_is(&lx->toks[end], ";") &&
-				!eval_tok_is(&lx->toks[end], ","))
+		while (end < f->body_end && !an_tok_is(&lx->toks[end], ";") &&
+				!an_tok_is(&lx->toks[end], ","))
 			end = lx->toks[end].match > end ? lx->toks[end].match + 1 : end + 1;
 		alias al = { .func = fi };
 		tok_text(t, al.name, sizeof al.name);
@@ -598,7 +598,7 @@ static void add_base(char bases[][96], int *n, const char *b)
 	cuco_strlcpy(bases[(*n)++], b, 96);
 }
 
-static void arg_base(const eval_analysis *a, const event *e, int k, char *out, size_t size)
+static void arg_base(const an_analysis *a, const event *e, int k, char *out, size_t size)
 {
 	out[0] = '\0';
 	if (k < 0 || k >= e->nargs)
@@ -607,7 +607,7 @@ static void arg_base(const eval_analysis *a, const event *e, int k, char *out, s
 	resolve(a, e->func, out, size);
 }
 
-void an_arg_text(const eval_analysis *a, const event *e, int k, char *out, size_t size)
+void an_arg_text(const an_analysis *a, const event *e, int k, char *out, size_t size)
 {
 	out[0] = '\0';
 	if (k >= 0 && k < e->nargs)
@@ -615,7 +615,7 @@ void an_arg_text(const eval_analysis *a, const event *e, int k, char *out, size_
 }
 
 /* What the event writes and reads, as bases. */
-static void effects(eval_analysis *a, event *e)
+static void effects(an_analysis *a, event *e)
 {
 	char b[96];
 	switch (e->kind) {
@@ -658,7 +658,7 @@ static void effects(eval_analysis *a, event *e)
 
 /* A lambda that captures by reference touches what the calls in it touch:
  * a call of one takes them on, nested lambdas first (a few levels). */
-static void lambda_effects(eval_analysis *a)
+static void lambda_effects(an_analysis *a)
 {
 	for (int round = 0; round < 4; round++)
 		for (int i = 0; i < a->nevs; i++) {
@@ -679,15 +679,15 @@ static void lambda_effects(eval_analysis *a)
 
 /* ---- events ---------------------------------------------------------------------- */
 
-static void split_args(const eval_lexed *lx, int open, event *e)
+static void split_args(const an_lexed *lx, int open, event *e)
 {
 	int close = lx->toks[open].match, from = open + 1;
 	e->nargs = 0;
 	for (int k = from; k <= close && e->nargs < MAX_ARGS; k++) {
-		const eval_tok *c = &lx->toks[k];
-		if ((eval_tok_is(c, "(") || eval_tok_is(c, "[") || eval_tok_is(c, "{")) && c->match > k) {
+		const an_tok *c = &lx->toks[k];
+		if ((an_tok_is(c, "(") || an_tok_is(c, "[") || an_tok_is(c, "{")) && c->match > k) {
 			k = c->match;
-		} else if (eval_tok_is(c, ",") || k == close) {
+		} else if (an_tok_is(c, ",") || k == close) {
 			if (k > from) {
 				e->args[e->nargs][0] = from;
 				e->args[e->nargs][1] = k;
@@ -698,7 +698,7 @@ static void split_args(const eval_lexed *lx, int open, event *e)
 	}
 }
 
-static event *new_event(eval_analysis *a, ev_kind kind, int fi, int t)
+static event *new_event(an_analysis *a, ev_kind kind, int fi, int t)
 {
 	a->evs = cuco_xrealloc(a->evs, (size_t)(a->nevs + 1) * sizeof *a->evs);
 	event *e = &a->evs[a->nevs++];
@@ -711,7 +711,7 @@ static event *new_event(eval_analysis *a, ev_kind kind, int fi, int t)
 	return e;
 }
 
-static bool is_macro_name(const eval_tok *t)
+static bool is_macro_name(const an_tok *t)
 {
 	for (int i = 0; i < t->len; i++)
 		if (islower((unsigned char)t->s[i]))
@@ -719,7 +719,7 @@ static bool is_macro_name(const eval_tok *t)
 	return true;
 }
 
-static bool library_name(const eval_tok *t)
+static bool library_name(const an_tok *t)
 {
 	static const char *const prefixes[] = { "MPI_", "PMPI_", "nccl", "cuda", "cublas", "std", "__",
 		NULL };
@@ -731,24 +731,24 @@ static bool library_name(const eval_tok *t)
 
 /* A kernel launch at the <<< at i: its name (before any template
  * arguments), its stream (the fourth launch parameter) and arguments. */
-static void launch_at(eval_analysis *a, int fi, int i)
+static void launch_at(an_analysis *a, int fi, int i)
 {
-	const eval_lexed *lx = &a->files[0].lx;
+	const an_lexed *lx = &a->files[0].lx;
 	int n = i - 1;
-	if (n > 0 && eval_tok_is(&lx->toks[n], ">")) {
+	if (n > 0 && an_tok_is(&lx->toks[n], ">")) {
 		int depth = 0;
 		for (; n > 0; n--) {
-			depth += eval_tok_is(&lx->toks[n], ">") - eval_tok_is(&lx->toks[n], "<");
+			depth += an_tok_is(&lx->toks[n], ">") - an_tok_is(&lx->toks[n], "<");
 			if (depth == 0)
 				break;
 		}
 		n--;
 	}
 	int close = i + 1;
-	while (close < lx->ntoks && !eval_tok_is(&lx->toks[close], ">>>"))
+	while (close < lx->ntoks && !an_tok_is(&lx->toks[close], ">>>"))
 		close++;
-	if (n < 0 || close + 1 >= lx->ntoks || lx->toks[n].kind != EVAL_TK_IDENT ||
-			!eval_tok_is(&lx->toks[close + 1], "(") || lx->toks[close + 1].match < 0)
+	if (n < 0 || close + 1 >= lx->ntoks || lx->toks[n].kind != AN_TK_IDENT ||
+			!an_tok_is(&lx->toks[close + 1], "(") || lx->toks[close + 1].match < 0)
 		return;
 	event *e = new_event(a, EV_LAUNCH, fi, n);
 	tok_text(&lx->toks[n], e->name, sizeof e->name);
@@ -757,10 +757,10 @@ static void launch_at(eval_analysis *a, int fi, int i)
 	int field = 0, from = i + 1;
 	cuco_strlcpy(e->stream, "the default stream", sizeof e->stream);
 	for (int k = i + 1; k <= close; k++) {
-		const eval_tok *c = &lx->toks[k];
-		if ((eval_tok_is(c, "(") || eval_tok_is(c, "{")) && c->match > k && c->match < close) {
+		const an_tok *c = &lx->toks[k];
+		if ((an_tok_is(c, "(") || an_tok_is(c, "{")) && c->match > k && c->match < close) {
 			k = c->match;
-		} else if (eval_tok_is(c, ",") || k == close) {
+		} else if (an_tok_is(c, ",") || k == close) {
 			if (field == 3)
 				an_range_text(lx, from, k, e->stream, sizeof e->stream);
 			field++;
@@ -770,36 +770,36 @@ static void launch_at(eval_analysis *a, int fi, int i)
 	split_args(lx, close + 1, e);
 }
 
-static int comm_row_of(const eval_tok *t)
+static int comm_row_of(const an_tok *t)
 {
 	for (int r = 0; r < an_ncomm_rows; r++)
-		if (eval_tok_is(t, an_comm_rows[r].name))
+		if (an_tok_is(t, an_comm_rows[r].name))
 			return r;
 	return -1;
 }
 
-static int copy_row_of(const eval_tok *t)
+static int copy_row_of(const an_tok *t)
 {
 	for (int r = 0; r < NELEMS(copy_rows); r++)
-		if (eval_tok_is(t, copy_rows[r].name))
+		if (an_tok_is(t, copy_rows[r].name))
 			return r;
 	return -1;
 }
 
-static void find_events(eval_analysis *a, int fi)
+static void find_events(an_analysis *a, int fi)
 {
 	const func *f = &a->funcs[fi];
-	const eval_lexed *lx = &a->files[0].lx;
+	const an_lexed *lx = &a->files[0].lx;
 	for (int i = f->body + 1; i < f->body_end; i++) {
 		i = past_lambda(a, fi, i);
-		const eval_tok *t = &lx->toks[i];
-		if (eval_tok_is(t, "<<<")) {
+		const an_tok *t = &lx->toks[i];
+		if (an_tok_is(t, "<<<")) {
 			launch_at(a, fi, i);
 			continue;
 		}
-		if (t->kind != EVAL_TK_IDENT || !eval_tok_is(&lx->toks[i + 1], "(") ||
-				lx->toks[i + 1].match < 0 || eval_tok_is(&lx->toks[i - 1], ".") ||
-				eval_tok_is(&lx->toks[i - 1], "->"))
+		if (t->kind != AN_TK_IDENT || !an_tok_is(&lx->toks[i + 1], "(") ||
+				lx->toks[i + 1].match < 0 || an_tok_is(&lx->toks[i - 1], ".") ||
+				an_tok_is(&lx->toks[i - 1], "->"))
 			continue;
 		int row;
 		event *e;
@@ -828,7 +828,7 @@ static void find_events(eval_analysis *a, int fi)
 }
 
 /* Whether base b is what some communication call sends or receives. */
-static bool comm_base(const eval_analysis *a, const char *b)
+static bool comm_base(const an_analysis *a, const char *b)
 {
 	for (int i = 0; i < a->nevs; i++) {
 		const event *e = &a->evs[i];
@@ -840,7 +840,7 @@ static bool comm_base(const eval_analysis *a, const char *b)
 }
 
 /* The access of base b on this token's line in function fi, made once. */
-static event *access_at(eval_analysis *a, int fi, int tok, const char *b)
+static event *access_at(an_analysis *a, int fi, int tok, const char *b)
 {
 	int line = a->files[0].lx.toks[tok].line;
 	for (int i = a->nevs - 1; i >= 0; i--) {
@@ -855,7 +855,7 @@ static event *access_at(eval_analysis *a, int fi, int tok, const char *b)
 
 /* Whether the token starts a call that is an event of function fi: its
  * arguments are that event's effects, not accesses of their own. */
-static bool event_call_at(const eval_analysis *a, int fi, int tok)
+static bool event_call_at(const an_analysis *a, int fi, int tok)
 {
 	for (int i = 0; i < a->nevs; i++)
 		if (a->evs[i].func == fi && a->evs[i].tok == tok && a->evs[i].kind != EV_ACCESS)
@@ -865,20 +865,20 @@ static bool event_call_at(const eval_analysis *a, int fi, int tok)
 
 /* The code's own subscripts of the communicated buffers: `sum[i]` read,
  * `g[i] = …` written. Found once every call's buffers are known. */
-static void find_accesses(eval_analysis *a, int fi)
+static void find_accesses(an_analysis *a, int fi)
 {
 	const func *f = &a->funcs[fi];
-	const eval_lexed *lx = &a->files[0].lx;
+	const an_lexed *lx = &a->files[0].lx;
 	for (int i = f->body + 1; i < f->body_end; i++) {
 		i = past_lambda(a, fi, i);
-		const eval_tok *t = &lx->toks[i];
-		if (t->kind == EVAL_TK_IDENT && eval_tok_is(&lx->toks[i + 1], "(") &&
+		const an_tok *t = &lx->toks[i];
+		if (t->kind == AN_TK_IDENT && an_tok_is(&lx->toks[i + 1], "(") &&
 				lx->toks[i + 1].match > i && event_call_at(a, fi, i)) {
 			i = lx->toks[i + 1].match;
 			continue;
 		}
-		if (t->kind != EVAL_TK_IDENT || !eval_tok_is(&lx->toks[i + 1], "[") ||
-				eval_tok_is(&lx->toks[i - 1], ".") || eval_tok_is(&lx->toks[i - 1], "->"))
+		if (t->kind != AN_TK_IDENT || !an_tok_is(&lx->toks[i + 1], "[") ||
+				an_tok_is(&lx->toks[i - 1], ".") || an_tok_is(&lx->toks[i - 1], "->"))
 			continue;
 		char b[96];
 		tok_text(t, b, sizeof b);
@@ -904,11 +904,11 @@ static int by_place(const void *x, const void *y)
 
 /* ---- the whole program ------------------------------------------------------------ */
 
-static bool any_token(const eval_lexed *lx, const char *prefix)
+static bool any_token(const an_lexed *lx, const char *prefix)
 {
 	size_t n = strlen(prefix);
 	for (int i = 0; i < lx->ntoks; i++)
-		if (lx->toks[i].kind == EVAL_TK_IDENT && (size_t)lx->toks[i].len >= n &&
+		if (lx->toks[i].kind == AN_TK_IDENT && (size_t)lx->toks[i].len >= n &&
 				strncmp(lx->toks[i].s, prefix, n) == 0)
 			return true;
 	return false;
@@ -926,8 +926,8 @@ bool cuco_program_includes(const cuco_program *p, const char *name)
 
 static void facts(cuco_program *p)
 {
-	const eval_analysis *a = p->an;
-	const eval_lexed *lx = &a->files[0].lx;
+	const an_analysis *a = p->an;
+	const an_lexed *lx = &a->files[0].lx;
 	p->lines = lx->lines;
 	p->nincludes = lx->nincludes < CUCO_PROGRAM_INCLUDES ? lx->nincludes : CUCO_PROGRAM_INCLUDES;
 	memcpy(p->includes, lx->includes, (size_t)p->nincludes * sizeof p->includes[0]);
@@ -949,7 +949,7 @@ static void facts(cuco_program *p)
 		cuco_program_includes(q, "cuda.h") || any_token(lx, "__global__") ||
 		any_token(lx, "cudaMalloc");
 	for (int i = 0; i < lx->ntoks && !p->cuda; i++)
-		p->cuda = eval_tok_is(&lx->toks[i], "<<<");
+		p->cuda = an_tok_is(&lx->toks[i], "<<<");
 	for (int i = 0; i < a->nevs; i++)
 		p->ncomm += a->evs[i].kind == EV_COMM;
 }
@@ -960,7 +960,7 @@ int cuco_program_parse(const char *name, const char *dir, const char *text, size
 	(void)err;
 	cuco_program *p = cuco_xcalloc(1, sizeof *p);
 	cuco_strlcpy(p->path, name, sizeof p->path);
-	eval_analysis *a = p->an = cuco_xcalloc(1, sizeof *a);
+	an_analysis *a = p->an = cuco_xcalloc(1, sizeof *a);
 	char *copy = cuco_xmalloc(len + 1);
 	memcpy(copy, text, len);
 	copy[len] = '\0';
@@ -1014,9 +1014,9 @@ void cuco_program_free(cuco_program *p)
 {
 	if (!p)
 		return;
-	eval_analysis *a = p->an;
+	an_analysis *a = p->an;
 	for (int k = 0; k < a->nfiles; k++) {
-		eval_lexed_free(&a->files[k].lx);
+		an_lexed_free(&a->files[k].lx);
 		free(a->files[k].text);
 	}
 	free(a->funcs);
@@ -1029,11 +1029,11 @@ void cuco_program_free(cuco_program *p)
 
 bool cuco_program_prints(const cuco_program *p, const char *needle, int *line)
 {
-	const eval_lexed *lx = &p->an->files[0].lx;
+	const an_lexed *lx = &p->an->files[0].lx;
 	size_t n = strlen(needle);
 	for (int i = 0; i < lx->ntoks; i++) {
-		const eval_tok *t = &lx->toks[i];
-		if (t->kind != EVAL_TK_STRING)
+		const an_tok *t = &lx->toks[i];
+		if (t->kind != AN_TK_STRING)
 			continue;
 		for (int k = 0; k + (int)n <= t->len; k++)
 			if (memcmp(t->s + k, needle, n) == 0) {

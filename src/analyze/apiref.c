@@ -12,8 +12,9 @@
  * calls (put/get windows, or shared-memory windows), found through the
  * MPI compiler. Licence headers, include guards and includes are dropped.
  */
-#include "eval/analyze_int.h"
+#include "analyze/analyze_int.h"
 #include "env.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,26 +83,26 @@ static int parts_of(cuco_family family, const char *backend)
 
 /* The declaration statement holding the first `name (` outside every
  * body, as text; false when there is none. */
-static bool declaration(const eval_lexed *lx, const char *name, cuco_buf *out)
+static bool declaration(const an_lexed *lx, const char *name, cuco_buf *out)
 {
 	/* Braces of extern "C" { … } hold declarations: they do not count. */
 	int depth = 0, start = 0;
 	for (int i = 0; i + 1 < lx->ntoks; i++) {
-		const eval_tok *t = &lx->toks[i];
-		bool open = eval_tok_is(t, "{"), close = eval_tok_is(t, "}");
-		if (open && !(i > 0 && lx->toks[i - 1].kind == EVAL_TK_STRING))
+		const an_tok *t = &lx->toks[i];
+		bool open = an_tok_is(t, "{"), close = an_tok_is(t, "}");
+		if (open && !(i > 0 && lx->toks[i - 1].kind == AN_TK_STRING))
 			depth++;
 		else if (close && t->match >= 0 && !(t->match > 0 &&
-				lx->toks[t->match - 1].kind == EVAL_TK_STRING))
+				lx->toks[t->match - 1].kind == AN_TK_STRING))
 			depth--;
-		if (eval_tok_is(t, ";") || open || close) {
+		if (an_tok_is(t, ";") || open || close) {
 			start = i + 1;
 			continue;
 		}
-		if (depth > 0 || !eval_tok_is(t, name) || !eval_tok_is(&lx->toks[i + 1], "("))
+		if (depth > 0 || !an_tok_is(t, name) || !an_tok_is(&lx->toks[i + 1], "("))
 			continue;
 		int end = i + 1;
-		while (end < lx->ntoks && !eval_tok_is(&lx->toks[end], ";"))
+		while (end < lx->ntoks && !an_tok_is(&lx->toks[end], ";"))
 			end++;
 		char text[2048];
 		an_range_text(lx, start, end + 1 < lx->ntoks ? end + 1 : end, text, sizeof text);
@@ -186,8 +187,8 @@ static int reach_headers(const char *root, header *hs, int max)
 		char *text;
 		if (cuco_read_file(hs[k].path, HEADER_MAX, &text, NULL, NULL) != CUCO_OK)
 			continue;
-		eval_lexed lx;
-		eval_lex(text, strlen(text), &lx);
+		an_lexed lx;
+		an_lex(text, strlen(text), &lx);
 		char dir[256];
 		cuco_strlcpy(dir, hs[k].rel, sizeof dir);
 		char *slash = strrchr(dir, '/');
@@ -218,7 +219,7 @@ static int reach_headers(const char *root, header *hs, int max)
 			cuco_strlcpy(hs[n].rel, r, sizeof hs[n].rel);
 			n++;
 		}
-		eval_lexed_free(&lx);
+		an_lexed_free(&lx);
 		free(text);
 	}
 	return n;
@@ -266,11 +267,11 @@ static int nccl_reference(int parts, cuco_buf *out, char *from, size_t size, cuc
 	cuco_buf_printf(out, "Declarations of the NCCL Device API %s (%s parts), read from %s.\n\n"
 		"### nccl.h: memory and windows (host)\n", version,
 		parts == PART_LSA ? "LSA" : parts == PART_GIN ? "GIN" : "LSA and GIN", root);
-	eval_lexed lx;
-	eval_lex(nccl_h, strlen(nccl_h), &lx);
+	an_lexed lx;
+	an_lex(nccl_h, strlen(nccl_h), &lx);
 	for (int i = 0; nccl_host[i]; i++)
 		declaration(&lx, nccl_host[i], out);
-	eval_lexed_free(&lx);
+	an_lexed_free(&lx);
 	for (const char *d = strstr(nccl_h, "#define NCCL_WIN_"); d; d = strstr(d + 1, "#define NCCL_WIN_"))
 		cuco_buf_printf(out, "%.*s\n", (int)strcspn(d, "\n"), d);
 	free(nccl_h);
@@ -333,15 +334,15 @@ static bool find_mpi_h(const char *compiler, char *out, size_t size)
 	static const char line[] = "#include <mpi.h>\n";
 	bool wrote = write(fd, line, sizeof line - 1) == (ssize_t)(sizeof line - 1);
 	close(fd);
-	eval_argv argv = { 0 };
-	eval_argv_push_words(&argv, compiler);
-	eval_argv_push(&argv, "-E");
-	eval_argv_push(&argv, "-M");
-	eval_argv_push(&argv, probe);
+	cuco_argv argv = { 0 };
+	cuco_argv_push_words(&argv, compiler);
+	cuco_argv_push(&argv, "-E");
+	cuco_argv_push(&argv, "-M");
+	cuco_argv_push(&argv, probe);
 	cuco_buf deps = { 0 };
 	bool ran = wrote && argv.n > 3 && capture(argv.v, &deps);
 	unlink(probe);
-	eval_argv_free(&argv);
+	cuco_argv_free(&argv);
 	bool found = false;
 	for (char *p = ran ? deps.data : NULL, *word; p && *p && !found; p += strcspn(p, " \t\n\\")) {
 		p += strspn(p, " \t\n\\");
@@ -369,12 +370,12 @@ static int mpi_reference(const char *compiler, int parts, cuco_buf *out, char *f
 	cuco_buf_printf(out, "Declarations of MPI's one-sided communication (%s), read from %s.\n\n",
 		parts == PART_RMA ? "windows with put and get" : parts == PART_SHM ?
 		"shared-memory windows" : "windows with put and get, and shared-memory windows", path);
-	eval_lexed lx;
-	eval_lex(text, strlen(text), &lx);
+	an_lexed lx;
+	an_lex(text, strlen(text), &lx);
 	for (size_t i = 0; i < sizeof mpi_calls / sizeof mpi_calls[0]; i++)
 		if (mpi_calls[i].parts & parts)
 			declaration(&lx, mpi_calls[i].name, out);
-	eval_lexed_free(&lx);
+	an_lexed_free(&lx);
 	free(text);
 	return CUCO_OK;
 }
@@ -388,7 +389,7 @@ int cuco_api_reference(const cuco_workload *wl, const char *backend, cuco_buf *o
 			wl->name);
 	if (wl->family == CUCO_FAMILY_CPU_MPI) {
 		char compiler[256];
-		eval_compiler_of(wl, cuco_env_get(), compiler, sizeof compiler);
+		cuco_workload_compiler(wl, cuco_env_get(), compiler, sizeof compiler);
 		return mpi_reference(compiler, parts, out, from, size, err);
 	}
 	return nccl_reference(parts, out, from, size, err);

@@ -12,7 +12,7 @@
  * itself). The folder is made whole or not at all, never over an existing
  * one, and the baseline is built once before cuco says yes.
  */
-#include "eval/eval_int.h"
+#include "analyze/analyze.h"
 #include "text.h"
 
 #include <cjson/cJSON.h>
@@ -269,7 +269,7 @@ static void add_sizes(init *in, cJSON *root)
 	for (int i = 0; i < in->p->nmacros && n < CUCO_MAX_SIZE_VARS; i++) {
 		const cuco_macro *m = &in->p->macros[i];
 		double v;
-		if (eval_expr(m->value, NULL, in->ranks, &v, NULL) == CUCO_OK && v == floor(v) &&
+		if (cuco_expr(m->value, NULL, in->ranks, &v, NULL) == CUCO_OK && v == floor(v) &&
 				fabs(v) < 9e15 && strlen(m->name) < sizeof ((cuco_size *)0)->vars[0].name) {
 			cJSON_AddNumberToObject(prog, m->name, v);
 			cuco_buf_printf(&kept, "%s%s=%.0f", n++ ? ", " : "", m->name, v);

@@ -4,7 +4,7 @@
  * noting those under an #ifndef of their own name: values a build's -D
  * may override) and leave no tokens,
  * and both sides of every #if stay. Every bracket knows its partner. */
-#include "eval/eval_int.h"
+#include "analyze/analyze_int.h"
 #include "text.h"
 
 #include <ctype.h>
@@ -19,21 +19,21 @@ static const char *const puncts[] = {
 };
 
 typedef struct lexer {
-	eval_lexed *lx;
+	an_lexed *lx;
 	const char *s, *end;
 	int line;
 	bool bol;              /* only blanks since the line began */
 	char guard[64];        /* the name the #ifndef just before tested */
 } lexer;
 
-static void push_tok(lexer *l, eval_tok_kind kind, const char *s, size_t len)
+static void push_tok(lexer *l, an_tok_kind kind, const char *s, size_t len)
 {
-	eval_lexed *lx = l->lx;
+	an_lexed *lx = l->lx;
 	if (lx->ntoks == lx->cap) {
 		lx->cap = lx->cap ? 2 * lx->cap : 1024;
 		lx->toks = cuco_xrealloc(lx->toks, (size_t)lx->cap * sizeof *lx->toks);
 	}
-	lx->toks[lx->ntoks++] = (eval_tok){ kind, l->line, s, (int)len, -1 };
+	lx->toks[lx->ntoks++] = (an_tok){ kind, l->line, s, (int)len, -1 };
 	l->guard[0] = '\0';  /* code between #ifndef and #define: no guard */
 }
 
@@ -69,9 +69,9 @@ static const char *skip_raw(lexer *l, const char *s)
 	return l->end;
 }
 
-static void add_include(eval_lexed *lx, const char *name, size_t n, bool local, int line)
+static void add_include(an_lexed *lx, const char *name, size_t n, bool local, int line)
 {
-	if (lx->nincludes == EVAL_LEX_INCLUDES)
+	if (lx->nincludes == AN_LEX_INCLUDES)
 		return;
 	cuco_include *in = &lx->includes[lx->nincludes++];
 	snprintf(in->name, sizeof in->name, "%.*s", (int)n, name);
@@ -82,8 +82,8 @@ static void add_include(eval_lexed *lx, const char *name, size_t n, bool local, 
 static void add_macro(lexer *l, const char *name, size_t n, const char *value, int line,
 	bool guarded)
 {
-	eval_lexed *lx = l->lx;
-	if (lx->nmacros == EVAL_LEX_MACROS)
+	an_lexed *lx = l->lx;
+	if (lx->nmacros == AN_LEX_MACROS)
 		return;
 	cuco_macro *m = &lx->macros[lx->nmacros++];
 	snprintf(m->name, sizeof m->name, "%.*s", (int)n, name);
@@ -160,13 +160,13 @@ static void directive(lexer *l, const char *text, int line)
 	l->guard[0] = '\0';
 }
 
-static void match_brackets(eval_lexed *lx)
+static void match_brackets(an_lexed *lx)
 {
 	int *stack = cuco_xmalloc(((size_t)lx->ntoks + 1) * sizeof *stack);
 	int depth = 0;
 	for (int i = 0; i < lx->ntoks; i++) {
-		eval_tok *t = &lx->toks[i];
-		if (t->kind != EVAL_TK_PUNCT || t->len != 1)
+		an_tok *t = &lx->toks[i];
+		if (t->kind != AN_TK_PUNCT || t->len != 1)
 			continue;
 		char c = t->s[0];
 		if (c == '(' || c == '[' || c == '{') {
@@ -187,7 +187,7 @@ static void match_brackets(eval_lexed *lx)
 	free(stack);
 }
 
-int eval_lex(const char *text, size_t len, eval_lexed *lx)
+int an_lex(const char *text, size_t len, an_lexed *lx)
 {
 	memset(lx, 0, sizeof *lx);
 	lx->text = text;
@@ -218,18 +218,18 @@ int eval_lex(const char *text, size_t len, eval_lexed *lx)
 			l.bol = false;
 			if (c == '"' || c == '\'') {
 				l.s = skip_quoted(&l, s);
-				push_tok(&l, c == '"' ? EVAL_TK_STRING : EVAL_TK_CHAR, s, (size_t)(l.s - s));
+				push_tok(&l, c == '"' ? AN_TK_STRING : AN_TK_CHAR, s, (size_t)(l.s - s));
 			} else if (c == 'R' && s + 1 < l.end && s[1] == '"') {
 				l.s = skip_raw(&l, s + 1);
-				push_tok(&l, EVAL_TK_STRING, s + 1, (size_t)(l.s - s - 1));
+				push_tok(&l, AN_TK_STRING, s + 1, (size_t)(l.s - s - 1));
 			} else if (isalpha(c) || c == '_') {
 				l.s += ident_len(s);
-				push_tok(&l, EVAL_TK_IDENT, s, (size_t)(l.s - s));
+				push_tok(&l, AN_TK_IDENT, s, (size_t)(l.s - s));
 			} else if (isdigit(c) || (c == '.' && s + 1 < l.end && isdigit((unsigned char)s[1]))) {
 				while (l.s < l.end && (isalnum((unsigned char)*l.s) || *l.s == '.' ||
 						((*l.s == '+' || *l.s == '-') && strchr("eEpP", l.s[-1]))))
 					l.s++;
-				push_tok(&l, EVAL_TK_NUMBER, s, (size_t)(l.s - s));
+				push_tok(&l, AN_TK_NUMBER, s, (size_t)(l.s - s));
 			} else {
 				size_t n = 1;
 				for (int i = 0; puncts[i]; i++) {
@@ -240,7 +240,7 @@ int eval_lex(const char *text, size_t len, eval_lexed *lx)
 					}
 				}
 				l.s += n;
-				push_tok(&l, EVAL_TK_PUNCT, s, n);
+				push_tok(&l, AN_TK_PUNCT, s, n);
 			}
 		}
 	}
@@ -249,14 +249,14 @@ int eval_lex(const char *text, size_t len, eval_lexed *lx)
 	return CUCO_OK;
 }
 
-void eval_lexed_free(eval_lexed *lx)
+void an_lexed_free(an_lexed *lx)
 {
 	free(lx->toks);
 	lx->toks = NULL;
 	lx->ntoks = lx->cap = 0;
 }
 
-bool eval_tok_is(const eval_tok *t, const char *s)
+bool an_tok_is(const an_tok *t, const char *s)
 {
 	return (int)strlen(s) == t->len && memcmp(t->s, s, (size_t)t->len) == 0;
 }

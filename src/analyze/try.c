@@ -11,7 +11,7 @@
  * that fails, one that gives one timed sample per run (a screening is
  * then one number with a spread of 0 %), and a seed blind to most of the
  * directive (the tuner's children the same program). */
-#include "eval/eval_int.h"
+#include "analyze/analyze.h"
 #include "text.h"
 
 #include <errno.h>
