@@ -1,11 +1,17 @@
-/* proc.c — argument vectors, shell quoting and $PATH (proc.h). */
+/* proc.c — argument vectors, shell quoting, $PATH and a short command's
+ * output (proc.h). */
 #include "proc.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 void cuco_argv_push(cuco_argv *a, const char *word)
@@ -93,4 +99,61 @@ bool cuco_which(const char *prog, char *path, size_t size)
 		p += len + (p[len] == ':');
 	}
 	return false;
+}
+
+/* In the child: stdin and stderr /dev/null, stdout the pipe, then argv. */
+static _Noreturn void run_child(char *const *argv, int out_fd)
+{
+	setpgid(0, 0);
+	int null = open("/dev/null", O_RDWR);
+	if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0
+		|| dup2(out_fd, STDOUT_FILENO) < 0)
+		_exit(127);
+	execvp(argv[0], argv);
+	_exit(127);
+}
+
+bool cuco_proc_output(char *const *argv, double timeout_s, char *out, size_t size)
+{
+	int fd[2];
+	out[0] = '\0';
+	if (pipe2(fd, O_CLOEXEC) != 0)
+		return false;
+	pid_t pid = fork();
+	if (pid == 0)
+		run_child(argv, fd[1]);
+	close(fd[1]);
+	if (pid < 0) {
+		close(fd[0]);
+		return false;
+	}
+	setpgid(pid, pid);
+	size_t len = 0;
+	bool cut = false;
+	double deadline = cuco_mono() + timeout_s;
+	for (;;) {
+		double left = deadline - cuco_mono();
+		struct pollfd p = { .fd = fd[0], .events = POLLIN };
+		int r = left > 0 ? poll(&p, 1, (int)(left * 1000) + 1) : 0;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || len + 1 >= size) {
+			cut = true;
+			break;
+		}
+		ssize_t n = read(fd[0], out + len, size - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	out[len] = '\0';
+	close(fd[0]);
+	if (cut)
+		kill(-pid, SIGKILL);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return !cut && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

@@ -16,17 +16,15 @@
 #include "env.h"
 #include "proc.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define HEADER_MAX (1u << 20)
+#define COMPILER_S 60        /* the MPI compiler finding mpi.h, at most */
 #define MAX_HEADERS 48
 
 enum { PART_LSA = 1, PART_GIN = 2, PART_RMA = 4, PART_SHM = 8, PART_NONE = 0 };
@@ -292,36 +290,6 @@ static int nccl_reference(int parts, cuco_buf *out, char *from, size_t size, cuc
 	return CUCO_OK;
 }
 
-/* What argv prints on its standard output (stdin and stderr /dev/null),
- * run with no shell between: the compiler comes from a manifest. */
-static bool capture(char *const *argv, cuco_buf *out)
-{
-	int fd[2];
-	if (pipe(fd) != 0)
-		return false;
-	pid_t pid = fork();
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-		dup2(null, STDIN_FILENO);
-		dup2(null, STDERR_FILENO);
-		dup2(fd[1], STDOUT_FILENO);
-		close(fd[0]);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(fd[1]);
-	char chunk[4096];
-	ssize_t n;
-	while (pid > 0 && (n = read(fd[0], chunk, sizeof chunk)) > 0)
-		if (out->len < HEADER_MAX)
-			cuco_buf_append(out, chunk, (size_t)n);
-	close(fd[0]);
-	int status = 0;
-	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 /* mpi.h as the MPI compiler finds it: the dependencies it prints for a
  * file that includes it. */
 static bool find_mpi_h(const char *compiler, char *out, size_t size)
@@ -339,12 +307,12 @@ static bool find_mpi_h(const char *compiler, char *out, size_t size)
 	cuco_argv_push(&argv, "-E");
 	cuco_argv_push(&argv, "-M");
 	cuco_argv_push(&argv, probe);
-	cuco_buf deps = { 0 };
-	bool ran = wrote && argv.n > 3 && capture(argv.v, &deps);
+	char *deps = cuco_xmalloc(HEADER_MAX);
+	bool ran = wrote && argv.n > 3 && cuco_proc_output(argv.v, COMPILER_S, deps, HEADER_MAX);
 	unlink(probe);
 	cuco_argv_free(&argv);
 	bool found = false;
-	for (char *p = ran ? deps.data : NULL, *word; p && *p && !found; p += strcspn(p, " \t\n\\")) {
+	for (char *p = ran ? deps : NULL, *word; p && *p && !found; p += strcspn(p, " \t\n\\")) {
 		p += strspn(p, " \t\n\\");
 		size_t n = strcspn(p, " \t\n\\");
 		word = p;
@@ -352,7 +320,7 @@ static bool find_mpi_h(const char *compiler, char *out, size_t size)
 		if (found)
 			snprintf(out, size, "%.*s", (int)n, word);
 	}
-	cuco_buf_free(&deps);
+	free(deps);
 	return found;
 }
 

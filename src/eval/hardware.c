@@ -11,19 +11,15 @@
  * and hands the profile down: the engine to its strategies. */
 #include "eval/eval.h"
 #include "env.h"
+#include "proc.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* Peak figures from the vendors' datasheets (dense bf16 tensor cores, HBM,
@@ -53,58 +49,12 @@ static const struct gpu_peak {
 #define TOOL_OUTPUT 65536
 
 /* What a shell command prints, at most size - 1 bytes, within
- * TOOL_TIMEOUT_S: past either the command is killed (its process group).
- * Its stderr is discarded. False when it cannot start, fails, is cut off
- * or prints nothing. */
+ * TOOL_TIMEOUT_S (cuco_proc_output). False when it cannot start, fails,
+ * is cut off or prints nothing. */
 static bool tool_output(const char *cmd, char *out, size_t size)
 {
-	int fd[2];
-	out[0] = '\0';
-	if (pipe2(fd, O_CLOEXEC) != 0)
-		return false;
-	pid_t pid = fork();
-	if (pid == 0) {
-		setpgid(0, 0);
-		int null = open("/dev/null", O_WRONLY);
-		if (dup2(fd[1], STDOUT_FILENO) < 0 || null < 0 || dup2(null, STDERR_FILENO) < 0)
-			_exit(127);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	if (pid < 0) {
-		close(fd[0]);
-		return false;
-	}
-	setpgid(pid, pid);
-	size_t len = 0;
-	bool cut = false;
-	double deadline = cuco_mono() + TOOL_TIMEOUT_S;
-	for (;;) {
-		double left = deadline - cuco_mono();
-		struct pollfd p = { .fd = fd[0], .events = POLLIN };
-		int r = left > 0 ? poll(&p, 1, (int)(left * 1000) + 1) : 0;
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0 || len + 1 >= size) {
-			cut = true;
-			break;
-		}
-		ssize_t n = read(fd[0], out + len, size - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	out[len] = '\0';
-	close(fd[0]);
-	if (cut)
-		kill(-pid, SIGKILL);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return !cut && WIFEXITED(status) && WEXITSTATUS(status) == 0 && len > 0;
+	char *const argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
+	return cuco_proc_output(argv, TOOL_TIMEOUT_S, out, size) && out[0];
 }
 
 /* The first line a shell command prints, without its newline. */
