@@ -1049,7 +1049,8 @@ static int start_referee(job *j, const char *stage, int warmup, int reps, eval_r
 	/* Its channel is the stage user's, where the stage runs here as one. */
 	eval_referee_args a = { .ranks = ev->wl.ranks, .warmup = warmup, .reps = reps,
 		.tolerance = ev->wl.tolerance, .log_path = log,
-		.owner = ev->cfg.runner.kind == CUCO_RUNNER_LOCAL ? ev->limits.user : NULL };
+		.owner = ev->cfg.runner.kind == CUCO_RUNNER_LOCAL ? ev->limits.user : NULL,
+		.gpus = ev->pool.slots[j->slot].spec.gpus };
 	int rc = trusted_build(ev, ev->wl.referee_cmd, src, "referee", ev->referee_bin,
 		sizeof ev->referee_bin, err);
 	if (rc == CUCO_OK && (rc = eval_referee_start(ev->referee_bin, &a, ref, err)) == CUCO_OK)

@@ -34,6 +34,26 @@
 #define FINISH_S 30.0        /* the referee's last checks, after the stage ended */
 #define VERDICT_TAG "CUCO_REFEREE "
 
+/* cuco's environment, with the stage's GPUs in `mine` where they are
+ * named: made before the fork, since the child of a threaded process may
+ * not allocate. Free the array and `mine`, never the strings it shares. */
+static char **referee_env(const char *gpus, char *mine, size_t size)
+{
+	size_t n = 0, k = 0;
+	while (environ[n])
+		n++;
+	char **envp = cuco_xcalloc(n + 2, sizeof *envp);
+	bool named = gpus && *gpus;
+	if (named) {
+		snprintf(mine, size, "CUDA_VISIBLE_DEVICES=%s", gpus);
+		envp[k++] = mine;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!named || strncmp(environ[i], "CUDA_VISIBLE_DEVICES=", 21) != 0)
+			envp[k++] = environ[i];
+	return envp;
+}
+
 int eval_referee_start(const char *binary, const eval_referee_args *a, eval_referee *r, cuco_err *err)
 {
 	memset(r, 0, sizeof *r);
@@ -79,16 +99,19 @@ int eval_referee_start(const char *binary, const eval_referee_args *a, eval_refe
 		eval_referee_free(r);
 		return cuco_errf(err, CUCO_EENV, "%s: %s", a->log_path, strerror(e));
 	}
+	char gpus[96];
+	char **envp = referee_env(a->gpus, gpus, sizeof gpus);
 	r->pid = fork();
 	if (r->pid == 0) {
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(log, 2);
 		setpgid(0, 0);
-		execv(binary, argv);
+		execve(binary, argv, envp);
 		_exit(127);
 	}
 	int e = errno;
+	free(envp);
 	close(in[0]);
 	close(out[1]);
 	close(log);

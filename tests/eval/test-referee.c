@@ -461,6 +461,35 @@ static void test_gpu_runtime(void **state)
 	free(out);
 }
 
+/* A GPU referee owns memory on the stage's GPU, where its probes see the
+ * stage's work: it is started with the stage's slot's GPUs, not all of
+ * cuco's (on a machine of several, a referee on GPU 0 and a stage on GPU
+ * 3 would share memory over the link, and no probe would see the stage). */
+static void test_referee_on_the_slots_gpus(void **state)
+{
+	(void)state;
+	char script[400], log[400], *json = NULL, why[256] = "";
+	cuco_err err = { 0 };
+	snprintf(script, sizeof script, "%s/referee.sh", run_dir);
+	snprintf(log, sizeof log, "%s/referee.log", run_dir);
+	const char *text = "#!/bin/sh\necho \"CUCO_REFEREE {\\\"gpus\\\": \\\"$CUDA_VISIBLE_DEVICES\\\"}\"\n";
+	assert_int_equal(cuco_write_file(script, text, strlen(text), &err), CUCO_OK);
+	assert_int_equal(chmod(script, 0755), 0);
+	setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3", 1);
+	const char *gpus[] = { "3", "" }, *want[] = { "{\"gpus\": \"3\"}", "{\"gpus\": \"0,1,2,3\"}" };
+	for (int i = 0; i < 2; i++) {
+		eval_referee_args a = { .ranks = 1, .warmup = 0, .reps = 1, .tolerance = 1, .log_path = log,
+			.gpus = gpus[i] };
+		eval_referee r;
+		assert_int_equal(eval_referee_start(script, &a, &r, &err), CUCO_OK);
+		assert_int_equal(eval_referee_finish(&r, &json, why, sizeof why), CUCO_OK);
+		assert_string_equal(json, want[i]);
+		free(json);
+		eval_referee_free(&r);
+	}
+	unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
 static void test_never_returns(void **state)
 {
 	(void)state;
@@ -483,6 +512,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_setup_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_leaves_early, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_never_returns, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_referee_on_the_slots_gpus, setup, teardown),
 		cmocka_unit_test(test_gpu_step_time),
 		cmocka_unit_test_setup_teardown(test_gpu_runtime, setup, teardown),
 	};
