@@ -88,7 +88,8 @@ void ref_capture(int rank, int nranks, void *const *out, uint64_t pick);
 
 /* ---- the GPU runtime's (../gpu-common/cuco_referee_gpu.cu), for device layouts ---- */
 
-/* Make the referee's CUDA context on the GPU it sees first. Non-zero,
+/* Make the referee's CUDA context on the GPU it sees first (the evaluator
+ * starts it with the stage's slot's GPUs). Non-zero,
  * with why: no GPU to use. */
 int cuco_ref_gpu_init(char *why, size_t size);
 /* Device memory of `bytes`, and the IPC handle that names it. */
