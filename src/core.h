@@ -117,8 +117,6 @@ int cuco_mkdir_p(const char *path, cuco_err *err);
  * (best effort: scratch folders), as does what lies more than 64 folders
  * down. */
 void cuco_remove_tree(const char *path);
-/* Where temporary files go: $TMPDIR when set, else /tmp. */
-const char *cuco_tmp_dir(void);
 /* The session driving a run holds an flock on RUN/run.lock and writes its
  * pid there (the engine: engine.h). Whether that process is alive: what a viewer in
  * another process asks before it promises that an engine will act. */

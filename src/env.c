@@ -61,3 +61,9 @@ void cuco_env_reread(void)
 	read_all();
 	pthread_mutex_unlock(&env_lock);
 }
+
+const char *cuco_tmp_dir(void)
+{
+	const char *tmp = cuco_env_get()->tmpdir;
+	return tmp && *tmp ? tmp : "/tmp";
+}

@@ -90,5 +90,7 @@ const cuco_env *cuco_env_get(void);
 /* Read them again: for tests that set a variable, never while another
  * thread holds a value of the struct. */
 void cuco_env_reread(void);
+/* Where temporary files go: $TMPDIR when set, else /tmp. */
+const char *cuco_tmp_dir(void);
 
 #endif

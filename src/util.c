@@ -323,12 +323,6 @@ void cuco_remove_tree(const char *path)
 	}
 }
 
-const char *cuco_tmp_dir(void)
-{
-	const char *tmp = cuco_env_get()->tmpdir;
-	return tmp && *tmp ? tmp : "/tmp";
-}
-
 int cuco_mkdir_p(const char *path, cuco_err *err)
 {
 	char p[4096];

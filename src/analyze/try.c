@@ -12,6 +12,7 @@
  * then one number with a spread of 0 %), and a seed blind to most of the
  * directive (the tuner's children the same program). */
 #include "analyze/analyze.h"
+#include "env.h"
 #include "text.h"
 
 #include <errno.h>
