@@ -154,7 +154,7 @@ static const char diff_format[] =
 	"<<<<<<< SEARCH\n"
 	CUCO_SEARCH_PLACEHOLDER "\n"
 	"=======\n"
-	"the lines that replace them\n"
+	CUCO_REPLACE_PLACEHOLDER "\n"
 	">>>>>>> REPLACE\n"
 	"</DIFF>\n\n"
 	"Rules: each SEARCH must match exactly one place in the current program as shown (hunks "
@@ -276,7 +276,7 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 		if (change && strcmp(change, "edits") == 0) {
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "search", CUCO_SEARCH_PLACEHOLDER);
-			cJSON_AddStringToObject(e, "replace", "the lines that replace them");
+			cJSON_AddStringToObject(e, "replace", CUCO_REPLACE_PLACEHOLDER);
 			cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "edits"), e);
 		} else if (change && strcmp(change, "blocks") == 0) {
 			cJSON *a = cJSON_AddArrayToObject(o, "blocks");
@@ -289,7 +289,13 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 		cJSON_Delete(o);
 		/* cJSON writes no spaces; a reader's eye wants them after , and :. */
 		cuco_buf_puts(b, "One JSON object, the directive's values the current program's until "
-			"you change them:\n");
+			"you change them");
+		/* Its edit's two placeholders are no lines of the program: say
+		 * what goes there, and how a reply changes the directive alone. */
+		if (change && strcmp(change, "edits") == 0)
+			cuco_buf_puts(b, "; each edit's `search` is lines copied from the program above and "
+				"its `replace` their new text, or `\"edits\": []` to change the directive alone");
+		cuco_buf_puts(b, ":\n");
 		bool quoted = false;
 		for (const char *p = text; *p; p++) {
 			cuco_buf_append(b, p, 1);
@@ -314,7 +320,7 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 	form f = form_of(kind, profile);
 	if (f == FORM_EDITS)
 		cuco_buf_puts(b, "<DIFF>\n<<<<<<< SEARCH\n" CUCO_SEARCH_PLACEHOLDER "\n"
-			"=======\nthe lines that replace them\n>>>>>>> REPLACE\n</DIFF>\n");
+			"=======\n" CUCO_REPLACE_PLACEHOLDER "\n>>>>>>> REPLACE\n</DIFF>\n");
 	else if (f == FORM_BLOCKS)
 		for (int i = 0; i < (nblocks > 0 ? nblocks : 1); i++)
 			cuco_buf_printf(b, "<BLOCK>\nblock %d's new text\n</BLOCK>\n", i + 1);
@@ -391,7 +397,6 @@ char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
 		cJSON *a = cJSON_CreateObject();
 		cJSON_AddStringToObject(a, "type", "array");
 		cJSON_AddItemToObject(a, "items", edit);
-		cJSON_AddNumberToObject(a, "minItems", 1);
 		cJSON_AddItemToObject(props, "edits", a);
 	} else if (change && strcmp(change, "blocks") == 0) {
 		cJSON *a = cJSON_CreateObject();

@@ -54,9 +54,11 @@ typedef struct cuco_prompt_spec {
 int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *system,
 	cuco_buf *user);
 
-/* What the reply's form shows where a SEARCH goes: a reply that sends it
- * back as its SEARCH is told so (patch.c). */
+/* What the reply's form shows where a SEARCH and its REPLACE go: a reply
+ * that sends it back as its SEARCH is told so (patch.c); one that sends
+ * the form's whole edit back has it set aside (reply.c). */
 #define CUCO_SEARCH_PLACEHOLDER "lines copied exactly from the current program"
+#define CUCO_REPLACE_PLACEHOLDER "the lines that replace them"
 
 /* The workload's forbidden combinations, a line each after a heading;
  * nothing when it has none. */

@@ -899,6 +899,44 @@ static int directive_hunks(const cuco_workload *wl, const cuco_directive *base, 
 	return rc;
 }
 
+/* Whether a hunk's text is the reply form's own placeholder line. */
+static bool is_placeholder(const char *text, const char *placeholder)
+{
+	size_t n = strlen(placeholder);
+	text += strspn(text, " \t");
+	return strncmp(text, placeholder, n) == 0 && text[n + strspn(text + n, " \t\r\n")] == '\0';
+}
+
+/* The reply form's own edit sent back (SEARCH and REPLACE its two
+ * placeholders: a small model copies the end of its prompt) is no edit:
+ * it is set aside, and a reply left with no hunk is a directive-only child
+ * where one may be (edit.c refuses it when the directive is the parent's,
+ * saying it was the form sent back), else refused as the form itself. */
+static int form_hunks(bool alone, cuco_reply *out, cuco_err *err)
+{
+	int kept = 0;
+	for (int i = 0; i < out->nhunks; i++) {
+		cuco_hunk *h = &out->hunks[i];
+		if (!is_placeholder(h->search, CUCO_SEARCH_PLACEHOLDER) ||
+				!is_placeholder(h->replace, CUCO_REPLACE_PLACEHOLDER)) {
+			out->hunks[kept++] = *h;
+			continue;
+		}
+		free(h->search);
+		free(h->replace);
+		out->echoed = true;
+	}
+	out->nhunks = kept;
+	if (!out->echoed || kept)
+		return CUCO_OK;
+	if (!alone)
+		return cuco_errf(err, CUCO_EDATA, "reply is the reply form sent back: its only edit is "
+			"the form's placeholder (`" CUCO_SEARCH_PLACEHOLDER "`); give the change of code as "
+			"edits whose SEARCH is lines copied from the program above");
+	out->kind = CUCO_REPLY_DIRECTIVE;
+	return CUCO_OK;
+}
+
 static int parse_reply(const char *text, const cuco_workload *wl, const cuco_directive *base,
 	bool alone, cuco_reply *out, cuco_err *err)
 {
@@ -909,6 +947,8 @@ static int parse_reply(const char *text, const cuco_workload *wl, const cuco_dir
 	int rc = blank_thinking(copy, err);
 	if (rc == CUCO_OK)
 		rc = parse(copy, wl, alone, out, err);
+	if (rc == CUCO_OK && out->kind == CUCO_REPLY_DIFF)
+		rc = form_hunks(alone, out, err);
 	if (rc == CUCO_OK && wl && out->kind == CUCO_REPLY_DIFF)
 		rc = directive_hunks(wl, base, alone, out, err);
 	free(copy);

@@ -58,6 +58,7 @@ typedef struct cuco_reply {
 	int nhunks;
 	cuco_hunk *hunks;
 	int set_aside;             /* hunks that only restated the directive (`sync: flag`) */
+	bool echoed;               /* the reply form's own placeholder edit was set aside */
 	char *code;                /* FULL: the whole file */
 	int nblocks;
 	char **blocks;             /* BLOCKS: each block's new text (lines between its markers) */

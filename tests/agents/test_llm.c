@@ -1272,6 +1272,37 @@ static void test_edit_directive_taught_and_alone(void **state)
 	assert_non_null(strstr(err.msg, "states the current program's own directive: nothing would "
 		"change"));
 	cuco_edit_result_free(&r);
+	/* The reply form sent back unchanged is refused saying so; the forms
+	 * a small model then writes, a new directive with no edit or with the
+	 * form's own, are directive-only children. */
+#define ECHO(backend) "{\"text\": \"{\\\"directive\\\": {\\\"backend\\\": \\\"" backend \
+	"\\\"}, \\\"name\\\": \\\"n\\\", \\\"edits\\\": [{\\\"search\\\": \\\"" \
+	CUCO_SEARCH_PLACEHOLDER "\\\", \\\"replace\\\": \\\"" CUCO_REPLACE_PLACEHOLDER "\\\"}]}\"}"
+	serve("{\"replies\": [" ECHO("msg") ", {\"text\": \"{\\\"directive\\\": {\\\"backend\\\": "
+		"\\\"shm\\\"}, \\\"name\\\": \\\"shm\\\", \\\"edits\\\": []}\"}, " ECHO("rma") "]}",
+		CUCO_PROVIDER_OPENAI);
+	e.attempts = 2;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
+	assert_int_equal(r.replies, 2);
+	assert_string_equal(r.source, edit_parent);
+	assert_string_equal(r.directive.backend, "shm");
+	assert_non_null(strstr(r.transcript, "=== refused: reply is the reply form sent back unchanged: "
+		"its edit is the form's placeholder"));
+	assert_non_null(strstr(r.transcript, "=== applied as a directive-only child: the parent's code ==="));
+	cuco_edit_result_free(&r);
+	log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 2);
+	assert_non_null(strstr(strchr(log, '\n') + 1, "either change a value of the directive and give "
+		"no edit, or give edits whose SEARCH is lines copied from the program above"));
+	free(log);
+	/* The form sent back with a new directive: that directive, the parent's code. */
+	e.attempts = 1;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
+	assert_string_equal(r.directive.backend, "rma");
+	assert_string_equal(r.source, edit_parent);
+	assert_non_null(strstr(r.transcript, "=== the reply form's placeholder edit set aside ==="));
+	cuco_edit_result_free(&r);
+#undef ECHO
 	cuco_llm_free(c);
 	toy_workload_remove(top, wl);
 }

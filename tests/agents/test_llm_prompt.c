@@ -315,6 +315,18 @@ static void test_skeleton(void **state)
 	has(r, "\"code\": ");
 	cuco_buf_free(&b.system);
 	cuco_buf_free(&b.user);
+	/* Edits: the line above the object says what its placeholders stand
+	 * for, and how a reply changes the directive alone. */
+	b = (built){ .spec = { .wl = wl, .kind = CUCO_PROMPT_DIFF, .parent = 7, .island = 0,
+		.json = true } };
+	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
+	r = reply_part(b.user.data);
+	has(r, "each edit's `search` is lines copied from the program above and its `replace` their "
+		"new text, or `\"edits\": []` to change the directive alone:\n{\"directive\": ");
+	has(r, "\"edits\": [{\"search\": \"" CUCO_SEARCH_PLACEHOLDER "\", \"replace\": \""
+		CUCO_REPLACE_PLACEHOLDER "\"}]}");
+	cuco_buf_free(&b.system);
+	cuco_buf_free(&b.user);
 }
 
 /* The JSON schema of a reply, from the design space. */
@@ -327,6 +339,8 @@ static void test_schema(void **state)
 	has(schema, "\"granularity\":{\"enum\":[1,2,4,8,16,32,64]}");
 	has(schema, "\"tile\":{\"enum\":[\"32\",\"64\"]}");
 	has(schema, "\"edits\":{\"type\":\"array\"");
+	/* No edit at all is the directive alone: the list may be empty. */
+	has(schema, "\"required\":[\"search\",\"replace\"],\"additionalProperties\":false}}},");
 	has(schema, "\"required\":[\"directive\",\"name\",\"description\",\"edits\"]");
 	free(schema);
 	schema = cuco_reply_schema(wl, CUCO_PROMPT_FULL, CUCO_PROFILE_LEAN, 2);

@@ -380,6 +380,59 @@ static void test_directive_hunks(void **state)
 	cuco_reply_free(&r);
 }
 
+/* The reply form's own edit sent back (run 2 of bench/results/agents.md:
+ * 18 of 68 refused replies) is set aside: with a new directive it is a
+ * directive-only child, where code is required it is refused as the form,
+ * and an edit of real lines beside it stays. */
+static void test_form_echo(void **state)
+{
+	(void)state;
+	cuco_reply r;
+	cuco_err err = { 0 };
+	const char *json = "{\"directive\": {\"backend\": \"rma\", \"sync\": \"flag\"}, "
+		"\"name\": \"short_snake_case_name\", \"description\": \"d\", \"edits\": [{\"search\": "
+		"\"" CUCO_SEARCH_PLACEHOLDER "\", \"replace\": \"" CUCO_REPLACE_PLACEHOLDER "\"}]}";
+	assert_int_equal(cuco_reply_parse_any(json, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_int_equal(r.nhunks, 0);
+	assert_true(r.echoed);
+	assert_string_equal(r.directive.backend, "rma");
+	cuco_reply_free(&r);
+	expect_refusal(json, wl, "reply is the reply form sent back: its only edit is the form's "
+		"placeholder");
+	/* The text form's skeleton, sent back the same way. */
+	const char *text = "DIRECTIVE:\nbackend: shm\n\n<NAME>n</NAME>\n<DIFF>\n<<<<<<< SEARCH\n"
+		CUCO_SEARCH_PLACEHOLDER "\n=======\n" CUCO_REPLACE_PLACEHOLDER "\n>>>>>>> REPLACE\n"
+		"</DIFF>\n";
+	assert_int_equal(cuco_reply_parse_any(text, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_string_equal(r.directive.backend, "shm");
+	cuco_reply_free(&r);
+	/* Beside a real edit the placeholder goes and the edit stays. */
+	const char *mixed = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
+		"\"" CUCO_SEARCH_PLACEHOLDER "\", \"replace\": \"" CUCO_REPLACE_PLACEHOLDER "\"}, "
+		"{\"search\": \"int a;\", \"replace\": \"int b;\"}]}";
+	assert_int_equal(cuco_reply_parse(mixed, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIFF);
+	assert_int_equal(r.nhunks, 1);
+	assert_string_equal(r.hunks[0].search, "int a;\n");
+	cuco_reply_free(&r);
+	/* A placeholder SEARCH with a REPLACE of the model's own is an edit
+	 * that quotes no line: patch.c refuses it, saying so. */
+	const char *half = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
+		"\"" CUCO_SEARCH_PLACEHOLDER "\", \"replace\": \"int b;\"}]}";
+	assert_int_equal(cuco_reply_parse(half, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.nhunks, 1);
+	assert_false(r.echoed);
+	cuco_reply_free(&r);
+	/* An empty list of edits, as the schema allows: the directive alone. */
+	const char *none = "{\"directive\": {\"backend\": \"shm\"}, \"name\": \"n\", "
+		"\"description\": \"d\", \"edits\": []}";
+	assert_int_equal(cuco_reply_parse_any(none, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	cuco_reply_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_json_replies),
 		cmocka_unit_test(test_directive_only),
 		cmocka_unit_test(test_directive_hunks),
+		cmocka_unit_test(test_form_echo),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
