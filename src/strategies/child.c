@@ -30,7 +30,7 @@ int search_child(search_llm *s, search_known *known, const search_ask *a, cuco_p
 {
 	const cuco_model *m = &s->cfg.models[a->model];
 	char *schema = a->shape.json ? cuco_reply_schema(a->wl, a->kind, a->shape.profile,
-		(int)cuco_text_nblocks(a->src, a->len)) : NULL;
+		(int)cuco_text_nblocks(a->src, a->len), a->base) : NULL;
 	cuco_buf view = { 0 };
 	if (a->shape.profile == CUCO_PROFILE_LEAN)
 		cuco_prompt_lean_code(a->wl, a->base, a->src, a->len, &view);
