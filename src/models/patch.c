@@ -40,10 +40,11 @@ typedef struct placed {
 	shift sh;
 	cuco_match level;
 	lines repl;
+	char *own;          /* the rewritten line a part-of-line match made, which repl holds */
 } placed;
 
 static const char *const match_names[CUCO_MATCH_COUNT] = {
-	"exact", "trailing-space", "indent", "typography", "spacing",
+	"exact", "trailing-space", "indent", "typography", "spacing", "part-of-line",
 };
 
 const char *cuco_match_name(cuco_match m)
@@ -421,6 +422,59 @@ static size_t match_spacing(const lines *file, const lines *srch, size_t *where,
 	return hits;
 }
 
+/* The part-of-line level: a SEARCH whose one non-blank line is part of a
+ * parent line (a small model quotes a call without its `;`, a signature
+ * without its `static`: run 2 of bench/results/agents.md), at least
+ * PART_MIN characters of it (a name or `true` points nowhere). Hits (at
+ * most 3 lines kept); for the first, that line with the REPLACE (its
+ * indentation and final line break set aside) in the part's place,
+ * into p. */
+#define PART_MIN 12
+
+static size_t match_part(const lines *file, const lines *srch, const char *replace,
+	size_t *where, placed *p)
+{
+	size_t only = 0, nonblank = 0;
+	for (size_t i = 0; i < srch->n; i++)
+		if (rtrim(srch->v[i]) > 0) {
+			only = i;
+			nonblank++;
+		}
+	if (nonblank != 1)
+		return 0;
+	line s = srch->v[only];
+	size_t si = indent_of(s), sn = rtrim(s) - si, hits = 0;
+	const char *hit = NULL;
+	for (size_t a = 0; sn >= PART_MIN && a < file->n; a++) {
+		const char *f = file->v[a].s, *end = f + file->v[a].n;
+		for (const char *q = f; (q = memmem(q, (size_t)(end - q), s.s + si, sn)); q++) {
+			if (hits < 3)
+				where[hits] = a;
+			if (hits++ == 0) {
+				p->at = a;
+				hit = q;
+			}
+		}
+	}
+	p->level = CUCO_MATCH_PART;
+	if (hits != 1)
+		return hits;
+	line f = file->v[p->at];
+	size_t rn = strlen(replace), ri = strspn(replace, " \t");
+	while (rn > ri && (replace[rn - 1] == '\n' || replace[rn - 1] == '\r'))
+		rn--;
+	cuco_buf b = { 0 };
+	cuco_buf_append(&b, f.s, (size_t)(hit - f.s));
+	cuco_buf_append(&b, replace + ri, rn - ri);
+	cuco_buf_append(&b, hit + sn, (size_t)(f.s + f.n - hit - sn));
+	p->own = b.data;
+	free(p->repl.v);
+	split(p->own, b.len, &p->repl);
+	p->len = 1;
+	p->sh = (shift){ 0 };
+	return 1;
+}
+
 /* Locate hunk h: the first level with any match decides; more than one
  * match there is ambiguous. */
 static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int num,
@@ -446,6 +500,8 @@ static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int 
 			hits = match_spacing(file, &srch, where, &p->at, &p->len);
 			p->sh = (shift){ 0 };
 			p->level = CUCO_MATCH_SPACING;
+			if (hits == 0)
+				hits = match_part(file, &srch, h->replace, where, p);
 			break;
 		}
 		const lines *f = lv == CUCO_MATCH_TYPOGRAPHY ? ascii_of(file, afile) : file;
@@ -622,8 +678,10 @@ static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const 
 				out->loosest = pl[i].level;
 		}
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		free(pl[i].repl.v);
+		free(pl[i].own);
+	}
 	free(pl);
 	free(order);
 	lazy_ascii_free(&afile);

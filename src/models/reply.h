@@ -95,6 +95,8 @@ typedef enum cuco_match {
 	CUCO_MATCH_TYPOGRAPHY,      /* plus curly quotes, dashes, nbsp as ASCII */
 	CUCO_MATCH_SPACING,         /* every run of whitespace, line breaks too, as one space:
 	                               a SEARCH that joined or split the parent's lines */
+	CUCO_MATCH_PART,            /* a one-line SEARCH that is part of one parent line: its
+	                               REPLACE goes in its place within the line */
 	CUCO_MATCH_COUNT
 } cuco_match;
 
