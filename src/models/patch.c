@@ -10,6 +10,7 @@
 #include "models/models.h"
 #include "text.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ typedef struct placed {
 } placed;
 
 static const char *const match_names[CUCO_MATCH_COUNT] = {
-	"exact", "trailing-space", "indent", "typography", "spacing", "part-of-line",
+	"exact", "trailing-space", "indent", "typography", "spacing", "part-of-line", "function",
 };
 
 const char *cuco_match_name(cuco_match m)
@@ -642,6 +643,137 @@ static void assemble(const lines *file, placed **order, int n, const char *eol, 
 		cuco_buf_append(out, "", 0);
 }
 
+/* ---- a function's new text ------------------------------------------------------- */
+
+/* The name a line at column 0 defines: the word before its first `(`,
+ * for a line that is no preprocessor line, comment, brace or declaration
+ * (`;` at its end); false otherwise. */
+static bool defined_name(line l, char name[64])
+{
+	size_t len = rtrim(l);
+	const char *open = len ? memchr(l.s, '(', len) : NULL;
+	if (!open || strchr("#/*{} \t[", l.s[0]) || l.s[len - 1] == ';')
+		return false;
+	const char *e = open;
+	while (e > l.s && is_space(e[-1]))
+		e--;
+	const char *b = e;
+	while (b > l.s && (isalnum((unsigned char)b[-1]) || b[-1] == '_'))
+		b--;
+	if (b == e || e - b >= 64 || isdigit((unsigned char)*b))
+		return false;
+	snprintf(name, 64, "%.*s", (int)(e - b), b);
+	return true;
+}
+
+/* A definition's last line: its first line when that holds the whole
+ * body, else the next line that is `}` at column 0. */
+static bool definition_end(const lines *file, size_t start, size_t *end)
+{
+	line f = file->v[start];
+	size_t len = rtrim(f);
+	if (memchr(f.s, '{', len) && f.s[len - 1] == '}') {
+		*end = start;
+		return true;
+	}
+	for (size_t i = start + 1; i < file->n; i++)
+		if (rtrim(file->v[i]) == 1 && file->v[i].s[0] == '}') {
+			*end = i;
+			return true;
+		}
+	return false;
+}
+
+/* Each definition inside the blocks (all, without blocks): fn(start,
+ * end, name, arg), stopping when it returns false. */
+static void each_definition(const lines *file, const cuco_block *r, size_t nr,
+	bool (*fn)(size_t, size_t, const char *, void *), void *arg)
+{
+	char name[64];
+	size_t end;
+	for (size_t i = 0; i < file->n; i++)
+		if (defined_name(file->v[i], name) && definition_end(file, i, &end) &&
+				(nr == 0 || inside_region(r, nr, i, end + 1)) && !fn(i, end, name, arg))
+			return;
+}
+
+typedef struct names_of {
+	char (*names)[64];
+	int n, max;
+	const char *want;  /* NULL: every name; else only hits of this one */
+	size_t hits, at, end;
+} names_of;
+
+static bool add_name(size_t start, size_t end, const char *name, void *arg)
+{
+	names_of *o = arg;
+	if (o->want) {
+		if (strcmp(o->want, name) == 0 && o->hits++ == 0) {
+			o->at = start;
+			o->end = end;
+		}
+		return true;
+	}
+	cuco_strlcpy(o->names[o->n++], name, sizeof o->names[0]);
+	return o->n < o->max;
+}
+
+int cuco_patch_functions(const char *text, size_t len, char (*names)[64], int max)
+{
+	lines file;
+	split(text, len, &file);
+	cuco_block *r = NULL;
+	size_t nr = 0;
+	cuco_err err;
+	names_of o = { .names = names, .max = max };
+	if (max > 0 && cuco_text_blocks(text, len, "parent", &r, &nr, &err) == CUCO_OK && nr > 0)
+		each_definition(&file, r, nr, add_name, &o);
+	free(file.v);
+	free(r);
+	return o.n;
+}
+
+/* Place a hunk that names a function (JSON `{"function", "text"}`):
+ * its definition inside the blocks, which its text must define again. */
+static int locate_function(const lines *file, const cuco_block *r, size_t nr, const cuco_hunk *h,
+	int num, placed *p, cuco_err *err)
+{
+	char want[64];
+	size_t n = strcspn(h->search, "\r\n");
+	snprintf(want, sizeof want, "%.*s", (int)(n < 63 ? n : 63), h->search);
+	names_of o = { .want = want };
+	each_definition(file, r, nr, add_name, &o);
+	if (o.hits == 1) {
+		lines text;
+		split(h->replace, strlen(h->replace), &text);
+		char name[64] = "";
+		for (size_t i = 0; i < text.n && !defined_name(text.v[i], name); i++)
+			;
+		free(text.v);
+		if (strcmp(name, want) != 0)
+			return cuco_errf(err, CUCO_EDATA, "hunk %d (function `%s`): its text must be the "
+				"function's whole new definition, from its first line `%s(…` at column 0 to its "
+				"closing `}`", num, want, want);
+		*p = (placed){ .at = o.at, .len = o.end - o.at + 1, .level = CUCO_MATCH_FUNCTION,
+			.repl = p->repl };
+		return CUCO_OK;
+	}
+	if (o.hits > 1)
+		return cuco_errf(err, CUCO_EDATA, "hunk %d (function `%s`): defined %zu times in the "
+			"program (under different #if branches); give a search/replace edit instead", num,
+			want, o.hits);
+	char names[16][64];
+	names_of all = { .names = names, .max = 16 };
+	each_definition(file, r, nr, add_name, &all);
+	cuco_buf list = { 0 };
+	for (int i = 0; i < all.n; i++)
+		cuco_buf_printf(&list, "%s%s", i ? ", " : "", names[i]);
+	int rc = cuco_errf(err, CUCO_EDATA, "hunk %d: no function `%s` is defined inside the "
+		"EVOLVE-BLOCKs; those that are: %s", num, want, list.data ? list.data : "none");
+	cuco_buf_free(&list);
+	return rc;
+}
+
 static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,
 	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
 {
@@ -651,7 +783,9 @@ static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const 
 	placed **order = cuco_xcalloc((size_t)n, sizeof *order);
 	for (int i = 0; i < n && rc == CUCO_OK; i++) {
 		split(reply->hunks[i].replace, strlen(reply->hunks[i].replace), &pl[i].repl);
-		rc = locate(file, &afile, &reply->hunks[i], i + 1, &pl[i], err);
+		rc = reply->hunks[i].function
+			? locate_function(file, r, nr, &reply->hunks[i], i + 1, &pl[i], err)
+			: locate(file, &afile, &reply->hunks[i], i + 1, &pl[i], err);
 		if (rc == CUCO_OK)
 			rc = check_hunk(file, r, nr, i + 1, &pl[i], err);
 		order[i] = &pl[i];

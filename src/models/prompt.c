@@ -203,8 +203,9 @@ static const char json_format[] =
 	"short_snake_case name; `description` says what you change and why it should be "
 	"faster; then the change as the prompt asks for it. In an edit, `search` holds lines "
 	"copied exactly from the current program (each must match one place; edits never see "
-	"each other's changes), `replace` the lines that replace them; only code between "
-	"EVOLVE-BLOCK-START and EVOLVE-BLOCK-END may change.\n";
+	"each other's changes), `replace` the lines that replace them; or an edit names a "
+	"`function` defined inside the blocks and gives its whole new definition as `text`; only "
+	"code between EVOLVE-BLOCK-START and EVOLVE-BLOCK-END may change.\n";
 
 /* The rules of a lean prompt's edit: fewer words, and what its notes mean. */
 static const char lean_rules[] =
@@ -295,7 +296,9 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 		 * what goes there, and how a reply changes the directive alone. */
 		if (change && strcmp(change, "edits") == 0)
 			cuco_buf_puts(b, "; each edit's `search` is lines copied from the program above and "
-				"its `replace` their new text, or `\"edits\": []` to change the directive alone");
+				"its `replace` their new text (or an edit is `{\"function\": NAME, \"text\": "
+				"its whole new definition}` for a function inside the EVOLVE-BLOCKs), or "
+				"`\"edits\": []` to change the directive alone");
 		cuco_buf_puts(b, ":\n");
 		bool quoted = false;
 		for (const char *p = text; *p; p++) {
@@ -466,6 +469,19 @@ static cJSON *dim_schema(const dir_alts *a, int alt, int d)
 	return o;
 }
 
+/* Schemas as alternatives: the one alone, else `anyOf` them. Takes any. */
+static cJSON *any_of(cJSON *any)
+{
+	if (cJSON_GetArraySize(any) == 1) {
+		cJSON *one = cJSON_DetachItemFromArray(any, 0);
+		cJSON_Delete(any);
+		return one;
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "anyOf", any);
+	return o;
+}
+
 static cJSON *directive_schema(const cuco_workload *wl, const cuco_directive *other_than)
 {
 	dir_alts *a = cuco_xmalloc(sizeof *a);
@@ -485,19 +501,41 @@ static cJSON *directive_schema(const cuco_workload *wl, const cuco_directive *ot
 	}
 	free(a->vals);
 	free(a);
-	if (cJSON_GetArraySize(any) == 1) {
-		cJSON *one = cJSON_DetachItemFromArray(any, 0);
-		cJSON_Delete(any);
-		return one;
+	return any_of(any);
+}
+
+/* An edit: `search` and `replace`, or, where the parent defines functions
+ * inside its blocks, `function` (one of their names) and `text`. */
+static cJSON *edit_schema(const char *src, size_t len)
+{
+	const char *const keys[2][2] = { { "search", "replace" }, { "function", "text" } };
+	char names[32][64];
+	int n = src ? cuco_patch_functions(src, len, names, 32) : 0;
+	cJSON *any = cJSON_CreateArray();
+	for (int k = 0; k < (n > 0 ? 2 : 1); k++) {
+		cJSON *edit = cJSON_CreateObject(), *eprops = cJSON_CreateObject();
+		cJSON_AddStringToObject(edit, "type", "object");
+		cJSON *first = string_schema(0);
+		if (k == 1) {
+			cJSON_DeleteItemFromObject(first, "type");
+			cJSON *e = cJSON_AddArrayToObject(first, "enum");
+			for (int i = 0; i < n; i++)
+				cJSON_AddItemToArray(e, cJSON_CreateString(names[i]));
+		}
+		cJSON_AddItemToObject(eprops, keys[k][0], first);
+		cJSON_AddItemToObject(eprops, keys[k][1], string_schema(0));
+		cJSON_AddItemToObject(edit, "properties", eprops);
+		cJSON_AddItemToObject(edit, "required", required(keys[k], 2));
+		cJSON_AddBoolToObject(edit, "additionalProperties", false);
+		cJSON_AddItemToArray(any, edit);
 	}
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddItemToObject(o, "anyOf", any);
-	return o;
+	return any_of(any);
 }
 
 char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
-	cuco_prompt_profile profile, int nblocks, const cuco_directive *parent)
+	cuco_prompt_profile profile, const char *src, size_t len, const cuco_directive *parent)
 {
+	int nblocks = src ? (int)cuco_text_nblocks(src, len) : 0;
 	cJSON *dir = directive_schema(wl, kind == CUCO_PROMPT_DIRECTIVE ? parent : NULL);
 	cJSON *root = cJSON_CreateObject(), *props = cJSON_CreateObject();
 	cJSON_AddStringToObject(root, "type", "object");
@@ -507,16 +545,9 @@ char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
 	cJSON_AddItemToObject(props, "description", string_schema(400));
 	const char *change = json_change(kind, profile);
 	if (change && strcmp(change, "edits") == 0) {
-		cJSON *edit = cJSON_CreateObject(), *eprops = cJSON_CreateObject();
-		cJSON_AddStringToObject(edit, "type", "object");
-		cJSON_AddItemToObject(eprops, "search", string_schema(0));
-		cJSON_AddItemToObject(eprops, "replace", string_schema(0));
-		cJSON_AddItemToObject(edit, "properties", eprops);
-		cJSON_AddItemToObject(edit, "required", required((const char *[]){ "search", "replace" }, 2));
-		cJSON_AddBoolToObject(edit, "additionalProperties", false);
 		cJSON *a = cJSON_CreateObject();
 		cJSON_AddStringToObject(a, "type", "array");
-		cJSON_AddItemToObject(a, "items", edit);
+		cJSON_AddItemToObject(a, "items", edit_schema(src, len));
 		cJSON_AddItemToObject(props, "edits", a);
 	} else if (change && strcmp(change, "blocks") == 0) {
 		cJSON *a = cJSON_CreateObject();

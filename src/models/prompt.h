@@ -70,13 +70,15 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 	cuco_prompt_kind kind, cuco_prompt_profile profile, int nblocks, bool json);
 /* The JSON schema of a reply to a prompt of that kind and profile (malloc'd
  * JSON text), for a server's structured output: the directive as an
- * object of the design space's values, then the edits, the blocks' new
- * text (nblocks of them) or the whole file; none for a directive alone.
+ * object of the design space's values, then the edits (search/replace, or
+ * a function of src's blocks and its new text), the blocks' new text (as
+ * many as src has; src may be NULL) or the whole file; none for a
+ * directive alone.
  * The directive breaks no forbidden combination, and for a directive
  * alone (CUCO_PROMPT_DIRECTIVE) differs from parent's (NULL: any), where
  * the schema can say it (prompt.c). */
 char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
-	cuco_prompt_profile profile, int nblocks, const cuco_directive *parent);
+	cuco_prompt_profile profile, const char *src, size_t len, const cuco_directive *parent);
 /* The program as the lean profile shows it (lean.c): every line a reply
  * may quote, the frame's function bodies and the branches that the
  * directive d does not build each replaced by one line saying so. */

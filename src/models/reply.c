@@ -405,7 +405,7 @@ static int parse_hunks(const rlines *ls, cuco_reply *out, cuco_err *err)
 				cap = cap ? cap * 2 : 4;
 				out->hunks = cuco_xrealloc(out->hunks, (size_t)cap * sizeof *out->hunks);
 			}
-			out->hunks[out->nhunks++] = (cuco_hunk){ search.data, replace.data, start };
+			out->hunks[out->nhunks++] = (cuco_hunk){ search.data, replace.data, start, false };
 			search = (cuco_buf){ 0 };
 			replace = (cuco_buf){ 0 };
 			state = OUTSIDE;
@@ -681,19 +681,23 @@ static int json_strings(const cJSON *a, const char *what, char ***out, int *n, c
 	return CUCO_OK;
 }
 
+/* Each edit: `search` and `replace`, or `function` (a name) and `text`
+ * (its whole new definition). */
 static int json_edits(const cJSON *a, cuco_reply *out, cuco_err *err)
 {
 	const cJSON *e;
 	int i = 0;
 	cJSON_ArrayForEach(e, a) {
-		const cJSON *s = cJSON_GetObjectItemCaseSensitive(e, "search");
-		const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "replace");
+		bool fn = cJSON_GetObjectItemCaseSensitive(e, "function") != NULL;
+		const char *const keys[2][2] = { { "search", "replace" }, { "function", "text" } };
+		const cJSON *s = cJSON_GetObjectItemCaseSensitive(e, keys[fn][0]);
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, keys[fn][1]);
 		if (!cJSON_IsString(s) || !cJSON_IsString(r))
 			return cuco_errf(err, CUCO_EDATA, "JSON reply: edits[%d].%s is not a string", i,
-				cJSON_IsString(s) ? "replace" : "search");
+				keys[fn][cJSON_IsString(s)]);
 		out->hunks = cuco_xrealloc(out->hunks, (size_t)(out->nhunks + 1) * sizeof *out->hunks);
 		out->hunks[out->nhunks++] = (cuco_hunk){ json_lines(s), *r->valuestring ? json_lines(r)
-			: cuco_xstrdup(""), i + 1 };
+			: cuco_xstrdup(""), i + 1, fn };
 		i++;
 	}
 	return CUCO_OK;

@@ -1307,6 +1307,32 @@ static void test_edit_directive_taught_and_alone(void **state)
 	toy_workload_remove(top, wl);
 }
 
+/* A function's new text, as a small model writes it in JSON, becomes the
+ * child: the parent with that definition replaced. */
+static void test_edit_function_text(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"{\\\"edits\\\": [{\\\"function\\\": \\\"step\\\", "
+		"\\\"text\\\": \\\"static int step(int x)\\\\n{\\\\n\\\\treturn x + 2;\\\\n}\\\"}]}\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	static const char parent[] = "// EVOLVE-BLOCK-START\nstatic int step(int x)\n{\n\treturn x + 1;\n"
+		"}\n// EVOLVE-BLOCK-END\n";
+	cuco_edit e = edit_of(c, 1);
+	e.parent = parent;
+	e.parent_len = strlen(parent);
+	cuco_edit_result r;
+	if (cuco_llm_edit(&e, &r, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_string_equal(r.source, "// EVOLVE-BLOCK-START\nstatic int step(int x)\n{\n\treturn x + 2;\n"
+		"}\n// EVOLVE-BLOCK-END\n");
+	assert_non_null(strstr(r.transcript, "=== applied 1 hunk: function ==="));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+}
+
 static void test_prompt_fit(void **state)
 {
 	(void)state;
@@ -1446,6 +1472,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_edit_repeat),
 		cmocka_unit_test(test_edit_no_room_ends_the_chat),
 		cmocka_unit_test(test_edit_directive_taught_and_alone),
+		cmocka_unit_test(test_edit_function_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -324,7 +324,9 @@ static void test_skeleton(void **state)
 	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
 	r = reply_part(b.user.data);
 	has(r, "each edit's `search` is lines copied from the program above and its `replace` their "
-		"new text, or `\"edits\": []` to change the directive alone:\n{\"directive\": ");
+		"new text (or an edit is `{\"function\": NAME, \"text\": its whole new definition}` for a "
+		"function inside the EVOLVE-BLOCKs), or `\"edits\": []` to change the directive alone:\n"
+		"{\"directive\": ");
 	has(r, "\"edits\": [{\"search\": \"" CUCO_SEARCH_PLACEHOLDER "\", \"replace\": \""
 		CUCO_REPLACE_PLACEHOLDER "\"}]}");
 	cuco_buf_free(&b.system);
@@ -335,7 +337,9 @@ static void test_skeleton(void **state)
 static void test_schema(void **state)
 {
 	(void)state;
-	char *schema = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_FULL, 0, NULL);
+	const char *two_blocks = "// EVOLVE-BLOCK-START\nint a;\n// EVOLVE-BLOCK-END\n"
+		"// EVOLVE-BLOCK-START\nint b;\n// EVOLVE-BLOCK-END\n";
+	char *schema = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_FULL, NULL, 0, NULL);
 	assert_non_null(schema);
 	has(schema, "\"backend\":{\"enum\":[\"msg\",\"rma\",\"shm\"]}");
 	has(schema, "\"granularity\":{\"enum\":[1,2,4,8,16,32,64]}");
@@ -345,11 +349,19 @@ static void test_schema(void **state)
 	has(schema, "\"required\":[\"search\",\"replace\"],\"additionalProperties\":false}}},");
 	has(schema, "\"required\":[\"directive\",\"name\",\"description\",\"edits\"]");
 	free(schema);
-	schema = cuco_reply_schema(wl, CUCO_PROMPT_FULL, CUCO_PROFILE_LEAN, 2, NULL);
+	schema = cuco_reply_schema(wl, CUCO_PROMPT_FULL, CUCO_PROFILE_LEAN, two_blocks,
+		strlen(two_blocks), NULL);
 	has(schema, "\"blocks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":2,"
 		"\"maxItems\":2}");
 	free(schema);
-	schema = cuco_reply_schema(wl, CUCO_PROMPT_DIRECTIVE, CUCO_PROFILE_FULL, 0, NULL);
+	/* A parent with functions inside its blocks: an edit may name one of
+	 * them, and no other, with its new definition. */
+	schema = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_LEAN, framed, strlen(framed), NULL);
+	has(schema, "\"items\":{\"anyOf\":[{\"type\":\"object\",\"properties\":{\"search\":");
+	has(schema, "{\"type\":\"object\",\"properties\":{\"function\":{\"enum\":[\"step\"]},"
+		"\"text\":{\"type\":\"string\"}},\"required\":[\"function\",\"text\"]");
+	free(schema);
+	schema = cuco_reply_schema(wl, CUCO_PROMPT_DIRECTIVE, CUCO_PROFILE_FULL, NULL, 0, NULL);
 	assert_null(strstr(schema, "edits"));
 	has(schema, "\"required\":[\"directive\",\"name\",\"description\"]");
 	free(schema);
@@ -418,7 +430,7 @@ static void test_schema_forbids(void **state)
 	for (int kind = 0; kind < 2; kind++) {
 		const cuco_directive *other = kind ? &parent : NULL;
 		char *text = cuco_reply_schema(wl, kind ? CUCO_PROMPT_DIRECTIVE : CUCO_PROMPT_DIFF,
-			CUCO_PROFILE_FULL, 0, &parent);
+			CUCO_PROFILE_FULL, NULL, 0, &parent);
 		cJSON *root = cJSON_Parse(text);
 		const cJSON *dir = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "properties"), "directive");
 		assert_non_null(cJSON_GetObjectItem(dir, "anyOf"));
@@ -431,7 +443,7 @@ static void test_schema_forbids(void **state)
 		free(text);
 	}
 	/* msg with pscw, as the one alternative with msg says it. */
-	char *text = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_FULL, 0, NULL);
+	char *text = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_FULL, NULL, 0, NULL);
 	has(text, "\"directive\":{\"anyOf\":[{\"type\":\"object\",\"properties\":{\"backend\":"
 		"{\"enum\":[\"rma\",\"shm\"]}");
 	has(text, "\"sync\":{\"enum\":[\"fence\",\"flag\"]}");

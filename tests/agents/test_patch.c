@@ -229,6 +229,67 @@ static void test_part_of_line(void **state)
 		">>>>>>> REPLACE\n", "REPLACE equals SEARCH");
 }
 
+/* An edit that names a function inside the blocks and gives its whole
+ * new definition (JSON `{"function", "text"}`): no line to copy exactly,
+ * what Qwen2.5-Coder 1.5B's SEARCHes reached for (run 2: a signature as
+ * the SEARCH, signature and body as the REPLACE). */
+static void test_function_text(void **state)
+{
+	(void)state;
+	const char *file =
+		"static const float *peer_rows(const layer *l, int q)\n"
+		"{\n"
+		"\treturn l->seg[q];\n"
+		"}\n"
+		"/* EVOLVE-BLOCK-START */\n"
+		"static void produce(layer *l, int chunk)\n"
+		"{\n"
+		"\trmsnorm_rows(l, chunk);\n"
+		"}\n"
+		"\n"
+		"#if defined(CUCO_ISSUER_SEVERAL)\n"
+		"static void helper(void *arg, int chunk) { produce(arg, chunk); }\n"
+		"#endif\n"
+		"/* EVOLVE-BLOCK-END */\n";
+	char names[4][64];
+	assert_int_equal(cuco_patch_functions(file, strlen(file), names, 4), 2);
+	assert_string_equal(names[0], "produce");
+	assert_string_equal(names[1], "helper");
+	cuco_reply r = { .kind = CUCO_REPLY_DIFF, .nhunks = 1 };
+	cuco_hunk h = { "produce\n", "static void produce(layer *l, int chunk)\n{\n\trmsnorm_rows(l, "
+		"chunk);\n\tsched_yield();\n}\n", 1, true };
+	r.hunks = &h;
+	cuco_patched p;
+	cuco_err err = { 0 };
+	if (cuco_patch_apply(file, strlen(file), &r, &p, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p.levels[0], CUCO_MATCH_FUNCTION);
+	assert_non_null(strstr(p.text, "{\n\trmsnorm_rows(l, chunk);\n\tsched_yield();\n}\n\n#if"));
+	cuco_patched_free(&p);
+	/* A definition on one line is one line. */
+	h = (cuco_hunk){ "helper", "static void helper(void *arg, int c) { produce(arg, c); }", 1, true };
+	assert_int_equal(cuco_patch_apply(file, strlen(file), &r, &p, &err), CUCO_OK);
+	assert_non_null(strstr(p.text, "\nstatic void helper(void *arg, int c) { produce(arg, c); }\n#endif"));
+	cuco_patched_free(&p);
+	/* Outside the blocks, unknown, or a text that is not its definition:
+	 * refused, naming those that may change. */
+	const struct { const char *name, *text, *why; } bad[] = {
+		{ "peer_rows", "static const float *peer_rows(const layer *l, int q) { return 0; }",
+			"hunk 1: no function `peer_rows` is defined inside the EVOLVE-BLOCKs; those that are: "
+			"produce, helper" },
+		{ "produce", "\trmsnorm_rows(l, chunk);\n", "hunk 1 (function `produce`): its text must be "
+			"the function's whole new definition, from its first line `produce(…` at column 0" },
+		{ "produce", "static void produce(layer *l, int chunk)\n{\n\trmsnorm_rows(l, chunk);\n}\n",
+			"REPLACE equals SEARCH" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		h = (cuco_hunk){ (char *)bad[i].name, (char *)bad[i].text, 1, true };
+		assert_int_equal(cuco_patch_apply(file, strlen(file), &r, &p, &err), CUCO_EDATA);
+		if (!strstr(err.msg, bad[i].why))
+			fail_msg("error `%s` lacks `%s`", err.msg, bad[i].why);
+	}
+}
+
 static void test_all_hunks_against_the_parent(void **state)
 {
 	(void)state;
@@ -462,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_typography),
 		cmocka_unit_test(test_spacing),
 		cmocka_unit_test(test_part_of_line),
+		cmocka_unit_test(test_function_text),
 		cmocka_unit_test(test_all_hunks_against_the_parent),
 		cmocka_unit_test(test_ambiguous),
 		cmocka_unit_test(test_no_match_shows_closest),

@@ -425,6 +425,19 @@ static void test_form_echo(void **state)
 	assert_int_equal(r.nhunks, 1);
 	assert_false(r.echoed);
 	cuco_reply_free(&r);
+	/* An edit may name a function and give its new definition. */
+	const char *fn = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"function\": "
+		"\"step\", \"text\": \"void step(void) {}\"}, {\"search\": \"int a;\", \"replace\": "
+		"\"int b;\"}]}";
+	assert_int_equal(cuco_reply_parse(fn, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.nhunks, 2);
+	assert_true(r.hunks[0].function);
+	assert_string_equal(r.hunks[0].search, "step\n");
+	assert_string_equal(r.hunks[0].replace, "void step(void) {}\n");
+	assert_false(r.hunks[1].function);
+	cuco_reply_free(&r);
+	expect_refusal("{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"function\": "
+		"\"step\"}]}", wl, "JSON reply: edits[0].text is not a string");
 	/* An empty list of edits, as the schema allows: the directive alone. */
 	const char *none = "{\"directive\": {\"backend\": \"shm\"}, \"name\": \"n\", "
 		"\"description\": \"d\", \"edits\": []}";
