@@ -858,11 +858,47 @@ static bool directive_pair(const char *line, const cuco_workload *wl, char *key,
 	return cuco_workload_dim(wl, key) != NULL && *val && !strpbrk(val, " \t(){};=");
 }
 
+/* A hunk's one line as a whole directive in cuco's short notation, as the
+ * prompt shows the parent's (`msg/one/after/fence/1 tile=512`, maybe
+ * after `directive:`), read over base into d. */
+static bool short_directive(const char *line, const cuco_workload *wl, const cuco_directive *base,
+	cuco_directive *d)
+{
+	size_t n = strlen(line);
+	if (!base || n == 0 || line[n - 1] != '\n' || memchr(line, '\n', n - 1))
+		return false;
+	char buf[256];
+	clean(line, n - 1 < 250 ? n - 1 : 250, true, buf, sizeof buf);
+	const char *s = strncasecmp(buf, "directive:", 10) == 0 ? buf + 10 : buf;
+	cuco_err err;
+	dir_reader r = { .wl = wl, .d = d, .err = &err };
+	bool any = false;
+	*d = *base;
+	return strchr(s, '/') && dir_line(&r, 1, s, strlen(s), true, &any) == CUCO_OK && any;
+}
+
+/* A hunk from one short notation to another: the key and value of the
+ * first dimension it changes (the rest are taken by the caller). */
+static bool short_change(const cuco_workload *wl, const cuco_directive *from,
+	const cuco_directive *to, char *key, char *val, size_t vsize)
+{
+	for (int d = 0; d < wl->ndims; d++) {
+		const char *name = wl->dims[d].name;
+		if (strcmp(cuco_directive_value(from, name), cuco_directive_value(to, name)) != 0) {
+			cuco_strlcpy(key, name, 32);
+			cuco_strlcpy(val, cuco_directive_value(to, name), vsize);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Hunks that edit the directive as if it were a line of the program
- * (`sync: pscw` into `sync: flag`): the program holds no such line, and
- * the directive is where the change is stated. Each is set aside, its
- * value taken where the stated directive kept the parent's; a reply left
- * with no hunk is a directive-only child where one may be. */
+ * (`sync: pscw` into `sync: flag`, or one short notation into another):
+ * the program holds no such line, and the directive is where the change
+ * is stated. Each is set aside, its values taken where the stated
+ * directive kept the parent's; a reply left with no hunk is a
+ * directive-only child where one may be. */
 static int directive_hunks(const cuco_workload *wl, const cuco_directive *base, bool alone,
 	cuco_reply *out, cuco_err *err)
 {
@@ -870,6 +906,24 @@ static int directive_hunks(const cuco_workload *wl, const cuco_directive *base, 
 	int kept = 0, rc = CUCO_OK;
 	for (int i = 0; i < out->nhunks; i++) {
 		cuco_hunk *h = &out->hunks[i];
+		cuco_directive from, to;
+		bool whole = rc == CUCO_OK && !h->function && short_directive(h->search, wl, base, &from) &&
+			short_directive(h->replace, wl, base, &to);
+		if (whole) {
+			/* Each dimension it changes, as a pair of its own. */
+			while (rc == CUCO_OK && short_change(wl, &from, &to, key, val, sizeof val)) {
+				const char *now = cuco_directive_value(&out->directive, key);
+				if (strcmp(now, cuco_directive_value(base, key)) == 0)
+					rc = cuco_directive_set(&out->directive, key, val);
+				cuco_directive_set(&from, key, val);
+				if (!*said)
+					snprintf(said, sizeof said, "%s: %s", key, val);
+			}
+			free(h->search);
+			free(h->replace);
+			out->set_aside++;
+			continue;
+		}
 		if (rc != CUCO_OK || !directive_pair(h->search, wl, key, old, sizeof old) ||
 				!directive_pair(h->replace, wl, old, val, sizeof val) || strcmp(key, old) != 0) {
 			out->hunks[kept++] = *h;

@@ -371,6 +371,20 @@ static void test_directive_hunks(void **state)
 	expect_refusal("{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
 		"\"sync: fence\", \"replace\": \"sync: a_value_longer_than_a_field_holds_0123456789\"}]}",
 		wl, "hunk 1 (`sync: a_value_longer_than_a_field_holds_0123456789`): cannot set sync");
+	/* The short notation the prompt shows the parent's directive in,
+	 * edited as a line (Qwen2.5-Coder 1.5B, after the schema held its
+	 * directive): each value it changes is taken. */
+	const char *short_form = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
+		"\"msg/one/after/fence/1 tile=32\", \"replace\": \"- directive: shm/one/after/flag/1 "
+		"tile=64\"}]}";
+	assert_int_equal(cuco_reply_parse_any(short_form, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_int_equal(r.set_aside, 1);
+	assert_string_equal(r.directive.backend, "shm");  /* the directive kept the parent's */
+	assert_string_equal(r.directive.sync, "flag");
+	assert_string_equal(cuco_directive_value(&r.directive, "tile"), "64");
+	cuco_reply_free(&r);
+	expect_refusal(short_form, wl, "its edits only restate the directive (`backend: shm`)");
 	/* A line of the program that only looks like one is code. */
 	const char *code = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
 		"\"tile: 32,\\nx: 1\", \"replace\": \"tile: 64,\\nx: 1\"}]}";
