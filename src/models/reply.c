@@ -893,8 +893,50 @@ static bool short_change(const cuco_workload *wl, const cuco_directive *from,
 	return false;
 }
 
+/* A hunk's text as one bare word (letters, digits, `_`, `-`) on one line. */
+static bool one_word(const char *text, char word[32])
+{
+	text += strspn(text, " \t");
+	size_t n = strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+	if (n == 0 || n > 31 || text[n + strspn(text + n, " \t\r\n")] != '\0')
+		return false;
+	snprintf(word, 32, "%.*s", (int)n, text);
+	return true;
+}
+
+/* A hunk from the parent's value of one dimension, alone, to another value
+ * that dimension allows (`shm` into `rma`: no program has such a line):
+ * that dimension and value into key and val. A value two dimensions hold
+ * says nothing. */
+static bool bare_value(const cuco_hunk *h, const cuco_workload *wl, const cuco_directive *base,
+	char *key, char *val, size_t vsize)
+{
+	char from[32], to[32];
+	if (!base || h->function || !one_word(h->search, from) || !one_word(h->replace, to))
+		return false;
+	int hit = -1;
+	for (int d = 0; d < wl->ndims; d++)
+		if (strcmp(cuco_directive_value(base, wl->dims[d].name), from) == 0) {
+			if (hit >= 0)
+				return false;
+			hit = d;
+		}
+	if (hit < 0)
+		return false;
+	char (*vals)[32] = cuco_xmalloc(CUCO_DIM_LISTED * sizeof *vals);
+	int n = cuco_dim_values(&wl->dims[hit], vals);
+	bool allowed = false;
+	for (int i = 0; i < n; i++)
+		allowed |= strcmp(vals[i], to) == 0;
+	free(vals);
+	cuco_strlcpy(key, wl->dims[hit].name, 32);
+	cuco_strlcpy(val, to, vsize);
+	return allowed;
+}
+
 /* Hunks that edit the directive as if it were a line of the program
- * (`sync: pscw` into `sync: flag`, or one short notation into another):
+ * (`sync: pscw` into `sync: flag`, `pscw` into `flag`, or one short
+ * notation into another):
  * the program holds no such line, and the directive is where the change
  * is stated. Each is set aside, its values taken where the stated
  * directive kept the parent's; a reply left with no hunk is a
@@ -924,8 +966,9 @@ static int directive_hunks(const cuco_workload *wl, const cuco_directive *base, 
 			out->set_aside++;
 			continue;
 		}
-		if (rc != CUCO_OK || !directive_pair(h->search, wl, key, old, sizeof old) ||
-				!directive_pair(h->replace, wl, old, val, sizeof val) || strcmp(key, old) != 0) {
+		bool pair = directive_pair(h->search, wl, key, old, sizeof old) &&
+			directive_pair(h->replace, wl, old, val, sizeof val) && strcmp(key, old) == 0;
+		if (rc != CUCO_OK || !(pair || bare_value(h, wl, base, key, val, sizeof val))) {
 			out->hunks[kept++] = *h;
 			continue;
 		}

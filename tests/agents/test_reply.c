@@ -385,6 +385,25 @@ static void test_directive_hunks(void **state)
 	assert_string_equal(cuco_directive_value(&r.directive, "tile"), "64");
 	cuco_reply_free(&r);
 	expect_refusal(short_form, wl, "its edits only restate the directive (`backend: shm`)");
+	/* The parent's value alone into another (Qwen2.5-Coder 1.5B's `shm`
+	 * into `rma`, three replies of this stop's run); a word no dimension
+	 * holds, or a value the dimension does not allow, stays a hunk. */
+	const char *bare = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
+		"\"msg\", \"replace\": \"rma\"}]}";
+	assert_int_equal(cuco_reply_parse_any(bare, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_string_equal(r.directive.backend, "rma");
+	cuco_reply_free(&r);
+	const char *words[][2] = { { "step", "walk" }, { "msg", "nvlink" }, { "msg;", "rma;" } };
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+		char text[256];
+		snprintf(text, sizeof text, "{\"directive\": {\"backend\": \"msg\"}, \"edits\": "
+			"[{\"search\": \"%s\", \"replace\": \"%s\"}]}", words[i][0], words[i][1]);
+		assert_int_equal(cuco_reply_parse(text, wl, &base, &r, &err), CUCO_OK);
+		assert_int_equal(r.nhunks, 1);
+		assert_int_equal(r.set_aside, 0);
+		cuco_reply_free(&r);
+	}
 	/* A line of the program that only looks like one is code. */
 	const char *code = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
 		"\"tile: 32,\\nx: 1\", \"replace\": \"tile: 64,\\nx: 1\"}]}";
