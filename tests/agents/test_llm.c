@@ -1255,7 +1255,7 @@ static void test_edit_directive_taught_and_alone(void **state)
 		"allowed (copy the block and fix the value):\\nDIRECTIVE:\\nbackend: nvlink   # one of: msg, "
 		"rma, shm\\nissuer: one   # one of: one, several\\n"));
 	assert_non_null(strstr(second, "sync: flag   # one of: fence, flag, pscw\\n"));
-	/* And what no schema says: the combinations it may not state. */
+	/* And the combinations it may not state, which only a schema holds. */
 	assert_non_null(strstr(second, "Forbidden combinations:\\n- backend in {msg} with sync in "
 		"{pscw}: PSCW is an RMA epoch\\n"));
 	free(log);
