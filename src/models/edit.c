@@ -65,7 +65,14 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 		return rc;
 	if (reply.kind == CUCO_REPLY_DIRECTIVE && e->base &&
 			cuco_directive_diff(e->base, &reply.directive, NULL, NULL) == 0) {
+		bool echoed = reply.echoed;
 		cuco_reply_free(&reply);
+		if (echoed)
+			return cuco_errf(err, CUCO_EDATA, "reply is the reply form sent back unchanged: its "
+				"edit is the form's placeholder (`" CUCO_SEARCH_PLACEHOLDER "`) and its directive "
+				"the current program's, so nothing would change; either change a value of the "
+				"directive and give no edit, or give edits whose SEARCH is lines copied from the "
+				"program above and whose REPLACE is their new text");
 		return cuco_errf(err, CUCO_EDATA, "reply holds no code and states the current program's "
 			"own directive: nothing would change; give a different directive or SEARCH/REPLACE "
 			"hunks");
@@ -81,6 +88,8 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 		out->kind = reply.kind;
 		cuco_strlcpy(out->name, reply.name, sizeof out->name);
 		cuco_strlcpy(out->note, reply.description, sizeof out->note);
+		if (reply.echoed)
+			cuco_buf_puts(transcript, "=== the reply form's placeholder edit set aside ===\n");
 		if (reply.set_aside)
 			cuco_buf_printf(transcript, "=== %d hunk%s restating the directive set aside: the "
 				"directive states it ===\n", reply.set_aside, reply.set_aside == 1 ? "" : "s");

@@ -10,6 +10,7 @@
 #include "models/models.h"
 #include "text.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +41,11 @@ typedef struct placed {
 	shift sh;
 	cuco_match level;
 	lines repl;
+	char *own;          /* the rewritten line a part-of-line match made, which repl holds */
 } placed;
 
 static const char *const match_names[CUCO_MATCH_COUNT] = {
-	"exact", "trailing-space", "indent", "typography", "spacing",
+	"exact", "trailing-space", "indent", "typography", "spacing", "part-of-line", "function",
 };
 
 const char *cuco_match_name(cuco_match m)
@@ -421,6 +423,59 @@ static size_t match_spacing(const lines *file, const lines *srch, size_t *where,
 	return hits;
 }
 
+/* The part-of-line level: a SEARCH whose one non-blank line is part of a
+ * parent line (a small model quotes a call without its `;`, a signature
+ * without its `static`: run 2 of bench/results/agents.md), at least
+ * PART_MIN characters of it (a name or `true` points nowhere). Hits (at
+ * most 3 lines kept); for the first, that line with the REPLACE (its
+ * indentation and final line break set aside) in the part's place,
+ * into p. */
+#define PART_MIN 12
+
+static size_t match_part(const lines *file, const lines *srch, const char *replace,
+	size_t *where, placed *p)
+{
+	size_t only = 0, nonblank = 0;
+	for (size_t i = 0; i < srch->n; i++)
+		if (rtrim(srch->v[i]) > 0) {
+			only = i;
+			nonblank++;
+		}
+	if (nonblank != 1)
+		return 0;
+	line s = srch->v[only];
+	size_t si = indent_of(s), sn = rtrim(s) - si, hits = 0;
+	const char *hit = NULL;
+	for (size_t a = 0; sn >= PART_MIN && a < file->n; a++) {
+		const char *f = file->v[a].s, *end = f + file->v[a].n;
+		for (const char *q = f; (q = memmem(q, (size_t)(end - q), s.s + si, sn)); q++) {
+			if (hits < 3)
+				where[hits] = a;
+			if (hits++ == 0) {
+				p->at = a;
+				hit = q;
+			}
+		}
+	}
+	p->level = CUCO_MATCH_PART;
+	if (hits != 1)
+		return hits;
+	line f = file->v[p->at];
+	size_t rn = strlen(replace), ri = strspn(replace, " \t");
+	while (rn > ri && (replace[rn - 1] == '\n' || replace[rn - 1] == '\r'))
+		rn--;
+	cuco_buf b = { 0 };
+	cuco_buf_append(&b, f.s, (size_t)(hit - f.s));
+	cuco_buf_append(&b, replace + ri, rn - ri);
+	cuco_buf_append(&b, hit + sn, (size_t)(f.s + f.n - hit - sn));
+	p->own = b.data;
+	free(p->repl.v);
+	split(p->own, b.len, &p->repl);
+	p->len = 1;
+	p->sh = (shift){ 0 };
+	return 1;
+}
+
 /* Locate hunk h: the first level with any match decides; more than one
  * match there is ambiguous. */
 static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int num,
@@ -446,6 +501,8 @@ static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int 
 			hits = match_spacing(file, &srch, where, &p->at, &p->len);
 			p->sh = (shift){ 0 };
 			p->level = CUCO_MATCH_SPACING;
+			if (hits == 0)
+				hits = match_part(file, &srch, h->replace, where, p);
 			break;
 		}
 		const lines *f = lv == CUCO_MATCH_TYPOGRAPHY ? ascii_of(file, afile) : file;
@@ -586,6 +643,137 @@ static void assemble(const lines *file, placed **order, int n, const char *eol, 
 		cuco_buf_append(out, "", 0);
 }
 
+/* ---- a function's new text ------------------------------------------------------- */
+
+/* The name a line at column 0 defines: the word before its first `(`,
+ * for a line that is no preprocessor line, comment, brace or declaration
+ * (`;` at its end); false otherwise. */
+static bool defined_name(line l, char name[64])
+{
+	size_t len = rtrim(l);
+	const char *open = len ? memchr(l.s, '(', len) : NULL;
+	if (!open || strchr("#/*{} \t[", l.s[0]) || l.s[len - 1] == ';')
+		return false;
+	const char *e = open;
+	while (e > l.s && is_space(e[-1]))
+		e--;
+	const char *b = e;
+	while (b > l.s && (isalnum((unsigned char)b[-1]) || b[-1] == '_'))
+		b--;
+	if (b == e || e - b >= 64 || isdigit((unsigned char)*b))
+		return false;
+	snprintf(name, 64, "%.*s", (int)(e - b), b);
+	return true;
+}
+
+/* A definition's last line: its first line when that holds the whole
+ * body, else the next line that is `}` at column 0. */
+static bool definition_end(const lines *file, size_t start, size_t *end)
+{
+	line f = file->v[start];
+	size_t len = rtrim(f);
+	if (memchr(f.s, '{', len) && f.s[len - 1] == '}') {
+		*end = start;
+		return true;
+	}
+	for (size_t i = start + 1; i < file->n; i++)
+		if (rtrim(file->v[i]) == 1 && file->v[i].s[0] == '}') {
+			*end = i;
+			return true;
+		}
+	return false;
+}
+
+/* Each definition inside the blocks (all, without blocks): fn(start,
+ * end, name, arg), stopping when it returns false. */
+static void each_definition(const lines *file, const cuco_block *r, size_t nr,
+	bool (*fn)(size_t, size_t, const char *, void *), void *arg)
+{
+	char name[64];
+	size_t end;
+	for (size_t i = 0; i < file->n; i++)
+		if (defined_name(file->v[i], name) && definition_end(file, i, &end) &&
+				(nr == 0 || inside_region(r, nr, i, end + 1)) && !fn(i, end, name, arg))
+			return;
+}
+
+typedef struct names_of {
+	char (*names)[64];
+	int n, max;
+	const char *want;  /* NULL: every name; else only hits of this one */
+	size_t hits, at, end;
+} names_of;
+
+static bool add_name(size_t start, size_t end, const char *name, void *arg)
+{
+	names_of *o = arg;
+	if (o->want) {
+		if (strcmp(o->want, name) == 0 && o->hits++ == 0) {
+			o->at = start;
+			o->end = end;
+		}
+		return true;
+	}
+	cuco_strlcpy(o->names[o->n++], name, sizeof o->names[0]);
+	return o->n < o->max;
+}
+
+int cuco_patch_functions(const char *text, size_t len, char (*names)[64], int max)
+{
+	lines file;
+	split(text, len, &file);
+	cuco_block *r = NULL;
+	size_t nr = 0;
+	cuco_err err;
+	names_of o = { .names = names, .max = max };
+	if (max > 0 && cuco_text_blocks(text, len, "parent", &r, &nr, &err) == CUCO_OK && nr > 0)
+		each_definition(&file, r, nr, add_name, &o);
+	free(file.v);
+	free(r);
+	return o.n;
+}
+
+/* Place a hunk that names a function (JSON `{"function", "text"}`):
+ * its definition inside the blocks, which its text must define again. */
+static int locate_function(const lines *file, const cuco_block *r, size_t nr, const cuco_hunk *h,
+	int num, placed *p, cuco_err *err)
+{
+	char want[64];
+	size_t n = strcspn(h->search, "\r\n");
+	snprintf(want, sizeof want, "%.*s", (int)(n < 63 ? n : 63), h->search);
+	names_of o = { .want = want };
+	each_definition(file, r, nr, add_name, &o);
+	if (o.hits == 1) {
+		lines text;
+		split(h->replace, strlen(h->replace), &text);
+		char name[64] = "";
+		for (size_t i = 0; i < text.n && !defined_name(text.v[i], name); i++)
+			;
+		free(text.v);
+		if (strcmp(name, want) != 0)
+			return cuco_errf(err, CUCO_EDATA, "hunk %d (function `%s`): its text must be the "
+				"function's whole new definition, from its first line `%s(…` at column 0 to its "
+				"closing `}`", num, want, want);
+		*p = (placed){ .at = o.at, .len = o.end - o.at + 1, .level = CUCO_MATCH_FUNCTION,
+			.repl = p->repl };
+		return CUCO_OK;
+	}
+	if (o.hits > 1)
+		return cuco_errf(err, CUCO_EDATA, "hunk %d (function `%s`): defined %zu times in the "
+			"program (under different #if branches); give a search/replace edit instead", num,
+			want, o.hits);
+	char names[16][64];
+	names_of all = { .names = names, .max = 16 };
+	each_definition(file, r, nr, add_name, &all);
+	cuco_buf list = { 0 };
+	for (int i = 0; i < all.n; i++)
+		cuco_buf_printf(&list, "%s%s", i ? ", " : "", names[i]);
+	int rc = cuco_errf(err, CUCO_EDATA, "hunk %d: no function `%s` is defined inside the "
+		"EVOLVE-BLOCKs; those that are: %s", num, want, list.data ? list.data : "none");
+	cuco_buf_free(&list);
+	return rc;
+}
+
 static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,
 	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
 {
@@ -595,7 +783,9 @@ static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const 
 	placed **order = cuco_xcalloc((size_t)n, sizeof *order);
 	for (int i = 0; i < n && rc == CUCO_OK; i++) {
 		split(reply->hunks[i].replace, strlen(reply->hunks[i].replace), &pl[i].repl);
-		rc = locate(file, &afile, &reply->hunks[i], i + 1, &pl[i], err);
+		rc = reply->hunks[i].function
+			? locate_function(file, r, nr, &reply->hunks[i], i + 1, &pl[i], err)
+			: locate(file, &afile, &reply->hunks[i], i + 1, &pl[i], err);
 		if (rc == CUCO_OK)
 			rc = check_hunk(file, r, nr, i + 1, &pl[i], err);
 		order[i] = &pl[i];
@@ -622,8 +812,10 @@ static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const 
 				out->loosest = pl[i].level;
 		}
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		free(pl[i].repl.v);
+		free(pl[i].own);
+	}
 	free(pl);
 	free(order);
 	lazy_ascii_free(&afile);

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,7 +155,7 @@ static const char diff_format[] =
 	"<<<<<<< SEARCH\n"
 	CUCO_SEARCH_PLACEHOLDER "\n"
 	"=======\n"
-	"the lines that replace them\n"
+	CUCO_REPLACE_PLACEHOLDER "\n"
 	">>>>>>> REPLACE\n"
 	"</DIFF>\n\n"
 	"Rules: each SEARCH must match exactly one place in the current program as shown (hunks "
@@ -202,8 +203,9 @@ static const char json_format[] =
 	"short_snake_case name; `description` says what you change and why it should be "
 	"faster; then the change as the prompt asks for it. In an edit, `search` holds lines "
 	"copied exactly from the current program (each must match one place; edits never see "
-	"each other's changes), `replace` the lines that replace them; only code between "
-	"EVOLVE-BLOCK-START and EVOLVE-BLOCK-END may change.\n";
+	"each other's changes), `replace` the lines that replace them; or an edit names a "
+	"`function` defined inside the blocks and gives its whole new definition as `text`; only "
+	"code between EVOLVE-BLOCK-START and EVOLVE-BLOCK-END may change.\n";
 
 /* The rules of a lean prompt's edit: fewer words, and what its notes mean. */
 static const char lean_rules[] =
@@ -276,7 +278,7 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 		if (change && strcmp(change, "edits") == 0) {
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "search", CUCO_SEARCH_PLACEHOLDER);
-			cJSON_AddStringToObject(e, "replace", "the lines that replace them");
+			cJSON_AddStringToObject(e, "replace", CUCO_REPLACE_PLACEHOLDER);
 			cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "edits"), e);
 		} else if (change && strcmp(change, "blocks") == 0) {
 			cJSON *a = cJSON_AddArrayToObject(o, "blocks");
@@ -289,7 +291,15 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 		cJSON_Delete(o);
 		/* cJSON writes no spaces; a reader's eye wants them after , and :. */
 		cuco_buf_puts(b, "One JSON object, the directive's values the current program's until "
-			"you change them:\n");
+			"you change them");
+		/* Its edit's two placeholders are no lines of the program: say
+		 * what goes there, and how a reply changes the directive alone. */
+		if (change && strcmp(change, "edits") == 0)
+			cuco_buf_puts(b, "; each edit's `search` is lines copied from the program above and "
+				"its `replace` their new text (or an edit is `{\"function\": NAME, \"text\": "
+				"its whole new definition}` for a function inside the EVOLVE-BLOCKs), or "
+				"`\"edits\": []` to change the directive alone");
+		cuco_buf_puts(b, ":\n");
 		bool quoted = false;
 		for (const char *p = text; *p; p++) {
 			cuco_buf_append(b, p, 1);
@@ -314,7 +324,7 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 	form f = form_of(kind, profile);
 	if (f == FORM_EDITS)
 		cuco_buf_puts(b, "<DIFF>\n<<<<<<< SEARCH\n" CUCO_SEARCH_PLACEHOLDER "\n"
-			"=======\nthe lines that replace them\n>>>>>>> REPLACE\n</DIFF>\n");
+			"=======\n" CUCO_REPLACE_PLACEHOLDER "\n>>>>>>> REPLACE\n</DIFF>\n");
 	else if (f == FORM_BLOCKS)
 		for (int i = 0; i < (nblocks > 0 ? nblocks : 1); i++)
 			cuco_buf_printf(b, "<BLOCK>\nblock %d's new text\n</BLOCK>\n", i + 1);
@@ -339,40 +349,194 @@ static cJSON *required(const char *const *names, int n)
 	return a;
 }
 
-/* One dimension's values: an enum of what it allows (numbers for an
- * integer dimension), or an integer range too long to list. */
-static cJSON *dim_schema(const cuco_dim *d)
+/* The directive's schema as alternatives (anyOf), each allowing per
+ * dimension a set of its listed values: what a schema can say of the
+ * forbidden combinations (a point is allowed when one term of each
+ * combination misses it), and, for a directive alone, "another directive
+ * than the parent's" (one dimension differs). A dimension whose values
+ * are too many to list (an integer range) is a range in every
+ * alternative; a combination or a change naming one is left to the
+ * refusal, as is any past MAX_ALTS alternatives: never a schema stricter
+ * than the design space. */
+#define MAX_ALTS 32
+
+typedef struct dir_alts {
+	const cuco_workload *wl;
+	char (*vals)[CUCO_DIM_LISTED][32];  /* each dimension's listed values */
+	int nvals[CUCO_MAX_DIMS];
+	bool cut[CUCO_MAX_DIMS];            /* an integer range too long to list */
+	uint64_t alt[MAX_ALTS][CUCO_MAX_DIMS];  /* a bit per listed value */
+	int n;
+} dir_alts;
+
+/* The bit of a dimension's listed value v; 0 when v is not listed. */
+static uint64_t value_bit(const dir_alts *a, int dim, const char *v)
 {
-	cJSON *o = cJSON_CreateObject();
-	char (*vals)[32] = cuco_xmalloc(CUCO_DIM_LISTED * sizeof *vals);
-	int n = cuco_dim_values(d, vals);
-	bool cut = d->kind == CUCO_DIM_INT && d->nvalues == 0 && n == CUCO_DIM_LISTED;
-	if (cut) {
-		cJSON_AddStringToObject(o, "type", "integer");
-		cJSON_AddNumberToObject(o, "minimum", (double)d->min);
-		cJSON_AddNumberToObject(o, "maximum", (double)d->max);
-	} else {
-		cJSON *e = cJSON_AddArrayToObject(o, "enum");
-		for (int i = 0; i < n; i++)
-			cJSON_AddItemToArray(e, d->kind == CUCO_DIM_INT ? cJSON_CreateNumber(strtod(vals[i], NULL))
-				: cJSON_CreateString(vals[i]));
+	for (int k = 0; k < a->nvals[dim]; k++)
+		if (strcmp(a->vals[dim][k], v) == 0)
+			return (uint64_t)1 << k;
+	return 0;
+}
+
+/* Each alternative narrowed by one of the choices (dimension dims[c]
+ * without the values drop[c]), those left with no value dropped; false,
+ * and nothing changed, when a choice names a range or there would be too
+ * many. */
+static bool narrow(dir_alts *a, const int *dims, const uint64_t *drop, int nchoices)
+{
+	uint64_t (*next)[CUCO_MAX_DIMS] = cuco_xmalloc(sizeof a->alt);
+	int n = 0;
+	bool ok = true;
+	for (int c = 0; c < nchoices && ok; c++)
+		ok = !a->cut[dims[c]];
+	for (int i = 0; i < a->n && ok; i++)
+		for (int c = 0; c < nchoices && ok; c++) {
+			uint64_t left = a->alt[i][dims[c]] & ~drop[c];
+			if (!left)
+				continue;
+			ok = n < MAX_ALTS;
+			if (ok) {
+				memcpy(next[n], a->alt[i], sizeof next[n]);
+				next[n++][dims[c]] = left;
+			}
+		}
+	if (ok && n > 0) {
+		memcpy(a->alt, next, (size_t)n * sizeof *next);
+		a->n = n;
 	}
-	free(vals);
+	free(next);
+	return ok && n > 0;
+}
+
+static void alts_make(dir_alts *a, const cuco_workload *wl, const cuco_directive *other_than)
+{
+	a->wl = wl;
+	a->vals = cuco_xmalloc((size_t)wl->ndims * sizeof *a->vals);
+	a->n = 1;
+	for (int d = 0; d < wl->ndims; d++) {
+		const cuco_dim *dim = &wl->dims[d];
+		a->nvals[d] = cuco_dim_values(dim, a->vals[d]);
+		a->cut[d] = dim->kind == CUCO_DIM_INT && dim->nvalues == 0 && a->nvals[d] == CUCO_DIM_LISTED;
+		a->alt[0][d] = a->nvals[d] == 64 ? ~(uint64_t)0 : ((uint64_t)1 << a->nvals[d]) - 1;
+		_Static_assert(CUCO_DIM_LISTED <= 64, "a bit per listed value");
+	}
+	int dims[CUCO_MAX_DIMS];
+	uint64_t drop[CUCO_MAX_DIMS];
+	for (int i = 0; i < wl->nconstraints; i++) {
+		const cuco_constraint *c = &wl->constraints[i];
+		int t = 0;
+		for (; t < c->nterms; t++) {
+			const cuco_dim *dim = cuco_workload_dim(wl, c->terms[t].dim);
+			if (!dim)
+				break;
+			dims[t] = (int)(dim - wl->dims);
+			drop[t] = 0;
+			for (int v = 0; v < c->terms[t].nvalues; v++)
+				drop[t] |= value_bit(a, dims[t], c->terms[t].values[v]);
+		}
+		if (t == c->nterms)
+			narrow(a, dims, drop, t);
+	}
+	int n = 0;
+	for (int d = 0; other_than && d < wl->ndims; d++) {
+		if (a->cut[d])
+			continue;
+		dims[n] = d;
+		drop[n++] = value_bit(a, d, cuco_directive_value(other_than, wl->dims[d].name));
+	}
+	if (n > 0)
+		narrow(a, dims, drop, n);
+}
+
+/* One alternative's values of a dimension: an enum (numbers for an
+ * integer dimension), or the integer range too long to list. */
+static cJSON *dim_schema(const dir_alts *a, int alt, int d)
+{
+	const cuco_dim *dim = &a->wl->dims[d];
+	cJSON *o = cJSON_CreateObject();
+	if (a->cut[d]) {
+		cJSON_AddStringToObject(o, "type", "integer");
+		cJSON_AddNumberToObject(o, "minimum", (double)dim->min);
+		cJSON_AddNumberToObject(o, "maximum", (double)dim->max);
+		return o;
+	}
+	cJSON *e = cJSON_AddArrayToObject(o, "enum");
+	for (int k = 0; k < a->nvals[d]; k++)
+		if (a->alt[alt][d] >> k & 1)
+			cJSON_AddItemToArray(e, dim->kind == CUCO_DIM_INT
+				? cJSON_CreateNumber(strtod(a->vals[d][k], NULL))
+				: cJSON_CreateString(a->vals[d][k]));
 	return o;
 }
 
-char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
-	cuco_prompt_profile profile, int nblocks)
+/* Schemas as alternatives: the one alone, else `anyOf` them. Takes any. */
+static cJSON *any_of(cJSON *any)
 {
-	cJSON *dir = cJSON_CreateObject(), *dprops = cJSON_CreateObject(), *dreq = cJSON_CreateArray();
-	cJSON_AddStringToObject(dir, "type", "object");
-	for (int i = 0; i < wl->ndims; i++) {
-		cJSON_AddItemToObject(dprops, wl->dims[i].name, dim_schema(&wl->dims[i]));
-		cJSON_AddItemToArray(dreq, cJSON_CreateString(wl->dims[i].name));
+	if (cJSON_GetArraySize(any) == 1) {
+		cJSON *one = cJSON_DetachItemFromArray(any, 0);
+		cJSON_Delete(any);
+		return one;
 	}
-	cJSON_AddItemToObject(dir, "properties", dprops);
-	cJSON_AddItemToObject(dir, "required", dreq);
-	cJSON_AddBoolToObject(dir, "additionalProperties", false);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "anyOf", any);
+	return o;
+}
+
+static cJSON *directive_schema(const cuco_workload *wl, const cuco_directive *other_than)
+{
+	dir_alts *a = cuco_xmalloc(sizeof *a);
+	alts_make(a, wl, other_than);
+	cJSON *any = cJSON_CreateArray();
+	for (int i = 0; i < a->n; i++) {
+		cJSON *dir = cJSON_CreateObject(), *dprops = cJSON_CreateObject(), *dreq = cJSON_CreateArray();
+		cJSON_AddStringToObject(dir, "type", "object");
+		for (int d = 0; d < wl->ndims; d++) {
+			cJSON_AddItemToObject(dprops, wl->dims[d].name, dim_schema(a, i, d));
+			cJSON_AddItemToArray(dreq, cJSON_CreateString(wl->dims[d].name));
+		}
+		cJSON_AddItemToObject(dir, "properties", dprops);
+		cJSON_AddItemToObject(dir, "required", dreq);
+		cJSON_AddBoolToObject(dir, "additionalProperties", false);
+		cJSON_AddItemToArray(any, dir);
+	}
+	free(a->vals);
+	free(a);
+	return any_of(any);
+}
+
+/* An edit: `search` and `replace`, or, where the parent defines functions
+ * inside its blocks, `function` (one of their names) and `text`. */
+static cJSON *edit_schema(const char *src, size_t len)
+{
+	const char *const keys[2][2] = { { "search", "replace" }, { "function", "text" } };
+	char names[32][64];
+	int n = src ? cuco_patch_functions(src, len, names, 32) : 0;
+	cJSON *any = cJSON_CreateArray();
+	for (int k = 0; k < (n > 0 ? 2 : 1); k++) {
+		cJSON *edit = cJSON_CreateObject(), *eprops = cJSON_CreateObject();
+		cJSON_AddStringToObject(edit, "type", "object");
+		cJSON *first = string_schema(0);
+		if (k == 1) {
+			cJSON_DeleteItemFromObject(first, "type");
+			cJSON *e = cJSON_AddArrayToObject(first, "enum");
+			for (int i = 0; i < n; i++)
+				cJSON_AddItemToArray(e, cJSON_CreateString(names[i]));
+		}
+		cJSON_AddItemToObject(eprops, keys[k][0], first);
+		cJSON_AddItemToObject(eprops, keys[k][1], string_schema(0));
+		cJSON_AddItemToObject(edit, "properties", eprops);
+		cJSON_AddItemToObject(edit, "required", required(keys[k], 2));
+		cJSON_AddBoolToObject(edit, "additionalProperties", false);
+		cJSON_AddItemToArray(any, edit);
+	}
+	return any_of(any);
+}
+
+char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
+	cuco_prompt_profile profile, const char *src, size_t len, const cuco_directive *parent)
+{
+	int nblocks = src ? (int)cuco_text_nblocks(src, len) : 0;
+	cJSON *dir = directive_schema(wl, kind == CUCO_PROMPT_DIRECTIVE ? parent : NULL);
 	cJSON *root = cJSON_CreateObject(), *props = cJSON_CreateObject();
 	cJSON_AddStringToObject(root, "type", "object");
 	/* In the order a model writes them: the directive first. */
@@ -381,17 +545,9 @@ char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
 	cJSON_AddItemToObject(props, "description", string_schema(400));
 	const char *change = json_change(kind, profile);
 	if (change && strcmp(change, "edits") == 0) {
-		cJSON *edit = cJSON_CreateObject(), *eprops = cJSON_CreateObject();
-		cJSON_AddStringToObject(edit, "type", "object");
-		cJSON_AddItemToObject(eprops, "search", string_schema(0));
-		cJSON_AddItemToObject(eprops, "replace", string_schema(0));
-		cJSON_AddItemToObject(edit, "properties", eprops);
-		cJSON_AddItemToObject(edit, "required", required((const char *[]){ "search", "replace" }, 2));
-		cJSON_AddBoolToObject(edit, "additionalProperties", false);
 		cJSON *a = cJSON_CreateObject();
 		cJSON_AddStringToObject(a, "type", "array");
-		cJSON_AddItemToObject(a, "items", edit);
-		cJSON_AddNumberToObject(a, "minItems", 1);
+		cJSON_AddItemToObject(a, "items", edit_schema(src, len));
 		cJSON_AddItemToObject(props, "edits", a);
 	} else if (change && strcmp(change, "blocks") == 0) {
 		cJSON *a = cJSON_CreateObject();

@@ -54,9 +54,11 @@ typedef struct cuco_prompt_spec {
 int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *system,
 	cuco_buf *user);
 
-/* What the reply's form shows where a SEARCH goes: a reply that sends it
- * back as its SEARCH is told so (patch.c). */
+/* What the reply's form shows where a SEARCH and its REPLACE go: a reply
+ * that sends it back as its SEARCH is told so (patch.c); one that sends
+ * the form's whole edit back has it set aside (reply.c). */
 #define CUCO_SEARCH_PLACEHOLDER "lines copied exactly from the current program"
+#define CUCO_REPLACE_PLACEHOLDER "the lines that replace them"
 
 /* The workload's forbidden combinations, a line each after a heading;
  * nothing when it has none. */
@@ -68,10 +70,15 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 	cuco_prompt_kind kind, cuco_prompt_profile profile, int nblocks, bool json);
 /* The JSON schema of a reply to a prompt of that kind and profile (malloc'd
  * JSON text), for a server's structured output: the directive as an
- * object of the design space's values, then the edits, the blocks' new
- * text (nblocks of them) or the whole file; none for a directive alone. */
+ * object of the design space's values, then the edits (search/replace, or
+ * a function of src's blocks and its new text), the blocks' new text (as
+ * many as src has; src may be NULL) or the whole file; none for a
+ * directive alone.
+ * The directive breaks no forbidden combination, and for a directive
+ * alone (CUCO_PROMPT_DIRECTIVE) differs from parent's (NULL: any), where
+ * the schema can say it (prompt.c). */
 char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
-	cuco_prompt_profile profile, int nblocks);
+	cuco_prompt_profile profile, const char *src, size_t len, const cuco_directive *parent);
 /* The program as the lean profile shows it (lean.c): every line a reply
  * may quote, the frame's function bodies and the branches that the
  * directive d does not build each replaced by one line saying so. */

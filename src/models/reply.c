@@ -405,7 +405,7 @@ static int parse_hunks(const rlines *ls, cuco_reply *out, cuco_err *err)
 				cap = cap ? cap * 2 : 4;
 				out->hunks = cuco_xrealloc(out->hunks, (size_t)cap * sizeof *out->hunks);
 			}
-			out->hunks[out->nhunks++] = (cuco_hunk){ search.data, replace.data, start };
+			out->hunks[out->nhunks++] = (cuco_hunk){ search.data, replace.data, start, false };
 			search = (cuco_buf){ 0 };
 			replace = (cuco_buf){ 0 };
 			state = OUTSIDE;
@@ -681,19 +681,23 @@ static int json_strings(const cJSON *a, const char *what, char ***out, int *n, c
 	return CUCO_OK;
 }
 
+/* Each edit: `search` and `replace`, or `function` (a name) and `text`
+ * (its whole new definition). */
 static int json_edits(const cJSON *a, cuco_reply *out, cuco_err *err)
 {
 	const cJSON *e;
 	int i = 0;
 	cJSON_ArrayForEach(e, a) {
-		const cJSON *s = cJSON_GetObjectItemCaseSensitive(e, "search");
-		const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "replace");
+		bool fn = cJSON_GetObjectItemCaseSensitive(e, "function") != NULL;
+		const char *const keys[2][2] = { { "search", "replace" }, { "function", "text" } };
+		const cJSON *s = cJSON_GetObjectItemCaseSensitive(e, keys[fn][0]);
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, keys[fn][1]);
 		if (!cJSON_IsString(s) || !cJSON_IsString(r))
 			return cuco_errf(err, CUCO_EDATA, "JSON reply: edits[%d].%s is not a string", i,
-				cJSON_IsString(s) ? "replace" : "search");
+				keys[fn][cJSON_IsString(s)]);
 		out->hunks = cuco_xrealloc(out->hunks, (size_t)(out->nhunks + 1) * sizeof *out->hunks);
 		out->hunks[out->nhunks++] = (cuco_hunk){ json_lines(s), *r->valuestring ? json_lines(r)
-			: cuco_xstrdup(""), i + 1 };
+			: cuco_xstrdup(""), i + 1, fn };
 		i++;
 	}
 	return CUCO_OK;
@@ -854,11 +858,89 @@ static bool directive_pair(const char *line, const cuco_workload *wl, char *key,
 	return cuco_workload_dim(wl, key) != NULL && *val && !strpbrk(val, " \t(){};=");
 }
 
+/* A hunk's one line as a whole directive in cuco's short notation, as the
+ * prompt shows the parent's (`msg/one/after/fence/1 tile=512`, maybe
+ * after `directive:`), read over base into d. */
+static bool short_directive(const char *line, const cuco_workload *wl, const cuco_directive *base,
+	cuco_directive *d)
+{
+	size_t n = strlen(line);
+	if (!base || n == 0 || line[n - 1] != '\n' || memchr(line, '\n', n - 1))
+		return false;
+	char buf[256];
+	clean(line, n - 1 < 250 ? n - 1 : 250, true, buf, sizeof buf);
+	const char *s = strncasecmp(buf, "directive:", 10) == 0 ? buf + 10 : buf;
+	cuco_err err;
+	dir_reader r = { .wl = wl, .d = d, .err = &err };
+	bool any = false;
+	*d = *base;
+	return strchr(s, '/') && dir_line(&r, 1, s, strlen(s), true, &any) == CUCO_OK && any;
+}
+
+/* A hunk from one short notation to another: the key and value of the
+ * first dimension it changes (the rest are taken by the caller). */
+static bool short_change(const cuco_workload *wl, const cuco_directive *from,
+	const cuco_directive *to, char *key, char *val, size_t vsize)
+{
+	for (int d = 0; d < wl->ndims; d++) {
+		const char *name = wl->dims[d].name;
+		if (strcmp(cuco_directive_value(from, name), cuco_directive_value(to, name)) != 0) {
+			cuco_strlcpy(key, name, 32);
+			cuco_strlcpy(val, cuco_directive_value(to, name), vsize);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A hunk's text as one bare word (letters, digits, `_`, `-`) on one line. */
+static bool one_word(const char *text, char word[32])
+{
+	text += strspn(text, " \t");
+	size_t n = strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+	if (n == 0 || n > 31 || text[n + strspn(text + n, " \t\r\n")] != '\0')
+		return false;
+	snprintf(word, 32, "%.*s", (int)n, text);
+	return true;
+}
+
+/* A hunk from the parent's value of one dimension, alone, to another value
+ * that dimension allows (`shm` into `rma`: no program has such a line):
+ * that dimension and value into key and val. A value two dimensions hold
+ * says nothing. */
+static bool bare_value(const cuco_hunk *h, const cuco_workload *wl, const cuco_directive *base,
+	char *key, char *val, size_t vsize)
+{
+	char from[32], to[32];
+	if (!base || h->function || !one_word(h->search, from) || !one_word(h->replace, to))
+		return false;
+	int hit = -1;
+	for (int d = 0; d < wl->ndims; d++)
+		if (strcmp(cuco_directive_value(base, wl->dims[d].name), from) == 0) {
+			if (hit >= 0)
+				return false;
+			hit = d;
+		}
+	if (hit < 0)
+		return false;
+	char (*vals)[32] = cuco_xmalloc(CUCO_DIM_LISTED * sizeof *vals);
+	int n = cuco_dim_values(&wl->dims[hit], vals);
+	bool allowed = false;
+	for (int i = 0; i < n; i++)
+		allowed |= strcmp(vals[i], to) == 0;
+	free(vals);
+	cuco_strlcpy(key, wl->dims[hit].name, 32);
+	cuco_strlcpy(val, to, vsize);
+	return allowed;
+}
+
 /* Hunks that edit the directive as if it were a line of the program
- * (`sync: pscw` into `sync: flag`): the program holds no such line, and
- * the directive is where the change is stated. Each is set aside, its
- * value taken where the stated directive kept the parent's; a reply left
- * with no hunk is a directive-only child where one may be. */
+ * (`sync: pscw` into `sync: flag`, `pscw` into `flag`, or one short
+ * notation into another):
+ * the program holds no such line, and the directive is where the change
+ * is stated. Each is set aside, its values taken where the stated
+ * directive kept the parent's; a reply left with no hunk is a
+ * directive-only child where one may be. */
 static int directive_hunks(const cuco_workload *wl, const cuco_directive *base, bool alone,
 	cuco_reply *out, cuco_err *err)
 {
@@ -866,8 +948,27 @@ static int directive_hunks(const cuco_workload *wl, const cuco_directive *base, 
 	int kept = 0, rc = CUCO_OK;
 	for (int i = 0; i < out->nhunks; i++) {
 		cuco_hunk *h = &out->hunks[i];
-		if (rc != CUCO_OK || !directive_pair(h->search, wl, key, old, sizeof old) ||
-				!directive_pair(h->replace, wl, old, val, sizeof val) || strcmp(key, old) != 0) {
+		cuco_directive from, to;
+		bool whole = rc == CUCO_OK && !h->function && short_directive(h->search, wl, base, &from) &&
+			short_directive(h->replace, wl, base, &to);
+		if (whole) {
+			/* Each dimension it changes, as a pair of its own. */
+			while (rc == CUCO_OK && short_change(wl, &from, &to, key, val, sizeof val)) {
+				const char *now = cuco_directive_value(&out->directive, key);
+				if (strcmp(now, cuco_directive_value(base, key)) == 0)
+					rc = cuco_directive_set(&out->directive, key, val);
+				cuco_directive_set(&from, key, val);
+				if (!*said)
+					snprintf(said, sizeof said, "%s: %s", key, val);
+			}
+			free(h->search);
+			free(h->replace);
+			out->set_aside++;
+			continue;
+		}
+		bool pair = directive_pair(h->search, wl, key, old, sizeof old) &&
+			directive_pair(h->replace, wl, old, val, sizeof val) && strcmp(key, old) == 0;
+		if (rc != CUCO_OK || !(pair || bare_value(h, wl, base, key, val, sizeof val))) {
 			out->hunks[kept++] = *h;
 			continue;
 		}
@@ -899,6 +1000,44 @@ static int directive_hunks(const cuco_workload *wl, const cuco_directive *base, 
 	return rc;
 }
 
+/* Whether a hunk's text is the reply form's own placeholder line. */
+static bool is_placeholder(const char *text, const char *placeholder)
+{
+	size_t n = strlen(placeholder);
+	text += strspn(text, " \t");
+	return strncmp(text, placeholder, n) == 0 && text[n + strspn(text + n, " \t\r\n")] == '\0';
+}
+
+/* The reply form's own edit sent back (SEARCH and REPLACE its two
+ * placeholders: a small model copies the end of its prompt) is no edit:
+ * it is set aside, and a reply left with no hunk is a directive-only child
+ * where one may be (edit.c refuses it when the directive is the parent's,
+ * saying it was the form sent back), else refused as the form itself. */
+static int form_hunks(bool alone, cuco_reply *out, cuco_err *err)
+{
+	int kept = 0;
+	for (int i = 0; i < out->nhunks; i++) {
+		cuco_hunk *h = &out->hunks[i];
+		if (!is_placeholder(h->search, CUCO_SEARCH_PLACEHOLDER) ||
+				!is_placeholder(h->replace, CUCO_REPLACE_PLACEHOLDER)) {
+			out->hunks[kept++] = *h;
+			continue;
+		}
+		free(h->search);
+		free(h->replace);
+		out->echoed = true;
+	}
+	out->nhunks = kept;
+	if (!out->echoed || kept)
+		return CUCO_OK;
+	if (!alone)
+		return cuco_errf(err, CUCO_EDATA, "reply is the reply form sent back: its only edit is "
+			"the form's placeholder (`" CUCO_SEARCH_PLACEHOLDER "`); give the change of code as "
+			"edits whose SEARCH is lines copied from the program above");
+	out->kind = CUCO_REPLY_DIRECTIVE;
+	return CUCO_OK;
+}
+
 static int parse_reply(const char *text, const cuco_workload *wl, const cuco_directive *base,
 	bool alone, cuco_reply *out, cuco_err *err)
 {
@@ -909,6 +1048,8 @@ static int parse_reply(const char *text, const cuco_workload *wl, const cuco_dir
 	int rc = blank_thinking(copy, err);
 	if (rc == CUCO_OK)
 		rc = parse(copy, wl, alone, out, err);
+	if (rc == CUCO_OK && out->kind == CUCO_REPLY_DIFF)
+		rc = form_hunks(alone, out, err);
 	if (rc == CUCO_OK && wl && out->kind == CUCO_REPLY_DIFF)
 		rc = directive_hunks(wl, base, alone, out, err);
 	free(copy);

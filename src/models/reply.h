@@ -23,7 +23,8 @@
  * reply with a directive and no code is a directive-only child; and a
  * reply may be the JSON object a server's structured output writes
  * ({"directive": {…}, "name", "description", then "edits": [{"search",
- * "replace"}], "blocks": […] or "code"}). docs/replies.md has them all.
+ * "replace"} or {"function", "text"}], "blocks": […] or "code"}).
+ * docs/replies.md has them all.
  */
 #ifndef CUCO_MODELS_REPLY_H
 #define CUCO_MODELS_REPLY_H
@@ -42,9 +43,10 @@ typedef enum cuco_reply_kind {
 } cuco_reply_kind;
 
 typedef struct cuco_hunk {
-	char *search;   /* lines, each ending in '\n' */
+	char *search;   /* lines, each ending in '\n'; a function's name when function */
 	char *replace;
 	int line;       /* of the SEARCH marker in the reply, from 1 */
+	bool function;  /* replace is the whole new definition of the function named */
 } cuco_hunk;
 
 typedef struct cuco_reply {
@@ -58,6 +60,7 @@ typedef struct cuco_reply {
 	int nhunks;
 	cuco_hunk *hunks;
 	int set_aside;             /* hunks that only restated the directive (`sync: flag`) */
+	bool echoed;               /* the reply form's own placeholder edit was set aside */
 	char *code;                /* FULL: the whole file */
 	int nblocks;
 	char **blocks;             /* BLOCKS: each block's new text (lines between its markers) */
@@ -94,6 +97,10 @@ typedef enum cuco_match {
 	CUCO_MATCH_TYPOGRAPHY,      /* plus curly quotes, dashes, nbsp as ASCII */
 	CUCO_MATCH_SPACING,         /* every run of whitespace, line breaks too, as one space:
 	                               a SEARCH that joined or split the parent's lines */
+	CUCO_MATCH_PART,            /* a one-line SEARCH that is part of one parent line: its
+	                               REPLACE goes in its place within the line */
+	CUCO_MATCH_FUNCTION,        /* no SEARCH: the hunk named a function, whose definition
+	                               its text replaces */
 	CUCO_MATCH_COUNT
 } cuco_match;
 
@@ -112,6 +119,10 @@ typedef struct cuco_patched {
 
 int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
 	cuco_patched *out, cuco_err *err);
+/* The names of the functions defined inside the EVOLVE-BLOCKs of text (a
+ * definition starts at column 0 and ends at the next `}` there), at most
+ * max, in order; what a function's new text may name. */
+int cuco_patch_functions(const char *text, size_t len, char (*names)[64], int max);
 void cuco_patched_free(cuco_patched *p);
 
 #endif

@@ -29,11 +29,12 @@ int search_child(search_llm *s, search_known *known, const search_ask *a, cuco_p
 	cuco_reply_kind *got, cuco_err *err)
 {
 	const cuco_model *m = &s->cfg.models[a->model];
-	char *schema = a->shape.json ? cuco_reply_schema(a->wl, a->kind, a->shape.profile,
-		(int)cuco_text_nblocks(a->src, a->len)) : NULL;
 	cuco_buf view = { 0 };
 	if (a->shape.profile == CUCO_PROFILE_LEAN)
 		cuco_prompt_lean_code(a->wl, a->base, a->src, a->len, &view);
+	/* The functions an edit may name are those of the code as shown. */
+	char *schema = a->shape.json ? cuco_reply_schema(a->wl, a->kind, a->shape.profile,
+		view.data ? view.data : a->src, view.data ? view.len : a->len, a->base) : NULL;
 	search_ledger lg;
 	search_ledger_init(&lg, a->call, a->parent);
 	cuco_buf prompt = { 0 }, transcript = { 0 };

@@ -709,6 +709,14 @@ static int llm_child(evolve_state *s, const child_plan *plan, cuco_proposal *out
 	search_shape shape;
 	rc = search_build(&s->llm, model, build_shaped, &pa, &shape, err);
 	free(hints);
+	/* A parent that grew past the model's context (a model's child longer
+	 * than the start) costs its proposal, not the run; the start's own
+	 * prompt not fitting still ends it. */
+	if (rc == CUCO_EENV && shape.too_long && plan->parent != s->start.id) {
+		char why[sizeof err->msg];
+		cuco_strlcpy(why, err->msg, sizeof why);
+		rc = cuco_errf(err, CUCO_EDATA, "parent #%llu: %s", (unsigned long long)plan->parent, why);
+	}
 	cuco_prompt_kind kind = spec.kind;
 	cuco_reply_kind got = CUCO_REPLY_FULL;
 	if (rc == CUCO_OK) {

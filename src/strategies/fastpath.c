@@ -383,7 +383,8 @@ static int attempt_once(fastpath *f, uint64_t parent, attempt *a, cuco_proposal 
 	if (rc != CUCO_OK)
 		return rc;
 	/* A stage's reply is the whole program: the baseline has no blocks. */
-	char *schema = shape.json ? cuco_reply_schema(f->env.wl, CUCO_PROMPT_FULL, CUCO_PROFILE_FULL, 0)
+	char *schema = shape.json
+		? cuco_reply_schema(f->env.wl, CUCO_PROMPT_FULL, CUCO_PROFILE_FULL, NULL, 0, NULL)
 		: NULL;
 	int stage = f->stage;
 	search_ledger lg;

@@ -128,6 +128,7 @@ int search_build(search_llm *s, int model, search_builder build, void *arg, sear
 {
 	cuco_model *m = &s->cfg.models[model];
 	shape->json = m->structured && !s->no_schema[model];
+	shape->too_long = false;
 	int64_t need[CUCO_PROFILES] = { 0 };
 	int64_t reserve = cuco_prompt_reserve(m->context, m->max_tokens);
 	for (int p = 0; p < CUCO_PROFILES; p++) {
@@ -149,6 +150,7 @@ int search_build(search_llm *s, int model, search_builder build, void *arg, sear
 		}
 		return CUCO_OK;
 	}
+	shape->too_long = true;
 	return cuco_errf(err, CUCO_EENV, "llm %s: no prompt profile fits a context of %lld tokens: "
 		"the full one needs about %lld tokens that no cut removes, the lean one %lld, and the "
 		"reply %lld; give the model a longer context", m->name, (long long)m->context,

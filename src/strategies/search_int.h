@@ -90,6 +90,7 @@ int search_llm_concurrency(const search_llm *s);
 typedef struct search_shape {
 	cuco_prompt_profile profile;
 	bool json;
+	bool too_long;  /* search_build: no profile fits the model's context */
 } search_shape;
 
 /* Build a prompt in a shape: its system and user messages and the map of

@@ -621,6 +621,43 @@ static void test_repair(void **state)
 	e2e_end(&tc);
 }
 
+/* A model's child that grew past the model's context (this stop's Qwen
+ * run ended so, exit 3, when a longer child's repair prompt fit no
+ * profile) costs its repair turn, not the run: the next proposal is made. */
+static void test_parent_too_long(void **state)
+{
+	(void)state;
+	const char anchor[] = "int main(int argc, char **argv)\n{\n";
+	cuco_buf broken = { 0 };
+	/* Declarations at file scope: a lean view shows them (it summarises
+	 * function bodies outside the blocks, all of them in the toy's). */
+	cuco_buf_printf(&broken, "%s<NAME>long</NAME>\n<DIFF>\n<<<<<<< SEARCH\n%s=======\n",
+		toy_directive, anchor);
+	for (int i = 0; i < 1500; i++)
+		cuco_buf_printf(&broken, "int line_the_model_wrote_%04d = %d;\n", i, i);
+	cuco_buf_printf(&broken, "%s\tthis is not C;\n", anchor);
+	cuco_buf_puts(&broken, ">>>>>>> REPLACE\n</DIFF>\n");
+	char *texts[2] = { broken.data, variant_reply(toy_directive, anchor, 2) };
+	e2e tc;
+	e2e_begin(&tc, texts, 2, "context = 4096\n[evolve]\nfastpath = false\nislands = 1\n"
+		"directive_rate = 0\nmeta_interval = 0\nmigration_interval = 0\n");
+	const char *args[] = { "--strategy", "evolve", "--budget", "2", NULL };
+	e2e_run(&tc, toy, args);
+	const cuco_candidate *kids[2];
+	assert_int_equal(llm_children(&tc.rows, kids, 2), 2);
+	assert_int_equal(kids[0]->status, CUCO_STATUS_FAILED);
+	char *log = e2e_log(&tc);
+	if (kids[1]->parents[0] == kids[0]->id)
+		fail_msg("the repair was asked:\n%s", log);
+	char want[64];
+	snprintf(want, sizeof want, "repair of #%llu: parent #%llu: llm test: no prompt profile fits",
+		(unsigned long long)kids[0]->id, (unsigned long long)kids[0]->id);
+	if (!strstr(log, want))
+		fail_msg("the log lacks `%s`:\n%s", want, log);
+	free(log);
+	e2e_end(&tc);
+}
+
 /* A pinned candidate is always an eligible parent, whatever its island:
  * with island 0's own members rejected, island 0's next parent can only
  * be island 1's pinned child. */
@@ -673,6 +710,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stop_cancels_call),
 		cmocka_unit_test(test_fix_mode),
 		cmocka_unit_test(test_repair),
+		cmocka_unit_test(test_parent_too_long),
 		cmocka_unit_test(test_pinned_parent),
 		cmocka_unit_test(test_fastpath_then_islands),
 	};

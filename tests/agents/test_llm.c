@@ -1255,7 +1255,7 @@ static void test_edit_directive_taught_and_alone(void **state)
 		"allowed (copy the block and fix the value):\\nDIRECTIVE:\\nbackend: nvlink   # one of: msg, "
 		"rma, shm\\nissuer: one   # one of: one, several\\n"));
 	assert_non_null(strstr(second, "sync: flag   # one of: fence, flag, pscw\\n"));
-	/* And what no schema says: the combinations it may not state. */
+	/* And the combinations it may not state, which only a schema holds. */
 	assert_non_null(strstr(second, "Forbidden combinations:\\n- backend in {msg} with sync in "
 		"{pscw}: PSCW is an RMA epoch\\n"));
 	free(log);
@@ -1272,8 +1272,65 @@ static void test_edit_directive_taught_and_alone(void **state)
 	assert_non_null(strstr(err.msg, "states the current program's own directive: nothing would "
 		"change"));
 	cuco_edit_result_free(&r);
+	/* The reply form sent back unchanged is refused saying so; the forms
+	 * a small model then writes, a new directive with no edit or with the
+	 * form's own, are directive-only children. */
+#define ECHO(backend) "{\"text\": \"{\\\"directive\\\": {\\\"backend\\\": \\\"" backend \
+	"\\\"}, \\\"name\\\": \\\"n\\\", \\\"edits\\\": [{\\\"search\\\": \\\"" \
+	CUCO_SEARCH_PLACEHOLDER "\\\", \\\"replace\\\": \\\"" CUCO_REPLACE_PLACEHOLDER "\\\"}]}\"}"
+	serve("{\"replies\": [" ECHO("msg") ", {\"text\": \"{\\\"directive\\\": {\\\"backend\\\": "
+		"\\\"shm\\\"}, \\\"name\\\": \\\"shm\\\", \\\"edits\\\": []}\"}, " ECHO("rma") "]}",
+		CUCO_PROVIDER_OPENAI);
+	e.attempts = 2;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
+	assert_int_equal(r.replies, 2);
+	assert_string_equal(r.source, edit_parent);
+	assert_string_equal(r.directive.backend, "shm");
+	assert_non_null(strstr(r.transcript, "=== refused: reply is the reply form sent back unchanged: "
+		"its edit is the form's placeholder"));
+	assert_non_null(strstr(r.transcript, "=== applied as a directive-only child: the parent's code ==="));
+	cuco_edit_result_free(&r);
+	log = llm_server_requests(&srv, &n);
+	assert_int_equal(n, 2);
+	assert_non_null(strstr(strchr(log, '\n') + 1, "either change a value of the directive and give "
+		"no edit, or give edits whose SEARCH is lines copied from the program above"));
+	free(log);
+	/* The form sent back with a new directive: that directive, the parent's code. */
+	e.attempts = 1;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
+	assert_string_equal(r.directive.backend, "rma");
+	assert_string_equal(r.source, edit_parent);
+	assert_non_null(strstr(r.transcript, "=== the reply form's placeholder edit set aside ==="));
+	cuco_edit_result_free(&r);
+#undef ECHO
 	cuco_llm_free(c);
 	toy_workload_remove(top, wl);
+}
+
+/* A function's new text, as a small model writes it in JSON, becomes the
+ * child: the parent with that definition replaced. */
+static void test_edit_function_text(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"{\\\"edits\\\": [{\\\"function\\\": \\\"step\\\", "
+		"\\\"text\\\": \\\"static int step(int x)\\\\n{\\\\n\\\\treturn x + 2;\\\\n}\\\"}]}\"}]}",
+		CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	static const char parent[] = "// EVOLVE-BLOCK-START\nstatic int step(int x)\n{\n\treturn x + 1;\n"
+		"}\n// EVOLVE-BLOCK-END\n";
+	cuco_edit e = edit_of(c, 1);
+	e.parent = parent;
+	e.parent_len = strlen(parent);
+	cuco_edit_result r;
+	if (cuco_llm_edit(&e, &r, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_string_equal(r.source, "// EVOLVE-BLOCK-START\nstatic int step(int x)\n{\n\treturn x + 2;\n"
+		"}\n// EVOLVE-BLOCK-END\n");
+	assert_non_null(strstr(r.transcript, "=== applied 1 hunk: function ==="));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
 }
 
 static void test_prompt_fit(void **state)
@@ -1415,6 +1472,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_edit_repeat),
 		cmocka_unit_test(test_edit_no_room_ends_the_chat),
 		cmocka_unit_test(test_edit_directive_taught_and_alone),
+		cmocka_unit_test(test_edit_function_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

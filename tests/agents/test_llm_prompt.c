@@ -15,6 +15,8 @@
 #include "strategies/strategies.h"
 #include "test_llm_toy.h"
 
+#include <cjson/cJSON.h>
+
 static char top[] = "/tmp/cuco-test-prompt-XXXXXX";
 static cuco_workload *wl;
 static cuco_store *st;
@@ -315,28 +317,137 @@ static void test_skeleton(void **state)
 	has(r, "\"code\": ");
 	cuco_buf_free(&b.system);
 	cuco_buf_free(&b.user);
+	/* Edits: the line above the object says what its placeholders stand
+	 * for, and how a reply changes the directive alone. */
+	b = (built){ .spec = { .wl = wl, .kind = CUCO_PROMPT_DIFF, .parent = 7, .island = 0,
+		.json = true } };
+	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
+	r = reply_part(b.user.data);
+	has(r, "each edit's `search` is lines copied from the program above and its `replace` their "
+		"new text (or an edit is `{\"function\": NAME, \"text\": its whole new definition}` for a "
+		"function inside the EVOLVE-BLOCKs), or `\"edits\": []` to change the directive alone:\n"
+		"{\"directive\": ");
+	has(r, "\"edits\": [{\"search\": \"" CUCO_SEARCH_PLACEHOLDER "\", \"replace\": \""
+		CUCO_REPLACE_PLACEHOLDER "\"}]}");
+	cuco_buf_free(&b.system);
+	cuco_buf_free(&b.user);
 }
 
 /* The JSON schema of a reply, from the design space. */
 static void test_schema(void **state)
 {
 	(void)state;
-	char *schema = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_FULL, 0);
+	const char *two_blocks = "// EVOLVE-BLOCK-START\nint a;\n// EVOLVE-BLOCK-END\n"
+		"// EVOLVE-BLOCK-START\nint b;\n// EVOLVE-BLOCK-END\n";
+	char *schema = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_FULL, NULL, 0, NULL);
 	assert_non_null(schema);
 	has(schema, "\"backend\":{\"enum\":[\"msg\",\"rma\",\"shm\"]}");
 	has(schema, "\"granularity\":{\"enum\":[1,2,4,8,16,32,64]}");
 	has(schema, "\"tile\":{\"enum\":[\"32\",\"64\"]}");
 	has(schema, "\"edits\":{\"type\":\"array\"");
+	/* No edit at all is the directive alone: the list may be empty. */
+	has(schema, "\"required\":[\"search\",\"replace\"],\"additionalProperties\":false}}},");
 	has(schema, "\"required\":[\"directive\",\"name\",\"description\",\"edits\"]");
 	free(schema);
-	schema = cuco_reply_schema(wl, CUCO_PROMPT_FULL, CUCO_PROFILE_LEAN, 2);
+	schema = cuco_reply_schema(wl, CUCO_PROMPT_FULL, CUCO_PROFILE_LEAN, two_blocks,
+		strlen(two_blocks), NULL);
 	has(schema, "\"blocks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":2,"
 		"\"maxItems\":2}");
 	free(schema);
-	schema = cuco_reply_schema(wl, CUCO_PROMPT_DIRECTIVE, CUCO_PROFILE_FULL, 0);
+	/* A parent with functions inside its blocks: an edit may name one of
+	 * them, and no other, with its new definition. */
+	schema = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_LEAN, framed, strlen(framed), NULL);
+	has(schema, "\"items\":{\"anyOf\":[{\"type\":\"object\",\"properties\":{\"search\":");
+	has(schema, "{\"type\":\"object\",\"properties\":{\"function\":{\"enum\":[\"step\"]},"
+		"\"text\":{\"type\":\"string\"}},\"required\":[\"function\",\"text\"]");
+	free(schema);
+	schema = cuco_reply_schema(wl, CUCO_PROMPT_DIRECTIVE, CUCO_PROFILE_FULL, NULL, 0, NULL);
 	assert_null(strstr(schema, "edits"));
 	has(schema, "\"required\":[\"directive\",\"name\",\"description\"]");
 	free(schema);
+}
+
+/* Whether one object of a directive's schema admits the directive d:
+ * each dimension's value among its enum. */
+static bool object_admits(const cJSON *o, const cuco_directive *d)
+{
+	const cJSON *prop;
+	cJSON_ArrayForEach(prop, cJSON_GetObjectItem(o, "properties")) {
+		const char *v = cuco_directive_value(d, prop->string);
+		bool in = false;
+		const cJSON *e;
+		cJSON_ArrayForEach(e, cJSON_GetObjectItem(prop, "enum"))
+			in |= cJSON_IsString(e) ? strcmp(e->valuestring, v) == 0 : e->valuedouble == strtod(v, NULL);
+		if (!in)
+			return false;
+	}
+	return true;
+}
+
+static bool schema_admits(const cJSON *dir, const cuco_directive *d)
+{
+	const cJSON *any = cJSON_GetObjectItem(dir, "anyOf"), *o;
+	if (!any)
+		return object_admits(dir, d);
+	cJSON_ArrayForEach(o, any)
+		if (object_admits(o, d))
+			return true;
+	return false;
+}
+
+/* Every point of the design space: the schema admits it exactly when it
+ * is valid (and, given other_than, not that one). */
+static void check_points(const cJSON *dir, cuco_directive *d, int dim, const cuco_directive *other_than,
+	int *admitted)
+{
+	if (dim == wl->ndims) {
+		bool want = cuco_directive_valid(wl, d, NULL) &&
+			!(other_than && cuco_directive_diff(other_than, d, NULL, NULL) == 0);
+		char s[256];
+		cuco_directive_short(d, s, sizeof s);
+		if (schema_admits(dir, d) != want)
+			fail_msg("the schema %s %s", want ? "refuses" : "admits", s);
+		*admitted += want;
+		return;
+	}
+	char vals[CUCO_DIM_LISTED][32];
+	int n = cuco_dim_values(&wl->dims[dim], vals);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(cuco_directive_set(d, wl->dims[dim].name, vals[i]), CUCO_OK);
+		check_points(dir, d, dim + 1, other_than, admitted);
+	}
+}
+
+/* The forbidden combination is in the schema, so the grammar a server
+ * makes of it cannot write one (run 2 of bench/results/agents.md: 3 of 68
+ * replies refused for it); a directive alone must differ from the
+ * parent's. Checked over every point of the toy's design space. */
+static void test_schema_forbids(void **state)
+{
+	(void)state;
+	cuco_directive parent;
+	cuco_directive_default(wl, &parent);
+	for (int kind = 0; kind < 2; kind++) {
+		const cuco_directive *other = kind ? &parent : NULL;
+		char *text = cuco_reply_schema(wl, kind ? CUCO_PROMPT_DIRECTIVE : CUCO_PROMPT_DIFF,
+			CUCO_PROFILE_FULL, NULL, 0, &parent);
+		cJSON *root = cJSON_Parse(text);
+		const cJSON *dir = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "properties"), "directive");
+		assert_non_null(cJSON_GetObjectItem(dir, "anyOf"));
+		cuco_directive d = parent;
+		int admitted = 0;
+		check_points(dir, &d, 0, other, &admitted);
+		assert_true(admitted > 0);
+		assert_int_equal(schema_admits(dir, &parent), !kind);
+		cJSON_Delete(root);
+		free(text);
+	}
+	/* msg with pscw, as the one alternative with msg says it. */
+	char *text = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_FULL, NULL, 0, NULL);
+	has(text, "\"directive\":{\"anyOf\":[{\"type\":\"object\",\"properties\":{\"backend\":"
+		"{\"enum\":[\"rma\",\"shm\"]}");
+	has(text, "\"sync\":{\"enum\":[\"fence\",\"flag\"]}");
+	free(text);
 }
 
 /* The directive-only operator: no code asked for or shown, the
@@ -491,6 +602,7 @@ int main(void)
 		cmocka_unit_test(test_keep),
 		cmocka_unit_test(test_skeleton),
 		cmocka_unit_test(test_schema),
+		cmocka_unit_test(test_schema_forbids),
 		cmocka_unit_test(test_directive_prompt),
 		cmocka_unit_test(test_lean_profile),
 		cmocka_unit_test(test_lean_expand),

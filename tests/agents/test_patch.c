@@ -179,6 +179,117 @@ static void test_spacing(void **state)
 		"SEARCH matches 2 places (lines 2, 4) at level spacing");
 }
 
+/* A one-line SEARCH that is part of one parent line, as Qwen2.5-Coder
+ * 1.5B wrote them (run 2 of bench/results/agents.md: a call without its
+ * `;`, a signature without its `static`): its REPLACE goes in its place
+ * within the line, and the rules of any hunk hold. */
+static void test_part_of_line(void **state)
+{
+	(void)state;
+	const char *file =
+		"static const float *peer_rows(const layer *l, int q, int chunk)\n"
+		"// EVOLVE-BLOCK-START\n"
+		"\tfor (int chunk = 0; chunk < CUCO_CHUNKS; chunk++) {\n"
+		"\t\tproduce(l, chunk);\n"
+		"\t\tpublish(l, chunk);\n"
+		"\t}\n"
+		"// EVOLVE-BLOCK-END\n";
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply(file, "<<<<<<< SEARCH\nproduce(l, chunk)\n=======\n  produce_rows(l, chunk)\n"
+		">>>>>>> REPLACE\n", &p, &err);
+	if (rc != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p.levels[0], CUCO_MATCH_PART);
+	assert_non_null(strstr(p.text, "\n\t\tproduce_rows(l, chunk);\n\t\tpublish(l, chunk);\n"));
+	assert_string_equal(cuco_match_name(CUCO_MATCH_PART), "part-of-line");
+	cuco_patched_free(&p);
+	/* A REPLACE of several lines splits the line. */
+	rc = apply(file, "<<<<<<< SEARCH\nproduce(l, chunk)\n=======\nproduce(l, chunk);\n\t\tyield()"
+		"\n>>>>>>> REPLACE\n", &p, &err);
+	assert_int_equal(rc, CUCO_OK);
+	assert_non_null(strstr(p.text, "\t\tproduce(l, chunk);\n\t\tyield();\n"));
+	cuco_patched_free(&p);
+	/* Outside the blocks it is told as that, not as matching nothing. */
+	expect_refusal(file, "<<<<<<< SEARCH\nconst float *peer_rows(const layer *l, int q, int chunk)\n"
+		"=======\nconst float *peer_rows(const layer *l, int q, int chunk) { return 0; }\n"
+		">>>>>>> REPLACE\n", "edits line 1, outside every EVOLVE-BLOCK");
+	/* The same part in two places is ambiguous; a short one, a name, and
+	 * a SEARCH of several lines are not parts. */
+	expect_refusal(file, "<<<<<<< SEARCH\n(l, chunk);\n=======\n(l);\n>>>>>>> REPLACE\n",
+		"SEARCH matches nothing");
+	expect_refusal(file, "<<<<<<< SEARCH\nl, int chunk)\n=======\nl)\n>>>>>>> REPLACE\n",
+		"SEARCH matches nothing");
+	expect_refusal("// EVOLVE-BLOCK-START\nf(a, b, c, d);\ng(a, b, c, d);\n// EVOLVE-BLOCK-END\n",
+		"<<<<<<< SEARCH\n(a, b, c, d);\n=======\n(d);\n>>>>>>> REPLACE\n",
+		"SEARCH matches 2 places (lines 2, 3) at level part-of-line");
+	expect_refusal(file, "<<<<<<< SEARCH\nproduce(l, chunk)\npublish(l, chunk)\n=======\n"
+		"publish(l, chunk)\n>>>>>>> REPLACE\n", "SEARCH matches nothing");
+	expect_refusal(file, "<<<<<<< SEARCH\nproduce(l, chunk)\n=======\nproduce(l, chunk)\n"
+		">>>>>>> REPLACE\n", "REPLACE equals SEARCH");
+}
+
+/* An edit that names a function inside the blocks and gives its whole
+ * new definition (JSON `{"function", "text"}`): no line to copy exactly,
+ * what Qwen2.5-Coder 1.5B's SEARCHes reached for (run 2: a signature as
+ * the SEARCH, signature and body as the REPLACE). */
+static void test_function_text(void **state)
+{
+	(void)state;
+	const char *file =
+		"static const float *peer_rows(const layer *l, int q)\n"
+		"{\n"
+		"\treturn l->seg[q];\n"
+		"}\n"
+		"/* EVOLVE-BLOCK-START */\n"
+		"static void produce(layer *l, int chunk)\n"
+		"{\n"
+		"\trmsnorm_rows(l, chunk);\n"
+		"}\n"
+		"\n"
+		"#if defined(CUCO_ISSUER_SEVERAL)\n"
+		"static void helper(void *arg, int chunk) { produce(arg, chunk); }\n"
+		"#endif\n"
+		"/* EVOLVE-BLOCK-END */\n";
+	char names[4][64];
+	assert_int_equal(cuco_patch_functions(file, strlen(file), names, 4), 2);
+	assert_string_equal(names[0], "produce");
+	assert_string_equal(names[1], "helper");
+	cuco_reply r = { .kind = CUCO_REPLY_DIFF, .nhunks = 1 };
+	cuco_hunk h = { "produce\n", "static void produce(layer *l, int chunk)\n{\n\trmsnorm_rows(l, "
+		"chunk);\n\tsched_yield();\n}\n", 1, true };
+	r.hunks = &h;
+	cuco_patched p;
+	cuco_err err = { 0 };
+	if (cuco_patch_apply(file, strlen(file), &r, &p, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p.levels[0], CUCO_MATCH_FUNCTION);
+	assert_non_null(strstr(p.text, "{\n\trmsnorm_rows(l, chunk);\n\tsched_yield();\n}\n\n#if"));
+	cuco_patched_free(&p);
+	/* A definition on one line is one line. */
+	h = (cuco_hunk){ "helper", "static void helper(void *arg, int c) { produce(arg, c); }", 1, true };
+	assert_int_equal(cuco_patch_apply(file, strlen(file), &r, &p, &err), CUCO_OK);
+	assert_non_null(strstr(p.text, "\nstatic void helper(void *arg, int c) { produce(arg, c); }\n#endif"));
+	cuco_patched_free(&p);
+	/* Outside the blocks, unknown, or a text that is not its definition:
+	 * refused, naming those that may change. */
+	const struct { const char *name, *text, *why; } bad[] = {
+		{ "peer_rows", "static const float *peer_rows(const layer *l, int q) { return 0; }",
+			"hunk 1: no function `peer_rows` is defined inside the EVOLVE-BLOCKs; those that are: "
+			"produce, helper" },
+		{ "produce", "\trmsnorm_rows(l, chunk);\n", "hunk 1 (function `produce`): its text must be "
+			"the function's whole new definition, from its first line `produce(…` at column 0" },
+		{ "produce", "static void produce(layer *l, int chunk)\n{\n\trmsnorm_rows(l, chunk);\n}\n",
+			"REPLACE equals SEARCH" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		h = (cuco_hunk){ (char *)bad[i].name, (char *)bad[i].text, 1, true };
+		assert_int_equal(cuco_patch_apply(file, strlen(file), &r, &p, &err), CUCO_EDATA);
+		if (!strstr(err.msg, bad[i].why))
+			fail_msg("error `%s` lacks `%s`", err.msg, bad[i].why);
+	}
+}
+
 static void test_all_hunks_against_the_parent(void **state)
 {
 	(void)state;
@@ -411,6 +522,8 @@ int main(void)
 		cmocka_unit_test(test_indent_must_be_uniform),
 		cmocka_unit_test(test_typography),
 		cmocka_unit_test(test_spacing),
+		cmocka_unit_test(test_part_of_line),
+		cmocka_unit_test(test_function_text),
 		cmocka_unit_test(test_all_hunks_against_the_parent),
 		cmocka_unit_test(test_ambiguous),
 		cmocka_unit_test(test_no_match_shows_closest),

@@ -371,12 +371,111 @@ static void test_directive_hunks(void **state)
 	expect_refusal("{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
 		"\"sync: fence\", \"replace\": \"sync: a_value_longer_than_a_field_holds_0123456789\"}]}",
 		wl, "hunk 1 (`sync: a_value_longer_than_a_field_holds_0123456789`): cannot set sync");
+	/* The short notation the prompt shows the parent's directive in,
+	 * edited as a line (Qwen2.5-Coder 1.5B, after the schema held its
+	 * directive): each value it changes is taken. */
+	const char *short_form = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
+		"\"msg/one/after/fence/1 tile=32\", \"replace\": \"- directive: shm/one/after/flag/1 "
+		"tile=64\"}]}";
+	assert_int_equal(cuco_reply_parse_any(short_form, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_int_equal(r.set_aside, 1);
+	assert_string_equal(r.directive.backend, "shm");  /* the directive kept the parent's */
+	assert_string_equal(r.directive.sync, "flag");
+	assert_string_equal(cuco_directive_value(&r.directive, "tile"), "64");
+	cuco_reply_free(&r);
+	expect_refusal(short_form, wl, "its edits only restate the directive (`backend: shm`)");
+	/* The parent's value alone into another (Qwen2.5-Coder 1.5B's `shm`
+	 * into `rma`, three replies of this stop's run); a word no dimension
+	 * holds, or a value the dimension does not allow, stays a hunk. */
+	const char *bare = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
+		"\"msg\", \"replace\": \"rma\"}]}";
+	assert_int_equal(cuco_reply_parse_any(bare, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_string_equal(r.directive.backend, "rma");
+	cuco_reply_free(&r);
+	const char *words[][2] = { { "step", "walk" }, { "msg", "nvlink" }, { "msg;", "rma;" } };
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+		char text[256];
+		snprintf(text, sizeof text, "{\"directive\": {\"backend\": \"msg\"}, \"edits\": "
+			"[{\"search\": \"%s\", \"replace\": \"%s\"}]}", words[i][0], words[i][1]);
+		assert_int_equal(cuco_reply_parse(text, wl, &base, &r, &err), CUCO_OK);
+		assert_int_equal(r.nhunks, 1);
+		assert_int_equal(r.set_aside, 0);
+		cuco_reply_free(&r);
+	}
 	/* A line of the program that only looks like one is code. */
 	const char *code = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
 		"\"tile: 32,\\nx: 1\", \"replace\": \"tile: 64,\\nx: 1\"}]}";
 	assert_int_equal(cuco_reply_parse(code, wl, &base, &r, &err), CUCO_OK);
 	assert_int_equal(r.nhunks, 1);
 	assert_int_equal(r.set_aside, 0);
+	cuco_reply_free(&r);
+}
+
+/* The reply form's own edit sent back (run 2 of bench/results/agents.md:
+ * 18 of 68 refused replies) is set aside: with a new directive it is a
+ * directive-only child, where code is required it is refused as the form,
+ * and an edit of real lines beside it stays. */
+static void test_form_echo(void **state)
+{
+	(void)state;
+	cuco_reply r;
+	cuco_err err = { 0 };
+	const char *json = "{\"directive\": {\"backend\": \"rma\", \"sync\": \"flag\"}, "
+		"\"name\": \"short_snake_case_name\", \"description\": \"d\", \"edits\": [{\"search\": "
+		"\"" CUCO_SEARCH_PLACEHOLDER "\", \"replace\": \"" CUCO_REPLACE_PLACEHOLDER "\"}]}";
+	assert_int_equal(cuco_reply_parse_any(json, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_int_equal(r.nhunks, 0);
+	assert_true(r.echoed);
+	assert_string_equal(r.directive.backend, "rma");
+	cuco_reply_free(&r);
+	expect_refusal(json, wl, "reply is the reply form sent back: its only edit is the form's "
+		"placeholder");
+	/* The text form's skeleton, sent back the same way. */
+	const char *text = "DIRECTIVE:\nbackend: shm\n\n<NAME>n</NAME>\n<DIFF>\n<<<<<<< SEARCH\n"
+		CUCO_SEARCH_PLACEHOLDER "\n=======\n" CUCO_REPLACE_PLACEHOLDER "\n>>>>>>> REPLACE\n"
+		"</DIFF>\n";
+	assert_int_equal(cuco_reply_parse_any(text, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_string_equal(r.directive.backend, "shm");
+	cuco_reply_free(&r);
+	/* Beside a real edit the placeholder goes and the edit stays. */
+	const char *mixed = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
+		"\"" CUCO_SEARCH_PLACEHOLDER "\", \"replace\": \"" CUCO_REPLACE_PLACEHOLDER "\"}, "
+		"{\"search\": \"int a;\", \"replace\": \"int b;\"}]}";
+	assert_int_equal(cuco_reply_parse(mixed, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIFF);
+	assert_int_equal(r.nhunks, 1);
+	assert_string_equal(r.hunks[0].search, "int a;\n");
+	cuco_reply_free(&r);
+	/* A placeholder SEARCH with a REPLACE of the model's own is an edit
+	 * that quotes no line: patch.c refuses it, saying so. */
+	const char *half = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"search\": "
+		"\"" CUCO_SEARCH_PLACEHOLDER "\", \"replace\": \"int b;\"}]}";
+	assert_int_equal(cuco_reply_parse(half, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.nhunks, 1);
+	assert_false(r.echoed);
+	cuco_reply_free(&r);
+	/* An edit may name a function and give its new definition. */
+	const char *fn = "{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"function\": "
+		"\"step\", \"text\": \"void step(void) {}\"}, {\"search\": \"int a;\", \"replace\": "
+		"\"int b;\"}]}";
+	assert_int_equal(cuco_reply_parse(fn, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.nhunks, 2);
+	assert_true(r.hunks[0].function);
+	assert_string_equal(r.hunks[0].search, "step\n");
+	assert_string_equal(r.hunks[0].replace, "void step(void) {}\n");
+	assert_false(r.hunks[1].function);
+	cuco_reply_free(&r);
+	expect_refusal("{\"directive\": {\"backend\": \"msg\"}, \"edits\": [{\"function\": "
+		"\"step\"}]}", wl, "JSON reply: edits[0].text is not a string");
+	/* An empty list of edits, as the schema allows: the directive alone. */
+	const char *none = "{\"directive\": {\"backend\": \"shm\"}, \"name\": \"n\", "
+		"\"description\": \"d\", \"edits\": []}";
+	assert_int_equal(cuco_reply_parse_any(none, wl, &base, &r, &err), CUCO_OK);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
 	cuco_reply_free(&r);
 }
 
@@ -392,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_json_replies),
 		cmocka_unit_test(test_directive_only),
 		cmocka_unit_test(test_directive_hunks),
+		cmocka_unit_test(test_form_echo),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
