@@ -116,6 +116,7 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 /* The most of a refused reply sent back with its reason: enough for any
  * real reply's hunks, and a flood is not paid for twice. */
 #define ECHO_MAX (64u << 10)
+#define RETRY_MIN_TOKENS 384  /* a retry's reply budget, at the least (retry_budget) */
 #define FIT_TRIES 3   /* requests per call when the server finds them too long */
 
 int cuco_llm_ask_fitted(cuco_llm *c, cuco_llm_sender send, void *hook,
@@ -293,7 +294,8 @@ static double raised(const cuco_edit *e, double t)
 
 /* Whether the chat as it stands, with the reply's room, fits the model's
  * context: the same sum cuco_prompt_fit makes. */
-static bool chat_fits(const cuco_edit *e, const chat *ch)
+/* Whether the chat, and a reply of up to max_tokens, fit the context. */
+static bool chat_fits(const cuco_edit *e, const chat *ch, int max_tokens)
 {
 	const cuco_model *m = e->model;
 	if (m->context <= 0)
@@ -302,21 +304,43 @@ static bool chat_fits(const cuco_edit *e, const chat *ch)
 	for (int i = 0; i < ch->nmsgs; i++)
 		bytes += strlen(ch->msgs[i].content);
 	double bpt = m->bytes_per_token > 0 ? m->bytes_per_token : CUCO_BYTES_PER_TOKEN;
-	return (double)bytes / bpt + (double)cuco_prompt_reserve(m->context, m->max_tokens) <=
+	return (double)bytes / bpt + (double)cuco_prompt_reserve(m->context, max_tokens) <=
 		(double)m->context;
 }
 
 /* The most of a refused reply a retry repeats: ECHO_MAX, and no more than
- * what the context leaves next to the prompt as sent and the reply. */
-static size_t echo_room(const cuco_edit *e, const cuco_fitted *sent)
+ * what the context leaves next to the prompt as sent (prompt_tokens) and
+ * a reply of up to max_tokens. */
+static size_t echo_room(const cuco_edit *e, int64_t prompt_tokens, int max_tokens)
 {
 	size_t max = ECHO_MAX;
 	const cuco_model *m = e->model;
 	if (m->context <= 0)
 		return max;
-	int64_t left = m->context - sent->tokens - cuco_prompt_reserve(m->context, m->max_tokens) - 64;
+	int64_t left = m->context - prompt_tokens - cuco_prompt_reserve(m->context, max_tokens) - 64;
 	double bytes = left > 0 ? (double)left * CUCO_BYTES_PER_TOKEN / 2 : 0;
 	return bytes < (double)max ? (size_t)bytes : max;
+}
+
+/* What a retry may answer in where the model's whole budget no longer
+ * fits beside the chat: twice the chat's longest reply so far (as the
+ * server counted it, or guessed from its bytes), at least
+ * RETRY_MIN_TOKENS, at most the model's max_tokens. At a small context
+ * the full reserve left no room for the chat's turns
+ * (issue 26: Qwen at 4 096 tokens, lean prompts of ~2 600 tokens and a
+ * reserve of 1 152 ended 9 of 11 chats before their second reply, while
+ * its replies were 100-350 tokens). */
+static int64_t reply_tokens(const cuco_model *m, const cuco_llm_reply *r)
+{
+	double bpt = m->bytes_per_token > 0 ? m->bytes_per_token : CUCO_BYTES_PER_TOKEN;
+	int64_t guess = r->text ? (int64_t)((double)strlen(r->text) / bpt) : 0;
+	return r->tokens_out > guess ? r->tokens_out : guess;  /* a server may not count */
+}
+
+static int retry_budget(const cuco_model *m, int64_t longest)
+{
+	int64_t want = 2 * longest > RETRY_MIN_TOKENS ? 2 * longest : RETRY_MIN_TOKENS;
+	return m->max_tokens > 0 && want > m->max_tokens ? m->max_tokens : (int)want;
 }
 
 int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
@@ -327,13 +351,14 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 		e->user);
 	int attempts = e->attempts > 0 ? e->attempts : 1, rc = CUCO_EDATA, repeats = 0;
 	chat ch = { .msgs = { { "user", e->user } }, .nmsgs = 1 };
-	size_t echo_max = ECHO_MAX;
+	int64_t prompt_tokens = 0, longest = 0;
+	int budget = e->model->max_tokens;  /* the next request's reply budget */
 	double temperature = e->temperature;
 	for (int i = 0; i < attempts; i++) {
 		cuco_llm_request req = {
 			.model = e->model, .system = i ? ch.system : e->system, .nmsgs = ch.nmsgs,
 			.msgs = ch.msgs, .temperature = temperature, .schema = e->schema, .stream = e->stream,
-			.on_delta = e->on_delta, .arg = e->arg, .cancel = e->cancel,
+			.on_delta = e->on_delta, .arg = e->arg, .cancel = e->cancel, .max_tokens = budget,
 		};
 		/* A screen showing the reply arriving starts over for each reply. */
 		if (i > 0 && e->on_delta)
@@ -352,7 +377,7 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 				cuco_buf_printf(&prompt, "=== %s ===\n", sent.note);
 			ch.system = e->system ? cuco_xstrdup(sent.system) : NULL;
 			ch.prompt = cuco_xstrdup(sent.user);
-			echo_max = echo_room(e, &sent);
+			prompt_tokens = sent.tokens;
 		} else if (sent.note[0]) {
 			cuco_buf_printf(&transcript, "=== reply %d's prompt %s ===\n", i + 1, sent.note);
 		}
@@ -402,17 +427,21 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 			cuco_log(CUCO_LOG_INFO, "edit: %s: reply %d refused, answered in the chat: %s",
 				e->model->name, i + 1, err->msg);
 		temperature = next;
-		chat_refused(&ch, e, r.text, err->msg, echo_max, &learnt);
+		longest = reply_tokens(e->model, &r) > longest ? reply_tokens(e->model, &r) : longest;
+		int small = retry_budget(e->model, longest);
+		chat_refused(&ch, e, r.text, err->msg, echo_room(e, prompt_tokens, small), &learnt);
+		/* The model's whole budget where the chat still fits it. */
+		budget = chat_fits(e, &ch, e->model->max_tokens) ? e->model->max_tokens : small;
 		/* No room for the refused reply beside the prompt as sent: the
 		 * refusal alone; no room for that either: the chat ends, refused,
 		 * rather than sending what the server would refuse as too long. */
-		if (!chat_fits(e, &ch) && ch.nmsgs > 1) {
+		if (!chat_fits(e, &ch, budget) && ch.nmsgs > 1) {
 			ch.said.len = ch.said_before;  /* the same refusal, said once */
 			ch.said.data[ch.said.len] = '\0';
 			chat_refused(&ch, e, r.text, err->msg, 0, &learnt);
 		}
 		cuco_llm_reply_free(&r);
-		if (!chat_fits(e, &ch)) {
+		if (!chat_fits(e, &ch, budget)) {
 			cuco_buf_puts(&transcript, "=== the chat ends: no room in the context for another "
 				"reply beside the prompt ===\n");
 			break;

@@ -1190,6 +1190,57 @@ static void test_edit_no_room_ends_the_chat(void **state)
 	assert_int_equal(requests_logged(), 1);
 }
 
+/* The max_tokens of each request the server logged, in order (at most 8). */
+static int logged_max_tokens(int *out)
+{
+	int n, i = 0;
+	char *log = llm_server_requests(&srv, &n), *save = NULL;
+	for (char *line = strtok_r(log, "\n", &save); line && i < n && i < 8; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *j = cJSON_Parse(line);
+		const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "body"), "max_tokens");
+		out[i++] = cJSON_IsNumber(m) ? m->valueint : -1;
+		cJSON_Delete(j);
+	}
+	free(log);
+	return i;
+}
+
+/* Where the model's whole reply budget no longer fits beside the chat, a
+ * retry answers in twice the chat's longest reply (at least 384 tokens)
+ * instead of ending the chat (issue 26: Qwen at 4 096 tokens, 9 of 11
+ * chats ended before their second reply while its replies were 100-350
+ * tokens). The prompt (~2 750 tokens) fits beside the full reserve of
+ * 1 125; with the refused reply and its refusal it no longer does, but
+ * beside 384 tokens it does. */
+static void test_edit_retry_budget(void **state)
+{
+	(void)state;
+	serve("{\"replies\": [{\"text\": \"no code at all, \", \"repeat\": 16, \"tokens_out\": 98}, "
+		"{\"text\": \"DIRECTIVE:\\nbackend: rma\\n\\n<<<<<<< SEARCH\\n  int x = 1;\\n=======\\n"
+		"  int x = 2;\\n>>>>>>> REPLACE\\n\"}]}", CUCO_PROVIDER_OPENAI);
+	model.context = 4000;
+	model.max_tokens = 1000;
+	char *user = cuco_xmalloc(7151);
+	memset(user, 'u', 7150);
+	user[7150] = '\0';
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 3);
+	e.user = user;
+	cuco_edit_result r;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_OK);
+	assert_int_equal(r.replies, 2);
+	assert_null(strstr(r.transcript, "no room in the context"));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	free(user);
+	int max[8];
+	assert_int_equal(logged_max_tokens(max), 2);
+	assert_int_equal(max[0], 1000);
+	assert_int_equal(max[1], 384);
+}
+
 /* A reply the chat had already, byte for byte, is asked for again at a
  * higher temperature; the next repeat ends the chat (issue 26: 11 of 26
  * replies repeated one before, ~1 450 s of a server's time). */
@@ -1470,6 +1521,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_context_exceeded_answered_by_cutting),
 		cmocka_unit_test(test_edit_keeps_the_prefix),
 		cmocka_unit_test(test_edit_repeat),
+		cmocka_unit_test(test_edit_retry_budget),
 		cmocka_unit_test(test_edit_no_room_ends_the_chat),
 		cmocka_unit_test(test_edit_directive_taught_and_alone),
 		cmocka_unit_test(test_edit_function_text),
