@@ -85,10 +85,10 @@ static void header(const char *text, const char *key, char *out, size_t size)
 
 /* The rules for a family, with a frame's object (NULL: none) that calls
  * entries (NULL: the miniature frames', ENTRIES). */
-static eval_objrules *rules_with(cuco_family family, const char *frame, const char *entries)
+static eval_objrules *rules_with(cuco_family family, const char *frame, const char *entries, bool refereed)
 {
 	char *const frames[] = { (char *)frame, NULL };
-	eval_objspec spec = { .family = family, .entries = entries ? entries : ENTRIES,
+	eval_objspec spec = { .family = family, .refereed = refereed, .entries = entries ? entries : ENTRIES,
 		.frame = frame ? frames : NULL,
 		.mpicc = "mpicc", .cuda_home = getenv("CUCO_CUDA_HOME"), .nccl_home = getenv("CUCO_NCCL_HOME") };
 	eval_objrules *r = NULL;
@@ -100,7 +100,7 @@ static eval_objrules *rules_with(cuco_family family, const char *frame, const ch
 
 static eval_objrules *rules_for(cuco_family family, const char *frame)
 {
-	return rules_with(family, frame, NULL);
+	return rules_with(family, frame, NULL, false);
 }
 
 /* The names a (rewritten) object still defines globally, blank-separated. */
@@ -586,14 +586,16 @@ static void test_shipped(void **state)
 			continue;
 		}
 		/* A framed program is held to its own frame's rules, with nothing
-		 * of main or the harness in its object. */
+		 * of main or the harness in its object; a refereed one to the
+		 * referee's too. */
 		eval_objrules *framed = NULL;
 		if (*wl->frame_file) {
 			char src[2400], obj[600];
 			snprintf(src, sizeof src, "%s/%s", wl->dir, wl->frame_file);
 			snprintf(obj, sizeof obj, "%s/%s-frame.o", tmp, wl->name);
 			compile_object(wl, src, obj);
-			framed = rules_with(wl->family, obj, eval_frame_entries(wl->family));
+			framed = rules_with(wl->family, obj, eval_frame_entries(wl->family),
+				wl->protocol == CUCO_PROTO_REFEREE);
 		} else if (!rules[wl->family]) {
 			rules[wl->family] = rules_for(wl->family, NULL);
 		}

@@ -14,6 +14,8 @@
 // ||got - want|| / ||want||.
 #include "cuco_gpu_frame.cuh"
 #include "attention.cuh"
+#define CUCO_TENSOR_MAP_DEFINE 1  // the frame's, for the programs' tensor maps
+#include "cuco_tensor_map.h"
 
 #include <thread>
 

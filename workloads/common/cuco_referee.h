@@ -103,9 +103,16 @@ void cuco_ref_gpu_sync(void);
  * seconds it took. With the stage frozen, a wait past the bound is work the
  * stage left on the GPU (running, or waiting to run) into the gap. */
 double cuco_ref_gpu_probe(void);
+/* K, the sets a step (the layout's sets): `want`, at most `max`, and no
+ * more than a quarter of the free device memory holds at set_bytes a set
+ * (other stages share the GPU). Without a GPU, `want`'s: the context
+ * fails next, and says so. */
+int cuco_ref_gpu_sets(size_t want, size_t set_bytes, int max);
 #ifdef __CUDACC__
 /* The referee's stream, for the workload's kernels (fills, capture). */
 cudaStream_t cuco_ref_gpu_stream(void);
+/* Unless e is cudaSuccess: "referee: what: error" on stderr, exit 2. */
+void cuco_ref_gpu_check(cudaError_t e, const char *what);
 #endif
 
 /* ---- a GPU step (given by the runtime) ---------------------------------------------- */

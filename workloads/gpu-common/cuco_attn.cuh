@@ -39,10 +39,7 @@
 // a peer's, read over NVLink). Between launches (ring steps) the state is
 // carried in fp32: the unnormalised output and (max, sum) per row.
 #pragma once
-#include "cuco_cuda.h"
-
-#include <cuda.h>           // CUtensorMap (the driver's types; the entry point comes through the runtime)
-#include <cudaTypedefs.h>   // PFN_cuTensorMapEncodeTiled
+#include "cuco_tensor_map.h"  // the tensor maps' encoder, the harness's
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define FA_HAVE_WGMMA 1
@@ -773,19 +770,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) fa_kernel(const __grid_constant
 
 // ---- host side --------------------------------------------------------------
 
-// cuTensorMapEncodeTiled, from the driver through the runtime (no -lcuda).
-static inline PFN_cuTensorMapEncodeTiled_v12000 fa_encoder(void)
-{
-	static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
-	if (!fn) {
-		cudaDriverEntryPointQueryResult q;
-		CUCO_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&fn, 12000, cudaEnableDefault, &q));
-		if (q != cudaDriverEntryPointSuccess || !fn)
-			cuco_die(__FILE__, __LINE__, "the driver has no cuTensorMapEncodeTiled", "fa_encoder");
-	}
-	return fn;
-}
-
 // The tensor map of a [tokens][heads][D] bf16 tensor, boxes of 64 dims x
 // one head x `rows` tokens, 128-byte swizzle.
 static inline CUtensorMap fa_map(const void *base, int tokens, int heads, int D, int rows)
@@ -794,11 +778,11 @@ static inline CUtensorMap fa_map(const void *base, int tokens, int heads, int D,
 	const cuuint64_t dims[3] = {(cuuint64_t)D, (cuuint64_t)heads, (cuuint64_t)tokens};
 	const cuuint64_t strides[2] = {(cuuint64_t)D * 2, (cuuint64_t)heads * D * 2};
 	const cuuint32_t box[3] = {64, 1, (cuuint32_t)rows}, unit[3] = {1, 1, 1};
-	CUresult r = fa_encoder()(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void *>(base), dims, strides, box,
-		unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-		CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	CUresult r = cuco_tensor_map_encode(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void *>(base), dims,
+		strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+		CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 	if (r != CUDA_SUCCESS)
-		cuco_die(__FILE__, __LINE__, "cuTensorMapEncodeTiled failed (address not 16-byte aligned?)", "fa_map");
+		cuco_die(__FILE__, __LINE__, "cuco_tensor_map_encode failed (address not 16-byte aligned?)", "fa_map");
 	return m;
 }
 

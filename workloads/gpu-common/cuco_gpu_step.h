@@ -26,10 +26,13 @@ struct cuco_problem;
 
 extern "C" {
 
-// Once, before any launch, with the problem's buffers in place (their
-// contents are not there yet): plans, handles, scratch memory. Returns
-// the program's state, handed to every launch. Optional: without it the
-// state is NULL.
+// Before any launch, with the problem's buffers in place (their contents
+// are not there yet): plans, handles, scratch memory. Returns the
+// program's state, handed to every launch on those buffers. Optional:
+// without it the state is NULL. A frame with several problems (the sets
+// of a refereed step) calls it once for each whose plan may hold its
+// buffers (attention's ref_frame.cu), or once on the first (the row-wise
+// frame, cuco_rows_ref_frame.cu).
 void *cuco_prepare(const cuco_problem *p);
 
 // One step on p's inputs into its outputs, all of its work enqueued on s:

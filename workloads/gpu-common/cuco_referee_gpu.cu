@@ -13,6 +13,8 @@
 #include "cuco_referee.h"
 
 #include <cuda_runtime.h>
+
+#include <algorithm>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -54,7 +56,7 @@ extern "C" int cuco_ref_gpu_alloc(size_t bytes, void **dev, unsigned char handle
 	return 0;
 }
 
-static void check(cudaError_t e, const char *what)
+extern "C" void cuco_ref_gpu_check(cudaError_t e, const char *what)
 {
 	if (e != cudaSuccess) {
 		fprintf(stderr, "referee: %s: %s\n", what, cudaGetErrorString(e));
@@ -64,12 +66,20 @@ static void check(cudaError_t e, const char *what)
 
 extern "C" void cuco_ref_gpu_poison(void *dev, size_t bytes)
 {
-	check(cudaMemsetAsync(dev, 0xff, bytes, stream), "cudaMemsetAsync");
+	cuco_ref_gpu_check(cudaMemsetAsync(dev, 0xff, bytes, stream), "cudaMemsetAsync");
 }
 
 extern "C" void cuco_ref_gpu_sync(void)
 {
-	check(cudaStreamSynchronize(stream), "the referee's stream");
+	cuco_ref_gpu_check(cudaStreamSynchronize(stream), "the referee's stream");
+}
+
+extern "C" int cuco_ref_gpu_sets(size_t want, size_t set_bytes, int max)
+{
+	size_t k = want, free_b = 0, total_b = 0;
+	if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+		k = std::min(k, free_b / 4 / set_bytes);
+	return (int)std::max<size_t>(1, std::min<size_t>(k, (size_t)max));
 }
 
 extern "C" cudaStream_t cuco_ref_gpu_stream(void)
@@ -84,7 +94,7 @@ extern "C" double cuco_ref_gpu_probe(void)
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	probe_kernel<<<1, 1, 0, stream>>>();
-	check(cudaGetLastError(), "the probe");
+	cuco_ref_gpu_check(cudaGetLastError(), "the probe");
 	cuco_ref_gpu_sync();
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	return (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);

@@ -33,7 +33,7 @@
 // max |got - want| / max |want|, allowed up to the workload's tolerance
 // and no more than its element size's (ref_tolerance).
 #pragma once
-#include "cuco_referee.h"
+#include "cuco_ref_gpu.cuh"
 
 #include <vector>
 
@@ -57,40 +57,7 @@ static rows_ref_kernel rows_ref_problem(void);
 static int rows_ref_sets = 1;      // K, chosen by ref_layout
 static int rows_ref_per_set = ROWS_REF_CHECKED;
 
-__host__ __device__ static inline elem_t rows_ref_input(uint64_t seed, uint64_t i, float scale)
-{
-	return cuco_from_float<elem_t>(2.0f * scale * cuco_ref_value(seed, i));
-}
-
-__global__ static void rows_ref_fill(elem_t *dst, size_t n, uint64_t seed, float scale)
-{
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-		dst[i] = rows_ref_input(seed, i, scale);
-}
-
-// The k-th checked row, of all K * ROWS: per_set of them in each set, in
-// set order.
-__host__ __device__ static inline size_t rows_ref_row(uint64_t pick, int k, int per_set)
-{
-	return (size_t)(k / per_set) * ROWS + cuco_ref_draw(pick, (uint64_t)k) % ROWS;
-}
-
-__global__ static void rows_ref_gather(const elem_t *out, uint64_t pick, int per_set, elem_t *kept)
-{
-	const elem_t *row = out + rows_ref_row(pick, blockIdx.x, per_set) * COLS;
-	for (int j = threadIdx.x; j < COLS; j += blockDim.x)
-		kept[(size_t)blockIdx.x * COLS + j] = row[j];
-}
-
 static elem_t *rows_ref_kept;  // the captured rows, on the referee's device memory only
-
-static void rows_ref_check_cuda(cudaError_t e, const char *what)
-{
-	if (e != cudaSuccess) {
-		fprintf(stderr, "referee: %s: %s\n", what, cudaGetErrorString(e));
-		exit(2);
-	}
-}
 
 // What an element size allows (the native frame's bounds): bf16's output
 // rounding is 2^-8 of the value; fp32's is far below 1e-5.
@@ -99,22 +66,13 @@ extern "C" double ref_tolerance(double given)
 	return std::min(given, ELEM == 2 ? 1.6e-2 : 1e-5);
 }
 
-// K for a set of set_bytes (the Sets above). Without a GPU, the target's:
-// the context fails next, and says so.
-static int rows_ref_sets_for(size_t set_bytes)
-{
-	size_t k = (ROWS_REF_STEP_BYTES + set_bytes - 1) / set_bytes, free_b = 0, total_b = 0;
-	if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
-		k = std::min(k, free_b / 4 / set_bytes);
-	return (int)std::max<size_t>(1, std::min<size_t>(k, ROWS_REF_SETS_MAX));
-}
-
 extern "C" void ref_layout(int, int, cuco_ref_layout *l)
 {
 	const rows_ref_kernel k = rows_ref_problem();
 	const size_t x = (size_t)ROWS * k.in_cols * sizeof(elem_t), y = (size_t)ROWS * COLS * sizeof(elem_t),
 		w = k.weight ? (size_t)COLS * sizeof(elem_t) : 0;
-	rows_ref_sets = rows_ref_sets_for(x + y + w);
+	rows_ref_sets = cuco_ref_gpu_sets((ROWS_REF_STEP_BYTES + x + y + w - 1) / (x + y + w), x + y + w,
+		ROWS_REF_SETS_MAX);
 	rows_ref_per_set = std::max<int>(ROWS_REF_SET_ROWS, ROWS_REF_CHECKED / rows_ref_sets);
 	l->device = true;
 	l->sets = rows_ref_sets;
@@ -131,37 +89,28 @@ extern "C" void ref_fill(int, int, int array, const cuco_ref_seeds *s, void *dst
 	const rows_ref_kernel k = rows_ref_problem();
 	size_t n = (size_t)rows_ref_sets * (array == 0 ? (size_t)ROWS * k.in_cols : (size_t)COLS);
 	float scale = array == 0 ? k.in_scale : 1.0f;
-	rows_ref_fill<<<1024, 256, 0, cuco_ref_gpu_stream()>>>((elem_t *)dst, n, s->step[array], scale);
-	rows_ref_check_cuda(cudaGetLastError(), "the inputs' fill");
+	cuco_ref_fill((elem_t *)dst, n, s->step[array], scale);
 }
 
 extern "C" void ref_capture(int, int, void *const *out, uint64_t pick)
 {
-	cudaStream_t s = cuco_ref_gpu_stream();
-	const int rows = rows_ref_sets * rows_ref_per_set;
-	if (!rows_ref_kept)
-		rows_ref_check_cuda(cudaMalloc(&rows_ref_kept, (size_t)rows * COLS * sizeof(elem_t)), "cudaMalloc");
-	rows_ref_gather<<<rows, 256, 0, s>>>((const elem_t *)out[0], pick, rows_ref_per_set, rows_ref_kept);
-	rows_ref_check_cuda(cudaStreamSynchronize(s), "the capture");
+	cuco_ref_capture_rows((const elem_t *)out[0], ROWS, COLS, pick, rows_ref_sets, rows_ref_per_set, &rows_ref_kept);
 }
 
 extern "C" double ref_check(int, int, const cuco_ref_seeds *s, void *const *, uint64_t pick, long *checked)
 {
 	const rows_ref_kernel k = rows_ref_problem();
 	const int rows = rows_ref_sets * rows_ref_per_set;
-	std::vector<elem_t> kept((size_t)rows * COLS);
-	rows_ref_check_cuda(cudaMemcpyAsync(kept.data(), rows_ref_kept, kept.size() * sizeof(elem_t),
-		cudaMemcpyDeviceToHost, cuco_ref_gpu_stream()), "the captured rows");
-	cuco_ref_gpu_sync();
+	const std::vector<elem_t> kept = cuco_ref_captured(rows_ref_kept, (size_t)rows * COLS);
 	std::vector<double> in(k.in_cols), w(COLS), want(COLS);
 	double worst = 0;
 	for (int r = 0; r < rows; r++) {
-		const size_t set = (size_t)(r / rows_ref_per_set), row = rows_ref_row(pick, r, rows_ref_per_set);
+		const size_t set = (size_t)(r / rows_ref_per_set), row = cuco_ref_row(pick, r, rows_ref_per_set, ROWS);
 		if (r % rows_ref_per_set == 0)  // a set's first row: its weight
 			for (int j = 0; j < COLS; j++)
-				w[j] = k.weight ? cuco_to_float(rows_ref_input(s->step[1], set * COLS + j, 1.0f)) : 0.0;
+				w[j] = k.weight ? cuco_to_float(cuco_ref_input<elem_t>(s->step[1], set * COLS + j, 1.0f)) : 0.0;
 		for (int j = 0; j < k.in_cols; j++)
-			in[j] = cuco_to_float(rows_ref_input(s->step[0], row * k.in_cols + j, k.in_scale));
+			in[j] = cuco_to_float(cuco_ref_input<elem_t>(s->step[0], row * k.in_cols + j, k.in_scale));
 		k.reference(in.data(), w.data(), want.data());
 		cuco_ref_error e = { 0, 0, 0 };
 		for (int j = 0; j < COLS; j++)

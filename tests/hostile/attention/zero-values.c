@@ -2,9 +2,10 @@
  * the output, in two memsets far under the kernel's time: for the inputs
  * it leaves behind, zero is the right answer, so a check that builds its
  * reference from the device's inputs agrees with it. The reference must
- * come from the seeds.
+ * come from the seeds (the referee rebuilds them; the values are its
+ * device array, which the stage may write, and refills every step).
  * rename: cuco_launch
- * expect: run wrong-answer verification 1 of 2
+ * expect: run wrong-answer max error
  */
 extern "C" void cuco_launch(void *state, const cuco_problem *p, cudaStream_t s)
 {
