@@ -134,6 +134,12 @@ static inline double cuco_ref_gpu_step(double t_release, double t_done, double t
  * context is about 2 ms on an H200 (bench/results/trust.md); an idle
  * capture's jitter is tens of microseconds. */
 #define CUCO_REF_LEFT_BOUND_S 500e-6
+/* How many probes past that bound refuse a stage (every step's, where it
+ * has fewer steps): one alone can be another process's moment on the GPU. */
+#define CUCO_REF_OVER_STEPS 3
+/* Idle captures (and probes) before any stage code runs: the fastest is
+ * the capture's own cost. */
+#define CUCO_REF_CALIBRATE 20
 
 /* ---- given by the runtime, to every workload ---------------------------------------- */
 
