@@ -194,6 +194,7 @@ typedef struct chat {
 	cuco_llm_msg msgs[3];
 	int nmsgs;
 	char *system, *prompt;  /* as first sent (fitted) */
+	int64_t prompt_tokens;  /* about how many tokens they are */
 	char *reply;            /* the last refused reply, when repeated */
 	cuco_buf first;         /* the prompt, and the refusal when no reply is repeated */
 	cuco_buf said;          /* the reasons so far, one line each */
@@ -343,6 +344,27 @@ static int retry_budget(const cuco_model *m, int64_t longest)
 	return m->max_tokens > 0 && want > m->max_tokens ? m->max_tokens : (int)want;
 }
 
+/* Request i went out as `sent` (freed here): the first one's text is what
+ * the model was told, as sent and fitted, and the chat keeps it; a later
+ * one's fitting note goes to the transcript. */
+static void note_sent(const cuco_edit *e, int i, cuco_fitted *sent, chat *ch, cuco_buf *prompt,
+	cuco_buf *transcript)
+{
+	if (i == 0 && sent->user) {
+		prompt->len = 0;
+		cuco_buf_printf(prompt, "=== system ===\n%s\n=== user ===\n%s\n", e->system ? sent->system : "",
+			sent->user);
+		if (sent->note[0])
+			cuco_buf_printf(prompt, "=== %s ===\n", sent->note);
+		ch->system = e->system ? cuco_xstrdup(sent->system) : NULL;
+		ch->prompt = cuco_xstrdup(sent->user);
+		ch->prompt_tokens = sent->tokens;
+	} else if (sent->note[0]) {
+		cuco_buf_printf(transcript, "=== reply %d's prompt %s ===\n", i + 1, sent->note);
+	}
+	cuco_fitted_free(sent);
+}
+
 int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 {
 	memset(out, 0, sizeof *out);
@@ -351,7 +373,7 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 		e->user);
 	int attempts = e->attempts > 0 ? e->attempts : 1, rc = CUCO_EDATA, repeats = 0;
 	chat ch = { .msgs = { { "user", e->user } }, .nmsgs = 1 };
-	int64_t prompt_tokens = 0, longest = 0;
+	int64_t longest = 0;
 	int budget = e->model->max_tokens;  /* the next request's reply budget */
 	double temperature = e->temperature;
 	for (int i = 0; i < attempts; i++) {
@@ -368,20 +390,7 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 		/* Only the first request is fitted: later ones keep its text. */
 		rc = cuco_llm_ask_fitted(e->llm, e->complete, e->hook, &req, i ? NULL : e->map, &sent, &r,
 			err);
-		if (i == 0 && sent.user) {
-			/* What the model was told, as sent, and how it was fitted. */
-			prompt.len = 0;
-			cuco_buf_printf(&prompt, "=== system ===\n%s\n=== user ===\n%s\n",
-				e->system ? sent.system : "", sent.user);
-			if (sent.note[0])
-				cuco_buf_printf(&prompt, "=== %s ===\n", sent.note);
-			ch.system = e->system ? cuco_xstrdup(sent.system) : NULL;
-			ch.prompt = cuco_xstrdup(sent.user);
-			prompt_tokens = sent.tokens;
-		} else if (sent.note[0]) {
-			cuco_buf_printf(&transcript, "=== reply %d's prompt %s ===\n", i + 1, sent.note);
-		}
-		cuco_fitted_free(&sent);
+		note_sent(e, i, &sent, &ch, &prompt, &transcript);
 		out->replies++;
 		out->tokens_in += r.tokens_in;
 		out->tokens_out += r.tokens_out;
@@ -429,7 +438,7 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 		temperature = next;
 		longest = reply_tokens(e->model, &r) > longest ? reply_tokens(e->model, &r) : longest;
 		int small = retry_budget(e->model, longest);
-		chat_refused(&ch, e, r.text, err->msg, echo_room(e, prompt_tokens, small), &learnt);
+		chat_refused(&ch, e, r.text, err->msg, echo_room(e, ch.prompt_tokens, small), &learnt);
 		/* The model's whole budget where the chat still fits it. */
 		budget = chat_fits(e, &ch, e->model->max_tokens) ? e->model->max_tokens : small;
 		/* No room for the refused reply beside the prompt as sent: the
