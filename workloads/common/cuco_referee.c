@@ -119,7 +119,7 @@ typedef struct referee {
 	double idle_capture_s;             /* an idle GPU's capture */
 	double left_max_s;                 /* the most work left running past a "done", for the log */
 	int over;                          /* GPU probes (capture, frozen) past the bound so far */
-	char first_over[400];              /* the first of them, said */
+	char first_over[320];              /* the first of them, said (fits suspect with its words) */
 	char environment[300];             /* why there is no GPU to referee on */
 	char path[MAX_RANKS][PATH_MAX];
 	cuco_ref_seeds seeds;
