@@ -77,15 +77,16 @@ bool eval_cache_owned(const char *path)
 
 int eval_cache_own(const char *path)
 {
-	char tmp[PATH_MAX + 8], buf[1 << 16];
-	if (snprintf(tmp, sizeof tmp, "%s.own", path) >= (int)sizeof tmp) {
+	char tmp[PATH_MAX + 16], buf[1 << 16];
+	if (snprintf(tmp, sizeof tmp, "%s.own.XXXXXX", path) >= (int)sizeof tmp) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	unlink(tmp);  /* a copy a killed session left */
+	/* A name of this call's own: two evaluations of one program may
+	 * publish it at once (a shared ".own" made one fail with EEXIST). */
 	int in = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), out = -1;
 	if (in >= 0)
-		out = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+		out = mkostemp(tmp, O_CLOEXEC);
 	ssize_t n = -1;
 	while (out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
 		for (ssize_t done = 0, w; n > 0 && done < n; done += w)
