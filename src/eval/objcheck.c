@@ -203,9 +203,11 @@ enum { ALLOW, REFUSE };
 	X(REFUSE, "@(*filebuf*|*fstream*|*__basic_file*|*filesystem*|_ZSt3cin|_ZSt4wcin)", NONE, \
 		AS_ANY, FAM_GPU, "files and standard input, through libstdc++") \
 	X(REFUSE, "main", NONE, AS_ANY, FAM_ALL, "calls the frame's main") \
-	X(REFUSE, "@(cudaGetDriverEntryPoint*|cuGetProcAddress*)", NONE, AS_ANY, FAM_GPU | REFEREED, \
-		"the driver's API past the runtime: its stream memory waits start queued work in the " \
-		"referee's frozen gap, where no probe sees it") \
+	X(REFUSE, "@(cudaGetDriverEntryPoint*|cuGetProcAddress*|cudaGetExportTable|cuGetExportTable)", NONE, \
+		AS_ANY, FAM_GPU | REFEREED, "the driver's API past the runtime: its stream memory waits start " \
+		"queued work in the referee's frozen gap, where no probe sees it") \
+	X(REFUSE, "@(cudaGraphDebugDotPrint|cudaLogsDumpToFile|cudaLibraryLoadFromFile)", NONE, AS_ANY, \
+		FAM_GPU, H_FILES " (the CUDA runtime's own calls that write or read a file)") \
 	/* allowed */ \
 	X(ALLOW, "@(malloc|calloc|realloc|reallocarray|free|aligned_alloc|posix_memalign|memalign|mem*|" \
 		"str*|wmem*|wcs*|bcopy|bzero|explicit_bzero|atoi|atol|atoll|atof|__isoc23_strto*|qsort|" \

@@ -89,12 +89,23 @@ extern "C" cudaStream_t cuco_ref_gpu_stream(void)
 
 __global__ static void probe_kernel(void) {}
 
+/* The probe is a kernel, a copy within the device and a copy to the host:
+ * the compute engine and the copy engines each run one context's work at a
+ * time, so work of the stage's left on any of them holds one of these up. */
 extern "C" double cuco_ref_gpu_probe(void)
 {
+	static unsigned *words;
+	static unsigned host_word;
 	struct timespec a, b;
+	if (!words)
+		cuco_ref_gpu_check(cudaMalloc(&words, 2 * sizeof *words), "the probe's words");
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	probe_kernel<<<1, 1, 0, stream>>>();
 	cuco_ref_gpu_check(cudaGetLastError(), "the probe");
+	cuco_ref_gpu_check(cudaMemcpyAsync(words + 1, words, sizeof *words, cudaMemcpyDeviceToDevice, stream),
+		"the probe's copy");
+	cuco_ref_gpu_check(cudaMemcpyAsync(&host_word, words, sizeof *words, cudaMemcpyDeviceToHost, stream),
+		"the probe's copy to the host");
 	cuco_ref_gpu_sync();
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	return (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);

@@ -10,7 +10,6 @@
  * driver's API past the runtime is one class, whatever door it comes by.
  * rename: cuco_prepare
  * expect: compile suspect object: imports cudaGetExportTable
- * xfail: objcheck.c's driver row (cudaGetDriverEntryPoint*|cuGetProcAddress*) without cudaGetExportTable: cudaGetExportTable is the driver's API past the runtime too
  */
 extern "C" void *cuco_prepare(const cuco_problem *p)
 {
