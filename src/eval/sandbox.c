@@ -5,8 +5,10 @@
  * writable, a private /tmp and /dev/shm, no network but its own loopback
  * (Open MPI's ranks still talk through it and through /dev/shm), a tmpfs
  * over the user's home and over the run directory (the store, other
- * candidates' folders), and the GPU devices only for GPU workloads. It
- * runs with no capabilities, even as root, so nothing can be remounted.
+ * candidates' folders), and for a GPU workload's run stage its slot's GPU
+ * devices and no other GPU's (cuco_gpu_nodes_pick: the nodes are read, and
+ * told apart, at the edge). It runs with no capabilities, even as root, so
+ * nothing can be remounted, nor a device node made.
  *
  * Its user. cuco often runs as root (CI, containers), and root's files
  * (/etc/shadow, SSH host keys) would otherwise be a stage's to read and to
