@@ -400,9 +400,9 @@ void cuco_gpu_nodes_read(const char *dev, const char *proc, cuco_gpu_nodes *out)
 		if (out->gpus[i].minor < 0 || !out->gpus[i].uuid[0])
 			snprintf(out->unknown, sizeof out->unknown, "%.40s/%.40s/information names no device minor "
 				"or UUID", proc, out->gpus[i].bus_id);
-	if (nodes > 0 && !d)
-		snprintf(out->unknown, sizeof out->unknown, "no %.100s: which /dev/nvidiaN is which GPU is "
-			"not known", proc);
+	if (nodes > 0 && out->ngpus == 0)
+		snprintf(out->unknown, sizeof out->unknown, "%s %.60s%s: which /dev/nvidiaN is which GPU is "
+			"not known", d ? "no GPU in" : "no", proc, d ? " of this machine's nodes" : "");
 }
 
 static pthread_once_t nodes_once = PTHREAD_ONCE_INIT;

@@ -189,6 +189,13 @@ static void test_unknown_shows_every_gpu_and_says_so(void **state)
 	assert_false(cuco_gpu_nodes_say(&nodes, line, sizeof line));
 	assert_non_null(strstr(line, "every GPU's node (3)"));
 	rm_rf(root);
+	/* A driver's list of none of these nodes' GPUs: the same. */
+	machine(three, 0, true);
+	cuco_gpu_nodes_read(dev, proc, &nodes);
+	assert_non_null(strstr(nodes.unknown, "no GPU in "));
+	cuco_gpu_nodes_pick(&nodes, "1", &b);
+	assert_int_equal(b.n, 7);
+	rm_rf(root);
 }
 
 /* A machine without a GPU (CI): no node is bound, whatever the slot, and
