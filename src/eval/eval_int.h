@@ -570,7 +570,8 @@ typedef struct eval_referee_args {
 	double tolerance;
 	const char *log_path;     /* the referee's stderr */
 	const struct eval_user *owner;  /* the user the stage runs as (drop set); NULL: cuco's */
-	const char *gpus;         /* the stage's slot's GPUs (CUDA_VISIBLE_DEVICES), "" or NULL: as
+	const char *gpus;         /* the stage's GPUs as its CUDA_VISIBLE_DEVICES (the slot's, by UUID
+	                             where cuco_gpu_nodes_pick knows them), "" or NULL: as
 	                             cuco sees them: a GPU referee must own memory on the stage's GPU,
 	                             where its probes see the stage's work */
 } eval_referee_args;

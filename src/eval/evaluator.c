@@ -56,7 +56,6 @@ struct cuco_evaluator {
 	bool mpi;                    /* the program needs an MPI launcher */
 	bool gpu_lock;               /* stages take the machine's GPU lock (local GPU runs) */
 	atomic_int gpu_lock_said;
-	atomic_int gpu_nodes_said;   /* a GPU stage shown every GPU: said once */
 	char launcher[PATH_MAX];
 	char launcher_missing[160];  /* why the runner cannot start anything */
 	char gpu_missing[160];
@@ -257,12 +256,30 @@ static void find_launcher(cuco_evaluator *ev)
 	}
 }
 
+/* The GPU nodes each slot's run stages are shown in the sandbox, a line
+ * each in the log: a warning where they are every GPU's for want of a map. */
+static void say_gpu_nodes(const cuco_evaluator *ev)
+{
+	for (int i = 0; ev->sandbox.on && i < ev->pool.n; i++) {
+		const cuco_slot_spec *slot = &ev->pool.slots[i].spec;
+		cuco_gpu_binds b;
+		cuco_gpu_nodes_pick(cuco_gpu_nodes_get(), *slot->gpus ? slot->gpus : ev->cfg.env->visible_gpus, &b);
+		cuco_buf shown = { 0 };
+		for (int k = 0; k < b.n; k++)
+			cuco_buf_printf(&shown, "%s/dev/%s", k ? ", " : "", b.names[k]);
+		cuco_log(*b.why ? CUCO_LOG_WARN : CUCO_LOG_INFO, "sandbox: slot %s's GPU stages are shown %s%s%s",
+			slot->name, shown.data ? shown.data : "no GPU node", *b.why ? ", every GPU's: " : "", b.why);
+		cuco_buf_free(&shown);
+	}
+}
+
 static void check_gpu(cuco_evaluator *ev)
 {
 	if (ev->wl.family == CUCO_FAMILY_CPU_MPI || ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
 		return;  /* on another host the GPU is that host's business */
 	if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/dxg", F_OK) != 0)
 		snprintf(ev->gpu_missing, sizeof ev->gpu_missing, "no GPU: /dev/nvidiactl is missing");
+	say_gpu_nodes(ev);
 }
 
 /* Remove every entry of dir whose name starts with prefix. */
@@ -1107,9 +1124,6 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	if (local_gpu)
 		cuco_gpu_nodes_pick(cuco_gpu_nodes_get(), *slot->gpus ? slot->gpus : ev->cfg.env->visible_gpus,
 			&gpu);
-	if (*gpu.why && ev->sandbox.on && !atomic_exchange(&ev->gpu_nodes_said, 1))
-		cuco_log(CUCO_LOG_WARN, "sandbox: slot %s's stages are shown every GPU's node: %s", slot->name,
-			gpu.why);
 	const char *gpus = *gpu.visible ? gpu.visible : slot->gpus;
 	int rc = refereed ? start_referee(j, stage, warmup, reps, gpus, &ref, channel, sizeof channel, err)
 		: ticket_file ? eval_ticket_file(&j->ticket, j->workdir, ticket_path, sizeof ticket_path, err)
