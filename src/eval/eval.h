@@ -420,6 +420,56 @@ struct cJSON *cuco_hardware_to_json(const cuco_hardware *hw);
  * one visible GPU per rank. When not, says why in one line. */
 bool cuco_hardware_fits(const cuco_hardware *hw, const cuco_workload *wl, char *why, size_t size);
 
+/* The GPUs' device nodes (hardware.c): which /dev/nvidiaN is which GPU, so
+ * that a stage in the sandbox is shown its slot's GPUs and no other
+ * (docs/trust.md, "One slot, its GPUs"). Read once, at the edge: the
+ * driver's list of GPUs (/proc/driver/nvidia/gpus/<PCI bus id>/information:
+ * "Device Minor:", "GPU UUID:", "GPU Excluded:") and the nodes of /dev. A
+ * slot's GPU k is the k-th in PCI bus order: nvidia-smi's index, the one
+ * cuco's slots and its topology use (CUDA's own default order, fastest
+ * first, may differ), so a stage is told its GPUs by UUID. */
+#define CUCO_MAX_GPUS 64
+
+typedef struct cuco_gpu_dev {
+	char bus_id[32];           /* "0000:3b:00.0" */
+	char uuid[64];             /* "GPU-…" */
+	int minor;                 /* its node: /dev/nvidia<minor> */
+} cuco_gpu_dev;
+
+typedef struct cuco_gpu_nodes {
+	char dev[256];             /* where the nodes are ("/dev") */
+	cuco_gpu_dev gpus[CUCO_MAX_GPUS];  /* the driver's GPUs in PCI bus order, but those excluded
+	                                      and those without a node in dev */
+	int ngpus;
+	char present[CUCO_MAX_GPUS + 8][24];  /* the GPU nodes dev has: nvidiaN, the control nodes */
+	int npresent;
+	char unknown[160];         /* "" when each node's GPU is known; else why not */
+} cuco_gpu_nodes;
+
+/* Read the nodes of dev and the driver's list in proc (a folder standing
+ * in for /proc/driver/nvidia/gpus). Never fails: what is missing is said
+ * in out->unknown. */
+void cuco_gpu_nodes_read(const char *dev, const char *proc, cuco_gpu_nodes *out);
+/* This machine's (/dev, /proc/driver/nvidia/gpus), read on the first call. */
+const cuco_gpu_nodes *cuco_gpu_nodes_get(void);
+
+/* What a stage on GPUs `devices` (CUDA_VISIBLE_DEVICES' form: indices or
+ * UUIDs; NULL or "": every GPU) is shown: the control nodes CUDA needs
+ * (nvidiactl, nvidia-uvm, nvidia-uvm-tools, nvidia-modeset, nvidia-caps/,
+ * WSL's dxg) and those GPUs' nodes; where the GPUs' nodes cannot be told
+ * apart, every GPU node, and why says so. */
+typedef struct cuco_gpu_binds {
+	const char *dev;           /* nodes->dev */
+	char names[CUCO_MAX_GPUS + 8][24];  /* names in nodes->dev, shown at /dev/<name> */
+	int n;
+	char visible[1024];        /* the stage's CUDA_VISIBLE_DEVICES (UUIDs); "": as it was */
+	char why[200];             /* "": only the slot's GPUs; else why every GPU is shown */
+} cuco_gpu_binds;
+void cuco_gpu_nodes_pick(const cuco_gpu_nodes *nodes, const char *devices, cuco_gpu_binds *out);
+/* One line on what a GPU stage is shown here (`cuco doctor`, the sandbox's
+ * line); false when a stage sees every GPU of a machine that has several. */
+bool cuco_gpu_nodes_say(const cuco_gpu_nodes *nodes, char *line, size_t size);
+
 /* The peaks a workload's fraction of peak is measured against here: the
  * GPU's tensor-core rate; for one GPU its HBM, for several the link the
  * bytes cross (NVLink from the profile where known); else the manifest's. */

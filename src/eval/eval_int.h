@@ -237,7 +237,7 @@ typedef struct eval_sandbox_view {
 	const char *channel;      /* the referee's channel folder, shown writable, or NULL */
 	long disk_mb;             /* the size of each writable tmpfs; 0: EVAL_DISK_MB */
 	eval_sandbox_layer layers[8];  /* applied in order, later over earlier */
-	bool gpu;                 /* pass /dev/nvidia* and /dev/dxg through */
+	const cuco_gpu_binds *gpu;  /* the GPU nodes shown (cuco_gpu_nodes_pick); NULL: none */
 	bool seccomp;             /* bwrap loads the filter from EVAL_SECCOMP_FD */
 } eval_sandbox_view;
 
@@ -570,7 +570,8 @@ typedef struct eval_referee_args {
 	double tolerance;
 	const char *log_path;     /* the referee's stderr */
 	const struct eval_user *owner;  /* the user the stage runs as (drop set); NULL: cuco's */
-	const char *gpus;         /* the stage's slot's GPUs (CUDA_VISIBLE_DEVICES), "" or NULL: as
+	const char *gpus;         /* the stage's GPUs as its CUDA_VISIBLE_DEVICES (the slot's, by UUID
+	                             where cuco_gpu_nodes_pick knows them), "" or NULL: as
 	                             cuco sees them: a GPU referee must own memory on the stage's GPU,
 	                             where its probes see the stage's work */
 } eval_referee_args;
@@ -654,6 +655,8 @@ typedef struct eval_launch {
 	const char *launcher;     /* mpirun / srun path, "" when run as is */
 	const cuco_runner_config *rc;  /* options; slurm: partition, account, GPUs, time */
 	const cuco_slot_spec *slot;    /* where: its hosts or nodes */
+	const char *visible;      /* local: the ranks' CUDA_VISIBLE_DEVICES in place of the slot's
+	                             (its GPUs by UUID); NULL or "": the slot's */
 	const char *remote_dir;   /* ssh: a fresh folder on the host, removed after */
 	const char *job_name;     /* slurm: the job's or step's name */
 	bool in_allocation;       /* slurm: a step of the allocation cuco runs in */

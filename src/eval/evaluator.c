@@ -150,9 +150,11 @@ static const eval_filter *stage_filter(const cuco_evaluator *ev, bool run)
  * work folder; everything else it writes is in tmpfs, gone after. */
 /* A build sees `in` (read-only) and writes `out`, files of the work
  * folder (either may be NULL); a run stage writes the ticket file of a
- * framed native program (out), or the referee's channel folder. */
+ * framed native program (out), or the referee's channel folder, and a GPU
+ * workload's sees its slot's GPUs (gpu; a build, none). */
 typedef struct stage_files {
 	const char *in, *out, *channel;
+	const cuco_gpu_binds *gpu;
 } stage_files;
 
 static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const char *tmpdir,
@@ -176,7 +178,7 @@ static char **stage_sandbox(const cuco_evaluator *ev, const char *workdir, const
 			{ ev->common_dir, EVAL_SHOW }, { ev->cfg.run_dir, EVAL_HIDE },
 			{ ev->cache_root, EVAL_SHOW },
 		},
-		.gpu = run && ev->wl.family != CUCO_FAMILY_CPU_MPI,
+		.gpu = f ? f->gpu : NULL,
 		/* bwrap loads the stage's filter, where it has one. */
 		.seccomp = eval_filter_available() && stage_filter(ev, run),
 	};
@@ -254,12 +256,30 @@ static void find_launcher(cuco_evaluator *ev)
 	}
 }
 
+/* The GPU nodes each slot's run stages are shown in the sandbox, a line
+ * each in the log: a warning where they are every GPU's for want of a map. */
+static void say_gpu_nodes(const cuco_evaluator *ev)
+{
+	for (int i = 0; ev->sandbox.on && i < ev->pool.n; i++) {
+		const cuco_slot_spec *slot = &ev->pool.slots[i].spec;
+		cuco_gpu_binds b;
+		cuco_gpu_nodes_pick(cuco_gpu_nodes_get(), *slot->gpus ? slot->gpus : ev->cfg.env->visible_gpus, &b);
+		cuco_buf shown = { 0 };
+		for (int k = 0; k < b.n; k++)
+			cuco_buf_printf(&shown, "%s/dev/%s", k ? ", " : "", b.names[k]);
+		cuco_log(*b.why ? CUCO_LOG_WARN : CUCO_LOG_INFO, "sandbox: slot %s's GPU stages are shown %s%s%s",
+			slot->name, shown.data ? shown.data : "no GPU node", *b.why ? ", every GPU's: " : "", b.why);
+		cuco_buf_free(&shown);
+	}
+}
+
 static void check_gpu(cuco_evaluator *ev)
 {
 	if (ev->wl.family == CUCO_FAMILY_CPU_MPI || ev->cfg.runner.kind != CUCO_RUNNER_LOCAL)
 		return;  /* on another host the GPU is that host's business */
 	if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/dxg", F_OK) != 0)
 		snprintf(ev->gpu_missing, sizeof ev->gpu_missing, "no GPU: /dev/nvidiactl is missing");
+	say_gpu_nodes(ev);
 }
 
 /* Remove every entry of dir whose name starts with prefix. */
@@ -1039,8 +1059,8 @@ static double local_limit(const cuco_evaluator *ev, double limit_s)
 
 /* The workload's referee for one stage (built at first need), and the
  * variable that tells the stage's ranks its channel. */
-static int start_referee(job *j, const char *stage, int warmup, int reps, eval_referee *ref,
-	char *channel, size_t size, cuco_err *err)
+static int start_referee(job *j, const char *stage, int warmup, int reps, const char *gpus,
+	eval_referee *ref, char *channel, size_t size, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	char src[sizeof ev->wl.dir + sizeof ev->wl.referee_file + 2], log[PATH_MAX + 32];
@@ -1050,7 +1070,7 @@ static int start_referee(job *j, const char *stage, int warmup, int reps, eval_r
 	eval_referee_args a = { .ranks = ev->wl.ranks, .warmup = warmup, .reps = reps,
 		.tolerance = ev->wl.tolerance, .log_path = log,
 		.owner = ev->cfg.runner.kind == CUCO_RUNNER_LOCAL ? ev->limits.user : NULL,
-		.gpus = ev->pool.slots[j->slot].spec.gpus };
+		.gpus = gpus };
 	int rc = trusted_build(ev, ev->wl.referee_cmd, src, "referee", ev->referee_bin,
 		sizeof ev->referee_bin, err);
 	if (rc == CUCO_OK && (rc = eval_referee_start(ev->referee_bin, &a, ref, err)) == CUCO_OK)
@@ -1096,7 +1116,16 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	bool ticket_file = ev->wl.protocol == CUCO_PROTO_NATIVE && *ev->wl.frame_file;
 	eval_referee ref = { .pid = -1, .in_fd = -1, .out_fd = -1 };
 	char channel[PATH_MAX + 32] = "", ticket_path[PATH_MAX + 32] = "";
-	int rc = refereed ? start_referee(j, stage, warmup, reps, &ref, channel, sizeof channel, err)
+	/* A local GPU stage is shown its slot's GPUs' nodes alone, and told
+	 * them by UUID (cuco_gpu_nodes_pick); the referee beside it, the same. */
+	const cuco_slot_spec *slot = &ev->pool.slots[j->slot].spec;
+	cuco_gpu_binds gpu = { 0 };
+	bool local_gpu = kind == CUCO_RUNNER_LOCAL && ev->wl.family != CUCO_FAMILY_CPU_MPI;
+	if (local_gpu)
+		cuco_gpu_nodes_pick(cuco_gpu_nodes_get(), *slot->gpus ? slot->gpus : ev->cfg.env->visible_gpus,
+			&gpu);
+	const char *gpus = *gpu.visible ? gpu.visible : slot->gpus;
+	int rc = refereed ? start_referee(j, stage, warmup, reps, gpus, &ref, channel, sizeof channel, err)
 		: ticket_file ? eval_ticket_file(&j->ticket, j->workdir, ticket_path, sizeof ticket_path, err)
 		: CUCO_OK;
 	/* The frame reads and empties it as the stage user. */
@@ -1107,8 +1136,8 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		extras[nextras++] = ticket_path;
 	/* The interposer only where the stage runs here: remote hosts lack it. */
 	bool preload = j->preload && kind == CUCO_RUNNER_LOCAL;
-	const cuco_slot_spec *slot = &ev->pool.slots[j->slot].spec;
 	eval_launch l = { .kind = kind, .launcher = ev->launcher, .rc = &ev->cfg.runner, .slot = slot,
+		.visible = gpu.visible,
 		.remote_dir = remote_dir, .job_name = job_name, .in_allocation = ev->in_allocation,
 		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = j->mpi, .bind = ev->bind,
 		.limit_s = limit_s, .preload = preload ? ev->interposer : NULL,
@@ -1127,7 +1156,8 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		lim.on_start = eval_referee_started;
 		lim.on_start_arg = &ref;
 	}
-	stage_files files = { .out = ticket_file ? CUCO_SEAL_FILE : NULL, .channel = refereed ? ref.dir : NULL };
+	stage_files files = { .out = ticket_file ? CUCO_SEAL_FILE : NULL, .channel = refereed ? ref.dir : NULL,
+		.gpu = local_gpu ? &gpu : NULL };
 	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true, &files);
 	lim.filter = stage_filter(ev, true);
 	const char *env[] = { ticket_env, NULL };

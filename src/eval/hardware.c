@@ -16,10 +16,12 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* Peak figures from the vendors' datasheets (dense bf16 tensor cores, HBM,
@@ -304,4 +306,204 @@ void cuco_hardware_peak(const cuco_hardware *hw, const cuco_workload *wl, cuco_p
 	} else if (wl->family == CUCO_FAMILY_CUDA_NCCL) {
 		pk->bandwidth_of = "the link (the manifest's peak.bandwidth_gbs)";
 	}
+}
+
+/* ---- the GPUs' device nodes ------------------------------------------------------ */
+
+/* The nodes CUDA needs besides a GPU's own, shown to every GPU stage: none
+ * of them is a GPU (nvidia-caps/ holds MIG's capabilities; WSL's dxg is
+ * every GPU at once). NVSwitch's and the fabric's nodes are no stage's. */
+static const char *const control_nodes[] = { "nvidiactl", "nvidia-uvm", "nvidia-uvm-tools",
+	"nvidia-modeset", "nvidia-caps", "dxg" };
+
+/* The minor of a GPU's own node ("nvidia3": 3), or -1. */
+static int node_minor(const char *name)
+{
+	const char *digits = name + strlen("nvidia");
+	return strncmp(name, "nvidia", 6) == 0 && *digits && strspn(digits, "0123456789") == strlen(digits)
+		? atoi(digits) : -1;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static int by_bus(const void *a, const void *b)
+{
+	return strcasecmp(((const cuco_gpu_dev *)a)->bus_id, ((const cuco_gpu_dev *)b)->bus_id);
+}
+
+/* The control nodes and the GPUs' nodes of dev, sorted. */
+static void read_dev(const char *dev, cuco_gpu_nodes *out)
+{
+	DIR *d = opendir(dev);
+	int max = (int)(sizeof out->present / sizeof out->present[0]);
+	for (struct dirent *e; d && (e = readdir(d)) && out->npresent < max;) {
+		bool control = cuco_name_index(control_nodes, sizeof control_nodes / sizeof control_nodes[0],
+			e->d_name) >= 0;
+		if ((control || node_minor(e->d_name) >= 0) && strlen(e->d_name) < sizeof out->present[0])
+			cuco_strlcpy(out->present[out->npresent++], e->d_name, sizeof out->present[0]);
+	}
+	if (d)
+		closedir(d);
+	qsort(out->present, (size_t)out->npresent, sizeof out->present[0], by_name);
+}
+
+/* Whether dev has the node nvidia<minor>. */
+static bool has_node(const cuco_gpu_nodes *nodes, int minor)
+{
+	for (int i = 0; i < nodes->npresent; i++)
+		if (node_minor(nodes->present[i]) == minor)
+			return true;
+	return false;
+}
+
+/* One GPU of the driver's list, from its folder's information file; false
+ * when the driver excludes it or this machine's /dev lacks its node (a
+ * container's): CUDA does not see it, nor count it. */
+static bool read_gpu(const char *proc, const char *bus_id, const cuco_gpu_nodes *nodes,
+	cuco_gpu_dev *g)
+{
+	char path[PATH_MAX], line[256], excluded[16] = "";
+	snprintf(path, sizeof path, "%s/%s/information", proc, bus_id);
+	memset(g, 0, sizeof *g);
+	g->minor = -1;
+	cuco_strlcpy(g->bus_id, bus_id, sizeof g->bus_id);
+	FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof line, f)) {
+		sscanf(line, "Device Minor: %d", &g->minor);
+		sscanf(line, "GPU UUID: %63s", g->uuid);
+		sscanf(line, "GPU Excluded: %15s", excluded);
+	}
+	if (f)
+		fclose(f);
+	return strcmp(excluded, "Yes") != 0 && (g->minor < 0 || has_node(nodes, g->minor));
+}
+
+void cuco_gpu_nodes_read(const char *dev, const char *proc, cuco_gpu_nodes *out)
+{
+	memset(out, 0, sizeof *out);
+	cuco_strlcpy(out->dev, dev, sizeof out->dev);
+	read_dev(dev, out);
+	DIR *d = opendir(proc);
+	for (struct dirent *e; d && (e = readdir(d)) && out->ngpus < CUCO_MAX_GPUS;)
+		if (e->d_name[0] != '.' && read_gpu(proc, e->d_name, out, &out->gpus[out->ngpus]))
+			out->ngpus++;
+	if (d)
+		closedir(d);
+	qsort(out->gpus, (size_t)out->ngpus, sizeof out->gpus[0], by_bus);
+	int nodes = 0;
+	for (int i = 0; i < out->npresent; i++)
+		nodes += node_minor(out->present[i]) >= 0;
+	for (int i = 0; i < out->ngpus && !out->unknown[0]; i++)
+		if (out->gpus[i].minor < 0 || !out->gpus[i].uuid[0])
+			snprintf(out->unknown, sizeof out->unknown, "%.40s/%.40s/information names no device minor "
+				"or UUID", proc, out->gpus[i].bus_id);
+	if (nodes > 0 && out->ngpus == 0)
+		snprintf(out->unknown, sizeof out->unknown, "%s %.60s%s: which /dev/nvidiaN is which GPU is "
+			"not known", d ? "no GPU in" : "no", proc, d ? " of this machine's nodes" : "");
+}
+
+static pthread_once_t nodes_once = PTHREAD_ONCE_INIT;
+static cuco_gpu_nodes nodes_here;
+
+static void read_nodes_here(void)
+{
+	cuco_gpu_nodes_read("/dev", "/proc/driver/nvidia/gpus", &nodes_here);
+}
+
+const cuco_gpu_nodes *cuco_gpu_nodes_get(void)
+{
+	pthread_once(&nodes_once, read_nodes_here);
+	return &nodes_here;
+}
+
+static void add_name(cuco_gpu_binds *out, const char *name)
+{
+	if (out->n < (int)(sizeof out->names / sizeof out->names[0]))
+		cuco_strlcpy(out->names[out->n++], name, sizeof out->names[0]);
+}
+
+/* The GPU a CUDA_VISIBLE_DEVICES entry names: an index in PCI bus order,
+ * or a UUID or a unique prefix of one; NULL with why when none or several. */
+static const cuco_gpu_dev *named_gpu(const cuco_gpu_nodes *nodes, const char *entry, char *why,
+	size_t size)
+{
+	const cuco_gpu_dev *found = NULL;
+	int matches = 0;
+	if (*entry && strspn(entry, "0123456789") == strlen(entry)) {
+		int k = atoi(entry);
+		found = k < nodes->ngpus ? &nodes->gpus[k] : NULL;
+		matches = found != NULL;
+	} else if (strncmp(entry, "GPU-", 4) == 0) {
+		for (int i = 0; i < nodes->ngpus; i++)
+			if (strncmp(nodes->gpus[i].uuid, entry, strlen(entry)) == 0 && matches++ == 0)
+				found = &nodes->gpus[i];
+	}
+	if (matches != 1)
+		snprintf(why, size, "CUDA_VISIBLE_DEVICES entry %.60s: %s", entry, strncmp(entry, "MIG-", 4) == 0
+			? "a MIG device, whose GPU cuco does not look up" : matches ? "more than one GPU's UUID"
+			: "not one of the driver's GPUs");
+	return matches == 1 ? found : NULL;
+}
+
+/* The GPUs of devices, by UUID into out->visible and their nodes into
+ * out->names; false with out->why when one of them is not known. */
+static bool pick_named(const cuco_gpu_nodes *nodes, const char *devices, cuco_gpu_binds *out)
+{
+	char list[1024];
+	cuco_strlcpy(list, devices, sizeof list);
+	char *save = NULL;
+	size_t len = 0;
+	for (char *e = strtok_r(list, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+		const cuco_gpu_dev *g = named_gpu(nodes, cuco_trim(e), out->why, sizeof out->why);
+		if (!g)
+			return false;
+		char name[24];
+		snprintf(name, sizeof name, "nvidia%d", g->minor);
+		add_name(out, name);
+		if (len + strlen(g->uuid) + 2 > sizeof out->visible) {
+			snprintf(out->why, sizeof out->why, "CUDA_VISIBLE_DEVICES=%.60s: too many GPUs to name",
+				devices);
+			return false;
+		}
+		len += (size_t)snprintf(out->visible + len, sizeof out->visible - len, "%s%s", len ? "," : "",
+			g->uuid);
+	}
+	return true;
+}
+
+void cuco_gpu_nodes_pick(const cuco_gpu_nodes *nodes, const char *devices, cuco_gpu_binds *out)
+{
+	memset(out, 0, sizeof *out);
+	out->dev = nodes->dev;
+	for (int i = 0; i < nodes->npresent; i++)
+		if (node_minor(nodes->present[i]) < 0)
+			add_name(out, nodes->present[i]);
+	int controls = out->n;
+	if (devices && *devices && !nodes->unknown[0] && pick_named(nodes, devices, out))
+		return;
+	if (devices && *devices && nodes->unknown[0])
+		cuco_strlcpy(out->why, nodes->unknown, sizeof out->why);
+	out->n = controls;
+	out->visible[0] = '\0';
+	for (int i = 0; i < nodes->npresent; i++)
+		if (node_minor(nodes->present[i]) >= 0)
+			add_name(out, nodes->present[i]);
+}
+
+bool cuco_gpu_nodes_say(const cuco_gpu_nodes *nodes, char *line, size_t size)
+{
+	int n = 0;
+	for (int i = 0; i < nodes->npresent; i++)
+		n += node_minor(nodes->present[i]) >= 0;
+	if (n == 0)
+		snprintf(line, size, "no /dev/nvidiaN here: GPU stages are shown no GPU");
+	else if (nodes->unknown[0])
+		snprintf(line, size, "a GPU stage is shown every GPU's node (%d): %s", n, nodes->unknown);
+	else
+		snprintf(line, size, "a GPU stage is shown its slot's GPUs' nodes (of %d, told apart by "
+			"/proc/driver/nvidia/gpus), nvidiactl and nvidia-uvm; a compile, none", n);
+	return n <= 1 || !nodes->unknown[0];
 }

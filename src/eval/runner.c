@@ -372,14 +372,15 @@ void eval_launch_argv(const eval_launch *l, char *const *prog, const char *binar
 	const char *const *extras, int nextras, cuco_argv *out)
 {
 	cuco_buf script = { 0 };
+	const char *gpus = l->visible && *l->visible ? l->visible : l->slot->gpus;
 	switch (l->kind) {
 	case CUCO_RUNNER_LOCAL:
 		/* The slot's GPUs, and without mpirun the interposer, through env(1):
 		 * cuco's own process is not counted. */
-		if (*l->slot->gpus || (l->preload && !l->mpi))
+		if (*gpus || (l->preload && !l->mpi))
 			cuco_argv_push(out, "env");
-		if (*l->slot->gpus)
-			push_printf(out, "CUDA_VISIBLE_DEVICES=%s", l->slot->gpus);
+		if (*gpus)
+			push_printf(out, "CUDA_VISIBLE_DEVICES=%s", gpus);
 		if (l->preload && !l->mpi)
 			push_printf(out, "LD_PRELOAD=%s", l->preload);
 		if (l->mpi)

@@ -5,8 +5,10 @@
  * writable, a private /tmp and /dev/shm, no network but its own loopback
  * (Open MPI's ranks still talk through it and through /dev/shm), a tmpfs
  * over the user's home and over the run directory (the store, other
- * candidates' folders), and the GPU devices only for GPU workloads. It
- * runs with no capabilities, even as root, so nothing can be remounted.
+ * candidates' folders), and for a GPU workload's run stage its slot's GPU
+ * devices and no other GPU's (cuco_gpu_nodes_pick: the nodes are read, and
+ * told apart, at the edge). It runs with no capabilities, even as root, so
+ * nothing can be remounted, nor a device node made.
  *
  * Its user. cuco often runs as root (CI, containers), and root's files
  * (/etc/shadow, SSH host keys) would otherwise be a stage's to read and to
@@ -88,33 +90,21 @@ static bool real_dir(const char *path, char real[PATH_MAX])
 		&& S_ISDIR(sb.st_mode);
 }
 
-/* Each of /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-caps/,
- * and WSL's /dev/dxg that this machine has, to fn. */
-static void each_gpu_device(void (*fn)(const char *path, void *arg), void *arg)
+/* The GPU nodes a stage is shown, at /dev/<name>. */
+static void push_gpu_devices(cuco_argv *a, const cuco_gpu_binds *b)
 {
-	DIR *d = opendir("/dev");
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		if (strncmp(e->d_name, "nvidia", 6) != 0 && strcmp(e->d_name, "dxg") != 0)
-			continue;
-		char path[300];
-		snprintf(path, sizeof path, "/dev/%s", e->d_name);
-		fn(path, arg);
+	for (int i = 0; i < b->n; i++) {
+		char src[sizeof b->names[0] + 300], dst[sizeof b->names[0] + 8];
+		snprintf(src, sizeof src, "%.280s/%s", b->dev, b->names[i]);
+		snprintf(dst, sizeof dst, "/dev/%s", b->names[i]);
+		words(a, "--dev-bind", src, dst, NULL);
 	}
-	if (d)
-		closedir(d);
-}
-
-static void push_gpu_device(const char *path, void *arg)
-{
-	words(arg, "--dev-bind", path, path, NULL);
 }
 
 /* A device only its group may open (mode 0660, group video): the stage
  * user joins that group, as a user at the machine would have. */
-static void add_device_group(const char *path, void *arg)
+static void add_device_group(eval_user *u, const char *path)
 {
-	eval_user *u = arg;
 	struct stat sb;
 	if (stat(path, &sb) != 0 || (sb.st_mode & S_IROTH && sb.st_mode & S_IWOTH)
 			|| !(sb.st_mode & S_IRGRP && sb.st_mode & S_IWGRP) || sb.st_gid == u->gid)
@@ -198,7 +188,7 @@ char **eval_sandbox_argv(const eval_sandbox *sb, const eval_sandbox_view *v)
 	words(&a, "--ro-bind", sb->init, EVAL_INIT_PATH, NULL);
 	cuco_argv_push(&readonly, "/run");
 	if (v->gpu)
-		each_gpu_device(push_gpu_device, &a);
+		push_gpu_devices(&a, v->gpu);
 	char real[PATH_MAX];
 	for (size_t i = 0; i < sizeof v->layers / sizeof v->layers[0]; i++) {
 		const eval_sandbox_layer *l = &v->layers[i];
@@ -296,8 +286,12 @@ static int stage_user(eval_user *u, const char *want, cuco_err *err)
 	}
 	snprintf(u->name, sizeof u->name, "%s", pw ? pw->pw_name : "?");
 	u->drop = u->uid != 0;
-	if (u->drop)
-		each_gpu_device(add_device_group, u);
+	const cuco_gpu_nodes *gpu = cuco_gpu_nodes_get();
+	for (int i = 0; u->drop && i < gpu->npresent; i++) {
+		char path[sizeof gpu->dev + sizeof gpu->present[0] + 1];
+		snprintf(path, sizeof path, "%s/%s", gpu->dev, gpu->present[i]);
+		add_device_group(u, path);
+	}
 	return CUCO_OK;
 }
 
@@ -550,6 +544,10 @@ int eval_sandbox_open(cuco_sandbox_mode mode, const cuco_env *env, eval_sandbox 
 			snprintf(sb->status, sizeof sb->status, "sandbox: %.300s (read-only system, private "
 				"working directory, no network for local runs, home and run directory hidden)",
 				sb->bwrap);
+			char gpu[300];
+			if (!cuco_gpu_nodes_say(cuco_gpu_nodes_get(), gpu, sizeof gpu))
+				snprintf(sb->status + strlen(sb->status), sizeof sb->status - strlen(sb->status), "; %s",
+					gpu);
 			if (sb->user.drop || geteuid() != 0)
 				say_user(sb, "");  /* now in the sandbox's namespaces */
 			return CUCO_OK;
@@ -700,6 +698,11 @@ int cuco_stage_check(cuco_sandbox_mode mode, report_fn report, void *arg, cuco_e
 		report_filter(out.data, report, arg);
 	else
 		report("seccomp", false, why, arg);
+	char gpu[300];
+	bool apart = cuco_gpu_nodes_say(cuco_gpu_nodes_get(), gpu, sizeof gpu);
+	if (!sb.on)
+		snprintf(gpu, sizeof gpu, "every GPU's node of the host: the sandbox is off");
+	report("GPU nodes", sb.on && apart, gpu, arg);
 	eval_cgroups g;
 	eval_cgroups_open(&g, cuco_env_get());
 	report("leftovers", sb.on || g.on, sb.on ? "what a stage leaves running is counted in its PID "

@@ -184,7 +184,7 @@ static void test_doctor_json(void **state)
 	assert_int_equal(cJSON_GetObjectItem(j, "gpus")->valueint, 2);
 	const cJSON *checks = cJSON_GetObjectItem(j, "checks"), *c;
 	static const char *const stage[] = { "stage user", "stage user's own", "PID namespace", "seccomp",
-		"keyrings", "leftovers", "build cache" };
+		"keyrings", "GPU nodes", "leftovers", "build cache" };
 	int n = 0, failed = 0, limits = 0, stages = 0;
 	cJSON_ArrayForEach(c, checks) {
 		n++;
@@ -202,10 +202,10 @@ static void test_doctor_json(void **state)
 		if (strcmp(cJSON_GetObjectItem(c, "what")->valuestring, "NCCL_NVLS_ENABLE") == 0)
 			assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
 	}
-	/* the toolchain's 7, the sandbox, what confines a stage (7), the runner, the limits */
-	assert_int_equal(n, 17);
+	/* the toolchain's 7, the sandbox, what confines a stage (8), the runner, the limits */
+	assert_int_equal(n, 18);
 	assert_int_equal(limits, 1);  /* the stages' cgroup or rlimits */
-	assert_int_equal(stages, 7);  /* each a warning at worst, never a missing part */
+	assert_int_equal(stages, 8);  /* each a warning at worst, never a missing part */
 	/* Exit 3 exactly when a check failed, and then "missing" says which. */
 	assert_int_equal(rc, failed ? 3 : 0);
 	assert_int_equal(cJSON_GetObjectItem(j, "missing") != NULL, failed > 0);
