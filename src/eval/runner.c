@@ -528,12 +528,34 @@ static int host_gpus(const cuco_runner_config *c, int need, char (*ids)[32], cuc
 	return CUCO_OK;
 }
 
+/* The one local slot is given the first GPUs its ranks use, where there
+ * are as many, so that a stage is shown those GPUs alone (their nodes in
+ * the sandbox, CUDA_VISIBLE_DEVICES) and cannot compute on the others
+ * while the referee watches one; a CPU workload's ranks on a machine of
+ * fewer GPUs keep an empty set, as before. */
+static int whole_host(const cuco_runner_config *c, int ranks, cuco_slot_spec *slot)
+{
+	char (*ids)[32] = cuco_xcalloc((size_t)ranks, sizeof *ids);
+	cuco_err ignored = { 0 };
+	if (host_gpus(c, ranks, ids, &ignored) == CUCO_OK) {
+		cuco_buf set = { 0 };
+		for (int r = 0; r < ranks; r++)
+			cuco_buf_printf(&set, "%s%s", r ? "," : "", ids[r]);
+		cuco_strlcpy(slot->gpus, set.data, sizeof slot->gpus);
+		cuco_buf_free(&set);
+	}
+	free(ids);
+	return CUCO_OK;
+}
+
 /* Each host (group) slots_per_host times, "n1/0", "n1/1", each with its own
  * `ranks` GPUs; Slurm chooses a step's GPUs itself (gpus_per_task). */
 static int split_hosts(const cuco_runner_config *c, int ranks, cuco_slot_spec *out, int max, int *n,
 	cuco_err *err)
 {
 	int k = c->slots_per_host;
+	if (k <= 1 && c->kind == CUCO_RUNNER_LOCAL)
+		return whole_host(c, ranks, out);
 	if (k <= 1)
 		return CUCO_OK;
 	if (c->kind == CUCO_RUNNER_SLURM && c->gpus_per_task <= 0)

@@ -371,6 +371,17 @@ static void test_slots_per_host(void **state)
 	assert_int_equal(cuco_runner_slots(&c, 2, s, 8, &n, where, sizeof where, &err), CUCO_EENV);
 	assert_non_null(strstr(err.msg, "slots_per_host: 3 GPU sets of the workload's ranks need 6 GPUs here; "
 		"4 are visible"));
+	/* One slot: its ranks' GPUs alone, so a stage cannot compute on the
+	 * others (redgpu's second-gpu); five ranks on four GPUs (a CPU
+	 * workload's) keep the empty set. */
+	c.slots_per_host = 1;
+	assert_int_equal(cuco_runner_slots(&c, 1, s, 8, &n, where, sizeof where, &err), CUCO_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(s[0].gpus, "4");
+	assert_int_equal(cuco_runner_slots(&c, 2, s, 8, &n, where, sizeof where, &err), CUCO_OK);
+	assert_string_equal(s[0].gpus, "4,5");
+	assert_int_equal(cuco_runner_slots(&c, 5, s, 8, &n, where, sizeof where, &err), CUCO_OK);
+	assert_string_equal(s[0].gpus, "");
 	if (saved)
 		setenv("CUDA_VISIBLE_DEVICES", saved, 1);
 	else

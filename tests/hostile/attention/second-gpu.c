@@ -8,12 +8,14 @@
  * At the default size a set's 48 MiB cross NVLink in ~110 us against ~50
  * us of tensor-core work on GPU 0, so a quarter of the sets on GPU 1 end
  * with GPU 0's three quarters: ~1.3x the seed. The referee uses the first
- * GPU of the stage's slot, and the stage is given CUDA_VISIBLE_DEVICES
- * only where a host has several slots (runner.c): with one slot on a
- * machine of several GPUs the stage sees them all (and the sandbox binds
- * every /dev/nvidia*). With one GPU it computes honestly, and passes no
- * faster than the seed (gain: none). To see the hole, run it where two
- * GPUs are visible to the stage.
+ * GPU of the stage's slot. The hole was that a stage was given
+ * CUDA_VISIBLE_DEVICES only where a host had several slots: with one slot
+ * on a machine of several GPUs it saw them all (and the sandbox bound
+ * every /dev/nvidia*). Closed: the one local slot is its ranks' GPUs
+ * (runner.c, test_slots_per_host) and the sandbox shows a stage its
+ * slot's GPU nodes alone (sandbox.c, eval-devices), so on any machine
+ * this case sees one GPU, computes honestly and passes no faster than
+ * the seed (gain: none). Shown on a one-GPU machine only.
  * rename: cuco_launch
  * size: small
  * bench: yes
