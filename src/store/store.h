@@ -124,15 +124,6 @@ int cuco_command_drop_stale(cuco_txn *txn, int *dropped);
  * numbers none, unless rejected), whatever passed before. out (may be
  * NULL) receives the record as written. */
 int cuco_measure_add(cuco_txn *txn, cuco_measurement *m, cuco_candidate *out);
-/* A candidate's phases as every view shows them (cuco show, the screen,
- * the prompts): no part larger than its whole. A phase is shown at most
- * the median latency; exposed_comm, which harnesses measure as the step's
- * time outside compute, at most comm (the rest of that time is waiting:
- * sync, imbalance, a busy machine; not communication). out[i].us is what
- * is shown, measured[i] (may be NULL) what was measured; returns the
- * count, c->nphases. */
-int cuco_phases_view(const cuco_candidate *c, cuco_phase out[CUCO_MAX_PHASES],
-	double measured[CUCO_MAX_PHASES]);
 /* Calls fn for each measurement of a candidate, oldest first (candidate
  * 0: every candidate's, in id order); fn returning non-zero stops the walk
  * and is returned. */
@@ -214,8 +205,6 @@ int cuco_source_keep(cuco_txn *txn, const char *prompt, const char *reply, cuco_
 int cuco_source_get(cuco_txn *txn, const char *hash, char **text, size_t *len);
 /* The same in a read transaction of its own, for callers holding none. */
 int cuco_source_read(cuco_store *st, const char *hash, char **text, size_t *len, cuco_err *err);
-/* The hash cuco_source_put would give, without a transaction. */
-void cuco_source_hash(const char *text, size_t len, char hash[CUCO_HASH_LEN + 1]);
 
 /* Stores an event of ev->kind (CUCO_EVENT_UNKNOWN is refused), setting its
  * name from the table; assigns seq, and time when 0. */

@@ -5,9 +5,9 @@
  * `--json` prints and what docs/store.md documents.
  *
  * DESIGN: the vocabulary sits under the store and beside the evaluator. It
- * needs cJSON and the core, never LMDB: the evaluator speaks of directives,
- * timings and failure classes without linking the store, and the store
- * (store.h, which includes this header) is only persistence. An enum's
+ * needs cJSON, xxHash and the core, never LMDB: the evaluator speaks of
+ * directives, timings and failure classes without linking the store, and
+ * the store (store.h, which includes this header) is only persistence. An enum's
  * names live in one X-macro table beside it, read by its name, help and
  * parse functions. */
 #ifndef CUCO_VOCAB_H
@@ -256,6 +256,16 @@ typedef struct cuco_candidate {
  * speedup, nothing timed (every number null in its record, docs/store.md). */
 void cuco_cand_queued(cuco_candidate *c);
 
+/* A candidate's phases as every view shows them (cuco show, the screen,
+ * the prompts): no part larger than its whole. A phase is shown at most
+ * the median latency; exposed_comm, which harnesses measure as the step's
+ * time outside compute, at most comm (the rest of that time is waiting:
+ * sync, imbalance, a busy machine; not communication). out[i].us is what
+ * is shown, measured[i] (may be NULL) what was measured; returns the
+ * count, c->nphases. */
+int cuco_phases_view(const cuco_candidate *c, cuco_phase out[CUCO_MAX_PHASES],
+	double measured[CUCO_MAX_PHASES]);
+
 /* Fixed-size digest of a candidate, kept in its own table in the same
  * transaction as the record; what listings and the lineage tree read. */
 typedef struct cuco_summary {
@@ -273,6 +283,13 @@ typedef struct cuco_summary {
 	double latency_median_us;
 	double speedup;
 } cuco_summary;
+
+/* The summary of candidate c, as the store keeps it beside the record. */
+void cuco_summary_of(const cuco_candidate *c, cuco_summary *s);
+
+/* The content hash of a text (XXH3-128 in hex): a source's key in the
+ * store, and how a text is known without one. */
+void cuco_source_hash(const char *text, size_t len, char hash[CUCO_HASH_LEN + 1]);
 
 /* The kinds of event in the run's log, the one list every writer and
  * reader of events takes: X(enum, name in records, what it says). Writers
