@@ -82,10 +82,11 @@ static int port_meta(void *ctx, const char *name, char **json, cuco_err *err)
 	return cuco_store_read(e->st, meta_txn, &(meta_arg){ name, json }, err);
 }
 
-static int port_read(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err)
+static int port_read(void *ctx, int (*fn)(const cuco_reader *, void *), void *arg,
+	cuco_err *err)
 {
 	cuco_engine *e = ctx;
-	return cuco_store_read(e->st, fn, arg, err);
+	return cuco_store_view(e->st, fn, arg, err);
 }
 
 /* ---- writes --------------------------------------------------------------- */

@@ -80,9 +80,10 @@ typedef struct cuco_port {
 	int (*source)(void *ctx, const char *hash, char **text, size_t *len, cuco_err *err);
 	/* The meta record `name`, its JSON (malloc'd); NULL when there is none. */
 	int (*meta)(void *ctx, const char *name, char **json, cuco_err *err);
-	/* Run fn in one read transaction: for the readers that take one (the
-	 * model stack's prompt builder, the memory's render). */
-	int (*read)(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
+	/* Run fn in one read transaction, the records given through a reader
+	 * (vocab.h): for the readers that take one (the model stack's prompt
+	 * builder, the memory's render). */
+	int (*read)(void *ctx, int (*fn)(const cuco_reader *, void *), void *arg, cuco_err *err);
 	/* ---- writes ---- */
 	/* Run fn in one write transaction: the records only the strategy
 	 * knows (the beam's memory). */

@@ -57,6 +57,12 @@ const char *cuco_store_dir(const cuco_store *st);
 
 int cuco_store_write(cuco_store *st, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
 int cuco_store_read(cuco_store *st, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
+/* Run fn in one read transaction, the records given through the
+ * vocabulary's reader (vocab.h): for the parts above the store, which read
+ * without seeing LMDB. What fn refuses (its code, the reader's err) is
+ * handed back as a callback's is. */
+int cuco_store_view(cuco_store *st, int (*fn)(const cuco_reader *, void *), void *arg,
+	cuco_err *err);
 /* Record an error in the txn from a callback's own check; returns code. */
 int cuco_txn_fail(cuco_txn *txn, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

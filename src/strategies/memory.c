@@ -178,8 +178,8 @@ static int render_one(const cuco_memory *m, void *arg)
 	return 0;
 }
 
-int cuco_memory_render(cuco_txn *txn, const char *workload, bool shared, cuco_buf *out)
+int cuco_memory_render(const cuco_reader *r, const char *workload, bool shared, cuco_buf *out)
 {
 	render_arg a = { workload, shared, out, 0 };
-	return cuco_memory_each(txn, render_one, &a);
+	return r->memories(r->ctx, render_one, &a);
 }

@@ -48,6 +48,6 @@ size_t cuco_memory_survivors(size_t nold, size_t nnew, size_t capacity, uint64_t
 int cuco_memory_update(const cuco_port *port, const char *workload, bool shared, cuco_memory *fresh,
 	size_t nfresh, size_t capacity, uint64_t *rng, cuco_err *err);
 /* The memory as the planner reads it: one lesson per entry. */
-int cuco_memory_render(cuco_txn *txn, const char *workload, bool shared, cuco_buf *out);
+int cuco_memory_render(const cuco_reader *r, const char *workload, bool shared, cuco_buf *out);
 
 #endif

@@ -48,11 +48,11 @@ typedef struct island_arg {
 	cuco_buf system, user;
 } island_arg;
 
-static int island_txn(cuco_txn *txn, void *arg)
+static int island_read(const cuco_reader *r, void *arg)
 {
 	island_arg *a = arg;
 	a->system.len = a->user.len = 0;
-	return cuco_prompt_build(txn, &a->spec, &a->system, &a->user);
+	return cuco_prompt_build(r, &a->spec, &a->system, &a->user);
 }
 
 static void sizes(const char *system, const char *user, const cuco_prompt_map *map,
@@ -76,7 +76,7 @@ static int island_rows(cuco_store *st, const survey *s, const cuco_hardware *hw,
 				.parent = s->ids[1], .other = s->ids[2], .island = 0, .inspirations = 3,
 				.failures = 3, .memory = true, .profile = (cuco_prompt_profile)p, .json = json,
 				.map = &map } };
-			rc = cuco_store_read(st, island_txn, &a, err);
+			rc = cuco_store_view(st, island_read, &a, err);
 			if (rc == CUCO_OK)
 				sizes(a.system.data, a.user.data, &map, row, (cuco_prompt_profile)p);
 			cuco_buf_free(&a.system);

@@ -526,6 +526,32 @@ void cuco_measurement_init(cuco_measurement *m, uint64_t candidate, const char *
  * and its failure line (cuco_failure_line: a refusal's reason whole). */
 void cuco_measurement_line(const cuco_measurement *m, char *buf, size_t size);
 
+/* ---- reading the records ------------------------------------------------
+ * The run's records as one read sees them, in one snapshot: a read
+ * transaction of the store's (cuco_store_view, store.h), or records a
+ * caller holds. The parts above the store read through it and never see
+ * LMDB; a test hands them a reader of its own. Each function returns
+ * CUCO_OK, CUCO_ENOTFOUND when the record is not there, or another code;
+ * a walk calls fn in id order from `from` until fn returns nonzero, which
+ * it returns. A reader's user that refuses on a check of its own says why
+ * in err (cuco_errf) and returns the code. */
+typedef struct cuco_reader {
+	void *ctx;
+	cuco_err *err;
+	int (*candidate)(void *ctx, uint64_t id, cuco_candidate *out);
+	int (*candidates)(void *ctx, uint64_t from, int (*fn)(const cuco_candidate *, void *),
+		void *arg);
+	/* Every candidate's summary in id order; *out malloc'd. */
+	int (*summaries)(void *ctx, cuco_summary **out, size_t *n);
+	/* A text by its hash; *text malloc'd. */
+	int (*source)(void *ctx, const char *hash, char **text, size_t *len);
+	int (*memories)(void *ctx, int (*fn)(const cuco_memory *, void *), void *arg);
+	/* The events from seq `from` on. */
+	int (*events)(void *ctx, uint64_t from, int (*fn)(const cuco_event *, void *), void *arg);
+	/* Every model call of the run, summed (cuco_call_sum, store.h). */
+	int (*calls)(void *ctx, cuco_call_totals *out);
+} cuco_reader;
+
 /* ---- JSON forms (the record format; also what `--json` prints) ---------- */
 struct cJSON;
 struct cJSON *cuco_candidate_to_json(const cuco_candidate *c);

@@ -140,13 +140,13 @@ static int count_one(const cuco_memory *m, void *arg)
 	return 0;
 }
 
-static int count_txn(cuco_txn *txn, void *arg)
+static int count_read(const cuco_reader *r, void *arg)
 {
 	count_arg *a = arg;
 	memset(a, 0, offsetof(count_arg, text));
 	a->text.len = 0;
-	int rc = cuco_memory_each(txn, count_one, a);
-	return rc == CUCO_OK ? cuco_memory_render(txn, "w", false, &a->text) : rc;
+	int rc = r->memories(r->ctx, count_one, a);
+	return rc == CUCO_OK ? cuco_memory_render(r, "w", false, &a->text) : rc;
 }
 
 static cuco_memory entry(const char *workload, const char *summary, bool negative)
@@ -187,7 +187,7 @@ static void test_update_in_store(void **state)
 		entry("other", "theirs", false) };
 	assert_int_equal(cuco_memory_update(&port, "other", false, other, 3, 16, &rng, &err), CUCO_OK);
 	count_arg a = { 0 };
-	assert_int_equal(cuco_store_read(st, count_txn, &a, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, count_read, &a, &err), CUCO_OK);
 	assert_int_equal(a.of_w, 16);  /* the capacity holds even for one batch */
 	assert_int_equal(a.of_other, 3);
 	assert_true(old[0].id > 0 && old[15].id > old[0].id);
@@ -196,7 +196,7 @@ static void test_update_in_store(void **state)
 	for (int i = 0; i < 6; i++)
 		fresh[i] = entry("w", "fresh lesson", i % 2);
 	assert_int_equal(cuco_memory_update(&port, "w", false, fresh, 6, 16, &rng, &err), CUCO_OK);
-	assert_int_equal(cuco_store_read(st, count_txn, &a, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, count_read, &a, &err), CUCO_OK);
 	assert_int_equal(a.of_w, 16);
 	assert_int_equal(a.fresh, 6);       /* every fresh one is kept */
 	assert_int_equal(a.of_other, 3);    /* another task's memory is untouched */
@@ -206,7 +206,7 @@ static void test_update_in_store(void **state)
 
 	/* Shared: every workload's lessons compete for the capacity. */
 	assert_int_equal(cuco_memory_update(&port, "w", true, fresh, 6, 16, &rng, &err), CUCO_OK);
-	assert_int_equal(cuco_store_read(st, count_txn, &a, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, count_read, &a, &err), CUCO_OK);
 	assert_int_equal(a.total, 16);
 	cuco_buf_free(&a.text);
 	cuco_store_close(st);

@@ -219,7 +219,7 @@ static int fake_candidate(void *ctx, uint64_t id, cuco_candidate *c, char **text
 }
 
 /* A read transaction over nothing: counted, its function not run. */
-static int fake_read(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err)
+static int fake_read(void *ctx, int (*fn)(const cuco_reader *, void *), void *arg, cuco_err *err)
 {
 	(void)fn, (void)arg, (void)err;
 	((fake *)ctx)->reads++;
