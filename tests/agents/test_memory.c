@@ -1,7 +1,8 @@
 /* test_memory.c — AccelOpt's memory rules: which results of a beam
  * iteration become lessons (per-plan representatives, the positive cap,
  * negatives flipped, thresholds), which old lessons survive, and the
- * update and rendering through a real store. */
+ * update and rendering through the engine's port over a real store. */
+#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "store/store.h"
+#include "engine/engine_int.h"
 #include "strategies/strategies.h"
 
 static cuco_beam_config defaults(void)
@@ -160,11 +161,14 @@ static cuco_memory entry(const char *workload, const char *summary, bool negativ
 	return m;
 }
 
-/* The port a strategy writes through, over a bare store: the engine's
- * wakes no screen here. */
-static int store_write(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err)
+/* The engine's port over a bare store: its wakes go to a pipe no screen
+ * reads. */
+static void port_open(cuco_engine *e, cuco_store *st)
 {
-	return cuco_store_write(ctx, fn, arg, err);
+	memset(e, 0, sizeof *e);
+	e->st = st;
+	assert_int_equal(pipe2(e->wake, O_CLOEXEC | O_NONBLOCK), 0);
+	engine_port_init(e);
 }
 
 static void test_update_in_store(void **state)
@@ -176,7 +180,9 @@ static void test_update_in_store(void **state)
 	cuco_err err = { 0 };
 	if (cuco_store_open(dir, CUCO_STORE_CREATE, &st, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
-	const cuco_port port = { .ctx = st, .write = store_write };
+	cuco_engine e;
+	port_open(&e, st);
+	const cuco_port port = e.port;
 	uint64_t rng = 11;
 	/* 20 old lessons for w (4 over capacity) and 3 for another workload. */
 	cuco_memory old[20];
@@ -209,6 +215,8 @@ static void test_update_in_store(void **state)
 	assert_int_equal(cuco_store_view(st, count_read, &a, &err), CUCO_OK);
 	assert_int_equal(a.total, 16);
 	cuco_buf_free(&a.text);
+	close(e.wake[0]);
+	close(e.wake[1]);
 	cuco_store_close(st);
 	char cmd[256];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

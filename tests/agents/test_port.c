@@ -73,6 +73,18 @@ static int islands_txn(cuco_txn *txn, void *arg)
 	return CUCO_OK;
 }
 
+static int count_memory(const cuco_memory *m, void *arg)
+{
+	(void)m;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int memories_read(const cuco_reader *r, void *arg)
+{
+	return r->memories(r->ctx, count_memory, arg);
+}
+
 /* Whether hash is text's. */
 static bool hashed(const char *text, const char *hash)
 {
@@ -164,8 +176,17 @@ static void test_event_wakes(void **state)
 	assert_true(hashed("the transcript", c.reply_hash));
 	assert_true(hashed("the reply", t[0].call.reply_hash));
 
+	/* The memory: entries added, their ids set; one dropped by its id. */
+	cuco_memory m[2] = { { .workload = "w", .summary = "a" }, { .workload = "w", .summary = "b" } };
+	assert_int_equal(p->memory(p->ctx, NULL, 0, m, 2, &err), CUCO_OK);
+	assert_true(woke(&e, 1000));
+	assert_true(m[0].id > 0 && m[1].id > m[0].id);
+	assert_int_equal(p->memory(p->ctx, &m[0].id, 1, NULL, 0, &err), CUCO_OK);
+	assert_true(woke(&e, 1000));
+
 	/* Reads: a text by its hash, a meta record, one there is not, a
-	 * candidate not stored; none wakes the screen. */
+	 * candidate not stored, the memory through a reader; none wakes the
+	 * screen. */
 	char *text = NULL, *json = NULL;
 	size_t len = 0;
 	assert_int_equal(p->source(p->ctx, c.prompt_hash, &text, &len, &err), CUCO_OK);
@@ -178,6 +199,9 @@ static void test_event_wakes(void **state)
 	assert_int_equal(p->meta(p->ctx, "evolve-meta", &json, &err), CUCO_OK);
 	assert_null(json);
 	assert_int_equal(p->candidate(p->ctx, 1, NULL, &text, &len, &err), CUCO_ENOTFOUND);
+	int nmem = 0;
+	assert_int_equal(p->read(p->ctx, memories_read, &nmem, &err), CUCO_OK);
+	assert_int_equal(nmem, 1);
 	assert_false(woke(&e, 0));
 
 	close(e.wake[0]);
