@@ -534,7 +534,8 @@ void cuco_measurement_line(const cuco_measurement *m, char *buf, size_t size);
  * CUCO_OK, CUCO_ENOTFOUND when the record is not there, or another code;
  * a walk calls fn in id order from `from` until fn returns nonzero, which
  * it returns. A reader's user that refuses on a check of its own says why
- * in err (cuco_errf) and returns the code. */
+ * in err (cuco_errf) and returns the code. A reader made for one user may
+ * leave NULL what that user never reads. */
 typedef struct cuco_reader {
 	void *ctx;
 	cuco_err *err;
