@@ -92,16 +92,16 @@ typedef struct gen {
 	size_t child_len;
 } gen;
 
-static int prompt_txn(cuco_txn *txn, void *arg)
+static int prompt_read(const cuco_reader *r, void *arg)
 {
 	gen *g = arg;
 	cuco_candidate *p = cuco_xmalloc(sizeof *p);
-	int rc = cuco_cand_get(txn, g->spec.parent, p);
+	int rc = r->candidate(r->ctx, g->spec.parent, p);
 	if (rc == CUCO_OK)
-		rc = cuco_source_get(txn, p->source_hash, &g->parent, &g->parent_len);
+		rc = r->source(r->ctx, p->source_hash, &g->parent, &g->parent_len);
 	g->base = p->directive;
 	free(p);
-	return rc == CUCO_OK ? cuco_prompt_build(txn, &g->spec, &g->system, &g->user) : rc;
+	return rc == CUCO_OK ? cuco_prompt_build(r, &g->spec, &g->system, &g->user) : rc;
 }
 
 static int keep_txn(cuco_txn *txn, void *arg)
@@ -126,7 +126,7 @@ static int one_generation(cuco_store *st, const cuco_workload *wl, uint64_t pare
 	memset(g, 0, sizeof *g);
 	g->spec = (cuco_prompt_spec){ .wl = wl, .kind = CUCO_PROMPT_DIFF, .parent = parent,
 		.island = (int)(parent % 2), .inspirations = 3, .failures = 3, .memory = true };
-	int rc = cuco_store_read(st, prompt_txn, g, err);
+	int rc = cuco_store_view(st, prompt_read, g, err);
 	/* Two hunks; the second is indented by the model, so it climbs the
 	 * matching ladder to the indent level. */
 	char reply[1024];

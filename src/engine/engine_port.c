@@ -82,14 +82,16 @@ static int port_meta(void *ctx, const char *name, char **json, cuco_err *err)
 	return cuco_store_read(e->st, meta_txn, &(meta_arg){ name, json }, err);
 }
 
-static int port_read(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err)
+static int port_read(void *ctx, int (*fn)(const cuco_reader *, void *), void *arg,
+	cuco_err *err)
 {
 	cuco_engine *e = ctx;
-	return cuco_store_read(e->st, fn, arg, err);
+	return cuco_store_view(e->st, fn, arg, err);
 }
 
 /* ---- writes --------------------------------------------------------------- */
 
+/* One write transaction, then a wake of the screen. */
 static int port_write(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err)
 {
 	cuco_engine *e = ctx;
@@ -238,6 +240,34 @@ static int port_islands(void *ctx, const cuco_port_islands *a, cuco_err *err)
 	return port_write(ctx, islands_txn, (void *)a, err);
 }
 
+typedef struct memory_arg {
+	const uint64_t *drop;
+	size_t ndrop;
+	cuco_memory *fresh;
+	size_t nfresh;
+} memory_arg;
+
+static int memory_txn(cuco_txn *txn, void *arg)
+{
+	memory_arg *a = arg;
+	int rc = CUCO_OK;
+	for (size_t i = 0; i < a->ndrop && rc == CUCO_OK; i++)
+		rc = cuco_memory_del(txn, a->drop[i]);
+	for (size_t i = 0; i < a->nfresh && rc == CUCO_OK; i++) {
+		cuco_memory m = a->fresh[i];
+		m.id = 0;  /* a retried txn assigns again */
+		if ((rc = cuco_memory_add(txn, &m)) == CUCO_OK)
+			a->fresh[i].id = m.id;
+	}
+	return rc;
+}
+
+static int port_memory(void *ctx, const uint64_t *drop, size_t ndrop, cuco_memory *fresh,
+	size_t nfresh, cuco_err *err)
+{
+	return port_write(ctx, memory_txn, &(memory_arg){ drop, ndrop, fresh, nfresh }, err);
+}
+
 typedef struct texts_arg {
 	const char *prompt, *transcript;
 	cuco_candidate *c;
@@ -264,6 +294,7 @@ static int port_texts(void *ctx, const char *prompt, const char *transcript, cuc
 void engine_port_init(cuco_engine *e)
 {
 	e->port = (cuco_port){ .ctx = e, .candidate = port_candidate, .candidates = port_candidates,
-		.source = port_source, .meta = port_meta, .read = port_read, .write = port_write,
-		.event = port_event, .calls = port_calls, .islands = port_islands, .texts = port_texts };
+		.source = port_source, .meta = port_meta, .read = port_read, .event = port_event,
+		.calls = port_calls, .islands = port_islands, .memory = port_memory,
+		.texts = port_texts };
 }

@@ -27,8 +27,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct cuco_txn cuco_txn;  /* a store transaction (store.h), opaque here */
-
 typedef struct cuco_engine_config cuco_engine_config;
 
 /* Proposals in the making at once (model calls in flight), at most: a
@@ -80,13 +78,11 @@ typedef struct cuco_port {
 	int (*source)(void *ctx, const char *hash, char **text, size_t *len, cuco_err *err);
 	/* The meta record `name`, its JSON (malloc'd); NULL when there is none. */
 	int (*meta)(void *ctx, const char *name, char **json, cuco_err *err);
-	/* Run fn in one read transaction: for the readers that take one (the
-	 * model stack's prompt builder, the memory's render). */
-	int (*read)(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
+	/* Run fn in one read transaction, the records given through a reader
+	 * (vocab.h): for the readers that take one (the model stack's prompt
+	 * builder, the memory's render). */
+	int (*read)(void *ctx, int (*fn)(const cuco_reader *, void *), void *arg, cuco_err *err);
 	/* ---- writes ---- */
-	/* Run fn in one write transaction: the records only the strategy
-	 * knows (the beam's memory). */
-	int (*write)(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
 	/* An event in the run's log; with a meta record `name` (its JSON) in
 	 * the same transaction when name is not NULL. */
 	int (*event)(void *ctx, const char *name, const char *json, cuco_event_kind kind,
@@ -98,6 +94,10 @@ typedef struct cuco_port {
 		const cuco_port_call *v, size_t n, cuco_err *err);
 	/* The islands, and candidates moving between them (cuco_port_islands). */
 	int (*islands)(void *ctx, const cuco_port_islands *a, cuco_err *err);
+	/* The optimization memory (the beam's): the entries named in drop
+	 * deleted and the fresh ones added, their ids set. */
+	int (*memory)(void *ctx, const uint64_t *drop, size_t ndrop, cuco_memory *fresh,
+		size_t nfresh, cuco_err *err);
 	/* The texts behind a proposal: its prompt and transcript, their
 	 * hashes set in c, and each call's reply, its hash set in the call
 	 * (the engine stores the calls with the candidate). */

@@ -3,12 +3,12 @@
  * the best programs so far, recent failures and rejections, the meta
  * recommendations, a person's hints, and the optimization memory.
  *
- * Everything comes from the workload and the store inside one read
- * transaction; the summaries table makes choosing inspirations cheap with
- * many thousands of candidates, and only the few shown are read in full.
+ * Everything comes from the workload and from one snapshot of the store,
+ * read through the vocabulary's reader (vocab.h); the summaries make
+ * choosing inspirations cheap with many thousands of candidates, and only
+ * the few shown are read in full.
  */
 #include "models/models.h"
-#include "store/store.h"
 #include "text.h"
 
 #include <cjson/cJSON.h>
@@ -568,7 +568,7 @@ char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
 	return text;
 }
 
-static int build_system(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
+static int build_system(const cuco_reader *r, const cuco_prompt_spec *spec, cuco_buf *b)
 {
 	const cuco_workload *wl = spec->wl;
 	bool lean = spec->profile == CUCO_PROFILE_LEAN;
@@ -591,7 +591,7 @@ static int build_system(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b
 		cuco_buf_puts(b, "\n# Context documents\n");
 	cuco_err err;
 	if (!lean && cuco_prompt_put_documents(b, wl, spec->map, &err) != CUCO_OK)
-		return cuco_txn_fail(txn, CUCO_EENV, "%s", err.msg);
+		return cuco_errf(r->err, CUCO_EENV, "%s", err.msg);
 	put_directive_schema(b, wl, !lean);
 	/* The lean profile's reply form is its skeleton, at the prompt's end:
 	 * only the rules here. */
@@ -717,14 +717,14 @@ static void put_code(cuco_buf *b, const show *how, const cuco_candidate *c, cons
 	cuco_buf_puts(b, len && text[len - 1] == '\n' ? "```\n" : "\n```\n");
 }
 
-static int put_program(cuco_txn *txn, cuco_buf *b, const char *title, uint64_t id,
+static int put_program(const cuco_reader *r, cuco_buf *b, const char *title, uint64_t id,
 	const show *how, shown_code *sc)
 {
 	cuco_candidate *c = cuco_xmalloc(sizeof *c);
-	int rc = cuco_cand_get(txn, id, c);
+	int rc = r->candidate(r->ctx, id, c);
 	if (rc != CUCO_OK) {
 		free(c);
-		return rc == CUCO_ENOTFOUND ? cuco_txn_fail(txn, CUCO_EDATA, "prompt: no candidate %llu",
+		return rc == CUCO_ENOTFOUND ? cuco_errf(r->err, CUCO_EDATA, "prompt: no candidate %llu",
 			(unsigned long long)id) : rc;
 	}
 	cuco_buf_printf(b, "\n# %s: candidate #%llu (%s, generation %d)\n", title,
@@ -747,7 +747,7 @@ static int put_program(cuco_txn *txn, cuco_buf *b, const char *title, uint64_t i
 	char *text = NULL;
 	size_t len = 0;
 	if ((how->code && !same) || how->blocks)
-		rc = cuco_source_get(txn, c->source_hash, &text, &len);
+		rc = r->source(r->ctx, c->source_hash, &text, &len);
 	if (rc == CUCO_OK && how->blocks)
 		*how->blocks = (int)cuco_text_nblocks(text, len);
 	if (rc == CUCO_OK && how->code && !same)
@@ -789,11 +789,11 @@ static void offer(uint64_t *top, double *score, int *n, int k, const cuco_summar
 	score[i] = s->score;
 }
 
-static int choose(cuco_txn *txn, const cuco_prompt_spec *spec, picks *p)
+static int choose(const cuco_reader *r, const cuco_prompt_spec *spec, picks *p)
 {
 	cuco_summary *sums;
 	size_t n;
-	int rc = cuco_summary_all(txn, &sums, &n);
+	int rc = r->summaries(r->ctx, &sums, &n);
 	if (rc != CUCO_OK)
 		return rc;
 	memset(p, 0, sizeof *p);
@@ -918,16 +918,16 @@ static int put_tried(const cuco_candidate *c, void *arg)
 	return 0;
 }
 
-static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
+static int build_user(const cuco_reader *r, const cuco_prompt_spec *spec, cuco_buf *b)
 {
 	picks p;
 	shown_code sc = { .n = 0 };
 	bool lean = spec->profile == CUCO_PROFILE_LEAN, directive = spec->kind == CUCO_PROMPT_DIRECTIVE;
-	int rc = choose(txn, spec, &p);
+	int rc = choose(r, spec, &p);
 	/* The lean profile: the speedup says what the baseline would, and
 	 * the skeleton shows the parent's directive as a reply states it. */
 	if (rc == CUCO_OK && p.baseline && !lean)
-		rc = put_program(txn, b, "Baseline (the host-driven reference)", p.baseline,
+		rc = put_program(r, b, "Baseline (the host-driven reference)", p.baseline,
 			&(show){ .spec = spec }, &sc);
 	cuco_directive parent_dir;
 	int blocks = 0;
@@ -935,23 +935,23 @@ static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
 	show current = { .spec = spec, .code = !directive, .max_code = SIZE_MAX, .as_reply = !lean,
 		.blocks = &blocks, .directive = &parent_dir, .first_error = first_error };
 	if (rc == CUCO_OK)
-		rc = put_program(txn, b, "Current program", spec->parent, &current, &sc);
+		rc = put_program(r, b, "Current program", spec->parent, &current, &sc);
 	if (rc == CUCO_OK && spec->kind == CUCO_PROMPT_CROSS)
-		rc = put_program(txn, b, "Second parent", spec->other,
+		rc = put_program(r, b, "Second parent", spec->other,
 			&(show){ .spec = spec, .code = true, .max_code = SIZE_MAX }, &sc);
 	if (rc == CUCO_OK && directive) {
 		char hash[CUCO_HASH_LEN + 1] = "";
 		cuco_candidate *c = cuco_xmalloc(sizeof *c);
-		if ((rc = cuco_cand_get(txn, spec->parent, c)) == CUCO_OK)
+		if ((rc = r->candidate(r->ctx, spec->parent, c)) == CUCO_OK)
 			cuco_strlcpy(hash, c->source_hash, sizeof hash);
 		free(c);
 		tried_arg ta = { b, hash, spec->parent, 0 };
 		if (rc == CUCO_OK)
-			rc = cuco_cand_each(txn, 1, put_tried, &ta);
+			rc = r->candidates(r->ctx, 1, put_tried, &ta);
 	}
 	for (int i = 0; i < p.ntop && rc == CUCO_OK && !lean && !directive; i++) {
 		size_t start = b->len;
-		rc = put_program(txn, b, i == 0 ? "Top programs so far" : "Next top program", p.top[i],
+		rc = put_program(r, b, i == 0 ? "Top programs so far" : "Next top program", p.top[i],
 			&(show){ .spec = spec, .code = true, .max_code = MAX_SHOWN_SOURCE }, &sc);
 		cuco_prompt_mark(spec->map, CUCO_CUT_TOP, true, b, start);
 	}
@@ -962,7 +962,7 @@ static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
 	for (int i = 0; i < nfailed && rc == CUCO_OK; i++) {
 		size_t start = i == 0 ? failures : b->len;
 		cuco_candidate *c = cuco_xmalloc(sizeof *c);
-		if ((rc = cuco_cand_get(txn, p.failed[i], c)) == CUCO_OK) {
+		if ((rc = r->candidate(r->ctx, p.failed[i], c)) == CUCO_OK) {
 			char dir[256];
 			cuco_directive_short(&c->directive, dir, sizeof dir);
 			cuco_buf_printf(b, "## #%llu (%s, %s)\n", (unsigned long long)c->id, dir,
@@ -975,7 +975,7 @@ static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
 	int shown = 0;
 	for (int i = 0; i < p.nrejected && rc == CUCO_OK; i++) {
 		cuco_candidate *c = cuco_xmalloc(sizeof *c);
-		if ((rc = cuco_cand_get(txn, p.rejected[i], c)) == CUCO_OK)
+		if ((rc = r->candidate(r->ctx, p.rejected[i], c)) == CUCO_OK)
 			put_rejection(b, c, &shown);
 		free(c);
 	}
@@ -985,7 +985,7 @@ static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
 	if (rc == CUCO_OK && spec->hints && *spec->hints)
 		cuco_buf_printf(b, "\n# Hints from the reviewer\n%s\n", spec->hints);
 	if (rc == CUCO_OK && spec->memory)
-		rc = cuco_memory_each(txn, put_memory_entry, &w);
+		rc = r->memories(r->ctx, put_memory_entry, &w);
 	if (rc == CUCO_OK) {
 		cuco_buf_printf(b, "\n# Your task\n%s State the directive first.\n", ask_of(spec));
 		if (spec->kind == CUCO_PROMPT_REPAIR && first_error[0])
@@ -996,13 +996,13 @@ static int build_user(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b)
 	return rc;
 }
 
-int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *system,
+int cuco_prompt_build(const cuco_reader *r, const cuco_prompt_spec *spec, cuco_buf *system,
 	cuco_buf *user)
 {
 	if (spec->map)
 		spec->map->ncuts = 0;
-	int rc = build_system(txn, spec, system);
-	return rc == CUCO_OK ? build_user(txn, spec, user) : rc;
+	int rc = build_system(r, spec, system);
+	return rc == CUCO_OK ? build_user(r, spec, user) : rc;
 }
 
 /* ---- fitting to a model's context ------------------------------------------ */

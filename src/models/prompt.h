@@ -9,8 +9,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct cuco_txn cuco_txn;  /* a store transaction (store.h), opaque here */
-
 typedef enum cuco_prompt_kind {
 	CUCO_PROMPT_DIFF,    /* SEARCH/REPLACE edits of the parent */
 	CUCO_PROMPT_FULL,    /* a full rewrite */
@@ -50,8 +48,9 @@ typedef struct cuco_prompt_spec {
 	struct cuco_prompt_map *map; /* out: the parts that may be cut (below); may be NULL */
 } cuco_prompt_spec;
 
-/* Build the system and user messages inside a read (or write) txn. */
-int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *system,
+/* Build the system and user messages from the records r reads (one
+ * snapshot: a read transaction of the store's, vocab.h). */
+int cuco_prompt_build(const cuco_reader *r, const cuco_prompt_spec *spec, cuco_buf *system,
 	cuco_buf *user);
 
 /* What the reply's form shows where a SEARCH and its REPLACE go: a reply

@@ -169,23 +169,3 @@ int cuco_measure_count(cuco_txn *txn, uint64_t candidate, uint32_t *n)
 {
 	return last_seq(txn, candidate, n);
 }
-
-int cuco_phases_view(const cuco_candidate *c, cuco_phase out[CUCO_MAX_PHASES],
-	double measured[CUCO_MAX_PHASES])
-{
-	int n = c->timing.nphases < CUCO_MAX_PHASES ? c->timing.nphases : CUCO_MAX_PHASES;
-	double comm = NAN, lat = c->timing.median_us;
-	for (int i = 0; i < n; i++)
-		if (strcmp(c->timing.phases[i].name, "comm") == 0)
-			comm = c->timing.phases[i].us;
-	for (int i = 0; i < n; i++) {
-		out[i] = c->timing.phases[i];
-		if (measured)
-			measured[i] = c->timing.phases[i].us;
-		if (isfinite(lat) && out[i].us > lat)
-			out[i].us = lat;
-		if (strcmp(out[i].name, "exposed_comm") == 0 && isfinite(comm) && out[i].us > comm)
-			out[i].us = comm;
-	}
-	return n;
-}

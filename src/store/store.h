@@ -57,6 +57,12 @@ const char *cuco_store_dir(const cuco_store *st);
 
 int cuco_store_write(cuco_store *st, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
 int cuco_store_read(cuco_store *st, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err);
+/* Run fn in one read transaction, the records given through the
+ * vocabulary's reader (vocab.h): for the parts above the store, which read
+ * without seeing LMDB. What fn refuses (its code, the reader's err) is
+ * handed back as a callback's is. */
+int cuco_store_view(cuco_store *st, int (*fn)(const cuco_reader *, void *), void *arg,
+	cuco_err *err);
 /* Record an error in the txn from a callback's own check; returns code. */
 int cuco_txn_fail(cuco_txn *txn, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -124,15 +130,6 @@ int cuco_command_drop_stale(cuco_txn *txn, int *dropped);
  * numbers none, unless rejected), whatever passed before. out (may be
  * NULL) receives the record as written. */
 int cuco_measure_add(cuco_txn *txn, cuco_measurement *m, cuco_candidate *out);
-/* A candidate's phases as every view shows them (cuco show, the screen,
- * the prompts): no part larger than its whole. A phase is shown at most
- * the median latency; exposed_comm, which harnesses measure as the step's
- * time outside compute, at most comm (the rest of that time is waiting:
- * sync, imbalance, a busy machine; not communication). out[i].us is what
- * is shown, measured[i] (may be NULL) what was measured; returns the
- * count, c->nphases. */
-int cuco_phases_view(const cuco_candidate *c, cuco_phase out[CUCO_MAX_PHASES],
-	double measured[CUCO_MAX_PHASES]);
 /* Calls fn for each measurement of a candidate, oldest first (candidate
  * 0: every candidate's, in id order); fn returning non-zero stops the walk
  * and is returned. */
@@ -214,8 +211,6 @@ int cuco_source_keep(cuco_txn *txn, const char *prompt, const char *reply, cuco_
 int cuco_source_get(cuco_txn *txn, const char *hash, char **text, size_t *len);
 /* The same in a read transaction of its own, for callers holding none. */
 int cuco_source_read(cuco_store *st, const char *hash, char **text, size_t *len, cuco_err *err);
-/* The hash cuco_source_put would give, without a transaction. */
-void cuco_source_hash(const char *text, size_t len, char hash[CUCO_HASH_LEN + 1]);
 
 /* Stores an event of ev->kind (CUCO_EVENT_UNKNOWN is refused), setting its
  * name from the table; assigns seq, and time when 0. */

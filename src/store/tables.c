@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "store/store_int.h"
 
@@ -85,23 +84,6 @@ static uint64_t last_key(cuco_txn *txn, int table)
 }
 
 /* ---- candidates ----------------------------------------------------------- */
-
-static void summarize(const cuco_candidate *c, cuco_summary *s)
-{
-	memset(s, 0, sizeof *s);
-	s->id = c->id;
-	for (int i = 0; i < c->nparents && i < CUCO_MAX_PARENTS; i++)
-		s->parents[i] = c->parents[i];
-	s->island = c->island;
-	s->generation = c->generation;
-	s->origin = (uint8_t)c->origin;
-	s->status = (uint8_t)c->status;
-	s->pinned = c->pinned;
-	s->rounds = (uint8_t)(c->rounds < 0 ? 0 : c->rounds > 255 ? 255 : c->rounds);
-	s->score = c->score;
-	s->latency_median_us = c->timing.median_us;
-	s->speedup = c->speedup;
-}
 
 static int unlink_old(cuco_txn *txn, const cuco_summary *old)
 {
@@ -185,7 +167,7 @@ int cuco_cand_put(cuco_txn *txn, cuco_candidate *c)
 	if (store_put_json(txn, T_CANDIDATES, &k, cuco_candidate_to_json(c), 0, "candidates") != CUCO_OK)
 		return txn->code;
 	cuco_summary s;
-	summarize(c, &s);
+	cuco_summary_of(c, &s);
 	MDB_val sv = { sizeof s, &s };
 	rc = mdb_put(txn->t, store_dbi(txn, T_SUMMARIES), &k, &sv, 0);
 	if (rc)
@@ -362,13 +344,6 @@ int cuco_children(cuco_txn *txn, uint64_t parent, uint64_t **out, size_t *n)
 }
 
 /* ---- sources -------------------------------------------------------------- */
-
-void cuco_source_hash(const char *text, size_t len, char hash[CUCO_HASH_LEN + 1])
-{
-	XXH128_hash_t h = XXH3_128bits(text, len);
-	snprintf(hash, CUCO_HASH_LEN + 1, "%016llx%016llx", (unsigned long long)h.high64,
-		(unsigned long long)h.low64);
-}
 
 int cuco_source_put(cuco_txn *txn, const char *text, size_t len, char hash[CUCO_HASH_LEN + 1])
 {

@@ -21,7 +21,6 @@
  * last iteration's results from the store and, unless meta "beam" says
  * it was closed, closes it before opening the next.
  */
-#include "store/store.h"
 #include "strategies/search_int.h"
 
 #include <cjson/cJSON.h>
@@ -226,14 +225,14 @@ typedef struct planner_arg {
 } planner_arg;
 
 /* The planner's system message: its task, the workload, the memory. */
-static int planner_txn(cuco_txn *txn, void *arg)
+static int planner_read(const cuco_reader *r, void *arg)
 {
 	planner_arg *a = arg;
 	const cuco_workload *wl = a->s->env.wl;
 	a->system.len = a->user.len = 0;
 	cuco_buf_puts(&a->system, planner_system);
 	cuco_buf_printf(&a->system, "# %s\n\n%s\n\n", wl->title, wl->description);
-	return cuco_memory_render(txn, wl->name, a->s->k.beam.shared_memory, &a->system);
+	return cuco_memory_render(r, wl->name, a->s->k.beam.shared_memory, &a->system);
 }
 
 /* The planner's user message: the program c, its source text. */
@@ -282,7 +281,7 @@ static int planner_shaped(void *arg, const search_shape *shape, const char **sys
 	cuco_candidate c;
 	char *text = NULL;
 	size_t len = 0;
-	int rc = port->read(port->ctx, planner_txn, a, err);
+	int rc = port->read(port->ctx, planner_read, a, err);
 	if (rc == CUCO_OK)
 		rc = port->candidate(port->ctx, a->parent, &c, &text, &len, err);
 	if (rc == CUCO_OK)
@@ -338,11 +337,11 @@ typedef struct executor_arg {
 	cuco_prompt_map map;
 } executor_arg;
 
-static int executor_txn(cuco_txn *txn, void *arg)
+static int executor_read(const cuco_reader *r, void *arg)
 {
 	executor_arg *a = arg;
 	a->system.len = a->user.len = 0;
-	int rc = cuco_prompt_build(txn, a->spec, &a->system, &a->user);
+	int rc = cuco_prompt_build(r, a->spec, &a->system, &a->user);
 	if (rc == CUCO_OK)
 		cuco_buf_printf(&a->user, "\n# The plan to implement\nImplement exactly this plan, "
 			"nothing else:\n\n%s\n", a->plan);
@@ -357,7 +356,7 @@ static int executor_shaped(void *arg, const search_shape *shape, const char **sy
 	a->spec->profile = shape->profile;
 	a->spec->json = shape->json;
 	a->spec->map = &a->map;
-	int rc = a->port->read(a->port->ctx, executor_txn, a, err);
+	int rc = a->port->read(a->port->ctx, executor_read, a, err);
 	*system = a->system.data;
 	*user = a->user.data;
 	*map = &a->map;
@@ -800,9 +799,9 @@ static int closed_one(const cuco_event *ev, void *arg)
 	return 0;
 }
 
-static int closed_txn(cuco_txn *txn, void *arg)
+static int closed_read(const cuco_reader *r, void *arg)
 {
-	return cuco_event_each(txn, 1, closed_one, arg);
+	return r->events(r->ctx, 1, closed_one, arg);
 }
 
 /* The last iteration a session closed: meta "beam", else its events. */
@@ -811,7 +810,7 @@ static int resume_read(const cuco_port *port, int *closed_out, cuco_err *err)
 	char *json = NULL;
 	int rc = port->meta(port->ctx, "beam", &json, err);
 	if (rc == CUCO_OK && !json)
-		return port->read(port->ctx, closed_txn, closed_out, err);
+		return port->read(port->ctx, closed_read, closed_out, err);
 	cJSON *j = rc == CUCO_OK ? cJSON_Parse(json) : NULL;
 	const cJSON *closed = cJSON_GetObjectItemCaseSensitive(j, "closed");
 	if (cJSON_IsNumber(closed) && closed->valuedouble >= -1 && closed->valuedouble < 1e6)

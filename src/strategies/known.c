@@ -6,7 +6,6 @@
  * port (search_known_sync) before search_child's next lookup, each in a
  * read of its own, and one not stored yet waits for the next time.
  */
-#include "store/store.h"
 #include "strategies/search_int.h"
 #include "text.h"
 

@@ -8,7 +8,6 @@
  * escapes the budget; the ledger stores nothing itself until it is
  * closed, refused or filled into a proposal, each one port call.
  */
-#include "store/store.h"
 #include "strategies/search_int.h"
 
 #include <stdatomic.h>
@@ -177,12 +176,12 @@ bool search_llm_spent(search_llm *s)
 	return true;
 }
 
-static int totals_txn(cuco_txn *txn, void *arg)
+static int totals_read(const cuco_reader *r, void *arg)
 {
-	return cuco_call_sum(txn, arg);
+	return r->calls(r->ctx, arg);
 }
 
 int search_budget_read(search_llm *s, cuco_err *err)
 {
-	return s->port->read(s->port->ctx, totals_txn, &s->totals, err);
+	return s->port->read(s->port->ctx, totals_read, &s->totals, err);
 }

@@ -3,7 +3,6 @@
  * lessons as the planner reads them. The entries live in the store's
  * memory table, so a reviewer sees them and a resumed run keeps them.
  */
-#include "store/store.h"
 #include "strategies/search_int.h"
 
 #include <math.h>
@@ -85,17 +84,14 @@ size_t cuco_memory_survivors(size_t nold, size_t nnew, size_t capacity, uint64_t
 	return k;
 }
 
-/* ---- the store ---------------------------------------------------------- */
+/* ---- the store, through the port ----------------------------------------- */
 
-typedef struct update_arg {
+typedef struct old_arg {
 	const char *workload;
 	bool shared;
-	cuco_memory *fresh;
-	size_t nfresh, capacity;
-	uint64_t rng_in, rng_out;   /* a repeated txn draws the same sample */
-	uint64_t *old;
-	size_t nold, old_cap;
-} update_arg;
+	uint64_t *id;
+	size_t n, cap;
+} old_arg;
 
 static bool in_scope(const cuco_memory *m, const char *workload, bool shared)
 {
@@ -104,54 +100,51 @@ static bool in_scope(const cuco_memory *m, const char *workload, bool shared)
 
 static int collect_old(const cuco_memory *m, void *arg)
 {
-	update_arg *a = arg;
+	old_arg *a = arg;
 	if (!in_scope(m, a->workload, a->shared))
 		return 0;
-	if (a->nold == a->old_cap) {
-		a->old_cap = a->old_cap ? 2 * a->old_cap : 32;
-		a->old = cuco_xrealloc(a->old, a->old_cap * sizeof *a->old);
+	if (a->n == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 32;
+		a->id = cuco_xrealloc(a->id, a->cap * sizeof *a->id);
 	}
-	a->old[a->nold++] = m->id;
+	a->id[a->n++] = m->id;
 	return 0;
 }
 
-static int update_txn(cuco_txn *txn, void *arg)
+static int old_read(const cuco_reader *r, void *arg)
 {
-	update_arg *a = arg;
-	a->nold = 0;
-	int rc = cuco_memory_each(txn, collect_old, a);
-	if (rc != CUCO_OK)
-		return rc;
-	size_t nnew = a->nfresh < a->capacity ? a->nfresh : a->capacity;
-	size_t *keep = cuco_xmalloc((a->nold ? a->nold : 1) * sizeof *keep);
-	uint64_t rng = a->rng_in;
-	size_t nkeep = cuco_memory_survivors(a->nold, nnew, a->capacity, &rng, keep);
-	for (size_t i = 0, k = 0; i < a->nold && rc == CUCO_OK; i++) {
+	return r->memories(r->ctx, collect_old, arg);
+}
+
+/* The old entries that do not survive next to nnew fresh ones, moved to
+ * the front of a->id; returns how many. */
+static size_t dropped(old_arg *a, size_t nnew, size_t capacity, uint64_t *rng)
+{
+	size_t *keep = cuco_xmalloc((a->n ? a->n : 1) * sizeof *keep);
+	size_t nkeep = cuco_memory_survivors(a->n, nnew, capacity, rng, keep), ndrop = 0;
+	for (size_t i = 0, k = 0; i < a->n; i++) {
 		if (k < nkeep && keep[k] == i)
 			k++;
 		else
-			rc = cuco_memory_del(txn, a->old[i]);
+			a->id[ndrop++] = a->id[i];
 	}
 	free(keep);
-	for (size_t i = 0; i < nnew && rc == CUCO_OK; i++) {
-		cuco_memory m = a->fresh[i];
-		m.id = 0;
-		if ((rc = cuco_memory_add(txn, &m)) == CUCO_OK)
-			a->fresh[i].id = m.id;
-	}
-	a->rng_out = rng;
-	return rc;
+	return ndrop;
 }
 
 int cuco_memory_update(const cuco_port *port, const char *workload, bool shared, cuco_memory *fresh,
 	size_t nfresh, size_t capacity, uint64_t *rng, cuco_err *err)
 {
-	update_arg a = { .workload = workload, .shared = shared, .fresh = fresh, .nfresh = nfresh,
-		.capacity = capacity, .rng_in = *rng };
-	int rc = port->write(port->ctx, update_txn, &a, err);
-	free(a.old);
+	old_arg old = { .workload = workload, .shared = shared };
+	int rc = port->read(port->ctx, old_read, &old, err);
+	size_t nnew = nfresh < capacity ? nfresh : capacity;
+	uint64_t draw = *rng;
 	if (rc == CUCO_OK)
-		*rng = a.rng_out;
+		rc = port->memory(port->ctx, old.id, dropped(&old, nnew, capacity, &draw), fresh, nnew,
+			err);
+	free(old.id);
+	if (rc == CUCO_OK)
+		*rng = draw;
 	return rc;
 }
 
@@ -178,8 +171,8 @@ static int render_one(const cuco_memory *m, void *arg)
 	return 0;
 }
 
-int cuco_memory_render(cuco_txn *txn, const char *workload, bool shared, cuco_buf *out)
+int cuco_memory_render(const cuco_reader *r, const char *workload, bool shared, cuco_buf *out)
 {
 	render_arg a = { workload, shared, out, 0 };
-	return cuco_memory_each(txn, render_one, &a);
+	return r->memories(r->ctx, render_one, &a);
 }

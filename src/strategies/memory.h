@@ -19,8 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct cuco_txn cuco_txn;  /* a store transaction (store.h), opaque here */
-
 typedef struct cuco_beam_sample {
 	uint64_t id;
 	uint64_t parent;
@@ -43,11 +41,12 @@ size_t cuco_memory_pairs(const cuco_beam_sample *s, size_t n, const cuco_beam_co
 size_t cuco_memory_survivors(size_t nold, size_t nnew, size_t capacity, uint64_t *rng,
 	size_t *keep);
 /* Add fresh entries (ids assigned) and delete the old ones that do not
- * survive, in one write through the port. workload "" or shared: every
- * workload's entries compete for the capacity. */
+ * survive, through the port: the old ones read, then one write (the beam,
+ * under the strategy lock, is the memory's one writer). workload "" or
+ * shared: every workload's entries compete for the capacity. */
 int cuco_memory_update(const cuco_port *port, const char *workload, bool shared, cuco_memory *fresh,
 	size_t nfresh, size_t capacity, uint64_t *rng, cuco_err *err);
 /* The memory as the planner reads it: one lesson per entry. */
-int cuco_memory_render(cuco_txn *txn, const char *workload, bool shared, cuco_buf *out);
+int cuco_memory_render(const cuco_reader *r, const char *workload, bool shared, cuco_buf *out);
 
 #endif

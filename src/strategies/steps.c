@@ -3,7 +3,8 @@
  * store with its parent's directive.
  *
  * DESIGN: a strategy holds no store (strategy.h); the model stack's
- * prompt builder reads in a transaction, which the port's read lends it.
+ * prompt builder reads one snapshot through a reader (vocab.h), which the
+ * port's read lends it.
  */
 #include "strategies/search_int.h"
 
@@ -22,10 +23,10 @@ typedef struct prompt_arg {
 	cuco_buf *system, *user;
 } prompt_arg;
 
-static int prompt_txn(cuco_txn *txn, void *arg)
+static int prompt_read(const cuco_reader *r, void *arg)
 {
 	prompt_arg *a = arg;
-	return cuco_prompt_build(txn, a->spec, a->system, a->user);
+	return cuco_prompt_build(r, a->spec, a->system, a->user);
 }
 
 int search_prompt(const cuco_port *port, const cuco_prompt_spec *spec, cuco_directive *base,
@@ -36,7 +37,7 @@ int search_prompt(const cuco_port *port, const cuco_prompt_spec *spec, cuco_dire
 	int rc = port->candidate(port->ctx, spec->parent, parent, NULL, NULL, err);
 	if (rc == CUCO_OK) {
 		*base = parent->directive;
-		rc = port->read(port->ctx, prompt_txn, &(prompt_arg){ spec, system, user }, err);
+		rc = port->read(port->ctx, prompt_read, &(prompt_arg){ spec, system, user }, err);
 	}
 	free(parent);
 	return rc;

@@ -51,9 +51,9 @@ typedef struct cuco_prompt_size {
 
 #define CUCO_SURVEY_ROWS (CUCO_PROMPT_KINDS + 2)
 
-/* The first prompts of a run of wl, each kind in each profile, built in a
- * scratch store from its baseline and seed (json: as structured output
- * asks). rows holds CUCO_SURVEY_ROWS. */
+/* The first prompts of a run of wl, each kind in each profile, built
+ * from its baseline and seed as a run's store would hold them (json: as
+ * structured output asks). rows holds CUCO_SURVEY_ROWS. */
 int cuco_prompt_survey(const cuco_workload *wl, const cuco_hardware *hw, bool json,
 	cuco_prompt_size *rows, int *n, cuco_err *err);
 /* The least context, in steps of 256 tokens, that leaves a prompt whose

@@ -2,12 +2,12 @@
  * profile: what `cuco analyze --prompt` shows, so a person can tell which
  * context a model needs before a run refuses to start.
  *
- * The prompts are built as a run's first ones are: in a scratch store
- * holding the baseline and the seed (a second copy of the seed stands in
- * for a crossover's second parent), with no measurements, failures or
- * lessons yet; a run's later prompts grow by what may be cut.
+ * The prompts are built as a run's first ones are: from a store holding
+ * the baseline and the seed (a second copy of the seed stands in for a
+ * crossover's second parent), with no measurements, failures or lessons
+ * yet; a run's later prompts grow by what may be cut. That store is three
+ * records in memory, read through the vocabulary's reader (vocab.h).
  */
-#include "store/store.h"
 #include "strategies/strategies.h"
 
 #include <math.h>
@@ -19,40 +19,74 @@ typedef struct survey {
 	const cuco_workload *wl;
 	const char *texts[3];     /* baseline, seed (or the baseline), the second parent */
 	size_t lens[3];
-	uint64_t ids[3];
+	cuco_candidate cands[3];  /* #1, #2, #3 */
 } survey;
 
-static int fill_txn(cuco_txn *txn, void *arg)
+static void fill(survey *s)
 {
-	survey *s = arg;
 	static const cuco_origin origin[3] = { CUCO_ORIGIN_BASELINE, CUCO_ORIGIN_SEED, CUCO_ORIGIN_TUNE };
-	int rc = CUCO_OK;
-	for (int i = 0; i < 3 && rc == CUCO_OK; i++) {
-		cuco_candidate *c = cuco_xcalloc(1, sizeof *c);
+	for (int i = 0; i < 3; i++) {
+		cuco_candidate *c = &s->cands[i];
+		memset(c, 0, sizeof *c);
+		c->id = (uint64_t)i + 1;
 		c->origin = origin[i];
 		cuco_cand_queued(c);
 		c->status = CUCO_STATUS_DONE;
 		c->island = i ? 0 : -1;
 		cuco_directive_default(s->wl, &c->directive);
-		rc = cuco_source_put(txn, s->texts[i], s->lens[i], c->source_hash);
-		if (rc == CUCO_OK)
-			rc = cuco_cand_put(txn, c);
-		s->ids[i] = c->id;
-		free(c);
+		cuco_source_hash(s->texts[i], s->lens[i], c->source_hash);
 	}
+}
+
+/* ---- the reader over the three (vocab.h); a prompt reads no events or calls */
+
+static int candidate(void *ctx, uint64_t id, cuco_candidate *out)
+{
+	const survey *s = ctx;
+	if (id < 1 || id > 3)
+		return CUCO_ENOTFOUND;
+	*out = s->cands[id - 1];
+	return CUCO_OK;
+}
+
+static int candidates(void *ctx, uint64_t from, int (*fn)(const cuco_candidate *, void *),
+	void *arg)
+{
+	const survey *s = ctx;
+	int rc = 0;
+	for (uint64_t id = from ? from : 1; id <= 3 && rc == 0; id++)
+		rc = fn(&s->cands[id - 1], arg);
 	return rc;
 }
 
-typedef struct island_arg {
-	cuco_prompt_spec spec;
-	cuco_buf system, user;
-} island_arg;
-
-static int island_txn(cuco_txn *txn, void *arg)
+static int summaries(void *ctx, cuco_summary **out, size_t *n)
 {
-	island_arg *a = arg;
-	a->system.len = a->user.len = 0;
-	return cuco_prompt_build(txn, &a->spec, &a->system, &a->user);
+	const survey *s = ctx;
+	*out = cuco_xcalloc(3, sizeof **out);
+	for (int i = 0; i < 3; i++)
+		cuco_summary_of(&s->cands[i], &(*out)[i]);
+	*n = 3;
+	return CUCO_OK;
+}
+
+static int source(void *ctx, const char *hash, char **text, size_t *len)
+{
+	const survey *s = ctx;
+	for (int i = 0; i < 3; i++)
+		if (strcmp(s->cands[i].source_hash, hash) == 0) {
+			*text = cuco_xmalloc(s->lens[i] + 1);
+			memcpy(*text, s->texts[i], s->lens[i]);
+			(*text)[s->lens[i]] = '\0';
+			*len = s->lens[i];
+			return CUCO_OK;
+		}
+	return CUCO_ENOTFOUND;
+}
+
+static int memories(void *ctx, int (*fn)(const cuco_memory *, void *), void *arg)
+{
+	(void)ctx, (void)fn, (void)arg;
+	return CUCO_OK;
 }
 
 static void sizes(const char *system, const char *user, const cuco_prompt_map *map,
@@ -62,9 +96,12 @@ static void sizes(const char *system, const char *user, const cuco_prompt_map *m
 	row->whole[p] = cuco_prompt_floor(system, user, NULL, 0);
 }
 
-static int island_rows(cuco_store *st, const survey *s, const cuco_hardware *hw, bool json,
-	cuco_prompt_size *rows, int *n, cuco_err *err)
+static int island_rows(survey *s, const cuco_hardware *hw, bool json, cuco_prompt_size *rows,
+	int *n, cuco_err *err)
 {
+	const cuco_reader r = { .ctx = s, .err = err, .candidate = candidate,
+		.candidates = candidates, .summaries = summaries, .source = source,
+		.memories = memories };
 	int rc = CUCO_OK;
 	for (int k = 0; k < CUCO_PROMPT_KINDS && rc == CUCO_OK; k++) {
 		cuco_prompt_size *row = &rows[(*n)++];
@@ -72,15 +109,15 @@ static int island_rows(cuco_store *st, const survey *s, const cuco_hardware *hw,
 		cuco_strlcpy(row->kind, cuco_prompt_kind_name((cuco_prompt_kind)k), sizeof row->kind);
 		for (int p = 0; p < CUCO_PROFILES && rc == CUCO_OK; p++) {
 			cuco_prompt_map map;
-			island_arg a = { .spec = { .wl = s->wl, .hw = hw, .kind = (cuco_prompt_kind)k,
-				.parent = s->ids[1], .other = s->ids[2], .island = 0, .inspirations = 3,
-				.failures = 3, .memory = true, .profile = (cuco_prompt_profile)p, .json = json,
-				.map = &map } };
-			rc = cuco_store_read(st, island_txn, &a, err);
+			cuco_prompt_spec spec = { .wl = s->wl, .hw = hw, .kind = (cuco_prompt_kind)k,
+				.parent = 2, .other = 3, .island = 0, .inspirations = 3, .failures = 3,
+				.memory = true, .profile = (cuco_prompt_profile)p, .json = json, .map = &map };
+			cuco_buf system = { 0 }, user = { 0 };
+			rc = cuco_prompt_build(&r, &spec, &system, &user);
 			if (rc == CUCO_OK)
-				sizes(a.system.data, a.user.data, &map, row, (cuco_prompt_profile)p);
-			cuco_buf_free(&a.system);
-			cuco_buf_free(&a.user);
+				sizes(system.data, user.data, &map, row, (cuco_prompt_profile)p);
+			cuco_buf_free(&system);
+			cuco_buf_free(&user);
 		}
 	}
 	return rc;
@@ -128,21 +165,11 @@ int cuco_prompt_survey(const cuco_workload *wl, const cuco_hardware *hw, bool js
 	other = cuco_xmalloc(slen + 2);
 	memcpy(other, seed, slen);
 	memcpy(other + slen, "\n", 2);
-	survey s = { wl, { base, seed, other }, { blen, slen, slen + 1 }, { 0 } };
-	char dir[] = "/tmp/cuco-survey-XXXXXX";
-	cuco_store *st = NULL;
-	if (!mkdtemp(dir))
-		rc = cuco_errf(err, CUCO_EENV, "cannot make a scratch folder in /tmp");
-	if (rc == CUCO_OK && (rc = cuco_store_open(dir, CUCO_STORE_CREATE, &st, err)) == CUCO_OK) {
-		rc = cuco_store_write(st, fill_txn, &s, err);
-		if (rc == CUCO_OK)
-			rc = island_rows(st, &s, hw, json, rows, n, err);
-		if (rc == CUCO_OK)
-			rc = fastpath_rows(&s, hw, json, rows, n, err);
-		cuco_store_close(st);
-	}
-	if (dir[strlen(dir) - 1] != 'X')
-		cuco_remove_tree(dir);
+	survey s = { wl, { base, seed, other }, { blen, slen, slen + 1 }, { { 0 } } };
+	fill(&s);
+	rc = island_rows(&s, hw, json, rows, n, err);
+	if (rc == CUCO_OK)
+		rc = fastpath_rows(&s, hw, json, rows, n, err);
 	free(base);
 	free(seed);
 	free(other);

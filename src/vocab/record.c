@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "vocab/vocab.h"
 
@@ -570,6 +571,26 @@ cuco_timing cuco_timing_failed(const cuco_timing *t)
 	return f;
 }
 
+int cuco_phases_view(const cuco_candidate *c, cuco_phase out[CUCO_MAX_PHASES],
+	double measured[CUCO_MAX_PHASES])
+{
+	int n = c->timing.nphases < CUCO_MAX_PHASES ? c->timing.nphases : CUCO_MAX_PHASES;
+	double comm = NAN, lat = c->timing.median_us;
+	for (int i = 0; i < n; i++)
+		if (strcmp(c->timing.phases[i].name, "comm") == 0)
+			comm = c->timing.phases[i].us;
+	for (int i = 0; i < n; i++) {
+		out[i] = c->timing.phases[i];
+		if (measured)
+			measured[i] = c->timing.phases[i].us;
+		if (isfinite(lat) && out[i].us > lat)
+			out[i].us = lat;
+		if (strcmp(out[i].name, "exposed_comm") == 0 && isfinite(comm) && out[i].us > comm)
+			out[i].us = comm;
+	}
+	return n;
+}
+
 /* ---- candidate ------------------------------------------------------------- */
 
 void cuco_cand_queued(cuco_candidate *c)
@@ -577,6 +598,30 @@ void cuco_cand_queued(cuco_candidate *c)
 	c->status = CUCO_STATUS_QUEUED;
 	c->score = c->speedup = NAN;
 	cuco_timing_init(&c->timing);
+}
+
+void cuco_summary_of(const cuco_candidate *c, cuco_summary *s)
+{
+	memset(s, 0, sizeof *s);
+	s->id = c->id;
+	for (int i = 0; i < c->nparents && i < CUCO_MAX_PARENTS; i++)
+		s->parents[i] = c->parents[i];
+	s->island = c->island;
+	s->generation = c->generation;
+	s->origin = (uint8_t)c->origin;
+	s->status = (uint8_t)c->status;
+	s->pinned = c->pinned;
+	s->rounds = (uint8_t)(c->rounds < 0 ? 0 : c->rounds > 255 ? 255 : c->rounds);
+	s->score = c->score;
+	s->latency_median_us = c->timing.median_us;
+	s->speedup = c->speedup;
+}
+
+void cuco_source_hash(const char *text, size_t len, char hash[CUCO_HASH_LEN + 1])
+{
+	XXH128_hash_t h = XXH3_128bits(text, len);
+	snprintf(hash, CUCO_HASH_LEN + 1, "%016llx%016llx", (unsigned long long)h.high64,
+		(unsigned long long)h.low64);
 }
 
 cJSON *cuco_candidate_to_json(const cuco_candidate *c)

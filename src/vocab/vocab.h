@@ -5,9 +5,9 @@
  * `--json` prints and what docs/store.md documents.
  *
  * DESIGN: the vocabulary sits under the store and beside the evaluator. It
- * needs cJSON and the core, never LMDB: the evaluator speaks of directives,
- * timings and failure classes without linking the store, and the store
- * (store.h, which includes this header) is only persistence. An enum's
+ * needs cJSON, xxHash and the core, never LMDB: the evaluator speaks of
+ * directives, timings and failure classes without linking the store, and
+ * the store (store.h, which includes this header) is only persistence. An enum's
  * names live in one X-macro table beside it, read by its name, help and
  * parse functions. */
 #ifndef CUCO_VOCAB_H
@@ -256,6 +256,16 @@ typedef struct cuco_candidate {
  * speedup, nothing timed (every number null in its record, docs/store.md). */
 void cuco_cand_queued(cuco_candidate *c);
 
+/* A candidate's phases as every view shows them (cuco show, the screen,
+ * the prompts): no part larger than its whole. A phase is shown at most
+ * the median latency; exposed_comm, which harnesses measure as the step's
+ * time outside compute, at most comm (the rest of that time is waiting:
+ * sync, imbalance, a busy machine; not communication). out[i].us is what
+ * is shown, measured[i] (may be NULL) what was measured; returns the
+ * count, c->nphases. */
+int cuco_phases_view(const cuco_candidate *c, cuco_phase out[CUCO_MAX_PHASES],
+	double measured[CUCO_MAX_PHASES]);
+
 /* Fixed-size digest of a candidate, kept in its own table in the same
  * transaction as the record; what listings and the lineage tree read. */
 typedef struct cuco_summary {
@@ -273,6 +283,13 @@ typedef struct cuco_summary {
 	double latency_median_us;
 	double speedup;
 } cuco_summary;
+
+/* The summary of candidate c, as the store keeps it beside the record. */
+void cuco_summary_of(const cuco_candidate *c, cuco_summary *s);
+
+/* The content hash of a text (XXH3-128 in hex): a source's key in the
+ * store, and how a text is known without one. */
+void cuco_source_hash(const char *text, size_t len, char hash[CUCO_HASH_LEN + 1]);
 
 /* The kinds of event in the run's log, the one list every writer and
  * reader of events takes: X(enum, name in records, what it says). Writers
@@ -508,6 +525,33 @@ void cuco_measurement_init(cuco_measurement *m, uint64_t candidate, const char *
  * "session S KIND  MEDIAN us  SPEEDUPx", or "session S KIND  failed at "
  * and its failure line (cuco_failure_line: a refusal's reason whole). */
 void cuco_measurement_line(const cuco_measurement *m, char *buf, size_t size);
+
+/* ---- reading the records ------------------------------------------------
+ * The run's records as one read sees them, in one snapshot: a read
+ * transaction of the store's (cuco_store_view, store.h), or records a
+ * caller holds. The parts above the store read through it and never see
+ * LMDB; a test hands them a reader of its own. Each function returns
+ * CUCO_OK, CUCO_ENOTFOUND when the record is not there, or another code;
+ * a walk calls fn in id order from `from` until fn returns nonzero, which
+ * it returns. A reader's user that refuses on a check of its own says why
+ * in err (cuco_errf) and returns the code. A reader made for one user may
+ * leave NULL what that user never reads. */
+typedef struct cuco_reader {
+	void *ctx;
+	cuco_err *err;
+	int (*candidate)(void *ctx, uint64_t id, cuco_candidate *out);
+	int (*candidates)(void *ctx, uint64_t from, int (*fn)(const cuco_candidate *, void *),
+		void *arg);
+	/* Every candidate's summary in id order; *out malloc'd. */
+	int (*summaries)(void *ctx, cuco_summary **out, size_t *n);
+	/* A text by its hash; *text malloc'd. */
+	int (*source)(void *ctx, const char *hash, char **text, size_t *len);
+	int (*memories)(void *ctx, int (*fn)(const cuco_memory *, void *), void *arg);
+	/* The events from seq `from` on. */
+	int (*events)(void *ctx, uint64_t from, int (*fn)(const cuco_event *, void *), void *arg);
+	/* Every model call of the run, summed (cuco_call_sum, store.h). */
+	int (*calls)(void *ctx, cuco_call_totals *out);
+} cuco_reader;
 
 /* ---- JSON forms (the record format; also what `--json` prints) ---------- */
 struct cJSON;

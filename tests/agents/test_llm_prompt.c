@@ -169,10 +169,10 @@ typedef struct built {
 	cuco_buf system, user;
 } built;
 
-static int build_txn(cuco_txn *txn, void *arg)
+static int build_read(const cuco_reader *r, void *arg)
 {
 	built *b = arg;
-	return cuco_prompt_build(txn, &b->spec, &b->system, &b->user);
+	return cuco_prompt_build(r, &b->spec, &b->system, &b->user);
 }
 
 static void has(const char *text, const char *needle)
@@ -188,7 +188,7 @@ static void test_diff_prompt(void **state)
 		.inspirations = 2, .failures = 3, .meta = "Try the shm backend with 8 chunks.",
 		.hints = "keep the tile at 64", .memory = true } };
 	cuco_err err = { 0 };
-	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, build_read, &b, &err), CUCO_OK);
 	const char *s = b.system.data, *u = b.user.data;
 	has(s, "# Task: Toy all-gather\nGather then multiply.\n- workload: toy; family: cpu-mpi; ranks: 2");
 	has(s, "run on 2 ranks and match the reference within 0.001");
@@ -237,7 +237,7 @@ static void test_no_repeated_code(void **state)
 	built b = { .spec = { .wl = wl, .kind = CUCO_PROMPT_DIFF, .parent = 2, .island = 0,
 		.inspirations = 3 } };
 	cuco_err err = { 0 };
-	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, build_read, &b, &err), CUCO_OK);
 	const char *u = b.user.data;
 	has(u, "# Next top program: candidate #7");
 	has(u, "- code: the same as candidate #2's above; only the directive differs\n");
@@ -254,7 +254,7 @@ static void test_cross_and_fix_prompts(void **state)
 	built b = { .spec = { .wl = wl, .kind = CUCO_PROMPT_CROSS, .parent = 2, .other = 4,
 		.island = -1, .inspirations = 1 } };
 	cuco_err err = { 0 };
-	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, build_read, &b, &err), CUCO_OK);
 	has(b.system.data, "<CODE>\n```\nthe whole program\n```\n</CODE>");
 	has(b.user.data, "# Second parent: candidate #4");
 	has(b.user.data, "int second_parent_code;");
@@ -267,7 +267,7 @@ static void test_cross_and_fix_prompts(void **state)
 	cuco_buf_free(&b.user);
 
 	b = (built){ .spec = { .wl = wl, .kind = CUCO_PROMPT_FIX, .parent = 99, .island = 0 } };
-	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_EDATA);
+	assert_int_equal(cuco_store_view(st, build_read, &b, &err), CUCO_EDATA);
 	assert_string_equal(err.msg, "prompt: no candidate 99");
 	cuco_buf_free(&b.system);
 	cuco_buf_free(&b.user);
@@ -293,7 +293,7 @@ static void test_skeleton(void **state)
 	(void)state;
 	built b = { .spec = { .wl = wl, .kind = CUCO_PROMPT_DIFF, .parent = 7, .island = 0 } };
 	cuco_err err = { 0 };
-	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, build_read, &b, &err), CUCO_OK);
 	const char *u = b.user.data;
 	has(u, "- its directive, as a reply states it:\nDIRECTIVE:\nbackend: rma\nissuer: one\n"
 		"placement: after\nsync: fence\ngranularity: 1\ntile: 32\n");
@@ -310,7 +310,7 @@ static void test_skeleton(void **state)
 	/* Structured output: the skeleton is the JSON object, the schema its form. */
 	b = (built){ .spec = { .wl = wl, .kind = CUCO_PROMPT_FULL, .parent = 7, .island = 0,
 		.json = true } };
-	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, build_read, &b, &err), CUCO_OK);
 	r = reply_part(b.user.data);
 	has(r, "{\"directive\": {\"backend\": \"rma\", \"issuer\": \"one\", \"placement\": \"after\", "
 		"\"sync\": \"fence\", \"granularity\": 1, \"tile\": \"32\"}, \"name\": ");
@@ -321,7 +321,7 @@ static void test_skeleton(void **state)
 	 * for, and how a reply changes the directive alone. */
 	b = (built){ .spec = { .wl = wl, .kind = CUCO_PROMPT_DIFF, .parent = 7, .island = 0,
 		.json = true } };
-	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, build_read, &b, &err), CUCO_OK);
 	r = reply_part(b.user.data);
 	has(r, "each edit's `search` is lines copied from the program above and its `replace` their "
 		"new text (or an edit is `{\"function\": NAME, \"text\": its whole new definition}` for a "
@@ -458,7 +458,7 @@ static void test_directive_prompt(void **state)
 	built b = { .spec = { .wl = wl, .kind = CUCO_PROMPT_DIRECTIVE, .parent = 2, .island = 0,
 		.inspirations = 3, .failures = 3 } };
 	cuco_err err = { 0 };
-	assert_int_equal(cuco_store_read(st, build_txn, &b, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, build_read, &b, &err), CUCO_OK);
 	const char *u = b.user.data;
 	assert_null(strstr(u, "int parent_code;"));
 	has(u, "# Directives tried with this code\n");
@@ -486,8 +486,8 @@ static void test_lean_profile(void **state)
 	full.spec.map = &fmap;
 	lean.spec.map = &lmap;
 	cuco_err err = { 0 };
-	assert_int_equal(cuco_store_read(st, build_txn, &full, &err), CUCO_OK);
-	assert_int_equal(cuco_store_read(st, build_txn, &lean, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, build_read, &full, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, build_read, &lean, &err), CUCO_OK);
 	const char *u = lean.user.data;
 	has(u, "```\n[… lines 1-3 not shown: a comment]\n#include <mpi.h>\n");
 	has(u, "static int helper(layer *l)\n{\n\t[… lines 10-11 not shown: outside the blocks]\n}\n");
@@ -515,7 +515,7 @@ static void test_lean_profile(void **state)
 	 * the rest: a repair is asked to mend, whatever the profile. */
 	built repair = { .spec = { .wl = wl, .kind = CUCO_PROMPT_REPAIR, .parent = 8,
 		.profile = CUCO_PROFILE_LEAN } };
-	assert_int_equal(cuco_store_read(st, build_txn, &repair, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, build_read, &repair, &err), CUCO_OK);
 	has(repair.user.data, "# Your task\nThe current program failed; its first error is below.");
 	cuco_buf_free(&repair.system);
 	cuco_buf_free(&repair.user);

@@ -1,7 +1,8 @@
 /* test_memory.c — AccelOpt's memory rules: which results of a beam
  * iteration become lessons (per-plan representatives, the positive cap,
  * negatives flipped, thresholds), which old lessons survive, and the
- * update and rendering through a real store. */
+ * update and rendering through the engine's port over a real store. */
+#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "store/store.h"
+#include "engine/engine_int.h"
 #include "strategies/strategies.h"
 
 static cuco_beam_config defaults(void)
@@ -140,13 +141,13 @@ static int count_one(const cuco_memory *m, void *arg)
 	return 0;
 }
 
-static int count_txn(cuco_txn *txn, void *arg)
+static int count_read(const cuco_reader *r, void *arg)
 {
 	count_arg *a = arg;
 	memset(a, 0, offsetof(count_arg, text));
 	a->text.len = 0;
-	int rc = cuco_memory_each(txn, count_one, a);
-	return rc == CUCO_OK ? cuco_memory_render(txn, "w", false, &a->text) : rc;
+	int rc = r->memories(r->ctx, count_one, a);
+	return rc == CUCO_OK ? cuco_memory_render(r, "w", false, &a->text) : rc;
 }
 
 static cuco_memory entry(const char *workload, const char *summary, bool negative)
@@ -160,11 +161,14 @@ static cuco_memory entry(const char *workload, const char *summary, bool negativ
 	return m;
 }
 
-/* The port a strategy writes through, over a bare store: the engine's
- * wakes no screen here. */
-static int store_write(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err)
+/* The engine's port over a bare store: its wakes go to a pipe no screen
+ * reads. */
+static void port_open(cuco_engine *e, cuco_store *st)
 {
-	return cuco_store_write(ctx, fn, arg, err);
+	memset(e, 0, sizeof *e);
+	e->st = st;
+	assert_int_equal(pipe2(e->wake, O_CLOEXEC | O_NONBLOCK), 0);
+	engine_port_init(e);
 }
 
 static void test_update_in_store(void **state)
@@ -176,7 +180,9 @@ static void test_update_in_store(void **state)
 	cuco_err err = { 0 };
 	if (cuco_store_open(dir, CUCO_STORE_CREATE, &st, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
-	const cuco_port port = { .ctx = st, .write = store_write };
+	cuco_engine e;
+	port_open(&e, st);
+	const cuco_port port = e.port;
 	uint64_t rng = 11;
 	/* 20 old lessons for w (4 over capacity) and 3 for another workload. */
 	cuco_memory old[20];
@@ -187,7 +193,7 @@ static void test_update_in_store(void **state)
 		entry("other", "theirs", false) };
 	assert_int_equal(cuco_memory_update(&port, "other", false, other, 3, 16, &rng, &err), CUCO_OK);
 	count_arg a = { 0 };
-	assert_int_equal(cuco_store_read(st, count_txn, &a, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, count_read, &a, &err), CUCO_OK);
 	assert_int_equal(a.of_w, 16);  /* the capacity holds even for one batch */
 	assert_int_equal(a.of_other, 3);
 	assert_true(old[0].id > 0 && old[15].id > old[0].id);
@@ -196,7 +202,7 @@ static void test_update_in_store(void **state)
 	for (int i = 0; i < 6; i++)
 		fresh[i] = entry("w", "fresh lesson", i % 2);
 	assert_int_equal(cuco_memory_update(&port, "w", false, fresh, 6, 16, &rng, &err), CUCO_OK);
-	assert_int_equal(cuco_store_read(st, count_txn, &a, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, count_read, &a, &err), CUCO_OK);
 	assert_int_equal(a.of_w, 16);
 	assert_int_equal(a.fresh, 6);       /* every fresh one is kept */
 	assert_int_equal(a.of_other, 3);    /* another task's memory is untouched */
@@ -206,9 +212,11 @@ static void test_update_in_store(void **state)
 
 	/* Shared: every workload's lessons compete for the capacity. */
 	assert_int_equal(cuco_memory_update(&port, "w", true, fresh, 6, 16, &rng, &err), CUCO_OK);
-	assert_int_equal(cuco_store_read(st, count_txn, &a, &err), CUCO_OK);
+	assert_int_equal(cuco_store_view(st, count_read, &a, &err), CUCO_OK);
 	assert_int_equal(a.total, 16);
 	cuco_buf_free(&a.text);
+	close(e.wake[0]);
+	close(e.wake[1]);
 	cuco_store_close(st);
 	char cmd[256];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -1,8 +1,8 @@
 /* test_port.c — the port strategies read and write the store through
  * (engine_port.c): what a strategy writes lands in the run's store and
  * wakes the screen, as the engine's own writes do, and reads back through
- * it; and a strategy's refusals and reads against a port of the test's
- * own, with no store. */
+ * it; and a strategy's refusals and reads, a whole prompt built, against a
+ * port of the test's own, with no store. */
 #include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -17,6 +17,7 @@
 
 #include "engine/engine_int.h"
 #include "strategies/search_int.h"
+#include "test_llm_toy.h"
 
 typedef struct seen {
 	cuco_event ev;
@@ -71,6 +72,18 @@ static int islands_txn(cuco_txn *txn, void *arg)
 	}
 	assert_int_equal(cuco_island_get(txn, 2, &isl), CUCO_ENOTFOUND);
 	return CUCO_OK;
+}
+
+static int count_memory(const cuco_memory *m, void *arg)
+{
+	(void)m;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int memories_read(const cuco_reader *r, void *arg)
+{
+	return r->memories(r->ctx, count_memory, arg);
 }
 
 /* Whether hash is text's. */
@@ -164,8 +177,17 @@ static void test_event_wakes(void **state)
 	assert_true(hashed("the transcript", c.reply_hash));
 	assert_true(hashed("the reply", t[0].call.reply_hash));
 
+	/* The memory: entries added, their ids set; one dropped by its id. */
+	cuco_memory m[2] = { { .workload = "w", .summary = "a" }, { .workload = "w", .summary = "b" } };
+	assert_int_equal(p->memory(p->ctx, NULL, 0, m, 2, &err), CUCO_OK);
+	assert_true(woke(&e, 1000));
+	assert_true(m[0].id > 0 && m[1].id > m[0].id);
+	assert_int_equal(p->memory(p->ctx, &m[0].id, 1, NULL, 0, &err), CUCO_OK);
+	assert_true(woke(&e, 1000));
+
 	/* Reads: a text by its hash, a meta record, one there is not, a
-	 * candidate not stored; none wakes the screen. */
+	 * candidate not stored, the memory through a reader; none wakes the
+	 * screen. */
 	char *text = NULL, *json = NULL;
 	size_t len = 0;
 	assert_int_equal(p->source(p->ctx, c.prompt_hash, &text, &len, &err), CUCO_OK);
@@ -178,6 +200,9 @@ static void test_event_wakes(void **state)
 	assert_int_equal(p->meta(p->ctx, "evolve-meta", &json, &err), CUCO_OK);
 	assert_null(json);
 	assert_int_equal(p->candidate(p->ctx, 1, NULL, &text, &len, &err), CUCO_ENOTFOUND);
+	int nmem = 0;
+	assert_int_equal(p->read(p->ctx, memories_read, &nmem, &err), CUCO_OK);
+	assert_int_equal(nmem, 1);
 	assert_false(woke(&e, 0));
 
 	close(e.wake[0]);
@@ -189,7 +214,9 @@ static void test_event_wakes(void **state)
 }
 
 /* A port with no store behind it: what the strategy handed over, and
- * the one candidate it holds (#5). */
+ * the one candidate it holds (#5) with its source. */
+static const char fake_source[] = "int main(void) { return 0; }\n";
+
 typedef struct fake {
 	cuco_refusal r;
 	bool refused;
@@ -209,21 +236,64 @@ static int fake_candidate(void *ctx, uint64_t id, cuco_candidate *c, char **text
 	if (c) {
 		memset(c, 0, sizeof *c);
 		c->id = id;
+		cuco_cand_queued(c);
+		c->status = CUCO_STATUS_DONE;
 		c->directive = f->directive;
+		cuco_source_hash(fake_source, strlen(fake_source), c->source_hash);
 	}
 	if (text) {
-		*text = cuco_xstrdup("int main(void) { return 0; }\n");
+		*text = cuco_xstrdup(fake_source);
 		*len = strlen(*text);
 	}
 	return CUCO_OK;
 }
 
-/* A read transaction over nothing: counted, its function not run. */
-static int fake_read(void *ctx, int (*fn)(cuco_txn *, void *), void *arg, cuco_err *err)
+/* ---- the fake's reader: its one candidate, no memory ---- */
+
+static int reader_candidate(void *ctx, uint64_t id, cuco_candidate *c)
 {
-	(void)fn, (void)arg, (void)err;
-	((fake *)ctx)->reads++;
+	return fake_candidate(ctx, id, c, NULL, NULL, NULL);
+}
+
+static int reader_candidates(void *ctx, uint64_t from, int (*fn)(const cuco_candidate *, void *),
+	void *arg)
+{
+	cuco_candidate c;
+	return from <= 5 && reader_candidate(ctx, 5, &c) == CUCO_OK ? fn(&c, arg) : CUCO_OK;
+}
+
+static int reader_summaries(void *ctx, cuco_summary **out, size_t *n)
+{
+	cuco_candidate c;
+	reader_candidate(ctx, 5, &c);
+	*out = cuco_xmalloc(sizeof **out);
+	cuco_summary_of(&c, *out);
+	*n = 1;
 	return CUCO_OK;
+}
+
+static int reader_source(void *ctx, const char *hash, char **text, size_t *len)
+{
+	cuco_candidate c;
+	reader_candidate(ctx, 5, &c);
+	return strcmp(hash, c.source_hash) == 0 ? fake_candidate(ctx, 5, NULL, text, len, NULL)
+		: CUCO_ENOTFOUND;
+}
+
+static int reader_memories(void *ctx, int (*fn)(const cuco_memory *, void *), void *arg)
+{
+	(void)ctx, (void)fn, (void)arg;
+	return CUCO_OK;
+}
+
+/* A read transaction over the one candidate: counted. */
+static int fake_read(void *ctx, int (*fn)(const cuco_reader *, void *), void *arg, cuco_err *err)
+{
+	((fake *)ctx)->reads++;
+	const cuco_reader r = { .ctx = ctx, .err = err, .candidate = reader_candidate,
+		.candidates = reader_candidates, .summaries = reader_summaries, .source = reader_source,
+		.memories = reader_memories };
+	return fn(&r, arg);
 }
 
 static int fake_calls(void *ctx, const cuco_refusal *r, const char *prompt,
@@ -276,28 +346,44 @@ static void test_refusal_without_store(void **state)
 	assert_string_equal(f.text, "stage B");
 }
 
-/* A prompt's parent read through a port with no store: its directive
- * handed back, and no prompt built for a parent that is not there. */
+/* A prompt built through a port with no store: its parent's directive
+ * handed back, the parent's code in it; no prompt for a parent that is not
+ * there, and the builder's refusal of a second parent that is not there
+ * said through the reader. */
 static void test_read_without_store(void **state)
 {
 	(void)state;
-	fake f = { .directive = { .backend = "LSA", .issuer = "warp" } };
+	char top[] = "/tmp/cuco-test-port-wl-XXXXXX";
+	cuco_workload *wl = NULL;
+	assert_int_equal(toy_workload_make(top, &wl), 0);
+	fake f = { .directive = { .backend = "rma", .issuer = "one" } };
 	const cuco_port port = { .ctx = &f, .candidate = fake_candidate, .read = fake_read };
-	cuco_prompt_spec spec = { .kind = CUCO_PROMPT_DIFF, .parent = 5 };
+	cuco_prompt_spec spec = { .wl = wl, .kind = CUCO_PROMPT_DIFF, .parent = 5, .island = -1,
+		.inspirations = 3, .failures = 3 };
 	cuco_directive base = { .nknobs = 0 };
 	cuco_buf system = { 0 }, user = { 0 };
 	cuco_err err = { 0 };
 	assert_int_equal(search_prompt(&port, &spec, &base, &system, &user, &err), CUCO_OK);
-	assert_string_equal(base.backend, "LSA");
-	assert_string_equal(base.issuer, "warp");
+	assert_string_equal(base.backend, "rma");
+	assert_string_equal(base.issuer, "one");
 	assert_int_equal(f.reads, 1);
+	assert_non_null(strstr(system.data, "Toy all-gather"));
+	assert_non_null(strstr(user.data, "# Current program: candidate #5"));
+	assert_non_null(strstr(user.data, fake_source));
 
 	spec.parent = 6;
 	assert_int_equal(search_prompt(&port, &spec, &base, &system, &user, &err), CUCO_ENOTFOUND);
 	assert_string_equal(err.msg, "no candidate 6");
 	assert_int_equal(f.reads, 1);
+
+	spec = (cuco_prompt_spec){ .wl = wl, .kind = CUCO_PROMPT_CROSS, .parent = 5, .other = 7,
+		.island = -1 };
+	assert_int_equal(search_prompt(&port, &spec, &base, &system, &user, &err), CUCO_EDATA);
+	assert_string_equal(err.msg, "prompt: no candidate 7");
+	assert_int_equal(f.reads, 2);
 	cuco_buf_free(&system);
 	cuco_buf_free(&user);
+	assert_int_equal(toy_workload_remove(top, wl), 0);
 }
 
 int main(void)
