@@ -63,6 +63,20 @@ void cuco_model_defaults(cuco_model *m, const cuco_provider_alias *a)
 	m->structured = a->structured;
 }
 
+int cuco_model_choice_parse(const char *name, cuco_model_choice *out)
+{
+	static const char *const names[CUCO_CHOICE_COUNT] = {
+#define X(e, name, help) name,
+		CUCO_MODEL_CHOICES(X)
+#undef X
+	};
+	int i = cuco_name_index(names, CUCO_CHOICE_COUNT, name);
+	if (i < 0)
+		return CUCO_EDATA;
+	*out = (cuco_model_choice)i;
+	return CUCO_OK;
+}
+
 /* ---- prices ---------------------------------------------------------------- */
 
 #define OPENAI_PRICES "https://openai.com/api/pricing"

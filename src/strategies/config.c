@@ -97,7 +97,7 @@ enum {
 	T_REALS3,     /* three numbers a, b, c in [min, max] */
 	T_TEXT,       /* a string that fits its field */
 	T_URL,        /* an http:// or https:// URL */
-	T_CHOICE,     /* weight | bandit */
+	T_CHOICE,     /* a CUCO_MODEL_CHOICES name */
 	T_RULE,       /* weighted | power_law */
 	T_PROVIDER,   /* one of the provider aliases */
 	T_TEMP,       /* a temperature in [min, max], or none */
@@ -359,10 +359,7 @@ static const char *set_value(const cuco_config_option *o, void *base, const char
 	case T_TEXT:
 		return cuco_strlcpy(p, v, o->size) ? NULL : "value too long";
 	case T_CHOICE:
-		if (strcmp(v, "weight") && strcmp(v, "bandit"))
-			return o->want;
-		*(cuco_model_choice *)p = v[0] == 'w' ? CUCO_CHOICE_WEIGHT : CUCO_CHOICE_BANDIT;
-		return NULL;
+		return cuco_model_choice_parse(v, p) == CUCO_OK ? NULL : o->want;
 	case T_RULE:
 		if (strcmp(v, "weighted") && strcmp(v, "power_law"))
 			return o->want;

@@ -501,6 +501,26 @@ static void test_documented(void **state)
 			fail_msg("docs/configuration.md: [%s] %s: no such option",
 				cuco_config_section_name((cuco_config_section)keys[k].section), keys[k].key);
 	}
+	/* choice's row names each value CUCO_MODEL_CHOICES spells, and each
+	 * parses to its own. */
+	static const char *const choices[] = {
+#define X(e, name, help) name,
+		CUCO_MODEL_CHOICES(X)
+#undef X
+	};
+	const char *row = strstr(text, "| `choice` |");
+	assert_non_null(row);
+	size_t row_len = strcspn(row, "\n");
+	for (int c = 0; c < CUCO_CHOICE_COUNT; c++) {
+		char want[32];
+		snprintf(want, sizeof want, "`%s`", choices[c]);
+		const char *at = strstr(row, want);
+		if (!at || at > row + row_len)
+			fail_msg("docs/configuration.md: choice's row does not name %s", want);
+		cuco_model_choice got;
+		assert_int_equal(cuco_model_choice_parse(choices[c], &got), CUCO_OK);
+		assert_int_equal(got, c);
+	}
 	free(text);
 	/* Each default given as a value is one its own type takes. */
 	for (size_t i = 0; i < nopt; i++)
