@@ -126,8 +126,17 @@ static void put_directive_schema(cuco_buf *b, const cuco_workload *wl, bool full
 
 /* The form a reply's change takes, by kind and profile: hunks, each
  * block's new text, the whole file, or none (a directive alone). A lean
- * fix asks for hunks: a failed program is mended, not rewritten. */
-typedef enum form { FORM_EDITS, FORM_BLOCKS, FORM_CODE, FORM_NONE } form;
+ * fix asks for hunks: a failed program is mended, not rewritten.
+ * X(enum, where the change goes in the reply's JSON (NULL: a directive
+ * alone), the reply format section that asks for it). */
+#define FORMS(X) X(EDITS, "edits", diff_format) X(BLOCKS, "blocks", blocks_format) \
+	X(CODE, "code", full_format) X(NONE, NULL, directive_format)
+
+typedef enum form {
+#define X(e, key, format) FORM_##e,
+	FORMS(X)
+#undef X
+} form;
 
 static form form_of(cuco_prompt_kind kind, cuco_prompt_profile profile)
 {
@@ -142,8 +151,12 @@ static form form_of(cuco_prompt_kind kind, cuco_prompt_profile profile)
 /* Where a reply's change goes in its JSON; NULL for a directive alone. */
 static const char *json_change(cuco_prompt_kind kind, cuco_prompt_profile profile)
 {
-	static const char *const names[] = { "edits", "blocks", "code", NULL };
-	return names[form_of(kind, profile)];
+	static const char *const keys[] = {
+#define X(e, key, format) key,
+		FORMS(X)
+#undef X
+	};
+	return keys[form_of(kind, profile)];
 }
 
 static const char diff_format[] =
@@ -218,16 +231,25 @@ static const char lean_rules[] =
 /* The reply format section for a prompt. */
 static const char *reply_format(const cuco_prompt_spec *spec)
 {
-	static const char *const formats[] = { diff_format, blocks_format, full_format,
-		directive_format };
+	static const char *const formats[] = {
+#define X(e, key, format) format,
+		FORMS(X)
+#undef X
+	};
 	return spec->json ? json_format : formats[form_of(spec->kind, spec->profile)];
 }
 
 /* ---- the directive as a reply states it, the skeleton, the schema ---------- */
 
 static const char *const kind_names[CUCO_PROMPT_KINDS] = {
-	[CUCO_PROMPT_DIFF] = "diff", [CUCO_PROMPT_FULL] = "full", [CUCO_PROMPT_CROSS] = "cross",
-	[CUCO_PROMPT_FIX] = "fix", [CUCO_PROMPT_DIRECTIVE] = "directive", [CUCO_PROMPT_REPAIR] = "repair",
+#define X(e, name, help) name,
+	CUCO_PROMPT_KIND_TABLE(X)
+#undef X
+};
+static const char *const profile_names[CUCO_PROFILES] = {
+#define X(e, name, help) name,
+	CUCO_PROFILE_TABLE(X)
+#undef X
 };
 
 const char *cuco_prompt_kind_name(cuco_prompt_kind k)
@@ -237,7 +259,16 @@ const char *cuco_prompt_kind_name(cuco_prompt_kind k)
 
 const char *cuco_prompt_profile_name(cuco_prompt_profile p)
 {
-	return p == CUCO_PROFILE_LEAN ? "lean" : p == CUCO_PROFILE_FULL ? "full" : "?";
+	return (unsigned)p < CUCO_PROFILES ? profile_names[p] : "?";
+}
+
+int cuco_prompt_profile_parse(const char *name, cuco_prompt_profile *out)
+{
+	int i = cuco_name_index(profile_names, CUCO_PROFILES, name);
+	if (i < 0)
+		return CUCO_EDATA;
+	*out = (cuco_prompt_profile)i;
+	return CUCO_OK;
 }
 
 /* The directive as a reply states it: `DIRECTIVE:`, then one `name: value`
@@ -1007,20 +1038,15 @@ int cuco_prompt_build(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *sys
 
 /* ---- fitting to a model's context ------------------------------------------ */
 
-/* The kinds in the order they are cut (prompt.h's table), their names in
- * the note, and whether they halve. */
-static const cuco_cut_kind cut_order[] = {
-#define X(kind, name, halves) CUCO_CUT_##kind,
+/* The kinds' names in the note, and whether they halve; the enum's order
+ * is the table's, the order they are cut in. */
+static const char *const cut_names[CUCO_CUT_KINDS] = {
+#define X(kind, name, halves) name,
 	CUCO_CUT_TABLE(X)
 #undef X
 };
-static const char *const cut_names[] = {
-#define X(kind, name, halves) [CUCO_CUT_##kind] = name,
-	CUCO_CUT_TABLE(X)
-#undef X
-};
-static const bool cut_halves[] = {
-#define X(kind, name, halves) [CUCO_CUT_##kind] = halves,
+static const bool cut_halves[CUCO_CUT_KINDS] = {
+#define X(kind, name, halves) halves,
 	CUCO_CUT_TABLE(X)
 #undef X
 };
@@ -1105,10 +1131,9 @@ static char *assemble(const char *text, bool user, const fitting *f)
 static void fit_note(cuco_fitted *out, int64_t context)
 {
 	cuco_buf cuts = { 0 };
-	for (size_t k = 0; k < sizeof cut_order / sizeof cut_order[0]; k++)
-		if (out->cut[cut_order[k]] > 0)
-			cuco_buf_printf(&cuts, "%s %d %s", cuts.len ? "," : "", out->cut[cut_order[k]],
-				cut_names[cut_order[k]]);
+	for (int k = 0; k < CUCO_CUT_KINDS; k++)
+		if (out->cut[k] > 0)
+			cuco_buf_printf(&cuts, "%s %d %s", cuts.len ? "," : "", out->cut[k], cut_names[k]);
 	if (cuts.len > 0)
 		snprintf(out->note, sizeof out->note, "fitted to a context of %lld tokens: cut%s",
 			(long long)context, cuts.data);
@@ -1149,8 +1174,8 @@ int cuco_prompt_fit(const char *system, const char *user, const cuco_prompt_map 
 		int64_t reserve = cuco_prompt_reserve(fit->context, fit->max_tokens) - margin;
 		double room = (double)(fit->context - reserve - margin) * bpt;
 		size_t budget = room > 0 ? (size_t)room : 0;
-		for (size_t k = 0; k < sizeof cut_order / sizeof cut_order[0]; k++)
-			cut_kind(&f, cut_order[k], budget, &out->cut[cut_order[k]]);
+		for (int k = 0; k < CUCO_CUT_KINDS; k++)
+			cut_kind(&f, (cuco_cut_kind)k, budget, &out->cut[k]);
 		if (f.total > budget)
 			return cuco_errf(err, CUCO_EDATA, "the prompt needs about %.0f tokens with every part "
 				"that may go cut; a context of %lld tokens leaves it %.0f (%lld for the reply)",
