@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The OpenAI-compatible servers differ only in URL and key; the first is
@@ -45,6 +46,14 @@ const cuco_provider_alias *cuco_provider_find(const char *name, size_t n)
 		if (strlen(aliases[i].name) == n && strncmp(aliases[i].name, name, n) == 0)
 			return &aliases[i];
 	return NULL;
+}
+
+void cuco_provider_names(char *buf, size_t size)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0] && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", aliases[i].name);
 }
 
 void cuco_model_defaults(cuco_model *m, const cuco_provider_alias *a)

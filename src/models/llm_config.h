@@ -117,6 +117,9 @@ typedef struct cuco_provider_alias {
 /* The provider the first n bytes of name name; NULL when none. The
  * default, for a [model] that names none, is "openai". */
 const cuco_provider_alias *cuco_provider_find(const char *name, size_t n);
+/* "openai, anthropic, …": every name a provider may be given, for the
+ * messages that list them. */
+void cuco_provider_names(char *buf, size_t size);
 /* m, zeroed, with a's defaults. */
 void cuco_model_defaults(cuco_model *m, const cuco_provider_alias *a);
 
