@@ -120,7 +120,8 @@ int cuco_lean_expand(const char *view, size_t vlen, const char *parent, size_t p
  * cut: a prompt that needs more than the context even without every part
  * is an error.
  *
- * X(kind, name in the note, halves) */
+ * X(kind, name in the note, halves); docs/replies.md, "Fitted to the
+ * context", lists them in this order (test_llm_prompt.c holds it to this). */
 #define CUCO_CUT_TABLE(X) \
 	X(FAILURE, "failures", false) \
 	X(TOP, "top programs", false) \

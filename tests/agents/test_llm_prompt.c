@@ -556,6 +556,38 @@ static void test_profiles_documented(void **state)
 	free(man);
 }
 
+/* docs/replies.md, "Fitted to the context", lists the parts that may be
+ * cut as CUCO_CUT_TABLE orders and names them. */
+static void test_cuts_documented(void **state)
+{
+	(void)state;
+	static const char *const names[] = {
+#define X(kind, name, halves) name,
+		CUCO_CUT_TABLE(X)
+#undef X
+	};
+	char path[1024], want[64];
+	char *text;
+	cuco_err err = { 0 };
+	snprintf(path, sizeof path, "%s/docs/replies.md", getenv("CUCO_SOURCE_ROOT") ?
+		getenv("CUCO_SOURCE_ROOT") : ".");
+	assert_int_equal(cuco_read_text(path, 1 << 20, &text, NULL, &err), CUCO_OK);
+	char *at = strstr(text, "### Fitted to the context\n");
+	assert_non_null(at);
+	char *end = strstr(at, "\n## ");
+	if (end)
+		*end = '\0';  /* the section alone */
+	for (int k = 0; k < CUCO_CUT_KINDS; k++) {
+		snprintf(want, sizeof want, "\n%d. `%s`: ", k + 1, names[k]);
+		if (!(at = strstr(at, want)))
+			fail_msg("docs/replies.md, \"Fitted to the context\": item %d is not `%s`", k + 1,
+				names[k]);
+	}
+	snprintf(want, sizeof want, "\n%d. ", CUCO_CUT_KINDS + 1);
+	assert_null(strstr(at, want));
+	free(text);
+}
+
 /* A reply written over the lean view becomes the parent's code again:
  * each note its lines. */
 static void test_lean_expand(void **state)
@@ -641,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_directive_prompt),
 		cmocka_unit_test(test_lean_profile),
 		cmocka_unit_test(test_profiles_documented),
+		cmocka_unit_test(test_cuts_documented),
 		cmocka_unit_test(test_lean_expand),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
