@@ -124,39 +124,17 @@ static void put_directive_schema(cuco_buf *b, const cuco_workload *wl, bool full
 			"is refused without being run.\n");
 }
 
-/* The form a reply's change takes, by kind and profile: hunks, each
+/* The kind of reply a prompt asks for, by kind and profile: hunks, each
  * block's new text, the whole file, or none (a directive alone). A lean
- * fix asks for hunks: a failed program is mended, not rewritten.
- * X(enum, where the change goes in the reply's JSON (NULL: a directive
- * alone), the reply format section that asks for it). */
-#define FORMS(X) X(EDITS, "edits", diff_format) X(BLOCKS, "blocks", blocks_format) \
-	X(CODE, "code", full_format) X(NONE, NULL, directive_format)
-
-typedef enum form {
-#define X(e, key, format) FORM_##e,
-	FORMS(X)
-#undef X
-} form;
-
-static form form_of(cuco_prompt_kind kind, cuco_prompt_profile profile)
+ * fix asks for hunks: a failed program is mended, not rewritten. */
+static cuco_reply_kind asked(cuco_prompt_kind kind, cuco_prompt_profile profile)
 {
 	bool lean = profile == CUCO_PROFILE_LEAN;
 	if (kind == CUCO_PROMPT_DIRECTIVE)
-		return FORM_NONE;
+		return CUCO_REPLY_DIRECTIVE;
 	if (kind == CUCO_PROMPT_DIFF || kind == CUCO_PROMPT_REPAIR || (lean && kind == CUCO_PROMPT_FIX))
-		return FORM_EDITS;
-	return lean ? FORM_BLOCKS : FORM_CODE;
-}
-
-/* Where a reply's change goes in its JSON; NULL for a directive alone. */
-static const char *json_change(cuco_prompt_kind kind, cuco_prompt_profile profile)
-{
-	static const char *const keys[] = {
-#define X(e, key, format) key,
-		FORMS(X)
-#undef X
-	};
-	return keys[form_of(kind, profile)];
+		return CUCO_REPLY_DIFF;
+	return lean ? CUCO_REPLY_BLOCKS : CUCO_REPLY_FULL;
 }
 
 static const char diff_format[] =
@@ -231,12 +209,11 @@ static const char lean_rules[] =
 /* The reply format section for a prompt. */
 static const char *reply_format(const cuco_prompt_spec *spec)
 {
-	static const char *const formats[] = {
-#define X(e, key, format) format,
-		FORMS(X)
-#undef X
+	static const char *const formats[CUCO_REPLY_KIND_COUNT] = {
+		[CUCO_REPLY_DIFF] = diff_format, [CUCO_REPLY_BLOCKS] = blocks_format,
+		[CUCO_REPLY_FULL] = full_format, [CUCO_REPLY_DIRECTIVE] = directive_format,
 	};
-	return spec->json ? json_format : formats[form_of(spec->kind, spec->profile)];
+	return spec->json ? json_format : formats[asked(spec->kind, spec->profile)];
 }
 
 /* ---- the directive as a reply states it, the skeleton, the schema ---------- */
@@ -305,18 +282,19 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 		cJSON_AddItemToObject(o, "directive", directive_json(wl, d));
 		cJSON_AddStringToObject(o, "name", "short_snake_case_name");
 		cJSON_AddStringToObject(o, "description", "what you change and why it should be faster");
-		const char *change = json_change(kind, profile);
-		if (change && strcmp(change, "edits") == 0) {
+		cuco_reply_kind want = asked(kind, profile);
+		const char *key = cuco_reply_json_key(want);
+		if (want == CUCO_REPLY_DIFF) {
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "search", CUCO_SEARCH_PLACEHOLDER);
 			cJSON_AddStringToObject(e, "replace", CUCO_REPLACE_PLACEHOLDER);
-			cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "edits"), e);
-		} else if (change && strcmp(change, "blocks") == 0) {
-			cJSON *a = cJSON_AddArrayToObject(o, "blocks");
+			cJSON_AddItemToArray(cJSON_AddArrayToObject(o, key), e);
+		} else if (want == CUCO_REPLY_BLOCKS) {
+			cJSON *a = cJSON_AddArrayToObject(o, key);
 			for (int i = 0; i < (nblocks > 0 ? nblocks : 1); i++)
 				cJSON_AddItemToArray(a, cJSON_CreateString("the block's new text"));
-		} else if (change) {
-			cJSON_AddStringToObject(o, "code", "the whole program");
+		} else if (want == CUCO_REPLY_FULL) {
+			cJSON_AddStringToObject(o, key, "the whole program");
 		}
 		char *text = cJSON_PrintUnformatted(o);
 		cJSON_Delete(o);
@@ -325,7 +303,7 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 			"you change them");
 		/* Its edit's two placeholders are no lines of the program: say
 		 * what goes there, and how a reply changes the directive alone. */
-		if (change && strcmp(change, "edits") == 0)
+		if (want == CUCO_REPLY_DIFF)
 			cuco_buf_puts(b, "; each edit's `search` is lines copied from the program above and "
 				"its `replace` their new text (or an edit is `{\"function\": NAME, \"text\": "
 				"its whole new definition}` for a function inside the EVOLVE-BLOCKs), or "
@@ -352,11 +330,11 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 		return;
 	}
 	cuco_buf_puts(b, "what you change and why it should be faster</DESCRIPTION>\n");
-	form f = form_of(kind, profile);
-	if (f == FORM_EDITS)
+	cuco_reply_kind want = asked(kind, profile);
+	if (want == CUCO_REPLY_DIFF)
 		cuco_buf_puts(b, "<DIFF>\n<<<<<<< SEARCH\n" CUCO_SEARCH_PLACEHOLDER "\n"
 			"=======\n" CUCO_REPLACE_PLACEHOLDER "\n>>>>>>> REPLACE\n</DIFF>\n");
-	else if (f == FORM_BLOCKS)
+	else if (want == CUCO_REPLY_BLOCKS)
 		for (int i = 0; i < (nblocks > 0 ? nblocks : 1); i++)
 			cuco_buf_printf(b, "<BLOCK>\nblock %d's new text\n</BLOCK>\n", i + 1);
 	else
@@ -574,21 +552,22 @@ char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
 	cJSON_AddItemToObject(props, "directive", dir);
 	cJSON_AddItemToObject(props, "name", string_schema(64));
 	cJSON_AddItemToObject(props, "description", string_schema(400));
-	const char *change = json_change(kind, profile);
-	if (change && strcmp(change, "edits") == 0) {
+	cuco_reply_kind want = asked(kind, profile);
+	const char *change = cuco_reply_json_key(want);
+	if (want == CUCO_REPLY_DIFF) {
 		cJSON *a = cJSON_CreateObject();
 		cJSON_AddStringToObject(a, "type", "array");
 		cJSON_AddItemToObject(a, "items", edit_schema(src, len));
-		cJSON_AddItemToObject(props, "edits", a);
-	} else if (change && strcmp(change, "blocks") == 0) {
+		cJSON_AddItemToObject(props, change, a);
+	} else if (want == CUCO_REPLY_BLOCKS) {
 		cJSON *a = cJSON_CreateObject();
 		cJSON_AddStringToObject(a, "type", "array");
 		cJSON_AddItemToObject(a, "items", string_schema(0));
 		cJSON_AddNumberToObject(a, "minItems", nblocks > 0 ? nblocks : 1);
 		cJSON_AddNumberToObject(a, "maxItems", nblocks > 0 ? nblocks : 1);
-		cJSON_AddItemToObject(props, "blocks", a);
-	} else if (change) {
-		cJSON_AddItemToObject(props, "code", string_schema(0));
+		cJSON_AddItemToObject(props, change, a);
+	} else if (want == CUCO_REPLY_FULL) {
+		cJSON_AddItemToObject(props, change, string_schema(0));
 	}
 	cJSON_AddItemToObject(root, "properties", props);
 	const char *req[] = { "directive", "name", "description", change };
@@ -628,7 +607,8 @@ static int build_system(cuco_txn *txn, const cuco_prompt_spec *spec, cuco_buf *b
 	 * only the rules here. */
 	if (lean)
 		cuco_buf_printf(b, "\n# Reply format\nAs the end of this prompt shows.%s\n",
-			form_of(spec->kind, spec->profile) == FORM_NONE || spec->json ? "" : lean_rules);
+			asked(spec->kind, spec->profile) == CUCO_REPLY_DIRECTIVE || spec->json ? "" :
+			lean_rules);
 	else
 		cuco_buf_puts(b, reply_format(spec));
 	return CUCO_OK;

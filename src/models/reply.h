@@ -35,12 +35,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* What a reply's change comes as, the kind a prompt asks for and a reply
+ * is read as: X(enum, its key in a JSON reply (NULL: none), what it is). */
+#define CUCO_REPLY_KINDS(X) \
+	X(DIFF, "edits", "SEARCH/REPLACE hunks") \
+	X(FULL, "code", "the whole file") \
+	X(BLOCKS, "blocks", "each EVOLVE-BLOCK's new text, in order") \
+	X(DIRECTIVE, NULL, "a directive and no code: the parent's code, a new directive")
+
 typedef enum cuco_reply_kind {
-	CUCO_REPLY_DIFF,       /* SEARCH/REPLACE hunks */
-	CUCO_REPLY_FULL,       /* the whole file */
-	CUCO_REPLY_BLOCKS,     /* each EVOLVE-BLOCK's new text, in order */
-	CUCO_REPLY_DIRECTIVE,  /* a directive and no code: the parent's code, a new directive */
+#define X(e, key, help) CUCO_REPLY_##e,
+	CUCO_REPLY_KINDS(X)
+#undef X
+	CUCO_REPLY_KIND_COUNT
 } cuco_reply_kind;
+
+/* "edits", "code", "blocks"; NULL for a directive alone or out of range. */
+const char *cuco_reply_json_key(cuco_reply_kind k);
 
 typedef struct cuco_hunk {
 	char *search;   /* lines, each ending in '\n'; a function's name when function */
