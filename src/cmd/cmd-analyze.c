@@ -44,7 +44,8 @@ static int show_sizes(const cuco_workload *wl, const cuco_hardware *hw)
 	for (int i = 0; i < n; i++) {
 		char cell[CUCO_PROFILES][48];
 		/* A lean crossover or rewrite of long blocks is asked as a diff. */
-		bool as_diff = !strcmp(rows[i].kind, "cross") || !strcmp(rows[i].kind, "full");
+		bool as_diff = !strcmp(rows[i].kind, cuco_prompt_kind_name(CUCO_PROMPT_CROSS))
+			|| !strcmp(rows[i].kind, cuco_prompt_kind_name(CUCO_PROMPT_FULL));
 		for (int p = 0; p < CUCO_PROFILES; p++) {
 			snprintf(cell[p], sizeof cell[p], "%lld / %lld%s", (long long)rows[i].floor[p],
 				(long long)rows[i].whole[p], p == CUCO_PROFILE_LEAN && as_diff ?
@@ -90,16 +91,12 @@ static int show_prompt(const cuco_workload *wl, int stage, cuco_prompt_profile p
 	if (whole) {
 		printf("=== system\n%s\n=== user\n%s", p.system.data, p.user.data);
 	} else {
-		static const char *const names[] = {
-#define X(sec, name) name,
-			CUCO_FP_SECTIONS(X)
-#undef X
-		};
 		size_t total = 0;
 		printf("fast path stage %c prompt for %s (its baseline), %s profile, before fitting:\n",
 			stage ? 'B' : 'A', wl->name, cuco_prompt_profile_name(profile));
 		for (int i = 0; i < CUCO_FP_NSECTIONS; i++) {
-			printf("  %-16s %8zu bytes\n", names[i], p.bytes[i]);
+			printf("  %-16s %8zu bytes\n", cuco_fp_section_name((cuco_fp_section)i),
+				p.bytes[i]);
 			total += p.bytes[i];
 		}
 		printf("  %-16s %8zu bytes\nAPI reference from: %s\n", "in all", total,
@@ -128,9 +125,8 @@ static int analyze_exec(int argc, char **argv)
 			stage = v[0] == 'B';
 			break;
 		case O_PROFILE:
-			if (strcmp(v, "full") != 0 && strcmp(v, "lean") != 0)
+			if (cuco_prompt_profile_parse(v, &profile) != CUCO_OK)
 				return cmd_usage_error(&cmd_analyze, "--profile %s: expected full or lean", v);
-			profile = v[0] == 'l' ? CUCO_PROFILE_LEAN : CUCO_PROFILE_FULL;
 			break;
 		}
 	}

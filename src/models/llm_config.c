@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The OpenAI-compatible servers differ only in URL and key; the first is
@@ -47,6 +48,14 @@ const cuco_provider_alias *cuco_provider_find(const char *name, size_t n)
 	return NULL;
 }
 
+void cuco_provider_names(char *buf, size_t size)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0] && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", aliases[i].name);
+}
+
 void cuco_model_defaults(cuco_model *m, const cuco_provider_alias *a)
 {
 	memset(m, 0, sizeof *m);
@@ -61,6 +70,20 @@ void cuco_model_defaults(cuco_model *m, const cuco_provider_alias *a)
 	m->completion_tokens = a->completion_tokens;
 	m->server = a->server;
 	m->structured = a->structured;
+}
+
+int cuco_model_choice_parse(const char *name, cuco_model_choice *out)
+{
+	static const char *const names[CUCO_CHOICE_COUNT] = {
+#define X(e, name, help) name,
+		CUCO_MODEL_CHOICES(X)
+#undef X
+	};
+	int i = cuco_name_index(names, CUCO_CHOICE_COUNT, name);
+	if (i < 0)
+		return CUCO_EDATA;
+	*out = (cuco_model_choice)i;
+	return CUCO_OK;
 }
 
 /* ---- prices ---------------------------------------------------------------- */

@@ -63,7 +63,21 @@ typedef struct cuco_model {
 	                            the usage it reported); 0 = not known: CUCO_BYTES_PER_TOKEN */
 } cuco_model;
 
-typedef enum cuco_model_choice { CUCO_CHOICE_WEIGHT, CUCO_CHOICE_BANDIT } cuco_model_choice;
+/* How a model is chosen per call: X(enum, the config's `choice` value,
+ * what it does; docs/configuration.md, "[llm]"). */
+#define CUCO_MODEL_CHOICES(X) \
+	X(WEIGHT, "weight", "draws by the models' weights") \
+	X(BANDIT, "bandit", "a cost-aware UCB over the models (cuco_bandit)")
+
+typedef enum cuco_model_choice {
+#define X(e, name, help) CUCO_CHOICE_##e,
+	CUCO_MODEL_CHOICES(X)
+#undef X
+	CUCO_CHOICE_COUNT
+} cuco_model_choice;
+
+/* CUCO_OK, or CUCO_EDATA for a name not in the table. */
+int cuco_model_choice_parse(const char *name, cuco_model_choice *out);
 
 typedef struct cuco_llm_config {
 	int nmodels;
@@ -103,6 +117,9 @@ typedef struct cuco_provider_alias {
 /* The provider the first n bytes of name name; NULL when none. The
  * default, for a [model] that names none, is "openai". */
 const cuco_provider_alias *cuco_provider_find(const char *name, size_t n);
+/* "openai, anthropic, …": every name a provider may be given, for the
+ * messages that list them. */
+void cuco_provider_names(char *buf, size_t size);
 /* m, zeroed, with a's defaults. */
 void cuco_model_defaults(cuco_model *m, const cuco_provider_alias *a);
 

@@ -45,7 +45,9 @@ typedef struct placed {
 } placed;
 
 static const char *const match_names[CUCO_MATCH_COUNT] = {
-	"exact", "trailing-space", "indent", "typography", "spacing", "part-of-line", "function",
+#define X(e, name, help) name,
+	CUCO_MATCH_LEVELS(X)
+#undef X
 };
 
 const char *cuco_match_name(cuco_match m)

@@ -124,26 +124,17 @@ static void put_directive_schema(cuco_buf *b, const cuco_workload *wl, bool full
 			"is refused without being run.\n");
 }
 
-/* The form a reply's change takes, by kind and profile: hunks, each
+/* The kind of reply a prompt asks for, by kind and profile: hunks, each
  * block's new text, the whole file, or none (a directive alone). A lean
  * fix asks for hunks: a failed program is mended, not rewritten. */
-typedef enum form { FORM_EDITS, FORM_BLOCKS, FORM_CODE, FORM_NONE } form;
-
-static form form_of(cuco_prompt_kind kind, cuco_prompt_profile profile)
+static cuco_reply_kind asked(cuco_prompt_kind kind, cuco_prompt_profile profile)
 {
 	bool lean = profile == CUCO_PROFILE_LEAN;
 	if (kind == CUCO_PROMPT_DIRECTIVE)
-		return FORM_NONE;
+		return CUCO_REPLY_DIRECTIVE;
 	if (kind == CUCO_PROMPT_DIFF || kind == CUCO_PROMPT_REPAIR || (lean && kind == CUCO_PROMPT_FIX))
-		return FORM_EDITS;
-	return lean ? FORM_BLOCKS : FORM_CODE;
-}
-
-/* Where a reply's change goes in its JSON; NULL for a directive alone. */
-static const char *json_change(cuco_prompt_kind kind, cuco_prompt_profile profile)
-{
-	static const char *const names[] = { "edits", "blocks", "code", NULL };
-	return names[form_of(kind, profile)];
+		return CUCO_REPLY_DIFF;
+	return lean ? CUCO_REPLY_BLOCKS : CUCO_REPLY_FULL;
 }
 
 static const char diff_format[] =
@@ -218,16 +209,24 @@ static const char lean_rules[] =
 /* The reply format section for a prompt. */
 static const char *reply_format(const cuco_prompt_spec *spec)
 {
-	static const char *const formats[] = { diff_format, blocks_format, full_format,
-		directive_format };
-	return spec->json ? json_format : formats[form_of(spec->kind, spec->profile)];
+	static const char *const formats[CUCO_REPLY_KIND_COUNT] = {
+		[CUCO_REPLY_DIFF] = diff_format, [CUCO_REPLY_BLOCKS] = blocks_format,
+		[CUCO_REPLY_FULL] = full_format, [CUCO_REPLY_DIRECTIVE] = directive_format,
+	};
+	return spec->json ? json_format : formats[asked(spec->kind, spec->profile)];
 }
 
 /* ---- the directive as a reply states it, the skeleton, the schema ---------- */
 
 static const char *const kind_names[CUCO_PROMPT_KINDS] = {
-	[CUCO_PROMPT_DIFF] = "diff", [CUCO_PROMPT_FULL] = "full", [CUCO_PROMPT_CROSS] = "cross",
-	[CUCO_PROMPT_FIX] = "fix", [CUCO_PROMPT_DIRECTIVE] = "directive", [CUCO_PROMPT_REPAIR] = "repair",
+#define X(e, name, help) name,
+	CUCO_PROMPT_KIND_TABLE(X)
+#undef X
+};
+static const char *const profile_names[CUCO_PROFILES] = {
+#define X(e, name, help) name,
+	CUCO_PROFILE_TABLE(X)
+#undef X
 };
 
 const char *cuco_prompt_kind_name(cuco_prompt_kind k)
@@ -237,7 +236,16 @@ const char *cuco_prompt_kind_name(cuco_prompt_kind k)
 
 const char *cuco_prompt_profile_name(cuco_prompt_profile p)
 {
-	return p == CUCO_PROFILE_LEAN ? "lean" : p == CUCO_PROFILE_FULL ? "full" : "?";
+	return (unsigned)p < CUCO_PROFILES ? profile_names[p] : "?";
+}
+
+int cuco_prompt_profile_parse(const char *name, cuco_prompt_profile *out)
+{
+	int i = cuco_name_index(profile_names, CUCO_PROFILES, name);
+	if (i < 0)
+		return CUCO_EDATA;
+	*out = (cuco_prompt_profile)i;
+	return CUCO_OK;
 }
 
 /* The directive as a reply states it: `DIRECTIVE:`, then one `name: value`
@@ -274,18 +282,19 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 		cJSON_AddItemToObject(o, "directive", directive_json(wl, d));
 		cJSON_AddStringToObject(o, "name", "short_snake_case_name");
 		cJSON_AddStringToObject(o, "description", "what you change and why it should be faster");
-		const char *change = json_change(kind, profile);
-		if (change && strcmp(change, "edits") == 0) {
+		cuco_reply_kind want = asked(kind, profile);
+		const char *key = cuco_reply_json_key(want);
+		if (want == CUCO_REPLY_DIFF) {
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "search", CUCO_SEARCH_PLACEHOLDER);
 			cJSON_AddStringToObject(e, "replace", CUCO_REPLACE_PLACEHOLDER);
-			cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "edits"), e);
-		} else if (change && strcmp(change, "blocks") == 0) {
-			cJSON *a = cJSON_AddArrayToObject(o, "blocks");
+			cJSON_AddItemToArray(cJSON_AddArrayToObject(o, key), e);
+		} else if (want == CUCO_REPLY_BLOCKS) {
+			cJSON *a = cJSON_AddArrayToObject(o, key);
 			for (int i = 0; i < (nblocks > 0 ? nblocks : 1); i++)
 				cJSON_AddItemToArray(a, cJSON_CreateString("the block's new text"));
-		} else if (change) {
-			cJSON_AddStringToObject(o, "code", "the whole program");
+		} else if (want == CUCO_REPLY_FULL) {
+			cJSON_AddStringToObject(o, key, "the whole program");
 		}
 		char *text = cJSON_PrintUnformatted(o);
 		cJSON_Delete(o);
@@ -294,7 +303,7 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 			"you change them");
 		/* Its edit's two placeholders are no lines of the program: say
 		 * what goes there, and how a reply changes the directive alone. */
-		if (change && strcmp(change, "edits") == 0)
+		if (want == CUCO_REPLY_DIFF)
 			cuco_buf_puts(b, "; each edit's `search` is lines copied from the program above and "
 				"its `replace` their new text (or an edit is `{\"function\": NAME, \"text\": "
 				"its whole new definition}` for a function inside the EVOLVE-BLOCKs), or "
@@ -321,11 +330,11 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 		return;
 	}
 	cuco_buf_puts(b, "what you change and why it should be faster</DESCRIPTION>\n");
-	form f = form_of(kind, profile);
-	if (f == FORM_EDITS)
+	cuco_reply_kind want = asked(kind, profile);
+	if (want == CUCO_REPLY_DIFF)
 		cuco_buf_puts(b, "<DIFF>\n<<<<<<< SEARCH\n" CUCO_SEARCH_PLACEHOLDER "\n"
 			"=======\n" CUCO_REPLACE_PLACEHOLDER "\n>>>>>>> REPLACE\n</DIFF>\n");
-	else if (f == FORM_BLOCKS)
+	else if (want == CUCO_REPLY_BLOCKS)
 		for (int i = 0; i < (nblocks > 0 ? nblocks : 1); i++)
 			cuco_buf_printf(b, "<BLOCK>\nblock %d's new text\n</BLOCK>\n", i + 1);
 	else
@@ -543,21 +552,22 @@ char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
 	cJSON_AddItemToObject(props, "directive", dir);
 	cJSON_AddItemToObject(props, "name", string_schema(64));
 	cJSON_AddItemToObject(props, "description", string_schema(400));
-	const char *change = json_change(kind, profile);
-	if (change && strcmp(change, "edits") == 0) {
+	cuco_reply_kind want = asked(kind, profile);
+	const char *change = cuco_reply_json_key(want);
+	if (want == CUCO_REPLY_DIFF) {
 		cJSON *a = cJSON_CreateObject();
 		cJSON_AddStringToObject(a, "type", "array");
 		cJSON_AddItemToObject(a, "items", edit_schema(src, len));
-		cJSON_AddItemToObject(props, "edits", a);
-	} else if (change && strcmp(change, "blocks") == 0) {
+		cJSON_AddItemToObject(props, change, a);
+	} else if (want == CUCO_REPLY_BLOCKS) {
 		cJSON *a = cJSON_CreateObject();
 		cJSON_AddStringToObject(a, "type", "array");
 		cJSON_AddItemToObject(a, "items", string_schema(0));
 		cJSON_AddNumberToObject(a, "minItems", nblocks > 0 ? nblocks : 1);
 		cJSON_AddNumberToObject(a, "maxItems", nblocks > 0 ? nblocks : 1);
-		cJSON_AddItemToObject(props, "blocks", a);
-	} else if (change) {
-		cJSON_AddItemToObject(props, "code", string_schema(0));
+		cJSON_AddItemToObject(props, change, a);
+	} else if (want == CUCO_REPLY_FULL) {
+		cJSON_AddItemToObject(props, change, string_schema(0));
 	}
 	cJSON_AddItemToObject(root, "properties", props);
 	const char *req[] = { "directive", "name", "description", change };
@@ -597,7 +607,8 @@ static int build_system(const cuco_reader *r, const cuco_prompt_spec *spec, cuco
 	 * only the rules here. */
 	if (lean)
 		cuco_buf_printf(b, "\n# Reply format\nAs the end of this prompt shows.%s\n",
-			form_of(spec->kind, spec->profile) == FORM_NONE || spec->json ? "" : lean_rules);
+			asked(spec->kind, spec->profile) == CUCO_REPLY_DIRECTIVE || spec->json ? "" :
+			lean_rules);
 	else
 		cuco_buf_puts(b, reply_format(spec));
 	return CUCO_OK;
@@ -1007,20 +1018,15 @@ int cuco_prompt_build(const cuco_reader *r, const cuco_prompt_spec *spec, cuco_b
 
 /* ---- fitting to a model's context ------------------------------------------ */
 
-/* The kinds in the order they are cut (prompt.h's table), their names in
- * the note, and whether they halve. */
-static const cuco_cut_kind cut_order[] = {
-#define X(kind, name, halves) CUCO_CUT_##kind,
+/* The kinds' names in the note, and whether they halve; the enum's order
+ * is the table's, the order they are cut in. */
+static const char *const cut_names[CUCO_CUT_KINDS] = {
+#define X(kind, name, halves) name,
 	CUCO_CUT_TABLE(X)
 #undef X
 };
-static const char *const cut_names[] = {
-#define X(kind, name, halves) [CUCO_CUT_##kind] = name,
-	CUCO_CUT_TABLE(X)
-#undef X
-};
-static const bool cut_halves[] = {
-#define X(kind, name, halves) [CUCO_CUT_##kind] = halves,
+static const bool cut_halves[CUCO_CUT_KINDS] = {
+#define X(kind, name, halves) halves,
 	CUCO_CUT_TABLE(X)
 #undef X
 };
@@ -1105,10 +1111,9 @@ static char *assemble(const char *text, bool user, const fitting *f)
 static void fit_note(cuco_fitted *out, int64_t context)
 {
 	cuco_buf cuts = { 0 };
-	for (size_t k = 0; k < sizeof cut_order / sizeof cut_order[0]; k++)
-		if (out->cut[cut_order[k]] > 0)
-			cuco_buf_printf(&cuts, "%s %d %s", cuts.len ? "," : "", out->cut[cut_order[k]],
-				cut_names[cut_order[k]]);
+	for (int k = 0; k < CUCO_CUT_KINDS; k++)
+		if (out->cut[k] > 0)
+			cuco_buf_printf(&cuts, "%s %d %s", cuts.len ? "," : "", out->cut[k], cut_names[k]);
 	if (cuts.len > 0)
 		snprintf(out->note, sizeof out->note, "fitted to a context of %lld tokens: cut%s",
 			(long long)context, cuts.data);
@@ -1149,8 +1154,8 @@ int cuco_prompt_fit(const char *system, const char *user, const cuco_prompt_map 
 		int64_t reserve = cuco_prompt_reserve(fit->context, fit->max_tokens) - margin;
 		double room = (double)(fit->context - reserve - margin) * bpt;
 		size_t budget = room > 0 ? (size_t)room : 0;
-		for (size_t k = 0; k < sizeof cut_order / sizeof cut_order[0]; k++)
-			cut_kind(&f, cut_order[k], budget, &out->cut[cut_order[k]]);
+		for (int k = 0; k < CUCO_CUT_KINDS; k++)
+			cut_kind(&f, (cuco_cut_kind)k, budget, &out->cut[k]);
 		if (f.total > budget)
 			return cuco_errf(err, CUCO_EDATA, "the prompt needs about %.0f tokens with every part "
 				"that may go cut; a context of %lld tokens leaves it %.0f (%lld for the reply)",

@@ -9,27 +9,44 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* What a prompt asks for: X(enum, name in `cuco analyze --prompt`, what it
+ * asks). */
+#define CUCO_PROMPT_KIND_TABLE(X) \
+	X(DIFF, "diff", "SEARCH/REPLACE edits of the parent") \
+	X(FULL, "full", "a full rewrite") \
+	X(CROSS, "cross", "combine the parent with a second parent") \
+	X(FIX, "fix", "the island has no correct candidate: make it correct") \
+	X(DIRECTIVE, "directive", "a new directive for the parent's code, no code asked for") \
+	X(REPAIR, "repair", "the parent failed: mend it, told its first error")
+
 typedef enum cuco_prompt_kind {
-	CUCO_PROMPT_DIFF,    /* SEARCH/REPLACE edits of the parent */
-	CUCO_PROMPT_FULL,    /* a full rewrite */
-	CUCO_PROMPT_CROSS,   /* combine the parent with a second parent */
-	CUCO_PROMPT_FIX,     /* the island has no correct candidate: make it correct */
-	CUCO_PROMPT_DIRECTIVE, /* a new directive for the parent's code, no code asked for */
-	CUCO_PROMPT_REPAIR,  /* the parent failed: mend it, told its first error */
+#define X(e, name, help) CUCO_PROMPT_##e,
+	CUCO_PROMPT_KIND_TABLE(X)
+#undef X
 	CUCO_PROMPT_KINDS
 } cuco_prompt_kind;
 
-/* How much a prompt carries (docs/replies.md, "Prompt profiles"). FULL:
- * everything below. LEAN, for a model whose context is a few thousand
- * tokens: no hardware section, context documents or other programs, one
- * recent failure, the parent's code as lean.c shows it (the frame's
- * function bodies and the branches other directives build summarised),
- * and a rewrite asked for as each EVOLVE-BLOCK's new text. */
-typedef enum cuco_prompt_profile { CUCO_PROFILE_FULL, CUCO_PROFILE_LEAN, CUCO_PROFILES }
-	cuco_prompt_profile;
+/* How much a prompt carries (docs/replies.md, "Prompt profiles"):
+ * X(enum, name in `cuco analyze --profile` and the fast path's prompt
+ * event, what it carries). */
+#define CUCO_PROFILE_TABLE(X) \
+	X(FULL, "full", "everything a prompt may carry") \
+	X(LEAN, "lean", "for a model whose context is a few thousand tokens: no hardware " \
+		"section, context documents or other programs, one recent failure, the parent's " \
+		"code as lean.c shows it (the frame's function bodies and the branches other " \
+		"directives build summarised), and a rewrite asked for as each EVOLVE-BLOCK's new text")
 
-const char *cuco_prompt_kind_name(cuco_prompt_kind k);        /* "diff", … */
+typedef enum cuco_prompt_profile {
+#define X(e, name, help) CUCO_PROFILE_##e,
+	CUCO_PROFILE_TABLE(X)
+#undef X
+	CUCO_PROFILES
+} cuco_prompt_profile;
+
+const char *cuco_prompt_kind_name(cuco_prompt_kind k);        /* "diff", …; "?" out of range */
 const char *cuco_prompt_profile_name(cuco_prompt_profile p);  /* "full", "lean" */
+/* CUCO_OK, or CUCO_EDATA for a name not in the table. */
+int cuco_prompt_profile_parse(const char *name, cuco_prompt_profile *out);
 
 typedef struct cuco_prompt_spec {
 	const cuco_workload *wl;
@@ -102,7 +119,8 @@ int cuco_lean_expand(const char *view, size_t vlen, const char *parent, size_t p
  * cut: a prompt that needs more than the context even without every part
  * is an error.
  *
- * X(kind, name in the note, halves) */
+ * X(kind, name in the note, halves); docs/replies.md, "Fitted to the
+ * context", lists them in this order (test_llm_prompt.c holds it to this). */
 #define CUCO_CUT_TABLE(X) \
 	X(FAILURE, "failures", false) \
 	X(TOP, "top programs", false) \
@@ -220,5 +238,6 @@ typedef struct cuco_fp_spec {
  * document cannot be read. */
 int cuco_fastpath_prompt(const cuco_fp_spec *spec, cuco_fp_prompt *out, cuco_err *err);
 void cuco_fp_prompt_free(cuco_fp_prompt *p);
+const char *cuco_fp_section_name(cuco_fp_section s);  /* "task", …; "?" out of range */
 
 #endif

@@ -703,6 +703,17 @@ static int json_edits(const cJSON *a, cuco_reply *out, cuco_err *err)
 	return CUCO_OK;
 }
 
+static const char *const json_keys[CUCO_REPLY_KIND_COUNT] = {
+#define X(e, key, help) key,
+	CUCO_REPLY_KINDS(X)
+#undef X
+};
+
+const char *cuco_reply_json_key(cuco_reply_kind k)
+{
+	return (unsigned)k < CUCO_REPLY_KIND_COUNT ? json_keys[k] : NULL;
+}
+
 /* A reply as structured output writes it (docs/replies.md): the
  * directive as an object, then the edits, the blocks' new text, or the
  * whole file; none of them is a directive-only child. */
@@ -718,9 +729,9 @@ static int parse_json(const char *j, size_t len, const cuco_workload *wl, bool a
 	const cJSON *dir = cJSON_GetObjectItemCaseSensitive(root, "directive");
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
 	const cJSON *desc = cJSON_GetObjectItemCaseSensitive(root, "description");
-	const cJSON *edits = cJSON_GetObjectItemCaseSensitive(root, "edits");
-	const cJSON *blocks = cJSON_GetObjectItemCaseSensitive(root, "blocks");
-	const cJSON *code = cJSON_GetObjectItemCaseSensitive(root, "code");
+	const cJSON *edits = cJSON_GetObjectItemCaseSensitive(root, json_keys[CUCO_REPLY_DIFF]);
+	const cJSON *blocks = cJSON_GetObjectItemCaseSensitive(root, json_keys[CUCO_REPLY_BLOCKS]);
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(root, json_keys[CUCO_REPLY_FULL]);
 	if (dir)
 		rc = json_directive(dir, wl, out, err);
 	else if (wl)
@@ -739,15 +750,17 @@ static int parse_json(const char *j, size_t len, const cuco_workload *wl, bool a
 		rc = json_edits(edits, out, err);
 	} else if (rc == CUCO_OK && cJSON_GetArraySize(blocks) > 0) {
 		out->kind = CUCO_REPLY_BLOCKS;
-		rc = json_strings(blocks, "blocks", &out->blocks, &out->nblocks, err);
+		rc = json_strings(blocks, json_keys[CUCO_REPLY_BLOCKS], &out->blocks, &out->nblocks,
+			err);
 	} else if (rc == CUCO_OK && cJSON_IsString(code)) {
 		out->kind = CUCO_REPLY_FULL;
 		out->code = json_lines(code);
 		rc = empty_code(&out->code, err);
 	} else if (rc == CUCO_OK && (edits || blocks || code) && !cJSON_IsArray(edits ? edits : blocks ?
 			blocks : code)) {
-		rc = cuco_errf(err, CUCO_EDATA, "JSON reply: `%s` is not %s", edits ? "edits" : blocks ?
-			"blocks" : "code", code && !edits && !blocks ? "a string" : "an array");
+		cuco_reply_kind k = edits ? CUCO_REPLY_DIFF : blocks ? CUCO_REPLY_BLOCKS : CUCO_REPLY_FULL;
+		rc = cuco_errf(err, CUCO_EDATA, "JSON reply: `%s` is not %s", json_keys[k],
+			k == CUCO_REPLY_FULL ? "a string" : "an array");
 	} else if (rc == CUCO_OK && !alone) {
 		rc = no_code(err);
 	}

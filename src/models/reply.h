@@ -35,12 +35,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* What a reply's change comes as, the kind a prompt asks for and a reply
+ * is read as: X(enum, its key in a JSON reply (NULL: none), what it is). */
+#define CUCO_REPLY_KINDS(X) \
+	X(DIFF, "edits", "SEARCH/REPLACE hunks") \
+	X(FULL, "code", "the whole file") \
+	X(BLOCKS, "blocks", "each EVOLVE-BLOCK's new text, in order") \
+	X(DIRECTIVE, NULL, "a directive and no code: the parent's code, a new directive")
+
 typedef enum cuco_reply_kind {
-	CUCO_REPLY_DIFF,       /* SEARCH/REPLACE hunks */
-	CUCO_REPLY_FULL,       /* the whole file */
-	CUCO_REPLY_BLOCKS,     /* each EVOLVE-BLOCK's new text, in order */
-	CUCO_REPLY_DIRECTIVE,  /* a directive and no code: the parent's code, a new directive */
+#define X(e, key, help) CUCO_REPLY_##e,
+	CUCO_REPLY_KINDS(X)
+#undef X
+	CUCO_REPLY_KIND_COUNT
 } cuco_reply_kind;
+
+/* "edits", "code", "blocks"; NULL for a directive alone or out of range. */
+const char *cuco_reply_json_key(cuco_reply_kind k);
 
 typedef struct cuco_hunk {
 	char *search;   /* lines, each ending in '\n'; a function's name when function */
@@ -90,17 +101,24 @@ void cuco_reply_free(cuco_reply *r);
  * whitespace: the parent's frame is kept); a file without markers may
  * change anywhere (the fast path's input). */
 
+/* The levels, loosest last: X(enum, name in the transcript and `cuco patch
+ * -v`, what it matches; docs/replies.md, "Applying hunks", lists them). */
+#define CUCO_MATCH_LEVELS(X) \
+	X(EXACT, "exact", "the lines as they are") \
+	X(TRAILING_SPACE, "trailing-space", "trailing whitespace ignored") \
+	X(INDENT, "indent", "plus one indentation shift for the whole hunk") \
+	X(TYPOGRAPHY, "typography", "plus curly quotes, dashes, nbsp as ASCII") \
+	X(SPACING, "spacing", "every run of whitespace, line breaks too, as one space: a SEARCH " \
+		"that joined or split the parent's lines") \
+	X(PART, "part-of-line", "a one-line SEARCH that is part of one parent line: its REPLACE " \
+		"goes in its place within the line") \
+	X(FUNCTION, "function", "no SEARCH: the hunk named a function, whose definition its text " \
+		"replaces")
+
 typedef enum cuco_match {
-	CUCO_MATCH_EXACT,
-	CUCO_MATCH_TRAILING_SPACE,  /* trailing whitespace ignored */
-	CUCO_MATCH_INDENT,          /* plus one indentation shift for the whole hunk */
-	CUCO_MATCH_TYPOGRAPHY,      /* plus curly quotes, dashes, nbsp as ASCII */
-	CUCO_MATCH_SPACING,         /* every run of whitespace, line breaks too, as one space:
-	                               a SEARCH that joined or split the parent's lines */
-	CUCO_MATCH_PART,            /* a one-line SEARCH that is part of one parent line: its
-	                               REPLACE goes in its place within the line */
-	CUCO_MATCH_FUNCTION,        /* no SEARCH: the hunk named a function, whose definition
-	                               its text replaces */
+#define X(e, name, help) CUCO_MATCH_##e,
+	CUCO_MATCH_LEVELS(X)
+#undef X
 	CUCO_MATCH_COUNT
 } cuco_match;
 

@@ -97,7 +97,7 @@ enum {
 	T_REALS3,     /* three numbers a, b, c in [min, max] */
 	T_TEXT,       /* a string that fits its field */
 	T_URL,        /* an http:// or https:// URL */
-	T_CHOICE,     /* weight | bandit */
+	T_CHOICE,     /* a CUCO_MODEL_CHOICES name */
 	T_RULE,       /* weighted | power_law */
 	T_PROVIDER,   /* one of the provider aliases */
 	T_TEMP,       /* a temperature in [min, max], or none */
@@ -325,8 +325,6 @@ static const char *set_value(const cuco_config_option *o, void *base, const char
 	void *p = (char *)base + o->off;
 	double d;
 	int n;
-	static const char *const provider_want = "unknown provider (openai, anthropic, openrouter, "
-		"ollama, vllm, sglang, llamacpp)";
 	switch (o->type) {
 	case T_REAL:
 		return to_double(v, o->min, o->max, (double *)p) ? NULL : o->want;
@@ -359,10 +357,7 @@ static const char *set_value(const cuco_config_option *o, void *base, const char
 	case T_TEXT:
 		return cuco_strlcpy(p, v, o->size) ? NULL : "value too long";
 	case T_CHOICE:
-		if (strcmp(v, "weight") && strcmp(v, "bandit"))
-			return o->want;
-		*(cuco_model_choice *)p = v[0] == 'w' ? CUCO_CHOICE_WEIGHT : CUCO_CHOICE_BANDIT;
-		return NULL;
+		return cuco_model_choice_parse(v, p) == CUCO_OK ? NULL : o->want;
 	case T_RULE:
 		if (strcmp(v, "weighted") && strcmp(v, "power_law"))
 			return o->want;
@@ -370,8 +365,12 @@ static const char *set_value(const cuco_config_option *o, void *base, const char
 		return NULL;
 	case T_PROVIDER:
 		ss->alias = cuco_provider_find(v, strlen(v));
-		if (!ss->alias)
-			return provider_want;
+		if (!ss->alias) {
+			char names[96];
+			cuco_provider_names(names, sizeof names);
+			snprintf(why, size, "unknown provider (%s)", names);
+			return why;
+		}
 		*(cuco_provider *)p = ss->alias->provider;
 		return NULL;
 	case T_TEMP: {
@@ -642,9 +641,11 @@ static int parse_spec(const char *spec, cuco_model *m, cuco_err *err)
 	if (!colon)
 		return cuco_errf(err, CUCO_EUSAGE, "--llm %s: expected PROVIDER:MODEL[@URL][*WEIGHT]", spec);
 	const cuco_provider_alias *a = cuco_provider_find(spec, (size_t)(colon - spec));
+	char names[96];
+	cuco_provider_names(names, sizeof names);
 	if (!a)
-		return cuco_errf(err, CUCO_EUSAGE, "--llm %s: unknown provider `%.*s` (openai, anthropic, "
-			"openrouter, ollama, vllm, sglang, llamacpp)", spec, (int)(colon - spec), spec);
+		return cuco_errf(err, CUCO_EUSAGE, "--llm %s: unknown provider `%.*s` (%s)", spec,
+			(int)(colon - spec), spec, names);
 	cuco_model_defaults(m, a);
 	char rest[768];
 	if (!cuco_strlcpy(rest, colon + 1, sizeof rest))

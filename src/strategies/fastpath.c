@@ -301,20 +301,25 @@ void cuco_fp_prompt_free(cuco_fp_prompt *p)
 	cuco_buf_free(&p->user);
 }
 
-/* "task 1.2 KiB, program 2.0 KiB, …: 48.1 KiB in all" */
-static void fp_prompt_sizes(const cuco_fp_prompt *p, char *out, size_t size)
+const char *cuco_fp_section_name(cuco_fp_section s)
 {
-	static const char *const names[] = {
+	static const char *const names[CUCO_FP_NSECTIONS] = {
 #define X(sec, name) name,
 		CUCO_FP_SECTIONS(X)
 #undef X
 	};
+	return (unsigned)s < CUCO_FP_NSECTIONS ? names[s] : "?";
+}
+
+/* "task 1.2 KiB, program 2.0 KiB, …: 48.1 KiB in all" */
+static void fp_prompt_sizes(const cuco_fp_prompt *p, char *out, size_t size)
+{
 	size_t n = 0, total = 0;
 	out[0] = '\0';
 	for (int i = 0; i < CUCO_FP_NSECTIONS && n < size; i++) {
 		total += p->bytes[i];
-		n += (size_t)snprintf(out + n, size - n, "%s%s %.1f KiB", i ? ", " : "", names[i],
-			p->bytes[i] / 1024.0);
+		n += (size_t)snprintf(out + n, size - n, "%s%s %.1f KiB", i ? ", " : "",
+			cuco_fp_section_name((cuco_fp_section)i), p->bytes[i] / 1024.0);
 	}
 	if (n < size)
 		snprintf(out + n, size - n, ": %.1f KiB in all", total / 1024.0);

@@ -176,7 +176,8 @@ static void test_file_errors(void **state)
 	expect_error("[eval]\nsandbox = off\n[screen]\ntheme = light\n[eval]\nsandbox = bwrap\n",
 		":6: sandbox: given twice");
 	expect_error("[model a]\nmodel = m\nmodel = n\n", ":3: model: given twice");
-	expect_error("[model a]\nprovider = azure\n", ":2: provider: unknown provider");
+	expect_error("[model a]\nprovider = azure\n", ":2: provider: unknown provider (openai, "
+		"anthropic, openrouter, ollama, vllm, sglang, llamacpp)");
 	expect_error("[model a]\nmodel = m\ntemperature = 3\n", ":3: temperature: not a temperature");
 	expect_error("[model a]\nmodel = m\ntemperature = off\n", ":3: temperature: not a temperature");
 	expect_error("[model a]\nurl = http://x/v1\n", "[model a]: model: missing");
@@ -318,7 +319,8 @@ static void test_specs(void **state)
 
 	static const struct { const char *spec, *needle; } bad[] = {
 		{ "gpt-4.1", "expected PROVIDER:MODEL" },
-		{ "azure:gpt", "unknown provider `azure`" },
+		{ "azure:gpt", "unknown provider `azure` (openai, anthropic, openrouter, ollama, vllm, "
+			"sglang, llamacpp)" },
 		{ "openai:gpt*0", "weight `0` is not a number > 0" },
 		{ "openai:gpt*x", "weight `x`" },
 		{ "vllm:m", "vllm needs @URL" },
@@ -500,6 +502,41 @@ static void test_documented(void **state)
 		if (!found)
 			fail_msg("docs/configuration.md: [%s] %s: no such option",
 				cuco_config_section_name((cuco_config_section)keys[k].section), keys[k].key);
+	}
+	/* choice's row names each value CUCO_MODEL_CHOICES spells, and each
+	 * parses to its own. */
+	static const char *const choices[] = {
+#define X(e, name, help) name,
+		CUCO_MODEL_CHOICES(X)
+#undef X
+	};
+	const char *row = strstr(text, "| `choice` |");
+	assert_non_null(row);
+	size_t row_len = strcspn(row, "\n");
+	for (int c = 0; c < CUCO_CHOICE_COUNT; c++) {
+		char want[32];
+		snprintf(want, sizeof want, "`%s`", choices[c]);
+		const char *at = strstr(row, want);
+		if (!at || at > row + row_len)
+			fail_msg("docs/configuration.md: choice's row does not name %s", want);
+		cuco_model_choice got;
+		assert_int_equal(cuco_model_choice_parse(choices[c], &got), CUCO_OK);
+		assert_int_equal(got, c);
+	}
+	/* provider's row names every alias a provider may be given. */
+	char names[96];
+	cuco_provider_names(names, sizeof names);
+	row = strstr(text, "| `provider` |");
+	assert_non_null(row);
+	row_len = strcspn(row, "\n");
+	for (char *save = NULL, *name = strtok_r(names, ", ", &save); name;
+	     name = strtok_r(NULL, ", ", &save)) {
+		char want[32];
+		snprintf(want, sizeof want, "`%s`", name);
+		const char *at = strstr(row, want);
+		if (!at || at > row + row_len)
+			fail_msg("docs/configuration.md: provider's row does not name %s", want);
+		assert_non_null(cuco_provider_find(name, strlen(name)));
 	}
 	free(text);
 	/* Each default given as a value is one its own type takes. */

@@ -521,6 +521,73 @@ static void test_lean_profile(void **state)
 	cuco_buf_free(&repair.user);
 }
 
+/* The profiles (CUCO_PROFILE_TABLE) parse by their names, which
+ * docs/replies.md, "Prompt profiles", and `cuco analyze --profile` in
+ * docs/cuco.1 give. */
+static void test_profiles_documented(void **state)
+{
+	(void)state;
+	const char *root = getenv("CUCO_SOURCE_ROOT") ? getenv("CUCO_SOURCE_ROOT") : ".";
+	char path[1024], want[64], values[64] = "";
+	char *replies, *man;
+	cuco_err err = { 0 };
+	snprintf(path, sizeof path, "%s/docs/replies.md", root);
+	assert_int_equal(cuco_read_text(path, 1 << 20, &replies, NULL, &err), CUCO_OK);
+	snprintf(path, sizeof path, "%s/docs/cuco.1", root);
+	assert_int_equal(cuco_read_text(path, 1 << 20, &man, NULL, &err), CUCO_OK);
+	for (int p = 0; p < CUCO_PROFILES; p++) {
+		const char *name = cuco_prompt_profile_name((cuco_prompt_profile)p);
+		cuco_prompt_profile got;
+		assert_int_equal(cuco_prompt_profile_parse(name, &got), CUCO_OK);
+		assert_int_equal(got, p);
+		snprintf(want, sizeof want, "- **%s**", name);
+		if (!strstr(replies, want))
+			fail_msg("docs/replies.md does not describe the %s profile", name);
+		snprintf(values + strlen(values), sizeof values - strlen(values), "%s%s", p ? "|" : "",
+			name);
+	}
+	snprintf(want, sizeof want, "\\-\\-profile \" %s]", values);
+	if (!strstr(man, want))
+		fail_msg("docs/cuco.1 does not give analyze's --profile as %s", values);
+	cuco_prompt_profile got;
+	assert_int_equal(cuco_prompt_profile_parse("Lean", &got), CUCO_EDATA);
+	assert_string_equal(cuco_prompt_profile_name(CUCO_PROFILES), "?");
+	free(replies);
+	free(man);
+}
+
+/* docs/replies.md, "Fitted to the context", lists the parts that may be
+ * cut as CUCO_CUT_TABLE orders and names them. */
+static void test_cuts_documented(void **state)
+{
+	(void)state;
+	static const char *const names[] = {
+#define X(kind, name, halves) name,
+		CUCO_CUT_TABLE(X)
+#undef X
+	};
+	char path[1024], want[64];
+	char *text;
+	cuco_err err = { 0 };
+	snprintf(path, sizeof path, "%s/docs/replies.md", getenv("CUCO_SOURCE_ROOT") ?
+		getenv("CUCO_SOURCE_ROOT") : ".");
+	assert_int_equal(cuco_read_text(path, 1 << 20, &text, NULL, &err), CUCO_OK);
+	char *at = strstr(text, "### Fitted to the context\n");
+	assert_non_null(at);
+	char *end = strstr(at, "\n## ");
+	if (end)
+		*end = '\0';  /* the section alone */
+	for (int k = 0; k < CUCO_CUT_KINDS; k++) {
+		snprintf(want, sizeof want, "\n%d. `%s`: ", k + 1, names[k]);
+		if (!(at = strstr(at, want)))
+			fail_msg("docs/replies.md, \"Fitted to the context\": item %d is not `%s`", k + 1,
+				names[k]);
+	}
+	snprintf(want, sizeof want, "\n%d. ", CUCO_CUT_KINDS + 1);
+	assert_null(strstr(at, want));
+	free(text);
+}
+
 /* A reply written over the lean view becomes the parent's code again:
  * each note its lines. */
 static void test_lean_expand(void **state)
@@ -605,6 +672,8 @@ int main(void)
 		cmocka_unit_test(test_schema_forbids),
 		cmocka_unit_test(test_directive_prompt),
 		cmocka_unit_test(test_lean_profile),
+		cmocka_unit_test(test_profiles_documented),
+		cmocka_unit_test(test_cuts_documented),
 		cmocka_unit_test(test_lean_expand),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -513,6 +514,26 @@ static void test_full_rewrite_cosmetic_frame(void **state)
 		"return 0; }`)");
 }
 
+/* docs/replies.md names every level of the ladder (CUCO_MATCH_LEVELS) as
+ * the transcript spells it. */
+static void test_levels_documented(void **state)
+{
+	(void)state;
+	char doc[1024], want[64];
+	snprintf(doc, sizeof doc, "%s/docs/replies.md", getenv("CUCO_SOURCE_ROOT") ?
+		getenv("CUCO_SOURCE_ROOT") : ".");
+	char *text;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_read_text(doc, 1 << 20, &text, NULL, &err), CUCO_OK);
+	for (int m = 0; m < CUCO_MATCH_COUNT; m++) {
+		snprintf(want, sizeof want, "`%s`", cuco_match_name((cuco_match)m));
+		if (!strstr(text, want))
+			fail_msg("docs/replies.md does not name the match level %s", want);
+	}
+	assert_string_equal(cuco_match_name(CUCO_MATCH_COUNT), "?");
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -535,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_crlf_and_no_final_newline),
 		cmocka_unit_test(test_full_rewrite),
 		cmocka_unit_test(test_full_rewrite_cosmetic_frame),
+		cmocka_unit_test(test_levels_documented),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
