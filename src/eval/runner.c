@@ -762,9 +762,14 @@ int cuco_runner_check(const cuco_runner_config *c, int ranks, report_fn report, 
 	}
 	free(slots);
 	/* Not a fault of the runner's: what becomes of refereed workloads. */
-	report("referee", true, c->kind == CUCO_RUNNER_SSH ? "refereed workloads: the referee runs on each "
-		"host beside its stage's ranks, as the ssh user, in an ssh session of its own; no freezer there: "
-		"the gaps between steps are not held still (docs/trust.md)" : "refereed workloads are refused: "
-		"the referee must share one host with all of a stage's ranks", arg);
+	if (c->kind == CUCO_RUNNER_SSH)
+		snprintf(detail, sizeof detail, "refereed workloads: the referee runs on each host beside its "
+			"stage's ranks, as the ssh user, in an ssh session of its own; no freezer there: the gaps "
+			"between steps are not held still (docs/trust.md)");
+	else
+		snprintf(detail, sizeof detail, "refereed workloads are refused: the %s runner may spread a "
+			"stage's ranks over hosts, and the referee must share one with all of them",
+			cuco_runner_name(c->kind));
+	report("referee", true, detail, arg);
 	return failed;
 }

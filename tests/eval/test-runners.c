@@ -943,7 +943,7 @@ static void test_ssh_refereed(void **state)
 
 /* `cuco run` and `cuco doctor` take --runner, --hostfile and --hosts: a
  * bad one is a usage error (1), a bad hostfile bad input (2) naming the
- * file and line, in one line each. */
+ * file and line, in one line each; doctor's referee line over ssh. */
 static void test_cli_flags(void **state)
 {
 	(void)state;
@@ -978,6 +978,12 @@ static void test_cli_flags(void **state)
 			fail_msg("cuco %s: status %d, said:\n%s", args, status, out);
 		free(out);
 	}
+	/* doctor says what becomes of refereed workloads over ssh. */
+	snprintf(cmd, sizeof cmd, "'%s' doctor --runner ssh --hosts me@localhost 2>&1", bin);
+	char *said = capture_output(cmd, &(int){ 0 });
+	if (!strstr(said, "referee") || !strstr(said, "in an ssh session of its own; no freezer there"))
+		fail_msg("cuco doctor --runner ssh said:\n%s", said);
+	free(said);
 	/* A [runner] the config file gets wrong: refused before any run folder. */
 	config_home(dir, "[runner]\nkind = slurm\nslots = 0\n");
 	snprintf(cmd, sizeof cmd, "XDG_CONFIG_HOME='%s' '%s' run %s --run %s/r2 2>&1 >/dev/null", dir, bin,
