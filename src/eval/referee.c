@@ -44,6 +44,8 @@
 #define VERDICT_TAG "CUCO_REFEREE "
 #define READY_S 60.0         /* a remote referee's copy and start, until it says it is ready */
 #define CLEANUP_S 30.0       /* removing its folders there */
+#define READY_LINE "CUCO_REFEREE_READY"
+#define READY_MAX (64u << 10) /* bytes of the remote shell's own before it */
 
 /* cuco's environment, with the stage's GPUs in `mine` where they are
  * named: made before the fork, since the child of a threaded process may
@@ -98,28 +100,40 @@ static int channel_dir(const eval_referee_args *a, eval_referee *r, cuco_err *er
 }
 
 /* A remote referee says it is ready (its channel made) before the stage
- * starts; until then, or past READY_S, no stage. Why not: its log's last
- * line but a usage (ssh's, scp's or the referee's own words). */
+ * starts; until then, or past READY_S, no stage. Lines before it are the
+ * remote shell's (a chatty startup file), read a byte at a time so that
+ * nothing after it is taken. Why not: its log's last line but a usage
+ * (ssh's, scp's or the referee's own words). */
 static int await_ready(eval_referee *r, const eval_referee_args *a, cuco_err *err)
 {
-	static const char ready[] = "CUCO_REFEREE_READY\n";
-	char got[sizeof ready] = "";
-	size_t n = 0;
+	char line[64];
+	size_t n = 0, total = 0;
 	double deadline = cuco_mono() + READY_S;
-	while (n < sizeof ready - 1 && memcmp(got, ready, n) == 0) {
+	while (total < READY_MAX) {
 		double left = deadline - cuco_mono();
 		struct pollfd p = { .fd = r->out_fd, .events = POLLIN };
 		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
 			break;
-		ssize_t k = read(r->out_fd, got + n, sizeof ready - 1 - n);
+		char c;
+		ssize_t k = read(r->out_fd, &c, 1);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			break;
-		n += (size_t)k;
+		total++;
+		if (c != '\n') {
+			if (n < sizeof line - 1)
+				line[n] = c;
+			n++;  /* a longer line is not the one */
+			continue;
+		}
+		if (n < sizeof line) {
+			line[n] = '\0';
+			if (strcmp(line, READY_LINE) == 0)
+				return CUCO_OK;
+		}
+		n = 0;
 	}
-	if (n == sizeof ready - 1 && memcmp(got, ready, n) == 0)
-		return CUCO_OK;
 	char *log = NULL, last[240] = "";
 	size_t len = 0;
 	cuco_err ignored = { 0 };
