@@ -574,23 +574,28 @@ typedef struct eval_referee_args {
 	                             where cuco_gpu_nodes_pick knows them), "" or NULL: as
 	                             cuco sees them: a GPU referee must own memory on the stage's GPU,
 	                             where its probes see the stage's work */
+	const struct eval_launch *remote;  /* the ssh runner's stage: the referee runs on its host */
 } eval_referee_args;
 
 typedef struct eval_referee {
 	pid_t pid;                /* -1: not running */
 	int in_fd, out_fd;        /* its stdin (the control line, then end of file) and stdout */
 	char dir[PATH_MAX];       /* the channel folder on /dev/shm, shown to the stage */
+	char *cleanup;            /* remote: the script that removes its folders there; else NULL */
 } eval_referee;
 
 /* Start the workload's referee (binary) with a fresh channel folder; the
- * stage is then started with $CUCO_CHANNEL = r->dir. */
+ * stage is then started with $CUCO_CHANNEL = r->dir. A remote one is
+ * copied to the stage's host and started there in an ssh session of its
+ * own; this returns once it said it is ready (its channel is made there). */
 int eval_referee_start(const char *binary, const eval_referee_args *a, eval_referee *r, cuco_err *err);
 /* The stage's on_start hook (arg: the eval_referee): where its group is. */
 void eval_referee_started(const struct eval_cgroup *cg, void *arg);
 /* After the stage ended: the referee's verdict (JSON, malloc'd), or NULL
  * and CUCO_EENV with why when it gave none. */
 int eval_referee_finish(eval_referee *r, char **json, char *why, size_t size);
-/* Kill it if it still runs, remove the channel folder. */
+/* Kill it if it still runs, remove the channel folder (remote: the
+ * referee's folder and channel on the host). */
 void eval_referee_free(eval_referee *r);
 
 /* ---- result.c: native and compat protocols ---------------------------------- */
@@ -672,6 +677,13 @@ typedef struct eval_launch {
 	                             passes it to remote ranks, srun passes the stage's
 	                             environment; NULL: none */
 } eval_launch;
+
+/* The ssh runner's referee: a script that copies binary to the slot's
+ * host (l->remote_dir), makes the channel folder chan there (new, mode
+ * 0700) and runs binary args... there in an ssh session of its own, whose
+ * output is the referee's alone; and one that removes both. */
+void eval_ssh_referee(const eval_launch *l, const char *binary, char *const *args, const char *chan,
+	cuco_buf *script, cuco_buf *cleanup);
 
 /* The command that runs `prog` (the expanded run template; for ssh it must
  * name the binary as ./<basename of binary>) under the runner: the

@@ -376,11 +376,13 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		return cuco_errf(err, CUCO_EUSAGE, "slots_per_host: %s is a CPU workload, and slots on one host "
 			"would share its cores; slots_per_host splits a host's GPUs", wl->name);
 	}
-	if (wl->protocol == CUCO_PROTO_REFEREE && cfg->runner.kind != CUCO_RUNNER_LOCAL) {
+	bool spread = cfg->runner.kind == CUCO_RUNNER_HOSTFILE || cfg->runner.kind == CUCO_RUNNER_SLURM;
+	if (wl->protocol == CUCO_PROTO_REFEREE && spread) {
 		free(ev);
-		return cuco_errf(err, CUCO_EUSAGE, "--runner %s: %s is refereed (its verdict is decided by a "
-			"referee beside its ranks, on this machine), so it runs with the local runner only for "
-			"now (docs/cluster.md)", cuco_runner_name(cfg->runner.kind), wl->name);
+		return cuco_errf(err, CUCO_EUSAGE, "--runner %s: %s is refereed, and its referee must share one "
+			"host with all its ranks, which the %s runner may spread over several; use the local or ssh "
+			"runner (docs/cluster.md)", cuco_runner_name(cfg->runner.kind), wl->name,
+			cuco_runner_name(cfg->runner.kind));
 	}
 	cuco_slot_spec *slots = cuco_xcalloc(CUCO_MAX_SLOTS, sizeof *slots);
 	int nslots = 0;
@@ -396,6 +398,10 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	free(slots);
 	cuco_log(CUCO_LOG_INFO, "evaluator: %s runner, %d slot%s: %s", cuco_runner_name(cfg->runner.kind),
 		nslots, nslots == 1 ? "" : "s", where);
+	if (wl->protocol == CUCO_PROTO_REFEREE && cfg->runner.kind == CUCO_RUNNER_SSH)
+		cuco_log(CUCO_LOG_WARN, "evaluator: %s over ssh: each stage's referee runs on its host, as the "
+			"ssh user, with no freezer there: the gaps between steps are not held still (verdicts say "
+			"\"frozen\": false; docs/trust.md)", wl->name);
 	ev->in_allocation = cfg->runner.kind == CUCO_RUNNER_SLURM && eval_slurm_allocation(NULL, 0);
 	snprintf(ev->work_root, sizeof ev->work_root, "%s/work", cfg->run_dir);
 	snprintf(ev->cache_root, sizeof ev->cache_root, "%s/cache", cfg->run_dir);
@@ -1060,7 +1066,7 @@ static double local_limit(const cuco_evaluator *ev, double limit_s)
 /* The workload's referee for one stage (built at first need), and the
  * variable that tells the stage's ranks its channel. */
 static int start_referee(job *j, const char *stage, int warmup, int reps, const char *gpus,
-	eval_referee *ref, char *channel, size_t size, cuco_err *err)
+	const eval_launch *l, eval_referee *ref, char *channel, size_t size, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
 	char src[sizeof ev->wl.dir + sizeof ev->wl.referee_file + 2], log[PATH_MAX + 32];
@@ -1070,7 +1076,7 @@ static int start_referee(job *j, const char *stage, int warmup, int reps, const 
 	eval_referee_args a = { .ranks = ev->wl.ranks, .warmup = warmup, .reps = reps,
 		.tolerance = ev->wl.tolerance, .log_path = log,
 		.owner = ev->cfg.runner.kind == CUCO_RUNNER_LOCAL ? ev->limits.user : NULL,
-		.gpus = gpus };
+		.gpus = gpus, .remote = l->kind == CUCO_RUNNER_SSH ? l : NULL };
 	int rc = trusted_build(ev, ev->wl.referee_cmd, src, "referee", ev->referee_bin,
 		sizeof ev->referee_bin, err);
 	if (rc == CUCO_OK && (rc = eval_referee_start(ev->referee_bin, &a, ref, err)) == CUCO_OK)
@@ -1125,15 +1131,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		cuco_gpu_nodes_pick(cuco_gpu_nodes_get(), *slot->gpus ? slot->gpus : ev->cfg.env->visible_gpus,
 			&gpu);
 	const char *gpus = *gpu.visible ? gpu.visible : slot->gpus;
-	int rc = refereed ? start_referee(j, stage, warmup, reps, gpus, &ref, channel, sizeof channel, err)
-		: ticket_file ? eval_ticket_file(&j->ticket, j->workdir, ticket_path, sizeof ticket_path, err)
-		: CUCO_OK;
-	/* The frame reads and empties it as the stage user. */
-	if (rc == CUCO_OK && ticket_file)
-		rc = eval_sandbox_give(&ev->sandbox, ticket_path, err);
 	const char *ticket_env = refereed ? channel : ticket_file ? NULL : j->ticket.env;
-	if (ticket_file && ssh)
-		extras[nextras++] = ticket_path;
 	/* The interposer only where the stage runs here: remote hosts lack it. */
 	bool preload = j->preload && kind == CUCO_RUNNER_LOCAL;
 	eval_launch l = { .kind = kind, .launcher = ev->launcher, .rc = &ev->cfg.runner, .slot = slot,
@@ -1142,6 +1140,18 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = j->mpi, .bind = ev->bind,
 		.limit_s = limit_s, .preload = preload ? ev->interposer : NULL,
 		.ticket = ticket_env, .tag_output = ev->wl.protocol == CUCO_PROTO_COMPAT };
+	int rc = refereed ? start_referee(j, stage, warmup, reps, gpus, &l, &ref, channel, sizeof channel, err)
+		: ticket_file ? eval_ticket_file(&j->ticket, j->workdir, ticket_path, sizeof ticket_path, err)
+		: CUCO_OK;
+	/* A referee that could not start on the stage's host is that host's
+	 * failure, as ssh's own would be: the slot rests, the candidate goes
+	 * elsewhere. */
+	bool host_failed = refereed && ssh && rc == CUCO_EENV;
+	/* The frame reads and empties it as the stage user. */
+	if (rc == CUCO_OK && ticket_file)
+		rc = eval_sandbox_give(&ev->sandbox, ticket_path, err);
+	if (ticket_file && ssh)
+		extras[nextras++] = ticket_path;
 	eval_launch_argv(&l, prog.v, j->binary, extras, nextras, &cmd);
 	cuco_argv_free(&prog);
 	eval_limits lim = ev->limits;
@@ -1152,12 +1162,12 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		lim.grace_s = REMOTE_GRACE_S;
 	if (kind != CUCO_RUNNER_LOCAL)
 		lim.user = NULL;  /* its launcher needs cuco's user's keys */
-	if (refereed) {
+	if (refereed && !ref.cleanup) {  /* a remote referee was told its group: none */
 		lim.on_start = eval_referee_started;
 		lim.on_start_arg = &ref;
 	}
-	stage_files files = { .out = ticket_file ? CUCO_SEAL_FILE : NULL, .channel = refereed ? ref.dir : NULL,
-		.gpu = local_gpu ? &gpu : NULL };
+	stage_files files = { .out = ticket_file ? CUCO_SEAL_FILE : NULL,
+		.channel = refereed && !ref.cleanup ? ref.dir : NULL, .gpu = local_gpu ? &gpu : NULL };
 	lim.sandbox = stage_sandbox(ev, j->workdir, j->tmpdir, true, &files);
 	lim.filter = stage_filter(ev, true);
 	const char *env[] = { ticket_env, NULL };
@@ -1184,6 +1194,13 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 			if (st->timed_out)
 				eval_slurm_cancel(job_name);
 		}
+	}
+	if (host_failed) {
+		memset(st, 0, sizeof *st);
+		p->wl = &ev->wl;
+		eval_parse_finish(p, o);
+		cuco_strlcpy(o->environment, err->msg, sizeof o->environment);
+		rc = CUCO_OK;
 	}
 	eval_referee_free(&ref);
 	if (*ticket_path)

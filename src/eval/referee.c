@@ -15,7 +15,15 @@
  *
  * The referee is its own stage in nothing but name: a trusted program, it
  * runs with no sandbox and no limits but a deadline (FINISH_S after the
- * stage ended; then it is killed). */
+ * stage ended; then it is killed).
+ *
+ * Under the ssh runner the stage's ranks run on another host, so the
+ * referee does too: copied there beside the program, started in an ssh
+ * session of its own (never the stage's, whose output the candidate
+ * writes), its stdin and stdout that session's. Its first line says its
+ * channel is made, and only then does the stage start; the stage's group
+ * there is none it could freeze ("cgroup none"). Its folders there are
+ * removed however the stage ended. */
 #include "eval/eval_int.h"
 
 #include <errno.h>
@@ -26,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -33,6 +42,10 @@
 
 #define FINISH_S 30.0        /* the referee's last checks, after the stage ended */
 #define VERDICT_TAG "CUCO_REFEREE "
+#define READY_S 60.0         /* a remote referee's copy and start, until it says it is ready */
+#define CLEANUP_S 30.0       /* removing its folders there */
+#define READY_LINE "CUCO_REFEREE_READY"
+#define READY_MAX (64u << 10) /* bytes of the remote shell's own before it */
 
 /* cuco's environment, with the stage's GPUs in `mine` where they are
  * named: made before the fork, since the child of a threaded process may
@@ -54,14 +67,24 @@ static char **referee_env(const char *gpus, char *mine, size_t size)
 	return envp;
 }
 
-int eval_referee_start(const char *binary, const eval_referee_args *a, eval_referee *r, cuco_err *err)
+/* The channel folder: here a fresh one (mkdtemp), given to the stage
+ * user where the ranks run as one; on a remote host only a fresh name,
+ * made there (mkdir, which fails on a name that exists). */
+static int channel_dir(const eval_referee_args *a, eval_referee *r, cuco_err *err)
 {
-	memset(r, 0, sizeof *r);
-	r->pid = -1;
-	r->in_fd = r->out_fd = -1;
 	static atomic_uint serial;
-	snprintf(r->dir, sizeof r->dir, "/dev/shm/cuco-chan-%ld-%u-XXXXXX", (long)getpid(),
+	int n = snprintf(r->dir, sizeof r->dir, "/dev/shm/cuco-chan-%ld-%u-", (long)getpid(),
 		atomic_fetch_add(&serial, 1));
+	if (a->remote) {
+		uint64_t salt = 0;
+		if (getrandom(&salt, sizeof salt, 0) != (ssize_t)sizeof salt) {
+			r->dir[0] = '\0';
+			return cuco_errf(err, CUCO_EENV, "getrandom: %s", strerror(errno));
+		}
+		snprintf(r->dir + n, sizeof r->dir - (size_t)n, "%016llx", (unsigned long long)salt);
+		return CUCO_OK;
+	}
+	snprintf(r->dir + n, sizeof r->dir - (size_t)n, "XXXXXX");
 	if (!mkdtemp(r->dir)) {
 		r->dir[0] = '\0';
 		return cuco_errf(err, CUCO_EENV, "/dev/shm: cannot make the referee's channel: %s", strerror(errno));
@@ -69,14 +92,77 @@ int eval_referee_start(const char *binary, const eval_referee_args *a, eval_refe
 	/* The ranks may run as another user (the stage user): its group may
 	 * pass the folder, no more (nobody may add or rename a name in it), and
 	 * the referee gives it the files; nothing is anyone else's. */
-	const eval_user *u = a->owner && a->owner->drop ? a->owner : NULL;
-	char owner[48] = "";
-	if (u && (chown(r->dir, 0, u->gid) != 0 || chmod(r->dir, 0710) != 0)) {
-		int e = errno;
-		eval_referee_free(r);
+	const eval_user *u = a->owner;
+	if (u && (chown(r->dir, 0, u->gid) != 0 || chmod(r->dir, 0710) != 0))
 		return cuco_errf(err, CUCO_EENV, "/dev/shm: cannot give the referee's channel to %s: %s", u->name,
-			strerror(e));
+			strerror(errno));
+	return CUCO_OK;
+}
+
+/* A remote referee says it is ready (its channel made) before the stage
+ * starts; until then, or past READY_S, no stage. Lines before it are the
+ * remote shell's (a chatty startup file), read a byte at a time so that
+ * nothing after it is taken. Why not: its log's last line but a usage
+ * (ssh's, scp's or the referee's own words). */
+static int await_ready(eval_referee *r, const eval_referee_args *a, cuco_err *err)
+{
+	char line[64];
+	size_t n = 0, total = 0;
+	double deadline = cuco_mono() + READY_S;
+	while (total < READY_MAX) {
+		double left = deadline - cuco_mono();
+		struct pollfd p = { .fd = r->out_fd, .events = POLLIN };
+		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+			break;
+		char c;
+		ssize_t k = read(r->out_fd, &c, 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		total++;
+		if (c != '\n') {
+			if (n < sizeof line - 1)
+				line[n] = c;
+			n++;  /* a longer line is not the one */
+			continue;
+		}
+		if (n < sizeof line) {
+			line[n] = '\0';
+			if (strcmp(line, READY_LINE) == 0)
+				return CUCO_OK;
+		}
+		n = 0;
 	}
+	char *log = NULL, last[240] = "";
+	size_t len = 0;
+	cuco_err ignored = { 0 };
+	if (cuco_read_file(a->log_path, 1 << 20, &log, &len, &ignored) == CUCO_OK) {
+		char *save = NULL;
+		for (char *line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			if (strncmp(line, "usage:", 6) != 0)  /* the referee's own words precede its usage */
+				eval_first_line(line, last, sizeof last);
+	}
+	free(log);
+	return cuco_errf(err, CUCO_EENV, "the referee on %s did not start%s%s", a->remote->slot->hosts,
+		*last ? ": " : " (its log is empty)", last);
+}
+
+int eval_referee_start(const char *binary, const eval_referee_args *a, eval_referee *r, cuco_err *err)
+{
+	memset(r, 0, sizeof *r);
+	r->pid = -1;
+	r->in_fd = r->out_fd = -1;
+	eval_referee_args own = *a;
+	if (!own.owner || !own.owner->drop)
+		own.owner = NULL;
+	int rc = channel_dir(&own, r, err);
+	if (rc != CUCO_OK) {
+		eval_referee_free(r);
+		return rc;
+	}
+	const eval_user *u = own.owner;
+	char owner[48] = "";
 	if (u)
 		snprintf(owner, sizeof owner, "%u:%u", (unsigned)u->uid, (unsigned)u->gid);
 	char ranks[16], warmup[16], reps[16], tol[32];
@@ -85,9 +171,20 @@ int eval_referee_start(const char *binary, const eval_referee_args *a, eval_refe
 	snprintf(reps, sizeof reps, "%d", a->reps);
 	snprintf(tol, sizeof tol, "%.9g", a->tolerance);
 	/* --trace: a line a step in its log, the stage's folder's
-	 * <stage>-referee.log, for whoever asks why a step took its time. */
-	char *const argv[] = { (char *)binary, "--channel", r->dir, "--ranks", ranks, "--warmup", warmup,
-		"--reps", reps, "--tolerance", tol, "--trace", u ? "--owner" : NULL, owner, NULL };
+	 * <stage>-referee.log, for whoever asks why a step took its time. A
+	 * remote one: --ready, and no owner (the stage runs as the ssh user). */
+	char *argv[] = { (char *)binary, "--channel", r->dir, "--ranks", ranks, "--warmup", warmup,
+		"--reps", reps, "--tolerance", tol, "--trace", a->remote ? "--ready" : u ? "--owner" : NULL,
+		a->remote ? NULL : owner, NULL };
+	cuco_buf script = { 0 }, cleanup = { 0 };
+	if (a->remote) {
+		eval_ssh_referee(a->remote, binary, argv + 1, r->dir, &script, &cleanup);
+		r->cleanup = cleanup.data;
+		argv[0] = "/bin/sh";
+		argv[1] = "-c";
+		argv[2] = script.data;
+		argv[3] = NULL;
+	}
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
 	int log = open(a->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (log < 0 || pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
@@ -96,32 +193,41 @@ int eval_referee_start(const char *binary, const eval_referee_args *a, eval_refe
 		for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
 			if (fds[i] >= 0)
 				close(fds[i]);
+		cuco_buf_free(&script);
 		eval_referee_free(r);
 		return cuco_errf(err, CUCO_EENV, "%s: %s", a->log_path, strerror(e));
 	}
 	char gpus[96];
-	char **envp = referee_env(a->gpus, gpus, sizeof gpus);
+	char **envp = referee_env(a->remote ? NULL : a->gpus, gpus, sizeof gpus);
 	r->pid = fork();
 	if (r->pid == 0) {
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(log, 2);
 		setpgid(0, 0);
-		execve(binary, argv, envp);
+		execve(argv[0], argv, envp);
 		_exit(127);
 	}
 	int e = errno;
 	free(envp);
+	cuco_buf_free(&script);
 	close(in[0]);
 	close(out[1]);
 	close(log);
 	r->in_fd = in[1];
 	r->out_fd = out[0];
-	if (r->pid < 0) {
+	if (r->pid < 0)
+		rc = cuco_errf(err, CUCO_EENV, "fork: %s", strerror(e));
+	else if (a->remote)
+		rc = await_ready(r, a, err);
+	/* A remote stage's group is none the referee there can reach: it
+	 * cannot freeze the stage (the verdict says "frozen": false). Told
+	 * only now: the script's ssh before the referee's would read it. */
+	if (rc == CUCO_OK && a->remote && write(r->in_fd, "cgroup none\n", 12) != 12)
+		rc = cuco_errf(err, CUCO_EENV, "referee: %s", strerror(errno));
+	if (rc != CUCO_OK)
 		eval_referee_free(r);
-		return cuco_errf(err, CUCO_EENV, "fork: %s", strerror(e));
-	}
-	return CUCO_OK;
+	return rc;
 }
 
 void eval_referee_started(const eval_cgroup *cg, void *arg)
@@ -208,8 +314,15 @@ void eval_referee_free(eval_referee *r)
 		kill(r->pid, SIGKILL);
 		waitpid(r->pid, NULL, 0);
 	}
-	if (*r->dir)
+	if (r->cleanup) {  /* whatever the stage's end: its host keeps nothing of it */
+		char *argv[] = { "/bin/sh", "-c", r->cleanup, NULL };
+		if (eval_query(argv, CLEANUP_S, NULL) != 0)
+			cuco_log(CUCO_LOG_WARN, "referee: could not remove its folder and channel (%s) on the stage's "
+				"host", r->dir);
+		free(r->cleanup);
+	} else if (*r->dir) {
 		cuco_remove_tree(r->dir);
+	}
 	memset(r, 0, sizeof *r);
 	r->pid = -1;
 	r->in_fd = r->out_fd = -1;

@@ -306,66 +306,125 @@ static void split_host(const char *spec, char *host, size_t size, char *port, si
 	}
 }
 
-static void ssh_command(const eval_launch *l, char *const *prog, const char *binary,
-	const char *const *extras, int nextras, cuco_buf *out)
+/* The slot's host: its ssh and scp commands (the user's options, not
+ * quoted: they are the user's own words, e.g. "-i key -o ..."), and the
+ * destination as scp names it. */
+typedef struct ssh_to {
+	cuco_buf ssh, scp;
+	char host[256];
+} ssh_to;
+
+static void ssh_to_open(const eval_launch *l, ssh_to *t)
 {
-	char host[256], port[16];
-	split_host(l->slot->hosts, host, sizeof host, port, sizeof port);
+	char port[16];
+	split_host(l->slot->hosts, t->host, sizeof t->host, port, sizeof port);
 	const char *opts = l->rc->options;
-	cuco_buf ssh = { 0 }, scp = { 0 }, remote = { 0 }, setup = { 0 };
-	/* Options are the user's own words (e.g. "-i key -o ..."): not quoted. */
-	cuco_buf_puts(&ssh, "ssh -o BatchMode=yes");
-	cuco_buf_puts(&scp, "scp -q -o BatchMode=yes");
+	t->ssh = t->scp = (cuco_buf){ 0 };
+	cuco_buf_puts(&t->ssh, "ssh -o BatchMode=yes");
+	cuco_buf_puts(&t->scp, "scp -q -o BatchMode=yes");
 	if (*opts) {
-		cuco_buf_printf(&ssh, " %s", opts);
-		cuco_buf_printf(&scp, " %s", opts);
+		cuco_buf_printf(&t->ssh, " %s", opts);
+		cuco_buf_printf(&t->scp, " %s", opts);
 	}
 	if (*port) {
-		cuco_buf_printf(&ssh, " -p %s", port);
-		cuco_buf_printf(&scp, " -P %s", port);
+		cuco_buf_printf(&t->ssh, " -p %s", port);
+		cuco_buf_printf(&t->scp, " -P %s", port);
 	}
-	cuco_buf_puts(&ssh, " ");
-	cuco_shell_quote(&ssh, host);
+	cuco_buf_puts(&t->ssh, " ");
+	cuco_shell_quote(&t->ssh, t->host);
+}
 
+static void ssh_to_close(ssh_to *t)
+{
+	cuco_buf_free(&t->ssh);
+	cuco_buf_free(&t->scp);
+}
+
+/* "ssh HOST 'mkdir -p DIR' || ...; scp FILES HOST:DIR/ || ...; ": the
+ * remote folder made and the files copied into it, or the script ends 255. */
+static void ssh_copy(const eval_launch *l, const ssh_to *t, const char *binary, const char *const *extras,
+	int nextras, cuco_buf *out)
+{
+	cuco_buf setup = { 0 };
 	cuco_buf_printf(&setup, "mkdir -p %s", l->remote_dir);
-	cuco_buf_printf(&remote, "cd %s && ", l->remote_dir);
-	if (*l->slot->gpus || l->ticket) {  /* ssh passes no environment */
-		cuco_buf_puts(&remote, "env ");
-		if (*l->slot->gpus)
-			cuco_buf_printf(&remote, "CUDA_VISIBLE_DEVICES=%s ", l->slot->gpus);
-		if (l->ticket) {
-			cuco_shell_quote(&remote, l->ticket);
-			cuco_buf_puts(&remote, " ");
-		}
-	}
-	cuco_buf_printf(&remote, "timeout -k %d %.0f ", KILL_AFTER_S, ceil(l->limit_s));
-	if (l->mpi)
-		cuco_buf_printf(&remote, "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-			"mpirun --oversubscribe%s -np %d ", l->tag_output ? " --tag-output" : "", l->ranks);
-	cuco_buf join = { 0 };
-	cuco_argv_join(prog, &join);
-	cuco_buf_puts(&remote, join.data);
-	cuco_buf_free(&join);
-
-	cuco_buf_printf(out, "%s ", ssh.data);
+	cuco_buf_printf(out, "%s ", t->ssh.data);
 	cuco_shell_quote(out, setup.data);
 	cuco_buf_puts(out, " || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; ");
-	cuco_buf_printf(out, "%s ", scp.data);
+	cuco_buf_printf(out, "%s ", t->scp.data);
 	cuco_shell_quote(out, binary);
 	for (int i = 0; i < nextras; i++) {
 		cuco_buf_puts(out, " ");
 		cuco_shell_quote(out, extras[i]);
 	}
 	cuco_buf_puts(out, " ");
-	cuco_buf_printf(out, "%s:%s/", host, l->remote_dir);
+	cuco_buf_printf(out, "%s:%s/", t->host, l->remote_dir);
 	cuco_buf_puts(out, " || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; ");
-	cuco_buf_printf(out, "%s ", ssh.data);
-	cuco_shell_quote(out, remote.data);
-	cuco_buf_printf(out, "; rc=$?; %s 'rm -rf %s'; exit $rc", ssh.data, l->remote_dir);
-	cuco_buf_free(&ssh);
-	cuco_buf_free(&scp);
-	cuco_buf_free(&remote);
 	cuco_buf_free(&setup);
+}
+
+/* "env CUDA_VISIBLE_DEVICES=... [ticket] " where there is any: ssh passes
+ * no environment. */
+static void ssh_env(const eval_launch *l, const char *ticket, cuco_buf *remote)
+{
+	if (!*l->slot->gpus && !ticket)
+		return;
+	cuco_buf_puts(remote, "env ");
+	if (*l->slot->gpus)
+		cuco_buf_printf(remote, "CUDA_VISIBLE_DEVICES=%s ", l->slot->gpus);
+	if (ticket) {
+		cuco_shell_quote(remote, ticket);
+		cuco_buf_puts(remote, " ");
+	}
+}
+
+static void ssh_command(const eval_launch *l, char *const *prog, const char *binary,
+	const char *const *extras, int nextras, cuco_buf *out)
+{
+	ssh_to t;
+	ssh_to_open(l, &t);
+	cuco_buf remote = { 0 };
+	cuco_buf_printf(&remote, "cd %s && ", l->remote_dir);
+	ssh_env(l, l->ticket, &remote);
+	cuco_buf_printf(&remote, "timeout -k %d %.0f ", KILL_AFTER_S, ceil(l->limit_s));
+	if (l->mpi)
+		cuco_buf_printf(&remote, "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+			"mpirun --oversubscribe%s -np %d ", l->tag_output ? " --tag-output" : "", l->ranks);
+	cuco_argv_join(prog, &remote);
+
+	ssh_copy(l, &t, binary, extras, nextras, out);
+	cuco_buf_printf(out, "%s ", t.ssh.data);
+	cuco_shell_quote(out, remote.data);
+	cuco_buf_printf(out, "; rc=$?; %s 'rm -rf %s'; exit $rc", t.ssh.data, l->remote_dir);
+	ssh_to_close(&t);
+	cuco_buf_free(&remote);
+}
+
+void eval_ssh_referee(const eval_launch *l, const char *binary, char *const *args, const char *chan,
+	cuco_buf *script, cuco_buf *cleanup)
+{
+	ssh_to t;
+	ssh_to_open(l, &t);
+	const char *base = strrchr(binary, '/') ? strrchr(binary, '/') + 1 : binary;
+	cuco_buf remote = { 0 };
+	cuco_buf_printf(&remote, "cd %s && mkdir -m 700 ", l->remote_dir);
+	cuco_shell_quote(&remote, chan);
+	cuco_buf_puts(&remote, " && exec ");
+	ssh_env(l, NULL, &remote);
+	cuco_buf_puts(&remote, "./");
+	cuco_shell_quote(&remote, base);
+	cuco_buf_puts(&remote, " ");
+	cuco_argv_join(args, &remote);
+
+	ssh_copy(l, &t, binary, NULL, 0, script);
+	cuco_buf_printf(script, "exec %s ", t.ssh.data);
+	cuco_shell_quote(script, remote.data);
+	cuco_buf_free(&remote);
+	cuco_buf_printf(&remote, "rm -rf %s ", l->remote_dir);
+	cuco_shell_quote(&remote, chan);
+	cuco_buf_printf(cleanup, "%s ", t.ssh.data);
+	cuco_shell_quote(cleanup, remote.data);
+	ssh_to_close(&t);
+	cuco_buf_free(&remote);
 }
 
 void eval_launch_argv(const eval_launch *l, char *const *prog, const char *binary,
@@ -725,5 +784,15 @@ int cuco_runner_check(const cuco_runner_config *c, int ranks, report_fn report, 
 		failed += !named;
 	}
 	free(slots);
+	/* Not a fault of the runner's: what becomes of refereed workloads. */
+	if (c->kind == CUCO_RUNNER_SSH)
+		snprintf(detail, sizeof detail, "refereed workloads: the referee runs on each host beside its "
+			"stage's ranks, as the ssh user, in an ssh session of its own; no freezer there: the gaps "
+			"between steps are not held still (docs/trust.md)");
+	else
+		snprintf(detail, sizeof detail, "refereed workloads are refused: the %s runner may spread a "
+			"stage's ranks over hosts, and the referee must share one with all of them",
+			cuco_runner_name(c->kind));
+	report("referee", true, detail, arg);
 	return failed;
 }

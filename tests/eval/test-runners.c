@@ -4,11 +4,13 @@
  * runners for real: a hostfile of this machine, a hostfile of two "hosts"
  * that are this machine's 127.0.0.2 and 127.0.0.3 reached over an sshd
  * started here (mpirun really launches through ssh), with a third host
- * that does not answer, and the ssh runner against the same sshd. */
+ * that does not answer, and the ssh runner against the same sshd, with
+ * a refereed workload too (its referee on the host). */
 #include "eval/eval_int.h"
 #include "daemons.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <setjmp.h>
@@ -143,6 +145,22 @@ static void test_commands(void **state)
 		" || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; "
 		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && env CUDA_VISIBLE_DEVICES=1 CUCO_HARNESS=1:k:s "
 		"timeout -k 2 30 ./abc --reps 1'; rc=$?; ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x'; exit $rc");
+
+	/* A refereed stage's referee: copied to the same folder, started in a
+	 * session of its own (exec: its output is ssh's), and its folders removed. */
+	char *args[] = { "--channel", "/dev/shm/cuco-chan-1-0-ab", "--ready", NULL };
+	cuco_buf script = { 0 }, cleanup = { 0 };
+	eval_ssh_referee(&l, "/run/cache/referee-12", args, "/dev/shm/cuco-chan-1-0-ab", &script, &cleanup);
+	assert_string_equal(script.data,
+		"ssh -o BatchMode=yes gpu2 'mkdir -p /tmp/cuco-x'"
+		" || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; "
+		"scp -q -o BatchMode=yes /run/cache/referee-12 gpu2:/tmp/cuco-x/"
+		" || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; "
+		"exec ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && mkdir -m 700 /dev/shm/cuco-chan-1-0-ab && exec "
+		"env CUDA_VISIBLE_DEVICES=1 ./referee-12 --channel /dev/shm/cuco-chan-1-0-ab --ready'");
+	assert_string_equal(cleanup.data, "ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x /dev/shm/cuco-chan-1-0-ab'");
+	cuco_buf_free(&script);
+	cuco_buf_free(&cleanup);
 }
 
 /* ---- settings and host lists ------------------------------------------------ */
@@ -793,6 +811,18 @@ static void test_two_host_search(void **state)
 	rm_rf(dir);
 }
 
+/* cfg's run folder (a fresh dir) and its one ssh host: this user at the
+ * test's sshd. */
+static void ssh_config(const sshd *s, cuco_eval_config *cfg, char *dir, size_t size)
+{
+	make_tmpdir(dir, size);
+	snprintf(cfg->run_dir, sizeof cfg->run_dir, "%s", dir);
+	struct passwd *pw = getpwuid(getuid());
+	snprintf(cfg->runner.hosts, sizeof cfg->runner.hosts, "%s@127.0.0.1:%d", pw ? pw->pw_name : "root",
+		s->port);
+	snprintf(cfg->runner.options, sizeof cfg->runner.options, "%.300s", s->options);
+}
+
 static void test_ssh_for_real(void **state)
 {
 	sshd *s = *state;
@@ -800,12 +830,7 @@ static void test_ssh_for_real(void **state)
 		skip();
 	cuco_eval_config cfg = { .runner.kind = CUCO_RUNNER_SSH, .jobs = 1 };
 	char dir[256];
-	make_tmpdir(dir, sizeof dir);
-	snprintf(cfg.run_dir, sizeof cfg.run_dir, "%s", dir);
-	struct passwd *pw = getpwuid(getuid());
-	snprintf(cfg.runner.hosts, sizeof cfg.runner.hosts, "%s@127.0.0.1:%d", pw ? pw->pw_name : "root",
-		s->port);
-	snprintf(cfg.runner.options, sizeof cfg.runner.options, "%.300s", s->options);
+	ssh_config(s, &cfg, dir, sizeof dir);
 	cuco_workload *wl;
 	cuco_evaluator *ev = evaluator(&cfg, &wl);
 	cuco_eval_result res;
@@ -838,9 +863,98 @@ static void test_ssh_for_real(void **state)
 	rm_rf(dir);
 }
 
+/* Nothing of a refereed stage is left on the host (here, the same
+ * machine): no remote folder of any evaluation's, no channel of this
+ * process's. */
+static void expect_host_clean(const char *run_dir)
+{
+	char work[512], path[512];
+	snprintf(work, sizeof work, "%.300s/work", run_dir);
+	DIR *d = opendir(work);
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		snprintf(path, sizeof path, "/tmp/cuco-%.256s", e->d_name);
+		if (e->d_name[0] != '.' && access(path, F_OK) == 0)
+			fail_msg("%s is left on the host", path);
+	}
+	closedir(d);
+	char prefix[64];
+	snprintf(prefix, sizeof prefix, "cuco-chan-%ld-", (long)getpid());
+	d = opendir("/dev/shm");
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));)
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+			fail_msg("/dev/shm/%s is left on the host", e->d_name);
+	closedir(d);
+}
+
+/* A refereed workload over ssh: the referee is copied to the host and
+ * runs there in an ssh session of its own. Its verdict times the honest
+ * program, finds the wrong one wrong, and is the only one believed: a
+ * program that prints a verdict of its own (on the stage's session) is
+ * judged by the referee's. A step that never returns is a timeout; and
+ * however the stage ended, the host keeps nothing. A referee that cannot
+ * start is the environment's failure, with ssh's reason. The hostfile runner,
+ * which may spread the ranks over hosts, is refused. */
+static void test_ssh_refereed(void **state)
+{
+	sshd *s = *state;
+	if (!s->port)
+		skip();
+	cuco_eval_config cfg = { .runner.kind = CUCO_RUNNER_SSH, .jobs = 1, .limit_scale = 0.25 };
+	char dir[256];
+	ssh_config(s, &cfg, dir, sizeof dir);
+	cuco_workload *wl;
+	cuco_evaluator *ev;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_workload_load(fixture("refd"), &wl, &err), CUCO_OK);
+	if (cuco_evaluator_new(wl, &cfg, &ev, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	cuco_eval_result res;
+	evaluate(ev, wl, "refd/seed.c", &res);
+	if (!res.ok)
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
+	assert_int_equal(res.timing.samples, 5);
+	assert_true(res.timing.min_us > 0 && res.timing.min_us <= res.timing.median_us);
+	assert_true(res.timing.median_us < 1e6);
+	assert_true(res.timing.max_error <= 1e-5);
+	evaluate(ev, wl, "refd/wrong.c", &res);
+	if (strcmp(res.failure.error_class, "wrong-answer") != 0 || !strstr(res.failure.excerpt, "verification"))
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
+	evaluate(ev, wl, "refd/forged.c", &res);
+	if (res.ok || strcmp(res.failure.error_class, "wrong-answer") != 0)
+		fail_msg("a verdict the program printed was believed: %s: %s", res.ok ? "ok" : res.failure.error_class,
+			res.failure.excerpt);
+	evaluate(ev, wl, "refd/stuck.c", &res);
+	if (strcmp(res.failure.error_class, "timeout") != 0)
+		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
+	cuco_evaluator_free(ev);
+	assert_int_equal(count_processes(cfg.run_dir), 0);
+	expect_host_clean(cfg.run_dir);
+
+	/* A referee that cannot start there (a host that does not answer):
+	 * no stage, the environment's failure, ssh's words. */
+	snprintf(cfg.runner.hosts, sizeof cfg.runner.hosts, "127.0.0.1:%d", free_port());
+	cfg.runner.retry_after_s = 0.01;
+	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_OK);
+	evaluate(ev, wl, "refd/seed.c", &res);
+	assert_true(res.environment);
+	if (!strstr(res.failure.excerpt, "did not start: cuco-ssh: cannot reach the host"))
+		fail_msg("%s", res.failure.excerpt);
+	cuco_evaluator_free(ev);
+
+	cfg.runner.kind = CUCO_RUNNER_HOSTFILE;
+	snprintf(cfg.runner.hostfile, sizeof cfg.runner.hostfile, "%s/hosts", dir);
+	write_text(cfg.runner.hostfile, "localhost slots=2\n");
+	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_EUSAGE);
+	assert_non_null(strstr(err.msg, "the hostfile runner may spread"));
+	cuco_workload_free(wl);
+	rm_rf(dir);
+}
+
 /* `cuco run` and `cuco doctor` take --runner, --hostfile and --hosts: a
  * bad one is a usage error (1), a bad hostfile bad input (2) naming the
- * file and line, in one line each. */
+ * file and line, in one line each; doctor's referee line over ssh. */
 static void test_cli_flags(void **state)
 {
 	(void)state;
@@ -875,6 +989,12 @@ static void test_cli_flags(void **state)
 			fail_msg("cuco %s: status %d, said:\n%s", args, status, out);
 		free(out);
 	}
+	/* doctor says what becomes of refereed workloads over ssh. */
+	snprintf(cmd, sizeof cmd, "'%s' doctor --runner ssh --hosts me@localhost 2>&1", bin);
+	char *said = capture_output(cmd, &(int){ 0 });
+	if (!strstr(said, "referee") || !strstr(said, "in an ssh session of its own; no freezer there"))
+		fail_msg("cuco doctor --runner ssh said:\n%s", said);
+	free(said);
 	/* A [runner] the config file gets wrong: refused before any run folder. */
 	config_home(dir, "[runner]\nkind = slurm\nslots = 0\n");
 	snprintf(cmd, sizeof cmd, "XDG_CONFIG_HOME='%s' '%s' run %s --run %s/r2 2>&1 >/dev/null", dir, bin,
@@ -906,6 +1026,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_two_hosts_for_real, ssh_setup, ssh_teardown),
 		cmocka_unit_test_setup_teardown(test_two_host_search, ssh_setup, ssh_teardown),
 		cmocka_unit_test_setup_teardown(test_ssh_for_real, ssh_setup, ssh_teardown),
+		cmocka_unit_test_setup_teardown(test_ssh_refereed, ssh_setup, ssh_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

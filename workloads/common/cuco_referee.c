@@ -52,11 +52,13 @@
  *
  * Two ways to run:
  *   referee --channel DIR --ranks N --warmup W --reps R --tolerance T [--owner UID:GID]
+ *           [--trace] [--ready]
  *       beside a stage cuco starts (--owner: the user its ranks run as,
  *       who alone gets their channel files); stdin carries one line, the stage's
  *       control group ("cgroup v1 FREEZER_DIR", anything after it unread,
  *       "cgroup v2 DIR" or "cgroup none"), and its end of file says the
- *       stage ended.
+ *       stage ended. --ready: a line `CUCO_REFEREE_READY` on stdout once the
+ *       channel files are made (over ssh, cuco starts the stage after it).
  *   referee [--channel DIR] ... --run COMMAND...
  *       by hand: runs the command itself (its output to stderr), with no
  *       control group, so the gaps are not frozen (the verdict says so).
@@ -136,6 +138,7 @@ typedef struct referee {
 	char why[400], suspect[400], incomplete[300];
 	double freeze_s;                   /* time spent freezing and thawing, for the record */
 	bool trace;                        /* --trace: a line per step on stderr */
+	bool ready;                        /* --ready: say so on stdout once the channels are made */
 	bool owned;                        /* --owner: the ranks' user, who gets their files */
 	uid_t uid;
 	gid_t gid;
@@ -899,7 +902,7 @@ static void verdict(referee *r)
 static void usage(const char *why, const char *arg)
 {
 	fprintf(stderr, "referee: %s%s%s\nusage: referee [--channel DIR] --ranks N --warmup W --reps R "
-		"--tolerance T [--owner UID:GID] [--trace] [--run COMMAND...]\n", why, arg ? ": " : "", arg ? arg : "");
+		"--tolerance T [--owner UID:GID] [--trace] [--ready] [--run COMMAND...]\n", why, arg ? ": " : "", arg ? arg : "");
 	exit(2);
 }
 
@@ -968,8 +971,8 @@ int main(int argc, char **argv)
 			r->tolerance = strtod(v, NULL);
 		else if (strcmp(argv[i], "--owner") == 0)
 			owner(r, v);
-		else if (strcmp(argv[i], "--trace") == 0) {
-			r->trace = true;
+		else if (strcmp(argv[i], "--trace") == 0 || strcmp(argv[i], "--ready") == 0) {
+			*(argv[i][2] == 't' ? &r->trace : &r->ready) = true;
 			continue;
 		} else
 			usage("unknown argument", argv[i]);
@@ -997,6 +1000,10 @@ int main(int argc, char **argv)
 		}
 	if (r->gpu)
 		calibrate(r);
+	if (r->ready) {  /* over ssh cuco starts the stage only now: its ranks wait for no file */
+		printf("CUCO_REFEREE_READY\n");
+		fflush(stdout);
+	}
 	if (cmd)
 		start(r, cmd);
 	else
