@@ -358,11 +358,18 @@ static const char *set_value(const cuco_config_option *o, void *base, const char
 		return cuco_strlcpy(p, v, o->size) ? NULL : "value too long";
 	case T_CHOICE:
 		return cuco_model_choice_parse(v, p) == CUCO_OK ? NULL : o->want;
-	case T_RULE:
-		if (strcmp(v, "weighted") && strcmp(v, "power_law"))
+	case T_RULE: {
+		static const char *const rules[] = {
+#define X(e, name, help) name,
+			CUCO_PARENT_RULES(X)
+#undef X
+		};
+		int i = cuco_name_index(rules, CUCO_PARENT_RULE_COUNT, v);
+		if (i < 0)
 			return o->want;
-		*(cuco_parent_rule *)p = v[0] == 'w' ? CUCO_PARENT_WEIGHTED : CUCO_PARENT_POWER_LAW;
+		*(cuco_parent_rule *)p = (cuco_parent_rule)i;
 		return NULL;
+	}
 	case T_PROVIDER:
 		ss->alias = cuco_provider_find(v, strlen(v));
 		if (!ss->alias) {

@@ -13,9 +13,17 @@
 
 #include <stdbool.h>
 
+/* How a parent is drawn from its island: X(enum, name in the config file,
+ * what it does). */
+#define CUCO_PARENT_RULES(X) \
+	X(WEIGHTED, "weighted", "sigmoid of score vs the island median, / (1 + children)") \
+	X(POWER_LAW, "power_law", "p(rank r) ∝ r^-alpha over the island ranked by score")
+
 typedef enum cuco_parent_rule {
-	CUCO_PARENT_WEIGHTED,   /* sigmoid of score vs the island median, / (1 + children) */
-	CUCO_PARENT_POWER_LAW,  /* p(rank r) ∝ r^-alpha over the island ranked by score */
+#define X(e, name, help) CUCO_PARENT_##e,
+	CUCO_PARENT_RULES(X)
+#undef X
+	CUCO_PARENT_RULE_COUNT
 } cuco_parent_rule;
 
 /* The mutation operators of an island, in this order in the probabilities. */
