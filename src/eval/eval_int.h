@@ -679,11 +679,12 @@ typedef struct eval_launch {
 } eval_launch;
 
 /* The ssh runner's referee: a script that copies binary to the slot's
- * host (l->remote_dir), makes the channel folder chan there (new, mode
- * 0700) and runs binary args... there in an ssh session of its own, whose
- * output is the referee's alone; and one that removes both. */
-void eval_ssh_referee(const eval_launch *l, const char *binary, char *const *args, const char *chan,
-	cuco_buf *script, cuco_buf *cleanup);
+ * host (l->remote_dir), checks the copy there against sum (its SHA-256,
+ * hex) just before it runs, makes the channel folder chan there (new,
+ * mode 0700) and runs binary args... there in an ssh session of its own,
+ * whose output is the referee's alone; and one that removes both. */
+void eval_ssh_referee(const eval_launch *l, const char *binary, const char *sum, char *const *args,
+	const char *chan, cuco_buf *script, cuco_buf *cleanup);
 
 /* The command that runs `prog` (the expanded run template; for ssh it must
  * name the binary as ./<basename of binary>) under the runner: the

@@ -399,8 +399,9 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 	cuco_log(CUCO_LOG_INFO, "evaluator: %s runner, %d slot%s: %s", cuco_runner_name(cfg->runner.kind),
 		nslots, nslots == 1 ? "" : "s", where);
 	if (wl->protocol == CUCO_PROTO_REFEREE && cfg->runner.kind == CUCO_RUNNER_SSH)
-		cuco_log(CUCO_LOG_WARN, "evaluator: %s over ssh: each stage's referee runs on its host, as the "
-			"ssh user, with no freezer there: the gaps between steps are not held still (verdicts say "
+		cuco_log(CUCO_LOG_WARN, "evaluator: %s over ssh: each stage's referee runs on its host as the "
+			"ssh user, the uid its ranks run as, who may replace or signal it: its verdict there is defence "
+			"in depth; no freezer there either: the gaps between steps are not held still (verdicts say "
 			"\"frozen\": false; docs/trust.md)", wl->name);
 	ev->in_allocation = cfg->runner.kind == CUCO_RUNNER_SLURM && eval_slurm_allocation(NULL, 0);
 	snprintf(ev->work_root, sizeof ev->work_root, "%s/work", cfg->run_dir);

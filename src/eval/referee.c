@@ -18,7 +18,9 @@
  * stage ended; then it is killed).
  *
  * Under the ssh runner the stage's ranks run on another host, so the
- * referee does too: copied there beside the program, started in an ssh
+ * referee does too: copied there beside the program, checked against its
+ * sum just before it runs (the stage's ranks are the same user there, and
+ * may replace the file: defence in depth), started in an ssh
  * session of its own (never the stage's, whose output the candidate
  * writes), its stdin and stdout that session's. Its first line says its
  * channel is made, and only then does the stage start; the stage's group
@@ -97,6 +99,20 @@ static int channel_dir(const eval_referee_args *a, eval_referee *r, cuco_err *er
 		return cuco_errf(err, CUCO_EENV, "/dev/shm: cannot give the referee's channel to %s: %s", u->name,
 			strerror(errno));
 	return CUCO_OK;
+}
+
+/* The referee's SHA-256 (hex), which the far side checks its copy
+ * against just before it runs it. */
+static int binary_sum(const char *binary, char sum[65], cuco_err *err)
+{
+	char *argv[] = { "sha256sum", "--", (char *)binary, NULL };
+	cuco_buf out = { 0 };
+	int rc = eval_query(argv, CLEANUP_S, &out);
+	bool hex = rc == 0 && out.len >= 64 && strspn(out.data, "0123456789abcdef") == 64;
+	if (hex)
+		snprintf(sum, 65, "%.64s", out.data);
+	cuco_buf_free(&out);
+	return hex ? CUCO_OK : cuco_errf(err, CUCO_EENV, "sha256sum %s: no sum (exit status %d)", binary, rc);
 }
 
 /* A remote referee says it is ready (its channel made) before the stage
@@ -178,7 +194,12 @@ int eval_referee_start(const char *binary, const eval_referee_args *a, eval_refe
 		a->remote ? NULL : owner, NULL };
 	cuco_buf script = { 0 }, cleanup = { 0 };
 	if (a->remote) {
-		eval_ssh_referee(a->remote, binary, argv + 1, r->dir, &script, &cleanup);
+		char sum[65];
+		if ((rc = binary_sum(binary, sum, err)) != CUCO_OK) {
+			eval_referee_free(r);
+			return rc;
+		}
+		eval_ssh_referee(a->remote, binary, sum, argv + 1, r->dir, &script, &cleanup);
 		r->cleanup = cleanup.data;
 		argv[0] = "/bin/sh";
 		argv[1] = "-c";

@@ -399,14 +399,21 @@ static void ssh_command(const eval_launch *l, char *const *prog, const char *bin
 	cuco_buf_free(&remote);
 }
 
-void eval_ssh_referee(const eval_launch *l, const char *binary, char *const *args, const char *chan,
-	cuco_buf *script, cuco_buf *cleanup)
+void eval_ssh_referee(const eval_launch *l, const char *binary, const char *sum, char *const *args,
+	const char *chan, cuco_buf *script, cuco_buf *cleanup)
 {
 	ssh_to t;
 	ssh_to_open(l, &t);
 	const char *base = strrchr(binary, '/') ? strrchr(binary, '/') + 1 : binary;
-	cuco_buf remote = { 0 };
-	cuco_buf_printf(&remote, "cd %s && mkdir -m 700 ", l->remote_dir);
+	cuco_buf remote = { 0 }, check = { 0 };
+	/* What runs is what was copied, checked just before the exec: a file
+	 * the ssh user's processes (a stage's) may replace, so this narrows
+	 * the window, no more (docs/trust.md, "Over ssh"). */
+	cuco_buf_printf(&check, "%s  %s", sum, base);
+	cuco_buf_printf(&remote, "cd %s && { echo ", l->remote_dir);
+	cuco_shell_quote(&remote, check.data);
+	cuco_buf_puts(&remote, " | sha256sum -c --status || { echo 'cuco-ssh: the referee on the host is not "
+		"the one copied' >&2; exit 255; }; } && mkdir -m 700 ");
 	cuco_shell_quote(&remote, chan);
 	cuco_buf_puts(&remote, " && exec ");
 	ssh_env(l, NULL, &remote);
@@ -419,6 +426,7 @@ void eval_ssh_referee(const eval_launch *l, const char *binary, char *const *arg
 	cuco_buf_printf(script, "exec %s ", t.ssh.data);
 	cuco_shell_quote(script, remote.data);
 	cuco_buf_free(&remote);
+	cuco_buf_free(&check);
 	cuco_buf_printf(&remote, "rm -rf %s ", l->remote_dir);
 	cuco_shell_quote(&remote, chan);
 	cuco_buf_printf(cleanup, "%s ", t.ssh.data);
@@ -788,7 +796,8 @@ int cuco_runner_check(const cuco_runner_config *c, int ranks, report_fn report, 
 	if (c->kind == CUCO_RUNNER_SSH)
 		snprintf(detail, sizeof detail, "refereed workloads: the referee runs on each host beside its "
 			"stage's ranks, as the ssh user, in an ssh session of its own; no freezer there: the gaps "
-			"between steps are not held still (docs/trust.md)");
+			"between steps are not held still; stages and referee share a uid there, so its verdict is "
+			"defence in depth (docs/trust.md)");
 	else
 		snprintf(detail, sizeof detail, "refereed workloads are refused: the %s runner may spread a "
 			"stage's ranks over hosts, and the referee must share one with all of them",

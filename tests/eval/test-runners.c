@@ -146,17 +146,20 @@ static void test_commands(void **state)
 		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && env CUDA_VISIBLE_DEVICES=1 CUCO_HARNESS=1:k:s "
 		"timeout -k 2 30 ./abc --reps 1'; rc=$?; ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x'; exit $rc");
 
-	/* A refereed stage's referee: copied to the same folder, started in a
-	 * session of its own (exec: its output is ssh's), and its folders removed. */
+	/* A refereed stage's referee: copied to the same folder, checked
+	 * against its sum there, started in a session of its own (exec: its
+	 * output is ssh's), and its folders removed. */
 	char *args[] = { "--channel", "/dev/shm/cuco-chan-1-0-ab", "--ready", NULL };
 	cuco_buf script = { 0 }, cleanup = { 0 };
-	eval_ssh_referee(&l, "/run/cache/referee-12", args, "/dev/shm/cuco-chan-1-0-ab", &script, &cleanup);
+	eval_ssh_referee(&l, "/run/cache/referee-12", "5e", args, "/dev/shm/cuco-chan-1-0-ab", &script, &cleanup);
 	assert_string_equal(script.data,
 		"ssh -o BatchMode=yes gpu2 'mkdir -p /tmp/cuco-x'"
 		" || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; "
 		"scp -q -o BatchMode=yes /run/cache/referee-12 gpu2:/tmp/cuco-x/"
 		" || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; "
-		"exec ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && mkdir -m 700 /dev/shm/cuco-chan-1-0-ab && exec "
+		"exec ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && { echo '\\''5e  referee-12'\\'' | sha256sum -c "
+		"--status || { echo '\\''cuco-ssh: the referee on the host is not the one copied'\\'' >&2; exit 255; }; } "
+		"&& mkdir -m 700 /dev/shm/cuco-chan-1-0-ab && exec "
 		"env CUDA_VISIBLE_DEVICES=1 ./referee-12 --channel /dev/shm/cuco-chan-1-0-ab --ready'");
 	assert_string_equal(cleanup.data, "ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x /dev/shm/cuco-chan-1-0-ab'");
 	cuco_buf_free(&script);
@@ -888,6 +891,20 @@ static void expect_host_clean(const char *run_dir)
 	closedir(d);
 }
 
+/* The refereed fixture's evaluator over ssh to the test's sshd (cfg's
+ * run folder in dir). */
+static cuco_evaluator *refd_evaluator(const sshd *s, cuco_eval_config *cfg, char *dir, size_t size,
+	cuco_workload **wl)
+{
+	ssh_config(s, cfg, dir, size);
+	cuco_evaluator *ev;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_workload_load(fixture("refd"), wl, &err), CUCO_OK);
+	if (cuco_evaluator_new(*wl, cfg, &ev, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	return ev;
+}
+
 /* A refereed workload over ssh: the referee is copied to the host and
  * runs there in an ssh session of its own. Its verdict times the honest
  * program, finds the wrong one wrong, and is the only one believed: a
@@ -903,13 +920,9 @@ static void test_ssh_refereed(void **state)
 		skip();
 	cuco_eval_config cfg = { .runner.kind = CUCO_RUNNER_SSH, .jobs = 1, .limit_scale = 0.25 };
 	char dir[256];
-	ssh_config(s, &cfg, dir, sizeof dir);
 	cuco_workload *wl;
-	cuco_evaluator *ev;
+	cuco_evaluator *ev = refd_evaluator(s, &cfg, dir, sizeof dir, &wl);
 	cuco_err err = { 0 };
-	assert_int_equal(cuco_workload_load(fixture("refd"), &wl, &err), CUCO_OK);
-	if (cuco_evaluator_new(wl, &cfg, &ev, &err) != CUCO_OK)
-		fail_msg("%s", err.msg);
 	cuco_eval_result res;
 	evaluate(ev, wl, "refd/seed.c", &res);
 	if (!res.ok)
@@ -949,6 +962,58 @@ static void test_ssh_refereed(void **state)
 	assert_int_equal(cuco_evaluator_new(wl, &cfg, &ev, &err), CUCO_EUSAGE);
 	assert_non_null(strstr(err.msg, "the hostfile runner may spread"));
 	cuco_workload_free(wl);
+	rm_rf(dir);
+}
+
+/* The hijacker's process on the host is gone (its files with it). */
+static void await_hijacker(void)
+{
+	for (int i = 0; i < 600; i++) {
+		bool left = false;
+		DIR *d = opendir("/tmp");
+		assert_non_null(d);
+		for (struct dirent *e; (e = readdir(d));)
+			left |= strncmp(e->d_name, ".hijack-", 8) == 0;
+		closedir(d);
+		if (!left)
+			return;
+		usleep(100000);
+	}
+	fail_msg("the hijacker is still on the host after 60 s");
+}
+
+/* The red team's over ssh, where the ranks run on the referee's host as
+ * its user: a stage that stops its referee and kills it gets no verdict
+ * (a timeout); one that leaves a process behind to replace later stages'
+ * referees (its own bench stage's, here) with one that rewrites the times
+ * is never a pass with the forged time — the far side checks the copy's
+ * sum before it runs it, and the stage is the environment's failure, then
+ * passes on a retry, honestly timed. (Without that check the forged 0.010
+ * us was believed. A replacement timed between the check and the exec
+ * would still run: docs/trust.md, "Over ssh".) */
+static void test_ssh_referee_attacks(void **state)
+{
+	sshd *s = *state;
+	if (!s->port)
+		skip();
+	cuco_eval_config cfg = { .runner.kind = CUCO_RUNNER_SSH, .jobs = 1, .limit_scale = 0.25,
+		.runner.retry_after_s = 0.01 };
+	char dir[256];
+	cuco_workload *wl;
+	cuco_evaluator *ev = refd_evaluator(s, &cfg, dir, sizeof dir, &wl);
+	cuco_eval_result res;
+	evaluate(ev, wl, "refd/signal.c", &res);
+	if (res.ok || strcmp(res.failure.error_class, "timeout") != 0)
+		fail_msg("a stage that killed its referee: %s: %s", res.ok ? "ok" : res.failure.error_class,
+			res.failure.excerpt);
+	evaluate(ev, wl, "refd/hijack.c", &res);
+	await_hijacker();
+	if (res.ok && res.timing.median_us < 0.02)
+		fail_msg("a forged referee's verdict was believed: median %.3f us", res.timing.median_us);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+	assert_int_equal(count_processes(cfg.run_dir), 0);
+	expect_host_clean(cfg.run_dir);
 	rm_rf(dir);
 }
 
@@ -992,7 +1057,8 @@ static void test_cli_flags(void **state)
 	/* doctor says what becomes of refereed workloads over ssh. */
 	snprintf(cmd, sizeof cmd, "'%s' doctor --runner ssh --hosts me@localhost 2>&1", bin);
 	char *said = capture_output(cmd, &(int){ 0 });
-	if (!strstr(said, "referee") || !strstr(said, "in an ssh session of its own; no freezer there"))
+	if (!strstr(said, "referee") || !strstr(said, "in an ssh session of its own; no freezer there") ||
+			!strstr(said, "stages and referee share a uid there, so its verdict is defence in depth"))
 		fail_msg("cuco doctor --runner ssh said:\n%s", said);
 	free(said);
 	/* A [runner] the config file gets wrong: refused before any run folder. */
@@ -1027,6 +1093,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_two_host_search, ssh_setup, ssh_teardown),
 		cmocka_unit_test_setup_teardown(test_ssh_for_real, ssh_setup, ssh_teardown),
 		cmocka_unit_test_setup_teardown(test_ssh_refereed, ssh_setup, ssh_teardown),
+		cmocka_unit_test_setup_teardown(test_ssh_referee_attacks, ssh_setup, ssh_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
