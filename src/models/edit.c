@@ -8,6 +8,7 @@
  * candidate for a reviewer to read.
  */
 #include "models/models.h"
+#include "text.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,25 +27,56 @@ typedef struct lesson {
 	cuco_directive seemed;
 } lesson;
 
+/* The local headers text includes, from the workload's folder, one after
+ * the other: what its calls may name besides the program's own. */
+static void local_headers(const cuco_edit *e, const char *text, size_t len, cuco_buf *out)
+{
+	char names[16][128];
+	int n = 0;
+	if (e->wl)
+		cuco_text_includes(text, len, names, &n, 16);
+	for (int i = 0; i < n; i++) {
+		char *h;
+		size_t hlen;
+		cuco_err ignored;
+		cuco_buf path = { 0 };
+		cuco_buf_printf(&path, "%s/%s", e->wl->dir, names[i]);
+		int rc = cuco_read_file(path.data, 1u << 20, &h, &hlen, &ignored);
+		cuco_buf_free(&path);
+		if (rc != CUCO_OK)
+			continue;
+		cuco_buf_append(out, h, hlen);
+		cuco_buf_puts(out, "\n");
+		free(h);
+	}
+}
+
 /* The reply applied to the parent, or to its lean view and then expanded
- * (e->view: each note line becomes the lines it stands for again). */
+ * (e->view: each note line becomes the lines it stands for again); an
+ * edit whose calls name a function it removed is refused here, before a
+ * compile would (cuco_patch_calls). */
 static int apply(const cuco_edit *e, const cuco_reply *reply, cuco_patched *p, cuco_err *err)
 {
-	if (!e->view)
-		return cuco_patch_apply(e->parent, e->parent_len, reply, p, err);
-	int rc = cuco_patch_apply(e->view, e->view_len, reply, p, err);
+	int rc = e->view ? cuco_patch_apply(e->view, e->view_len, reply, p, err)
+		: cuco_patch_apply(e->parent, e->parent_len, reply, p, err);
 	if (rc != CUCO_OK)
 		return rc;
-	cuco_buf b = { 0 };
-	rc = cuco_lean_expand(p->text, p->len, e->parent, e->parent_len, &b, err);
-	free(p->text);
-	p->text = b.data;
-	p->len = b.len;
-	if (rc != CUCO_OK) {
-		cuco_patched_free(p);
-		return rc;
+	if (e->view) {
+		cuco_buf b = { 0 };
+		rc = cuco_lean_expand(p->text, p->len, e->parent, e->parent_len, &b, err);
+		free(p->text);
+		p->text = b.data;
+		p->len = b.len;
 	}
-	return CUCO_OK;
+	if (rc == CUCO_OK && reply->kind != CUCO_REPLY_DIRECTIVE) {
+		cuco_buf known = { 0 };
+		local_headers(e, p->text, p->len, &known);
+		rc = cuco_patch_calls(e->parent, e->parent_len, p->text, p->len, known.data, err);
+		cuco_buf_free(&known);
+	}
+	if (rc != CUCO_OK)
+		cuco_patched_free(p);
+	return rc;
 }
 
 /* Parse and apply one reply; CUCO_EDATA with err when refused. A reply

@@ -1384,6 +1384,45 @@ static void test_edit_function_text(void **state)
 	cuco_llm_free(c);
 }
 
+/* An edit whose calls name a function it removed, or a new name made of a
+ * function's that nothing defines, is refused before any compile, naming
+ * the function (issue 26: 5 of Qwen's 9 failed compiles); an honest edit
+ * that renames a function and its calls, or calls a library's function,
+ * applies. */
+static void test_edit_removed_function(void **state)
+{
+	(void)state;
+	static const char parent[] = "// EVOLVE-BLOCK-START\nstatic int produce(int x)\n{\n"
+		"\treturn x + 1;\n}\n\nint step(int x)\n{\n\treturn produce(x);\n}\n"
+		"// EVOLVE-BLOCK-END\n";
+	serve("{\"replies\": ["
+		"{\"text\": \"<<<<<<< SEARCH\\nstatic int produce(int x)\\n{\\n\\treturn x + 1;\\n}\\n"
+		"=======\\n>>>>>>> REPLACE\\n\"}, "
+		"{\"text\": \"<<<<<<< SEARCH\\n\\treturn produce(x);\\n=======\\n"
+		"\\treturn parallelize_produce(x);\\n>>>>>>> REPLACE\\n\"}, "
+		"{\"text\": \"<<<<<<< SEARCH\\nstatic int produce(int x)\\n=======\\n"
+		"static int make(int x)\\n>>>>>>> REPLACE\\n<<<<<<< SEARCH\\n\\treturn produce(x);\\n"
+		"=======\\n\\treturn abs(make(x));\\n>>>>>>> REPLACE\\n\"}]}", CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 3);
+	e.parent = parent;
+	e.parent_len = strlen(parent);
+	cuco_edit_result r;
+	if (cuco_llm_edit(&e, &r, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(r.replies, 3);
+	assert_non_null(strstr(r.transcript, "=== refused: the edit removed produce(), which step still "
+		"calls (line 5); keep its definition or change the call ==="));
+	assert_non_null(strstr(r.transcript, "=== refused: the edit calls parallelize_produce() "
+		"(line 9, in step), which is defined nowhere;"));
+	assert_non_null(strstr(r.source, "static int make(int x)\n"));
+	assert_non_null(strstr(r.source, "\treturn abs(make(x));\n"));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+}
+
 static void test_prompt_fit(void **state)
 {
 	(void)state;
@@ -1525,6 +1564,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_edit_no_room_ends_the_chat),
 		cmocka_unit_test(test_edit_directive_taught_and_alone),
 		cmocka_unit_test(test_edit_function_text),
+		cmocka_unit_test(test_edit_removed_function),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
