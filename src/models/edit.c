@@ -79,6 +79,16 @@ static int apply(const cuco_edit *e, const cuco_reply *reply, cuco_patched *p, c
 	return rc;
 }
 
+/* Whether a reply whose edits were refused still makes a directive-only
+ * child: it stated a directive of the design space (its parse checked
+ * it) other than the parent's, and code is not required. */
+static bool salvageable(const cuco_edit *e, const cuco_reply *reply)
+{
+	return !e->code_required && e->wl && e->base && reply->has_directive &&
+		reply->kind != CUCO_REPLY_DIRECTIVE &&
+		cuco_directive_diff(e->base, &reply->directive, NULL, NULL) != 0;
+}
+
 /* Parse and apply one reply; CUCO_EDATA with err when refused. A reply
  * that stopped by itself may be a directive alone, unless code is
  * required; it must then change the directive. */
@@ -111,6 +121,15 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 	}
 	cuco_patched p;
 	rc = apply(e, &reply, &p, err);
+	/* Edits refused beside a new directive of the design space: the
+	 * directive still makes a directive-only child, as a reply with no
+	 * edit would, and why the edits were refused goes with it. */
+	bool salvaged = rc == CUCO_EDATA && salvageable(e, &reply);
+	if (salvaged) {
+		cuco_strlcpy(out->edits_refused, err->msg, sizeof out->edits_refused);
+		reply.kind = CUCO_REPLY_DIRECTIVE;
+		rc = apply(e, &reply, &p, err);
+	}
 	if (rc == CUCO_OK) {
 		out->source = p.text;
 		out->len = p.len;
@@ -125,7 +144,13 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 		if (reply.set_aside)
 			cuco_buf_printf(transcript, "=== %d hunk%s restating the directive set aside: the "
 				"directive states it ===\n", reply.set_aside, reply.set_aside == 1 ? "" : "s");
-		if (reply.kind == CUCO_REPLY_DIRECTIVE) {
+		if (salvaged) {
+			cuco_buf_printf(transcript, "=== its edits refused: %s ===\n=== applied as a "
+				"directive-only child of its new directive: the parent's code ===\n",
+				out->edits_refused);
+			snprintf(out->note, sizeof out->note, "directive only, its edits refused%s%.440s",
+				reply.description[0] ? ": " : "", reply.description);
+		} else if (reply.kind == CUCO_REPLY_DIRECTIVE) {
 			cuco_buf_puts(transcript, "=== applied as a directive-only child: the parent's code "
 				"===\n");
 		} else if (p.levels) {
@@ -448,7 +473,7 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 		/* A reply refused by the client (past the cap) is judged too: its
 		 * call is stored as refused, with the reason. */
 		if (e->judged)
-			e->judged(e->hook, rc == CUCO_OK, rc == CUCO_OK ? "" : err->msg);
+			e->judged(e->hook, rc == CUCO_OK, rc == CUCO_OK ? out->edits_refused : err->msg);
 		if (rc != CUCO_OK)
 			cuco_buf_printf(&transcript, "=== refused: %s ===\n", err->msg);
 		/* A repeat is answered at a higher temperature; a second, or one
