@@ -59,6 +59,10 @@ def funnel(cuco, run):
     replies = sum(kinds.get(k, {}).get("calls", 0) for k in EDIT_KINDS)
     llm = [c for c in cands if c["origin"] in LLM_ORIGINS]
     compiled = [c for c in llm if c.get("failed_stage") != "compile"]
+    # Directive-only children of replies whose edits were refused (the
+    # parent's code, the reply's new directive): counted apart, so that a
+    # rise in the compiled share is not taken for edits that applied.
+    salvaged = [c for c in llm if "directive only, its edits refused" in (c.get("note") or "")]
     verified = [c for c in llm if c["status"] == "done"]
     faster = [c for c in verified if (c.get("speedup") or {}).get("value", 0) > 1]
     by_id = {c["id"]: c for c in cands}
@@ -77,7 +81,10 @@ def funnel(cuco, run):
             "verified": len(verified), "faster": len(faster), "best": best,
             "best_speedup": sp, "model_made": model_made,
             "repairs": report.get("repairs", {}), "tokens": report.get("tokens", {}),
-            "calls": report.get("calls", {}).get("total", 0)}
+            "calls": report.get("calls", {}).get("total", 0),
+            "refused": report.get("calls", {}).get("refused", 0),
+            "salvaged": len(salvaged),
+            "salvaged_compiled": len([c for c in salvaged if c in compiled])}
 
 
 def call_times(run):
@@ -189,6 +196,14 @@ def main():
             wl, ctx, s, f["replies"], f["parsed"], f["compiled"], f["verified"], f["faster"], share,
             best, "yes" if f["model_made"] else "no", rep.get("asked", 0), rep.get("correct", 0),
             f["calls"], "%.0f" % statistics.median(secs) if secs else "-"))
+    lines.append("")
+    for wl, ctx, s, f, secs in rows:
+        lines.append("%s at %d, %s: %d calls refused; of the %d parsed, %d directive-only children "
+                     "of replies whose edits were refused (%d of them compiled), %d others "
+                     "(%d compiled)" % (
+                         wl, ctx, s, f["refused"], f["parsed"], f["salvaged"],
+                         f["salvaged_compiled"], f["parsed"] - f["salvaged"],
+                         f["compiled"] - f["salvaged_compiled"]))
     text = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write(text)

@@ -2,6 +2,7 @@
 #include "text.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,4 +204,148 @@ void cuco_text_includes(const char *text, size_t len, char (*names)[128], int *n
 		p = nl ? eol + 1 : len;
 	}
 	free(code);
+}
+
+/* ---- functions ------------------------------------------------------------------ */
+
+/* Words before a '(' that name no function. */
+static const char *const not_called[] = {
+	"if", "for", "while", "switch", "return", "sizeof", "alignof", "_Alignof", "__alignof__",
+	"typeof", "__typeof__", "decltype", "defined", "__attribute__", "__declspec", "asm",
+	"__asm__", "__asm", "_Generic", "_Static_assert", "static_assert", "catch", "void", "int",
+	"char", "short", "long", "float", "double", "unsigned", "signed", "const", "volatile",
+};
+
+static bool word_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+static bool called_word(const char *s, size_t n)
+{
+	for (size_t i = 0; i < sizeof not_called / sizeof *not_called; i++)
+		if (strlen(not_called[i]) == n && memcmp(not_called[i], s, n) == 0)
+			return false;
+	return true;
+}
+
+static size_t white(const char *s, size_t i, size_t n)
+{
+	while (i < n && isspace((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
+/* Past the balanced parentheses that open at s[i]. */
+static size_t past_parens(const char *s, size_t i, size_t n)
+{
+	for (int depth = 0; i < n; i++) {
+		depth += s[i] == '(';
+		if (s[i] == ')' && --depth == 0)
+			return i + 1;
+	}
+	return n;
+}
+
+/* Whether the parameter list opening at s[i] is followed by a body:
+ * words (const, noexcept, an attribute and its parentheses), then '{'. */
+static bool has_body(const char *s, size_t i, size_t n)
+{
+	i = white(s, past_parens(s, i, n), n);
+	while (i < n && (word_char(s[i]) || s[i] == '(')) {
+		if (s[i] == '(')
+			i = past_parens(s, i, n);
+		else
+			while (i < n && word_char(s[i]))
+				i++;
+		i = white(s, i, n);
+	}
+	return i < n && s[i] == '{';
+}
+
+/* Whether the word at s[i] follows `.`, `->` or `::`: a member or a
+ * qualified name, not one of the text's own functions. */
+static bool member(const char *s, size_t i)
+{
+	while (i > 0 && isspace((unsigned char)s[i - 1]))
+		i--;
+	return i > 0 && (s[i - 1] == '.' || (i > 1 && s[i - 1] == '>' && s[i - 2] == '-') ||
+		(i > 1 && s[i - 1] == ':' && s[i - 2] == ':'));
+}
+
+static void add_fn(cuco_text_fn **v, size_t *n, const char *name, size_t len, const char *in,
+	int line, bool defined)
+{
+	*v = cuco_xrealloc(*v, (*n + 1) * sizeof **v);
+	cuco_text_fn *f = &(*v)[(*n)++];
+	snprintf(f->name, sizeof f->name, "%.*s", (int)(len < 63 ? len : 63), name);
+	cuco_strlcpy(f->in, in, sizeof f->in);
+	f->line = line;
+	f->defined = defined;
+}
+
+/* A preprocessor line at s[i] ('#'): a function-like #define is a
+ * definition; returns where the line (and its continuations) ends. */
+static size_t hash_line(const char *s, size_t i, size_t n, int *line, cuco_text_fn **v,
+	size_t *nv)
+{
+	size_t k = white(s, i + 1, n);
+	if (n - k > 6 && memcmp(s + k, "define", 6) == 0 && (s[k + 6] == ' ' || s[k + 6] == '\t')) {
+		size_t a = white(s, k + 6, n), b = a;
+		while (b < n && word_char(s[b]))
+			b++;
+		if (b > a && b < n && s[b] == '(')
+			add_fn(v, nv, s + a, b - a, "", *line, true);
+	}
+	for (; i < n && s[i] != '\n'; i++)
+		if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n')
+			i++, (*line)++;
+	return i;
+}
+
+size_t cuco_text_functions(const char *text, size_t len, cuco_text_fn **out)
+{
+	char *s = cuco_text_strip(text, len, true);
+	cuco_text_fn *v = NULL;
+	size_t nv = 0;
+	int depth = 0, line = 1;
+	char in[64] = "", pending[64] = "";
+	bool line_start = true;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (c == '\n') {
+			line++;
+			line_start = true;
+			continue;
+		}
+		if (line_start && c == '#') {
+			i = hash_line(s, i, len, &line, &v, &nv) - 1;
+			continue;
+		}
+		line_start = line_start && isspace((unsigned char)c);
+		if (c == '{' && depth++ == 0)
+			cuco_strlcpy(in, pending, sizeof in);
+		else if (c == '}' && depth > 0 && --depth == 0)
+			in[0] = pending[0] = '\0';
+		else if (c == ';' && depth == 0)
+			pending[0] = '\0';
+		if (!(isalpha((unsigned char)c) || c == '_') || (i > 0 && word_char(s[i - 1])))
+			continue;
+		size_t end = i;
+		while (end < len && word_char(s[end]))
+			end++;
+		size_t paren = white(s, end, len);
+		if (paren < len && s[paren] == '(' && called_word(s + i, end - i) && !member(s, i)) {
+			if (depth > 0) {
+				add_fn(&v, &nv, s + i, end - i, in, line, false);
+			} else if (has_body(s, paren, len)) {
+				add_fn(&v, &nv, s + i, end - i, "", line, true);
+				cuco_strlcpy(pending, v[nv - 1].name, sizeof pending);
+			}
+		}
+		i = end - 1;
+	}
+	free(s);
+	*out = v;
+	return nv;
 }

@@ -93,4 +93,21 @@ bool cuco_text_include(const char *line, size_t n, const char **name, size_t *le
  * there yet, up to max. */
 void cuco_text_includes(const char *text, size_t len, char (*names)[128], int *n, int max);
 
+/* One function of a text: a definition at file scope (a name, its
+ * parameters and a body: `static void produce(layer *l, int c) {`, or a
+ * function-like #define), or a call inside a body (a name and `(`; not
+ * after `.`, `->` or `::`, nor a keyword or a type's name). Read from the
+ * text with comments and quotes blanked; nothing is preprocessed, so both
+ * branches of an #if count, and a definition a macro makes is not seen. */
+typedef struct cuco_text_fn {
+	char name[64];
+	char in[64];    /* a call: the function whose body holds it; "" when none */
+	int line;       /* from 1 */
+	bool defined;
+} cuco_text_fn;
+
+/* The definitions and calls of text, in order (*out malloc'd; NULL when
+ * none); how many. */
+size_t cuco_text_functions(const char *text, size_t len, cuco_text_fn **out);
+
 #endif

@@ -7,7 +7,7 @@
  *  host_calls, slot}, revisits: [{id, lapsed, why}], confirmation: {session, state,
  *  contenders, judged, crowned, unjudged: [{id, why}]}, noise, tokens: {prompt, completion},
  *  cost_usd, repairs: {asked, correct},
- *  calls: {total, refused, estimated, unpriced, by_kind: {KIND: totals},
+ *  calls: {total, refused, edits_refused, estimated, unpriced, by_kind: {KIND: totals},
  *          by_model: {MODEL: totals}},
  *  slots: [{name, state, failures, candidates}]}
  * with totals = {calls, tokens_in, tokens_cached, tokens_out, cost_usd}.
@@ -24,7 +24,10 @@
  * steps, null when nothing was counted. Tokens and cost are every model
  * call's (the store's call records, refused replies, planners and
  * summaries included); a run made before calls were recorded has only its
- * candidates' counts. repairs: the children of evolve's repair turns
+ * candidates' counts; calls.edits_refused: of the used calls, those whose
+ * reply made a directive-only child though its edits were refused
+ * (docs/replies.md), counted apart so that a reply's edits are never
+ * taken for applied. repairs: the children of evolve's repair turns
  * (a failed child mended), and of them those correct. slots: where the run's candidates were measured
  * (docs/cluster.md), each slot's state as the engine last wrote it (meta
  * "slots"; "-" for a slot of an earlier session only) and how many
@@ -286,6 +289,7 @@ static void print_json(const struct report *r)
 	cJSON *calls = cJSON_AddObjectToObject(o, "calls");
 	cJSON_AddNumberToObject(calls, "total", (double)r->calls.calls);
 	cJSON_AddNumberToObject(calls, "refused", (double)r->calls.refused);
+	cJSON_AddNumberToObject(calls, "edits_refused", (double)r->calls.edits_refused);
 	cJSON_AddNumberToObject(calls, "estimated", (double)r->calls.estimated);
 	cJSON_AddNumberToObject(calls, "unpriced", (double)r->calls.unpriced);
 	cJSON *kinds = cJSON_AddObjectToObject(calls, "by_kind");
@@ -383,6 +387,9 @@ static void print_text(const struct report *r)
 	if (!c->calls)
 		return;
 	printf("calls      %lld, %lld refused", (long long)c->calls, (long long)c->refused);
+	if (c->edits_refused)
+		printf("; %lld made directive-only children from replies with refused edits",
+			(long long)c->edits_refused);
 	if (c->tokens_cached)
 		printf("; %lld prompt tokens cached", (long long)c->tokens_cached);
 	if (c->estimated)

@@ -8,6 +8,7 @@
  * candidate for a reviewer to read.
  */
 #include "models/models.h"
+#include "text.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,25 +27,66 @@ typedef struct lesson {
 	cuco_directive seemed;
 } lesson;
 
+/* The local headers text includes, from the workload's folder, one after
+ * the other: what its calls may name besides the program's own. */
+static void local_headers(const cuco_edit *e, const char *text, size_t len, cuco_buf *out)
+{
+	char names[16][128];
+	int n = 0;
+	if (e->wl)
+		cuco_text_includes(text, len, names, &n, 16);
+	for (int i = 0; i < n; i++) {
+		char *h;
+		size_t hlen;
+		cuco_err ignored;
+		cuco_buf path = { 0 };
+		cuco_buf_printf(&path, "%s/%s", e->wl->dir, names[i]);
+		int rc = cuco_read_file(path.data, 1u << 20, &h, &hlen, &ignored);
+		cuco_buf_free(&path);
+		if (rc != CUCO_OK)
+			continue;
+		cuco_buf_append(out, h, hlen);
+		cuco_buf_puts(out, "\n");
+		free(h);
+	}
+}
+
 /* The reply applied to the parent, or to its lean view and then expanded
- * (e->view: each note line becomes the lines it stands for again). */
+ * (e->view: each note line becomes the lines it stands for again); an
+ * edit whose calls name a function it removed is refused here, before a
+ * compile would (cuco_patch_calls). */
 static int apply(const cuco_edit *e, const cuco_reply *reply, cuco_patched *p, cuco_err *err)
 {
-	if (!e->view)
-		return cuco_patch_apply(e->parent, e->parent_len, reply, p, err);
-	int rc = cuco_patch_apply(e->view, e->view_len, reply, p, err);
+	int rc = e->view ? cuco_patch_apply(e->view, e->view_len, reply, p, err)
+		: cuco_patch_apply(e->parent, e->parent_len, reply, p, err);
 	if (rc != CUCO_OK)
 		return rc;
-	cuco_buf b = { 0 };
-	rc = cuco_lean_expand(p->text, p->len, e->parent, e->parent_len, &b, err);
-	free(p->text);
-	p->text = b.data;
-	p->len = b.len;
-	if (rc != CUCO_OK) {
-		cuco_patched_free(p);
-		return rc;
+	if (e->view) {
+		cuco_buf b = { 0 };
+		rc = cuco_lean_expand(p->text, p->len, e->parent, e->parent_len, &b, err);
+		free(p->text);
+		p->text = b.data;
+		p->len = b.len;
 	}
-	return CUCO_OK;
+	if (rc == CUCO_OK && reply->kind != CUCO_REPLY_DIRECTIVE) {
+		cuco_buf known = { 0 };
+		local_headers(e, p->text, p->len, &known);
+		rc = cuco_patch_calls(e->parent, e->parent_len, p->text, p->len, known.data, err);
+		cuco_buf_free(&known);
+	}
+	if (rc != CUCO_OK)
+		cuco_patched_free(p);
+	return rc;
+}
+
+/* Whether a reply whose edits were refused still makes a directive-only
+ * child: it stated a directive of the design space (its parse checked
+ * it) other than the parent's, and code is not required. */
+static bool salvageable(const cuco_edit *e, const cuco_reply *reply)
+{
+	return !e->code_required && e->wl && e->base && reply->has_directive &&
+		reply->kind != CUCO_REPLY_DIRECTIVE &&
+		cuco_directive_diff(e->base, &reply->directive, NULL, NULL) != 0;
 }
 
 /* Parse and apply one reply; CUCO_EDATA with err when refused. A reply
@@ -79,6 +121,15 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 	}
 	cuco_patched p;
 	rc = apply(e, &reply, &p, err);
+	/* Edits refused beside a new directive of the design space: the
+	 * directive still makes a directive-only child, as a reply with no
+	 * edit would, and why the edits were refused goes with it. */
+	bool salvaged = rc == CUCO_EDATA && salvageable(e, &reply);
+	if (salvaged) {
+		cuco_strlcpy(out->edits_refused, err->msg, sizeof out->edits_refused);
+		reply.kind = CUCO_REPLY_DIRECTIVE;
+		rc = apply(e, &reply, &p, err);
+	}
 	if (rc == CUCO_OK) {
 		out->source = p.text;
 		out->len = p.len;
@@ -93,7 +144,13 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 		if (reply.set_aside)
 			cuco_buf_printf(transcript, "=== %d hunk%s restating the directive set aside: the "
 				"directive states it ===\n", reply.set_aside, reply.set_aside == 1 ? "" : "s");
-		if (reply.kind == CUCO_REPLY_DIRECTIVE) {
+		if (salvaged) {
+			cuco_buf_printf(transcript, "=== its edits refused: %s ===\n=== applied as a "
+				"directive-only child of its new directive: the parent's code ===\n",
+				out->edits_refused);
+			snprintf(out->note, sizeof out->note, "directive only, its edits refused%s%.440s",
+				reply.description[0] ? ": " : "", reply.description);
+		} else if (reply.kind == CUCO_REPLY_DIRECTIVE) {
 			cuco_buf_puts(transcript, "=== applied as a directive-only child: the parent's code "
 				"===\n");
 		} else if (p.levels) {
@@ -416,7 +473,7 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 		/* A reply refused by the client (past the cap) is judged too: its
 		 * call is stored as refused, with the reason. */
 		if (e->judged)
-			e->judged(e->hook, rc == CUCO_OK, rc == CUCO_OK ? "" : err->msg);
+			e->judged(e->hook, rc == CUCO_OK, rc == CUCO_OK ? out->edits_refused : err->msg);
 		if (rc != CUCO_OK)
 			cuco_buf_printf(&transcript, "=== refused: %s ===\n", err->msg);
 		/* A repeat is answered at a higher temperature; a second, or one

@@ -7,6 +7,12 @@
  * keep its text, so the server's cache of the prompt holds. A reply the
  * chat had already, byte for byte, is asked again at a higher temperature,
  * and a second such repeat ends the chat.
+ *
+ * A reply whose edits are refused but whose directive is new and of the
+ * design space is not thrown away: its directive makes a directive-only
+ * child (the parent's code), where code is not required, and the refusal
+ * of its edits is kept with it (edits_refused, the transcript, the call's
+ * record), counted apart from the children whose edits applied.
  */
 #ifndef CUCO_MODELS_EDIT_H
 #define CUCO_MODELS_EDIT_H
@@ -50,8 +56,10 @@ typedef struct cuco_edit {
 	void *arg;
 	const atomic_bool *cancel;
 	/* How each reply is asked for (NULL: cuco_llm_complete on llm) and
-	 * told what became of it (NULL: nobody): a caller that counts, stores
-	 * or throttles calls hooks in here. */
+	 * told what became of it (NULL: nobody): used or refused, and why;
+	 * used with a reason: a directive-only child, its edits refused for
+	 * that reason. A caller that counts, stores or throttles calls hooks
+	 * in here. */
 	cuco_llm_sender complete;
 	void (*judged)(void *hook, bool used, const char *why);
 	void *hook;
@@ -65,6 +73,8 @@ typedef struct cuco_edit_result {
 	char note[512];              /* the reply's description */
 	cuco_match loosest;          /* how loosely its hunks matched */
 	cuco_reply_kind kind;        /* what the reply was: hunks or a whole file */
+	char edits_refused[256];     /* a directive-only child made of a reply whose edits were
+	                                refused (its directive new): why they were; "" else */
 	char *prompt;                /* system + user text as sent, and how it was fitted, for
 	                                cuco_source_keep */
 	char *transcript;            /* every reply and every error answered */

@@ -735,6 +735,86 @@ int cuco_patch_functions(const char *text, size_t len, char (*names)[64], int ma
 	return o.n;
 }
 
+/* ---- calls an edit left without a function ----------------------------- */
+
+static const cuco_text_fn *definition(const cuco_text_fn *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].defined && strcmp(v[i].name, name) == 0)
+			return &v[i];
+	return NULL;
+}
+
+/* Whether text holds word as a whole word. */
+static bool holds_word(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = text; text && (p = strstr(p, word)); p += n)
+		if ((p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+				!(isalnum((unsigned char)p[n]) || p[n] == '_'))
+			return true;
+	return false;
+}
+
+/* Whether name is part joined to other words by `_` (`parallelize_produce`
+ * of `produce`). */
+static bool made_of(const char *name, const char *part)
+{
+	size_t n = strlen(part);
+	for (const char *p = name; (p = strstr(p, part)); p++)
+		if ((p == name || p[-1] == '_') && (p[n] == '\0' || p[n] == '_') && strcmp(name, part))
+			return true;
+	return false;
+}
+
+/* Why a call of the child names no function: one the parent defined and
+ * the child does not, or a new name made of a parent's function's name
+ * that the child, the parent and known (the headers it includes) define
+ * nowhere; NULL when every call is defined. */
+static const cuco_text_fn *undefined_call(const cuco_text_fn *pv, size_t pn,
+	const cuco_text_fn *cv, size_t cn, const char *parent, const char *known, bool *removed)
+{
+	for (size_t i = 0; i < cn; i++) {
+		const cuco_text_fn *c = &cv[i];
+		if (c->defined || definition(cv, cn, c->name))
+			continue;
+		*removed = definition(pv, pn, c->name) != NULL;
+		if (*removed)
+			return c;
+		if (holds_word(parent, c->name) || holds_word(known, c->name))
+			continue;
+		for (size_t k = 0; k < pn; k++)
+			if (pv[k].defined && made_of(c->name, pv[k].name))
+				return c;
+	}
+	return NULL;
+}
+
+int cuco_patch_calls(const char *parent, size_t plen, const char *child, size_t clen,
+	const char *known, cuco_err *err)
+{
+	cuco_text_fn *pv, *cv;
+	size_t pn = cuco_text_functions(parent, plen, &pv), cn = cuco_text_functions(child, clen, &cv);
+	bool removed = false;
+	const cuco_text_fn *c = undefined_call(pv, pn, cv, cn, parent, known, &removed);
+	int rc = CUCO_OK;
+	char where[96];
+	if (c && c->in[0])
+		snprintf(where, sizeof where, "%s still calls (line %d)", c->in, c->line);
+	else if (c)
+		snprintf(where, sizeof where, "line %d still calls", c->line);
+	if (c && removed)
+		rc = cuco_errf(err, CUCO_EDATA, "the edit removed %s(), which %s; keep its definition "
+			"or change the call", c->name, where);
+	else if (c)
+		rc = cuco_errf(err, CUCO_EDATA, "the edit calls %s() (line %d%s%s), which is defined "
+			"nowhere; define it in the edit or call a function the program defines", c->name,
+			c->line, c->in[0] ? ", in " : "", c->in);
+	free(pv);
+	free(cv);
+	return rc;
+}
+
 /* Place a hunk that names a function (JSON `{"function", "text"}`):
  * its definition inside the blocks, which its text must define again. */
 static int locate_function(const lines *file, const cuco_block *r, size_t nr, const cuco_hunk *h,

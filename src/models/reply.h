@@ -141,6 +141,15 @@ int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
  * definition starts at column 0 and ends at the next `}` there), at most
  * max, in order; what a function's new text may name. */
 int cuco_patch_functions(const char *text, size_t len, char (*names)[64], int max);
+/* Whether child, an edit of parent, still defines what it calls
+ * (cuco_text_functions): CUCO_EDATA naming the function when a call names
+ * one the parent defined and child does not ("the edit removed produce(),
+ * which cuco_step still calls (line 240)"), or a new name joined of a
+ * parent's function's name and other words (`parallelize_produce`) that
+ * neither text nor known (the headers it includes; may be NULL) names: a
+ * compile would fail on it. A library's function is no such name. */
+int cuco_patch_calls(const char *parent, size_t plen, const char *child, size_t clen,
+	const char *known, cuco_err *err);
 void cuco_patched_free(cuco_patched *p);
 
 #endif

@@ -754,6 +754,7 @@ void cuco_call_totals_add(cuco_call_totals *t, const cuco_call *c)
 	t->estimated += c->estimated;
 	t->unpriced += !c->priced;
 	t->refused += c->outcome == CUCO_CALL_REFUSED;
+	t->edits_refused += c->outcome == CUCO_CALL_USED && c->reason[0];
 }
 
 static int sum_one(const cuco_call *c, void *arg)

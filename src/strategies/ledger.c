@@ -102,6 +102,12 @@ void search_ledger_refused(search_ledger *lg, const char *why)
 	cuco_strlcpy(c->reason, why, sizeof c->reason);
 }
 
+void search_ledger_edits_refused(search_ledger *lg, const char *why)
+{
+	if (lg->n > 0)
+		cuco_strlcpy(lg->v[lg->n - 1].call.reason, why, sizeof lg->v[0].call.reason);
+}
+
 void search_refuse(search_llm *s, search_ledger *lg, int island, const char *model,
 	const char *prompt, const char *transcript, const char *reason)
 {

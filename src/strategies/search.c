@@ -228,6 +228,8 @@ static void hook_judged(void *arg, bool used, const char *why)
 	edit_hook *h = arg;
 	if (!used)
 		search_ledger_refused(h->lg, why);
+	else if (*why)
+		search_ledger_edits_refused(h->lg, why);
 }
 
 char *search_llm_ask(search_llm *s, search_ledger *lg, int model, const char *system,

@@ -128,6 +128,9 @@ void search_ledger_note(search_llm *s, search_ledger *lg, const cuco_llm_request
 	const cuco_llm_reply *r, const char *streamed, int rc, const cuco_err *err);
 /* The last call's reply was refused, for this reason. */
 void search_ledger_refused(search_ledger *lg, const char *why);
+/* The last call's reply was used for its directive alone: its edits were
+ * refused, for this reason (kept as the call's reason, its outcome used). */
+void search_ledger_edits_refused(search_ledger *lg, const char *why);
 /* No candidate came of the ledger's calls: store a refusal record (the
  * prompt, the transcript, the reason) and the calls linked to it; logged
  * when the store fails. island -1 when none. */

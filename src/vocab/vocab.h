@@ -472,7 +472,8 @@ typedef struct cuco_call {
 	uint64_t candidate;       /* the candidate that came of it; 0 when none */
 	uint64_t refusal;         /* the refusal record when no candidate came of it */
 	char reply_hash[CUCO_HASH_LEN + 1];  /* the reply's text; "" when none */
-	char reason[256];         /* why it was refused, failed or cancelled */
+	char reason[256];         /* why it was refused, failed or cancelled; a used one's:
+	                             why its edits were refused, its directive alone used */
 } cuco_call;
 
 /* A proposal no candidate came of: the prompt, every reply and every
@@ -497,6 +498,7 @@ typedef struct cuco_call_totals {
 	int64_t estimated;        /* calls whose usage was estimated */
 	int64_t unpriced;         /* calls of a model with no known price */
 	int64_t refused;          /* calls whose reply was refused */
+	int64_t edits_refused;    /* calls used for their directive alone, their edits refused */
 } cuco_call_totals;
 
 void cuco_call_totals_add(cuco_call_totals *t, const cuco_call *c);

@@ -663,6 +663,34 @@ static void test_fitted_calls_counted(void **state)
 	e2e_end(&t);
 }
 
+/* A reply with a new directive and an edit that matches nothing makes a
+ * directive-only child; its call is used, with the edit's refusal as its
+ * reason, and the report counts it apart from the refused calls. */
+static void test_refused_edits_counted_apart(void **state)
+{
+	(void)state;
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "replies");
+	add_entry(a, cuco_xstrdup("DIRECTIVE:\nbackend: rma\nissuer: one\nplacement: after\n"
+		"sync: fence\ngranularity: 1\n\n<<<<<<< SEARCH\nint no_such_line;\n=======\n"
+		"int x;\n>>>>>>> REPLACE\n"), NULL, 0, 1000);
+	e2e t;
+	begin(&t, o, "[llm]\npatch_attempts = 2\n[evolve]\nfastpath = false\nmeta_interval = 0\n"
+		"migration_interval = 0\ntune_rate = 0\n");
+	const char *args[] = { "--strategy", "evolve", "--budget", "1", NULL };
+	e2e_run(&t, toy, args);
+	calls_seen *c = read_calls(t.st);
+	assert_int_equal(c->n, 1);
+	assert_int_equal(c->c[0].outcome, CUCO_CALL_USED);
+	assert_non_null(strstr(c->c[0].reason, "SEARCH matches nothing"));
+	assert_true(c->c[0].candidate > 0);
+	free(c);
+	char *report = cuco_output(&t, "report");
+	assert_non_null(strstr(report, "calls      1, 0 refused; 1 made directive-only children from "
+		"replies with refused edits"));
+	free(report);
+	e2e_end(&t);
+}
+
 int main(int argc, char **argv)
 {
 	if (!e2e_args(argc, argv, toy, sizeof toy))
@@ -675,6 +703,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_evolve_schedule_concurrent),
 		cmocka_unit_test(test_planner_cut_off),
 		cmocka_unit_test(test_fitted_calls_counted),
+		cmocka_unit_test(test_refused_edits_counted_apart),
 		cmocka_unit_test(test_beam_barrier),
 		cmocka_unit_test(test_beam_resume),
 	};

@@ -1271,9 +1271,24 @@ static void test_edit_repeat(void **state)
 	free(log);
 }
 
+/* What the edit hook heard: each reply used or refused, and why. */
+typedef struct heard {
+	int used, refused;
+	char why[256];
+} heard;
+
+static void hear(void *hook, bool used, const char *why)
+{
+	heard *h = hook;
+	h->used += used;
+	h->refused += !used;
+	cuco_strlcpy(h->why, why, sizeof h->why);
+}
+
 /* A refused directive is answered with the directive as cuco read it and
  * the values allowed; a directive alone, different from the parent's, is
- * a directive-only child where code is not required. */
+ * a directive-only child where code is not required, and so is one whose
+ * edits are refused. */
 static void test_edit_directive_taught_and_alone(void **state)
 {
 	(void)state;
@@ -1354,6 +1369,44 @@ static void test_edit_directive_taught_and_alone(void **state)
 	assert_non_null(strstr(r.transcript, "=== the reply form's placeholder edit set aside ==="));
 	cuco_edit_result_free(&r);
 #undef ECHO
+	/* Edits refused beside a new directive of the design space: a
+	 * directive-only child still (issue 26: Qwen2.5-Coder 1.5B's refused
+	 * replies often stated a clear new directive), the refusal of its edits
+	 * going with it, to the transcript and the hook as a used reply's
+	 * reason. With the parent's directive, or where code is required, the
+	 * reply is refused as before. */
+#define BAD_EDIT(backend) "{\"text\": \"DIRECTIVE:\\nbackend: " backend "\\n\\n<NAME>puts</NAME>\\n" \
+	"<<<<<<< SEARCH\\nint y = 1;\\n=======\\nint y = 2;\\n>>>>>>> REPLACE\\n\"}"
+	serve("{\"replies\": [" BAD_EDIT("rma") "]}", CUCO_PROVIDER_OPENAI);
+	heard h = { 0 };
+	e.judged = hear;
+	e.hook = &h;
+	if (cuco_llm_edit(&e, &r, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_string_equal(r.source, edit_parent);
+	assert_string_equal(r.directive.backend, "rma");
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_non_null(strstr(r.edits_refused, "hunk 1 (`int y = 1;`): SEARCH matches nothing"));
+	assert_non_null(strstr(r.transcript, "=== its edits refused: hunk 1 (`int y = 1;`): SEARCH "
+		"matches nothing"));
+	assert_non_null(strstr(r.transcript, "=== applied as a directive-only child of its new "
+		"directive: the parent's code ==="));
+	assert_string_equal(r.note, "directive only, its edits refused");
+	assert_int_equal(h.used, 1);
+	assert_int_equal(h.refused, 0);
+	assert_string_equal(h.why, r.edits_refused);
+	cuco_edit_result_free(&r);
+	serve("{\"replies\": [" BAD_EDIT("msg") "]}", CUCO_PROVIDER_OPENAI);
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "SEARCH matches nothing"));
+	assert_int_equal(h.refused, 1);
+	cuco_edit_result_free(&r);
+	serve("{\"replies\": [" BAD_EDIT("rma") "]}", CUCO_PROVIDER_OPENAI);
+	e.code_required = true;
+	assert_int_equal(cuco_llm_edit(&e, &r, &err), CUCO_EDATA);
+	assert_null(r.source);
+	cuco_edit_result_free(&r);
+#undef BAD_EDIT
 	cuco_llm_free(c);
 	toy_workload_remove(top, wl);
 }
@@ -1380,6 +1433,45 @@ static void test_edit_function_text(void **state)
 	assert_string_equal(r.source, "// EVOLVE-BLOCK-START\nstatic int step(int x)\n{\n\treturn x + 2;\n"
 		"}\n// EVOLVE-BLOCK-END\n");
 	assert_non_null(strstr(r.transcript, "=== applied 1 hunk: function ==="));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+}
+
+/* An edit whose calls name a function it removed, or a new name made of a
+ * function's that nothing defines, is refused before any compile, naming
+ * the function (issue 26: 5 of Qwen's 9 failed compiles); an honest edit
+ * that renames a function and its calls, or calls a library's function,
+ * applies. */
+static void test_edit_removed_function(void **state)
+{
+	(void)state;
+	static const char parent[] = "// EVOLVE-BLOCK-START\nstatic int produce(int x)\n{\n"
+		"\treturn x + 1;\n}\n\nint step(int x)\n{\n\treturn produce(x);\n}\n"
+		"// EVOLVE-BLOCK-END\n";
+	serve("{\"replies\": ["
+		"{\"text\": \"<<<<<<< SEARCH\\nstatic int produce(int x)\\n{\\n\\treturn x + 1;\\n}\\n"
+		"=======\\n>>>>>>> REPLACE\\n\"}, "
+		"{\"text\": \"<<<<<<< SEARCH\\n\\treturn produce(x);\\n=======\\n"
+		"\\treturn parallelize_produce(x);\\n>>>>>>> REPLACE\\n\"}, "
+		"{\"text\": \"<<<<<<< SEARCH\\nstatic int produce(int x)\\n=======\\n"
+		"static int make(int x)\\n>>>>>>> REPLACE\\n<<<<<<< SEARCH\\n\\treturn produce(x);\\n"
+		"=======\\n\\treturn abs(make(x));\\n>>>>>>> REPLACE\\n\"}]}", CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 3);
+	e.parent = parent;
+	e.parent_len = strlen(parent);
+	cuco_edit_result r;
+	if (cuco_llm_edit(&e, &r, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(r.replies, 3);
+	assert_non_null(strstr(r.transcript, "=== refused: the edit removed produce(), which step still "
+		"calls (line 5); keep its definition or change the call ==="));
+	assert_non_null(strstr(r.transcript, "=== refused: the edit calls parallelize_produce() "
+		"(line 9, in step), which is defined nowhere;"));
+	assert_non_null(strstr(r.source, "static int make(int x)\n"));
+	assert_non_null(strstr(r.source, "\treturn abs(make(x));\n"));
 	cuco_edit_result_free(&r);
 	cuco_llm_free(c);
 }
@@ -1525,6 +1617,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_edit_no_room_ends_the_chat),
 		cmocka_unit_test(test_edit_directive_taught_and_alone),
 		cmocka_unit_test(test_edit_function_text),
+		cmocka_unit_test(test_edit_removed_function),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -308,6 +308,33 @@ static void test_includes(void **state)
 	assert_string_equal(names[1], "b.h");
 }
 
+/* Definitions at file scope and the calls in their bodies, as the edit
+ * check reads them (cuco_text_functions): not a member's or a keyword's,
+ * nor text in comments and quotes. */
+static void test_functions(void **state)
+{
+	(void)state;
+	const char src[] = "#include \"a.h\"\n#define TWICE(x) ((x) * 2)\n"
+		"static int produce(layer *l,\n\tint c) __attribute__((hot))\n{\n"
+		"\treturn TWICE(c) + (int)sizeof(l);\n}\n"
+		"void step(void *s)\n{\n\tif (produce(s, 1)) { l->consume(1); ns::sync(); }\n"
+		"\t/* gone(1) */ puts(\"never(2)\");\n}\nint declared(int x);\n";
+	cuco_text_fn *v;
+	size_t n = cuco_text_functions(src, strlen(src), &v);
+	const char *want[][3] = { { "TWICE", "", "d" }, { "produce", "", "d" },
+		{ "TWICE", "produce", "c" }, { "step", "", "d" }, { "produce", "step", "c" },
+		{ "puts", "step", "c" } };
+	const int lines[] = { 2, 3, 6, 8, 10, 11 };
+	assert_int_equal(n, 6);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(v[i].name, want[i][0]);
+		assert_string_equal(v[i].in, want[i][1]);
+		assert_int_equal(v[i].defined, want[i][2][0] == 'd');
+		assert_int_equal(v[i].line, lines[i]);
+	}
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_init_agrees),
 		cmocka_unit_test(test_comments),
 		cmocka_unit_test(test_includes),
+		cmocka_unit_test(test_functions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
