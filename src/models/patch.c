@@ -756,10 +756,18 @@ static bool holds_word(const char *text, const char *word)
 	return false;
 }
 
+/* The libraries' names, which a header the program includes declares
+ * (MPI_Win_lock is not a name made of a program's `lock`). */
+static const char *const library_prefixes[] = { "MPI_", "PMPI_", "nccl", "cuda", "cu", "pthread_",
+	"sem_", "atomic_", "__", "std" };
+
 /* Whether name is part joined to other words by `_` (`parallelize_produce`
- * of `produce`). */
+ * of `produce`), and not a library's name. */
 static bool made_of(const char *name, const char *part)
 {
+	for (size_t i = 0; i < sizeof library_prefixes / sizeof *library_prefixes; i++)
+		if (strncmp(name, library_prefixes[i], strlen(library_prefixes[i])) == 0)
+			return false;
 	size_t n = strlen(part);
 	for (const char *p = name; (p = strstr(p, part)); p++)
 		if ((p == name || p[-1] == '_') && (p[n] == '\0' || p[n] == '_') && strcmp(name, part))

@@ -534,6 +534,28 @@ static void test_levels_documented(void **state)
 	free(text);
 }
 
+/* An edit's calls: a removed function and an invented name are refused,
+ * a library's name that ends like a program's function is not. */
+static void test_calls_left_undefined(void **state)
+{
+	(void)state;
+	const char *parent = "static void lock(int *x)\n{\n\t*x = 1;\n}\n\nvoid produce(int *x)\n{\n"
+		"\tlock(x);\n}\n";
+	const char *library = "static void lock(int *x)\n{\n\t*x = 1;\n}\n\nvoid produce(int *x)\n{\n"
+		"\tlock(x);\n\tpthread_mutex_lock(0);\n\tMPI_Win_lock(0, 0, 0, 0);\n}\n";
+	const char *invented = "static void lock(int *x)\n{\n\t*x = 1;\n}\n\nvoid produce(int *x)\n{\n"
+		"\tfast_lock(x);\n}\n";
+	const char *removed = "void produce(int *x)\n{\n\tlock(x);\n}\n";
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_patch_calls(parent, strlen(parent), library, strlen(library), "", &err), CUCO_OK);
+	assert_int_equal(cuco_patch_calls(parent, strlen(parent), invented, strlen(invented), "", &err),
+		CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "fast_lock() (line 8, in produce), which is defined nowhere"));
+	assert_int_equal(cuco_patch_calls(parent, strlen(parent), removed, strlen(removed), "", &err),
+		CUCO_EDATA);
+	assert_non_null(strstr(err.msg, "the edit removed lock(), which produce still calls"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -557,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_full_rewrite),
 		cmocka_unit_test(test_full_rewrite_cosmetic_frame),
 		cmocka_unit_test(test_levels_documented),
+		cmocka_unit_test(test_calls_left_undefined),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
