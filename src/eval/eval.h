@@ -343,6 +343,10 @@ bool cuco_evaluator_limits(const cuco_evaluator *ev, char *status, size_t size);
 /* Which user the evaluator's stages run as, in one line; true when it is
  * not root although cuco is (docs/architecture.md, the sandbox). */
 bool cuco_evaluator_stage_user(const cuco_evaluator *ev, char *status, size_t size);
+/* A refereed workload's referee, built at first need from trusted
+ * sources (docs/trust.md, "The referee"): its path into path. A build that
+ * fails is CUCO_EDATA, with the compiler's last lines. */
+int cuco_evaluator_referee(cuco_evaluator *ev, char *path, size_t size, cuco_err *err);
 /* The run's slots as they are now (at most max); returns how many. */
 int cuco_evaluator_slots(cuco_evaluator *ev, cuco_slot_info *out, int max);
 

@@ -1064,23 +1064,32 @@ static double local_limit(const cuco_evaluator *ev, double limit_s)
 	}
 }
 
+int cuco_evaluator_referee(cuco_evaluator *ev, char *path, size_t size, cuco_err *err)
+{
+	char src[sizeof ev->wl.dir + sizeof ev->wl.referee_file + 2];
+	snprintf(src, sizeof src, "%s/%s", ev->wl.dir, ev->wl.referee_file);
+	int rc = trusted_build(ev, ev->wl.referee_cmd, src, "referee", ev->referee_bin,
+		sizeof ev->referee_bin, err);
+	if (rc == CUCO_OK)
+		cuco_strlcpy(path, ev->referee_bin, size);
+	return rc;
+}
+
 /* The workload's referee for one stage (built at first need), and the
  * variable that tells the stage's ranks its channel. */
 static int start_referee(job *j, const char *stage, int warmup, int reps, const char *gpus,
 	const eval_launch *l, eval_referee *ref, char *channel, size_t size, cuco_err *err)
 {
 	cuco_evaluator *ev = j->ev;
-	char src[sizeof ev->wl.dir + sizeof ev->wl.referee_file + 2], log[PATH_MAX + 32];
-	snprintf(src, sizeof src, "%s/%s", ev->wl.dir, ev->wl.referee_file);
+	char log[PATH_MAX + 32], bin[sizeof ev->referee_bin];
 	snprintf(log, sizeof log, "%s/%s-referee.log", j->workdir, stage);
 	/* Its channel is the stage user's, where the stage runs here as one. */
 	eval_referee_args a = { .ranks = ev->wl.ranks, .warmup = warmup, .reps = reps,
 		.tolerance = ev->wl.tolerance, .log_path = log,
 		.owner = ev->cfg.runner.kind == CUCO_RUNNER_LOCAL ? ev->limits.user : NULL,
 		.gpus = gpus, .remote = l->kind == CUCO_RUNNER_SSH ? l : NULL };
-	int rc = trusted_build(ev, ev->wl.referee_cmd, src, "referee", ev->referee_bin,
-		sizeof ev->referee_bin, err);
-	if (rc == CUCO_OK && (rc = eval_referee_start(ev->referee_bin, &a, ref, err)) == CUCO_OK)
+	int rc = cuco_evaluator_referee(ev, bin, sizeof bin, err);
+	if (rc == CUCO_OK && (rc = eval_referee_start(bin, &a, ref, err)) == CUCO_OK)
 		snprintf(channel, size, CUCO_CHAN_ENV "=%s", ref->dir);
 	return rc;
 }

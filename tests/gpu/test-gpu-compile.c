@@ -11,7 +11,7 @@
  * hand with a ticket file: the frame must take it (a sealed verdict, the
  * environment's where no GPU is) and remove it, and must not take one from
  * the environment. A refereed one (rmsnorm) takes no ticket: its verdict
- * is its referee's, which the run stage gave. */
+ * is its referee's, which the run stage gave; its referee must build. */
 #include "eval/eval_int.h"
 #include "../eval/util.h"
 #include "../../workloads/common/cuco_seal.h"
@@ -175,6 +175,14 @@ static void test_workload(void **state)
 		compiles(ev, wl, wl->seed_file, "gin");
 	if (*wl->frame_file && wl->protocol == CUCO_PROTO_NATIVE)
 		frames_take_tickets();
+	/* A refereed workload's referee is built where no GPU is too: a run
+	 * stage there stops on the environment before it would build one. */
+	if (*wl->referee_file) {
+		char referee[PATH_MAX];
+		if (cuco_evaluator_referee(ev, referee, sizeof referee, &err) != CUCO_OK)
+			fail_msg("%s", err.msg);
+		print_message("%s: referee built\n", wl->name);
+	}
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 }
