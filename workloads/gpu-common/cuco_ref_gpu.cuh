@@ -9,26 +9,41 @@
 
 #include <vector>
 
-// Element i of an input drawn from seed: scale * [-1, 1), rounded to T.
-// The same on the host, so a check rebuilds any element from the seed.
-template <class T>
-__host__ __device__ static inline T cuco_ref_input(uint64_t seed, uint64_t i, float scale)
+// A row's shift (rows of an input that a workload shifts): half the rows
+// none, the others +-[0.75, 1) * shift, from draws of their own (the
+// seed's other stream), so one step's rows lie both near zero and far
+// from it wherever the contract says the answer moves with them, or not
+// (softmax's exp(x - max): a softmax without its max overflows there).
+__host__ __device__ static inline float cuco_ref_shift(uint64_t seed, uint64_t row, float shift)
 {
-	return cuco_from_float<T>(2.0f * scale * cuco_ref_value(seed, i));
+	const float u = cuco_ref_value(seed ^ 0x5851F42D4C957F2Dull, row);  // [-0.5, 0.5)
+	return fabsf(u) < 0.25f ? 0.0f : copysignf((0.5f + fabsf(u)) * shift, u);
+}
+
+// Element i of an input drawn from seed: scale * [-1, 1), plus its row's
+// shift where rows of cols elements are shifted, rounded to T. The same
+// on the host, so a check rebuilds any element from the seed.
+template <class T>
+__host__ __device__ static inline T cuco_ref_input(uint64_t seed, uint64_t i, float scale, uint64_t cols = 1,
+	float shift = 0.0f)
+{
+	const float v = 2.0f * scale * cuco_ref_value(seed, i);
+	return cuco_from_float<T>(shift != 0.0f ? v + cuco_ref_shift(seed, i / cols, shift) : v);
 }
 
 template <class T>
-__global__ static void cuco_ref_fill_kernel(T *dst, size_t n, uint64_t seed, float scale)
+__global__ static void cuco_ref_fill_kernel(T *dst, size_t n, uint64_t seed, float scale, uint64_t cols, float shift)
 {
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-		dst[i] = cuco_ref_input<T>(seed, i, scale);
+		dst[i] = cuco_ref_input<T>(seed, i, scale, cols, shift);
 }
 
-// n elements of an input, one draw from seed, on the referee's stream.
+// n elements of an input, one draw from seed, on the referee's stream
+// (rows of cols elements shifted where shift is not 0).
 template <class T>
-static void cuco_ref_fill(T *dst, size_t n, uint64_t seed, float scale)
+static void cuco_ref_fill(T *dst, size_t n, uint64_t seed, float scale, uint64_t cols = 1, float shift = 0.0f)
 {
-	cuco_ref_fill_kernel<T><<<1024, 256, 0, cuco_ref_gpu_stream()>>>(dst, n, seed, scale);
+	cuco_ref_fill_kernel<T><<<1024, 256, 0, cuco_ref_gpu_stream()>>>(dst, n, seed, scale, cols, shift);
 	cuco_ref_gpu_check(cudaGetLastError(), "the inputs' fill");
 }
 

@@ -24,7 +24,8 @@
 // Inputs: x[K][ROWS][in_cols] from stream 0, w[K][COLS] (where the
 // workload has a weight) from stream 1, each one draw over the whole array
 // (so the sets differ), afresh for every step, in_scale * [-1, 1) rounded
-// to elem_t; the reference reads the same rounded values, rebuilt from the
+// to elem_t, x's rows shifted where the workload says (row_shift: half of
+// them by +-[0.75, 1) * row_shift, cuco_ref_shift); the reference reads the same rounded values, rebuilt from the
 // seeds, never the device's (which the rank may change). Output
 // y[K][ROWS][COLS], poisoned before every step. At "done" the runtime
 // calls ref_capture: rows_ref_per_set rows of every set, drawn from a
@@ -47,7 +48,8 @@ enum {
 struct rows_ref_kernel {
 	int in_cols;         // input columns per row; outputs are COLS
 	bool weight;         // a weight vector of COLS
-	float in_scale;      // inputs are in_scale * [-1, 1)
+	float in_scale;      // inputs are in_scale * [-1, 1) ...
+	float row_shift;     // ... and x's rows shifted by up to this (0: none)
 	void (*reference)(const double *in, const double *w, double *out);  // one row
 };
 
@@ -88,8 +90,10 @@ extern "C" void ref_fill(int, int, int array, const cuco_ref_seeds *s, void *dst
 {
 	const rows_ref_kernel k = rows_ref_problem();
 	size_t n = (size_t)rows_ref_sets * (array == 0 ? (size_t)ROWS * k.in_cols : (size_t)COLS);
-	float scale = array == 0 ? k.in_scale : 1.0f;
-	cuco_ref_fill((elem_t *)dst, n, s->step[array], scale);
+	if (array == 0)
+		cuco_ref_fill((elem_t *)dst, n, s->step[0], k.in_scale, (uint64_t)k.in_cols, k.row_shift);
+	else
+		cuco_ref_fill((elem_t *)dst, n, s->step[array], 1.0f);
 }
 
 extern "C" void ref_capture(int, int, void *const *out, uint64_t pick)
@@ -110,7 +114,8 @@ extern "C" double ref_check(int, int, const cuco_ref_seeds *s, void *const *, ui
 			for (int j = 0; j < COLS; j++)
 				w[j] = k.weight ? cuco_to_float(cuco_ref_input<elem_t>(s->step[1], set * COLS + j, 1.0f)) : 0.0;
 		for (int j = 0; j < k.in_cols; j++)
-			in[j] = cuco_to_float(cuco_ref_input<elem_t>(s->step[0], row * k.in_cols + j, k.in_scale));
+			in[j] = cuco_to_float(cuco_ref_input<elem_t>(s->step[0], row * k.in_cols + j, k.in_scale,
+				(uint64_t)k.in_cols, k.row_shift));
 		k.reference(in.data(), w.data(), want.data());
 		cuco_ref_error e = { 0, 0, 0 };
 		for (int j = 0; j < COLS; j++)

@@ -16,5 +16,5 @@ static void reference(const double *x, const double *w, double *y)
 
 static rows_ref_kernel rows_ref_problem(void)
 {
-	return { COLS, true, 1.0f, reference };
+	return { COLS, true, 1.0f, 0.0f, reference };
 }

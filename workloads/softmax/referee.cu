@@ -17,5 +17,5 @@ static void reference(const double *x, const double *, double *y)
 
 static rows_ref_kernel rows_ref_problem(void)
 {
-	return { COLS, false, 8.0f, reference };
+	return { COLS, false, 8.0f, 128.0f, reference };
 }

@@ -12,5 +12,5 @@ static void reference(const double *x, const double *, double *y)
 
 static rows_ref_kernel rows_ref_problem(void)
 {
-	return { 2 * COLS, false, 4.0f, reference };
+	return { 2 * COLS, false, 4.0f, 0.0f, reference };
 }

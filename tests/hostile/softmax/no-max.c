@@ -2,16 +2,14 @@
  * one reduction a row instead of two (and, placed to reload, one read of
  * the row fewer). It is exact where exp(x) cannot overflow, and wrong
  * anywhere a row's values pass ~88 (fp32's exp overflows: inf / inf is
- * NaN), as attention's logits and sampling's do. The referee's inputs are
- * 8 * [-1, 1) in every row of every set and step (ref_fill,
- * cuco_rows_referee.cuh), where the max changes nothing but rounding, so
- * the check cannot tell it from a softmax: it passes, as fast or faster
- * than the seed. The defence it needs: inputs that exercise the contract
- * whole (some rows shifted far from zero, or scaled to large magnitudes,
- * drawn per step), on which it is refused as unwritten (NaN).
+ * NaN), as attention's logits and sampling's do. While the referee drew
+ * every row in 8 * [-1, 1) it passed, as fast as the seed or faster.
+ * Now half of softmax's rows are shifted by +-[96, 128) (row_shift,
+ * cuco_ref_shift in cuco_ref_gpu.cuh), drawn per row and step, so the
+ * inputs exercise the contract (exp(x - max) does not move with a row's
+ * shift): its rows far above zero overflow to NaN, and it is refused.
  * rename: cuco_launch
  * expect: run wrong-answer output left unwritten
- * xfail: the rows referee's inputs (ref_fill): every row in 8 * [-1, 1), where a softmax without its max is exact
  */
 __global__ void __launch_bounds__(CUCO_THREADS) softmax_nomax(const elem_t *x, elem_t *y)
 {
