@@ -256,6 +256,14 @@ static void find_launcher(cuco_evaluator *ev)
 	}
 }
 
+/* The GPUs a local slot's stages are shown: the slot's own (the runner
+ * gives the one local slot its ranks' GPUs, runner.c whole_host), else,
+ * on a machine of fewer GPUs than ranks, the ones cuco was shown. */
+static void slot_gpu_nodes(const cuco_evaluator *ev, const cuco_slot_spec *slot, cuco_gpu_binds *b)
+{
+	cuco_gpu_nodes_pick(cuco_gpu_nodes_get(), *slot->gpus ? slot->gpus : ev->cfg.env->visible_gpus, b);
+}
+
 /* The GPU nodes each slot's run stages are shown in the sandbox, a line
  * each in the log: a warning where they are every GPU's for want of a map. */
 static void say_gpu_nodes(const cuco_evaluator *ev)
@@ -263,7 +271,7 @@ static void say_gpu_nodes(const cuco_evaluator *ev)
 	for (int i = 0; ev->sandbox.on && i < ev->pool.n; i++) {
 		const cuco_slot_spec *slot = &ev->pool.slots[i].spec;
 		cuco_gpu_binds b;
-		cuco_gpu_nodes_pick(cuco_gpu_nodes_get(), *slot->gpus ? slot->gpus : ev->cfg.env->visible_gpus, &b);
+		slot_gpu_nodes(ev, slot, &b);
 		cuco_buf shown = { 0 };
 		for (int k = 0; k < b.n; k++)
 			cuco_buf_printf(&shown, "%s/dev/%s", k ? ", " : "", b.names[k]);
@@ -1138,8 +1146,7 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	cuco_gpu_binds gpu = { 0 };
 	bool local_gpu = kind == CUCO_RUNNER_LOCAL && ev->wl.family != CUCO_FAMILY_CPU_MPI;
 	if (local_gpu)
-		cuco_gpu_nodes_pick(cuco_gpu_nodes_get(), *slot->gpus ? slot->gpus : ev->cfg.env->visible_gpus,
-			&gpu);
+		slot_gpu_nodes(ev, slot, &gpu);
 	const char *gpus = *gpu.visible ? gpu.visible : slot->gpus;
 	const char *ticket_env = refereed ? channel : ticket_file ? NULL : j->ticket.env;
 	/* The interposer only where the stage runs here: remote hosts lack it. */
