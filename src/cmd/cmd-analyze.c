@@ -24,7 +24,7 @@
 	X(O_SHOW, "show-prompt", 0, NULL, 0, "that fast path prompt whole (system message, then user " \
 		"message)") \
 	X(O_STAGE, "stage", 0, "A|B", 0, "the fast path's stage for --prompt (default A)") \
-	X(O_PROFILE, "profile", 0, "full|lean", 0, "the fast path prompt's profile (default full)")
+	X(O_PROFILE, "profile", 0, CUCO_PROFILE_ARG, 0, "the fast path prompt's profile (default full)")
 CMD_TABLE(options, ANALYZE_OPTIONS);
 
 /* Each kind of prompt in each profile, and the least context that fits

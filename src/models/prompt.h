@@ -43,6 +43,10 @@ typedef enum cuco_prompt_profile {
 	CUCO_PROFILES
 } cuco_prompt_profile;
 
+/* The profiles' names as an option's argument, "full|lean", from the table. */
+#define CUCO_PROFILE_ARG_X(e, name, help) "|" name
+#define CUCO_PROFILE_ARG (CUCO_PROFILE_TABLE(CUCO_PROFILE_ARG_X) + 1)
+
 const char *cuco_prompt_kind_name(cuco_prompt_kind k);        /* "diff", …; "?" out of range */
 const char *cuco_prompt_profile_name(cuco_prompt_profile p);  /* "full", "lean" */
 /* CUCO_OK, or CUCO_EDATA for a name not in the table. */
