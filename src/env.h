@@ -42,14 +42,16 @@
 	X(CUCO_CUDA_HOME, cuda_home, "a folder", "(/usr/local/cuda)", \
 		"the CUDA toolkit's prefix, shown in the sandbox") \
 	X(CUCO_CGROUPS, cgroups, "off", "(on)", \
-		"off: stages run without a cgroup of their own (per-process rlimits only)") \
+		"off: stages run without a cgroup of their own (per-process rlimits only), here and, " \
+		"for a refereed stage over ssh, on its host") \
 	X(CUCO_PASS_ENV, pass_env, "names, blank, comma or colon separated", "(none)", \
 		"further variables the stages get; a name that looks like a secret never passes") \
 	X(CUCO_SANDBOX, sandbox, "auto, bwrap or off", "(the config's [eval] sandbox; auto)", \
 		"the sandbox's mode when --sandbox is not given") \
 	X(CUCO_BWRAP, bwrap, "a program", "bwrap", "the bubblewrap program") \
 	X(CUCO_STAGE_USER, stage_user, "a user's name or uid", "(nobody)", \
-		"the user stages run as when cuco runs as root (best a user of their own: " \
+		"the user stages run as when cuco runs as root, and a refereed stage's ranks over ssh " \
+		"where the ssh user is root (best a user of their own: " \
 		"cuco doctor warns when it owns other processes); root keeps them root's") \
 	X(CUCO_STAGE_INIT, stage_init, "a program", "(the built or installed one)", \
 		"each sandboxed stage's first process") \

@@ -565,6 +565,19 @@ int eval_trust_interposer(const char *cache_root, const cuco_env *env, char *pat
 
 /* ---- referee.c: the referee beside a stage (docs/trust.md, "The referee") --- */
 
+/* What a remote referee's host said of the stage it referees, before the
+ * referee said it is ready (eval_ssh_referee, runner.c): where the ssh
+ * user is root there, the ranks run as the stage user (CUCO_STAGE_USER,
+ * else nobody) and in a control group of their own that the referee
+ * freezes; elsewhere as the ssh user, and in none. */
+typedef struct eval_ssh_stage {
+	bool root;                /* the ssh user is root there */
+	bool drop;                /* the ranks become uid:gid; the referee stays root */
+	unsigned uid, gid;
+	char cgroup[128];         /* the stage's group there ("" none) */
+	bool v2;                  /* cgroup v2; else a v1 freezer's */
+} eval_ssh_stage;
+
 typedef struct eval_referee_args {
 	int ranks, warmup, reps;
 	double tolerance;
@@ -575,6 +588,7 @@ typedef struct eval_referee_args {
 	                             cuco sees them: a GPU referee must own memory on the stage's GPU,
 	                             where its probes see the stage's work */
 	const struct eval_launch *remote;  /* the ssh runner's stage: the referee runs on its host */
+	const char *sum;          /* remote: the referee's SHA-256 (eval_referee_sum), checked there */
 } eval_referee_args;
 
 typedef struct eval_referee {
@@ -582,7 +596,12 @@ typedef struct eval_referee {
 	int in_fd, out_fd;        /* its stdin (the control line, then end of file) and stdout */
 	char dir[PATH_MAX];       /* the channel folder on /dev/shm, shown to the stage */
 	char *cleanup;            /* remote: the script that removes its folders there; else NULL */
+	eval_ssh_stage far;       /* remote: what its host said of the stage (eval_ssh_referee) */
 } eval_referee;
+
+/* binary's SHA-256 (hex), which a remote referee's host checks its copy
+ * against; computed once per built referee. */
+int eval_referee_sum(const char *binary, char sum[65], cuco_err *err);
 
 /* Start the workload's referee (binary) with a fresh channel folder; the
  * stage is then started with $CUCO_CHANNEL = r->dir. A remote one is
@@ -676,15 +695,27 @@ typedef struct eval_launch {
 	const char *ticket;       /* "CUCO_HARNESS=...": ssh sets it on the far side, mpirun
 	                             passes it to remote ranks, srun passes the stage's
 	                             environment; NULL: none */
+	const char *stage_user;   /* ssh: who a refereed stage's ranks become where the ssh user
+	                             is root (CUCO_STAGE_USER; NULL: nobody; "root": stay) */
+	bool cgroups;             /* ssh: a refereed stage's group there where it can be made */
+	const eval_ssh_stage *far;  /* ssh: what the referee's host said of the stage; NULL: none */
 } eval_launch;
 
-/* The ssh runner's referee: a script that copies binary to the slot's
- * host (l->remote_dir), checks the copy there against sum (its SHA-256,
- * hex) just before it runs, makes the channel folder chan there (new,
- * mode 0700) and runs binary args... there in an ssh session of its own,
- * whose output is the referee's alone; and one that removes both. */
+/* The ssh runner's referee: a script that copies binary to a folder of
+ * its own on the slot's host (l->remote_dir's "-referee", new, mode 0700),
+ * checks the copy there against sum (its SHA-256, hex) just before it
+ * runs, makes the channel folder chan there (new, mode 0700) and runs
+ * binary args... there in an ssh session of its own, whose output is the
+ * referee's alone. Where the ssh user is root there, the channel is given
+ * to the stage user (l->stage_user) as locally (--owner) and the stage's
+ * group is made (l->cgroups); first it says so in a line that
+ * eval_ssh_stage_parse reads. And a script that removes all of them,
+ * killing what is left in the group. */
 void eval_ssh_referee(const eval_launch *l, const char *binary, const char *sum, char *const *args,
 	const char *chan, cuco_buf *script, cuco_buf *cleanup);
+/* A line of the remote referee's session before it is ready: true when it
+ * is the host's word on the stage (into far); chan names its group. */
+bool eval_ssh_stage_parse(const char *line, const char *chan, eval_ssh_stage *far);
 
 /* The command that runs `prog` (the expanded run template; for ssh it must
  * name the binary as ./<basename of binary>) under the runner: the

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -95,6 +96,7 @@ struct cuco_evaluator {
 	char frame_obj[PATH_MAX + 96]; /* the frame's object, "" until built */
 	eval_objrules *objrules;      /* what a framed candidate's object may hold, made with the frame */
 	char referee_bin[PATH_MAX + 96]; /* the referee, "" until built */
+	char referee_sum[65];         /* its SHA-256, for the ssh runner's hosts; "" until needed */
 };
 
 /* ---- setup ------------------------------------------------------------------ */
@@ -408,9 +410,11 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 		nslots, nslots == 1 ? "" : "s", where);
 	if (wl->protocol == CUCO_PROTO_REFEREE && cfg->runner.kind == CUCO_RUNNER_SSH)
 		cuco_log(CUCO_LOG_WARN, "evaluator: %s over ssh: each stage's referee runs on its host as the "
-			"ssh user, the uid its ranks run as, who may replace or signal it: its verdict there is defence "
-			"in depth; no freezer there either: the gaps between steps are not held still (verdicts say "
-			"\"frozen\": false; docs/trust.md)", wl->name);
+			"ssh user; as root there its ranks run as the stage user (%s) and a cgroup made there freezes "
+			"the gaps between steps; as another user the ranks are the referee's uid, who may replace or "
+			"signal it, nothing is frozen (\"frozen\": false), and its verdict is defence in depth; each "
+			"stage's \"referee on HOST\" line says which (docs/trust.md)", wl->name,
+			ev->cfg.env->stage_user ? ev->cfg.env->stage_user : "CUCO_STAGE_USER, else nobody");
 	ev->in_allocation = cfg->runner.kind == CUCO_RUNNER_SLURM && eval_slurm_allocation(NULL, 0);
 	snprintf(ev->work_root, sizeof ev->work_root, "%s/work", cfg->run_dir);
 	snprintf(ev->cache_root, sizeof ev->cache_root, "%s/cache", cfg->run_dir);
@@ -1083,6 +1087,20 @@ int cuco_evaluator_referee(cuco_evaluator *ev, char *path, size_t size, cuco_err
 	return rc;
 }
 
+/* Which way a refereed stage runs on its ssh host, as the host said. */
+static void log_far(const eval_launch *l, const eval_ssh_stage *f)
+{
+	char who[160] = "as the ssh user, not root there, as the referee: its verdict is defence in depth";
+	if (f->drop)
+		snprintf(who, sizeof who, "as uid %u (CUCO_STAGE_USER, else nobody), the referee as root", f->uid);
+	else if (f->root)
+		snprintf(who, sizeof who, "as root, as the referee (CUCO_STAGE_USER=root): its verdict is defence "
+			"in depth");
+	cuco_log(CUCO_LOG_INFO, "referee on %s: ranks %s; %s%s", l->slot->hosts, who,
+		*f->cgroup ? "frozen between steps in " : "not frozen between steps (no cgroup made there)",
+		f->cgroup);
+}
+
 /* The workload's referee for one stage (built at first need), and the
  * variable that tells the stage's ranks its channel. */
 static int start_referee(job *j, const char *stage, int warmup, int reps, const char *gpus,
@@ -1097,8 +1115,17 @@ static int start_referee(job *j, const char *stage, int warmup, int reps, const 
 		.owner = ev->cfg.runner.kind == CUCO_RUNNER_LOCAL ? ev->limits.user : NULL,
 		.gpus = gpus, .remote = l->kind == CUCO_RUNNER_SSH ? l : NULL };
 	int rc = cuco_evaluator_referee(ev, bin, sizeof bin, err);
+	if (rc == CUCO_OK && a.remote) {  /* its sum, once per built referee */
+		pthread_mutex_lock(&ev->trusted_lock);
+		if (!*ev->referee_sum)
+			rc = eval_referee_sum(bin, ev->referee_sum, err);
+		pthread_mutex_unlock(&ev->trusted_lock);
+		a.sum = ev->referee_sum;
+	}
 	if (rc == CUCO_OK && (rc = eval_referee_start(bin, &a, ref, err)) == CUCO_OK)
 		snprintf(channel, size, CUCO_CHAN_ENV "=%s", ref->dir);
+	if (rc == CUCO_OK && a.remote)
+		log_far(l, &ref->far);
 	return rc;
 }
 
@@ -1112,7 +1139,13 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 	bool ssh = kind == CUCO_RUNNER_SSH;
 	char remote_bin[CUCO_HASH_LEN + 8], remote_dir[128], log[PATH_MAX + 16], job_name[96];
 	snprintf(remote_bin, sizeof remote_bin, "./%s", j->hash);
-	snprintf(remote_dir, sizeof remote_dir, "/tmp/cuco-%s", strrchr(j->workdir, '/') + 1);
+	/* A new name for every stage: no process left on the host can have
+	 * made it first. */
+	uint64_t salt = 0;
+	if (ssh && getrandom(&salt, sizeof salt, 0) != (ssize_t)sizeof salt)
+		return cuco_errf(err, CUCO_EENV, "getrandom: %s", strerror(errno));
+	snprintf(remote_dir, sizeof remote_dir, "/tmp/cuco-%.60s-%016llx", strrchr(j->workdir, '/') + 1,
+		(unsigned long long)salt);
 	snprintf(log, sizeof log, "%s/%s.log", j->workdir, stage);
 	/* tmp_prefix is "cuco-tmp-<run id>-": the job names this run's own. */
 	snprintf(job_name, sizeof job_name, "cuco-%.12s-%d-%u", ev->tmp_prefix + 9, j->slot,
@@ -1156,10 +1189,14 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		.remote_dir = remote_dir, .job_name = job_name, .in_allocation = ev->in_allocation,
 		.as_root = geteuid() == 0, .ranks = ev->wl.ranks, .mpi = j->mpi, .bind = ev->bind,
 		.limit_s = limit_s, .preload = preload ? ev->interposer : NULL,
-		.ticket = ticket_env, .tag_output = ev->wl.protocol == CUCO_PROTO_COMPAT };
+		.ticket = ticket_env, .tag_output = ev->wl.protocol == CUCO_PROTO_COMPAT,
+		.stage_user = ev->cfg.env->stage_user,
+		.cgroups = !ev->cfg.env->cgroups || strcmp(ev->cfg.env->cgroups, "off") != 0 };
 	int rc = refereed ? start_referee(j, stage, warmup, reps, gpus, &l, &ref, channel, sizeof channel, err)
 		: ticket_file ? eval_ticket_file(&j->ticket, j->workdir, ticket_path, sizeof ticket_path, err)
 		: CUCO_OK;
+	if (refereed && ssh)
+		l.far = &ref.far;  /* who its ranks run as there, and in which group */
 	/* A referee that could not start on the stage's host is that host's
 	 * failure, as ssh's own would be: the slot rests, the candidate goes
 	 * elsewhere. */

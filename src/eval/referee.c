@@ -18,14 +18,17 @@
  * stage ended; then it is killed).
  *
  * Under the ssh runner the stage's ranks run on another host, so the
- * referee does too: copied there beside the program, checked against its
- * sum just before it runs (the stage's ranks are the same user there, and
- * may replace the file: defence in depth), started in an ssh
- * session of its own (never the stage's, whose output the candidate
- * writes), its stdin and stdout that session's. Its first line says its
- * channel is made, and only then does the stage start; the stage's group
- * there is none it could freeze ("cgroup none"). Its folders there are
- * removed however the stage ended. */
+ * referee does too: copied there into a folder of its own, checked
+ * against its sum (computed once per built referee) just before it runs,
+ * started in an ssh session of its own (never the stage's, whose output
+ * the candidate writes), its stdin and stdout that session's. Before it
+ * says its channel is made (and only then does the stage start), the
+ * host says how the stage will run there (eval_ssh_stage, runner.c): as
+ * root there, its ranks as the stage user and in a group made for it,
+ * which the referee is told and freezes as here; as another user, as
+ * that user, the referee's own, in no group it could freeze ("cgroup
+ * none": defence in depth). Its folders and that group there are removed
+ * however the stage ended. */
 #include "eval/eval_int.h"
 
 #include <errno.h>
@@ -101,9 +104,7 @@ static int channel_dir(const eval_referee_args *a, eval_referee *r, cuco_err *er
 	return CUCO_OK;
 }
 
-/* The referee's SHA-256 (hex), which the far side checks its copy
- * against just before it runs it. */
-static int binary_sum(const char *binary, char sum[65], cuco_err *err)
+int eval_referee_sum(const char *binary, char sum[65], cuco_err *err)
 {
 	char *argv[] = { "sha256sum", "--", (char *)binary, NULL };
 	cuco_buf out = { 0 };
@@ -147,6 +148,7 @@ static int await_ready(eval_referee *r, const eval_referee_args *a, cuco_err *er
 			line[n] = '\0';
 			if (strcmp(line, READY_LINE) == 0)
 				return CUCO_OK;
+			eval_ssh_stage_parse(line, r->dir, &r->far);
 		}
 		n = 0;
 	}
@@ -188,18 +190,13 @@ int eval_referee_start(const char *binary, const eval_referee_args *a, eval_refe
 	snprintf(tol, sizeof tol, "%.9g", a->tolerance);
 	/* --trace: a line a step in its log, the stage's folder's
 	 * <stage>-referee.log, for whoever asks why a step took its time. A
-	 * remote one: --ready, and no owner (the stage runs as the ssh user). */
+	 * remote one: --ready, and its owner as its host says (eval_ssh_referee). */
 	char *argv[] = { (char *)binary, "--channel", r->dir, "--ranks", ranks, "--warmup", warmup,
 		"--reps", reps, "--tolerance", tol, "--trace", a->remote ? "--ready" : u ? "--owner" : NULL,
 		a->remote ? NULL : owner, NULL };
 	cuco_buf script = { 0 }, cleanup = { 0 };
 	if (a->remote) {
-		char sum[65];
-		if ((rc = binary_sum(binary, sum, err)) != CUCO_OK) {
-			eval_referee_free(r);
-			return rc;
-		}
-		eval_ssh_referee(a->remote, binary, sum, argv + 1, r->dir, &script, &cleanup);
+		eval_ssh_referee(a->remote, binary, a->sum, argv + 1, r->dir, &script, &cleanup);
 		r->cleanup = cleanup.data;
 		argv[0] = "/bin/sh";
 		argv[1] = "-c";
@@ -241,10 +238,15 @@ int eval_referee_start(const char *binary, const eval_referee_args *a, eval_refe
 		rc = cuco_errf(err, CUCO_EENV, "fork: %s", strerror(e));
 	else if (a->remote)
 		rc = await_ready(r, a, err);
-	/* A remote stage's group is none the referee there can reach: it
-	 * cannot freeze the stage (the verdict says "frozen": false). Told
-	 * only now: the script's ssh before the referee's would read it. */
-	if (rc == CUCO_OK && a->remote && write(r->in_fd, "cgroup none\n", 12) != 12)
+	/* A remote stage's group is the one made there (as root), else none:
+	 * then the referee cannot freeze the stage (the verdict says "frozen":
+	 * false). Told only now: the script's ssh before the referee's would
+	 * read it. */
+	char line[sizeof r->far.cgroup + 16];
+	snprintf(line, sizeof line, "cgroup none\n");
+	if (*r->far.cgroup)
+		snprintf(line, sizeof line, "cgroup %s %s\n", r->far.v2 ? "v2" : "v1", r->far.cgroup);
+	if (rc == CUCO_OK && a->remote && write(r->in_fd, line, strlen(line)) != (ssize_t)strlen(line))
 		rc = cuco_errf(err, CUCO_EENV, "referee: %s", strerror(errno));
 	if (rc != CUCO_OK)
 		eval_referee_free(r);

@@ -7,7 +7,13 @@
  * the far side's sshd runs the command through one anyway); there every
  * word is quoted. On other hosts `timeout` holds the program (each rank)
  * to its limit, since the launcher may first wait (a Slurm queue, ssh
- * connecting, mpirun starting its daemons over ssh).
+ * connecting, mpirun starting its daemons over ssh). Over ssh every stage
+ * copies into a new folder of a random name (none a process left on the
+ * host could have made first); a refereed stage's referee gets one of its
+ * own, and where the ssh user is root there the ranks become the stage
+ * user (setpriv) in a group made for them, as the referee's host said
+ * (eval_ssh_referee, eval_ssh_stage), so that nothing of the referee's is
+ * theirs to replace, read or signal, and the gaps between steps freeze.
  *
  * Also here: the [runner] settings as the config file and `--runner`
  * give them, the slots each runner offers, the checks `cuco doctor`
@@ -340,16 +346,19 @@ static void ssh_to_close(ssh_to *t)
 	cuco_buf_free(&t->scp);
 }
 
-/* "ssh HOST 'mkdir -p DIR' || ...; scp FILES HOST:DIR/ || ...; ": the
- * remote folder made and the files copied into it, or the script ends 255. */
-static void ssh_copy(const eval_launch *l, const ssh_to *t, const char *binary, const char *const *extras,
+/* "ssh HOST 'mkdir -m 700 DIR' || ...; scp FILES HOST:DIR/ || ...; ": a
+ * new folder made there (a name that exists, which another user could have
+ * placed, with links to follow, is refused) and the files copied into it,
+ * or the script ends 255. */
+static void ssh_copy(const ssh_to *t, const char *dir, const char *binary, const char *const *extras,
 	int nextras, cuco_buf *out)
 {
 	cuco_buf setup = { 0 };
-	cuco_buf_printf(&setup, "mkdir -p %s", l->remote_dir);
+	cuco_buf_printf(&setup, "mkdir -m 700 %s", dir);
 	cuco_buf_printf(out, "%s ", t->ssh.data);
 	cuco_shell_quote(out, setup.data);
-	cuco_buf_puts(out, " || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; ");
+	cuco_buf_puts(out, " || { echo 'cuco-ssh: cannot reach the host, or make a new folder there' >&2; "
+		"exit 255; }; ");
 	cuco_buf_printf(out, "%s ", t->scp.data);
 	cuco_shell_quote(out, binary);
 	for (int i = 0; i < nextras; i++) {
@@ -357,7 +366,7 @@ static void ssh_copy(const eval_launch *l, const ssh_to *t, const char *binary, 
 		cuco_shell_quote(out, extras[i]);
 	}
 	cuco_buf_puts(out, " ");
-	cuco_buf_printf(out, "%s:%s/", t->host, l->remote_dir);
+	cuco_buf_printf(out, "%s:%s/", t->host, dir);
 	cuco_buf_puts(out, " || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; ");
 	cuco_buf_free(&setup);
 }
@@ -377,26 +386,113 @@ static void ssh_env(const eval_launch *l, const char *ticket, cuco_buf *remote)
 	}
 }
 
+/* A refereed stage where its host said so (eval_ssh_stage): the folder
+ * given to the stage user, the shell in the stage's group before anything
+ * of the stage starts, and setpriv to become that user. */
+static void ssh_far_prefix(const eval_launch *l, cuco_buf *remote)
+{
+	const eval_ssh_stage *f = l->far;
+	if (f && f->drop)
+		cuco_buf_printf(remote, "chown -R %u:%u %s && ", f->uid, f->gid, l->remote_dir);
+	cuco_buf_printf(remote, "cd %s && ", l->remote_dir);
+	if (f && *f->cgroup)
+		cuco_buf_printf(remote, "{ echo $$ > %s/cgroup.procs || { echo 'cuco-ssh: cannot move the "
+			"stage into its cgroup' >&2; exit 255; }; } && ", f->cgroup);
+}
+
 static void ssh_command(const eval_launch *l, char *const *prog, const char *binary,
 	const char *const *extras, int nextras, cuco_buf *out)
 {
 	ssh_to t;
 	ssh_to_open(l, &t);
 	cuco_buf remote = { 0 };
-	cuco_buf_printf(&remote, "cd %s && ", l->remote_dir);
+	ssh_far_prefix(l, &remote);
 	ssh_env(l, l->ticket, &remote);
+	if (l->far && l->far->drop)
+		cuco_buf_printf(&remote, "setpriv --reuid %u --regid %u --clear-groups -- ", l->far->uid,
+			l->far->gid);
 	cuco_buf_printf(&remote, "timeout -k %d %.0f ", KILL_AFTER_S, ceil(l->limit_s));
 	if (l->mpi)
 		cuco_buf_printf(&remote, "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
 			"mpirun --oversubscribe%s -np %d ", l->tag_output ? " --tag-output" : "", l->ranks);
 	cuco_argv_join(prog, &remote);
 
-	ssh_copy(l, &t, binary, extras, nextras, out);
+	ssh_copy(&t, l->remote_dir, binary, extras, nextras, out);
 	cuco_buf_printf(out, "%s ", t.ssh.data);
 	cuco_shell_quote(out, remote.data);
 	cuco_buf_printf(out, "; rc=$?; %s 'rm -rf %s'; exit $rc", t.ssh.data, l->remote_dir);
 	ssh_to_close(&t);
 	cuco_buf_free(&remote);
+}
+
+/* The stage user there, as the local rule (sandbox.c's stage_user) has
+ * it: CUCO_STAGE_USER, a name or a uid, else nobody, else uid and gid
+ * 65534: "u=UID && g=GID", or the script ends 255 naming it. */
+static void ssh_stage_user(const char *want, cuco_buf *remote)
+{
+	if (!want) {
+		cuco_buf_puts(remote, "u=$(id -u nobody 2>/dev/null || echo 65534) && "
+			"g=$(id -g nobody 2>/dev/null || echo 65534)");
+	} else if (strspn(want, "0123456789") == strlen(want)) {
+		cuco_buf_printf(remote, "u=%s && g=$(id -g %s 2>/dev/null || echo %s)", want, want, want);
+	} else {
+		cuco_buf_puts(remote, "{ u=$(id -u -- ");
+		cuco_shell_quote(remote, want);
+		cuco_buf_puts(remote, " 2>/dev/null) && g=$(id -g -- ");
+		cuco_shell_quote(remote, want);
+		cuco_buf_puts(remote, ") || { echo ");
+		cuco_buf msg = { 0 };
+		cuco_buf_printf(&msg, "cuco-ssh: CUCO_STAGE_USER=%s: no such user on the host (as root there, a "
+			"refereed stage's ranks run as it)", want);
+		cuco_shell_quote(remote, msg.data);
+		cuco_buf_free(&msg);
+		cuco_buf_puts(remote, " >&2; exit 255; }; }");
+	}
+}
+
+#define STAGE_TAG "CUCO_SSH_STAGE "
+#define CGROUP_V2 "/sys/fs/cgroup/"
+#define CGROUP_V1 "/sys/fs/cgroup/freezer/"
+
+/* As root there: the stage user's ids (u, g), the channel folder passed
+ * by its group alone as locally (referee.c's channel_dir), and unless
+ * cgroups are off a group for the stage named as the channel: under a
+ * cgroup v2 hierarchy's top, else a v1 freezer's, where it can be made
+ * and freezes (k: v2, v1 or none). Then the line eval_ssh_stage_parse
+ * reads, and the referee's --owner in "$@". Not root: the same line,
+ * "- - none". */
+static void ssh_far_setup(const eval_launch *l, const char *chan, cuco_buf *remote)
+{
+	const char *name = strrchr(chan, '/') + 1;
+	cuco_buf_puts(remote, "set -- && k=none && if [ \"$(id -u)\" = 0 ]; then ");
+	ssh_stage_user(l->stage_user, remote);
+	cuco_buf_printf(remote, " && { [ \"$u\" = 0 ] || { chgrp \"$g\" %s && chmod 710 %s && "
+		"set -- --owner \"$u:$g\"; }; }", chan, chan);
+	if (l->cgroups)
+		cuco_buf_printf(remote, " && if [ \"$(stat -f -c %%T /sys/fs/cgroup)\" = cgroup2fs ]; then "
+			"c=" CGROUP_V2 "%s f=cgroup.freeze v=v2; else c=" CGROUP_V1 "%s f=freezer.state v=v1; fi "
+			"&& if mkdir \"$c\" 2>/dev/null; then if [ -e \"$c/$f\" ]; then k=$v; else rmdir \"$c\"; fi; fi",
+			name, name);
+	cuco_buf_puts(remote, "; else u=- g=-; fi && echo \"" STAGE_TAG "$u $g $k\" && ");
+}
+
+bool eval_ssh_stage_parse(const char *line, const char *chan, eval_ssh_stage *far)
+{
+	char u[16], g[16], k[8];
+	if (strncmp(line, STAGE_TAG, strlen(STAGE_TAG)) != 0
+			|| sscanf(line + strlen(STAGE_TAG), "%15s %15s %7s", u, g, k) != 3)
+		return false;
+	memset(far, 0, sizeof *far);
+	bool ids = strspn(u, "0123456789") == strlen(u) && strspn(g, "0123456789") == strlen(g) && *u && *g;
+	far->uid = ids ? (unsigned)strtoul(u, NULL, 10) : 0;
+	far->gid = ids ? (unsigned)strtoul(g, NULL, 10) : 0;
+	far->root = ids;
+	far->drop = ids && far->uid != 0;
+	far->v2 = strcmp(k, "v2") == 0;
+	if (far->v2 || strcmp(k, "v1") == 0)
+		snprintf(far->cgroup, sizeof far->cgroup, "%s%s", far->v2 ? CGROUP_V2 : CGROUP_V1,
+			strrchr(chan, '/') + 1);
+	return true;
 }
 
 void eval_ssh_referee(const eval_launch *l, const char *binary, const char *sum, char *const *args,
@@ -405,36 +501,48 @@ void eval_ssh_referee(const eval_launch *l, const char *binary, const char *sum,
 	ssh_to t;
 	ssh_to_open(l, &t);
 	const char *base = strrchr(binary, '/') ? strrchr(binary, '/') + 1 : binary;
+	char dir[256];
+	snprintf(dir, sizeof dir, "%s-referee", l->remote_dir);
 	cuco_buf remote = { 0 }, check = { 0 };
-	/* What runs is what was copied, checked just before the exec: a file
-	 * the ssh user's processes (a stage's) may replace, so this narrows
-	 * the window, no more (docs/trust.md, "Over ssh"). */
+	/* What runs is what was copied, checked just before the exec: as root
+	 * there its folder is root's alone; as another user, that user's, whose
+	 * processes (a stage's) may replace the file, so this narrows the
+	 * window, no more (docs/trust.md, "Over ssh"). */
 	cuco_buf_printf(&check, "%s  %s", sum, base);
-	cuco_buf_printf(&remote, "cd %s && { echo ", l->remote_dir);
+	cuco_buf_printf(&remote, "cd %s && { echo ", dir);
 	cuco_shell_quote(&remote, check.data);
 	cuco_buf_puts(&remote, " | sha256sum -c --status || { echo 'cuco-ssh: the referee on the host is not "
 		"the one copied' >&2; exit 255; }; } && mkdir -m 700 ");
 	cuco_shell_quote(&remote, chan);
-	cuco_buf_puts(&remote, " && exec ");
+	cuco_buf_puts(&remote, " && ");
+	ssh_far_setup(l, chan, &remote);
+	cuco_buf_puts(&remote, "exec ");
 	ssh_env(l, NULL, &remote);
 	cuco_buf_puts(&remote, "./");
 	cuco_shell_quote(&remote, base);
 	cuco_buf_puts(&remote, " ");
 	cuco_argv_join(args, &remote);
+	cuco_buf_puts(&remote, " \"$@\"");
 
-	ssh_copy(l, &t, binary, NULL, 0, script);
+	ssh_copy(&t, dir, binary, NULL, 0, script);
 	cuco_buf_printf(script, "exec %s ", t.ssh.data);
 	cuco_shell_quote(script, remote.data);
 	cuco_buf_free(&remote);
 	cuco_buf_free(&check);
-	cuco_buf_printf(&remote, "rm -rf %s ", l->remote_dir);
+	/* The stage's group, where one was made: thawed, emptied (what the
+	 * stage left running there dies with it), removed. */
+	const char *name = strrchr(chan, '/') + 1;
+	cuco_buf_printf(&remote, "rm -rf %s %s ", dir, l->remote_dir);
 	cuco_shell_quote(&remote, chan);
+	cuco_buf_printf(&remote, "; for c in " CGROUP_V2 "%s " CGROUP_V1 "%s; do [ -d $c ] || continue; "
+		"echo 0 > $c/cgroup.freeze 2>/dev/null || echo THAWED > $c/freezer.state; "
+		"for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do p=$(cat $c/cgroup.procs); "
+		"[ -z \"$p\" ] && break; kill -9 $p; sleep 0.1; done; rmdir $c; done", name, name);
 	cuco_buf_printf(cleanup, "%s ", t.ssh.data);
 	cuco_shell_quote(cleanup, remote.data);
 	ssh_to_close(&t);
 	cuco_buf_free(&remote);
 }
-
 void eval_launch_argv(const eval_launch *l, char *const *prog, const char *binary,
 	const char *const *extras, int nextras, cuco_argv *out)
 {
@@ -795,9 +903,10 @@ int cuco_runner_check(const cuco_runner_config *c, int ranks, report_fn report, 
 	/* Not a fault of the runner's: what becomes of refereed workloads. */
 	if (c->kind == CUCO_RUNNER_SSH)
 		snprintf(detail, sizeof detail, "refereed workloads: the referee runs on each host beside its "
-			"stage's ranks, as the ssh user, in an ssh session of its own; no freezer there: the gaps "
-			"between steps are not held still; stages and referee share a uid there, so its verdict is "
-			"defence in depth (docs/trust.md)");
+			"stage's ranks, as the ssh user, in an ssh session of its own; as root there, the ranks run as "
+			"the stage user (CUCO_STAGE_USER, else nobody), the referee's files are root's, and a cgroup "
+			"made there freezes the gaps between steps; as another user there, stages and referee share a "
+			"uid, no freezer: its verdict is defence in depth (docs/trust.md)");
 	else
 		snprintf(detail, sizeof detail, "refereed workloads are refused: the %s runner may spread a "
 			"stage's ranks over hosts, and the referee must share one with all of them",

@@ -126,8 +126,8 @@ static void test_commands(void **state)
 	l = (eval_launch){ .kind = CUCO_RUNNER_SSH, .launcher = "ssh", .rc = &rc, .slot = &gpu1,
 		.remote_dir = "/tmp/cuco-x", .ranks = 2, .mpi = true, .limit_s = 30 };
 	expect_command(&l,
-		"ssh -o BatchMode=yes -i k -p 2222 me@gpu1 'mkdir -p /tmp/cuco-x'"
-		" || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; "
+		"ssh -o BatchMode=yes -i k -p 2222 me@gpu1 'mkdir -m 700 /tmp/cuco-x'"
+		" || { echo 'cuco-ssh: cannot reach the host, or make a new folder there' >&2; exit 255; }; "
 		"scp -q -o BatchMode=yes -i k -P 2222 /run/cache/abc /w/data.bin me@gpu1:/tmp/cuco-x/"
 		" || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; "
 		"ssh -o BatchMode=yes -i k -p 2222 me@gpu1 'cd /tmp/cuco-x && timeout -k 2 30 "
@@ -139,29 +139,79 @@ static void test_commands(void **state)
 	l.mpi = false;
 	l.ticket = "CUCO_HARNESS=1:k:s";  /* ssh passes no environment: the far side sets it */
 	expect_command(&l,
-		"ssh -o BatchMode=yes gpu2 'mkdir -p /tmp/cuco-x'"
-		" || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; "
+		"ssh -o BatchMode=yes gpu2 'mkdir -m 700 /tmp/cuco-x'"
+		" || { echo 'cuco-ssh: cannot reach the host, or make a new folder there' >&2; exit 255; }; "
 		"scp -q -o BatchMode=yes /run/cache/abc /w/data.bin gpu2:/tmp/cuco-x/"
 		" || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; "
 		"ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && env CUDA_VISIBLE_DEVICES=1 CUCO_HARNESS=1:k:s "
 		"timeout -k 2 30 ./abc --reps 1'; rc=$?; ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x'; exit $rc");
 
-	/* A refereed stage's referee: copied to the same folder, checked
-	 * against its sum there, started in a session of its own (exec: its
-	 * output is ssh's), and its folders removed. */
+	/* A refereed stage's referee: copied to a new folder of its own,
+	 * checked against its sum there, started in a session of its own
+	 * (exec: its output is ssh's); as root there, the channel given to the
+	 * stage user and the stage's group made first, and the line that says
+	 * so; and its folders and group removed. */
 	char *args[] = { "--channel", "/dev/shm/cuco-chan-1-0-ab", "--ready", NULL };
 	cuco_buf script = { 0 }, cleanup = { 0 };
+	l.cgroups = true;
 	eval_ssh_referee(&l, "/run/cache/referee-12", "5e", args, "/dev/shm/cuco-chan-1-0-ab", &script, &cleanup);
 	assert_string_equal(script.data,
-		"ssh -o BatchMode=yes gpu2 'mkdir -p /tmp/cuco-x'"
-		" || { echo 'cuco-ssh: cannot reach the host' >&2; exit 255; }; "
-		"scp -q -o BatchMode=yes /run/cache/referee-12 gpu2:/tmp/cuco-x/"
+		"ssh -o BatchMode=yes gpu2 'mkdir -m 700 /tmp/cuco-x-referee'"
+		" || { echo 'cuco-ssh: cannot reach the host, or make a new folder there' >&2; exit 255; }; "
+		"scp -q -o BatchMode=yes /run/cache/referee-12 gpu2:/tmp/cuco-x-referee/"
 		" || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; "
-		"exec ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x && { echo '\\''5e  referee-12'\\'' | sha256sum -c "
+		"exec ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x-referee && { echo '\\''5e  referee-12'\\'' | sha256sum -c "
 		"--status || { echo '\\''cuco-ssh: the referee on the host is not the one copied'\\'' >&2; exit 255; }; } "
-		"&& mkdir -m 700 /dev/shm/cuco-chan-1-0-ab && exec "
-		"env CUDA_VISIBLE_DEVICES=1 ./referee-12 --channel /dev/shm/cuco-chan-1-0-ab --ready'");
-	assert_string_equal(cleanup.data, "ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x /dev/shm/cuco-chan-1-0-ab'");
+		"&& mkdir -m 700 /dev/shm/cuco-chan-1-0-ab && set -- && k=none && if [ \"$(id -u)\" = 0 ]; then "
+		"u=$(id -u nobody 2>/dev/null || echo 65534) && g=$(id -g nobody 2>/dev/null || echo 65534) && "
+		"{ [ \"$u\" = 0 ] || { chgrp \"$g\" /dev/shm/cuco-chan-1-0-ab && chmod 710 /dev/shm/cuco-chan-1-0-ab && "
+		"set -- --owner \"$u:$g\"; }; } && if [ \"$(stat -f -c %T /sys/fs/cgroup)\" = cgroup2fs ]; then "
+		"c=/sys/fs/cgroup/cuco-chan-1-0-ab f=cgroup.freeze v=v2; else "
+		"c=/sys/fs/cgroup/freezer/cuco-chan-1-0-ab f=freezer.state v=v1; fi && if mkdir \"$c\" 2>/dev/null; "
+		"then if [ -e \"$c/$f\" ]; then k=$v; else rmdir \"$c\"; fi; fi; else u=- g=-; fi && "
+		"echo \"CUCO_SSH_STAGE $u $g $k\" && exec env CUDA_VISIBLE_DEVICES=1 ./referee-12 --channel "
+		"/dev/shm/cuco-chan-1-0-ab --ready \"$@\"'");
+	assert_string_equal(cleanup.data, "ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x-referee /tmp/cuco-x "
+		"/dev/shm/cuco-chan-1-0-ab; for c in /sys/fs/cgroup/cuco-chan-1-0-ab "
+		"/sys/fs/cgroup/freezer/cuco-chan-1-0-ab; do [ -d $c ] || continue; echo 0 > $c/cgroup.freeze "
+		"2>/dev/null || echo THAWED > $c/freezer.state; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 "
+		"18 19 20; do p=$(cat $c/cgroup.procs); [ -z \"$p\" ] && break; kill -9 $p; sleep 0.1; done; "
+		"rmdir $c; done'");
+
+	/* What the host said: as root, ranks as 65534 in a v2 group named as
+	 * the channel; as another user, as it, in none. The stage then: its
+	 * folder the stage user's, its shell in the group, setpriv to that
+	 * user. */
+	eval_ssh_stage far;
+	assert_false(eval_ssh_stage_parse("Welcome!", "/dev/shm/c-1", &far));
+	assert_true(eval_ssh_stage_parse("CUCO_SSH_STAGE - - none", "/dev/shm/c-1", &far));
+	assert_false(far.root || far.drop || *far.cgroup);
+	assert_true(eval_ssh_stage_parse("CUCO_SSH_STAGE 0 0 v1", "/dev/shm/c-1", &far));
+	assert_true(far.root && !far.drop && !far.v2);
+	assert_string_equal(far.cgroup, "/sys/fs/cgroup/freezer/c-1");
+	assert_true(eval_ssh_stage_parse("CUCO_SSH_STAGE 65534 65534 v2", "/dev/shm/c-1", &far));
+	assert_true(far.root && far.drop && far.v2 && far.uid == 65534 && far.gid == 65534);
+	assert_string_equal(far.cgroup, "/sys/fs/cgroup/c-1");
+	l.far = &far;
+	expect_command(&l,
+		"ssh -o BatchMode=yes gpu2 'mkdir -m 700 /tmp/cuco-x'"
+		" || { echo 'cuco-ssh: cannot reach the host, or make a new folder there' >&2; exit 255; }; "
+		"scp -q -o BatchMode=yes /run/cache/abc /w/data.bin gpu2:/tmp/cuco-x/"
+		" || { echo 'cuco-ssh: cannot copy the program' >&2; exit 255; }; "
+		"ssh -o BatchMode=yes gpu2 'chown -R 65534:65534 /tmp/cuco-x && cd /tmp/cuco-x && { echo $$ > "
+		"/sys/fs/cgroup/c-1/cgroup.procs || { echo '\\''cuco-ssh: cannot move the stage into its cgroup'\\'' "
+		">&2; exit 255; }; } && env CUDA_VISIBLE_DEVICES=1 CUCO_HARNESS=1:k:s setpriv --reuid 65534 "
+		"--regid 65534 --clear-groups -- timeout -k 2 30 ./abc --reps 1'; rc=$?; ssh -o BatchMode=yes gpu2 "
+		"'rm -rf /tmp/cuco-x'; exit $rc");
+	/* CUCO_STAGE_USER, a name: one the host lacks ends the script, naming it. */
+	l.stage_user = "cuco-stage";
+	l.cgroups = false;
+	cuco_buf_free(&script);
+	cuco_buf_free(&cleanup);
+	eval_ssh_referee(&l, "/run/cache/referee-12", "5e", args, "/dev/shm/cuco-chan-1-0-ab", &script, &cleanup);
+	assert_non_null(strstr(script.data, "{ u=$(id -u -- cuco-stage 2>/dev/null) && g=$(id -g -- cuco-stage) "
+		"|| { echo '\\''cuco-ssh: CUCO_STAGE_USER=cuco-stage: no such user on the host"));
+	assert_null(strstr(script.data, "cgroup2fs"));
 	cuco_buf_free(&script);
 	cuco_buf_free(&cleanup);
 }
@@ -866,29 +916,48 @@ static void test_ssh_for_real(void **state)
 	rm_rf(dir);
 }
 
+/* Whether dir holds an entry that starts with prefix. */
+static bool holds(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	bool found = false;
+	for (struct dirent *e; d && !found && (e = readdir(d));)
+		found = strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /* Nothing of a refereed stage is left on the host (here, the same
- * machine): no remote folder of any evaluation's, no channel of this
- * process's. */
+ * machine): no remote folder of any evaluation's (the stage's, the
+ * referee's), no channel of this process's, no group made for a stage. */
 static void expect_host_clean(const char *run_dir)
 {
-	char work[512], path[512];
+	char work[512], prefix[300];
 	snprintf(work, sizeof work, "%.300s/work", run_dir);
 	DIR *d = opendir(work);
 	assert_non_null(d);
 	for (struct dirent *e; (e = readdir(d));) {
-		snprintf(path, sizeof path, "/tmp/cuco-%.256s", e->d_name);
-		if (e->d_name[0] != '.' && access(path, F_OK) == 0)
-			fail_msg("%s is left on the host", path);
+		snprintf(prefix, sizeof prefix, "cuco-%.256s-", e->d_name);
+		if (e->d_name[0] != '.' && holds("/tmp", prefix))
+			fail_msg("/tmp/%s* is left on the host", prefix);
 	}
 	closedir(d);
-	char prefix[64];
 	snprintf(prefix, sizeof prefix, "cuco-chan-%ld-", (long)getpid());
-	d = opendir("/dev/shm");
-	assert_non_null(d);
-	for (struct dirent *e; (e = readdir(d));)
-		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
-			fail_msg("/dev/shm/%s is left on the host", e->d_name);
-	closedir(d);
+	static const char *const places[] = { "/dev/shm", "/sys/fs/cgroup", "/sys/fs/cgroup/freezer" };
+	for (size_t i = 0; i < sizeof places / sizeof places[0]; i++)
+		if (holds(places[i], prefix))
+			fail_msg("%s/%s* is left on the host", places[i], prefix);
+}
+
+/* Whether every bench stage's referee log in the run says it froze the
+ * stage at each "done" (its --trace line a step), and there was one. */
+static bool referee_froze(const char *run_dir)
+{
+	char cmd[1200];
+	snprintf(cmd, sizeof cmd, "cd '%s/work' && ls */bench-referee.log >/dev/null && "
+		"! grep -L 'frozen .* us after done' */bench-referee.log | grep -q .", run_dir);
+	return system(cmd) == 0;
 }
 
 /* The refereed fixture's evaluator over ssh to the test's sshd (cfg's
@@ -918,7 +987,8 @@ static void test_ssh_refereed(void **state)
 	sshd *s = *state;
 	if (!s->port)
 		skip();
-	cuco_eval_config cfg = { .runner.kind = CUCO_RUNNER_SSH, .jobs = 1, .limit_scale = 0.25 };
+	cuco_eval_config cfg = { .runner.kind = CUCO_RUNNER_SSH, .jobs = 1, .limit_scale = 0.25,
+		.keep_workdirs = true };
 	char dir[256];
 	cuco_workload *wl;
 	cuco_evaluator *ev = refd_evaluator(s, &cfg, dir, sizeof dir, &wl);
@@ -931,6 +1001,10 @@ static void test_ssh_refereed(void **state)
 	assert_true(res.timing.min_us > 0 && res.timing.min_us <= res.timing.median_us);
 	assert_true(res.timing.median_us < 1e6);
 	assert_true(res.timing.max_error <= 1e-5);
+	/* As root there (the test's sshd logs in as this user), the referee
+	 * freezes the stage between steps, in a group made there for it. */
+	if (geteuid() == 0 && !referee_froze(cfg.run_dir))
+		fail_msg("the referee over ssh, as root, did not freeze the stage at each step's end");
 	evaluate(ev, wl, "refd/wrong.c", &res);
 	if (strcmp(res.failure.error_class, "wrong-answer") != 0 || !strstr(res.failure.excerpt, "verification"))
 		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
@@ -938,6 +1012,10 @@ static void test_ssh_refereed(void **state)
 	if (res.ok || strcmp(res.failure.error_class, "wrong-answer") != 0)
 		fail_msg("a verdict the program printed was believed: %s: %s", res.ok ? "ok" : res.failure.error_class,
 			res.failure.excerpt);
+	/* Work left running after "done" is cut off there as here. */
+	evaluate(ev, wl, "refd/late.c", &res);
+	if (res.ok || !strstr(res.failure.excerpt, "step 2 of 6 (timed), on fresh inputs: output left unwritten"))
+		fail_msg("work after done: %s: %s", res.ok ? "ok" : res.failure.error_class, res.failure.excerpt);
 	evaluate(ev, wl, "refd/stuck.c", &res);
 	if (strcmp(res.failure.error_class, "timeout") != 0)
 		fail_msg("%s: %s", res.failure.error_class, res.failure.excerpt);
@@ -982,39 +1060,89 @@ static void await_hijacker(void)
 	fail_msg("the hijacker is still on the host after 60 s");
 }
 
-/* The red team's over ssh, where the ranks run on the referee's host as
- * its user: a stage that stops its referee and kills it gets no verdict
- * (a timeout); one that leaves a process behind to replace later stages'
- * referees (its own bench stage's, here) with one that rewrites the times
- * is never a pass with the forged time — the far side checks the copy's
- * sum before it runs it, and the stage is the environment's failure, then
- * passes on a retry, honestly timed. (Without that check the forged 0.010
- * us was believed. A replacement timed between the check and the exec
- * would still run: docs/trust.md, "Over ssh".) */
-static void test_ssh_referee_attacks(void **state)
+/* A refd fixture over ssh (stage user and cgroups as env says), into
+ * res; then nothing of it is left here or on the host. */
+static void attack(const sshd *s, const cuco_env *env, const char *source, cuco_eval_result *res)
 {
-	sshd *s = *state;
-	if (!s->port)
-		skip();
 	cuco_eval_config cfg = { .runner.kind = CUCO_RUNNER_SSH, .jobs = 1, .limit_scale = 0.25,
-		.runner.retry_after_s = 0.01 };
+		.runner.retry_after_s = 0.01, .env = env };
 	char dir[256];
 	cuco_workload *wl;
 	cuco_evaluator *ev = refd_evaluator(s, &cfg, dir, sizeof dir, &wl);
-	cuco_eval_result res;
-	evaluate(ev, wl, "refd/signal.c", &res);
-	if (res.ok || strcmp(res.failure.error_class, "timeout") != 0)
-		fail_msg("a stage that killed its referee: %s: %s", res.ok ? "ok" : res.failure.error_class,
-			res.failure.excerpt);
-	evaluate(ev, wl, "refd/hijack.c", &res);
-	await_hijacker();
-	if (res.ok && res.timing.median_us < 0.02)
-		fail_msg("a forged referee's verdict was believed: median %.3f us", res.timing.median_us);
+	evaluate(ev, wl, source, res);
+	if (strstr(source, "hijack"))
+		await_hijacker();
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 	assert_int_equal(count_processes(cfg.run_dir), 0);
 	expect_host_clean(cfg.run_dir);
 	rm_rf(dir);
+}
+
+/* The hijacker's evaluation: how many times the sum's check refused a
+ * replaced referee (each the environment's failure, then a retry, until
+ * the slot is retired: a hijacker a retry's run stage leaves may replace
+ * the next one); never a forged verdict believed, nor any other failure. */
+static int hijack_refused(const sshd *s, const cuco_env *env)
+{
+	cuco_eval_result res;
+	attack(s, env, "refd/hijack.c", &res);
+	if (res.ok && res.timing.median_us < 0.02)
+		fail_msg("a forged referee's verdict was believed: median %.3f us", res.timing.median_us);
+	bool refused = res.environment && strstr(res.failure.excerpt, "the referee on the host is not the one copied");
+	if (!res.ok && !refused)
+		fail_msg("the hijacker's honest steps: %s: %s", res.failure.error_class, res.failure.excerpt);
+	return res.slot_retries + refused;
+}
+
+/* Whether a stage that stops its referee and kills it got away with it:
+ * no verdict (a timeout) when it could, an honest pass when it could not;
+ * never anything else. */
+static bool signal_reached(const sshd *s, const cuco_env *env)
+{
+	cuco_eval_result res;
+	attack(s, env, "refd/signal.c", &res);
+	if (!res.ok && strcmp(res.failure.error_class, "timeout") != 0)
+		fail_msg("a stage that killed its referee: %s: %s", res.failure.error_class, res.failure.excerpt);
+	return !res.ok;
+}
+
+/* The red team's over ssh, where the ranks run on the referee's host. As
+ * root there the ranks run as the stage user (nobody), the referee and
+ * its folder are root's, and what the stage leaves in its group dies with
+ * it: a stage that signals its referee reaches none, and passes honestly;
+ * one that leaves a process behind to replace later stages' referees
+ * (its own bench stage's, here) with one that rewrites the times can
+ * neither read nor replace one, and passes at once, honestly timed, with
+ * its group or without (CUCO_CGROUPS=off). The control, ranks root's too
+ * (CUCO_STAGE_USER=root, no group: every run as root before this): the
+ * referee is killed (a timeout), and replaced, which only the check of its
+ * sum before it runs stops (the environment's failure, and a retry).
+ * (Without that check the forged 0.010 us was believed; a replacement
+ * timed between the check and the exec would still run: docs/trust.md,
+ * "Over ssh". Not as root there, that is all there is.) */
+static void test_ssh_referee_attacks(void **state)
+{
+	sshd *s = *state;
+	if (!s->port)
+		skip();
+	cuco_env env = *cuco_env_get();
+	bool root = geteuid() == 0;
+	if (signal_reached(s, &env) == root)
+		fail_msg("%s", root ? "as root there, a stage signalled its referee" : "the signal fixture passed");
+	int refused = hijack_refused(s, &env);
+	if (!root)
+		return;  /* the ranks are the referee's user there: the check of its sum is all */
+	if (refused != 0)
+		fail_msg("as root there, the hijacker replaced a referee (%d refused)", refused);
+	env.cgroups = "off";
+	if ((refused = hijack_refused(s, &env)) != 0)
+		fail_msg("without a group there, the hijacker replaced a referee (%d refused)", refused);
+	env.stage_user = "root";
+	if (!signal_reached(s, &env))
+		fail_msg("the control, ranks as root: the signal fixture did not reach its referee");
+	if (hijack_refused(s, &env) < 1)
+		fail_msg("the control, ranks as root: the hijacker replaced no referee");
 }
 
 /* `cuco run` and `cuco doctor` take --runner, --hostfile and --hosts: a
@@ -1057,8 +1185,10 @@ static void test_cli_flags(void **state)
 	/* doctor says what becomes of refereed workloads over ssh. */
 	snprintf(cmd, sizeof cmd, "'%s' doctor --runner ssh --hosts me@localhost 2>&1", bin);
 	char *said = capture_output(cmd, &(int){ 0 });
-	if (!strstr(said, "referee") || !strstr(said, "in an ssh session of its own; no freezer there") ||
-			!strstr(said, "stages and referee share a uid there, so its verdict is defence in depth"))
+	if (!strstr(said, "referee") || !strstr(said, "in an ssh session of its own") ||
+			!strstr(said, "as root there, the ranks run as the stage user (CUCO_STAGE_USER, else nobody)") ||
+			!strstr(said, "as another user there, stages and referee share a uid, no freezer: its verdict is "
+			"defence in depth"))
 		fail_msg("cuco doctor --runner ssh said:\n%s", said);
 	free(said);
 	/* A [runner] the config file gets wrong: refused before any run folder. */

@@ -615,9 +615,12 @@ static bool stop_at_done(referee *r, int step, double t_release, double t_done)
 {
 	if (!hold(r, true))
 		return false;
-	if (r->trace)
+	if (r->trace && r->cg != CG_NONE)
 		fprintf(stderr, "referee: step %d: %.1f us from release to done (%d launches), frozen %.1f us "
 			"after done\n", step + 1, (t_done - t_release) * 1e6, r->sets, (now() - t_done) * 1e6);
+	else if (r->trace)  /* "cgroup none": nothing to freeze */
+		fprintf(stderr, "referee: step %d: %.1f us from release to done (%d launches), not frozen\n",
+			step + 1, (t_done - t_release) * 1e6, r->sets);
 	return true;
 }
 
