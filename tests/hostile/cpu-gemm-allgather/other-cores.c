@@ -19,7 +19,6 @@
  * rename: cuco_step
  * cpus: 1
  * expect: run crash other-cores: stayed
- * xfail: stage cpuset: a stage may run on any CPU of the machine (no cpuset), so a rank moves onto one it was not given
  */
 #include <errno.h>
 #include <sys/sysinfo.h>
