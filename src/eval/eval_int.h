@@ -44,12 +44,13 @@ void eval_apply_slots(const cuco_workload *wl, const cuco_directive *dir,
 /* ---- seccomp.c: the stages' system-call filter -------------------------------- */
 
 /* A classic BPF program for seccomp: io_uring, the keyring calls, ptrace,
- * process_vm_readv/writev, pidfd_getfd and process_madvise refused, Unix
+ * process_vm_readv/writev, pidfd_getfd, process_madvise and user
+ * namespaces (clone3, and unshare or clone with CLONE_NEWUSER) refused, Unix
  * sockets (socket and socketpair) too unless allowed; x32 and 32-bit
  * socketcall() refused. Empty where the architecture is not known.
  * seccomp.c says which stage gets which and why. */
 typedef struct eval_filter {
-	struct sock_filter prog[80];
+	struct sock_filter prog[96];
 	unsigned short len;
 } eval_filter;
 
