@@ -8,7 +8,12 @@
  * A control group holds every process a stage starts, whatever they do
  * with sessions, and limits them together: pids.max (processes and
  * threads), the memory the group uses (tmpfs pages included, so the
- * sandbox's writable folders count too), and for builds one CPU's time.
+ * sandbox's writable folders count too), for builds one CPU's time, and
+ * the CPUs it may run on (cpuset): a run stage's are the ones the
+ * evaluator gave it (its ranks' cores, or cuco's own CPUs when they are
+ * not bound), so no thread of it computes on a CPU the baseline is not
+ * given, whatever affinity it asks for (tests/hostile/cpu-gemm-allgather/
+ * other-cores.c).
  *
  * Where a stage's group can be made:
  *  - cgroup v2 (/sys/fs/cgroup is cgroup2, e.g. Debian 12): as root, a group
@@ -18,7 +23,7 @@
  *    only leaves hold processes;
  *  - cgroup v1 (a container, or a host booted that way): a group cuco-<pid>
  *    under cuco's own group in each of the pids, memory and cpu
- *    hierarchies that is mounted and writable.
+ *    hierarchies and the cpuset one that is mounted and writable.
  * Elsewhere stages run with the per-process rlimits only, and `cuco doctor`
  * says which applies and why (eval_cgroups.status).
  *
@@ -48,7 +53,8 @@
 #define CGROUP2_MAGIC 0x63677270
 #define PREFIX "cuco-"
 
-static const char *const v1_names[EVAL_CG_COUNT] = { "pids", "memory", "cpu", "freezer", "cpuacct" };
+static const char *const v1_names[EVAL_CG_COUNT] = { "pids", "memory", "cpu", "freezer", "cpuacct",
+	"cpuset" };
 
 /* ---- small file reads and writes ------------------------------------------- */
 
@@ -63,6 +69,22 @@ static bool write_text(const char *dir, const char *file, const char *text)
 	bool ok = write(fd, text, n) == (ssize_t)n;
 	close(fd);
 	return ok;
+}
+
+/* dir/file's text into to/file (a v1 cpuset's cpus and mems, which a
+ * new group starts without and needs before it holds a process). */
+static bool copy_text(const char *dir, const char *to, const char *file)
+{
+	char path[PATH_MAX + 64], buf[8192];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return write_text(to, file, buf);
 }
 
 static bool writable(const char *dir)
@@ -201,6 +223,7 @@ static bool open_v2_root(eval_cgroups *g)
 		return false;
 	enable(CGROUP_ROOT, "+pids +memory");
 	enable(CGROUP_ROOT, "+cpu");
+	enable(CGROUP_ROOT, "+cpuset");
 	return make_base(CGROUP_ROOT, g->dir[0], sizeof g->dir[0]) && enable_limits(g->dir[0]);
 }
 
@@ -230,6 +253,7 @@ static bool open_v2_delegated(eval_cgroups *g, const char *own, char *why, size_
 		return false;
 	}
 	enable(own, "+cpu");
+	enable(own, "+cpuset");
 	if (!make_base(own, g->dir[0], sizeof g->dir[0]) || !enable_limits(g->dir[0])) {
 		snprintf(why, size, "%s: %s", g->dir[0], strerror(errno));
 		return false;
@@ -260,6 +284,7 @@ static bool open_v2(eval_cgroups *g, char *why, size_t size)
 	g->have[EVAL_CG_PIDS] = strstr(controllers, "pids") != NULL;
 	g->have[EVAL_CG_MEMORY] = strstr(controllers, "memory") != NULL;
 	g->have[EVAL_CG_CPU] = enable(g->dir[0], "+cpu") || strstr(controllers, "cpu") != NULL;
+	g->have[EVAL_CG_CPUSET] = enable(g->dir[0], "+cpuset") || strstr(controllers, "cpuset") != NULL;
 	/* Core files of every v2 group (cgroup.freeze since Linux 5.2). */
 	snprintf(path, sizeof path, "%s/cgroup.freeze", g->dir[0]);
 	g->have[EVAL_CG_FREEZER] = access(path, W_OK) == 0;
@@ -282,10 +307,16 @@ static bool open_v1(eval_cgroups *g, char *why, size_t size)
 				snprintf(why, size, "%s is not writable", own);
 			continue;
 		}
-		if (make_base(own, g->dir[c], sizeof g->dir[c])) {
-			g->have[c] = true;
-			made++;
+		if (!make_base(own, g->dir[c], sizeof g->dir[c]))
+			continue;
+		/* A cpuset group holds no process until it has CPUs and memory. */
+		if (c == EVAL_CG_CPUSET && !(copy_text(own, g->dir[c], "cpuset.cpus")
+				&& copy_text(own, g->dir[c], "cpuset.mems"))) {
+			rmdir(g->dir[c]);
+			continue;
 		}
+		g->have[c] = true;
+		made++;
 	}
 	if (!g->have[EVAL_CG_PIDS] && !why[0])
 		snprintf(why, size, "no pids controller mounted (cgroup v1 or v2) under " CGROUP_ROOT);
@@ -304,9 +335,10 @@ void eval_cgroups_open(eval_cgroups *g, const cuco_env *env)
 	}
 	if (is_cgroup2(CGROUP_ROOT) ? open_v2(g, why, sizeof why) : open_v1(g, why, sizeof why)) {
 		g->on = true;
-		snprintf(g->status, sizeof g->status, "cgroup %s per stage under %.300s: %s%s%s per candidate%s",
+		snprintf(g->status, sizeof g->status, "cgroup %s per stage under %.300s: %s%s%s%s per candidate%s",
 			g->v2 ? "v2" : "v1", g->dir[0], g->have[EVAL_CG_PIDS] ? "pids.max" : "",
 			g->have[EVAL_CG_MEMORY] ? ", memory" : "", g->have[EVAL_CG_CPU] ? ", a build's CPU" : "",
+			g->have[EVAL_CG_CPUSET] ? ", a run's CPUs (cpuset)" : ", any CPU (no cpuset)",
 			g->have[EVAL_CG_FREEZER] && g->have[EVAL_CG_CPUACCT] ? "; frozen between refereed steps"
 			: "; no freezer: refereed steps' gaps are not held still");
 		return;
@@ -327,6 +359,25 @@ void eval_cgroups_close(eval_cgroups *g)
 }
 
 /* ---- a stage's group ------------------------------------------------------------ */
+
+/* The stage's CPUs: `cpus` ("0,2,3"), or cuco's own where NULL (a v1
+ * group needs them said; a v2 group inherits them); its memory nodes,
+ * cuco's own. */
+static bool set_cpus(const eval_cgroups *g, const eval_cgroup *cg, const cpu_set_t *cpus)
+{
+	const char *base = g->dir[g->v2 ? 0 : EVAL_CG_CPUSET], *dir = cg->dir[g->v2 ? 0 : EVAL_CG_CPUSET];
+	if (!g->v2 && !copy_text(base, dir, "cpuset.mems"))
+		return false;
+	if (!cpus)
+		return g->v2 || copy_text(base, dir, "cpuset.cpus");
+	char list[8192];
+	size_t n = 0;
+	list[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE && n + 8 < sizeof list; c++)
+		if (CPU_ISSET(c, cpus))
+			n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", n ? "," : "", c);
+	return n > 0 && write_text(dir, "cpuset.cpus", list);
+}
 
 int eval_cgroup_new(eval_cgroups *g, const eval_cgroup_limits *lim, eval_cgroup *cg, cuco_err *err)
 {
@@ -375,6 +426,8 @@ int eval_cgroup_new(eval_cgroups *g, const eval_cgroup_limits *lim, eval_cgroup 
 		}
 		cg->mem = true;
 	}
+	if (g->have[EVAL_CG_CPUSET])
+		ok &= set_cpus(g, cg, lim->cpuset);
 	if (g->have[EVAL_CG_CPU] && lim->cpus > 0) {
 		long period = 100000, quota = (long)(lim->cpus * period);
 		if (g->v2) {

@@ -302,7 +302,7 @@ typedef struct cuco_slot_info {
 
 const char *cuco_slot_state_name(cuco_slot_state s);
 /* Which limits hold a stage's processes together here: a cgroup per stage
- * (true: pids.max, memory, a build's CPU), or per-process rlimits only
+ * (true: pids.max, memory, a build's CPU, a run's CPUs), or per-process rlimits only
  * (false); status says which, and why. As an evaluator would find it. */
 bool cuco_limits_check(char *status, size_t size);
 

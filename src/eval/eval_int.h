@@ -44,12 +44,13 @@ void eval_apply_slots(const cuco_workload *wl, const cuco_directive *dir,
 /* ---- seccomp.c: the stages' system-call filter -------------------------------- */
 
 /* A classic BPF program for seccomp: io_uring, the keyring calls, ptrace,
- * process_vm_readv/writev, pidfd_getfd and process_madvise refused, Unix
+ * process_vm_readv/writev, pidfd_getfd, process_madvise and user
+ * namespaces (clone3, and unshare or clone with CLONE_NEWUSER) refused, Unix
  * sockets (socket and socketpair) too unless allowed; x32 and 32-bit
  * socketcall() refused. Empty where the architecture is not known.
  * seccomp.c says which stage gets which and why. */
 typedef struct eval_filter {
-	struct sock_filter prog[80];
+	struct sock_filter prog[96];
 	unsigned short len;
 } eval_filter;
 
@@ -65,8 +66,10 @@ int eval_filter_install(const eval_filter *f);
  * hierarchy (the freezer and CPU accounting are in its core), v1 one
  * hierarchy each. The freezer and cpuacct serve the referee
  * (workloads/common/cuco_referee.c), which holds a stage still between
- * steps and counts its CPU. */
-enum { EVAL_CG_PIDS, EVAL_CG_MEMORY, EVAL_CG_CPU, EVAL_CG_FREEZER, EVAL_CG_CPUACCT, EVAL_CG_COUNT };
+ * steps and counts its CPU; the cpuset keeps a stage on the CPUs it was
+ * given, whatever affinity its threads ask for. */
+enum { EVAL_CG_PIDS, EVAL_CG_MEMORY, EVAL_CG_CPU, EVAL_CG_FREEZER, EVAL_CG_CPUACCT, EVAL_CG_CPUSET,
+	EVAL_CG_COUNT };
 
 /* The evaluator's groups, parents of its stages' (one per v1 hierarchy).
  * They are the process's, cuco-<pid>: every evaluator of one process opens
@@ -82,6 +85,7 @@ typedef struct eval_cgroup_limits {
 	long max_tasks;     /* pids.max: processes and threads together */
 	long mem_mb;        /* memory of all the stage's processes, tmpfs pages included */
 	double cpus;        /* CPU time per period, in CPUs; 0: none */
+	const cpu_set_t *cpuset;  /* the CPUs its processes may run on; NULL: cuco's own */
 } eval_cgroup_limits;
 
 /* One stage's group. */

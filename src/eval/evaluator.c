@@ -85,6 +85,7 @@ struct cuco_evaluator {
 	bool bind;                    /* local MPI ranks: one per core of the device set */
 	bool pin_compiles;            /* compiles run on compile_cpus, off the ranks' cores */
 	cpu_set_t compile_cpus;
+	cpu_set_t stage_cpus;         /* a local run stage's cpuset: the ranks' cores, or all of cuco's */
 	bool in_allocation;          /* slurm: stages are steps of cuco's own allocation */
 	atomic_uint stages;          /* names Slurm jobs: cuco-<run>-<slot>-<n> */
 	pthread_mutex_t jobs_lock;
@@ -356,6 +357,7 @@ static void place_work(cuco_evaluator *ev)
 		CPU_XOR(&ev->compile_cpus, &allowed, &device);
 	int spare = CPU_COUNT(&ev->compile_cpus);
 	ev->bind = local && ev->mpi && fits;
+	ev->stage_cpus = ev->bind ? device : allowed;
 	ev->pin_compiles = ev->bind && spare > 0;
 	ev->cpu_is_device = ev->wl.family == CUCO_FAMILY_CPU_MPI && local && spare == 0;
 }
@@ -1216,6 +1218,8 @@ static int run_stage(job *j, const char *stage, int warmup, int reps, double lim
 		lim.grace_s = REMOTE_GRACE_S;
 	if (kind != CUCO_RUNNER_LOCAL)
 		lim.user = NULL;  /* its launcher needs cuco's user's keys */
+	else
+		lim.group.cpuset = &ev->stage_cpus;  /* no thread of it on a CPU it was not given */
 	if (refereed && !ref.cleanup) {  /* a remote referee was told its group: none */
 		lim.on_start = eval_referee_started;
 		lim.on_start_arg = &ref;

@@ -588,6 +588,7 @@ static void said(const char *out, const char *key, char *value, size_t size)
  * GPU run stage keeps open. */
 static const struct { const char *door; bool gpu_open; } doors[] = {
 	{ "io_uring", false }, { "keyrings", false }, { "ptrace", false }, { "process_vm_readv", false },
+	{ "userns", false },
 	{ "socket(AF_UNIX)", true }, { "socketpair(AF_UNIX)", true },
 };
 

@@ -16,6 +16,15 @@
  *    MPI's shared-memory transport copies large messages with
  *    process_vm_readv (CMA) and aborts when it fails, so stages are told
  *    to copy through shared memory instead (env.c).
+ *  - a user namespace of the stage's own: unshare() or clone() asking
+ *    CLONE_NEWUSER (EPERM, as where unprivileged user namespaces are off),
+ *    and clone3(), whose flags are in memory the filter cannot read
+ *    (ENOSYS: glibc then makes its threads and children with clone()). In
+ *    one a stage's uid, nobody to the host, holds every capability: the
+ *    kernel's namespace-root code (mounts, netfilter) is then its to reach,
+ *    as unprivileged kernel exploits have (tests/eval/test-sandbox.c,
+ *    test_userns_*). No compiler, rank or CUDA program makes one; bwrap
+ *    makes the sandbox's before the filter is loaded.
  *  - Unix domain sockets, by socket() and by socketpair(): a socket reaches
  *    a listener by its path, and a read-only view does not stop connect()
  *    (issue 18: a listener at /var/tmp/….sock). A datagram socketpair can
@@ -88,7 +97,8 @@
 	X(process_vm_readv, 347, 376, EPERM) \
 	X(process_vm_writev, 348, 377, EPERM) \
 	X(pidfd_getfd, 438, 438, EPERM) \
-	X(process_madvise, 440, 440, EPERM)
+	X(process_madvise, 440, 440, EPERM) \
+	X(clone3, 435, 435, ENOSYS)
 
 typedef struct denied {
 	unsigned native, compat;
@@ -99,6 +109,13 @@ static const denied denied_calls[] = {
 #define ROW(call, i386, arm, err) { SYS_##call, COMPAT(i386, arm), err },
 	DENIED(ROW)
 #undef ROW
+};
+
+/* The two calls that make a user namespace from their flags (args[0]:
+ * clone's on x86-64 and arm64, whose compat clone has them first too),
+ * native and compat. */
+static const unsigned userns_calls[2][2] = {
+	{ SYS_unshare, SYS_clone }, { COMPAT(310, 337), COMPAT(120, 120) },
 };
 
 /* The two calls that make Unix sockets, native and compat. */
@@ -143,6 +160,13 @@ static void check_calls(eval_filter *f, bool compat, bool unix_sockets)
 		add(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, compat ? denied_calls[i].compat : denied_calls[i].native, 0, 1));
 		ret_errno(f, denied_calls[i].err);
 	}
+	/* unshare(flags) or clone(flags, …) with CLONE_NEWUSER in flags. */
+	add(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, userns_calls[compat][0], 1, 0));
+	add(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, userns_calls[compat][1], 0, 4));
+	add(f, STMT(BPF_LD | BPF_W | BPF_ABS, ARG_AT(0)));
+	add(f, JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWUSER, 0, 1));
+	ret_errno(f, EPERM);
+	add(f, STMT(BPF_LD | BPF_W | BPF_ABS, NR_AT));  /* the number again, for the rows below */
 	if (!unix_sockets) {
 		/* socket(family, …) or socketpair(family, …): the family is args[0]. */
 		add(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, unix_calls[compat][0], 1, 0));

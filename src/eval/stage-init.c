@@ -30,6 +30,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/keyctl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -169,6 +170,7 @@ static int probe(void)
 	answer("keyrings", syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0), ENOSYS);
 	answer("ptrace", syscall(SYS_ptrace, PTRACE_PEEKDATA, 1, NULL, NULL), EPERM);
 	answer("process_vm_readv", syscall(SYS_process_vm_readv, getpid(), NULL, 0, NULL, 0, 0), EPERM);
+	answer("userns", unshare(CLONE_NEWUSER), EPERM);
 	return 0;
 }
 

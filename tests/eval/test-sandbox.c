@@ -633,6 +633,31 @@ static void tracing(cuco_sandbox_mode mode)
 	assert_lacks(res.failure.excerpt, "ptrace: attached");
 }
 
+/* A user namespace of the stage's own, by any of the three calls: refused
+ * (every capability in it would be the kernel's namespace-root code to
+ * reach: mounts, netfilter, as unprivileged exploits have). */
+static void user_namespaces(cuco_sandbox_mode mode)
+{
+	setenv("HOSTILE_MODE", "userns", 1);
+	cuco_eval_result res;
+	evaluate_program(mode, "hostile/kernel.c", 1, &res);
+	print_message("%s\n", res.failure.excerpt);
+	assert_has(res.failure.excerpt, "userns unshare: ");
+	assert_lacks(res.failure.excerpt, ": made");
+}
+
+static void test_userns_sandboxed(void **state)
+{
+	(void)state;
+	user_namespaces(CUCO_SANDBOX_BWRAP);
+}
+
+static void test_userns_fallback(void **state)
+{
+	(void)state;
+	user_namespaces(CUCO_SANDBOX_OFF);
+}
+
 static void test_tracing_sandboxed(void **state)
 {
 	(void)state;
@@ -1208,6 +1233,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_unix_sockets_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keyrings_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tracing_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_userns_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_files_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_unreachable_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_mapped_alone, setup, teardown),
@@ -1229,6 +1255,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_unix_sockets_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keyrings_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tracing_sandboxed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_userns_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_files_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_left_running_sandboxed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_per_candidate_sandboxed, setup, teardown),

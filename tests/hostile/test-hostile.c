@@ -18,6 +18,10 @@
  *   sandbox: off                (optional) evaluated with no sandbox, as
  *                               where bwrap cannot run (in a process of its
  *                               own, like each size)
+ *   cpus: N                     (optional) evaluated by an evaluator
+ *                               confined to the first N of the CPUs this
+ *                               test may use, as `taskset` confines cuco (in
+ *                               a process of its own, like each size)
  *   timed: yes                  (optional) for work moved past "done": the
  *                               attack is also defeated when it passes with
  *                               all its work timed — the referee's fastest
@@ -73,6 +77,7 @@
 #include <fnmatch.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +96,7 @@ typedef struct hostile {
 	bool timed;              /* also defeated when it passes with its work timed */
 	bool nogain;             /* also defeated when it passes no faster than the seed */
 	bool nosandbox;          /* evaluated with the sandbox off */
+	int cpus;                /* the evaluator's CPUs; 0: all this test has */
 	struct expect { char stage[16], cls[24], text[400]; } expect[MAX_EXPECT];
 	int nexpect;
 	char xfail[400];         /* "DEFENCE: REASON" of a known hole, or "" */
@@ -157,6 +163,8 @@ static bool load_case(const char *dir, const char *file, hostile *h)
 	h->timed = header(h->code, "timed", yes, sizeof yes) && strcmp(yes, "yes") == 0;
 	h->nogain = header(h->code, "gain", yes, sizeof yes) && strcmp(yes, "none") == 0;
 	h->nosandbox = header(h->code, "sandbox", yes, sizeof yes) && strcmp(yes, "off") == 0;
+	if (header(h->code, "cpus", ranks, sizeof ranks))
+		h->cpus = atoi(ranks);
 	return true;
 }
 
@@ -228,7 +236,28 @@ enum { MAX_GROUPS = 4 };
 typedef struct group {
 	const char *size;        /* "": the smallest */
 	bool nosandbox;
+	int cpus;                /* the first this many CPUs only; 0: all */
 } group;
+
+static bool same_group(const group *g, const hostile *h)
+{
+	return strcmp(g->size, h->size) == 0 && g->nosandbox == h->nosandbox && g->cpus == h->cpus;
+}
+
+/* This process, and the evaluator it makes, on the first n of its CPUs. */
+static void confine(int n)
+{
+	cpu_set_t have, keep;
+	CPU_ZERO(&keep);
+	if (n <= 0 || sched_getaffinity(0, sizeof have, &have) != 0)
+		return;
+	for (int c = 0; c < CPU_SETSIZE && n > 0; c++)
+		if (CPU_ISSET(c, &have)) {
+			CPU_SET(c, &keep);
+			n--;
+		}
+	sched_setaffinity(0, sizeof keep, &keep);
+}
 
 typedef struct run {
 	const cuco_workload *wl;
@@ -367,7 +396,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		if (i < 0)
 			return NULL;
-		if (strcmp(r->cases[i].size, r->group.size) == 0 && r->cases[i].nosandbox == r->group.nosandbox)
+		if (same_group(&r->group, &r->cases[i]))
 			one_case(r, r->seed, &r->cases[i]);
 	}
 }
@@ -415,7 +444,8 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 }
 
 /* The cases of r->group, then the genuine programs at its size (with
- * the sandbox as configured: a group with it off has none): 0 (all passed),
+ * the sandbox as configured: a group with it off, or confined to fewer
+ * CPUs, has none): 0 (all passed),
  * 1 (a failure) or 77 (what could be checked here passed). */
 static int run_group(run *r, int npoints, char **points)
 {
@@ -460,7 +490,7 @@ static int run_group(run *r, int npoints, char **points)
 			open.data);
 	cuco_buf_free(&open);
 	fflush(stdout);
-	if (!r->filtered && !r->group.nosandbox) {
+	if (!r->filtered && !r->group.nosandbox && !r->group.cpus) {
 		genuine(r, "baseline", base, base_len, NULL, true);
 		genuine(r, "seed", seed, seed_len, NULL, true);
 		for (int i = 0; i < npoints; i++)
@@ -508,7 +538,7 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof dir, "%s/tests/hostile/%s", getenv("CUCO_SOURCE_ROOT"), wl->name);
 	struct dirent **files = NULL;
 	int n = scandir(dir, &files, NULL, by_name);  /* none: the genuine ones only */
-	group groups[MAX_GROUPS] = { { "", false } };
+	group groups[MAX_GROUPS] = { { "", false, 0 } };
 	int ngroups = 1, failures = 0;
 	r.cases = cuco_xcalloc(n > 0 ? (size_t)n : 1, sizeof *r.cases);
 	for (int i = 0; i < n; i++) {
@@ -528,18 +558,18 @@ int main(int argc, char **argv)
 			failures++;
 		} else if (l > 2 && strcmp(files[i]->d_name + l - 2, ".c") == 0) {
 			int k = 0;
-			while (k < ngroups && (strcmp(groups[k].size, h->size) != 0 || groups[k].nosandbox != h->nosandbox))
+			while (k < ngroups && !same_group(&groups[k], h))
 				k++;
 			if (k == ngroups && (ngroups == MAX_GROUPS || (*h->size && !cuco_workload_size(wl, h->size)))) {
 				fprintf(stderr, "%s/%s: size %s is not one of %s's, or more than %d sizes and sandbox "
-					"settings are asked for\n", dir, files[i]->d_name, h->size, wl->name, MAX_GROUPS - 1);
+					"settings and CPU counts are asked for\n", dir, files[i]->d_name, h->size, wl->name, MAX_GROUPS - 1);
 				free(h->code);
 				failures++;
 				free(files[i]);
 				continue;
 			}
 			if (k == ngroups)
-				groups[ngroups++] = (group){ h->size, h->nosandbox };
+				groups[ngroups++] = (group){ h->size, h->nosandbox, h->cpus };
 			r.ncases++;
 		}
 		free(files[i]);
@@ -555,6 +585,7 @@ int main(int argc, char **argv)
 		pid_t pid = fork();
 		if (pid == 0) {
 			r.group = groups[k];
+			confine(r.group.cpus);
 			int rc = run_group(&r, k == 0 ? argc - 2 : 0, argv + 2);
 			fflush(stdout);
 			_exit(rc);

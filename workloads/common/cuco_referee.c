@@ -10,9 +10,11 @@
  * it can check:
  *
  * - Inputs. Every step's inputs are drawn here from seeds drawn here
- *   (getrandom) just before the step, and written into the ranks' channel
- *   files (cuco_channel.h). Nothing a rank saw before tells it the next
- *   step's values, so no answer can be kept or computed ahead.
+ *   (getrandom) just before the step, each rank's apart, and written into
+ *   the ranks' channel files (cuco_channel.h). Nothing a rank saw before
+ *   tells it the next step's values, so no answer can be kept or computed
+ *   ahead; nor do its values tell another rank's (a rank can recover the
+ *   seed of its own: cuco_referee.h).
  * - Outputs. Poisoned before every step; after it, while the stage is
  *   frozen, each rank's outputs are checked against the workload's own
  *   reference (ref_check), on rows drawn after the step. Every step is
@@ -99,7 +101,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_RANKS 64
+#define MAX_RANKS CUCO_REF_RANKS
 #define MAX_STEPS 1000
 #define WAIT_SLICE_NS 50000000L        /* look at the stage's end every 50 ms */
 #define STALL_S 600.0                  /* a rank silent this long with the stage alive: give up */
@@ -411,15 +413,23 @@ static void release_all(referee *r, uint32_t v)
 
 /* ---- steps ------------------------------------------------------------------------------ */
 
+/* The seeds as rank q's fill and check see them: step[] its own. */
+static const cuco_ref_seeds *seeds_of(referee *r, int q)
+{
+	memcpy(r->seeds.step, r->seeds.rank_step[q], sizeof r->seeds.step);
+	return &r->seeds;
+}
+
 static void draw_step(referee *r)
 {
-	for (int k = 0; k < CUCO_REF_STREAMS; k++)
-		r->seeds.step[k] = fresh();
+	for (int q = 0; q < r->nranks; q++)
+		for (int k = 0; k < CUCO_REF_STREAMS; k++)
+			r->seeds.rank_step[q][k] = fresh();
 	for (int q = 0; q < r->nranks; q++) {
 		const cuco_ref_layout *l = &r->layout[q];
 		for (int i = 0; i < l->nin; i++)
 			if (l->in[i].per_step)
-				ref_fill(q, r->nranks, i, &r->seeds, in_of(r, q, i));
+				ref_fill(q, r->nranks, i, seeds_of(r, q), in_of(r, q, i));
 		for (int i = 0; i < l->nout; i++) {
 			if (l->device)
 				cuco_ref_gpu_poison(out_of(r, q, i), l->out[i].bytes);
@@ -447,7 +457,7 @@ static void check_step(referee *r, int step, uint64_t pick)
 		for (int i = 0; i < r->layout[q].nout; i++)
 			outs[i] = out_of(r, q, i);
 		long checked = 0;
-		double e = ref_check(q, r->nranks, &r->seeds, outs, pick, &checked);
+		double e = ref_check(q, r->nranks, seeds_of(r, q), outs, pick, &checked);
 		if (isnan(e))
 			e = INFINITY;
 		r->checks += checked > 0;

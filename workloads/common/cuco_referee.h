@@ -53,12 +53,23 @@ typedef struct cuco_ref_layout {
 } cuco_ref_layout;
 
 /* The seeds a step's inputs follow: run[] drawn once a run (for the
- * arrays that are not per_step), step[] afresh before every step. A
- * workload gives each of its inputs a stream (an index into both) of its
- * own, the same on every rank, so any rank's inputs can be rebuilt. */
+ * arrays that are not per_step), rank_step[q][] afresh before every step
+ * for rank q's inputs, apart for every rank; step[] is the rank's own
+ * that ref_fill fills or ref_check checks (rank_step[rank]). A workload
+ * gives each of its inputs a stream (an index into them) of its own, the
+ * same on every rank, so any rank's inputs can be rebuilt: a check that
+ * reads another rank's inputs takes them from rank_step[that rank].
+ *
+ * Why apart: cuco_ref_value is a cheap mix, not a one-way function, and a
+ * rank recovers the seed of its own values from them (a few hundred us,
+ * tests/hostile/cpu-gemm-allgather/seed-recovery.c); a seed two ranks
+ * shared would tell each the other's inputs, which it then need not be
+ * sent. With seeds of its own a rank learns only what it holds. */
 #define CUCO_REF_STREAMS 8
+#define CUCO_REF_RANKS 64
 typedef struct cuco_ref_seeds {
 	uint64_t run[CUCO_REF_STREAMS], step[CUCO_REF_STREAMS];
+	uint64_t rank_step[CUCO_REF_RANKS][CUCO_REF_STREAMS];
 } cuco_ref_seeds;
 
 /* ---- defined by the workload -------------------------------------------------- */
@@ -66,8 +77,8 @@ typedef struct cuco_ref_seeds {
 /* The arrays of one rank, inputs and outputs, in the order the program
  * finds them in cuco_io. */
 void ref_layout(int rank, int nranks, cuco_ref_layout *l);
-/* Fill input `array` of `rank`: from s->step[] when the layout says the
- * array is per_step, else from s->run[]. */
+/* Fill input `array` of `rank`: from s->step[] (rank's own) when the
+ * layout says the array is per_step, else from s->run[]. */
 void ref_fill(int rank, int nranks, int array, const cuco_ref_seeds *s, void *dst);
 /* The error of rank's outputs for the step whose inputs followed s: the
  * norm-wise relative error over what was checked, INFINITY for poison or

@@ -1,7 +1,8 @@
 /* referee.c — cpu-gemm-allgather's half of the referee (cuco_referee.h):
  * the arrays of each rank, their values, and the check of C.
  *
- * Rank r's inputs: its M/P rows of X (afresh every step: stream 0), the
+ * Rank r's inputs: its M/P rows of X (afresh every step: stream 0, from
+ * rank r's own step seed, so no rank's rows tell another's), the
  * K x N weight slice of its N columns W_r (stream 1) and the norm's gain
  * (stream 2), once a run. Its output: C_r, all M rows of its N columns.
  * The check rebuilds X's rows, W_r and the gain from the seeds and
@@ -17,9 +18,10 @@
 
 enum { S_X, S_W, S_GAIN };
 
-static float x_at(const cuco_ref_seeds *s, long row, int k)
+/* Row `row` of X, from the seed of the rank that holds it. */
+static float x_at(const cuco_ref_seeds *s, int nranks, long row, int k)
 {
-	return cuco_ref_value(s->step[S_X], (uint64_t)row * K + (uint64_t)k);
+	return cuco_ref_value(s->rank_step[row / (M / nranks)][S_X], (uint64_t)row * K + (uint64_t)k);
 }
 
 static float w_at(const cuco_ref_seeds *s, int k, long col)
@@ -51,7 +53,7 @@ void ref_fill(int rank, int nranks, int array, const cuco_ref_seeds *s, void *ds
 	if (array == 0) {
 		for (long i = 0; i < rows; i++)
 			for (int k = 0; k < K; k++)
-				f[i * K + k] = x_at(s, (long)rank * rows + i, k);
+				f[i * K + k] = x_at(s, nranks, (long)rank * rows + i, k);
 	} else if (array == 1) {
 		for (int k = 0; k < K; k++)
 			for (int j = 0; j < N; j++)
@@ -65,7 +67,6 @@ void ref_fill(int rank, int nranks, int array, const cuco_ref_seeds *s, void *ds
 double ref_check(int rank, int nranks, const cuco_ref_seeds *s, void *const *out, uint64_t pick,
 	long *checked)
 {
-	(void)nranks;
 	const float *c = out[0];
 	static double w[K][N], gain[K], a[K];
 	cuco_ref_error e = { 0, 0, 0 };
@@ -78,7 +79,7 @@ double ref_check(int rank, int nranks, const cuco_ref_seeds *s, void *const *out
 		long i = (long)(cuco_ref_draw(pick, (uint64_t)t) % M);
 		double ss = 0;
 		for (int k = 0; k < K; k++) {
-			a[k] = x_at(s, i, k);
+			a[k] = x_at(s, nranks, i, k);
 			ss += a[k] * a[k];
 		}
 		double inv = 1.0 / sqrt(ss / K + 1e-6), want[N] = { 0 };

@@ -15,9 +15,10 @@
 
 enum { S_HIDDEN, S_WK, S_WV, S_QUERY };
 
+/* Rank 0's hidden states (the decode rank's check rebuilds them). */
 static float hidden_at(const cuco_ref_seeds *s, long tok, int i)
 {
-	return cuco_ref_value(s->step[S_HIDDEN], (uint64_t)tok * DM + (uint64_t)i);
+	return cuco_ref_value(s->rank_step[0][S_HIDDEN], (uint64_t)tok * DM + (uint64_t)i);
 }
 
 static float wk_at(const cuco_ref_seeds *s, int i, int j)
