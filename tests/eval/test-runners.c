@@ -165,7 +165,8 @@ static void test_commands(void **state)
 		"exec ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x-referee && { echo '\\''5e  referee-12'\\'' | sha256sum -c "
 		"--status || { echo '\\''cuco-ssh: the referee on the host is not the one copied'\\'' >&2; exit 255; }; } "
 		"&& mkdir -m 700 /dev/shm/cuco-chan-1-0-ab && set -- && k=none && if [ \"$(id -u)\" = 0 ]; then "
-		"u=$(id -u nobody 2>/dev/null || echo 65534) && g=$(id -g nobody 2>/dev/null || echo 65534) && "
+		"{ u=$((0x40000000 + $(od -An -N4 -tu4 /dev/urandom) % 0x1000000)) && g=$u && ! getent passwd \"$u\" "
+		">/dev/null; } || { echo '\\''cuco-ssh: no fresh uid for the stage on the host'\\'' >&2; exit 255; } && "
 		"{ [ \"$u\" = 0 ] || { chgrp \"$g\" /dev/shm/cuco-chan-1-0-ab && chmod 710 /dev/shm/cuco-chan-1-0-ab && "
 		"set -- --owner \"$u:$g\"; }; } && if [ \"$(stat -f -c %T /sys/fs/cgroup)\" = cgroup2fs ]; then "
 		"c=/sys/fs/cgroup/cuco-chan-1-0-ab f=cgroup.freeze v=v2; else "
@@ -1123,7 +1124,7 @@ static bool escaped(const sshd *s, const cuco_env *env)
 }
 
 /* The red team's over ssh, where the ranks run on the referee's host. As
- * root there the ranks run as the stage user (nobody), the referee and
+ * root there the ranks run as the stage user (a fresh uid), the referee and
  * its folder are root's, and what the stage leaves in its group dies with
  * it: a stage that signals its referee reaches none, and passes honestly;
  * one that leaves a process behind to replace later stages' referees
@@ -1229,6 +1230,58 @@ static void test_ssh_referee_outlive(void **state)
 	rm_rf(dir);
 }
 
+typedef struct beside {
+	cuco_evaluator *ev;
+	const cuco_workload *wl;
+	cuco_eval_result res;
+} beside;
+
+static void *evaluate_spoiler(void *arg)
+{
+	beside *b = arg;
+	evaluate(b->ev, b->wl, "refd/spoil.c", &b->res);
+	return NULL;
+}
+
+/* Two slots' stages on one host at once (as slots_per_host makes them,
+ * here two names of this machine): refd/spoil.c, whose rank kills every
+ * process of the evaluator's other stages it may signal, beside the
+ * honest refd/seed.c, which must pass (and the spoiler too). */
+static void test_ssh_slots_apart(void **state)
+{
+	sshd *s = *state;
+	if (!s->port || geteuid() != 0)
+		skip();  /* not root there: the ranks are the referee's user, all of them */
+	cuco_eval_config cfg = { .runner.kind = CUCO_RUNNER_SSH, .jobs = 2, .limit_scale = 0.25 };
+	char dir[256];
+	cuco_workload *wl;
+	ssh_config(s, &cfg, dir, sizeof dir);
+	size_t n = strlen(cfg.runner.hosts);
+	snprintf(cfg.runner.hosts + n, sizeof cfg.runner.hosts - n, ",root@127.0.0.2:%d", s->port);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_workload_load(fixture("refd"), &wl, &err), CUCO_OK);
+	cuco_evaluator *ev;
+	if (cuco_evaluator_new(wl, &cfg, &ev, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	beside b = { .ev = ev, .wl = wl };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, evaluate_spoiler, &b), 0);
+	cuco_eval_result res;
+	usleep(1500000);  /* the spoiler's run stage under way */
+	evaluate(ev, wl, "refd/seed.c", &res);
+	pthread_join(t, NULL);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+	if (!res.ok || res.slot_retries)
+		fail_msg("an honest candidate beside the spoiler: %s (%d retries): %s", res.ok ? "ok" :
+			res.failure.error_class, res.slot_retries, res.failure.excerpt);
+	if (!b.res.ok)
+		fail_msg("the spoiler's honest steps: %s: %s", b.res.failure.error_class, b.res.failure.excerpt);
+	assert_int_equal(count_processes(cfg.run_dir), 0);
+	expect_host_clean(cfg.run_dir);
+	rm_rf(dir);
+}
+
 /* `cuco run` and `cuco doctor` take --runner, --hostfile and --hosts: a
  * bad one is a usage error (1), a bad hostfile bad input (2) naming the
  * file and line, in one line each; doctor's referee line over ssh. */
@@ -1270,7 +1323,8 @@ static void test_cli_flags(void **state)
 	snprintf(cmd, sizeof cmd, "'%s' doctor --runner ssh --hosts me@localhost 2>&1", bin);
 	char *said = capture_output(cmd, &(int){ 0 });
 	if (!strstr(said, "referee") || !strstr(said, "in an ssh session of its own") ||
-			!strstr(said, "as root there, the ranks run as the stage user (CUCO_STAGE_USER, else nobody)") ||
+			!strstr(said, "as root there, the ranks run as the stage user (CUCO_STAGE_USER, else a uid of "
+			"each stage's own)") ||
 			!strstr(said, "as another user there, stages and referee share a uid, no freezer: its verdict is "
 			"defence in depth"))
 		fail_msg("cuco doctor --runner ssh said:\n%s", said);
@@ -1309,6 +1363,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ssh_refereed, ssh_setup, ssh_teardown),
 		cmocka_unit_test_setup_teardown(test_ssh_referee_attacks, ssh_setup, ssh_teardown),
 		cmocka_unit_test_setup_teardown(test_ssh_referee_outlive, ssh_setup, ssh_teardown),
+		cmocka_unit_test_setup_teardown(test_ssh_slots_apart, ssh_setup, ssh_teardown),
 	};
 	if (getenv("CUCO_TEST_FILTER"))  /* one test by name (cmocka's pattern: * and ?) */
 		cmocka_set_test_filter(getenv("CUCO_TEST_FILTER"));
