@@ -51,7 +51,7 @@
 	X(CUCO_BWRAP, bwrap, "a program", "bwrap", "the bubblewrap program") \
 	X(CUCO_STAGE_USER, stage_user, "a user's name or uid", "(nobody)", \
 		"the user stages run as when cuco runs as root, and a refereed stage's ranks over ssh " \
-		"where the ssh user is root (best a user of their own: " \
+		"where the ssh user is root (there, unset: a fresh uid for each stage; best a user of their own: " \
 		"cuco doctor warns when it owns other processes); root keeps them root's") \
 	X(CUCO_STAGE_INIT, stage_init, "a program", "(the built or installed one)", \
 		"each sandboxed stage's first process") \

@@ -572,7 +572,7 @@ int eval_trust_interposer(const char *cache_root, const cuco_env *env, char *pat
 /* What a remote referee's host said of the stage it referees, before the
  * referee said it is ready (eval_ssh_referee, runner.c): where the ssh
  * user is root there, the ranks run as the stage user (CUCO_STAGE_USER,
- * else nobody) and in a control group of their own that the referee
+ * else a fresh uid of the stage's own) and in a control group of their own that the referee
  * freezes; elsewhere as the ssh user, and in none. */
 typedef struct eval_ssh_stage {
 	bool root;                /* the ssh user is root there */
@@ -700,7 +700,7 @@ typedef struct eval_launch {
 	                             passes it to remote ranks, srun passes the stage's
 	                             environment; NULL: none */
 	const char *stage_user;   /* ssh: who a refereed stage's ranks become where the ssh user
-	                             is root (CUCO_STAGE_USER; NULL: nobody; "root": stay) */
+	                             is root (CUCO_STAGE_USER; NULL: a fresh uid; "root": stay) */
 	bool cgroups;             /* ssh: a refereed stage's group there where it can be made */
 	const eval_ssh_stage *far;  /* ssh: what the referee's host said of the stage; NULL: none */
 } eval_launch;

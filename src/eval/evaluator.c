@@ -416,7 +416,7 @@ int cuco_evaluator_new(const cuco_workload *wl, const cuco_eval_config *cfg,
 			"the gaps between steps; as another user the ranks are the referee's uid, who may replace or "
 			"signal it, nothing is frozen (\"frozen\": false), and its verdict is defence in depth; each "
 			"stage's \"referee on HOST\" line says which (docs/trust.md)", wl->name,
-			ev->cfg.env->stage_user ? ev->cfg.env->stage_user : "CUCO_STAGE_USER, else nobody");
+			ev->cfg.env->stage_user ? ev->cfg.env->stage_user : "CUCO_STAGE_USER, else a uid of each stage's own");
 	ev->in_allocation = cfg->runner.kind == CUCO_RUNNER_SLURM && eval_slurm_allocation(NULL, 0);
 	snprintf(ev->work_root, sizeof ev->work_root, "%s/work", cfg->run_dir);
 	snprintf(ev->cache_root, sizeof ev->cache_root, "%s/cache", cfg->run_dir);
@@ -1094,7 +1094,7 @@ static void log_far(const eval_launch *l, const eval_ssh_stage *f)
 {
 	char who[160] = "as the ssh user, not root there, as the referee: its verdict is defence in depth";
 	if (f->drop)
-		snprintf(who, sizeof who, "as uid %u (CUCO_STAGE_USER, else nobody), the referee as root", f->uid);
+		snprintf(who, sizeof who, "as uid %u (CUCO_STAGE_USER, else the stage's own), the referee as root", f->uid);
 	else if (f->root)
 		snprintf(who, sizeof who, "as root, as the referee (CUCO_STAGE_USER=root): its verdict is defence "
 			"in depth");

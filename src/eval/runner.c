@@ -425,14 +425,20 @@ static void ssh_command(const eval_launch *l, char *const *prog, const char *bin
 	cuco_buf_free(&remote);
 }
 
-/* The stage user there, as the local rule (sandbox.c's stage_user) has
- * it: CUCO_STAGE_USER, a name or a uid, else nobody, else uid and gid
- * 65534: "u=UID && g=GID", or the script ends 255 naming it. */
+/* The stage user there: CUCO_STAGE_USER, a name or a uid; else a uid
+ * and gid of the stage's own, fresh for it, drawn from the STAGE_IDS
+ * (2^24) above STAGE_ID0, which no account there has (getent), so that
+ * no other stage there, beside it on another slot or left by an earlier
+ * one, is the same user ("u=UID && g=GID"); or the script ends 255 naming
+ * why. */
+#define STAGE_ID0 "0x40000000"
+#define STAGE_IDS "0x1000000"
 static void ssh_stage_user(const char *want, cuco_buf *remote)
 {
 	if (!want) {
-		cuco_buf_puts(remote, "u=$(id -u nobody 2>/dev/null || echo 65534) && "
-			"g=$(id -g nobody 2>/dev/null || echo 65534)");
+		cuco_buf_puts(remote, "{ u=$((" STAGE_ID0 " + $(od -An -N4 -tu4 /dev/urandom) % " STAGE_IDS ")) && "
+			"g=$u && ! getent passwd \"$u\" >/dev/null; } || { echo 'cuco-ssh: no fresh uid for the stage "
+			"on the host' >&2; exit 255; }");
 	} else if (strspn(want, "0123456789") == strlen(want)) {
 		cuco_buf_printf(remote, "u=%s && g=$(id -g %s 2>/dev/null || echo %s)", want, want, want);
 	} else {
@@ -904,7 +910,7 @@ int cuco_runner_check(const cuco_runner_config *c, int ranks, report_fn report, 
 	if (c->kind == CUCO_RUNNER_SSH)
 		snprintf(detail, sizeof detail, "refereed workloads: the referee runs on each host beside its "
 			"stage's ranks, as the ssh user, in an ssh session of its own; as root there, the ranks run as "
-			"the stage user (CUCO_STAGE_USER, else nobody), the referee's files are root's, and a cgroup "
+			"the stage user (CUCO_STAGE_USER, else a uid of each stage's own), the referee's files are root's, and a cgroup "
 			"made there freezes the gaps between steps; as another user there, stages and referee share a "
 			"uid, no freezer: its verdict is defence in depth (docs/trust.md)");
 	else

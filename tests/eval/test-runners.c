@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <cmocka.h>
 
 /* The command each runner builds, as a line: the words quoted where they
@@ -163,7 +165,8 @@ static void test_commands(void **state)
 		"exec ssh -o BatchMode=yes gpu2 'cd /tmp/cuco-x-referee && { echo '\\''5e  referee-12'\\'' | sha256sum -c "
 		"--status || { echo '\\''cuco-ssh: the referee on the host is not the one copied'\\'' >&2; exit 255; }; } "
 		"&& mkdir -m 700 /dev/shm/cuco-chan-1-0-ab && set -- && k=none && if [ \"$(id -u)\" = 0 ]; then "
-		"u=$(id -u nobody 2>/dev/null || echo 65534) && g=$(id -g nobody 2>/dev/null || echo 65534) && "
+		"{ u=$((0x40000000 + $(od -An -N4 -tu4 /dev/urandom) % 0x1000000)) && g=$u && ! getent passwd \"$u\" "
+		">/dev/null; } || { echo '\\''cuco-ssh: no fresh uid for the stage on the host'\\'' >&2; exit 255; } && "
 		"{ [ \"$u\" = 0 ] || { chgrp \"$g\" /dev/shm/cuco-chan-1-0-ab && chmod 710 /dev/shm/cuco-chan-1-0-ab && "
 		"set -- --owner \"$u:$g\"; }; } && if [ \"$(stat -f -c %T /sys/fs/cgroup)\" = cgroup2fs ]; then "
 		"c=/sys/fs/cgroup/cuco-chan-1-0-ab f=cgroup.freeze v=v2; else "
@@ -1107,14 +1110,30 @@ static bool signal_reached(const sshd *s, const cuco_env *env)
 	return !res.ok;
 }
 
+/* Whether a stage's ranks got out of the group their referee freezes
+ * (refd/escape.c: then they answer nothing, a wrong answer; else they pass
+ * honestly); never anything else. */
+static bool escaped(const sshd *s, const cuco_env *env)
+{
+	cuco_eval_result res;
+	attack(s, env, "refd/escape.c", &res);
+	bool out = !res.ok && strcmp(res.failure.error_class, "wrong-answer") == 0;
+	if (!res.ok && !out)
+		fail_msg("a stage leaving its group: %s: %s", res.failure.error_class, res.failure.excerpt);
+	return out;
+}
+
 /* The red team's over ssh, where the ranks run on the referee's host. As
- * root there the ranks run as the stage user (nobody), the referee and
+ * root there the ranks run as the stage user (a fresh uid), the referee and
  * its folder are root's, and what the stage leaves in its group dies with
  * it: a stage that signals its referee reaches none, and passes honestly;
  * one that leaves a process behind to replace later stages' referees
  * (its own bench stage's, here) with one that rewrites the times can
  * neither read nor replace one, and passes at once, honestly timed, with
- * its group or without (CUCO_CGROUPS=off). The control, ranks root's too
+ * its group or without (CUCO_CGROUPS=off); one that tries to leave its
+ * group or thaw it cannot (the group's files are root's; a control, ranks
+ * as root, leaves it). The
+ * control, ranks root's too
  * (CUCO_STAGE_USER=root, no group: every run as root before this): the
  * referee is killed (a timeout), and replaced, which only the check of its
  * sum before it runs stops (the environment's failure, and a retry).
@@ -1135,6 +1154,12 @@ static void test_ssh_referee_attacks(void **state)
 		return;  /* the ranks are the referee's user there: the check of its sum is all */
 	if (refused != 0)
 		fail_msg("as root there, the hijacker replaced a referee (%d refused)", refused);
+	if (escaped(s, &env))
+		fail_msg("as root there, a rank left the group its referee freezes");
+	cuco_env as_root = env;
+	as_root.stage_user = "root";
+	if (!escaped(s, &as_root))
+		fail_msg("the control, ranks as root: the escaper was frozen in its group");
 	env.cgroups = "off";
 	if ((refused = hijack_refused(s, &env)) != 0)
 		fail_msg("without a group there, the hijacker replaced a referee (%d refused)", refused);
@@ -1143,6 +1168,118 @@ static void test_ssh_referee_attacks(void **state)
 		fail_msg("the control, ranks as root: the signal fixture did not reach its referee");
 	if (hijack_refused(s, &env) < 1)
 		fail_msg("the control, ranks as root: the hijacker replaced no referee");
+}
+
+/* Whether a process refd/outlive.c left is alive on the host (it
+ * touches /tmp/.outlive-PID every 100 ms), once it has had 1 s to show. */
+static bool outliver_alive(void)
+{
+	sleep(1);
+	bool alive = false;
+	DIR *d = opendir("/tmp");
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[300];
+		struct stat st;
+		snprintf(path, sizeof path, "/tmp/%s", e->d_name);
+		if (strncmp(e->d_name, ".outlive-", 9) == 0 && stat(path, &st) == 0)
+			alive |= time(NULL) - st.st_mtime < 1;
+	}
+	closedir(d);
+	return alive;
+}
+
+/* The outliver gone (it leaves 40 s after it starts), its marks with it. */
+static void await_outliver(void)
+{
+	for (int i = 0; i < 60 && outliver_alive(); i++)
+		;
+	assert_int_equal(system("rm -f /tmp/.outlive-*"), 0);
+}
+
+/* A stage that leaves behind a process that forks and leaves over and
+ * over (refd/outlive.c), so that a cleanup that lists its group and kills
+ * what it listed kills only the gone: as root there, it is gone with its
+ * stage's cleanup, and the next candidate's stages (refd/seed.c, whose
+ * ranks it would kill) pass; nothing of either is left. */
+static void test_ssh_referee_outlive(void **state)
+{
+	sshd *s = *state;
+	if (!s->port || geteuid() != 0)
+		skip();  /* not root there: the ranks are the referee's user, no group to empty */
+	cuco_eval_config cfg = { .runner.kind = CUCO_RUNNER_SSH, .jobs = 1, .limit_scale = 0.25 };
+	char dir[256];
+	cuco_workload *wl;
+	cuco_evaluator *ev = refd_evaluator(s, &cfg, dir, sizeof dir, &wl);
+	cuco_eval_result res, next;
+	evaluate(ev, wl, "refd/outlive.c", &res);
+	evaluate(ev, wl, "refd/seed.c", &next);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+	bool alive = outliver_alive();
+	await_outliver();
+	if (alive)
+		fail_msg("a process the outliver's stage left outlived its cleanup");
+	if (!next.ok)
+		fail_msg("the next candidate, after the outliver: %s: %s", next.failure.error_class,
+			next.failure.excerpt);
+	if (!res.ok)
+		fail_msg("the outliver's honest steps: %s: %s", res.failure.error_class, res.failure.excerpt);
+	assert_int_equal(count_processes(cfg.run_dir), 0);
+	expect_host_clean(cfg.run_dir);
+	rm_rf(dir);
+}
+
+typedef struct beside {
+	cuco_evaluator *ev;
+	const cuco_workload *wl;
+	cuco_eval_result res;
+} beside;
+
+static void *evaluate_spoiler(void *arg)
+{
+	beside *b = arg;
+	evaluate(b->ev, b->wl, "refd/spoil.c", &b->res);
+	return NULL;
+}
+
+/* Two slots' stages on one host at once (as slots_per_host makes them,
+ * here two names of this machine): refd/spoil.c, whose rank kills every
+ * process of the evaluator's other stages it may signal, beside the
+ * honest refd/seed.c, which must pass (and the spoiler too). */
+static void test_ssh_slots_apart(void **state)
+{
+	sshd *s = *state;
+	if (!s->port || geteuid() != 0)
+		skip();  /* not root there: the ranks are the referee's user, all of them */
+	cuco_eval_config cfg = { .runner.kind = CUCO_RUNNER_SSH, .jobs = 2, .limit_scale = 0.25 };
+	char dir[256];
+	cuco_workload *wl;
+	ssh_config(s, &cfg, dir, sizeof dir);
+	size_t n = strlen(cfg.runner.hosts);
+	snprintf(cfg.runner.hosts + n, sizeof cfg.runner.hosts - n, ",root@127.0.0.2:%d", s->port);
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_workload_load(fixture("refd"), &wl, &err), CUCO_OK);
+	cuco_evaluator *ev;
+	if (cuco_evaluator_new(wl, &cfg, &ev, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	beside b = { .ev = ev, .wl = wl };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, evaluate_spoiler, &b), 0);
+	cuco_eval_result res;
+	usleep(1500000);  /* the spoiler's run stage under way */
+	evaluate(ev, wl, "refd/seed.c", &res);
+	pthread_join(t, NULL);
+	cuco_evaluator_free(ev);
+	cuco_workload_free(wl);
+	if (!res.ok || res.slot_retries)
+		fail_msg("an honest candidate beside the spoiler: %s (%d retries): %s", res.ok ? "ok" :
+			res.failure.error_class, res.slot_retries, res.failure.excerpt);
+	if (!b.res.ok)
+		fail_msg("the spoiler's honest steps: %s: %s", b.res.failure.error_class, b.res.failure.excerpt);
+	assert_int_equal(count_processes(cfg.run_dir), 0);
+	expect_host_clean(cfg.run_dir);
+	rm_rf(dir);
 }
 
 /* `cuco run` and `cuco doctor` take --runner, --hostfile and --hosts: a
@@ -1186,7 +1323,8 @@ static void test_cli_flags(void **state)
 	snprintf(cmd, sizeof cmd, "'%s' doctor --runner ssh --hosts me@localhost 2>&1", bin);
 	char *said = capture_output(cmd, &(int){ 0 });
 	if (!strstr(said, "referee") || !strstr(said, "in an ssh session of its own") ||
-			!strstr(said, "as root there, the ranks run as the stage user (CUCO_STAGE_USER, else nobody)") ||
+			!strstr(said, "as root there, the ranks run as the stage user (CUCO_STAGE_USER, else a uid of "
+			"each stage's own)") ||
 			!strstr(said, "as another user there, stages and referee share a uid, no freezer: its verdict is "
 			"defence in depth"))
 		fail_msg("cuco doctor --runner ssh said:\n%s", said);
@@ -1224,6 +1362,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ssh_for_real, ssh_setup, ssh_teardown),
 		cmocka_unit_test_setup_teardown(test_ssh_refereed, ssh_setup, ssh_teardown),
 		cmocka_unit_test_setup_teardown(test_ssh_referee_attacks, ssh_setup, ssh_teardown),
+		cmocka_unit_test_setup_teardown(test_ssh_referee_outlive, ssh_setup, ssh_teardown),
+		cmocka_unit_test_setup_teardown(test_ssh_slots_apart, ssh_setup, ssh_teardown),
 	};
+	if (getenv("CUCO_TEST_FILTER"))  /* one test by name (cmocka's pattern: * and ?) */
+		cmocka_set_test_filter(getenv("CUCO_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
