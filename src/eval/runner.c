@@ -409,7 +409,7 @@ static void ssh_command(const eval_launch *l, char *const *prog, const char *bin
 	ssh_far_prefix(l, &remote);
 	ssh_env(l, l->ticket, &remote);
 	if (l->far && l->far->drop)
-		cuco_buf_printf(&remote, "setpriv --reuid %u --regid %u --clear-groups -- ", l->far->uid,
+		cuco_buf_printf(&remote, "setpriv --reuid %u --regid %u --clear-groups --no-new-privs -- ", l->far->uid,
 			l->far->gid);
 	cuco_buf_printf(&remote, "timeout -k %d %.0f ", KILL_AFTER_S, ceil(l->limit_s));
 	if (l->mpi)
@@ -535,13 +535,19 @@ void eval_ssh_referee(const eval_launch *l, const char *binary, const char *sum,
 	cuco_shell_quote(script, remote.data);
 	cuco_buf_free(&remote);
 	cuco_buf_free(&check);
-	/* The stage's group, where one was made: thawed, emptied (what the
-	 * stage left running there dies with it), removed. */
+	/* The stage's group, where one was made: emptied (what the stage left
+	 * running there dies with it), removed. At once by cgroup.kill where
+	 * the kernel has it; else killed while frozen, so that nothing in it
+	 * forks while the list is read, then thawed to die; then whatever a
+	 * race left, listed and killed again. */
 	const char *name = strrchr(chan, '/') + 1;
 	cuco_buf_printf(&remote, "rm -rf %s %s ", dir, l->remote_dir);
 	cuco_shell_quote(&remote, chan);
 	cuco_buf_printf(&remote, "; for c in " CGROUP_V2 "%s " CGROUP_V1 "%s; do [ -d $c ] || continue; "
-		"echo 0 > $c/cgroup.freeze 2>/dev/null || echo THAWED > $c/freezer.state; "
+		"if [ -e $c/cgroup.kill ]; then echo 1 > $c/cgroup.kill; else "
+		"echo 1 > $c/cgroup.freeze 2>/dev/null || echo FROZEN > $c/freezer.state; "
+		"p=$(cat $c/cgroup.procs); [ -n \"$p\" ] && kill -9 $p; "
+		"echo 0 > $c/cgroup.freeze 2>/dev/null || echo THAWED > $c/freezer.state; fi; "
 		"for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do p=$(cat $c/cgroup.procs); "
 		"[ -z \"$p\" ] && break; kill -9 $p; sleep 0.1; done; rmdir $c; done", name, name);
 	cuco_buf_printf(cleanup, "%s ", t.ssh.data);

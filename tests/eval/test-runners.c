@@ -204,7 +204,7 @@ static void test_commands(void **state)
 		"ssh -o BatchMode=yes gpu2 'chown -R 65534:65534 /tmp/cuco-x && cd /tmp/cuco-x && { echo $$ > "
 		"/sys/fs/cgroup/c-1/cgroup.procs || { echo '\\''cuco-ssh: cannot move the stage into its cgroup'\\'' "
 		">&2; exit 255; }; } && env CUDA_VISIBLE_DEVICES=1 CUCO_HARNESS=1:k:s setpriv --reuid 65534 "
-		"--regid 65534 --clear-groups -- timeout -k 2 30 ./abc --reps 1'; rc=$?; ssh -o BatchMode=yes gpu2 "
+		"--regid 65534 --clear-groups --no-new-privs -- timeout -k 2 30 ./abc --reps 1'; rc=$?; ssh -o BatchMode=yes gpu2 "
 		"'rm -rf /tmp/cuco-x'; exit $rc");
 	/* CUCO_STAGE_USER, a name: one the host lacks ends the script, naming it. */
 	l.stage_user = "cuco-stage";
