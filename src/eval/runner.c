@@ -539,9 +539,14 @@ void eval_ssh_referee(const eval_launch *l, const char *binary, const char *sum,
 	 * running there dies with it), removed. At once by cgroup.kill where
 	 * the kernel has it; else killed while frozen, so that nothing in it
 	 * forks while the list is read, then thawed to die; then whatever a
-	 * race left, listed and killed again. */
+	 * race left, listed and killed again. Then, where the stage ran as a
+	 * uid of its own (the channel's group is its gid, the same number, in
+	 * the fresh range), what it left at the top of the host's shared
+	 * folders, which would pin the host's memory or disk. */
 	const char *name = strrchr(chan, '/') + 1;
-	cuco_buf_printf(&remote, "rm -rf %s %s ", dir, l->remote_dir);
+	cuco_buf_puts(&remote, "u=$(stat -c %g ");
+	cuco_shell_quote(&remote, chan);
+	cuco_buf_printf(&remote, " 2>/dev/null); rm -rf %s %s ", dir, l->remote_dir);
 	cuco_shell_quote(&remote, chan);
 	cuco_buf_printf(&remote, "; for c in " CGROUP_V2 "%s " CGROUP_V1 "%s; do [ -d $c ] || continue; "
 		"if [ -e $c/cgroup.kill ]; then echo 1 > $c/cgroup.kill; else "
@@ -549,7 +554,9 @@ void eval_ssh_referee(const eval_launch *l, const char *binary, const char *sum,
 		"p=$(cat $c/cgroup.procs); [ -n \"$p\" ] && kill -9 $p; "
 		"echo 0 > $c/cgroup.freeze 2>/dev/null || echo THAWED > $c/freezer.state; fi; "
 		"for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do p=$(cat $c/cgroup.procs); "
-		"[ -z \"$p\" ] && break; kill -9 $p; sleep 0.1; done; rmdir $c; done", name, name);
+		"[ -z \"$p\" ] && break; kill -9 $p; sleep 0.1; done; rmdir $c; done; "
+		"[ \"${u:-0}\" -ge $((" STAGE_ID0 ")) ] 2>/dev/null && find /tmp /var/tmp /dev/shm -xdev "
+		"-mindepth 1 -maxdepth 1 -user \"$u\" -exec rm -rf {} + 2>/dev/null; true", name, name);
 	cuco_buf_printf(cleanup, "%s ", t.ssh.data);
 	cuco_shell_quote(cleanup, remote.data);
 	ssh_to_close(&t);

@@ -174,12 +174,16 @@ static void test_commands(void **state)
 		"then if [ -e \"$c/$f\" ]; then k=$v; else rmdir \"$c\"; fi; fi; else u=- g=-; fi && "
 		"echo \"CUCO_SSH_STAGE $u $g $k\" && exec env CUDA_VISIBLE_DEVICES=1 ./referee-12 --channel "
 		"/dev/shm/cuco-chan-1-0-ab --ready \"$@\"'");
-	assert_string_equal(cleanup.data, "ssh -o BatchMode=yes gpu2 'rm -rf /tmp/cuco-x-referee /tmp/cuco-x "
-		"/dev/shm/cuco-chan-1-0-ab; for c in /sys/fs/cgroup/cuco-chan-1-0-ab "
-		"/sys/fs/cgroup/freezer/cuco-chan-1-0-ab; do [ -d $c ] || continue; echo 0 > $c/cgroup.freeze "
-		"2>/dev/null || echo THAWED > $c/freezer.state; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 "
-		"18 19 20; do p=$(cat $c/cgroup.procs); [ -z \"$p\" ] && break; kill -9 $p; sleep 0.1; done; "
-		"rmdir $c; done'");
+	assert_string_equal(cleanup.data, "ssh -o BatchMode=yes gpu2 'u=$(stat -c %g /dev/shm/cuco-chan-1-0-ab "
+		"2>/dev/null); rm -rf /tmp/cuco-x-referee /tmp/cuco-x /dev/shm/cuco-chan-1-0-ab; for c in "
+		"/sys/fs/cgroup/cuco-chan-1-0-ab /sys/fs/cgroup/freezer/cuco-chan-1-0-ab; do [ -d $c ] || continue; "
+		"if [ -e $c/cgroup.kill ]; then echo 1 > $c/cgroup.kill; else echo 1 > $c/cgroup.freeze 2>/dev/null "
+		"|| echo FROZEN > $c/freezer.state; p=$(cat $c/cgroup.procs); [ -n \"$p\" ] && kill -9 $p; "
+		"echo 0 > $c/cgroup.freeze 2>/dev/null || echo THAWED > $c/freezer.state; fi; for i in 1 2 3 4 5 6 "
+		"7 8 9 10 11 12 13 14 15 16 17 18 19 20; do p=$(cat $c/cgroup.procs); [ -z \"$p\" ] && break; "
+		"kill -9 $p; sleep 0.1; done; rmdir $c; done; [ \"${u:-0}\" -ge $((0x40000000)) ] 2>/dev/null && "
+		"find /tmp /var/tmp /dev/shm -xdev -mindepth 1 -maxdepth 1 -user \"$u\" -exec rm -rf {} + "
+		"2>/dev/null; true'");
 
 	/* What the host said: as root, ranks as 65534 in a v2 group named as
 	 * the channel; as another user, as it, in none. The stage then: its
@@ -1217,9 +1221,14 @@ static void test_ssh_referee_outlive(void **state)
 	cuco_evaluator_free(ev);
 	cuco_workload_free(wl);
 	bool alive = outliver_alive();
+	/* Its heartbeat files, /tmp/.outlive-*, are the stage user's: gone with
+	 * the cleanup, as whatever a stage of a uid of its own leaves there. */
+	bool left = system("ls /tmp/.outlive-* >/dev/null 2>&1") == 0;
 	await_outliver();
 	if (alive)
 		fail_msg("a process the outliver's stage left outlived its cleanup");
+	if (left)
+		fail_msg("the files the outliver's stage left in /tmp outlived its cleanup");
 	if (!next.ok)
 		fail_msg("the next candidate, after the outliver: %s: %s", next.failure.error_class,
 			next.failure.excerpt);
