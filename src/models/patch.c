@@ -428,14 +428,15 @@ static size_t match_spacing(const lines *file, const lines *srch, size_t *where,
 /* The part-of-line level: a SEARCH whose one non-blank line is part of a
  * parent line (a small model quotes a call without its `;`, a signature
  * without its `static`: run 2 of bench/results/agents.md), at least
- * PART_MIN characters of it (a name or `true` points nowhere). Hits (at
- * most 3 lines kept); for the first, that line with the REPLACE (its
+ * PART_MIN characters of it (a name or `true` points nowhere). Hits, and
+ * the lines they are on in *nwhere (a part may occur twice in one line;
+ * the first 3 kept in where); for the first, that line with the REPLACE (its
  * indentation and final line break set aside) in the part's place,
  * into p. */
 #define PART_MIN 12
 
 static size_t match_part(const lines *file, const lines *srch, const char *replace,
-	size_t *where, placed *p)
+	size_t *where, size_t *nwhere, placed *p)
 {
 	size_t only = 0, nonblank = 0;
 	for (size_t i = 0; i < srch->n; i++)
@@ -446,13 +447,17 @@ static size_t match_part(const lines *file, const lines *srch, const char *repla
 	if (nonblank != 1)
 		return 0;
 	line s = srch->v[only];
-	size_t si = indent_of(s), sn = rtrim(s) - si, hits = 0;
+	size_t si = indent_of(s), sn = rtrim(s) - si, hits = 0, last = 0;
 	const char *hit = NULL;
 	for (size_t a = 0; sn >= PART_MIN && a < file->n; a++) {
 		const char *f = file->v[a].s, *end = f + file->v[a].n;
 		for (const char *q = f; (q = memmem(q, (size_t)(end - q), s.s + si, sn)); q++) {
-			if (hits < 3)
-				where[hits] = a;
+			if (*nwhere == 0 || last != a) {
+				if (*nwhere < 3)
+					where[*nwhere] = a;
+				++*nwhere;
+				last = a;
+			}
 			if (hits++ == 0) {
 				p->at = a;
 				hit = q;
@@ -478,6 +483,22 @@ static size_t match_part(const lines *file, const lines *srch, const char *repla
 	return 1;
 }
 
+/* Where an ambiguous SEARCH matched, each of its nwhere lines once (the
+ * first 3 in where): "lines 5, 11", "lines 2, 3, 9, …" when there are
+ * more, "all on line 45" when every place is in one line. */
+static void places(const size_t *where, size_t nwhere, char *buf, size_t size)
+{
+	if (nwhere == 1) {
+		snprintf(buf, size, "all on line %zu", where[0] + 1);
+		return;
+	}
+	int n = snprintf(buf, size, "lines");
+	for (size_t i = 0; i < nwhere && i < 3 && n > 0 && (size_t)n < size; i++)
+		n += snprintf(buf + n, size - (size_t)n, "%s %zu", i ? "," : "", where[i] + 1);
+	if (nwhere > 3 && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ", …");
+}
+
 /* Locate hunk h: the first level with any match decides; more than one
  * match there is ambiguous. */
 static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int num,
@@ -497,14 +518,15 @@ static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int 
 			"(to insert, quote the lines around the insertion)", num);
 	}
 	int rc = CUCO_OK;
-	size_t hits = 0, where[3];
+	size_t hits = 0, where[3], nwhere = 0;  /* the lines matched, each once; 3 kept */
 	for (int lv = 0; lv < CUCO_MATCH_COUNT && hits == 0; lv++) {
 		if (lv == CUCO_MATCH_SPACING) {
 			hits = match_spacing(file, &srch, where, &p->at, &p->len);
+			nwhere = hits;
 			p->sh = (shift){ 0 };
 			p->level = CUCO_MATCH_SPACING;
 			if (hits == 0)
-				hits = match_part(file, &srch, h->replace, where, p);
+				hits = match_part(file, &srch, h->replace, where, &nwhere, p);
 			break;
 		}
 		const lines *f = lv == CUCO_MATCH_TYPOGRAPHY ? ascii_of(file, afile) : file;
@@ -515,6 +537,7 @@ static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int 
 				continue;
 			if (hits < 3)
 				where[hits] = at;
+			nwhere++;
 			if (hits++ == 0) {
 				p->at = at;
 				p->len = s->n;
@@ -532,10 +555,9 @@ static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int 
 		rc = cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): SEARCH matches nothing in the parent%s",
 			num, first, near);
 	} else if (hits > 1) {
-		char at[64];
-		snprintf(at, sizeof at, "%zu, %zu%s%s", where[0] + 1, where[1] + 1,
-			hits > 2 ? ", " : "", hits > 2 ? "…" : "");
-		rc = cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): SEARCH matches %zu places (lines %s) at "
+		char at[80];
+		places(where, nwhere, at, sizeof at);
+		rc = cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): SEARCH matches %zu places (%s) at "
 			"level %s; quote more lines to make it unique", num, first, hits, at,
 			cuco_match_name(p->level));
 	}

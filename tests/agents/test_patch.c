@@ -224,6 +224,14 @@ static void test_part_of_line(void **state)
 	expect_refusal("// EVOLVE-BLOCK-START\nf(a, b, c, d);\ng(a, b, c, d);\n// EVOLVE-BLOCK-END\n",
 		"<<<<<<< SEARCH\n(a, b, c, d);\n=======\n(d);\n>>>>>>> REPLACE\n",
 		"SEARCH matches 2 places (lines 2, 3) at level part-of-line");
+	/* Places within one line name that line once (issue 26: "lines 45,
+	 * 45, …" for a part found four times on line 45). */
+	expect_refusal("// EVOLVE-BLOCK-START\nf(a, b, c, d); f(a, b, c, d);\n// EVOLVE-BLOCK-END\n",
+		"<<<<<<< SEARCH\n(a, b, c, d);\n=======\n(d);\n>>>>>>> REPLACE\n",
+		"SEARCH matches 2 places (all on line 2) at level part-of-line");
+	expect_refusal("// EVOLVE-BLOCK-START\nf(a, b, c, d); f(a, b, c, d);\ng(a, b, c, d);\n"
+		"// EVOLVE-BLOCK-END\n", "<<<<<<< SEARCH\n(a, b, c, d);\n=======\n(d);\n>>>>>>> REPLACE\n",
+		"SEARCH matches 3 places (lines 2, 3) at level part-of-line");
 	expect_refusal(file, "<<<<<<< SEARCH\nproduce(l, chunk)\npublish(l, chunk)\n=======\n"
 		"publish(l, chunk)\n>>>>>>> REPLACE\n", "SEARCH matches nothing");
 	expect_refusal(file, "<<<<<<< SEARCH\nproduce(l, chunk)\n=======\nproduce(l, chunk)\n"
