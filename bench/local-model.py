@@ -77,7 +77,8 @@ def funnel(cuco, run):
         model_made |= by_id[i]["origin"] in LLM_ORIGINS
         stack.extend(by_id[i].get("parents") or [])
     sp = (report.get("best") or {}).get("speedup") or {}
-    return {"replies": replies, "parsed": len(llm), "compiled": len(compiled),
+    linked, classes, other, chats = refusals(cuco, run, cands)
+    return {"linked": linked, "classes": classes, "other": other, "chats": chats,"replies": replies, "parsed": len(llm), "compiled": len(compiled),
             "verified": len(verified), "faster": len(faster), "best": best,
             "best_speedup": sp, "model_made": model_made,
             "repairs": report.get("repairs", {}), "tokens": report.get("tokens", {}),
@@ -85,6 +86,61 @@ def funnel(cuco, run):
             "refused": report.get("calls", {}).get("refused", 0),
             "salvaged": len(salvaged),
             "salvaged_compiled": len([c for c in salvaged if c in compiled])}
+
+
+# Why a reply made no candidate (or only its directive did), read from the
+# reason cuco stored with each call: (class, pattern), the first that
+# matches wins; a reason none matches is counted as "other" and quoted.
+REFUSAL_CLASSES = (
+    ("repeat in the chat", r"repeats an earlier one of this chat"),
+    ("repeat of a known candidate", r"reproduced (candidate #|a candidate)"),
+    ("the reply form sent back", r"placeholder|reply form sent back"),
+    ("SEARCH matches nothing", r"SEARCH matches nothing"),
+    ("SEARCH ambiguous", r"SEARCH matches \d+ places"),
+    ("outside the EVOLVE-BLOCKs", r"outside every EVOLVE-BLOCK|EVOLVE-BLOCK marker"),
+    ("nothing changed", r"REPLACE equals SEARCH|nothing would change|only restate the directive"),
+    ("a call left undefined", r"the edit (removed|calls) .*\(\)"),
+    ("directive refused", r"directive outside the design space|cannot set|DIRECTIVE"),
+    ("no code", r"holds no code|no SEARCH/REPLACE hunk"),
+    ("cut off or not JSON", r"cut off|not JSON|output limit|loop"),
+    ("function edit refused", r"hunk \d+ \(function|no function `"),
+    ("hunks overlap", r"overlaps hunk"),
+)
+
+
+def refusal_class(reason):
+    for name, pattern in REFUSAL_CLASSES:
+        if re.search(pattern, reason):
+            return name
+    return "other"
+
+
+def refusals(cuco, run, cands):
+    """Every edit call linked to a refusal record or an LLM candidate, with
+    its outcome and reason (`cuco show --prompt --json`), classed."""
+    ids = ["r%d" % r["id"] for r in cuco_json(cuco, ["ls", "--run", run, "--refusals", "--json"]) or []]
+    ids += [str(c["id"]) for c in cands if c["origin"] in LLM_ORIGINS]
+    calls, chats = {}, {}
+    for i in ids:
+        mine = [c for c in (cuco_json(cuco, ["show", i, "--run", run, "--prompt", "--json"]) or {})
+                .get("calls") or [] if c.get("kind") in EDIT_KINDS]
+        for c in mine:
+            calls[c["id"]] = c
+        # Replies per proposal, by what came of it: a candidate or a refusal.
+        if mine:
+            key = ("refused" if i.startswith("r") else "candidate", len(mine))
+            chats[key] = chats.get(key, 0) + 1
+    classes, other = {}, []
+    for c in calls.values():
+        if c["outcome"] == "used" and not c.get("reason"):
+            continue
+        name = refusal_class(c.get("reason") or "")
+        if c["outcome"] == "used":
+            name += " (its directive used alone)"
+        classes[name] = classes.get(name, 0) + 1
+        if name.startswith("other"):
+            other.append(c.get("reason") or "")
+    return len(calls), classes, other, chats
 
 
 def call_times(run):
@@ -204,6 +260,16 @@ def main():
                          wl, ctx, s, f["refused"], f["parsed"], f["salvaged"],
                          f["salvaged_compiled"], f["parsed"] - f["salvaged"],
                          f["compiled"] - f["salvaged_compiled"]))
+    for wl, ctx, s, f, secs in rows:
+        lines += ["", "%s at %d, %s: why replies made no candidate, from the reason cuco stored "
+                  "with each of the %d edit calls it linked to a refusal or a candidate "
+                  "(bench/local-model.py's REFUSAL_CLASSES):" % (wl, ctx, s, f["linked"]), "",
+                  "| class | calls |", "|---|---:|"]
+        for name, n in sorted(f["classes"].items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append("| %s | %d |" % (name, n))
+        lines += ["- other: %s" % r[:200] for r in f["other"]]
+        lines += ["", "replies per proposal: " + ", ".join(
+            "%d %s after %d" % (n, what, k) for (what, k), n in sorted(f["chats"].items()))]
     text = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write(text)

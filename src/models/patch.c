@@ -757,6 +757,49 @@ int cuco_patch_functions(const char *text, size_t len, char (*names)[64], int ma
 	return o.n;
 }
 
+/* ---- the lines a SEARCH may be under a grammar ------------------------------ */
+
+static bool same_trimmed(line a, line b)
+{
+	size_t ia = indent_of(a), ib = indent_of(b), na = rtrim(a), nb = rtrim(b);
+	return na - ia == nb - ib && memcmp(a.s + ia, b.s + ib, na - ia) == 0;
+}
+
+size_t cuco_patch_search_lines(const char *text, size_t len, size_t max, char ***out)
+{
+	*out = NULL;
+	lines file;
+	split(text, len, &file);
+	cuco_block *r = NULL;
+	size_t nr = 0, n = 0;
+	if (cuco_text_blocks(text, len, "parent", &r, &nr, NULL) == CUCO_OK)
+		*out = cuco_xmalloc((max ? max : 1) * sizeof **out);
+	for (size_t i = 0; *out && n < max && i < file.n; i++) {
+		line l = file.v[i];
+		size_t in = indent_of(l), end = rtrim(l);
+		bool ok = end > in && inside_region(r, nr, i, i + 1) && !cuco_lean_note(l.s, l.n) &&
+			!cuco_text_names_marker(l.s, l.n);
+		for (size_t k = 0; ok && k < file.n; k++)
+			ok = k == i || !same_trimmed(l, file.v[k]);
+		if (ok) {
+			char *t = cuco_xmalloc(end - in + 1);
+			memcpy(t, l.s + in, end - in);
+			t[end - in] = '\0';
+			(*out)[n++] = t;
+		}
+	}
+	free(file.v);
+	free(r);
+	return n;
+}
+
+void cuco_patch_lines_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 /* ---- calls an edit left without a function ----------------------------- */
 
 static const cuco_text_fn *definition(const cuco_text_fn *v, size_t n, const char *name)
