@@ -42,6 +42,7 @@ typedef struct placed {
 	cuco_match level;
 	lines repl;
 	char *own;          /* the rewritten line a part-of-line match made, which repl holds */
+	bool unchanged;     /* its REPLACE writes its SEARCH back: set aside beside others */
 } placed;
 
 static const char *const match_names[CUCO_MATCH_COUNT] = {
@@ -622,9 +623,9 @@ static int check_hunk(const lines *file, const cuco_block *r, size_t nr, int num
 		if (cuco_text_names_marker(p->repl.v[i].s, p->repl.v[i].n))
 			return cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): REPLACE adds or moves an "
 				"EVOLVE-BLOCK marker", num, first);
-	if (p->lo == p->hi && p->len == p->repl.n)
-		return cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): REPLACE equals SEARCH; the hunk "
-			"changes nothing", num, first);
+	p->unchanged = p->lo == p->hi && p->len == p->repl.n;
+	if (p->unchanged)
+		return CUCO_OK;
 	if (nr > 0 && !inside_region(r, nr, p->lo, p->hi))
 		return cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): edits line %zu, outside every "
 			"EVOLVE-BLOCK; only code between EVOLVE-BLOCK-START and EVOLVE-BLOCK-END may change",
@@ -929,11 +930,27 @@ static int locate_function(const lines *file, const cuco_block *r, size_t nr, co
 	return rc;
 }
 
+/* The hunks that change something, in order[], how many in *m; a reply
+ * whose every hunk writes its SEARCH back is refused for the first. */
+static int changing(const lines *file, placed *pl, int n, placed **order, int *m, cuco_err *err)
+{
+	*m = 0;
+	for (int i = 0; i < n; i++)
+		if (!pl[i].unchanged)
+			order[(*m)++] = &pl[i];
+	if (*m > 0 || n == 0)
+		return CUCO_OK;
+	char first[96];
+	quote(file->v[pl[0].at], first, sizeof first);
+	return cuco_errf(err, CUCO_EDATA, "hunk 1 (`%s`): REPLACE equals SEARCH; the hunk changes "
+		"nothing", first);
+}
+
 static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,
 	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
 {
 	lazy_ascii afile = { 0 };
-	int n = reply->nhunks, rc = CUCO_OK;
+	int n = reply->nhunks, m = 0, rc = CUCO_OK;
 	placed *pl = cuco_xcalloc((size_t)n, sizeof *pl);
 	placed **order = cuco_xcalloc((size_t)n, sizeof *order);
 	for (int i = 0; i < n && rc == CUCO_OK; i++) {
@@ -943,11 +960,13 @@ static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const 
 			: locate(file, &afile, &reply->hunks[i], i + 1, &pl[i], err);
 		if (rc == CUCO_OK)
 			rc = check_hunk(file, r, nr, i + 1, &pl[i], err);
-		order[i] = &pl[i];
 	}
+	/* A hunk that changes nothing is set aside beside others that do. */
+	if (rc == CUCO_OK)
+		rc = changing(file, pl, n, order, &m, err);
 	if (rc == CUCO_OK) {
-		qsort(order, (size_t)n, sizeof *order, by_position);
-		for (int k = 1; k < n && rc == CUCO_OK; k++)
+		qsort(order, (size_t)m, sizeof *order, by_position);
+		for (int k = 1; k < m && rc == CUCO_OK; k++)
 			if (order[k]->at < order[k - 1]->at + order[k - 1]->len)
 				rc = cuco_errf(err, CUCO_EDATA, "hunk %d overlaps hunk %d (both quote parent "
 					"line %zu); merge them into one hunk", (int)(order[k] - pl) + 1,
@@ -955,10 +974,11 @@ static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const 
 	}
 	if (rc == CUCO_OK) {
 		cuco_buf b = { 0 };
-		assemble(file, order, n, eol, final_nl, &b);
+		assemble(file, order, m, eol, final_nl, &b);
 		out->text = b.data;
 		out->len = b.len;
 		out->nhunks = n;
+		out->unchanged = n - m;
 		out->levels = cuco_xcalloc((size_t)n, sizeof *out->levels);
 		out->loosest = CUCO_MATCH_EXACT;
 		for (int i = 0; i < n; i++) {

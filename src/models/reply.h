@@ -128,6 +128,8 @@ typedef struct cuco_patched {
 	char *text;                /* the new file, malloc'd, NUL-terminated */
 	size_t len;
 	int nhunks;
+	int unchanged;             /* of those, hunks whose REPLACE wrote their SEARCH back,
+	                              set aside beside the others */
 	cuco_match *levels;        /* per hunk; NULL for a full rewrite */
 	cuco_match loosest;
 	bool frame_kept;           /* a full rewrite whose frame differed from the parent's

@@ -434,6 +434,29 @@ static void test_refusals(void **state)
 		"parent: line 2: EVOLVE-BLOCK-END without a matching START");
 }
 
+/* A hunk that changes nothing beside hunks that do is set aside, and
+ * counted: the reply's change is the others' (issue 26: Qwen2.5-Coder
+ * 1.5B's third hunk wrote `transfer(l, chunk);` back unchanged, and the
+ * whole reply was refused). Alone it is still refused. */
+static void test_unchanged_hunk_set_aside(void **state)
+{
+	(void)state;
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply(parent, "<<<<<<< SEARCH\n    return y;\n=======\n    return y;\n>>>>>>> REPLACE\n"
+		"<<<<<<< SEARCH\n    return y + 1;\n=======\n    return y + 2;\n>>>>>>> REPLACE\n"
+		"<<<<<<< SEARCH\n    return y;\n}\n=======\n    return y;\n}\n>>>>>>> REPLACE\n", &p, &err);
+	if (rc != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p.unchanged, 2);
+	assert_non_null(strstr(p.text, "    return y + 2;\n}\n\nstatic int twice"));
+	assert_non_null(strstr(p.text, "    return y;\n}\n// EVOLVE-BLOCK-END"));
+	cuco_patched_free(&p);
+	expect_refusal(parent, "<<<<<<< SEARCH\n    return y;\n=======\n    return y;\n>>>>>>> REPLACE\n"
+		"<<<<<<< SEARCH\n    return y + 1;\n=======\n    return y + 1;\n>>>>>>> REPLACE\n",
+		"hunk 1 (`return y;`): REPLACE equals SEARCH; the hunk changes nothing");
+}
+
 static void test_crlf_and_no_final_newline(void **state)
 {
 	(void)state;
@@ -583,6 +606,7 @@ int main(void)
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_outside_block),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_unchanged_hunk_set_aside),
 		cmocka_unit_test(test_crlf_and_no_final_newline),
 		cmocka_unit_test(test_full_rewrite),
 		cmocka_unit_test(test_full_rewrite_cosmetic_frame),
