@@ -353,6 +353,20 @@ static double raised(const cuco_edit *e, double t)
 	return now > 1.2 ? 1.2 : now;
 }
 
+/* The temperature of a retry after a refusal that was no repeat: at least
+ * RETRY_TEMPERATURE where the caller's may change. A small model asked
+ * again at its first temperature (evolve's 0.0 or 0.2) wrote its refused
+ * reply again byte for byte, and the repeat cost a call (issue 26: 3 of
+ * this stop's first 9 replies). */
+#define RETRY_TEMPERATURE 0.5
+
+static double retry_temperature(const cuco_edit *e, double t)
+{
+	if (!isnan(e->model->temperature) || e->model->no_temperature || isnan(t))
+		return t;
+	return t < RETRY_TEMPERATURE ? RETRY_TEMPERATURE : t;
+}
+
 /* Whether the chat as it stands, with the reply's room, fits the model's
  * context: the same sum cuco_prompt_fit makes. */
 /* Whether the chat, and a reply of up to max_tokens, fit the context. */
@@ -481,7 +495,7 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 			cuco_buf_printf(&transcript, "=== refused: %s ===\n", err->msg);
 		/* A repeat is answered at a higher temperature; a second, or one
 		 * whose temperature cannot be raised, ends the chat. */
-		double next = again ? raised(e, temperature) : temperature;
+		double next = again ? raised(e, temperature) : retry_temperature(e, temperature);
 		bool stuck = again && (repeats > 1 || isnan(next));
 		if (rc == CUCO_OK || i + 1 == attempts || stuck) {
 			if (stuck)
