@@ -345,12 +345,19 @@ static void chat_free(chat *ch)
 
 /* The temperature after a repeat: higher, so the model leaves its rut;
  * NAN when it cannot be raised (the model's is fixed, or it takes none). */
+double cuco_edit_hotter(const cuco_model *m, double t)
+{
+	if (!isnan(m->temperature) || m->no_temperature)
+		return t;
+	double now = isnan(t) ? 0.7 : t + 0.4;
+	return now > 1.2 ? 1.2 : now;
+}
+
 static double raised(const cuco_edit *e, double t)
 {
 	if (!isnan(e->model->temperature) || e->model->no_temperature)
 		return NAN;
-	double now = isnan(t) ? 0.7 : t + 0.4;
-	return now > 1.2 ? 1.2 : now;
+	return cuco_edit_hotter(e->model, t);
 }
 
 /* The temperature of a retry after a refusal that was no repeat: at least

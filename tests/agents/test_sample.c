@@ -16,7 +16,7 @@
 static char toy[1100];
 
 /* Three samples: the second reply repeats the first (refused as a known
- * candidate, asked again), the third sample's every reply is refused
+ * candidate, asked again hotter), the third sample's every reply is refused
  * (a refusal record; it counts as a sample). Every prompt is the same:
  * the seed's, with no history of the others. */
 static void test_best_of_n(void **state)
@@ -60,7 +60,9 @@ static void test_best_of_n(void **state)
 		assert_string_equal(body_message(body[i], "system"), body_message(body[0], "system"));
 		assert_int_equal(strncmp(body_message(body[i], "user"), body_message(body[0], "user"),
 			strlen(body_message(body[0], "user")) - 1), 0);
-		assert_float_equal(cJSON_GetObjectItem(body[i], "temperature")->valuedouble, 0.9, 1e-9);
+		/* The request after the repeat goes hotter (0.9 + 0.4, at most 1.2). */
+		assert_float_equal(cJSON_GetObjectItem(body[i], "temperature")->valuedouble,
+			i == 2 ? 1.2 : 0.9, 1e-9);
 	}
 	assert_null(strstr(body_message(body[2], "user"), "Top programs so far"));
 	/* The repeat is answered as evolve answers it: the next request says so. */
