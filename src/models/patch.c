@@ -760,10 +760,44 @@ int cuco_patch_functions(const char *text, size_t len, char (*names)[64], int ma
 
 /* ---- the lines a SEARCH may be under a grammar ------------------------------ */
 
-static bool same_trimmed(line a, line b)
+/* '(' less ')' on a line (strings and comments not told apart: a wrapped
+ * call or condition is what it finds). */
+static int paren_balance(line l)
 {
-	size_t ia = indent_of(a), ib = indent_of(b), na = rtrim(a), nb = rtrim(b);
-	return na - ia == nb - ib && memcmp(a.s + ia, b.s + ib, na - ia) == 0;
+	int b = 0;
+	for (size_t i = 0; i < l.n; i++)
+		b += (l.s[i] == '(') - (l.s[i] == ')');
+	return b;
+}
+
+#define JOIN_MAX 6  /* lines of one wrapped statement, at most */
+
+/* The SEARCH offered at line i, malloc'd, and in *next the line after it:
+ * the line without its indentation, or, where its parentheses stay open,
+ * the statement's lines up to where they close, joined by single spaces
+ * (folded, as the spacing level reads them); NULL when it holds no word
+ * (blank, a brace: it says nothing of where), is a marker or a note. */
+static char *offer_at(const lines *file, size_t i, size_t *next)
+{
+	*next = i + 1;
+	line l = file->v[i];
+	size_t in = indent_of(l), end = rtrim(l);
+	bool word = false;
+	for (size_t k = in; k < end && !word; k++)
+		word = isalnum((unsigned char)l.s[k]);
+	if (!word || cuco_lean_note(l.s, l.n) || cuco_text_names_marker(l.s, l.n))
+		return NULL;
+	int bal = l.s[in] == '#' ? 0 : paren_balance(l);
+	size_t j = i + 1;
+	while (bal > 0 && j < file->n && j - i < JOIN_MAX && rtrim(file->v[j]) > 0 &&
+			!cuco_text_names_marker(file->v[j].s, file->v[j].n))
+		bal += paren_balance(file->v[j++]);
+	cuco_buf b = { 0 };
+	if (bal > 0 || j == i + 1)
+		cuco_buf_append(&b, l.s + in, end - in);
+	else
+		fold_lines(file, i, j - i, &b), *next = j;
+	return b.data;
 }
 
 size_t cuco_patch_search_lines(const char *text, size_t len, size_t max, char ***out)
@@ -775,20 +809,25 @@ size_t cuco_patch_search_lines(const char *text, size_t len, size_t max, char **
 	size_t nr = 0, n = 0;
 	if (cuco_text_blocks(text, len, "parent", &r, &nr, NULL) == CUCO_OK)
 		*out = cuco_xmalloc((max ? max : 1) * sizeof **out);
-	for (size_t i = 0; *out && n < max && i < file.n; i++) {
-		line l = file.v[i];
-		size_t in = indent_of(l), end = rtrim(l);
-		bool ok = end > in && inside_region(r, nr, i, i + 1) && !cuco_lean_note(l.s, l.n) &&
-			!cuco_text_names_marker(l.s, l.n);
-		for (size_t k = 0; ok && k < file.n; k++)
-			ok = k == i || !same_trimmed(l, file.v[k]);
-		if (ok) {
-			char *t = cuco_xmalloc(end - in + 1);
-			memcpy(t, l.s + in, end - in);
-			t[end - in] = '\0';
+	lazy_ascii afile = { 0 };
+	size_t next = 0;
+	for (size_t i = 0; *out && n < max && i < file.n; i = next) {
+		char *t = inside_region(r, nr, i, i + 1) ? offer_at(&file, i, &next) : NULL;
+		next = t ? next : i + 1;
+		/* Offered only where the matcher finds it here alone, inside a block. */
+		cuco_hunk h = { .search = t, .replace = "" };
+		placed p = { 0 };
+		cuco_err err;
+		bool ok = t && locate(&file, &afile, &h, 1, &p, &err) == CUCO_OK && p.at == i &&
+			inside_region(r, nr, p.at, p.at + p.len);
+		free(p.repl.v);
+		free(p.own);
+		if (ok)
 			(*out)[n++] = t;
-		}
+		else
+			free(t);
 	}
+	lazy_ascii_free(&afile);
 	free(file.v);
 	free(r);
 	return n;

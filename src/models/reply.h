@@ -145,9 +145,10 @@ int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
 int cuco_patch_functions(const char *text, size_t len, char (*names)[64], int max);
 /* The lines of text an edit's SEARCH may be where a server's grammar holds
  * it to a list (the lean profile's schema): each line inside the
- * EVOLVE-BLOCKs, without its indentation and trailing space, that no
- * other line of text equals so (the match is unique), neither blank, a
- * marker nor a lean view's note; at most max, in order, in *out
+ * EVOLVE-BLOCKs, without its indentation and trailing space, that holds a
+ * word and is no marker nor lean view's note, or, where its parentheses
+ * stay open, its statement's lines joined by single spaces; each only
+ * where the matcher finds it there alone; at most max, in order, in *out
  * (malloc'd strings in a malloc'd array; free with cuco_patch_lines_free).
  * Returns how many. */
 size_t cuco_patch_search_lines(const char *text, size_t len, size_t max, char ***out);
