@@ -231,8 +231,11 @@ def main():
             os.makedirs(folder, exist_ok=True)
             t0 = time.time()
             if a.again:
-                with open(os.path.join(folder, "compare.txt")) as f:
-                    shown = f.read()
+                try:
+                    with open(os.path.join(folder, "compare.txt")) as f:
+                        shown = f.read()
+                except OSError:
+                    shown = "(no compare.txt: cuco compare was killed)"
             else:
                 url = start_server(a.model, os.path.join(folder, "server"), ctx, a.threads)
                 cmd = [a.cuco, "compare", wl, "--runs", os.path.join(folder, "runs"), "--budget",
