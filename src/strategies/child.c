@@ -49,6 +49,15 @@ int search_child(search_llm *s, search_known *known, const search_ask *a, cuco_p
 		cuco_edit_result r;
 		memset(&r, 0, sizeof r);
 		rc = search_llm_edit(s, &lg, &e, &r, err);
+		/* Asked again after a repeat, the note may be what no longer fits
+		 * the context (issue 26: a run ended on it, 6 tokens short): that
+		 * ends this proposal, refused, not the run. A server gone is met
+		 * again by the next proposal's first request. */
+		if (rc == CUCO_EENV && attempt > 1) {
+			char why[sizeof err->msg];
+			cuco_strlcpy(why, err->msg, sizeof why);
+			rc = cuco_errf(err, CUCO_EDATA, "%s: asked again after a repeat: %s", a->who, why);
+		}
 		if (!prompt.data && r.prompt)
 			cuco_buf_puts(&prompt, r.prompt);
 		if (r.transcript)
