@@ -27,9 +27,11 @@ printed and kept as OUT/summary.md, to quote in bench/results/agents.md.
 usage: python3 bench/local-model.py [--model qwen|gemma] [--contexts 4096,8192]
            [--workloads cpu-gemm-allgather,cpu-kv-transfer] [--budget 24]
            [--strategies evolve,beam | --compare] [--threads N] [--out DIR]
-           [--config FILE] [--cuco PATH] [-- RUN ARGS...]
+           [--config FILE] [--cuco PATH] [--again] [-- RUN ARGS...]
 --config: a cuco config file for the runs (its [evolve], [beam], [llm] keys;
-the model is --llm's), else the user's own.
+the model is --llm's), else the user's own. --again: run nothing, print the
+summary of the runs already under --out (a stopped run's too), as a run
+would have: the figures come from cuco's records, not from a person.
 Run from the source root after `ninja -C build`. The issue's figures are
 the defaults with --compare: hours of CPU inference on a 2-core machine.
 """
@@ -63,11 +65,18 @@ def funnel(cuco, run):
     # parent's code, the reply's new directive): counted apart, so that a
     # rise in the compiled share is not taken for edits that applied.
     salvaged = [c for c in llm if "directive only, its edits refused" in (c.get("note") or "")]
+    by_id = {c["id"]: c for c in cands}
+    # Directive-only children of any kind (the directive-only operator's, a
+    # reply with no edit, one whose edits were refused): the parent's code,
+    # byte for byte, with the reply's directive.
+    def same_code(c):
+        p = by_id.get((c.get("parents") or [0])[0])
+        return bool(p and p.get("source_hash") and p["source_hash"] == c.get("source_hash"))
+    directive_only = [c for c in llm if same_code(c)]
     verified = [c for c in llm if c["status"] == "done"]
     faster = [c for c in verified if (c.get("speedup") or {}).get("value", 0) > 1]
-    by_id = {c["id"]: c for c in cands}
     best = (report.get("best") or {}).get("id")
-    model_made, seen = False, set()
+    model_made, model_code, seen = False, False, set()
     stack = [best] if best else []
     while stack:
         i = stack.pop()
@@ -75,16 +84,76 @@ def funnel(cuco, run):
             continue
         seen.add(i)
         model_made |= by_id[i]["origin"] in LLM_ORIGINS
+        model_code |= by_id[i]["origin"] in LLM_ORIGINS and not same_code(by_id[i])
         stack.extend(by_id[i].get("parents") or [])
     sp = (report.get("best") or {}).get("speedup") or {}
-    return {"replies": replies, "parsed": len(llm), "compiled": len(compiled),
+    linked, classes, other, chats = refusals(cuco, run, cands)
+    return {"linked": linked, "classes": classes, "other": other, "chats": chats,"replies": replies, "parsed": len(llm), "compiled": len(compiled),
             "verified": len(verified), "faster": len(faster), "best": best,
-            "best_speedup": sp, "model_made": model_made,
+            "best_speedup": sp, "model_made": model_made, "model_code": model_code,
+            "crowned": bool(best) and by_id.get(best, {}).get("origin") != "baseline",
+            "directive_only": len(directive_only),
+            "directive_only_compiled": len([c for c in directive_only if c in compiled]),
             "repairs": report.get("repairs", {}), "tokens": report.get("tokens", {}),
             "calls": report.get("calls", {}).get("total", 0),
             "refused": report.get("calls", {}).get("refused", 0),
             "salvaged": len(salvaged),
             "salvaged_compiled": len([c for c in salvaged if c in compiled])}
+
+
+# Why a reply made no candidate (or only its directive did), read from the
+# reason cuco stored with each call: (class, pattern), the first that
+# matches wins; a reason none matches is counted as "other" and quoted.
+REFUSAL_CLASSES = (
+    ("repeat in the chat", r"repeats an earlier one of this chat"),
+    ("repeat of a known candidate", r"reproduced (candidate #|a candidate)"),
+    ("the reply form sent back", r"placeholder|reply form sent back"),
+    ("SEARCH matches nothing", r"SEARCH matches nothing"),
+    ("SEARCH ambiguous", r"SEARCH matches \d+ places"),
+    ("outside the EVOLVE-BLOCKs", r"outside every EVOLVE-BLOCK|EVOLVE-BLOCK marker"),
+    ("nothing changed", r"REPLACE equals SEARCH|nothing would change|only restate the directive"),
+    ("a call left undefined", r"the edit (removed|calls) .*\(\)"),
+    ("directive refused", r"directive outside the design space|cannot set|DIRECTIVE"),
+    ("no code", r"holds no code|no SEARCH/REPLACE hunk"),
+    ("cut off or not JSON", r"cut off|not JSON|output limit|loop"),
+    ("function edit refused", r"hunk \d+ \(function|no function `"),
+    ("hunks overlap", r"overlaps hunk"),
+)
+
+
+def refusal_class(reason):
+    for name, pattern in REFUSAL_CLASSES:
+        if re.search(pattern, reason):
+            return name
+    return "other"
+
+
+def refusals(cuco, run, cands):
+    """Every edit call linked to a refusal record or an LLM candidate, with
+    its outcome and reason (`cuco show --prompt --json`), classed."""
+    ids = ["r%d" % r["id"] for r in cuco_json(cuco, ["ls", "--run", run, "--refusals", "--json"]) or []]
+    ids += [str(c["id"]) for c in cands if c["origin"] in LLM_ORIGINS]
+    calls, chats = {}, {}
+    for i in ids:
+        mine = [c for c in (cuco_json(cuco, ["show", i, "--run", run, "--prompt", "--json"]) or {})
+                .get("calls") or [] if c.get("kind") in EDIT_KINDS]
+        for c in mine:
+            calls[c["id"]] = c
+        # Replies per proposal, by what came of it: a candidate or a refusal.
+        if mine:
+            key = ("refused" if i.startswith("r") else "candidate", len(mine))
+            chats[key] = chats.get(key, 0) + 1
+    classes, other = {}, []
+    for c in calls.values():
+        if c["outcome"] == "used" and not c.get("reason"):
+            continue
+        name = refusal_class(c.get("reason") or "")
+        if c["outcome"] == "used":
+            name += " (its directive used alone)"
+        classes[name] = classes.get(name, 0) + 1
+        if name.startswith("other"):
+            other.append(c.get("reason") or "")
+    return len(calls), classes, other, chats
 
 
 def call_times(run):
@@ -139,6 +208,8 @@ def main():
     p.add_argument("--out", default="runs/local-model-bench")
     p.add_argument("--cuco", default="build/cuco")
     p.add_argument("--config", help="a config file for the runs")
+    p.add_argument("--again", action="store_true",
+                   help="run nothing: print the summary of the runs already under --out")
     p.add_argument("run_args", nargs="*", help="after --: for every cuco run")
     a = p.parse_args()
     strategies = "tune,sample,evolve,beam" if a.compare else a.strategies
@@ -158,17 +229,25 @@ def main():
         for wl in a.workloads.split(","):
             folder = os.path.abspath(os.path.join(a.out, "%s-%d" % (wl, ctx)))
             os.makedirs(folder, exist_ok=True)
-            url = start_server(a.model, os.path.join(folder, "server"), ctx, a.threads)
             t0 = time.time()
-            cmd = [a.cuco, "compare", wl, "--runs", os.path.join(folder, "runs"), "--budget",
-                   str(a.budget), "--strategies", strategies, "--llm",
-                   "llamacpp:%s@%s" % (name, url), "--", "--jobs", "1"] + a.run_args
-            out = subprocess.run(cmd, capture_output=True, text=True, env=env)
-            subprocess.run(["scripts/local-model", "stop", os.path.join(folder, "server")])
-            with open(os.path.join(folder, "compare.txt"), "w") as f:
-                f.write(out.stdout + out.stderr)
+            if a.again:
+                try:
+                    with open(os.path.join(folder, "compare.txt")) as f:
+                        shown = f.read()
+                except OSError:
+                    shown = "(no compare.txt: cuco compare was killed)"
+            else:
+                url = start_server(a.model, os.path.join(folder, "server"), ctx, a.threads)
+                cmd = [a.cuco, "compare", wl, "--runs", os.path.join(folder, "runs"), "--budget",
+                       str(a.budget), "--strategies", strategies, "--llm",
+                       "llamacpp:%s@%s" % (name, url), "--", "--jobs", "1"] + a.run_args
+                out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                subprocess.run(["scripts/local-model", "stop", os.path.join(folder, "server")])
+                shown = out.stdout + out.stderr
+                with open(os.path.join(folder, "compare.txt"), "w") as f:
+                    f.write(shown)
             lines += ["## %s at a context of %d (%.0f s)" % (wl, ctx, time.time() - t0), "",
-                      "```", out.stdout.strip(), "```", ""]
+                      "```", shown.strip(), "```", ""]
             prompt_ms, prompt_n, eval_ms = server_times(os.path.join(folder, "server", "server.log"))
             for s in strategies.split(","):
                 run = os.path.join(folder, "runs", s)
@@ -204,6 +283,33 @@ def main():
                          wl, ctx, s, f["refused"], f["parsed"], f["salvaged"],
                          f["salvaged_compiled"], f["parsed"] - f["salvaged"],
                          f["compiled"] - f["salvaged_compiled"]))
+    lines += ["", "Directive-only children (the parent's code byte for byte, the reply's "
+              "directive: the operator's, a reply with no edit, one whose edits were refused) "
+              "apart from code edits:", "",
+              "| workload | context | strategy | replies | refused | parsed | directive-only "
+              "(compiled) | code edits (compiled) | compiled / replies | code edits compiled / "
+              "replies | repeats | crowned | model-made lineage | model-written code in it |",
+              "|" + "---|" * 14]
+    for wl, ctx, s, f, secs in rows:
+        repeats = sum(n for k, n in f["classes"].items() if k.startswith("repeat"))
+        code = f["parsed"] - f["directive_only"]
+        code_compiled = f["compiled"] - f["directive_only_compiled"]
+        pct = lambda n: "%.0f %%" % (100 * n / f["replies"]) if f["replies"] else "-"
+        lines.append("| %s | %d | %s | %d | %d | %d | %d (%d) | %d (%d) | %s | %s | %d | %s | %s | %s |" % (
+            wl, ctx, s, f["replies"], f["refused"], f["parsed"], f["directive_only"],
+            f["directive_only_compiled"], code, code_compiled, pct(f["compiled"]),
+            pct(code_compiled), repeats, "#%s" % f["best"] if f["crowned"] else "nothing",
+            "yes" if f["model_made"] else "no", "yes" if f["model_code"] else "no"))
+    for wl, ctx, s, f, secs in rows:
+        lines += ["", "%s at %d, %s: why replies made no candidate, from the reason cuco stored "
+                  "with each of the %d edit calls it linked to a refusal or a candidate "
+                  "(bench/local-model.py's REFUSAL_CLASSES):" % (wl, ctx, s, f["linked"]), "",
+                  "| class | calls |", "|---|---:|"]
+        for name, n in sorted(f["classes"].items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append("| %s | %d |" % (name, n))
+        lines += ["- other: %s" % r[:200] for r in f["other"]]
+        lines += ["", "replies per proposal: " + ", ".join(
+            "%d %s after %d" % (n, what, k) for (what, k), n in sorted(f["chats"].items()))]
     text = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write(text)

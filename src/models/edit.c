@@ -158,6 +158,9 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 			for (int i = 0; i < p.nhunks; i++)
 				cuco_buf_printf(transcript, " %s", cuco_match_name(p.levels[i]));
 			cuco_buf_puts(transcript, " ===\n");
+			if (p.unchanged)
+				cuco_buf_printf(transcript, "=== of them %d changed nothing (REPLACE equals "
+					"SEARCH), set aside ===\n", p.unchanged);
 		} else {
 			cuco_buf_printf(transcript, "=== applied as %s%s ===\n", reply.kind == CUCO_REPLY_BLOCKS
 				? "the blocks' new text" : "a full rewrite", p.frame_kept ?
@@ -342,12 +345,33 @@ static void chat_free(chat *ch)
 
 /* The temperature after a repeat: higher, so the model leaves its rut;
  * NAN when it cannot be raised (the model's is fixed, or it takes none). */
+double cuco_edit_hotter(const cuco_model *m, double t)
+{
+	if (!isnan(m->temperature) || m->no_temperature)
+		return t;
+	double now = isnan(t) ? 0.7 : t + 0.4;
+	return now > 1.2 ? 1.2 : now;
+}
+
 static double raised(const cuco_edit *e, double t)
 {
 	if (!isnan(e->model->temperature) || e->model->no_temperature)
 		return NAN;
-	double now = isnan(t) ? 0.7 : t + 0.4;
-	return now > 1.2 ? 1.2 : now;
+	return cuco_edit_hotter(e->model, t);
+}
+
+/* The temperature of a retry after a refusal that was no repeat: at least
+ * RETRY_TEMPERATURE where the caller's may change. A small model asked
+ * again at its first temperature (evolve's 0.0 or 0.2) wrote its refused
+ * reply again byte for byte, and the repeat cost a call (issue 26: 3 of
+ * this stop's first 9 replies). */
+#define RETRY_TEMPERATURE 0.5
+
+static double retry_temperature(const cuco_edit *e, double t)
+{
+	if (!isnan(e->model->temperature) || e->model->no_temperature || isnan(t))
+		return t;
+	return t < RETRY_TEMPERATURE ? RETRY_TEMPERATURE : t;
 }
 
 /* Whether the chat as it stands, with the reply's room, fits the model's
@@ -478,7 +502,7 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err)
 			cuco_buf_printf(&transcript, "=== refused: %s ===\n", err->msg);
 		/* A repeat is answered at a higher temperature; a second, or one
 		 * whose temperature cannot be raised, ends the chat. */
-		double next = again ? raised(e, temperature) : temperature;
+		double next = again ? raised(e, temperature) : retry_temperature(e, temperature);
 		bool stuck = again && (repeats > 1 || isnan(next));
 		if (rc == CUCO_OK || i + 1 == attempts || stuck) {
 			if (stuck)

@@ -104,6 +104,10 @@ int cuco_llm_edit(const cuco_edit *e, cuco_edit_result *out, cuco_err *err);
  * a reply is refused whatever it holds, since a parser could mistake a
  * complete-looking prefix for the whole. */
 bool cuco_edit_cut_off(const char *finish);
+/* The temperature to ask again at after a reply repeated one before: t
+ * raised by 0.4 (0.7 where t is NAN, unset), at most 1.2; t where the
+ * model's temperature is fixed or it takes none. */
+double cuco_edit_hotter(const cuco_model *m, double t);
 void cuco_edit_result_free(cuco_edit_result *r);
 
 #endif

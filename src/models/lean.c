@@ -457,6 +457,12 @@ static bool note_line(const char *s, size_t n, size_t *a, size_t *b)
 	return true;
 }
 
+bool cuco_lean_note(const char *s, size_t n)
+{
+	size_t a, b;
+	return note_line(s, n, &a, &b);
+}
+
 int cuco_lean_expand(const char *view, size_t vlen, const char *parent, size_t plen,
 	cuco_buf *out, cuco_err *err)
 {

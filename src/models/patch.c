@@ -42,6 +42,7 @@ typedef struct placed {
 	cuco_match level;
 	lines repl;
 	char *own;          /* the rewritten line a part-of-line match made, which repl holds */
+	bool unchanged;     /* its REPLACE writes its SEARCH back: set aside beside others */
 } placed;
 
 static const char *const match_names[CUCO_MATCH_COUNT] = {
@@ -428,14 +429,15 @@ static size_t match_spacing(const lines *file, const lines *srch, size_t *where,
 /* The part-of-line level: a SEARCH whose one non-blank line is part of a
  * parent line (a small model quotes a call without its `;`, a signature
  * without its `static`: run 2 of bench/results/agents.md), at least
- * PART_MIN characters of it (a name or `true` points nowhere). Hits (at
- * most 3 lines kept); for the first, that line with the REPLACE (its
+ * PART_MIN characters of it (a name or `true` points nowhere). Hits, and
+ * the lines they are on in *nwhere (a part may occur twice in one line;
+ * the first 3 kept in where); for the first, that line with the REPLACE (its
  * indentation and final line break set aside) in the part's place,
  * into p. */
 #define PART_MIN 12
 
 static size_t match_part(const lines *file, const lines *srch, const char *replace,
-	size_t *where, placed *p)
+	size_t *where, size_t *nwhere, placed *p)
 {
 	size_t only = 0, nonblank = 0;
 	for (size_t i = 0; i < srch->n; i++)
@@ -446,13 +448,17 @@ static size_t match_part(const lines *file, const lines *srch, const char *repla
 	if (nonblank != 1)
 		return 0;
 	line s = srch->v[only];
-	size_t si = indent_of(s), sn = rtrim(s) - si, hits = 0;
+	size_t si = indent_of(s), sn = rtrim(s) - si, hits = 0, last = 0;
 	const char *hit = NULL;
 	for (size_t a = 0; sn >= PART_MIN && a < file->n; a++) {
 		const char *f = file->v[a].s, *end = f + file->v[a].n;
 		for (const char *q = f; (q = memmem(q, (size_t)(end - q), s.s + si, sn)); q++) {
-			if (hits < 3)
-				where[hits] = a;
+			if (*nwhere == 0 || last != a) {
+				if (*nwhere < 3)
+					where[*nwhere] = a;
+				++*nwhere;
+				last = a;
+			}
 			if (hits++ == 0) {
 				p->at = a;
 				hit = q;
@@ -478,6 +484,22 @@ static size_t match_part(const lines *file, const lines *srch, const char *repla
 	return 1;
 }
 
+/* Where an ambiguous SEARCH matched, each of its nwhere lines once (the
+ * first 3 in where): "lines 5, 11", "lines 2, 3, 9, …" when there are
+ * more, "all on line 45" when every place is in one line. */
+static void places(const size_t *where, size_t nwhere, char *buf, size_t size)
+{
+	if (nwhere == 1) {
+		snprintf(buf, size, "all on line %zu", where[0] + 1);
+		return;
+	}
+	int n = snprintf(buf, size, "lines");
+	for (size_t i = 0; i < nwhere && i < 3 && n > 0 && (size_t)n < size; i++)
+		n += snprintf(buf + n, size - (size_t)n, "%s %zu", i ? "," : "", where[i] + 1);
+	if (nwhere > 3 && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ", …");
+}
+
 /* Locate hunk h: the first level with any match decides; more than one
  * match there is ambiguous. */
 static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int num,
@@ -497,14 +519,15 @@ static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int 
 			"(to insert, quote the lines around the insertion)", num);
 	}
 	int rc = CUCO_OK;
-	size_t hits = 0, where[3];
+	size_t hits = 0, where[3], nwhere = 0;  /* the lines matched, each once; 3 kept */
 	for (int lv = 0; lv < CUCO_MATCH_COUNT && hits == 0; lv++) {
 		if (lv == CUCO_MATCH_SPACING) {
 			hits = match_spacing(file, &srch, where, &p->at, &p->len);
+			nwhere = hits;
 			p->sh = (shift){ 0 };
 			p->level = CUCO_MATCH_SPACING;
 			if (hits == 0)
-				hits = match_part(file, &srch, h->replace, where, p);
+				hits = match_part(file, &srch, h->replace, where, &nwhere, p);
 			break;
 		}
 		const lines *f = lv == CUCO_MATCH_TYPOGRAPHY ? ascii_of(file, afile) : file;
@@ -515,6 +538,7 @@ static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int 
 				continue;
 			if (hits < 3)
 				where[hits] = at;
+			nwhere++;
 			if (hits++ == 0) {
 				p->at = at;
 				p->len = s->n;
@@ -532,10 +556,9 @@ static int locate(const lines *file, lazy_ascii *afile, const cuco_hunk *h, int 
 		rc = cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): SEARCH matches nothing in the parent%s",
 			num, first, near);
 	} else if (hits > 1) {
-		char at[64];
-		snprintf(at, sizeof at, "%zu, %zu%s%s", where[0] + 1, where[1] + 1,
-			hits > 2 ? ", " : "", hits > 2 ? "…" : "");
-		rc = cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): SEARCH matches %zu places (lines %s) at "
+		char at[80];
+		places(where, nwhere, at, sizeof at);
+		rc = cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): SEARCH matches %zu places (%s) at "
 			"level %s; quote more lines to make it unique", num, first, hits, at,
 			cuco_match_name(p->level));
 	}
@@ -600,9 +623,9 @@ static int check_hunk(const lines *file, const cuco_block *r, size_t nr, int num
 		if (cuco_text_names_marker(p->repl.v[i].s, p->repl.v[i].n))
 			return cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): REPLACE adds or moves an "
 				"EVOLVE-BLOCK marker", num, first);
-	if (p->lo == p->hi && p->len == p->repl.n)
-		return cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): REPLACE equals SEARCH; the hunk "
-			"changes nothing", num, first);
+	p->unchanged = p->lo == p->hi && p->len == p->repl.n;
+	if (p->unchanged)
+		return CUCO_OK;
 	if (nr > 0 && !inside_region(r, nr, p->lo, p->hi))
 		return cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): edits line %zu, outside every "
 			"EVOLVE-BLOCK; only code between EVOLVE-BLOCK-START and EVOLVE-BLOCK-END may change",
@@ -735,6 +758,88 @@ int cuco_patch_functions(const char *text, size_t len, char (*names)[64], int ma
 	return o.n;
 }
 
+/* ---- the lines a SEARCH may be under a grammar ------------------------------ */
+
+/* '(' less ')' on a line (strings and comments not told apart: a wrapped
+ * call or condition is what it finds). */
+static int paren_balance(line l)
+{
+	int b = 0;
+	for (size_t i = 0; i < l.n; i++)
+		b += (l.s[i] == '(') - (l.s[i] == ')');
+	return b;
+}
+
+#define JOIN_MAX 6  /* lines of one wrapped statement, at most */
+
+/* The SEARCH offered at line i, malloc'd, and in *next the line after it:
+ * the line without its indentation, or, where its parentheses stay open,
+ * the statement's lines up to where they close, joined by single spaces
+ * (folded, as the spacing level reads them); NULL when it holds no word
+ * (blank, a brace: it says nothing of where), is a marker or a note. */
+static char *offer_at(const lines *file, size_t i, size_t *next)
+{
+	*next = i + 1;
+	line l = file->v[i];
+	size_t in = indent_of(l), end = rtrim(l);
+	bool word = false;
+	for (size_t k = in; k < end && !word; k++)
+		word = isalnum((unsigned char)l.s[k]);
+	if (!word || cuco_lean_note(l.s, l.n) || cuco_text_names_marker(l.s, l.n))
+		return NULL;
+	int bal = l.s[in] == '#' ? 0 : paren_balance(l);
+	size_t j = i + 1;
+	while (bal > 0 && j < file->n && j - i < JOIN_MAX && rtrim(file->v[j]) > 0 &&
+			!cuco_text_names_marker(file->v[j].s, file->v[j].n))
+		bal += paren_balance(file->v[j++]);
+	cuco_buf b = { 0 };
+	if (bal > 0 || j == i + 1)
+		cuco_buf_append(&b, l.s + in, end - in);
+	else
+		fold_lines(file, i, j - i, &b), *next = j;
+	return b.data;
+}
+
+size_t cuco_patch_search_lines(const char *text, size_t len, size_t max, char ***out)
+{
+	*out = NULL;
+	lines file;
+	split(text, len, &file);
+	cuco_block *r = NULL;
+	size_t nr = 0, n = 0;
+	if (cuco_text_blocks(text, len, "parent", &r, &nr, NULL) == CUCO_OK)
+		*out = cuco_xmalloc((max ? max : 1) * sizeof **out);
+	lazy_ascii afile = { 0 };
+	size_t next = 0;
+	for (size_t i = 0; *out && n < max && i < file.n; i = next) {
+		char *t = inside_region(r, nr, i, i + 1) ? offer_at(&file, i, &next) : NULL;
+		next = t ? next : i + 1;
+		/* Offered only where the matcher finds it here alone, inside a block. */
+		cuco_hunk h = { .search = t, .replace = "" };
+		placed p = { 0 };
+		cuco_err err;
+		bool ok = t && locate(&file, &afile, &h, 1, &p, &err) == CUCO_OK && p.at == i &&
+			inside_region(r, nr, p.at, p.at + p.len);
+		free(p.repl.v);
+		free(p.own);
+		if (ok)
+			(*out)[n++] = t;
+		else
+			free(t);
+	}
+	lazy_ascii_free(&afile);
+	free(file.v);
+	free(r);
+	return n;
+}
+
+void cuco_patch_lines_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 /* ---- calls an edit left without a function ----------------------------- */
 
 static const cuco_text_fn *definition(const cuco_text_fn *v, size_t n, const char *name)
@@ -864,11 +969,27 @@ static int locate_function(const lines *file, const cuco_block *r, size_t nr, co
 	return rc;
 }
 
+/* The hunks that change something, in order[], how many in *m; a reply
+ * whose every hunk writes its SEARCH back is refused for the first. */
+static int changing(const lines *file, placed *pl, int n, placed **order, int *m, cuco_err *err)
+{
+	*m = 0;
+	for (int i = 0; i < n; i++)
+		if (!pl[i].unchanged)
+			order[(*m)++] = &pl[i];
+	if (*m > 0 || n == 0)
+		return CUCO_OK;
+	char first[96];
+	quote(file->v[pl[0].at], first, sizeof first);
+	return cuco_errf(err, CUCO_EDATA, "hunk 1 (`%s`): REPLACE equals SEARCH; the hunk changes "
+		"nothing", first);
+}
+
 static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,
 	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
 {
 	lazy_ascii afile = { 0 };
-	int n = reply->nhunks, rc = CUCO_OK;
+	int n = reply->nhunks, m = 0, rc = CUCO_OK;
 	placed *pl = cuco_xcalloc((size_t)n, sizeof *pl);
 	placed **order = cuco_xcalloc((size_t)n, sizeof *order);
 	for (int i = 0; i < n && rc == CUCO_OK; i++) {
@@ -878,11 +999,13 @@ static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const 
 			: locate(file, &afile, &reply->hunks[i], i + 1, &pl[i], err);
 		if (rc == CUCO_OK)
 			rc = check_hunk(file, r, nr, i + 1, &pl[i], err);
-		order[i] = &pl[i];
 	}
+	/* A hunk that changes nothing is set aside beside others that do. */
+	if (rc == CUCO_OK)
+		rc = changing(file, pl, n, order, &m, err);
 	if (rc == CUCO_OK) {
-		qsort(order, (size_t)n, sizeof *order, by_position);
-		for (int k = 1; k < n && rc == CUCO_OK; k++)
+		qsort(order, (size_t)m, sizeof *order, by_position);
+		for (int k = 1; k < m && rc == CUCO_OK; k++)
 			if (order[k]->at < order[k - 1]->at + order[k - 1]->len)
 				rc = cuco_errf(err, CUCO_EDATA, "hunk %d overlaps hunk %d (both quote parent "
 					"line %zu); merge them into one hunk", (int)(order[k] - pl) + 1,
@@ -890,10 +1013,11 @@ static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const 
 	}
 	if (rc == CUCO_OK) {
 		cuco_buf b = { 0 };
-		assemble(file, order, n, eol, final_nl, &b);
+		assemble(file, order, m, eol, final_nl, &b);
 		out->text = b.data;
 		out->len = b.len;
 		out->nhunks = n;
+		out->unchanged = n - m;
 		out->levels = cuco_xcalloc((size_t)n, sizeof *out->levels);
 		out->loosest = CUCO_MATCH_EXACT;
 		for (int i = 0; i < n; i++) {

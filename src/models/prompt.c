@@ -303,9 +303,15 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 			"you change them");
 		/* Its edit's two placeholders are no lines of the program: say
 		 * what goes there, and how a reply changes the directive alone. */
-		if (want == CUCO_REPLY_DIFF)
+		if (want == CUCO_REPLY_DIFF && profile == CUCO_PROFILE_LEAN)
+			cuco_buf_puts(b, "; each edit's `search` is one line copied from the program above, "
+				"inside the EVOLVE-BLOCKs, and its `replace` its new text (lines added around "
+				"it included)");
+		else if (want == CUCO_REPLY_DIFF)
 			cuco_buf_puts(b, "; each edit's `search` is lines copied from the program above and "
-				"its `replace` their new text (or an edit is `{\"function\": NAME, \"text\": "
+				"its `replace` their new text");
+		if (want == CUCO_REPLY_DIFF)
+			cuco_buf_puts(b, " (or an edit is `{\"function\": NAME, \"text\": "
 				"its whole new definition}` for a function inside the EVOLVE-BLOCKs), or "
 				"`\"edits\": []` to change the directive alone");
 		cuco_buf_puts(b, ":\n");
@@ -514,22 +520,31 @@ static cJSON *directive_schema(const cuco_workload *wl, const cuco_directive *ot
 }
 
 /* An edit: `search` and `replace`, or, where the parent defines functions
- * inside its blocks, `function` (one of their names) and `text`. */
-static cJSON *edit_schema(const char *src, size_t len)
+ * inside its blocks, `function` (one of their names) and `text`. Lean: a
+ * `search` is one of the lines a SEARCH may be (cuco_patch_search_lines),
+ * so that under a server's grammar it matches one place: Qwen2.5-Coder
+ * 1.5B's SEARCH text matched nothing in most of its refused replies
+ * (issue 26). A line changes into any text, lines added around it. */
+#define SEARCH_LINES_MAX 400
+
+static cJSON *edit_schema(const char *src, size_t len, bool lean)
 {
 	const char *const keys[2][2] = { { "search", "replace" }, { "function", "text" } };
-	char names[32][64];
+	char names[32][64], **lines = NULL;
 	int n = src ? cuco_patch_functions(src, len, names, 32) : 0;
+	size_t nlines = src && lean ? cuco_patch_search_lines(src, len, SEARCH_LINES_MAX, &lines) : 0;
 	cJSON *any = cJSON_CreateArray();
 	for (int k = 0; k < (n > 0 ? 2 : 1); k++) {
 		cJSON *edit = cJSON_CreateObject(), *eprops = cJSON_CreateObject();
 		cJSON_AddStringToObject(edit, "type", "object");
 		cJSON *first = string_schema(0);
-		if (k == 1) {
+		if (k == 1 || nlines > 0) {
 			cJSON_DeleteItemFromObject(first, "type");
 			cJSON *e = cJSON_AddArrayToObject(first, "enum");
-			for (int i = 0; i < n; i++)
+			for (int i = 0; k == 1 && i < n; i++)
 				cJSON_AddItemToArray(e, cJSON_CreateString(names[i]));
+			for (size_t i = 0; k == 0 && i < nlines; i++)
+				cJSON_AddItemToArray(e, cJSON_CreateString(lines[i]));
 		}
 		cJSON_AddItemToObject(eprops, keys[k][0], first);
 		cJSON_AddItemToObject(eprops, keys[k][1], string_schema(0));
@@ -538,41 +553,73 @@ static cJSON *edit_schema(const char *src, size_t len)
 		cJSON_AddBoolToObject(edit, "additionalProperties", false);
 		cJSON_AddItemToArray(any, edit);
 	}
+	cuco_patch_lines_free(lines, nlines);
 	return any_of(any);
+}
+
+/* The reply object: the directive (as dir's schema), name, description
+ * and the change (key, as change's schema; none for a directive alone). */
+static cJSON *reply_object(cJSON *dir, const char *key, cJSON *change)
+{
+	cJSON *o = cJSON_CreateObject(), *props = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "type", "object");
+	/* In the order a model writes them: the directive first. */
+	cJSON_AddItemToObject(props, "directive", dir);
+	cJSON_AddItemToObject(props, "name", string_schema(64));
+	cJSON_AddItemToObject(props, "description", string_schema(400));
+	if (key)
+		cJSON_AddItemToObject(props, key, change);
+	cJSON_AddItemToObject(o, "properties", props);
+	const char *req[] = { "directive", "name", "description", key };
+	cJSON_AddItemToObject(o, "required", required(req, key ? 4 : 3));
+	cJSON_AddBoolToObject(o, "additionalProperties", false);
+	return o;
+}
+
+static cJSON *edits_schema(const char *src, size_t len, bool lean, const char *bound, int n)
+{
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "type", "array");
+	cJSON_AddItemToObject(a, "items", edit_schema(src, len, lean));
+	if (bound)
+		cJSON_AddNumberToObject(a, bound, n);
+	return a;
 }
 
 char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
 	cuco_prompt_profile profile, const char *src, size_t len, const cuco_directive *parent)
 {
 	int nblocks = src ? (int)cuco_text_nblocks(src, len) : 0;
+	bool lean = profile == CUCO_PROFILE_LEAN;
 	cJSON *dir = directive_schema(wl, kind == CUCO_PROMPT_DIRECTIVE ? parent : NULL);
-	cJSON *root = cJSON_CreateObject(), *props = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "type", "object");
-	/* In the order a model writes them: the directive first. */
-	cJSON_AddItemToObject(props, "directive", dir);
-	cJSON_AddItemToObject(props, "name", string_schema(64));
-	cJSON_AddItemToObject(props, "description", string_schema(400));
 	cuco_reply_kind want = asked(kind, profile);
-	const char *change = cuco_reply_json_key(want);
-	if (want == CUCO_REPLY_DIFF) {
-		cJSON *a = cJSON_CreateObject();
-		cJSON_AddStringToObject(a, "type", "array");
-		cJSON_AddItemToObject(a, "items", edit_schema(src, len));
-		cJSON_AddItemToObject(props, change, a);
-	} else if (want == CUCO_REPLY_BLOCKS) {
-		cJSON *a = cJSON_CreateObject();
-		cJSON_AddStringToObject(a, "type", "array");
-		cJSON_AddItemToObject(a, "items", string_schema(0));
-		cJSON_AddNumberToObject(a, "minItems", nblocks > 0 ? nblocks : 1);
-		cJSON_AddNumberToObject(a, "maxItems", nblocks > 0 ? nblocks : 1);
-		cJSON_AddItemToObject(props, change, a);
-	} else if (want == CUCO_REPLY_FULL) {
-		cJSON_AddItemToObject(props, change, string_schema(0));
+	const char *key = cuco_reply_json_key(want);
+	cJSON *change = NULL, *root;
+	if (want == CUCO_REPLY_DIFF && lean && parent) {
+		/* Lean: edits, or none and a directive other than the parent's;
+		 * no edit beside the parent's own directive, which changes
+		 * nothing (Qwen2.5-Coder 1.5B wrote it again and again, issue 26). */
+		cJSON *forms = cJSON_CreateArray();
+		cJSON_AddItemToArray(forms, reply_object(dir, key, edits_schema(src, len, lean,
+			"minItems", 1)));
+		cJSON_AddItemToArray(forms, reply_object(directive_schema(wl, parent), key,
+			edits_schema(src, len, lean, "maxItems", 0)));
+		root = cJSON_CreateObject();
+		cJSON_AddItemToObject(root, "anyOf", forms);
+	} else {
+		if (want == CUCO_REPLY_DIFF) {
+			change = edits_schema(src, len, lean, NULL, 0);
+		} else if (want == CUCO_REPLY_BLOCKS) {
+			change = cJSON_CreateObject();
+			cJSON_AddStringToObject(change, "type", "array");
+			cJSON_AddItemToObject(change, "items", string_schema(0));
+			cJSON_AddNumberToObject(change, "minItems", nblocks > 0 ? nblocks : 1);
+			cJSON_AddNumberToObject(change, "maxItems", nblocks > 0 ? nblocks : 1);
+		} else if (want == CUCO_REPLY_FULL) {
+			change = string_schema(0);
+		}
+		root = reply_object(dir, key, change);
 	}
-	cJSON_AddItemToObject(root, "properties", props);
-	const char *req[] = { "directive", "name", "description", change };
-	cJSON_AddItemToObject(root, "required", required(req, change ? 4 : 3));
-	cJSON_AddBoolToObject(root, "additionalProperties", false);
 	char *text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
 	return text;

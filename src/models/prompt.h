@@ -109,6 +109,8 @@ void cuco_prompt_lean_code(const cuco_workload *wl, const cuco_directive *d, con
  * naming lines the parent has not is refused (CUCO_EDATA). */
 int cuco_lean_expand(const char *view, size_t vlen, const char *parent, size_t plen,
 	cuco_buf *out, cuco_err *err);
+/* Whether a line (n bytes) is a lean view's note "[… lines A-B not shown: …]". */
+bool cuco_lean_note(const char *s, size_t n);
 
 /* ---- fitting a prompt to a model's context --------------------------------
  * A builder notes where it wrote each part a prompt can do without; when

@@ -128,6 +128,8 @@ typedef struct cuco_patched {
 	char *text;                /* the new file, malloc'd, NUL-terminated */
 	size_t len;
 	int nhunks;
+	int unchanged;             /* of those, hunks whose REPLACE wrote their SEARCH back,
+	                              set aside beside the others */
 	cuco_match *levels;        /* per hunk; NULL for a full rewrite */
 	cuco_match loosest;
 	bool frame_kept;           /* a full rewrite whose frame differed from the parent's
@@ -141,6 +143,16 @@ int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
  * definition starts at column 0 and ends at the next `}` there), at most
  * max, in order; what a function's new text may name. */
 int cuco_patch_functions(const char *text, size_t len, char (*names)[64], int max);
+/* The lines of text an edit's SEARCH may be where a server's grammar holds
+ * it to a list (the lean profile's schema): each line inside the
+ * EVOLVE-BLOCKs, without its indentation and trailing space, that holds a
+ * word and is no marker nor lean view's note, or, where its parentheses
+ * stay open, its statement's lines joined by single spaces; each only
+ * where the matcher finds it there alone; at most max, in order, in *out
+ * (malloc'd strings in a malloc'd array; free with cuco_patch_lines_free).
+ * Returns how many. */
+size_t cuco_patch_search_lines(const char *text, size_t len, size_t max, char ***out);
+void cuco_patch_lines_free(char **v, size_t n);
 /* Whether child, an edit of parent, still defines what it calls
  * (cuco_text_functions): CUCO_EDATA naming the function when a call names
  * one the parent defined and child does not ("the edit removed produce(),

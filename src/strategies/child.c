@@ -6,8 +6,8 @@
  * the reply's schema and the lean view follow the prompt's shape; each
  * reply goes through the patcher (cuco_edit) in a ledger of calls; a
  * reply whose normal source and directive are already known is answered
- * with that fact in a note appended to the user message, up to a number
- * of attempts; what comes of the calls is a proposal that carries them,
+ * with that fact in a note appended to the user message, at a higher
+ * temperature, up to a number of attempts; what comes of the calls is a proposal that carries them,
  * or a refusal record that does.
  */
 #include "strategies/search_int.h"
@@ -39,15 +39,25 @@ int search_child(search_llm *s, search_known *known, const search_ask *a, cuco_p
 	search_ledger_init(&lg, a->call, a->parent);
 	cuco_buf prompt = { 0 }, transcript = { 0 };
 	int rc = CUCO_OK;
+	double temperature = a->temperature;
 	for (int attempt = 1; rc == CUCO_OK; attempt++) {
 		cuco_edit e = { .model = m, .wl = a->wl, .system = a->system->data,
 			.user = a->user->data, .map = a->map, .parent = a->src, .parent_len = a->len,
 			.view = view.data, .view_len = view.len, .base = a->base,
-			.temperature = a->temperature, .schema = schema,
+			.temperature = temperature, .schema = schema,
 			.attempts = s->cfg.patch_attempts };
 		cuco_edit_result r;
 		memset(&r, 0, sizeof r);
 		rc = search_llm_edit(s, &lg, &e, &r, err);
+		/* Asked again after a repeat, the note may be what no longer fits
+		 * the context (issue 26: a run ended on it, 6 tokens short): that
+		 * ends this proposal, refused, not the run. A server gone is met
+		 * again by the next proposal's first request. */
+		if (rc == CUCO_EENV && attempt > 1) {
+			char why[sizeof err->msg];
+			cuco_strlcpy(why, err->msg, sizeof why);
+			rc = cuco_errf(err, CUCO_EDATA, "%s: asked again after a repeat: %s", a->who, why);
+		}
 		if (!prompt.data && r.prompt)
 			cuco_buf_puts(&prompt, r.prompt);
 		if (r.transcript)
@@ -78,6 +88,9 @@ int search_child(search_llm *s, search_known *known, const search_ask *a, cuco_p
 		cuco_buf_printf(a->user, "\n\nNote: an earlier answer to this request reproduced "
 			"%s exactly (the same code and the same directive). Propose a different "
 			"change.\n", what);
+		/* Asked again hotter, as a repeat within a chat is: at the same
+		 * temperature a small model wrote the known candidate again. */
+		temperature = cuco_edit_hotter(m, temperature);
 	}
 	if (rc == CUCO_EDATA)
 		search_refuse(s, &lg, a->island, m->name, prompt.data, transcript.data, err->msg);

@@ -331,6 +331,15 @@ static void test_skeleton(void **state)
 		CUCO_REPLACE_PLACEHOLDER "\"}]}");
 	cuco_buf_free(&b.system);
 	cuco_buf_free(&b.user);
+	/* Lean: a `search` is one line of the program (the schema lists them). */
+	b = (built){ .spec = { .wl = wl, .kind = CUCO_PROMPT_DIFF, .parent = 7, .island = 0,
+		.json = true, .profile = CUCO_PROFILE_LEAN } };
+	assert_int_equal(cuco_store_view(st, build_read, &b, &err), CUCO_OK);
+	has(reply_part(b.user.data), "each edit's `search` is one line copied from the program above, "
+		"inside the EVOLVE-BLOCKs, and its `replace` its new text (lines added around it "
+		"included)");
+	cuco_buf_free(&b.system);
+	cuco_buf_free(&b.user);
 }
 
 /* The JSON schema of a reply, from the design space. */
@@ -625,6 +634,72 @@ static void test_lean_expand(void **state)
 	cuco_buf_free(&back);
 }
 
+/* The lean profile's schema: an edit's `search` is one of the lines of
+ * the code as shown, each inside the blocks and there once (indentation
+ * set aside), so that under a server's grammar every SEARCH matches one
+ * place (issue 26: SEARCH text that matched nothing was the largest loss
+ * of Qwen2.5-Coder 1.5B's replies). Each line offered applies. */
+static void test_schema_search_lines(void **state)
+{
+	(void)state;
+	cuco_directive d;
+	cuco_directive_default(wl, &d);
+	cuco_buf view = { 0 };
+	cuco_prompt_lean_code(wl, &d, framed, strlen(framed), &view);
+	char *text = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_LEAN, view.data, view.len,
+		&d);
+	cJSON *root = cJSON_Parse(text);
+	/* Two forms: edits, or none and a directive other than the parent's
+	 * (issue 26: `"edits": []` beside the parent's own directive, which
+	 * changes nothing, was refused again and again). */
+	const cJSON *forms = cJSON_GetObjectItem(root, "anyOf");
+	assert_int_equal(cJSON_GetArraySize(forms), 2);
+	const cJSON *with = cJSON_GetObjectItem(cJSON_GetArrayItem(forms, 0), "properties");
+	const cJSON *none = cJSON_GetObjectItem(cJSON_GetArrayItem(forms, 1), "properties");
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(with, "edits"), "minItems")->valueint, 1);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(none, "edits"), "maxItems")->valueint, 0);
+	assert_true(schema_admits(cJSON_GetObjectItem(with, "directive"), &d));
+	assert_false(schema_admits(cJSON_GetObjectItem(none, "directive"), &d));
+	const cJSON *items = cJSON_GetObjectItem(cJSON_GetObjectItem(with, "edits"), "items");
+	const cJSON *edit = cJSON_GetArrayItem(cJSON_GetObjectItem(items, "anyOf"), 0);
+	const cJSON *lines = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(edit,
+		"properties"), "search"), "enum");
+	assert_non_null(lines);
+	int n = 0;
+	bool step = false;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, lines) {
+		const char *l = e->valuestring;
+		step |= strcmp(l, "static void step(layer *l)") == 0;
+		/* Not outside the blocks, not twice, not a note, not blank. */
+		assert_null(strstr(l, "int n;"));
+		assert_string_not_equal(l, "{");
+		assert_null(strstr(l, "not shown"));
+		assert_true(l[0] != '\0' && l[0] != '\t' && l[0] != ' ');
+		char reply[512];
+		snprintf(reply, sizeof reply, "<<<<<<< SEARCH\n%s\n=======\nchanged();\n>>>>>>> "
+			"REPLACE\n", l);
+		cuco_reply r;
+		cuco_err err = { 0 };
+		assert_int_equal(cuco_reply_parse(reply, NULL, NULL, &r, &err), CUCO_OK);
+		cuco_patched p;
+		if (cuco_patch_apply(view.data, view.len, &r, &p, &err) != CUCO_OK)
+			fail_msg("`%s` offered as a SEARCH: %s", l, err.msg);
+		cuco_patched_free(&p);
+		cuco_reply_free(&r);
+		n++;
+	}
+	assert_true(step);
+	assert_true(n >= 3);
+	cJSON_Delete(root);
+	free(text);
+	/* The full profile keeps any text: a larger model quotes several lines. */
+	text = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_FULL, view.data, view.len, &d);
+	has(text, "\"search\":{\"type\":\"string\"}");
+	free(text);
+	cuco_buf_free(&view);
+}
+
 typedef struct kept {
 	cuco_candidate c;
 	char *prompt, *reply;
@@ -670,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_skeleton),
 		cmocka_unit_test(test_schema),
 		cmocka_unit_test(test_schema_forbids),
+		cmocka_unit_test(test_schema_search_lines),
 		cmocka_unit_test(test_directive_prompt),
 		cmocka_unit_test(test_lean_profile),
 		cmocka_unit_test(test_profiles_documented),

@@ -224,6 +224,14 @@ static void test_part_of_line(void **state)
 	expect_refusal("// EVOLVE-BLOCK-START\nf(a, b, c, d);\ng(a, b, c, d);\n// EVOLVE-BLOCK-END\n",
 		"<<<<<<< SEARCH\n(a, b, c, d);\n=======\n(d);\n>>>>>>> REPLACE\n",
 		"SEARCH matches 2 places (lines 2, 3) at level part-of-line");
+	/* Places within one line name that line once (issue 26: "lines 45,
+	 * 45, …" for a part found four times on line 45). */
+	expect_refusal("// EVOLVE-BLOCK-START\nf(a, b, c, d); f(a, b, c, d);\n// EVOLVE-BLOCK-END\n",
+		"<<<<<<< SEARCH\n(a, b, c, d);\n=======\n(d);\n>>>>>>> REPLACE\n",
+		"SEARCH matches 2 places (all on line 2) at level part-of-line");
+	expect_refusal("// EVOLVE-BLOCK-START\nf(a, b, c, d); f(a, b, c, d);\ng(a, b, c, d);\n"
+		"// EVOLVE-BLOCK-END\n", "<<<<<<< SEARCH\n(a, b, c, d);\n=======\n(d);\n>>>>>>> REPLACE\n",
+		"SEARCH matches 3 places (lines 2, 3) at level part-of-line");
 	expect_refusal(file, "<<<<<<< SEARCH\nproduce(l, chunk)\npublish(l, chunk)\n=======\n"
 		"publish(l, chunk)\n>>>>>>> REPLACE\n", "SEARCH matches nothing");
 	expect_refusal(file, "<<<<<<< SEARCH\nproduce(l, chunk)\n=======\nproduce(l, chunk)\n"
@@ -426,6 +434,76 @@ static void test_refusals(void **state)
 		"parent: line 2: EVOLVE-BLOCK-END without a matching START");
 }
 
+/* A hunk that changes nothing beside hunks that do is set aside, and
+ * counted: the reply's change is the others' (issue 26: Qwen2.5-Coder
+ * 1.5B's third hunk wrote `transfer(l, chunk);` back unchanged, and the
+ * whole reply was refused). Alone it is still refused. */
+static void test_unchanged_hunk_set_aside(void **state)
+{
+	(void)state;
+	cuco_patched p;
+	cuco_err err;
+	int rc = apply(parent, "<<<<<<< SEARCH\n    return y;\n=======\n    return y;\n>>>>>>> REPLACE\n"
+		"<<<<<<< SEARCH\n    return y + 1;\n=======\n    return y + 2;\n>>>>>>> REPLACE\n"
+		"<<<<<<< SEARCH\n    return y;\n}\n=======\n    return y;\n}\n>>>>>>> REPLACE\n", &p, &err);
+	if (rc != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p.unchanged, 2);
+	assert_non_null(strstr(p.text, "    return y + 2;\n}\n\nstatic int twice"));
+	assert_non_null(strstr(p.text, "    return y;\n}\n// EVOLVE-BLOCK-END"));
+	cuco_patched_free(&p);
+	expect_refusal(parent, "<<<<<<< SEARCH\n    return y;\n=======\n    return y;\n>>>>>>> REPLACE\n"
+		"<<<<<<< SEARCH\n    return y + 1;\n=======\n    return y + 1;\n>>>>>>> REPLACE\n",
+		"hunk 1 (`return y;`): REPLACE equals SEARCH; the hunk changes nothing");
+}
+
+/* The lines a grammar may hold a SEARCH to (the lean schema): each once,
+ * inside the blocks; a statement wrapped over lines whole, joined by
+ * single spaces, never its first line alone (issue 26: an edit of
+ * `MPI_Isend(…, MPI_COMM_WORLD,` left `&l->sends[…]);` behind and failed to
+ * compile). Each applies to one place. */
+static void test_search_lines(void **state)
+{
+	(void)state;
+	const char *file =
+		"static int outside(void);\n"
+		"// EVOLVE-BLOCK-START\n"
+		"static void f(int q)\n"
+		"{\n"
+		"\tMPI_Isend(mine, n, MPI_FLOAT, q, 0, MPI_COMM_WORLD,\n"
+		"\t\t&sends[q]);\n"
+		"\tdone(q);\n"
+		"\tdone(q);\n"
+		"#if defined(X)\n"
+		"\tif (q > 0 &&\n"
+		"\t    q < 9) {\n"
+		"\t\tkick(q);\n"
+		"\t}\n"
+		"#endif\n"
+		"}\n"
+		"// EVOLVE-BLOCK-END\n";
+	char **v;
+	size_t n = cuco_patch_search_lines(file, strlen(file), 100, &v);
+	const char *want[] = { "static void f(int q)",
+		"MPI_Isend(mine, n, MPI_FLOAT, q, 0, MPI_COMM_WORLD, &sends[q]);", "#if defined(X)",
+		"if (q > 0 && q < 9) {", "kick(q);", "#endif" };
+	assert_int_equal(n, sizeof want / sizeof *want);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(v[i], want[i]);
+		char reply[256];
+		snprintf(reply, sizeof reply, "<<<<<<< SEARCH\n%s\n=======\nchanged();\n>>>>>>> REPLACE\n",
+			v[i]);
+		cuco_patched p;
+		cuco_err err;
+		if (apply(file, reply, &p, &err) != CUCO_OK)
+			fail_msg("`%s`: %s", v[i], err.msg);
+		if (i == 1)
+			assert_non_null(strstr(p.text, "{\nchanged();\n\tdone(q);\n"));  /* both lines, at the spacing level */
+		cuco_patched_free(&p);
+	}
+	cuco_patch_lines_free(v, n);
+}
+
 static void test_crlf_and_no_final_newline(void **state)
 {
 	(void)state;
@@ -575,6 +653,8 @@ int main(void)
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_outside_block),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_unchanged_hunk_set_aside),
+		cmocka_unit_test(test_search_lines),
 		cmocka_unit_test(test_crlf_and_no_final_newline),
 		cmocka_unit_test(test_full_rewrite),
 		cmocka_unit_test(test_full_rewrite_cosmetic_frame),

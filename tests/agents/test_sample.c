@@ -16,7 +16,7 @@
 static char toy[1100];
 
 /* Three samples: the second reply repeats the first (refused as a known
- * candidate, asked again), the third sample's every reply is refused
+ * candidate, asked again hotter), the third sample's every reply is refused
  * (a refusal record; it counts as a sample). Every prompt is the same:
  * the seed's, with no history of the others. */
 static void test_best_of_n(void **state)
@@ -60,7 +60,9 @@ static void test_best_of_n(void **state)
 		assert_string_equal(body_message(body[i], "system"), body_message(body[0], "system"));
 		assert_int_equal(strncmp(body_message(body[i], "user"), body_message(body[0], "user"),
 			strlen(body_message(body[0], "user")) - 1), 0);
-		assert_float_equal(cJSON_GetObjectItem(body[i], "temperature")->valuedouble, 0.9, 1e-9);
+		/* The request after the repeat goes hotter (0.9 + 0.4, at most 1.2). */
+		assert_float_equal(cJSON_GetObjectItem(body[i], "temperature")->valuedouble,
+			i == 2 ? 1.2 : 0.9, 1e-9);
 	}
 	assert_null(strstr(body_message(body[2], "user"), "Top programs so far"));
 	/* The repeat is answered as evolve answers it: the next request says so. */
@@ -74,12 +76,57 @@ static void test_best_of_n(void **state)
 	e2e_end(&t);
 }
 
+/* A repeat asked for again whose prompt the server finds too long for
+ * its context, cut after cut, ends that sample, refused, not the run
+ * (issue 26: a budget-24 run of Qwen2.5-Coder 1.5B ended with exit 3, the
+ * retry's prompt, the note appended, 6 tokens over). */
+static void test_repeat_note_past_the_context(void **state)
+{
+	(void)state;
+	char *texts[4] = { toy_scale("1000.0", "500.0"), toy_scale("1000.0", "500.0"),
+		toy_scale("1000.0", "800.0"), toy_scale("1000.0", "700.0") };
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "replies");
+	for (int i = 0; i < 7; i++) {
+		cJSON *e = cJSON_CreateObject();
+		if (i >= 2 && i < 5) {  /* the retry: too long, three times */
+			cJSON_AddNumberToObject(e, "status", 400);
+			cJSON_AddStringToObject(e, "message", "request (2300 tokens) exceeds the available "
+				"context size (16384 tokens), try increasing it");
+		} else {
+			cJSON_AddStringToObject(e, "text", texts[i < 2 ? i : i - 3]);
+		}
+		cJSON_AddItemToArray(a, e);
+	}
+	e2e t;
+	memset(&t, 0, sizeof t);
+	t.texts = texts;
+	t.ntexts = 4;
+	t.script = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	assert_int_equal(llm_server_start(&t.s, t.script), 0);
+	t.served = true;
+	run_env_new(&t.r);
+	run_env_config(&t.r, &t.s, "[llm]\npatch_attempts = 1\n");
+	const char *args[] = { "--strategy", "sample", "--generations", "3", "--budget", "3", NULL };
+	e2e_run(&t, toy, args);
+	char *log = e2e_log(&t);
+	if (!strstr(log, "asked again after a repeat: llm test: "))
+		fail_msg("%s\n%s", t.out, log);
+	free(log);
+	int kids = 0;
+	for (size_t i = 0; i < t.rows.n; i++)
+		kids += t.rows.c[i].origin == CUCO_ORIGIN_LLM_DIFF;
+	assert_int_equal(kids, 2);
+	e2e_end(&t);
+}
+
 int main(int argc, char **argv)
 {
 	if (!e2e_args(argc, argv, toy, sizeof toy))
 		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_best_of_n),
+		cmocka_unit_test(test_repeat_note_past_the_context),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
