@@ -79,6 +79,19 @@ static served server_said(void)
 	return s;
 }
 
+/* The server's log is written by a thread of its own, after the reply has
+ * gone: a task counted by the caller may not be in the file yet. Wait
+ * (at most 20 s) for `tasks` tasks past `before`, then read it. */
+static served server_after(served before, int64_t tasks)
+{
+	served s = server_said();
+	for (int i = 0; i < 400 && s.tasks - before.tasks < tasks; i++) {
+		usleep(50 * 1000);
+		s = server_said();
+	}
+	return s;
+}
+
 /* What cuco's log says of its calls: "llm: NAME: answered: P prompt + C
  * completion tokens in …, K attempts". */
 typedef struct said {
@@ -208,7 +221,7 @@ static void test_client(void **state)
 			fail_msg("%s call: %s", stream ? "streamed" : "whole", err.msg);
 		assert_non_null(r.text);
 		assert_int_equal(r.attempts, 1);
-		served after = server_said();
+		served after = server_after(before, 1);
 		assert_int_equal(after.tasks - before.tasks, 1);
 		assert_true(r.tokens_in > 10 && r.tokens_out > 0);
 		assert_int_equal(r.tokens_in, after.prompt - before.prompt);
@@ -261,8 +274,8 @@ static void run_strategy(const char *strategy, const char *knobs, const char *bu
 	char logpath[300];
 	snprintf(logpath, sizeof logpath, "%s/cuco.log", r.run);
 	char *log = slurp(logpath);
-	served after = server_said();
 	said s = cuco_said(log);
+	served after = server_after(before, s.calls);
 	printf("local-model: %s: exit %d in %.0f s; %lld calls (%lld refused replies, %lld fitted), "
 		"tokens cuco %lld + %lld, server %lld + %lld in %lld tasks\n", strategy, rc, took,
 		(long long)s.calls, (long long)s.refusals, (long long)s.fitted, (long long)s.prompt,
