@@ -343,21 +343,27 @@ static void chat_free(chat *ch)
 	cuco_buf_free(&ch->ask);
 }
 
+/* Whether cuco may choose the model's temperature: not where the model's
+ * is fixed by its configuration, or where it takes none. */
+static bool temperature_free(const cuco_model *m)
+{
+	return isnan(m->temperature) && !m->no_temperature;
+}
+
 /* The temperature after a repeat: higher, so the model leaves its rut;
- * NAN when it cannot be raised (the model's is fixed, or it takes none). */
+ * t itself where cuco may not choose it. */
 double cuco_edit_hotter(const cuco_model *m, double t)
 {
-	if (!isnan(m->temperature) || m->no_temperature)
+	if (!temperature_free(m))
 		return t;
 	double now = isnan(t) ? 0.7 : t + 0.4;
 	return now > 1.2 ? 1.2 : now;
 }
 
+/* cuco_edit_hotter, or NAN where it cannot be raised: the chat ends. */
 static double raised(const cuco_edit *e, double t)
 {
-	if (!isnan(e->model->temperature) || e->model->no_temperature)
-		return NAN;
-	return cuco_edit_hotter(e->model, t);
+	return temperature_free(e->model) ? cuco_edit_hotter(e->model, t) : NAN;
 }
 
 /* The temperature of a retry after a refusal that was no repeat: at least
@@ -369,14 +375,13 @@ static double raised(const cuco_edit *e, double t)
 
 static double retry_temperature(const cuco_edit *e, double t)
 {
-	if (!isnan(e->model->temperature) || e->model->no_temperature || isnan(t))
+	if (!temperature_free(e->model) || isnan(t))
 		return t;
 	return t < RETRY_TEMPERATURE ? RETRY_TEMPERATURE : t;
 }
 
-/* Whether the chat as it stands, with the reply's room, fits the model's
- * context: the same sum cuco_prompt_fit makes. */
-/* Whether the chat, and a reply of up to max_tokens, fit the context. */
+/* Whether the chat, and a reply of up to max_tokens, fit the context:
+ * the same sum cuco_prompt_fit makes. */
 static bool chat_fits(const cuco_edit *e, const chat *ch, int max_tokens)
 {
 	const cuco_model *m = e->model;
