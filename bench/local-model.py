@@ -13,7 +13,12 @@ workload at one budget against it. Then, per run:
   referee) -> faster (than the baseline); the issue's goal is that half of
   the replies or more become compiled candidates;
 - whether the crowned best's lineage holds a change the model wrote (an
-  LLM-made candidate is the best or one of its ancestors);
+  LLM-made candidate is the best or one of its ancestors), and whether the
+  best builds other code than the seed under its directive (mpicc -E with
+  the directive's defines, tokens compared): an edit in a branch its
+  directive does not build, or of spacing only, leaves the seed's code and
+  makes the speedup the directive's; likewise, how many compiled code
+  edits build other code than their parent's;
 - time per call (cuco's log: from the request to the reply's end, the wait
   for the server's slot included), prefill (llama-server's prompt eval time
   and tokens per second: what its prompt cache did not spare) and its
@@ -53,7 +58,52 @@ def cuco_json(cuco, args):
     return json.loads(out.stdout) if out.returncode == 0 and out.stdout.strip() else None
 
 
-def funnel(cuco, run):
+def defines(wl, directive):
+    """The directive's -D flags, by the evaluator's rule (src/eval/template.c):
+    -D<DEFINE>_<VALUE>=1 -D<DEFINE>=<index> for a listed value, -D<DEFINE>=<v>
+    for a number; and the default size's variables."""
+    space = dict(wl["design_space"])
+    dims = {k: v for k, v in space.items() if k != "knobs"}
+    dims.update(space.get("knobs", {}))
+    values = {k: v for k, v in directive.items() if k != "knobs"}
+    values.update(directive.get("knobs", {}))
+    flags = []
+    for name, dim in dims.items():
+        v = str(values.get(name, ""))
+        if "values" in dim:
+            flags.append("-D%s_%s=1" % (dim["define"], re.sub(r"[^A-Za-z0-9]", "_", v).upper()))
+            flags.append("-D%s=%d" % (dim["define"], dim["values"].index(v) + 1 if v in dim["values"] else 0))
+        else:
+            flags.append("-D%s=%s" % (dim["define"], v))
+    size = wl["sizes"][wl["sizes"]["default"]]
+    return flags + ["-D%s=%d" % (k, n) for k, n in size.items()]
+
+
+def built(wl_name, source, flags):
+    """The program as the compiler sees it under those flags, one space
+    between tokens; None when it does not preprocess."""
+    wdir = os.path.join("workloads", wl_name)
+    out = subprocess.run(["mpicc", "-E", "-P", "-std=c11", "-D_GNU_SOURCE", "-I" + wdir,
+                          "-I" + os.path.join(wdir, "..", "common")] + flags + ["-x", "c", "-"],
+                         input=source, capture_output=True, text=True)
+    return " ".join(out.stdout.split()) if out.returncode == 0 else None
+
+
+def built_change(cuco, run, wl_name, cand, other):
+    """Whether candidate cand builds other code than candidate other under
+    cand's directive; None where either cannot be read or preprocessed. An
+    edit in a branch the directive does not build, or one of spacing only,
+    leaves the code built as it was: the change is the directive's."""
+    shown = [cuco_json(cuco, ["show", str(i), "--run", run, "--json", "--source"]) for i in (cand, other)]
+    if not all(s and s.get("source") for s in shown):
+        return None
+    with open(os.path.join("workloads", wl_name, "workload.json")) as f:
+        flags = defines(json.load(f), shown[0]["directive"])
+    a, b = (built(wl_name, s["source"], flags) for s in shown)
+    return None if a is None or b is None else a != b
+
+
+def funnel(cuco, run, wl_name):
     """Replies -> parsed -> compiled -> verified -> faster, and the best's lineage."""
     report = cuco_json(cuco, ["report", "--run", run, "--json"]) or {}
     cands = cuco_json(cuco, ["ls", "--run", run, "--json"]) or []
@@ -76,6 +126,7 @@ def funnel(cuco, run):
     verified = [c for c in llm if c["status"] == "done"]
     faster = [c for c in verified if (c.get("speedup") or {}).get("value", 0) > 1]
     best = (report.get("best") or {}).get("id")
+    seed = next((c for c in cands if c["origin"] == "seed"), None)
     model_made, model_code, seen = False, False, set()
     stack = [best] if best else []
     while stack:
@@ -91,6 +142,11 @@ def funnel(cuco, run):
     return {"linked": linked, "classes": classes, "other": other, "chats": chats,"replies": replies, "parsed": len(llm), "compiled": len(compiled),
             "verified": len(verified), "faster": len(faster), "best": best,
             "best_speedup": sp, "model_made": model_made, "model_code": model_code,
+            # The best against the seed, and each compiled code edit against
+            # its parent, as the compiler sees them under their directive.
+            "built_change": built_change(cuco, run, wl_name, best, seed["id"]) if model_code and seed else False,
+            "built_edits": sum(1 for c in compiled if c not in directive_only and c.get("parents")
+                               and built_change(cuco, run, wl_name, c["id"], c["parents"][0])),
             "crowned": bool(best) and by_id.get(best, {}).get("origin") != "baseline",
             "directive_only": len(directive_only),
             "directive_only_compiled": len([c for c in directive_only if c in compiled]),
@@ -251,7 +307,7 @@ def main():
             prompt_ms, prompt_n, eval_ms = server_times(os.path.join(folder, "server", "server.log"))
             for s in strategies.split(","):
                 run = os.path.join(folder, "runs", s)
-                f = funnel(a.cuco, run)
+                f = funnel(a.cuco, run, wl)
                 secs = call_times(run)
                 rows.append((wl, ctx, s, f, secs))
             answered = [x for r in rows if r[0] == wl and r[1] == ctx for x in r[4]]
@@ -288,18 +344,21 @@ def main():
               "apart from code edits:", "",
               "| workload | context | strategy | replies | refused | parsed | directive-only "
               "(compiled) | code edits (compiled) | compiled / replies | code edits compiled / "
-              "replies | repeats | crowned | model-made lineage | model-written code in it |",
-              "|" + "---|" * 14]
+              "replies | of them, other built code / replies | repeats | crowned | model-made lineage | model-written code in it | "
+              "built code other than the seed's |",
+              "|" + "---|" * 16]
     for wl, ctx, s, f, secs in rows:
         repeats = sum(n for k, n in f["classes"].items() if k.startswith("repeat"))
         code = f["parsed"] - f["directive_only"]
         code_compiled = f["compiled"] - f["directive_only_compiled"]
         pct = lambda n: "%.0f %%" % (100 * n / f["replies"]) if f["replies"] else "-"
-        lines.append("| %s | %d | %s | %d | %d | %d | %d (%d) | %d (%d) | %s | %s | %d | %s | %s | %s |" % (
+        bc = f["built_change"]
+        lines.append("| %s | %d | %s | %d | %d | %d | %d (%d) | %d (%d) | %s | %s | %d (%s) | %d | %s | %s | %s | %s |" % (
             wl, ctx, s, f["replies"], f["refused"], f["parsed"], f["directive_only"],
             f["directive_only_compiled"], code, code_compiled, pct(f["compiled"]),
-            pct(code_compiled), repeats, "#%s" % f["best"] if f["crowned"] else "nothing",
-            "yes" if f["model_made"] else "no", "yes" if f["model_code"] else "no"))
+            pct(code_compiled), f["built_edits"], pct(f["built_edits"]), repeats, "#%s" % f["best"] if f["crowned"] else "nothing",
+            "yes" if f["model_made"] else "no", "yes" if f["model_code"] else "no",
+            "-" if bc is None else "yes" if bc else "no: the speedup is the directive's"))
     for wl, ctx, s, f, secs in rows:
         lines += ["", "%s at %d, %s: why replies made no candidate, from the reason cuco stored "
                   "with each of the %d edit calls it linked to a refusal or a candidate "
