@@ -85,6 +85,11 @@ static void put_dim(cuco_buf *b, const cuco_dim *d, bool help)
 		else if (d->step > 1)
 			cuco_buf_printf(b, ", in steps of %ld", d->step);
 	}
+	/* The define the value reaches the code as: a small model set a
+	 * directive's value as a struct member in code (`l->io.tile = 512`,
+	 * issue 26). */
+	if (d->define[0])
+		cuco_buf_printf(b, "; the code sees %s%s", d->define, d->kind == CUCO_DIM_ENUM ? "_<VALUE>" : "");
 	if (d->help[0] && help)
 		cuco_buf_printf(b, " (%s)", d->help);
 	cuco_buf_puts(b, "\n");
@@ -114,7 +119,8 @@ static void put_directive_schema(cuco_buf *b, const cuco_workload *wl, bool full
 	cuco_buf_puts(b, full ? "\n# The directive\n"
 		"Before any code, state your program's optimization directive: a line `DIRECTIVE:` "
 		"then one `name: value` line per dimension, then a blank line, as the end of this "
-		"prompt shows. The values allowed:\n" : "\n# The directive\nThe values allowed:\n");
+		"prompt shows. The values allowed:\n" : "\n# The directive\nSet a value here, never in "
+		"the code. The values allowed:\n");
 	for (int i = 0; i < wl->ndims; i++)
 		put_dim(b, &wl->dims[i], full);
 	cuco_prompt_put_constraints(b, wl);

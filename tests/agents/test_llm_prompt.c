@@ -193,9 +193,10 @@ static void test_diff_prompt(void **state)
 	has(s, "# Task: Toy all-gather\nGather then multiply.\n- workload: toy; family: cpu-mpi; ranks: 2");
 	has(s, "run on 2 ranks and match the reference within 0.001");
 	has(s, "## notes.md\nMPI_Win_allocate_shared gives a window");
-	has(s, "The values allowed:\n- backend: one of msg, rma, shm (how bytes move)\n- issuer: one of "
-		"one, several\n");
-	has(s, "- granularity: an integer in [1, 64], a power of two\n");
+	/* Each value with the define the code sees it as. */
+	has(s, "The values allowed:\n- backend: one of msg, rma, shm; the code sees B_<VALUE> (how bytes "
+		"move)\n- issuer: one of one, several; the code sees I_<VALUE>\n");
+	has(s, "- granularity: an integer in [1, 64], a power of two; the code sees G\n");
 	/* No line of the schema reads as a directive a reply could copy. */
 	assert_null(strstr(s, "backend: msg |"));
 	has(s, "- backend in {msg} with sync in {pscw}: PSCW is an RMA epoch\n");
@@ -508,6 +509,8 @@ static void test_lean_profile(void **state)
 	has(u, "int cuco_setup(void)\n{\n\t[… lines 28-29 not shown: outside the blocks]\n}\n");
 	assert_null(strstr(u, "# Top programs so far"));
 	assert_null(strstr(lean.system.data, "## notes.md"));
+	has(lean.system.data, "# The directive\nSet a value here, never in the code. The values allowed:\n"
+		"- backend: one of msg, rma, shm; the code sees B_<VALUE>\n");
 	has(full.system.data, "## notes.md");
 	/* The floor is what no cut removes: the documents and other programs
 	 * are over it in the full profile, and not there at all in the lean. */
