@@ -305,11 +305,14 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
 		char *text = cJSON_PrintUnformatted(o);
 		cJSON_Delete(o);
 		/* cJSON writes no spaces; a reader's eye wants them after , and :. */
-		cuco_buf_puts(b, "One JSON object, the directive's values the current program's until "
-			"you change them");
+		bool lean_diff = want == CUCO_REPLY_DIFF && profile == CUCO_PROFILE_LEAN;
+		/* Lean: edits keep the directive (cuco_reply_schema says why). */
+		cuco_buf_puts(b, lean_diff ? "One JSON object: edits under the current program's directive "
+			"as it stands, or no edit and the directive with a value changed" :
+			"One JSON object, the directive's values the current program's until you change them");
 		/* Its edit's two placeholders are no lines of the program: say
 		 * what goes there, and how a reply changes the directive alone. */
-		if (want == CUCO_REPLY_DIFF && profile == CUCO_PROFILE_LEAN)
+		if (lean_diff)
 			cuco_buf_puts(b, "; each edit's `search` is one line copied from the program above, "
 				"inside the EVOLVE-BLOCKs, and its `replace` its new text (lines added around "
 				"it included)");
@@ -503,10 +506,10 @@ static cJSON *any_of(cJSON *any)
 	return o;
 }
 
-static cJSON *directive_schema(const cuco_workload *wl, const cuco_directive *other_than)
+/* The schema of the directives a's alternatives allow. Frees a. */
+static cJSON *alts_schema(dir_alts *a)
 {
-	dir_alts *a = cuco_xmalloc(sizeof *a);
-	alts_make(a, wl, other_than);
+	const cuco_workload *wl = a->wl;
 	cJSON *any = cJSON_CreateArray();
 	for (int i = 0; i < a->n; i++) {
 		cJSON *dir = cJSON_CreateObject(), *dprops = cJSON_CreateObject(), *dreq = cJSON_CreateArray();
@@ -523,6 +526,28 @@ static cJSON *directive_schema(const cuco_workload *wl, const cuco_directive *ot
 	free(a->vals);
 	free(a);
 	return any_of(any);
+}
+
+static cJSON *directive_schema(const cuco_workload *wl, const cuco_directive *other_than)
+{
+	dir_alts *a = cuco_xmalloc(sizeof *a);
+	alts_make(a, wl, other_than);
+	return alts_schema(a);
+}
+
+/* The directive d and no other: each listed dimension its one value (a
+ * range too long to list stays a range, a value not listed its list). */
+static cJSON *directive_only_schema(const cuco_workload *wl, const cuco_directive *d)
+{
+	dir_alts *a = cuco_xmalloc(sizeof *a);
+	alts_make(a, wl, NULL);
+	a->n = 1;
+	for (int i = 0; i < wl->ndims; i++) {
+		uint64_t bit = value_bit(a, i, cuco_directive_value(d, wl->dims[i].name));
+		if (bit && !a->cut[i])
+			a->alt[0][i] = bit;
+	}
+	return alts_schema(a);
 }
 
 /* An edit: `search` and `replace`, or, where the parent defines functions
@@ -602,12 +627,16 @@ char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
 	const char *key = cuco_reply_json_key(want);
 	cJSON *change = NULL, *root;
 	if (want == CUCO_REPLY_DIFF && lean && parent) {
-		/* Lean: edits, or none and a directive other than the parent's;
-		 * no edit beside the parent's own directive, which changes
-		 * nothing (Qwen2.5-Coder 1.5B wrote it again and again, issue 26). */
+		/* Lean: edits under the parent's directive, or none and a
+		 * directive other than the parent's. No edit beside the parent's
+		 * own directive, which changes nothing (Qwen2.5-Coder 1.5B wrote
+		 * it again and again, issue 26); no edit beside another
+		 * directive: the lean view shows the branches the parent's builds,
+		 * and its edits there were never built (stop 32's crown). */
 		cJSON *forms = cJSON_CreateArray();
-		cJSON_AddItemToArray(forms, reply_object(dir, key, edits_schema(src, len, lean,
-			"minItems", 1)));
+		cJSON_Delete(dir);
+		cJSON_AddItemToArray(forms, reply_object(directive_only_schema(wl, parent), key,
+			edits_schema(src, len, lean, "minItems", 1)));
 		cJSON_AddItemToArray(forms, reply_object(directive_schema(wl, parent), key,
 			edits_schema(src, len, lean, "maxItems", 0)));
 		root = cJSON_CreateObject();

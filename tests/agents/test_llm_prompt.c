@@ -652,9 +652,11 @@ static void test_schema_search_lines(void **state)
 	char *text = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_LEAN, view.data, view.len,
 		&d);
 	cJSON *root = cJSON_Parse(text);
-	/* Two forms: edits, or none and a directive other than the parent's
-	 * (issue 26: `"edits": []` beside the parent's own directive, which
-	 * changes nothing, was refused again and again). */
+	/* Two forms: edits under the parent's directive, or none and a
+	 * directive other than the parent's (issue 26: `"edits": []` beside
+	 * the parent's own directive, which changes nothing, was refused again
+	 * and again; edits beside another directive changed branches the lean
+	 * view shows, which that directive does not build). */
 	const cJSON *forms = cJSON_GetObjectItem(root, "anyOf");
 	assert_int_equal(cJSON_GetArraySize(forms), 2);
 	const cJSON *with = cJSON_GetObjectItem(cJSON_GetArrayItem(forms, 0), "properties");
@@ -663,6 +665,11 @@ static void test_schema_search_lines(void **state)
 	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(none, "edits"), "maxItems")->valueint, 0);
 	assert_true(schema_admits(cJSON_GetObjectItem(with, "directive"), &d));
 	assert_false(schema_admits(cJSON_GetObjectItem(none, "directive"), &d));
+	cuco_directive other = d;
+	assert_int_equal(cuco_directive_set(&other, "backend", strcmp(cuco_directive_value(&d, "backend"),
+		"shm") ? "shm" : "msg"), CUCO_OK);
+	assert_false(schema_admits(cJSON_GetObjectItem(with, "directive"), &other));
+	assert_true(schema_admits(cJSON_GetObjectItem(none, "directive"), &other));
 	const cJSON *items = cJSON_GetObjectItem(cJSON_GetObjectItem(with, "edits"), "items");
 	const cJSON *edit = cJSON_GetArrayItem(cJSON_GetObjectItem(items, "anyOf"), 0);
 	const cJSON *lines = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(edit,
