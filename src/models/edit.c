@@ -160,7 +160,7 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 			cuco_buf_puts(transcript, " ===\n");
 			if (p.unchanged)
 				cuco_buf_printf(transcript, "=== of them %d changed nothing (REPLACE equals "
-					"SEARCH), set aside ===\n", p.unchanged);
+					"SEARCH, whitespace aside), set aside ===\n", p.unchanged);
 		} else {
 			cuco_buf_printf(transcript, "=== applied as %s%s ===\n", reply.kind == CUCO_REPLY_BLOCKS
 				? "the blocks' new text" : "a full rewrite", p.frame_kept ?

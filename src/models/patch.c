@@ -42,7 +42,8 @@ typedef struct placed {
 	cuco_match level;
 	lines repl;
 	char *own;          /* the rewritten line a part-of-line match made, which repl holds */
-	bool unchanged;     /* its REPLACE writes its SEARCH back: set aside beside others */
+	bool unchanged;     /* its REPLACE is its SEARCH, whitespace aside (same_code): set
+	                       aside beside others */
 } placed;
 
 static const char *const match_names[CUCO_MATCH_COUNT] = {
@@ -605,6 +606,112 @@ static void changed_range(const lines *file, placed *p)
 	p->rhi = p->repl.n - b;
 }
 
+/* ---- whitespace that changes no code ------------------------------------------ */
+
+/* Whether whitespace between a and b parts two tokens that would join
+ * without it: two characters of a word or number, a literal's prefix and
+ * its quote, an exponent and its sign, or the two halves of an operator
+ * or comment opener (`+ +`, `/ *`). */
+static bool parts_tokens(char a, char b)
+{
+	static const char *const pairs[] = { "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=",
+		"&&", "||", "*=", "/=", "%=", "+=", "-=", "&=", "^=", "|=", "##", "..", "<:", ":>", "<%",
+		"%>", "%:", "::", "//", "/*", "*/" };
+	bool aw = isalnum((unsigned char)a) || a == '_' || a == '.';
+	bool bw = isalnum((unsigned char)b) || b == '_' || b == '.';
+	if ((aw && (bw || b == '"' || b == '\'')) || (a && strchr("eEpP", a) && strchr("+-", b)))
+		return true;
+	for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
+		if (pairs[i][0] == a && pairs[i][1] == b)
+			return true;
+	return false;
+}
+
+/* Where code_form is in its text. */
+typedef struct code_scan {
+	char quote;           /* inside a string or character literal: its quote */
+	bool block, comment;  /* inside a block comment; in a `//` comment */
+	bool pp, fresh;       /* the line is a preprocessor line; nothing on it yet */
+	bool space, nl;       /* whitespace before the next character; a line break in it */
+	char last;            /* the last character written outside a literal; 0 after a
+	                         comment's opener or closer */
+} code_scan;
+
+/* Whitespace before c as it matters: a line break where it ends a
+ * preprocessor line or a `//` comment or starts a preprocessor line, one
+ * space where it parts tokens or lies in a preprocessor line, else none. */
+static void put_space(code_scan *s, char c, cuco_buf *out)
+{
+	bool hash = s->fresh && c == '#', any = out->len > 0;
+	if (s->nl && (s->pp || s->comment || hash) && any)
+		cuco_buf_append(out, "\n", 1);
+	else if (s->space && ((s->pp && any) || parts_tokens(s->last, c)))
+		cuco_buf_append(out, " ", 1);
+	if (s->nl && !s->block)
+		s->pp = s->comment = false;
+	s->pp |= hash;
+	s->fresh = s->space = s->nl = false;
+}
+
+/* Lines [from, upto) as their code reads: whitespace only where it
+ * changes what the compiler sees (put_space), literals and comments as
+ * written otherwise. Two texts of one form hold the same code. */
+static void code_form(const lines *ls, size_t from, size_t upto, cuco_buf *out)
+{
+	code_scan s = { .fresh = true };
+	out->len = 0;
+	cuco_buf_append(out, "", 0);
+	for (size_t i = from; i < upto; i++) {
+		const char *t = ls->v[i].s;
+		size_t n = ls->v[i].n;
+		for (size_t k = 0; k < n; k++) {
+			char c = t[k], next = k + 1 < n ? t[k + 1] : 0;
+			if (s.quote) {
+				cuco_buf_append(out, t + k, c == '\\' && next ? 2 : 1);
+				k += c == '\\' && next;
+				s.quote = c == s.quote ? 0 : s.quote;
+				continue;
+			}
+			if (is_space(c)) {
+				s.space = true;
+				continue;
+			}
+			put_space(&s, c, out);
+			bool opens = c == '/' && (next == '*' || next == '/') && !s.block && !s.comment;
+			bool closes = c == '*' && next == '/' && s.block;
+			if (opens || closes) {
+				cuco_buf_append(out, t + k++, 2);
+				s.block = opens && next == '*';
+				s.comment |= opens && next == '/';
+				s.last = 0;
+				continue;
+			}
+			if ((c == '"' || c == '\'') && !s.block && !s.comment)
+				s.quote = c;
+			cuco_buf_append(out, &c, 1);
+			s.last = c;
+		}
+		s.space = s.nl = true;
+		s.fresh = !s.block;
+		s.quote = 0;  /* a literal ends with its line */
+	}
+}
+
+/* Whether file lines [flo, fhi) and replacement lines [rlo, rhi) hold the
+ * same code, their whitespace aside where it changes nothing: the one
+ * test of a hunk that changes nothing. */
+static bool same_code(const lines *file, size_t flo, size_t fhi, const lines *repl, size_t rlo,
+	size_t rhi)
+{
+	cuco_buf a = { 0 }, b = { 0 };
+	code_form(file, flo, fhi, &a);
+	code_form(repl, rlo, rhi, &b);
+	bool eq = a.len == b.len && memcmp(a.data, b.data, a.len) == 0;
+	cuco_buf_free(&a);
+	cuco_buf_free(&b);
+	return eq;
+}
+
 static bool inside_region(const cuco_block *r, size_t nr, size_t lo, size_t hi)
 {
 	for (size_t i = 0; i < nr; i++)
@@ -623,7 +730,7 @@ static int check_hunk(const lines *file, const cuco_block *r, size_t nr, int num
 		if (cuco_text_names_marker(p->repl.v[i].s, p->repl.v[i].n))
 			return cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): REPLACE adds or moves an "
 				"EVOLVE-BLOCK marker", num, first);
-	p->unchanged = p->lo == p->hi && p->len == p->repl.n;
+	p->unchanged = same_code(file, p->lo, p->hi, &p->repl, p->rlo, p->rhi);
 	if (p->unchanged)
 		return CUCO_OK;
 	if (nr > 0 && !inside_region(r, nr, p->lo, p->hi))
@@ -981,8 +1088,8 @@ static int changing(const lines *file, placed *pl, int n, placed **order, int *m
 		return CUCO_OK;
 	char first[96];
 	quote(file->v[pl[0].at], first, sizeof first);
-	return cuco_errf(err, CUCO_EDATA, "hunk 1 (`%s`): REPLACE equals SEARCH; the hunk changes "
-		"nothing", first);
+	return cuco_errf(err, CUCO_EDATA, "hunk 1 (`%s`): REPLACE equals SEARCH, whitespace aside; "
+		"the hunk changes nothing", first);
 }
 
 static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,

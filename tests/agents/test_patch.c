@@ -454,7 +454,71 @@ static void test_unchanged_hunk_set_aside(void **state)
 	cuco_patched_free(&p);
 	expect_refusal(parent, "<<<<<<< SEARCH\n    return y;\n=======\n    return y;\n>>>>>>> REPLACE\n"
 		"<<<<<<< SEARCH\n    return y + 1;\n=======\n    return y + 1;\n>>>>>>> REPLACE\n",
-		"hunk 1 (`return y;`): REPLACE equals SEARCH; the hunk changes nothing");
+		"hunk 1 (`return y;`): REPLACE equals SEARCH, whitespace aside; the hunk changes nothing");
+}
+
+/* A hunk whose REPLACE is its SEARCH with only whitespace changed outside
+ * quotes (lines joined or re-spaced: the C tokens are the same) changes
+ * nothing either, and is set aside like one that writes its SEARCH back
+ * (issue 26, Stop 32: a crowned candidate "model-written" whose one edit
+ * joined `gemm_rows(a,` and its next line). Whitespace that parts two
+ * tokens, or lies inside a string, a preprocessor line or after a `//`
+ * comment, is code. */
+static void test_whitespace_hunk_set_aside(void **state)
+{
+	(void)state;
+	static const char file[] =
+		"// EVOLVE-BLOCK-START\n"
+		"static int f(int x)\n"
+		"{\n"
+		"\tint y = g(x,\n"
+		"\t\tx - -1);\n"
+		"\tint z = 1; // one\n"
+		"\tputs(\"a b\");\n"
+		"#define K(v) (v)\n"
+		"\treturn y + z;\n"
+		"}\n"
+		"// EVOLVE-BLOCK-END\n";
+	static const char *const same[] = {
+		"\tint y = g(x,\n\t\tx - -1);\n=======\n\tint y = g(x, x - -1);\n",
+		"\tint y = g(x,\n\t\tx - -1);\n=======\n\tint y=g( x ,\n\n   x-  -1 ) ;\n",
+		"#define K(v) (v)\n=======\n#define   K(v)\t(v)\n",
+		"\treturn y + z;\n=======\n\treturn y + z;\n\n\n",
+	};
+	static const char *const code[] = {
+		"\t\tx - -1);\n=======\n\t\tx--1);\n",
+		"\tint z = 1; // one\n\tputs(\"a b\");\n=======\n\tint z = 1; // one puts(\"a b\");\n",
+		"\tputs(\"a b\");\n=======\n\tputs(\"a  b\");\n",
+		"#define K(v) (v)\n=======\n#define K (v) (v)\n",
+		"#define K(v) (v)\n\treturn y + z;\n=======\n#define K(v) (v) return y + z;\n",
+		"\treturn y + z;\n=======\n\treturn y+z;\n\treturn z;\n",
+		"\tint z = 1; // one\n=======\n\tint z = 1; // one more\n",
+	};
+	char reply[512];
+	for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+		snprintf(reply, sizeof reply, "<<<<<<< SEARCH\n%s>>>>>>> REPLACE\n"
+			"<<<<<<< SEARCH\n}\n=======\n}\nint w;\n>>>>>>> REPLACE\n", same[i]);
+		cuco_patched p;
+		cuco_err err;
+		if (apply(file, reply, &p, &err) != CUCO_OK)
+			fail_msg("%zu: %s", i, err.msg);
+		if (p.unchanged != 1)
+			fail_msg("%zu: `%s` was not set aside", i, same[i]);
+		assert_int_equal(strncmp(p.text, file, strlen(file) - strlen("// EVOLVE-BLOCK-END\n")), 0);
+		cuco_patched_free(&p);
+		snprintf(reply, sizeof reply, "<<<<<<< SEARCH\n%s>>>>>>> REPLACE\n", same[i]);
+		expect_refusal(file, reply, "REPLACE equals SEARCH, whitespace aside; the hunk changes "
+			"nothing");
+	}
+	for (size_t i = 0; i < sizeof code / sizeof *code; i++) {
+		snprintf(reply, sizeof reply, "<<<<<<< SEARCH\n%s>>>>>>> REPLACE\n", code[i]);
+		cuco_patched p;
+		cuco_err err;
+		if (apply(file, reply, &p, &err) != CUCO_OK)
+			fail_msg("%zu: `%s` refused: %s", i, code[i], err.msg);
+		assert_int_equal(p.unchanged, 0);
+		cuco_patched_free(&p);
+	}
 }
 
 /* The lines a grammar may hold a SEARCH to (the lean schema): each once,
@@ -660,6 +724,7 @@ int main(void)
 		cmocka_unit_test(test_full_rewrite_cosmetic_frame),
 		cmocka_unit_test(test_levels_documented),
 		cmocka_unit_test(test_calls_left_undefined),
+		cmocka_unit_test(test_whitespace_hunk_set_aside),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
