@@ -44,6 +44,8 @@ typedef struct placed {
 	char *own;          /* the rewritten line a part-of-line match made, which repl holds */
 	bool unchanged;     /* its REPLACE is its SEARCH, whitespace aside (same_code): set
 	                       aside beside others */
+	bool unbuilt;       /* every line it changes lies in a branch the reply's directive
+	                       does not build (in_unbuilt_branch): set aside the same way */
 } placed;
 
 static const char *const match_names[CUCO_MATCH_COUNT] = {
@@ -775,6 +777,49 @@ static void assemble(const lines *file, placed **order, int n, const char *eol, 
 		cuco_buf_append(out, "", 0);
 }
 
+/* ---- branches the directive does not build ----------------------------------- */
+
+/* What the reply's directive builds of the parent (cuco_lean_built). */
+typedef struct building {
+	const cuco_workload *wl;
+	const cuco_directive *d;
+	bool *parent;  /* per parent line; NULL: no condition is decided */
+	size_t n;
+	char name[160];  /* the directive as cuco prints it in short */
+} building;
+
+/* Which lines of the parent, with hunk p applied when not NULL, the
+ * directive builds: the text as '\n'-ended lines, so a parent's "\r\n"
+ * reads like "\n". */
+static bool *built_lines(const lines *file, placed *p, const building *b, size_t *n)
+{
+	cuco_buf text = { 0 };
+	assemble(file, &p, p ? 1 : 0, "\n", true, &text);
+	bool *built = cuco_lean_built(b->wl, b->d, text.data, text.len, n);
+	cuco_buf_free(&text);
+	return built;
+}
+
+/* Whether every line hunk p changes lies in a branch the directive does
+ * not build: the parent lines it replaces, and the lines it writes where
+ * they land in the parent with it alone applied. A conditional line
+ * counts as built (cuco_lean_built), so a hunk that adds or removes one
+ * changes what is built, and is not such a hunk. */
+static bool in_unbuilt_branch(const lines *file, const building *b, placed *p)
+{
+	for (size_t i = p->lo; i < p->hi; i++)
+		if (i >= b->n || b->parent[i])
+			return false;
+	if (p->rlo == p->rhi)
+		return true;
+	size_t n;
+	bool *child = built_lines(file, p, b, &n), off = true;
+	for (size_t i = p->lo; off && i < p->lo + (p->rhi - p->rlo); i++)
+		off = i < n && !child[i];
+	free(child);
+	return off;
+}
+
 /* ---- a function's new text ------------------------------------------------------- */
 
 /* The name a line at column 0 defines: the word before its first `(`,
@@ -1076,40 +1121,82 @@ static int locate_function(const lines *file, const cuco_block *r, size_t nr, co
 	return rc;
 }
 
-/* The hunks that change something, in order[], how many in *m; a reply
- * whose every hunk writes its SEARCH back is refused for the first. */
-static int changing(const lines *file, placed *pl, int n, placed **order, int *m, cuco_err *err)
+/* Why hunk num (p) was set aside, in one line for a refusal. */
+static void aside_why(const lines *file, const placed *p, int num, const building *b,
+	char *buf, size_t size)
 {
-	*m = 0;
-	for (int i = 0; i < n; i++)
-		if (!pl[i].unchanged)
-			order[(*m)++] = &pl[i];
-	if (*m > 0 || n == 0)
-		return CUCO_OK;
 	char first[96];
-	quote(file->v[pl[0].at], first, sizeof first);
-	return cuco_errf(err, CUCO_EDATA, "hunk 1 (`%s`): REPLACE equals SEARCH, whitespace aside; "
-		"the hunk changes nothing", first);
+	quote(file->v[p->at], first, sizeof first);
+	if (p->unbuilt)
+		snprintf(buf, size, "hunk %d (`%s`): in a branch directive `%s` does not build; the hunk "
+			"changes nothing compiled", num, first, b->name);
+	else
+		snprintf(buf, size, "hunk %d (`%s`): REPLACE equals SEARCH, whitespace aside; the hunk "
+			"changes nothing", num, first);
 }
 
-static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,
-	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
+/* The hunks that change something, in order[], how many in *m; a reply
+ * whose every hunk is set aside is refused for the first, and for the
+ * first set aside for the other reason when there is one. */
+static int changing(const lines *file, placed *pl, int n, const building *b, placed **order,
+	int *m, cuco_err *err)
+{
+	*m = 0;
+	int other = 0;
+	for (int i = 0; i < n; i++) {
+		if (!pl[i].unchanged && !pl[i].unbuilt)
+			order[(*m)++] = &pl[i];
+		else if (!other && pl[i].unbuilt != pl[0].unbuilt)
+			other = i;
+	}
+	if (*m > 0 || n == 0)
+		return CUCO_OK;
+	char why[2][400];
+	aside_why(file, &pl[0], 1, b, why[0], sizeof why[0]);
+	if (other)
+		aside_why(file, &pl[other], other + 1, b, why[1], sizeof why[1]);
+	return cuco_errf(err, CUCO_EDATA, "%s%s%s", why[0], other ? "; " : "", other ? why[1] : "");
+}
+
+/* Locate and check each hunk, and tell those that change nothing. */
+static int place_hunks(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,
+	const building *b, placed *pl, cuco_err *err)
 {
 	lazy_ascii afile = { 0 };
-	int n = reply->nhunks, m = 0, rc = CUCO_OK;
-	placed *pl = cuco_xcalloc((size_t)n, sizeof *pl);
-	placed **order = cuco_xcalloc((size_t)n, sizeof *order);
-	for (int i = 0; i < n && rc == CUCO_OK; i++) {
+	int rc = CUCO_OK;
+	for (int i = 0; i < reply->nhunks && rc == CUCO_OK; i++) {
 		split(reply->hunks[i].replace, strlen(reply->hunks[i].replace), &pl[i].repl);
 		rc = reply->hunks[i].function
 			? locate_function(file, r, nr, &reply->hunks[i], i + 1, &pl[i], err)
 			: locate(file, &afile, &reply->hunks[i], i + 1, &pl[i], err);
 		if (rc == CUCO_OK)
 			rc = check_hunk(file, r, nr, i + 1, &pl[i], err);
+		if (rc == CUCO_OK && b->parent && !pl[i].unchanged)
+			pl[i].unbuilt = in_unbuilt_branch(file, b, &pl[i]);
 	}
+	lazy_ascii_free(&afile);
+	return rc;
+}
+
+/* With a workload and the reply's directive, a hunk that changes only
+ * lines of branches that directive does not build changes nothing
+ * compiled: a reply that changes the directive edits the lines its lean
+ * view shows, which are the parent directive's branches (issue 26). */
+static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,
+	const cuco_workload *wl, const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
+{
+	int n = reply->nhunks, m = 0;
+	building b = { .wl = wl, .d = &reply->directive };
+	if (wl && reply->has_directive) {
+		b.parent = built_lines(file, NULL, &b, &b.n);
+		cuco_directive_short(b.d, b.name, sizeof b.name);
+	}
+	placed *pl = cuco_xcalloc((size_t)n, sizeof *pl);
+	placed **order = cuco_xcalloc((size_t)n, sizeof *order);
+	int rc = place_hunks(file, r, nr, reply, &b, pl, err);
 	/* A hunk that changes nothing is set aside beside others that do. */
 	if (rc == CUCO_OK)
-		rc = changing(file, pl, n, order, &m, err);
+		rc = changing(file, pl, n, &b, order, &m, err);
 	if (rc == CUCO_OK) {
 		qsort(order, (size_t)m, sizeof *order, by_position);
 		for (int k = 1; k < m && rc == CUCO_OK; k++)
@@ -1124,7 +1211,10 @@ static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const 
 		out->text = b.data;
 		out->len = b.len;
 		out->nhunks = n;
-		out->unchanged = n - m;
+		for (int i = 0; i < n; i++) {
+			out->unchanged += pl[i].unchanged;
+			out->unbuilt += pl[i].unbuilt;
+		}
 		out->levels = cuco_xcalloc((size_t)n, sizeof *out->levels);
 		out->loosest = CUCO_MATCH_EXACT;
 		for (int i = 0; i < n; i++) {
@@ -1139,7 +1229,7 @@ static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const 
 	}
 	free(pl);
 	free(order);
-	lazy_ascii_free(&afile);
+	free(b.parent);
 	return rc;
 }
 
@@ -1337,7 +1427,7 @@ static int keep_parent(const char *parent, size_t len, cuco_patched *out)
 }
 
 int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
-	cuco_patched *out, cuco_err *err)
+	const cuco_workload *wl, cuco_patched *out, cuco_err *err)
 {
 	memset(out, 0, sizeof *out);
 	lines file;
@@ -1358,7 +1448,7 @@ int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
 		else if (reply->nhunks == 0)
 			rc = cuco_errf(err, CUCO_EDATA, "reply holds no hunk");
 		else
-			rc = apply_hunks(&file, r, nr, reply, eol, final_nl, out, err);
+			rc = apply_hunks(&file, r, nr, reply, wl, eol, final_nl, out, err);
 	}
 	free(file.v);
 	free(r);
