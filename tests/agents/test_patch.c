@@ -620,6 +620,17 @@ static void test_unbuilt_branch_set_aside(void **state)
 			"MPI_COMM_…`): in a branch directive `shm/one/after/fence/1 tile=256` does not build"))
 		fail_msg("%s", err.msg);
 	assert_non_null(strstr(err.msg, "does not build; the hunk changes nothing compiled"));
+	/* A condition the reader cannot decide counts as built. */
+	seeded toy = s;
+	toy.seed = "// EVOLVE-BLOCK-START\n#if defined(OTHER_FLAG)\nint u = 1;\n#endif\n"
+		"#if defined(CUCO_BACKEND_RMA) || CUCO_CHUNKS > 4\nint r = 1;\n#endif\n// EVOLVE-BLOCK-END\n";
+	toy.len = strlen(toy.seed);
+	assert_int_equal(apply_seeded(&toy, s.wl, "DIRECTIVE:\nbackend: shm\n\n"
+		HUNK("int u = 1;\n", "int u = 2;\n") HUNK("int r = 1;\n", "int r = 2;\n"), &p, &err), CUCO_OK);
+	assert_int_equal(p.unbuilt, 1);
+	assert_non_null(strstr(p.text, "int u = 2;\n#endif\n#if defined(CUCO_BACKEND_RMA) || "
+		"CUCO_CHUNKS > 4\nint r = 1;\n"));
+	cuco_patched_free(&p);
 	/* Set aside for both reasons: the refusal names each. */
 	snprintf(reply, sizeof reply, "DIRECTIVE:\nbackend: shm\n\n%s", HUNK(GEMM, GEMM_JOINED)
 		HUNK(ISEND, ISSEND));
