@@ -141,7 +141,7 @@ static int one_generation(cuco_store *st, const cuco_workload *wl, uint64_t pare
 		rc = cuco_reply_parse(g->reply, wl, &g->base, &r, err);
 	cuco_patched p = { 0 };
 	if (rc == CUCO_OK) {
-		rc = cuco_patch_apply(g->parent, g->parent_len, &r, &p, err);
+		rc = cuco_patch_apply(g->parent, g->parent_len, &r, wl, &p, err);
 		cuco_reply_free(&r);
 	}
 	if (rc == CUCO_OK) {

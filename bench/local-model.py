@@ -167,6 +167,7 @@ REFUSAL_CLASSES = (
     ("SEARCH matches nothing", r"SEARCH matches nothing"),
     ("SEARCH ambiguous", r"SEARCH matches \d+ places"),
     ("outside the EVOLVE-BLOCKs", r"outside every EVOLVE-BLOCK|EVOLVE-BLOCK marker"),
+    ("edits a branch not built", r"in a branch directive .* does not build"),
     ("nothing changed", r"REPLACE equals SEARCH|nothing would change|only restate the directive"),
     ("a call left undefined", r"the edit (removed|calls) .*\(\)"),
     ("directive refused", r"directive outside the design space|cannot set|DIRECTIVE"),

@@ -54,7 +54,7 @@ static int patch_run(const char *file, const char *reply_path, const char *workl
 		cuco_directive_default(wl, &base);
 	if (rc == CUCO_OK && (rc = cuco_reply_parse_any(text, wl, &base, &reply, err)) != CUCO_OK)
 		prefix(err, reply_path);
-	if (rc == CUCO_OK && (rc = cuco_patch_apply(parent, len, &reply, &out, err)) != CUCO_OK)
+	if (rc == CUCO_OK && (rc = cuco_patch_apply(parent, len, &reply, wl, &out, err)) != CUCO_OK)
 		prefix(err, file);
 	if (rc == CUCO_OK) {
 		fwrite(out.text, 1, out.len, stdout);

@@ -57,8 +57,8 @@ static void local_headers(const cuco_edit *e, const char *text, size_t len, cuco
  * compile would (cuco_patch_calls). */
 static int apply(const cuco_edit *e, const cuco_reply *reply, cuco_patched *p, cuco_err *err)
 {
-	int rc = e->view ? cuco_patch_apply(e->view, e->view_len, reply, p, err)
-		: cuco_patch_apply(e->parent, e->parent_len, reply, p, err);
+	int rc = e->view ? cuco_patch_apply(e->view, e->view_len, reply, e->wl, p, err)
+		: cuco_patch_apply(e->parent, e->parent_len, reply, e->wl, p, err);
 	if (rc != CUCO_OK)
 		return rc;
 	if (e->view) {
@@ -160,7 +160,13 @@ static int try_reply(const cuco_edit *e, const cuco_llm_reply *r, cuco_edit_resu
 			cuco_buf_puts(transcript, " ===\n");
 			if (p.unchanged)
 				cuco_buf_printf(transcript, "=== of them %d changed nothing (REPLACE equals "
-					"SEARCH), set aside ===\n", p.unchanged);
+					"SEARCH, whitespace aside), set aside ===\n", p.unchanged);
+			if (p.unbuilt) {
+				char dir[160];
+				cuco_directive_short(&reply.directive, dir, sizeof dir);
+				cuco_buf_printf(transcript, "=== of them %d in a branch directive `%s` does not "
+					"build, set aside ===\n", p.unbuilt, dir);
+			}
 		} else {
 			cuco_buf_printf(transcript, "=== applied as %s%s ===\n", reply.kind == CUCO_REPLY_BLOCKS
 				? "the blocks' new text" : "a full rewrite", p.frame_kept ?

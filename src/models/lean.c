@@ -18,7 +18,9 @@
  * the directive's defines (the evaluator's rule, src/eval/template.c:
  * -D<DEFINE>_<VALUE>=1 and -D<DEFINE>=<index> for a listed value,
  * -D<DEFINE>=<value> for a number); any other name, or an operator this
- * reader does not know, leaves the branch shown. Braces are counted
+ * reader does not know, leaves the branch shown. The same reader tells
+ * the patcher which lines a reply's directive builds (cuco_lean_built),
+ * so that an edit of a branch it does not build is set aside. Braces are counted
  * outside comments, strings and characters; a frame whose braces do not
  * balance is shown whole.
  */
@@ -388,21 +390,48 @@ static void hide_frame(src_line *v, size_t n, const char *text, size_t len)
 
 #define NOTE_BYTES 48  /* about what the line that stands for a run takes */
 
-void cuco_prompt_lean_code(const cuco_workload *wl, const cuco_directive *d, const char *text,
-	size_t len, cuco_buf *out)
+/* The lines of text, none hidden yet; how many in *n. */
+static src_line *split_lines(const char *text, size_t len, size_t *n)
 {
-	size_t cap = 64, n = 0;
+	size_t cap = 64;
 	src_line *v = cuco_xcalloc(cap, sizeof *v);
+	*n = 0;
 	for (size_t i = 0; i < len;) {
 		const char *nl = memchr(text + i, '\n', len - i);
 		size_t end = nl ? (size_t)(nl - text) : len;
-		if (n == cap) {
+		if (*n == cap) {
 			cap *= 2;
 			v = cuco_xrealloc(v, cap * sizeof *v);
 		}
-		v[n++] = (src_line){ .s = text + i, .n = end - i };
+		v[(*n)++] = (src_line){ .s = text + i, .n = end - i };
 		i = end + 1;
 	}
+	return v;
+}
+
+bool *cuco_lean_built(const cuco_workload *wl, const cuco_directive *d, const char *text,
+	size_t len, size_t *n)
+{
+	src_line *v = split_lines(text, len, n);
+	hide_branches(v, *n, wl, d);
+	bool *built = cuco_xmalloc((*n ? *n : 1) * sizeof *built);
+	for (size_t i = 0; i < *n; i++) {
+		char kw[16];
+		size_t arg;
+		bool cond = pp_line(&v[i], kw, sizeof kw, &arg) && (!strcmp(kw, "if") ||
+			!strcmp(kw, "ifdef") || !strcmp(kw, "ifndef") || !strcmp(kw, "elif") ||
+			!strcmp(kw, "else") || !strcmp(kw, "endif"));
+		built[i] = !v[i].hidden || cond;
+	}
+	free(v);
+	return built;
+}
+
+void cuco_prompt_lean_code(const cuco_workload *wl, const cuco_directive *d, const char *text,
+	size_t len, cuco_buf *out)
+{
+	size_t n;
+	src_line *v = split_lines(text, len, &n);
 	hide_frame(v, n, text, len);
 	hide_branches(v, n, wl, d);
 	for (size_t i = 0; i < n;) {

@@ -42,7 +42,10 @@ typedef struct placed {
 	cuco_match level;
 	lines repl;
 	char *own;          /* the rewritten line a part-of-line match made, which repl holds */
-	bool unchanged;     /* its REPLACE writes its SEARCH back: set aside beside others */
+	bool unchanged;     /* its REPLACE is its SEARCH, whitespace aside (same_code): set
+	                       aside beside others */
+	bool unbuilt;       /* every line it changes lies in a branch the reply's directive
+	                       does not build (in_unbuilt_branch): set aside the same way */
 } placed;
 
 static const char *const match_names[CUCO_MATCH_COUNT] = {
@@ -605,6 +608,112 @@ static void changed_range(const lines *file, placed *p)
 	p->rhi = p->repl.n - b;
 }
 
+/* ---- whitespace that changes no code ------------------------------------------ */
+
+/* Whether whitespace between a and b parts two tokens that would join
+ * without it: two characters of a word or number, a literal's prefix and
+ * its quote, an exponent and its sign, or the two halves of an operator
+ * or comment opener (`+ +`, `/ *`). */
+static bool parts_tokens(char a, char b)
+{
+	static const char *const pairs[] = { "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=",
+		"&&", "||", "*=", "/=", "%=", "+=", "-=", "&=", "^=", "|=", "##", "..", "<:", ":>", "<%",
+		"%>", "%:", "::", "//", "/*", "*/" };
+	bool aw = isalnum((unsigned char)a) || a == '_' || a == '.';
+	bool bw = isalnum((unsigned char)b) || b == '_' || b == '.';
+	if ((aw && (bw || b == '"' || b == '\'')) || (a && strchr("eEpP", a) && strchr("+-", b)))
+		return true;
+	for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
+		if (pairs[i][0] == a && pairs[i][1] == b)
+			return true;
+	return false;
+}
+
+/* Where code_form is in its text. */
+typedef struct code_scan {
+	char quote;           /* inside a string or character literal: its quote */
+	bool block, comment;  /* inside a block comment; in a `//` comment */
+	bool pp, fresh;       /* the line is a preprocessor line; nothing on it yet */
+	bool space, nl;       /* whitespace before the next character; a line break in it */
+	char last;            /* the last character written outside a literal; 0 after a
+	                         comment's opener or closer */
+} code_scan;
+
+/* Whitespace before c as it matters: a line break where it ends a
+ * preprocessor line or a `//` comment or starts a preprocessor line, one
+ * space where it parts tokens or lies in a preprocessor line, else none. */
+static void put_space(code_scan *s, char c, cuco_buf *out)
+{
+	bool hash = s->fresh && c == '#', any = out->len > 0;
+	if (s->nl && (s->pp || s->comment || hash) && any)
+		cuco_buf_append(out, "\n", 1);
+	else if (s->space && ((s->pp && any) || parts_tokens(s->last, c)))
+		cuco_buf_append(out, " ", 1);
+	if (s->nl && !s->block)
+		s->pp = s->comment = false;
+	s->pp |= hash;
+	s->fresh = s->space = s->nl = false;
+}
+
+/* Lines [from, upto) as their code reads: whitespace only where it
+ * changes what the compiler sees (put_space), literals and comments as
+ * written otherwise. Two texts of one form hold the same code. */
+static void code_form(const lines *ls, size_t from, size_t upto, cuco_buf *out)
+{
+	code_scan s = { .fresh = true };
+	out->len = 0;
+	cuco_buf_append(out, "", 0);
+	for (size_t i = from; i < upto; i++) {
+		const char *t = ls->v[i].s;
+		size_t n = ls->v[i].n;
+		for (size_t k = 0; k < n; k++) {
+			char c = t[k], next = k + 1 < n ? t[k + 1] : 0;
+			if (s.quote) {
+				cuco_buf_append(out, t + k, c == '\\' && next ? 2 : 1);
+				k += c == '\\' && next;
+				s.quote = c == s.quote ? 0 : s.quote;
+				continue;
+			}
+			if (is_space(c)) {
+				s.space = true;
+				continue;
+			}
+			put_space(&s, c, out);
+			bool opens = c == '/' && (next == '*' || next == '/') && !s.block && !s.comment;
+			bool closes = c == '*' && next == '/' && s.block;
+			if (opens || closes) {
+				cuco_buf_append(out, t + k++, 2);
+				s.block = opens && next == '*';
+				s.comment |= opens && next == '/';
+				s.last = 0;
+				continue;
+			}
+			if ((c == '"' || c == '\'') && !s.block && !s.comment)
+				s.quote = c;
+			cuco_buf_append(out, &c, 1);
+			s.last = c;
+		}
+		s.space = s.nl = true;
+		s.fresh = !s.block;
+		s.quote = 0;  /* a literal ends with its line */
+	}
+}
+
+/* Whether file lines [flo, fhi) and replacement lines [rlo, rhi) hold the
+ * same code, their whitespace aside where it changes nothing: the one
+ * test of a hunk that changes nothing. */
+static bool same_code(const lines *file, size_t flo, size_t fhi, const lines *repl, size_t rlo,
+	size_t rhi)
+{
+	cuco_buf a = { 0 }, b = { 0 };
+	code_form(file, flo, fhi, &a);
+	code_form(repl, rlo, rhi, &b);
+	bool eq = a.len == b.len && memcmp(a.data, b.data, a.len) == 0;
+	cuco_buf_free(&a);
+	cuco_buf_free(&b);
+	return eq;
+}
+
 static bool inside_region(const cuco_block *r, size_t nr, size_t lo, size_t hi)
 {
 	for (size_t i = 0; i < nr; i++)
@@ -623,7 +732,7 @@ static int check_hunk(const lines *file, const cuco_block *r, size_t nr, int num
 		if (cuco_text_names_marker(p->repl.v[i].s, p->repl.v[i].n))
 			return cuco_errf(err, CUCO_EDATA, "hunk %d (`%s`): REPLACE adds or moves an "
 				"EVOLVE-BLOCK marker", num, first);
-	p->unchanged = p->lo == p->hi && p->len == p->repl.n;
+	p->unchanged = same_code(file, p->lo, p->hi, &p->repl, p->rlo, p->rhi);
 	if (p->unchanged)
 		return CUCO_OK;
 	if (nr > 0 && !inside_region(r, nr, p->lo, p->hi))
@@ -666,6 +775,49 @@ static void assemble(const lines *file, placed **order, int n, const char *eol, 
 		cuco_buf_puts(out, eol);
 	if (!out->data)
 		cuco_buf_append(out, "", 0);
+}
+
+/* ---- branches the directive does not build ----------------------------------- */
+
+/* What the reply's directive builds of the parent (cuco_lean_built). */
+typedef struct building {
+	const cuco_workload *wl;
+	const cuco_directive *d;
+	bool *parent;  /* per parent line; NULL: no condition is decided */
+	size_t n;
+	char name[160];  /* the directive as cuco prints it in short */
+} building;
+
+/* Which lines of the parent, with hunk p applied when not NULL, the
+ * directive builds: the text as '\n'-ended lines, so a parent's "\r\n"
+ * reads like "\n". */
+static bool *built_lines(const lines *file, placed *p, const building *b, size_t *n)
+{
+	cuco_buf text = { 0 };
+	assemble(file, &p, p ? 1 : 0, "\n", true, &text);
+	bool *built = cuco_lean_built(b->wl, b->d, text.data, text.len, n);
+	cuco_buf_free(&text);
+	return built;
+}
+
+/* Whether every line hunk p changes lies in a branch the directive does
+ * not build: the parent lines it replaces, and the lines it writes where
+ * they land in the parent with it alone applied. A conditional line
+ * counts as built (cuco_lean_built), so a hunk that adds or removes one
+ * changes what is built, and is not such a hunk. */
+static bool in_unbuilt_branch(const lines *file, const building *b, placed *p)
+{
+	for (size_t i = p->lo; i < p->hi; i++)
+		if (i >= b->n || b->parent[i])
+			return false;
+	if (p->rlo == p->rhi)
+		return true;
+	size_t n;
+	bool *child = built_lines(file, p, b, &n), off = true;
+	for (size_t i = p->lo; off && i < p->lo + (p->rhi - p->rlo); i++)
+		off = i < n && !child[i];
+	free(child);
+	return off;
 }
 
 /* ---- a function's new text ------------------------------------------------------- */
@@ -969,40 +1121,82 @@ static int locate_function(const lines *file, const cuco_block *r, size_t nr, co
 	return rc;
 }
 
-/* The hunks that change something, in order[], how many in *m; a reply
- * whose every hunk writes its SEARCH back is refused for the first. */
-static int changing(const lines *file, placed *pl, int n, placed **order, int *m, cuco_err *err)
+/* Why hunk num (p) was set aside, in one line for a refusal. */
+static void aside_why(const lines *file, const placed *p, int num, const building *b,
+	char *buf, size_t size)
 {
-	*m = 0;
-	for (int i = 0; i < n; i++)
-		if (!pl[i].unchanged)
-			order[(*m)++] = &pl[i];
-	if (*m > 0 || n == 0)
-		return CUCO_OK;
 	char first[96];
-	quote(file->v[pl[0].at], first, sizeof first);
-	return cuco_errf(err, CUCO_EDATA, "hunk 1 (`%s`): REPLACE equals SEARCH; the hunk changes "
-		"nothing", first);
+	quote(file->v[p->at], first, sizeof first);
+	if (p->unbuilt)
+		snprintf(buf, size, "hunk %d (`%s`): in a branch directive `%s` does not build; the hunk "
+			"changes nothing compiled", num, first, b->name);
+	else
+		snprintf(buf, size, "hunk %d (`%s`): REPLACE equals SEARCH, whitespace aside; the hunk "
+			"changes nothing", num, first);
 }
 
-static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,
-	const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
+/* The hunks that change something, in order[], how many in *m; a reply
+ * whose every hunk is set aside is refused for the first, and for the
+ * first set aside for the other reason when there is one. */
+static int changing(const lines *file, placed *pl, int n, const building *b, placed **order,
+	int *m, cuco_err *err)
+{
+	*m = 0;
+	int other = 0;
+	for (int i = 0; i < n; i++) {
+		if (!pl[i].unchanged && !pl[i].unbuilt)
+			order[(*m)++] = &pl[i];
+		else if (!other && pl[i].unbuilt != pl[0].unbuilt)
+			other = i;
+	}
+	if (*m > 0 || n == 0)
+		return CUCO_OK;
+	char why[2][400];
+	aside_why(file, &pl[0], 1, b, why[0], sizeof why[0]);
+	if (other)
+		aside_why(file, &pl[other], other + 1, b, why[1], sizeof why[1]);
+	return cuco_errf(err, CUCO_EDATA, "%s%s%s", why[0], other ? "; " : "", other ? why[1] : "");
+}
+
+/* Locate and check each hunk, and tell those that change nothing. */
+static int place_hunks(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,
+	const building *b, placed *pl, cuco_err *err)
 {
 	lazy_ascii afile = { 0 };
-	int n = reply->nhunks, m = 0, rc = CUCO_OK;
-	placed *pl = cuco_xcalloc((size_t)n, sizeof *pl);
-	placed **order = cuco_xcalloc((size_t)n, sizeof *order);
-	for (int i = 0; i < n && rc == CUCO_OK; i++) {
+	int rc = CUCO_OK;
+	for (int i = 0; i < reply->nhunks && rc == CUCO_OK; i++) {
 		split(reply->hunks[i].replace, strlen(reply->hunks[i].replace), &pl[i].repl);
 		rc = reply->hunks[i].function
 			? locate_function(file, r, nr, &reply->hunks[i], i + 1, &pl[i], err)
 			: locate(file, &afile, &reply->hunks[i], i + 1, &pl[i], err);
 		if (rc == CUCO_OK)
 			rc = check_hunk(file, r, nr, i + 1, &pl[i], err);
+		if (rc == CUCO_OK && b->parent && !pl[i].unchanged)
+			pl[i].unbuilt = in_unbuilt_branch(file, b, &pl[i]);
 	}
+	lazy_ascii_free(&afile);
+	return rc;
+}
+
+/* With a workload and the reply's directive, a hunk that changes only
+ * lines of branches that directive does not build changes nothing
+ * compiled: a reply that changes the directive edits the lines its lean
+ * view shows, which are the parent directive's branches (issue 26). */
+static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const cuco_reply *reply,
+	const cuco_workload *wl, const char *eol, bool final_nl, cuco_patched *out, cuco_err *err)
+{
+	int n = reply->nhunks, m = 0;
+	building b = { .wl = wl, .d = &reply->directive };
+	if (wl && reply->has_directive) {
+		b.parent = built_lines(file, NULL, &b, &b.n);
+		cuco_directive_short(b.d, b.name, sizeof b.name);
+	}
+	placed *pl = cuco_xcalloc((size_t)n, sizeof *pl);
+	placed **order = cuco_xcalloc((size_t)n, sizeof *order);
+	int rc = place_hunks(file, r, nr, reply, &b, pl, err);
 	/* A hunk that changes nothing is set aside beside others that do. */
 	if (rc == CUCO_OK)
-		rc = changing(file, pl, n, order, &m, err);
+		rc = changing(file, pl, n, &b, order, &m, err);
 	if (rc == CUCO_OK) {
 		qsort(order, (size_t)m, sizeof *order, by_position);
 		for (int k = 1; k < m && rc == CUCO_OK; k++)
@@ -1017,7 +1211,10 @@ static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const 
 		out->text = b.data;
 		out->len = b.len;
 		out->nhunks = n;
-		out->unchanged = n - m;
+		for (int i = 0; i < n; i++) {
+			out->unchanged += pl[i].unchanged;
+			out->unbuilt += pl[i].unbuilt;
+		}
 		out->levels = cuco_xcalloc((size_t)n, sizeof *out->levels);
 		out->loosest = CUCO_MATCH_EXACT;
 		for (int i = 0; i < n; i++) {
@@ -1032,7 +1229,7 @@ static int apply_hunks(const lines *file, const cuco_block *r, size_t nr, const 
 	}
 	free(pl);
 	free(order);
-	lazy_ascii_free(&afile);
+	free(b.parent);
 	return rc;
 }
 
@@ -1230,7 +1427,7 @@ static int keep_parent(const char *parent, size_t len, cuco_patched *out)
 }
 
 int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
-	cuco_patched *out, cuco_err *err)
+	const cuco_workload *wl, cuco_patched *out, cuco_err *err)
 {
 	memset(out, 0, sizeof *out);
 	lines file;
@@ -1251,7 +1448,7 @@ int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
 		else if (reply->nhunks == 0)
 			rc = cuco_errf(err, CUCO_EDATA, "reply holds no hunk");
 		else
-			rc = apply_hunks(&file, r, nr, reply, eol, final_nl, out, err);
+			rc = apply_hunks(&file, r, nr, reply, wl, eol, final_nl, out, err);
 	}
 	free(file.v);
 	free(r);

@@ -111,6 +111,15 @@ int cuco_lean_expand(const char *view, size_t vlen, const char *parent, size_t p
 	cuco_buf *out, cuco_err *err);
 /* Whether a line (n bytes) is a lean view's note "[… lines A-B not shown: …]". */
 bool cuco_lean_note(const char *s, size_t n);
+/* Which lines of text the directive d builds, by the lean view's reader
+ * of #if conditions (lean.c): per line, false for one inside a branch of
+ * #if/#elif/#else that d surely does not build, true for any other (a
+ * condition the reader cannot decide is built), and true for every
+ * conditional line itself (#if … #endif), which the preprocessor reads
+ * in every branch. A malloc'd array of *n (the lines of text: a last
+ * line without '\n' counts). */
+bool *cuco_lean_built(const cuco_workload *wl, const cuco_directive *d, const char *text,
+	size_t len, size_t *n);
 
 /* ---- fitting a prompt to a model's context --------------------------------
  * A builder notes where it wrote each part a prompt can do without; when

@@ -99,7 +99,11 @@ void cuco_reply_free(cuco_reply *r);
  * refuses is refused) only the lines between their markers may change
  * (a full rewrite may differ outside them in comments, blank lines and
  * whitespace: the parent's frame is kept); a file without markers may
- * change anywhere (the fast path's input). */
+ * change anywhere (the fast path's input). A hunk that changes nothing is
+ * set aside beside others, and a reply of only such hunks is refused: its
+ * REPLACE is its SEARCH, whitespace that parts no C tokens aside; or,
+ * given the workload, every line it changes lies in an #if branch the
+ * reply's directive does not build (cuco_lean_built). */
 
 /* The levels, loosest last: X(enum, name in the transcript and `cuco patch
  * -v`, what it matches; docs/replies.md, "Applying hunks", lists them). */
@@ -128,8 +132,11 @@ typedef struct cuco_patched {
 	char *text;                /* the new file, malloc'd, NUL-terminated */
 	size_t len;
 	int nhunks;
-	int unchanged;             /* of those, hunks whose REPLACE wrote their SEARCH back,
-	                              set aside beside the others */
+	int unchanged;             /* of those, hunks whose REPLACE wrote their SEARCH back
+	                              (whitespace aside), set aside beside the others */
+	int unbuilt;               /* of those, hunks whose changed lines all lie in #if
+	                              branches the reply's directive does not build, set
+	                              aside beside the others */
 	cuco_match *levels;        /* per hunk; NULL for a full rewrite */
 	cuco_match loosest;
 	bool frame_kept;           /* a full rewrite whose frame differed from the parent's
@@ -137,8 +144,10 @@ typedef struct cuco_patched {
 	                              parent's frame was kept */
 } cuco_patched;
 
+/* wl: the workload whose defines decide the parent's #if conditions under
+ * reply's directive, when it states one; NULL: none is decided. */
 int cuco_patch_apply(const char *parent, size_t len, const cuco_reply *reply,
-	cuco_patched *out, cuco_err *err);
+	const cuco_workload *wl, cuco_patched *out, cuco_err *err);
 /* The names of the functions defined inside the EVOLVE-BLOCKs of text (a
  * definition starts at column 0 and ends at the next `}` there), at most
  * max, in order; what a function's new text may name. */

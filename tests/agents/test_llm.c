@@ -1413,6 +1413,80 @@ static void test_edit_directive_taught_and_alone(void **state)
 	toy_workload_remove(top, wl);
 }
 
+/* Issue 26, Stop 32: a reply that changes the directive edits the lines
+ * its lean view shows, the parent directive's branches. On the real seed
+ * (its own directive msg, the lean view of it), an edit of the msg
+ * branch under backend shm is set aside, the transcript saying why,
+ * beside an edit of code every directive builds; alone, the reply is
+ * its directive's directive-only child, its edits refused for that. */
+static void test_edit_unbuilt_branch_set_aside(void **state)
+{
+	(void)state;
+	char path[1024];
+	const char *root = getenv("CUCO_SOURCE_ROOT") ? getenv("CUCO_SOURCE_ROOT") : ".";
+	cuco_workload *wl;
+	char *seed;
+	size_t len;
+	cuco_err err = { 0 };
+	snprintf(path, sizeof path, "%s/workloads/cpu-gemm-allgather", root);
+	if (cuco_workload_load(path, &wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	snprintf(path, sizeof path, "%s/workloads/cpu-gemm-allgather/seed.c", root);
+	assert_int_equal(cuco_read_file(path, 1 << 20, &seed, &len, &err), CUCO_OK);
+	cuco_directive base;
+	cuco_directive_default(wl, &base);
+	cuco_buf view = { 0 };
+	cuco_prompt_lean_code(wl, &base, seed, len, &view);
+	const char *isend = "<<<<<<< SEARCH\n\t\tMPI_Isend(mine, l->crows * K, MPI_FLOAT, q, chunk, "
+		"MPI_COMM_WORLD,\n=======\n\t\tMPI_Issend(mine, l->crows * K, MPI_FLOAT, q, chunk, "
+		"MPI_COMM_WORLD,\n>>>>>>> REPLACE\n";
+	char text[2][1024];
+	snprintf(text[0], sizeof text[0], "DIRECTIVE:\nbackend: shm\n\n<NAME>shm</NAME>\n%s"
+		"<<<<<<< SEARCH\n\tl->epoch = io->step + 1;\n=======\n\tl->epoch = io->step + 2;\n"
+		">>>>>>> REPLACE\n", isend);
+	snprintf(text[1], sizeof text[1], "DIRECTIVE:\nbackend: shm\n\n<NAME>shm</NAME>\n%s", isend);
+	cJSON *script = cJSON_CreateObject(), *replies = cJSON_AddArrayToObject(script, "replies");
+	for (int i = 0; i < 2; i++) {
+		cJSON *one = cJSON_CreateObject();
+		cJSON_AddStringToObject(one, "text", text[i]);
+		cJSON_AddItemToArray(replies, one);
+	}
+	char *json = cJSON_PrintUnformatted(script);
+	serve(json, CUCO_PROVIDER_OPENAI);
+	cuco_llm *c;
+	assert_int_equal(cuco_llm_new(&cfg, &c, &err), CUCO_OK);
+	cuco_edit e = edit_of(c, 1);
+	e.wl = wl;
+	e.base = &base;
+	e.parent = seed;
+	e.parent_len = len;
+	e.view = view.data;
+	e.view_len = view.len;
+	cuco_edit_result r;
+	if (cuco_llm_edit(&e, &r, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_string_equal(r.directive.backend, "shm");
+	assert_non_null(strstr(r.source, "\t\tMPI_Isend(mine,"));
+	assert_non_null(strstr(r.source, "\tl->epoch = io->step + 2;\n"));
+	assert_non_null(strstr(r.transcript, "=== of them 1 in a branch directive "
+		"`shm/one/after/fence/1 tile=256` does not build, set aside ==="));
+	cuco_edit_result_free(&r);
+	if (cuco_llm_edit(&e, &r, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
+	assert_string_equal(r.source, seed);
+	assert_non_null(strstr(r.edits_refused, "hunk 1 (`MPI_Isend(mine, l->crows * K, MPI_FLOAT, "
+		"q, chunk, MPI_COMM_…`): in a branch directive `shm/one/after/fence/1 tile=256` does not "
+		"build; the hunk changes nothing compiled"));
+	cuco_edit_result_free(&r);
+	cuco_llm_free(c);
+	cJSON_free(json);
+	cJSON_Delete(script);
+	cuco_buf_free(&view);
+	free(seed);
+	cuco_workload_free(wl);
+}
+
 /* A function's new text, as a small model writes it in JSON, becomes the
  * child: the parent with that definition replaced. */
 static void test_edit_function_text(void **state)
@@ -1618,6 +1692,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_edit_retry_budget),
 		cmocka_unit_test(test_edit_no_room_ends_the_chat),
 		cmocka_unit_test(test_edit_directive_taught_and_alone),
+		cmocka_unit_test(test_edit_unbuilt_branch_set_aside),
 		cmocka_unit_test(test_edit_function_text),
 		cmocka_unit_test(test_edit_removed_function),
 	};

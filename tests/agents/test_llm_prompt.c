@@ -619,7 +619,7 @@ static void test_lean_expand(void **state)
 		"comment */\n=======\n#else\n\tmsg_fast(l);\n>>>>>>> REPLACE\n", NULL, NULL, &r, &err),
 		CUCO_OK);
 	cuco_patched p;
-	assert_int_equal(cuco_patch_apply(view.data, view.len, &r, &p, &err), CUCO_OK);
+	assert_int_equal(cuco_patch_apply(view.data, view.len, &r, NULL, &p, &err), CUCO_OK);
 	back.len = 0;
 	assert_int_equal(cuco_lean_expand(p.text, p.len, framed, strlen(framed), &back, &err), CUCO_OK);
 	assert_non_null(strstr(back.data, "\trma_more(l, MPI_COMM_WORLD, 3, 4, 5);\n#elif"));
@@ -693,7 +693,7 @@ static void test_schema_search_lines(void **state)
 		cuco_err err = { 0 };
 		assert_int_equal(cuco_reply_parse(reply, NULL, NULL, &r, &err), CUCO_OK);
 		cuco_patched p;
-		if (cuco_patch_apply(view.data, view.len, &r, &p, &err) != CUCO_OK)
+		if (cuco_patch_apply(view.data, view.len, &r, NULL, &p, &err) != CUCO_OK)
 			fail_msg("`%s` offered as a SEARCH: %s", l, err.msg);
 		cuco_patched_free(&p);
 		cuco_reply_free(&r);

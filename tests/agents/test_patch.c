@@ -37,7 +37,7 @@ static int apply(const char *file, const char *reply_text, cuco_patched *p, cuco
 	int rc = cuco_reply_parse(reply_text, NULL, NULL, &r, err);
 	if (rc != CUCO_OK)
 		return rc;
-	rc = cuco_patch_apply(file, strlen(file), &r, p, err);
+	rc = cuco_patch_apply(file, strlen(file), &r, NULL, p, err);
 	cuco_reply_free(&r);
 	return rc;
 }
@@ -270,14 +270,14 @@ static void test_function_text(void **state)
 	r.hunks = &h;
 	cuco_patched p;
 	cuco_err err = { 0 };
-	if (cuco_patch_apply(file, strlen(file), &r, &p, &err) != CUCO_OK)
+	if (cuco_patch_apply(file, strlen(file), &r, NULL, &p, &err) != CUCO_OK)
 		fail_msg("%s", err.msg);
 	assert_int_equal(p.levels[0], CUCO_MATCH_FUNCTION);
 	assert_non_null(strstr(p.text, "{\n\trmsnorm_rows(l, chunk);\n\tsched_yield();\n}\n\n#if"));
 	cuco_patched_free(&p);
 	/* A definition on one line is one line. */
 	h = (cuco_hunk){ "helper", "static void helper(void *arg, int c) { produce(arg, c); }", 1, true };
-	assert_int_equal(cuco_patch_apply(file, strlen(file), &r, &p, &err), CUCO_OK);
+	assert_int_equal(cuco_patch_apply(file, strlen(file), &r, NULL, &p, &err), CUCO_OK);
 	assert_non_null(strstr(p.text, "\nstatic void helper(void *arg, int c) { produce(arg, c); }\n#endif"));
 	cuco_patched_free(&p);
 	/* Outside the blocks, unknown, or a text that is not its definition:
@@ -293,7 +293,7 @@ static void test_function_text(void **state)
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		h = (cuco_hunk){ (char *)bad[i].name, (char *)bad[i].text, 1, true };
-		assert_int_equal(cuco_patch_apply(file, strlen(file), &r, &p, &err), CUCO_EDATA);
+		assert_int_equal(cuco_patch_apply(file, strlen(file), &r, NULL, &p, &err), CUCO_EDATA);
 		if (!strstr(err.msg, bad[i].why))
 			fail_msg("error `%s` lacks `%s`", err.msg, bad[i].why);
 	}
@@ -383,7 +383,7 @@ static void test_blocks_and_directive_only(void **state)
 	assert_int_equal(cuco_reply_parse_any("DIRECTIVE:\nbackend: rma\n", NULL, NULL, &r, &err),
 		CUCO_OK);
 	assert_int_equal(r.kind, CUCO_REPLY_DIRECTIVE);
-	assert_int_equal(cuco_patch_apply(parent, strlen(parent), &r, &p, &err), CUCO_OK);
+	assert_int_equal(cuco_patch_apply(parent, strlen(parent), &r, NULL, &p, &err), CUCO_OK);
 	assert_string_equal(p.text, parent);
 	cuco_patched_free(&p);
 	cuco_reply_free(&r);
@@ -454,7 +454,192 @@ static void test_unchanged_hunk_set_aside(void **state)
 	cuco_patched_free(&p);
 	expect_refusal(parent, "<<<<<<< SEARCH\n    return y;\n=======\n    return y;\n>>>>>>> REPLACE\n"
 		"<<<<<<< SEARCH\n    return y + 1;\n=======\n    return y + 1;\n>>>>>>> REPLACE\n",
-		"hunk 1 (`return y;`): REPLACE equals SEARCH; the hunk changes nothing");
+		"hunk 1 (`return y;`): REPLACE equals SEARCH, whitespace aside; the hunk changes nothing");
+}
+
+/* A hunk whose REPLACE is its SEARCH with only whitespace changed outside
+ * quotes (lines joined or re-spaced: the C tokens are the same) changes
+ * nothing either, and is set aside like one that writes its SEARCH back
+ * (issue 26, Stop 32: a crowned candidate "model-written" whose one edit
+ * joined `gemm_rows(a,` and its next line). Whitespace that parts two
+ * tokens, or lies inside a string, a preprocessor line or after a `//`
+ * comment, is code. */
+static void test_whitespace_hunk_set_aside(void **state)
+{
+	(void)state;
+	static const char file[] =
+		"// EVOLVE-BLOCK-START\n"
+		"static int f(int x)\n"
+		"{\n"
+		"\tint y = g(x,\n"
+		"\t\tx - -1);\n"
+		"\tint z = 1; // one\n"
+		"\tputs(\"a b\");\n"
+		"#define K(v) (v)\n"
+		"\treturn y + z;\n"
+		"}\n"
+		"// EVOLVE-BLOCK-END\n";
+	static const char *const same[] = {
+		"\tint y = g(x,\n\t\tx - -1);\n=======\n\tint y = g(x, x - -1);\n",
+		"\tint y = g(x,\n\t\tx - -1);\n=======\n\tint y=g( x ,\n\n   x-  -1 ) ;\n",
+		"#define K(v) (v)\n=======\n#define   K(v)\t(v)\n",
+		"\treturn y + z;\n=======\n\treturn y + z;\n\n\n",
+	};
+	static const char *const code[] = {
+		"\t\tx - -1);\n=======\n\t\tx--1);\n",
+		"\tint z = 1; // one\n\tputs(\"a b\");\n=======\n\tint z = 1; // one puts(\"a b\");\n",
+		"\tputs(\"a b\");\n=======\n\tputs(\"a  b\");\n",
+		"#define K(v) (v)\n=======\n#define K (v) (v)\n",
+		"#define K(v) (v)\n\treturn y + z;\n=======\n#define K(v) (v) return y + z;\n",
+		"\treturn y + z;\n=======\n\treturn y+z;\n\treturn z;\n",
+		"\tint z = 1; // one\n=======\n\tint z = 1; // one more\n",
+	};
+	char reply[512];
+	for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+		snprintf(reply, sizeof reply, "<<<<<<< SEARCH\n%s>>>>>>> REPLACE\n"
+			"<<<<<<< SEARCH\n}\n=======\n}\nint w;\n>>>>>>> REPLACE\n", same[i]);
+		cuco_patched p;
+		cuco_err err;
+		if (apply(file, reply, &p, &err) != CUCO_OK)
+			fail_msg("%zu: %s", i, err.msg);
+		if (p.unchanged != 1)
+			fail_msg("%zu: `%s` was not set aside", i, same[i]);
+		assert_int_equal(strncmp(p.text, file, strlen(file) - strlen("// EVOLVE-BLOCK-END\n")), 0);
+		cuco_patched_free(&p);
+		snprintf(reply, sizeof reply, "<<<<<<< SEARCH\n%s>>>>>>> REPLACE\n", same[i]);
+		expect_refusal(file, reply, "REPLACE equals SEARCH, whitespace aside; the hunk changes "
+			"nothing");
+	}
+	for (size_t i = 0; i < sizeof code / sizeof *code; i++) {
+		snprintf(reply, sizeof reply, "<<<<<<< SEARCH\n%s>>>>>>> REPLACE\n", code[i]);
+		cuco_patched p;
+		cuco_err err;
+		if (apply(file, reply, &p, &err) != CUCO_OK)
+			fail_msg("%zu: `%s` refused: %s", i, code[i], err.msg);
+		assert_int_equal(p.unchanged, 0);
+		cuco_patched_free(&p);
+	}
+}
+
+/* The real templated seed, its workload and the seed's own directive. */
+typedef struct seeded {
+	cuco_workload *wl;
+	char *seed;
+	size_t len;
+	cuco_directive base;
+} seeded;
+
+static void seeded_load(seeded *s, const char *name)
+{
+	char path[1024];
+	const char *root = getenv("CUCO_SOURCE_ROOT") ? getenv("CUCO_SOURCE_ROOT") : ".";
+	cuco_err err = { 0 };
+	snprintf(path, sizeof path, "%s/workloads/%s", root, name);
+	if (cuco_workload_load(path, &s->wl, &err) != CUCO_OK)
+		fail_msg("%s", err.msg);
+	snprintf(path, sizeof path, "%s/workloads/%s/seed.c", root, name);
+	assert_int_equal(cuco_read_file(path, 1 << 20, &s->seed, &s->len, &err), CUCO_OK);
+	cuco_directive_default(s->wl, &s->base);
+}
+
+/* Parse a reply against the seed's workload and apply it to the seed,
+ * the patcher told the workload (wl, NULL: not). */
+static int apply_seeded(const seeded *s, const cuco_workload *wl, const char *reply_text,
+	cuco_patched *p, cuco_err *err)
+{
+	cuco_reply r;
+	memset(err, 0, sizeof *err);
+	int rc = cuco_reply_parse(reply_text, s->wl, &s->base, &r, err);
+	if (rc == CUCO_OK)
+		rc = cuco_patch_apply(s->seed, s->len, &r, wl, p, err);
+	cuco_reply_free(&r);
+	return rc;
+}
+
+#define ISEND "\t\tMPI_Isend(mine, l->crows * K, MPI_FLOAT, q, chunk, MPI_COMM_WORLD,\n" \
+	"\t\t\t&l->sends[q * CUCO_CHUNKS + chunk]);\n"
+#define ISSEND "\t\tMPI_Issend(mine, l->crows * K, MPI_FLOAT, q, chunk, MPI_COMM_WORLD,\n" \
+	"\t\t\t&l->sends[q * CUCO_CHUNKS + chunk]);\n"
+#define HUNK(search, replace) "<<<<<<< SEARCH\n" search "=======\n" replace ">>>>>>> REPLACE\n"
+#define GEMM "\t\t\tgemm_rows(peer_rows(l, q, chunk), l->crows, l->io.w,\n" \
+	"\t\t\t\tl->io.c + ((size_t)q * l->io.rows + (size_t)chunk * l->crows) * N);\n"
+#define GEMM_JOINED "\t\t\tgemm_rows(peer_rows(l, q, chunk), l->crows, l->io.w, " \
+	"l->io.c + ((size_t)q * l->io.rows + (size_t)chunk * l->crows) * N);\n"
+#define HONEST HUNK("\tl->epoch = io->step + 1;\n", "\tl->epoch = io->step + 2;\n")
+
+/* A hunk whose changed lines all lie in #if branches that the reply's
+ * directive does not build changes nothing compiled: set aside like one
+ * that changes nothing, with its own reason (issue 26, Stop 32: a reply
+ * that changed the directive to shm edited the msg branch its lean view
+ * showed, and counted as model-written). The same hunk under a directive
+ * that builds the branch applies; a line outside every #if is code under
+ * any directive; a hunk that adds or removes a conditional line changes
+ * what is built, and applies. */
+static void test_unbuilt_branch_set_aside(void **state)
+{
+	(void)state;
+	seeded s;
+	seeded_load(&s, "cpu-gemm-allgather");
+	cuco_patched p;
+	cuco_err err;
+	/* Under shm the msg branch's edit is set aside; under msg, which builds
+	 * it, it is code, and so it is for a patcher not told the workload,
+	 * which decides no condition. The joined line is set aside under any. */
+	const struct { const char *backend; const cuco_workload *wl; int unbuilt; const char *isend; }
+	cases[] = { { "shm", s.wl, 1, ISEND }, { "msg", s.wl, 0, ISSEND }, { "shm", NULL, 0, ISSEND } };
+	char reply[4096];
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		snprintf(reply, sizeof reply, "DIRECTIVE:\nbackend: %s\n\n%s", cases[i].backend,
+			HUNK(ISEND, ISSEND) HUNK(GEMM, GEMM_JOINED) HONEST);
+		if (apply_seeded(&s, cases[i].wl, reply, &p, &err) != CUCO_OK)
+			fail_msg("%zu: %s", i, err.msg);
+		assert_int_equal(p.unbuilt, cases[i].unbuilt);
+		assert_int_equal(p.unchanged, 1);
+		assert_non_null(strstr(p.text, "\n" GEMM));
+		assert_non_null(strstr(p.text, cases[i].isend));
+		assert_non_null(strstr(p.text, "\tl->epoch = io->step + 2;\n"));
+		cuco_patched_free(&p);
+	}
+	/* Lines added in the unbuilt branch are not built either; a
+	 * conditional line added there changes what is. */
+	snprintf(reply, sizeof reply, "DIRECTIVE:\nbackend: shm\n\n%s%s", HUNK(ISEND, ISEND
+		"\t\tcuco_added(q);\n"), HONEST);
+	assert_int_equal(apply_seeded(&s, s.wl, reply, &p, &err), CUCO_OK);
+	assert_int_equal(p.unbuilt, 1);
+	assert_null(strstr(p.text, "cuco_added"));
+	cuco_patched_free(&p);
+	snprintf(reply, sizeof reply, "DIRECTIVE:\nbackend: shm\n\n%s", HUNK(ISEND, "#endif\n#if 1\n"
+		ISEND));
+	assert_int_equal(apply_seeded(&s, s.wl, reply, &p, &err), CUCO_OK);
+	assert_int_equal(p.unbuilt, 0);
+	cuco_patched_free(&p);
+	/* Alone, refused naming the defence. */
+	snprintf(reply, sizeof reply, "DIRECTIVE:\nbackend: shm\n\n%s", HUNK(ISEND, ISSEND));
+	assert_int_equal(apply_seeded(&s, s.wl, reply, &p, &err), CUCO_EDATA);
+	if (!strstr(err.msg, "hunk 1 (`MPI_Isend(mine, l->crows * K, MPI_FLOAT, q, chunk, "
+			"MPI_COMM_…`): in a branch directive `shm/one/after/fence/1 tile=256` does not build"))
+		fail_msg("%s", err.msg);
+	assert_non_null(strstr(err.msg, "does not build; the hunk changes nothing compiled"));
+	/* A condition the reader cannot decide counts as built. */
+	seeded toy = s;
+	toy.seed = "// EVOLVE-BLOCK-START\n#if defined(OTHER_FLAG)\nint u = 1;\n#endif\n"
+		"#if defined(CUCO_BACKEND_RMA) || CUCO_CHUNKS > 4\nint r = 1;\n#endif\n// EVOLVE-BLOCK-END\n";
+	toy.len = strlen(toy.seed);
+	assert_int_equal(apply_seeded(&toy, s.wl, "DIRECTIVE:\nbackend: shm\n\n"
+		HUNK("int u = 1;\n", "int u = 2;\n") HUNK("int r = 1;\n", "int r = 2;\n"), &p, &err), CUCO_OK);
+	assert_int_equal(p.unbuilt, 1);
+	assert_non_null(strstr(p.text, "int u = 2;\n#endif\n#if defined(CUCO_BACKEND_RMA) || "
+		"CUCO_CHUNKS > 4\nint r = 1;\n"));
+	cuco_patched_free(&p);
+	/* Set aside for both reasons: the refusal names each. */
+	snprintf(reply, sizeof reply, "DIRECTIVE:\nbackend: shm\n\n%s", HUNK(GEMM, GEMM_JOINED)
+		HUNK(ISEND, ISSEND));
+	assert_int_equal(apply_seeded(&s, s.wl, reply, &p, &err), CUCO_EDATA);
+	if (!strstr(err.msg, "hunk 1 (`gemm_rows(peer_rows(l, q, chunk), l->crows, l->io.w,`): REPLACE "
+			"equals SEARCH, whitespace aside; the hunk changes nothing; hunk 2 (`MPI_Isend("))
+		fail_msg("%s", err.msg);
+	cuco_workload_free(s.wl);
+	free(s.seed);
 }
 
 /* The lines a grammar may hold a SEARCH to (the lean schema): each once,
@@ -660,6 +845,8 @@ int main(void)
 		cmocka_unit_test(test_full_rewrite_cosmetic_frame),
 		cmocka_unit_test(test_levels_documented),
 		cmocka_unit_test(test_calls_left_undefined),
+		cmocka_unit_test(test_whitespace_hunk_set_aside),
+		cmocka_unit_test(test_unbuilt_branch_set_aside),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

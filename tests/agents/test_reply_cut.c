@@ -46,7 +46,7 @@ static int try_prefix(const char *reply, size_t n, char **out)
 	*out = NULL;
 	if (rc == CUCO_OK) {
 		cuco_patched p;
-		rc = cuco_patch_apply(parent, strlen(parent), &r, &p, &err);
+		rc = cuco_patch_apply(parent, strlen(parent), &r, NULL, &p, &err);
 		if (rc == CUCO_OK)
 			*out = p.text;
 		else

@@ -130,7 +130,7 @@ static void test_patcher_agrees(void **state)
 		cuco_block *b;
 		size_t n;
 		int want = cuco_text_blocks(c->text, strlen(c->text), "parent", &b, &n, &rule);
-		int rc = cuco_patch_apply(c->text, strlen(c->text), &r, &p, &err);
+		int rc = cuco_patch_apply(c->text, strlen(c->text), &r, NULL, &p, &err);
 		if (want != CUCO_OK) {
 			assert_int_equal(rc, CUCO_EDATA);
 			assert_string_equal(err.msg, rule.msg);

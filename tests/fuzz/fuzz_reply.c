@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cuco_err err;
 	if (cuco_reply_parse(reply, NULL, NULL, &r, &err) == CUCO_OK) {
 		cuco_patched p;
-		if (cuco_patch_apply(parent, strlen(parent), &r, &p, &err) == CUCO_OK) {
+		if (cuco_patch_apply(parent, strlen(parent), &r, NULL, &p, &err) == CUCO_OK) {
 			if (p.text[p.len] != '\0')
 				abort();
 			cuco_patched_free(&p);
