@@ -12,6 +12,7 @@
 #include "text.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -550,12 +551,103 @@ static cJSON *directive_only_schema(const cuco_workload *wl, const cuco_directiv
 	return alts_schema(a);
 }
 
+/* ---- the names a lean edit may write ---------------------------------------
+ *
+ * DESIGN: with the lean profile, an edit's new text (`replace`, and a
+ * function's `text`) may name only what the program has: its own words
+ * outside comments and quotes, C's keywords, the preprocessor's
+ * directives and the standard types.
+ * 13 of 51 replies of Qwen2.5-Coder 1.5B did not compile for a name it
+ * made up (`l->io.tile`, `MPI_RMA_Send`, `rma_set`: issue 26, stop 32 of
+ * bench/results/agents.md); under a server's grammar it cannot write one.
+ *
+ * The pattern holds under two readings: JSON Schema's, over the decoded
+ * value, and llama.cpp's, over the JSON string's characters (its grammar
+ * puts the pattern between the quotes). So a separator is any character
+ * but a letter, a digit, '_', '"' and '\', or one of the escapes \n \t
+ * \" \\ \/ as written in JSON; a word is one of the names, or a number
+ * ([0-9] then letters, digits, '_' and '.': 0x1Fu, 2.5e, 3f); and a word
+ * follows a separator, never another word (t then ile is not tile):
+ * ^SEP*(WORD SEP+)*WORD?$. A name is only letters, digits and '_', none
+ * of them special in a pattern. A '"' of the decoded value is refused
+ * (under the other reading it would end the string): no string literals
+ * but through llama.cpp's \". The names are sorted, each once. */
+#define CODE_SEP "([^A-Za-z0-9_\"\\\\]|\\\\[nt\"\\\\/])"
+#define CODE_NUMBER "[0-9][0-9A-Za-z_.]*"
+
+static const char *const c_words[] = {
+	"_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Noreturn",
+	"_Static_assert", "_Thread_local", "auto", "bool", "break", "case", "char", "const",
+	"continue", "default", "define", "defined", "do", "double", "elif", "else", "endif", "enum",
+	"error", "extern", "false", "float", "for", "goto", "if", "ifdef", "ifndef", "include",
+	"inline", "int", "int16_t", "int32_t", "int64_t", "int8_t", "intptr_t", "long", "NULL",
+	"pragma", "ptrdiff_t", "register", "restrict", "return", "short", "signed", "size_t",
+	"sizeof", "ssize_t", "static", "struct", "switch", "true", "typedef", "uint16_t",
+	"uint32_t", "uint64_t", "uint8_t", "uintptr_t", "undef", "union", "unsigned", "void",
+	"volatile", "while",
+};
+
+typedef struct name {
+	const char *s;
+	size_t n;
+} name;
+
+static int name_cmp(const void *a, const void *b)
+{
+	const name *x = a, *y = b;
+	int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+	return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+static bool name_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* The pattern of an edit's new text over the program src (len bytes). */
+static char *names_pattern(const char *src, size_t len)
+{
+	size_t nk = sizeof c_words / sizeof *c_words, n = 0;
+	name *v = cuco_xmalloc((len / 2 + 1 + nk) * sizeof *v);
+	for (size_t i = 0; i < nk; i++)
+		v[n++] = (name){ c_words[i], strlen(c_words[i]) };
+	char *code = cuco_text_strip(src, len, true);
+	for (size_t i = 0, j; i < len; i = j > i ? j : i + 1) {
+		for (j = i; j < len && name_char(code[j]); j++)
+			;
+		if (j > i && !isdigit((unsigned char)code[i]))
+			v[n++] = (name){ code + i, j - i };
+	}
+	qsort(v, n, sizeof *v, name_cmp);
+	cuco_buf words = { 0 }, b = { 0 };
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || name_cmp(&v[i - 1], &v[i]) != 0)
+			cuco_buf_printf(&words, "%.*s|", (int)v[i].n, v[i].s);
+	cuco_buf_printf(&b, "^" CODE_SEP "*((%s" CODE_NUMBER ")" CODE_SEP "+)*(%s" CODE_NUMBER ")?$",
+		words.data, words.data);
+	cuco_buf_free(&words);
+	free(code);
+	free(v);
+	return b.data;
+}
+
+/* A lean edit's new text: a string of the program's names (names_pattern). */
+static cJSON *code_schema(const char *src, size_t len)
+{
+	cJSON *o = string_schema(0);
+	char *pattern = names_pattern(src, len);
+	cJSON_AddStringToObject(o, "pattern", pattern);
+	free(pattern);
+	return o;
+}
+
 /* An edit: `search` and `replace`, or, where the parent defines functions
  * inside its blocks, `function` (one of their names) and `text`. Lean: a
  * `search` is one of the lines a SEARCH may be (cuco_patch_search_lines),
  * so that under a server's grammar it matches one place: Qwen2.5-Coder
  * 1.5B's SEARCH text matched nothing in most of its refused replies
- * (issue 26). A line changes into any text, lines added around it. */
+ * (issue 26). A line changes into text of the program's names
+ * (names_pattern), lines added around it. */
 #define SEARCH_LINES_MAX 400
 
 static cJSON *edit_schema(const char *src, size_t len, bool lean)
@@ -578,7 +670,8 @@ static cJSON *edit_schema(const char *src, size_t len, bool lean)
 				cJSON_AddItemToArray(e, cJSON_CreateString(lines[i]));
 		}
 		cJSON_AddItemToObject(eprops, keys[k][0], first);
-		cJSON_AddItemToObject(eprops, keys[k][1], string_schema(0));
+		cJSON_AddItemToObject(eprops, keys[k][1], src && lean ? code_schema(src, len) :
+			string_schema(0));
 		cJSON_AddItemToObject(edit, "properties", eprops);
 		cJSON_AddItemToObject(edit, "required", required(keys[k], 2));
 		cJSON_AddBoolToObject(edit, "additionalProperties", false);

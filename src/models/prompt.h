@@ -93,7 +93,8 @@ void cuco_prompt_put_skeleton(cuco_buf *b, const cuco_workload *wl, const cuco_d
  * object of the design space's values, then the edits (search/replace, or
  * a function of src's blocks and its new text), the blocks' new text (as
  * many as src has; src may be NULL) or the whole file; none for a
- * directive alone.
+ * directive alone. Lean: an edit's new text names only src's names and
+ * C's (prompt.c, names_pattern).
  * The directive breaks no forbidden combination, and for a directive
  * alone (CUCO_PROMPT_DIRECTIVE) differs from parent's (NULL: any), where
  * the schema can say it (prompt.c). */

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,7 +370,9 @@ static void test_schema(void **state)
 	schema = cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_LEAN, framed, strlen(framed), NULL);
 	has(schema, "\"items\":{\"anyOf\":[{\"type\":\"object\",\"properties\":{\"search\":");
 	has(schema, "{\"type\":\"object\",\"properties\":{\"function\":{\"enum\":[\"step\"]},"
-		"\"text\":{\"type\":\"string\"}},\"required\":[\"function\",\"text\"]");
+		"\"text\":{\"type\":\"string\",\"pattern\":\"^");
+	/* Its text of the program's names (test_schema_names). */
+	has(schema, "?$\"}},\"required\":[\"function\",\"text\"]");
 	free(schema);
 	schema = cuco_reply_schema(wl, CUCO_PROMPT_DIRECTIVE, CUCO_PROFILE_FULL, NULL, 0, NULL);
 	assert_null(strstr(schema, "edits"));
@@ -710,6 +713,101 @@ static void test_schema_search_lines(void **state)
 	cuco_buf_free(&view);
 }
 
+/* Whether the extended regular expression re matches all of text. */
+static bool re_matches(const char *re, const char *text)
+{
+	regex_t r;
+	if (regcomp(&r, re, REG_EXTENDED | REG_NOSUB) != 0)
+		fail_msg("the pattern does not compile: %.200s", re);
+	bool m = regexec(&r, text, 0, NULL, 0) == 0;
+	regfree(&r);
+	return m;
+}
+
+/* Whether the pattern admits text both as its value (JSON Schema's
+ * reading) and as the characters of its JSON string (llama.cpp's grammar
+ * reads a pattern over those): an honest edit must pass both. */
+static bool admits(const char *re, const char *text)
+{
+	cJSON *s = cJSON_CreateString(text);
+	char *json = cJSON_PrintUnformatted(s);
+	json[strlen(json) - 1] = '\0';
+	bool both = re_matches(re, text) && re_matches(re, json + 1);
+	bool either = re_matches(re, text) || re_matches(re, json + 1);
+	free(json);
+	cJSON_Delete(s);
+	assert_int_equal(both, either);
+	return both;
+}
+
+/* The pattern of an edit's key (replace or text) in the lean schema's
+ * form with edits; NULL when it has none. */
+static const char *edit_pattern(const cJSON *root, int form, const char *key)
+{
+	const cJSON *with = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "anyOf"),
+		0), "properties");
+	const cJSON *items = cJSON_GetObjectItem(cJSON_GetObjectItem(with, "edits"), "items");
+	const cJSON *edit = cJSON_GetArrayItem(cJSON_GetObjectItem(items, "anyOf"), form);
+	const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(edit,
+		"properties"), key), "pattern");
+	return cJSON_IsString(p) ? p->valuestring : NULL;
+}
+
+/* The lean schema's `replace` (and a function's `text`) names only what
+ * the program has, and C's keywords and types: 13 of 51 replies of
+ * Qwen2.5-Coder 1.5B did not compile for a name it made up (issue 26,
+ * stop 32 of bench/results/agents.md). On the CPU workload's seed. */
+static void test_schema_names(void **state)
+{
+	(void)state;
+	const char *dir = getenv("CUCO_WORKLOADS");
+	char path[1024], file[1100];
+	snprintf(path, sizeof path, "%s/cpu-gemm-allgather", dir ? dir : "workloads");
+	cuco_workload *gemm;
+	cuco_err err = { 0 };
+	assert_int_equal(cuco_workload_load(path, &gemm, &err), CUCO_OK);
+	snprintf(file, sizeof file, "%s/seed.c", path);
+	char *seed;
+	size_t len;
+	assert_int_equal(cuco_read_file(file, 1u << 20, &seed, &len, &err), CUCO_OK);
+	cuco_directive d;
+	cuco_directive_default(gemm, &d);
+	cuco_buf view = { 0 };
+	cuco_prompt_lean_code(gemm, &d, seed, len, &view);
+	char *text = cuco_reply_schema(gemm, CUCO_PROMPT_DIFF, CUCO_PROFILE_LEAN, view.data,
+		view.len, &d);
+	cJSON *root = cJSON_Parse(text);
+	const char *re = edit_pattern(root, 0, "replace");
+	assert_non_null(re);
+	assert_string_equal(edit_pattern(root, 1, "text"), re);
+	/* Honest lines, of the program's names, keywords and numbers; then
+	 * made-up names (a member, an MPI function, a helper nothing
+	 * defines), one built of two names side by side, a comment's word. */
+	static const char *const honest[] = {
+		"l->published = chunk + 1;\n\tcuco_phase_end(CUCO_PH_COMM);",
+		"for (int q = 0; q < l->io.nranks; q++) {\n\t\tcontinue;\n\t}",
+		"\tsize_t rows = (size_t)l->crows * 0x10u + 2.5e-3f;", "",
+	}, *const made_up[] = {
+		"l->io.tile = 512;", "MPI_RMA_Send(x);", "\trma_set(l, chunk);",
+		"l->io.rankchunk = 0;", "Move(l);",
+	};
+	for (size_t i = 0; i < sizeof honest / sizeof *honest; i++)
+		if (!admits(re, honest[i]))
+			fail_msg("the pattern refuses `%s`", honest[i]);
+	for (size_t i = 0; i < sizeof made_up / sizeof *made_up; i++)
+		if (admits(re, made_up[i]))
+			fail_msg("the pattern admits `%s`", made_up[i]);
+	cJSON_Delete(root);
+	free(text);
+	/* The full profile keeps any text. */
+	text = cuco_reply_schema(gemm, CUCO_PROMPT_DIFF, CUCO_PROFILE_FULL, view.data, view.len, &d);
+	assert_null(strstr(text, "\"pattern\""));
+	free(text);
+	cuco_buf_free(&view);
+	free(seed);
+	cuco_workload_free(gemm);
+}
+
 typedef struct kept {
 	cuco_candidate c;
 	char *prompt, *reply;
@@ -756,6 +854,7 @@ int main(void)
 		cmocka_unit_test(test_schema),
 		cmocka_unit_test(test_schema_forbids),
 		cmocka_unit_test(test_schema_search_lines),
+		cmocka_unit_test(test_schema_names),
 		cmocka_unit_test(test_directive_prompt),
 		cmocka_unit_test(test_lean_profile),
 		cmocka_unit_test(test_profiles_documented),
