@@ -704,7 +704,10 @@ static cJSON *edits_schema(const char *src, size_t len, bool lean, const char *b
 {
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "type", "array");
-	cJSON_AddItemToObject(a, "items", edit_schema(src, len, lean));
+	/* An array held empty needs no items: the lean schema's names pattern
+	 * would be in it twice more for nothing. */
+	if (!bound || n > 0)
+		cJSON_AddItemToObject(a, "items", edit_schema(src, len, lean));
 	if (bound)
 		cJSON_AddNumberToObject(a, bound, n);
 	return a;

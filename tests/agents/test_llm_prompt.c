@@ -666,6 +666,8 @@ static void test_schema_search_lines(void **state)
 	const cJSON *none = cJSON_GetObjectItem(cJSON_GetArrayItem(forms, 1), "properties");
 	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(with, "edits"), "minItems")->valueint, 1);
 	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(none, "edits"), "maxItems")->valueint, 0);
+	/* An empty array's items would only repeat the names pattern. */
+	assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(none, "edits"), "items"));
 	assert_true(schema_admits(cJSON_GetObjectItem(with, "directive"), &d));
 	assert_false(schema_admits(cJSON_GetObjectItem(none, "directive"), &d));
 	cuco_directive other = d;
