@@ -952,7 +952,8 @@ static char *offer_at(const lines *file, size_t i, size_t *next)
 	return b.data;
 }
 
-size_t cuco_patch_search_lines(const char *text, size_t len, size_t max, char ***out)
+size_t cuco_patch_search_lines(const char *text, size_t len, const bool *built, size_t nbuilt,
+	size_t max, char ***out)
 {
 	*out = NULL;
 	lines file;
@@ -964,7 +965,8 @@ size_t cuco_patch_search_lines(const char *text, size_t len, size_t max, char **
 	lazy_ascii afile = { 0 };
 	size_t next = 0;
 	for (size_t i = 0; *out && n < max && i < file.n; i = next) {
-		char *t = inside_region(r, nr, i, i + 1) ? offer_at(&file, i, &next) : NULL;
+		bool unbuilt = built && i < nbuilt && !built[i];
+		char *t = inside_region(r, nr, i, i + 1) && !unbuilt ? offer_at(&file, i, &next) : NULL;
 		next = t ? next : i + 1;
 		/* Offered only where the matcher finds it here alone, inside a block. */
 		cuco_hunk h = { .search = t, .replace = "" };

@@ -650,12 +650,30 @@ static cJSON *code_schema(const char *src, size_t len)
  * (names_pattern), lines added around it. */
 #define SEARCH_LINES_MAX 400
 
-static cJSON *edit_schema(const char *src, size_t len, bool lean)
+/* The code a schema's edits are to: the prompt's view of the parent and,
+ * lean, which of its lines the parent's directive builds. The lean view
+ * shows a branch shorter than its note though the directive does not
+ * build it, and a hunk there is set aside (cuco_patch_apply): its lines
+ * are not offered as a SEARCH (Qwen2.5-Coder 1.5B edited a one-line
+ * `cuco_handoff_give` branch of another issuer twice in a row). */
+typedef struct schema_code {
+	const char *src;
+	size_t len;
+	bool lean;
+	bool *built;  /* NULL: every line */
+	size_t nbuilt;
+} schema_code;
+
+static cJSON *edit_schema(const schema_code *c)
 {
 	const char *const keys[2][2] = { { "search", "replace" }, { "function", "text" } };
 	char names[32][64], **lines = NULL;
+	const char *src = c->src;
+	size_t len = c->len;
+	bool lean = c->lean;
 	int n = src ? cuco_patch_functions(src, len, names, 32) : 0;
-	size_t nlines = src && lean ? cuco_patch_search_lines(src, len, SEARCH_LINES_MAX, &lines) : 0;
+	size_t nlines = src && lean ? cuco_patch_search_lines(src, len, c->built, c->nbuilt,
+		SEARCH_LINES_MAX, &lines) : 0;
 	cJSON *any = cJSON_CreateArray();
 	for (int k = 0; k < (n > 0 ? 2 : 1); k++) {
 		cJSON *edit = cJSON_CreateObject(), *eprops = cJSON_CreateObject();
@@ -700,14 +718,14 @@ static cJSON *reply_object(cJSON *dir, const char *key, cJSON *change)
 	return o;
 }
 
-static cJSON *edits_schema(const char *src, size_t len, bool lean, const char *bound, int n)
+static cJSON *edits_schema(const schema_code *c, const char *bound, int n)
 {
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "type", "array");
 	/* An array held empty needs no items: the lean schema's names pattern
 	 * would be in it twice more for nothing. */
 	if (!bound || n > 0)
-		cJSON_AddItemToObject(a, "items", edit_schema(src, len, lean));
+		cJSON_AddItemToObject(a, "items", edit_schema(c));
 	if (bound)
 		cJSON_AddNumberToObject(a, bound, n);
 	return a;
@@ -722,6 +740,9 @@ char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
 	cuco_reply_kind want = asked(kind, profile);
 	const char *key = cuco_reply_json_key(want);
 	cJSON *change = NULL, *root;
+	schema_code code = { .src = src, .len = len, .lean = lean };
+	if (src && lean && parent)
+		code.built = cuco_lean_built(wl, parent, src, len, &code.nbuilt);
 	if (want == CUCO_REPLY_DIFF && lean && parent) {
 		/* Lean: edits under the parent's directive, or none and a
 		 * directive other than the parent's. No edit beside the parent's
@@ -732,14 +753,14 @@ char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
 		cJSON *forms = cJSON_CreateArray();
 		cJSON_Delete(dir);
 		cJSON_AddItemToArray(forms, reply_object(directive_only_schema(wl, parent), key,
-			edits_schema(src, len, lean, "minItems", 1)));
+			edits_schema(&code, "minItems", 1)));
 		cJSON_AddItemToArray(forms, reply_object(directive_schema(wl, parent), key,
-			edits_schema(src, len, lean, "maxItems", 0)));
+			edits_schema(&code, "maxItems", 0)));
 		root = cJSON_CreateObject();
 		cJSON_AddItemToObject(root, "anyOf", forms);
 	} else {
 		if (want == CUCO_REPLY_DIFF) {
-			change = edits_schema(src, len, lean, NULL, 0);
+			change = edits_schema(&code, NULL, 0);
 		} else if (want == CUCO_REPLY_BLOCKS) {
 			change = cJSON_CreateObject();
 			cJSON_AddStringToObject(change, "type", "array");
@@ -751,6 +772,7 @@ char *cuco_reply_schema(const cuco_workload *wl, cuco_prompt_kind kind,
 		}
 		root = reply_object(dir, key, change);
 	}
+	free(code.built);
 	char *text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
 	return text;

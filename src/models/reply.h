@@ -157,10 +157,12 @@ int cuco_patch_functions(const char *text, size_t len, char (*names)[64], int ma
  * EVOLVE-BLOCKs, without its indentation and trailing space, that holds a
  * word and is no marker nor lean view's note, or, where its parentheses
  * stay open, its statement's lines joined by single spaces; each only
- * where the matcher finds it there alone; at most max, in order, in *out
- * (malloc'd strings in a malloc'd array; free with cuco_patch_lines_free).
- * Returns how many. */
-size_t cuco_patch_search_lines(const char *text, size_t len, size_t max, char ***out);
+ * where the matcher finds it there alone, and where built (nbuilt flags
+ * per line, cuco_lean_built; NULL: every line) says it is built; at most
+ * max, in order, in *out (malloc'd strings in a malloc'd array; free with
+ * cuco_patch_lines_free). Returns how many. */
+size_t cuco_patch_search_lines(const char *text, size_t len, const bool *built, size_t nbuilt,
+	size_t max, char ***out);
 void cuco_patch_lines_free(char **v, size_t n);
 /* Whether child, an edit of parent, still defines what it calls
  * (cuco_text_functions): CUCO_EDATA naming the function when a call names

@@ -759,9 +759,9 @@ static const char *edit_pattern(const cJSON *root, int form, const char *key)
  * the program has, and C's keywords and types: 13 of 51 replies of
  * Qwen2.5-Coder 1.5B did not compile for a name it made up (issue 26,
  * stop 32 of bench/results/agents.md). On the CPU workload's seed. */
-static void test_schema_names(void **state)
+/* The CPU all-gather workload and its seed (*len bytes). */
+static cuco_workload *load_gemm(char **seed, size_t *len)
 {
-	(void)state;
 	const char *dir = getenv("CUCO_WORKLOADS");
 	char path[1024], file[1100];
 	snprintf(path, sizeof path, "%s/cpu-gemm-allgather", dir ? dir : "workloads");
@@ -769,9 +769,16 @@ static void test_schema_names(void **state)
 	cuco_err err = { 0 };
 	assert_int_equal(cuco_workload_load(path, &gemm, &err), CUCO_OK);
 	snprintf(file, sizeof file, "%s/seed.c", path);
+	assert_int_equal(cuco_read_file(file, 1u << 20, seed, len, &err), CUCO_OK);
+	return gemm;
+}
+
+static void test_schema_names(void **state)
+{
+	(void)state;
 	char *seed;
 	size_t len;
-	assert_int_equal(cuco_read_file(file, 1u << 20, &seed, &len, &err), CUCO_OK);
+	cuco_workload *gemm = load_gemm(&seed, &len);
 	cuco_directive d;
 	cuco_directive_default(gemm, &d);
 	cuco_buf view = { 0 };
@@ -806,6 +813,54 @@ static void test_schema_names(void **state)
 	assert_null(strstr(text, "\"pattern\""));
 	free(text);
 	cuco_buf_free(&view);
+	free(seed);
+	cuco_workload_free(gemm);
+}
+
+/* Whether the lean schema offers line as a SEARCH. */
+static bool offers(const char *schema, const char *line)
+{
+	cJSON *root = cJSON_Parse(schema);
+	const cJSON *with = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "anyOf"),
+		0), "properties");
+	const cJSON *items = cJSON_GetObjectItem(cJSON_GetObjectItem(with, "edits"), "items");
+	const cJSON *edit = cJSON_GetArrayItem(cJSON_GetObjectItem(items, "anyOf"), 0), *e;
+	const cJSON *lines = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(edit,
+		"properties"), "search"), "enum");
+	assert_non_null(lines);
+	bool found = false;
+	cJSON_ArrayForEach(e, lines)
+		found |= strcmp(e->valuestring, line) == 0;
+	cJSON_Delete(root);
+	return found;
+}
+
+/* The lean view shows a branch shorter than its note though the parent's
+ * directive does not build it; a hunk there is set aside, so the schema
+ * does not offer its lines (Qwen2.5-Coder 1.5B edited the one-line
+ * several-issuer branch of an issuer=one parent twice in a row). */
+static void test_schema_unbuilt_lines(void **state)
+{
+	(void)state;
+	char *seed;
+	size_t len;
+	cuco_workload *gemm = load_gemm(&seed, &len);
+	const char *give = "cuco_handoff_give(&l->helper, chunk);";
+	for (int several = 0; several < 2; several++) {
+		cuco_directive d;
+		cuco_directive_default(gemm, &d);
+		assert_int_equal(cuco_directive_set(&d, "backend", "shm"), CUCO_OK);
+		assert_int_equal(cuco_directive_set(&d, "issuer", several ? "several" : "one"), CUCO_OK);
+		cuco_buf view = { 0 };
+		cuco_prompt_lean_code(gemm, &d, seed, len, &view);
+		assert_non_null(strstr(view.data, give));  /* shown either way */
+		char *text = cuco_reply_schema(gemm, CUCO_PROMPT_DIFF, CUCO_PROFILE_LEAN, view.data,
+			view.len, &d);
+		assert_int_equal(offers(text, give), several);
+		assert_true(offers(text, "l->published = chunk + 1;"));
+		free(text);
+		cuco_buf_free(&view);
+	}
 	free(seed);
 	cuco_workload_free(gemm);
 }
@@ -857,6 +912,7 @@ int main(void)
 		cmocka_unit_test(test_schema_forbids),
 		cmocka_unit_test(test_schema_search_lines),
 		cmocka_unit_test(test_schema_names),
+		cmocka_unit_test(test_schema_unbuilt_lines),
 		cmocka_unit_test(test_directive_prompt),
 		cmocka_unit_test(test_lean_profile),
 		cmocka_unit_test(test_profiles_documented),

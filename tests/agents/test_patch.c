@@ -668,7 +668,7 @@ static void test_search_lines(void **state)
 		"}\n"
 		"// EVOLVE-BLOCK-END\n";
 	char **v;
-	size_t n = cuco_patch_search_lines(file, strlen(file), 100, &v);
+	size_t n = cuco_patch_search_lines(file, strlen(file), NULL, 0, 100, &v);
 	const char *want[] = { "static void f(int q)",
 		"MPI_Isend(mine, n, MPI_FLOAT, q, 0, MPI_COMM_WORLD, &sends[q]);", "#if defined(X)",
 		"if (q > 0 && q < 9) {", "kick(q);", "#endif" };
