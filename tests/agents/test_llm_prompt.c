@@ -744,14 +744,20 @@ static bool admits(const char *re, const char *text)
 
 /* The pattern of an edit's key (replace or text) in the lean schema's
  * form with edits; NULL when it has none. */
-static const char *edit_pattern(const cJSON *root, int form, const char *key)
+/* The lean schema's edit form (0: search/replace, 1: function/text):
+ * its key's schema. */
+static const cJSON *edit_key(const cJSON *root, int form, const char *key)
 {
 	const cJSON *with = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "anyOf"),
 		0), "properties");
 	const cJSON *items = cJSON_GetObjectItem(cJSON_GetObjectItem(with, "edits"), "items");
 	const cJSON *edit = cJSON_GetArrayItem(cJSON_GetObjectItem(items, "anyOf"), form);
-	const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(edit,
-		"properties"), key), "pattern");
+	return cJSON_GetObjectItem(cJSON_GetObjectItem(edit, "properties"), key);
+}
+
+static const char *edit_pattern(const cJSON *root, int form, const char *key)
+{
+	const cJSON *p = cJSON_GetObjectItem(edit_key(root, form, key), "pattern");
 	return cJSON_IsString(p) ? p->valuestring : NULL;
 }
 
@@ -821,12 +827,7 @@ static void test_schema_names(void **state)
 static bool offers(const char *schema, const char *line)
 {
 	cJSON *root = cJSON_Parse(schema);
-	const cJSON *with = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "anyOf"),
-		0), "properties");
-	const cJSON *items = cJSON_GetObjectItem(cJSON_GetObjectItem(with, "edits"), "items");
-	const cJSON *edit = cJSON_GetArrayItem(cJSON_GetObjectItem(items, "anyOf"), 0), *e;
-	const cJSON *lines = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(edit,
-		"properties"), "search"), "enum");
+	const cJSON *lines = cJSON_GetObjectItem(edit_key(root, 0, "search"), "enum"), *e;
 	assert_non_null(lines);
 	bool found = false;
 	cJSON_ArrayForEach(e, lines)
