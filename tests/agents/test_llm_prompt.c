@@ -779,6 +779,14 @@ static cuco_workload *load_gemm(char **seed, size_t *len)
 	return gemm;
 }
 
+/* The lean view of seed under d, into view, and its diff schema. */
+static char *lean_diff_schema(const cuco_workload *wl, const cuco_directive *d, const char *seed,
+	size_t len, cuco_buf *view)
+{
+	cuco_prompt_lean_code(wl, d, seed, len, view);
+	return cuco_reply_schema(wl, CUCO_PROMPT_DIFF, CUCO_PROFILE_LEAN, view->data, view->len, d);
+}
+
 static void test_schema_names(void **state)
 {
 	(void)state;
@@ -788,9 +796,7 @@ static void test_schema_names(void **state)
 	cuco_directive d;
 	cuco_directive_default(gemm, &d);
 	cuco_buf view = { 0 };
-	cuco_prompt_lean_code(gemm, &d, seed, len, &view);
-	char *text = cuco_reply_schema(gemm, CUCO_PROMPT_DIFF, CUCO_PROFILE_LEAN, view.data,
-		view.len, &d);
+	char *text = lean_diff_schema(gemm, &d, seed, len, &view);
 	cJSON *root = cJSON_Parse(text);
 	const char *re = edit_pattern(root, 0, "replace");
 	assert_non_null(re);
@@ -853,10 +859,8 @@ static void test_schema_unbuilt_lines(void **state)
 		assert_int_equal(cuco_directive_set(&d, "backend", "shm"), CUCO_OK);
 		assert_int_equal(cuco_directive_set(&d, "issuer", several ? "several" : "one"), CUCO_OK);
 		cuco_buf view = { 0 };
-		cuco_prompt_lean_code(gemm, &d, seed, len, &view);
+		char *text = lean_diff_schema(gemm, &d, seed, len, &view);
 		assert_non_null(strstr(view.data, give));  /* shown either way */
-		char *text = cuco_reply_schema(gemm, CUCO_PROMPT_DIFF, CUCO_PROFILE_LEAN, view.data,
-			view.len, &d);
 		assert_int_equal(offers(text, give), several);
 		assert_true(offers(text, "l->published = chunk + 1;"));
 		free(text);
